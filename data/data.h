@@ -1,0 +1,55 @@
+/*
+ * data.h: readers for smdplan's data files.
+ *
+ * The instance catalog, the model presets and the hardware efficiency curves
+ * live in JSON files under data/ (installed to share/smdplan), not in C
+ * arrays, so a user can add an instance type without recompiling. A user file
+ * (--catalog FILE) adds entries or overrides fields of existing ones.
+ * Hugging Face config.json files and calibration CSVs are read here too.
+ *
+ * Every reader returns a status and a one-line message naming the file, the
+ * entry and the bad field; nothing is half-filled on failure.
+ */
+#ifndef SMD_DATA_H
+#define SMD_DATA_H
+
+#include "common/st.h"
+#include "planner/plan.h"
+
+/* Directory holding the data files: $SMDPLAN_DATA if set, else the source
+ * tree's data/ when it exists (a build tree), else the installed share dir.
+ * Returns a static string. */
+const char *data_dir(void);
+
+/* Read the catalog file (GPUs, instance types, efficiency curves) at path;
+ * NULL means data_dir()/catalog.json. On success cat owns its arrays
+ * (plan_catalog_free). */
+int data_catalog_load(const char *path, plan_catalog *cat, st_err *err);
+
+/* Merge a user catalog file into cat: entries with a new name are added,
+ * entries with an existing name have the fields given replaced. Re-links. */
+int data_catalog_merge(plan_catalog *cat, const char *path, st_err *err);
+
+/* Read the model presets; NULL means data_dir()/models.json. */
+int data_presets_load(const char *path, plan_presets *presets, st_err *err);
+
+/* Read a Hugging Face config.json (GPT-2, GPT-NeoX/J, OPT, BLOOM, Llama,
+ * Mistral, Qwen2 families: n_layer/num_hidden_layers, n_embd/hidden_size,
+ * n_head/num_attention_heads, num_key_value_heads, intermediate_size/n_inner,
+ * n_positions/max_position_embeddings, vocab_size, tie_word_embeddings) into a
+ * finished model. */
+int data_hfconfig_load(const char *path, plan_model *m, st_err *err);
+
+/* Same, from a JSON text already in memory (len bytes, need not be
+ * NUL-terminated); name is used in messages. For fuzzing and tests. */
+int data_hfconfig_parse(const char *text, size_t len, const char *name, plan_model *m,
+                        st_err *err);
+
+/* Same for a catalog text (used by data_catalog_load and the fuzz target). */
+int data_catalog_parse(const char *text, size_t len, const char *name, plan_catalog *cat,
+                       st_err *err);
+
+/* Read a whole file into a NUL-terminated heap buffer (free()). */
+int data_read_file(const char *path, char **out, size_t *len, st_err *err);
+
+#endif

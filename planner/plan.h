@@ -1,0 +1,453 @@
+/*
+ * plan.h: the planner's public interface.
+ *
+ * The planner is pure computation: given a model shape, a cluster (instance
+ * type x count, from the catalog) and a layout (TP, PP, DP, micro-batch,
+ * schedule, recompute, sharding, placement ...), it estimates per-GPU memory
+ * by term and step time by term; its search enumerates layouts, prunes by
+ * memory before timing, and ranks what fits. It reads no files and touches no
+ * database, GPU or MPI: the data files are read by data/ into the structs
+ * below and handed in.
+ *
+ * Units are in the names: _bytes, _s, _flops, _bps (bytes per second).
+ * Counts of parameters, tokens and sequences are int64_t; derived rates are
+ * double.
+ */
+#ifndef SMD_PLAN_H
+#define SMD_PLAN_H
+
+#include <stdint.h>
+
+#include "common/st.h"
+
+/* ------------------------------------------------------------------------ */
+/* Model shape                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef enum plan_arch {
+    /* GPT-2/3 and Megatron: learned positions, LayerNorm with bias, GELU MLP
+     * (usually ffn = 4h), multi-head attention, biases everywhere, embedding
+     * tied to the LM head. */
+    PLAN_ARCH_GPT = 0,
+    /* Llama 2/3: rotary positions (no parameters), RMSNorm (weight only),
+     * SwiGLU MLP with its own ffn size, grouped-query attention, no biases,
+     * untied LM head. */
+    PLAN_ARCH_LLAMA = 1,
+} plan_arch;
+
+#define PLAN_NAME_MAX 64
+#define PLAN_SOURCE_MAX 200
+
+typedef struct plan_model {
+    char name[PLAN_NAME_MAX];     /* "gpt3-175b", "derived-30B", "config.json" */
+    char source[PLAN_SOURCE_MAX]; /* where the shape comes from */
+    plan_arch arch;
+    int64_t layers;
+    int64_t hidden;
+    int64_t heads;
+    int64_t kv_heads;  /* = heads for multi-head attention */
+    int64_t ffn;       /* MLP inner size */
+    int64_t seq;       /* training sequence length, tokens */
+    int64_t vocab;
+    int tied_embedding;/* 1: LM head shares the token embedding */
+
+    /* Filled by plan_model_finish(): exact parameter counts. */
+    int64_t params;            /* total */
+    int64_t params_layer;      /* one transformer layer */
+    int64_t params_embedding;  /* token (+ learned position) embedding */
+    int64_t params_head;       /* untied LM head (0 when tied) */
+    int64_t params_final_norm; /* final LayerNorm / RMSNorm */
+} plan_model;
+
+/* Largest accepted sizes: far past any published model, small enough that
+ * every product the planner forms stays exact in int64_t / finite in double. */
+#define PLAN_MAX_LAYERS 100000
+#define PLAN_MAX_HIDDEN 1048576
+#define PLAN_MAX_HEADS 65536
+#define PLAN_MAX_SEQ 16777216
+#define PLAN_MAX_VOCAB 16777216
+
+/* Validate a shape (positive sizes, heads divide hidden, kv_heads divide
+ * heads, limits above) and fill its parameter counts. ST_EINVAL / ST_ERANGE
+ * with a one-line message naming the bad value. */
+int plan_model_finish(plan_model *m, st_err *err);
+
+/* Head dimension (hidden / heads). */
+int64_t plan_model_head_dim(const plan_model *m);
+
+/* Parameters in one layer's matrix multiplies (weights only, no biases or
+ * norms): the GEMM work of a token is 2 FLOPs per such parameter. */
+int64_t plan_model_layer_matmul_params(const plan_model *m);
+
+/* Forward FLOPs for one token through one transformer layer: 2 per matmul
+ * weight plus the attention score and value products, 4 * seq * hidden
+ * (full s x s, as counted by Narayanan et al. 2021, Eq. 3). */
+double plan_model_layer_fwd_flops_per_token(const plan_model *m);
+
+/* Forward FLOPs for one token through the LM head: 2 * hidden * vocab. */
+double plan_model_head_fwd_flops_per_token(const plan_model *m);
+
+/* Model FLOPs per token for a training step (forward + backward = 3x forward,
+ * no recompute): the numerator of MFU (Chowdhery et al. 2022, App. B). */
+double plan_model_train_flops_per_token(const plan_model *m);
+
+/* ------------------------------------------------------------------------ */
+/* Model presets (published shapes), read from data/models.json by data/     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct plan_preset {
+    char key[PLAN_NAME_MAX];    /* "gpt3-175b" */
+    char family[32];            /* "gpt3", "megatron", "smp", "llama" */
+    char label[32];             /* nominal size as published: "175B", "1.3B" */
+    double nominal_params;      /* 175e9 */
+    plan_model model;           /* finished shape */
+} plan_preset;
+
+typedef struct plan_presets {
+    plan_preset *v;
+    int n;
+} plan_presets;
+
+void plan_presets_free(plan_presets *p);
+
+/* Resolve a nominal size to a shape. arch selects the architecture family
+ * (GPT families for PLAN_ARCH_GPT, Llama for PLAN_ARCH_LLAMA); family, if
+ * non-NULL and non-empty, restricts to one family. A preset whose nominal size
+ * matches params within 0.5 % is returned as is; otherwise a derived shape is
+ * made between the neighbouring presets (see plan_model.c for the rule). */
+int plan_model_resolve(const plan_presets *presets, double params, plan_arch arch,
+                       const char *family, plan_model *out, st_err *err);
+
+/* ------------------------------------------------------------------------ */
+/* Hardware: GPUs, instance types, catalog                                   */
+/* ------------------------------------------------------------------------ */
+
+#define PLAN_CURVE_MAX 40
+
+/* Efficiency against message size: y (fraction of peak, 0..1] at
+ * x = log2(message bytes), piecewise linear, flat outside the points. */
+typedef struct plan_curve {
+    char name[32];
+    int n;
+    double log2_bytes[PLAN_CURVE_MAX];
+    double eff[PLAN_CURVE_MAX];
+    char source[PLAN_SOURCE_MAX];
+} plan_curve;
+
+/* Evaluate a curve at a message size (bytes > 0). */
+double plan_curve_eval(const plan_curve *c, double bytes);
+
+typedef struct plan_gpu {
+    char name[32];               /* "A100-40GB" */
+    double mem_bytes;            /* device memory */
+    double peak_flops;           /* dense FP16/BF16 tensor-core peak, FLOP/s */
+    double hbm_bps;              /* HBM bandwidth, bytes/s */
+    /* Achievable-throughput model (calibratable, see plan_compute.c). */
+    double gemm_eff_max;         /* fraction of peak a large aligned GEMM reaches */
+    double gemm_dim_half;        /* GEMM dim d keeps d/(d + dim_half) of it */
+    double misaligned_factor;    /* throughput multiplier for dims not a multiple of 8 */
+    double hbm_eff;              /* fraction of HBM bandwidth elementwise kernels reach */
+    double flash_eff;            /* fraction of peak a fused (flash) attention kernel reaches */
+    char source[PLAN_SOURCE_MAX];
+} plan_gpu;
+
+typedef struct plan_instance {
+    char name[48];               /* "p4d.24xlarge" */
+    char aliases[6][32];         /* "p4d", "ml.p4d.24xlarge" */
+    int naliases;
+    char gpu[32];                /* name of a plan_gpu in the catalog */
+    int gpu_index;               /* resolved index into catalog gpus */
+    int gpus_per_node;
+    double nvlink_bps;           /* GPU-to-GPU bandwidth per GPU, one direction */
+    int nvswitch;                /* 1: any-to-any switch; 0: mesh or PCIe */
+    double intra_busbw_bps;      /* all-reduce bus bandwidth inside one node (nccl-tests) */
+    double intra_latency_s;      /* per-collective latency inside a node */
+    double net_bps;              /* network bandwidth per node, one direction */
+    double net_latency_s;        /* per-collective latency across nodes */
+    double price_per_hour;       /* USD on demand; 0 = unknown */
+    char intra_curve[32];        /* efficiency curve names (catalog curves) */
+    char net_curve[32];
+    int intra_curve_index;       /* resolved */
+    int net_curve_index;
+    char source[PLAN_SOURCE_MAX];
+} plan_instance;
+
+typedef struct plan_catalog {
+    plan_gpu *gpus;
+    int ngpus;
+    plan_instance *instances;
+    int ninstances;
+    plan_curve *curves;
+    int ncurves;
+} plan_catalog;
+
+void plan_catalog_free(plan_catalog *cat);
+
+/* Resolve names (gpu, curves) to indices and check every value is sane.
+ * Called by the loader after reading and after merging user overrides. */
+int plan_catalog_link(plan_catalog *cat, st_err *err);
+
+/* Find an instance type by name or alias, case-insensitive, with or without
+ * the "ml." prefix. NULL if none. */
+const plan_instance *plan_catalog_find(const plan_catalog *cat, const char *name);
+
+/* Up to max names closest to name (edit distance), for "did you mean". */
+int plan_catalog_suggest(const plan_catalog *cat, const char *name, const char **out, int max);
+
+typedef struct plan_cluster {
+    const plan_instance *inst;   /* borrowed from the catalog */
+    const plan_gpu *gpu;         /* borrowed from the catalog */
+    const plan_curve *intra_curve;
+    const plan_curve *net_curve;
+    int nodes;
+    int gpus;                    /* nodes * gpus_per_node */
+} plan_cluster;
+
+/* Parse "16xp4d", "16xml.p4d.24xlarge", "p4d:16", "p4d" (one node) into a
+ * cluster. Unknown names give ST_ENOENT with the closest names suggested. */
+int plan_cluster_parse(const plan_catalog *cat, const char *text, plan_cluster *out, st_err *err);
+
+/* Make a cluster of n nodes of an instance type. */
+int plan_cluster_make(const plan_catalog *cat, const plan_instance *inst, int nodes,
+                      plan_cluster *out, st_err *err);
+
+/* ------------------------------------------------------------------------ */
+/* Layout                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef enum plan_schedule {
+    PLAN_SCHED_SIMPLE = 0,      /* SMP "simple": GPipe, all forwards then all backwards */
+    PLAN_SCHED_INTERLEAVED,     /* SMP "interleaved": backward first when possible (1F1B) */
+    PLAN_SCHED_VIRTUAL,         /* Megatron interleaved 1F1B with virtual stages */
+    PLAN_SCHED_ZB_H1,           /* zero-bubble ZB-H1 (Qi et al. 2023) */
+    PLAN_SCHED__COUNT
+} plan_schedule;
+
+typedef enum plan_recompute {
+    PLAN_RECOMP_NONE = 0,
+    PLAN_RECOMP_SELECTIVE,      /* recompute attention core only (Korthikanti 2022 Sec. 5) */
+    PLAN_RECOMP_FULL,           /* checkpoint every k layers' input, recompute forward */
+    PLAN_RECOMP__COUNT
+} plan_recompute;
+
+typedef enum plan_sharding {
+    PLAN_SHARD_NONE = 0,
+    PLAN_SHARD_OPTIMIZER,       /* ZeRO-1, SMP shard_optimizer_state */
+    PLAN_SHARD_GRADIENTS,       /* ZeRO-2 */
+    PLAN_SHARD_PARAMS,          /* ZeRO-3, SMP sharded_data_parallel_degree */
+    PLAN_SHARD__COUNT
+} plan_sharding;
+
+#define PLAN_PP_MAX 256
+
+typedef struct plan_layout {
+    int tp;                      /* tensor-parallel degree */
+    int pp;                      /* pipeline degree (SMP "partitions") */
+    int dp;                      /* data-parallel degree */
+    int cp;                      /* context-parallel degree (sequence split; 1 = off) */
+    int micro_batch;             /* sequences per microbatch per model replica */
+    int microbatches;            /* microbatches per step per pipeline */
+    int active_microbatches;     /* SMP: max microbatches in flight per stage */
+    plan_schedule schedule;
+    int virtual_stages;          /* model chunks per pipeline rank (1 unless VIRTUAL) */
+    plan_recompute recompute;
+    int recompute_group;         /* layers per checkpoint with FULL (SMP strategy "group_k") */
+    int sequence_parallel;       /* Megatron sequence parallelism with TP */
+    int offload_activations;     /* checkpoints offloaded to host memory */
+    plan_sharding sharding;
+    int sharding_degree;         /* ranks the states are sharded over (dp unless set) */
+    int prescaled_batch;         /* SMP prescaled_batch: batch counted per TP group */
+    char placement[4];           /* order of D, P, T from outermost to innermost rank
+                                  * stride, e.g. "DPT" (SMP "cluster"), "TPD" ("spread") */
+    int flash_attention;         /* fused attention kernel: no s x s activations */
+    int64_t global_batch;        /* sequences per optimizer step */
+} plan_layout;
+
+/* A layout with every knob at its neutral value (1-way everything, 1F1B,
+ * no recompute, no sharding, "DPT"). */
+void plan_layout_default(plan_layout *l);
+
+const char *plan_schedule_name(plan_schedule s);   /* "simple", "interleaved", ... */
+const char *plan_recompute_name(plan_recompute r); /* "none", "selective", "full" */
+const char *plan_sharding_name(plan_sharding s);   /* "none", "optimizer", "gradients", "params" */
+int plan_schedule_parse(const char *s, plan_schedule *out, st_err *err);
+int plan_recompute_parse(const char *s, plan_recompute *out, st_err *err);
+int plan_sharding_parse(const char *s, plan_sharding *out, st_err *err);
+/* "cluster" -> "DPT", "spread" -> "TPD", or a permutation of D, P, T. */
+int plan_placement_parse(const char *s, char out[4], st_err *err);
+
+/* ------------------------------------------------------------------------ */
+/* Estimate                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Per-GPU memory of one pipeline stage, bytes. */
+typedef struct plan_mem {
+    double weights_bytes;        /* fp16/bf16 parameters held */
+    double grads_bytes;          /* gradients held */
+    double optimizer_bytes;      /* fp32 master + Adam m, v */
+    double activations_bytes;    /* stored activations of the microbatches in flight */
+    double recompute_bytes;      /* working set while recomputing / back-propagating one layer group */
+    double logits_bytes;         /* LM head logits and loss (last stage) */
+    double comm_buffers_bytes;   /* DP buckets, p2p buffers, NCCL buffers */
+    double context_bytes;        /* CUDA context and library workspaces */
+    double allocator_bytes;      /* caching-allocator fragmentation */
+    double total_bytes;
+} plan_mem;
+
+/* Step time split into the terms the user sees, seconds. The terms sum to
+ * step_s. */
+typedef struct plan_time {
+    double compute_s;            /* forward + backward (+ recompute) on the busiest stage */
+    double tp_comm_s;            /* exposed TP collectives */
+    double cp_comm_s;            /* exposed context-parallel KV exchange */
+    double pp_comm_s;            /* exposed point-to-point activations/gradients */
+    double dp_exposed_s;         /* DP gradient sync not hidden behind backward */
+    double bubble_s;             /* pipeline fill and drain */
+    double optimizer_s;          /* optimizer step */
+    double step_s;
+    double dp_total_s;           /* whole DP sync, hidden or not (for reference) */
+} plan_time;
+
+typedef enum plan_reject {
+    PLAN_OK = 0,
+    PLAN_REJ_OOM,                /* worst stage does not fit in GPU memory */
+    PLAN_REJ_TP_ACROSS_NODES,    /* TP group spans nodes (not allowed by default) */
+    PLAN_REJ_BATCH,              /* global batch not divisible into dp x microbatch */
+    PLAN_REJ_HEADS,              /* heads (or kv heads) not divisible by TP */
+    PLAN_REJ_LAYERS,             /* more stages (x virtual) than layers */
+    PLAN_REJ_VIRTUAL,            /* virtual stages need microbatches % pp == 0 */
+    PLAN_REJ_GPUS,               /* tp x pp x dp x cp != GPUs */
+    PLAN_REJ_PLACEMENT,          /* groups do not tile the nodes */
+    PLAN_REJ_SEQ,                /* sequence not divisible by cp (or tp with SP) */
+    PLAN_REJ__COUNT
+} plan_reject;
+
+const char *plan_reject_name(plan_reject r);
+
+typedef struct plan_estimate {
+    plan_reject reject;          /* PLAN_OK if feasible */
+    char reason[160];            /* one line when rejected */
+
+    /* Memory: the worst stage decides feasibility. */
+    plan_mem mem;                /* worst stage */
+    int worst_stage;
+    double capacity_bytes;       /* GPU memory */
+    double oom_excess_bytes;     /* > 0: by how much the worst stage misses */
+    int nstages;
+    int stage_layers[PLAN_PP_MAX];      /* transformer layers per pipeline rank */
+    double stage_mem_bytes[PLAN_PP_MAX];/* total per pipeline rank */
+    int stage_inflight[PLAN_PP_MAX];    /* microbatches whose activations it holds */
+
+    plan_time time;
+    double stage_fwd_s;          /* one microbatch forward on the slowest stage */
+    double stage_bwd_s;          /* one microbatch backward (+ recompute) there */
+
+    double tokens_per_step;
+    double tokens_per_s;
+    double model_flops_per_step; /* 3x forward, no recompute */
+    double hw_flops_per_step;    /* with recompute */
+    double mfu;                  /* model FLOPs / (time x GPUs x peak) */
+    double hfu;                  /* hardware FLOPs, same denominator */
+    double cost_per_hour;        /* USD for the cluster; 0 if price unknown */
+    double cost_per_mtokens;     /* USD per 1e6 tokens */
+} plan_estimate;
+
+/* One explained term: what, its value, the formula, the source. */
+typedef struct plan_term {
+    const char *group;           /* "memory", "time", "flops" */
+    const char *name;
+    double value;
+    const char *unit;            /* "bytes", "s", "flops" */
+    const char *formula;
+    const char *source;
+} plan_term;
+
+#define PLAN_TERMS_MAX 96
+typedef struct plan_terms {
+    int n;
+    plan_term v[PLAN_TERMS_MAX];
+} plan_terms;
+
+/* Evaluate one layout. Always fills est (a rejected layout is a result, with
+ * est->reject and est->reason set, not an error). terms, if non-NULL, gets
+ * every memory and time term with its formula and source (for --explain).
+ * Returns ST_EINVAL only for a layout that is malformed (zero degrees ...). */
+int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                  plan_estimate *est, plan_terms *terms, st_err *err);
+
+/* ------------------------------------------------------------------------ */
+/* Search                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef enum plan_objective {
+    PLAN_OBJ_TIME = 0,           /* shortest step time */
+    PLAN_OBJ_COST,               /* lowest $ per token */
+    PLAN_OBJ_THROUGHPUT,         /* most tokens/s (= time for a fixed cluster) */
+    PLAN_OBJ_MEMORY,             /* lowest worst-stage memory */
+    PLAN_OBJ__COUNT
+} plan_objective;
+
+const char *plan_objective_name(plan_objective o);
+int plan_objective_parse(const char *s, plan_objective *out, st_err *err);
+
+/* Knobs: 0 (or -1 for enums and flags) means "search it". */
+typedef struct plan_config {
+    int tp, pp, dp, cp;
+    int micro_batch, microbatches, active_microbatches, virtual_stages;
+    int schedule;                /* plan_schedule or -1 */
+    int recompute;               /* plan_recompute or -1 */
+    int recompute_group;         /* 0 = search 1..; >0 fixed */
+    int sharding;                /* plan_sharding or -1 */
+    int sequence_parallel;       /* 0/1 or -1 */
+    int offload_activations;     /* 0/1 or -1 (searched only with full recompute and pp > 1) */
+    int prescaled_batch;         /* 0/1 or -1 */
+    int flash_attention;         /* 0/1, default 1 */
+    char placement[4];           /* "" = search */
+    int64_t global_batch;        /* 0 = default (plan_default_global_batch) */
+    plan_objective objective;
+    int allow_tp_across_nodes;   /* default 0, as SMP's best practice says */
+    int top_k;                   /* plans kept, default 5 */
+} plan_config;
+
+void plan_config_default(plan_config *cfg);
+
+/* Default global batch in sequences for a model on a cluster: the GPT-3
+ * batch-size schedule by model size (Brown et al. 2020, Table 2.1),
+ * interpolated in log(params), rounded to a multiple of the GPU count. */
+int64_t plan_default_global_batch(const plan_model *m, const plan_cluster *c);
+
+typedef struct plan_candidate {
+    plan_layout layout;
+    plan_estimate est;
+} plan_candidate;
+
+#define PLAN_TOPK_MAX 32
+
+typedef struct plan_result {
+    int ntop;
+    plan_candidate top[PLAN_TOPK_MAX];  /* best first */
+    int64_t evaluated;                  /* layouts looked at */
+    int64_t feasible;
+    int64_t rejected[PLAN_REJ__COUNT];  /* by reason */
+    double min_oom_excess_bytes;        /* smallest miss among OOM layouts */
+    plan_candidate closest_oom;         /* the OOM layout that missed by least */
+    int64_t global_batch;
+    int batch_defaulted;                /* 1 if global_batch came from the default */
+    double search_s;                    /* wall time of the search */
+} plan_result;
+
+/* Search layouts for a model on a cluster. A model that fits on no layout is
+ * a result (ntop == 0, rejected[] says why), not an error. ST_EINVAL for a
+ * config that can never be satisfied (e.g. tp that does not divide the GPUs). */
+int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *cfg,
+                plan_result *res, st_err *err);
+
+/* Smallest number of nodes of c's instance type on which the model fits,
+ * searching up to max_nodes; 0 if none. */
+int plan_min_nodes(const plan_model *m, const plan_cluster *c, const plan_config *cfg,
+                   int max_nodes, st_err *err);
+
+/* Compare two candidates for an objective: <0 if a is better. */
+int plan_candidate_cmp(const plan_candidate *a, const plan_candidate *b, plan_objective o);
+
+#endif

@@ -1,0 +1,118 @@
+/*
+ * plan_model.c: exact parameter counts and FLOPs per token of a model shape.
+ *
+ * GPT (Megatron-LM's GPT-2/3 layer): per layer
+ *   QKV  h*(h + 2*kv*d) weights + (h + 2*kv*d) biases     (d = head dim; kv = heads for MHA)
+ *   proj h*h + h;  MLP h*f + f + f*h + h;  two LayerNorms 2*2h
+ *   = 4h^2 + 2hf + f + 9h with kv = heads; with f = 4h this is 12h^2 + 13h,
+ *   the per-layer term of Narayanan et al. 2021, Sec. 5.1 (P = 12lh^2(1 + 13/12h + (V+s)/12lh)).
+ *   Embedding V*h + s*h (learned positions), final LayerNorm 2h, LM head tied.
+ * Llama (Touvron et al. 2023): per layer
+ *   q, o: h*h each; k, v: h*kv*d each; SwiGLU MLP 3*h*f; two RMSNorms h each; no biases.
+ *   Embedding V*h, untied LM head V*h, final RMSNorm h.
+ *   Check: Llama-2-7B (h 4096, f 11008, l 32, V 32000) = 6,738,415,616.
+ *
+ * FLOPs: a matmul weight costs 2 FLOPs per token forward; attention adds the
+ * score and value products, 2*s*h each per token (full s x s as Narayanan et
+ * al. 2021 Eq. 3 counts it); backward is twice forward (same source).
+ */
+#include "planner/plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t plan_model_head_dim(const plan_model *m)
+{
+    return m->hidden / m->heads;
+}
+
+int64_t plan_model_layer_matmul_params(const plan_model *m)
+{
+    int64_t h = m->hidden, d = plan_model_head_dim(m), kvd = m->kv_heads * d;
+    int64_t attn = h * (h + 2 * kvd) + h * h;
+    int64_t mlp = (m->arch == PLAN_ARCH_LLAMA ? 3 : 2) * h * m->ffn;
+    return attn + mlp;
+}
+
+static int check_range(const char *what, int64_t v, int64_t max, st_err *err)
+{
+    if (v <= 0)
+        return ST_RAISE(err, ST_EINVAL, "%s %lld: must be a positive whole number", what,
+                        (long long)v);
+    if (v > max)
+        return ST_RAISE(err, ST_ERANGE, "%s %lld: larger than the supported maximum %lld", what,
+                        (long long)v, (long long)max);
+    return ST_OK;
+}
+
+int plan_model_finish(plan_model *m, st_err *err)
+{
+    int rc;
+    if ((rc = check_range("layers", m->layers, PLAN_MAX_LAYERS, err)) ||
+        (rc = check_range("hidden", m->hidden, PLAN_MAX_HIDDEN, err)) ||
+        (rc = check_range("heads", m->heads, PLAN_MAX_HEADS, err)) ||
+        (rc = check_range("kv-heads", m->kv_heads, PLAN_MAX_HEADS, err)) ||
+        (rc = check_range("ffn", m->ffn, 16 * (int64_t)PLAN_MAX_HIDDEN, err)) ||
+        (rc = check_range("seq", m->seq, PLAN_MAX_SEQ, err)) ||
+        (rc = check_range("vocab", m->vocab, PLAN_MAX_VOCAB, err)))
+        return rc;
+    if (m->arch != PLAN_ARCH_GPT && m->arch != PLAN_ARCH_LLAMA)
+        return ST_RAISE(err, ST_EINVAL, "arch %d: allowed are gpt, llama", (int)m->arch);
+    if (m->hidden % m->heads != 0)
+        return ST_RAISE(err, ST_EINVAL, "heads %lld: must divide hidden %lld", (long long)m->heads,
+                        (long long)m->hidden);
+    if (m->heads % m->kv_heads != 0)
+        return ST_RAISE(err, ST_EINVAL, "kv-heads %lld: must divide heads %lld",
+                        (long long)m->kv_heads, (long long)m->heads);
+
+    int64_t h = m->hidden, f = m->ffn, V = m->vocab, s = m->seq;
+    int64_t d = h / m->heads, kvd = m->kv_heads * d;
+    if (m->arch == PLAN_ARCH_GPT) {
+        int64_t qkv = h * (h + 2 * kvd) + (h + 2 * kvd);
+        int64_t proj = h * h + h;
+        int64_t mlp = h * f + f + f * h + h;
+        int64_t norms = 2 * 2 * h;
+        m->params_layer = qkv + proj + mlp + norms;
+        m->params_embedding = V * h + s * h;
+        m->params_final_norm = 2 * h;
+    } else {
+        int64_t attn = 2 * h * h + 2 * h * kvd;
+        int64_t mlp = 3 * h * f;
+        int64_t norms = 2 * h;
+        m->params_layer = attn + mlp + norms;
+        m->params_embedding = V * h;
+        m->params_final_norm = h;
+    }
+    m->params_head = m->tied_embedding ? 0 : V * h;
+    m->params = m->layers * m->params_layer + m->params_embedding + m->params_head +
+                m->params_final_norm;
+    return ST_OK;
+}
+
+double plan_model_layer_fwd_flops_per_token(const plan_model *m)
+{
+    /* Narayanan et al. 2021, Eq. 3 derivation: 24h^2 (GEMMs, f = 4h) + 4sh (attention). */
+    return 2.0 * (double)plan_model_layer_matmul_params(m) +
+           4.0 * (double)m->seq * (double)m->hidden;
+}
+
+double plan_model_head_fwd_flops_per_token(const plan_model *m)
+{
+    return 2.0 * (double)m->hidden * (double)m->vocab;
+}
+
+double plan_model_train_flops_per_token(const plan_model *m)
+{
+    return 3.0 * ((double)m->layers * plan_model_layer_fwd_flops_per_token(m) +
+                  plan_model_head_fwd_flops_per_token(m));
+}
+
+void plan_presets_free(plan_presets *p)
+{
+    if (!p)
+        return;
+    free(p->v);
+    p->v = NULL;
+    p->n = 0;
+}

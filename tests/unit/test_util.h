@@ -1,0 +1,30 @@
+/*
+ * test_util.h: what every unit test includes: cmocka (with the headers it
+ * needs first, as cmocka 1.1 requires) and a relative-tolerance assert.
+ */
+#ifndef SMD_TEST_UTIL_H
+#define SMD_TEST_UTIL_H
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* |a - b| <= rel * max(|a|, |b|), or both exactly zero. */
+#define assert_rel(a, b, rel)                                                                  \
+    do {                                                                                       \
+        double a_ = (double)(a), b_ = (double)(b);                                             \
+        double m_ = fmax(fabs(a_), fabs(b_));                                                  \
+        if (!(fabs(a_ - b_) <= (rel) * m_)) {                                                  \
+            print_error("%s = %.9g, %s = %.9g: relative difference %.3g > %.3g\n", #a, a_, #b, \
+                        b_, m_ > 0 ? fabs(a_ - b_) / m_ : 0.0, (double)(rel));                 \
+            _fail(__FILE__, __LINE__);                                                         \
+        }                                                                                      \
+    } while (0)
+
+#endif
