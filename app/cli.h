@@ -2,10 +2,17 @@
  * cli.h: the smdplan command line. cli_main() dispatches on the first word
  * (plan is the default command) and returns the process exit code:
  * 0 ok, 2 bad input, 3 no feasible layout / fixed layout does not fit, 1 other.
+ *
+ * Each command is one function taking the arguments after its word
+ * (argv[0] is the command word) and returning an exit code.
  */
 #ifndef SMD_CLI_H
 #define SMD_CLI_H
 
 int cli_main(int argc, char **argv);
+
+int cli_plan_cmd(int argc, char **argv);     /* smdplan [plan] --params ... (cli_plan.c) */
+int cli_catalog_cmd(int argc, char **argv);  /* smdplan catalog (cli_catalog.c) */
+int cli_validate_cmd(int argc, char **argv); /* smdplan validate FILE.csv (cli_validate.c) */
 
 #endif
