@@ -260,6 +260,7 @@ typedef struct plan_layout {
     char placement[4];           /* order of D, P, T from outermost to innermost rank
                                   * stride, e.g. "DPT" (SMP "cluster"), "TPD" ("spread") */
     int flash_attention;         /* fused attention kernel: no s x s activations */
+    int dp_overlap;              /* DP sync bucketed and overlapped with backward */
     int64_t global_batch;        /* sequences per optimizer step */
 } plan_layout;
 
@@ -402,6 +403,7 @@ typedef struct plan_config {
     int offload_activations;     /* 0/1 or -1 (searched only with full recompute and pp > 1) */
     int prescaled_batch;         /* 0/1 or -1 */
     int flash_attention;         /* 0/1, default 1 */
+    int dp_overlap;              /* 0/1, default 1 */
     char placement[4];           /* "" = search */
     int64_t global_batch;        /* 0 = default (plan_default_global_batch) */
     plan_objective objective;

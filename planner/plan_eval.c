@@ -1,0 +1,602 @@
+/*
+ * plan_eval.c: memory and step time of one layout (plan_evaluate).
+ *
+ * Memory, per GPU and pipeline stage (the worst stage decides):
+ *   weights 2 B, gradients 2 B, optimizer 12 B per parameter held (fp32
+ *   master, Adam m and v): mixed-precision Adam as in Rajbhandari et al. 2020
+ *   (ZeRO), Sec. 3.1; sharding divides optimizer (ZeRO-1), + gradients
+ *   (ZeRO-2), + weights (ZeRO-3) by the sharding degree.
+ *   Activations per layer per microbatch after Korthikanti et al. 2022,
+ *   Sec. 4 and Table 2: sbh(34 + 5as/h) bytes without parallelism; with TP
+ *   sbh(10 + 24/t + 5as/(ht)); with TP and sequence parallelism
+ *   sbh(34 + 5as/h)/t; selective recompute (or a fused flash-attention
+ *   kernel, Dao et al. 2022) removes the 5as/h term; full recompute keeps
+ *   only each checkpoint's input, 2sbh (/t with SP), every k layers. The
+ *   per-token counts are generalised here to GQA (K, V scale with kv/heads)
+ *   and to SwiGLU MLPs by counting the same stored tensors.
+ *   A stage holds the activations of the microbatches in flight: all of them
+ *   (capped by SMP's active_microbatches) for GPipe, p - i for 1F1B on stage
+ *   i (Narayanan et al. 2021, Sec. 2.2.1), more chunks for the interleaved
+ *   schedule (Megatron-LM's warm-up count (v-1)p + 2(p-i-1) + 1).
+ *
+ * Time, per step:
+ *   Each stage's forward and backward of one microbatch from its layers'
+ *   GEMMs, attention core and elementwise kernels (plan_hw.c), TP
+ *   all-reduces (two per layer forward, two backward, Shoeybi et al. 2019,
+ *   Fig. 4), recompute when the plan recomputes, and point-to-point sends.
+ *   The pipeline: GPipe (m - 1) max_i T_i + sum_i T_i (in waves of
+ *   active_microbatches); 1F1B the same, with the per-microbatch period
+ *   raised to sum_i T_i / active when fewer than p microbatches may be in
+ *   flight; interleaved virtual stages m max T + (sum T - max T)/v
+ *   (Narayanan et al. 2021, Sec. 2.2.2: bubble (p-1)/(v m)); ZB-H1 a third
+ *   of the 1F1B bubble (Qi et al. 2023, Sec. 3). For uniform stages this is
+ *   (m + p - 1) T, the bubble fraction (p - 1)/m of Huang et al. 2019.
+ *   DP gradient sync of the first stage (it finishes its backward last) in
+ *   buckets, overlapped with its last backward; ZeRO-3 gathers weights each
+ *   microbatch. The optimizer step streams its state through HBM.
+ */
+#include "planner/plan_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- named constants, each with its source ---- */
+
+/* Adam step traffic per parameter held: read and write fp32 master, m and v
+ * (24 B), read the 2-byte gradient, write the 2-byte model copy, read the
+ * gradient again for norm clipping (2 B); counted from apex/PyTorch fused Adam. */
+#define ADAM_BYTES_PER_PARAM 30.0
+/* Bytes per parameter: fp16/bf16 weights and gradients, fp32 master + Adam
+ * m and v (Rajbhandari et al. 2020, Sec. 3.1: 2 + 2 + 12). */
+#define WEIGHT_BYTES 2.0
+#define GRAD_BYTES 2.0
+#define OPTIMIZER_BYTES 12.0
+/* NCCL keeps NCCL_BUFFSIZE (default 4 MiB, NCCL environment-variable docs)
+ * per channel and direction; 16 channels is NCCL's usual count on NVSwitch
+ * systems. Per communicator the plan uses. */
+#define NCCL_BUFFERS_BYTES (2.0 * 4.0 * 1048576.0 * 16.0)
+/* CUDA context with cuBLAS/NCCL kernels loaded and the cuBLAS workspace:
+ * about 0.8 GiB on A100/H100 under CUDA 11-12 as PyTorch reports it
+ * (nvidia-smi after torch.cuda.init() and a first GEMM). An estimate. */
+#define CUDA_CONTEXT_BYTES (0.8 * 1073741824.0)
+/* PyTorch's caching allocator rounds and splits blocks; allowance for the
+ * fragmentation of the dynamic (activation) part. An estimate. */
+#define ALLOCATOR_FRACTION 0.05
+/* Megatron-Core's DDP bucket: 40M parameters (DistributedDataParallelConfig
+ * bucket_size default) of 2-byte gradients. */
+#define DP_BUCKET_BYTES (40e6 * GRAD_BYTES)
+/* FlashAttention-2 (Dao 2023): backward does 5 matmuls to forward's 2, and a
+ * causal mask skips half the score blocks. */
+#define FLASH_BWD_OVER_FWD 2.5
+#define CAUSAL_FRACTION 0.5
+/* Bytes moved per attention-score element by Megatron's unfused path (fused
+ * scale-mask-softmax + dropout): forward softmax read/write 4, dropout
+ * read/write + 1-byte mask 5; backward softmax 6, dropout 5. */
+#define SCORE_BYTES_FWD 9.0
+#define SCORE_BYTES_BWD 11.0
+/* Elementwise passes per token in units of h-sized (resp. ffn-sized) 2-byte
+ * tensors, forward, counted from the layer's op list (Korthikanti et al.
+ * 2022, Fig. 2): GPT: two LayerNorms (2+2), two bias-dropout-residual
+ * (3.5+3.5 with the 1-byte mask); bias-GELU over ffn (2). Llama: two RMSNorms
+ * (2+2), two residual adds (3+3); SwiGLU reads gate and up, writes (3).
+ * Backward moves about twice the forward bytes. */
+#define ELEM_H_GPT 11.0
+#define ELEM_F_GPT 2.0
+#define ELEM_H_LLAMA 10.0
+#define ELEM_F_LLAMA 3.0
+#define ELEM_BWD_OVER_FWD 2.0
+/* Cross-entropy over fp32 logits: write fp16 logits, softmax in fp32 and its
+ * gradient, about 24 bytes per logit element forward and backward. */
+#define LOSS_BYTES_PER_LOGIT 24.0
+/* Logits held for the loss: fp16 logits + fp32 softmax (6 bytes/element). */
+#define LOGIT_BYTES 6.0
+
+#define TERM(T, grp, nm, val, un, fml, src)                                                    \
+    do {                                                                                       \
+        if ((T) && (T)->n < PLAN_TERMS_MAX)                                                    \
+            (T)->v[(T)->n++] = (plan_term){grp, nm, (val), un, fml, src};                      \
+    } while (0)
+
+/* One microbatch through one transformer layer on one GPU. */
+typedef struct layer_cost {
+    double fwd_comp_s;        /* GEMMs + attention core + elementwise */
+    double bwd_comp_s;
+    double recomp_comp_s;     /* extra compute in backward for recompute */
+    double attn_fwd_s;        /* attention core alone (for CP overlap) */
+    double tp_fwd_s, tp_bwd_s, tp_recomp_s;
+    double cp_fwd_s, cp_bwd_s;
+    double act_full_bytes;    /* stored activations, no recompute */
+    double act_stored_bytes;  /* stored under the plan's recompute, per layer */
+    double act_input_bytes;   /* one layer input (checkpoint) */
+} layer_cost;
+
+static double tokens_per_mb(const plan_model *m, const plan_layout *l)
+{
+    return (double)l->micro_batch * (double)m->seq / (double)l->cp;
+}
+
+static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                        const plan__span *sp_t, const plan__span *sp_c, layer_cost *lc)
+{
+    double T = tokens_per_mb(m, l), t = l->tp;
+    double h = (double)m->hidden, f = (double)m->ffn, a = (double)m->heads;
+    double d = (double)plan_model_head_dim(m), kv = (double)m->kv_heads;
+    double b = l->micro_batch, sq = (double)m->seq / l->cp, sk = (double)m->seq;
+    int llama = m->arch == PLAN_ARCH_LLAMA;
+    double th = l->sequence_parallel ? t : 1.0; /* divisor of the replicated parts */
+
+    /* GEMMs: QKV, output projection, MLP up (gate+up for SwiGLU), MLP down. */
+    double gemm = plan__gemm_s(c, T, (h + 2 * kv * d) / t, h, 1) + plan__gemm_s(c, T, h, h / t, 1) +
+                  plan__gemm_s(c, T, (llama ? 2 : 1) * f / t, h, 1) +
+                  plan__gemm_s(c, T, h, f / t, 1);
+
+    /* Attention core over a/t heads, sq queries against sk keys. */
+    double ah = a / t, attn_f, attn_b;
+    if (l->flash_attention) {
+        double flops = 4.0 * b * ah * sq * sk * d * CAUSAL_FRACTION;
+        attn_f = flops / (c->gpu->peak_flops * c->gpu->flash_eff);
+        attn_b = FLASH_BWD_OVER_FWD * attn_f;
+    } else {
+        double scores = b * ah * sq * sk;
+        double mm = plan__gemm_s(c, sq, sk, d, b * ah) + plan__gemm_s(c, sq, d, sk, b * ah);
+        attn_f = mm + plan__mem_s(c, SCORE_BYTES_FWD * scores);
+        attn_b = 2.0 * mm + plan__mem_s(c, SCORE_BYTES_BWD * scores);
+    }
+
+    double eh = llama ? ELEM_H_LLAMA : ELEM_H_GPT, ef = llama ? ELEM_F_LLAMA : ELEM_F_GPT;
+    double elem_f = plan__mem_s(c, PLAN_BYTES_HALF * T * (eh * h / th + ef * f / t));
+
+    lc->attn_fwd_s = attn_f;
+    lc->fwd_comp_s = gemm + attn_f + elem_f;
+    lc->bwd_comp_s = 2.0 * gemm + attn_b + ELEM_BWD_OVER_FWD * elem_f;
+
+    /* TP: two all-reduces of the layer's [T, h] output forward, two backward
+     * (Shoeybi et al. 2019); with sequence parallelism each becomes a
+     * reduce-scatter + all-gather pair of the same total traffic. */
+    double msg = PLAN_BYTES_HALF * T * h;
+    double ar = l->tp > 1 ? plan__allreduce_s(c, sp_t, msg) : 0.0;
+    lc->tp_fwd_s = 2.0 * ar;
+    lc->tp_bwd_s = 2.0 * ar;
+
+    /* CP: ring exchange of K and V chunks, overlapped with the attention
+     * core (Liu et al. 2023, ring attention); only the excess is exposed. */
+    lc->cp_fwd_s = lc->cp_bwd_s = 0.0;
+    if (l->cp > 1) {
+        double kv_bytes = PLAN_BYTES_HALF * 2.0 * b * sq * kv * d / t * l->cp;
+        double x = plan__allgather_s(c, sp_c, kv_bytes);
+        lc->cp_fwd_s = fmax(0.0, x - attn_f);
+        lc->cp_bwd_s = fmax(0.0, 2.0 * x - attn_b);
+    }
+
+    /* Stored activations per token, in units of h bytes (Korthikanti Table 2
+     * generalised): replicated across TP unless SP, and divided by TP. */
+    double r = kv / a;
+    double repl = 4.0 + 2.0 + 2.0 + (llama ? 0.0 : 2.0);
+    double div = (4.0 + 4.0 * r) + (llama ? 8.0 * f / h : 4.0 * f / h);
+    double score = 5.0 * ah * sk; /* bytes per query token: softmax, mask, dropout */
+    double per_tok = h * (repl / th + div / t);
+    lc->act_full_bytes = T * (per_tok + (l->flash_attention ? 0.0 : score));
+    lc->act_input_bytes = T * h * PLAN_BYTES_HALF / th;
+
+    lc->recomp_comp_s = 0.0;
+    lc->tp_recomp_s = 0.0;
+    switch (l->recompute) {
+    case PLAN_RECOMP_NONE:
+        lc->act_stored_bytes = lc->act_full_bytes;
+        break;
+    case PLAN_RECOMP_SELECTIVE:
+        lc->act_stored_bytes = T * per_tok;
+        if (!l->flash_attention) /* the fused kernel already recomputes */
+            lc->recomp_comp_s = attn_f;
+        break;
+    case PLAN_RECOMP_FULL:
+    default:
+        lc->act_stored_bytes = lc->act_input_bytes / l->recompute_group;
+        lc->recomp_comp_s = lc->fwd_comp_s;
+        lc->tp_recomp_s = lc->tp_fwd_s;
+        break;
+    }
+}
+
+/* Layers per pipeline rank: an even split, with the remainder given to the
+ * middle stages first, since the first and last stages also carry the
+ * embedding and the LM head. */
+static void split_layers(int64_t L, int p, int *out)
+{
+    int base = (int)(L / p), rem = (int)(L % p);
+    for (int i = 0; i < p; i++)
+        out[i] = base;
+    /* Walk outward from the middle: p/2, p/2 - 1, p/2 + 1, ...; the two ends
+     * come last because that walk reaches them last. */
+    int mid = p / 2;
+    for (int k = 0; rem > 0 && k < 2 * p; k++) {
+        int off = (k + 1) / 2, i = (k % 2) ? mid - off : mid + off;
+        if (i < 0 || i >= p)
+            continue;
+        out[i]++;
+        rem--;
+    }
+}
+
+/* Microbatches (in whole-stage units) whose activations stage i holds. */
+static double inflight(const plan_layout *l, int i)
+{
+    int p = l->pp, m = l->microbatches, cap = l->active_microbatches;
+    double n;
+    switch (l->schedule) {
+    case PLAN_SCHED_SIMPLE:
+        n = m < cap ? m : cap;
+        break;
+    case PLAN_SCHED_VIRTUAL: {
+        int v = l->virtual_stages;
+        double chunks = (double)(v - 1) * p + 2.0 * (p - i - 1) + 1.0;
+        if (chunks > (double)m * v)
+            chunks = (double)m * v;
+        if (chunks > (double)cap * v)
+            chunks = (double)cap * v;
+        n = chunks / v;
+        break;
+    }
+    case PLAN_SCHED_INTERLEAVED:
+    case PLAN_SCHED_ZB_H1:
+    default:
+        n = p - i;
+        if (n > m)
+            n = m;
+        if (n > cap)
+            n = cap;
+        break;
+    }
+    return n < 1.0 ? 1.0 : n;
+}
+
+/* Parameters held by one GPU of stage i (before sharding). */
+static double stage_params(const plan_model *m, const plan_layout *l, int i, int layers)
+{
+    double t = l->tp;
+    double p = (double)layers * (double)m->params_layer / t;
+    if (i == 0)
+        p += (double)m->params_embedding / t;
+    if (i == l->pp - 1) {
+        if (!m->tied_embedding)
+            p += (double)m->params_head / t;
+        else if (l->pp > 1) /* Megatron keeps a copy of the tied embedding on the last stage */
+            p += (double)m->vocab * (double)m->hidden / t;
+        p += (double)m->params_final_norm;
+    }
+    return p;
+}
+
+static int shard_degree(const plan_layout *l)
+{
+    return l->sharding_degree > 0 ? l->sharding_degree : l->dp * l->cp;
+}
+
+static void stage_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                         const layer_cost *lc, int i, int layers, plan_mem *mem)
+{
+    double P = stage_params(m, l, i, layers);
+    double sh = shard_degree(l);
+    memset(mem, 0, sizeof *mem);
+    mem->weights_bytes = WEIGHT_BYTES * P / (l->sharding >= PLAN_SHARD_PARAMS ? sh : 1.0);
+    if (l->sharding >= PLAN_SHARD_PARAMS) /* gathered working copy: two layers (prefetch) */
+        mem->weights_bytes += 2.0 * WEIGHT_BYTES * (double)m->params_layer / l->tp;
+    mem->grads_bytes = GRAD_BYTES * P / (l->sharding >= PLAN_SHARD_GRADIENTS ? sh : 1.0);
+    mem->optimizer_bytes = OPTIMIZER_BYTES * P / (l->sharding >= PLAN_SHARD_OPTIMIZER ? sh : 1.0);
+
+    double n = inflight(l, i);
+    double stored = n;
+    if (l->offload_activations && stored > 2.0) /* current + prefetching microbatch stay */
+        stored = 2.0;
+    double T = tokens_per_mb(m, l), th = l->sequence_parallel ? l->tp : 1.0;
+    mem->activations_bytes = stored * layers * lc->act_stored_bytes;
+    if (i == 0) /* embedding output and its dropout mask */
+        mem->activations_bytes += stored * T * (double)m->hidden * 3.0 / th;
+    /* Working set of the backward pass: the recomputed group (full) or one
+     * layer's activation gradients. */
+    int k = l->recompute == PLAN_RECOMP_FULL ? l->recompute_group : 1;
+    if (k > layers)
+        k = layers;
+    mem->recompute_bytes = (double)k * lc->act_full_bytes;
+    if (i == l->pp - 1)
+        mem->logits_bytes = T * (double)m->vocab / l->tp * LOGIT_BYTES;
+
+    int comms = (l->tp > 1) + (l->pp > 1) + (l->dp > 1) + (l->cp > 1);
+    mem->comm_buffers_bytes = comms * NCCL_BUFFERS_BYTES;
+    if (l->pp > 1) /* send and receive buffers, activations and gradients */
+        mem->comm_buffers_bytes += 4.0 * lc->act_input_bytes;
+    mem->context_bytes = CUDA_CONTEXT_BYTES;
+    mem->allocator_bytes =
+        ALLOCATOR_FRACTION * (mem->activations_bytes + mem->recompute_bytes + mem->logits_bytes);
+    mem->total_bytes = mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
+                       mem->activations_bytes + mem->recompute_bytes + mem->logits_bytes +
+                       mem->comm_buffers_bytes + mem->context_bytes + mem->allocator_bytes;
+}
+
+static plan_reject reject(plan_estimate *est, plan_reject r, const char *fmt, long a, long b)
+{
+    est->reject = r;
+    snprintf(est->reason, sizeof est->reason, fmt, a, b);
+    return r;
+}
+
+/* Structural checks that need no arithmetic of cost. */
+static plan_reject check_layout(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                                plan_estimate *est)
+{
+    if ((long)l->tp * l->pp * l->dp * l->cp != c->gpus)
+        return reject(est, PLAN_REJ_GPUS, "tp x pp x dp x cp = %ld, cluster has %ld GPUs",
+                      (long)l->tp * l->pp * l->dp * l->cp, c->gpus);
+    if (m->heads % l->tp != 0 || (m->kv_heads % l->tp != 0 && l->tp % m->kv_heads != 0))
+        return reject(est, PLAN_REJ_HEADS, "TP %ld does not divide %ld heads", l->tp,
+                      (long)m->heads);
+    if ((int64_t)l->pp * l->virtual_stages > m->layers)
+        return reject(est, PLAN_REJ_LAYERS, "%ld pipeline chunks for %ld layers",
+                      (long)l->pp * l->virtual_stages, (long)m->layers);
+    if (m->seq % l->cp != 0 || (l->sequence_parallel && (m->seq / l->cp) % l->tp != 0))
+        return reject(est, PLAN_REJ_SEQ, "sequence %ld not divisible by cp %ld (x tp with SP)",
+                      (long)m->seq, l->cp);
+    if (l->global_batch % ((int64_t)l->dp * l->micro_batch) != 0 ||
+        l->global_batch / ((int64_t)l->dp * l->micro_batch) != l->microbatches)
+        return reject(est, PLAN_REJ_BATCH, "global batch %ld is not dp x micro-batch x %ld",
+                      (long)l->global_batch, (long)l->microbatches);
+    if (l->schedule == PLAN_SCHED_VIRTUAL && l->virtual_stages > 1 && l->pp > 1 &&
+        l->microbatches % l->pp != 0)
+        return reject(est, PLAN_REJ_VIRTUAL, "%ld microbatches not a multiple of PP %ld",
+                      (long)l->microbatches, l->pp);
+    return PLAN_OK;
+}
+
+static int check_degrees(const plan_layout *l, st_err *err)
+{
+    if (l->tp < 1 || l->pp < 1 || l->dp < 1 || l->cp < 1 || l->micro_batch < 1 ||
+        l->microbatches < 1 || l->active_microbatches < 1 || l->virtual_stages < 1 ||
+        l->recompute_group < 1 || l->global_batch < 1)
+        return ST_RAISE(err, ST_EINVAL,
+                        "layout degrees, micro-batch, microbatches, active microbatches, virtual "
+                        "stages and recompute group must be at least 1");
+    if (l->pp > PLAN_PP_MAX)
+        return ST_RAISE(err, ST_EINVAL, "pp %d: at most %d pipeline stages", l->pp, PLAN_PP_MAX);
+    if ((unsigned)l->schedule >= PLAN_SCHED__COUNT || (unsigned)l->recompute >= PLAN_RECOMP__COUNT ||
+        (unsigned)l->sharding >= PLAN_SHARD__COUNT)
+        return ST_RAISE(err, ST_EINVAL, "layout has an unknown schedule, recompute or sharding");
+    return ST_OK;
+}
+
+/* Pipeline time from per-stage per-microbatch times (see the file comment). */
+static double pipeline_s(const plan_layout *l, double maxT, double sumT)
+{
+    int m = l->microbatches, cap = l->active_microbatches;
+    switch (l->schedule) {
+    case PLAN_SCHED_SIMPLE: {
+        int w = m < cap ? m : cap;
+        int waves = (m + w - 1) / w, last = m - (waves - 1) * w;
+        return (waves - 1) * ((w - 1) * maxT + sumT) + (last - 1) * maxT + sumT;
+    }
+    case PLAN_SCHED_VIRTUAL: {
+        double period = fmax(maxT, sumT / (cap < m ? cap : m));
+        return m * period + (sumT - maxT) / l->virtual_stages;
+    }
+    case PLAN_SCHED_ZB_H1: {
+        double period = fmax(maxT, sumT / (cap < m ? cap : m));
+        return m * period + (sumT - maxT) / 3.0;
+    }
+    case PLAN_SCHED_INTERLEAVED:
+    default: {
+        double period = fmax(maxT, sumT / (cap < m ? cap : m));
+        return (m - 1) * period + sumT;
+    }
+    }
+}
+
+int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                  plan_estimate *est, plan_terms *terms, st_err *err)
+{
+    int rc = check_degrees(l, err);
+    if (rc)
+        return rc;
+    memset(est, 0, sizeof *est);
+    est->capacity_bytes = c->gpu->mem_bytes;
+    est->nstages = l->pp;
+    if (check_layout(m, c, l, est) != PLAN_OK)
+        return ST_OK;
+
+    plan__span sp_t, sp_p, sp_d, sp_c;
+    if (plan__span_of(l, c, 'T', &sp_t) || plan__span_of(l, c, 'P', &sp_p) ||
+        plan__span_of(l, c, 'D', &sp_d) || plan__span_of(l, c, 'C', &sp_c)) {
+        est->reject = PLAN_REJ_PLACEMENT;
+        snprintf(est->reason, sizeof est->reason, "placement %s does not tile nodes of %d GPUs",
+                 l->placement, c->inst->gpus_per_node);
+        return ST_OK;
+    }
+
+    layer_cost lc;
+    layer_costs(m, c, l, &sp_t, &sp_c, &lc);
+    split_layers(m->layers, l->pp, est->stage_layers);
+
+    /* ---- memory: every stage, keep the worst ---- */
+    plan_mem mem, worst = {0};
+    for (int i = 0; i < l->pp; i++) {
+        stage_memory(m, c, l, &lc, i, est->stage_layers[i], &mem);
+        est->stage_mem_bytes[i] = mem.total_bytes;
+        est->stage_inflight[i] = (int)ceil(inflight(l, i));
+        if (i == 0 || mem.total_bytes > worst.total_bytes) {
+            worst = mem;
+            est->worst_stage = i;
+        }
+    }
+    est->mem = worst;
+    TERM(terms, "memory", "weights", worst.weights_bytes, "bytes",
+         "2 B x params held on the stage / TP (/ shard degree with ZeRO-3)",
+         "Rajbhandari et al. 2020 (ZeRO), Sec. 3.1");
+    TERM(terms, "memory", "gradients", worst.grads_bytes, "bytes",
+         "2 B x params held (/ shard degree with ZeRO-2/3)", "Rajbhandari et al. 2020, Sec. 3.1");
+    TERM(terms, "memory", "optimizer", worst.optimizer_bytes, "bytes",
+         "12 B x params held (fp32 master, Adam m, v) / shard degree with ZeRO-1+",
+         "Rajbhandari et al. 2020, Sec. 3.1");
+    TERM(terms, "memory", "activations", worst.activations_bytes, "bytes",
+         "in-flight microbatches x layers x per-layer stored bytes; per layer "
+         "sbh(10 + 24/t + 5as/(ht)), /t with SP, 5as/h term gone with selective recompute or "
+         "flash attention, 2sbh/k with full recompute",
+         "Korthikanti et al. 2022, Table 2; in-flight count Narayanan et al. 2021 Sec. 2.2");
+    TERM(terms, "memory", "recompute working set", worst.recompute_bytes, "bytes",
+         "k layers' full activations for one microbatch while recomputing",
+         "Korthikanti et al. 2022, Sec. 5 (checkpoint groups, SMP activation checkpointing)");
+    TERM(terms, "memory", "logits", worst.logits_bytes, "bytes",
+         "s b V / t x (2 B fp16 + 4 B fp32 softmax), last stage", "cross-entropy over vocab");
+    TERM(terms, "memory", "comm buffers", worst.comm_buffers_bytes, "bytes",
+         "per communicator 2 x NCCL_BUFFSIZE(4 MiB) x 16 channels; p2p send/recv buffers",
+         "NCCL environment variables documentation (NCCL_BUFFSIZE)");
+    TERM(terms, "memory", "CUDA context", worst.context_bytes, "bytes",
+         "constant 0.8 GiB", "estimate: CUDA context + cuBLAS workspace as PyTorch reports it");
+    TERM(terms, "memory", "allocator", worst.allocator_bytes, "bytes",
+         "5% of the dynamic (activation) memory", "estimate: caching-allocator fragmentation");
+    TERM(terms, "memory", "total (worst stage)", worst.total_bytes, "bytes", "sum of the above",
+         "");
+
+    if (worst.total_bytes > est->capacity_bytes) {
+        est->oom_excess_bytes = worst.total_bytes - est->capacity_bytes;
+        est->reject = PLAN_REJ_OOM;
+        snprintf(est->reason, sizeof est->reason,
+                 "stage %d needs %.1f GiB of %.1f GiB (%.1f GiB over)", est->worst_stage,
+                 worst.total_bytes / 1073741824.0, est->capacity_bytes / 1073741824.0,
+                 est->oom_excess_bytes / 1073741824.0);
+    }
+
+    /* ---- time ---- */
+    double T = tokens_per_mb(m, l), v = l->virtual_stages;
+    double head_f = 0, head_b = 0;
+    {
+        double h = (double)m->hidden, V = (double)m->vocab, t = l->tp;
+        double g = plan__gemm_s(c, T, V / t, h, 1);
+        double loss = plan__mem_s(c, LOSS_BYTES_PER_LOGIT * T * V / t);
+        head_f = g + loss / 3.0;
+        head_b = 2.0 * g + 2.0 * loss / 3.0;
+    }
+    double p2p_bytes = PLAN_BYTES_HALF * T * (double)m->hidden / (l->sequence_parallel ? l->tp : 1);
+    double p2p = l->pp > 1 ? plan__p2p_s(c, sp_p.nodes == 1, p2p_bytes) : 0.0;
+
+    double maxT = 0, sumT = 0;
+    int crit = 0;
+    double crit_comp = 0, crit_tp = 0, crit_cp = 0, crit_pp = 0, crit_f = 0, crit_b = 0;
+    for (int i = 0; i < l->pp; i++) {
+        double n = est->stage_layers[i];
+        double comp = n * (lc.fwd_comp_s + lc.bwd_comp_s + lc.recomp_comp_s);
+        double tp = n * (lc.tp_fwd_s + lc.tp_bwd_s + lc.tp_recomp_s);
+        double cp = n * (lc.cp_fwd_s + lc.cp_bwd_s);
+        double f = n * (lc.fwd_comp_s + lc.tp_fwd_s + lc.cp_fwd_s);
+        if (i == l->pp - 1) {
+            comp += head_f + head_b;
+            f += head_f;
+        }
+        double pp = l->pp > 1 ? 2.0 * v * p2p : 0.0;
+        double Ti = comp + tp + cp + pp;
+        sumT += Ti;
+        if (Ti > maxT) {
+            maxT = Ti;
+            crit = i;
+            crit_comp = comp;
+            crit_tp = tp;
+            crit_cp = cp;
+            crit_pp = pp;
+            crit_f = f;
+            crit_b = Ti - f - pp;
+        }
+    }
+    (void)crit;
+    double mb = l->microbatches;
+    double t_pipe = pipeline_s(l, maxT, sumT);
+    plan_time *tm = &est->time;
+    tm->compute_s = mb * crit_comp;
+    tm->tp_comm_s = mb * crit_tp;
+    tm->cp_comm_s = mb * crit_cp;
+    tm->pp_comm_s = mb * crit_pp;
+    tm->bubble_s = t_pipe - mb * maxT;
+    est->stage_fwd_s = crit_f;
+    est->stage_bwd_s = crit_b;
+
+    /* DP: the first stage's gradients, in buckets, over dp x cp ranks. */
+    plan__span sp_g = {sp_d.ranks_per_node * sp_c.ranks_per_node, sp_d.nodes * sp_c.nodes};
+    double grad_bytes = GRAD_BYTES * stage_params(m, l, 0, est->stage_layers[0]);
+    double t_dp = 0.0;
+    if (l->dp * l->cp > 1) {
+        double full = floor(grad_bytes / DP_BUCKET_BYTES);
+        double rest = grad_bytes - full * DP_BUCKET_BYTES;
+        t_dp = full * plan__allreduce_s(c, &sp_g, DP_BUCKET_BYTES) +
+               plan__allreduce_s(c, &sp_g, rest);
+    }
+    double stage0_b = est->stage_layers[0] * (lc.bwd_comp_s + lc.recomp_comp_s + lc.tp_bwd_s);
+    double exposed;
+    if (l->sharding == PLAN_SHARD_PARAMS && l->dp * l->cp > 1) {
+        /* ZeRO-3: all-gather weights for forward and backward and
+         * reduce-scatter gradients every microbatch (1.5x an all-reduce),
+         * prefetched behind that microbatch's compute. */
+        double per_mb = 1.5 * t_dp;
+        double stage0 = est->stage_layers[0] * (lc.fwd_comp_s + lc.bwd_comp_s + lc.recomp_comp_s);
+        exposed = mb * fmax(0.0, per_mb - stage0);
+        t_dp = mb * per_mb;
+    } else {
+        exposed = l->dp_overlap ? fmax(0.0, t_dp - stage0_b) : t_dp;
+    }
+    tm->dp_total_s = t_dp;
+    tm->dp_exposed_s = exposed;
+
+    /* Optimizer step over the largest local shard. */
+    double P_local = 0;
+    for (int i = 0; i < l->pp; i++) {
+        double P = stage_params(m, l, i, est->stage_layers[i]);
+        if (P > P_local)
+            P_local = P;
+    }
+    if (l->sharding >= PLAN_SHARD_OPTIMIZER)
+        P_local /= shard_degree(l);
+    tm->optimizer_s = plan__mem_s(c, ADAM_BYTES_PER_PARAM * P_local);
+    tm->step_s = tm->compute_s + tm->tp_comm_s + tm->cp_comm_s + tm->pp_comm_s + tm->bubble_s +
+                 tm->dp_exposed_s + tm->optimizer_s;
+
+    TERM(terms, "time", "compute", tm->compute_s, "s",
+         "m x (fwd + bwd + recompute) of the busiest stage; GEMM at peak x eff(m,n,k), "
+         "attention core, elementwise at HBM bandwidth",
+         "plan_hw.c; Narayanan et al. 2021 Eq. 3 FLOP counts");
+    TERM(terms, "time", "TP communication", tm->tp_comm_s, "s",
+         "m x layers x 4 all-reduces of s b h x 2 B (6 with full recompute)",
+         "Shoeybi et al. 2019, Fig. 4; nccl-tests PERFORMANCE.md bus bandwidth");
+    TERM(terms, "time", "CP communication", tm->cp_comm_s, "s",
+         "ring KV exchange beyond the attention compute it overlaps", "Liu et al. 2023");
+    TERM(terms, "time", "PP communication", tm->pp_comm_s, "s",
+         "m x 2 x v p2p sends of s b h x 2 B (/t with SP)", "Narayanan et al. 2021, Sec. 4.1");
+    TERM(terms, "time", "pipeline bubble", tm->bubble_s, "s",
+         "schedule time - m x slowest stage; (p-1)/m for 1F1B/GPipe, (p-1)/(vm) interleaved, "
+         "about a third of that for ZB-H1",
+         "Huang et al. 2019; Narayanan et al. 2021 Sec. 2.2; Qi et al. 2023");
+    TERM(terms, "time", "DP exposed", tm->dp_exposed_s, "s",
+         "bucketed all-reduce of the first stage's gradients minus its last backward",
+         "Li et al. 2020 (PyTorch DDP) bucketing; nccl-tests bus bandwidth");
+    TERM(terms, "time", "DP total", tm->dp_total_s, "s", "whole gradient sync, hidden or not",
+         "as above");
+    TERM(terms, "time", "optimizer", tm->optimizer_s, "s",
+         "30 B per local parameter through HBM (Adam)", "fused Adam read/write count");
+    TERM(terms, "time", "step", tm->step_s, "s", "sum of the exposed terms", "");
+
+    /* ---- rates ---- */
+    est->tokens_per_step = (double)l->global_batch * (double)m->seq;
+    est->tokens_per_s = est->tokens_per_step / tm->step_s;
+    est->model_flops_per_step = plan_model_train_flops_per_token(m) * est->tokens_per_step;
+    double recomp_flops = 0;
+    if (l->recompute == PLAN_RECOMP_FULL)
+        recomp_flops = (double)m->layers * plan_model_layer_fwd_flops_per_token(m);
+    else if (l->recompute == PLAN_RECOMP_SELECTIVE && !l->flash_attention)
+        recomp_flops = (double)m->layers * 4.0 * (double)m->seq * (double)m->hidden;
+    est->hw_flops_per_step = est->model_flops_per_step + recomp_flops * est->tokens_per_step;
+    double denom = tm->step_s * c->gpus * c->gpu->peak_flops;
+    est->mfu = est->model_flops_per_step / denom;
+    est->hfu = est->hw_flops_per_step / denom;
+    est->cost_per_hour = c->inst->price_per_hour * c->nodes;
+    est->cost_per_mtokens = est->cost_per_hour / 3600.0 / est->tokens_per_s * 1e6;
+    TERM(terms, "flops", "model FLOPs per step", est->model_flops_per_step, "flops",
+         "3 x tokens x (L(2 x matmul params + 4sh) + 2hV)", "Narayanan et al. 2021, Eq. 3 (no recompute)");
+    TERM(terms, "flops", "MFU", est->mfu, "", "model FLOPs / (step x GPUs x peak)",
+         "Chowdhery et al. 2022, App. B");
+    return ST_OK;
+}

@@ -1,0 +1,165 @@
+/*
+ * plan_hw.c: what one kernel or one collective costs on a cluster's hardware.
+ *
+ * Compute. A GEMM of m x k by k x n runs at
+ *     peak * gemm_eff_max * prod_{d in m,n,k} d / (d + gemm_dim_half)
+ *          * (misaligned_factor if any of m, n, k is not a multiple of 8)
+ * and never faster than its operands stream through HBM (roofline, Williams
+ * et al. 2009). The per-dimension factor is the usual saturation of tensor-
+ * core throughput with tile occupancy (small dims leave SMs idle and waste
+ * tile padding); the alignment factor follows NVIDIA's "Matrix Multiplication
+ * Background User's Guide" (fp16 tensor cores want dims that are multiples
+ * of 8). gemm_eff_max, gemm_dim_half and misaligned_factor are per GPU type
+ * in the catalog and are fitted to published runs (smdplan validate).
+ * Elementwise kernels run at hbm_eff of HBM bandwidth.
+ *
+ * Communication. Alpha-beta costs (Hockney 1994) with bus bandwidths as
+ * nccl-tests defines them (PERFORMANCE.md: an all-reduce moves 2(n-1)/n of
+ * the buffer through each rank's links). A group inside one node runs at the
+ * node's measured all-reduce bus bandwidth; a group across nodes is
+ * hierarchical (reduce-scatter inside the node, all-reduce across nodes of
+ * the 1/ranks_per_node shard, all-gather inside), and NCCL pipelines those
+ * phases over chunks, so the slower phase sets the time. The network share of
+ * a group is ranks_per_node / gpus_per_node of the node's bandwidth, since the
+ * node's other GPUs run their own groups' collectives at the same time.
+ * Bandwidth falls off for small messages along the catalog's efficiency
+ * curves, derived from published nccl-tests runs.
+ */
+#include "planner/plan_int.h"
+
+#include <math.h>
+
+/* Per-dimension occupancy factor d / (d + half). */
+static double dim_eff(double d, double half)
+{
+    return d / (d + half);
+}
+
+static int aligned8(double d)
+{
+    return fmod(d, 8.0) == 0.0;
+}
+
+double plan__gemm_s(const plan_cluster *c, double m, double n, double k, double batch)
+{
+    const plan_gpu *g = c->gpu;
+    if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
+        return 0.0;
+    double eff = g->gemm_eff_max * dim_eff(m, g->gemm_dim_half) * dim_eff(n, g->gemm_dim_half) *
+                 dim_eff(k, g->gemm_dim_half);
+    if (!(aligned8(m) && aligned8(n) && aligned8(k)))
+        eff *= g->misaligned_factor;
+    double flops = 2.0 * m * n * k * batch;
+    double t_math = flops / (g->peak_flops * eff);
+    double bytes = PLAN_BYTES_HALF * (m * k + k * n + m * n) * batch;
+    double t_mem = bytes / (g->hbm_bps * g->hbm_eff);
+    return t_math > t_mem ? t_math : t_mem;
+}
+
+double plan__mem_s(const plan_cluster *c, double bytes)
+{
+    return bytes / (c->gpu->hbm_bps * c->gpu->hbm_eff);
+}
+
+int plan__span_of(const plan_layout *l, const plan_cluster *c, char dim, plan__span *out)
+{
+    /* Rank strides: the placement string lists D, P, T from outermost to
+     * innermost; context parallelism sits just outside T. */
+    int size_of[128] = {0};
+    size_of['T'] = l->tp;
+    size_of['C'] = l->cp;
+    size_of['P'] = l->pp;
+    size_of['D'] = l->dp;
+    int stride = 1, s = 0, n = size_of[(unsigned char)dim];
+    for (int i = 2; i >= 0; i--) {
+        char d = l->placement[i];
+        if (d == dim) {
+            s = stride;
+            break;
+        }
+        stride *= size_of[(unsigned char)d];
+        if (d == 'T') {
+            if (dim == 'C') {
+                s = stride;
+                break;
+            }
+            stride *= l->cp;
+        }
+    }
+    int g = c->inst->gpus_per_node;
+    if (n <= 1) {
+        out->ranks_per_node = 1;
+        out->nodes = 1;
+        return 0;
+    }
+    if ((long)s * n <= g) {
+        if (g % (s * n) != 0)
+            return -1;
+        out->ranks_per_node = n;
+        out->nodes = 1;
+    } else if (s >= g) {
+        if (s % g != 0)
+            return -1;
+        out->ranks_per_node = 1;
+        out->nodes = n;
+    } else {
+        if (g % s != 0 || n % (g / s) != 0)
+            return -1;
+        out->ranks_per_node = g / s;
+        out->nodes = n / (g / s);
+    }
+    return 0;
+}
+
+/* One ring phase inside a node: traffic factor f (2(n-1)/n for all-reduce,
+ * (n-1)/n for all-gather) of bytes at the intra-node bus bandwidth. */
+static double intra_s(const plan_cluster *c, int n, double bytes, double factor)
+{
+    if (n <= 1)
+        return 0.0;
+    double eff = plan_curve_eval(c->intra_curve, bytes);
+    return c->inst->intra_latency_s + factor * bytes / (c->inst->intra_busbw_bps * eff);
+}
+
+static double inter_s(const plan_cluster *c, const plan__span *sp, double bytes, double factor)
+{
+    if (sp->nodes <= 1)
+        return 0.0;
+    double shard = bytes / sp->ranks_per_node;
+    double share_bps = c->inst->net_bps / c->inst->gpus_per_node; /* per GPU */
+    double eff = plan_curve_eval(c->net_curve, bytes);
+    return c->inst->net_latency_s + factor * shard / (share_bps * eff);
+}
+
+double plan__allreduce_s(const plan_cluster *c, const plan__span *sp, double bytes)
+{
+    if (bytes <= 0)
+        return 0.0;
+    int r = sp->ranks_per_node, N = sp->nodes;
+    double t_in = intra_s(c, r, bytes, 2.0 * (r - 1) / r);
+    double t_out = inter_s(c, sp, bytes, 2.0 * (N - 1) / N);
+    return t_in > t_out ? t_in : t_out;
+}
+
+double plan__allgather_s(const plan_cluster *c, const plan__span *sp, double bytes)
+{
+    if (bytes <= 0)
+        return 0.0;
+    int r = sp->ranks_per_node, N = sp->nodes;
+    double t_in = intra_s(c, r, bytes, (double)(r - 1) / r);
+    double t_out = inter_s(c, sp, bytes, (double)(N - 1) / N);
+    return t_in > t_out ? t_in : t_out;
+}
+
+double plan__p2p_s(const plan_cluster *c, int same_node, double bytes)
+{
+    if (bytes <= 0)
+        return 0.0;
+    if (same_node) {
+        double eff = plan_curve_eval(c->intra_curve, bytes);
+        return c->inst->intra_latency_s + bytes / (c->inst->nvlink_bps * eff);
+    }
+    double eff = plan_curve_eval(c->net_curve, bytes);
+    return c->inst->net_latency_s +
+           bytes / (c->inst->net_bps / c->inst->gpus_per_node * eff);
+}

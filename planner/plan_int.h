@@ -1,0 +1,41 @@
+/*
+ * plan_int.h: internals shared by the planner's files (not for other folders).
+ */
+#ifndef SMD_PLAN_INT_H
+#define SMD_PLAN_INT_H
+
+#include "planner/plan.h"
+
+/* Bytes per element of the training data type (fp16/bf16). */
+#define PLAN_BYTES_HALF 2.0
+
+/* Where one parallel dimension's groups sit on the nodes. */
+typedef struct plan__span {
+    int ranks_per_node;          /* members of one group inside one node */
+    int nodes;                   /* nodes one group spans */
+} plan__span;
+
+/* Span of dimension dim ('T', 'C', 'P' or 'D') under l's placement on c.
+ * Returns 0, or -1 if the groups do not tile the nodes. */
+int plan__span_of(const plan_layout *l, const plan_cluster *c, char dim, plan__span *out);
+
+/* Time of one GEMM of m x k by k x n, batch times, on c's GPU, seconds. */
+double plan__gemm_s(const plan_cluster *c, double m, double n, double k, double batch);
+
+/* Time of an elementwise (memory-bound) kernel moving bytes, seconds. */
+double plan__mem_s(const plan_cluster *c, double bytes);
+
+/* All-reduce of bytes per rank over a group with the given span, seconds.
+ * sharing: how many such groups run at once on a node's network (the node's
+ * GPUs not in this group that communicate concurrently): the network share of
+ * one group is ranks_per_node / gpus_per_node. Ring/hierarchical cost, see
+ * plan_comm.c. */
+double plan__allreduce_s(const plan_cluster *c, const plan__span *sp, double bytes);
+
+/* Reduce-scatter or all-gather: half an all-reduce's traffic. */
+double plan__allgather_s(const plan_cluster *c, const plan__span *sp, double bytes);
+
+/* Point-to-point send of bytes to a neighbour stage, inside a node or not. */
+double plan__p2p_s(const plan_cluster *c, int same_node, double bytes);
+
+#endif

@@ -1,0 +1,221 @@
+/*
+ * plan_layout.c: layout and config defaults, names and parsers of the enums,
+ * and the default global batch.
+ */
+#include "planner/plan.h"
+
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const sched_names[PLAN_SCHED__COUNT] = {
+    [PLAN_SCHED_SIMPLE] = "simple",
+    [PLAN_SCHED_INTERLEAVED] = "interleaved",
+    [PLAN_SCHED_VIRTUAL] = "virtual",
+    [PLAN_SCHED_ZB_H1] = "zb-h1",
+};
+static const char *const recomp_names[PLAN_RECOMP__COUNT] = {
+    [PLAN_RECOMP_NONE] = "none",
+    [PLAN_RECOMP_SELECTIVE] = "selective",
+    [PLAN_RECOMP_FULL] = "full",
+};
+static const char *const shard_names[PLAN_SHARD__COUNT] = {
+    [PLAN_SHARD_NONE] = "none",
+    [PLAN_SHARD_OPTIMIZER] = "optimizer",
+    [PLAN_SHARD_GRADIENTS] = "gradients",
+    [PLAN_SHARD_PARAMS] = "params",
+};
+static const char *const obj_names[PLAN_OBJ__COUNT] = {
+    [PLAN_OBJ_TIME] = "time",
+    [PLAN_OBJ_COST] = "cost",
+    [PLAN_OBJ_THROUGHPUT] = "throughput",
+    [PLAN_OBJ_MEMORY] = "memory",
+};
+static const char *const reject_names[PLAN_REJ__COUNT] = {
+    [PLAN_OK] = "feasible",
+    [PLAN_REJ_OOM] = "out of memory",
+    [PLAN_REJ_TP_ACROSS_NODES] = "TP across nodes",
+    [PLAN_REJ_BATCH] = "batch not divisible",
+    [PLAN_REJ_HEADS] = "heads not divisible by TP",
+    [PLAN_REJ_LAYERS] = "more stages than layers",
+    [PLAN_REJ_VIRTUAL] = "virtual stages need microbatches divisible by PP",
+    [PLAN_REJ_GPUS] = "degrees do not multiply to the GPU count",
+    [PLAN_REJ_PLACEMENT] = "groups do not tile the nodes",
+    [PLAN_REJ_SEQ] = "sequence not divisible",
+};
+
+const char *plan_schedule_name(plan_schedule s)
+{
+    return (unsigned)s < PLAN_SCHED__COUNT ? sched_names[s] : "?";
+}
+const char *plan_recompute_name(plan_recompute r)
+{
+    return (unsigned)r < PLAN_RECOMP__COUNT ? recomp_names[r] : "?";
+}
+const char *plan_sharding_name(plan_sharding s)
+{
+    return (unsigned)s < PLAN_SHARD__COUNT ? shard_names[s] : "?";
+}
+const char *plan_objective_name(plan_objective o)
+{
+    return (unsigned)o < PLAN_OBJ__COUNT ? obj_names[o] : "?";
+}
+const char *plan_reject_name(plan_reject r)
+{
+    return (unsigned)r < PLAN_REJ__COUNT ? reject_names[r] : "?";
+}
+
+/* Find s in names[0..n); the error lists the allowed names. */
+static int parse_name(const char *what, const char *s, const char *const *names, int n,
+                      int *out, st_err *err)
+{
+    for (int i = 0; i < n; i++)
+        if (s && strcasecmp(s, names[i]) == 0) {
+            *out = i;
+            return ST_OK;
+        }
+    char allowed[160] = "";
+    for (int i = 0; i < n; i++) {
+        strncat(allowed, names[i], sizeof allowed - strlen(allowed) - 1);
+        if (i + 1 < n)
+            strncat(allowed, ", ", sizeof allowed - strlen(allowed) - 1);
+    }
+    return ST_RAISE(err, ST_EINVAL, "%s '%s': allowed are %s", what, s ? s : "", allowed);
+}
+
+int plan_schedule_parse(const char *s, plan_schedule *out, st_err *err)
+{
+    int v;
+    /* SMP's pipeline names and the Megatron/zero-bubble ones. */
+    if (s && strcasecmp(s, "1f1b") == 0)
+        s = "interleaved";
+    if (s && strcasecmp(s, "gpipe") == 0)
+        s = "simple";
+    int rc = parse_name("--schedule", s, sched_names, PLAN_SCHED__COUNT, &v, err);
+    if (rc == ST_OK)
+        *out = (plan_schedule)v;
+    return rc;
+}
+
+int plan_recompute_parse(const char *s, plan_recompute *out, st_err *err)
+{
+    int v;
+    int rc = parse_name("--recompute", s, recomp_names, PLAN_RECOMP__COUNT, &v, err);
+    if (rc == ST_OK)
+        *out = (plan_recompute)v;
+    return rc;
+}
+
+int plan_sharding_parse(const char *s, plan_sharding *out, st_err *err)
+{
+    int v;
+    /* ZeRO stage names are accepted too (Rajbhandari et al. 2020). */
+    static const char *const zero[] = {"zero0", "zero1", "zero2", "zero3"};
+    for (int i = 0; i < 4; i++)
+        if (s && strcasecmp(s, zero[i]) == 0) {
+            *out = (plan_sharding)i;
+            return ST_OK;
+        }
+    int rc = parse_name("--sharding", s, shard_names, PLAN_SHARD__COUNT, &v, err);
+    if (rc == ST_OK)
+        *out = (plan_sharding)v;
+    return rc;
+}
+
+int plan_objective_parse(const char *s, plan_objective *out, st_err *err)
+{
+    int v;
+    int rc = parse_name("--objective", s, obj_names, PLAN_OBJ__COUNT, &v, err);
+    if (rc == ST_OK)
+        *out = (plan_objective)v;
+    return rc;
+}
+
+int plan_placement_parse(const char *s, char out[4], st_err *err)
+{
+    /* SMP placement_strategy: "cluster" keeps a model replica's ranks close
+     * (TP innermost, DP outermost), "spread" spreads them (DP innermost). */
+    if (s && strcasecmp(s, "cluster") == 0)
+        s = "DPT";
+    else if (s && strcasecmp(s, "spread") == 0)
+        s = "TPD";
+    if (!s || strlen(s) != 3)
+        goto bad;
+    char u[4] = {0};
+    int seen_d = 0, seen_p = 0, seen_t = 0;
+    for (int i = 0; i < 3; i++) {
+        char c = s[i];
+        if (c >= 'a' && c <= 'z')
+            c = (char)(c - 'a' + 'A');
+        seen_d += c == 'D';
+        seen_p += c == 'P';
+        seen_t += c == 'T';
+        u[i] = c;
+    }
+    if (seen_d != 1 || seen_p != 1 || seen_t != 1)
+        goto bad;
+    memcpy(out, u, 4);
+    return ST_OK;
+bad:
+    return ST_RAISE(err, ST_EINVAL,
+                    "--placement '%s': allowed are cluster, spread, or a permutation of D, P, T "
+                    "(outermost first, e.g. DPT)",
+                    s ? s : "");
+}
+
+void plan_layout_default(plan_layout *l)
+{
+    memset(l, 0, sizeof *l);
+    l->tp = l->pp = l->dp = l->cp = 1;
+    l->micro_batch = 1;
+    l->microbatches = 1;
+    l->active_microbatches = 3; /* SMP default: partitions + 2 */
+    l->schedule = PLAN_SCHED_INTERLEAVED;
+    l->virtual_stages = 1;
+    l->recompute = PLAN_RECOMP_NONE;
+    l->recompute_group = 1;
+    l->sharding = PLAN_SHARD_NONE;
+    memcpy(l->placement, "DPT", 4);
+    l->flash_attention = 1;
+    l->dp_overlap = 1;
+    l->global_batch = 1;
+}
+
+void plan_config_default(plan_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->schedule = -1;
+    cfg->recompute = -1;
+    cfg->sharding = -1;
+    cfg->sequence_parallel = -1;
+    cfg->offload_activations = -1;
+    cfg->prescaled_batch = -1;
+    cfg->flash_attention = 1;
+    cfg->dp_overlap = 1;
+    cfg->objective = PLAN_OBJ_TIME;
+    cfg->top_k = 5;
+}
+
+int64_t plan_default_global_batch(const plan_model *m, const plan_cluster *c)
+{
+    /* Brown et al. 2020, Table 2.1: batch size in tokens by model size. */
+    static const double params[] = {125e6, 350e6, 760e6, 1.3e9, 2.7e9, 6.7e9, 13e9, 175e9};
+    static const double tokens[] = {0.5e6, 0.5e6, 0.5e6, 1e6, 1e6, 2e6, 2e6, 3.2e6};
+    const int n = (int)(sizeof params / sizeof params[0]);
+    double p = (double)m->params, tok;
+    if (p <= params[0])
+        tok = tokens[0];
+    else if (p >= params[n - 1])
+        tok = tokens[n - 1];
+    else {
+        int i = 0;
+        while (p > params[i + 1])
+            i++;
+        double f = log(p / params[i]) / log(params[i + 1] / params[i]);
+        tok = tokens[i] + f * (tokens[i + 1] - tokens[i]);
+    }
+    double seqs = tok / (double)m->seq;
+    int64_t g = c->gpus;
+    int64_t b = (int64_t)llround(seqs / (double)g) * g;
+    return b < g ? g : b;
+}

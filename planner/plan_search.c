@@ -1,0 +1,343 @@
+/*
+ * plan_search.c: enumerate layouts, evaluate each, keep the best.
+ *
+ * The knobs and their ranges:
+ *   tp   powers of two dividing the GPUs of a node (SMP best practice: TP a
+ *        power of two, at most the GPUs per node) and dividing the heads;
+ *        past one node only with allow_tp_across_nodes
+ *   pp   divisors of GPUs / (tp cp), at most the layers
+ *   dp   the rest
+ *   micro-batch  powers of two dividing the per-replica batch
+ *   schedule     simple, interleaved (SMP 1F1B), virtual (v = 2, 4, 8), zb-h1;
+ *                only interleaved when pp = 1 (they coincide)
+ *   active_microbatches  SMP's default pp + 2, and pp / 2 (less memory)
+ *   recompute    none, selective, full (each layer)
+ *   sharding     none, optimizer (ZeRO-1), gradients, params when dp > 1
+ *   offload      with full recompute and pp > 1 (SMP's best practice)
+ *   placement    the permutations of D, P, T whose group spans differ
+ * A knob the config fixes is not searched. Nothing is allocated per layout:
+ * the result holds a fixed top-k array.
+ */
+#include "planner/plan_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double objective_value(const plan_candidate *c, plan_objective o)
+{
+    switch (o) {
+    case PLAN_OBJ_COST:
+        return c->est.cost_per_mtokens > 0 ? c->est.cost_per_mtokens : c->est.time.step_s;
+    case PLAN_OBJ_MEMORY:
+        return c->est.mem.total_bytes;
+    case PLAN_OBJ_THROUGHPUT:
+        return -c->est.tokens_per_s;
+    case PLAN_OBJ_TIME:
+    default:
+        return c->est.time.step_s;
+    }
+}
+
+int plan_candidate_cmp(const plan_candidate *a, const plan_candidate *b, plan_objective o)
+{
+    double x = objective_value(a, o), y = objective_value(b, o);
+    if (x < y)
+        return -1;
+    if (x > y)
+        return 1;
+    /* ties: less memory, then fewer model-parallel ranks */
+    if (a->est.mem.total_bytes != b->est.mem.total_bytes)
+        return a->est.mem.total_bytes < b->est.mem.total_bytes ? -1 : 1;
+    int ma = a->layout.tp * a->layout.pp, mb = b->layout.tp * b->layout.pp;
+    return (ma > mb) - (ma < mb);
+}
+
+static void keep_top(plan_result *res, const plan_candidate *c, int k, plan_objective o)
+{
+    int n = res->ntop;
+    if (n == k && plan_candidate_cmp(c, &res->top[n - 1], o) >= 0)
+        return;
+    int i = n < k ? n : k - 1;
+    while (i > 0 && plan_candidate_cmp(c, &res->top[i - 1], o) < 0) {
+        res->top[i] = res->top[i - 1];
+        i--;
+    }
+    res->top[i] = *c;
+    if (n < k)
+        res->ntop++;
+}
+
+static int is_pow2(int x)
+{
+    return x > 0 && (x & (x - 1)) == 0;
+}
+
+/* Do two placements put every dimension's groups on the same spans? Then
+ * they cost the same and only one is evaluated. */
+static int same_spans(const plan_layout *a, const plan_layout *b, const plan_cluster *c)
+{
+    static const char dims[] = "TCPD";
+    for (int i = 0; i < 4; i++) {
+        plan__span x, y;
+        int ra = plan__span_of(a, c, dims[i], &x), rb = plan__span_of(b, c, dims[i], &y);
+        if (ra != rb || (ra == 0 && (x.ranks_per_node != y.ranks_per_node || x.nodes != y.nodes)))
+            return 0;
+    }
+    return 1;
+}
+
+typedef struct search_ctx {
+    const plan_model *m;
+    const plan_cluster *c;
+    const plan_config *cfg;
+    plan_result *res;
+    int k;
+    st_err *err;
+} search_ctx;
+
+static void count(search_ctx *x, const plan_candidate *cand)
+{
+    plan_result *res = x->res;
+    res->evaluated++;
+    if (cand->est.reject == PLAN_OK) {
+        res->feasible++;
+        keep_top(res, cand, x->k, x->cfg->objective);
+        return;
+    }
+    res->rejected[cand->est.reject]++;
+    if (cand->est.reject == PLAN_REJ_OOM &&
+        (res->min_oom_excess_bytes == 0 || cand->est.oom_excess_bytes < res->min_oom_excess_bytes)) {
+        res->min_oom_excess_bytes = cand->est.oom_excess_bytes;
+        res->closest_oom = *cand;
+    }
+}
+
+/* Innermost knobs for a fixed (tp, cp, pp, dp, micro-batch, placement). */
+static int search_inner(search_ctx *x, plan_layout *l)
+{
+    const plan_config *cfg = x->cfg;
+    int p = l->pp, m = l->microbatches;
+    plan_candidate cand;
+
+    for (int s = 0; s < PLAN_SCHED__COUNT; s++) {
+        if (cfg->schedule >= 0 ? s != cfg->schedule : (p == 1 && s != PLAN_SCHED_INTERLEAVED))
+            continue;
+        static const int vs_search[] = {2, 4, 8};
+        int vs[3], nv = 0;
+        if (s != PLAN_SCHED_VIRTUAL)
+            vs[nv++] = 1;
+        else if (cfg->virtual_stages > 0)
+            vs[nv++] = cfg->virtual_stages;
+        else
+            for (int i = 0; i < 3; i++)
+                if ((int64_t)p * vs_search[i] <= x->m->layers && m % p == 0)
+                    vs[nv++] = vs_search[i];
+        for (int iv = 0; iv < nv; iv++) {
+            int caps[2], ncap = 0;
+            if (cfg->active_microbatches > 0)
+                caps[ncap++] = cfg->active_microbatches;
+            else {
+                caps[ncap++] = p + 2; /* SMP default: partitions + 2 */
+                if (p >= 4 && p / 2 < m)
+                    caps[ncap++] = p / 2;
+            }
+            for (int ic = 0; ic < ncap; ic++) {
+                for (int r = 0; r < PLAN_RECOMP__COUNT; r++) {
+                    if (cfg->recompute >= 0 && r != cfg->recompute)
+                        continue;
+                    int group = cfg->recompute_group > 0 ? cfg->recompute_group : 1;
+                    for (int sh = 0; sh < PLAN_SHARD__COUNT; sh++) {
+                        if (cfg->sharding >= 0 ? sh != cfg->sharding
+                                               : (l->dp * l->cp == 1 && sh != PLAN_SHARD_NONE))
+                            continue;
+                        for (int off = 0; off <= 1; off++) {
+                            if (cfg->offload_activations >= 0 ? off != cfg->offload_activations
+                                                              : (off && !(r == PLAN_RECOMP_FULL && p > 1)))
+                                continue;
+                            l->schedule = (plan_schedule)s;
+                            l->virtual_stages = vs[iv];
+                            l->active_microbatches = caps[ic];
+                            l->recompute = (plan_recompute)r;
+                            l->recompute_group = group;
+                            l->sharding = (plan_sharding)sh;
+                            l->offload_activations = off;
+                            cand.layout = *l;
+                            int rc = plan_evaluate(x->m, x->c, l, &cand.est, NULL, x->err);
+                            if (rc)
+                                return rc;
+                            count(x, &cand);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return ST_OK;
+}
+
+static const char *const all_placements[] = {"DPT", "PDT", "DTP", "PTD", "TDP", "TPD"};
+
+static int search_placements(search_ctx *x, plan_layout *l)
+{
+    const plan_config *cfg = x->cfg;
+    plan_layout seen[6];
+    int nseen = 0;
+    for (int ip = 0; ip < 6; ip++) {
+        const char *pl = cfg->placement[0] ? cfg->placement : all_placements[ip];
+        memcpy(l->placement, pl, 4);
+        int dup = 0;
+        for (int j = 0; j < nseen && !dup; j++)
+            dup = same_spans(&seen[j], l, x->c);
+        if (!dup) {
+            seen[nseen++] = *l;
+            plan__span st;
+            if (plan__span_of(l, x->c, 'T', &st) == 0 && st.nodes > 1 &&
+                !cfg->allow_tp_across_nodes) {
+                x->res->evaluated++;
+                x->res->rejected[PLAN_REJ_TP_ACROSS_NODES]++;
+            } else {
+                int rc = search_inner(x, l);
+                if (rc)
+                    return rc;
+            }
+        }
+        if (cfg->placement[0])
+            break;
+    }
+    return ST_OK;
+}
+
+static void reject_outer(search_ctx *x, plan_reject r)
+{
+    x->res->evaluated++;
+    x->res->rejected[r]++;
+}
+
+int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *cfg,
+                plan_result *res, st_err *err)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    memset(res, 0, sizeof *res);
+    int k = cfg->top_k > 0 ? cfg->top_k : 5;
+    if (k > PLAN_TOPK_MAX)
+        k = PLAN_TOPK_MAX;
+    int G = c->gpus, gpn = c->inst->gpus_per_node;
+    if (cfg->tp < 0 || cfg->pp < 0 || cfg->dp < 0 || cfg->cp < 0 || cfg->micro_batch < 0 ||
+        cfg->microbatches < 0 || cfg->active_microbatches < 0 || cfg->global_batch < 0)
+        return ST_RAISE(err, ST_EINVAL, "layout knobs must be positive");
+    int fixed = (cfg->tp ? cfg->tp : 1) * (cfg->pp ? cfg->pp : 1) * (cfg->dp ? cfg->dp : 1) *
+                (cfg->cp ? cfg->cp : 1);
+    if (G % fixed != 0)
+        return ST_RAISE(err, ST_EINVAL,
+                        "the fixed degrees (tp x pp x dp x cp = %d) do not divide the %d GPUs of "
+                        "%d x %s",
+                        fixed, G, c->nodes, c->inst->name);
+    if (cfg->tp && cfg->pp && cfg->dp && (cfg->cp ? cfg->cp : 1) * cfg->tp * cfg->pp * cfg->dp != G)
+        return ST_RAISE(err, ST_EINVAL, "tp x pp x dp x cp = %d, but %d x %s has %d GPUs", fixed,
+                        c->nodes, c->inst->name, G);
+
+    res->global_batch = cfg->global_batch > 0 ? cfg->global_batch : plan_default_global_batch(m, c);
+    res->batch_defaulted = cfg->global_batch <= 0;
+    search_ctx x = {m, c, cfg, res, k, err};
+
+    plan_layout l;
+    plan_layout_default(&l);
+    l.global_batch = res->global_batch;
+    l.flash_attention = cfg->flash_attention;
+    l.dp_overlap = cfg->dp_overlap;
+
+    int tp_max = cfg->allow_tp_across_nodes ? G : gpn;
+    for (int tp = 1; tp <= tp_max; tp++) {
+        if (cfg->tp ? tp != cfg->tp : (!is_pow2(tp) || G % tp != 0 || (tp <= gpn && gpn % tp)))
+            continue;
+        if (m->heads % tp != 0 || (m->kv_heads % tp != 0 && tp % m->kv_heads != 0)) {
+            reject_outer(&x, PLAN_REJ_HEADS);
+            continue;
+        }
+        int cp = cfg->cp ? cfg->cp : 1;
+        for (int pp = 1; pp <= G / (tp * cp) && pp <= PLAN_PP_MAX; pp++) {
+            if ((G / (tp * cp)) % pp != 0 || (cfg->pp && pp != cfg->pp))
+                continue;
+            if (pp > m->layers) {
+                reject_outer(&x, PLAN_REJ_LAYERS);
+                continue;
+            }
+            int dp = G / (tp * cp * pp);
+            if (cfg->dp && dp != cfg->dp)
+                continue;
+            if (res->global_batch % dp != 0) {
+                reject_outer(&x, PLAN_REJ_BATCH);
+                continue;
+            }
+            int64_t per_replica = res->global_batch / dp;
+            for (int64_t mbs = 1; mbs <= per_replica; mbs *= 2) {
+                int64_t want = cfg->micro_batch;
+                if (want) {
+                    mbs = want;
+                    if (per_replica % mbs != 0) {
+                        reject_outer(&x, PLAN_REJ_BATCH);
+                        break;
+                    }
+                } else if (per_replica % mbs != 0)
+                    break;
+                int64_t mb = per_replica / mbs;
+                if (!(cfg->microbatches && mb != cfg->microbatches) && mb <= 1 << 30) {
+                    l.tp = tp;
+                    l.pp = pp;
+                    l.dp = dp;
+                    l.cp = cp;
+                    l.micro_batch = (int)mbs;
+                    l.microbatches = (int)mb;
+                    l.sequence_parallel = cfg->sequence_parallel >= 0 ? cfg->sequence_parallel : tp > 1;
+                    l.prescaled_batch = cfg->prescaled_batch >= 0 ? cfg->prescaled_batch : tp > 1;
+                    int rc = search_placements(&x, &l);
+                    if (rc)
+                        return rc;
+                }
+                if (want)
+                    break;
+            }
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    res->search_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    return ST_OK;
+}
+
+int plan_min_nodes(const plan_model *m, const plan_cluster *c, const plan_config *cfg,
+                   int max_nodes, st_err *err)
+{
+    plan_result *res = calloc(1, sizeof *res);
+    if (!res)
+        return 0;
+    plan_config one = *cfg;
+    one.top_k = 1;
+    one.dp = 0; /* the count changes, so the DP degree must be free */
+    int lo = c->nodes, hi = 0;
+    for (int n = c->nodes > 1 ? c->nodes * 2 : 2; n <= max_nodes; n *= 2) {
+        plan_cluster cc = *c;
+        cc.nodes = n;
+        cc.gpus = n * c->inst->gpus_per_node;
+        if (plan_search(m, &cc, &one, res, err) == ST_OK && res->ntop > 0) {
+            hi = n;
+            break;
+        }
+        lo = n;
+    }
+    /* refine between the last infeasible and the first feasible power of two */
+    while (hi && hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        plan_cluster cc = *c;
+        cc.nodes = mid;
+        cc.gpus = mid * c->inst->gpus_per_node;
+        if (plan_search(m, &cc, &one, res, err) == ST_OK && res->ntop > 0)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    free(res);
+    return hi;
+}
