@@ -1,20 +1,52 @@
 /*
- * cli_main.c: command dispatch (temporary minimal version while the commands land).
+ * cli.c: command dispatch for smdplan.
+ *
+ *   smdplan [plan] --params 30B --instances 16xp4d ...   recommend layouts
+ *   smdplan catalog                                      list instance types
+ *   smdplan validate FILE.csv                            predict published runs
+ *   smdplan --version | --help
  */
 #include "app/cli.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "app/cli_int.h"
 #include "exec/exec.h"
 #include "smd_config.h"
 
+int cli_fail(const st_err *err)
+{
+    fprintf(stderr, "smdplan: %s\n", err->msg[0] ? err->msg : st_str(err->code));
+    return st_exit_code(err->code);
+}
+
+static void print_version(void)
+{
+    printf("smdplan %s (git %s)\n", SMD_VERSION, SMD_GIT_REV);
+    exec_features f = exec_features_built();
+    printf("build features: CUDA %s, NCCL %s, MPI %s\n", f.cuda ? "yes" : "no",
+           f.nccl ? "yes" : "no", f.mpi ? "yes" : "no");
+}
+
 int cli_main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "--version") == 0) {
-        printf("smdplan %s (%s) %s\n", SMD_VERSION, SMD_GIT_REV, exec_features_str());
+    if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0)) {
+        print_version();
         return 0;
     }
-    fprintf(stderr, "smdplan: no command yet\n");
-    return 2;
+    if (argc > 1 && strcmp(argv[1], "catalog") == 0)
+        return cli_catalog_cmd(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "validate") == 0)
+        return cli_validate_cmd(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "plan") == 0)
+        return cli_plan_cmd(argc - 1, argv + 1);
+    if (argc > 1 && argv[1][0] != '-') {
+        fprintf(stderr,
+                "smdplan: unknown command '%s'; allowed: plan (default), catalog, validate "
+                "(see smdplan --help)\n",
+                argv[1]);
+        return 2;
+    }
+    return cli_plan_cmd(argc, argv);
 }

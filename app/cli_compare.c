@@ -1,0 +1,129 @@
+/*
+ * cli_compare.c: without --instances, compare every instance type of the
+ * catalog at 1, 2, 4, ... up to --max-instances instances: the best plan of
+ * each, its step time, throughput, MFU, price, and the time and cost to train
+ * --tokens tokens. Marks the fastest and the cheapest.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "app/cli_int.h"
+#include "common/units.h"
+
+typedef struct option_row {
+    const plan_instance *inst;
+    int nodes;
+    plan_candidate best;
+    double train_s;
+    double train_cost;           /* 0 when the price is unknown */
+} option_row;
+
+int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
+{
+    st_err err = {0};
+    plan_config cfg = o->cfg;
+    cfg.top_k = 1;
+    int cap = 64 * x->cat.ninstances;
+    option_row *rows = calloc((size_t)cap, sizeof *rows);
+    plan_result *res = calloc(1, sizeof *res);
+    if (!rows || !res) {
+        free(rows);
+        free(res);
+        fprintf(stderr, "smdplan: out of memory\n");
+        return 1;
+    }
+    int n = 0, ex = 0, nfit_types = 0;
+    for (int i = 0; i < x->cat.ninstances && !ex; i++) {
+        const plan_instance *in = &x->cat.instances[i];
+        int fit = 0;
+        for (int nodes = 1; nodes <= o->max_instances && n < cap; nodes *= 2) {
+            plan_cluster c;
+            if (plan_cluster_make(&x->cat, in, nodes, &c, &err) != ST_OK) {
+                ex = cli_fail(&err);
+                break;
+            }
+            if (plan_search(&x->model, &c, &cfg, res, &err) != ST_OK) {
+                ex = cli_fail(&err);
+                break;
+            }
+            if (res->ntop == 0)
+                continue;
+            option_row *r = &rows[n++];
+            r->inst = in;
+            r->nodes = nodes;
+            r->best = res->top[0];
+            r->train_s = o->tokens / r->best.est.tokens_per_s;
+            r->train_cost = in->price_per_hour > 0 ? r->train_s / 3600.0 * in->price_per_hour * nodes : 0;
+            fit = 1;
+        }
+        nfit_types += fit;
+    }
+    if (ex) {
+        free(rows);
+        free(res);
+        return ex;
+    }
+    int fastest = -1, cheapest = -1;
+    for (int i = 0; i < n; i++) {
+        if (fastest < 0 || rows[i].train_s < rows[fastest].train_s)
+            fastest = i;
+        if (rows[i].train_cost > 0 && (cheapest < 0 || rows[i].train_cost < rows[cheapest].train_cost))
+            cheapest = i;
+    }
+    char tok[32];
+    if (o->json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddItemToObject(root, "model", cli_json_model(&x->model));
+        cJSON_AddNumberToObject(root, "tokens", o->tokens);
+        cJSON *arr = cJSON_CreateArray();
+        for (int i = 0; i < n; i++) {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "instance_type", rows[i].inst->name);
+            cJSON_AddNumberToObject(j, "instances", rows[i].nodes);
+            cJSON_AddNumberToObject(j, "train_time_s", rows[i].train_s);
+            cJSON_AddNumberToObject(j, "train_cost", rows[i].train_cost);
+            cJSON_AddBoolToObject(j, "fastest", i == fastest);
+            cJSON_AddBoolToObject(j, "cheapest", i == cheapest);
+            cJSON_AddItemToObject(j, "plan", cli_json_plan(&rows[i].best));
+            cJSON_AddItemToArray(arr, j);
+        }
+        cJSON_AddItemToObject(root, "options", arr);
+        char *s = cJSON_Print(root);
+        if (s)
+            printf("%s\n", s);
+        free(s);
+        cJSON_Delete(root);
+    } else {
+        cli_print_model(stdout, &x->model);
+        printf("compare: every catalog type at 1..%d instances (powers of two), training %s tokens\n\n",
+               o->max_instances, units_fmt_count(o->tokens, tok, sizeof tok));
+        printf("%-16s %5s %5s  %-22s %8s %11s %6s %9s %10s %12s\n", "instance", "count", "GPUs",
+               "best layout", "step s", "tokens/s", "MFU", "$/h", "train", "train $");
+        for (int i = 0; i < n; i++) {
+            const option_row *r = &rows[i];
+            const plan_layout *l = &r->best.layout;
+            char lay[40], t[24], cost[24];
+            snprintf(lay, sizeof lay, "tp%d pp%d dp%d mbs%d %s", l->tp, l->pp, l->dp, l->micro_batch,
+                     l->recompute == PLAN_RECOMP_NONE ? "" : l->recompute == PLAN_RECOMP_FULL ? "rc" : "sel");
+            units_fmt_seconds(r->train_s, t, sizeof t);
+            if (r->train_cost > 0)
+                snprintf(cost, sizeof cost, "%.0f", r->train_cost);
+            else
+                snprintf(cost, sizeof cost, "-");
+            printf("%-16s %5d %5d  %-22s %8.3f %11.0f %5.1f%% %9.2f %10s %12s%s%s\n", r->inst->name,
+                   r->nodes, r->nodes * r->inst->gpus_per_node, lay, r->best.est.time.step_s,
+                   r->best.est.tokens_per_s, 100 * r->best.est.mfu, r->best.est.cost_per_hour, t,
+                   cost, i == fastest ? "  <- fastest" : "", i == cheapest ? "  <- cheapest" : "");
+        }
+        if (n == 0)
+            printf("No instance type fits this model at up to %d instances; raise --max-instances.\n",
+                   o->max_instances);
+    }
+    free(rows);
+    free(res);
+    return n == 0 ? 3 : 0;
+}

@@ -1,0 +1,157 @@
+/*
+ * cli_json.c: `smdplan --json`: the resolved model and cluster and the
+ * ranked plans, with stable field names (units in the names).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+#include "app/cli_int.h"
+#include "smd_config.h"
+
+cJSON *cli_json_model(const plan_model *m)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", m->name);
+    cJSON_AddStringToObject(j, "source", m->source);
+    cJSON_AddStringToObject(j, "arch", m->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt");
+    cJSON_AddNumberToObject(j, "params", (double)m->params);
+    cJSON_AddNumberToObject(j, "layers", (double)m->layers);
+    cJSON_AddNumberToObject(j, "hidden", (double)m->hidden);
+    cJSON_AddNumberToObject(j, "heads", (double)m->heads);
+    cJSON_AddNumberToObject(j, "kv_heads", (double)m->kv_heads);
+    cJSON_AddNumberToObject(j, "ffn", (double)m->ffn);
+    cJSON_AddNumberToObject(j, "seq", (double)m->seq);
+    cJSON_AddNumberToObject(j, "vocab", (double)m->vocab);
+    cJSON_AddBoolToObject(j, "tied_embedding", m->tied_embedding);
+    return j;
+}
+
+static cJSON *cluster_json(const plan_cluster *c)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "instance_type", c->inst->name);
+    cJSON_AddNumberToObject(j, "instances", c->nodes);
+    cJSON_AddNumberToObject(j, "gpus", c->gpus);
+    cJSON_AddNumberToObject(j, "gpus_per_instance", c->inst->gpus_per_node);
+    cJSON_AddStringToObject(j, "gpu", c->gpu->name);
+    cJSON_AddNumberToObject(j, "gpu_memory_bytes", c->gpu->mem_bytes);
+    cJSON_AddNumberToObject(j, "gpu_peak_flops", c->gpu->peak_flops);
+    cJSON_AddNumberToObject(j, "price_per_hour", c->inst->price_per_hour * c->nodes);
+    return j;
+}
+
+static cJSON *mem_json(const plan_mem *m)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "total", m->total_bytes);
+    cJSON_AddNumberToObject(j, "weights", m->weights_bytes);
+    cJSON_AddNumberToObject(j, "gradients", m->grads_bytes);
+    cJSON_AddNumberToObject(j, "optimizer", m->optimizer_bytes);
+    cJSON_AddNumberToObject(j, "activations", m->activations_bytes);
+    cJSON_AddNumberToObject(j, "recompute_working_set", m->recompute_bytes);
+    cJSON_AddNumberToObject(j, "logits", m->logits_bytes);
+    cJSON_AddNumberToObject(j, "comm_buffers", m->comm_buffers_bytes);
+    cJSON_AddNumberToObject(j, "cuda_context", m->context_bytes);
+    cJSON_AddNumberToObject(j, "allocator", m->allocator_bytes);
+    return j;
+}
+
+static cJSON *time_json(const plan_time *t)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "total", t->step_s);
+    cJSON_AddNumberToObject(j, "compute", t->compute_s);
+    cJSON_AddNumberToObject(j, "tp_comm", t->tp_comm_s);
+    cJSON_AddNumberToObject(j, "cp_comm", t->cp_comm_s);
+    cJSON_AddNumberToObject(j, "pp_comm", t->pp_comm_s);
+    cJSON_AddNumberToObject(j, "dp_exposed", t->dp_exposed_s);
+    cJSON_AddNumberToObject(j, "dp_total", t->dp_total_s);
+    cJSON_AddNumberToObject(j, "bubble", t->bubble_s);
+    cJSON_AddNumberToObject(j, "optimizer", t->optimizer_s);
+    return j;
+}
+
+cJSON *cli_json_plan(const plan_candidate *c)
+{
+    const plan_layout *l = &c->layout;
+    const plan_estimate *e = &c->est;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "tp", l->tp);
+    cJSON_AddNumberToObject(j, "pp", l->pp);
+    cJSON_AddNumberToObject(j, "dp", l->dp);
+    cJSON_AddNumberToObject(j, "cp", l->cp);
+    cJSON_AddNumberToObject(j, "micro_batch_size", l->micro_batch);
+    cJSON_AddNumberToObject(j, "microbatches", l->microbatches);
+    cJSON_AddNumberToObject(j, "active_microbatches", l->active_microbatches);
+    cJSON_AddStringToObject(j, "schedule", plan_schedule_name(l->schedule));
+    cJSON_AddNumberToObject(j, "virtual_stages", l->virtual_stages);
+    cJSON_AddStringToObject(j, "recompute", plan_recompute_name(l->recompute));
+    cJSON_AddNumberToObject(j, "recompute_group", l->recompute_group);
+    cJSON_AddStringToObject(j, "optimizer_sharding", plan_sharding_name(l->sharding));
+    cJSON_AddBoolToObject(j, "sequence_parallel", l->sequence_parallel);
+    cJSON_AddBoolToObject(j, "offload_activations", l->offload_activations);
+    cJSON_AddBoolToObject(j, "prescaled_batch", l->prescaled_batch);
+    cJSON_AddStringToObject(j, "placement", l->placement);
+    cJSON_AddNumberToObject(j, "global_batch", (double)l->global_batch);
+    cJSON_AddItemToObject(j, "memory_per_gpu_bytes", mem_json(&e->mem));
+    cJSON_AddNumberToObject(j, "memory_capacity_bytes", e->capacity_bytes);
+    cJSON_AddNumberToObject(j, "worst_stage", e->worst_stage);
+    cJSON *sl = cJSON_CreateArray(), *sm = cJSON_CreateArray();
+    for (int i = 0; i < e->nstages; i++) {
+        cJSON_AddItemToArray(sl, cJSON_CreateNumber(e->stage_layers[i]));
+        cJSON_AddItemToArray(sm, cJSON_CreateNumber(e->stage_mem_bytes[i]));
+    }
+    cJSON_AddItemToObject(j, "stage_layers", sl);
+    cJSON_AddItemToObject(j, "stage_memory_bytes", sm);
+    cJSON_AddItemToObject(j, "step_time_s", time_json(&e->time));
+    cJSON_AddNumberToObject(j, "tokens_per_s", e->tokens_per_s);
+    cJSON_AddNumberToObject(j, "mfu", e->mfu);
+    cJSON_AddNumberToObject(j, "hfu", e->hfu);
+    cJSON_AddNumberToObject(j, "cost_per_hour", e->cost_per_hour);
+    cJSON_AddNumberToObject(j, "cost_per_million_tokens", e->cost_per_mtokens);
+    if (e->reject != PLAN_OK) {
+        cJSON_AddStringToObject(j, "rejected", plan_reject_name(e->reject));
+        cJSON_AddStringToObject(j, "reason", e->reason);
+    }
+    return j;
+}
+
+int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const plan_cluster *c,
+                   const plan_result *r, int min_nodes)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "tool_version", SMD_VERSION);
+    cJSON_AddStringToObject(root, "command_line", o->command_line);
+    cJSON_AddItemToObject(root, "model", cli_json_model(m));
+    cJSON_AddItemToObject(root, "cluster", cluster_json(c));
+    cJSON_AddNumberToObject(root, "global_batch", (double)r->global_batch);
+    cJSON_AddBoolToObject(root, "global_batch_defaulted", r->batch_defaulted);
+    cJSON_AddStringToObject(root, "objective", plan_objective_name(o->cfg.objective));
+    cJSON_AddNumberToObject(root, "layouts_evaluated", (double)r->evaluated);
+    cJSON_AddNumberToObject(root, "layouts_feasible", (double)r->feasible);
+    cJSON_AddNumberToObject(root, "search_s", r->search_s);
+    cJSON *plans = cJSON_CreateArray();
+    for (int i = 0; i < r->ntop; i++)
+        cJSON_AddItemToArray(plans, cli_json_plan(&r->top[i]));
+    cJSON_AddItemToObject(root, "plans", plans);
+    cJSON *rej = cJSON_CreateObject();
+    for (int i = 1; i < PLAN_REJ__COUNT; i++)
+        cJSON_AddNumberToObject(rej, plan_reject_name((plan_reject)i), (double)r->rejected[i]);
+    cJSON_AddItemToObject(root, "rejected", rej);
+    if (r->ntop == 0) {
+        if (r->min_oom_excess_bytes > 0)
+            cJSON_AddItemToObject(root, "closest_out_of_memory", cli_json_plan(&r->closest_oom));
+        cJSON_AddNumberToObject(root, "min_instances_needed", min_nodes);
+    }
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!s) {
+        fprintf(stderr, "smdplan: out of memory writing JSON\n");
+        return 1;
+    }
+    fprintf(f, "%s\n", s);
+    free(s);
+    return 0;
+}

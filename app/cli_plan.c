@@ -1,0 +1,441 @@
+/*
+ * cli_plan.c: `smdplan [plan]`, the planner's command line.
+ *
+ * One option table drives getopt_long, --help and the range checks. The
+ * command resolves the model (preset, derived shape, Hugging Face config or
+ * explicit sizes) and the cluster (catalog + --instances), searches layouts
+ * with the knobs the user fixed, and prints the ranked plans (table, --json,
+ * --explain, --emit). A model that fits on no layout is an answer, exit 3.
+ */
+#include "app/cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "app/cli_int.h"
+#include "common/units.h"
+#include "data/data.h"
+
+enum {
+    O_HELP = 'h',
+    O_PARAMS = 256, O_ARCH, O_FAMILY, O_MODEL, O_LAYERS, O_HIDDEN, O_HEADS, O_KV_HEADS, O_FFN,
+    O_SEQ, O_VOCAB,
+    O_INSTANCES, O_CATALOG, O_MAX_INSTANCES, O_TOKENS,
+    O_TP, O_PP, O_DP, O_CP, O_MICRO_BATCH, O_MICROBATCHES, O_ACTIVE, O_SCHEDULE, O_VIRTUAL,
+    O_RECOMPUTE, O_RECOMPUTE_GROUP, O_SHARDING, O_SP, O_OFFLOAD, O_PRESCALED, O_PLACEMENT,
+    O_FLASH, O_DP_OVERLAP, O_GLOBAL_BATCH, O_BATCH_SIZE,
+    O_OBJECTIVE, O_TOP, O_ALLOW_TP_NODES, O_JSON, O_EXPLAIN, O_EMIT, O_NO_RECORD, O_VERSION,
+};
+
+typedef struct opt_def {
+    const char *name;            /* NULL: a heading in --help */
+    int has_arg;
+    int id;
+    const char *arg;             /* metavar with unit */
+    const char *help;            /* one line, with default and allowed values */
+} opt_def;
+
+static const opt_def opt_table[] = {
+    {NULL, 0, 0, NULL, "Model"},
+    {"params", 1, O_PARAMS, "N", "model size (350M, 1.3B, 30B, 175B, 1T): a published shape or one derived between them"},
+    {"arch", 1, O_ARCH, "A", "gpt (GPT-2/3, Megatron) or llama (SwiGLU, GQA, RMSNorm); default gpt"},
+    {"family", 1, O_FAMILY, "F", "restrict --params to one preset family: smp, gpt3, megatron, llama"},
+    {"model", 1, O_MODEL, "FILE", "read the shape from a Hugging Face config.json"},
+    {"layers", 1, O_LAYERS, "N", "override: transformer layers"},
+    {"hidden", 1, O_HIDDEN, "N", "override: hidden size"},
+    {"heads", 1, O_HEADS, "N", "override: attention heads"},
+    {"kv-heads", 1, O_KV_HEADS, "N", "override: key/value heads (grouped-query attention)"},
+    {"ffn", 1, O_FFN, "N", "override: MLP inner size (default 4 x hidden for gpt)"},
+    {"seq", 1, O_SEQ, "N", "override: sequence length, tokens"},
+    {"vocab", 1, O_VOCAB, "N", "override: vocabulary size"},
+    {NULL, 0, 0, NULL, "Cluster"},
+    {"instances", 1, O_INSTANCES, "SPEC", "cluster: 16xp4d, 16xml.p4d.24xlarge or p4d:16 (see 'smdplan catalog'); without it, compare types and counts"},
+    {"catalog", 1, O_CATALOG, "FILE", "JSON file adding or overriding instance types and GPUs"},
+    {"max-instances", 1, O_MAX_INSTANCES, "N", "comparison: largest instance count tried (default 64)"},
+    {"tokens", 1, O_TOKENS, "N", "comparison: tokens to train for time and cost (default 300B)"},
+    {NULL, 0, 0, NULL, "Layout (fix a knob; the others are searched)"},
+    {"tp", 1, O_TP, "N", "tensor-parallel degree (SMP tensor_parallel_degree)"},
+    {"pp", 1, O_PP, "N", "pipeline degree (SMP partitions); --partitions is the same"},
+    {"partitions", 1, O_PP, "N", "same as --pp"},
+    {"dp", 1, O_DP, "N", "data-parallel degree"},
+    {"cp", 1, O_CP, "N", "context-parallel degree (sequence split across GPUs; default 1)"},
+    {"micro-batch", 1, O_MICRO_BATCH, "N", "sequences per microbatch"},
+    {"microbatches", 1, O_MICROBATCHES, "N", "microbatches per step (SMP microbatches)"},
+    {"active-microbatches", 1, O_ACTIVE, "N", "max microbatches in flight per stage (SMP default partitions + 2)"},
+    {"schedule", 1, O_SCHEDULE, "S", "simple (GPipe), interleaved (SMP 1F1B), virtual (Megatron), zb-h1"},
+    {"virtual-stages", 1, O_VIRTUAL, "N", "model chunks per pipeline rank with --schedule virtual"},
+    {"recompute", 1, O_RECOMPUTE, "R", "activation recomputation: none, selective, full"},
+    {"recompute-group", 1, O_RECOMPUTE_GROUP, "K", "layers per checkpoint with full recompute (default 1)"},
+    {"sharding", 1, O_SHARDING, "S", "none, optimizer (ZeRO-1, SMP shard_optimizer_state), gradients (ZeRO-2), params (ZeRO-3, SMP sharded data parallel)"},
+    {"sequence-parallel", 1, O_SP, "on|off", "Megatron sequence parallelism with TP (default on when tp > 1)"},
+    {"offload", 1, O_OFFLOAD, "on|off", "offload activation checkpoints to host memory"},
+    {"prescaled-batch", 1, O_PRESCALED, "on|off", "SMP prescaled_batch (default on when tp > 1)"},
+    {"placement", 1, O_PLACEMENT, "P", "cluster, spread, or an order of D, P, T (outermost first)"},
+    {"flash-attention", 1, O_FLASH, "on|off", "fused attention kernel (default on)"},
+    {"dp-overlap", 1, O_DP_OVERLAP, "on|off", "overlap gradient sync with backward (default on)"},
+    {"global-batch", 1, O_GLOBAL_BATCH, "N", "sequences per optimizer step (default: GPT-3 schedule by size)"},
+    {"batch-size", 1, O_BATCH_SIZE, "N", "SMP script batch per model-parallel group (prescaled); global = N x dp; needs --dp or --tp and --pp"},
+    {NULL, 0, 0, NULL, "Search and output"},
+    {"objective", 1, O_OBJECTIVE, "O", "rank by time (default), cost, throughput or memory"},
+    {"top", 1, O_TOP, "N", "plans shown (default 5, at most 32)"},
+    {"allow-tp-across-nodes", 0, O_ALLOW_TP_NODES, NULL, "let TP groups span nodes (off: SMP best practice)"},
+    {"json", 0, O_JSON, NULL, "print JSON with stable field names"},
+    {"explain", 0, O_EXPLAIN, NULL, "print every memory and time term of the best plan with its formula and source"},
+    {"emit", 1, O_EMIT, "W", "print the launch settings of the best plan: sagemaker or mpirun"},
+    {"no-record", 0, O_NO_RECORD, NULL, "do not record this run"},
+    {"version", 0, O_VERSION, NULL, "print the version and build features"},
+    {"help", 0, O_HELP, NULL, "this help"},
+};
+#define NOPTS ((int)(sizeof opt_table / sizeof opt_table[0]))
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: smdplan [plan] --params SIZE [--instances N x TYPE] [options]\n"
+            "       smdplan catalog | validate FILE.csv | --version\n\n"
+            "Recommends how to split a GPT-style model over a cluster: tensor, pipeline and data\n"
+            "parallel degrees, micro-batching, recomputation, sharding and placement, with the\n"
+            "per-GPU memory, step time, tokens/s, MFU and cost of each plan.\n");
+    for (int i = 0; i < NOPTS; i++) {
+        const opt_def *o = &opt_table[i];
+        if (!o->name) {
+            fprintf(f, "\n%s:\n", o->help);
+            continue;
+        }
+        char lhs[48];
+        snprintf(lhs, sizeof lhs, "--%s%s%s", o->name, o->has_arg ? " " : "",
+                 o->has_arg ? o->arg : "");
+        fprintf(f, "  %-26s %s\n", lhs, o->help);
+    }
+    fprintf(f,
+            "\nExamples:\n"
+            "  smdplan --params 30B --instances 16xp4d\n"
+            "  smdplan --params 60B --instances 32xp4d --tp 8 --pp 2 --batch-size 56 \\\n"
+            "          --microbatches 4 --active-microbatches 2 --recompute full --sharding optimizer\n"
+            "  smdplan --params 175B --instances 64xp5 --objective cost --json\n"
+            "  smdplan --params 13B --tokens 300B            # compare instance types and counts\n"
+            "  smdplan --model config.json --instances p4de:8 --emit sagemaker\n"
+            "\nExit codes: 0 plans found, 2 bad input, 3 nothing fits (the output says why).\n");
+}
+
+static int parse_onoff(const char *what, const char *s, int *out, st_err *err)
+{
+    if (!strcasecmp(s, "on") || !strcasecmp(s, "true") || !strcmp(s, "1") || !strcasecmp(s, "yes")) {
+        *out = 1;
+        return ST_OK;
+    }
+    if (!strcasecmp(s, "off") || !strcasecmp(s, "false") || !strcmp(s, "0") || !strcasecmp(s, "no")) {
+        *out = 0;
+        return ST_OK;
+    }
+    return ST_RAISE(err, ST_EINVAL, "%s '%s': allowed are on, off", what, s);
+}
+
+static int parse_int_opt(const char *name, const char *s, int64_t max, int *out, st_err *err)
+{
+    int64_t v;
+    char what[48];
+    snprintf(what, sizeof what, "--%s", name);
+    int rc = units_parse_int(s, what, 1, max, &v, err);
+    if (rc == ST_OK)
+        *out = (int)v;
+    return rc;
+}
+
+static int parse_i64_opt(const char *name, const char *s, int64_t max, int64_t *out, st_err *err)
+{
+    char what[48];
+    snprintf(what, sizeof what, "--%s", name);
+    return units_parse_int(s, what, 1, max, out, err);
+}
+
+/* Apply one option. */
+static int apply(cli_plan_opts *o, const opt_def *d, const char *a, st_err *err)
+{
+    plan_config *c = &o->cfg;
+    const int64_t big = 1 << 30;
+    int v;
+    switch (d->id) {
+    case O_PARAMS: o->params = a; return ST_OK;
+    case O_ARCH: o->arch = a; return ST_OK;
+    case O_FAMILY: o->family = a; return ST_OK;
+    case O_MODEL: o->model_file = a; return ST_OK;
+    case O_LAYERS: return parse_i64_opt(d->name, a, PLAN_MAX_LAYERS, &o->layers, err);
+    case O_HIDDEN: return parse_i64_opt(d->name, a, PLAN_MAX_HIDDEN, &o->hidden, err);
+    case O_HEADS: return parse_i64_opt(d->name, a, PLAN_MAX_HEADS, &o->heads, err);
+    case O_KV_HEADS: return parse_i64_opt(d->name, a, PLAN_MAX_HEADS, &o->kv_heads, err);
+    case O_FFN: return parse_i64_opt(d->name, a, 16 * (int64_t)PLAN_MAX_HIDDEN, &o->ffn, err);
+    case O_SEQ: return parse_i64_opt(d->name, a, PLAN_MAX_SEQ, &o->seq, err);
+    case O_VOCAB: return parse_i64_opt(d->name, a, PLAN_MAX_VOCAB, &o->vocab, err);
+    case O_INSTANCES: o->instances = a; return ST_OK;
+    case O_CATALOG: o->catalog_file = a; return ST_OK;
+    case O_MAX_INSTANCES: return parse_int_opt(d->name, a, 100000, &o->max_instances, err);
+    case O_TOKENS: {
+        int rc = units_parse_count(a, "--tokens", &o->tokens, err);
+        if (rc == ST_OK && o->tokens < 1)
+            return ST_RAISE(err, ST_EINVAL, "--tokens '%s': must be at least 1", a);
+        return rc;
+    }
+    case O_TP: return parse_int_opt(d->name, a, 65536, &c->tp, err);
+    case O_PP: return parse_int_opt(d->name, a, PLAN_PP_MAX, &c->pp, err);
+    case O_DP: return parse_int_opt(d->name, a, big, &c->dp, err);
+    case O_CP: return parse_int_opt(d->name, a, 65536, &c->cp, err);
+    case O_MICRO_BATCH: return parse_int_opt(d->name, a, big, &c->micro_batch, err);
+    case O_MICROBATCHES: return parse_int_opt(d->name, a, big, &c->microbatches, err);
+    case O_ACTIVE: return parse_int_opt(d->name, a, big, &c->active_microbatches, err);
+    case O_VIRTUAL: return parse_int_opt(d->name, a, 1024, &c->virtual_stages, err);
+    case O_RECOMPUTE_GROUP: return parse_int_opt(d->name, a, PLAN_MAX_LAYERS, &c->recompute_group, err);
+    case O_GLOBAL_BATCH: return parse_i64_opt(d->name, a, (int64_t)1 << 40, &c->global_batch, err);
+    case O_BATCH_SIZE: return parse_i64_opt(d->name, a, (int64_t)1 << 40, &o->batch_size, err);
+    case O_TOP: return parse_int_opt(d->name, a, PLAN_TOPK_MAX, &c->top_k, err);
+    case O_SCHEDULE: {
+        plan_schedule s;
+        int rc = plan_schedule_parse(a, &s, err);
+        c->schedule = (int)s;
+        return rc;
+    }
+    case O_RECOMPUTE: {
+        plan_recompute r;
+        int rc = plan_recompute_parse(a, &r, err);
+        c->recompute = (int)r;
+        return rc;
+    }
+    case O_SHARDING: {
+        plan_sharding s;
+        int rc = plan_sharding_parse(a, &s, err);
+        c->sharding = (int)s;
+        return rc;
+    }
+    case O_OBJECTIVE: return plan_objective_parse(a, &c->objective, err);
+    case O_PLACEMENT: return plan_placement_parse(a, c->placement, err);
+    case O_SP: return parse_onoff("--sequence-parallel", a, &c->sequence_parallel, err);
+    case O_OFFLOAD: return parse_onoff("--offload", a, &c->offload_activations, err);
+    case O_PRESCALED: return parse_onoff("--prescaled-batch", a, &c->prescaled_batch, err);
+    case O_FLASH: return parse_onoff("--flash-attention", a, &c->flash_attention, err);
+    case O_DP_OVERLAP: return parse_onoff("--dp-overlap", a, &c->dp_overlap, err);
+    case O_ALLOW_TP_NODES: c->allow_tp_across_nodes = 1; return ST_OK;
+    case O_JSON: o->json = 1; return ST_OK;
+    case O_EXPLAIN: o->explain = 1; return ST_OK;
+    case O_NO_RECORD: o->no_record = 1; return ST_OK;
+    case O_EMIT:
+        if (strcmp(a, "sagemaker") && strcmp(a, "mpirun"))
+            return ST_RAISE(err, ST_EINVAL, "--emit '%s': allowed are sagemaker, mpirun", a);
+        o->emit = a;
+        return ST_OK;
+    default:
+        (void)v;
+        return ST_RAISE(err, ST_EINTERNAL, "option --%s has no handler", d->name);
+    }
+}
+
+/* 0: parsed; 1: --help/--version printed; otherwise an exit code (2). */
+static int parse_args(int argc, char **argv, cli_plan_opts *o, st_err *err)
+{
+    struct option lo[NOPTS + 1];
+    int n = 0;
+    for (int i = 0; i < NOPTS; i++)
+        if (opt_table[i].name)
+            lo[n++] = (struct option){opt_table[i].name, opt_table[i].has_arg, NULL, opt_table[i].id};
+    lo[n] = (struct option){0, 0, 0, 0};
+
+    size_t used = 0;
+    for (int i = 0; i < argc && used + 2 < sizeof o->command_line; i++)
+        used += (size_t)snprintf(o->command_line + used, sizeof o->command_line - used, "%s%s",
+                                 i ? " " : "", argv[i]);
+
+    optind = 1;
+    opterr = 0;
+    int id;
+    while ((id = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        if (id == '?' || id == ':') {
+            const char *bad = argv[optind - 1];
+            fprintf(stderr, "smdplan: unknown option or missing value: '%s' (see smdplan --help)\n",
+                    bad ? bad : "?");
+            return 2;
+        }
+        if (id == O_HELP) {
+            usage(stdout);
+            return 1;
+        }
+        if (id == O_VERSION) {
+            char *v[] = {(char *)"smdplan", (char *)"--version"};
+            cli_main(2, v);
+            return 1;
+        }
+        const opt_def *d = NULL;
+        for (int i = 0; i < NOPTS && !d; i++)
+            if (opt_table[i].name && opt_table[i].id == id)
+                d = &opt_table[i];
+        if (apply(o, d, optarg, err) != ST_OK)
+            return cli_fail(err);
+    }
+    if (optind < argc) {
+        fprintf(stderr, "smdplan: unexpected argument '%s' (options start with --; see smdplan --help)\n",
+                argv[optind]);
+        return 2;
+    }
+    return 0;
+}
+
+static int resolve_model(const cli_plan_opts *o, cli_plan_ctx *x, st_err *err)
+{
+    plan_arch arch = PLAN_ARCH_GPT;
+    if (o->arch) {
+        if (!strcasecmp(o->arch, "gpt"))
+            arch = PLAN_ARCH_GPT;
+        else if (!strcasecmp(o->arch, "llama"))
+            arch = PLAN_ARCH_LLAMA;
+        else
+            return ST_RAISE(err, ST_EINVAL, "--arch '%s': allowed are gpt, llama", o->arch);
+    }
+    plan_model *m = &x->model;
+    int rc;
+    if (o->model_file) {
+        if ((rc = data_hfconfig_load(o->model_file, m, err)))
+            return rc;
+    } else if (o->params) {
+        double p;
+        if ((rc = units_parse_count(o->params, "--params", &p, err)))
+            return rc;
+        if ((rc = plan_model_resolve(&x->presets, p, arch, o->family, m, err)))
+            return rc;
+    } else if (o->layers && o->hidden && o->heads) {
+        memset(m, 0, sizeof *m);
+        m->arch = arch;
+        snprintf(m->name, sizeof m->name, "custom");
+        snprintf(m->source, sizeof m->source, "sizes given on the command line");
+        m->seq = 2048;   /* GPT-3's training length (Brown et al. 2020) */
+        m->vocab = arch == PLAN_ARCH_LLAMA ? 32000 : 50257;
+        m->tied_embedding = arch == PLAN_ARCH_GPT;
+    } else {
+        return ST_RAISE(err, ST_EINVAL,
+                        "no model: give --params SIZE (e.g. 30B), --model config.json, or "
+                        "--layers, --hidden and --heads");
+    }
+    /* overrides */
+    int shape_changed = 0;
+    if (o->layers) m->layers = o->layers, shape_changed = 1;
+    if (o->hidden) m->hidden = o->hidden, shape_changed = 1;
+    if (o->heads) m->heads = o->heads, shape_changed = 1;
+    if (o->kv_heads) m->kv_heads = o->kv_heads, shape_changed = 1;
+    if (o->ffn) m->ffn = o->ffn, shape_changed = 1;
+    if (o->seq) m->seq = o->seq, shape_changed = 1;
+    if (o->vocab) m->vocab = o->vocab, shape_changed = 1;
+    if (!o->kv_heads && (o->heads || !m->kv_heads))
+        m->kv_heads = m->heads;
+    if (!o->ffn && (o->hidden || !m->ffn) && m->arch == PLAN_ARCH_GPT)
+        m->ffn = 4 * m->hidden;
+    if (!m->ffn && m->arch == PLAN_ARCH_LLAMA) /* Llama: 2/3 x 4h, multiple of 256 */
+        m->ffn = ((8 * m->hidden / 3) + 255) / 256 * 256;
+    if (shape_changed && (o->params || o->model_file)) {
+        size_t n = strlen(m->source);
+        snprintf(m->source + n, sizeof m->source - n, "%s", "; sizes overridden on the command line");
+    }
+    return plan_model_finish(m, err);
+}
+
+static void ctx_free(cli_plan_ctx *x)
+{
+    plan_catalog_free(&x->cat);
+    plan_presets_free(&x->presets);
+}
+
+int cli_plan_cmd(int argc, char **argv)
+{
+    cli_plan_opts o;
+    memset(&o, 0, sizeof o);
+    plan_config_default(&o.cfg);
+    o.max_instances = 64;
+    o.tokens = 300e9; /* GPT-3's training tokens (Brown et al. 2020, Sec. 2.2) */
+    st_err err = {0};
+    int ex = parse_args(argc, argv, &o, &err);
+    if (ex)
+        return ex == 1 ? 0 : ex;
+
+    cli_plan_ctx x;
+    memset(&x, 0, sizeof x);
+    int rc = data_catalog_load(NULL, &x.cat, &err);
+    if (rc == ST_OK && o.catalog_file)
+        rc = data_catalog_merge(&x.cat, o.catalog_file, &err);
+    if (rc == ST_OK && (o.params || !o.model_file))
+        rc = data_presets_load(NULL, &x.presets, &err);
+    if (rc == ST_OK)
+        rc = resolve_model(&o, &x, &err);
+    if (rc == ST_OK && o.instances) {
+        rc = plan_cluster_parse(&x.cat, o.instances, &x.cluster, &err);
+        x.have_cluster = rc == ST_OK;
+    }
+    if (rc != ST_OK) {
+        ctx_free(&x);
+        return cli_fail(&err);
+    }
+    if (!x.have_cluster) {
+        ex = cli_compare(&o, &x);
+        ctx_free(&x);
+        return ex;
+    }
+
+    /* --batch-size is SMP's per-model-parallel-group batch: global = N x dp. */
+    if (o.batch_size) {
+        int dp = o.cfg.dp;
+        if (!dp && o.cfg.tp && o.cfg.pp) {
+            long mp = (long)o.cfg.tp * o.cfg.pp * (o.cfg.cp ? o.cfg.cp : 1);
+            if (x.cluster.gpus % mp == 0)
+                dp = (int)(x.cluster.gpus / mp);
+        }
+        if (!dp) {
+            ctx_free(&x);
+            ST_RAISE(&err, ST_EINVAL,
+                     "--batch-size %lld: the data-parallel degree must be known; give --dp, or "
+                     "--tp and --pp, or use --global-batch",
+                     (long long)o.batch_size);
+            return cli_fail(&err);
+        }
+        o.cfg.global_batch = o.batch_size * dp;
+    }
+
+    plan_result *res = calloc(1, sizeof *res);
+    if (!res) {
+        ctx_free(&x);
+        ST_RAISE(&err, ST_ENOMEM, "out of memory");
+        return cli_fail(&err);
+    }
+    rc = plan_search(&x.model, &x.cluster, &o.cfg, res, &err);
+    if (rc != ST_OK) {
+        free(res);
+        ctx_free(&x);
+        return cli_fail(&err);
+    }
+
+    int min_nodes = 0;
+    if (res->ntop == 0)
+        min_nodes = plan_min_nodes(&x.model, &x.cluster, &o.cfg, 16384, &err);
+
+    if (o.json)
+        ex = cli_print_json(stdout, &o, &x.model, &x.cluster, res, min_nodes);
+    else if (res->ntop == 0)
+        cli_print_infeasible(stdout, &o, &x.model, &x.cluster, res, min_nodes);
+    else if (!o.emit)
+        cli_print_result(stdout, &o, &x.model, &x.cluster, res);
+
+    if (res->ntop > 0 && o.explain && !o.json) {
+        plan_terms *t = calloc(1, sizeof *t);
+        plan_estimate *e = calloc(1, sizeof *e);
+        if (t && e && plan_evaluate(&x.model, &x.cluster, &res->top[0].layout, e, t, &err) == ST_OK)
+            cli_print_terms(stdout, t);
+        free(t);
+        free(e);
+    }
+    if (res->ntop > 0 && o.emit && !ex) {
+        ex = cli_emit(stdout, o.emit, &x.model, &x.cluster, &res->top[0], &err);
+        if (ex)
+            cli_fail(&err);
+    }
+    if (!ex && res->ntop == 0)
+        ex = 3;
+    free(res);
+    ctx_free(&x);
+    return ex;
+}
