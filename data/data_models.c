@@ -1,0 +1,560 @@
+/*
+ * data_models.c: the model presets (models.json) and Hugging Face config.json.
+ *
+ * models.json is a JSON array of presets, each
+ *   {key, family, label, nominal_params, arch ("gpt"|"llama"), layers, hidden,
+ *    heads, kv_heads, ffn, seq, vocab, tied_embedding, source}
+ * with every field required and no others allowed (a misspelt field is an
+ * error, not a silent default). Each preset is finished (plan_model_finish)
+ * on load, so its exact parameter count is known.
+ *
+ * A Hugging Face config.json is mapped onto the planner's two architectures:
+ *   gpt   GPT-2, GPT-NeoX, GPT-J, OPT, BLOOM: n_layer / num_hidden_layers,
+ *         n_embd / hidden_size, n_head / num_attention_heads, n_inner /
+ *         intermediate_size / ffn_dim (absent or null: 4h), n_positions /
+ *         max_position_embeddings, vocab_size.
+ *   llama Llama, Mistral, Qwen2: num_hidden_layers, hidden_size,
+ *         num_attention_heads, num_key_value_heads (absent: = heads),
+ *         intermediate_size, max_position_embeddings, vocab_size.
+ * tie_word_embeddings, when absent, takes the transformers default of the
+ * model type (tied: GPT-2, OPT, BLOOM; untied: GPT-NeoX, GPT-J, Llama,
+ * Mistral, Qwen2). The count is approximate where the planner's layer differs
+ * from the model's, and the model's source says so: the gpt layer counts a
+ * learned position table of seq x hidden, which GPT-NeoX and GPT-J (rotary)
+ * and BLOOM (ALiBi) lack (BLOOM's embedding LayerNorm, 2h, is not counted;
+ * its seq is seq_length or 2048, its training length);
+ * GPT-J (parallel block) has no attention biases and one LayerNorm per layer;
+ * Qwen2's q, k, v biases are not counted.
+ * The difference is about s*h: under 0.5 % of the total from 1B parameters up.
+ *
+ * Errors name the file, the entry or field and what is allowed. Both readers
+ * fill their output only on success; every path frees the cJSON tree.
+ */
+#include "data/data.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Smallest and largest nominal size a preset may state (plan_resolve.c's
+ * accepted range). */
+#define DATA_NOMINAL_MIN 1e6
+#define DATA_NOMINAL_MAX 1e15
+/* BLOOM's training sequence length, 2048 (Le Scao et al. 2022, BLOOM: A
+ * 176B-Parameter Open-Access Multilingual Language Model, training
+ * hyperparameters), for configs without seq_length: ALiBi has no position
+ * table to read it from. */
+#define DATA_BLOOM_SEQ 2048
+
+/* ------------------------------------------------------------------------ */
+/* JSON helpers                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Line and column (1-based) of byte offset off in text. */
+static void line_col(const char *text, size_t off, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off; i++) {
+        if (text[i] == '\n') {
+            ++*line;
+            *col = 1;
+        } else {
+            ++*col;
+        }
+    }
+}
+
+/* Parse len bytes of text. The bytes are copied into a NUL-terminated buffer
+ * first: the input need not be terminated, and cJSON never reads past it. */
+static int parse_json(const char *text, size_t len, const char *name, cJSON **out, st_err *err)
+{
+    *out = NULL;
+    if (len == 0)
+        return ST_RAISE(err, ST_EPARSE, "%s: empty file, expected a JSON value", name);
+    char *buf = malloc(len + 1);
+    if (!buf)
+        return ST_RAISE(err, ST_ENOMEM, "%s: cannot allocate %zu bytes", name, len + 1);
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+    if (!root) {
+        size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
+        int line, col;
+        line_col(buf, off, &line, &col);
+        free(buf);
+        return ST_RAISE(err, ST_EPARSE, "%s: malformed JSON at line %d, column %d (byte %zu)",
+                        name, line, col, off);
+    }
+    free(buf);
+    *out = root;
+    return ST_OK;
+}
+
+/* A whole number in [1, max] from a JSON number; ctx and field name it. */
+static int json_int(const cJSON *it, const char *ctx, const char *field, int64_t max,
+                    int64_t *out, st_err *err)
+{
+    if (!cJSON_IsNumber(it))
+        return ST_RAISE(err, ST_EINVAL, "%s: %s: must be a number", ctx, field);
+    double v = it->valuedouble;
+    if (isnan(v))
+        return ST_RAISE(err, ST_EINVAL, "%s: %s: must be a number", ctx, field);
+    if (v > (double)max)
+        return ST_RAISE(err, ST_ERANGE, "%s: %s %g: larger than the supported maximum %lld", ctx,
+                        field, v, (long long)max);
+    if (v < 1.0)
+        return ST_RAISE(err, ST_EINVAL, "%s: %s %g: must be a positive whole number", ctx,
+                        field, v);
+    if (v != floor(v))
+        return ST_RAISE(err, ST_EINVAL, "%s: %s %g: must be a whole number", ctx, field, v);
+    *out = (int64_t)v;
+    return ST_OK;
+}
+
+/* A non-empty string shorter than len, copied into buf. */
+static int json_str(const cJSON *it, const char *ctx, const char *field, char *buf, size_t len,
+                    st_err *err)
+{
+    if (!cJSON_IsString(it) || !it->valuestring || !it->valuestring[0])
+        return ST_RAISE(err, ST_EINVAL, "%s: %s: must be a non-empty string", ctx, field);
+    if (strlen(it->valuestring) >= len)
+        return ST_RAISE(err, ST_EINVAL, "%s: %s: longer than %zu characters", ctx, field,
+                        len - 1);
+    memcpy(buf, it->valuestring, strlen(it->valuestring) + 1);
+    return ST_OK;
+}
+
+static int json_bool(const cJSON *it, const char *ctx, const char *field, int *out, st_err *err)
+{
+    if (!cJSON_IsBool(it))
+        return ST_RAISE(err, ST_EINVAL, "%s: %s: must be true or false", ctx, field);
+    *out = cJSON_IsTrue(it) ? 1 : 0;
+    return ST_OK;
+}
+
+/* Present and not null. */
+static const cJSON *json_get(const cJSON *obj, const char *key)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return it && !cJSON_IsNull(it) ? it : NULL;
+}
+
+/* Re-raise an error of plan_model_finish with ctx in front. */
+static int finish_in(plan_model *m, const char *ctx, st_err *err)
+{
+    st_err inner = {0};
+    int rc = plan_model_finish(m, &inner);
+    if (rc)
+        return ST_RAISE(err, rc, "%s: %s", ctx, inner.msg);
+    return ST_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Presets                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static const char *const preset_fields[] = {
+    "key", "family", "label", "nominal_params", "arch", "layers", "hidden",
+    "heads", "kv_heads", "ffn", "seq", "vocab", "tied_embedding", "source",
+};
+#define PRESET_NFIELDS ((int)(sizeof preset_fields / sizeof preset_fields[0]))
+
+static int check_fields(const cJSON *o, const char *ctx, st_err *err)
+{
+    for (const cJSON *it = o->child; it; it = it->next) {
+        int known = 0;
+        for (int i = 0; i < PRESET_NFIELDS && !known; i++)
+            known = it->string && strcmp(it->string, preset_fields[i]) == 0;
+        if (!known)
+            return ST_RAISE(err, ST_EINVAL,
+                            "%s: unknown field '%s' (fields: key, family, label, "
+                            "nominal_params, arch, layers, hidden, heads, kv_heads, ffn, seq, "
+                            "vocab, tied_embedding, source)",
+                            ctx, it->string ? it->string : "?");
+    }
+    for (int i = 0; i < PRESET_NFIELDS; i++)
+        if (!cJSON_GetObjectItemCaseSensitive(o, preset_fields[i]))
+            return ST_RAISE(err, ST_EINVAL, "%s: missing field '%s'", ctx, preset_fields[i]);
+    return ST_OK;
+}
+
+static int preset_nominal(const cJSON *o, const char *ctx, double *out, st_err *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, "nominal_params");
+    if (!cJSON_IsNumber(it) || !(it->valuedouble >= DATA_NOMINAL_MIN) ||
+        !(it->valuedouble <= DATA_NOMINAL_MAX))
+        return ST_RAISE(err, ST_EINVAL, "%s: nominal_params: must be a number from 1e6 to 1e15",
+                        ctx);
+    *out = it->valuedouble;
+    return ST_OK;
+}
+
+static int preset_arch(const cJSON *o, const char *ctx, plan_arch *out, st_err *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, "arch");
+    const char *s = cJSON_IsString(it) ? it->valuestring : NULL;
+    if (s && strcmp(s, "gpt") == 0)
+        *out = PLAN_ARCH_GPT;
+    else if (s && strcmp(s, "llama") == 0)
+        *out = PLAN_ARCH_LLAMA;
+    else
+        return ST_RAISE(err, ST_EINVAL, "%s: arch: must be \"gpt\" or \"llama\"", ctx);
+    return ST_OK;
+}
+
+static int preset_shape(const cJSON *o, const char *ctx, plan_model *m, st_err *err)
+{
+    static const struct {
+        const char *field;
+        size_t off;
+        int64_t max;
+    } ints[] = {
+        {"layers", offsetof(plan_model, layers), PLAN_MAX_LAYERS},
+        {"hidden", offsetof(plan_model, hidden), PLAN_MAX_HIDDEN},
+        {"heads", offsetof(plan_model, heads), PLAN_MAX_HEADS},
+        {"kv_heads", offsetof(plan_model, kv_heads), PLAN_MAX_HEADS},
+        {"ffn", offsetof(plan_model, ffn), 16 * (int64_t)PLAN_MAX_HIDDEN},
+        {"seq", offsetof(plan_model, seq), PLAN_MAX_SEQ},
+        {"vocab", offsetof(plan_model, vocab), PLAN_MAX_VOCAB},
+    };
+    int rc;
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        int64_t *dst = (int64_t *)((char *)m + ints[i].off);
+        if ((rc = json_int(cJSON_GetObjectItemCaseSensitive(o, ints[i].field), ctx,
+                           ints[i].field, ints[i].max, dst, err)))
+            return rc;
+    }
+    return json_bool(cJSON_GetObjectItemCaseSensitive(o, "tied_embedding"), ctx,
+                     "tied_embedding", &m->tied_embedding, err);
+}
+
+static int preset_parse(const cJSON *o, const char *ctx, plan_preset *p, st_err *err)
+{
+    int rc;
+    if (!cJSON_IsObject(o))
+        return ST_RAISE(err, ST_EINVAL, "%s: must be an object", ctx);
+    if ((rc = check_fields(o, ctx, err)) ||
+        (rc = json_str(cJSON_GetObjectItemCaseSensitive(o, "key"), ctx, "key", p->key,
+                       sizeof p->key, err)) ||
+        (rc = json_str(cJSON_GetObjectItemCaseSensitive(o, "family"), ctx, "family", p->family,
+                       sizeof p->family, err)) ||
+        (rc = json_str(cJSON_GetObjectItemCaseSensitive(o, "label"), ctx, "label", p->label,
+                       sizeof p->label, err)) ||
+        (rc = json_str(cJSON_GetObjectItemCaseSensitive(o, "source"), ctx, "source",
+                       p->model.source, sizeof p->model.source, err)) ||
+        (rc = preset_nominal(o, ctx, &p->nominal_params, err)) ||
+        (rc = preset_arch(o, ctx, &p->model.arch, err)) ||
+        (rc = preset_shape(o, ctx, &p->model, err)))
+        return rc;
+    memcpy(p->model.name, p->key, sizeof p->model.name);
+    return finish_in(&p->model, ctx, err);
+}
+
+/* "FILE: entry N (key)" for messages; the key only once it is known. */
+static void entry_ctx(char *buf, size_t len, const char *file, int i, const cJSON *o)
+{
+    const cJSON *key = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "key") : NULL;
+    if (cJSON_IsString(key) && key->valuestring)
+        snprintf(buf, len, "%.160s: entry %d (%.63s)", file, i + 1, key->valuestring);
+    else
+        snprintf(buf, len, "%.160s: entry %d", file, i + 1);
+}
+
+static int presets_from_json(const cJSON *root, const char *file, plan_presets *out, st_err *err)
+{
+    if (!cJSON_IsArray(root) || cJSON_GetArraySize(root) == 0)
+        return ST_RAISE(err, ST_EINVAL, "%s: must be a non-empty JSON array of presets", file);
+    int n = cJSON_GetArraySize(root);
+    plan_preset *v = calloc((size_t)n, sizeof *v);
+    if (!v)
+        return ST_RAISE(err, ST_ENOMEM, "%s: cannot allocate %d presets", file, n);
+    int i = 0, rc = ST_OK;
+    char ctx[ST_MSG_MAX / 2];
+    for (const cJSON *o = root->child; o; o = o->next, i++) {
+        entry_ctx(ctx, sizeof ctx, file, i, o);
+        if ((rc = preset_parse(o, ctx, &v[i], err)))
+            goto fail;
+        for (int j = 0; j < i; j++)
+            if (strcmp(v[j].key, v[i].key) == 0) {
+                rc = ST_RAISE(err, ST_EINVAL, "%s: key '%s' already used by entry %d", ctx,
+                              v[i].key, j + 1);
+                goto fail;
+            }
+    }
+    out->v = v;
+    out->n = n;
+    return ST_OK;
+fail:
+    free(v);
+    return rc;
+}
+
+int data_presets_load(const char *path, plan_presets *presets, st_err *err)
+{
+    char def[4096];
+    presets->v = NULL;
+    presets->n = 0;
+    if (!path) {
+        int n = snprintf(def, sizeof def, "%s/models.json", data_dir());
+        if (n < 0 || (size_t)n >= sizeof def)
+            return ST_RAISE(err, ST_EINVAL, "data directory path too long");
+        path = def;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    cJSON *root = NULL;
+    int rc;
+    if ((rc = data_read_file(path, &text, &len, err)) ||
+        (rc = parse_json(text, len, path, &root, err)))
+        goto done;
+    rc = presets_from_json(root, path, presets, err);
+done:
+    cJSON_Delete(root);
+    free(text);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hugging Face config.json                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* A model type transformers knows, and how it maps onto the planner. The
+ * tie defaults are those of the transformers config classes. */
+typedef struct hf_kind {
+    const char *model_type;  /* config "model_type" */
+    const char *cls;         /* "architectures" class prefix, e.g. "GPT2" */
+    plan_arch arch;
+    int tied_default;
+    const char *note;        /* approximation, for the model's source */
+} hf_kind;
+
+static const hf_kind hf_kinds[] = {
+    {"gpt2", "GPT2", PLAN_ARCH_GPT, 1, "learned positions, tied"},
+    {"gpt_neox", "GPTNeoX", PLAN_ARCH_GPT, 0, "rotary: counts s*h position params it lacks"},
+    {"gptj", "GPTJ", PLAN_ARCH_GPT, 0,
+     "rotary, parallel block: counts s*h positions, attn biases, a LayerNorm it lacks"},
+    {"opt", "OPT", PLAN_ARCH_GPT, 1, "learned positions (2 offset rows not counted)"},
+    {"bloom", "Bloom", PLAN_ARCH_GPT, 1,
+     "ALiBi: counts s*h position params it lacks, not its embedding LayerNorm"},
+    {"llama", "Llama", PLAN_ARCH_LLAMA, 0, "exact"},
+    {"mistral", "Mistral", PLAN_ARCH_LLAMA, 0, "exact (sliding window does not change the count)"},
+    {"qwen2", "Qwen2", PLAN_ARCH_LLAMA, 0, "q, k, v biases not counted"},
+};
+#define HF_NKINDS ((int)(sizeof hf_kinds / sizeof hf_kinds[0]))
+
+/* When neither model_type nor architectures is known: decided by the keys. */
+static const hf_kind hf_by_keys_gpt = {"", "", PLAN_ARCH_GPT, 1,
+                                       "unknown type, read as GPT-2 by its keys"};
+static const hf_kind hf_by_keys_llama = {"", "", PLAN_ARCH_LLAMA, 0,
+                                         "unknown type, read as Llama by its keys"};
+
+/* Accepted spellings of each field, first found wins. */
+static const char *const f_layers[] = {"num_hidden_layers", "n_layer", "num_layers", NULL};
+static const char *const f_hidden[] = {"hidden_size", "n_embd", "n_embed", "d_model", NULL};
+static const char *const f_heads[] = {"num_attention_heads", "n_head", "n_heads", NULL};
+static const char *const f_kv[] = {"num_key_value_heads", NULL};
+static const char *const f_ffn[] = {"intermediate_size", "n_inner", "ffn_dim", NULL};
+static const char *const f_seq[] = {"max_position_embeddings", "n_positions", "n_ctx",
+                                    "seq_length", NULL};
+static const char *const f_vocab[] = {"vocab_size", NULL};
+/* Keys only Llama-style configs carry. */
+static const char *const f_llama_marks[] = {"num_key_value_heads", "rms_norm_eps", "rope_theta",
+                                            NULL};
+/* Keys of mixture-of-experts configs, which the planner does not model. */
+static const char *const f_moe_marks[] = {"num_local_experts", "num_experts", "n_routed_experts",
+                                          "moe_intermediate_size", NULL};
+
+static int class_matches(const char *cls, const char *prefix)
+{
+    static const char *const suffixes[] = {"LMHeadModel", "ForCausalLM", "Model"};
+    size_t n = strlen(prefix);
+    if (strncmp(cls, prefix, n) != 0)
+        return 0;
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
+        if (strcmp(cls + n, suffixes[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static const char *find_key(const cJSON *root, const char *const *names)
+{
+    for (int i = 0; names[i]; i++)
+        if (json_get(root, names[i]))
+            return names[i];
+    return NULL;
+}
+
+/* The kind of a config: model_type, else architectures, else its keys. */
+static const hf_kind *hf_kind_of(const cJSON *root)
+{
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");
+    if (cJSON_IsString(mt) && mt->valuestring)
+        for (int i = 0; i < HF_NKINDS; i++)
+            if (strcmp(mt->valuestring, hf_kinds[i].model_type) == 0)
+                return &hf_kinds[i];
+    const cJSON *archs = cJSON_GetObjectItemCaseSensitive(root, "architectures");
+    const cJSON *list = cJSON_IsArray(archs) ? archs : NULL, *a;
+    cJSON_ArrayForEach(a, list)
+    {
+        if (!cJSON_IsString(a) || !a->valuestring)
+            continue;
+        for (int i = 0; i < HF_NKINDS; i++)
+            if (class_matches(a->valuestring, hf_kinds[i].cls))
+                return &hf_kinds[i];
+    }
+    return find_key(root, f_llama_marks) ? &hf_by_keys_llama : &hf_by_keys_gpt;
+}
+
+/* "a, b, c" of a spelling list, for messages. */
+static void spellings(const char *const *names, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; names[i]; i++) {
+        int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", names[i]);
+        if (n < 0 || (size_t)n >= len - used)
+            return;
+        used += (size_t)n;
+    }
+}
+
+/* Read a field under any of its spellings. *found is 0 (and *out untouched)
+ * if none is present; required makes absence an error naming them all. */
+static int hf_int(const cJSON *root, const char *ctx, const char *what,
+                  const char *const *names, int64_t max, int required, int64_t *out, int *found,
+                  st_err *err)
+{
+    const char *key = find_key(root, names);
+    *found = key != NULL;
+    if (!key) {
+        if (!required)
+            return ST_OK;
+        char alts[160];
+        spellings(names, alts, sizeof alts);
+        return ST_RAISE(err, ST_EINVAL, "%s: missing %s (accepted: %s)", ctx, what, alts);
+    }
+    return json_int(json_get(root, key), ctx, key, max, out, err);
+}
+
+/* Required fields common to both architectures. */
+static int hf_core(const cJSON *root, const char *ctx, plan_model *m, st_err *err)
+{
+    int rc, found;
+    if ((rc = hf_int(root, ctx, "layers", f_layers, PLAN_MAX_LAYERS, 1, &m->layers, &found,
+                     err)) ||
+        (rc = hf_int(root, ctx, "hidden size", f_hidden, PLAN_MAX_HIDDEN, 1, &m->hidden, &found,
+                     err)) ||
+        (rc = hf_int(root, ctx, "attention heads", f_heads, PLAN_MAX_HEADS, 1, &m->heads, &found,
+                     err)) ||
+        (rc = hf_int(root, ctx, "vocabulary size", f_vocab, PLAN_MAX_VOCAB, 1, &m->vocab, &found,
+                     err)))
+        return rc;
+    return ST_OK;
+}
+
+static int hf_optional(const cJSON *root, const char *ctx, const hf_kind *k, plan_model *m,
+                       st_err *err)
+{
+    int rc, found;
+    int llama = k->arch == PLAN_ARCH_LLAMA;
+    m->kv_heads = m->heads;
+    if ((rc = hf_int(root, ctx, "kv heads", f_kv, PLAN_MAX_HEADS, 0, &m->kv_heads, &found, err)))
+        return rc;
+    m->ffn = 4 * m->hidden; /* GPT-2/3 MLP (Radford et al. 2019; n_inner null means 4h) */
+    if ((rc = hf_int(root, ctx, "MLP size", f_ffn, 16 * (int64_t)PLAN_MAX_HIDDEN, llama,
+                     &m->ffn, &found, err)))
+        return rc;
+    int bloom = strcmp(k->model_type, "bloom") == 0;
+    m->seq = DATA_BLOOM_SEQ;
+    if ((rc = hf_int(root, ctx, "sequence length", f_seq, PLAN_MAX_SEQ, !bloom, &m->seq, &found,
+                     err)))
+        return rc;
+    m->tied_embedding = k->tied_default;
+    const cJSON *tie = json_get(root, "tie_word_embeddings");
+    if (tie && (rc = json_bool(tie, ctx, "tie_word_embeddings", &m->tied_embedding, err)))
+        return rc;
+    return ST_OK;
+}
+
+/* Shapes the planner cannot represent. */
+static int hf_unsupported(const cJSON *root, const char *ctx, const plan_model *m, st_err *err)
+{
+    const char *moe = find_key(root, f_moe_marks);
+    if (moe)
+        return ST_RAISE(err, ST_EUNSUPPORTED,
+                        "%s: %s: mixture-of-experts models are not modelled", ctx, moe);
+    const cJSON *hd = json_get(root, "head_dim");
+    if (hd && m->heads > 0 && m->hidden % m->heads == 0 &&
+        !(cJSON_IsNumber(hd) && hd->valuedouble == (double)(m->hidden / m->heads)))
+        return ST_RAISE(err, ST_EUNSUPPORTED,
+                        "%s: head_dim differs from hidden/heads = %lld; not modelled", ctx,
+                        (long long)(m->hidden / m->heads));
+    return ST_OK;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static void hf_names(const cJSON *root, const char *name, const hf_kind *k, plan_model *m)
+{
+    const cJSON *np = cJSON_GetObjectItemCaseSensitive(root, "_name_or_path");
+    const char *model = cJSON_IsString(np) && np->valuestring && np->valuestring[0]
+                            ? np->valuestring
+                            : base_name(name);
+    snprintf(m->name, sizeof m->name, "%s", model);
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");
+    const char *type = cJSON_IsString(mt) && mt->valuestring ? mt->valuestring : "no model_type";
+    snprintf(m->source, sizeof m->source, "Hugging Face config %.60s (%.24s as %s: %s)",
+             base_name(name), type, k->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt", k->note);
+}
+
+int data_hfconfig_parse(const char *text, size_t len, const char *name, plan_model *m,
+                        st_err *err)
+{
+    if (!name)
+        name = "config.json";
+    if (!text)
+        return ST_RAISE(err, ST_EINVAL, "%s: no text", name);
+    cJSON *root = NULL;
+    int rc = parse_json(text, len, name, &root, err);
+    if (rc)
+        return rc;
+    plan_model out = {0};
+    const hf_kind *k = NULL;
+    if (!cJSON_IsObject(root)) {
+        rc = ST_RAISE(err, ST_EINVAL, "%s: top level must be a JSON object", name);
+        goto done;
+    }
+    k = hf_kind_of(root);
+    out.arch = k->arch;
+    if ((rc = hf_core(root, name, &out, err)) || (rc = hf_optional(root, name, k, &out, err)) ||
+        (rc = hf_unsupported(root, name, &out, err)))
+        goto done;
+    hf_names(root, name, k, &out);
+    if ((rc = finish_in(&out, name, err)))
+        goto done;
+    *m = out;
+done:
+    cJSON_Delete(root);
+    return rc;
+}
+
+int data_hfconfig_load(const char *path, plan_model *m, st_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc = data_read_file(path, &text, &len, err);
+    if (rc)
+        return rc;
+    rc = data_hfconfig_parse(text, len, path, m, err);
+    free(text);
+    return rc;
+}
