@@ -1,0 +1,248 @@
+/*
+ * cli_catalog.c: `smdplan catalog`, the instance types the planner knows.
+ *
+ *   smdplan catalog [--catalog FILE] [--json]
+ *
+ * Loads the shipped catalog (data_dir()/catalog.json), merges a user file if
+ * given, and prints one row per instance type: GPUs x GPU type, GPU memory,
+ * dense FP16/BF16 peak, HBM bandwidth, GPU link bandwidth per GPU (one
+ * direction), network per node (one direction) and the on-demand price.
+ * --json prints the merged catalog in the catalog file's own schema (numbers
+ * in bytes, bytes/s, FLOP/s, seconds), so the output can be read back as a
+ * catalog file. Exit 0, or 2 with one line on stderr for a bad option or file.
+ */
+#include "app/cli.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/units.h"
+#include "data/data.h"
+
+#define CAT_COLS 9
+#define CAT_CELL 64
+
+typedef struct cat_opts {
+    const char *catalog_file;
+    int json;
+} cat_opts;
+
+static int fail(const st_err *err)
+{
+    fprintf(stderr, "smdplan: %s\n", err->msg[0] ? err->msg : st_str(err->code));
+    return st_exit_code(err->code);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: smdplan catalog [--catalog FILE] [--json]\n"
+            "\n"
+            "List the instance types the planner knows (use their names or aliases in\n"
+            "--instances, e.g. 16xp4d, p4d:16, 16xml.p4d.24xlarge).\n"
+            "\n"
+            "  --catalog FILE  merge a user catalog file: new names add instance types,\n"
+            "                  existing names have the fields given replaced\n"
+            "  --json          print the merged catalog as JSON (the catalog file's schema)\n"
+            "  -h, --help      show this help\n"
+            "\n"
+            "Shipped catalog: %s/catalog.json\n",
+            data_dir());
+}
+
+/* 0: parsed; 1: help printed; otherwise an exit code. */
+static int parse_args(int argc, char **argv, cat_opts *o)
+{
+    enum { O_CATALOG = 256, O_JSON };
+    static const struct option lo[] = {
+        {"catalog", required_argument, NULL, O_CATALOG},
+        {"json", no_argument, NULL, O_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    optind = 1;
+    opterr = 0;
+    int id;
+    while ((id = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        switch (id) {
+        case O_CATALOG: o->catalog_file = optarg; break;
+        case O_JSON: o->json = 1; break;
+        case 'h': usage(stdout); return 1;
+        default:
+            fprintf(stderr,
+                    "smdplan catalog: unknown option or missing value: '%s'; allowed: "
+                    "--catalog FILE, --json, --help\n",
+                    argv[optind - 1] ? argv[optind - 1] : "?");
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "smdplan catalog: unexpected argument '%s' (see smdplan catalog --help)\n",
+                argv[optind]);
+        return 2;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Table                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static const char *const cat_head[CAT_COLS] = {
+    "instance", "aliases", "GPUs", "GPU memory", "peak TFLOP/s",
+    "HBM TB/s", "link GB/s", "net Gbps", "$/h",
+};
+
+static void instance_cells(const plan_catalog *cat, const plan_instance *in,
+                           char cell[CAT_COLS][CAT_CELL])
+{
+    const plan_gpu *g = &cat->gpus[in->gpu_index];
+    char aliases[CAT_CELL] = "-";
+    for (int a = 0; a < in->naliases; a++) {
+        size_t used = a ? strlen(aliases) : 0;
+        snprintf(aliases + used, sizeof aliases - used, "%s%s", a ? "," : "", in->aliases[a]);
+    }
+    snprintf(cell[0], CAT_CELL, "%s", in->name);
+    snprintf(cell[1], CAT_CELL, "%s", aliases);
+    snprintf(cell[2], CAT_CELL, "%d x %s", in->gpus_per_node, g->name);
+    units_fmt_bytes(g->mem_bytes, cell[3], CAT_CELL);
+    snprintf(cell[4], CAT_CELL, "%.0f", g->peak_flops / 1e12);
+    snprintf(cell[5], CAT_CELL, "%.2f", g->hbm_bps / 1e12);
+    snprintf(cell[6], CAT_CELL, "%.0f%s", in->nvlink_bps / 1e9, in->nvswitch ? " sw" : "");
+    snprintf(cell[7], CAT_CELL, "%.0f", in->net_bps * 8 / 1e9);
+    if (in->price_per_hour > 0)
+        snprintf(cell[8], CAT_CELL, "%.2f", in->price_per_hour);
+    else
+        snprintf(cell[8], CAT_CELL, "-");
+}
+
+static void print_row(FILE *f, char cell[CAT_COLS][CAT_CELL], const int *w)
+{
+    for (int c = 0; c < CAT_COLS; c++) {
+        int left = c < 3; /* names left, numbers right */
+        fprintf(f, left ? "%s%-*s" : "%s%*s", c ? "  " : "", w[c], cell[c]);
+    }
+    fputc('\n', f);
+}
+
+static int print_table(FILE *f, const plan_catalog *cat)
+{
+    char (*cells)[CAT_COLS][CAT_CELL] = calloc((size_t)cat->ninstances + 1, sizeof *cells);
+    if (!cells)
+        return 1;
+    int w[CAT_COLS] = {0};
+    for (int c = 0; c < CAT_COLS; c++)
+        snprintf(cells[0][c], CAT_CELL, "%s", cat_head[c]);
+    for (int i = 0; i < cat->ninstances; i++)
+        instance_cells(cat, &cat->instances[i], cells[i + 1]);
+    for (int r = 0; r <= cat->ninstances; r++)
+        for (int c = 0; c < CAT_COLS; c++) {
+            int n = (int)strlen(cells[r][c]);
+            if (n > w[c])
+                w[c] = n;
+        }
+    for (int r = 0; r <= cat->ninstances; r++)
+        print_row(f, cells[r], w);
+    fprintf(f,
+            "\nGPU memory per GPU; peak: dense FP16/BF16; link: GPU-to-GPU per GPU, one "
+            "direction (sw = NVSwitch; PCIe where there is no NVLink); net: per node, one "
+            "direction; $/h: on demand, '-' = unknown. Sources: smdplan catalog --json.\n");
+    free(cells);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* JSON (the catalog file's schema, base units)                              */
+/* ------------------------------------------------------------------------ */
+
+static cJSON *gpu_json(const plan_gpu *g)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", g->name);
+    cJSON_AddNumberToObject(o, "mem_bytes", g->mem_bytes);
+    cJSON_AddNumberToObject(o, "peak_flops", g->peak_flops);
+    cJSON_AddNumberToObject(o, "hbm_bps", g->hbm_bps);
+    cJSON_AddNumberToObject(o, "gemm_eff_max", g->gemm_eff_max);
+    cJSON_AddNumberToObject(o, "gemm_dim_half", g->gemm_dim_half);
+    cJSON_AddNumberToObject(o, "misaligned_factor", g->misaligned_factor);
+    cJSON_AddNumberToObject(o, "hbm_eff", g->hbm_eff);
+    cJSON_AddNumberToObject(o, "flash_eff", g->flash_eff);
+    cJSON_AddStringToObject(o, "source", g->source);
+    return o;
+}
+
+static cJSON *instance_json(const plan_instance *in)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", in->name);
+    cJSON *al = cJSON_AddArrayToObject(o, "aliases");
+    for (int a = 0; a < in->naliases; a++)
+        cJSON_AddItemToArray(al, cJSON_CreateString(in->aliases[a]));
+    cJSON_AddStringToObject(o, "gpu", in->gpu);
+    cJSON_AddNumberToObject(o, "gpus_per_node", in->gpus_per_node);
+    cJSON_AddNumberToObject(o, "nvlink_bps", in->nvlink_bps);
+    cJSON_AddBoolToObject(o, "nvswitch", in->nvswitch);
+    cJSON_AddNumberToObject(o, "intra_busbw_bps", in->intra_busbw_bps);
+    cJSON_AddNumberToObject(o, "intra_latency_s", in->intra_latency_s);
+    cJSON_AddNumberToObject(o, "net_bps", in->net_bps);
+    cJSON_AddNumberToObject(o, "net_latency_s", in->net_latency_s);
+    cJSON_AddNumberToObject(o, "price_per_hour", in->price_per_hour);
+    cJSON_AddStringToObject(o, "intra_curve", in->intra_curve);
+    cJSON_AddStringToObject(o, "net_curve", in->net_curve);
+    cJSON_AddStringToObject(o, "source", in->source);
+    return o;
+}
+
+static cJSON *curve_json(const plan_curve *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", c->name);
+    cJSON_AddItemToObject(o, "log2_bytes", cJSON_CreateDoubleArray(c->log2_bytes, c->n));
+    cJSON_AddItemToObject(o, "eff", cJSON_CreateDoubleArray(c->eff, c->n));
+    cJSON_AddStringToObject(o, "source", c->source);
+    return o;
+}
+
+static int print_json(FILE *f, const plan_catalog *cat)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *gpus = cJSON_AddArrayToObject(root, "gpus");
+    cJSON *insts = cJSON_AddArrayToObject(root, "instances");
+    cJSON *curves = cJSON_AddArrayToObject(root, "curves");
+    for (int i = 0; i < cat->ngpus; i++)
+        cJSON_AddItemToArray(gpus, gpu_json(&cat->gpus[i]));
+    for (int i = 0; i < cat->ninstances; i++)
+        cJSON_AddItemToArray(insts, instance_json(&cat->instances[i]));
+    for (int i = 0; i < cat->ncurves; i++)
+        cJSON_AddItemToArray(curves, curve_json(&cat->curves[i]));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) {
+        fprintf(stderr, "smdplan catalog: out of memory printing JSON\n");
+        return 1;
+    }
+    fprintf(f, "%s\n", text);
+    cJSON_free(text);
+    return 0;
+}
+
+int cli_catalog_cmd(int argc, char **argv)
+{
+    cat_opts o = {0};
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    plan_catalog cat = {0};
+    st_err err = {0};
+    if (data_catalog_load(NULL, &cat, &err) != ST_OK ||
+        (o.catalog_file && data_catalog_merge(&cat, o.catalog_file, &err) != ST_OK)) {
+        plan_catalog_free(&cat);
+        return fail(&err);
+    }
+    rc = o.json ? print_json(stdout, &cat) : print_table(stdout, &cat);
+    plan_catalog_free(&cat);
+    return rc;
+}

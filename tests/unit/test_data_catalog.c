@@ -1,0 +1,441 @@
+/*
+ * test_data_catalog.c: reading the catalog file and user overrides
+ * (data/data_catalog.c), and `smdplan catalog` (app/cli_catalog.c).
+ *
+ * The shipped file must load and link with every type the planner's users
+ * and the published-run checks name; user files merge by name; every bad
+ * input gives its status and a message naming the file, entry and field,
+ * and leaves nothing behind (run under valgrind: see the commit message).
+ */
+#include "test_util.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "app/cli.h"
+#include "data/data.h"
+#include "planner/plan.h"
+
+#define CATALOG SMD_TEST_DATA_DIR "/catalog.json"
+#define GIB 1073741824.0
+
+static const plan_instance *find(const plan_catalog *c, const char *name)
+{
+    const plan_instance *in = plan_catalog_find(c, name);
+    if (!in)
+        fail_msg("no instance type %s", name);
+    return in;
+}
+
+static const plan_gpu *gpu_of(const plan_catalog *c, const char *inst)
+{
+    return &c->gpus[find(c, inst)->gpu_index];
+}
+
+/* ------------------------------------------------------------------------ */
+/* The shipped catalog                                                       */
+/* ------------------------------------------------------------------------ */
+
+static void shipped_loads_and_links(void **state)
+{
+    plan_catalog cat;
+    st_err err = {0};
+    int rc = data_catalog_load(CATALOG, &cat, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    static const char *const want[] = {
+        "p3.2xlarge", "p3.16xlarge", "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge",
+        "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge", "g5.48xlarge", "dgx-a100", "dgx-2",
+        "dgx-h100", "jean-zay-a100",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        assert_string_equal(find(&cat, want[i])->name, want[i]);
+    for (int i = 0; i < cat.ninstances; i++) {
+        const plan_instance *in = &cat.instances[i];
+        plan_cluster c;
+        assert_int_equal(plan_cluster_make(&cat, in, 2, &c, &err), ST_OK);
+        assert_true(in->gpu_index >= 0 && in->gpu_index < cat.ngpus);
+        assert_true(strlen(in->source) > 40); /* a real citation, not the file name */
+    }
+    for (int i = 0; i < cat.ngpus; i++)
+        assert_true(strlen(cat.gpus[i].source) > 40);
+    for (int i = 0; i < cat.ncurves; i++)
+        assert_true(strlen(cat.curves[i].source) > 40);
+    plan_catalog_free(&cat);
+    plan_catalog_free(&cat); /* harmless twice */
+}
+
+/* Values straight from hardware.md and the nccl-tests rows, in base units. */
+static void shipped_values(void **state)
+{
+    plan_catalog cat;
+    st_err err = {0};
+    assert_int_equal(data_catalog_load(NULL, &cat, &err), ST_OK);
+    const plan_instance *p4d = find(&cat, "p4d");
+    assert_int_equal(p4d->gpus_per_node, 8);
+    assert_rel(p4d->nvlink_bps, 300e9, 1e-12);   /* 600 GB/s NVSwitch, both directions */
+    assert_rel(p4d->net_bps, 50e9, 1e-12);       /* 400 Gbps */
+    assert_rel(p4d->intra_busbw_bps, 230.77e9, 1e-12);
+    assert_rel(p4d->price_per_hour, 32.77, 1e-12);
+    assert_int_equal(p4d->nvswitch, 1);
+    assert_rel(gpu_of(&cat, "p4d")->mem_bytes, 40 * GIB, 1e-12);
+    assert_rel(gpu_of(&cat, "p4d")->peak_flops, 312e12, 1e-12);
+    assert_rel(gpu_of(&cat, "p4de")->hbm_bps, 2039e9, 1e-12);
+    assert_rel(find(&cat, "p5")->net_bps, 400e9, 1e-12);  /* 3200 Gbps */
+    assert_rel(find(&cat, "p5")->intra_busbw_bps, 370e9, 1e-12);
+    assert_rel(gpu_of(&cat, "p5")->peak_flops, 989e12, 1e-12);
+    assert_rel(find(&cat, "p5e")->price_per_hour, 0.0, 0);
+    assert_rel(gpu_of(&cat, "p5en")->mem_bytes, 141 * GIB, 1e-12);
+    assert_rel(find(&cat, "selene")->net_bps, 200e9, 1e-12); /* 8 x 200 Gb/s */
+    assert_int_equal(find(&cat, "dgx-2")->gpus_per_node, 16);
+    assert_int_equal(find(&cat, "p3.2xlarge")->gpus_per_node, 1);
+    assert_int_equal(find(&cat, "p3.16xlarge")->nvswitch, 0);
+    plan_catalog_free(&cat);
+}
+
+/* ------------------------------------------------------------------------ */
+/* User files                                                                */
+/* ------------------------------------------------------------------------ */
+
+static void merge_overrides_and_adds(void **state)
+{
+    plan_catalog cat;
+    st_err err = {0};
+    assert_int_equal(data_catalog_load(CATALOG, &cat, &err), ST_OK);
+    int n0 = cat.ninstances, g0 = cat.ngpus, c0 = cat.ncurves;
+    plan_instance before = *find(&cat, "p4d");
+    int rc = data_catalog_merge(&cat, SMD_TEST_FIXTURES "/catalog_user.json", &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(cat.ninstances, n0 + 1);
+    assert_int_equal(cat.ngpus, g0 + 1);
+    assert_int_equal(cat.ncurves, c0 + 1);
+    const plan_instance *p4d = find(&cat, "p4d");
+    assert_rel(p4d->price_per_hour, 20.5, 1e-12);
+    assert_string_equal(p4d->name, "p4d.24xlarge"); /* matched through ml., not renamed */
+    assert_rel(p4d->net_bps, before.net_bps, 0);
+    assert_rel(p4d->intra_busbw_bps, before.intra_busbw_bps, 0);
+    assert_non_null(strstr(p4d->source, "catalog_user.json set price_per_hour; was: "));
+    const plan_instance *g6e = find(&cat, "g6e");
+    assert_string_equal(g6e->name, "g6e.48xlarge");
+    assert_string_equal(cat.gpus[g6e->gpu_index].name, "L40S-48GB");
+    assert_rel(cat.gpus[g6e->gpu_index].mem_bytes, 48e9, 1e-12);
+    assert_string_equal(cat.curves[g6e->intra_curve_index].name, "fixture-flat");
+    assert_non_null(strstr(g6e->source, "catalog_user.json")); /* no source given */
+    plan_cluster c;
+    assert_int_equal(plan_cluster_parse(&cat, "4xml.g6e.48xlarge", &c, &err), ST_OK);
+    assert_int_equal(c.gpus, 32);
+    plan_catalog_free(&cat);
+}
+
+static void merge_failure_leaves_catalog(void **state)
+{
+    plan_catalog cat;
+    st_err err = {0};
+    assert_int_equal(data_catalog_load(CATALOG, &cat, &err), ST_OK);
+    plan_instance *copy = malloc((size_t)cat.ninstances * sizeof *copy);
+    memcpy(copy, cat.instances, (size_t)cat.ninstances * sizeof *copy);
+    int n = cat.ninstances;
+    assert_int_equal(data_catalog_merge(&cat, SMD_TEST_FIXTURES "/catalog_bad_ref.json", &err),
+                     ST_EINVAL);
+    assert_non_null(strstr(err.msg, "catalog_bad_ref.json: instance 'x1.box': unknown gpu 'A200-1TB'"));
+    assert_int_equal(cat.ninstances, n);
+    assert_memory_equal(cat.instances, copy, (size_t)n * sizeof *copy);
+    st_err_clear(&err);
+    assert_int_equal(data_catalog_merge(&cat, SMD_TEST_FIXTURES "/catalog_none.json", &err),
+                     ST_ENOENT);
+    assert_non_null(strstr(err.msg, "catalog_none.json"));
+    assert_int_equal(cat.ninstances, n);
+    free(copy);
+    plan_catalog_free(&cat);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Bad input, from a small valid text with one thing changed                 */
+/* ------------------------------------------------------------------------ */
+
+static const char base[] =
+    "{\"_doc\": \"test\",\n"
+    " \"gpus\": [{\"name\": \"G-40GB\", \"mem_bytes\": \"40GiB\", \"peak_flops\": 312e12,\n"
+    "   \"hbm_bps\": \"1555GB/s\", \"gemm_eff_max\": 0.8, \"gemm_dim_half\": 96,\n"
+    "   \"misaligned_factor\": 0.5, \"hbm_eff\": 0.8, \"flash_eff\": 0.55, \"source\": \"s\"}],\n"
+    " \"curves\": [{\"name\": \"c\", \"log2_bytes\": [10, 30], \"eff\": [0.2, 0.9]}],\n"
+    " \"instances\": [{\"name\": \"box.large\", \"aliases\": [\"box\"], \"gpu\": \"G-40GB\",\n"
+    "   \"gpus_per_node\": 8, \"nvlink_bps\": \"300GB/s\", \"nvswitch\": true,\n"
+    "   \"intra_busbw_bps\": \"230GB/s\", \"intra_latency_s\": 15e-6, \"net_bps\": \"400Gbps\",\n"
+    "   \"net_latency_s\": 160e-6, \"price_per_hour\": 32.77, \"intra_curve\": \"c\",\n"
+    "   \"net_curve\": \"c\", \"_note\": \"n\"}]}\n";
+
+/* base with the first `from` replaced by `to`. */
+static char *edit(const char *from, const char *to)
+{
+    const char *at = strstr(base, from);
+    if (!at)
+        fail_msg("'%s' not in the base text", from);
+    size_t n = strlen(base) - strlen(from) + strlen(to) + 1;
+    char *s = malloc(n);
+    snprintf(s, n, "%.*s%s%s", (int)(at - base), base, to, at + strlen(from));
+    return s;
+}
+
+static void expect_parse(const char *text, int code, const char *in_msg)
+{
+    plan_catalog cat = {.ngpus = 99};
+    st_err err = {0};
+    int rc = data_catalog_parse(text, strlen(text), "t.json", &cat, &err);
+    if (rc != code)
+        fail_msg("status %d (%s), expected %d", rc, err.msg, code);
+    if (rc == ST_OK) {
+        plan_catalog_free(&cat);
+        return;
+    }
+    if (!strstr(err.msg, in_msg))
+        fail_msg("message '%s' lacks '%s'", err.msg, in_msg);
+    assert_null(strchr(err.msg, '\n'));
+    /* nothing half-filled */
+    assert_null(cat.gpus);
+    assert_null(cat.instances);
+    assert_null(cat.curves);
+    assert_int_equal(cat.ngpus + cat.ninstances + cat.ncurves, 0);
+}
+
+static void expect_edit(const char *from, const char *to, int code, const char *in_msg)
+{
+    char *s = edit(from, to);
+    expect_parse(s, code, in_msg);
+    free(s);
+}
+
+static void base_parses(void **state)
+{
+    plan_catalog cat;
+    st_err err = {0};
+    assert_int_equal(data_catalog_parse(base, strlen(base), "t.json", &cat, &err), ST_OK);
+    assert_int_equal(cat.ninstances, 1);
+    assert_rel(cat.gpus[0].mem_bytes, 40 * GIB, 1e-15);
+    assert_rel(cat.instances[0].nvlink_bps, 300e9, 1e-15);
+    assert_rel(cat.instances[0].net_bps, 50e9, 1e-15);
+    assert_int_equal(cat.curves[0].n, 2);
+    assert_string_equal(cat.curves[0].source, "t.json"); /* defaulted */
+    /* not NUL-terminated: the length is what counts */
+    plan_catalog_free(&cat);
+    char *copy = malloc(strlen(base));
+    memcpy(copy, base, strlen(base));
+    assert_int_equal(data_catalog_parse(copy, strlen(base), "t.json", &cat, &err), ST_OK);
+    plan_catalog_free(&cat);
+    free(copy);
+}
+
+static void malformed_json(void **state)
+{
+    expect_parse("", ST_EPARSE, "t.json: empty file");
+    expect_parse("{\"gpus\": [}", ST_EPARSE, "t.json:1:11: malformed JSON near '}'");
+    expect_parse("{\n  \"gpus\": [],\n  \"instances\": [,]\n}", ST_EPARSE, "t.json:3:");
+    expect_edit("\"net_curve\": \"c\",", "\"net_curve\": \"c\"", ST_EPARSE, "malformed JSON");
+    expect_parse("[1, 2]", ST_EINVAL, "expected a JSON object");
+    expect_parse("{}", ST_EINVAL, "no instance types");
+    expect_parse("{\"gpus\": {}}", ST_EINVAL, "'gpus' is an object; expected an array");
+    expect_parse("{\"machines\": []}", ST_EINVAL, "unknown key 'machines'; allowed: gpus");
+    expect_edit("\"curves\": [", "\"gpus\": [], \"curves\": [", ST_EINVAL, "key 'gpus' given twice");
+}
+
+static void wrong_types(void **state)
+{
+    expect_edit("\"gpus_per_node\": 8", "\"gpus_per_node\": \"8\"", ST_EINVAL,
+                "t.json: instance 'box.large': field 'gpus_per_node' is a string; expected a whole number");
+    expect_edit("\"gpus_per_node\": 8", "\"gpus_per_node\": 8.5", ST_EINVAL,
+                "field 'gpus_per_node' is 8.5; allowed: a whole number");
+    expect_edit("\"gpus_per_node\": 8", "\"gpus_per_node\": 1e300", ST_EINVAL,
+                "field 'gpus_per_node'");
+    expect_edit("\"peak_flops\": 312e12", "\"peak_flops\": \"312T\"", ST_EINVAL,
+                "gpu 'G-40GB': field 'peak_flops' is a string; expected a number");
+    expect_edit("\"peak_flops\": 312e12", "\"peak_flops\": 1e999", ST_EINVAL,
+                "field 'peak_flops' is not a finite number");
+    expect_edit("\"nvswitch\": true", "\"nvswitch\": \"yes\"", ST_EINVAL,
+                "field 'nvswitch': allowed: true or false");
+    expect_edit("\"aliases\": [\"box\"]", "\"aliases\": \"box\"", ST_EINVAL,
+                "field 'aliases' is a string; expected an array of strings");
+    expect_edit("\"aliases\": [\"box\"]", "\"aliases\": [\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\"]",
+                ST_EINVAL, "field 'aliases' has 7 names; allowed: at most 6");
+    expect_edit("\"aliases\": [\"box\"]", "\"aliases\": [\"\"]", ST_EINVAL, "field 'aliases' is empty");
+    expect_edit("\"eff\": [0.2, 0.9]", "\"eff\": [0.2, null]", ST_EINVAL,
+                "curve 'c': field 'eff' is null; expected an array of numbers");
+    expect_edit("\"name\": \"box.large\"",
+                "\"name\": \"a-very-long-instance-type-name-that-does-not-fit-at-all\"", ST_EINVAL,
+                "field 'name' is 55 characters; allowed: at most 47");
+    expect_edit("{\"name\": \"c\",", "[", ST_EPARSE, "malformed");
+    expect_edit("\"instances\": [{", "\"instances\": [7, {", ST_EINVAL,
+                "t.json: instances[0]: expected an object, found a number");
+}
+
+static void bad_units_and_values(void **state)
+{
+    expect_edit("\"net_bps\": \"400Gbps\"", "\"net_bps\": \"400Gbit\"", ST_EINVAL,
+                "t.json: instance 'box.large': field 'net_bps' '400Gbit': unknown rate unit");
+    expect_edit("\"mem_bytes\": \"40GiB\"", "\"mem_bytes\": \"40 gigs\"", ST_EINVAL,
+                "gpu 'G-40GB': field 'mem_bytes' '40 gigs': unknown size unit");
+    expect_edit("\"net_bps\": \"400Gbps\"", "\"net_bps\": 5e10", ST_OK, NULL);
+    expect_edit("\"net_bps\": \"400Gbps\"", "\"net_bps\": 0", ST_EINVAL,
+                "t.json: instance 'box.large': net_bps 0; must be positive");
+    expect_edit("\"gpus_per_node\": 8", "\"gpus_per_node\": 128", ST_EINVAL,
+                "gpus_per_node 128; allowed: 1 to 64");
+    expect_edit("\"eff\": [0.2, 0.9]", "\"eff\": [0.2, 1.9]", ST_EINVAL, "eff[1] 1.9; allowed: (0, 1]");
+    expect_edit("\"log2_bytes\": [10, 30]", "\"log2_bytes\": [30, 10]", ST_EINVAL,
+                "log2_bytes must increase");
+    expect_edit("\"eff\": [0.2, 0.9]", "\"eff\": [0.2]", ST_EINVAL,
+                "curve 'c': log2_bytes has 2 points but eff has 1");
+    expect_edit("\"eff\": [0.2, 0.9]", "\"eff\": []", ST_EINVAL, "field 'eff' has 0 points");
+    expect_edit("\"gemm_eff_max\": 0.8", "\"gemm_eff_max\": 80", ST_EINVAL, "gemm_eff_max 80");
+    expect_edit("\"intra_curve\": \"c\"", "\"intra_curve\": \"d\"", ST_EINVAL,
+                "instance 'box.large': unknown intra_curve 'd'");
+}
+
+static void missing_and_unknown_fields(void **state)
+{
+    expect_edit("\"net_bps\": \"400Gbps\",", "", ST_EINVAL,
+                "t.json: instance 'box.large': missing required field 'net_bps'");
+    expect_edit("\"hbm_eff\": 0.8,", "", ST_EINVAL, "gpu 'G-40GB': missing required field 'hbm_eff'");
+    expect_edit("\"log2_bytes\": [10, 30],", "", ST_EINVAL, "missing required field 'log2_bytes'");
+    expect_edit("{\"name\": \"box.large\",", "{", ST_EINVAL,
+                "t.json: instances[0]: missing required field 'name'");
+    expect_edit("\"price_per_hour\": 32.77", "\"price\": 32.77", ST_EINVAL,
+                "unknown field 'price'; allowed: name, aliases, gpu, gpus_per_node");
+    expect_edit("\"price_per_hour\": 32.77", "\"price_per_hour\": 1, \"price_per_hour\": 2",
+                ST_EINVAL, "field 'price_per_hour' given twice");
+    /* optional fields may be left out */
+    expect_edit("\"price_per_hour\": 32.77,", "", ST_OK, NULL);
+    expect_edit("\"aliases\": [\"box\"],", "", ST_OK, NULL);
+}
+
+static void duplicates(void **state)
+{
+    char *s = edit("\"instances\": [", "\"instances\": [{\"name\": \"ml.Box.Large\"}, ");
+    expect_parse(s, ST_EINVAL, "t.json: instance 'Box.Large' is listed twice");
+    free(s);
+    /* an alias that names another type */
+    s = edit("\"instances\": [",
+             "\"instances\": [{\"name\": \"other\", \"aliases\": [\"BOX\"], \"gpu\": \"G-40GB\", "
+             "\"gpus_per_node\": 8, \"nvlink_bps\": 1e9, \"intra_busbw_bps\": 1e9, "
+             "\"intra_latency_s\": 0, \"net_bps\": 1e9, \"net_latency_s\": 0, "
+             "\"intra_curve\": \"c\", \"net_curve\": \"c\"}, ");
+    expect_parse(s, ST_EINVAL, "alias 'box' is also a name or alias of 'other'");
+    free(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* smdplan catalog                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Run the command with stdout into a file; returns the exit code and the
+ * output (free()). */
+static int run_cli(char **argv, int argc, char **out)
+{
+    char path[] = "/tmp/test_data_catalog_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stdout);
+    int saved = dup(1);
+    dup2(fd, 1);
+    int rc = cli_catalog_cmd(argc, argv);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    st_err err = {0};
+    size_t len;
+    assert_int_equal(data_read_file(path, out, &len, &err), ST_OK);
+    close(fd);
+    unlink(path);
+    return rc;
+}
+
+static void cli_table(void **state)
+{
+    char *argv[] = {"catalog", NULL};
+    char *out;
+    assert_int_equal(run_cli(argv, 1, &out), 0);
+    assert_non_null(strstr(out, "instance"));
+    const char *row = strstr(out, "p4d.24xlarge");
+    assert_non_null(row);
+    assert_non_null(strstr(row, "8 x A100-40GB"));
+    assert_non_null(strstr(row, "40.0 GiB"));
+    assert_non_null(strstr(row, "312"));
+    assert_non_null(strstr(row, "1.55"));   /* HBM TB/s, 1555 GB/s */
+    assert_non_null(strstr(row, "300 sw"));
+    assert_non_null(strstr(row, "400"));
+    assert_non_null(strstr(row, "32.77"));
+    assert_non_null(strstr(out, "selene,dgxa100"));
+    free(out);
+}
+
+static void cli_json_round_trip(void **state)
+{
+    char *argv[] = {"catalog", "--json", "--catalog", SMD_TEST_FIXTURES "/catalog_user.json",
+                    NULL};
+    char *out;
+    assert_int_equal(run_cli(argv, 4, &out), 0);
+    plan_catalog back, want;
+    st_err err = {0};
+    int rc = data_catalog_parse(out, strlen(out), "json", &back, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(data_catalog_load(CATALOG, &want, &err), ST_OK);
+    assert_int_equal(data_catalog_merge(&want, SMD_TEST_FIXTURES "/catalog_user.json", &err),
+                     ST_OK);
+    assert_int_equal(back.ninstances, want.ninstances);
+    assert_memory_equal(back.instances, want.instances, (size_t)want.ninstances * sizeof *want.instances);
+    assert_memory_equal(back.gpus, want.gpus, (size_t)want.ngpus * sizeof *want.gpus);
+    assert_int_equal(back.ncurves, want.ncurves);
+    for (int i = 0; i < want.ncurves; i++) {
+        assert_int_equal(back.curves[i].n, want.curves[i].n);
+        assert_memory_equal(back.curves[i].eff, want.curves[i].eff, sizeof(double) * want.curves[i].n);
+    }
+    plan_catalog_free(&back);
+    plan_catalog_free(&want);
+    free(out);
+}
+
+static void cli_errors_exit_2(void **state)
+{
+    char *out;
+    char *a1[] = {"catalog", "--bogus", NULL};
+    assert_int_equal(run_cli(a1, 2, &out), 2);
+    free(out);
+    char *a2[] = {"catalog", "--catalog", SMD_TEST_FIXTURES "/catalog_none.json", NULL};
+    assert_int_equal(run_cli(a2, 3, &out), 2);
+    free(out);
+    char *a3[] = {"catalog", "--catalog", SMD_TEST_FIXTURES "/catalog_bad_ref.json", NULL};
+    assert_int_equal(run_cli(a3, 3, &out), 2);
+    assert_string_equal(out, ""); /* nothing on stdout */
+    free(out);
+    char *a4[] = {"catalog", "extra", NULL};
+    assert_int_equal(run_cli(a4, 2, &out), 2);
+    free(out);
+    char *a5[] = {"catalog", "--catalog", NULL};
+    assert_int_equal(run_cli(a5, 2, &out), 2);
+    free(out);
+    char *a6[] = {"catalog", "--help", NULL};
+    assert_int_equal(run_cli(a6, 2, &out), 0);
+    assert_non_null(strstr(out, "usage: smdplan catalog"));
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(shipped_loads_and_links),
+        cmocka_unit_test(shipped_values),
+        cmocka_unit_test(merge_overrides_and_adds),
+        cmocka_unit_test(merge_failure_leaves_catalog),
+        cmocka_unit_test(base_parses),
+        cmocka_unit_test(malformed_json),
+        cmocka_unit_test(wrong_types),
+        cmocka_unit_test(bad_units_and_values),
+        cmocka_unit_test(missing_and_unknown_fields),
+        cmocka_unit_test(duplicates),
+        cmocka_unit_test(cli_table),
+        cmocka_unit_test(cli_json_round_trip),
+        cmocka_unit_test(cli_errors_exit_2),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
