@@ -9,7 +9,6 @@
  */
 #include "test_util.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -327,25 +326,25 @@ static void duplicates(void **state)
 /* smdplan catalog                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Run the command with stdout into a file; returns the exit code and the
- * output (free()). */
+/* Run the command with stdout into a temporary file; returns the exit code
+ * and the output (free()). */
 static int run_cli(char **argv, int argc, char **out)
 {
-    char path[] = "/tmp/test_data_catalog_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
     fflush(stdout);
     int saved = dup(1);
-    dup2(fd, 1);
+    dup2(fileno(tmp), 1);
     int rc = cli_catalog_cmd(argc, argv);
     fflush(stdout);
     dup2(saved, 1);
     close(saved);
-    st_err err = {0};
-    size_t len;
-    assert_int_equal(data_read_file(path, out, &len, &err), ST_OK);
-    close(fd);
-    unlink(path);
+    long n = ftell(tmp);
+    assert_true(n >= 0);
+    *out = calloc((size_t)n + 1, 1);
+    rewind(tmp);
+    assert_int_equal(fread(*out, 1, (size_t)n, tmp), (size_t)n);
+    fclose(tmp);
     return rc;
 }
 
