@@ -102,6 +102,13 @@ static void why(FILE *f, const plan_result *r)
             best = i;
     const plan_layout *la = &r->top[0].layout, *lb = &r->top[1].layout;
     double gain = b->step_s > 0 ? 100.0 * (b->step_s - a->step_s) / b->step_s : 0.0;
+    if (gain < 0.05) {
+        fprintf(f,
+                "\nWhy #1: #1 and #2 take the same time (%.3f s); #1 ranks first because it needs "
+                "less memory (%.1f GiB against %.1f GiB) or fewer model-parallel ranks.\n",
+                a->step_s, r->top[0].est.mem.total_bytes / GIB, r->top[1].est.mem.total_bytes / GIB);
+        return;
+    }
     fprintf(f,
             "\nWhy #1: its step is %.1f%% shorter than #2's (%.3f s vs %.3f s), mostly because its "
             "%s takes %.3f s against %.3f s",

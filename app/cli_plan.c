@@ -377,6 +377,14 @@ int cli_plan_cmd(int argc, char **argv)
         return ex;
     }
 
+    if (o.cfg.tp && (x.model.heads % o.cfg.tp != 0 ||
+                     (x.model.kv_heads % o.cfg.tp != 0 && o.cfg.tp % x.model.kv_heads != 0))) {
+        ST_RAISE(&err, ST_EINVAL, "--tp %d: must divide the %lld attention heads (and %lld kv heads)",
+                 o.cfg.tp, (long long)x.model.heads, (long long)x.model.kv_heads);
+        ctx_free(&x);
+        return cli_fail(&err);
+    }
+
     /* --batch-size is SMP's per-model-parallel-group batch: global = N x dp. */
     if (o.batch_size) {
         int dp = o.cfg.dp;

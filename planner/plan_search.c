@@ -145,8 +145,9 @@ static int search_inner(search_ctx *x, plan_layout *l)
             }
             for (int ic = 0; ic < ncap; ic++) {
                 for (int r = 0; r < PLAN_RECOMP__COUNT; r++) {
-                    if (cfg->recompute >= 0 && r != cfg->recompute)
-                        continue;
+                    if (cfg->recompute >= 0 ? r != cfg->recompute
+                                            : (r == PLAN_RECOMP_SELECTIVE && l->flash_attention))
+                        continue; /* a fused attention kernel already recomputes its core */
                     int group = cfg->recompute_group > 0 ? cfg->recompute_group : 1;
                     for (int sh = 0; sh < PLAN_SHARD__COUNT; sh++) {
                         if (cfg->sharding >= 0 ? sh != cfg->sharding
@@ -273,32 +274,36 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
                 continue;
             }
             int64_t per_replica = res->global_batch / dp;
-            for (int64_t mbs = 1; mbs <= per_replica; mbs *= 2) {
-                int64_t want = cfg->micro_batch;
-                if (want) {
-                    mbs = want;
-                    if (per_replica % mbs != 0) {
-                        reject_outer(&x, PLAN_REJ_BATCH);
-                        break;
-                    }
-                } else if (per_replica % mbs != 0)
-                    break;
-                int64_t mb = per_replica / mbs;
-                if (!(cfg->microbatches && mb != cfg->microbatches) && mb <= 1 << 30) {
-                    l.tp = tp;
-                    l.pp = pp;
-                    l.dp = dp;
-                    l.cp = cp;
-                    l.micro_batch = (int)mbs;
-                    l.microbatches = (int)mb;
-                    l.sequence_parallel = cfg->sequence_parallel >= 0 ? cfg->sequence_parallel : tp > 1;
-                    l.prescaled_batch = cfg->prescaled_batch >= 0 ? cfg->prescaled_batch : tp > 1;
-                    int rc = search_placements(&x, &l);
-                    if (rc)
-                        return rc;
+            int64_t mbs_list[64];
+            int nmbs = 0;
+            if (cfg->micro_batch || cfg->microbatches) {
+                int64_t mbs = cfg->micro_batch ? cfg->micro_batch : per_replica / cfg->microbatches;
+                if (mbs < 1 || per_replica % mbs != 0 ||
+                    (cfg->microbatches && per_replica / mbs != cfg->microbatches)) {
+                    reject_outer(&x, PLAN_REJ_BATCH);
+                    continue;
                 }
-                if (want)
-                    break;
+                mbs_list[nmbs++] = mbs;
+            } else {
+                for (int64_t mbs = 1; mbs <= per_replica && nmbs < 64; mbs *= 2)
+                    if (per_replica % mbs == 0)
+                        mbs_list[nmbs++] = mbs;
+            }
+            for (int im = 0; im < nmbs; im++) {
+                int64_t mb = per_replica / mbs_list[im];
+                if (mb > 1 << 30)
+                    continue;
+                l.tp = tp;
+                l.pp = pp;
+                l.dp = dp;
+                l.cp = cp;
+                l.micro_batch = (int)mbs_list[im];
+                l.microbatches = (int)mb;
+                l.sequence_parallel = cfg->sequence_parallel >= 0 ? cfg->sequence_parallel : tp > 1;
+                l.prescaled_batch = cfg->prescaled_batch >= 0 ? cfg->prescaled_batch : tp > 1;
+                int rc = search_placements(&x, &l);
+                if (rc)
+                    return rc;
             }
         }
     }

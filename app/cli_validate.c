@@ -1,0 +1,375 @@
+/*
+ * cli_validate.c: `smdplan validate FILE.csv`, the planner against published
+ * training runs.
+ *
+ * Reads a table of measured runs (the columns of
+ * data/reference/calibration_runs.csv), predicts each row's iteration time
+ * and per-GPU memory with the planner (planner/plan_validate.c says how a
+ * row is read), and prints one line per row and the mean and maximum
+ * absolute errors per source and overall. The goal is a mean absolute time
+ * error of at most 5 %; missing it is a measurement, not a failure, so the
+ * exit code is 0 whenever the file could be read (2 when it could not).
+ */
+#include "app/cli.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "app/cli_int.h"
+#include "common/units.h"
+#include "data/data.h"
+#include "data/data_csv.h"
+#include "planner/plan_validate.h"
+
+/* The goal for the mean absolute time error, percent. */
+#define GOAL_MEAN_ABS_ERROR_PCT 5.0
+#define GB 1e9
+
+enum { O_HELP = 'h', O_CATALOG = 256, O_JSON, O_NO_RECORD };
+
+typedef struct opt_def {
+    const char *name;
+    int has_arg;
+    int id;
+    const char *arg;
+    const char *help;
+} opt_def;
+
+static const opt_def opt_table[] = {
+    {"catalog", 1, O_CATALOG, "FILE", "JSON file adding or overriding instance types and GPUs"},
+    {"json", 0, O_JSON, NULL, "print JSON: one object per row, then the mean and max errors"},
+    {"no-record", 0, O_NO_RECORD, NULL, "do not record this run"},
+    {"help", 0, O_HELP, NULL, "this help"},
+};
+#define NOPTS ((int)(sizeof opt_table / sizeof opt_table[0]))
+
+typedef struct validate_opts {
+    const char *file;
+    const char *catalog_file;
+    int json, no_record;
+} validate_opts;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: smdplan validate FILE.csv [--catalog FILE] [--json] [--no-record]\n\n"
+            "Predicts the iteration time and per-GPU memory of published training runs and\n"
+            "prints the error of each row and the mean and maximum absolute error per source\n"
+            "and overall. FILE.csv has the columns of data/reference/calibration_runs.csv\n"
+            "(row_id, source_key, num_gpus required; shape, layout and measurements optional).\n"
+            "A row without a model shape, a batch or a measurement is listed with the reason.\n\n");
+    for (int i = 0; i < NOPTS; i++) {
+        const opt_def *o = &opt_table[i];
+        char lhs[48];
+        snprintf(lhs, sizeof lhs, "--%s%s%s", o->name, o->has_arg ? " " : "",
+                 o->has_arg ? o->arg : "");
+        fprintf(f, "  %-26s %s\n", lhs, o->help);
+    }
+    fprintf(f, "\nExample:\n  smdplan validate data/reference/calibration_runs.csv\n"
+               "\nExit codes: 0 the file was read (whatever the errors), 2 bad input.\n");
+}
+
+/* 0: parsed; 1: --help printed; otherwise an exit code. */
+static int parse_args(int argc, char **argv, validate_opts *o)
+{
+    struct option lo[NOPTS + 1];
+    for (int i = 0; i < NOPTS; i++)
+        lo[i] = (struct option){opt_table[i].name, opt_table[i].has_arg, NULL, opt_table[i].id};
+    lo[NOPTS] = (struct option){0, 0, 0, 0};
+    optind = 1;
+    opterr = 0;
+    int id;
+    while ((id = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        switch (id) {
+        case O_HELP:
+            usage(stdout);
+            return 1;
+        case O_CATALOG:
+            o->catalog_file = optarg;
+            break;
+        case O_JSON:
+            o->json = 1;
+            break;
+        case O_NO_RECORD:
+            o->no_record = 1; /* nothing is recorded yet */
+            break;
+        default: {
+            const char *bad = argv[optind - 1];
+            fprintf(stderr,
+                    "smdplan: validate: unknown option or missing value: '%s' (see smdplan "
+                    "validate --help)\n",
+                    bad ? bad : "?");
+            return 2;
+        }
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "smdplan: validate: no file given (usage: smdplan validate FILE.csv)\n");
+        return 2;
+    }
+    if (argc - optind > 1) {
+        fprintf(stderr, "smdplan: validate: one file at a time ('%s' is extra)\n",
+                argv[optind + 1]);
+        return 2;
+    }
+    o->file = argv[optind];
+    return 0;
+}
+
+/* ---- human output ---- */
+
+static void layout_label(const plan_validate_result *r, char *buf, size_t n)
+{
+    const plan_layout *l = &r->layout;
+    if (l->cp > 1)
+        snprintf(buf, n, "%d/%d/%d/%d", l->tp, l->pp, l->dp, l->cp);
+    else
+        snprintf(buf, n, "%d/%d/%d", l->tp, l->pp, l->dp);
+}
+
+static void print_rows(FILE *f, const plan_validate_result *v, int n)
+{
+    fprintf(f, "%-5s %-20s %-22s %6s %5s %-11s %4s %9s %9s %8s %13s  %s\n", "row", "source",
+            "model", "params", "GPUs", "tp/pp/dp", "mbs", "pred s", "ref s", "error", "mem GB p/r",
+            "notes");
+    for (int i = 0; i < n; i++) {
+        const plan_validate_result *r = &v[i];
+        char params[16] = "-", gpus[16] = "-", lay[32] = "-", mbs[16] = "-";
+        char pred[16] = "-", ref[16] = "-", err[16] = "-", mem[32] = "-";
+        if (r->have_model)
+            units_fmt_count((double)r->model.params, params, sizeof params);
+        if (r->have_layout) {
+            snprintf(gpus, sizeof gpus, "%d", r->gpus);
+            layout_label(r, lay, sizeof lay);
+            snprintf(mbs, sizeof mbs, "%d%s", r->layout.micro_batch,
+                     r->micro_batch_searched ? "*" : "");
+            snprintf(pred, sizeof pred, "%.3f", r->pred_time_s);
+            if (r->have_mem)
+                snprintf(mem, sizeof mem, "%.1f/%.1f", r->pred_mem_bytes / GB,
+                         r->ref_mem_bytes / GB);
+            else
+                snprintf(mem, sizeof mem, "%.1f/%s", r->pred_mem_bytes / GB,
+                         r->ref_oom ? "OOM" : "-");
+        }
+        if (r->compared) {
+            snprintf(ref, sizeof ref, "%.3f", r->ref_time_s);
+            snprintf(err, sizeof err, "%+.1f%%", r->error_pct);
+        }
+        const char *text = r->compared ? r->notes : r->reason;
+        fprintf(f, "%-5s %-20.20s %-22.22s %6s %5s %-11s %4s %9s %9s %8s %13s  %s%s\n",
+                r->row_id, r->source_key, r->have_model ? r->model.name : "-", params, gpus, lay,
+                mbs, pred, ref, err, mem, r->compared ? "" : "not compared: ", text);
+        if (!r->compared && r->notes[0])
+            fprintf(f, "%-5s %-20s   (%s)\n", "", "", r->notes);
+    }
+    fprintf(f, "(error = (predicted - reference) / reference; mbs * = micro-batch searched, not "
+               "published; memory in GB = 1e9 bytes, the worst pipeline stage)\n");
+}
+
+static void print_stats_line(FILE *f, const char *label, const plan_validate_stats *s)
+{
+    char mean[16] = "-", max[64] = "-", bias[16] = "-", mem[64] = "-", oom[32] = "-";
+    if (s->compared) {
+        snprintf(mean, sizeof mean, "%.1f%%", s->mean_abs_error_pct);
+        snprintf(max, sizeof max, "%.1f%% (%s)", s->max_abs_error_pct, s->worst_row_id);
+        snprintf(bias, sizeof bias, "%+.1f%%", s->mean_error_pct);
+    }
+    if (s->mem_compared)
+        snprintf(mem, sizeof mem, "%d: %.1f%% / %.1f%%", s->mem_compared, s->mem_mean_abs_error_pct,
+                 s->mem_max_abs_error_pct);
+    if (s->oom_reference)
+        snprintf(oom, sizeof oom, "%d of %d", s->oom_agreed, s->oom_reference);
+    fprintf(f, "%-22s %5d %8d %10s %16s %9s %22s %10s %8d\n", label, s->rows, s->compared, mean,
+            max, bias, mem, oom, s->pred_oom_of_ran);
+}
+
+static void print_summary(FILE *f, const plan_validate_summary *s)
+{
+    fprintf(f, "\n%-22s %5s %8s %10s %16s %9s %22s %10s %8s\n", "source", "rows", "compared",
+            "mean|err|", "max|err| (row)", "mean err", "memory n: mean / max", "OOM agreed",
+            "pred OOM");
+    for (int k = 0; k < s->nsources; k++)
+        print_stats_line(f, s->source[k].source_key, &s->source[k]);
+    print_stats_line(f, "all", &s->all);
+    fprintf(f, "(mean err > 0: the planner predicts slower steps than measured; memory errors are "
+               "not in the time figures;\n pred OOM: runs that ran but the planner says do not "
+               "fit)\n");
+    if (s->all.compared)
+        fprintf(f, "\nGoal: mean |time error| <= %.0f%%: %s (%.1f%% over %d rows).\n",
+                GOAL_MEAN_ABS_ERROR_PCT,
+                s->all.mean_abs_error_pct <= GOAL_MEAN_ABS_ERROR_PCT ? "met" : "missed",
+                s->all.mean_abs_error_pct, s->all.compared);
+    else
+        fprintf(f, "\nNo row could be compared.\n");
+}
+
+/* ---- JSON ---- */
+
+/* A row id that is a plain number is written as one. */
+static void add_row_id(cJSON *o, const char *id)
+{
+    char *end;
+    long v = strtol(id, &end, 10);
+    if (id[0] && *end == '\0' && id[0] != '-' && id[0] != '+')
+        cJSON_AddNumberToObject(o, "row_id", (double)v);
+    else
+        cJSON_AddStringToObject(o, "row_id", id);
+}
+
+static void add_num_or_null(cJSON *o, const char *k, int have, double v)
+{
+    if (have && isfinite(v))
+        cJSON_AddNumberToObject(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *row_json(const plan_validate_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_row_id(o, r->row_id);
+    cJSON_AddStringToObject(o, "source_key", r->source_key);
+    if (!r->compared)
+        cJSON_AddStringToObject(o, "reason", r->reason);
+    if (r->have_model) {
+        cJSON_AddStringToObject(o, "model", r->model.name);
+        cJSON_AddNumberToObject(o, "params", (double)r->model.params);
+    }
+    if (r->have_layout) {
+        const plan_layout *l = &r->layout;
+        cJSON_AddStringToObject(o, "instance_type", r->instance);
+        cJSON_AddNumberToObject(o, "gpus", r->gpus);
+        cJSON_AddNumberToObject(o, "tp", l->tp);
+        cJSON_AddNumberToObject(o, "pp", l->pp);
+        cJSON_AddNumberToObject(o, "dp", l->dp);
+        cJSON_AddNumberToObject(o, "cp", l->cp);
+        cJSON_AddNumberToObject(o, "micro_batch", l->micro_batch);
+        cJSON_AddBoolToObject(o, "micro_batch_searched", r->micro_batch_searched);
+        cJSON_AddNumberToObject(o, "microbatches", l->microbatches);
+        cJSON_AddStringToObject(o, "schedule", plan_schedule_name(l->schedule));
+        cJSON_AddNumberToObject(o, "virtual_stages", l->virtual_stages);
+        cJSON_AddStringToObject(o, "recompute", plan_recompute_name(l->recompute));
+        cJSON_AddStringToObject(o, "sharding", plan_sharding_name(l->sharding));
+        cJSON_AddBoolToObject(o, "sequence_parallel", l->sequence_parallel);
+        cJSON_AddNumberToObject(o, "predicted_iteration_time_s", r->pred_time_s);
+    }
+    if (r->compared) {
+        cJSON_AddNumberToObject(o, "reference_iteration_time_s", r->ref_time_s);
+        cJSON_AddStringToObject(o, "reference_basis", plan_validate_basis_name(r->basis));
+        cJSON_AddNumberToObject(o, "error_pct", r->error_pct);
+    }
+    if (r->have_layout) {
+        cJSON_AddNumberToObject(o, "predicted_memory_per_gpu_bytes", r->pred_mem_bytes);
+        add_num_or_null(o, "reference_memory_per_gpu_bytes", r->have_mem, r->ref_mem_bytes);
+        add_num_or_null(o, "memory_error_pct", r->have_mem, r->mem_error_pct);
+        cJSON_AddBoolToObject(o, "predicted_oom", r->pred_oom);
+        cJSON_AddBoolToObject(o, "reference_oom", r->ref_oom);
+    }
+    if (r->notes[0])
+        cJSON_AddStringToObject(o, "notes", r->notes);
+    return o;
+}
+
+static cJSON *stats_json(const plan_validate_stats *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (s->source_key[0])
+        cJSON_AddStringToObject(o, "source_key", s->source_key);
+    cJSON_AddNumberToObject(o, "rows", s->rows);
+    cJSON_AddNumberToObject(o, "rows_compared", s->compared);
+    add_num_or_null(o, "mean_abs_error_pct", s->compared, s->mean_abs_error_pct);
+    add_num_or_null(o, "max_abs_error_pct", s->compared, s->max_abs_error_pct);
+    add_num_or_null(o, "mean_error_pct", s->compared, s->mean_error_pct);
+    cJSON_AddNumberToObject(o, "memory_rows_compared", s->mem_compared);
+    add_num_or_null(o, "memory_mean_abs_error_pct", s->mem_compared, s->mem_mean_abs_error_pct);
+    add_num_or_null(o, "memory_max_abs_error_pct", s->mem_compared, s->mem_max_abs_error_pct);
+    cJSON_AddNumberToObject(o, "oom_reference", s->oom_reference);
+    cJSON_AddNumberToObject(o, "oom_agreed", s->oom_agreed);
+    cJSON_AddNumberToObject(o, "predicted_oom_of_runs_that_ran", s->pred_oom_of_ran);
+    return o;
+}
+
+static int print_json(FILE *f, const char *file, const plan_validate_result *v, int n,
+                      const plan_validate_summary *s)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return 1;
+    cJSON_AddStringToObject(root, "file", file);
+    cJSON *rows = cJSON_AddArrayToObject(root, "rows");
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(rows, row_json(&v[i]));
+    add_num_or_null(root, "mean_abs_error_pct", s->all.compared, s->all.mean_abs_error_pct);
+    add_num_or_null(root, "max_abs_error_pct", s->all.compared, s->all.max_abs_error_pct);
+    cJSON_AddNumberToObject(root, "rows_compared", s->all.compared);
+    cJSON_AddNumberToObject(root, "rows_skipped", s->all.rows - s->all.compared);
+    cJSON_AddNumberToObject(root, "goal_mean_abs_error_pct", GOAL_MEAN_ABS_ERROR_PCT);
+    cJSON *src = cJSON_AddArrayToObject(root, "sources");
+    for (int k = 0; k < s->nsources; k++)
+        cJSON_AddItemToArray(src, stats_json(&s->source[k]));
+    cJSON_AddItemToObject(root, "all", stats_json(&s->all));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text)
+        return 1;
+    fprintf(f, "%s\n", text);
+    cJSON_free(text);
+    return 0;
+}
+
+int cli_validate_cmd(int argc, char **argv)
+{
+    validate_opts o = {0};
+    int ex = parse_args(argc, argv, &o);
+    if (ex)
+        return ex == 1 ? 0 : ex;
+
+    st_err err = {0};
+    plan_catalog cat = {0};
+    data_csv csv = {0};
+    plan_validate_row *rows = NULL;
+    plan_validate_result *res = NULL;
+    int rc = data_catalog_load(NULL, &cat, &err);
+    if (rc == ST_OK && o.catalog_file)
+        rc = data_catalog_merge(&cat, o.catalog_file, &err);
+    if (rc == ST_OK)
+        rc = data_csv_load(o.file, &csv, &err);
+    if (rc == ST_OK) {
+        rows = calloc(csv.nrows ? (size_t)csv.nrows : 1, sizeof *rows);
+        res = calloc(csv.nrows ? (size_t)csv.nrows : 1, sizeof *res);
+        if (!rows || !res)
+            rc = ST_RAISE(&err, ST_ENOMEM, "out of memory for %d rows", csv.nrows);
+    }
+    if (rc == ST_OK)
+        rc = data_csv_validate_rows(&csv, o.file, rows, &err);
+    for (int i = 0; rc == ST_OK && i < csv.nrows; i++)
+        rc = plan_validate_run(&cat, &rows[i], &res[i], NULL, &err);
+    if (rc != ST_OK) {
+        ex = cli_fail(&err);
+        goto done;
+    }
+
+    plan_validate_summary sum;
+    plan_validate_summarize(res, csv.nrows, &sum);
+    if (o.json) {
+        if (print_json(stdout, o.file, res, csv.nrows, &sum)) {
+            ST_RAISE(&err, ST_ENOMEM, "out of memory writing JSON");
+            ex = cli_fail(&err);
+        }
+    } else {
+        printf("validate: %s, %d rows\n\n", o.file, csv.nrows);
+        print_rows(stdout, res, csv.nrows);
+        print_summary(stdout, &sum);
+    }
+done:
+    free(res);
+    free(rows);
+    data_csv_free(&csv);
+    plan_catalog_free(&cat);
+    return ex;
+}

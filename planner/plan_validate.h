@@ -1,0 +1,138 @@
+/*
+ * plan_validate.h: predict published training runs and measure the error.
+ *
+ * `smdplan validate FILE.csv` reads measured runs in the format of
+ * data/reference/calibration_runs.csv (one run per row: model shape, GPUs,
+ * layout, measured iteration time or TFLOP/s, per-GPU memory) and asks the
+ * planner for each row's step time and memory. This module is the pure part:
+ * it maps one row, given as the text of its cells, to a model, a cluster and
+ * a layout, evaluates it, and compares. It reads no files; the CSV is read
+ * by data/data_csv.c and the command lives in app/cli_validate.c.
+ *
+ * How a row's text is read (framework defaults, cluster names, FLOP
+ * conventions) is documented next to the tables in plan_validate.c. Those
+ * tables interpret each source's configuration; there is no per-row or
+ * per-source correction of the prediction.
+ *
+ * Errors are percentages: 100 (predicted - reference) / reference.
+ */
+#ifndef SMD_PLAN_VALIDATE_H
+#define SMD_PLAN_VALIDATE_H
+
+#include <stddef.h>
+
+#include "planner/plan.h"
+
+/* One published run as text: each member is the cell of the column with the
+ * same name, "" (or NULL) when absent. Borrowed for the call. */
+typedef struct plan_validate_row {
+    const char *row_id, *source_key, *model_name, *architecture, *framework;
+    const char *num_layers, *hidden_size, *num_heads, *num_kv_heads, *ffn_hidden_size;
+    const char *seq_len, *vocab_size;
+    const char *gpu_type, *num_gpus, *instance_type, *interconnect;
+    const char *tp, *pp, *dp, *cp, *virtual_stages, *micro_batch_size, *global_batch_size;
+    const char *num_microbatches, *recompute, *optimizer_sharding, *sequence_parallel;
+    const char *precision;
+    const char *tflops_per_gpu, *tflops_convention, *iteration_time_s;
+    const char *memory_per_gpu_gb, *memory_metric, *other_metrics, *notes;
+} plan_validate_row;
+
+/* The CSV columns a row is read from: header name, where its text goes, and
+ * whether a file without that column is refused. Ends with a NULL name. */
+typedef struct plan_validate_column {
+    const char *name;
+    size_t offset;               /* offsetof(plan_validate_row, member) */
+    int required;
+} plan_validate_column;
+
+extern const plan_validate_column plan_validate_columns[];
+
+/* How the reference iteration time was obtained. */
+typedef enum plan_validate_basis {
+    PLAN_VAL_BASIS_NONE = 0,
+    PLAN_VAL_BASIS_TIME,         /* iteration_time_s as published */
+    PLAN_VAL_BASIS_EQ3,          /* from TFLOP/s with Narayanan et al. 2021, Eq. 3 */
+    PLAN_VAL_BASIS_MODEL_FLOPS,  /* from TFLOP/s with the DGX Cloud model-FLOPs formula */
+} plan_validate_basis;
+
+const char *plan_validate_basis_name(plan_validate_basis b);
+
+#define PLAN_VAL_ID_MAX 32
+#define PLAN_VAL_KEY_MAX 64
+#define PLAN_VAL_REASON_MAX 200
+#define PLAN_VAL_NOTES_MAX 480
+
+/* The outcome for one row. compared == 0 means the time was not compared and
+ * reason says why (a result, not an error). Memory is compared on its own
+ * (have_mem) and never enters the time statistics. */
+typedef struct plan_validate_result {
+    char row_id[PLAN_VAL_ID_MAX];
+    char source_key[PLAN_VAL_KEY_MAX];
+    int compared;
+    char reason[PLAN_VAL_REASON_MAX];
+    char notes[PLAN_VAL_NOTES_MAX];     /* interpretations applied, "; "-separated */
+
+    int have_model;
+    plan_model model;
+    int have_layout;                    /* layout, instance, nodes, gpus and est are set */
+    plan_layout layout;
+    char instance[48];
+    int nodes, gpus;
+    plan_estimate est;                  /* of the layout above */
+    int micro_batch_searched;           /* the micro-batch came from plan_search */
+
+    plan_validate_basis basis;
+    double pred_time_s, ref_time_s, error_pct;
+
+    int have_mem;                       /* a reference memory figure was compared */
+    double pred_mem_bytes, ref_mem_bytes, mem_error_pct;
+    int ref_oom;                        /* the published run went out of memory */
+    int pred_oom;                       /* the planner says the layout does not fit */
+} plan_validate_result;
+
+/* Map a row to a model, cluster and layout, evaluate it and compare with the
+ * reference. Always fills out (a row that cannot be predicted gets a
+ * reason). terms, if non-NULL, receives the evaluated layout's terms.
+ * Returns ST_OK, or ST_ENOMEM / ST_EINTERNAL on failures that are not the
+ * row's fault. */
+int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
+                      plan_validate_result *out, plan_terms *terms, st_err *err);
+
+/* Reference FLOPs of one iteration by Narayanan et al. 2021, Eq. 3 (with
+ * full recompute): 96 B s l h^2 (1 + s/(6h) + V/(16 l h)). */
+double plan_validate_eq3_flops(double batch, double seq, double layers, double hidden,
+                               double vocab);
+
+/* Model FLOPs of one iteration by the DGX Cloud benchmark recipes (GPT, no
+ * recompute): B s (24 l h^2 + 12 l h s + 48 l h^2 + 6 V h). */
+double plan_validate_model_flops(double batch, double seq, double layers, double hidden,
+                                 double vocab);
+
+/* Error statistics of a group of rows. */
+typedef struct plan_validate_stats {
+    char source_key[PLAN_VAL_KEY_MAX];  /* "" for all rows */
+    int rows;                           /* rows in the group */
+    int compared;                       /* rows whose time was compared */
+    double mean_abs_error_pct, max_abs_error_pct;
+    double mean_error_pct;              /* signed: > 0 the planner is slow */
+    char worst_row_id[PLAN_VAL_ID_MAX];
+    int mem_compared;
+    double mem_mean_abs_error_pct, mem_max_abs_error_pct;
+    int oom_reference;                  /* published runs that went out of memory */
+    int oom_agreed;                     /* ... where the planner says OOM too */
+    int pred_oom_of_ran;                /* runs that ran but the planner calls OOM */
+} plan_validate_stats;
+
+#define PLAN_VAL_SOURCES_MAX 32
+
+typedef struct plan_validate_summary {
+    plan_validate_stats all;
+    int nsources;                       /* in order of first appearance */
+    plan_validate_stats source[PLAN_VAL_SOURCES_MAX];
+    int rows_unlisted;                  /* rows of sources past the maximum (counted in all) */
+} plan_validate_summary;
+
+/* Per-source and overall statistics of n results. */
+void plan_validate_summarize(const plan_validate_result *r, int n, plan_validate_summary *s);
+
+#endif

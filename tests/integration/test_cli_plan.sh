@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# test_cli_plan.sh: the smdplan plan command end to end.
+#   $1 smdplan binary, $2 source dir, $3 fixtures dir
+# Checks the SageMaker reference configurations (GPT-2 style, seq 512, vocab
+# 50000; smp-best-practices) are feasible as fixed layouts and that the
+# planner's own picks keep TP inside a node; bad input exits 2 with one line;
+# a model that fits nowhere exits 3 and says how many instances it needs.
+set -u
+bin=$1
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check() { # name, expected exit code, command...
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $name: exit $got, want $want"; sed 's/^/  out: /' "$tmp/out" | head -20; sed 's/^/  err: /' "$tmp/err"
+    fail=1
+  else
+    echo "ok   $name"
+  fi
+}
+
+one_line_error() { # name: stderr must be exactly one line naming the bad value
+  local name=$1 needle=$2
+  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$needle" "$tmp/err"; then
+    echo "FAIL $name: stderr is not one line naming '$needle':"; cat "$tmp/err"; fail=1
+  fi
+}
+
+# The three SMP reference configurations, evaluated as fixed layouts.
+check smp-10b 0 "$bin" --params 10B --family smp --instances 16xp4d --tp 4 --pp 1 --dp 32 \
+  --batch-size 40 --recompute full --sharding optimizer --prescaled-batch on --no-record
+check smp-30b 0 "$bin" --params 30B --family smp --instances 16xp4d --tp 8 --pp 1 --dp 16 \
+  --batch-size 32 --recompute full --sharding optimizer --prescaled-batch on --no-record
+check smp-60b 0 "$bin" --params 60B --family smp --instances 32xp4d --tp 8 --pp 2 --dp 16 \
+  --batch-size 56 --microbatches 4 --active-microbatches 2 --recompute full --sharding optimizer \
+  --prescaled-batch on --no-record
+
+# The planner's own picks for those cases keep TP inside a node (tp <= 8 on p4d).
+for case in "10B 16xp4d 1280" "30B 16xp4d 512" "60B 32xp4d 896"; do
+  set -- $case
+  "$bin" --params "$1" --family smp --instances "$2" --global-batch "$3" --json --no-record >"$tmp/j" 2>"$tmp/err"
+  if ! grep -q '"tp":' "$tmp/j"; then echo "FAIL pick-$1: no plan"; cat "$tmp/err"; fail=1; continue; fi
+  tp=$(grep -m1 '"tp":' "$tmp/j" | tr -dc 0-9)
+  if [ "$tp" -gt 8 ]; then echo "FAIL pick-$1: tp $tp crosses nodes"; fail=1; else echo "ok   pick-$1 (tp $tp)"; fi
+done
+
+# The main job and its outputs.
+check main 0 "$bin" --params 30B --instances 16xp4d --no-record
+grep -q "Why #1" "$tmp/out" || { echo "FAIL main: no 'Why #1' sentence"; fail=1; }
+check json 0 "$bin" --params 30B --instances 16xp4d --json --no-record
+for key in '"micro_batch_size"' '"active_microbatches"' '"memory_per_gpu_bytes"' '"step_time_s"' \
+           '"tokens_per_s"' '"mfu"' '"cost_per_hour"' '"optimizer_sharding"' '"placement"'; do
+  grep -q "$key" "$tmp/out" || { echo "FAIL json: missing $key"; fail=1; }
+done
+check explain 0 "$bin" --params 30B --instances 16xp4d --explain --top 1 --no-record
+grep -q "Korthikanti" "$tmp/out" || { echo "FAIL explain: no sources"; fail=1; }
+check emit-sagemaker 0 "$bin" --params 30B --instances 16xp4d --emit sagemaker --no-record
+grep -q '"tensor_parallel_degree"' "$tmp/out" || { echo "FAIL emit: no tensor_parallel_degree"; fail=1; }
+grep -q '"processes_per_host": 8' "$tmp/out" || { echo "FAIL emit: processes_per_host"; fail=1; }
+check emit-mpirun 0 "$bin" --params 30B --instances 16xp4d --emit mpirun --no-record
+grep -q "mpirun -np 128" "$tmp/out" || { echo "FAIL emit mpirun"; fail=1; }
+check help 0 "$bin" --help
+check version 0 "$bin" --version
+
+# Bad input: one line, exit 2.
+check bad-params 2 "$bin" --params 30X --instances 16xp4d;      one_line_error bad-params "30X"
+check neg-count 2 "$bin" --params 30B --instances=-3xp4d;       one_line_error neg-count "3xp4d"
+check zero-tp 2 "$bin" --params 30B --instances 16xp4d --tp 0;  one_line_error zero-tp "tp"
+check unknown-inst 2 "$bin" --params 30B --instances 16xp9z;    one_line_error unknown-inst "p9z"
+check heads-tp 2 "$bin" --params 30B --instances 16xp4d --heads 7 --tp 2 --hidden 7168; one_line_error heads-tp "heads"
+check huge 2 "$bin" --params 30B --instances 16xp4d --layers 1e12; one_line_error huge "layers"
+check bad-sched 2 "$bin" --params 30B --instances 16xp4d --schedule foo; one_line_error bad-sched "foo"
+check unknown-opt 2 "$bin" --params 30B --bogus;                 one_line_error unknown-opt "bogus"
+
+# Fits nowhere on this cluster: an answer, exit 3, with the count it needs.
+check nofit 3 "$bin" --params 1T --instances 1xp4d --no-record
+grep -q "would need at least" "$tmp/out" || { echo "FAIL nofit: no instance count"; cat "$tmp/out"; fail=1; }
+# A fixed layout that does not fit: exit 3, by how much and where.
+check fixed-oom 3 "$bin" --params 30B --family smp --instances 16xp4d --tp 1 --pp 1 --dp 128 \
+  --micro-batch 8 --recompute none --sharding none --global-batch 1024 --no-record
+grep -q "GiB" "$tmp/out" || { echo "FAIL fixed-oom: no size"; fail=1; }
+
+exit $fail

@@ -1,0 +1,330 @@
+/*
+ * test_plan_eval.c: closed forms and invariants of the memory and time model
+ * on a hand-made cluster (no data files): activation bytes after Korthikanti
+ * et al. 2022, ZeRO state bytes, ring and hierarchical all-reduce times,
+ * bubble ratios between schedules, placement spans, terms summing to totals.
+ */
+#include "test_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/plan_int.h"
+
+static plan_gpu gpu;
+static plan_instance inst;
+static plan_curve flat;
+
+/* 8 GPUs of 80 GB per node, flat efficiency curves, round numbers. */
+static void make_cluster(plan_cluster *c, int nodes)
+{
+    memset(&gpu, 0, sizeof gpu);
+    strcpy(gpu.name, "TEST-80GB");
+    gpu.mem_bytes = 80e9;
+    gpu.peak_flops = 300e12;
+    gpu.hbm_bps = 2e12;
+    gpu.gemm_eff_max = 0.8;
+    gpu.gemm_dim_half = 96;
+    gpu.misaligned_factor = 0.5;
+    gpu.hbm_eff = 0.8;
+    gpu.flash_eff = 0.5;
+    memset(&flat, 0, sizeof flat);
+    strcpy(flat.name, "flat");
+    flat.n = 1;
+    flat.log2_bytes[0] = 20;
+    flat.eff[0] = 1.0;
+    memset(&inst, 0, sizeof inst);
+    strcpy(inst.name, "test.8x");
+    strcpy(inst.gpu, gpu.name);
+    inst.gpus_per_node = 8;
+    inst.nvlink_bps = 300e9;
+    inst.nvswitch = 1;
+    inst.intra_busbw_bps = 230e9;
+    inst.intra_latency_s = 10e-6;
+    inst.net_bps = 50e9;
+    inst.net_latency_s = 50e-6;
+    inst.price_per_hour = 32.0;
+    c->inst = &inst;
+    c->gpu = &gpu;
+    c->intra_curve = &flat;
+    c->net_curve = &flat;
+    c->nodes = nodes;
+    c->gpus = nodes * 8;
+}
+
+static plan_model model_13(void)
+{
+    plan_model m = {.arch = PLAN_ARCH_GPT, .layers = 13, .hidden = 1536, .heads = 12,
+                    .kv_heads = 12, .ffn = 4 * 1536, .seq = 1024, .vocab = 51200,
+                    .tied_embedding = 1};
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    return m;
+}
+
+static plan_layout layout(int tp, int pp, int dp, int mbs, int m)
+{
+    plan_layout l;
+    plan_layout_default(&l);
+    l.tp = tp;
+    l.pp = pp;
+    l.dp = dp;
+    l.micro_batch = mbs;
+    l.microbatches = m;
+    l.global_batch = (int64_t)dp * mbs * m;
+    l.active_microbatches = pp + 2;
+    l.flash_attention = 0;
+    l.sequence_parallel = 0;
+    return l;
+}
+
+/* Korthikanti et al. 2022 Table 2, TP without SP: sbh(10 + 24/t + 5as/(ht)). */
+static void activations_tp_closed_form(void **state)
+{
+    plan_cluster c;
+    make_cluster(&c, 1);
+    plan_model m = model_13();
+    plan_layout l = layout(2, 1, 4, 3, 5);
+    plan_estimate e;
+    st_err err = {0};
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    double s = 1024, b = 3, h = 1536, a = 12, t = 2;
+    double per_layer = s * b * h * (10 + 24 / t + 5 * a * s / (h * t));
+    double embed = s * b * h * 3; /* embedding output + dropout mask, stage 0 */
+    assert_rel(e.mem.activations_bytes, 13 * per_layer + embed, 1e-12);
+
+    /* With SP everything divides by t: sbh(34 + 5as/h)/t. */
+    l.sequence_parallel = 1;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    per_layer = s * b * h * (34 + 5 * a * s / h) / t;
+    assert_rel(e.mem.activations_bytes, 13 * per_layer + embed / t, 1e-12);
+
+    /* Selective recompute drops the 5as/h term. */
+    l.recompute = PLAN_RECOMP_SELECTIVE;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    assert_rel(e.mem.activations_bytes, 13 * s * b * h * 34 / t + embed / t, 1e-12);
+
+    /* Full recompute keeps 2sbh/t per layer (the checkpointed input). */
+    l.recompute = PLAN_RECOMP_FULL;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    assert_rel(e.mem.activations_bytes, 13 * 2 * s * b * h / t + embed / t, 1e-12);
+}
+
+/* ZeRO (Rajbhandari et al. 2020): 2 + 2 + 12 bytes per parameter, sharded. */
+static void zero_state_bytes(void **state)
+{
+    plan_cluster c;
+    make_cluster(&c, 1);
+    plan_model m = model_13();
+    plan_layout l = layout(2, 1, 4, 1, 4);
+    plan_estimate e;
+    st_err err = {0};
+    double P = (double)m.params / 2; /* pp 1, tied: everything on the stage, split by TP */
+    double P_tp = (13.0 * m.params_layer + m.params_embedding) / 2 + m.params_final_norm;
+    (void)P;
+    l.sharding = PLAN_SHARD_NONE;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    assert_rel(e.mem.weights_bytes, 2 * P_tp, 1e-12);
+    assert_rel(e.mem.grads_bytes, 2 * P_tp, 1e-12);
+    assert_rel(e.mem.optimizer_bytes, 12 * P_tp, 1e-12);
+    l.sharding = PLAN_SHARD_OPTIMIZER;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    assert_rel(e.mem.optimizer_bytes, 12 * P_tp / 4, 1e-12);
+    assert_rel(e.mem.grads_bytes, 2 * P_tp, 1e-12);
+    l.sharding = PLAN_SHARD_GRADIENTS;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    assert_rel(e.mem.grads_bytes, 2 * P_tp / 4, 1e-12);
+}
+
+/* More sharding never uses more memory; terms sum to the totals. */
+static void invariants(void **state)
+{
+    plan_cluster c;
+    make_cluster(&c, 2);
+    plan_model m = model_13();
+    st_err err = {0};
+    double prev = 1e300;
+    for (int sh = 0; sh < PLAN_SHARD__COUNT; sh++) {
+        plan_layout l = layout(2, 2, 4, 2, 8);
+        l.sharding = (plan_sharding)sh;
+        plan_estimate e;
+        assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+        assert_true(e.mem.total_bytes <= prev);
+        prev = e.mem.total_bytes;
+        const plan_mem *x = &e.mem;
+        assert_rel(x->total_bytes,
+                   x->weights_bytes + x->grads_bytes + x->optimizer_bytes + x->activations_bytes +
+                       x->recompute_bytes + x->logits_bytes + x->comm_buffers_bytes +
+                       x->context_bytes + x->allocator_bytes,
+                   1e-12);
+        const plan_time *t = &e.time;
+        assert_rel(t->step_s,
+                   t->compute_s + t->tp_comm_s + t->cp_comm_s + t->pp_comm_s + t->bubble_s +
+                       t->dp_exposed_s + t->optimizer_s,
+                   1e-12);
+        assert_true(t->bubble_s >= 0 && t->dp_exposed_s <= t->dp_total_s + 1e-15);
+    }
+}
+
+/* 1F1B's bubble does not depend on m; interleaving v chunks divides it by
+ * about v (Narayanan et al. 2021); ZB-H1 leaves a third (Qi et al. 2023). */
+static void bubble_ratios(void **state)
+{
+    plan_cluster c;
+    make_cluster(&c, 1);
+    plan_model m = model_13();
+    m.layers = 16;
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    plan_estimate e8, e16, ev, ez;
+    plan_layout l = layout(1, 4, 2, 1, 8);
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e8, NULL, &err), ST_OK);
+    plan_layout l16 = layout(1, 4, 2, 1, 16);
+    assert_int_equal(plan_evaluate(&m, &c, &l16, &e16, NULL, &err), ST_OK);
+    assert_rel(e8.time.bubble_s, e16.time.bubble_s, 1e-9);
+    assert_true(e8.time.bubble_s > 0);
+
+    plan_layout lz = l;
+    lz.schedule = PLAN_SCHED_ZB_H1;
+    assert_int_equal(plan_evaluate(&m, &c, &lz, &ez, NULL, &err), ST_OK);
+    assert_rel(ez.time.bubble_s, e8.time.bubble_s / 3, 1e-9);
+
+    plan_layout lv = l;
+    lv.schedule = PLAN_SCHED_VIRTUAL;
+    lv.virtual_stages = 2;
+    assert_int_equal(plan_evaluate(&m, &c, &lv, &ev, NULL, &err), ST_OK);
+    /* p2p per microbatch doubles with v, so the ratio is close to, not exactly, 1/2 */
+    assert_rel(ev.time.bubble_s, e8.time.bubble_s / 2, 0.02);
+
+    /* GPipe holds every microbatch, 1F1B at most p on the first stage. */
+    plan_layout lg = l;
+    lg.schedule = PLAN_SCHED_SIMPLE;
+    lg.active_microbatches = 8;
+    plan_estimate eg;
+    assert_int_equal(plan_evaluate(&m, &c, &lg, &eg, NULL, &err), ST_OK);
+    assert_int_equal(eg.stage_inflight[0], 8);
+    assert_int_equal(e8.stage_inflight[0], 4);
+    assert_int_equal(e8.stage_inflight[3], 1);
+    assert_true(eg.mem.activations_bytes > e8.mem.activations_bytes);
+}
+
+/* Ring all-reduce inside a node: alpha + 2(n-1)/n S / busbw; across nodes
+ * with one rank per node: alpha + 2(N-1)/N S / (net / gpus_per_node). */
+static void allreduce_closed_forms(void **state)
+{
+    plan_cluster c;
+    make_cluster(&c, 4);
+    double S = 3.0e8;
+    plan__span in = {4, 1};
+    assert_rel(plan__allreduce_s(&c, &in, S), 10e-6 + 2.0 * 3 / 4 * S / 230e9, 1e-12);
+    plan__span across = {1, 4};
+    assert_rel(plan__allreduce_s(&c, &across, S), 50e-6 + 2.0 * 3 / 4 * S / (50e9 / 8), 1e-12);
+    /* hierarchical 8 x 4: the slower phase (network, on a 1/8 shard) sets it */
+    plan__span both = {8, 4};
+    double t_in = 10e-6 + 2.0 * 7 / 8 * S / 230e9;
+    double t_out = 50e-6 + 2.0 * 3 / 4 * (S / 8) / (50e9 / 8);
+    assert_rel(plan__allreduce_s(&c, &both, S), t_in > t_out ? t_in : t_out, 1e-12);
+}
+
+static void placement_spans(void **state)
+{
+    plan_cluster c;
+    make_cluster(&c, 4);
+    plan_layout l = layout(8, 2, 2, 1, 2);
+    plan__span s;
+    assert_int_equal(plan__span_of(&l, &c, 'T', &s), 0);
+    assert_int_equal(s.ranks_per_node, 8);
+    assert_int_equal(s.nodes, 1);
+    assert_int_equal(plan__span_of(&l, &c, 'P', &s), 0);
+    assert_int_equal(s.ranks_per_node, 1);
+    assert_int_equal(s.nodes, 2);
+    l = layout(2, 4, 4, 1, 4);
+    memcpy(l.placement, "DPT", 4); /* P stride 2: 4 stages inside a node */
+    assert_int_equal(plan__span_of(&l, &c, 'P', &s), 0);
+    assert_int_equal(s.ranks_per_node, 4);
+    assert_int_equal(s.nodes, 1);
+    assert_int_equal(plan__span_of(&l, &c, 'D', &s), 0);
+    assert_int_equal(s.ranks_per_node, 1);
+    assert_int_equal(s.nodes, 4);
+    memcpy(l.placement, "TPD", 4); /* spread: DP innermost, TP stride 16 */
+    assert_int_equal(plan__span_of(&l, &c, 'T', &s), 0);
+    assert_int_equal(s.nodes, 2);
+    assert_int_equal(plan__span_of(&l, &c, 'D', &s), 0);
+    assert_int_equal(s.ranks_per_node, 4);
+}
+
+static void rejections(void **state)
+{
+    plan_cluster c;
+    make_cluster(&c, 1);
+    plan_model m = model_13();
+    st_err err = {0};
+    plan_estimate e;
+    plan_layout l = layout(8, 1, 1, 1, 1); /* 12 heads, TP 8 */
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    assert_int_equal(e.reject, PLAN_REJ_HEADS);
+    l = layout(2, 2, 2, 1, 4);
+    l.global_batch = 7;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    assert_int_equal(e.reject, PLAN_REJ_BATCH);
+    l = layout(1, 8, 1, 1, 12);
+    l.schedule = PLAN_SCHED_VIRTUAL;
+    l.virtual_stages = 2; /* 16 chunks for 13 layers */
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    assert_int_equal(e.reject, PLAN_REJ_LAYERS);
+    l = layout(2, 1, 4, 1, 1);
+    l.micro_batch = 0;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_EINVAL);
+}
+
+/* The search keeps its best first and finds the layout a user fixes. */
+static void search_ranks_and_fixes(void **state)
+{
+    plan_cluster c;
+    make_cluster(&c, 2);
+    plan_model m = model_13();
+    plan_config cfg;
+    plan_config_default(&cfg);
+    cfg.global_batch = 64;
+    plan_result *r = calloc(1, sizeof *r);
+    st_err err = {0};
+    assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_OK);
+    assert_true(r->ntop >= 2);
+    for (int i = 1; i < r->ntop; i++)
+        assert_true(r->top[i - 1].est.time.step_s <= r->top[i].est.time.step_s);
+    assert_true(r->evaluated >= r->feasible);
+
+    cfg.tp = 2;
+    cfg.pp = 2;
+    cfg.dp = 4;
+    cfg.micro_batch = 2;
+    cfg.recompute = PLAN_RECOMP_FULL;
+    cfg.sharding = PLAN_SHARD_OPTIMIZER;
+    cfg.schedule = PLAN_SCHED_INTERLEAVED;
+    cfg.active_microbatches = 4;
+    cfg.offload_activations = 0;
+    cfg.placement[0] = 0;
+    memcpy(cfg.placement, "DPT", 4);
+    assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_OK);
+    assert_int_equal(r->ntop, 1);
+    assert_int_equal(r->top[0].layout.microbatches, 8);
+
+    cfg.tp = 3; /* does not divide 16 GPUs */
+    assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_EINVAL);
+    free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(activations_tp_closed_form),
+        cmocka_unit_test(zero_state_bytes),
+        cmocka_unit_test(invariants),
+        cmocka_unit_test(bubble_ratios),
+        cmocka_unit_test(allreduce_closed_forms),
+        cmocka_unit_test(placement_spans),
+        cmocka_unit_test(rejections),
+        cmocka_unit_test(search_ranks_and_fixes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
