@@ -36,10 +36,9 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
         fprintf(stderr, "smdplan: out of memory\n");
         return 1;
     }
-    int n = 0, ex = 0, nfit_types = 0;
+    int n = 0, ex = 0;
     for (int i = 0; i < x->cat.ninstances && !ex; i++) {
         const plan_instance *in = &x->cat.instances[i];
-        int fit = 0;
         for (int nodes = 1; nodes <= o->max_instances && n < cap; nodes *= 2) {
             plan_cluster c;
             if (plan_cluster_make(&x->cat, in, nodes, &c, &err) != ST_OK) {
@@ -58,9 +57,7 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
             r->best = res->top[0];
             r->train_s = o->tokens / r->best.est.tokens_per_s;
             r->train_cost = in->price_per_hour > 0 ? r->train_s / 3600.0 * in->price_per_hour * nodes : 0;
-            fit = 1;
         }
-        nfit_types += fit;
     }
     if (ex) {
         free(rows);

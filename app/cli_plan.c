@@ -290,6 +290,9 @@ static int resolve_model(const cli_plan_opts *o, cli_plan_ctx *x, st_err *err)
         else
             return ST_RAISE(err, ST_EINVAL, "--arch '%s': allowed are gpt, llama", o->arch);
     }
+    /* A family names its architecture: llama presets are Llama-style. */
+    if (!o->arch && o->family && !strcasecmp(o->family, "llama"))
+        arch = PLAN_ARCH_LLAMA;
     plan_model *m = &x->model;
     int rc;
     if (o->model_file) {

@@ -114,7 +114,7 @@ void plan_presets_free(plan_presets *p);
  * (GPT families for PLAN_ARCH_GPT, Llama for PLAN_ARCH_LLAMA); family, if
  * non-NULL and non-empty, restricts to one family. A preset whose nominal size
  * matches params within 0.5 % is returned as is; otherwise a derived shape is
- * made between the neighbouring presets (see plan_model.c for the rule). */
+ * made between the neighbouring presets (see plan_resolve.c for the rule). */
 int plan_model_resolve(const plan_presets *presets, double params, plan_arch arch,
                        const char *family, plan_model *out, st_err *err);
 
