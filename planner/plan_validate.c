@@ -100,8 +100,9 @@ static const framework_rule framework_rules[] = {
      "with TP > 1; Transformer Engine fused attention; Megatron-Core rank order tp-cp-dp-pp"},
     {"SageMaker model parallel", "aws_smp", "SMP v1",
      PLAN_RECOMP_NONE, PLAN_SHARD_NONE, 0, 0, 1, 0, "DPT",
-     "SageMaker model parallel v1 documentation: placement_strategy 'cluster' by default, "
-     "gradient all-reduce overlapped with backward (Horovod/DDP buckets), no fused attention"},
+     "SageMaker model parallel v1 documentation: placement_strategy 'cluster' by default; "
+     "gradient all-reduce overlapped with backward as in PyTorch DDP (assumed, the reference "
+     "configurations do not say); no fused attention kernel in v1"},
 };
 #define NFRAMEWORK_RULES ((int)(sizeof framework_rules / sizeof framework_rules[0]))
 

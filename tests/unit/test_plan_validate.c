@@ -1,0 +1,557 @@
+/*
+ * test_plan_validate.c: how published runs are read and compared.
+ *
+ * Rows are given as text, as in data/reference/calibration_runs.csv: a
+ * Narayanan et al. 2021 row (reference time from TFLOP/s by Eq. 3, checked
+ * by hand), Megatron-LM 2020 rows (time given, one GPU of a DGX-2, micro-
+ * batch = local batch), a DGX Cloud Llama 3 70B row (GQA, CP 2, virtual
+ * stages, NeMo defaults), the SageMaker reference rows (no shape), an OOM
+ * row, inconsistent and malformed rows, and the error statistics.
+ */
+#include "test_util.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/cli.h"
+#include "data/data.h"
+#include "planner/plan_validate.h"
+
+static plan_catalog cat;
+
+static int setup(void **state)
+{
+    (void)state;
+    st_err err = {0};
+    if (data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err) != ST_OK) {
+        fprintf(stderr, "catalog: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    plan_catalog_free(&cat);
+    return 0;
+}
+
+static plan_validate_result *run(const plan_validate_row *row)
+{
+    static plan_validate_result r;
+    st_err err = {0};
+    assert_int_equal(plan_validate_run(&cat, row, &r, NULL, &err), ST_OK);
+    return &r;
+}
+
+/* The prediction is plan_evaluate's step time of the layout it reports, and
+ * the error is (predicted - reference) / reference. */
+static void check_error_arithmetic(const plan_validate_result *r)
+{
+    plan_cluster c;
+    st_err err = {0};
+    const plan_instance *in = plan_catalog_find(&cat, r->instance);
+    assert_non_null(in);
+    assert_int_equal(plan_cluster_make(&cat, in, r->nodes, &c, &err), ST_OK);
+    c.gpus = r->gpus;
+    plan_estimate *e = calloc(1, sizeof *e);
+    assert_non_null(e);
+    assert_int_equal(plan_evaluate(&r->model, &c, &r->layout, e, NULL, &err), ST_OK);
+    assert_rel(e->time.step_s, r->pred_time_s, 1e-12);
+    assert_rel(e->mem.total_bytes, r->pred_mem_bytes, 1e-12);
+    assert_rel(r->error_pct, 100.0 * (r->pred_time_s - r->ref_time_s) / r->ref_time_s, 1e-12);
+    free(e);
+}
+
+/* Narayanan et al. 2021 Table 1, first row: GPT 1.7B on 32 A100s, 137 TFLOP/s. */
+static const plan_validate_row narayanan_23 = {
+    .row_id = "23", .source_key = "narayanan2021_t1", .model_name = "GPT 1.7B",
+    .architecture = "GPT-3 style decoder", .framework = "Megatron-LM (PTD-P)",
+    .num_layers = "24", .hidden_size = "2304", .num_heads = "24", .num_kv_heads = "",
+    .ffn_hidden_size = "9216", .seq_len = "2048", .vocab_size = "51200",
+    .gpu_type = "A100-SXM4-80GB (Selene DGX A100)", .num_gpus = "32",
+    .interconnect = "NVLink/NVSwitch intra-node; 8x200Gb/s HDR IB per node",
+    .tp = "1", .pp = "1", .dp = "32", .global_batch_size = "512",
+    .recompute = "full (activation recomputation)", .precision = "fp16 mixed",
+    .tflops_per_gpu = "137",
+    .tflops_convention = "Narayanan Eq.3: 96*B*s*l*h^2*(1+s/(6h)+V/(16lh)) (includes recompute)",
+};
+
+static void test_narayanan_eq3(void **state)
+{
+    (void)state;
+    /* By hand: 96 x 512 x 2048 x 24 x 2304^2 = 1.28247e16;
+     * 1 + 2048/13824 + 51200/884736 = 1.2060185; F = 1.5466830e16 FLOPs;
+     * t = F / (137e12 x 32) = 3.528018 s. */
+    assert_rel(plan_validate_eq3_flops(512, 2048, 24, 2304, 51200), 1.5466830067924994e16, 1e-12);
+    const plan_validate_result *r = run(&narayanan_23);
+    assert_true(r->compared);
+    assert_int_equal(r->basis, PLAN_VAL_BASIS_EQ3);
+    assert_rel(r->ref_time_s, 3.528017807464643, 1e-9);
+    assert_int_equal(r->model.arch, PLAN_ARCH_GPT);
+    assert_true(r->model.tied_embedding);
+    assert_int_equal(r->model.kv_heads, 24);
+    assert_string_equal(r->instance, "dgx-a100");
+    assert_int_equal(r->nodes, 4);
+    assert_int_equal(r->gpus, 32);
+    const plan_layout *l = &r->layout;
+    assert_int_equal(l->tp, 1);
+    assert_int_equal(l->pp, 1);
+    assert_int_equal(l->dp, 32);
+    assert_int_equal(l->global_batch, 512);
+    assert_int_equal(l->recompute, PLAN_RECOMP_FULL);
+    assert_int_equal(l->sharding, PLAN_SHARD_NONE);
+    assert_int_equal(l->flash_attention, 0);
+    assert_int_equal(l->dp_overlap, 0);
+    /* No micro-batch in Table 1: searched, a power of two dividing 512 / 32. */
+    assert_true(r->micro_batch_searched);
+    assert_int_equal(16 % l->micro_batch, 0);
+    assert_int_equal((int64_t)l->micro_batch * l->microbatches * l->dp, 512);
+    assert_non_null(strstr(r->notes, "searched"));
+    check_error_arithmetic(r);
+}
+
+/* Megatron-LM README 2020, 1B case on one V100 of a DGX-2, batch 8. */
+static const plan_validate_row megatron_1 = {
+    .row_id = "1", .source_key = "megatron_readme_2020", .model_name = "GPT-2 1B case",
+    .architecture = "GPT-2 style decoder (learned pos emb, GeLU, 4h FFN)",
+    .framework = "Megatron-LM (2020)", .num_layers = "24", .hidden_size = "1920",
+    .num_heads = "15", .ffn_hidden_size = "7680", .seq_len = "1024", .vocab_size = "51200",
+    .gpu_type = "V100 (DGX-2)", .num_gpus = "1", .interconnect = "NVSwitch (DGX-2)", .tp = "1",
+    .pp = "1", .dp = "1", .global_batch_size = "8", .precision = "fp16 mixed",
+    .tflops_per_gpu = "71.9", .tflops_convention = "Megatron README (formula not stated on page)",
+    .iteration_time_s = "1.121",
+};
+
+static void test_megatron_2020(void **state)
+{
+    (void)state;
+    const plan_validate_result *r = run(&megatron_1);
+    assert_true(r->compared);
+    assert_int_equal(r->basis, PLAN_VAL_BASIS_TIME);
+    assert_rel(r->ref_time_s, 1.121, 1e-12);
+    assert_string_equal(r->instance, "dgx-2");
+    /* One GPU of a 16-GPU node. */
+    assert_int_equal(r->nodes, 1);
+    assert_int_equal(r->gpus, 1);
+    const plan_layout *l = &r->layout;
+    assert_false(r->micro_batch_searched);
+    assert_int_equal(l->micro_batch, 8); /* --batch-size is per model instance */
+    assert_int_equal(l->microbatches, 1);
+    assert_int_equal(l->recompute, PLAN_RECOMP_FULL); /* --checkpoint-activations */
+    assert_int_equal(l->flash_attention, 0);
+    assert_int_equal(l->dp_overlap, 0);
+    assert_int_equal(l->sequence_parallel, 0);
+    assert_int_equal(r->model.params, 24 * (12LL * 1920 * 1920 + 13 * 1920) + 51200LL * 1920 +
+                                          1024LL * 1920 + 2 * 1920);
+    check_error_arithmetic(r);
+
+    /* The 128-way data-parallel 8B case: 1024 GPUs = 128 DGX A100 nodes. */
+    plan_validate_row big = megatron_1;
+    big.row_id = "12";
+    big.num_layers = "42";
+    big.hidden_size = "4096";
+    big.num_heads = "32";
+    big.ffn_hidden_size = "16384";
+    big.gpu_type = "A100 (DGX-A100)";
+    big.interconnect = "NVSwitch intra-node; IB inter-node (Selene)";
+    big.num_gpus = "1024";
+    big.tp = "8";
+    big.dp = "128";
+    big.global_batch_size = "2048";
+    big.iteration_time_s = "1.38";
+    r = run(&big);
+    assert_true(r->compared);
+    assert_string_equal(r->instance, "dgx-a100");
+    assert_int_equal(r->nodes, 128);
+    assert_int_equal(r->layout.micro_batch, 16);
+    check_error_arithmetic(r);
+}
+
+/* DGX Cloud recipes v24.11.1, Llama 3 70B on 64 H100s with CP 2 and VP 5. */
+static const plan_validate_row dgxc_114 = {
+    .row_id = "114", .source_key = "dgxc_bench_v24.11.1", .model_name = "LLAMA3-70B",
+    .architecture = "Llama-3 (SwiGLU, RoPE, GQA)", .framework = "NeMo/Megatron-Core",
+    .num_layers = "80", .hidden_size = "8192", .num_heads = "64", .num_kv_heads = "8",
+    .ffn_hidden_size = "28672", .seq_len = "8192", .vocab_size = "128256",
+    .gpu_type = "H100-SXM5-80GB", .num_gpus = "64", .tp = "4", .pp = "4", .dp = "2", .cp = "2",
+    .virtual_stages = "5", .micro_batch_size = "1", .global_batch_size = "128",
+    .num_microbatches = "64", .precision = "BF16",
+    .tflops_convention = "dgxc: model FLOPs per README Notes (no recompute)",
+    .iteration_time_s = "14.72",
+};
+
+static void test_dgxc_cp2(void **state)
+{
+    (void)state;
+    const plan_validate_result *r = run(&dgxc_114);
+    assert_true(r->compared);
+    assert_int_equal(r->model.arch, PLAN_ARCH_LLAMA);
+    assert_false(r->model.tied_embedding);
+    assert_int_equal(r->model.kv_heads, 8);
+    assert_string_equal(r->instance, "dgx-h100");
+    assert_int_equal(r->nodes, 8);
+    const plan_layout *l = &r->layout;
+    assert_int_equal(l->tp, 4);
+    assert_int_equal(l->pp, 4);
+    assert_int_equal(l->dp, 2);
+    assert_int_equal(l->cp, 2);
+    assert_int_equal(l->schedule, PLAN_SCHED_VIRTUAL);
+    assert_int_equal(l->virtual_stages, 5);
+    assert_int_equal(l->micro_batch, 1);
+    assert_int_equal(l->microbatches, 64);
+    assert_int_equal(l->recompute, PLAN_RECOMP_NONE);
+    assert_int_equal(l->sharding, PLAN_SHARD_OPTIMIZER); /* distributed optimizer */
+    assert_int_equal(l->sequence_parallel, 1);
+    assert_int_equal(l->flash_attention, 1);
+    assert_int_equal(l->dp_overlap, 1);
+    check_error_arithmetic(r);
+
+    /* dp left out: GPUs / (tp pp cp). A dp that does not multiply out: a reason. */
+    plan_validate_row x = dgxc_114;
+    x.dp = "";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.dp, 2);
+    x.dp = "4";
+    r = run(&x);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "128"));
+}
+
+/* The SageMaker reference configurations publish no shape. */
+static void test_smp_reference(void **state)
+{
+    (void)state;
+    plan_validate_row smp = {
+        .row_id = "627", .source_key = "aws_smp_v1_refcfg", .model_name = "GPT-2 style 10B",
+        .architecture = "GPT-2", .seq_len = "512", .vocab_size = "50000",
+        .gpu_type = "A100-SXM4-40GB", .num_gpus = "128", .instance_type = "ml.p4d.24xlarge x16",
+        .interconnect = "NVSwitch intra-node; EFA 4x100 Gb/s", .tp = "4", .pp = "1", .dp = "32",
+        .recompute = "activation checkpointing, each transformer layer",
+        .optimizer_sharding = "SMP optimizer state sharding (True)",
+        .framework = "SageMaker model parallel library v1 (smdistributed.modelparallel)",
+    };
+    const plan_validate_result *r = run(&smp);
+    assert_false(r->compared);
+    assert_false(r->have_model);
+    assert_non_null(strstr(r->reason, "shape not published"));
+
+    /* Given a shape, the row maps to 16 p4d.24xlarge through instance_type,
+     * and still has no measurement to compare. */
+    smp.num_layers = "40";
+    smp.hidden_size = "4608";
+    smp.num_heads = "36";
+    smp.global_batch_size = "1280";
+    r = run(&smp);
+    assert_string_equal(r->instance, "p4d.24xlarge");
+    assert_int_equal(r->nodes, 16);
+    assert_int_equal(r->layout.recompute, PLAN_RECOMP_FULL);
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_OPTIMIZER);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "neither iteration_time_s nor tflops_per_gpu"));
+}
+
+/* BLOOM row 509: the run went out of memory; no time, the OOM is compared. */
+static void test_oom_row(void **state)
+{
+    (void)state;
+    plan_validate_row oom = {
+        .row_id = "509", .source_key = "bloom_tr11_prequel",
+        .model_name = "BLOOM candidate 181B (h=14336, l=72)",
+        .architecture = "BLOOM (GPT-style, ALiBi, embedding LayerNorm, tied emb)",
+        .framework = "Megatron-DeepSpeed", .num_layers = "72", .hidden_size = "14336",
+        .num_heads = "64", .ffn_hidden_size = "57344", .seq_len = "2048", .vocab_size = "250880",
+        .gpu_type = "A100-SXM4-80GB (Jean Zay)", .num_gpus = "384", .tp = "2", .pp = "6",
+        .dp = "32", .micro_batch_size = "2", .global_batch_size = "2048",
+        .num_microbatches = "32", .recompute = "full (DeepSpeed activation checkpointing)",
+        .optimizer_sharding = "ZeRO-1 (DeepSpeed)", .memory_metric = "OOM",
+        .tflops_convention = "Megatron/Narayanan Eq.3 hardware TFLOPs",
+    };
+    const plan_validate_result *r = run(&oom);
+    assert_false(r->compared);
+    assert_true(r->ref_oom);
+    assert_true(r->have_layout);
+    assert_false(r->have_mem);
+    assert_string_equal(r->instance, "jean-zay-a100");
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_OPTIMIZER);
+    assert_non_null(strstr(r->reason, "out of memory"));
+    assert_int_equal(r->pred_oom, r->est.reject == PLAN_REJ_OOM);
+
+    /* The same row as a run that worked, with memory in GB (1e9) or GiB. */
+    oom.memory_metric = "nvidia-smi snapshot, GB";
+    oom.memory_per_gpu_gb = "60";
+    oom.iteration_time_s = "120.5";
+    r = run(&oom);
+    assert_true(r->compared);
+    assert_true(r->have_mem);
+    assert_rel(r->ref_mem_bytes, 60e9, 1e-12);
+    assert_rel(r->mem_error_pct, 100.0 * (r->pred_mem_bytes - 60e9) / 60e9, 1e-12);
+    oom.memory_metric = "max allocated, GiB";
+    r = run(&oom);
+    assert_rel(r->ref_mem_bytes, 60.0 * 1073741824.0, 1e-12);
+}
+
+/* BLOOM probe rows leave the batch out; TFLOP/s and time pin it (512). */
+static void test_derived_batch(void **state)
+{
+    (void)state;
+    plan_validate_row probe = {
+        .row_id = "569", .source_key = "bloom_tr11_prequel", .framework = "Megatron-DeepSpeed",
+        .num_layers = "10", .hidden_size = "14336", .num_heads = "64", .ffn_hidden_size = "57344",
+        .seq_len = "2048", .vocab_size = "250880", .gpu_type = "A100-SXM4-80GB (Jean Zay)",
+        .num_gpus = "8", .tp = "8", .pp = "1", .dp = "1", .micro_batch_size = "1",
+        .recompute = "full", .tflops_per_gpu = "142.59",
+        .tflops_convention = "Megatron/Narayanan Eq.3 hardware TFLOPs (includes recompute)",
+        .iteration_time_s = "205.52",
+    };
+    const plan_validate_result *r = run(&probe);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.global_batch, 512);
+    assert_int_equal(r->layout.microbatches, 512);
+    assert_non_null(strstr(r->notes, "derived"));
+
+    /* Without TFLOP/s the batch cannot be recovered. */
+    probe.tflops_per_gpu = "";
+    r = run(&probe);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "global batch not published"));
+}
+
+static void test_bad_rows(void **state)
+{
+    (void)state;
+    plan_validate_row x = narayanan_23;
+    x.num_layers = "24.5";
+    const plan_validate_result *r = run(&x);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "num_layers '24.5'"));
+
+    x = narayanan_23;
+    x.tp = "3"; /* does not divide 32 GPUs */
+    r = run(&x);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "does not divide"));
+
+    x = narayanan_23;
+    x.tflops_per_gpu = "";
+    r = run(&x);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "neither"));
+
+    x = narayanan_23;
+    x.tflops_convention = "vendor marketing";
+    r = run(&x);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "convention"));
+
+    x = narayanan_23;
+    x.gpu_type = "TPU v4";
+    x.interconnect = "";
+    r = run(&x);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "no catalog instance type"));
+
+    x = narayanan_23;
+    x.recompute = "sometimes";
+    r = run(&x);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "recompute 'sometimes'"));
+
+    x = narayanan_23;
+    x.num_gpus = "36"; /* 4.5 DGX A100 nodes */
+    x.dp = "36";
+    x.global_batch_size = "576";
+    r = run(&x);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "whole number"));
+}
+
+/* A catalog without the instance a rule names: the row says so. */
+static void test_instance_missing_from_catalog(void **state)
+{
+    (void)state;
+    plan_catalog small = {0};
+    small.ngpus = 1;
+    small.gpus = calloc(1, sizeof *small.gpus);
+    small.ncurves = 1;
+    small.curves = calloc(1, sizeof *small.curves);
+    small.ninstances = 1;
+    small.instances = calloc(1, sizeof *small.instances);
+    assert_non_null(small.gpus);
+    assert_non_null(small.curves);
+    assert_non_null(small.instances);
+    small.gpus[0] = cat.gpus[0];
+    small.curves[0] = cat.curves[0];
+    small.instances[0] = cat.instances[0];
+    snprintf(small.instances[0].name, sizeof small.instances[0].name, "other.8x");
+    small.instances[0].naliases = 0;
+    snprintf(small.instances[0].gpu, sizeof small.instances[0].gpu, "%s", small.gpus[0].name);
+    snprintf(small.instances[0].intra_curve, sizeof small.instances[0].intra_curve, "%s",
+             small.curves[0].name);
+    snprintf(small.instances[0].net_curve, sizeof small.instances[0].net_curve, "%s",
+             small.curves[0].name);
+    st_err err = {0};
+    assert_int_equal(plan_catalog_link(&small, &err), ST_OK);
+    plan_validate_result *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    assert_int_equal(plan_validate_run(&small, &narayanan_23, r, NULL, &err), ST_OK);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "'dgx-a100'"));
+    assert_non_null(strstr(r->reason, "not in the catalog"));
+    free(r);
+    plan_catalog_free(&small);
+}
+
+static void test_terms(void **state)
+{
+    (void)state;
+    plan_terms *t = calloc(1, sizeof *t);
+    plan_validate_result *r = calloc(1, sizeof *r);
+    assert_non_null(t);
+    assert_non_null(r);
+    st_err err = {0};
+    assert_int_equal(plan_validate_run(&cat, &dgxc_114, r, t, &err), ST_OK);
+    int found = 0;
+    for (int i = 0; i < t->n; i++)
+        if (!strcmp(t->v[i].group, "time") && !strcmp(t->v[i].name, "step")) {
+            assert_rel(t->v[i].value, r->pred_time_s, 1e-12);
+            found = 1;
+        }
+    assert_true(found);
+    free(r);
+    free(t);
+}
+
+static plan_validate_result fake(const char *id, const char *src, int compared, double err_pct)
+{
+    plan_validate_result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.row_id, sizeof r.row_id, "%s", id);
+    snprintf(r.source_key, sizeof r.source_key, "%s", src);
+    r.compared = compared;
+    r.have_layout = 1;
+    r.ref_time_s = 10.0;
+    r.pred_time_s = 10.0 * (1 + err_pct / 100);
+    r.error_pct = err_pct;
+    return r;
+}
+
+static void test_summary(void **state)
+{
+    (void)state;
+    plan_validate_result v[6];
+    v[0] = fake("1", "a", 1, 10.0);
+    v[1] = fake("2", "a", 1, -20.0);
+    v[2] = fake("3", "b", 1, 5.0);
+    v[3] = fake("4", "b", 0, 0.0); /* skipped: not in the means */
+    v[4] = fake("5", "a", 0, 0.0);
+    v[4].ref_oom = 1;
+    v[4].pred_oom = 1;
+    v[5] = fake("6", "b", 1, -3.0);
+    v[5].have_mem = 1;
+    v[5].mem_error_pct = -25.0;
+    v[5].pred_oom = 1; /* ran, yet the planner calls it OOM */
+    plan_validate_summary s;
+    plan_validate_summarize(v, 6, &s);
+    assert_int_equal(s.all.rows, 6);
+    assert_int_equal(s.all.compared, 4);
+    assert_rel(s.all.mean_abs_error_pct, (10.0 + 20.0 + 5.0 + 3.0) / 4, 1e-12);
+    assert_rel(s.all.mean_error_pct, (10.0 - 20.0 + 5.0 - 3.0) / 4, 1e-12);
+    assert_rel(s.all.max_abs_error_pct, 20.0, 1e-12);
+    assert_string_equal(s.all.worst_row_id, "2");
+    assert_int_equal(s.nsources, 2);
+    assert_string_equal(s.source[0].source_key, "a");
+    assert_int_equal(s.source[0].compared, 2);
+    assert_rel(s.source[0].mean_abs_error_pct, 15.0, 1e-12);
+    assert_int_equal(s.source[0].oom_reference, 1);
+    assert_int_equal(s.source[0].oom_agreed, 1);
+    assert_string_equal(s.source[1].source_key, "b");
+    assert_rel(s.source[1].mean_abs_error_pct, 4.0, 1e-12);
+    assert_rel(s.source[1].max_abs_error_pct, 5.0, 1e-12);
+    assert_string_equal(s.source[1].worst_row_id, "3");
+    assert_int_equal(s.source[1].mem_compared, 1);
+    assert_rel(s.source[1].mem_mean_abs_error_pct, 25.0, 1e-12);
+    assert_int_equal(s.source[1].pred_oom_of_ran, 1);
+    assert_int_equal(s.all.pred_oom_of_ran, 1);
+
+    plan_validate_summarize(v, 0, &s);
+    assert_int_equal(s.all.rows, 0);
+    assert_int_equal(s.nsources, 0);
+}
+
+static void test_model_flops(void **state)
+{
+    (void)state;
+    /* GPT-3 175B, one sample: 2048 x (72 x 96 x 12288^2 + 12 x 96 x 12288 x 2048
+     * + 6 x 51200 x 12288) = 2048 x 1.07e12 ... */
+    double l = 96, h = 12288, s = 2048, V = 51200;
+    double want = s * (72 * l * h * h + 12 * l * h * s + 6 * V * h);
+    assert_rel(plan_validate_model_flops(1, s, l, h, V), want, 1e-12);
+    assert_rel(plan_validate_model_flops(256, s, l, h, V), 256 * want, 1e-12);
+}
+
+/* smdplan validate's exit codes: 0 whenever the file reads (the goal may be
+ * missed: it is a measurement), 2 for a bad file or bad options. stdout and
+ * stderr go to /dev/null for the call. */
+static int quiet_validate(int argc, char **argv)
+{
+    fflush(stdout);
+    fflush(stderr);
+    int o = dup(1), e = dup(2), null = open("/dev/null", O_WRONLY);
+    assert_true(o >= 0 && e >= 0 && null >= 0);
+    dup2(null, 1);
+    dup2(null, 2);
+    int rc = cli_validate_cmd(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(o, 1);
+    dup2(e, 2);
+    close(o);
+    close(e);
+    close(null);
+    return rc;
+}
+
+static void test_cli_exit_codes(void **state)
+{
+    (void)state;
+    char file[] = SMD_TEST_DATA_DIR "/reference/calibration_runs.csv";
+    char *ok[] = {"validate", file};
+    assert_int_equal(quiet_validate(2, ok), 0);
+    char *json[] = {"validate", "--json", "--no-record", file};
+    assert_int_equal(quiet_validate(4, json), 0);
+    char *help[] = {"validate", "--help"};
+    assert_int_equal(quiet_validate(2, help), 0);
+    char *none[] = {"validate"};
+    assert_int_equal(quiet_validate(1, none), 2);
+    char *missing[] = {"validate", "/nonexistent/runs.csv"};
+    assert_int_equal(quiet_validate(2, missing), 2);
+    char *bad_opt[] = {"validate", "--bogus", file};
+    assert_int_equal(quiet_validate(3, bad_opt), 2);
+    char not_runs[] = SMD_TEST_DATA_DIR "/reference/nccl_allreduce_busbw.csv";
+    char *wrong[] = {"validate", not_runs};
+    assert_int_equal(quiet_validate(2, wrong), 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_narayanan_eq3),
+        cmocka_unit_test(test_megatron_2020),
+        cmocka_unit_test(test_dgxc_cp2),
+        cmocka_unit_test(test_smp_reference),
+        cmocka_unit_test(test_oom_row),
+        cmocka_unit_test(test_derived_batch),
+        cmocka_unit_test(test_bad_rows),
+        cmocka_unit_test(test_instance_missing_from_catalog),
+        cmocka_unit_test(test_terms),
+        cmocka_unit_test(test_summary),
+        cmocka_unit_test(test_model_flops),
+        cmocka_unit_test(test_cli_exit_codes),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
