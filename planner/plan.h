@@ -261,6 +261,8 @@ typedef struct plan_layout {
                                   * stride, e.g. "DPT" (SMP "cluster"), "TPD" ("spread") */
     int flash_attention;         /* fused attention kernel: no s x s activations */
     int dp_overlap;              /* DP sync bucketed and overlapped with backward */
+    int fp32_grads;              /* gradients kept and all-reduced in fp32 (4 B, e.g.
+                                  * Megatron --accumulate-allreduce-grads-in-fp32) */
     int64_t global_batch;        /* sequences per optimizer step */
 } plan_layout;
 
@@ -404,6 +406,7 @@ typedef struct plan_config {
     int prescaled_batch;         /* 0/1 or -1 */
     int flash_attention;         /* 0/1, default 1 */
     int dp_overlap;              /* 0/1, default 1 */
+    int fp32_grads;              /* 0/1, default 0 */
     char placement[4];           /* "" = search */
     int64_t global_batch;        /* 0 = default (plan_default_global_batch) */
     plan_objective objective;

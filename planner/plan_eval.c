@@ -282,7 +282,7 @@ static void stage_memory(const plan_model *m, const plan_cluster *c, const plan_
     mem->weights_bytes = WEIGHT_BYTES * P / (l->sharding >= PLAN_SHARD_PARAMS ? sh : 1.0);
     if (l->sharding >= PLAN_SHARD_PARAMS) /* gathered working copy: two layers (prefetch) */
         mem->weights_bytes += 2.0 * WEIGHT_BYTES * (double)m->params_layer / l->tp;
-    mem->grads_bytes = GRAD_BYTES * P / (l->sharding >= PLAN_SHARD_GRADIENTS ? sh : 1.0);
+    mem->grads_bytes = (l->fp32_grads ? 4.0 : GRAD_BYTES) * P / (l->sharding >= PLAN_SHARD_GRADIENTS ? sh : 1.0);
     mem->optimizer_bytes = OPTIMIZER_BYTES * P / (l->sharding >= PLAN_SHARD_OPTIMIZER ? sh : 1.0);
 
     double n = inflight(l, i);
@@ -431,7 +431,8 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
          "2 B x params held on the stage / TP (/ shard degree with ZeRO-3)",
          "Rajbhandari et al. 2020 (ZeRO), Sec. 3.1");
     TERM(terms, "memory", "gradients", worst.grads_bytes, "bytes",
-         "2 B x params held (/ shard degree with ZeRO-2/3)", "Rajbhandari et al. 2020, Sec. 3.1");
+         "2 B (4 B with fp32 gradients) x params held (/ shard degree with ZeRO-2/3)",
+         "Rajbhandari et al. 2020, Sec. 3.1");
     TERM(terms, "memory", "optimizer", worst.optimizer_bytes, "bytes",
          "12 B x params held (fp32 master, Adam m, v) / shard degree with ZeRO-1+",
          "Rajbhandari et al. 2020, Sec. 3.1");
@@ -518,7 +519,7 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
 
     /* DP: the first stage's gradients, in buckets, over dp x cp ranks. */
     plan__span sp_g = {sp_d.ranks_per_node * sp_c.ranks_per_node, sp_d.nodes * sp_c.nodes};
-    double grad_bytes = GRAD_BYTES * stage_params(m, l, 0, est->stage_layers[0]);
+    double grad_bytes = (l->fp32_grads ? 4.0 : GRAD_BYTES) * stage_params(m, l, 0, est->stage_layers[0]);
     double t_dp = 0.0;
     if (l->dp * l->cp > 1) {
         double full = floor(grad_bytes / DP_BUCKET_BYTES);

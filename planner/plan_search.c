@@ -249,6 +249,7 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
     l.global_batch = res->global_batch;
     l.flash_attention = cfg->flash_attention;
     l.dp_overlap = cfg->dp_overlap;
+    l.fp32_grads = cfg->fp32_grads;
 
     int tp_max = cfg->allow_tp_across_nodes ? G : gpn;
     for (int tp = 1; tp <= tp_max; tp++) {
