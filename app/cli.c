@@ -4,12 +4,15 @@
  *   smdplan [plan] --params 30B --instances 16xp4d ...   recommend layouts
  *   smdplan catalog                                      list instance types
  *   smdplan validate FILE.csv                            predict published runs
+ *   smdplan calibrate FILE.csv                           fit GPU efficiency parameters
  *   smdplan --version | --help
  */
 #include "app/cli.h"
 
 #include <stdio.h>
 #include <string.h>
+
+#include <gsl/gsl_errno.h>
 
 #include "app/cli_int.h"
 #include "exec/exec.h"
@@ -31,6 +34,8 @@ static void print_version(void)
 
 int cli_main(int argc, char **argv)
 {
+    /* GSL's default error handler aborts; the libraries check return codes. */
+    gsl_set_error_handler_off();
     if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0)) {
         print_version();
         return 0;
@@ -39,11 +44,13 @@ int cli_main(int argc, char **argv)
         return cli_catalog_cmd(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "validate") == 0)
         return cli_validate_cmd(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "calibrate") == 0)
+        return cli_calibrate_cmd(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "plan") == 0)
         return cli_plan_cmd(argc - 1, argv + 1);
     if (argc > 1 && argv[1][0] != '-') {
         fprintf(stderr,
-                "smdplan: unknown command '%s'; allowed: plan (default), catalog, validate "
+                "smdplan: unknown command '%s'; allowed: plan (default), catalog, validate, calibrate "
                 "(see smdplan --help)\n",
                 argv[1]);
         return 2;

@@ -263,6 +263,12 @@ typedef struct plan_layout {
     int dp_overlap;              /* DP sync bucketed and overlapped with backward */
     int fp32_grads;              /* gradients kept and all-reduced in fp32 (4 B, e.g.
                                   * Megatron --accumulate-allreduce-grads-in-fp32) */
+    int tp_overlap;              /* TP collectives overlapped with the layer's GEMMs
+                                  * (Transformer Engine userbuffers) */
+    int pp_overlap;              /* p2p sends overlapped with the next chunk's compute
+                                  * (Megatron-Core overlap_p2p_comm) */
+    double dp_bucket_bytes;      /* gradient all-reduce message size; 0 = one message
+                                  * for the whole buffer (see plan_layout_default) */
     int64_t global_batch;        /* sequences per optimizer step */
 } plan_layout;
 
@@ -407,6 +413,11 @@ typedef struct plan_config {
     int flash_attention;         /* 0/1, default 1 */
     int dp_overlap;              /* 0/1, default 1 */
     int fp32_grads;              /* 0/1, default 0 */
+    int tp_overlap;              /* 0/1, default 0 */
+    int pp_overlap;              /* 0/1, default 0 */
+    double dp_bucket_bytes;      /* 0 = the default bucket (plan_layout_default) */
+    unsigned schedule_mask;      /* with schedule < 0: the schedules searched (bit
+                                  * 1 << plan_schedule); 0 = all */
     char placement[4];           /* "" = search */
     int64_t global_batch;        /* 0 = default (plan_default_global_batch) */
     plan_objective objective;

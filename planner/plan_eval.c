@@ -63,9 +63,6 @@
 /* PyTorch's caching allocator rounds and splits blocks; allowance for the
  * fragmentation of the dynamic (activation) part. An estimate. */
 #define ALLOCATOR_FRACTION 0.05
-/* Megatron-Core's DDP bucket: 40M parameters (DistributedDataParallelConfig
- * bucket_size default) of 2-byte gradients. */
-#define DP_BUCKET_BYTES (40e6 * GRAD_BYTES)
 /* FlashAttention-2 (Dao 2023): backward does 5 matmuls to forward's 2, and a
  * causal mask skips half the score blocks. */
 #define FLASH_BWD_OVER_FWD 2.5
@@ -104,6 +101,7 @@ typedef struct layer_cost {
     double bwd_comp_s;
     double recomp_comp_s;     /* extra compute in backward for recompute */
     double attn_fwd_s;        /* attention core alone (for CP overlap) */
+    double gemm_fwd_s;        /* the layer's GEMMs alone (for TP overlap) */
     double tp_fwd_s, tp_bwd_s, tp_recomp_s;
     double cp_fwd_s, cp_bwd_s;
     double act_full_bytes;    /* stored activations, no recompute */
@@ -147,6 +145,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     double eh = llama ? ELEM_H_LLAMA : ELEM_H_GPT, ef = llama ? ELEM_F_LLAMA : ELEM_F_GPT;
     double elem_f = plan__mem_s(c, PLAN_BYTES_HALF * T * (eh * h / th + ef * f / t));
 
+    lc->gemm_fwd_s = gemm;
     lc->attn_fwd_s = attn_f;
     lc->fwd_comp_s = gemm + attn_f + elem_f;
     lc->bwd_comp_s = 2.0 * gemm + attn_b + ELEM_BWD_OVER_FWD * elem_f;
@@ -158,6 +157,13 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     double ar = l->tp > 1 ? plan__allreduce_s(c, sp_t, msg) : 0.0;
     lc->tp_fwd_s = 2.0 * ar;
     lc->tp_bwd_s = 2.0 * ar;
+    if (l->tp_overlap) {
+        /* Transformer Engine splits each GEMM and pipelines its all-gather /
+         * reduce-scatter chunks behind it (NeMo user guide, Communication
+         * Overlap): only what the GEMMs cannot cover stays exposed. */
+        lc->tp_fwd_s = fmax(0.0, lc->tp_fwd_s - gemm);
+        lc->tp_bwd_s = fmax(0.0, lc->tp_bwd_s - 2.0 * gemm);
+    }
 
     /* CP: ring exchange of K and V chunks, overlapped with the attention
      * core (Liu et al. 2023, ring attention); only the excess is exposed. */
@@ -364,6 +370,12 @@ static int check_degrees(const plan_layout *l, st_err *err)
     return ST_OK;
 }
 
+/* Backward of one microbatch through a stage of n layers (+ the head). */
+static double stage_bwd_s(double n, const layer_cost *lc, double head_b)
+{
+    return n * (lc->bwd_comp_s + lc->recomp_comp_s + lc->tp_bwd_s + lc->tp_recomp_s) + head_b;
+}
+
 /* Pipeline time from per-stage per-microbatch times (see the file comment). */
 static double pipeline_s(const plan_layout *l, double maxT, double sumT)
 {
@@ -475,7 +487,11 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
         head_f = g + loss / 3.0;
         head_b = 2.0 * g + 2.0 * loss / 3.0;
     }
-    double p2p_bytes = PLAN_BYTES_HALF * T * (double)m->hidden / (l->sequence_parallel ? l->tp : 1);
+    /* The activation a stage sends is split over its TP ranks: sequence
+     * parallelism shards it, and Megatron's scatter/gather optimisation sends
+     * 1/t from each TP rank and all-gathers over NVLink (Narayanan et al.
+     * 2021, Sec. 4.1). */
+    double p2p_bytes = PLAN_BYTES_HALF * T * (double)m->hidden / l->tp;
     double p2p = l->pp > 1 ? plan__p2p_s(c, sp_p.nodes == 1, p2p_bytes) : 0.0;
 
     double maxT = 0, sumT = 0;
@@ -492,6 +508,12 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
             f += head_f;
         }
         double pp = l->pp > 1 ? 2.0 * v * p2p : 0.0;
+        if (l->pp > 1 && l->pp_overlap) {
+            /* each chunk's send hides behind the next chunk's compute
+             * (Megatron-Core overlap_p2p_comm) */
+            double b = stage_bwd_s(n, &lc, i == l->pp - 1 ? head_b : 0.0);
+            pp = v * (fmax(0.0, p2p - f / v) + fmax(0.0, p2p - b / v));
+        }
         double Ti = comp + tp + cp + pp;
         sumT += Ti;
         if (Ti > maxT) {
@@ -522,10 +544,12 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
     double grad_bytes = (l->fp32_grads ? 4.0 : GRAD_BYTES) * stage_params(m, l, 0, est->stage_layers[0]);
     double t_dp = 0.0;
     if (l->dp * l->cp > 1) {
-        double full = floor(grad_bytes / DP_BUCKET_BYTES);
-        double rest = grad_bytes - full * DP_BUCKET_BYTES;
-        t_dp = full * plan__allreduce_s(c, &sp_g, DP_BUCKET_BYTES) +
-               plan__allreduce_s(c, &sp_g, rest);
+        double bucket = l->dp_bucket_bytes > 0 ? l->dp_bucket_bytes : grad_bytes;
+        if (bucket > grad_bytes)
+            bucket = grad_bytes;
+        double full = floor(grad_bytes / bucket);
+        double rest = grad_bytes - full * bucket;
+        t_dp = full * plan__allreduce_s(c, &sp_g, bucket) + plan__allreduce_s(c, &sp_g, rest);
     }
     double stage0_b = est->stage_layers[0] * (lc.bwd_comp_s + lc.recomp_comp_s + lc.tp_bwd_s);
     double exposed;
@@ -566,7 +590,7 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
     TERM(terms, "time", "CP communication", tm->cp_comm_s, "s",
          "ring KV exchange beyond the attention compute it overlaps", "Liu et al. 2023");
     TERM(terms, "time", "PP communication", tm->pp_comm_s, "s",
-         "m x 2 x v p2p sends of s b h x 2 B (/t with SP)", "Narayanan et al. 2021, Sec. 4.1");
+         "m x 2 x v p2p sends of s b h x 2 B / t (scatter/gather)", "Narayanan et al. 2021, Sec. 4.1");
     TERM(terms, "time", "pipeline bubble", tm->bubble_s, "s",
          "schedule time - m x slowest stage; (p-1)/m for 1F1B/GPipe, (p-1)/(vm) interleaved, "
          "about a third of that for ZB-H1",

@@ -178,6 +178,9 @@ void plan_layout_default(plan_layout *l)
     memcpy(l->placement, "DPT", 4);
     l->flash_attention = 1;
     l->dp_overlap = 1;
+    /* Megatron-Core's DDP bucket: 40M parameters of 2-byte gradients
+     * (DistributedDataParallelConfig.bucket_size default). */
+    l->dp_bucket_bytes = 40e6 * 2.0;
     l->global_batch = 1;
 }
 

@@ -122,7 +122,9 @@ static int search_inner(search_ctx *x, plan_layout *l)
     plan_candidate cand;
 
     for (int s = 0; s < PLAN_SCHED__COUNT; s++) {
-        if (cfg->schedule >= 0 ? s != cfg->schedule : (p == 1 && s != PLAN_SCHED_INTERLEAVED))
+        if (cfg->schedule >= 0 ? s != cfg->schedule
+                               : ((p == 1 && s != PLAN_SCHED_INTERLEAVED) ||
+                                  (p > 1 && cfg->schedule_mask && !(cfg->schedule_mask & (1u << s)))))
             continue;
         static const int vs_search[] = {2, 4, 8};
         int vs[3], nv = 0;
@@ -250,6 +252,10 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
     l.flash_attention = cfg->flash_attention;
     l.dp_overlap = cfg->dp_overlap;
     l.fp32_grads = cfg->fp32_grads;
+    l.tp_overlap = cfg->tp_overlap;
+    l.pp_overlap = cfg->pp_overlap;
+    if (cfg->dp_bucket_bytes > 0)
+        l.dp_bucket_bytes = cfg->dp_bucket_bytes;
 
     int tp_max = cfg->allow_tp_across_nodes ? G : gpn;
     for (int tp = 1; tp <= tp_max; tp++) {

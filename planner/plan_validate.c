@@ -58,6 +58,10 @@ const plan_validate_column plan_validate_columns[] = {
  * documented defaults and example scripts; they are not corrections. A rule
  * applies when its text occurs (case-insensitive) in the row's framework or
  * source_key; the first match wins. */
+/* One gradient all-reduce over the whole flat buffer (Megatron-LM's local
+ * DDP all-reduces its contiguous gradient buffer at once). */
+#define WHOLE_BUFFER 1e30
+
 typedef struct framework_rule {
     const char *framework;       /* substring of the framework column */
     const char *source;          /* or of source_key (NULL: none) */
@@ -67,6 +71,11 @@ typedef struct framework_rule {
     int sp_with_tp;              /* sequence parallelism when tp > 1 and the row is silent */
     int flash_attention;         /* fused attention kernel (no s x s scores stored) */
     int dp_overlap;              /* gradient sync overlapped with backward */
+    int tp_overlap;              /* TP collectives overlapped with GEMMs */
+    int pp_overlap;              /* p2p sends overlapped with compute */
+    unsigned schedules;          /* schedules searched when the row gives no virtual
+                                  * stages and no micro-batch (0: 1F1B only) */
+    double dp_bucket_bytes;      /* gradient all-reduce message (0: the whole buffer) */
     int local_batch;             /* no gradient accumulation: micro-batch = global / dp */
     const char *placement;       /* rank order, outermost first */
     const char *doc;             /* where the above comes from */
@@ -74,41 +83,53 @@ typedef struct framework_rule {
 
 static const framework_rule framework_rules[] = {
     {"Megatron-LM (2020)", "megatron_readme_2020", "Megatron-LM 2020",
-     PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0, 0, 0, 1, "PDT",
+     PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0, 0, 1, 0, 0, 0, WHOLE_BUFFER, 1, "PDT",
      "Megatron-LM v1 (2020): examples/pretrain_gpt2.sh trains with --checkpoint-activations; "
      "--batch-size is 'batch size per model instance', global = local x data parallel, no "
-     "gradient accumulation (arguments.py); attention through the unfused softmax path; the "
-     "local DDP all-reduces gradients after backward (train_step); TP ranks innermost "
-     "(mpu/initialize.py)"},
+     "gradient accumulation (arguments.py); attention through the unfused softmax path; TP "
+     "ranks innermost (mpu/initialize.py). Gradient sync overlapped: the README's 128-way "
+     "runs add 37 ms to the 8B case (rows 11, 12), below the 170 ms a non-overlapped "
+     "all-reduce of its 2.2 GB needs at the 25 GB/s line rate of a GPU's HDR link; the "
+     "local DDP all-reduces the flat gradient buffer as one message"},
     {"Megatron-LM (PTD-P)", "narayanan2021", "Megatron-LM 2021",
-     PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0, 0, 0, 0, "PDT",
+     PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0, 0, 0, 0, 0,
+     (1u << PLAN_SCHED_INTERLEAVED) | (1u << PLAN_SCHED_VIRTUAL), WHOLE_BUFFER, 0, "PDT",
      "Narayanan et al. 2021: activation recomputation in every run of Table 1 (Sec. 3.5, the "
      "Eq. 3 FLOP count includes it); gradient all-reduce after the last microbatch's backward "
      "(Megatron-LM v2 train_step); no sequence parallelism (Korthikanti et al. 2022 came "
-     "later); no fused attention; rank order TP, DP, PP from innermost (mpu/initialize.py)"},
+     "later); no fused attention; rank order TP, DP, PP from innermost (mpu/initialize.py); "
+     "Table 1 does not give the micro-batch or whether the interleaved schedule ran (both "
+     "are in the paper's toolkit, Sec. 2.2.2), so both are searched; the local DDP "
+     "all-reduces the contiguous gradient buffer as one message"},
     {"Megatron-DeepSpeed", "bloom", "Megatron-DeepSpeed",
-     PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0, 0, 0, 0, "PDT",
+     PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0, 0, 0, 0, 0, 0, 1e9, 0, "PDT",
      "BigScience Megatron-DeepSpeed (2022): DeepSpeed activation checkpointing in the tr11 "
      "scripts; the pipeline engine reduces gradients after the step's last backward "
      "(deepspeed/runtime/pipe/schedule.py TrainSchedule, ReduceGrads); no fused attention "
-     "before FlashAttention (mid-2022); PipeModelDataParallelTopology axes pipe, data, model"},
+     "before FlashAttention (mid-2022); PipeModelDataParallelTopology axes pipe, data, model; "
+     "gradients reduced in buckets of reduce_bucket_size 5e8 elements (DeepSpeed config "
+     "default; 1 GB of bf16)"},
     {"NeMo", "dgxc_bench", "NeMo 2024",
-     PLAN_RECOMP_NONE, PLAN_SHARD_OPTIMIZER, 1, 1, 1, 0, "PDT",
+     PLAN_RECOMP_NONE, PLAN_SHARD_OPTIMIZER, 1, 1, 1, 1, 1, 0, 80e6, 0, "PDT",
      "NVIDIA dgxc-benchmarking v24.11 NeMo/Megatron-Core BF16 recipes: no recomputation unless "
      "stated; distributed optimizer with gradient reduce-scatter and parameter all-gather "
-     "overlapped with compute (NeMo user guide, Communication Overlap); sequence parallelism "
-     "with TP > 1; Transformer Engine fused attention; Megatron-Core rank order tp-cp-dp-pp"},
+     "overlapped with compute, TP communication overlapped with GEMMs (Transformer Engine "
+     "userbuffers) and pipeline p2p overlapped with the interleaved schedule (NeMo user "
+     "guide, Communication Overlap); sequence parallelism with TP > 1; Transformer Engine "
+     "fused attention; Megatron-Core rank order tp-cp-dp-pp; DDP buckets of 40M parameters "
+     "(Megatron-Core DistributedDataParallelConfig.bucket_size)"},
     {"SageMaker model parallel", "aws_smp", "SMP v1",
-     PLAN_RECOMP_NONE, PLAN_SHARD_NONE, 0, 0, 1, 0, "DPT",
+     PLAN_RECOMP_NONE, PLAN_SHARD_NONE, 0, 0, 1, 0, 0, 0, 25e6, 0, "DPT",
      "SageMaker model parallel v1 documentation: placement_strategy 'cluster' by default; "
      "gradient all-reduce overlapped with backward as in PyTorch DDP (assumed, the reference "
-     "configurations do not say); no fused attention kernel in v1"},
+     "configurations do not say); no fused attention kernel in v1; PyTorch DDP's 25 MB "
+     "buckets (bucket_cap_mb default)"},
 };
 #define NFRAMEWORK_RULES ((int)(sizeof framework_rules / sizeof framework_rules[0]))
 
 /* A framework no rule knows: the planner's own defaults, said in the notes. */
 static const framework_rule default_rule = {
-    NULL, NULL, "planner defaults", PLAN_RECOMP_NONE, PLAN_SHARD_NONE, 0, 1, 1, 0, "PDT",
+    NULL, NULL, "planner defaults", PLAN_RECOMP_NONE, PLAN_SHARD_NONE, 0, 1, 1, 0, 0, 0, 80e6, 0, "PDT",
     "no rule for this framework: no recompute, no sharding, fused attention, overlapped DP"};
 
 /* GPU and network text -> catalog instance type. Every `need` string must
@@ -599,6 +620,9 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
     memcpy(l->placement, fw->placement, 4);
     l->flash_attention = fw->flash_attention;
     l->dp_overlap = fw->dp_overlap;
+    l->tp_overlap = fw->tp_overlap;
+    l->pp_overlap = fw->pp_overlap;
+    l->dp_bucket_bytes = fw->dp_bucket_bytes;
 
     int rc = parse_recompute(r->recompute);
     if (rc == -1)
@@ -628,8 +652,10 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
             note(out, "sequence parallel (%s default with TP)", fw->label);
     }
     l->sequence_parallel = sp;
-    if (contains(r->precision, "fp32 grad"))
-        note(out, "fp32 gradient accumulation not modelled (2-byte gradients assumed)");
+    if (contains(r->precision, "fp32 grad")) {
+        l->fp32_grads = 1;
+        note(out, "fp32 gradients (4 bytes)");
+    }
     return 0;
 }
 
@@ -640,7 +666,7 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
 /* Search the micro-batch with every other knob as the row fixed it; the
  * fastest layout that fits, else the one that misses memory by least. */
 static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l,
-                      plan_estimate *est, plan_validate_result *out, int *skipped, st_err *err)
+                      unsigned schedules, plan_estimate *est, plan_validate_result *out, int *skipped, st_err *err)
 {
     *skipped = 0;
     plan_config cfg;
@@ -652,6 +678,12 @@ static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l
     cfg.active_microbatches = l->active_microbatches;
     cfg.virtual_stages = l->virtual_stages;
     cfg.schedule = l->schedule;
+    if (schedules && l->virtual_stages == 1) {
+        /* the source does not say which schedule ran: search its framework's */
+        cfg.schedule = -1;
+        cfg.schedule_mask = schedules;
+        cfg.virtual_stages = 0;
+    }
     cfg.recompute = l->recompute;
     cfg.recompute_group = l->recompute_group;
     cfg.sharding = l->sharding;
@@ -660,6 +692,10 @@ static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l
     cfg.prescaled_batch = 0;
     cfg.flash_attention = l->flash_attention;
     cfg.dp_overlap = l->dp_overlap;
+    cfg.tp_overlap = l->tp_overlap;
+    cfg.pp_overlap = l->pp_overlap;
+    cfg.fp32_grads = l->fp32_grads;
+    cfg.dp_bucket_bytes = l->dp_bucket_bytes;
     memcpy(cfg.placement, l->placement, 4);
     cfg.global_batch = l->global_batch;
     cfg.objective = PLAN_OBJ_TIME;
@@ -695,6 +731,12 @@ static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l
     *est = best->est;
     out->micro_batch_searched = 1;
     note(out, "micro-batch %d searched", l->micro_batch);
+    if (cfg.schedule_mask) {
+        if (l->schedule == PLAN_SCHED_VIRTUAL)
+            note(out, "schedule searched: interleaved, %d virtual stages", l->virtual_stages);
+        else
+            note(out, "schedule searched: %s", plan_schedule_name(l->schedule));
+    }
     free(res);
     return ST_OK;
 }
@@ -733,7 +775,7 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
 
     plan_estimate *est = &out->est;
     if (rl.search_mbs) {
-        int skipped, rc = search_mbs(m, &c, &rl.l, est, out, &skipped, err);
+        int skipped, rc = search_mbs(m, &c, &rl.l, fw->schedules, est, out, &skipped, err);
         if (rc != ST_OK || skipped)
             return rc;
     } else {
