@@ -39,7 +39,7 @@ static int fail(const st_err *err)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: smdplan catalog [--catalog FILE] [--json]\n"
+            "usage: smdplan catalog [--catalog FILE] [--json] [--no-record]\n"
             "\n"
             "List the instance types the planner knows (use their names or aliases in\n"
             "--instances, e.g. 16xp4d, p4d:16, 16xml.p4d.24xlarge).\n"
@@ -47,6 +47,7 @@ static void usage(FILE *f)
             "  --catalog FILE  merge a user catalog file: new names add instance types,\n"
             "                  existing names have the fields given replaced\n"
             "  --json          print the merged catalog as JSON (the catalog file's schema)\n"
+            "  --no-record     do not record this run\n"
             "  -h, --help      show this help\n"
             "\n"
             "Shipped catalog: %s/catalog.json\n",
@@ -56,10 +57,11 @@ static void usage(FILE *f)
 /* 0: parsed; 1: help printed; otherwise an exit code. */
 static int parse_args(int argc, char **argv, cat_opts *o)
 {
-    enum { O_CATALOG = 256, O_JSON };
+    enum { O_CATALOG = 256, O_JSON, O_NO_RECORD };
     static const struct option lo[] = {
         {"catalog", required_argument, NULL, O_CATALOG},
         {"json", no_argument, NULL, O_JSON},
+        {"no-record", no_argument, NULL, O_NO_RECORD},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -70,11 +72,12 @@ static int parse_args(int argc, char **argv, cat_opts *o)
         switch (id) {
         case O_CATALOG: o->catalog_file = optarg; break;
         case O_JSON: o->json = 1; break;
+        case O_NO_RECORD: break; /* nothing is recorded yet */
         case 'h': usage(stdout); return 1;
         default:
             fprintf(stderr,
                     "smdplan catalog: unknown option or missing value: '%s'; allowed: "
-                    "--catalog FILE, --json, --help\n",
+                    "--catalog FILE, --json, --no-record, --help\n",
                     argv[optind - 1] ? argv[optind - 1] : "?");
             return 2;
         }

@@ -111,10 +111,15 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
                 snprintf(cost, sizeof cost, "%.0f", r->train_cost);
             else
                 snprintf(cost, sizeof cost, "-");
-            printf("%-16s %5d %5d  %-22s %8.3f %11.0f %5.1f%% %9.2f %10s %12s%s%s\n", r->inst->name,
+            char price[24];
+            if (r->best.est.cost_per_hour > 0)
+                snprintf(price, sizeof price, "%.2f", r->best.est.cost_per_hour);
+            else
+                snprintf(price, sizeof price, "-");
+            printf("%-16s %5d %5d  %-22s %8.3f %11.0f %5.1f%% %9s %10s %12s%s%s\n", r->inst->name,
                    r->nodes, r->nodes * r->inst->gpus_per_node, lay, r->best.est.time.step_s,
-                   r->best.est.tokens_per_s, 100 * r->best.est.mfu, r->best.est.cost_per_hour, t,
-                   cost, i == fastest ? "  <- fastest" : "", i == cheapest ? "  <- cheapest" : "");
+                   r->best.est.tokens_per_s, 100 * r->best.est.mfu, price, t, cost,
+                   i == fastest ? "  <- fastest" : "", i == cheapest ? "  <- cheapest" : "");
         }
         if (n == 0)
             printf("No instance type fits this model at up to %d instances; raise --max-instances.\n",
