@@ -1,0 +1,46 @@
+/*
+ * fuzz_args.c: libFuzzer target for smdplan's command-line parsing.
+ *
+ * The input is split at newlines into arguments after the program name and
+ * handed to cli_main, which must return an exit code (never crash, hang or
+ * exit) whatever the arguments. The comparison mode is capped with a trailing
+ * --max-instances 2 so one input stays a fraction of a second. Run it with
+ * -close_fd_mask=3 (as the ctest does) to silence the program's own output. Inputs naming --write are skipped: calibrate would write the
+ * file they name.
+ */
+#define _GNU_SOURCE /* memmem */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/cli.h"
+
+#define MAX_ARGS 24
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > 4096 || memmem(data, size, "write", 5))
+        return 0; /* calibrate --write would let the fuzzer write files */
+    char *buf = malloc(size + 1);
+    if (!buf)
+        return 0;
+    memcpy(buf, data, size);
+    buf[size] = '\0';
+    char *argv[MAX_ARGS + 4];
+    int argc = 0;
+    argv[argc++] = (char *)"smdplan";
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, "\n", &save); tok && argc < MAX_ARGS; tok = strtok_r(NULL, "\n", &save))
+        argv[argc++] = tok;
+    argv[argc++] = (char *)"--max-instances";
+    argv[argc++] = (char *)"2";
+    argv[argc] = NULL;
+    int rc = cli_main(argc, argv);
+    if (rc < 0 || rc > 3)
+        abort(); /* exit codes are 0..3 */
+    free(buf);
+    return 0;
+}
