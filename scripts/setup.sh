@@ -7,12 +7,14 @@
 # WITH_CUDA / WITH_NCCL).
 set -euo pipefail
 
+# libclang-rt-dev holds clang's sanitizer and libFuzzer runtimes; clang only
+# recommends it, and recommends are not installed here.
 pkgs=(
   build-essential cmake pkg-config
   libgsl-dev libsqlite3-dev libcjson-dev
   libopenmpi-dev openmpi-bin
   gnuplot-nox libcmocka-dev
-  clang
+  clang libclang-rt-dev
 )
 
 missing=()
@@ -22,10 +24,16 @@ done
 
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+      echo "setup: missing ${missing[*]}; run this script as root (or install sudo)" >&2
+      exit 1
+    fi
+    SUDO="sudo"
+  fi
   echo "setup: installing ${missing[*]}"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
   echo "setup: all Debian packages present"
 fi
