@@ -205,20 +205,35 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     }
 }
 
-/* Layers per pipeline rank: an even split, with the remainder given to the
- * middle stages first, since the first and last stages also carry the
- * embedding and the LM head. */
-static void split_layers(int64_t L, int p, int *out)
+/* Layers per pipeline rank, balanced by cost as SMP's automatic partition
+ * and Megatron-DeepSpeed's embedding-aware partition do (BLOOM tr11 used
+ * "type:transformer|embedding"): the LM head weighs head_layers layers on
+ * the last stage, so that stage takes round((L + head_layers)/p - head_layers)
+ * layers (at least one), and the rest are split evenly, the remainder going
+ * to the middle stages first. */
+static void split_layers(int64_t L, int p, double head_layers, int *out)
 {
-    int base = (int)(L / p), rem = (int)(L % p);
-    for (int i = 0; i < p; i++)
+    if (p == 1) {
+        out[0] = (int)L;
+        return;
+    }
+    double per_stage = ((double)L + head_layers) / p;
+    int64_t last = llround(per_stage - head_layers);
+    if (last < 1)
+        last = 1;
+    if (last > L - (p - 1))
+        last = L - (p - 1);
+    out[p - 1] = (int)last;
+    int64_t rest = L - last;
+    int n = p - 1, base = (int)(rest / n), rem = (int)(rest % n);
+    for (int i = 0; i < n; i++)
         out[i] = base;
-    /* Walk outward from the middle: p/2, p/2 - 1, p/2 + 1, ...; the two ends
-     * come last because that walk reaches them last. */
-    int mid = p / 2;
-    for (int k = 0; rem > 0 && k < 2 * p; k++) {
+    /* Walk outward from the middle of the first n stages: n/2, n/2 - 1,
+     * n/2 + 1, ...; stage 0 (with the embedding) comes last. */
+    int mid = n / 2;
+    for (int k = 0; rem > 0 && k < 2 * n; k++) {
         int off = (k + 1) / 2, i = (k % 2) ? mid - off : mid + off;
-        if (i < 0 || i >= p)
+        if (i < 0 || i >= n)
             continue;
         out[i]++;
         rem--;
@@ -425,7 +440,9 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
 
     layer_cost lc;
     layer_costs(m, c, l, &sp_t, &sp_c, &lc);
-    split_layers(m->layers, l->pp, est->stage_layers);
+    /* the LM head's forward in units of one layer's forward (FLOP ratio) */
+    double head_layers = plan_model_head_fwd_flops_per_token(m) / plan_model_layer_fwd_flops_per_token(m);
+    split_layers(m->layers, l->pp, head_layers, est->stage_layers);
 
     /* ---- memory: every stage, keep the worst ---- */
     plan_mem mem, worst = {0};
