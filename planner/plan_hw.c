@@ -151,15 +151,28 @@ double plan__allgather_s(const plan_cluster *c, const plan__span *sp, double byt
     return t_in > t_out ? t_in : t_out;
 }
 
+/* A point-to-point send reaches this fraction of the link's line rate for
+ * large messages: ib_write_bw at 24 of 25 GB/s on an HDR link (NCCL issue
+ * #1048, 2023). The collective curves level off lower because they price
+ * the whole all-reduce algorithm; for a send only their shape is used. */
+#define P2P_PEAK_EFF 0.96
+
+static double curve_peak(const plan_curve *cv)
+{
+    double m = 0;
+    for (int i = 0; cv && i < cv->n; i++)
+        if (cv->eff[i] > m)
+            m = cv->eff[i];
+    return m > 0 ? m : 1.0;
+}
+
 double plan__p2p_s(const plan_cluster *c, int same_node, double bytes)
 {
     if (bytes <= 0)
         return 0.0;
-    if (same_node) {
-        double eff = plan_curve_eval(c->intra_curve, bytes);
+    const plan_curve *cv = same_node ? c->intra_curve : c->net_curve;
+    double eff = P2P_PEAK_EFF * plan_curve_eval(cv, bytes) / curve_peak(cv);
+    if (same_node)
         return c->inst->intra_latency_s + bytes / (c->inst->nvlink_bps * eff);
-    }
-    double eff = plan_curve_eval(c->net_curve, bytes);
-    return c->inst->net_latency_s +
-           bytes / (c->inst->net_bps / c->inst->gpus_per_node * eff);
+    return c->inst->net_latency_s + bytes / (c->inst->net_bps / c->inst->gpus_per_node * eff);
 }
