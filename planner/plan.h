@@ -427,6 +427,10 @@ typedef struct plan_config {
 
 void plan_config_default(plan_config *cfg);
 
+/* A config that fixes every knob to l's value: the search then evaluates
+ * exactly l (callers unfix what they want searched). */
+void plan_config_from_layout(plan_config *cfg, const plan_layout *l);
+
 /* Default global batch in sequences for a model on a cluster: the GPT-3
  * batch-size schedule by model size (Brown et al. 2020, Table 2.1),
  * interpolated in log(params), rounded to a multiple of the GPU count. */

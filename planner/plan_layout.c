@@ -199,6 +199,35 @@ void plan_config_default(plan_config *cfg)
     cfg->top_k = 5;
 }
 
+void plan_config_from_layout(plan_config *cfg, const plan_layout *l)
+{
+    plan_config_default(cfg);
+    cfg->tp = l->tp;
+    cfg->pp = l->pp;
+    cfg->dp = l->dp;
+    cfg->cp = l->cp;
+    cfg->micro_batch = l->micro_batch;
+    cfg->microbatches = l->microbatches;
+    cfg->active_microbatches = l->active_microbatches;
+    cfg->virtual_stages = l->virtual_stages;
+    cfg->schedule = (int)l->schedule;
+    cfg->recompute = (int)l->recompute;
+    cfg->recompute_group = l->recompute_group;
+    cfg->sharding = (int)l->sharding;
+    cfg->sequence_parallel = l->sequence_parallel;
+    cfg->offload_activations = l->offload_activations;
+    cfg->prescaled_batch = l->prescaled_batch;
+    cfg->flash_attention = l->flash_attention;
+    cfg->dp_overlap = l->dp_overlap;
+    cfg->fp32_grads = l->fp32_grads;
+    cfg->tp_overlap = l->tp_overlap;
+    cfg->pp_overlap = l->pp_overlap;
+    cfg->dp_bucket_bytes = l->dp_bucket_bytes;
+    memcpy(cfg->placement, l->placement, 4);
+    cfg->global_batch = l->global_batch;
+    cfg->top_k = 1;
+}
+
 int64_t plan_default_global_batch(const plan_model *m, const plan_cluster *c)
 {
     /* Brown et al. 2020, Table 2.1: batch size in tokens by model size. */

@@ -24,6 +24,7 @@
  * Units: seconds, bytes, FLOPs; errors in percent.
  */
 #include "planner/plan_validate.h"
+#include "planner/plan_validate_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -54,105 +55,6 @@ const plan_validate_column plan_validate_columns[] = {
 /* How each framework's configuration is read                                */
 /* ------------------------------------------------------------------------ */
 
-/* What a run used when its row does not say. These read each framework's
- * documented defaults and example scripts; they are not corrections. A rule
- * applies when its text occurs (case-insensitive) in the row's framework or
- * source_key; the first match wins. */
-/* One gradient all-reduce over the whole flat buffer (Megatron-LM's local
- * DDP all-reduces its contiguous gradient buffer at once). */
-#define WHOLE_BUFFER 1e30
-
-typedef struct framework_rule {
-    const char *framework;       /* substring of the framework column */
-    const char *source;          /* or of source_key (NULL: none) */
-    const char *label;           /* short name for notes */
-    plan_recompute recompute;    /* when the recompute column is empty */
-    plan_sharding sharding;      /* when optimizer_sharding is empty */
-    int sp_with_tp;              /* sequence parallelism when tp > 1 and the row is silent */
-    int flash_attention;         /* fused attention kernel (no s x s scores stored) */
-    int dp_overlap;              /* gradient sync overlapped with backward */
-    int tp_overlap;              /* TP collectives overlapped with GEMMs */
-    int pp_overlap;              /* p2p sends overlapped with compute */
-    unsigned schedules;          /* schedules searched when the row gives no virtual
-                                  * stages and no micro-batch (0: 1F1B only) */
-    double dp_bucket_bytes;      /* gradient all-reduce message (0: the whole buffer) */
-    int local_batch;             /* no gradient accumulation: micro-batch = global / dp */
-    const char *placement;       /* rank order, outermost first */
-    const char *doc;             /* where the above comes from */
-} framework_rule;
-
-static const framework_rule framework_rules[] = {
-    {"Megatron-LM (2020)", "megatron_readme_2020", "Megatron-LM 2020",
-     PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0, 0, 1, 0, 0, 0, WHOLE_BUFFER, 1, "PDT",
-     "Megatron-LM v1 (2020): examples/pretrain_gpt2.sh trains with --checkpoint-activations; "
-     "--batch-size is 'batch size per model instance', global = local x data parallel, no "
-     "gradient accumulation (arguments.py); attention through the unfused softmax path; TP "
-     "ranks innermost (mpu/initialize.py). Gradient sync overlapped: the README's 128-way "
-     "runs add 37 ms to the 8B case (rows 11, 12), below the 170 ms a non-overlapped "
-     "all-reduce of its 2.2 GB needs at the 25 GB/s line rate of a GPU's HDR link; the "
-     "local DDP all-reduces the flat gradient buffer as one message"},
-    {"Megatron-LM (PTD-P)", "narayanan2021", "Megatron-LM 2021",
-     PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0, 0, 0, 0, 0,
-     (1u << PLAN_SCHED_INTERLEAVED) | (1u << PLAN_SCHED_VIRTUAL), WHOLE_BUFFER, 0, "PDT",
-     "Narayanan et al. 2021: activation recomputation in every run of Table 1 (Sec. 3.5, the "
-     "Eq. 3 FLOP count includes it); gradient all-reduce after the last microbatch's backward "
-     "(Megatron-LM v2 train_step); no sequence parallelism (Korthikanti et al. 2022 came "
-     "later); no fused attention; rank order TP, DP, PP from innermost (mpu/initialize.py); "
-     "Table 1 does not give the micro-batch or whether the interleaved schedule ran (both "
-     "are in the paper's toolkit, Sec. 2.2.2), so both are searched; the local DDP "
-     "all-reduces the contiguous gradient buffer as one message"},
-    {"Megatron-DeepSpeed", "bloom", "Megatron-DeepSpeed",
-     PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0, 0, 0, 0, 0, 0, 1e9, 0, "PDT",
-     "BigScience Megatron-DeepSpeed (2022): DeepSpeed activation checkpointing in the tr11 "
-     "scripts; the pipeline engine reduces gradients after the step's last backward "
-     "(deepspeed/runtime/pipe/schedule.py TrainSchedule, ReduceGrads); no fused attention "
-     "before FlashAttention (mid-2022); PipeModelDataParallelTopology axes pipe, data, model; "
-     "gradients reduced in buckets of reduce_bucket_size 5e8 elements (DeepSpeed config "
-     "default; 1 GB of bf16)"},
-    {"NeMo", "dgxc_bench", "NeMo 2024",
-     PLAN_RECOMP_NONE, PLAN_SHARD_OPTIMIZER, 1, 1, 1, 1, 1, 0, 80e6, 0, "PDT",
-     "NVIDIA dgxc-benchmarking v24.11 NeMo/Megatron-Core BF16 recipes: no recomputation unless "
-     "stated; distributed optimizer with gradient reduce-scatter and parameter all-gather "
-     "overlapped with compute, TP communication overlapped with GEMMs (Transformer Engine "
-     "userbuffers) and pipeline p2p overlapped with the interleaved schedule (NeMo user "
-     "guide, Communication Overlap); sequence parallelism with TP > 1; Transformer Engine "
-     "fused attention; Megatron-Core rank order tp-cp-dp-pp; DDP buckets of 40M parameters "
-     "(Megatron-Core DistributedDataParallelConfig.bucket_size)"},
-    {"SageMaker model parallel", "aws_smp", "SMP v1",
-     PLAN_RECOMP_NONE, PLAN_SHARD_NONE, 0, 0, 1, 0, 0, 0, 25e6, 0, "DPT",
-     "SageMaker model parallel v1 documentation: placement_strategy 'cluster' by default; "
-     "gradient all-reduce overlapped with backward as in PyTorch DDP (assumed, the reference "
-     "configurations do not say); no fused attention kernel in v1; PyTorch DDP's 25 MB "
-     "buckets (bucket_cap_mb default)"},
-};
-#define NFRAMEWORK_RULES ((int)(sizeof framework_rules / sizeof framework_rules[0]))
-
-/* A framework no rule knows: the planner's own defaults, said in the notes. */
-static const framework_rule default_rule = {
-    NULL, NULL, "planner defaults", PLAN_RECOMP_NONE, PLAN_SHARD_NONE, 0, 1, 1, 0, 0, 0, 80e6, 0, "PDT",
-    "no rule for this framework: no recompute, no sharding, fused attention, overlapped DP"};
-
-/* GPU and network text -> catalog instance type. Every `need` string must
- * occur in the row's gpu_type, instance_type or interconnect text
- * (case-insensitive); the first rule that matches wins. An instance_type the
- * catalog knows is used before any rule. */
-typedef struct cluster_rule {
-    const char *need[2];
-    const char *instance;
-    const char *doc;
-} cluster_rule;
-
-static const cluster_rule cluster_rules[] = {
-    {{"V100", "DGX-2"}, "dgx-2", "NVIDIA DGX-2: 16 V100-32GB on NVSwitch"},
-    {{"A100", "Jean Zay"}, "jean-zay-a100",
-     "IDRIS Jean Zay A100 partition: 8 A100-80GB, Omni-Path"},
-    {{"A100", "Selene"}, "dgx-a100", "Selene: DGX A100 80GB, 8x200 Gb/s HDR InfiniBand"},
-    {{"A100", "DGX-A100"}, "dgx-a100", "DGX A100"},
-    {{"A100", "DGX A100"}, "dgx-a100", "DGX A100"},
-    {{"H100", NULL}, "dgx-h100", "DGX H100 (DGX Cloud): 8 H100-SXM5-80GB, 8x400 Gb/s"},
-    {{"A100-SXM4-40GB", "p4d"}, "p4d.24xlarge", "AWS p4d.24xlarge: 8 A100-40GB, 4x100 Gb/s EFA"},
-};
-#define NCLUSTER_RULES ((int)(sizeof cluster_rules / sizeof cluster_rules[0]))
 
 /* Microbatches in flight are not capped outside SMP (active_microbatches is
  * an SMP knob): a cap no schedule reaches. */
@@ -374,8 +276,8 @@ static const plan_instance *map_instance(const plan_catalog *cat, const plan_val
         if (in)
             return in;
     }
-    for (int i = 0; i < NCLUSTER_RULES; i++) {
-        const cluster_rule *c = &cluster_rules[i];
+    for (int i = 0; i < plan__ncluster_rules; i++) {
+        const cluster_rule *c = &plan__cluster_rules[i];
         int ok = 1;
         for (int k = 0; k < 2 && ok; k++)
             if (c->need[k])
@@ -431,13 +333,13 @@ static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int6
 
 static const framework_rule *find_framework(const plan_validate_row *r)
 {
-    for (int i = 0; i < NFRAMEWORK_RULES; i++) {
-        const framework_rule *f = &framework_rules[i];
+    for (int i = 0; i < plan__nframework_rules; i++) {
+        const framework_rule *f = &plan__framework_rules[i];
         if (contains(r->framework, f->framework) ||
             (f->source && contains(r->source_key, f->source)))
             return f;
     }
-    return &default_rule;
+    return &plan__default_rule;
 }
 
 /* Recompute text: "selective ..." -> selective; "full", "... recomputation",
@@ -670,35 +572,15 @@ static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l
 {
     *skipped = 0;
     plan_config cfg;
-    plan_config_default(&cfg);
-    cfg.tp = l->tp;
-    cfg.pp = l->pp;
-    cfg.dp = l->dp;
-    cfg.cp = l->cp;
-    cfg.active_microbatches = l->active_microbatches;
-    cfg.virtual_stages = l->virtual_stages;
-    cfg.schedule = l->schedule;
+    plan_config_from_layout(&cfg, l);
+    cfg.micro_batch = 0; /* searched */
+    cfg.microbatches = 0;
     if (schedules && l->virtual_stages == 1) {
         /* the source does not say which schedule ran: search its framework's */
         cfg.schedule = -1;
         cfg.schedule_mask = schedules;
         cfg.virtual_stages = 0;
     }
-    cfg.recompute = l->recompute;
-    cfg.recompute_group = l->recompute_group;
-    cfg.sharding = l->sharding;
-    cfg.sequence_parallel = l->sequence_parallel;
-    cfg.offload_activations = 0;
-    cfg.prescaled_batch = 0;
-    cfg.flash_attention = l->flash_attention;
-    cfg.dp_overlap = l->dp_overlap;
-    cfg.tp_overlap = l->tp_overlap;
-    cfg.pp_overlap = l->pp_overlap;
-    cfg.fp32_grads = l->fp32_grads;
-    cfg.dp_bucket_bytes = l->dp_bucket_bytes;
-    memcpy(cfg.placement, l->placement, 4);
-    cfg.global_batch = l->global_batch;
-    cfg.objective = PLAN_OBJ_TIME;
     cfg.allow_tp_across_nodes = 1; /* the published layout is what ran */
     cfg.top_k = 1;
 
@@ -767,7 +649,7 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
         return ST_OK;
 
     const framework_rule *fw = find_framework(row);
-    if (fw == &default_rule)
+    if (fw == &plan__default_rule)
         note(out, "framework '%s' has no rule: planner defaults", nz(row->framework));
     row_layout rl;
     if (map_layout(row, m, gpus, fw, &rl, out))
