@@ -385,10 +385,40 @@ static int check_degrees(const plan_layout *l, st_err *err)
     return ST_OK;
 }
 
-/* Backward of one microbatch through a stage of n layers (+ the head). */
-static double stage_bwd_s(double n, const layer_cost *lc, double head_b)
+/* One microbatch through a whole pipeline rank (all its chunks). */
+typedef struct stage_time {
+    double comp;              /* forward + backward (+ recompute) compute */
+    double tp, cp;            /* exposed TP and CP communication */
+    double f;                 /* forward: compute + TP + CP */
+    double b;                 /* backward with recompute: compute + TP + CP */
+    double w;                 /* the weight-gradient GEMMs inside b (zero bubble's W) */
+} stage_time;
+
+static void stage_time_of(const layer_cost *lc, double n, int last, double head_f, double head_b,
+                          stage_time *st)
 {
-    return n * (lc->bwd_comp_s + lc->recomp_comp_s + lc->tp_bwd_s + lc->tp_recomp_s) + head_b;
+    st->comp = n * (lc->fwd_comp_s + lc->bwd_comp_s + lc->recomp_comp_s) +
+               (last ? head_f + head_b : 0.0);
+    st->tp = n * (lc->tp_fwd_s + lc->tp_bwd_s + lc->tp_recomp_s);
+    st->cp = n * (lc->cp_fwd_s + lc->cp_bwd_s);
+    st->f = n * (lc->fwd_comp_s + lc->tp_fwd_s + lc->cp_fwd_s) + (last ? head_f : 0.0);
+    st->b = st->comp + st->tp + st->cp - st->f;
+    /* backward GEMMs are the input-gradient and the weight-gradient product,
+     * each the size of the forward one (Qi et al. 2023, Sec. 2) */
+    st->w = n * lc->gemm_fwd_s + (last ? head_b / 2.0 : 0.0);
+}
+
+/* Exposed point-to-point time of a rank per microbatch: a send of its output
+ * and of its input gradient per chunk (2v), or, overlapped, only what the
+ * next chunk's compute does not cover (Megatron-Core overlap_p2p_comm). */
+static double stage_p2p_s(const plan_layout *l, const stage_time *st, double p2p)
+{
+    if (l->pp <= 1)
+        return 0.0;
+    double v = l->virtual_stages;
+    if (!l->pp_overlap)
+        return 2.0 * v * p2p;
+    return v * (fmax(0.0, p2p - st->f / v) + fmax(0.0, p2p - st->b / v));
 }
 
 /* Pipeline time from per-stage per-microbatch times (see the file comment). */
@@ -495,7 +525,7 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
     }
 
     /* ---- time ---- */
-    double T = tokens_per_mb(m, l), v = l->virtual_stages;
+    double T = tokens_per_mb(m, l);
     double head_f = 0, head_b = 0;
     {
         double h = (double)m->hidden, V = (double)m->vocab, t = l->tp;
@@ -512,39 +542,23 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
     double p2p = l->pp > 1 ? plan__p2p_s(c, sp_p.nodes == 1, p2p_bytes) : 0.0;
 
     double maxT = 0, sumT = 0;
-    int crit = 0;
     double crit_comp = 0, crit_tp = 0, crit_cp = 0, crit_pp = 0, crit_f = 0, crit_b = 0;
     for (int i = 0; i < l->pp; i++) {
-        double n = est->stage_layers[i];
-        double comp = n * (lc.fwd_comp_s + lc.bwd_comp_s + lc.recomp_comp_s);
-        double tp = n * (lc.tp_fwd_s + lc.tp_bwd_s + lc.tp_recomp_s);
-        double cp = n * (lc.cp_fwd_s + lc.cp_bwd_s);
-        double f = n * (lc.fwd_comp_s + lc.tp_fwd_s + lc.cp_fwd_s);
-        if (i == l->pp - 1) {
-            comp += head_f + head_b;
-            f += head_f;
-        }
-        double pp = l->pp > 1 ? 2.0 * v * p2p : 0.0;
-        if (l->pp > 1 && l->pp_overlap) {
-            /* each chunk's send hides behind the next chunk's compute
-             * (Megatron-Core overlap_p2p_comm) */
-            double b = stage_bwd_s(n, &lc, i == l->pp - 1 ? head_b : 0.0);
-            pp = v * (fmax(0.0, p2p - f / v) + fmax(0.0, p2p - b / v));
-        }
-        double Ti = comp + tp + cp + pp;
+        stage_time st;
+        stage_time_of(&lc, est->stage_layers[i], i == l->pp - 1, head_f, head_b, &st);
+        double pp = stage_p2p_s(l, &st, p2p);
+        double Ti = st.comp + st.tp + st.cp + pp;
         sumT += Ti;
         if (Ti > maxT) {
             maxT = Ti;
-            crit = i;
-            crit_comp = comp;
-            crit_tp = tp;
-            crit_cp = cp;
+            crit_comp = st.comp;
+            crit_tp = st.tp;
+            crit_cp = st.cp;
             crit_pp = pp;
-            crit_f = f;
-            crit_b = Ti - f - pp;
+            crit_f = st.f;
+            crit_b = st.b;
         }
     }
-    (void)crit;
     double mb = l->microbatches;
     double t_pipe = pipeline_s(l, maxT, sumT);
     plan_time *tm = &est->time;
