@@ -385,6 +385,51 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
                   plan_estimate *est, plan_terms *terms, st_err *err);
 
 /* ------------------------------------------------------------------------ */
+/* What the simulator plays out                                              */
+/* ------------------------------------------------------------------------ */
+
+/* One pipeline rank's costs for one microbatch through one of its model
+ * chunks (a rank with v virtual stages runs v chunks), from the same compute
+ * and communication models as plan_evaluate. */
+typedef struct plan_stage_cost {
+    int layers;                  /* transformer layers on the rank (all chunks) */
+    double fwd_s;                /* forward: compute + exposed TP/CP communication */
+    double bwd_s;                /* full backward, recompute included */
+    double bwd_weight_s;         /* the weight-gradient part of bwd_s (zero bubble's W) */
+    double fwd_comm_s;           /* the TP/CP part inside fwd_s */
+    double bwd_comm_s;           /* the TP/CP part inside bwd_s */
+    double act_bytes;            /* activations stored per microbatch and chunk */
+    double grad_bytes;           /* the rank's gradients, all chunks (DP sync) */
+    double static_bytes;         /* memory that does not scale with microbatches in flight */
+    int node;                    /* node of the rank in the first pipeline replica */
+    int dp_buckets;              /* gradient all-reduce messages */
+    double dp_bucket_s;          /* time of one full bucket's all-reduce */
+    double dp_last_bucket_s;     /* time of the last (partial) bucket */
+} plan_stage_cost;
+
+typedef struct plan_costs {
+    int pp, virtual_stages, microbatches, active_microbatches;
+    plan_schedule schedule;
+    plan_stage_cost stage[PLAN_PP_MAX];
+    double p2p_bytes;            /* one activation or gradient message */
+    double p2p_intra_bps;        /* GPU-to-GPU inside a node, at that message size */
+    double p2p_net_bps;          /* one GPU's share of its node's network, same */
+    double intra_latency_s, net_latency_s;
+    int dp_overlap;              /* gradient buckets start during the last backward */
+    int zero3;                   /* ZeRO-3: weights gathered every microbatch */
+    double zero3_mb_s;           /* ZeRO-3 gather/scatter time per microbatch */
+    double optimizer_s;
+    double capacity_bytes;       /* GPU memory */
+    double planner_step_s;       /* plan_evaluate's step time, for comparison */
+    double planner_bubble_s;
+} plan_costs;
+
+/* Costs of every pipeline rank of a layout. ST_EINVAL (with the reason) for
+ * a layout plan_evaluate rejects for anything but memory. */
+int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                       plan_costs *out, st_err *err);
+
+/* ------------------------------------------------------------------------ */
 /* Search                                                                    */
 /* ------------------------------------------------------------------------ */
 

@@ -39,6 +39,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- named constants, each with its source ---- */
@@ -385,6 +386,19 @@ static int check_degrees(const plan_layout *l, st_err *err)
     return ST_OK;
 }
 
+/* The LM head's GEMM and the cross-entropy over the vocabulary for one
+ * microbatch on the last stage (the loss traffic split a third forward, two
+ * thirds backward). */
+static void head_times(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                       double *fwd_s, double *bwd_s)
+{
+    double T = tokens_per_mb(m, l), h = (double)m->hidden, V = (double)m->vocab, t = l->tp;
+    double g = plan__gemm_s(c, T, V / t, h, 1);
+    double loss = plan__mem_s(c, LOSS_BYTES_PER_LOGIT * T * V / t);
+    *fwd_s = g + loss / 3.0;
+    *bwd_s = 2.0 * g + 2.0 * loss / 3.0;
+}
+
 /* One microbatch through a whole pipeline rank (all its chunks). */
 typedef struct stage_time {
     double comp;              /* forward + backward (+ recompute) compute */
@@ -526,14 +540,8 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
 
     /* ---- time ---- */
     double T = tokens_per_mb(m, l);
-    double head_f = 0, head_b = 0;
-    {
-        double h = (double)m->hidden, V = (double)m->vocab, t = l->tp;
-        double g = plan__gemm_s(c, T, V / t, h, 1);
-        double loss = plan__mem_s(c, LOSS_BYTES_PER_LOGIT * T * V / t);
-        head_f = g + loss / 3.0;
-        head_b = 2.0 * g + 2.0 * loss / 3.0;
-    }
+    double head_f, head_b;
+    head_times(m, c, l, &head_f, &head_b);
     /* The activation a stage sends is split over its TP ranks: sequence
      * parallelism shards it, and Megatron's scatter/gather optimisation sends
      * 1/t from each TP rank and all-gathers over NVLink (Narayanan et al.
@@ -654,5 +662,97 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
          "3 x tokens x (L(2 x matmul params + 4sh) + 2hV)", "Narayanan et al. 2021, Eq. 3 (no recompute)");
     TERM(terms, "flops", "MFU", est->mfu, "", "model FLOPs / (step x GPUs x peak)",
          "Chowdhery et al. 2022, App. B");
+    return ST_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Costs for the simulator                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* All-reduce time of a rank's gradients in buckets: count, full, last. */
+static void dp_buckets(const plan_cluster *c, const plan_layout *l, const plan__span *sp,
+                       double grad_bytes, plan_stage_cost *sc)
+{
+    sc->dp_buckets = 0;
+    sc->dp_bucket_s = sc->dp_last_bucket_s = 0.0;
+    if (l->dp * l->cp <= 1 || grad_bytes <= 0)
+        return;
+    double bucket = l->dp_bucket_bytes > 0 ? fmin(l->dp_bucket_bytes, grad_bytes) : grad_bytes;
+    double full = floor(grad_bytes / bucket), rest = grad_bytes - full * bucket;
+    sc->dp_buckets = (int)full + (rest > 0);
+    sc->dp_bucket_s = plan__allreduce_s(c, sp, bucket);
+    sc->dp_last_bucket_s = rest > 0 ? plan__allreduce_s(c, sp, rest) : sc->dp_bucket_s;
+}
+
+int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                       plan_costs *out, st_err *err)
+{
+    plan_estimate *est = malloc(sizeof *est);
+    if (!est)
+        return ST_RAISE(err, ST_ENOMEM, "cannot allocate an estimate");
+    int rc = plan_evaluate(m, c, l, est, NULL, err);
+    if (rc == ST_OK && est->reject != PLAN_OK && est->reject != PLAN_REJ_OOM)
+        rc = ST_RAISE(err, ST_EINVAL, "layout rejected: %s", est->reason);
+    if (rc != ST_OK) {
+        free(est);
+        return rc;
+    }
+    memset(out, 0, sizeof *out);
+    out->pp = l->pp;
+    out->virtual_stages = l->virtual_stages;
+    out->microbatches = l->microbatches;
+    out->active_microbatches = l->active_microbatches;
+    out->schedule = l->schedule;
+    out->planner_step_s = est->time.step_s;
+    out->planner_bubble_s = est->time.bubble_s;
+    out->capacity_bytes = est->capacity_bytes;
+    out->optimizer_s = est->time.optimizer_s;
+    out->dp_overlap = l->dp_overlap;
+
+    plan__span sp_t, sp_c, sp_d, sp_p;
+    plan__span_of(l, c, 'T', &sp_t); /* tiling was checked by plan_evaluate */
+    plan__span_of(l, c, 'C', &sp_c);
+    plan__span_of(l, c, 'D', &sp_d);
+    plan__span_of(l, c, 'P', &sp_p);
+    plan__span sp_g = {sp_d.ranks_per_node * sp_c.ranks_per_node, sp_d.nodes * sp_c.nodes};
+    layer_cost lc;
+    layer_costs(m, c, l, &sp_t, &sp_c, &lc);
+    double head_f, head_b;
+    head_times(m, c, l, &head_f, &head_b);
+
+    double T = tokens_per_mb(m, l), v = l->virtual_stages;
+    out->p2p_bytes = PLAN_BYTES_HALF * T * (double)m->hidden / l->tp;
+    out->p2p_intra_bps = c->inst->nvlink_bps * plan__p2p_eff(c->intra_curve, out->p2p_bytes);
+    out->p2p_net_bps = c->inst->net_bps / c->inst->gpus_per_node *
+                       plan__p2p_eff(c->net_curve, out->p2p_bytes);
+    out->intra_latency_s = c->inst->intra_latency_s;
+    out->net_latency_s = c->inst->net_latency_s;
+
+    int stride_p = plan__stride_of(l, 'P');
+    for (int i = 0; i < l->pp; i++) {
+        plan_stage_cost *sc = &out->stage[i];
+        int last = i == l->pp - 1, n = est->stage_layers[i];
+        stage_time st;
+        stage_time_of(&lc, n, last, head_f, head_b, &st);
+        sc->layers = n;
+        sc->fwd_s = st.f / v;
+        sc->bwd_s = st.b / v;
+        sc->bwd_weight_s = st.w / v;
+        sc->fwd_comm_s = n * (lc.tp_fwd_s + lc.cp_fwd_s) / v;
+        sc->bwd_comm_s = n * (lc.tp_bwd_s + lc.tp_recomp_s + lc.cp_bwd_s) / v;
+        sc->act_bytes = n * lc.act_stored_bytes / v;
+        double P = stage_params(m, l, i, n);
+        sc->grad_bytes = (l->fp32_grads ? 4.0 : GRAD_BYTES) * P;
+        plan_mem mem;
+        stage_memory(m, c, l, &lc, i, n, &mem);
+        sc->static_bytes = mem.total_bytes - mem.activations_bytes - mem.allocator_bytes;
+        sc->node = (int)((long)i * stride_p / c->inst->gpus_per_node);
+        dp_buckets(c, l, &sp_g, sc->grad_bytes, sc);
+    }
+    if (l->sharding == PLAN_SHARD_PARAMS && l->dp * l->cp > 1) {
+        out->zero3 = 1;
+        out->zero3_mb_s = est->time.dp_total_s / l->microbatches; /* already 1.5 all-reduces */
+    }
+    free(est);
     return ST_OK;
 }

@@ -61,31 +61,34 @@ double plan__mem_s(const plan_cluster *c, double bytes)
     return bytes / (c->gpu->hbm_bps * c->gpu->hbm_eff);
 }
 
-int plan__span_of(const plan_layout *l, const plan_cluster *c, char dim, plan__span *out)
+int plan__stride_of(const plan_layout *l, char dim)
 {
-    /* Rank strides: the placement string lists D, P, T from outermost to
-     * innermost; context parallelism sits just outside T. */
+    /* The placement string lists D, P, T from outermost to innermost;
+     * context parallelism sits just outside T. */
     int size_of[128] = {0};
     size_of['T'] = l->tp;
     size_of['C'] = l->cp;
     size_of['P'] = l->pp;
     size_of['D'] = l->dp;
-    int stride = 1, s = 0, n = size_of[(unsigned char)dim];
+    int stride = 1;
     for (int i = 2; i >= 0; i--) {
         char d = l->placement[i];
-        if (d == dim) {
-            s = stride;
-            break;
-        }
+        if (d == dim)
+            return stride;
         stride *= size_of[(unsigned char)d];
         if (d == 'T') {
-            if (dim == 'C') {
-                s = stride;
-                break;
-            }
+            if (dim == 'C')
+                return stride;
             stride *= l->cp;
         }
     }
+    return stride;
+}
+
+int plan__span_of(const plan_layout *l, const plan_cluster *c, char dim, plan__span *out)
+{
+    int n = dim == 'T' ? l->tp : dim == 'C' ? l->cp : dim == 'P' ? l->pp : l->dp;
+    int s = plan__stride_of(l, dim);
     int g = c->inst->gpus_per_node;
     if (n <= 1) {
         out->ranks_per_node = 1;
@@ -166,12 +169,16 @@ static double curve_peak(const plan_curve *cv)
     return m > 0 ? m : 1.0;
 }
 
+double plan__p2p_eff(const plan_curve *cv, double bytes)
+{
+    return P2P_PEAK_EFF * plan_curve_eval(cv, bytes) / curve_peak(cv);
+}
+
 double plan__p2p_s(const plan_cluster *c, int same_node, double bytes)
 {
     if (bytes <= 0)
         return 0.0;
-    const plan_curve *cv = same_node ? c->intra_curve : c->net_curve;
-    double eff = P2P_PEAK_EFF * plan_curve_eval(cv, bytes) / curve_peak(cv);
+    double eff = plan__p2p_eff(same_node ? c->intra_curve : c->net_curve, bytes);
     if (same_node)
         return c->inst->intra_latency_s + bytes / (c->inst->nvlink_bps * eff);
     return c->inst->net_latency_s + bytes / (c->inst->net_bps / c->inst->gpus_per_node * eff);

@@ -19,6 +19,9 @@ typedef struct plan__span {
  * Returns 0, or -1 if the groups do not tile the nodes. */
 int plan__span_of(const plan_layout *l, const plan_cluster *c, char dim, plan__span *out);
 
+/* Rank stride of dimension dim under l's placement (1 for the innermost). */
+int plan__stride_of(const plan_layout *l, char dim);
+
 /* Time of one GEMM of m x k by k x n, batch times, on c's GPU, seconds. */
 double plan__gemm_s(const plan_cluster *c, double m, double n, double k, double batch);
 
@@ -34,6 +37,9 @@ double plan__allreduce_s(const plan_cluster *c, const plan__span *sp, double byt
 
 /* Reduce-scatter or all-gather: half an all-reduce's traffic. */
 double plan__allgather_s(const plan_cluster *c, const plan__span *sp, double bytes);
+
+/* Fraction of a link's line rate a point-to-point send of bytes reaches. */
+double plan__p2p_eff(const plan_curve *cv, double bytes);
 
 /* Point-to-point send of bytes to a neighbour stage, inside a node or not. */
 double plan__p2p_s(const plan_cluster *c, int same_node, double bytes);
