@@ -138,9 +138,11 @@ static void print_rejected(FILE *f, const plan_result *r)
         fprintf(f, "%s%lld %s", sep, (long long)r->rejected[i], plan_reject_name((plan_reject)i));
         if (i == PLAN_REJ_OOM && r->min_oom_excess_bytes > 0) {
             const plan_layout *l = &r->closest_oom.layout;
-            fprintf(f, " (closest: tp %d pp %d dp %d mbs %d, %s recompute, %s sharding missed by %.1f GiB)",
+            char miss[32];
+            units_fmt_bytes(r->min_oom_excess_bytes, miss, sizeof miss);
+            fprintf(f, " (closest: tp %d pp %d dp %d mbs %d, %s recompute, %s sharding missed by %s)",
                     l->tp, l->pp, l->dp, l->micro_batch, plan_recompute_name(l->recompute),
-                    plan_sharding_name(l->sharding), r->min_oom_excess_bytes / GIB);
+                    plan_sharding_name(l->sharding), miss);
         }
         sep = ", ";
     }
