@@ -1,0 +1,495 @@
+/*
+ * sim_step.c: one training step, played out event by event (see sim.h).
+ *
+ * Each pipeline rank walks its op list from the schedule generator:
+ *   - a compute op (F, B, Bi, W) occupies the rank's compute stream for its
+ *     duration (plan_costs, times the jitter and straggler factors);
+ *   - a SEND starts a transfer on the rank's outgoing link (NVLink inside a
+ *     node, its share of the node's network otherwise) and does not block;
+ *   - a RECV blocks the rank until the matching transfer has arrived.
+ * When a rank's last backward starts, its gradients become ready bucket by
+ * bucket over that backward (with dp_overlap; otherwise all at its end) and
+ * its communication stream all-reduces them one bucket after another, each
+ * priced by the planner's collective model. The step ends when every rank's
+ * gradients are synchronised, plus the optimizer step.
+ *
+ * Everything is sized before the run starts: op lists, arrival tables, link
+ * tables, per-op records and the trace; the event loop allocates nothing.
+ * Time is integer nanoseconds; durations are rounded to the nearest ns.
+ */
+#include "sim/sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#define NS_PER_S 1e9
+
+void sim_config_default(sim_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->seed = 1;
+    cfg->straggler_stage = -1;
+    cfg->straggler_factor = 1.0;
+    cfg->monte_carlo = 1;
+}
+
+/* One message slot: the transfer a RECV waits for. */
+typedef struct arrival {
+    sim_time_ns t;               /* arrival time, -1 until it arrives */
+    int32_t from_stage;          /* sender */
+    int32_t from_op;             /* the compute op the sender ran before sending */
+} arrival;
+
+/* What the critical-path walk needs of each op. */
+typedef struct op_rec {
+    sim_time_ns start, end;      /* compute ops only */
+    int32_t pred_stage;          /* -1: the previous compute op on this rank */
+    int32_t pred_op;
+    sim_time_ns pred_arrival;    /* when the message that released it arrived */
+} op_rec;
+
+typedef struct rank {
+    int id;
+    sim_op *ops;
+    op_rec *rec;
+    int nops, pc;
+    int busy, waiting;
+    int last_compute;            /* index of the last compute op run */
+    sim_time_ns free_at;         /* when the compute stream last became free */
+    sim_time_ns busy_ns;
+    int last_bwd;                /* index of the rank's final backward-type op */
+    int inflight, peak_inflight;
+    sim_link link_intra, link_net;
+    sim_link_xfer *xfer;         /* storage of both links */
+    sim_time_ns dp_end, compute_end;
+    double dp_busy_ns;
+} rank;
+
+typedef struct run {
+    const plan_costs *c;
+    const sim_config *cfg;
+    sim_sched sch;
+    sim_engine *e;
+    gsl_rng *rng;
+    rank *r;
+    arrival *arr;                /* [2][pp][m][v]: forward then backward messages */
+    int v, m, pp;
+    sim_trace_rec *trace;
+    int ntrace, cap_trace;
+    int ranks_done;
+    sim_time_ns end_ns;
+} run;
+
+static sim_time_ns to_ns(double s)
+{
+    return s <= 0 ? 0 : (sim_time_ns)llround(s * NS_PER_S);
+}
+
+static arrival *slot(run *x, int bwd, int stage, int mb, int chunk)
+{
+    return &x->arr[(((size_t)bwd * x->pp + stage) * x->m + mb) * x->v + chunk];
+}
+
+static void trace_add(run *x, int stage, int stream, int kind, int chunk, int mb,
+                      sim_time_ns a, sim_time_ns b)
+{
+    if (!x->trace || x->ntrace >= x->cap_trace)
+        return;
+    x->trace[x->ntrace++] = (sim_trace_rec){stage, (uint8_t)stream, (uint8_t)kind,
+                                            (int16_t)chunk, mb, a, b};
+}
+
+static int is_compute(int kind)
+{
+    return kind == SIM_OP_FWD || kind == SIM_OP_BWD || kind == SIM_OP_BWD_INPUT ||
+           kind == SIM_OP_BWD_WEIGHT;
+}
+
+static double op_seconds(run *x, int stage, int kind)
+{
+    const plan_stage_cost *sc = &x->c->stage[stage];
+    double d;
+    switch (kind) {
+    case SIM_OP_FWD: d = sc->fwd_s; break;
+    case SIM_OP_BWD: d = sc->bwd_s; break;
+    case SIM_OP_BWD_INPUT: d = sc->bwd_s - sc->bwd_weight_s; break;
+    default: d = sc->bwd_weight_s; break;
+    }
+    if (x->c->zero3) {
+        /* ZeRO-3 gathers this chunk's weights (and scatters its gradients)
+         * on the communication stream, prefetched behind the compute: only
+         * what the compute does not cover is exposed. */
+        double z = x->c->zero3_mb_s / (2.0 * x->v);
+        d += fmax(0.0, z - d);
+    }
+    if (stage == x->cfg->straggler_stage)
+        d *= x->cfg->straggler_factor;
+    return d * sim_lognormal_factor(x->rng, x->cfg->jitter_sigma);
+}
+
+static void advance(run *x, int stage);
+
+/* Gradient buckets of a rank: ready from t_ready over span_ns (spread evenly,
+ * as the last backward produces them), all-reduced one after another. */
+static void dp_sync(run *x, rank *k, sim_time_ns t_ready, sim_time_ns span_ns)
+{
+    const plan_stage_cost *sc = &x->c->stage[k->id];
+    sim_time_ns t = t_ready;
+    int nb = sc->dp_buckets;
+    for (int b = 0; b < nb; b++) {
+        sim_time_ns ready = t_ready + (sim_time_ns)((double)span_ns * (b + 1) / nb);
+        sim_time_ns start = ready > t ? ready : t;
+        sim_time_ns dur = to_ns(b == nb - 1 ? sc->dp_last_bucket_s : sc->dp_bucket_s);
+        trace_add(x, k->id, SIM_STREAM_DP, SIM_OP__COUNT, 0, b, start, start + dur);
+        k->dp_busy_ns += (double)dur;
+        t = start + dur;
+    }
+    k->dp_end = t;
+}
+
+static void rank_done(sim_engine *e, void *ctx, uint64_t arg)
+{
+    run *x = ctx;
+    (void)arg;
+    x->ranks_done++;
+    if (sim_engine_now(e) > x->end_ns)
+        x->end_ns = sim_engine_now(e);
+}
+
+static void compute_done(sim_engine *e, void *ctx, uint64_t arg)
+{
+    run *x = ctx;
+    rank *k = &x->r[arg];
+    const sim_op *op = &k->ops[k->pc];
+    sim_time_ns now = sim_engine_now(e);
+    k->rec[k->pc].end = now;
+    k->busy_ns += now - k->rec[k->pc].start;
+    trace_add(x, k->id, SIM_STREAM_COMPUTE, op->kind, op->chunk, op->microbatch,
+              k->rec[k->pc].start, now);
+    if (op->kind == SIM_OP_BWD || op->kind == SIM_OP_BWD_INPUT)
+        k->inflight--;
+    k->busy = 0;
+    k->free_at = now;
+    k->last_compute = k->pc;
+    k->pc++;
+    advance(x, k->id);
+}
+
+static void message_arrived(sim_engine *e, void *ctx, uint64_t arg)
+{
+    run *x = ctx;
+    int bwd = (int)(arg >> 63), stage = (int)((arg >> 40) & 0x3fff);
+    int chunk = (int)((arg >> 24) & 0xffff), mb = (int)(arg & 0xffffff);
+    arrival *a = slot(x, bwd, stage, mb, chunk);
+    a->t = sim_engine_now(e);
+    if (x->r[stage].waiting)
+        advance(x, stage);
+}
+
+static void start_send(run *x, rank *k, const sim_op *op)
+{
+    int peer_stage;
+    sim_op peer;
+    st_err *err = sim_engine_err(x->e);
+    if (sim_op_peer(&x->sch, k->id, op, &peer_stage, &peer, err) != ST_OK)
+        return;
+    int bwd = op->kind == SIM_OP_SEND_BWD;
+    arrival *a = slot(x, bwd, peer_stage, peer.microbatch, peer.chunk);
+    a->from_stage = k->id;
+    a->from_op = k->last_compute;
+    int same = x->c->stage[peer_stage].node == x->c->stage[k->id].node;
+    sim_link *l = same ? &k->link_intra : &k->link_net;
+    uint64_t arg = ((uint64_t)bwd << 63) | ((uint64_t)peer_stage << 40) |
+                   ((uint64_t)(uint16_t)peer.chunk << 24) | (uint64_t)peer.microbatch;
+    sim_time_ns now = sim_engine_now(x->e);
+    sim_link_start(l, x->c->p2p_bytes, message_arrived, x, arg);
+    /* the trace shows the transfer's ideal span; contention stretches it */
+    double bw = same ? x->c->p2p_intra_bps : x->c->p2p_net_bps;
+    trace_add(x, k->id, same ? SIM_STREAM_SEND_INTRA : SIM_STREAM_SEND_NET, op->kind, op->chunk,
+              op->microbatch, now, now + to_ns(x->c->p2p_bytes / bw));
+}
+
+/* Run rank stage's ops until it starts a compute op, waits, or ends. */
+static void advance(run *x, int stage)
+{
+    rank *k = &x->r[stage];
+    if (k->busy)
+        return;
+    k->waiting = 0;
+    sim_time_ns now = sim_engine_now(x->e);
+    while (k->pc < k->nops) {
+        const sim_op *op = &k->ops[k->pc];
+        if (op->kind == SIM_OP_RECV_FWD || op->kind == SIM_OP_RECV_BWD) {
+            arrival *a = slot(x, op->kind == SIM_OP_RECV_BWD, stage, op->microbatch, op->chunk);
+            if (a->t < 0) {
+                k->waiting = 1;
+                return;
+            }
+            /* the next compute op waited for this message if it came late */
+            op_rec *next = &k->rec[k->pc + 1 < k->nops ? k->pc + 1 : k->pc];
+            if (a->t > k->free_at) {
+                next->pred_stage = a->from_stage;
+                next->pred_op = a->from_op;
+                next->pred_arrival = a->t;
+            }
+            k->pc++;
+            continue;
+        }
+        if (op->kind == SIM_OP_SEND_FWD || op->kind == SIM_OP_SEND_BWD) {
+            start_send(x, k, op);
+            k->pc++;
+            continue;
+        }
+        /* compute */
+        sim_time_ns dur = to_ns(op_seconds(x, stage, op->kind));
+        k->busy = 1;
+        k->rec[k->pc].start = now;
+        if (op->kind == SIM_OP_FWD && ++k->inflight > k->peak_inflight)
+            k->peak_inflight = k->inflight;
+        if (k->pc == k->last_bwd) {
+            sim_time_ns span = x->c->dp_overlap ? dur : 0;
+            dp_sync(x, k, x->c->dp_overlap ? now : now + dur, span);
+        }
+        sim_engine_schedule(x->e, now + dur, compute_done, x, (uint64_t)stage, NULL);
+        return;
+    }
+    /* all ops done: the rank is finished once its gradients are synchronised */
+    if (k->compute_end == 0 && k->nops > 0) {
+        k->compute_end = now;
+        if (k->dp_end < now)
+            k->dp_end = now;
+        sim_engine_schedule(x->e, k->dp_end, rank_done, x, (uint64_t)stage, NULL);
+    }
+}
+
+/* ---- setup and teardown ---- */
+
+static void run_free(run *x)
+{
+    if (x->r) {
+        for (int i = 0; i < x->pp; i++) {
+            free(x->r[i].ops);
+            free(x->r[i].rec);
+            free(x->r[i].xfer);
+        }
+        free(x->r);
+    }
+    free(x->arr);
+    sim_engine_free(x->e);
+    if (x->rng)
+        gsl_rng_free(x->rng);
+}
+
+static int run_setup(run *x, const plan_costs *c, const sim_config *cfg, uint64_t seed, st_err *err)
+{
+    memset(x, 0, sizeof *x);
+    x->c = c;
+    x->cfg = cfg;
+    x->sch = (sim_sched){c->pp, c->microbatches, c->virtual_stages, c->active_microbatches,
+                         c->schedule};
+    int rc = sim_sched_check(&x->sch, err);
+    if (rc)
+        return rc;
+    x->pp = c->pp;
+    x->m = c->microbatches;
+    x->v = c->virtual_stages;
+    size_t nslots = 2 * (size_t)x->pp * x->m * x->v;
+    /* per rank: at most one compute event, plus one latency event per
+     * transfer and one completion event per link; a rank_done event */
+    size_t max_events = (size_t)x->pp * (4 + 4 * (size_t)x->m * x->v) + 16;
+    x->arr = malloc(nslots * sizeof *x->arr);
+    x->r = calloc((size_t)x->pp, sizeof *x->r);
+    if (!x->arr || !x->r)
+        return ST_RAISE(err, ST_ENOMEM, "simulator: cannot allocate %zu message slots", nslots);
+    for (size_t i = 0; i < nslots; i++)
+        x->arr[i] = (arrival){-1, -1, -1};
+    if ((rc = sim_engine_new(max_events, &x->e, err)) || (rc = sim_rng_new(seed, &x->rng, err)))
+        return rc;
+    int max_xfer = 2 * x->m * x->v + 2;
+    for (int i = 0; i < x->pp; i++) {
+        rank *k = &x->r[i];
+        k->id = i;
+        k->last_compute = -1;
+        k->nops = sim_sched_len(&x->sch, i);
+        k->ops = malloc((size_t)k->nops * sizeof *k->ops);
+        k->rec = calloc((size_t)k->nops, sizeof *k->rec);
+        k->xfer = malloc(2 * (size_t)max_xfer * sizeof *k->xfer);
+        if (!k->ops || !k->rec || !k->xfer)
+            return ST_RAISE(err, ST_ENOMEM, "simulator: cannot allocate rank %d's ops", i);
+        if ((rc = sim_sched_ops(&x->sch, i, k->ops, k->nops, NULL, err)))
+            return rc;
+        for (int j = 0; j < k->nops; j++)
+            k->rec[j].pred_stage = -1;
+        k->last_bwd = -1;
+        for (int j = k->nops - 1; j >= 0 && k->last_bwd < 0; j--)
+            if (is_compute(k->ops[j].kind) && k->ops[j].kind != SIM_OP_FWD)
+                k->last_bwd = j;
+        if ((rc = sim_link_init(&k->link_intra, x->e, c->p2p_intra_bps, to_ns(c->intra_latency_s),
+                                max_xfer, k->xfer, err)) ||
+            (rc = sim_link_init(&k->link_net, x->e, c->p2p_net_bps, to_ns(c->net_latency_s),
+                                max_xfer, k->xfer + max_xfer, err)))
+            return rc;
+    }
+    return ST_OK;
+}
+
+/* ---- results ---- */
+
+static void critical_path(run *x, sim_result *out)
+{
+    /* the rank that finished last */
+    int s = 0;
+    for (int i = 1; i < x->pp; i++)
+        if (x->r[i].dp_end > x->r[s].dp_end)
+            s = i;
+    rank *k = &x->r[s];
+    int op = k->last_compute;
+    out->critical_tail_s = (double)(x->end_ns - (op >= 0 ? k->rec[op].end : 0)) / NS_PER_S;
+    unsigned char *seen = calloc((size_t)x->pp, 1);
+    while (op >= 0) {
+        op_rec *rc = &k->rec[op];
+        out->critical_compute_s += (double)(rc->end - rc->start) / NS_PER_S;
+        out->critical_ops++;
+        if (seen && !seen[s]) {
+            seen[s] = 1;
+            out->critical_stages++;
+        }
+        if (rc->pred_stage >= 0 && rc->pred_op >= 0) {
+            rank *from = &x->r[rc->pred_stage];
+            out->critical_transfer_s += (double)(rc->start - from->rec[rc->pred_op].end) / NS_PER_S;
+            s = rc->pred_stage;
+            k = from;
+            op = rc->pred_op;
+            continue;
+        }
+        /* the previous compute op on this rank */
+        int j = op - 1;
+        while (j >= 0 && !is_compute(k->ops[j].kind))
+            j--;
+        op = j;
+    }
+    free(seen);
+}
+
+static void stage_stats(run *x, sim_result *out, sim_time_ns span)
+{
+    double busy_sum = 0;
+    for (int i = 0; i < x->pp; i++) {
+        rank *k = &x->r[i];
+        sim_stage_stats *st = &out->stage[i];
+        st->busy_s = (double)k->busy_ns / NS_PER_S;
+        st->bubble_fraction = k->busy_ns > 0 ? (double)(span - k->busy_ns) / (double)k->busy_ns : 0.0;
+        st->peak_inflight = k->peak_inflight;
+        st->peak_act_bytes = k->peak_inflight * x->c->stage[i].act_bytes;
+        st->peak_mem_bytes = x->c->stage[i].static_bytes + st->peak_act_bytes;
+        st->send_busy_s = (double)(sim_link_busy_ns(&k->link_intra) +
+                                   sim_link_busy_ns(&k->link_net)) / NS_PER_S;
+        st->dp_busy_s = k->dp_busy_ns / NS_PER_S;
+        st->dp_exposed_s = (double)(k->dp_end - k->compute_end) / NS_PER_S;
+        busy_sum += (double)k->busy_ns;
+        if (st->busy_s > out->compute_bound_s)
+            out->compute_bound_s = st->busy_s;
+        if (st->send_busy_s > out->comm_bound_s)
+            out->comm_bound_s = st->send_busy_s;
+    }
+    out->bubble_fraction = busy_sum > 0 ? ((double)x->pp * (double)span - busy_sum) / busy_sum : 0.0;
+}
+
+/* One step with one seed; fills the first-step fields of out when first. */
+static int one_step(const plan_costs *c, const sim_config *cfg, uint64_t seed, int first,
+                    sim_result *out, double *step_s, st_err *err)
+{
+    run x;
+    int rc = run_setup(&x, c, cfg, seed, err);
+    if (rc == ST_OK && first && cfg->keep_trace) {
+        size_t cap = 0;
+        for (int i = 0; i < x.pp; i++)
+            cap += (size_t)x.r[i].nops + (size_t)c->stage[i].dp_buckets + 1;
+        x.trace = malloc(cap * sizeof *x.trace);
+        x.cap_trace = (int)cap;
+        if (!x.trace)
+            rc = ST_RAISE(err, ST_ENOMEM, "simulator: cannot allocate a trace of %zu ops", cap);
+    }
+    for (int i = 0; rc == ST_OK && i < x.pp; i++)
+        advance(&x, i);
+    if (rc == ST_OK)
+        rc = sim_engine_run(x.e, SIM_TIME_MAX, NULL);
+    if (rc != ST_OK) {
+        if (err && !err->code && sim_engine_err(x.e)->code)
+            *err = *sim_engine_err(x.e);
+        free(x.trace);
+        run_free(&x);
+        return rc;
+    }
+    if (x.ranks_done != x.pp) {
+        free(x.trace);
+        run_free(&x);
+        return ST_RAISE(err, ST_EINTERNAL, "simulator: the schedule stalled (%d of %d ranks done)",
+                        x.ranks_done, x.pp);
+    }
+    sim_time_ns opt = to_ns(c->optimizer_s);
+    *step_s = (double)(x.end_ns + opt) / NS_PER_S;
+    if (first) {
+        sim_time_ns span = 0;
+        for (int i = 0; i < x.pp; i++)
+            if (x.r[i].compute_end > span)
+                span = x.r[i].compute_end;
+        out->pipeline_s = (double)span / NS_PER_S;
+        out->events = sim_engine_events(x.e);
+        stage_stats(&x, out, span);
+        critical_path(&x, out);
+        out->critical_tail_s += (double)opt / NS_PER_S;
+        out->trace = x.trace;
+        out->ntrace = x.ntrace;
+    } else {
+        free(x.trace);
+    }
+    run_free(&x);
+    return ST_OK;
+}
+
+int sim_step_run(const plan_costs *c, const sim_config *cfg, sim_result *out, st_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->pp = c->pp;
+    out->planner_step_s = c->planner_step_s;
+    if (cfg->monte_carlo < 1 || cfg->jitter_sigma < 0 || !isfinite(cfg->jitter_sigma) ||
+        (cfg->straggler_stage >= 0 && !(cfg->straggler_factor >= 1.0)))
+        return ST_RAISE(err, ST_EINVAL,
+                        "simulate: steps must be >= 1, jitter >= 0 and a straggler factor >= 1");
+    if (cfg->straggler_stage >= c->pp)
+        return ST_RAISE(err, ST_EINVAL, "simulate: straggler stage %d: allowed 0 to %d",
+                        cfg->straggler_stage, c->pp - 1);
+    int n = cfg->monte_carlo;
+    double *t = malloc((size_t)n * sizeof *t);
+    if (!t)
+        return ST_RAISE(err, ST_ENOMEM, "simulate: cannot allocate %d step times", n);
+    int rc = ST_OK;
+    for (int i = 0; i < n && rc == ST_OK; i++)
+        rc = one_step(c, cfg, cfg->seed + (uint64_t)i, i == 0, out, &t[i], err);
+    if (rc == ST_OK) {
+        out->steps = n;
+        out->step_s = gsl_stats_mean(t, 1, (size_t)n);
+        gsl_sort(t, 1, (size_t)n);
+        out->p50_s = gsl_stats_quantile_from_sorted_data(t, 1, (size_t)n, 0.50);
+        out->p95_s = gsl_stats_quantile_from_sorted_data(t, 1, (size_t)n, 0.95);
+        out->p99_s = gsl_stats_quantile_from_sorted_data(t, 1, (size_t)n, 0.99);
+    } else {
+        sim_result_fini(out);
+    }
+    free(t);
+    return rc;
+}
+
+void sim_result_fini(sim_result *r)
+{
+    if (!r)
+        return;
+    free(r->trace);
+    r->trace = NULL;
+    r->ntrace = 0;
+}

@@ -1,0 +1,224 @@
+/*
+ * test_sim_step.c: the simulated step against closed forms.
+ *
+ * Uniform stages and no communication: the bubble over the ideal time is
+ * (p-1)/m for GPipe and 1F1B, (p-1)/(v m) with v virtual stages, about
+ * (p-1)/(3m) for ZB-H1 with F = B = W (Narayanan et al. 2021; Qi et al.
+ * 2023). A transfer on the critical path adds its latency + bytes/bandwidth.
+ * The step is never below the compute or the communication bound; one seed
+ * gives one trace; bad schedules are refused with a message.
+ */
+#include "test_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+
+#define F_S 1e-3
+
+/* p uniform stages, F = 1 ms, B = 2 ms (W = 1 ms of it), free links. */
+static plan_costs *uniform(int p, int m, int v, plan_schedule s, int cap)
+{
+    plan_costs *c = calloc(1, sizeof *c);
+    c->pp = p;
+    c->microbatches = m;
+    c->virtual_stages = v;
+    c->active_microbatches = cap;
+    c->schedule = s;
+    c->p2p_bytes = 0;
+    c->p2p_intra_bps = c->p2p_net_bps = 1e12;
+    for (int i = 0; i < p; i++) {
+        c->stage[i].fwd_s = F_S / v;
+        c->stage[i].bwd_s = 2 * F_S / v;
+        c->stage[i].bwd_weight_s = F_S / v;
+        c->stage[i].act_bytes = 1e6;
+        c->stage[i].node = 0;
+    }
+    return c;
+}
+
+static sim_result run(const plan_costs *c, const sim_config *cfg)
+{
+    sim_result r;
+    st_err err = {0};
+    int rc = sim_step_run(c, cfg, &r, &err);
+    if (rc != ST_OK)
+        print_error("sim_step_run: %s\n", err.msg);
+    assert_int_equal(rc, ST_OK);
+    return r;
+}
+
+static void bubble_closed_forms(void **state)
+{
+    sim_config cfg;
+    sim_config_default(&cfg);
+    static const struct { int p, m; } cases[] = {{4, 8}, {6, 12}, {3, 7}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int p = cases[i].p, m = cases[i].m;
+        plan_costs *c = uniform(p, m, 1, PLAN_SCHED_INTERLEAVED, p + 2);
+        sim_result r = run(c, &cfg);
+        assert_rel(r.bubble_fraction, (double)(p - 1) / m, 1e-6);
+        assert_rel(r.step_s, (m + p - 1) * 3 * F_S, 1e-6);
+        for (int s = 0; s < p; s++)
+            assert_int_equal(r.stage[s].peak_inflight, p - s < m ? p - s : m);
+        sim_result_fini(&r);
+        c->schedule = PLAN_SCHED_SIMPLE;
+        c->active_microbatches = m;
+        r = run(c, &cfg);
+        assert_rel(r.bubble_fraction, (double)(p - 1) / m, 1e-6);
+        assert_int_equal(r.stage[0].peak_inflight, m);
+        sim_result_fini(&r);
+        free(c);
+    }
+    /* virtual stages: (p-1)/(v m) */
+    static const struct { int p, m, v; } vcases[] = {{4, 8, 2}, {4, 12, 3}, {2, 6, 2}};
+    for (size_t i = 0; i < sizeof vcases / sizeof vcases[0]; i++) {
+        int p = vcases[i].p, m = vcases[i].m, v = vcases[i].v;
+        plan_costs *c = uniform(p, m, v, PLAN_SCHED_VIRTUAL, m);
+        sim_result r = run(c, &cfg);
+        assert_rel(r.bubble_fraction, (double)(p - 1) / ((double)v * m), 1e-6);
+        sim_result_fini(&r);
+        free(c);
+    }
+    /* ZB-H1 with F = B = W: about a third of 1F1B's bubble */
+    plan_costs *c = uniform(4, 12, 1, PLAN_SCHED_ZB_H1, 6);
+    for (int i = 0; i < 4; i++) {
+        c->stage[i].bwd_s = 2 * F_S;
+        c->stage[i].bwd_weight_s = F_S;
+    }
+    sim_result r = run(c, &cfg);
+    double want = 3.0 / (3.0 * 12);
+    assert_true(r.bubble_fraction < 0.5 * 3.0 / 12); /* well below 1F1B's */
+    assert_rel(r.bubble_fraction, want, 0.35);
+    sim_result_fini(&r);
+    free(c);
+}
+
+/* Two stages, one microbatch, a 100 MB message over 100 GB/s and 20 us: the
+ * step is F0 + t + F1 + B1 + t + B0 with t = 20 us + 1 ms. */
+static void transfer_on_critical_path(void **state)
+{
+    plan_costs *c = uniform(2, 1, 1, PLAN_SCHED_INTERLEAVED, 3);
+    c->p2p_bytes = 100e6;
+    c->p2p_net_bps = 100e9;
+    c->net_latency_s = 20e-6;
+    c->stage[1].node = 1;
+    sim_config cfg;
+    sim_config_default(&cfg);
+    sim_result r = run(c, &cfg);
+    double t = 20e-6 + 1e-3;
+    assert_rel(r.step_s, 2 * 3 * F_S + 2 * t, 1e-6);
+    assert_rel(r.critical_transfer_s, 2 * t, 1e-6);
+    assert_rel(r.critical_compute_s, 2 * 3 * F_S, 1e-6);
+    assert_int_equal(r.critical_stages, 2);
+    assert_true(r.step_s >= r.compute_bound_s && r.step_s >= r.comm_bound_s);
+    sim_result_fini(&r);
+    free(c);
+}
+
+/* Gradient buckets after the last backward, without overlap, add their
+ * all-reduce times; with overlap the part inside the last backward hides. */
+static void dp_sync_and_optimizer(void **state)
+{
+    plan_costs *c = uniform(1, 4, 1, PLAN_SCHED_INTERLEAVED, 3);
+    c->stage[0].dp_buckets = 3;
+    c->stage[0].dp_bucket_s = 1e-3;
+    c->stage[0].dp_last_bucket_s = 0.5e-3;
+    c->optimizer_s = 0.25e-3;
+    sim_config cfg;
+    sim_config_default(&cfg);
+    c->dp_overlap = 0;
+    sim_result r = run(c, &cfg);
+    assert_rel(r.step_s, 4 * 3 * F_S + 2.5e-3 + 0.25e-3, 1e-6);
+    assert_rel(r.stage[0].dp_exposed_s, 2.5e-3, 1e-6);
+    sim_result_fini(&r);
+    c->dp_overlap = 1;
+    r = run(c, &cfg);
+    /* buckets ready at 2/3, 4/3 and 2 ms into the last 2 ms backward; one
+     * stream: 0.67-1.67, 1.67-2.67, 2.67-3.17 ms, so 1.17 ms past its end */
+    assert_rel(r.stage[0].dp_exposed_s, (2.0 / 3 + 1.0 + 1.0 + 0.5 - 2.0) * 1e-3, 1e-3);
+    sim_result_fini(&r);
+    free(c);
+}
+
+static unsigned long hash_trace(const sim_result *r)
+{
+    unsigned long h = 1469598103934665603UL;
+    const unsigned char *p = (const unsigned char *)r->trace;
+    for (size_t i = 0; i < (size_t)r->ntrace * sizeof *r->trace; i++)
+        h = (h ^ p[i]) * 1099511628211UL;
+    return h;
+}
+
+static void seeded_jitter_is_reproducible(void **state)
+{
+    plan_costs *c = uniform(4, 8, 1, PLAN_SCHED_INTERLEAVED, 6);
+    sim_config cfg;
+    sim_config_default(&cfg);
+    cfg.jitter_sigma = 0.1;
+    cfg.keep_trace = 1;
+    cfg.seed = 42;
+    sim_result a = run(c, &cfg), b = run(c, &cfg);
+    assert_int_equal(a.ntrace, b.ntrace);
+    assert_true(a.ntrace > 0);
+    assert_int_equal(hash_trace(&a), hash_trace(&b));
+    cfg.seed = 43;
+    sim_result d = run(c, &cfg);
+    assert_true(hash_trace(&a) != hash_trace(&d));
+    /* events never go back in time within a stream */
+    for (int i = 0; i < a.ntrace; i++)
+        assert_true(a.trace[i].end_ns >= a.trace[i].start_ns);
+    sim_result_fini(&a);
+    sim_result_fini(&b);
+    sim_result_fini(&d);
+
+    /* Monte Carlo quantiles are ordered; a straggler slows the step */
+    cfg.keep_trace = 0;
+    cfg.monte_carlo = 20;
+    sim_result mc = run(c, &cfg);
+    assert_int_equal(mc.steps, 20);
+    assert_true(mc.p50_s <= mc.p95_s && mc.p95_s <= mc.p99_s);
+    cfg.monte_carlo = 1;
+    cfg.jitter_sigma = 0;
+    sim_result base = run(c, &cfg);
+    cfg.straggler_stage = 2;
+    cfg.straggler_factor = 1.5;
+    sim_result slow = run(c, &cfg);
+    assert_true(slow.step_s > base.step_s * 1.2);
+    free(c);
+}
+
+static void refuses_bad_schedules(void **state)
+{
+    sim_config cfg;
+    sim_config_default(&cfg);
+    sim_result r;
+    st_err err = {0};
+    plan_costs *c = uniform(4, 6, 2, PLAN_SCHED_VIRTUAL, 6); /* 6 not a multiple of 4 */
+    assert_int_equal(sim_step_run(c, &cfg, &r, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "6"));
+    free(c);
+    st_err_clear(&err);
+    c = uniform(4, 8, 1, PLAN_SCHED_INTERLEAVED, 0); /* cap < 1 */
+    assert_int_equal(sim_step_run(c, &cfg, &r, &err), ST_EINVAL);
+    free(c);
+    st_err_clear(&err);
+    c = uniform(4, 8, 1, PLAN_SCHED_INTERLEAVED, 6);
+    cfg.straggler_stage = 9;
+    cfg.straggler_factor = 2;
+    assert_int_equal(sim_step_run(c, &cfg, &r, &err), ST_EINVAL);
+    free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bubble_closed_forms),
+        cmocka_unit_test(transfer_on_critical_path),
+        cmocka_unit_test(dp_sync_and_optimizer),
+        cmocka_unit_test(seeded_jitter_is_reproducible),
+        cmocka_unit_test(refuses_bad_schedules),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
