@@ -2,6 +2,7 @@
  * cli.c: command dispatch for smdplan.
  *
  *   smdplan [plan] --params 30B --instances 16xp4d ...   recommend layouts
+ *   smdplan simulate --params 30B --instances 16xp4d ... play the step out event by event
  *   smdplan catalog                                      list instance types
  *   smdplan validate FILE.csv                            predict published runs
  *   smdplan calibrate FILE.csv                           fit GPU efficiency parameters
@@ -44,13 +45,15 @@ int cli_main(int argc, char **argv)
         return cli_catalog_cmd(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "validate") == 0)
         return cli_validate_cmd(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "simulate") == 0)
+        return cli_simulate_cmd(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "calibrate") == 0)
         return cli_calibrate_cmd(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "plan") == 0)
         return cli_plan_cmd(argc - 1, argv + 1);
     if (argc > 1 && argv[1][0] != '-') {
         fprintf(stderr,
-                "smdplan: unknown command '%s'; allowed: plan (default), catalog, validate, calibrate "
+                "smdplan: unknown command '%s'; allowed: plan (default), simulate, catalog, validate, calibrate "
                 "(see smdplan --help)\n",
                 argv[1]);
         return 2;

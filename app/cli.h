@@ -12,6 +12,8 @@
 int cli_main(int argc, char **argv);
 
 int cli_plan_cmd(int argc, char **argv);     /* smdplan [plan] --params ... (cli_plan.c) */
+int cli_simulate_cmd(int argc, char **argv); /* smdplan simulate ... (cli_plan.c) */
+int cli_plan_run(int argc, char **argv, int simulate); /* shared by plan and simulate */
 int cli_catalog_cmd(int argc, char **argv);  /* smdplan catalog (cli_catalog.c) */
 int cli_validate_cmd(int argc, char **argv); /* smdplan validate FILE.csv (cli_validate.c) */
 int cli_calibrate_cmd(int argc, char **argv);/* smdplan calibrate FILE.csv (cli_calibrate.c) */

@@ -9,6 +9,7 @@
 
 #include "common/st.h"
 #include "planner/plan.h"
+#include "sim/sim.h"
 
 /* Print "smdplan: <message>" on stderr and return the exit code for code. */
 int cli_fail(const st_err *err);
@@ -28,6 +29,11 @@ typedef struct cli_plan_opts {
     double tokens;               /* comparison mode: tokens to train */
     int json, explain, no_record;
     const char *emit;            /* "sagemaker", "mpirun" or NULL */
+    int simulate;                /* `smdplan simulate`: simulate the layout */
+    int no_sim;                  /* plan: do not simulate the top plans */
+    sim_config sim;              /* --seed, --jitter, --straggler, --monte-carlo */
+    const char *trace_path;      /* --trace FILE */
+    double sim_threshold_pct;    /* say so when simulation and planner differ by more */
     char command_line[1024];
 } cli_plan_opts;
 
@@ -40,11 +46,19 @@ typedef struct cli_plan_ctx {
     int have_cluster;
 } cli_plan_ctx;
 
+/* Simulated step times of the top plans (plan mode), in their order. */
+typedef struct cli_sim_col {
+    int n;                       /* 0: not simulated */
+    double step_s[PLAN_TOPK_MAX];
+    double threshold_pct;
+    int reranked;                /* the order changed after simulating */
+} cli_sim_col;
+
 /* Human output of a search (cli_out.c). */
 void cli_print_model(FILE *f, const plan_model *m);
 void cli_print_cluster(FILE *f, const plan_cluster *c);
 void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
-                      const plan_cluster *c, const plan_result *r);
+                      const plan_cluster *c, const plan_result *r, const cli_sim_col *sim);
 void cli_print_terms(FILE *f, const plan_terms *t);
 /* Why the search found nothing, and what would fit (exit 3 follows). */
 void cli_print_infeasible(FILE *f, const cli_plan_opts *o, const plan_model *m,
@@ -52,7 +66,7 @@ void cli_print_infeasible(FILE *f, const cli_plan_opts *o, const plan_model *m,
 
 /* JSON output (cli_json.c). Returns 0 or an exit code. */
 int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const plan_cluster *c,
-                   const plan_result *r, int min_nodes);
+                   const plan_result *r, int min_nodes, const cli_sim_col *sim);
 
 /* JSON objects of one plan and of a model (cli_json.c); caller owns. */
 struct cJSON;
@@ -62,6 +76,15 @@ struct cJSON *cli_json_model(const plan_model *m);
 /* --emit sagemaker | mpirun (cli_emit.c). Returns 0 or an exit code. */
 int cli_emit(FILE *f, const char *what, const plan_model *m, const plan_cluster *c,
              const plan_candidate *best, st_err *err);
+
+/* Simulation (cli_sim.c). */
+int cli_sim_layout(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                   const sim_config *cfg, sim_result *out, st_err *err);
+void cli_print_sim(FILE *f, const sim_config *cfg, const sim_result *r, double threshold_pct);
+/* Simulate the top plans of r and re-rank them by the simulated step. */
+int cli_sim_top(const plan_model *m, const plan_cluster *c, plan_result *r, const sim_config *cfg,
+                double threshold_pct, cli_sim_col *col, st_err *err);
+struct cJSON *cli_json_sim(const sim_result *r);
 
 /* No --instances: compare instance types and counts (cli_compare.c). */
 int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x);

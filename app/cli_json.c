@@ -119,7 +119,7 @@ cJSON *cli_json_plan(const plan_candidate *c)
 }
 
 int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const plan_cluster *c,
-                   const plan_result *r, int min_nodes)
+                   const plan_result *r, int min_nodes, const cli_sim_col *sim)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "tool_version", SMD_VERSION);
@@ -133,8 +133,14 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
     cJSON_AddNumberToObject(root, "layouts_feasible", (double)r->feasible);
     cJSON_AddNumberToObject(root, "search_s", r->search_s);
     cJSON *plans = cJSON_CreateArray();
-    for (int i = 0; i < r->ntop; i++)
-        cJSON_AddItemToArray(plans, cli_json_plan(&r->top[i]));
+    for (int i = 0; i < r->ntop; i++) {
+        cJSON *p = cli_json_plan(&r->top[i]);
+        if (sim && sim->n > i)
+            cJSON_AddNumberToObject(p, "simulated_step_time_s", sim->step_s[i]);
+        cJSON_AddItemToArray(plans, p);
+    }
+    if (sim && sim->n > 0)
+        cJSON_AddBoolToObject(root, "reranked_by_simulation", sim->reranked);
     cJSON_AddItemToObject(root, "plans", plans);
     cJSON *rej = cJSON_CreateObject();
     for (int i = 1; i < PLAN_REJ__COUNT; i++)

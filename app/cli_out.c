@@ -57,11 +57,12 @@ static const char *recomp_label(const plan_layout *l, char *buf, size_t n)
     return buf;
 }
 
-static void print_table(FILE *f, const plan_result *r)
+static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
 {
     fprintf(f,
             "\n  # TP PP  DP mbs   mb act sched        recomp     sharding   SP place  mem GiB   "
-            "  step s  compute     TP     PP  DPexp bubble    opt   tokens/s   MFU      $/h  $/1M tok\n");
+            "  step s  compute     TP     PP  DPexp bubble    opt   tokens/s   MFU      $/h  $/1M tok%s\n",
+            sim && sim->n ? "    sim s" : "");
     for (int i = 0; i < r->ntop; i++) {
         const plan_layout *l = &r->top[i].layout;
         const plan_estimate *e = &r->top[i].est;
@@ -69,7 +70,7 @@ static void print_table(FILE *f, const plan_result *r)
         char s[24], rc[24];
         fprintf(f,
                 "%3d %2d %2d %3d %3d %4d %3d %-12s %-10s %-10s %2s %-5s %4.1f/%-4.0f %8.3f %8.3f "
-                "%6.3f %6.3f %6.3f %6.3f %6.3f %10.0f %5.1f%% %8.2f %9.3f\n",
+                "%6.3f %6.3f %6.3f %6.3f %6.3f %10.0f %5.1f%% %8.2f %9.3f",
                 i + 1, l->tp, l->pp, l->dp, l->micro_batch, l->microbatches, l->active_microbatches,
                 sched_label(l, s, sizeof s), recomp_label(l, rc, sizeof rc),
                 plan_sharding_name(l->sharding), l->sequence_parallel ? "on" : "-", l->placement,
@@ -77,6 +78,11 @@ static void print_table(FILE *f, const plan_result *r)
                 t->tp_comm_s + t->cp_comm_s, t->pp_comm_s, t->dp_exposed_s, t->bubble_s,
                 t->optimizer_s, e->tokens_per_s, 100 * e->mfu, e->cost_per_hour,
                 e->cost_per_mtokens);
+        if (sim && sim->n > i) {
+            double d = 100.0 * (sim->step_s[i] - t->step_s) / t->step_s;
+            fprintf(f, " %8.3f%s", sim->step_s[i], fabs(d) > sim->threshold_pct ? " !" : "");
+        }
+        fprintf(f, "\n");
     }
 }
 
@@ -164,13 +170,26 @@ static void print_header(FILE *f, const plan_model *m, const plan_cluster *c, co
 }
 
 void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
-                      const plan_cluster *c, const plan_result *r)
+                      const plan_cluster *c, const plan_result *r, const cli_sim_col *sim)
 {
     (void)o;
     print_header(f, m, c, r);
-    print_table(f, r);
+    print_table(f, r, sim);
     fprintf(f, "(mem: worst stage used/available; times per step in seconds; DPexp: gradient sync "
-               "not hidden behind backward)\n");
+               "not hidden behind backward%s)\n",
+            sim && sim->n ? "; sim s: the step played out by the simulator, ! where it differs "
+                            "from the planner's by more than the --sim-threshold" : "");
+    if (sim && sim->n) {
+        int flagged = 0;
+        for (int i = 0; i < sim->n; i++)
+            flagged += fabs(sim->step_s[i] - r->top[i].est.time.step_s) >
+                       sim->threshold_pct / 100.0 * r->top[i].est.time.step_s;
+        if (sim->reranked)
+            fprintf(f, "Ranked by the simulated step, which reorders the planner's ranking.\n");
+        if (flagged)
+            fprintf(f, "%d plan%s: simulation and planner differ by more than %.0f%%.\n", flagged,
+                    flagged == 1 ? "" : "s", sim->threshold_pct);
+    }
     why(f, r);
     print_rejected(f, r);
 }

@@ -10,6 +10,7 @@
 #include "app/cli.h"
 
 #include <getopt.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -17,6 +18,8 @@
 #include "app/cli_int.h"
 #include "common/units.h"
 #include "data/data.h"
+
+#include <cjson/cJSON.h>
 
 enum {
     O_HELP = 'h',
@@ -27,6 +30,7 @@ enum {
     O_RECOMPUTE, O_RECOMPUTE_GROUP, O_SHARDING, O_SP, O_OFFLOAD, O_PRESCALED, O_PLACEMENT,
     O_FLASH, O_DP_OVERLAP, O_FP32_GRADS, O_TP_OVERLAP, O_PP_OVERLAP, O_DP_BUCKET, O_GLOBAL_BATCH, O_BATCH_SIZE,
     O_OBJECTIVE, O_TOP, O_ALLOW_TP_NODES, O_JSON, O_EXPLAIN, O_EMIT, O_NO_RECORD, O_VERSION,
+    O_SEED, O_JITTER, O_STRAGGLER, O_MONTE_CARLO, O_TRACE, O_SIM_THRESHOLD, O_NO_SIM,
 };
 
 typedef struct opt_def {
@@ -81,6 +85,14 @@ static const opt_def opt_table[] = {
     {"fp32-grads", 1, O_FP32_GRADS, "on|off", "keep and all-reduce gradients in fp32 (default off: 2-byte gradients)"},
     {"global-batch", 1, O_GLOBAL_BATCH, "N", "sequences per optimizer step (default: GPT-3 schedule by size)"},
     {"batch-size", 1, O_BATCH_SIZE, "N", "SMP script batch per model-parallel group (prescaled); global = N x dp; needs --dp or --tp and --pp"},
+    {NULL, 0, 0, NULL, "Simulation (smdplan simulate; plan simulates its top plans too)"},
+    {"trace", 1, O_TRACE, "FILE", "simulate: write the step as Chrome trace-event JSON (opens in Perfetto)"},
+    {"monte-carlo", 1, O_MONTE_CARLO, "N", "simulate N steps with seeds seed..seed+N-1; prints p50/p95/p99 (default 1)"},
+    {"jitter", 1, O_JITTER, "SIGMA", "lognormal per-op jitter, sigma of log(duration) (default 0)"},
+    {"straggler", 1, O_STRAGGLER, "S:F", "pipeline stage S runs F times slower (e.g. 3:1.5)"},
+    {"seed", 1, O_SEED, "N", "random seed of the jitter (default 1)"},
+    {"sim-threshold", 1, O_SIM_THRESHOLD, "PCT", "flag plans whose simulated and analytic steps differ by more (default 10)"},
+    {"no-sim", 0, O_NO_SIM, NULL, "plan: do not simulate the top plans"},
     {NULL, 0, 0, NULL, "Search and output"},
     {"objective", 1, O_OBJECTIVE, "O", "rank by time (default), cost, throughput or memory"},
     {"top", 1, O_TOP, "N", "plans shown (default 5, at most 32)"},
@@ -98,7 +110,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: smdplan [plan] --params SIZE [--instances N x TYPE] [options]\n"
-            "       smdplan catalog | validate FILE.csv | --version\n\n"
+            "       smdplan simulate --params SIZE --instances N x TYPE [layout options] [--trace FILE]\n"
+            "       smdplan catalog | validate FILE.csv | calibrate FILE.csv | --version\n\n"
             "Recommends how to split a GPT-style model over a cluster: tensor, pipeline and data\n"
             "parallel degrees, micro-batching, recomputation, sharding and placement, with the\n"
             "per-GPU memory, step time, tokens/s, MFU and cost of each plan.\n");
@@ -121,6 +134,7 @@ static void usage(FILE *f)
             "  smdplan --params 175B --instances 64xp5 --objective cost --json\n"
             "  smdplan --params 13B --tokens 300B            # compare instance types and counts\n"
             "  smdplan --model config.json --instances p4de:8 --emit sagemaker\n"
+            "  smdplan simulate --params 30B --instances 16xp4d --tp 8 --pp 2 --trace step.json\n"
             "\nExit codes: 0 plans found, 2 bad input, 3 nothing fits (the output says why).\n");
 }
 
@@ -230,6 +244,42 @@ static int apply(cli_plan_opts *o, const opt_def *d, const char *a, st_err *err)
     case O_PP_OVERLAP: return parse_onoff("--pp-overlap", a, &c->pp_overlap, err);
     case O_ALLOW_TP_NODES: c->allow_tp_across_nodes = 1; return ST_OK;
     case O_JSON: o->json = 1; return ST_OK;
+    case O_TRACE: o->trace_path = a; return ST_OK;
+    case O_NO_SIM: o->no_sim = 1; return ST_OK;
+    case O_MONTE_CARLO: return parse_int_opt(d->name, a, 100000, &o->sim.monte_carlo, err);
+    case O_SEED: {
+        int64_t seed;
+        int rc = units_parse_int(a, "--seed", 0, INT64_MAX / 2, &seed, err);
+        o->sim.seed = (uint64_t)seed;
+        return rc;
+    }
+    case O_JITTER: {
+        double j;
+        int rc = units_parse_count(a, "--jitter", &j, err);
+        if (rc == ST_OK && j > 2.0)
+            return ST_RAISE(err, ST_EINVAL, "--jitter '%s': allowed 0 to 2 (sigma of log duration)", a);
+        o->sim.jitter_sigma = j;
+        return rc;
+    }
+    case O_SIM_THRESHOLD: return units_parse_count(a, "--sim-threshold", &o->sim_threshold_pct, err);
+    case O_STRAGGLER: {
+        const char *colon = strchr(a, ':');
+        char stage[32];
+        if (!colon || colon == a || (size_t)(colon - a) >= sizeof stage)
+            return ST_RAISE(err, ST_EINVAL, "--straggler '%s': expected STAGE:FACTOR, e.g. 3:1.5", a);
+        memcpy(stage, a, (size_t)(colon - a));
+        stage[colon - a] = '\0';
+        int64_t st;
+        double fac;
+        int rc = units_parse_int(stage, "--straggler stage", 0, PLAN_PP_MAX - 1, &st, err);
+        if (rc == ST_OK)
+            rc = units_parse_count(colon + 1, "--straggler factor", &fac, err);
+        if (rc == ST_OK && (fac < 1.0 || fac > 1000))
+            return ST_RAISE(err, ST_EINVAL, "--straggler '%s': the factor must be 1 to 1000", a);
+        o->sim.straggler_stage = (int)st;
+        o->sim.straggler_factor = fac;
+        return rc;
+    }
     case O_EXPLAIN: o->explain = 1; return ST_OK;
     case O_NO_RECORD: o->no_record = 1; return ST_OK;
     case O_EMIT:
@@ -358,11 +408,89 @@ static void ctx_free(cli_plan_ctx *x)
     plan_presets_free(&x->presets);
 }
 
+static void layout_line(FILE *f, const plan_layout *l)
+{
+    fprintf(f, "layout:  tp %d, pp %d, dp %d%s, micro-batch %d x %d microbatches, active %d, %s",
+            l->tp, l->pp, l->dp, l->cp > 1 ? " (cp)" : "", l->micro_batch, l->microbatches,
+            l->active_microbatches, plan_schedule_name(l->schedule));
+    if (l->schedule == PLAN_SCHED_VIRTUAL)
+        fprintf(f, " x %d virtual stages", l->virtual_stages);
+    fprintf(f, ", recompute %s, sharding %s, placement %s\n", plan_recompute_name(l->recompute),
+            plan_sharding_name(l->sharding), l->placement);
+}
+
+/* `smdplan simulate`: play out the best layout the fixed knobs allow. */
+static int run_simulate(const cli_plan_opts *o, cli_plan_ctx *x, const plan_result *res)
+{
+    st_err err = {0};
+    sim_config sc = o->sim;
+    sc.keep_trace = o->trace_path != NULL;
+    sim_result sr;
+    const plan_candidate *best = &res->top[0];
+    int rc = cli_sim_layout(&x->model, &x->cluster, &best->layout, &sc, &sr, &err);
+    if (rc != ST_OK)
+        return cli_fail(&err);
+    if (o->trace_path) {
+        FILE *f = fopen(o->trace_path, "w");
+        if (!f) {
+            ST_RAISE(&err, ST_EIO, "--trace %s: cannot open for writing", o->trace_path);
+        } else {
+            char title[160];
+            snprintf(title, sizeof title, "%s on %d x %s", x->model.name, x->cluster.nodes,
+                     x->cluster.inst->name);
+            rc = sim_trace_write(f, &sr, title, &err);
+            if (fclose(f) != 0 && rc == ST_OK)
+                rc = ST_RAISE(&err, ST_EIO, "--trace %s: write failed", o->trace_path);
+            if (rc != ST_OK)
+                remove(o->trace_path); /* nothing half-written */
+        }
+        if (err.code) {
+            sim_result_fini(&sr);
+            return cli_fail(&err);
+        }
+    }
+    if (o->json) {
+        cJSON *root = cli_json_sim(&sr);
+        cJSON_AddItemToObject(root, "model", cli_json_model(&x->model));
+        cJSON_AddItemToObject(root, "plan", cli_json_plan(best));
+        cJSON_AddStringToObject(root, "instance_type", x->cluster.inst->name);
+        cJSON_AddNumberToObject(root, "instances", x->cluster.nodes);
+        cJSON_AddNumberToObject(root, "seed", (double)sc.seed);
+        char *s = cJSON_Print(root);
+        cJSON_Delete(root);
+        if (s)
+            printf("%s\n", s);
+        free(s);
+    } else {
+        cli_print_model(stdout, &x->model);
+        cli_print_cluster(stdout, &x->cluster);
+        layout_line(stdout, &best->layout);
+        cli_print_sim(stdout, &sc, &sr, o->sim_threshold_pct);
+        if (o->trace_path)
+            printf("\ntrace: %s (%d ops; open in ui.perfetto.dev)\n", o->trace_path, sr.ntrace);
+    }
+    sim_result_fini(&sr);
+    return 0;
+}
+
+int cli_simulate_cmd(int argc, char **argv)
+{
+    return cli_plan_run(argc, argv, 1);
+}
+
 int cli_plan_cmd(int argc, char **argv)
+{
+    return cli_plan_run(argc, argv, 0);
+}
+
+int cli_plan_run(int argc, char **argv, int simulate)
 {
     cli_plan_opts o;
     memset(&o, 0, sizeof o);
     plan_config_default(&o.cfg);
+    sim_config_default(&o.sim);
+    o.simulate = simulate;
+    o.sim_threshold_pct = 10.0;
     o.max_instances = 64;
     o.tokens = 300e9; /* GPT-3's training tokens (Brown et al. 2020, Sec. 2.2) */
     st_err err = {0};
@@ -385,6 +513,11 @@ int cli_plan_cmd(int argc, char **argv)
     }
     if (rc != ST_OK) {
         ctx_free(&x);
+        return cli_fail(&err);
+    }
+    if (!x.have_cluster && o.simulate) {
+        ctx_free(&x);
+        ST_RAISE(&err, ST_EINVAL, "simulate: give the cluster with --instances (e.g. 16xp4d)");
         return cli_fail(&err);
     }
     if (!x.have_cluster) {
@@ -437,12 +570,26 @@ int cli_plan_cmd(int argc, char **argv)
     if (res->ntop == 0)
         min_nodes = plan_min_nodes(&x.model, &x.cluster, &o.cfg, 16384, &err);
 
+    if (o.simulate && res->ntop > 0) {
+        ex = run_simulate(&o, &x, res);
+        free(res);
+        ctx_free(&x);
+        return ex;
+    }
+    cli_sim_col simcol = {0};
+    if (res->ntop > 0 && !o.no_sim && !o.emit &&
+        cli_sim_top(&x.model, &x.cluster, res, &o.sim, o.sim_threshold_pct, &simcol, &err) != ST_OK) {
+        free(res);
+        ctx_free(&x);
+        return cli_fail(&err);
+    }
+
     if (o.json)
-        ex = cli_print_json(stdout, &o, &x.model, &x.cluster, res, min_nodes);
+        ex = cli_print_json(stdout, &o, &x.model, &x.cluster, res, min_nodes, &simcol);
     else if (res->ntop == 0)
         cli_print_infeasible(stdout, &o, &x.model, &x.cluster, res, min_nodes);
     else if (!o.emit)
-        cli_print_result(stdout, &o, &x.model, &x.cluster, res);
+        cli_print_result(stdout, &o, &x.model, &x.cluster, res, &simcol);
 
     if (res->ntop > 0 && o.explain && !o.json) {
         plan_terms *t = calloc(1, sizeof *t);
