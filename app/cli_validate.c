@@ -30,7 +30,7 @@
 #define GOAL_MEAN_ABS_ERROR_PCT 5.0
 #define GB 1e9
 
-enum { O_HELP = 'h', O_CATALOG = 256, O_JSON, O_NO_RECORD };
+enum { O_HELP = 'h', O_CATALOG = 256, O_JSON, O_NO_RECORD, O_SIM };
 
 typedef struct opt_def {
     const char *name;
@@ -44,6 +44,7 @@ static const opt_def opt_table[] = {
     {"catalog", 1, O_CATALOG, "FILE", "JSON file adding or overriding instance types and GPUs"},
     {"json", 0, O_JSON, NULL, "print JSON: one object per row, then the mean and max errors"},
     {"no-record", 0, O_NO_RECORD, NULL, "do not record this run"},
+    {"sim", 0, O_SIM, NULL, "also play each compared row out in the simulator (simulated_iteration_time_s)"},
     {"help", 0, O_HELP, NULL, "this help"},
 };
 #define NOPTS ((int)(sizeof opt_table / sizeof opt_table[0]))
@@ -51,7 +52,7 @@ static const opt_def opt_table[] = {
 typedef struct validate_opts {
     const char *file;
     const char *catalog_file;
-    int json, no_record;
+    int json, no_record, sim;
 } validate_opts;
 
 static void usage(FILE *f)
@@ -95,6 +96,9 @@ static int parse_args(int argc, char **argv, validate_opts *o)
         case O_JSON:
             o->json = 1;
             break;
+        case O_SIM:
+            o->sim = 1;
+            break;
         case O_NO_RECORD:
             o->no_record = 1; /* nothing is recorded yet */
             break;
@@ -132,11 +136,11 @@ static void layout_label(const plan_validate_result *r, char *buf, size_t n)
         snprintf(buf, n, "%d/%d/%d", l->tp, l->pp, l->dp);
 }
 
-static void print_rows(FILE *f, const plan_validate_result *v, int n)
+static void print_rows(FILE *f, const plan_validate_result *v, const double *sim_s, int n)
 {
-    fprintf(f, "%-5s %-20s %-22s %6s %5s %-11s %4s %9s %9s %8s %13s  %s\n", "row", "source",
+    fprintf(f, "%-5s %-20s %-22s %6s %5s %-11s %4s %9s %9s %8s %13s %s %s\n", "row", "source",
             "model", "params", "GPUs", "tp/pp/dp", "mbs", "pred s", "ref s", "error", "mem GB p/r",
-            "notes");
+            sim_s ? "    sim s  sim err" : "", "notes");
     for (int i = 0; i < n; i++) {
         const plan_validate_result *r = &v[i];
         char params[16] = "-", gpus[16] = "-", lay[32] = "-", mbs[16] = "-";
@@ -161,9 +165,15 @@ static void print_rows(FILE *f, const plan_validate_result *v, int n)
             snprintf(err, sizeof err, "%+.1f%%", r->error_pct);
         }
         const char *text = r->compared ? r->notes : r->reason;
-        fprintf(f, "%-5s %-20.20s %-22.22s %6s %5s %-11s %4s %9s %9s %8s %13s  %s%s\n",
+        char simcol[32] = "";
+        if (sim_s && sim_s[i] > 0 && r->compared)
+            snprintf(simcol, sizeof simcol, " %9.3f %+7.1f%%", sim_s[i],
+                     100.0 * (sim_s[i] - r->ref_time_s) / r->ref_time_s);
+        else if (sim_s)
+            snprintf(simcol, sizeof simcol, " %9s %8s", "-", "-");
+        fprintf(f, "%-5s %-20.20s %-22.22s %6s %5s %-11s %4s %9s %9s %8s %13s%s  %s%s\n",
                 r->row_id, r->source_key, r->have_model ? r->model.name : "-", params, gpus, lay,
-                mbs, pred, ref, err, mem, r->compared ? "" : "not compared: ", text);
+                mbs, pred, ref, err, mem, simcol, r->compared ? "" : "not compared: ", text);
         if (!r->compared && r->notes[0])
             fprintf(f, "%-5s %-20s   (%s)\n", "", "", r->notes);
     }
@@ -229,13 +239,15 @@ static void add_num_or_null(cJSON *o, const char *k, int have, double v)
         cJSON_AddNullToObject(o, k);
 }
 
-static cJSON *row_json(const plan_validate_result *r)
+static cJSON *row_json(const plan_validate_result *r, double sim_s)
 {
     cJSON *o = cJSON_CreateObject();
     add_row_id(o, r->row_id);
     cJSON_AddStringToObject(o, "source_key", r->source_key);
     if (!r->compared)
         cJSON_AddStringToObject(o, "reason", r->reason);
+    if (sim_s > 0 && r->compared)
+        cJSON_AddNumberToObject(o, "simulated_iteration_time_s", sim_s);
     if (r->have_model) {
         cJSON_AddStringToObject(o, "model", r->model.name);
         cJSON_AddNumberToObject(o, "params", (double)r->model.params);
@@ -294,8 +306,8 @@ static cJSON *stats_json(const plan_validate_stats *s)
     return o;
 }
 
-static int print_json(FILE *f, const char *file, const plan_validate_result *v, int n,
-                      const plan_validate_summary *s)
+static int print_json(FILE *f, const char *file, const plan_validate_result *v,
+                      const double *sim_s, int n, const plan_validate_summary *s)
 {
     cJSON *root = cJSON_CreateObject();
     if (!root)
@@ -303,7 +315,7 @@ static int print_json(FILE *f, const char *file, const plan_validate_result *v, 
     cJSON_AddStringToObject(root, "file", file);
     cJSON *rows = cJSON_AddArrayToObject(root, "rows");
     for (int i = 0; i < n; i++)
-        cJSON_AddItemToArray(rows, row_json(&v[i]));
+        cJSON_AddItemToArray(rows, row_json(&v[i], sim_s ? sim_s[i] : 0.0));
     add_num_or_null(root, "mean_abs_error_pct", s->all.compared, s->all.mean_abs_error_pct);
     add_num_or_null(root, "max_abs_error_pct", s->all.compared, s->all.max_abs_error_pct);
     cJSON_AddNumberToObject(root, "rows_compared", s->all.compared);
@@ -322,6 +334,27 @@ static int print_json(FILE *f, const char *file, const plan_validate_result *v, 
     return 0;
 }
 
+/* The row's layout played out by the simulator; 0 when it cannot be. */
+static double simulate_row(const plan_catalog *cat, const plan_validate_result *r)
+{
+    if (!r->compared || !r->have_layout)
+        return 0.0;
+    const plan_instance *in = plan_catalog_find(cat, r->instance);
+    plan_cluster c;
+    st_err err = {0};
+    if (!in || plan_cluster_make(cat, in, r->nodes, &c, &err) != ST_OK)
+        return 0.0;
+    c.gpus = r->gpus;
+    sim_config cfg;
+    sim_config_default(&cfg);
+    sim_result s;
+    if (cli_sim_layout(&r->model, &c, &r->layout, &cfg, &s, &err) != ST_OK)
+        return 0.0;
+    double t = s.step_s;
+    sim_result_fini(&s);
+    return t;
+}
+
 int cli_validate_cmd(int argc, char **argv)
 {
     validate_opts o = {0};
@@ -334,6 +367,7 @@ int cli_validate_cmd(int argc, char **argv)
     data_csv csv = {0};
     plan_validate_row *rows = NULL;
     plan_validate_result *res = NULL;
+    double *sim_s = NULL;
     int rc = data_catalog_load(NULL, &cat, &err);
     if (rc == ST_OK && o.catalog_file)
         rc = data_catalog_merge(&cat, o.catalog_file, &err);
@@ -354,19 +388,44 @@ int cli_validate_cmd(int argc, char **argv)
         goto done;
     }
 
+    if (o.sim) {
+        sim_s = calloc(csv.nrows ? (size_t)csv.nrows : 1, sizeof *sim_s);
+        if (!sim_s) {
+            ST_RAISE(&err, ST_ENOMEM, "out of memory");
+            ex = cli_fail(&err);
+            goto done;
+        }
+        for (int i = 0; i < csv.nrows; i++)
+            sim_s[i] = simulate_row(&cat, &res[i]);
+    }
+
     plan_validate_summary sum;
     plan_validate_summarize(res, csv.nrows, &sum);
     if (o.json) {
-        if (print_json(stdout, o.file, res, csv.nrows, &sum)) {
+        if (print_json(stdout, o.file, res, sim_s, csv.nrows, &sum)) {
             ST_RAISE(&err, ST_ENOMEM, "out of memory writing JSON");
             ex = cli_fail(&err);
         }
     } else {
         printf("validate: %s, %d rows\n\n", o.file, csv.nrows);
-        print_rows(stdout, res, csv.nrows);
+        print_rows(stdout, res, sim_s, csv.nrows);
+        if (sim_s) {
+            double tot = 0, mx = 0;
+            int n = 0;
+            for (int i = 0; i < csv.nrows; i++)
+                if (res[i].compared && sim_s[i] > 0) {
+                    double e = fabs(100.0 * (sim_s[i] - res[i].ref_time_s) / res[i].ref_time_s);
+                    tot += e;
+                    mx = e > mx ? e : mx;
+                    n++;
+                }
+            printf("simulated: mean |error| %.1f%%, max %.1f%% over %d rows\n", n ? tot / n : 0.0,
+                   mx, n);
+        }
         print_summary(stdout, &sum);
     }
 done:
+    free(sim_s);
     free(res);
     free(rows);
     data_csv_free(&csv);

@@ -461,6 +461,21 @@ static double pipeline_s(const plan_layout *l, double maxT, double sumT)
     }
 }
 
+/* All-reduce time of a rank's gradients in buckets: count, full, last. */
+static void dp_buckets(const plan_cluster *c, const plan_layout *l, const plan__span *sp,
+                       double grad_bytes, plan_stage_cost *sc)
+{
+    sc->dp_buckets = 0;
+    sc->dp_bucket_s = sc->dp_last_bucket_s = 0.0;
+    if (l->dp * l->cp <= 1 || grad_bytes <= 0)
+        return;
+    double bucket = l->dp_bucket_bytes > 0 ? fmin(l->dp_bucket_bytes, grad_bytes) : grad_bytes;
+    double full = floor(grad_bytes / bucket), rest = grad_bytes - full * bucket;
+    sc->dp_buckets = (int)full + (rest > 0);
+    sc->dp_bucket_s = plan__allreduce_s(c, sp, bucket);
+    sc->dp_last_bucket_s = rest > 0 ? plan__allreduce_s(c, sp, rest) : sc->dp_bucket_s;
+}
+
 int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                   plan_estimate *est, plan_terms *terms, st_err *err)
 {
@@ -578,19 +593,19 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
     est->stage_fwd_s = crit_f;
     est->stage_bwd_s = crit_b;
 
-    /* DP: the first stage's gradients, in buckets, over dp x cp ranks. */
+    /* DP: the first stage's gradients (it finishes its backward last), in
+     * buckets over dp x cp ranks, one after another on its communication
+     * stream. With overlap the buckets become ready evenly over the last
+     * backward op (span B), so the sync ends at max(B/n + t_dp, B + t_last):
+     * the bound for the first bucket and for the last one (the finish time
+     * of bucket k is linear in k); the simulator plays the same rule out. */
     plan__span sp_g = {sp_d.ranks_per_node * sp_c.ranks_per_node, sp_d.nodes * sp_c.nodes};
-    double grad_bytes = (l->fp32_grads ? 4.0 : GRAD_BYTES) * stage_params(m, l, 0, est->stage_layers[0]);
-    double t_dp = 0.0;
-    if (l->dp * l->cp > 1) {
-        double bucket = l->dp_bucket_bytes > 0 ? l->dp_bucket_bytes : grad_bytes;
-        if (bucket > grad_bytes)
-            bucket = grad_bytes;
-        double full = floor(grad_bytes / bucket);
-        double rest = grad_bytes - full * bucket;
-        t_dp = full * plan__allreduce_s(c, &sp_g, bucket) + plan__allreduce_s(c, &sp_g, rest);
-    }
-    double stage0_b = est->stage_layers[0] * (lc.bwd_comp_s + lc.recomp_comp_s + lc.tp_bwd_s);
+    plan_stage_cost b0;
+    dp_buckets(c, l, &sp_g, (l->fp32_grads ? 4.0 : GRAD_BYTES) *
+                                stage_params(m, l, 0, est->stage_layers[0]), &b0);
+    double t_dp = b0.dp_buckets > 0 ? (b0.dp_buckets - 1) * b0.dp_bucket_s + b0.dp_last_bucket_s : 0.0;
+    double last_b = est->stage_layers[0] * (lc.bwd_comp_s + lc.recomp_comp_s + lc.tp_bwd_s) /
+                    l->virtual_stages;
     double exposed;
     if (l->sharding == PLAN_SHARD_PARAMS && l->dp * l->cp > 1) {
         /* ZeRO-3: all-gather weights for forward and backward and
@@ -600,8 +615,10 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
         double stage0 = est->stage_layers[0] * (lc.fwd_comp_s + lc.bwd_comp_s + lc.recomp_comp_s);
         exposed = mb * fmax(0.0, per_mb - stage0);
         t_dp = mb * per_mb;
+    } else if (l->dp_overlap && b0.dp_buckets > 0) {
+        exposed = fmax(b0.dp_last_bucket_s, t_dp + last_b / b0.dp_buckets - last_b);
     } else {
-        exposed = l->dp_overlap ? fmax(0.0, t_dp - stage0_b) : t_dp;
+        exposed = t_dp;
     }
     tm->dp_total_s = t_dp;
     tm->dp_exposed_s = exposed;
@@ -635,7 +652,8 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
          "about a third of that for ZB-H1",
          "Huang et al. 2019; Narayanan et al. 2021 Sec. 2.2; Qi et al. 2023");
     TERM(terms, "time", "DP exposed", tm->dp_exposed_s, "s",
-         "bucketed all-reduce of the first stage's gradients minus its last backward",
+         "bucketed all-reduce of the first stage's gradients past its last backward B: "
+         "max(t_last, t_dp + B/n - B) with n buckets ready evenly over B",
          "Li et al. 2020 (PyTorch DDP) bucketing; nccl-tests bus bandwidth");
     TERM(terms, "time", "DP total", tm->dp_total_s, "s", "whole gradient sync, hidden or not",
          "as above");
@@ -668,21 +686,6 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
 /* ------------------------------------------------------------------------ */
 /* Costs for the simulator                                                   */
 /* ------------------------------------------------------------------------ */
-
-/* All-reduce time of a rank's gradients in buckets: count, full, last. */
-static void dp_buckets(const plan_cluster *c, const plan_layout *l, const plan__span *sp,
-                       double grad_bytes, plan_stage_cost *sc)
-{
-    sc->dp_buckets = 0;
-    sc->dp_bucket_s = sc->dp_last_bucket_s = 0.0;
-    if (l->dp * l->cp <= 1 || grad_bytes <= 0)
-        return;
-    double bucket = l->dp_bucket_bytes > 0 ? fmin(l->dp_bucket_bytes, grad_bytes) : grad_bytes;
-    double full = floor(grad_bytes / bucket), rest = grad_bytes - full * bucket;
-    sc->dp_buckets = (int)full + (rest > 0);
-    sc->dp_bucket_s = plan__allreduce_s(c, sp, bucket);
-    sc->dp_last_bucket_s = rest > 0 ? plan__allreduce_s(c, sp, rest) : sc->dp_bucket_s;
-}
 
 int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                        plan_costs *out, st_err *err)

@@ -8,14 +8,15 @@
 
 const framework_rule plan__framework_rules[] = {
     {"Megatron-LM (2020)", "megatron_readme_2020", "Megatron-LM 2020",
-     PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0, 0, 1, 0, 0, 0, WHOLE_BUFFER, 1, "PDT",
+     PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0, 0, 1, 0, 0, 0, 25e6, 1, "PDT",
      "Megatron-LM v1 (2020): examples/pretrain_gpt2.sh trains with --checkpoint-activations; "
      "--batch-size is 'batch size per model instance', global = local x data parallel, no "
      "gradient accumulation (arguments.py); attention through the unfused softmax path; TP "
      "ranks innermost (mpu/initialize.py). Gradient sync overlapped: the README's 128-way "
      "runs add 37 ms to the 8B case (rows 11, 12), below the 170 ms a non-overlapped "
-     "all-reduce of its 2.2 GB needs at the 25 GB/s line rate of a GPU's HDR link; the "
-     "local DDP all-reduces the flat gradient buffer as one message"},
+     "all-reduce of its 2.2 GB needs at the 25 GB/s line rate of a GPU's HDR link, so "
+     "these runs used bucketed, overlapped gradient all-reduce (--DDP-impl torch: PyTorch "
+     "DDP's 25 MB buckets, bucket_cap_mb default)"},
     {"Megatron-LM (PTD-P)", "narayanan2021", "Megatron-LM 2021",
      PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0, 0, 0, 0, 0,
      (1u << PLAN_SCHED_INTERLEAVED) | (1u << PLAN_SCHED_VIRTUAL), WHOLE_BUFFER, 0, "PDT",
