@@ -10,7 +10,8 @@
  *   micro-batch  powers of two dividing the per-replica batch
  *   schedule     simple, interleaved (SMP 1F1B), virtual (v = 2, 4, 8), zb-h1;
  *                only interleaved when pp = 1 (they coincide)
- *   active_microbatches  SMP's default pp + 2, and pp / 2 (less memory)
+ *   active_microbatches  SMP's default pp + 2, and pp / 2 (less memory), for SMP's own
+ *                schedules (simple, interleaved); the others run uncapped
  *   recompute    none, selective, full (each layer)
  *   sharding     none, optimizer (ZeRO-1), gradients, params when dp > 1
  *   offload      with full recompute and pp > 1 (SMP's best practice)
@@ -140,6 +141,8 @@ static int search_inner(search_ctx *x, plan_layout *l)
             int caps[2], ncap = 0;
             if (cfg->active_microbatches > 0)
                 caps[ncap++] = cfg->active_microbatches;
+            else if (s == PLAN_SCHED_VIRTUAL || s == PLAN_SCHED_ZB_H1)
+                caps[ncap++] = m; /* SMP's cap is a knob of its own schedules only */
             else {
                 caps[ncap++] = p + 2; /* SMP default: partitions + 2 */
                 if (p >= 4 && p / 2 < m)
