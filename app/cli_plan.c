@@ -534,6 +534,29 @@ int cli_plan_run(int argc, char **argv, int simulate)
         return cli_fail(&err);
     }
 
+    /* Layouts no search could make: say so rather than search. */
+    int v = o.cfg.virtual_stages ? o.cfg.virtual_stages : 1;
+    if (o.cfg.pp && (int64_t)o.cfg.pp * v > x.model.layers) {
+        ST_RAISE(&err, ST_EINVAL, "--pp %d x --virtual-stages %d: more pipeline chunks than the %lld layers",
+                 o.cfg.pp, v, (long long)x.model.layers);
+        ctx_free(&x);
+        return cli_fail(&err);
+    }
+    if (o.cfg.virtual_stages > 1 && o.cfg.schedule >= 0 && o.cfg.schedule != PLAN_SCHED_VIRTUAL) {
+        ST_RAISE(&err, ST_EINVAL, "--virtual-stages %d: only with --schedule virtual",
+                 o.cfg.virtual_stages);
+        ctx_free(&x);
+        return cli_fail(&err);
+    }
+    if (o.cfg.schedule == PLAN_SCHED_VIRTUAL && o.cfg.pp && o.cfg.microbatches &&
+        o.cfg.microbatches % o.cfg.pp != 0) {
+        ST_RAISE(&err, ST_EINVAL,
+                 "--microbatches %d: must be a multiple of --pp %d for the virtual schedule",
+                 o.cfg.microbatches, o.cfg.pp);
+        ctx_free(&x);
+        return cli_fail(&err);
+    }
+
     /* --batch-size is SMP's per-model-parallel-group batch: global = N x dp. */
     if (o.batch_size) {
         int dp = o.cfg.dp;
