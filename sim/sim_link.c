@@ -68,7 +68,8 @@ static void on_complete(sim_engine *e, void *ctx, uint64_t arg)
         l->level = l->next_tag;
     sim_time_ns now = sim_engine_now(e);
     if (l->latency_ns > SIM_TIME_MAX - now) {
-        ST_RAISE(sim_engine_err(e), ST_ERANGE, "link latency %lld ns from %lld ns passes the end of time",
+        ST_RAISE(sim_engine_err(e), ST_ERANGE,
+                 "link latency %lld ns from %lld ns passes the end of time",
                  (long long)l->latency_ns, (long long)now);
         return;
     }
