@@ -2,35 +2,35 @@
  * sim_schedule.c: the pipeline schedule generator (see sim_schedule.h for
  * the contract an op list carries).
  *
- * Every schedule is written as an order of compute ops on a stage; fwd() and
- * bwd() wrap each compute op in the receive it needs and the send it
- * produces, so the communication rules live in one place. The generator
- * writes into a caller's buffer through an emitter that counts past the end
- * (so one pass both fills and measures) and allocates nothing.
+ * Every schedule is an order of compute ops on a stage; fwd() and bwd() wrap
+ * each compute op in the receive it needs and the send it produces, so the
+ * communication rules live in one place. The generator writes into the
+ * caller's buffer through an emitter that counts past the end (one pass both
+ * fills and measures, and tracks the peak in flight) and allocates nothing.
  *
  * Sources:
  *   simple       GPipe, Huang et al. 2019, Sec. 2.2: all forwards of a batch,
  *                then all backwards; SMP's active_microbatches (SageMaker
- *                model parallelism docs, "active_microbatches": microbatches
- *                in flight) splits the m microbatches into waves. Backwards
- *                run in ascending microbatch order, as PyTorch's
+ *                model parallelism docs: the most microbatches in process at
+ *                once) splits the m microbatches into waves. Backwards run in
+ *                ascending microbatch order, as PyTorch's
  *                torch.distributed.pipelining ScheduleGPipe does, so every
  *                schedule here is first-in first-out per chunk.
- *   interleaved  SMP's "interleaved" pipeline (docs: "backward first whenever
- *                possible"), i.e. PipeDream-Flush / 1F1B, Narayanan et al.
- *                2021, Sec. 2.2.1: stage s runs p - s - 1 warm-up forwards,
- *                then one forward one backward, then the cool-down backwards.
+ *   interleaved  SMP's "interleaved" pipeline (docs: backward first whenever
+ *                possible), i.e. PipeDream-Flush / 1F1B, Narayanan et al.
+ *                2021, Sec. 2.2.1: stage s runs pp - s - 1 warm-up forwards,
+ *                then one forward one backward, then the cool-down
+ *                backwards. Under a cap below pp the order of a timeline in
+ *                which cap microbatches circulate (gen_timeline).
  *   virtual      Megatron-LM schedules.py, forward_backward_pipelining_with_
  *                interleaving (Narayanan et al. 2021, Sec. 2.2.2): the k-th
- *                forward is chunk (k / g) % v of microbatch (k / (g v)) g +
- *                k % g with group size g = pp, the k-th backward the same
- *                microbatch of chunk v - 1 - (k / g) % v; warm-up
- *                2 (pp - s - 1) + (v - 1) g forwards. Megatron-Core's
- *                get_schedule_table gives the order for a group size g other
- *                than pp with a shorter last group, used here only when the
- *                cap needs it (see virtual_group()). Megatron's special case
+ *                forward is chunk (k / pp) % v of microbatch
+ *                (k / (pp v)) pp + k % pp, the k-th backward the same
+ *                microbatch of chunk v - 1 - (k / pp) % v; warm-up
+ *                2 (pp - s - 1) + (v - 1) pp forwards. Megatron's special case
  *                "m == pp: all forwards first" is not taken: it holds more
- *                than the planner's in-flight count and saves no time.
+ *                than the planner's in-flight count and saves no time (the
+ *                tests check the planner's step time without it).
  *   zb-h1        Qi et al. 2023, "Zero Bubble Pipeline Parallelism", Sec. 3.1
  *                and Fig. 3: 1F1B in which B is split into Bi (input
  *                gradient, sent on at once) and W (weight gradient); stage s
@@ -43,15 +43,17 @@
 #include "sim/sim_schedule.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 
 /* Writes ops into a buffer of cap entries and counts every op, also those
- * past the end. */
+ * past the end; tracks the (microbatch, chunk) pairs in flight. */
 typedef struct emitter {
     const sim_sched *s;
     int stage;
     sim_op *ops;
     int cap;
     int n;
+    int live, peak; /* in flight now, most in flight */
 } emitter;
 
 static int imin(int a, int b)
@@ -64,6 +66,10 @@ static void put(emitter *e, sim_op_kind kind, int mb, int chunk)
     if (e->n < e->cap)
         e->ops[e->n] = (sim_op){.kind = (uint8_t)kind, .microbatch = mb, .chunk = (int16_t)chunk};
     e->n++;
+    if (kind == SIM_OP_FWD && ++e->live > e->peak)
+        e->peak = e->live;
+    else if (kind == SIM_OP_BWD || kind == SIM_OP_BWD_INPUT)
+        e->live--;
 }
 
 /* Global virtual stage of a chunk on e's stage, and whether it has a
@@ -92,14 +98,20 @@ static void fwd(emitter *e, int mb, int chunk)
         put(e, SIM_OP_SEND_FWD, mb, chunk);
 }
 
-/* A full backward (SIM_OP_BWD) or zero bubble's input-gradient part. */
-static void bwd(emitter *e, sim_op_kind kind, int mb, int chunk)
+/* How a backward is emitted. */
+enum { BWD_FULL, BWD_SPLIT, BWD_INPUT_ONLY };
+
+/* A full backward; or zero bubble's Bi (its gradient sent on at once)
+ * followed by W (BWD_SPLIT), or with W left for later (BWD_INPUT_ONLY). */
+static void bwd(emitter *e, int how, int mb, int chunk)
 {
     if (has_next(e, chunk))
         put(e, SIM_OP_RECV_BWD, mb, chunk);
-    put(e, kind, mb, chunk);
+    put(e, how == BWD_FULL ? SIM_OP_BWD : SIM_OP_BWD_INPUT, mb, chunk);
     if (has_prev(e, chunk))
         put(e, SIM_OP_SEND_BWD, mb, chunk);
+    if (how == BWD_SPLIT)
+        put(e, SIM_OP_BWD_WEIGHT, mb, chunk);
 }
 
 /* ---- simple (GPipe in waves of the cap) ---- */
@@ -112,96 +124,105 @@ static void gen_simple(emitter *e)
         for (int mb = a; mb < end; mb++)
             fwd(e, mb, 0);
         for (int mb = a; mb < end; mb++)
-            bwd(e, SIM_OP_BWD, mb, 0);
+            bwd(e, BWD_FULL, mb, 0);
     }
 }
 
-/* ---- interleaved (SMP's backward-first, 1F1B) ---- */
+/* ---- backward first under a cap: the order of a nominal timeline ---- */
 
-/* Forwards before the first backward: p - s - 1 in 1F1B, fewer when the cap
- * allows fewer than p - s in flight. */
-static int warmup_1f1b(const sim_sched *s, int stage)
+/*
+ * One timeline of the whole pipeline, in units where a chunk's forward takes
+ * 1 and its backward 2 (B = 2F, Narayanan et al. 2021, Sec. 2.2); each stage
+ * runs its ops in the order they start on it, backward first on ties. Since
+ * every dependency of an op starts earlier on this timeline, the orders of
+ * all stages can never deadlock, whatever the real durations.
+ *
+ * Microbatch j enters global virtual stage 0 at admit(j): waves of
+ * c = min(cap, pp) microbatches, 3v apart (one microbatch's work on a rank),
+ * a wave every round trip 3 pp v (the first of the previous wave is back and
+ * frees its place). Its forward on global virtual stage g starts at
+ * admit(j) + g, its backward there, when its gradient is back, at
+ * admit(j) + 3 P - 2 - 2 g with P = pp v. Per stage at most min(cap, pp)
+ * microbatches are on the road at once, and on stage s at most pp - s of
+ * them (checked over a sweep in the tests).
+ *
+ * With v = 1 no two ops of a stage overlap (forwards start at s, backwards at
+ * s + 1 mod 3 within a wave), so with F = 1, B = 2 the stages run it as
+ * written: for cap >= pp it is 1F1B exactly (warm-up pp - s - 1, then one
+ * forward one backward; Narayanan et al. 2021, Sec. 2.2.1), in (m + pp - 1) 3
+ * units; for cap < pp a microbatch starts every 3 pp / cap units, the cap's
+ * bound (cap microbatches per round trip), which a 1F1B merely cut short at
+ * cap - 1 warm-up forwards misses by up to 50 %. With v > 1 the timeline is
+ * a feasible order, not a tight one (see gen_virtual).
+ */
+static int64_t admit(const sim_sched *s, int j)
 {
-    return imin(imin(s->pp - stage - 1, s->microbatches), s->active_microbatches - 1);
+    int64_t c = imin(s->active_microbatches, s->pp), v = s->virtual_stages;
+    return (int64_t)(j / c) * 3 * s->pp * v + 3 * v * (j % c);
 }
 
-#include <stdlib.h>
-static int64_t nom_a(int j, int c, int p) { return (int64_t)(j / c) * 3 * p + j % c; }
-static void gen_merge(emitter *e)
+static int64_t fwd_start(const emitter *e, int mb, int chunk)
 {
-    int p = e->s->pp, m = e->s->microbatches, c = e->s->active_microbatches, st = e->stage;
-    if (c > m) c = m;
-    int limit = getenv("NOLIM") ? imin(c, m) : imin(imin(p - st, c), m), jf = 0, jb = 0;
-    while (jb < m) {
-        int64_t f = jf < m ? nom_a(jf, c, p) + st : 0, b = nom_a(jb, c, p) + p + 2 * (p - 1 - st);
-        if (jf < m && jf - jb < limit && f < b)
-            fwd(e, jf++, 0);
+    return admit(e->s, mb) + gstage(e, chunk);
+}
+
+static int64_t bwd_start(const emitter *e, int mb, int chunk)
+{
+    int64_t P = (int64_t)e->s->pp * e->s->virtual_stages;
+    return admit(e->s, mb) + 3 * P - 2 - 2 * (int64_t)gstage(e, chunk);
+}
+
+/* The stage's ops in timeline order: a merge of its v forward and v backward
+ * streams, each in microbatch order. O(v) per op. */
+static void gen_timeline(emitter *e, int how)
+{
+    int m = e->s->microbatches, v = e->s->virtual_stages;
+    int nf[SIM_SCHED_MAX_VIRTUAL] = {0}, nb[SIM_SCHED_MAX_VIRTUAL] = {0};
+    for (int left = 2 * m * v; left > 0; left--) {
+        int back = 0, chunk = -1;
+        int64_t best = 0;
+        for (int c = 0; c < v; c++) /* a backward wins a tie */
+            if (nb[c] < nf[c] && (chunk < 0 || bwd_start(e, nb[c], c) < best)) {
+                back = 1, chunk = c, best = bwd_start(e, nb[c], c);
+            }
+        for (int c = 0; c < v; c++)
+            if (nf[c] < m && (chunk < 0 || fwd_start(e, nf[c], c) < best)) {
+                back = 0, chunk = c, best = fwd_start(e, nf[c], c);
+            }
+        if (back)
+            bwd(e, how, nb[chunk]++, chunk);
         else
-            bwd(e, SIM_OP_BWD, jb++, 0);
+            fwd(e, nf[chunk]++, chunk);
     }
-}
-
-static void gen_1f1b(emitter *e)
-{
-    const char *mode = getenv("SCHED_MODE");
-    if (mode && mode[0] == '5') {
-        int p = e->s->pp, m = e->s->microbatches, c = e->s->active_microbatches, st = e->stage;
-        int64_t big = p > c ? p : c;
-        int jf = 0, jb = 0;
-        while (jb < m) {
-            if (jf < m && (int64_t)(jf - jb) * 3 * big < (int64_t)c * (3 * p - 2 - 3 * st))
-                fwd(e, jf++, 0);
-            else
-                bwd(e, SIM_OP_BWD, jb++, 0);
-        }
-        return;
-    }
-    if (mode && (mode[0] == '2' || (mode[0] == '3' && e->s->active_microbatches < e->s->pp))) {
-        gen_merge(e);
-        return;
-    }
-    int m = e->s->microbatches, w = warmup_1f1b(e->s, e->stage);
-    for (int k = 0; k < w; k++)
-        fwd(e, k, 0);
-    for (int j = 0; j < m - w; j++) {
-        fwd(e, w + j, 0);
-        bwd(e, SIM_OP_BWD, j, 0);
-    }
-    for (int j = m - w; j < m; j++)
-        bwd(e, SIM_OP_BWD, j, 0);
 }
 
 /* ---- virtual (Megatron's interleaved 1F1B) ---- */
 
-/* Microbatches run through a chunk back to back (Megatron-Core's
- * microbatch_group_size_per_vp_stage): pp. The first backward of a group
- * needs its microbatch's last chunk, (v - 1) g forwards later, so a cap of
- * fewer than (v - 1) pp + 1 chunks in flight shrinks the group to what the
- * cap can hold (the last group is then shorter). */
-static int virtual_group(const sim_sched *s)
+/* Megatron's warm-up forwards on stage: 2 (pp - s - 1) + (v - 1) pp, all of
+ * them when fewer, cut to cap v - 1 when the cap is lower. */
+static int vgroup(const sim_sched *s)
 {
-    int v = s->virtual_stages, cap = s->active_microbatches;
-    int g = imin(s->pp, s->microbatches);
-    if (v > 1 && cap < s->microbatches && (v - 1) * g > cap * v - 1)
-        g = (cap * v - 1) / (v - 1);
-    return g;
+    int v = s->virtual_stages, p = s->pp, c = s->active_microbatches;
+    if (c >= p || v == 1 || c >= s->microbatches) return p;
+    int g = (c * v - p) / (v - 1);
+    return g < 1 ? 0 : imin(g, p);
 }
-
 static int warmup_virtual(const sim_sched *s, int stage)
 {
     int v = s->virtual_stages, total = s->microbatches * v;
-    int w = imin(2 * (s->pp - stage - 1) + (v - 1) * virtual_group(s), total);
+    int w = imin(2 * (s->pp - stage - 1) + (v - 1) * vgroup(s), total);
     if (s->active_microbatches < s->microbatches)
-        w = imin(w, s->active_microbatches * v - 1);
+        w = imin(w, s->active_microbatches * v - 1 - stage);
     return w;
 }
 
-/* The k-th entry of Megatron-Core's schedule table: groups of g
- * microbatches, each run through chunk 0, 1, ..., v - 1; a last group of
- * m % g microbatches. Backward visits the chunks in reverse. */
-static void virtual_op(const sim_sched *s, int g, int k, int forward, int *mb, int *chunk)
+/* The k-th forward (backward) of Megatron's order: groups of pp
+ * microbatches, each run through chunk 0, 1, ..., v - 1 (backward: v - 1,
+ * ..., 0). A last group of m % pp microbatches (only with v = 1, as v > 1
+ * needs m % pp == 0) is handled as Megatron-Core's get_schedule_table does. */
+static void virtual_op(const sim_sched *s, int k, int forward, int *mb, int *chunk)
 {
-    int m = s->microbatches, v = s->virtual_stages;
+    int g = vgroup(s), m = s->microbatches, v = s->virtual_stages;
     int span = g * v, full = m / g, r = m % g;
     if (k < full * span) {
         *chunk = (k % span) / g;
@@ -215,64 +236,66 @@ static void virtual_op(const sim_sched *s, int g, int k, int forward, int *mb, i
         *chunk = v - 1 - *chunk;
 }
 
-static void vfwd(emitter *e, int g, int k)
+static void vfwd(emitter *e, int k)
 {
     int mb, chunk;
-    virtual_op(e->s, g, k, 1, &mb, &chunk);
+    virtual_op(e->s, k, 1, &mb, &chunk);
     fwd(e, mb, chunk);
 }
 
-static void vbwd(emitter *e, int g, int k)
+static void vbwd(emitter *e, int k)
 {
     int mb, chunk;
-    virtual_op(e->s, g, k, 0, &mb, &chunk);
-    bwd(e, SIM_OP_BWD, mb, chunk);
+    virtual_op(e->s, k, 0, &mb, &chunk);
+    bwd(e, BWD_FULL, mb, chunk);
 }
 
+/* Megatron's order when the cap is at least pp: as is if the cap holds its
+ * warm-up, else with the warm-up cut to cap v - 1 (still at least the
+ * (v - 1) pp + 1 forwards the first backward needs). The cut costs time: a
+ * stage with no more warm-up than the next loses the 1F1B rhythm (p = 4,
+ * v = 2, m = 16, F = 1, B = 2: 105 units uncut or cut to 9, 175 cut to 7).
+ * Below pp the timeline order (gen_timeline), which keeps more of the
+ * pipeline busy than a warm-up cut below (v - 1) pp + 1 could. */
 static void gen_virtual(emitter *e)
 {
-    int total = e->s->microbatches * e->s->virtual_stages;
-    int g = virtual_group(e->s), w = warmup_virtual(e->s, e->stage);
+    if (e->s->active_microbatches < e->s->pp && (!getenv("VG") || vgroup(e->s) == 0)) {
+        gen_timeline(e, BWD_FULL);
+        return;
+    }
+    int total = e->s->microbatches * e->s->virtual_stages, w = warmup_virtual(e->s, e->stage);
     for (int k = 0; k < w; k++)
-        vfwd(e, g, k);
+        vfwd(e, k);
     for (int j = 0; j < total - w; j++) {
-        vfwd(e, g, w + j);
-        vbwd(e, g, j);
+        vfwd(e, w + j);
+        vbwd(e, j);
     }
     for (int j = total - w; j < total; j++)
-        vbwd(e, g, j);
+        vbwd(e, j);
 }
 
 /* ---- zb-h1 (Qi et al. 2023) ---- */
 
-/* Forwards before the first Bi (1F1B's warm-up plus its first steady
- * forward), and the W passes stage holds back to its cool-down. */
-static int forwards_zb(const sim_sched *s, int stage)
-{
-    return imin(imin(s->pp - stage, s->microbatches), s->active_microbatches);
-}
-
-static int deferred_zb(const sim_sched *s, int stage)
-{
-    return imin(stage, s->microbatches - forwards_zb(s, stage));
-}
-
+/* Stage s: min(pp - s, m) forwards, then s times Bi + F with W held back,
+ * then Bi + W + F, then the cool-down Bi + W, then the s held-back W
+ * (PaddlePaddle's ZBH1 order). Under a cap below pp the timeline order with
+ * each W right after its Bi: holding back W needs the full pipeline. */
 static void gen_zb_h1(emitter *e)
 {
-    int m = e->s->microbatches, w = forwards_zb(e->s, e->stage);
-    int d = deferred_zb(e->s, e->stage);
+    const sim_sched *s = e->s;
+    if (s->active_microbatches < s->pp) {
+        gen_timeline(e, BWD_SPLIT);
+        return;
+    }
+    int m = s->microbatches, w = imin(s->pp - e->stage, m), d = imin(e->stage, m - w);
     for (int k = 0; k < w; k++)
         fwd(e, k, 0);
     for (int j = 0; j < m - w; j++) {
-        bwd(e, SIM_OP_BWD_INPUT, j, 0);
-        if (j >= d)
-            put(e, SIM_OP_BWD_WEIGHT, j, 0);
+        bwd(e, j < d ? BWD_INPUT_ONLY : BWD_SPLIT, j, 0);
         fwd(e, w + j, 0);
     }
-    for (int j = m - w; j < m; j++) {
-        bwd(e, SIM_OP_BWD_INPUT, j, 0);
-        put(e, SIM_OP_BWD_WEIGHT, j, 0);
-    }
+    for (int j = m - w; j < m; j++)
+        bwd(e, BWD_SPLIT, j, 0);
     for (int j = 0; j < d; j++)
         put(e, SIM_OP_BWD_WEIGHT, j, 0);
 }
@@ -327,6 +350,26 @@ int sim_sched_len(const sim_sched *s, int stage)
     return s->microbatches * per_mb;
 }
 
+/* Runs the schedule's generator into e. */
+static void generate(emitter *e)
+{
+    switch (e->s->schedule) {
+    case PLAN_SCHED_SIMPLE:
+        gen_simple(e);
+        break;
+    case PLAN_SCHED_VIRTUAL:
+        gen_virtual(e);
+        break;
+    case PLAN_SCHED_ZB_H1:
+        gen_zb_h1(e);
+        break;
+    case PLAN_SCHED_INTERLEAVED:
+    default:
+        gen_timeline(e, BWD_FULL);
+        break;
+    }
+}
+
 int sim_sched_ops(const sim_sched *s, int stage, sim_op *ops, int cap, int *n, st_err *err)
 {
     int rc = sim_sched_check(s, err);
@@ -334,22 +377,8 @@ int sim_sched_ops(const sim_sched *s, int stage, sim_op *ops, int cap, int *n, s
         return rc;
     if (stage < 0 || stage >= s->pp)
         return ST_RAISE(err, ST_EINVAL, "stage %d: must be in 0..%d", stage, s->pp - 1);
-    emitter e = {.s = s, .stage = stage, .ops = ops, .cap = ops ? (cap > 0 ? cap : 0) : 0};
-    switch (s->schedule) {
-    case PLAN_SCHED_SIMPLE:
-        gen_simple(&e);
-        break;
-    case PLAN_SCHED_VIRTUAL:
-        gen_virtual(&e);
-        break;
-    case PLAN_SCHED_ZB_H1:
-        gen_zb_h1(&e);
-        break;
-    case PLAN_SCHED_INTERLEAVED:
-    default:
-        gen_1f1b(&e);
-        break;
-    }
+    emitter e = {.s = s, .stage = stage, .ops = ops, .cap = ops && cap > 0 ? cap : 0};
+    generate(&e);
     if (n)
         *n = e.n;
     if (e.n > e.cap)
@@ -406,16 +435,7 @@ int sim_sched_inflight(const sim_sched *s, int stage)
 {
     if (sim_sched_check(s, NULL) != ST_OK || stage < 0 || stage >= s->pp)
         return 0;
-    int m = s->microbatches;
-    switch (s->schedule) {
-    case PLAN_SCHED_SIMPLE:
-        return imin(m, s->active_microbatches);
-    case PLAN_SCHED_VIRTUAL:
-        return imin(warmup_virtual(s, stage) + 1, m * s->virtual_stages);
-    case PLAN_SCHED_ZB_H1:
-        return forwards_zb(s, stage);
-    case PLAN_SCHED_INTERLEAVED:
-    default:
-        return imin(warmup_1f1b(s, stage) + 1, m);
-    }
+    emitter e = {.s = s, .stage = stage};
+    generate(&e);
+    return e.peak;
 }

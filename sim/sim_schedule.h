@@ -36,22 +36,27 @@
  *     layers, Qi et al. 2023's M_W); W frees the rest. "In flight" below
  *     counts (mb, chunk) whose F ran and whose B / Bi did not.
  *
- * Schedules and their in-flight bounds on stage s (cap = active_microbatches),
- * which equal planner/plan_eval.c's inflight():
+ * Schedules (cap = active_microbatches; in flight on stage s never exceeds
+ * planner/plan_eval.c's inflight(), nor cap v):
  *   simple       GPipe (Huang et al. 2019): waves of min(cap, m) microbatches,
  *                all forwards of the wave, then its backwards in ascending
  *                order; in flight min(m, cap).
  *   interleaved  SMP's "interleaved" (backward first whenever possible), i.e.
  *                1F1B (Narayanan et al. 2021, Sec. 2.2.1); in flight
- *                min(pp - s, m, cap).
+ *                min(pp - s, m, cap). With cap >= pp exactly 1F1B; below pp
+ *                not a 1F1B with a shorter warm-up but the order of a timeline
+ *                in which cap microbatches circulate, which reaches the cap's
+ *                bound of one microbatch per 3 pp / cap (F = 1, B = 2).
  *   virtual      Megatron-LM's interleaved 1F1B (Narayanan et al. 2021,
  *                Sec. 2.2.2; schedules.py forward_backward_pipelining_with_
- *                interleaving); in flight, in chunks,
- *                min((v - 1) pp + 2 (pp - s - 1) + 1, m v, cap v).
+ *                interleaving); in flight, in chunks, at most
+ *                min((v - 1) pp + 2 (pp - s - 1) + 1, m v, cap v). A cap
+ *                below that costs time (see sim_schedule.c, gen_virtual).
  *   zb-h1        Qi et al. 2023 ZB-H1: 1F1B with B split into Bi and W, the
- *                first s weight gradients of stage s deferred to fill the
+ *                first s weight gradients of stage s held back to fill the
  *                cool-down; in flight min(pp - s, m, cap), plus up to s
- *                pending W.
+ *                pending W. Under a cap below pp: the interleaved order with
+ *                each W right after its Bi.
  */
 #ifndef SMD_SIM_SCHEDULE_H
 #define SMD_SIM_SCHEDULE_H
@@ -128,7 +133,8 @@ int sim_op_peer(const sim_sched *s, int stage, const sim_op *op, int *peer_stage
 const char *sim_op_name(sim_op_kind k);
 
 /* Most (microbatch, chunk) pairs stage holds in flight under s (F done, B or
- * Bi not yet), from the schedule's closed form; 0 for bad inputs. */
+ * Bi not yet), found by running the generator (no buffer); 0 for bad
+ * inputs. Memory per stage is this times a chunk's activations. */
 int sim_sched_inflight(const sim_sched *s, int stage);
 
 #endif
