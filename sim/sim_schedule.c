@@ -43,7 +43,6 @@
 #include "sim/sim_schedule.h"
 
 #include <stddef.h>
-#include <stdlib.h>
 
 /* Writes ops into a buffer of cap entries and counts every op, also those
  * past the end; tracks the (microbatch, chunk) pairs in flight. */
@@ -132,19 +131,22 @@ static void gen_simple(emitter *e)
 
 /*
  * One timeline of the whole pipeline, in units where a chunk's forward takes
- * 1 and its backward 2 (B = 2F, Narayanan et al. 2021, Sec. 2.2); each stage
- * runs its ops in the order they start on it, backward first on ties. Since
- * every dependency of an op starts earlier on this timeline, the orders of
- * all stages can never deadlock, whatever the real durations.
+ * 1 and its backward 2 (the usual B = 2F: a backward runs two GEMMs per
+ * forward GEMM); each stage runs its ops in the order they start on it,
+ * backward first on ties. Every dependency of an op (the previous global
+ * stage's forward, the next one's backward, its own forward) starts strictly
+ * earlier on this timeline, so the stages' orders can never deadlock,
+ * whatever the real durations: a wait cycle would have to go back in time.
  *
  * Microbatch j enters global virtual stage 0 at admit(j): waves of
  * c = min(cap, pp) microbatches, 3v apart (one microbatch's work on a rank),
  * a wave every round trip 3 pp v (the first of the previous wave is back and
  * frees its place). Its forward on global virtual stage g starts at
  * admit(j) + g, its backward there, when its gradient is back, at
- * admit(j) + 3 P - 2 - 2 g with P = pp v. Per stage at most min(cap, pp)
- * microbatches are on the road at once, and on stage s at most pp - s of
- * them (checked over a sweep in the tests).
+ * admit(j) + 3 P - 2 - 2 g with P = pp v. Stage s then holds at most
+ * min(pp - s, cap, m) microbatches in flight (v = 1), or at most cap v
+ * chunks, within the planner's inflight() (v > 1; checked over a sweep in
+ * the tests).
  *
  * With v = 1 no two ops of a stage overlap (forwards start at s, backwards at
  * s + 1 mod 3 within a wave), so with F = 1, B = 2 the stages run it as
@@ -199,18 +201,18 @@ static void gen_timeline(emitter *e, int how)
 /* ---- virtual (Megatron's interleaved 1F1B) ---- */
 
 /* Megatron's warm-up forwards on stage: 2 (pp - s - 1) + (v - 1) pp, all of
- * them when fewer, cut to cap v - 1 when the cap is lower. */
-static int vgroup(const sim_sched *s)
-{
-    int v = s->virtual_stages, p = s->pp, c = s->active_microbatches;
-    if (c >= p || v == 1 || c >= s->microbatches) return p;
-    int g = (c * v - p) / (v - 1);
-    return g < 1 ? 0 : imin(g, p);
-}
+ * them when fewer. A cap too low for that (only with cap >= pp, see
+ * gen_virtual) cuts it to cap v - 1 - s: one forward less per stage is the
+ * least slope that keeps the 1F1B rhythm. In the steady state stage s runs
+ * F(w_s + j) then B(j) every 3 units (F = 1, B = 2), and stage s + 1 gets
+ * its forward input and stage s its gradient in time iff w_s >= w_{s+1} + 1;
+ * a cut to a flat cap v - 1 stalls (p = 4, v = 2, m = 16, cap = 4: 175 units
+ * instead of 105). As cap >= pp, the cut keeps at least (v - 1) pp + pp - 1 - s
+ * forwards, more than the (v - 1) pp the first backward needs. */
 static int warmup_virtual(const sim_sched *s, int stage)
 {
     int v = s->virtual_stages, total = s->microbatches * v;
-    int w = imin(2 * (s->pp - stage - 1) + (v - 1) * vgroup(s), total);
+    int w = imin(2 * (s->pp - stage - 1) + (v - 1) * s->pp, total);
     if (s->active_microbatches < s->microbatches)
         w = imin(w, s->active_microbatches * v - 1 - stage);
     return w;
@@ -222,7 +224,7 @@ static int warmup_virtual(const sim_sched *s, int stage)
  * needs m % pp == 0) is handled as Megatron-Core's get_schedule_table does. */
 static void virtual_op(const sim_sched *s, int k, int forward, int *mb, int *chunk)
 {
-    int g = vgroup(s), m = s->microbatches, v = s->virtual_stages;
+    int g = s->pp, m = s->microbatches, v = s->virtual_stages;
     int span = g * v, full = m / g, r = m % g;
     if (k < full * span) {
         *chunk = (k % span) / g;
@@ -250,16 +252,17 @@ static void vbwd(emitter *e, int k)
     bwd(e, BWD_FULL, mb, chunk);
 }
 
-/* Megatron's order when the cap is at least pp: as is if the cap holds its
- * warm-up, else with the warm-up cut to cap v - 1 (still at least the
- * (v - 1) pp + 1 forwards the first backward needs). The cut costs time: a
- * stage with no more warm-up than the next loses the 1F1B rhythm (p = 4,
- * v = 2, m = 16, F = 1, B = 2: 105 units uncut or cut to 9, 175 cut to 7).
- * Below pp the timeline order (gen_timeline), which keeps more of the
- * pipeline busy than a warm-up cut below (v - 1) pp + 1 could. */
+/* Megatron's order when the cap is at least pp (its warm-up cut to the cap
+ * as warmup_virtual says, which cost no time against the planner's
+ * pipeline_s() anywhere in the tests' sweeps); below pp the timeline order
+ * (gen_timeline). Megatron's order cannot serve a cap below pp: with groups
+ * of g microbatches per chunk its first backward needs (v - 1) g + 1
+ * forwards, so g would have to drop below pp - 1, and such orders deadlock
+ * (rank 0 waits for the last rank's previous chunk while that rank waits
+ * for a gradient from rank 0; found by sweeping). */
 static void gen_virtual(emitter *e)
 {
-    if (e->s->active_microbatches < e->s->pp && (!getenv("VG") || vgroup(e->s) == 0)) {
+    if (e->s->active_microbatches < e->s->pp) {
         gen_timeline(e, BWD_FULL);
         return;
     }
