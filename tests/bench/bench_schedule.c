@@ -8,6 +8,7 @@
  * "bench," rows: median and spread (min, max) of the wall time per case, ops
  * generated and ops per second.
  */
+#include "bench_util.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,19 +17,6 @@
 #include "sim/sim_schedule.h"
 
 #define REPEATS 7
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Every stage's list once; the number of ops, or -1 on an error. */
 static long generate_all(const sim_sched *s, sim_op *ops, int cap, int check)
@@ -62,12 +50,12 @@ static int run_case(sim_sched s, sim_op *ops, int cap)
         return 1;
     double t[REPEATS];
     for (int i = 0; i < REPEATS; i++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         if (generate_all(&s, ops, cap, 0) != nops)
             return 1;
-        t[i] = now_s() - t0;
+        t[i] = bench_now_s() - t0;
     }
-    qsort(t, REPEATS, sizeof t[0], cmp_double);
+    qsort(t, REPEATS, sizeof t[0], bench_cmp_double);
     double med = t[REPEATS / 2];
     printf("%-12s %4d %5d %3d %5d %10ld %10.3f %8.3f %8.3f %8.1f\n",
            plan_schedule_name(s.schedule), s.pp, s.microbatches, s.virtual_stages,

@@ -7,6 +7,7 @@
  * layouts evaluated and layouts per second. The answer is checked (a plan is
  * found) before it is timed.
  */
+#include "bench_util.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +18,6 @@
 #include "planner/plan.h"
 
 #define REPEATS 7
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static int run_case(const plan_catalog *cat, const plan_presets *presets, const char *params,
                     const char *instances)
@@ -51,20 +39,20 @@ static int run_case(const plan_catalog *cat, const plan_presets *presets, const 
         return 1;
     double t[REPEATS];
     for (int i = 0; i < REPEATS; i++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         if (plan_search(&m, &c, &cfg, r, &err)) {
             fprintf(stderr, "bench_search: %s\n", err.msg);
             free(r);
             return 1;
         }
-        t[i] = now_s() - t0;
+        t[i] = bench_now_s() - t0;
         if (r->ntop == 0) {
             fprintf(stderr, "bench_search: no plan for %s on %s\n", params, instances);
             free(r);
             return 1;
         }
     }
-    qsort(t, REPEATS, sizeof t[0], cmp_double);
+    qsort(t, REPEATS, sizeof t[0], bench_cmp_double);
     double med = t[REPEATS / 2];
     printf("%-6s on %-10s  %9lld layouts  median %8.2f ms  (min %.2f, max %.2f)  %10.0f layouts/s  "
            "best: tp %d pp %d dp %d, %.3f s/step\n",

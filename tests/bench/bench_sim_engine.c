@@ -19,6 +19,7 @@
  * case, K, N, median, min and max seconds, and events per second at the
  * median.
  */
+#include "bench_util.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,19 +29,6 @@
 #include "sim/sim_link.h"
 
 #define REPEATS 5
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* xorshift64* (Vigna 2016): cheap, so the timing is the engine's. */
 static inline uint64_t next_rand(uint64_t *s)
@@ -101,9 +89,9 @@ static double hold_run(uint64_t k, uint64_t n, int check)
         sim_engine_schedule(e, (sim_time_ns)(next_rand(&h.rand) >> 54), hold_event, &h, i, NULL);
     }
     uint64_t ran = 0;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     int rc = sim_engine_run(e, SIM_TIME_MAX, &ran);
-    double dt = now_s() - t0;
+    double dt = bench_now_s() - t0;
     if (rc || ran != n || (check && (h.bad || h.traced != n))) {
         fprintf(stderr, "bench_sim_engine: hold k=%llu: %s, ran %llu of %llu, %llu out of order\n",
                 (unsigned long long)k, rc ? sim_engine_err(e)->msg : "wrong answer",
@@ -117,7 +105,7 @@ static double hold_run(uint64_t k, uint64_t n, int check)
 static void report(const char *name, uint64_t k, uint64_t n, double *t, double per_run,
                    const char *unit)
 {
-    qsort(t, REPEATS, sizeof t[0], cmp_double);
+    qsort(t, REPEATS, sizeof t[0], bench_cmp_double);
     double med = t[REPEATS / 2];
     printf("%-5s k %-7llu  %10llu %-9s  median %8.2f ms  (min %.2f, max %.2f)  %6.2f M %s/s\n",
            name, (unsigned long long)k, (unsigned long long)per_run, unit, med * 1e3, t[0] * 1e3,
@@ -177,9 +165,9 @@ static double churn_run(uint64_t k, uint64_t n, uint64_t *events)
     for (uint64_t i = 0; i < k; i++)
         churn_done(e, c, 0);
     uint64_t ran = 0;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     int rc = sim_engine_run(e, SIM_TIME_MAX, &ran);
-    double dt = now_s() - t0;
+    double dt = bench_now_s() - t0;
     uint64_t finished = 0;
     for (int i = 0; i < NLINK; i++)
         finished += sim_link_finished(&c->link[i]);

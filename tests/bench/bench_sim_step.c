@@ -9,6 +9,7 @@
  * runs, the events and events per second, and machine-readable "bench," rows.
  * The simulated step is checked against the planner's before it is timed.
  */
+#include "bench_util.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,19 +21,6 @@
 #include "sim/sim.h"
 
 #define REPEATS 5
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static int run_case(const plan_model *m, const plan_cluster *c, plan_schedule s, int v)
 {
@@ -57,13 +45,13 @@ static int run_case(const plan_model *m, const plan_cluster *c, plan_schedule s,
     double t[REPEATS];
     sim_result r;
     for (int i = 0; i < REPEATS; i++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         if (plan_costs_compute(m, c, &l, costs, &err) || sim_step_run(costs, &cfg, &r, &err)) {
             fprintf(stderr, "bench_sim_step: %s\n", err.msg);
             free(costs);
             return 1;
         }
-        t[i] = now_s() - t0;
+        t[i] = bench_now_s() - t0;
         if (!(r.step_s > 0) || fabs(r.step_s - r.planner_step_s) > 0.25 * r.planner_step_s) {
             fprintf(stderr, "bench_sim_step: simulated %.3f s against the planner's %.3f s\n",
                     r.step_s, r.planner_step_s);
@@ -73,7 +61,7 @@ static int run_case(const plan_model *m, const plan_cluster *c, plan_schedule s,
         if (i + 1 < REPEATS)
             sim_result_fini(&r);
     }
-    qsort(t, REPEATS, sizeof t[0], cmp_double);
+    qsort(t, REPEATS, sizeof t[0], bench_cmp_double);
     double med = t[REPEATS / 2];
     printf("1T pp64 m512 dp12 %-11s v%d: %8llu events, median %7.1f ms (min %.1f, max %.1f), "
            "%.1f M events/s; step %.2f s (planner %.2f s)\n",

@@ -13,6 +13,7 @@
  * The answer is checked (the file reads, every row maps without error,
  * some rows are compared) before it is timed.
  */
+#include "bench_util.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,19 +27,6 @@
 
 #define REPEATS 5
 #define WORST 10
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static const plan_validate_result *g_res;
 
@@ -146,11 +134,11 @@ int main(int argc, char **argv)
 
     double t[REPEATS];
     for (int i = 0; i < REPEATS; i++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         run_all(&cat, rows, csv.nrows, res, &err);
-        t[i] = now_s() - t0;
+        t[i] = bench_now_s() - t0;
     }
-    qsort(t, REPEATS, sizeof t[0], cmp_double);
+    qsort(t, REPEATS, sizeof t[0], bench_cmp_double);
 
     printf("bench_validate: %s, %d rows, %d compared\n\n", path, csv.nrows, sum.all.compared);
     printf("%-22s %5s %8s %10s %10s %10s %6s %6s %10s %10s\n", "source", "rows", "compared",
