@@ -438,26 +438,25 @@ static double stage_p2p_s(const plan_layout *l, const stage_time *st, double p2p
 /* Pipeline time from per-stage per-microbatch times (see the file comment). */
 static double pipeline_s(const plan_layout *l, double maxT, double sumT)
 {
-    int m = l->microbatches, cap = l->active_microbatches;
+    int m = l->microbatches, cap = l->active_microbatches, p = l->pp;
+    /* SMP's cap throttles only when it is below both the microbatches and
+     * the stages: then cap microbatches circulate through the sum of the
+     * stage times, one period per microbatch. */
+    double period = (cap < m && cap < p) ? fmax(maxT, sumT / cap) : maxT;
     switch (l->schedule) {
     case PLAN_SCHED_SIMPLE: {
         int w = m < cap ? m : cap;
         int waves = (m + w - 1) / w, last = m - (waves - 1) * w;
         return (waves - 1) * ((w - 1) * maxT + sumT) + (last - 1) * maxT + sumT;
     }
-    case PLAN_SCHED_VIRTUAL: {
-        double period = fmax(maxT, sumT / (cap < m ? cap : m));
+    case PLAN_SCHED_VIRTUAL:
         return m * period + (sumT - maxT) / l->virtual_stages;
-    }
-    case PLAN_SCHED_ZB_H1: {
-        double period = fmax(maxT, sumT / (cap < m ? cap : m));
-        return m * period + (sumT - maxT) / 3.0;
-    }
+    case PLAN_SCHED_ZB_H1:
+        /* never below one microbatch's round trip through every stage */
+        return fmax(m * period + (sumT - maxT) / 3.0, sumT);
     case PLAN_SCHED_INTERLEAVED:
-    default: {
-        double period = fmax(maxT, sumT / (cap < m ? cap : m));
+    default:
         return (m - 1) * period + sumT;
-    }
     }
 }
 
