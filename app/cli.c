@@ -6,6 +6,7 @@
  *   smdplan catalog                                      list instance types
  *   smdplan validate FILE.csv                            predict published runs
  *   smdplan calibrate FILE.csv                           fit GPU efficiency parameters
+ *   smdplan history | show ID | compare                  what earlier commands recorded
  *   smdplan --version | --help
  */
 #include "app/cli.h"
@@ -37,6 +38,7 @@ int cli_main(int argc, char **argv)
 {
     /* GSL's default error handler aborts; the libraries check return codes. */
     gsl_set_error_handler_off();
+    cli_record_args(argc, argv);
     if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0)) {
         print_version();
         return 0;
@@ -51,9 +53,16 @@ int cli_main(int argc, char **argv)
         return cli_calibrate_cmd(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "plan") == 0)
         return cli_plan_cmd(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "history") == 0)
+        return cli_history_cmd(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "show") == 0)
+        return cli_show_cmd(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "compare") == 0)
+        return cli_compare_cmd(argc - 1, argv + 1);
     if (argc > 1 && argv[1][0] != '-') {
         fprintf(stderr,
-                "smdplan: unknown command '%s'; allowed: plan (default), simulate, catalog, validate, calibrate "
+                "smdplan: unknown command '%s'; allowed: plan (default), simulate, catalog, validate, calibrate, "
+                "history, show, compare "
                 "(see smdplan --help)\n",
                 argv[1]);
         return 2;

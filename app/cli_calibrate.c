@@ -20,12 +20,13 @@
 #include "data/data_csv.h"
 #include "planner/plan_calibrate.h"
 
-enum { O_HELP = 'h', O_CATALOG = 256, O_GPU, O_FIT, O_WRITE, O_NO_RECORD };
+enum { O_HELP = 'h', O_CATALOG = 256, O_GPU, O_FIT, O_WRITE, O_NO_RECORD, O_DB };
 
 static const struct option long_opts[] = {
     {"catalog", 1, NULL, O_CATALOG}, {"gpu", 1, NULL, O_GPU},     {"fit", 1, NULL, O_FIT},
     {"write", 1, NULL, O_WRITE},     {"no-record", 0, NULL, O_NO_RECORD},
-    {"help", 0, NULL, O_HELP},       {NULL, 0, NULL, 0},
+    {"db", 1, NULL, O_DB},           {"help", 0, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *f)
@@ -41,7 +42,8 @@ static void usage(FILE *f)
             "                    comes from a measured GEMM where the catalog has one)\n"
             "  --catalog FILE    start from a catalog with these overrides\n"
             "  --write OUT.json  save the fitted values as a catalog override file\n"
-            "  --no-record       do not record this run\n\n"
+            "  --no-record       do not record this run\n"
+            "  --db FILE         record into this database (default $SMDPLAN_DB, else smdplan.db)\n\n"
             "Example:\n  smdplan calibrate data/reference/calibration_runs.csv --write fitted.json\n"
             "  smdplan validate data/reference/calibration_runs.csv --catalog fitted.json\n");
 }
@@ -77,9 +79,22 @@ static int write_override(const char *path, const plan_catalog *cat, const plan_
     return rc;
 }
 
+typedef struct calibrate_record {
+    const char *file;
+    const plan_calibration *cal;
+    int n;
+} calibrate_record;
+
+static int record_calibration(db *d, const db_provenance *p, void *ctx, st_err *err)
+{
+    const calibrate_record *c = ctx;
+    return db_record_calibration(d, p, c->file, c->cal, c->n, NULL, err);
+}
+
 int cli_calibrate_cmd(int argc, char **argv)
 {
-    const char *catalog = NULL, *gpu = NULL, *write = NULL;
+    const char *catalog = NULL, *gpu = NULL, *write = NULL, *db_path = NULL;
+    int no_record = 0;
     unsigned mask = PLAN_CAL_DEFAULT;
     st_err err = {0};
     optind = 1;
@@ -91,7 +106,8 @@ int cli_calibrate_cmd(int argc, char **argv)
         case O_CATALOG: catalog = optarg; break;
         case O_GPU: gpu = optarg; break;
         case O_WRITE: write = optarg; break;
-        case O_NO_RECORD: break;
+        case O_NO_RECORD: no_record = 1; break;
+        case O_DB: db_path = optarg; break;
         case O_FIT:
             if (plan_cal_params_parse(optarg, &mask, &err))
                 return cli_fail(&err);
@@ -165,6 +181,8 @@ int cli_calibrate_cmd(int argc, char **argv)
     }
     if (write)
         printf("wrote %s (apply with --catalog %s)\n", write, write);
+    calibrate_record rec = {path, cal, ncal};
+    cli_record(db_path, no_record, record_calibration, &rec);
 done:
     free(cal);
     free(rows);

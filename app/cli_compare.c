@@ -22,6 +22,33 @@ typedef struct option_row {
     double train_cost;           /* 0 when the price is unknown */
 } option_row;
 
+typedef struct options_record {
+    const cli_plan_opts *o;
+    const cli_plan_ctx *x;
+    const option_row *rows;
+    int n;
+} options_record;
+
+/* The comparison as one plan record: the best plan of each type and count. */
+static int record_options(db *d, const db_provenance *p, void *ctx, st_err *err)
+{
+    const options_record *s = ctx;
+    int n = s->n;
+    plan_cluster *cl = calloc(n ? (size_t)n : 1, sizeof *cl);
+    plan_candidate *cd = calloc(n ? (size_t)n : 1, sizeof *cd);
+    int rc = cl && cd ? ST_OK : ST_RAISE(err, ST_ENOMEM, "out of memory");
+    for (int i = 0; rc == ST_OK && i < n; i++) {
+        rc = plan_cluster_make(&s->x->cat, s->rows[i].inst, s->rows[i].nodes, &cl[i], err);
+        cd[i] = s->rows[i].best;
+    }
+    if (rc == ST_OK)
+        rc = db_record_plan_options(d, p, &s->x->model, &s->o->cfg, n, cl, cd, s->o->tokens, NULL,
+                                    err);
+    free(cl);
+    free(cd);
+    return rc;
+}
+
 int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
 {
     st_err err = {0};
@@ -125,6 +152,8 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
             printf("No instance type fits this model at up to %d instances; raise --max-instances.\n",
                    o->max_instances);
     }
+    options_record rec = {o, x, rows, n};
+    cli_record(o->db_path, o->no_record, record_options, &rec);
     free(rows);
     free(res);
     return n == 0 ? 3 : 0;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "common/st.h"
+#include "data/db.h"
 #include "planner/plan.h"
 #include "sim/sim.h"
 
@@ -28,6 +29,7 @@ typedef struct cli_plan_opts {
     int max_instances;           /* comparison mode: largest count tried */
     double tokens;               /* comparison mode: tokens to train */
     int json, explain, no_record;
+    const char *db_path;         /* --db FILE: where the answer is recorded */
     const char *emit;            /* "sagemaker", "mpirun" or NULL */
     int simulate;                /* `smdplan simulate`: simulate the layout */
     int no_sim;                  /* plan: do not simulate the top plans */
@@ -88,5 +90,17 @@ struct cJSON *cli_json_sim(const sim_result *r);
 
 /* No --instances: compare instance types and counts (cli_compare.c). */
 int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x);
+
+/* Recording (cli_record.c). cli_main hands over the whole command line for
+ * the provenance of every record (argv is kept, not copied). */
+void cli_record_args(int argc, char **argv);
+/* Writes one record into the open database. */
+typedef int (*cli_record_fn)(db *d, const db_provenance *p, void *ctx, st_err *err);
+/* Record what a command computed, unless no_record or $SMDPLAN_NO_RECORD:
+ * open db_path (NULL: $SMDPLAN_DB or smdplan.db), call fn, close. When the
+ * database cannot be written, print one line "smdplan: warning: not
+ * recorded: <reason>" on stderr; the caller's exit code stays what it was.
+ * Returns 1 when recorded. */
+int cli_record(const char *db_path, int no_record, cli_record_fn fn, void *ctx);
 
 #endif

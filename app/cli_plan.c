@@ -30,7 +30,7 @@ enum {
     O_RECOMPUTE, O_RECOMPUTE_GROUP, O_SHARDING, O_SP, O_OFFLOAD, O_PRESCALED, O_PLACEMENT,
     O_FLASH, O_DP_OVERLAP, O_FP32_GRADS, O_TP_OVERLAP, O_PP_OVERLAP, O_DP_BUCKET, O_GLOBAL_BATCH, O_BATCH_SIZE,
     O_OBJECTIVE, O_TOP, O_ALLOW_TP_NODES, O_JSON, O_EXPLAIN, O_EMIT, O_NO_RECORD, O_VERSION,
-    O_SEED, O_JITTER, O_STRAGGLER, O_MONTE_CARLO, O_TRACE, O_SIM_THRESHOLD, O_NO_SIM,
+    O_SEED, O_JITTER, O_STRAGGLER, O_MONTE_CARLO, O_TRACE, O_SIM_THRESHOLD, O_NO_SIM, O_DB,
 };
 
 typedef struct opt_def {
@@ -101,6 +101,7 @@ static const opt_def opt_table[] = {
     {"explain", 0, O_EXPLAIN, NULL, "print every memory and time term of the best plan with its formula and source"},
     {"emit", 1, O_EMIT, "W", "print the launch settings of the best plan: sagemaker or mpirun"},
     {"no-record", 0, O_NO_RECORD, NULL, "do not record this run"},
+    {"db", 1, O_DB, "FILE", "record into this database (default $SMDPLAN_DB, else smdplan.db; see smdplan history)"},
     {"version", 0, O_VERSION, NULL, "print the version and build features"},
     {"help", 0, O_HELP, NULL, "this help"},
 };
@@ -111,7 +112,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: smdplan [plan] --params SIZE [--instances N x TYPE] [options]\n"
             "       smdplan simulate --params SIZE --instances N x TYPE [layout options] [--trace FILE]\n"
-            "       smdplan catalog | validate FILE.csv | calibrate FILE.csv | --version\n\n"
+            "       smdplan catalog | validate FILE.csv | calibrate FILE.csv | --version\n"
+            "       smdplan history | show ID | compare       what was recorded (see smdplan history --help)\n\n"
             "Recommends how to split a GPT-style model over a cluster: tensor, pipeline and data\n"
             "parallel degrees, micro-batching, recomputation, sharding and placement, with the\n"
             "per-GPU memory, step time, tokens/s, MFU and cost of each plan.\n");
@@ -282,6 +284,7 @@ static int apply(cli_plan_opts *o, const opt_def *d, const char *a, st_err *err)
     }
     case O_EXPLAIN: o->explain = 1; return ST_OK;
     case O_NO_RECORD: o->no_record = 1; return ST_OK;
+    case O_DB: o->db_path = a; return ST_OK;
     case O_EMIT:
         if (strcmp(a, "sagemaker") && strcmp(a, "mpirun"))
             return ST_RAISE(err, ST_EINVAL, "--emit '%s': allowed are sagemaker, mpirun", a);
@@ -419,6 +422,34 @@ static void layout_line(FILE *f, const plan_layout *l)
             plan_sharding_name(l->sharding), l->placement);
 }
 
+typedef struct sim_record {
+    const cli_plan_ctx *x;
+    const plan_candidate *best;
+    const sim_config *cfg;
+    const sim_result *r;
+} sim_record;
+
+static int record_sim(db *d, const db_provenance *p, void *ctx, st_err *err)
+{
+    const sim_record *s = ctx;
+    return db_record_simulation(d, p, &s->x->model, &s->x->cluster, &s->best->layout,
+                                &s->best->est, s->cfg, s->r, NULL, err);
+}
+
+typedef struct plan_record {
+    const cli_plan_ctx *x;
+    const plan_config *cfg;
+    const plan_result *r;
+    const cli_sim_col *sim;
+} plan_record;
+
+static int record_plan(db *d, const db_provenance *p, void *ctx, st_err *err)
+{
+    const plan_record *s = ctx;
+    return db_record_plan(d, p, &s->x->model, &s->x->cluster, s->cfg, s->r,
+                          s->sim->n > 0 ? s->sim->step_s : NULL, NULL, err);
+}
+
 /* `smdplan simulate`: play out the best layout the fixed knobs allow. */
 static int run_simulate(const cli_plan_opts *o, cli_plan_ctx *x, const plan_result *res)
 {
@@ -469,6 +500,8 @@ static int run_simulate(const cli_plan_opts *o, cli_plan_ctx *x, const plan_resu
         if (o->trace_path)
             printf("\ntrace: %s (%d ops; open in ui.perfetto.dev)\n", o->trace_path, sr.ntrace);
     }
+    sim_record rec = {x, best, &sc, &sr};
+    cli_record(o->db_path, o->no_record, record_sim, &rec);
     sim_result_fini(&sr);
     return 0;
 }
@@ -629,6 +662,8 @@ int cli_plan_run(int argc, char **argv, int simulate)
     }
     if (!ex && res->ntop == 0)
         ex = 3;
+    plan_record rec = {&x, &o.cfg, res, &simcol};
+    cli_record(o.db_path, o.no_record, record_plan, &rec);
     free(res);
     ctx_free(&x);
     return ex;

@@ -30,7 +30,7 @@
 #define GOAL_MEAN_ABS_ERROR_PCT 5.0
 #define GB 1e9
 
-enum { O_HELP = 'h', O_CATALOG = 256, O_JSON, O_NO_RECORD, O_SIM };
+enum { O_HELP = 'h', O_CATALOG = 256, O_JSON, O_NO_RECORD, O_SIM, O_DB };
 
 typedef struct opt_def {
     const char *name;
@@ -44,6 +44,7 @@ static const opt_def opt_table[] = {
     {"catalog", 1, O_CATALOG, "FILE", "JSON file adding or overriding instance types and GPUs"},
     {"json", 0, O_JSON, NULL, "print JSON: one object per row, then the mean and max errors"},
     {"no-record", 0, O_NO_RECORD, NULL, "do not record this run"},
+    {"db", 1, O_DB, "FILE", "record into this database (default $SMDPLAN_DB, else smdplan.db)"},
     {"sim", 0, O_SIM, NULL, "also play each compared row out in the simulator (simulated_iteration_time_s)"},
     {"help", 0, O_HELP, NULL, "this help"},
 };
@@ -52,13 +53,14 @@ static const opt_def opt_table[] = {
 typedef struct validate_opts {
     const char *file;
     const char *catalog_file;
+    const char *db_path;
     int json, no_record, sim;
 } validate_opts;
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: smdplan validate FILE.csv [--catalog FILE] [--json] [--no-record]\n\n"
+            "usage: smdplan validate FILE.csv [--catalog FILE] [--json] [--sim] [--no-record] [--db FILE]\n\n"
             "Predicts the iteration time and per-GPU memory of published training runs and\n"
             "prints the error of each row and the mean and maximum absolute error per source\n"
             "and overall. FILE.csv has the columns of data/reference/calibration_runs.csv\n"
@@ -100,7 +102,10 @@ static int parse_args(int argc, char **argv, validate_opts *o)
             o->sim = 1;
             break;
         case O_NO_RECORD:
-            o->no_record = 1; /* nothing is recorded yet */
+            o->no_record = 1;
+            break;
+        case O_DB:
+            o->db_path = optarg;
             break;
         default: {
             const char *bad = argv[optind - 1];
@@ -355,6 +360,20 @@ static double simulate_row(const plan_catalog *cat, const plan_validate_result *
     return t;
 }
 
+typedef struct validate_record {
+    const plan_catalog *cat;
+    const char *file;
+    const plan_validate_result *res;
+    const double *sim_s;
+    int n;
+} validate_record;
+
+static int record_validation(db *d, const db_provenance *p, void *ctx, st_err *err)
+{
+    const validate_record *v = ctx;
+    return db_record_validation(d, p, v->cat, v->file, v->res, v->sim_s, v->n, NULL, err);
+}
+
 int cli_validate_cmd(int argc, char **argv)
 {
     validate_opts o = {0};
@@ -424,6 +443,8 @@ int cli_validate_cmd(int argc, char **argv)
         }
         print_summary(stdout, &sum);
     }
+    validate_record rec = {&cat, o.file, res, sim_s, csv.nrows};
+    cli_record(o.db_path, o.no_record, record_validation, &rec);
 done:
     free(sim_s);
     free(res);

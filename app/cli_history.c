@@ -1,0 +1,754 @@
+/*
+ * cli_history.c: reading the record database back.
+ *
+ *   smdplan history [--kind K] [--limit N] [--json|--csv] [--db FILE]
+ *   smdplan show ID [--json|--csv] [--db FILE]
+ *   smdplan compare [ID...] [--model NAME] [--instance TYPE] [--all] [--limit N]
+ *                   [--json|--csv] [--db FILE]
+ *
+ * The database is opened read-only (DB_OPEN_READ): these commands never
+ * create, migrate or change a file. Exit codes: 0, or 2 with one line on
+ * stderr for a bad option, id or kind, a missing, corrupt or foreign file,
+ * or one written by a newer schema; 1 for anything else (I/O).
+ *
+ * Errors in compare are percentages, 100 (a - b) / b: pred/meas is the
+ * prediction against the measurement, sim/meas the simulation against the
+ * measurement, sim/pred the simulation against the prediction.
+ */
+#include "app/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "app/cli_int.h"
+#include "common/units.h"
+
+#define HISTORY_DEFAULT_LIMIT 20
+#define COMPARE_DEFAULT_LIMIT 50
+#define LIMIT_MAX 100000
+#define IDS_MAX 64
+
+enum { O_HELP = 'h', O_DB = 256, O_JSON, O_CSV, O_KIND, O_LIMIT, O_MODEL, O_INSTANCE, O_ALL };
+
+typedef struct hist_opts {
+    const char *db_path;
+    int json, csv;
+    const char *kind;
+    int limit;
+    const char *model, *instance;
+    int all;
+    int nids;
+    int64_t ids[IDS_MAX];
+} hist_opts;
+
+/* Exit code of a failure: a newer schema is the file's fault, like a
+ * corrupt one (2), not an unsupported feature of this build. */
+static int fail(const st_err *err)
+{
+    fprintf(stderr, "smdplan: %s\n", err->msg[0] ? err->msg : st_str(err->code));
+    return err->code == ST_EUNSUPPORTED ? 2 : st_exit_code(err->code);
+}
+
+static void usage(FILE *f, const char *cmd)
+{
+    if (!strcmp(cmd, "show"))
+        fprintf(f, "usage: smdplan show ID [--json|--csv] [--db FILE]\n\n"
+                   "Shows one record in full: its provenance, the model and cluster, and for a\n"
+                   "plan each layout with every memory and time term; for a simulation the summary\n"
+                   "and per-stage figures; for runs each run beside its prediction; for a\n"
+                   "calibration the parameters before and after. --csv prints its main table.\n");
+    else if (!strcmp(cmd, "compare"))
+        fprintf(f, "usage: smdplan compare [ID...] [--model NAME] [--instance TYPE] [--all]\n"
+                   "                       [--limit N] [--json|--csv] [--db FILE]\n\n"
+                   "Puts prediction, simulation and measurement of the same plan (same model\n"
+                   "shape, cluster and layout) side by side, the latest of each, with the errors\n"
+                   "100 (a - b) / b: pred/meas, sim/meas and sim/pred. Lists the plans that have\n"
+                   "at least two of the three (--all: one), newest first.\n\n"
+                   "  ID...            only plans of these records (and their matches elsewhere)\n"
+                   "  --model NAME     model name contains NAME\n"
+                   "  --instance TYPE  instance type contains TYPE\n"
+                   "  --limit N        at most N rows (default %d)\n",
+                COMPARE_DEFAULT_LIMIT);
+    else
+        fprintf(f, "usage: smdplan history [--kind K] [--limit N] [--json|--csv] [--db FILE]\n\n"
+                   "Lists recorded answers, newest first: plan, simulation, run and calibration\n"
+                   "records, each with its id (for smdplan show ID), time (UTC) and a summary.\n\n"
+                   "  --kind K   only records of kind K: plan, simulation, run, calibration\n"
+                   "  --limit N  at most N records (default %d)\n",
+                HISTORY_DEFAULT_LIMIT);
+    fprintf(f, "  --json     JSON\n"
+               "  --csv      CSV with a header row\n"
+               "  --db FILE  the database (default $SMDPLAN_DB, else smdplan.db)\n");
+}
+
+static int parse_id(const char *s, int64_t *id)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno || v <= 0)
+        return -1;
+    *id = v;
+    return 0;
+}
+
+/* 0: parsed; 1: help printed; otherwise an exit code. */
+static int parse_args(const char *cmd, int argc, char **argv, hist_opts *o)
+{
+    static const struct option lo[] = {
+        {"db", 1, NULL, O_DB},         {"json", 0, NULL, O_JSON},   {"csv", 0, NULL, O_CSV},
+        {"kind", 1, NULL, O_KIND},     {"limit", 1, NULL, O_LIMIT}, {"model", 1, NULL, O_MODEL},
+        {"instance", 1, NULL, O_INSTANCE}, {"all", 0, NULL, O_ALL}, {"help", 0, NULL, O_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    int is_hist = !strcmp(cmd, "history"), is_cmp = !strcmp(cmd, "compare");
+    optind = 1;
+    opterr = 0;
+    int id;
+    st_err err = {0};
+    while ((id = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        int ok = 1;
+        switch (id) {
+        case O_HELP: usage(stdout, cmd); return 1;
+        case O_DB: o->db_path = optarg; break;
+        case O_JSON: o->json = 1; break;
+        case O_CSV: o->csv = 1; break;
+        case O_KIND:
+            ok = is_hist;
+            o->kind = optarg;
+            if (ok && !db_kind_valid(optarg)) {
+                fprintf(stderr, "smdplan: %s: unknown record kind '%s'; allowed: plan, simulation, "
+                                "run, calibration\n", cmd, optarg);
+                return 2;
+            }
+            break;
+        case O_LIMIT: {
+            ok = is_hist || is_cmp;
+            int64_t v;
+            if (ok && units_parse_int(optarg, "--limit", 1, LIMIT_MAX, &v, &err) != ST_OK)
+                return fail(&err);
+            o->limit = (int)v;
+            break;
+        }
+        case O_MODEL: ok = is_cmp; o->model = optarg; break;
+        case O_INSTANCE: ok = is_cmp; o->instance = optarg; break;
+        case O_ALL: ok = is_cmp; o->all = 1; break;
+        default: ok = 0; break;
+        }
+        if (!ok) {
+            fprintf(stderr, "smdplan: %s: unknown option or missing value: '%s' (see smdplan %s "
+                            "--help)\n", cmd, argv[optind - 1], cmd);
+            return 2;
+        }
+    }
+    if (o->json && o->csv) {
+        fprintf(stderr, "smdplan: %s: give --json or --csv, not both\n", cmd);
+        return 2;
+    }
+    int npos = argc - optind;
+    if (is_hist && npos > 0) {
+        fprintf(stderr, "smdplan: history: unexpected argument '%s' (see smdplan history --help)\n",
+                argv[optind]);
+        return 2;
+    }
+    if (!strcmp(cmd, "show") && npos != 1) {
+        fprintf(stderr, "smdplan: show: give one record id (see smdplan history)\n");
+        return 2;
+    }
+    if (npos > IDS_MAX) {
+        fprintf(stderr, "smdplan: %s: at most %d record ids\n", cmd, IDS_MAX);
+        return 2;
+    }
+    for (int i = optind; i < argc; i++) {
+        if (parse_id(argv[i], &o->ids[o->nids]) != 0) {
+            fprintf(stderr, "smdplan: %s: '%s' is not a record id (a positive number; see smdplan "
+                            "history)\n", cmd, argv[i]);
+            return 2;
+        }
+        o->nids++;
+    }
+    return 0;
+}
+
+/* ---- CSV ---- */
+
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* The shortest of %.15g / %.17g that reads back as v. */
+static void csv_num(FILE *f, double v)
+{
+    if (!isfinite(v))
+        return;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.15g", v);
+    if (strtod(buf, NULL) != v)
+        snprintf(buf, sizeof buf, "%.17g", v);
+    fputs(buf, f);
+}
+
+/* A JSON scalar as a CSV cell (null: empty). */
+static void csv_json(FILE *f, const cJSON *v)
+{
+    if (!v || cJSON_IsNull(v))
+        return;
+    if (cJSON_IsNumber(v))
+        csv_num(f, v->valuedouble);
+    else if (cJSON_IsString(v))
+        csv_field(f, v->valuestring);
+    else if (cJSON_IsBool(v))
+        fputs(cJSON_IsTrue(v) ? "1" : "0", f);
+    else {
+        char *t = cJSON_PrintUnformatted(v);
+        csv_field(f, t ? t : "");
+        cJSON_free(t);
+    }
+}
+
+/* ---- history ---- */
+
+int cli_history_cmd(int argc, char **argv)
+{
+    hist_opts o;
+    memset(&o, 0, sizeof o);
+    o.limit = HISTORY_DEFAULT_LIMIT;
+    int ex = parse_args("history", argc, argv, &o);
+    if (ex)
+        return ex == 1 ? 0 : ex;
+    st_err err = {0};
+    db *d = NULL;
+    db_summary *rows = calloc((size_t)o.limit, sizeof *rows);
+    int n = 0;
+    int rc = rows ? ST_OK : ST_RAISE(&err, ST_ENOMEM, "out of memory");
+    if (rc == ST_OK)
+        rc = db_open(db_default_path(o.db_path), DB_OPEN_READ, &d, &err);
+    if (rc == ST_OK)
+        rc = db_history(d, o.kind, rows, o.limit, &n, &err);
+    db_close(d);
+    if (rc != ST_OK) {
+        free(rows);
+        return fail(&err);
+    }
+    if (o.json) {
+        cJSON *arr = cJSON_CreateArray();
+        for (int i = 0; i < n; i++) {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddNumberToObject(j, "id", (double)rows[i].id);
+            cJSON_AddStringToObject(j, "kind", rows[i].kind);
+            cJSON_AddStringToObject(j, "created_at", rows[i].created_at);
+            cJSON_AddStringToObject(j, "summary", rows[i].summary);
+            cJSON_AddStringToObject(j, "command_line", rows[i].command_line);
+            cJSON_AddItemToArray(arr, j);
+        }
+        char *s = cJSON_Print(arr);
+        cJSON_Delete(arr);
+        if (s)
+            printf("%s\n", s);
+        cJSON_free(s);
+    } else if (o.csv) {
+        printf("id,kind,created_at,summary,command_line\n");
+        for (int i = 0; i < n; i++) {
+            printf("%lld,%s,%s,", (long long)rows[i].id, rows[i].kind, rows[i].created_at);
+            csv_field(stdout, rows[i].summary);
+            fputc(',', stdout);
+            csv_field(stdout, rows[i].command_line);
+            fputc('\n', stdout);
+        }
+    } else {
+        if (n == 0)
+            printf("no records%s%s\n", o.kind ? " of kind " : "", o.kind ? o.kind : "");
+        else
+            printf("%6s  %-11s  %-24s  %s\n", "id", "kind", "created (UTC)", "summary");
+        for (int i = 0; i < n; i++)
+            printf("%6lld  %-11s  %-24s  %s\n", (long long)rows[i].id, rows[i].kind,
+                   rows[i].created_at, rows[i].summary);
+    }
+    free(rows);
+    return 0;
+}
+
+/* ---- show ---- */
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static const cJSON *arr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsArray(v) ? v : NULL;
+}
+
+static const char *bytes(double b, char *buf, int n)
+{
+    if (!isfinite(b))
+        return "-";
+    return units_fmt_bytes(b, buf, n);
+}
+
+static void show_model(const cJSON *m)
+{
+    char p[24];
+    printf("model:    %s (%s), %s params: %.0f layers, hidden %.0f, %.0f heads (kv %.0f), "
+           "ffn %.0f, seq %.0f, vocab %.0f\n",
+           str(m, "name"), str(m, "arch"), units_fmt_count(num(m, "params"), p, sizeof p),
+           num(m, "layers"), num(m, "hidden"), num(m, "heads"), num(m, "kv_heads"), num(m, "ffn"),
+           num(m, "seq"), num(m, "vocab"));
+}
+
+static const cJSON *find_id(const cJSON *list, double id)
+{
+    for (const cJSON *x = list ? list->child : NULL; x; x = x->next)
+        if (num(x, "id") == id)
+            return x;
+    return NULL;
+}
+
+static void show_prediction(const cJSON *pr)
+{
+    char a[32], b[32];
+    printf("  memory per GPU (worst stage %.0f of %.0f): %s of %s", num(pr, "worst_stage"),
+           num(pr, "nstages"), bytes(num(pr, "total_bytes"), a, sizeof a),
+           bytes(num(pr, "capacity_bytes"), b, sizeof b));
+    if (strcmp(str(pr, "reject"), "ok") != 0)
+        printf("  (rejected: %s: %s)", str(pr, "reject"), str(pr, "reason"));
+    printf("\n    ");
+    static const char *const mem[][2] = {
+        {"weights_bytes", "weights"}, {"grads_bytes", "gradients"},
+        {"optimizer_bytes", "optimizer"}, {"activations_bytes", "activations"},
+        {"recompute_bytes", "recompute"}, {"logits_bytes", "logits"},
+        {"comm_buffers_bytes", "comm buffers"}, {"context_bytes", "context"},
+        {"allocator_bytes", "allocator"}};
+    for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++)
+        printf("%s%s %s", i ? ", " : "", mem[i][1], bytes(num(pr, mem[i][0]), a, sizeof a));
+    printf("\n");
+    const cJSON *st = arr(pr, "stages");
+    if (st && cJSON_GetArraySize(st) > 1) {
+        printf("    per stage:");
+        int k = 0;
+        for (const cJSON *s = st->child; s; s = s->next, k++)
+            printf("%s %s (%.0f layers)", k ? "," : "", bytes(num(s, "mem_bytes"), a, sizeof a),
+                   num(s, "layers"));
+        printf("\n");
+    }
+    printf("  step %.4f s: compute %.4f, tp comm %.4f, cp comm %.4f, pp comm %.4f, dp exposed "
+           "%.4f, bubble %.4f, optimizer %.4f (dp total %.4f)\n",
+           num(pr, "step_s"), num(pr, "compute_s"), num(pr, "tp_comm_s"), num(pr, "cp_comm_s"),
+           num(pr, "pp_comm_s"), num(pr, "dp_exposed_s"), num(pr, "bubble_s"),
+           num(pr, "optimizer_s"), num(pr, "dp_total_s"));
+    printf("  %.0f tokens/s, MFU %.1f%%", num(pr, "tokens_per_s"), 100 * num(pr, "mfu"));
+    if (num(pr, "cost_per_hour") > 0)
+        printf(", $%.2f/h, $%.4f per 1M tokens", num(pr, "cost_per_hour"),
+               num(pr, "cost_per_mtokens"));
+    printf("\n");
+}
+
+static void show_plans(const cJSON *rec)
+{
+    const cJSON *plans = arr(rec, "plans"), *its = arr(rec, "instance_types");
+    for (const cJSON *p = plans ? plans->child : NULL; p; p = p->next) {
+        const char *role = str(p, "role");
+        const cJSON *it = find_id(its, num(p, "instance_type_id"));
+        printf("\n");
+        if (!strcmp(role, "top"))
+            printf("plan %.0f: ", num(p, "rank"));
+        else if (!strcmp(role, "closest_oom"))
+            printf("closest layout (out of memory): ");
+        else if (!strcmp(role, "option"))
+            printf("%.0f x %s: ", num(p, "nodes"), it ? str(it, "name") : "?");
+        else
+            printf("layout: ");
+        printf("%s, placement %s, global batch %.0f\n", str(p, "label"), str(p, "placement"),
+               num(p, "global_batch"));
+        const cJSON *pr = cJSON_GetObjectItemCaseSensitive(p, "prediction");
+        if (pr)
+            show_prediction(pr);
+        if (num(p, "simulated_step_s") > 0)
+            printf("  simulated step %.4f s\n", num(p, "simulated_step_s"));
+    }
+}
+
+static void show_simulations(const cJSON *rec)
+{
+    const cJSON *sims = arr(rec, "simulations");
+    for (const cJSON *s = sims ? sims->child : NULL; s; s = s->next) {
+        char a[32], b[32];
+        printf("\nsimulated step %.4f s (planner %.4f s), pipeline span %.4f s, bubble %.1f%%, "
+               "%.0f events\n",
+               num(s, "step_s"), num(s, "planner_step_s"), num(s, "pipeline_s"),
+               100 * num(s, "bubble_fraction"), num(s, "events"));
+        if (num(s, "steps") > 1)
+            printf("%.0f steps, jitter sigma %.3f, seed %.0f: p50 %.4f s, p95 %.4f s, p99 %.4f s\n",
+                   num(s, "steps"), num(s, "jitter_sigma"), num(s, "seed"), num(s, "p50_s"),
+                   num(s, "p95_s"), num(s, "p99_s"));
+        printf("bounds: compute %.4f s, busiest link %.4f s; critical path %.0f ops over %.0f "
+               "stages\n",
+               num(s, "compute_bound_s"), num(s, "comm_bound_s"), num(s, "critical_ops"),
+               num(s, "critical_stages"));
+        printf(" stage  busy s  bubble  in flight  peak act   peak mem  send busy  DP exposed\n");
+        const cJSON *st = arr(s, "stages");
+        for (const cJSON *x = st ? st->child : NULL; x; x = x->next)
+            printf(" %5.0f %7.3f %6.1f%% %10.0f %9s %10s %9.3f %11.3f\n", num(x, "stage"),
+                   num(x, "busy_s"), 100 * num(x, "bubble_fraction"), num(x, "peak_inflight"),
+                   bytes(num(x, "peak_act_bytes"), a, sizeof a),
+                   bytes(num(x, "peak_mem_bytes"), b, sizeof b), num(x, "send_busy_s"),
+                   num(x, "dp_exposed_s"));
+        if (num(s, "trace_ops") > 0)
+            printf("trace: %.0f ops kept (in --json)\n", num(s, "trace_ops"));
+    }
+}
+
+static void cell(char *buf, size_t n, const char *fmt, double v)
+{
+    if (isfinite(v))
+        snprintf(buf, n, fmt, v);
+    else
+        snprintf(buf, n, "-");
+}
+
+static void show_runs(const cJSON *rec)
+{
+    const cJSON *runs = arr(rec, "runs"), *plans = arr(rec, "plans"), *models = arr(rec, "models");
+    if (!runs)
+        return;
+    printf("\n%-6s %-10s %-20s %-22s %-22s %9s %9s %8s %9s  %s\n", "run", "source", "row",
+           "model", "layout", "measured", "predicted", "error", "simulated", "status / notes");
+    for (const cJSON *r = runs->child; r; r = r->next) {
+        const cJSON *p = find_id(plans, num(r, "plan_id"));
+        const cJSON *m = find_id(models, num(r, "model_id"));
+        char meas[24], pred[24], e[24], sim[24], row[48];
+        cell(meas, sizeof meas, "%.3f", num(r, "measured_step_s"));
+        cell(pred, sizeof pred, "%.3f", num(r, "predicted_step_s"));
+        cell(e, sizeof e, "%+.1f%%", num(r, "error_pct"));
+        cell(sim, sizeof sim, "%.3f", num(r, "simulated_step_s"));
+        snprintf(row, sizeof row, "%s %s", str(r, "source_key"), str(r, "row_id"));
+        const char *note = str(r, "error_text");
+        if (!*note)
+            note = num(r, "compared") == 0 && *str(r, "reason") ? str(r, "reason") : str(r, "notes");
+        printf("%-6.0f %-10s %-20.20s %-22.22s %-22.22s %9s %9s %8s %9s  %s%s%s\n", num(r, "id"),
+               str(r, "source"), row, m ? str(m, "name") : "-", p ? str(p, "label") : "-", meas,
+               pred, e, sim, str(r, "status"), *note ? ": " : "", note);
+        const cJSON *steps = arr(r, "steps"), *ranks = arr(r, "ranks");
+        if (steps)
+            printf("%-6s %d steps measured\n", "", cJSON_GetArraySize(steps));
+        if (ranks) {
+            char a[32];
+            printf("%-6s peak memory per rank:", "");
+            for (const cJSON *k = ranks->child; k; k = k->next)
+                printf(" %s", bytes(num(k, "peak_mem_bytes"), a, sizeof a));
+            printf("\n");
+        }
+    }
+}
+
+static void show_calibrations(const cJSON *rec)
+{
+    const cJSON *cals = arr(rec, "calibrations");
+    for (const cJSON *c = cals ? cals->child : NULL; c; c = c->next) {
+        printf("\n%s: %.0f rows, mean |error| %.1f%% -> %.1f%% (max %.1f%%), %.0f iterations%s\n",
+               str(c, "gpu"), num(c, "rows"), num(c, "mean_abs_err_before_pct"),
+               num(c, "mean_abs_err_after_pct"), num(c, "max_abs_err_after_pct"),
+               num(c, "iterations"), num(c, "converged") > 0 ? "" : " (not converged)");
+        const cJSON *ps = arr(c, "params");
+        for (const cJSON *p = ps ? ps->child : NULL; p; p = p->next)
+            printf("  %-18s %10.4g -> %10.4g  %s\n", str(p, "name"), num(p, "before"),
+                   num(p, "after"), num(p, "fitted") > 0 ? "fitted" : "kept");
+    }
+}
+
+static void show_human(const cJSON *rec)
+{
+    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(rec, "provenance");
+    printf("record %.0f: %s, %s\n", num(rec, "id"), str(rec, "kind"), str(rec, "created_at"));
+    printf("summary:  %s\n", str(rec, "summary"));
+    printf("command:  %s\n", str(prov, "command_line"));
+    printf("by:       smdplan %s (git %s), %s; %s; host %s\n", str(prov, "tool_version"),
+           str(prov, "git_rev"), str(prov, "build_features"), str(prov, "library_versions"),
+           str(prov, "host"));
+    const cJSON *models = arr(rec, "models");
+    const cJSON *search = cJSON_GetObjectItemCaseSensitive(rec, "search");
+    int many_models = models && cJSON_GetArraySize(models) > 1;
+    if (models && !many_models)
+        show_model(models->child);
+    const cJSON *its = arr(rec, "instance_types");
+    const cJSON *plans = arr(rec, "plans");
+    if (plans && its && cJSON_GetArraySize(its) == 1 && !arr(rec, "runs")) {
+        const cJSON *it = its->child, *p = plans->child;
+        char a[32];
+        printf("cluster:  %.0f x %s (%.0f GPUs, %s, %s each)\n", num(p, "nodes"), str(it, "name"),
+               num(p, "gpus"), str(it, "gpu"), bytes(num(it, "gpu_mem_bytes"), a, sizeof a));
+    }
+    if (search) {
+        printf("search:   objective %s, %.0f layouts evaluated, %.0f feasible", str(search, "objective"),
+               num(search, "evaluated"), num(search, "feasible"));
+        if (num(search, "global_batch") > 0)
+            printf(", global batch %.0f", num(search, "global_batch"));
+        if (num(search, "tokens") > 0)
+            printf(", training %.3g tokens", num(search, "tokens"));
+        printf("\n");
+    }
+    if (!arr(rec, "runs"))
+        show_plans(rec);
+    show_simulations(rec);
+    show_runs(rec);
+    show_calibrations(rec);
+}
+
+/* CSV of a list: the scalars of each element, plus those of one nested
+ * object (flatten) and one parent value (lead / lead_val); the header comes
+ * from the first element. */
+static void csv_list(const cJSON *list, const char *flatten, const char *lead,
+                     const cJSON *const *lead_vals)
+{
+    static const char *const skip[] = {"id", "plan_id", "model_id", "instance_type_id",
+                                       "prediction_id", "simulation_id", "run_id",
+                                       "calibration_id", "match_key", NULL};
+    const cJSON *first = list ? list->child : NULL;
+    if (!first)
+        return;
+    const cJSON *fo = flatten ? cJSON_GetObjectItemCaseSensitive(first, flatten) : NULL;
+    int col = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const cJSON *src = pass == 0 ? first : fo;
+        if (pass == 0 && lead)
+            printf("%s", lead), col++;
+        for (const cJSON *c = src ? src->child : NULL; c; c = c->next) {
+            int sk = cJSON_IsArray(c) || cJSON_IsObject(c);
+            for (int k = 0; !sk && skip[k]; k++)
+                sk = !strcmp(c->string, skip[k]);
+            if (sk)
+                continue;
+            printf("%s%s", col++ ? "," : "", c->string);
+        }
+    }
+    printf("\n");
+    int i = 0;
+    for (const cJSON *e = first; e; e = e->next, i++) {
+        const cJSON *eo = flatten ? cJSON_GetObjectItemCaseSensitive(e, flatten) : NULL;
+        col = 0;
+        if (lead) {
+            csv_json(stdout, lead_vals[i]);
+            col++;
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            const cJSON *hdr = pass == 0 ? first : fo;
+            const cJSON *src = pass == 0 ? e : eo;
+            for (const cJSON *c = hdr ? hdr->child : NULL; c; c = c->next) {
+                int sk = cJSON_IsArray(c) || cJSON_IsObject(c);
+                for (int k = 0; !sk && skip[k]; k++)
+                    sk = !strcmp(c->string, skip[k]);
+                if (sk)
+                    continue;
+                if (col++)
+                    fputc(',', stdout);
+                csv_json(stdout, src ? cJSON_GetObjectItemCaseSensitive(src, c->string) : NULL);
+            }
+        }
+        fputc('\n', stdout);
+    }
+}
+
+static void show_csv(const cJSON *rec)
+{
+    const char *kind = str(rec, "kind");
+    if (!strcmp(kind, "simulation")) {
+        const cJSON *sims = arr(rec, "simulations");
+        if (sims)
+            csv_list(arr(sims->child, "stages"), NULL, NULL, NULL);
+    } else if (!strcmp(kind, "run")) {
+        csv_list(arr(rec, "runs"), NULL, NULL, NULL);
+    } else if (!strcmp(kind, "calibration")) {
+        /* one row per (GPU, parameter) */
+        const cJSON *cals = arr(rec, "calibrations");
+        printf("gpu,rows,name,before,after,asked,fitted\n");
+        for (const cJSON *c = cals ? cals->child : NULL; c; c = c->next) {
+            const cJSON *ps = arr(c, "params");
+            for (const cJSON *p = ps ? ps->child : NULL; p; p = p->next) {
+                csv_field(stdout, str(c, "gpu"));
+                printf(",%.0f,%s,", num(c, "rows"), str(p, "name"));
+                csv_num(stdout, num(p, "before"));
+                fputc(',', stdout);
+                csv_num(stdout, num(p, "after"));
+                printf(",%.0f,%.0f\n", num(p, "asked"), num(p, "fitted"));
+            }
+        }
+    } else {
+        csv_list(arr(rec, "plans"), "prediction", NULL, NULL);
+    }
+}
+
+int cli_show_cmd(int argc, char **argv)
+{
+    hist_opts o;
+    memset(&o, 0, sizeof o);
+    int ex = parse_args("show", argc, argv, &o);
+    if (ex)
+        return ex == 1 ? 0 : ex;
+    st_err err = {0};
+    db *d = NULL;
+    cJSON *rec = NULL;
+    int rc = db_open(db_default_path(o.db_path), DB_OPEN_READ, &d, &err);
+    if (rc == ST_OK)
+        rc = db_show(d, o.ids[0], &rec, &err);
+    db_close(d);
+    if (rc != ST_OK)
+        return fail(&err);
+    if (o.json) {
+        char *s = cJSON_Print(rec);
+        if (s)
+            printf("%s\n", s);
+        cJSON_free(s);
+    } else if (o.csv) {
+        show_csv(rec);
+    } else {
+        show_human(rec);
+    }
+    cJSON_Delete(rec);
+    return 0;
+}
+
+/* ---- compare ---- */
+
+static void add_num_or_null(cJSON *o, const char *k, double v)
+{
+    if (isfinite(v) && v != 0)
+        cJSON_AddNumberToObject(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+static void add_id_or_null(cJSON *o, const char *k, int64_t v)
+{
+    if (v > 0)
+        cJSON_AddNumberToObject(o, k, (double)v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+int cli_compare_cmd(int argc, char **argv)
+{
+    hist_opts o;
+    memset(&o, 0, sizeof o);
+    o.limit = COMPARE_DEFAULT_LIMIT;
+    int ex = parse_args("compare", argc, argv, &o);
+    if (ex)
+        return ex == 1 ? 0 : ex;
+    st_err err = {0};
+    db *d = NULL;
+    db_compare_row *rows = calloc((size_t)o.limit, sizeof *rows);
+    int n = 0;
+    db_compare_filter f = {o.ids, o.nids, o.model, o.instance, o.all ? 1 : 2};
+    int rc = rows ? ST_OK : ST_RAISE(&err, ST_ENOMEM, "out of memory");
+    if (rc == ST_OK)
+        rc = db_open(db_default_path(o.db_path), DB_OPEN_READ, &d, &err);
+    if (rc == ST_OK)
+        rc = db_compare(d, &f, rows, o.limit, &n, &err);
+    db_close(d);
+    if (rc != ST_OK) {
+        free(rows);
+        return fail(&err);
+    }
+    if (o.json) {
+        cJSON *a = cJSON_CreateArray();
+        for (int i = 0; i < n; i++) {
+            const db_compare_row *r = &rows[i];
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "model", r->model);
+            cJSON_AddNumberToObject(j, "params", (double)r->params);
+            cJSON_AddStringToObject(j, "instance_type", r->instance_type);
+            cJSON_AddNumberToObject(j, "instances", r->nodes);
+            cJSON_AddNumberToObject(j, "gpus", r->gpus);
+            cJSON_AddStringToObject(j, "layout", r->layout);
+            add_num_or_null(j, "predicted_step_s", r->predicted_s);
+            add_num_or_null(j, "simulated_step_s", r->simulated_s);
+            add_num_or_null(j, "measured_step_s", r->measured_s);
+            if (r->measured_source[0])
+                cJSON_AddStringToObject(j, "measured_source", r->measured_source);
+            add_num_or_null(j, "error_pred_vs_measured_pct", db_error_pct(r->predicted_s, r->measured_s));
+            add_num_or_null(j, "error_sim_vs_measured_pct", db_error_pct(r->simulated_s, r->measured_s));
+            add_num_or_null(j, "error_sim_vs_pred_pct", db_error_pct(r->simulated_s, r->predicted_s));
+            add_id_or_null(j, "predicted_record", r->predicted_id);
+            add_id_or_null(j, "simulated_record", r->simulated_id);
+            add_id_or_null(j, "measured_record", r->measured_id);
+            cJSON_AddItemToArray(a, j);
+        }
+        char *s = cJSON_Print(a);
+        cJSON_Delete(a);
+        if (s)
+            printf("%s\n", s);
+        cJSON_free(s);
+    } else if (o.csv) {
+        printf("model,params,instance_type,instances,gpus,layout,predicted_step_s,simulated_step_s,"
+               "measured_step_s,measured_source,error_pred_vs_measured_pct,"
+               "error_sim_vs_measured_pct,error_sim_vs_pred_pct\n");
+        for (int i = 0; i < n; i++) {
+            const db_compare_row *r = &rows[i];
+            csv_field(stdout, r->model);
+            printf(",%lld,", (long long)r->params);
+            csv_field(stdout, r->instance_type);
+            printf(",%d,%d,", r->nodes, r->gpus);
+            csv_field(stdout, r->layout);
+            double v[] = {r->predicted_s, r->simulated_s, r->measured_s};
+            for (int k = 0; k < 3; k++) {
+                fputc(',', stdout);
+                if (v[k] > 0)
+                    csv_num(stdout, v[k]);
+            }
+            printf(",%s,", r->measured_source);
+            csv_num(stdout, db_error_pct(r->predicted_s, r->measured_s));
+            fputc(',', stdout);
+            csv_num(stdout, db_error_pct(r->simulated_s, r->measured_s));
+            fputc(',', stdout);
+            csv_num(stdout, db_error_pct(r->simulated_s, r->predicted_s));
+            fputc('\n', stdout);
+        }
+    } else if (n == 0) {
+        printf("nothing to compare: no plan has %s of prediction, simulation and measurement "
+               "(see smdplan compare --help)\n", o.all ? "any" : "two");
+    } else {
+        printf("%-20s %-16s %4s  %-40s %9s %9s %9s %9s %8s %8s\n", "model", "instance", "n",
+               "layout", "predicted", "simulated", "measured", "pred/meas", "sim/meas",
+               "sim/pred");
+        for (int i = 0; i < n; i++) {
+            const db_compare_row *r = &rows[i];
+            char p[16], s[16], m[16], e1[16], e2[16], e3[16];
+            cell(p, sizeof p, "%.3f", r->predicted_s > 0 ? r->predicted_s : NAN);
+            cell(s, sizeof s, "%.3f", r->simulated_s > 0 ? r->simulated_s : NAN);
+            cell(m, sizeof m, "%.3f", r->measured_s > 0 ? r->measured_s : NAN);
+            cell(e1, sizeof e1, "%+.1f%%", db_error_pct(r->predicted_s, r->measured_s));
+            cell(e2, sizeof e2, "%+.1f%%", db_error_pct(r->simulated_s, r->measured_s));
+            cell(e3, sizeof e3, "%+.1f%%", db_error_pct(r->simulated_s, r->predicted_s));
+            printf("%-20.20s %-16.16s %4d  %-40.40s %9s %9s %9s %9s %8s %8s\n", r->model,
+                   r->instance_type, r->nodes, r->layout, p, s, m, e1, e2, e3);
+        }
+        printf("(step times in s, latest of each; errors 100 (a - b) / b; n = instances)\n");
+    }
+    free(rows);
+    return 0;
+}

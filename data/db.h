@@ -1,0 +1,263 @@
+/*
+ * db.h: the record of every answer smdplan gives, in an embedded SQLite
+ * database (the only folder that touches SQLite is data/).
+ *
+ * The database file is `smdplan.db` in the working directory unless --db
+ * PATH or $SMDPLAN_DB says otherwise. Its schema is versioned with PRAGMA
+ * user_version and migrated forward from every earlier version on open; it
+ * runs in WAL mode with a busy timeout, so several smdplan processes can
+ * record at once (each record is one transaction). A file that is not an
+ * SQLite database, fails SQLite's quick integrity check, belongs to another
+ * application, or was written by a newer schema is refused with a clear
+ * error and never modified. Only prepared statements are used.
+ *
+ * Records are of four kinds: plan (a search: model, cluster, the ranked
+ * layouts and their predicted memory and time breakdowns), simulation (a
+ * simulated step: summary and per-stage figures), run (a measured step from
+ * the executor, or the published runs compared by `validate`, each with the
+ * prediction beside it), calibration (the fitted efficiency parameters of a
+ * GPU type). Every record carries its provenance (db_provenance); every row
+ * of the other tables belongs to one record.
+ *
+ * The tables (schema version 1; data/db_schema.c has the full text):
+ *   records            id, kind, created_at, summary, provenance columns
+ *   models             the model shape of a record (exact parameter counts)
+ *   instance_types     the catalog entry as loaded (user overrides applied)
+ *   searches           one per plan record: counts, objective, config_json
+ *   plans              one layout (every plan_layout field) on a cluster,
+ *                      with match_key: shape + cluster + layout, the key
+ *                      `compare` joins on
+ *   predictions        plan_evaluate's estimate of a plan: every memory term
+ *                      (*_bytes, worst stage), every time term (*_s), rates
+ *   prediction_stages  per pipeline rank: layers, memory, microbatches held
+ *   simulations        sim_result summary and sim_config of a plan
+ *   sim_stages         per pipeline rank: busy, bubble, peaks in flight ...
+ *   sim_trace          every op of the step when the trace was kept
+ *   runs               measured (executor) or published (validate) runs
+ *   run_steps          per step: time by phase, loss
+ *   run_ranks          per rank: peak memory
+ *   calibrations       fitted parameters of one GPU type, errors before/after
+ *   calibration_params one row per parameter: before, after, fitted
+ */
+#ifndef SMD_DB_H
+#define SMD_DB_H
+
+#include <stdint.h>
+
+#include "common/st.h"
+#include "planner/plan.h"
+#include "planner/plan_calibrate.h"
+#include "planner/plan_validate.h"
+#include "sim/sim.h"
+
+typedef struct db db;
+
+/* Current schema version (PRAGMA user_version). */
+#define DB_SCHEMA_VERSION 1
+
+/* PRAGMA application_id of a smdplan database ("SMDP"), so that another
+ * application's SQLite file is refused rather than migrated. */
+#define DB_APPLICATION_ID 0x534D4450
+
+/* How long a writer waits for another process's transaction, ms. */
+#define DB_BUSY_TIMEOUT_MS 10000
+
+/* Where records go: path if non-NULL and non-empty, else $SMDPLAN_DB, else
+ * "smdplan.db". Returns path or a static string. */
+const char *db_default_path(const char *path);
+
+/* 1 when $SMDPLAN_NO_RECORD is set to anything but "" or "0": every command
+ * behaves as with --no-record (for scripts and fuzzing). */
+int db_record_disabled(void);
+
+/* Open modes. */
+enum {
+    DB_OPEN_WRITE = 0,           /* create if missing, migrate, WAL mode */
+    DB_OPEN_READ = 1,            /* an existing file; never created or changed */
+};
+
+/* Open the database at path. DB_OPEN_WRITE creates the file if needed and
+ * migrates it to DB_SCHEMA_VERSION; DB_OPEN_READ opens an existing file
+ * without creating or migrating it (for history, show, compare, report).
+ * Errors (the message names the path and keeps SQLite's own words):
+ *   ST_ENOENT        DB_OPEN_READ and no file
+ *   ST_EIO           the file cannot be opened, or not written (read-only
+ *                    file or directory, full disk)
+ *   ST_EPARSE        not an SQLite file, another application's, or corrupt
+ *   ST_EUNSUPPORTED  written by a newer schema (version named)
+ * On error *out is NULL and nothing was written to an existing file. */
+int db_open(const char *path, int mode, db **out, st_err *err);
+
+/* Close (NULL is harmless). */
+void db_close(db *d);
+
+/* Schema version of an open database. */
+int db_schema_version(const db *d);
+
+/* Who, what and where produced a record. */
+typedef struct db_provenance {
+    char command_line[1024];
+    char tool_version[32];
+    char git_rev[48];
+    char build_features[64];     /* exec_features_str() */
+    char library_versions[160];  /* "sqlite 3.40.1, gsl 2.7.1, cjson 1.7.15" */
+    char host[128];
+    char created_at[32];         /* UTC, ISO 8601 with milliseconds */
+} db_provenance;
+
+/* Fill provenance for this process; argv is joined into command_line
+ * (arguments with spaces or quotes are single-quoted). */
+void db_provenance_fill(db_provenance *p, int argc, char **argv);
+
+/* Every db_record_* call writes one record in one transaction (all of it or
+ * nothing), and gives its id in *id (id may be NULL). */
+
+/* A search and its ranked plans, each with its prediction (every memory and
+ * time term, per-stage memory). sim_step_s, if non-NULL, holds the
+ * simulated step of each of r->top (0 = not simulated). With r->ntop == 0
+ * the closest out-of-memory layout is kept (role 'closest_oom'). */
+int db_record_plan(db *d, const db_provenance *p, const plan_model *m, const plan_cluster *c,
+                   const plan_config *cfg, const plan_result *r, const double *sim_step_s,
+                   int64_t *id, st_err *err);
+
+/* The comparison mode of plan (no --instances): the best plan of each of n
+ * clusters (cands[i] on clusters[i]), training tokens tokens. One record of
+ * kind plan whose plans span instance types and counts. */
+int db_record_plan_options(db *d, const db_provenance *p, const plan_model *m,
+                           const plan_config *cfg, int n, const plan_cluster *clusters,
+                           const plan_candidate *cands, double tokens, int64_t *id, st_err *err);
+
+/* A simulated step of one layout, with its analytic estimate (est may be
+ * NULL) and, when s->trace is set, every op of the step. */
+int db_record_simulation(db *d, const db_provenance *p, const plan_model *m,
+                         const plan_cluster *c, const plan_layout *l, const plan_estimate *est,
+                         const sim_config *cfg, const sim_result *s, int64_t *id, st_err *err);
+
+/* The rows of a validation: each published run (runs.source = 'published')
+ * with its layout, prediction and error, and its simulated time when sim_s
+ * is non-NULL (0 = not simulated). cat is the catalog the rows were
+ * predicted with (the instance types are recorded as loaded). One record of
+ * kind run. */
+int db_record_validation(db *d, const db_provenance *p, const plan_catalog *cat,
+                         const char *file, const plan_validate_result *rows, const double *sim_s,
+                         int n, int64_t *id, st_err *err);
+
+/* Fitted efficiency parameters of ncal GPU types, fitted to file's rows. */
+int db_record_calibration(db *d, const db_provenance *p, const char *file,
+                          const plan_calibration *cal, int ncal, int64_t *id, st_err *err);
+
+/* One measured step of a run (the executor's figures). */
+typedef struct db_run_step {
+    int step;
+    double time_s;
+    double forward_s, backward_s, optimizer_s, comm_s;
+    double loss;
+} db_run_step;
+
+/* A measured run, as the executor reports it. Borrowed for the call. */
+typedef struct db_run {
+    const char *status;          /* "ok", "failed", "timeout", "oom" */
+    const char *error_text;      /* NULL or "" when none */
+    const char *backend;         /* "cpu+mpi", "cuda+nccl" ... */
+    double measured_step_s;      /* the figure compared with the prediction; 0 = none */
+    int nsteps;
+    const db_run_step *steps;
+    int nranks;
+    const double *rank_peak_mem_bytes;
+} db_run;
+
+/* A measured run of layout l of model m on cluster c (runs.source =
+ * 'measured'), with the prediction beside it (est may be NULL). */
+int db_record_run(db *d, const db_provenance *p, const plan_model *m, const plan_cluster *c,
+                  const plan_layout *l, const plan_estimate *est, const db_run *run, int64_t *id,
+                  st_err *err);
+
+/* ---- reading ---- */
+
+/* The record kinds; NULL-terminated. */
+extern const char *const db_kinds[];
+
+/* 1 if kind is one of db_kinds. */
+int db_kind_valid(const char *kind);
+
+/* One line of history. */
+typedef struct db_summary {
+    int64_t id;
+    char kind[16];               /* "plan", "simulation", "run", "calibration" */
+    char created_at[32];
+    char summary[256];           /* one line: model, cluster, best layout, time */
+    char command_line[256];      /* shortened with "..." when longer */
+} db_summary;
+
+/* Up to max records, newest first, optionally of one kind (NULL: all; an
+ * unknown kind is ST_EINVAL naming the allowed ones). *n receives the count. */
+int db_history(db *d, const char *kind, db_summary *out, int max, int *n, st_err *err);
+
+/* Number of records, optionally of one kind. */
+int db_count(db *d, const char *kind, int64_t *n, st_err *err);
+
+/* One record in full as a JSON object (caller owns; cJSON_Delete):
+ *   id, kind, created_at, summary, provenance {...},
+ *   models [...], instance_types [...], search {...} (plan),
+ *   plans [{..layout.., prediction {..terms.., stages [...]}}],
+ *   simulations [{.., stages [...], trace [...]}],
+ *   runs [{.., steps [...], ranks [...]}],
+ *   calibrations [{.., params [...]}]
+ * Keys are the column names of the tables above; empty arrays are left out.
+ * ST_ENOENT for an id with no record. */
+struct cJSON;
+int db_show(db *d, int64_t id, struct cJSON **out, st_err *err);
+
+/* Prediction, simulation and measurement of the same plan (same model
+ * shape, cluster and layout: plans.match_key), the latest of each. */
+typedef struct db_compare_row {
+    char model[PLAN_NAME_MAX];
+    int64_t params;
+    char instance_type[48];
+    int nodes, gpus;
+    char layout[128];            /* "tp 8 pp 2 dp 8 mbs 1x16 interleaved recompute full ..." */
+    double predicted_s;          /* 0 = none */
+    double simulated_s;
+    double measured_s;
+    int64_t predicted_id, simulated_id, measured_id; /* their records (0 = none) */
+    char measured_source[16];    /* "published", "measured" or "" */
+} db_compare_row;
+
+/* Which plans compare looks at. Zero-initialised: every plan with at least
+ * two of the three figures. */
+typedef struct db_compare_filter {
+    const int64_t *records;      /* only plans of these records (nrecords > 0) */
+    int nrecords;
+    const char *model;           /* model name contains this (case-insensitive) */
+    const char *instance_type;   /* instance type name contains this */
+    int min_figures;             /* 1..3 figures a row must have; 0 = 2 */
+} db_compare_filter;
+
+/* Up to max rows, the most recently recorded plan first. *n gets the count.
+ * An id in f->records with no record is ST_ENOENT. */
+int db_compare(db *d, const db_compare_filter *f, db_compare_row *out, int max, int *n,
+               st_err *err);
+
+/* Relative error 100 (a - b) / b, or NAN when either is missing (0). */
+double db_error_pct(double a, double b);
+
+/* ---- queries for reports ---- */
+
+/* A column value handed to db_select's callback. */
+typedef struct db_value {
+    int is_null;
+    double num;                  /* numeric value (0 for text) */
+    const char *text;            /* text form, valid during the callback */
+} db_value;
+
+/* Called once per row with ncols values and their column names; a non-zero
+ * return stops the query (and is returned by db_select as ST_OK). */
+typedef int (*db_row_fn)(void *ctx, int ncols, const char *const *names, const db_value *vals);
+
+/* Run one read-only SELECT (a statement that would change the database is
+ * ST_EINVAL) with nparams text parameters bound to ?1.. (NULL entries bind
+ * NULL). For reports/, which may not link SQLite. */
+int db_select(db *d, const char *sql, const char *const *params, int nparams, db_row_fn fn,
+              void *ctx, st_err *err);
+
+#endif

@@ -1,0 +1,500 @@
+/*
+ * db_open.c: opening the record database, the one wrapper of SQLite's
+ * errors, statement helpers and provenance.
+ *
+ * Opening checks before it changes anything: the file must be an SQLite
+ * database (else SQLite says "file is not a database"), carry smdplan's
+ * application_id (or be empty), have a schema version this build knows,
+ * and pass PRAGMA quick_check. Only then does a writer switch the file to
+ * WAL mode and migrate it, so a refused file keeps every byte it had. A
+ * reader additionally sets query_only, so nothing it runs can write.
+ *
+ * Writers use WAL with synchronous=NORMAL: a commit survives the process
+ * being killed at any point (the WAL is replayed or ignored as a whole
+ * transaction), and concurrent writers queue in the busy handler for up to
+ * DB_BUSY_TIMEOUT_MS (sqlite.org/wal.html).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <gsl/gsl_version.h>
+
+#include "data/db_int.h"
+#include "exec/exec.h"
+#include "smd_config.h"
+
+const char *db_default_path(const char *path)
+{
+    if (path && *path)
+        return path;
+    const char *env = getenv("SMDPLAN_DB");
+    if (env && *env)
+        return env;
+    return "smdplan.db";
+}
+
+int db_record_disabled(void)
+{
+    const char *env = getenv("SMDPLAN_NO_RECORD");
+    return env && *env && strcmp(env, "0") != 0;
+}
+
+int db__status(int sqlite_rc)
+{
+    switch (sqlite_rc & 0xff) {
+    case SQLITE_OK:
+    case SQLITE_ROW:
+    case SQLITE_DONE:
+        return ST_OK;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+        return ST_EPARSE;
+    case SQLITE_NOMEM:
+        return ST_ENOMEM;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_READONLY:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+    case SQLITE_PROTOCOL:
+        return ST_EIO;
+    default:
+        return ST_EINTERNAL;
+    }
+}
+
+int db__fail(db *d, int sqlite_rc, st_err *err, const char *what)
+{
+    const char *msg = d && d->h ? sqlite3_errmsg(d->h) : sqlite3_errstr(sqlite_rc);
+    int code = db__status(sqlite_rc);
+    if (code == ST_OK)
+        code = ST_EINTERNAL;
+    return ST_RAISE(err, code, "%s: %s: %s", d ? d->path : "database", what, msg);
+}
+
+int db__prepare(db *d, const char *sql, sqlite3_stmt **st, st_err *err)
+{
+    *st = NULL;
+    int rc = sqlite3_prepare_v2(d->h, sql, -1, st, NULL);
+    if (rc != SQLITE_OK) {
+        sqlite3_finalize(*st);
+        *st = NULL;
+        return db__fail(d, rc, err, "prepare");
+    }
+    return ST_OK;
+}
+
+int db__exec(db *d, const char *sql, st_err *err)
+{
+    const char *p = sql;
+    while (p && *p) {
+        sqlite3_stmt *st = NULL;
+        const char *tail = NULL;
+        int rc = sqlite3_prepare_v2(d->h, p, -1, &st, &tail);
+        if (rc != SQLITE_OK) {
+            sqlite3_finalize(st);
+            return db__fail(d, rc, err, "prepare");
+        }
+        if (!st) /* only whitespace or a comment was left */
+            break;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+            ;
+        if (rc != SQLITE_DONE) {
+            int r = db__fail(d, rc, err, "exec");
+            sqlite3_finalize(st);
+            return r;
+        }
+        sqlite3_finalize(st);
+        p = tail;
+    }
+    return ST_OK;
+}
+
+int db__begin(db *d, st_err *err)
+{
+    return db__exec(d, "BEGIN IMMEDIATE", err);
+}
+
+int db__commit(db *d, st_err *err)
+{
+    return db__exec(d, "COMMIT", err);
+}
+
+void db__rollback(db *d)
+{
+    if (d && d->h && !sqlite3_get_autocommit(d->h)) {
+        st_err ignore = {0};
+        db__exec(d, "ROLLBACK", &ignore);
+    }
+}
+
+int db_schema_version(const db *d)
+{
+    return d ? d->version : 0;
+}
+
+/* Count the tables of a file that says it is version 0: none means empty. */
+static int count_tables(db *d, int64_t *n, st_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = db__prepare(d, "SELECT count(*) FROM sqlite_master", &st, err);
+    if (rc != ST_OK)
+        return rc;
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW)
+        *n = sqlite3_column_int64(st, 0);
+    else
+        rc = db__fail(d, s, err, "read schema");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* PRAGMA quick_check: "ok", or the first problem found (O(N) in the file,
+ * without the index cross-checks of integrity_check). */
+static int quick_check(db *d, st_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = db__prepare(d, "PRAGMA quick_check(1)", &st, err);
+    if (rc != ST_OK)
+        return rc;
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) {
+        const char *r = (const char *)sqlite3_column_text(st, 0);
+        if (!r || strcmp(r, "ok") != 0)
+            rc = ST_RAISE(err, ST_EPARSE, "%s: corrupt database (quick_check: %s)", d->path,
+                          r ? r : "no answer");
+    } else {
+        rc = db__fail(d, s, err, "integrity check");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Everything that must hold before a byte is written. */
+static int check_file(db *d, st_err *err)
+{
+    int64_t app = 0, ver = 0, ntab = 0;
+    int rc = db__pragma_int(d, "application_id", &app, err);
+    if (rc == ST_EPARSE) {
+        /* "file is not a database": say what that means for the user. */
+        st_err_clear(err);
+        return ST_RAISE(err, ST_EPARSE, "%s: not a smdplan database (%s)", d->path,
+                        sqlite3_errmsg(d->h));
+    }
+    if (rc == ST_OK)
+        rc = db__pragma_int(d, "user_version", &ver, err);
+    if (rc != ST_OK)
+        return rc;
+    if (app != DB_APPLICATION_ID) {
+        if (app == 0 && ver == 0 && (rc = count_tables(d, &ntab, err)) != ST_OK)
+            return rc;
+        if (app != 0 || ver != 0 || ntab != 0)
+            return ST_RAISE(err, ST_EPARSE,
+                            "%s: not a smdplan database (an SQLite file of another application: "
+                            "application_id %lld, user_version %lld)",
+                            d->path, (long long)app, (long long)ver);
+    }
+    if (ver > DB_SCHEMA_VERSION)
+        return ST_RAISE(err, ST_EUNSUPPORTED,
+                        "%s: written by a newer smdplan (schema version %lld; this build knows up "
+                        "to %d); not changed",
+                        d->path, (long long)ver, DB_SCHEMA_VERSION);
+    d->version = (int)ver;
+    if (ver > 0)
+        rc = quick_check(d, err);
+    return rc;
+}
+
+/* "file:PATH?immutable=1" with PATH percent-encoded where a URI needs it. */
+static int immutable_uri(const char *path, char *buf, size_t n)
+{
+    size_t u = (size_t)snprintf(buf, n, "file:");
+    for (const char *c = path; *c && u + 4 < n; c++) {
+        if (*c == '%' || *c == '?' || *c == '#')
+            u += (size_t)snprintf(buf + u, n - u, "%%%02X", (unsigned char)*c);
+        else
+            buf[u++] = *c;
+    }
+    if (u + 16 >= n)
+        return -1;
+    snprintf(buf + u, n - u, "?immutable=1");
+    return 0;
+}
+
+static int open_handle(db *d, int flags, st_err *err)
+{
+    int s = sqlite3_open_v2(d->path, &d->h, flags, NULL);
+    if (s != SQLITE_OK)
+        return ST_RAISE(err, ST_EIO, "%s: cannot open: %s", d->path,
+                        d->h ? sqlite3_errmsg(d->h) : sqlite3_errstr(s));
+    sqlite3_extended_result_codes(d->h, 1);
+    sqlite3_busy_timeout(d->h, DB_BUSY_TIMEOUT_MS);
+    return ST_OK;
+}
+
+/* A reader of a WAL file in a directory it cannot write, with no -shm file
+ * (so no connection is open anywhere), cannot set up the shared index;
+ * such a file cannot change under it, so it is read as immutable. */
+static int reopen_immutable(db *d, st_err *err)
+{
+    char shm[1100], uri[2200];
+    struct stat sb;
+    snprintf(shm, sizeof shm, "%s-shm", d->path);
+    if (stat(shm, &sb) == 0 || immutable_uri(d->path, uri, sizeof uri) != 0)
+        return ST_EIO;
+    sqlite3_close_v2(d->h);
+    d->h = NULL;
+    int s = sqlite3_open_v2(uri, &d->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    if (s != SQLITE_OK)
+        return ST_RAISE(err, ST_EIO, "%s: cannot open: %s", d->path,
+                        d->h ? sqlite3_errmsg(d->h) : sqlite3_errstr(s));
+    sqlite3_extended_result_codes(d->h, 1);
+    return ST_OK;
+}
+
+int db_open(const char *path, int mode, db **out, st_err *err)
+{
+    *out = NULL;
+    if (!path || !*path)
+        return ST_RAISE(err, ST_EINVAL, "database: empty path");
+    if (mode != DB_OPEN_READ && mode != DB_OPEN_WRITE)
+        return ST_RAISE(err, ST_EINVAL, "database %s: bad open mode %d", path, mode);
+    struct stat sb;
+    if (mode == DB_OPEN_READ && stat(path, &sb) != 0)
+        return ST_RAISE(err, errno == ENOENT ? ST_ENOENT : ST_EIO, "%s: %s", path,
+                        errno == ENOENT ? "no such database (nothing recorded there yet)"
+                                        : strerror(errno));
+    db *d = calloc(1, sizeof *d);
+    if (!d)
+        return ST_RAISE(err, ST_ENOMEM, "%s: out of memory", path);
+    d->mode = mode;
+    snprintf(d->path, sizeof d->path, "%s", path);
+
+    int rc = open_handle(d, mode == DB_OPEN_READ ? SQLITE_OPEN_READONLY
+                                                 : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                         err);
+    if (rc != ST_OK)
+        goto fail;
+    if (mode == DB_OPEN_WRITE && sqlite3_db_readonly(d->h, "main") == 1) {
+        rc = ST_RAISE(err, ST_EIO, "%s: read-only (the file or its directory cannot be written)",
+                      path);
+        goto fail;
+    }
+    if (mode == DB_OPEN_READ) {
+        /* Try first without raising: a WAL file in a read-only directory
+         * fails here and is read as immutable instead. */
+        st_err probe = {0};
+        rc = check_file(d, &probe);
+        int ext = sqlite3_extended_errcode(d->h);
+        if (rc == ST_EIO &&
+            (ext == SQLITE_READONLY_CANTINIT || ext == SQLITE_READONLY_DIRECTORY) &&
+            reopen_immutable(d, err) == ST_OK)
+            rc = check_file(d, err);
+        else if (rc != ST_OK)
+            ST_RAISE(err, probe.code, "%s", probe.msg);
+    } else {
+        rc = check_file(d, err);
+    }
+    if (rc != ST_OK)
+        goto fail;
+    if (mode == DB_OPEN_READ) {
+        if (d->version == 0) {
+            rc = ST_RAISE(err, ST_ENOENT, "%s: holds no records (empty database)", path);
+            goto fail;
+        }
+        rc = db__exec(d, "PRAGMA query_only = ON", err);
+    } else {
+        rc = db__exec(d, "PRAGMA journal_mode = WAL", err);
+        if (rc == ST_OK)
+            rc = db__exec(d, "PRAGMA synchronous = NORMAL", err);
+        if (rc == ST_OK)
+            rc = db__exec(d, "PRAGMA foreign_keys = ON", err);
+        if (rc == ST_OK)
+            rc = db__migrate(d, db__migrations, db__nmigrations, DB_SCHEMA_VERSION, err);
+    }
+    if (rc != ST_OK)
+        goto fail;
+    *out = d;
+    return ST_OK;
+fail:
+    db_close(d);
+    return rc;
+}
+
+void db_close(db *d)
+{
+    if (!d)
+        return;
+    /* sqlite3_close_v2 with every statement finalized closes at once. */
+    sqlite3_close_v2(d->h);
+    free(d);
+}
+
+/* ---- provenance ---- */
+
+static void join_args(char *buf, size_t n, int argc, char **argv)
+{
+    size_t u = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < argc && argv[i] && u + 1 < n; i++) {
+        const char *a = argv[i];
+        int quote = !*a || strpbrk(a, " \t\n'\"\\$`*?;&|<>()") != NULL;
+        if (i)
+            buf[u++] = ' ';
+        if (quote && u + 1 < n)
+            buf[u++] = '\'';
+        for (const char *c = a; *c && u + 5 < n; c++) {
+            if (*c == '\'') { /* ' -> '\'' */
+                memcpy(buf + u, "'\\''", 4);
+                u += 4;
+            } else {
+                buf[u++] = *c;
+            }
+        }
+        if (quote && u + 1 < n)
+            buf[u++] = '\'';
+        buf[u < n ? u : n - 1] = '\0';
+    }
+}
+
+void db_provenance_fill(db_provenance *p, int argc, char **argv)
+{
+    memset(p, 0, sizeof *p);
+    join_args(p->command_line, sizeof p->command_line, argc, argv);
+    snprintf(p->tool_version, sizeof p->tool_version, "%s", SMD_VERSION);
+    snprintf(p->git_rev, sizeof p->git_rev, "%s", SMD_GIT_REV);
+    snprintf(p->build_features, sizeof p->build_features, "%s", exec_features_str());
+    snprintf(p->library_versions, sizeof p->library_versions, "sqlite %s, gsl %s, cjson %s",
+             sqlite3_libversion(), GSL_VERSION, cJSON_Version());
+    if (gethostname(p->host, sizeof p->host - 1) != 0)
+        snprintf(p->host, sizeof p->host, "unknown");
+    p->host[sizeof p->host - 1] = '\0';
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    char day[24];
+    strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(p->created_at, sizeof p->created_at, "%s.%03dZ", day, (int)(ts.tv_nsec / 1000000));
+}
+
+int db__record_insert(db *d, const db_provenance *p, const char *kind, const char *summary,
+                      int64_t *id, st_err *err)
+{
+    db__ins s;
+    int rc = db__ins_prepare(d, &s, "records",
+                             "kind, created_at, summary, command_line, tool_version, git_rev, "
+                             "build_features, library_versions, host",
+                             NULL, 0, err);
+    if (rc != ST_OK)
+        return rc;
+    db__b_txt(&s, kind);
+    db__b_txt(&s, p->created_at);
+    db__b_txt(&s, summary);
+    db__b_txt(&s, p->command_line);
+    db__b_txt(&s, p->tool_version);
+    db__b_txt(&s, p->git_rev);
+    db__b_txt(&s, p->build_features);
+    db__b_txt(&s, p->library_versions);
+    db__b_txt(&s, p->host);
+    rc = db__ins_step(d, &s, id, err);
+    db__ins_finalize(&s);
+    return rc;
+}
+
+/* ---- inserts ---- */
+
+int db__ins_prepare(db *d, db__ins *s, const char *table, const char *lead,
+                    const db__fields *const *lists, int nlists, st_err *err)
+{
+    memset(s, 0, sizeof *s);
+    s->i = 1;
+    /* Column names come from this file and db_fields.c, never from input. */
+    size_t cap = 64 + strlen(table) + 2 * strlen(lead), u, ncols = 0;
+    for (int k = 0; k < nlists; k++)
+        for (int i = 0; i < lists[k]->n; i++)
+            cap += strlen(lists[k]->v[i].col) + 4;
+    char *sql = malloc(cap);
+    if (!sql)
+        return ST_RAISE(err, ST_ENOMEM, "%s: out of memory", d->path);
+    u = (size_t)snprintf(sql, cap, "INSERT INTO %s (%s", table, lead);
+    for (const char *c = lead; *c; c++)
+        ncols += *c == ',';
+    ncols += *lead ? 1 : 0;
+    for (int k = 0; k < nlists; k++)
+        for (int i = 0; i < lists[k]->n; i++) {
+            u += (size_t)snprintf(sql + u, cap - u, "%s%s", ncols ? ", " : "", lists[k]->v[i].col);
+            ncols++;
+        }
+    u += (size_t)snprintf(sql + u, cap - u, ") VALUES (");
+    for (size_t i = 0; i < ncols; i++)
+        u += (size_t)snprintf(sql + u, cap - u, "%s?", i ? "," : "");
+    snprintf(sql + u, cap - u, ")");
+    int rc = db__prepare(d, sql, &s->st, err);
+    free(sql);
+    return rc;
+}
+
+static void bound(db__ins *s, int rc)
+{
+    if (rc != SQLITE_OK && s->rc == SQLITE_OK)
+        s->rc = rc;
+    s->i++;
+}
+
+void db__b_i64(db__ins *s, int64_t v)
+{
+    bound(s, sqlite3_bind_int64(s->st, s->i, v));
+}
+
+void db__b_dbl(db__ins *s, double v)
+{
+    bound(s, v != v ? sqlite3_bind_null(s->st, s->i) : sqlite3_bind_double(s->st, s->i, v));
+}
+
+void db__b_txt(db__ins *s, const char *v)
+{
+    bound(s, v ? sqlite3_bind_text(s->st, s->i, v, -1, SQLITE_TRANSIENT)
+               : sqlite3_bind_null(s->st, s->i));
+}
+
+void db__b_null(db__ins *s)
+{
+    bound(s, sqlite3_bind_null(s->st, s->i));
+}
+
+int db__ins_step(db *d, db__ins *s, int64_t *rowid, st_err *err)
+{
+    int rc = ST_OK;
+    if (s->rc != SQLITE_OK) {
+        rc = db__fail(d, s->rc, err, "bind");
+    } else if (s->i - 1 != sqlite3_bind_parameter_count(s->st)) {
+        rc = ST_RAISE(err, ST_EINTERNAL, "%s: insert bound %d values for %d columns", d->path,
+                      s->i - 1, sqlite3_bind_parameter_count(s->st));
+    } else {
+        int r = sqlite3_step(s->st);
+        if (r != SQLITE_DONE)
+            rc = db__fail(d, r, err, "insert");
+        else if (rowid)
+            *rowid = sqlite3_last_insert_rowid(d->h);
+    }
+    sqlite3_reset(s->st);
+    sqlite3_clear_bindings(s->st);
+    s->i = 1;
+    s->rc = SQLITE_OK;
+    return rc;
+}
+
+void db__ins_finalize(db__ins *s)
+{
+    sqlite3_finalize(s->st);
+    s->st = NULL;
+}

@@ -1,0 +1,725 @@
+/*
+ * db_record.c: writing records. Each db_record_* call is one transaction:
+ * the records row (kind, summary, provenance) and every row that belongs to
+ * it, or, on any failure, none of them.
+ *
+ * A plan record's rows: models (1), instance_types (1 per type), searches
+ * (1), plans (the ranked layouts, role 'top', rank 1..; or the closest
+ * out-of-memory layout, role 'closest_oom'), predictions (1 per plan) and
+ * prediction_stages. A simulation adds simulations, sim_stages and, when
+ * kept, sim_trace; a validation adds runs (source 'published'); a
+ * calibration adds calibrations and calibration_params.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/units.h"
+#include "data/db_int.h"
+
+#define KEY_MAX 640
+
+static void b_id_or_null(db__ins *s, int64_t id)
+{
+    if (id > 0)
+        db__b_i64(s, id);
+    else
+        db__b_null(s);
+}
+
+static int insert_model(db *d, int64_t rec, const plan_model *m, int64_t *id, st_err *err)
+{
+    db__ins s;
+    const db__fields *lists[] = {&db__model_fields};
+    int rc = db__ins_prepare(d, &s, "models", "record_id", lists, 1, err);
+    if (rc == ST_OK) {
+        db__b_i64(&s, rec);
+        db__b_fields(&s, &db__model_fields, m);
+        rc = db__ins_step(d, &s, id, err);
+    }
+    db__ins_finalize(&s);
+    return rc;
+}
+
+/* A curve as [[log2_bytes, eff], ...] text (caller frees), or NULL. */
+static char *curve_json(const plan_curve *c)
+{
+    if (!c)
+        return NULL;
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < c->n; i++) {
+        cJSON *pt = cJSON_CreateArray();
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->log2_bytes[i]));
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->eff[i]));
+        cJSON_AddItemToArray(a, pt);
+    }
+    char *s = a ? cJSON_PrintUnformatted(a) : NULL;
+    cJSON_Delete(a);
+    return s;
+}
+
+/* The catalog entry as it was used: the instance type, its GPU (after any
+ * user override) and the points of its efficiency curves. */
+static int insert_instance(db *d, int64_t rec, const plan_instance *in, const plan_gpu *g,
+                           const plan_curve *intra, const plan_curve *net, int64_t *id,
+                           st_err *err)
+{
+    char aliases[6 * 34] = "";
+    size_t u = 0;
+    for (int i = 0; i < in->naliases && i < 6; i++)
+        u += (size_t)snprintf(aliases + u, sizeof aliases - u, "%s%s", i ? "," : "",
+                              in->aliases[i]);
+    char *ij = curve_json(intra), *nj = curve_json(net);
+    db__ins s;
+    const db__fields *lists[] = {&db__instance_fields, &db__gpu_fields};
+    plan_gpu none;
+    memset(&none, 0, sizeof none);
+    int rc = db__ins_prepare(d, &s, "instance_types",
+                             "record_id, aliases, intra_curve_json, net_curve_json", lists, 2, err);
+    if (rc == ST_OK) {
+        db__b_i64(&s, rec);
+        db__b_txt(&s, aliases);
+        db__b_txt(&s, ij);
+        db__b_txt(&s, nj);
+        db__b_fields(&s, &db__instance_fields, in);
+        db__b_fields(&s, &db__gpu_fields, g ? g : &none);
+        rc = db__ins_step(d, &s, id, err);
+    }
+    db__ins_finalize(&s);
+    cJSON_free(ij);
+    cJSON_free(nj);
+    return rc;
+}
+
+static int insert_cluster(db *d, int64_t rec, const plan_cluster *c, int64_t *id, st_err *err)
+{
+    return insert_instance(d, rec, c->inst, c->gpu, c->intra_curve, c->net_curve, id, err);
+}
+
+/* A plan row: the layout on a cluster. sim_s <= 0 stores NULL. */
+static int insert_plan(db *d, int64_t rec, int64_t model_id, int64_t inst_id, const char *role,
+                       int rank, const plan_model *m, const char *instance, int nodes, int gpus,
+                       const plan_layout *l, double sim_s, int64_t *id, st_err *err)
+{
+    char key[KEY_MAX], label[128];
+    db__match_key(m, instance, nodes, gpus, l, key, sizeof key);
+    db__layout_label(l, label, sizeof label);
+    db__ins s;
+    const db__fields *lists[] = {&db__layout_fields};
+    int rc = db__ins_prepare(d, &s, "plans",
+                             "record_id, model_id, instance_type_id, role, rank, nodes, gpus, "
+                             "simulated_step_s, match_key, label",
+                             lists, 1, err);
+    if (rc == ST_OK) {
+        db__b_i64(&s, rec);
+        b_id_or_null(&s, model_id);
+        b_id_or_null(&s, inst_id);
+        db__b_txt(&s, role);
+        if (rank > 0)
+            db__b_i64(&s, rank);
+        else
+            db__b_null(&s);
+        db__b_i64(&s, nodes);
+        db__b_i64(&s, gpus);
+        db__b_dbl(&s, sim_s > 0 ? sim_s : NAN);
+        db__b_txt(&s, key);
+        db__b_txt(&s, label);
+        db__b_fields(&s, &db__layout_fields, l);
+        rc = db__ins_step(d, &s, id, err);
+    }
+    db__ins_finalize(&s);
+    return rc;
+}
+
+/* The estimate of a plan with its per-stage memory. */
+static int insert_prediction(db *d, int64_t rec, int64_t plan_id, const plan_estimate *e,
+                             st_err *err)
+{
+    db__ins s, t;
+    const db__fields *lists[] = {&db__estimate_fields};
+    int64_t pid = 0;
+    memset(&t, 0, sizeof t);
+    int rc = db__ins_prepare(d, &s, "predictions", "plan_id, record_id", lists, 1, err);
+    if (rc == ST_OK) {
+        db__b_i64(&s, plan_id);
+        db__b_i64(&s, rec);
+        db__b_fields(&s, &db__estimate_fields, e);
+        rc = db__ins_step(d, &s, &pid, err);
+    }
+    if (rc == ST_OK && e->nstages > 0)
+        rc = db__ins_prepare(d, &t, "prediction_stages",
+                             "prediction_id, stage, layers, mem_bytes, inflight", NULL, 0, err);
+    for (int i = 0; rc == ST_OK && i < e->nstages && i < PLAN_PP_MAX; i++) {
+        db__b_i64(&t, pid);
+        db__b_i64(&t, i);
+        db__b_i64(&t, e->stage_layers[i]);
+        db__b_dbl(&t, e->stage_mem_bytes[i]);
+        db__b_i64(&t, e->stage_inflight[i]);
+        rc = db__ins_step(d, &t, NULL, err);
+    }
+    db__ins_finalize(&t);
+    db__ins_finalize(&s);
+    return rc;
+}
+
+static int insert_search(db *d, int64_t rec, int64_t model_id, int64_t inst_id, int nodes,
+                         int gpus, const char *mode, const plan_config *cfg, double tokens,
+                         const plan_result *r, st_err *err)
+{
+    char *cfg_json = db__fields_json(&db__config_fields, cfg);
+    char *rej_json = NULL;
+    cJSON *rej = cJSON_CreateObject();
+    for (int i = 1; rej && r && i < PLAN_REJ__COUNT; i++)
+        cJSON_AddNumberToObject(rej, plan_reject_name((plan_reject)i), (double)r->rejected[i]);
+    if (rej && r)
+        rej_json = cJSON_PrintUnformatted(rej);
+    cJSON_Delete(rej);
+    plan_result none;
+    memset(&none, 0, sizeof none);
+    db__ins s;
+    const db__fields *lists[] = {&db__result_fields};
+    int rc = db__ins_prepare(d, &s, "searches",
+                             "record_id, model_id, instance_type_id, nodes, gpus, mode, objective, "
+                             "top_k, tokens, rejected_json, config_json",
+                             lists, 1, err);
+    if (rc == ST_OK) {
+        db__b_i64(&s, rec);
+        b_id_or_null(&s, model_id);
+        b_id_or_null(&s, inst_id);
+        if (nodes > 0) {
+            db__b_i64(&s, nodes);
+            db__b_i64(&s, gpus);
+        } else {
+            db__b_null(&s);
+            db__b_null(&s);
+        }
+        db__b_txt(&s, mode);
+        db__b_txt(&s, plan_objective_name(cfg->objective));
+        db__b_i64(&s, cfg->top_k);
+        db__b_dbl(&s, tokens > 0 ? tokens : NAN);
+        db__b_txt(&s, rej_json);
+        db__b_txt(&s, cfg_json);
+        db__b_fields(&s, &db__result_fields, r ? r : &none);
+        rc = db__ins_step(d, &s, NULL, err);
+    }
+    db__ins_finalize(&s);
+    cJSON_free(cfg_json);
+    cJSON_free(rej_json);
+    return rc;
+}
+
+/* Run body inside one transaction with its records row. */
+typedef int (*body_fn)(db *d, int64_t rec, void *ctx, st_err *err);
+
+static int in_transaction(db *d, const db_provenance *p, const char *kind, const char *summary,
+                          body_fn body, void *ctx, int64_t *id, st_err *err)
+{
+    if (!d)
+        return ST_RAISE(err, ST_EINVAL, "database: not open");
+    if (d->mode != DB_OPEN_WRITE)
+        return ST_RAISE(err, ST_EINVAL, "%s: opened for reading", d->path);
+    int64_t rec = 0;
+    int rc = db__begin(d, err);
+    if (rc != ST_OK)
+        return rc;
+    rc = db__record_insert(d, p, kind, summary, &rec, err);
+    if (rc == ST_OK)
+        rc = body(d, rec, ctx, err);
+    if (rc == ST_OK)
+        rc = db__commit(d, err);
+    if (rc != ST_OK) {
+        db__rollback(d);
+        return rc;
+    }
+    if (id)
+        *id = rec;
+    return ST_OK;
+}
+
+static void model_label(const plan_model *m, char *buf, size_t n)
+{
+    char p[24];
+    units_fmt_count((double)m->params, p, sizeof p);
+    buf[0] = '\0';
+    db__catf(buf, n, "%s (%s params)", m->name, p);
+}
+
+/* ---- plan ---- */
+
+typedef struct plan_ctx {
+    const plan_model *m;
+    const plan_cluster *c;
+    const plan_config *cfg;
+    const plan_result *r;
+    const double *sim;
+} plan_ctx;
+
+static int plan_body(db *d, int64_t rec, void *vctx, st_err *err)
+{
+    plan_ctx *x = vctx;
+    int64_t mid = 0, iid = 0, pid = 0;
+    int rc = insert_model(d, rec, x->m, &mid, err);
+    if (rc == ST_OK)
+        rc = insert_cluster(d, rec, x->c, &iid, err);
+    if (rc == ST_OK)
+        rc = insert_search(d, rec, mid, iid, x->c->nodes, x->c->gpus, "cluster", x->cfg, 0, x->r,
+                           err);
+    for (int i = 0; rc == ST_OK && i < x->r->ntop; i++) {
+        const plan_candidate *cd = &x->r->top[i];
+        rc = insert_plan(d, rec, mid, iid, "top", i + 1, x->m, x->c->inst->name, x->c->nodes,
+                         x->c->gpus, &cd->layout, x->sim ? x->sim[i] : 0, &pid, err);
+        if (rc == ST_OK)
+            rc = insert_prediction(d, rec, pid, &cd->est, err);
+    }
+    if (rc == ST_OK && x->r->ntop == 0 && x->r->min_oom_excess_bytes > 0) {
+        const plan_candidate *cd = &x->r->closest_oom;
+        rc = insert_plan(d, rec, mid, iid, "closest_oom", 0, x->m, x->c->inst->name, x->c->nodes,
+                         x->c->gpus, &cd->layout, 0, &pid, err);
+        if (rc == ST_OK)
+            rc = insert_prediction(d, rec, pid, &cd->est, err);
+    }
+    return rc;
+}
+
+int db_record_plan(db *d, const db_provenance *p, const plan_model *m, const plan_cluster *c,
+                   const plan_config *cfg, const plan_result *r, const double *sim_step_s,
+                   int64_t *id, st_err *err)
+{
+    char sum[256] = "", ml[96], lay[128];
+    model_label(m, ml, sizeof ml);
+    if (r->ntop > 0) {
+        db__layout_label(&r->top[0].layout, lay, sizeof lay);
+        db__catf(sum, sizeof sum, "%s on %d x %s: %s, %.3f s/step", ml, c->nodes, c->inst->name,
+                 lay, r->top[0].est.time.step_s);
+        if (sim_step_s && sim_step_s[0] > 0)
+            db__catf(sum, sizeof sum, " (simulated %.3f s)", sim_step_s[0]);
+        db__catf(sum, sizeof sum, "; %d plan%s", r->ntop, r->ntop == 1 ? "" : "s");
+    } else {
+        db__catf(sum, sizeof sum, "%s on %d x %s: nothing fits (%lld layouts evaluated)", ml,
+                 c->nodes, c->inst->name, (long long)r->evaluated);
+    }
+    plan_ctx x = {m, c, cfg, r, sim_step_s};
+    return in_transaction(d, p, "plan", sum, plan_body, &x, id, err);
+}
+
+typedef struct options_ctx {
+    const plan_model *m;
+    const plan_config *cfg;
+    int n;
+    const plan_cluster *cl;
+    const plan_candidate *cands;
+    double tokens;
+} options_ctx;
+
+static int options_body(db *d, int64_t rec, void *vctx, st_err *err)
+{
+    options_ctx *x = vctx;
+    int64_t mid = 0, pid = 0;
+    int rc = insert_model(d, rec, x->m, &mid, err);
+    if (rc == ST_OK)
+        rc = insert_search(d, rec, mid, 0, 0, 0, "compare", x->cfg, x->tokens, NULL, err);
+    /* One instance_types row per type, shared by its counts. */
+    const plan_instance *last = NULL;
+    int64_t iid = 0;
+    for (int i = 0; rc == ST_OK && i < x->n; i++) {
+        const plan_cluster *c = &x->cl[i];
+        if (c->inst != last) {
+            rc = insert_cluster(d, rec, c, &iid, err);
+            last = c->inst;
+        }
+        if (rc == ST_OK)
+            rc = insert_plan(d, rec, mid, iid, "option", 0, x->m, c->inst->name, c->nodes, c->gpus,
+                             &x->cands[i].layout, 0, &pid, err);
+        if (rc == ST_OK)
+            rc = insert_prediction(d, rec, pid, &x->cands[i].est, err);
+    }
+    return rc;
+}
+
+int db_record_plan_options(db *d, const db_provenance *p, const plan_model *m,
+                           const plan_config *cfg, int n, const plan_cluster *clusters,
+                           const plan_candidate *cands, double tokens, int64_t *id, st_err *err)
+{
+    char sum[256] = "", ml[96];
+    model_label(m, ml, sizeof ml);
+    int best = -1;
+    for (int i = 0; i < n; i++)
+        if (best < 0 || cands[i].est.tokens_per_s > cands[best].est.tokens_per_s)
+            best = i;
+    if (best >= 0)
+        db__catf(sum, sizeof sum, "%s: %d instance options; fastest %d x %s, %.3f s/step", ml, n,
+                 clusters[best].nodes, clusters[best].inst->name, cands[best].est.time.step_s);
+    else
+        db__catf(sum, sizeof sum, "%s: no instance option fits", ml);
+    options_ctx x = {m, cfg, n, clusters, cands, tokens};
+    return in_transaction(d, p, "plan", sum, options_body, &x, id, err);
+}
+
+/* ---- simulation ---- */
+
+typedef struct sim_ctx {
+    const plan_model *m;
+    const plan_cluster *c;
+    const plan_layout *l;
+    const plan_estimate *est;
+    const sim_config *cfg;
+    const sim_result *s;
+} sim_ctx;
+
+static const char *stream_name(int s)
+{
+    switch (s) {
+    case SIM_STREAM_COMPUTE: return "compute";
+    case SIM_STREAM_SEND_INTRA: return "send_intra";
+    case SIM_STREAM_SEND_NET: return "send_net";
+    case SIM_STREAM_DP: return "dp";
+    default: return "?";
+    }
+}
+
+static int sim_body(db *d, int64_t rec, void *vctx, st_err *err)
+{
+    sim_ctx *x = vctx;
+    const sim_result *r = x->s;
+    int64_t mid = 0, iid = 0, pid = 0, sid = 0;
+    int rc = insert_model(d, rec, x->m, &mid, err);
+    if (rc == ST_OK)
+        rc = insert_cluster(d, rec, x->c, &iid, err);
+    if (rc == ST_OK)
+        rc = insert_plan(d, rec, mid, iid, "simulated", 1, x->m, x->c->inst->name, x->c->nodes,
+                         x->c->gpus, x->l, r->step_s, &pid, err);
+    if (rc == ST_OK && x->est)
+        rc = insert_prediction(d, rec, pid, x->est, err);
+    db__ins s, t;
+    memset(&t, 0, sizeof t);
+    const db__fields *lists[] = {&db__sim_config_fields, &db__sim_fields};
+    if (rc == ST_OK)
+        rc = db__ins_prepare(d, &s, "simulations", "record_id, plan_id", lists, 2, err);
+    else
+        memset(&s, 0, sizeof s);
+    if (rc == ST_OK) {
+        db__b_i64(&s, rec);
+        db__b_i64(&s, pid);
+        db__b_fields(&s, &db__sim_config_fields, x->cfg);
+        db__b_fields(&s, &db__sim_fields, r);
+        rc = db__ins_step(d, &s, &sid, err);
+    }
+    db__ins_finalize(&s);
+    const db__fields *stl[] = {&db__sim_stage_fields};
+    if (rc == ST_OK)
+        rc = db__ins_prepare(d, &t, "sim_stages", "simulation_id, stage", stl, 1, err);
+    for (int i = 0; rc == ST_OK && i < r->pp && i < PLAN_PP_MAX; i++) {
+        db__b_i64(&t, sid);
+        db__b_i64(&t, i);
+        db__b_fields(&t, &db__sim_stage_fields, &r->stage[i]);
+        rc = db__ins_step(d, &t, NULL, err);
+    }
+    db__ins_finalize(&t);
+    if (rc == ST_OK && r->trace && r->ntrace > 0)
+        rc = db__ins_prepare(d, &t, "sim_trace",
+                             "simulation_id, seq, stage, stream, op, chunk, microbatch, start_ns, "
+                             "end_ns",
+                             NULL, 0, err);
+    for (int i = 0; rc == ST_OK && r->trace && i < r->ntrace; i++) {
+        const sim_trace_rec *e = &r->trace[i];
+        db__b_i64(&t, sid);
+        db__b_i64(&t, i);
+        db__b_i64(&t, e->stage);
+        db__b_txt(&t, stream_name(e->stream));
+        db__b_txt(&t, e->kind < SIM_OP__COUNT ? sim_op_name((sim_op_kind)e->kind) : "allreduce");
+        db__b_i64(&t, e->chunk);
+        db__b_i64(&t, e->microbatch);
+        db__b_i64(&t, e->start_ns);
+        db__b_i64(&t, e->end_ns);
+        rc = db__ins_step(d, &t, NULL, err);
+    }
+    db__ins_finalize(&t);
+    return rc;
+}
+
+int db_record_simulation(db *d, const db_provenance *p, const plan_model *m,
+                         const plan_cluster *c, const plan_layout *l, const plan_estimate *est,
+                         const sim_config *cfg, const sim_result *s, int64_t *id, st_err *err)
+{
+    char sum[256] = "", ml[96], lay[128];
+    model_label(m, ml, sizeof ml);
+    db__layout_label(l, lay, sizeof lay);
+    db__catf(sum, sizeof sum, "%s on %d x %s: %s: simulated %.3f s/step (planner %.3f s), bubble %.1f%%",
+             ml, c->nodes, c->inst->name, lay, s->step_s, s->planner_step_s,
+             100 * s->bubble_fraction);
+    sim_ctx x = {m, c, l, est, cfg, s};
+    return in_transaction(d, p, "simulation", sum, sim_body, &x, id, err);
+}
+
+/* ---- runs ---- */
+
+/* Columns of runs after the lead "record_id, plan_id, model_id". */
+#define RUN_COLS                                                                                 \
+    "source, status, error_text, backend, file, compared, basis, measured_step_s, "              \
+    "predicted_step_s, simulated_step_s, error_pct, measured_mem_bytes, predicted_mem_bytes, "   \
+    "mem_error_pct, nsteps"
+
+typedef struct val_ctx {
+    const plan_catalog *cat;
+    const char *file;
+    const plan_validate_result *rows;
+    const double *sim;
+    int n;
+} val_ctx;
+
+static int val_body(db *d, int64_t rec, void *vctx, st_err *err)
+{
+    val_ctx *x = vctx;
+    /* instance types recorded once per record, by catalog index */
+    int64_t *inst_ids = calloc(x->cat && x->cat->ninstances ? (size_t)x->cat->ninstances : 1,
+                               sizeof *inst_ids);
+    if (!inst_ids)
+        return ST_RAISE(err, ST_ENOMEM, "%s: out of memory", d->path);
+    db__ins s;
+    const db__fields *lists[] = {&db__validate_fields};
+    int rc = db__ins_prepare(d, &s, "runs", "record_id, plan_id, model_id, " RUN_COLS, lists, 1,
+                             err);
+    for (int i = 0; rc == ST_OK && i < x->n; i++) {
+        const plan_validate_result *r = &x->rows[i];
+        int64_t mid = 0, iid = 0, pid = 0;
+        if (r->have_model)
+            rc = insert_model(d, rec, &r->model, &mid, err);
+        if (rc == ST_OK && r->have_layout) {
+            const plan_instance *in = x->cat ? plan_catalog_find(x->cat, r->instance) : NULL;
+            if (in) {
+                int k = (int)(in - x->cat->instances);
+                if (!inst_ids[k]) {
+                    const plan_gpu *g = in->gpu_index >= 0 && in->gpu_index < x->cat->ngpus
+                                            ? &x->cat->gpus[in->gpu_index] : NULL;
+                    const plan_curve *ic = in->intra_curve_index >= 0 &&
+                                                   in->intra_curve_index < x->cat->ncurves
+                                               ? &x->cat->curves[in->intra_curve_index] : NULL;
+                    const plan_curve *nc = in->net_curve_index >= 0 &&
+                                                   in->net_curve_index < x->cat->ncurves
+                                               ? &x->cat->curves[in->net_curve_index] : NULL;
+                    rc = insert_instance(d, rec, in, g, ic, nc, &inst_ids[k], err);
+                }
+                iid = inst_ids[k];
+            }
+            double sim = x->sim && x->sim[i] > 0 ? x->sim[i] : 0;
+            if (rc == ST_OK)
+                rc = insert_plan(d, rec, mid, iid, "published", 0, &r->model,
+                                 in ? in->name : r->instance, r->nodes, r->gpus, &r->layout, sim,
+                                 &pid, err);
+            if (rc == ST_OK)
+                rc = insert_prediction(d, rec, pid, &r->est, err);
+        }
+        if (rc != ST_OK)
+            break;
+        db__b_i64(&s, rec);
+        b_id_or_null(&s, pid);
+        b_id_or_null(&s, mid);
+        db__b_txt(&s, "published");
+        db__b_txt(&s, r->ref_oom ? "oom" : "ok");
+        db__b_null(&s);
+        db__b_null(&s);
+        db__b_txt(&s, x->file);
+        db__b_i64(&s, r->compared);
+        db__b_txt(&s, r->compared ? plan_validate_basis_name(r->basis) : NULL);
+        db__b_dbl(&s, r->compared ? r->ref_time_s : NAN);
+        db__b_dbl(&s, r->have_layout ? r->pred_time_s : NAN);
+        db__b_dbl(&s, x->sim && x->sim[i] > 0 ? x->sim[i] : NAN);
+        db__b_dbl(&s, r->compared ? r->error_pct : NAN);
+        db__b_dbl(&s, r->have_mem ? r->ref_mem_bytes : NAN);
+        db__b_dbl(&s, r->have_layout ? r->pred_mem_bytes : NAN);
+        db__b_dbl(&s, r->have_mem ? r->mem_error_pct : NAN);
+        db__b_null(&s);
+        db__b_fields(&s, &db__validate_fields, r);
+        rc = db__ins_step(d, &s, NULL, err);
+    }
+    db__ins_finalize(&s);
+    free(inst_ids);
+    return rc;
+}
+
+int db_record_validation(db *d, const db_provenance *p, const plan_catalog *cat,
+                         const char *file, const plan_validate_result *rows, const double *sim_s,
+                         int n, int64_t *id, st_err *err)
+{
+    plan_validate_summary sum;
+    plan_validate_summarize(rows, n, &sum);
+    char text[256] = "";
+    const char *base = file ? strrchr(file, '/') : NULL;
+    base = base ? base + 1 : file ? file : "-";
+    if (sum.all.compared)
+        db__catf(text, sizeof text,
+                 "validate %s: %d published runs, %d compared, mean |error| %.1f%% (max %.1f%%)",
+                 base, n, sum.all.compared, sum.all.mean_abs_error_pct, sum.all.max_abs_error_pct);
+    else
+        db__catf(text, sizeof text, "validate %s: %d published runs, none compared", base, n);
+    val_ctx x = {cat, file, rows, sim_s, n};
+    return in_transaction(d, p, "run", text, val_body, &x, id, err);
+}
+
+typedef struct run_ctx {
+    const plan_model *m;
+    const plan_cluster *c;
+    const plan_layout *l;
+    const plan_estimate *est;
+    const db_run *run;
+} run_ctx;
+
+static int run_body(db *d, int64_t rec, void *vctx, st_err *err)
+{
+    run_ctx *x = vctx;
+    const db_run *u = x->run;
+    int64_t mid = 0, iid = 0, pid = 0, rid = 0;
+    int rc = insert_model(d, rec, x->m, &mid, err);
+    if (rc == ST_OK)
+        rc = insert_cluster(d, rec, x->c, &iid, err);
+    if (rc == ST_OK)
+        rc = insert_plan(d, rec, mid, iid, "measured", 1, x->m, x->c->inst->name, x->c->nodes,
+                         x->c->gpus, x->l, 0, &pid, err);
+    if (rc == ST_OK && x->est)
+        rc = insert_prediction(d, rec, pid, x->est, err);
+    db__ins s, t;
+    memset(&s, 0, sizeof s);
+    memset(&t, 0, sizeof t);
+    if (rc == ST_OK)
+        rc = db__ins_prepare(d, &s, "runs", "record_id, plan_id, model_id, " RUN_COLS, NULL, 0,
+                             err);
+    if (rc == ST_OK) {
+        double pred = x->est ? x->est->time.step_s : NAN;
+        double meas = u->measured_step_s > 0 ? u->measured_step_s : NAN;
+        db__b_i64(&s, rec);
+        db__b_i64(&s, pid);
+        db__b_i64(&s, mid);
+        db__b_txt(&s, "measured");
+        db__b_txt(&s, u->status ? u->status : "ok");
+        db__b_txt(&s, u->error_text && *u->error_text ? u->error_text : NULL);
+        db__b_txt(&s, u->backend);
+        db__b_null(&s);
+        db__b_i64(&s, x->est && u->measured_step_s > 0);
+        db__b_null(&s);
+        db__b_dbl(&s, meas);
+        db__b_dbl(&s, pred);
+        db__b_null(&s);
+        db__b_dbl(&s, db_error_pct(pred, meas));
+        double peak = NAN;
+        for (int i = 0; i < u->nranks && u->rank_peak_mem_bytes; i++)
+            if (peak != peak || u->rank_peak_mem_bytes[i] > peak)
+                peak = u->rank_peak_mem_bytes[i];
+        db__b_dbl(&s, peak);
+        db__b_dbl(&s, x->est ? x->est->mem.total_bytes : NAN);
+        db__b_dbl(&s, x->est ? db_error_pct(x->est->mem.total_bytes, peak) : NAN);
+        db__b_i64(&s, u->nsteps);
+        rc = db__ins_step(d, &s, &rid, err);
+    }
+    if (rc == ST_OK && u->nsteps > 0 && u->steps)
+        rc = db__ins_prepare(d, &t, "run_steps",
+                             "run_id, step, time_s, forward_s, backward_s, optimizer_s, comm_s, loss",
+                             NULL, 0, err);
+    for (int i = 0; rc == ST_OK && u->steps && i < u->nsteps; i++) {
+        const db_run_step *st = &u->steps[i];
+        db__b_i64(&t, rid);
+        db__b_i64(&t, st->step);
+        db__b_dbl(&t, st->time_s);
+        db__b_dbl(&t, st->forward_s);
+        db__b_dbl(&t, st->backward_s);
+        db__b_dbl(&t, st->optimizer_s);
+        db__b_dbl(&t, st->comm_s);
+        db__b_dbl(&t, st->loss);
+        rc = db__ins_step(d, &t, NULL, err);
+    }
+    db__ins_finalize(&t);
+    if (rc == ST_OK && u->nranks > 0 && u->rank_peak_mem_bytes)
+        rc = db__ins_prepare(d, &t, "run_ranks", "run_id, rank, peak_mem_bytes", NULL, 0, err);
+    for (int i = 0; rc == ST_OK && u->rank_peak_mem_bytes && i < u->nranks; i++) {
+        db__b_i64(&t, rid);
+        db__b_i64(&t, i);
+        db__b_dbl(&t, u->rank_peak_mem_bytes[i]);
+        rc = db__ins_step(d, &t, NULL, err);
+    }
+    db__ins_finalize(&t);
+    db__ins_finalize(&s);
+    return rc;
+}
+
+int db_record_run(db *d, const db_provenance *p, const plan_model *m, const plan_cluster *c,
+                  const plan_layout *l, const plan_estimate *est, const db_run *run, int64_t *id,
+                  st_err *err)
+{
+    char sum[256] = "", ml[96], lay[128];
+    model_label(m, ml, sizeof ml);
+    db__layout_label(l, lay, sizeof lay);
+    db__catf(sum, sizeof sum, "%s on %d x %s: %s: run %s", ml, c->nodes, c->inst->name, lay,
+             run->status ? run->status : "ok");
+    if (run->measured_step_s > 0)
+        db__catf(sum, sizeof sum, ", measured %.3f s/step", run->measured_step_s);
+    if (est && run->measured_step_s > 0)
+        db__catf(sum, sizeof sum, " (predicted %.3f s)", est->time.step_s);
+    run_ctx x = {m, c, l, est, run};
+    return in_transaction(d, p, "run", sum, run_body, &x, id, err);
+}
+
+/* ---- calibration ---- */
+
+typedef struct cal_ctx {
+    const char *file;
+    const plan_calibration *cal;
+    int n;
+} cal_ctx;
+
+static int cal_body(db *d, int64_t rec, void *vctx, st_err *err)
+{
+    cal_ctx *x = vctx;
+    db__ins s, t;
+    const db__fields *lists[] = {&db__calibration_fields};
+    memset(&t, 0, sizeof t);
+    int rc = db__ins_prepare(d, &s, "calibrations", "record_id, file", lists, 1, err);
+    if (rc == ST_OK)
+        rc = db__ins_prepare(d, &t, "calibration_params",
+                             "calibration_id, param, name, before, after, asked, fitted", NULL, 0, err);
+    for (int i = 0; rc == ST_OK && i < x->n; i++) {
+        const plan_calibration *c = &x->cal[i];
+        int64_t cid = 0;
+        db__b_i64(&s, rec);
+        db__b_txt(&s, x->file);
+        db__b_fields(&s, &db__calibration_fields, c);
+        rc = db__ins_step(d, &s, &cid, err);
+        for (int k = 0; rc == ST_OK && k < PLAN_CAL__COUNT; k++) {
+            db__b_i64(&t, cid);
+            db__b_i64(&t, k);
+            db__b_txt(&t, plan_cal_param_name((plan_cal_param)k));
+            db__b_dbl(&t, c->before[k]);
+            db__b_dbl(&t, c->after[k]);
+            db__b_i64(&t, (c->asked >> k) & 1u);
+            db__b_i64(&t, (c->fitted >> k) & 1u);
+            rc = db__ins_step(d, &t, NULL, err);
+        }
+    }
+    db__ins_finalize(&t);
+    db__ins_finalize(&s);
+    return rc;
+}
+
+int db_record_calibration(db *d, const db_provenance *p, const char *file,
+                          const plan_calibration *cal, int ncal, int64_t *id, st_err *err)
+{
+    char sum[256] = "";
+    const char *base = file ? strrchr(file, '/') : NULL;
+    base = base ? base + 1 : file ? file : "-";
+    db__catf(sum, sizeof sum, "calibrate %s:", base);
+    for (int i = 0; i < ncal; i++)
+        db__catf(sum, sizeof sum, "%s %s (%d rows) %.1f%% -> %.1f%%", i ? ";" : "", cal[i].gpu,
+                 cal[i].rows, cal[i].mean_abs_err_before_pct, cal[i].mean_abs_err_after_pct);
+    if (ncal == 0)
+        db__catf(sum, sizeof sum, " no GPU had rows to fit");
+    cal_ctx x = {file, cal, ncal};
+    return in_transaction(d, p, "calibration", sum, cal_body, &x, id, err);
+}
+
+double db_error_pct(double a, double b)
+{
+    if (!(a > 0) || !(b > 0) || !isfinite(a) || !isfinite(b))
+        return NAN;
+    return 100.0 * (a - b) / b;
+}

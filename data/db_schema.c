@@ -1,0 +1,245 @@
+/*
+ * db_schema.c: the database schema as a list of migrations, and the code
+ * that applies them.
+ *
+ * The schema version lives in PRAGMA user_version: 0 is an empty file, N is
+ * the schema after migration N-1 -> N. db__migrations[i] takes version i to
+ * i + 1 and is never edited once shipped: a change to the schema is a new
+ * entry at the end (ALTER TABLE ... ADD COLUMN, a new table, a data copy),
+ * with DB_SCHEMA_VERSION raised to match and a test that migrates a file of
+ * every earlier version. Each step runs in its own transaction with the
+ * version bump, so a step is applied completely or not at all.
+ *
+ * Column names carry units (_bytes, _s, _bps, _pct). The memory and time
+ * terms in predictions are plan_mem and plan_time member for member; the
+ * columns of plans are plan_layout's members (enums as their names).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "data/db_int.h"
+
+/* Version 0 -> 1: the first schema. */
+static const char schema_v1[] =
+    "CREATE TABLE records ("
+    " id INTEGER PRIMARY KEY,"
+    " kind TEXT NOT NULL CHECK (kind IN ('plan', 'simulation', 'run', 'calibration')),"
+    " created_at TEXT NOT NULL,"
+    " summary TEXT NOT NULL,"
+    " command_line TEXT NOT NULL,"
+    " tool_version TEXT NOT NULL,"
+    " git_rev TEXT NOT NULL,"
+    " build_features TEXT NOT NULL,"
+    " library_versions TEXT NOT NULL,"
+    " host TEXT NOT NULL);"
+    "CREATE INDEX records_kind ON records (kind, id);"
+
+    "CREATE TABLE models ("
+    " id INTEGER PRIMARY KEY,"
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " name TEXT, source TEXT, arch TEXT,"
+    " layers INTEGER, hidden INTEGER, heads INTEGER, kv_heads INTEGER, ffn INTEGER,"
+    " seq INTEGER, vocab INTEGER, tied_embedding INTEGER,"
+    " params INTEGER, params_layer INTEGER, params_embedding INTEGER, params_head INTEGER,"
+    " params_final_norm INTEGER);"
+    "CREATE INDEX models_record ON models (record_id);"
+
+    "CREATE TABLE instance_types ("
+    " id INTEGER PRIMARY KEY,"
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " aliases TEXT, intra_curve_json TEXT, net_curve_json TEXT,"
+    " name TEXT, gpu TEXT, gpus_per_node INTEGER, nvlink_bps REAL, nvswitch INTEGER,"
+    " intra_busbw_bps REAL, intra_latency_s REAL, net_bps REAL, net_latency_s REAL,"
+    " price_per_hour REAL, intra_curve TEXT, net_curve TEXT, source TEXT,"
+    " gpu_mem_bytes REAL, gpu_peak_flops REAL, gpu_hbm_bps REAL, gemm_eff_max REAL,"
+    " gemm_dim_half REAL, misaligned_factor REAL, hbm_eff REAL, flash_eff REAL,"
+    " gpu_source TEXT);"
+    "CREATE INDEX instance_types_record ON instance_types (record_id);"
+
+    "CREATE TABLE searches ("
+    " record_id INTEGER PRIMARY KEY REFERENCES records (id),"
+    " model_id INTEGER REFERENCES models (id),"
+    " instance_type_id INTEGER REFERENCES instance_types (id),"
+    " nodes INTEGER, gpus INTEGER, mode TEXT, objective TEXT, top_k INTEGER, tokens REAL,"
+    " rejected_json TEXT, config_json TEXT,"
+    " evaluated INTEGER, feasible INTEGER, min_oom_excess_bytes REAL, global_batch INTEGER,"
+    " batch_defaulted INTEGER, search_s REAL);"
+
+    "CREATE TABLE plans ("
+    " id INTEGER PRIMARY KEY,"
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " model_id INTEGER REFERENCES models (id),"
+    " instance_type_id INTEGER REFERENCES instance_types (id),"
+    " role TEXT NOT NULL, rank INTEGER, nodes INTEGER, gpus INTEGER,"
+    " simulated_step_s REAL, match_key TEXT NOT NULL, label TEXT,"
+    " tp INTEGER, pp INTEGER, dp INTEGER, cp INTEGER, micro_batch INTEGER,"
+    " microbatches INTEGER, active_microbatches INTEGER, schedule TEXT,"
+    " virtual_stages INTEGER, recompute TEXT, recompute_group INTEGER,"
+    " sequence_parallel INTEGER, offload_activations INTEGER, sharding TEXT,"
+    " sharding_degree INTEGER, prescaled_batch INTEGER, placement TEXT,"
+    " flash_attention INTEGER, dp_overlap INTEGER, fp32_grads INTEGER, tp_overlap INTEGER,"
+    " pp_overlap INTEGER, dp_bucket_bytes REAL, global_batch INTEGER);"
+    "CREATE INDEX plans_record ON plans (record_id);"
+    "CREATE INDEX plans_key ON plans (match_key, id);"
+
+    "CREATE TABLE predictions ("
+    " id INTEGER PRIMARY KEY,"
+    " plan_id INTEGER NOT NULL UNIQUE REFERENCES plans (id),"
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " reject TEXT, reason TEXT,"
+    " weights_bytes REAL, grads_bytes REAL, optimizer_bytes REAL, activations_bytes REAL,"
+    " recompute_bytes REAL, logits_bytes REAL, comm_buffers_bytes REAL, context_bytes REAL,"
+    " allocator_bytes REAL, total_bytes REAL,"
+    " worst_stage INTEGER, capacity_bytes REAL, oom_excess_bytes REAL, nstages INTEGER,"
+    " compute_s REAL, tp_comm_s REAL, cp_comm_s REAL, pp_comm_s REAL, dp_exposed_s REAL,"
+    " bubble_s REAL, optimizer_s REAL, step_s REAL, dp_total_s REAL,"
+    " stage_fwd_s REAL, stage_bwd_s REAL, tokens_per_step REAL, tokens_per_s REAL,"
+    " model_flops_per_step REAL, hw_flops_per_step REAL, mfu REAL, hfu REAL,"
+    " cost_per_hour REAL, cost_per_mtokens REAL);"
+    "CREATE INDEX predictions_record ON predictions (record_id);"
+
+    "CREATE TABLE prediction_stages ("
+    " prediction_id INTEGER NOT NULL REFERENCES predictions (id),"
+    " stage INTEGER NOT NULL, layers INTEGER, mem_bytes REAL, inflight INTEGER,"
+    " PRIMARY KEY (prediction_id, stage)) WITHOUT ROWID;"
+
+    "CREATE TABLE simulations ("
+    " id INTEGER PRIMARY KEY,"
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " plan_id INTEGER NOT NULL REFERENCES plans (id),"
+    " seed INTEGER, jitter_sigma REAL, straggler_stage INTEGER, straggler_factor REAL,"
+    " monte_carlo INTEGER, keep_trace INTEGER,"
+    " step_s REAL, pipeline_s REAL, bubble_fraction REAL, p50_s REAL, p95_s REAL, p99_s REAL,"
+    " steps INTEGER, events INTEGER, compute_bound_s REAL, comm_bound_s REAL,"
+    " planner_step_s REAL, pp INTEGER, critical_compute_s REAL, critical_transfer_s REAL,"
+    " critical_tail_s REAL, critical_ops INTEGER, critical_stages INTEGER, trace_ops INTEGER);"
+    "CREATE INDEX simulations_record ON simulations (record_id);"
+    "CREATE INDEX simulations_plan ON simulations (plan_id);"
+
+    "CREATE TABLE sim_stages ("
+    " simulation_id INTEGER NOT NULL REFERENCES simulations (id),"
+    " stage INTEGER NOT NULL,"
+    " busy_s REAL, bubble_fraction REAL, peak_inflight INTEGER, peak_act_bytes REAL,"
+    " peak_mem_bytes REAL, send_busy_s REAL, dp_busy_s REAL, dp_exposed_s REAL,"
+    " PRIMARY KEY (simulation_id, stage)) WITHOUT ROWID;"
+
+    "CREATE TABLE sim_trace ("
+    " simulation_id INTEGER NOT NULL REFERENCES simulations (id),"
+    " seq INTEGER NOT NULL, stage INTEGER, stream TEXT, op TEXT, chunk INTEGER,"
+    " microbatch INTEGER, start_ns INTEGER, end_ns INTEGER,"
+    " PRIMARY KEY (simulation_id, seq)) WITHOUT ROWID;"
+
+    "CREATE TABLE runs ("
+    " id INTEGER PRIMARY KEY,"
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " plan_id INTEGER REFERENCES plans (id),"
+    " model_id INTEGER REFERENCES models (id),"
+    " source TEXT NOT NULL CHECK (source IN ('published', 'measured')),"
+    " status TEXT, error_text TEXT, backend TEXT, file TEXT, compared INTEGER, basis TEXT,"
+    " measured_step_s REAL, predicted_step_s REAL, simulated_step_s REAL, error_pct REAL,"
+    " measured_mem_bytes REAL, predicted_mem_bytes REAL, mem_error_pct REAL, nsteps INTEGER,"
+    " row_id TEXT, source_key TEXT, reason TEXT, notes TEXT, micro_batch_searched INTEGER,"
+    " predicted_oom INTEGER, measured_oom INTEGER);"
+    "CREATE INDEX runs_record ON runs (record_id);"
+    "CREATE INDEX runs_plan ON runs (plan_id);"
+
+    "CREATE TABLE run_steps ("
+    " run_id INTEGER NOT NULL REFERENCES runs (id),"
+    " step INTEGER NOT NULL, time_s REAL, forward_s REAL, backward_s REAL, optimizer_s REAL,"
+    " comm_s REAL, loss REAL,"
+    " PRIMARY KEY (run_id, step)) WITHOUT ROWID;"
+
+    "CREATE TABLE run_ranks ("
+    " run_id INTEGER NOT NULL REFERENCES runs (id),"
+    " rank INTEGER NOT NULL, peak_mem_bytes REAL,"
+    " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
+
+    "CREATE TABLE calibrations ("
+    " id INTEGER PRIMARY KEY,"
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " file TEXT, gpu TEXT, rows INTEGER, asked INTEGER, fitted INTEGER,"
+    " mean_abs_err_before_pct REAL, mean_abs_err_after_pct REAL, max_abs_err_after_pct REAL,"
+    " iterations INTEGER, converged INTEGER);"
+    "CREATE INDEX calibrations_record ON calibrations (record_id);"
+
+    "CREATE TABLE calibration_params ("
+    " calibration_id INTEGER NOT NULL REFERENCES calibrations (id),"
+    " param INTEGER NOT NULL, name TEXT NOT NULL, before REAL, after REAL, asked INTEGER,"
+    " fitted INTEGER,"
+    " PRIMARY KEY (calibration_id, param)) WITHOUT ROWID;";
+
+const db__migration db__migrations[] = {
+    {0, schema_v1},
+};
+const int db__nmigrations = (int)(sizeof db__migrations / sizeof db__migrations[0]);
+
+int db__pragma_int(db *d, const char *pragma, int64_t *out, st_err *err)
+{
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA %s", pragma);
+    sqlite3_stmt *st = NULL;
+    int rc = db__prepare(d, sql, &st, err);
+    if (rc != ST_OK)
+        return rc;
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) {
+        *out = sqlite3_column_int64(st, 0);
+        rc = ST_OK;
+    } else {
+        rc = db__fail(d, s, err, pragma);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* One step inside its own transaction; the version is checked again under
+ * the write lock so two processes never apply the same step twice. */
+static int apply_step(db *d, const db__migration *m, st_err *err)
+{
+    int rc = db__begin(d, err);
+    if (rc != ST_OK)
+        return rc;
+    int64_t v = 0;
+    rc = db__pragma_int(d, "user_version", &v, err);
+    if (rc == ST_OK && v == m->from) {
+        rc = db__exec(d, m->sql, err);
+        char sql[96];
+        /* PRAGMA takes no parameters; both numbers are compile-time constants. */
+        if (rc == ST_OK && m->from == 0) {
+            snprintf(sql, sizeof sql, "PRAGMA application_id = %d", DB_APPLICATION_ID);
+            rc = db__exec(d, sql, err);
+        }
+        if (rc == ST_OK) {
+            snprintf(sql, sizeof sql, "PRAGMA user_version = %d", m->from + 1);
+            rc = db__exec(d, sql, err);
+        }
+    }
+    if (rc == ST_OK)
+        rc = db__commit(d, err);
+    if (rc != ST_OK)
+        db__rollback(d);
+    return rc;
+}
+
+int db__migrate(db *d, const db__migration *steps, int nsteps, int target, st_err *err)
+{
+    for (;;) {
+        int64_t v = 0;
+        int rc = db__pragma_int(d, "user_version", &v, err);
+        if (rc != ST_OK)
+            return rc;
+        if (v >= target) {
+            d->version = (int)v;
+            return ST_OK;
+        }
+        const db__migration *m = NULL;
+        for (int i = 0; i < nsteps && !m; i++)
+            if (steps[i].from == v)
+                m = &steps[i];
+        if (!m)
+            return ST_RAISE(err, ST_EUNSUPPORTED, "%s: no migration from schema version %lld",
+                            d->path, (long long)v);
+        if ((rc = apply_step(d, m, err)) != ST_OK)
+            return rc;
+    }
+}

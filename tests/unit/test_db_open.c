@@ -1,0 +1,405 @@
+/*
+ * test_db_open.c: opening, migrating and refusing database files.
+ *
+ * Migration from an empty path, a zero-byte file and a hand-made version-0
+ * SQLite file; the framework applying a further (test-only) version 2 step;
+ * a newer schema, another application's SQLite file, a file that is not a
+ * database and one with a damaged page are refused with a clear error in
+ * both modes and keep every byte; a file that cannot be written (read-only
+ * file, missing directory, full disk) is an I/O error; a reader never
+ * creates a file.
+ */
+#include <fcntl.h>
+#include <sys/wait.h>
+
+#include <cjson/cJSON.h>
+
+#include "data/db_int.h"
+#include "test_db_util.h"
+
+typedef struct fixture {
+    char dir[512];
+    char path[600];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    tdir_make(f->dir, sizeof f->dir);
+    snprintf(f->path, sizeof f->path, "%s/records.db", f->dir);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    tdir_remove(f->dir);
+    free(f);
+    return 0;
+}
+
+/* Run a statement on a raw connection (for hand-made files). */
+static void raw_exec(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    char *msg = NULL;
+    int rc = sqlite3_exec(h, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg ? msg : "?");
+    sqlite3_free(msg);
+    assert_int_equal(sqlite3_close(h), SQLITE_OK);
+}
+
+static int64_t raw_int(db *d, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(d->h, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void write_one(const char *path)
+{
+    st_err err = {0};
+    db *d = NULL;
+    assert_int_equal(db_open(path, DB_OPEN_WRITE, &d, &err), ST_OK);
+    db_provenance p = test_provenance();
+    plan_calibration c;
+    small_calibration(&c, 1);
+    int64_t id = 0;
+    assert_int_equal(db_record_calibration(d, &p, "runs.csv", &c, 1, &id, &err), ST_OK);
+    assert_true(id > 0);
+    db_close(d);
+}
+
+static void check_current(db *d)
+{
+    assert_int_equal(db_schema_version(d), DB_SCHEMA_VERSION);
+    assert_int_equal(raw_int(d, "PRAGMA user_version"), DB_SCHEMA_VERSION);
+    assert_int_equal(raw_int(d, "PRAGMA application_id"), DB_APPLICATION_ID);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                                "name IN ('records', 'models', 'instance_types', 'searches', "
+                                "'plans', 'predictions', 'prediction_stages', 'simulations', "
+                                "'sim_stages', 'sim_trace', 'runs', 'run_steps', 'run_ranks', "
+                                "'calibrations', 'calibration_params')"),
+                     15);
+}
+
+static void test_create_new(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    db *d = NULL;
+    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
+    check_current(d);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(d->h, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
+    sqlite3_finalize(st);
+    db_close(d);
+    /* reopening migrates nothing and keeps what is there */
+    write_one(f->path);
+    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_OK);
+    int64_t n = 0;
+    assert_int_equal(db_count(d, NULL, &n, &err), ST_OK);
+    assert_int_equal(n, 1);
+    db_close(d);
+}
+
+static void test_from_zero_byte_file(void **state)
+{
+    fixture *f = *state;
+    write_bytes(f->path, "", 0);
+    st_err err = {0};
+    db *d = NULL;
+    /* a reader finds no records in it, and leaves it as it is */
+    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_ENOENT);
+    assert_null(d);
+    assert_non_null(strstr(err.msg, "no records"));
+    assert_file_is(f->path, (const unsigned char *)"", 0);
+    st_err_clear(&err);
+    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
+    check_current(d);
+    db_close(d);
+}
+
+/* A version-0 file as another tool would leave it: a valid SQLite database
+ * with no tables, user_version 0 and no application id. */
+static void test_from_handmade_v0(void **state)
+{
+    fixture *f = *state;
+    raw_exec(f->path, "PRAGMA page_size = 1024; CREATE TABLE scratch (x); DROP TABLE scratch;");
+    st_err err = {0};
+    db *d = NULL;
+    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
+    check_current(d);
+    db_close(d);
+    write_one(f->path);
+}
+
+/* The framework takes a version-1 file to a version 2 that a later build
+ * would ship: one more step in the list, applied once, in order. */
+static void test_migrate_to_v2(void **state)
+{
+    fixture *f = *state;
+    write_one(f->path);
+    st_err err = {0};
+    db *d = NULL;
+    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
+    db__migration steps[DB_SCHEMA_VERSION + 1];
+    for (int i = 0; i < db__nmigrations; i++)
+        steps[i] = db__migrations[i];
+    steps[DB_SCHEMA_VERSION] = (db__migration){
+        DB_SCHEMA_VERSION, "ALTER TABLE records ADD COLUMN note TEXT;"
+                           "UPDATE records SET note = 'migrated';"};
+    assert_int_equal(db__migrate(d, steps, DB_SCHEMA_VERSION + 1, DB_SCHEMA_VERSION + 1, &err),
+                     ST_OK);
+    assert_int_equal(db_schema_version(d), DB_SCHEMA_VERSION + 1);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM records WHERE note = 'migrated'"), 1);
+    /* applying the list again changes nothing */
+    assert_int_equal(db__migrate(d, steps, DB_SCHEMA_VERSION + 1, DB_SCHEMA_VERSION + 1, &err),
+                     ST_OK);
+    /* no step from version 2 to 3: a clear error */
+    assert_int_equal(db__migrate(d, steps, DB_SCHEMA_VERSION + 1, DB_SCHEMA_VERSION + 2, &err),
+                     ST_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "no migration from schema version 2"));
+    db_close(d);
+
+    /* this build refuses the version-2 file and leaves it alone */
+    size_t n;
+    unsigned char *before = file_bytes(f->path, &n);
+    assert_non_null(before);
+    st_err_clear(&err);
+    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_EUNSUPPORTED);
+    assert_null(d);
+    assert_non_null(strstr(err.msg, "newer smdplan (schema version 2"));
+    st_err_clear(&err);
+    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_EUNSUPPORTED);
+    assert_file_is(f->path, before, n);
+    free(before);
+}
+
+/* A failing step leaves the version where it was (its transaction rolls
+ * back with it), and says why in SQLite's words. */
+static void test_failed_step_rolls_back(void **state)
+{
+    fixture *f = *state;
+    write_one(f->path);
+    st_err err = {0};
+    db *d = NULL;
+    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
+    db__migration steps[] = {
+        {DB_SCHEMA_VERSION, "CREATE TABLE extra (x); INSERT INTO no_such_table VALUES (1);"}};
+    assert_int_equal(db__migrate(d, steps, 1, DB_SCHEMA_VERSION + 1, &err), ST_EINTERNAL);
+    assert_non_null(strstr(err.msg, "no such table: no_such_table"));
+    assert_int_equal(raw_int(d, "PRAGMA user_version"), DB_SCHEMA_VERSION);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM sqlite_master WHERE name = 'extra'"), 0);
+    db_close(d);
+}
+
+static void refused_unchanged(const char *path, int code, const char *needle)
+{
+    size_t n;
+    unsigned char *before = file_bytes(path, &n);
+    assert_non_null(before);
+    for (int mode = 0; mode < 2; mode++) {
+        st_err err = {0};
+        db *d = NULL;
+        assert_int_equal(db_open(path, mode == 0 ? DB_OPEN_WRITE : DB_OPEN_READ, &d, &err), code);
+        assert_null(d);
+        if (!strstr(err.msg, needle))
+            fail_msg("message '%s' lacks '%s'", err.msg, needle);
+        assert_non_null(strstr(err.msg, path));
+        assert_null(strchr(err.msg, '\n'));
+    }
+    assert_file_is(path, before, n);
+    free(before);
+}
+
+static void test_not_a_database(void **state)
+{
+    fixture *f = *state;
+    char junk[8192];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (char)("smdplan is not this"[i % 19] ^ (i * 131));
+    write_bytes(f->path, junk, sizeof junk);
+    refused_unchanged(f->path, ST_EPARSE, "not a smdplan database");
+    /* a text file that happens to be short */
+    write_bytes(f->path, "hello\n", 6);
+    refused_unchanged(f->path, ST_EPARSE, "not a smdplan database");
+}
+
+static void test_foreign_sqlite_file(void **state)
+{
+    fixture *f = *state;
+    raw_exec(f->path, "CREATE TABLE bookmarks (url TEXT); INSERT INTO bookmarks VALUES ('x');");
+    refused_unchanged(f->path, ST_EPARSE, "another application");
+    raw_exec(f->path, "PRAGMA application_id = 1234;");
+    refused_unchanged(f->path, ST_EPARSE, "application_id 1234");
+}
+
+/* A page of a real database overwritten: quick_check finds it before any
+ * write, in both modes. */
+static void test_corrupt_page(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    db *d = NULL;
+    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
+    db_provenance p = test_provenance();
+    for (int i = 0; i < 300; i++) {
+        plan_calibration c;
+        small_calibration(&c, i);
+        assert_int_equal(db_record_calibration(d, &p, "runs.csv", &c, 1, NULL, &err), ST_OK);
+    }
+    int64_t page = raw_int(d, "PRAGMA page_size"), pages = raw_int(d, "PRAGMA page_count");
+    db_close(d); /* the last connection checkpoints the WAL into the file */
+    assert_true(pages > 8);
+    size_t n;
+    unsigned char *b = file_bytes(f->path, &n);
+    assert_int_equal(n, (size_t)(page * pages));
+    /* overwrite the middle page with a pattern no b-tree page has */
+    size_t at = (size_t)(pages / 2) * (size_t)page;
+    for (int64_t i = 0; i < page; i++)
+        b[at + (size_t)i] = (unsigned char)(0xA5 ^ i);
+    write_bytes(f->path, b, n);
+    free(b);
+    refused_unchanged(f->path, ST_EPARSE, "corrupt");
+}
+
+static void test_reader_creates_nothing(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    db *d = NULL;
+    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_ENOENT);
+    assert_null(d);
+    assert_non_null(strstr(err.msg, "no such database"));
+    assert_int_equal(access(f->path, F_OK), -1);
+}
+
+static void test_cannot_write(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    db *d = NULL;
+    char p[700];
+    /* a directory that does not exist */
+    snprintf(p, sizeof p, "%s/missing/records.db", f->dir);
+    assert_int_equal(db_open(p, DB_OPEN_WRITE, &d, &err), ST_EIO);
+    assert_non_null(strstr(err.msg, "cannot open"));
+    /* a full disk (Linux's /dev/full fails every write with ENOSPC) */
+    if (access("/dev/full", W_OK) == 0) {
+        st_err_clear(&err);
+        assert_int_equal(db_open("/dev/full", DB_OPEN_WRITE, &d, &err), ST_EIO);
+        assert_non_null(strstr(err.msg, "full"));
+    }
+    /* an empty path is bad input; the context keeps the first error */
+    assert_int_equal(db_open("", DB_OPEN_WRITE, &d, &err), ST_EINVAL);
+    assert_int_equal(err.code, ST_EIO);
+}
+
+/* A read-only file: opened for writing it is an I/O error and unchanged;
+ * opened for reading it answers. The superuser writes any file, so then
+ * the check runs in a child that has dropped to an unprivileged user. */
+static void test_read_only_file(void **state)
+{
+    fixture *f = *state;
+    write_one(f->path);
+    assert_int_equal(chmod(f->path, 0444), 0);
+    assert_int_equal(chmod(f->dir, 0755), 0);
+    size_t n;
+    unsigned char *before = file_bytes(f->path, &n);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+            _exit(77);
+        st_err err = {0};
+        db *d = NULL;
+        if (db_open(f->path, DB_OPEN_WRITE, &d, &err) != ST_EIO || d)
+            _exit(1);
+        if (!strstr(err.msg, "read-only"))
+            _exit(2);
+        st_err_clear(&err);
+        if (db_open(f->path, DB_OPEN_READ, &d, &err) != ST_OK)
+            _exit(3);
+        int64_t c = 0;
+        int rc = db_count(d, NULL, &c, &err);
+        db_close(d);
+        _exit(rc == ST_OK && c == 1 ? 0 : 4);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 77)
+        assert_int_equal(WEXITSTATUS(status), 0);
+    assert_file_is(f->path, before, n);
+    free(before);
+}
+
+static void test_default_path(void **state)
+{
+    (void)state;
+    const char *old = getenv("SMDPLAN_DB");
+    char *keep = old ? strdup(old) : NULL;
+    assert_string_equal(db_default_path("given.db"), "given.db");
+    setenv("SMDPLAN_DB", "from-env.db", 1);
+    assert_string_equal(db_default_path(NULL), "from-env.db");
+    assert_string_equal(db_default_path(""), "from-env.db");
+    unsetenv("SMDPLAN_DB");
+    assert_string_equal(db_default_path(NULL), "smdplan.db");
+    if (keep)
+        setenv("SMDPLAN_DB", keep, 1);
+    free(keep);
+
+    setenv("SMDPLAN_NO_RECORD", "1", 1);
+    assert_true(db_record_disabled());
+    setenv("SMDPLAN_NO_RECORD", "0", 1);
+    assert_false(db_record_disabled());
+    unsetenv("SMDPLAN_NO_RECORD");
+    assert_false(db_record_disabled());
+}
+
+static void test_provenance_fill(void **state)
+{
+    (void)state;
+    char *argv[] = {(char *)"smdplan", (char *)"--params", (char *)"30B", (char *)"a b",
+                    (char *)"it's"};
+    db_provenance p;
+    db_provenance_fill(&p, 5, argv);
+    assert_string_equal(p.command_line, "smdplan --params 30B 'a b' 'it'\\''s'");
+    assert_non_null(strstr(p.library_versions, "sqlite 3."));
+    assert_non_null(strstr(p.library_versions, "gsl "));
+    assert_non_null(strstr(p.library_versions, "cjson "));
+    assert_true(p.tool_version[0] && p.git_rev[0] && p.build_features[0] && p.host[0]);
+    /* 2024-05-01T12:00:00.123Z */
+    assert_int_equal(strlen(p.created_at), 24);
+    assert_int_equal(p.created_at[10], 'T');
+    assert_int_equal(p.created_at[23], 'Z');
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_create_new, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_from_zero_byte_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_from_handmade_v0, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_to_v2, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_step_rolls_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_foreign_sqlite_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_page, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reader_creates_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cannot_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_only_file, setup, teardown),
+        cmocka_unit_test(test_default_path),
+        cmocka_unit_test(test_provenance_fill),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

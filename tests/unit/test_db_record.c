@@ -1,0 +1,808 @@
+/*
+ * test_db_record.c: every record type written and read back.
+ *
+ * Real inputs (the shipped catalog and presets, a search of a 30B model on
+ * 16 x p4d, a simulated step with its trace, the published runs of the
+ * calibration file) are recorded, then read back through db_show,
+ * db_history and db_compare and compared field by field: doubles exactly
+ * (SQLite keeps IEEE doubles), enums by name, counts of child rows. Also:
+ * a record that fails half-way leaves nothing behind, with SQLite's
+ * message; db_select runs only read-only statements.
+ */
+#include <cjson/cJSON.h>
+
+#include "data/data.h"
+#include "data/data_csv.h"
+#include "data/db_int.h"
+#include "test_db_util.h"
+
+#define CATALOG SMD_TEST_DATA_DIR "/catalog.json"
+#define PRESETS SMD_TEST_DATA_DIR "/models.json"
+#define RUNS_CSV SMD_TEST_DATA_DIR "/reference/calibration_runs.csv"
+
+typedef struct fixture {
+    char dir[512];
+    char path[600];
+    plan_catalog cat;
+    plan_presets presets;
+    plan_model model;
+    plan_cluster cluster;
+    plan_config cfg;
+    plan_result res;
+    db *d;
+    db_provenance prov;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    st_err err = {0};
+    tdir_make(f->dir, sizeof f->dir);
+    snprintf(f->path, sizeof f->path, "%s/records.db", f->dir);
+    assert_int_equal(data_catalog_load(CATALOG, &f->cat, &err), ST_OK);
+    assert_int_equal(data_presets_load(PRESETS, &f->presets, &err), ST_OK);
+    assert_int_equal(plan_model_resolve(&f->presets, 30e9, PLAN_ARCH_GPT, NULL, &f->model, &err),
+                     ST_OK);
+    assert_int_equal(plan_cluster_parse(&f->cat, "16xp4d", &f->cluster, &err), ST_OK);
+    plan_config_default(&f->cfg);
+    assert_int_equal(plan_search(&f->model, &f->cluster, &f->cfg, &f->res, &err), ST_OK);
+    assert_true(f->res.ntop >= 3);
+    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &f->d, &err), ST_OK);
+    f->prov = test_provenance();
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    db_close(f->d);
+    plan_catalog_free(&f->cat);
+    plan_presets_free(&f->presets);
+    tdir_remove(f->dir);
+    free(f);
+    return 0;
+}
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v)
+        fail_msg("no key '%s'", k);
+    return v;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    if (!cJSON_IsNumber(v))
+        fail_msg("'%s' is not a number", k);
+    return v->valuedouble;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    if (!cJSON_IsString(v))
+        fail_msg("'%s' is not a string", k);
+    return v->valuestring;
+}
+
+static int is_null(const cJSON *o, const char *k)
+{
+    return cJSON_IsNull(get(o, k));
+}
+
+static cJSON *show(fixture *f, int64_t id)
+{
+    st_err err = {0};
+    cJSON *rec = NULL;
+    int rc = db_show(f->d, id, &rec, &err);
+    if (rc != ST_OK)
+        fail_msg("db_show(%lld): %s", (long long)id, err.msg);
+    return rec;
+}
+
+static void check_provenance(const fixture *f, const cJSON *rec)
+{
+    const cJSON *p = get(rec, "provenance");
+    assert_string_equal(str(p, "command_line"), "smdplan calibrate 'runs file.csv'");
+    assert_string_equal(str(p, "command_line"), f->prov.command_line);
+    assert_string_equal(str(p, "tool_version"), f->prov.tool_version);
+    assert_string_equal(str(p, "git_rev"), f->prov.git_rev);
+    assert_string_equal(str(p, "build_features"), f->prov.build_features);
+    assert_string_equal(str(p, "library_versions"), f->prov.library_versions);
+    assert_string_equal(str(p, "host"), f->prov.host);
+    assert_string_equal(str(rec, "created_at"), f->prov.created_at);
+}
+
+static void check_model(const cJSON *m, const plan_model *want)
+{
+    assert_string_equal(str(m, "name"), want->name);
+    assert_string_equal(str(m, "source"), want->source);
+    assert_string_equal(str(m, "arch"), want->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt");
+    assert_int_equal((int64_t)num(m, "layers"), want->layers);
+    assert_int_equal((int64_t)num(m, "hidden"), want->hidden);
+    assert_int_equal((int64_t)num(m, "heads"), want->heads);
+    assert_int_equal((int64_t)num(m, "kv_heads"), want->kv_heads);
+    assert_int_equal((int64_t)num(m, "ffn"), want->ffn);
+    assert_int_equal((int64_t)num(m, "seq"), want->seq);
+    assert_int_equal((int64_t)num(m, "vocab"), want->vocab);
+    assert_int_equal((int)num(m, "tied_embedding"), want->tied_embedding);
+    assert_int_equal((int64_t)num(m, "params"), want->params);
+    assert_int_equal((int64_t)num(m, "params_layer"), want->params_layer);
+    assert_int_equal((int64_t)num(m, "params_head"), want->params_head);
+}
+
+static void check_layout(const cJSON *p, const plan_layout *l)
+{
+    assert_int_equal((int)num(p, "tp"), l->tp);
+    assert_int_equal((int)num(p, "pp"), l->pp);
+    assert_int_equal((int)num(p, "dp"), l->dp);
+    assert_int_equal((int)num(p, "cp"), l->cp);
+    assert_int_equal((int)num(p, "micro_batch"), l->micro_batch);
+    assert_int_equal((int)num(p, "microbatches"), l->microbatches);
+    assert_int_equal((int)num(p, "active_microbatches"), l->active_microbatches);
+    assert_string_equal(str(p, "schedule"), plan_schedule_name(l->schedule));
+    assert_int_equal((int)num(p, "virtual_stages"), l->virtual_stages);
+    assert_string_equal(str(p, "recompute"), plan_recompute_name(l->recompute));
+    assert_int_equal((int)num(p, "recompute_group"), l->recompute_group);
+    assert_int_equal((int)num(p, "sequence_parallel"), l->sequence_parallel);
+    assert_int_equal((int)num(p, "offload_activations"), l->offload_activations);
+    assert_string_equal(str(p, "sharding"), plan_sharding_name(l->sharding));
+    assert_int_equal((int)num(p, "sharding_degree"), l->sharding_degree);
+    assert_int_equal((int)num(p, "prescaled_batch"), l->prescaled_batch);
+    assert_string_equal(str(p, "placement"), l->placement);
+    assert_int_equal((int)num(p, "flash_attention"), l->flash_attention);
+    assert_int_equal((int)num(p, "dp_overlap"), l->dp_overlap);
+    assert_int_equal((int)num(p, "fp32_grads"), l->fp32_grads);
+    assert_int_equal((int)num(p, "tp_overlap"), l->tp_overlap);
+    assert_int_equal((int)num(p, "pp_overlap"), l->pp_overlap);
+    assert_true(num(p, "dp_bucket_bytes") == l->dp_bucket_bytes);
+    assert_int_equal((int64_t)num(p, "global_batch"), l->global_batch);
+}
+
+/* Every memory and time term, bit for bit; per-stage memory. */
+static void check_prediction(const cJSON *pr, const plan_estimate *e)
+{
+    assert_string_equal(str(pr, "reject"),
+                        e->reject == PLAN_OK ? "ok" : plan_reject_name(e->reject));
+    assert_true(num(pr, "weights_bytes") == e->mem.weights_bytes);
+    assert_true(num(pr, "grads_bytes") == e->mem.grads_bytes);
+    assert_true(num(pr, "optimizer_bytes") == e->mem.optimizer_bytes);
+    assert_true(num(pr, "activations_bytes") == e->mem.activations_bytes);
+    assert_true(num(pr, "recompute_bytes") == e->mem.recompute_bytes);
+    assert_true(num(pr, "logits_bytes") == e->mem.logits_bytes);
+    assert_true(num(pr, "comm_buffers_bytes") == e->mem.comm_buffers_bytes);
+    assert_true(num(pr, "context_bytes") == e->mem.context_bytes);
+    assert_true(num(pr, "allocator_bytes") == e->mem.allocator_bytes);
+    assert_true(num(pr, "total_bytes") == e->mem.total_bytes);
+    assert_true(num(pr, "capacity_bytes") == e->capacity_bytes);
+    assert_int_equal((int)num(pr, "worst_stage"), e->worst_stage);
+    assert_true(num(pr, "compute_s") == e->time.compute_s);
+    assert_true(num(pr, "tp_comm_s") == e->time.tp_comm_s);
+    assert_true(num(pr, "cp_comm_s") == e->time.cp_comm_s);
+    assert_true(num(pr, "pp_comm_s") == e->time.pp_comm_s);
+    assert_true(num(pr, "dp_exposed_s") == e->time.dp_exposed_s);
+    assert_true(num(pr, "bubble_s") == e->time.bubble_s);
+    assert_true(num(pr, "optimizer_s") == e->time.optimizer_s);
+    assert_true(num(pr, "step_s") == e->time.step_s);
+    assert_true(num(pr, "dp_total_s") == e->time.dp_total_s);
+    assert_true(num(pr, "tokens_per_s") == e->tokens_per_s);
+    assert_true(num(pr, "mfu") == e->mfu);
+    assert_true(num(pr, "cost_per_mtokens") == e->cost_per_mtokens);
+    /* the terms sum to the totals (the planner's invariant survives storage) */
+    double mem = 0;
+    static const char *const mt[] = {"weights_bytes", "grads_bytes", "optimizer_bytes",
+                                     "activations_bytes", "recompute_bytes", "logits_bytes",
+                                     "comm_buffers_bytes", "context_bytes", "allocator_bytes"};
+    for (size_t i = 0; i < sizeof mt / sizeof mt[0]; i++)
+        mem += num(pr, mt[i]);
+    assert_rel(mem, num(pr, "total_bytes"), 1e-12);
+    const cJSON *st = get(pr, "stages");
+    assert_int_equal(cJSON_GetArraySize(st), e->nstages);
+    int i = 0;
+    for (const cJSON *s = st->child; s; s = s->next, i++) {
+        assert_int_equal((int)num(s, "stage"), i);
+        assert_int_equal((int)num(s, "layers"), e->stage_layers[i]);
+        assert_true(num(s, "mem_bytes") == e->stage_mem_bytes[i]);
+        assert_int_equal((int)num(s, "inflight"), e->stage_inflight[i]);
+    }
+}
+
+static void test_plan_round_trip(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    double sim[PLAN_TOPK_MAX] = {0};
+    for (int i = 0; i < f->res.ntop; i++)
+        sim[i] = 10.0 + 0.125 * i;
+    int64_t id = 0;
+    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res, sim,
+                                    &id, &err),
+                     ST_OK);
+    cJSON *rec = show(f, id);
+    assert_true(num(rec, "id") == (double)id);
+    assert_string_equal(str(rec, "kind"), "plan");
+    assert_non_null(strstr(str(rec, "summary"), "p4d.24xlarge"));
+    check_provenance(f, rec);
+    const cJSON *models = get(rec, "models");
+    assert_int_equal(cJSON_GetArraySize(models), 1);
+    check_model(models->child, &f->model);
+
+    const cJSON *it = get(rec, "instance_types")->child;
+    assert_string_equal(str(it, "name"), f->cluster.inst->name);
+    assert_string_equal(str(it, "gpu"), f->cluster.gpu->name);
+    assert_int_equal((int)num(it, "gpus_per_node"), f->cluster.inst->gpus_per_node);
+    assert_true(num(it, "net_bps") == f->cluster.inst->net_bps);
+    assert_true(num(it, "gpu_mem_bytes") == f->cluster.gpu->mem_bytes);
+    assert_true(num(it, "gemm_eff_max") == f->cluster.gpu->gemm_eff_max);
+    assert_true(cJSON_IsArray(get(it, "intra_curve")));
+    assert_int_equal(cJSON_GetArraySize(get(it, "intra_curve")), f->cluster.intra_curve->n);
+
+    const cJSON *search = get(rec, "search");
+    assert_int_equal((int64_t)num(search, "evaluated"), f->res.evaluated);
+    assert_int_equal((int64_t)num(search, "feasible"), f->res.feasible);
+    assert_int_equal((int64_t)num(search, "global_batch"), f->res.global_batch);
+    assert_int_equal((int)num(search, "nodes"), 16);
+    assert_int_equal((int)num(search, "gpus"), f->cluster.gpus);
+    assert_string_equal(str(search, "objective"), "time");
+    const cJSON *rej = get(search, "rejected");
+    assert_true(num(rej, plan_reject_name(PLAN_REJ_OOM)) == (double)f->res.rejected[PLAN_REJ_OOM]);
+    assert_int_equal((int)num(get(search, "config"), "top_k"), f->cfg.top_k);
+
+    const cJSON *plans = get(rec, "plans");
+    assert_int_equal(cJSON_GetArraySize(plans), f->res.ntop);
+    int i = 0;
+    for (const cJSON *p = plans->child; p; p = p->next, i++) {
+        assert_string_equal(str(p, "role"), "top");
+        assert_int_equal((int)num(p, "rank"), i + 1);
+        assert_int_equal((int)num(p, "nodes"), 16);
+        assert_true(num(p, "simulated_step_s") == sim[i]);
+        check_layout(p, &f->res.top[i].layout);
+        check_prediction(get(p, "prediction"), &f->res.top[i].est);
+    }
+    cJSON_Delete(rec);
+
+    /* history: one plan record with its summary */
+    db_summary h[4];
+    int n = 0;
+    assert_int_equal(db_history(f->d, NULL, h, 4, &n, &err), ST_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(h[0].id, id);
+    assert_string_equal(h[0].kind, "plan");
+    assert_string_equal(h[0].created_at, f->prov.created_at);
+    assert_string_equal(h[0].command_line, f->prov.command_line);
+}
+
+/* Nothing fits: the record keeps the search and the closest layout. */
+static void test_plan_nothing_fits(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    plan_model big;
+    plan_cluster one;
+    plan_result *r = calloc(1, sizeof *r);
+    assert_int_equal(plan_model_resolve(&f->presets, 1e12, PLAN_ARCH_GPT, NULL, &big, &err), ST_OK);
+    assert_int_equal(plan_cluster_parse(&f->cat, "1xp4d", &one, &err), ST_OK);
+    assert_int_equal(plan_search(&big, &one, &f->cfg, r, &err), ST_OK);
+    assert_int_equal(r->ntop, 0);
+    int64_t id = 0;
+    assert_int_equal(db_record_plan(f->d, &f->prov, &big, &one, &f->cfg, r, NULL, &id, &err),
+                     ST_OK);
+    cJSON *rec = show(f, id);
+    assert_non_null(strstr(str(rec, "summary"), "nothing fits"));
+    if (r->min_oom_excess_bytes > 0) {
+        const cJSON *p = get(rec, "plans")->child;
+        assert_string_equal(str(p, "role"), "closest_oom");
+        assert_true(is_null(p, "rank"));
+        assert_true(is_null(p, "simulated_step_s"));
+        check_layout(p, &r->closest_oom.layout);
+        check_prediction(get(p, "prediction"), &r->closest_oom.est);
+        assert_string_equal(str(get(p, "prediction"), "reject"), plan_reject_name(PLAN_REJ_OOM));
+    }
+    cJSON_Delete(rec);
+    free(r);
+}
+
+/* The comparison mode: plans over several instance types and counts. */
+static void test_plan_options(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    plan_cluster cl[3];
+    plan_candidate cd[3];
+    const char *spec[] = {"8xp4d", "16xp4d", "4xp5"};
+    plan_config cfg = f->cfg;
+    cfg.top_k = 1;
+    plan_result *r = calloc(1, sizeof *r);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(plan_cluster_parse(&f->cat, spec[i], &cl[i], &err), ST_OK);
+        assert_int_equal(plan_search(&f->model, &cl[i], &cfg, r, &err), ST_OK);
+        assert_true(r->ntop >= 1);
+        cd[i] = r->top[0];
+    }
+    free(r);
+    int64_t id = 0;
+    assert_int_equal(db_record_plan_options(f->d, &f->prov, &f->model, &cfg, 3, cl, cd, 300e9, &id,
+                                            &err),
+                     ST_OK);
+    cJSON *rec = show(f, id);
+    assert_string_equal(str(get(rec, "search"), "mode"), "compare");
+    assert_true(num(get(rec, "search"), "tokens") == 300e9);
+    assert_int_equal(cJSON_GetArraySize(get(rec, "instance_types")), 2); /* p4d once, p5 */
+    int i = 0;
+    for (const cJSON *p = get(rec, "plans")->child; p; p = p->next, i++) {
+        assert_string_equal(str(p, "role"), "option");
+        assert_int_equal((int)num(p, "nodes"), cl[i].nodes);
+        assert_int_equal((int)num(p, "gpus"), cl[i].gpus);
+        check_layout(p, &cd[i].layout);
+        check_prediction(get(p, "prediction"), &cd[i].est);
+    }
+    assert_int_equal(i, 3);
+    cJSON_Delete(rec);
+}
+
+static void simulate(fixture *f, const plan_layout *l, int trace, sim_config *cfg, sim_result *s)
+{
+    st_err err = {0};
+    plan_costs *costs = malloc(sizeof *costs);
+    sim_config_default(cfg);
+    cfg->keep_trace = trace;
+    cfg->seed = 1234567;
+    assert_int_equal(plan_costs_compute(&f->model, &f->cluster, l, costs, &err), ST_OK);
+    assert_int_equal(sim_step_run(costs, cfg, s, &err), ST_OK);
+    free(costs);
+}
+
+static void test_simulation_round_trip(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    const plan_candidate *best = &f->res.top[0];
+    sim_config cfg;
+    sim_result s;
+    simulate(f, &best->layout, 1, &cfg, &s);
+    assert_true(s.ntrace > 0);
+    int64_t id = 0;
+    assert_int_equal(db_record_simulation(f->d, &f->prov, &f->model, &f->cluster, &best->layout,
+                                          &best->est, &cfg, &s, &id, &err),
+                     ST_OK);
+    cJSON *rec = show(f, id);
+    assert_string_equal(str(rec, "kind"), "simulation");
+    check_provenance(f, rec);
+    check_model(get(rec, "models")->child, &f->model);
+    const cJSON *p = get(rec, "plans")->child;
+    check_layout(p, &best->layout);
+    check_prediction(get(p, "prediction"), &best->est);
+    assert_true(num(p, "simulated_step_s") == s.step_s);
+    const cJSON *sim = get(rec, "simulations")->child;
+    assert_true(num(sim, "plan_id") == num(p, "id"));
+    assert_true(num(sim, "step_s") == s.step_s);
+    assert_true(num(sim, "pipeline_s") == s.pipeline_s);
+    assert_true(num(sim, "bubble_fraction") == s.bubble_fraction);
+    assert_true(num(sim, "planner_step_s") == s.planner_step_s);
+    assert_true(num(sim, "compute_bound_s") == s.compute_bound_s);
+    assert_true(num(sim, "events") == (double)s.events);
+    assert_true(num(sim, "seed") == 1234567);
+    assert_int_equal((int)num(sim, "pp"), s.pp);
+    assert_int_equal((int)num(sim, "trace_ops"), s.ntrace);
+    const cJSON *stages = get(sim, "stages");
+    assert_int_equal(cJSON_GetArraySize(stages), s.pp);
+    int i = 0;
+    for (const cJSON *x = stages->child; x; x = x->next, i++) {
+        assert_int_equal((int)num(x, "stage"), i);
+        assert_true(num(x, "busy_s") == s.stage[i].busy_s);
+        assert_true(num(x, "bubble_fraction") == s.stage[i].bubble_fraction);
+        assert_int_equal((int)num(x, "peak_inflight"), s.stage[i].peak_inflight);
+        assert_true(num(x, "peak_mem_bytes") == s.stage[i].peak_mem_bytes);
+        assert_true(num(x, "dp_exposed_s") == s.stage[i].dp_exposed_s);
+    }
+    const cJSON *trace = get(sim, "trace");
+    assert_int_equal(cJSON_GetArraySize(trace), s.ntrace);
+    i = 0;
+    for (const cJSON *t = trace->child; t; t = t->next, i++) {
+        const sim_trace_rec *e = &s.trace[i];
+        assert_int_equal((int)num(t, "seq"), i);
+        assert_int_equal((int)num(t, "stage"), e->stage);
+        assert_int_equal((int)num(t, "microbatch"), e->microbatch);
+        assert_int_equal((int)num(t, "chunk"), e->chunk);
+        assert_true(num(t, "start_ns") == (double)e->start_ns);
+        assert_true(num(t, "end_ns") == (double)e->end_ns);
+        assert_string_equal(str(t, "op"), e->kind < SIM_OP__COUNT
+                                              ? sim_op_name((sim_op_kind)e->kind)
+                                              : "allreduce");
+        assert_true(num(t, "end_ns") >= num(t, "start_ns"));
+    }
+    cJSON_Delete(rec);
+
+    /* without a trace: no trace rows */
+    sim_result_fini(&s);
+    simulate(f, &best->layout, 0, &cfg, &s);
+    assert_int_equal(db_record_simulation(f->d, &f->prov, &f->model, &f->cluster, &best->layout,
+                                          NULL, &cfg, &s, &id, &err),
+                     ST_OK);
+    rec = show(f, id);
+    sim = get(rec, "simulations")->child;
+    assert_null(cJSON_GetObjectItemCaseSensitive(sim, "trace"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(get(rec, "plans")->child, "prediction"));
+    cJSON_Delete(rec);
+    sim_result_fini(&s);
+}
+
+static void test_validation_round_trip(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    data_csv csv = {0};
+    assert_int_equal(data_csv_load(RUNS_CSV, &csv, &err), ST_OK);
+    int n = csv.nrows;
+    plan_validate_row *rows = calloc((size_t)n, sizeof *rows);
+    plan_validate_result *res = calloc((size_t)n, sizeof *res);
+    double *sim = calloc((size_t)n, sizeof *sim);
+    assert_int_equal(data_csv_validate_rows(&csv, RUNS_CSV, rows, &err), ST_OK);
+    int compared = 0, layouts = 0;
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(plan_validate_run(&f->cat, &rows[i], &res[i], NULL, &err), ST_OK);
+        compared += res[i].compared;
+        layouts += res[i].have_layout;
+        sim[i] = res[i].compared && i % 3 == 0 ? res[i].pred_time_s * 1.01 : 0;
+    }
+    assert_true(compared > 10);
+    int64_t id = 0;
+    assert_int_equal(db_record_validation(f->d, &f->prov, &f->cat, RUNS_CSV, res, sim, n, &id, &err),
+                     ST_OK);
+    cJSON *rec = show(f, id);
+    assert_string_equal(str(rec, "kind"), "run");
+    const cJSON *runs = get(rec, "runs");
+    assert_int_equal(cJSON_GetArraySize(runs), n);
+    assert_int_equal(cJSON_GetArraySize(get(rec, "plans")), layouts);
+    int i = 0;
+    for (const cJSON *r = runs->child; r; r = r->next, i++) {
+        const plan_validate_result *v = &res[i];
+        assert_string_equal(str(r, "source"), "published");
+        assert_string_equal(str(r, "row_id"), v->row_id);
+        assert_string_equal(str(r, "source_key"), v->source_key);
+        assert_int_equal((int)num(r, "compared"), v->compared);
+        assert_string_equal(str(r, "file"), RUNS_CSV);
+        if (v->compared) {
+            assert_true(num(r, "measured_step_s") == v->ref_time_s);
+            assert_true(num(r, "error_pct") == v->error_pct);
+            assert_string_equal(str(r, "basis"), plan_validate_basis_name(v->basis));
+        } else {
+            assert_true(is_null(r, "measured_step_s"));
+            assert_true(is_null(r, "error_pct"));
+            assert_string_equal(str(r, "reason"), v->reason);
+        }
+        if (v->have_layout) {
+            assert_true(num(r, "predicted_step_s") == v->pred_time_s);
+            assert_true(num(r, "predicted_mem_bytes") == v->pred_mem_bytes);
+            assert_false(is_null(r, "plan_id"));
+        } else {
+            assert_true(is_null(r, "plan_id"));
+        }
+        if (sim[i] > 0)
+            assert_true(num(r, "simulated_step_s") == sim[i]);
+        else
+            assert_true(is_null(r, "simulated_step_s"));
+        if (v->have_mem)
+            assert_true(num(r, "measured_mem_bytes") == v->ref_mem_bytes);
+        else
+            assert_true(is_null(r, "measured_mem_bytes"));
+        assert_int_equal((int)num(r, "measured_oom"), v->ref_oom);
+    }
+    /* the plan of a compared run carries its layout and prediction */
+    for (const cJSON *p = get(rec, "plans")->child; p; p = p->next)
+        assert_non_null(cJSON_GetObjectItemCaseSensitive(p, "prediction"));
+    cJSON_Delete(rec);
+
+    /* compare: each compared run with its prediction; the simulated ones too */
+    db_compare_row *cmp = calloc((size_t)n, sizeof *cmp);
+    int nc = 0;
+    db_compare_filter all = {NULL, 0, NULL, NULL, 1};
+    assert_int_equal(db_compare(f->d, &all, cmp, n, &nc, &err), ST_OK);
+    int with_meas = 0, with_sim = 0;
+    for (int k = 0; k < nc; k++) {
+        with_meas += cmp[k].measured_s > 0;
+        with_sim += cmp[k].simulated_s > 0 && cmp[k].measured_s > 0;
+        assert_true(cmp[k].predicted_s > 0);
+        if (cmp[k].measured_s > 0) {
+            assert_string_equal(cmp[k].measured_source, "published");
+            assert_int_equal(cmp[k].measured_id, id);
+        }
+    }
+    assert_true(with_meas > 0 && with_sim > 0);
+    free(cmp);
+    free(sim);
+    free(res);
+    free(rows);
+    data_csv_free(&csv);
+}
+
+static void test_calibration_round_trip(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    plan_calibration cal[2];
+    small_calibration(&cal[0], 3);
+    small_calibration(&cal[1], 4);
+    cal[1].converged = 0;
+    int64_t id = 0;
+    assert_int_equal(db_record_calibration(f->d, &f->prov, "runs file.csv", cal, 2, &id, &err),
+                     ST_OK);
+    cJSON *rec = show(f, id);
+    assert_string_equal(str(rec, "kind"), "calibration");
+    check_provenance(f, rec);
+    const cJSON *cals = get(rec, "calibrations");
+    assert_int_equal(cJSON_GetArraySize(cals), 2);
+    int i = 0;
+    for (const cJSON *c = cals->child; c; c = c->next, i++) {
+        assert_string_equal(str(c, "gpu"), cal[i].gpu);
+        assert_string_equal(str(c, "file"), "runs file.csv");
+        assert_int_equal((int)num(c, "rows"), cal[i].rows);
+        assert_int_equal((unsigned)num(c, "asked"), cal[i].asked);
+        assert_int_equal((unsigned)num(c, "fitted"), cal[i].fitted);
+        assert_true(num(c, "mean_abs_err_after_pct") == cal[i].mean_abs_err_after_pct);
+        assert_int_equal((int)num(c, "converged"), cal[i].converged);
+        const cJSON *ps = get(c, "params");
+        assert_int_equal(cJSON_GetArraySize(ps), PLAN_CAL__COUNT);
+        int k = 0;
+        for (const cJSON *p = ps->child; p; p = p->next, k++) {
+            assert_string_equal(str(p, "name"), plan_cal_param_name((plan_cal_param)k));
+            assert_true(num(p, "before") == cal[i].before[k]);
+            assert_true(num(p, "after") == cal[i].after[k]);
+            assert_int_equal((int)num(p, "fitted"), (int)((cal[i].fitted >> k) & 1u));
+        }
+    }
+    cJSON_Delete(rec);
+}
+
+/* A measured run (what the executor will record) and compare's three
+ * figures for one plan: prediction, simulation and measurement. */
+static void test_run_round_trip_and_compare(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    const plan_candidate *best = &f->res.top[0];
+    db_run_step steps[3] = {{1, 21.0, 7.0, 13.0, 0.5, 0.5, 9.75},
+                            {2, 20.5, 6.9, 12.7, 0.4, 0.5, 9.5},
+                            {3, 20.25, 6.8, 12.6, 0.4, 0.45, 9.25}};
+    double peaks[4] = {33e9, 32.5e9, 31e9, 30.25e9};
+    db_run run = {"ok", NULL, "cpu+mpi", 20.375, 3, steps, 4, peaks};
+    int64_t plan_id = 0, sim_id = 0, run_id = 0;
+    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res, NULL,
+                                    &plan_id, &err),
+                     ST_OK);
+    sim_config cfg;
+    sim_result s;
+    simulate(f, &best->layout, 0, &cfg, &s);
+    assert_int_equal(db_record_simulation(f->d, &f->prov, &f->model, &f->cluster, &best->layout,
+                                          &best->est, &cfg, &s, &sim_id, &err),
+                     ST_OK);
+    assert_int_equal(db_record_run(f->d, &f->prov, &f->model, &f->cluster, &best->layout,
+                                   &best->est, &run, &run_id, &err),
+                     ST_OK);
+    cJSON *rec = show(f, run_id);
+    const cJSON *r = get(rec, "runs")->child;
+    assert_string_equal(str(r, "source"), "measured");
+    assert_string_equal(str(r, "status"), "ok");
+    assert_string_equal(str(r, "backend"), "cpu+mpi");
+    assert_true(is_null(r, "error_text"));
+    assert_true(num(r, "measured_step_s") == 20.375);
+    assert_true(num(r, "predicted_step_s") == best->est.time.step_s);
+    assert_true(num(r, "measured_mem_bytes") == 33e9);
+    assert_rel(num(r, "error_pct"), 100 * (best->est.time.step_s - 20.375) / 20.375, 1e-12);
+    const cJSON *st = get(r, "steps"), *rk = get(r, "ranks");
+    assert_int_equal(cJSON_GetArraySize(st), 3);
+    assert_int_equal(cJSON_GetArraySize(rk), 4);
+    assert_true(num(cJSON_GetArrayItem(st, 2), "loss") == 9.25);
+    assert_true(num(cJSON_GetArrayItem(st, 1), "backward_s") == 12.7);
+    assert_true(num(cJSON_GetArrayItem(rk, 3), "peak_mem_bytes") == 30.25e9);
+    cJSON_Delete(rec);
+
+    /* a failed run keeps its error text */
+    db_run bad = {"failed", "rank 3: CUDA out of memory", "cuda+nccl", 0, 0, NULL, 0, NULL};
+    int64_t bad_id = 0;
+    assert_int_equal(db_record_run(f->d, &f->prov, &f->model, &f->cluster, &best->layout, NULL,
+                                   &bad, &bad_id, &err),
+                     ST_OK);
+    rec = show(f, bad_id);
+    r = get(rec, "runs")->child;
+    assert_string_equal(str(r, "error_text"), "rank 3: CUDA out of memory");
+    assert_true(is_null(r, "measured_step_s"));
+    cJSON_Delete(rec);
+
+    /* compare, restricted to the plan record: its best plan has all three */
+    db_compare_row rows[PLAN_TOPK_MAX];
+    int n = 0;
+    int64_t ids[] = {plan_id};
+    db_compare_filter filt = {ids, 1, "30", "p4d", 3};
+    assert_int_equal(db_compare(f->d, &filt, rows, PLAN_TOPK_MAX, &n, &err), ST_OK);
+    assert_int_equal(n, 1);
+    assert_true(rows[0].predicted_s == best->est.time.step_s);
+    assert_true(rows[0].simulated_s == s.step_s);
+    assert_true(rows[0].measured_s == 20.375);
+    assert_int_equal(rows[0].simulated_id, sim_id);
+    assert_int_equal(rows[0].measured_id, run_id);
+    assert_string_equal(rows[0].measured_source, "measured");
+    assert_int_equal(rows[0].nodes, 16);
+    assert_string_equal(rows[0].instance_type, f->cluster.inst->name);
+    assert_rel(db_error_pct(rows[0].simulated_s, rows[0].measured_s),
+               100 * (s.step_s - 20.375) / 20.375, 1e-12);
+    assert_true(isnan(db_error_pct(0, 1)));
+    /* two figures: the other top plans have a prediction only */
+    filt.min_figures = 2;
+    assert_int_equal(db_compare(f->d, &filt, rows, PLAN_TOPK_MAX, &n, &err), ST_OK);
+    assert_int_equal(n, 1);
+    filt.min_figures = 1;
+    assert_int_equal(db_compare(f->d, &filt, rows, PLAN_TOPK_MAX, &n, &err), ST_OK);
+    assert_int_equal(n, f->res.ntop);
+    /* filters that match nothing, and an id with no record */
+    filt.model = "no such model";
+    assert_int_equal(db_compare(f->d, &filt, rows, PLAN_TOPK_MAX, &n, &err), ST_OK);
+    assert_int_equal(n, 0);
+    int64_t missing[] = {999999};
+    db_compare_filter bad_ids = {missing, 1, NULL, NULL, 0};
+    assert_int_equal(db_compare(f->d, &bad_ids, rows, PLAN_TOPK_MAX, &n, &err), ST_ENOENT);
+    assert_non_null(strstr(err.msg, "no record 999999"));
+    sim_result_fini(&s);
+}
+
+static void test_history(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    int64_t ids[6];
+    for (int i = 0; i < 6; i++) {
+        plan_calibration c;
+        small_calibration(&c, i);
+        if (i % 2)
+            assert_int_equal(db_record_calibration(f->d, &f->prov, "x.csv", &c, 1, &ids[i], &err),
+                             ST_OK);
+        else
+            assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg,
+                                            &f->res, NULL, &ids[i], &err),
+                             ST_OK);
+    }
+    db_summary h[10];
+    int n = 0;
+    assert_int_equal(db_history(f->d, NULL, h, 10, &n, &err), ST_OK);
+    assert_int_equal(n, 6);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(h[i].id, ids[5 - i]); /* newest first */
+    assert_int_equal(db_history(f->d, "calibration", h, 2, &n, &err), ST_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(h[0].id, ids[5]);
+    assert_int_equal(h[1].id, ids[3]);
+    assert_string_equal(h[0].kind, "calibration");
+    assert_int_equal(db_history(f->d, "simulation", h, 10, &n, &err), ST_OK);
+    assert_int_equal(n, 0);
+    int64_t c = 0;
+    assert_int_equal(db_count(f->d, "plan", &c, &err), ST_OK);
+    assert_int_equal(c, 3);
+    assert_int_equal(db_history(f->d, "plans", h, 10, &n, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "unknown record kind 'plans'"));
+    st_err_clear(&err);
+    cJSON *rec = NULL;
+    assert_int_equal(db_show(f->d, 424242, &rec, &err), ST_ENOENT);
+    assert_null(rec);
+}
+
+/* A record that fails half-way leaves nothing: one transaction. The
+ * failure is provoked with a trigger and keeps SQLite's message. */
+static void test_failed_record_leaves_nothing(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    char *msg = NULL;
+    assert_int_equal(sqlite3_exec(f->d->h,
+                                  "CREATE TRIGGER boom BEFORE INSERT ON predictions WHEN "
+                                  "(SELECT count(*) FROM predictions) >= 2 BEGIN "
+                                  "SELECT RAISE(ABORT, 'injected failure'); END;",
+                                  NULL, NULL, &msg),
+                     SQLITE_OK);
+    int64_t id = -1;
+    assert_int_not_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res,
+                                        NULL, &id, &err),
+                         ST_OK);
+    assert_int_equal(id, -1);
+    assert_non_null(strstr(err.msg, "injected failure"));
+    assert_non_null(strstr(err.msg, f->path));
+    static const char *const tables[] = {"records", "models", "instance_types", "searches",
+                                         "plans", "predictions", "prediction_stages", NULL};
+    for (int i = 0; tables[i]; i++) {
+        char sql[96];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", tables[i]);
+        sqlite3_stmt *st = NULL;
+        assert_int_equal(sqlite3_prepare_v2(f->d->h, sql, -1, &st, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        if (sqlite3_column_int(st, 0) != 0)
+            fail_msg("%s has rows after a failed record", tables[i]);
+        sqlite3_finalize(st);
+    }
+    assert_true(sqlite3_get_autocommit(f->d->h)); /* no transaction left open */
+    /* the handle still records */
+    assert_int_equal(sqlite3_exec(f->d->h, "DROP TRIGGER boom", NULL, NULL, &msg), SQLITE_OK);
+    st_err_clear(&err);
+    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res,
+                                    NULL, &id, &err),
+                     ST_OK);
+}
+
+typedef struct sel {
+    int rows;
+    double sum;
+    char kind[16];
+} sel;
+
+static int on_row(void *ctx, int ncols, const char *const *names, const db_value *v)
+{
+    sel *s = ctx;
+    assert_int_equal(ncols, 2);
+    assert_string_equal(names[0], "kind");
+    snprintf(s->kind, sizeof s->kind, "%s", v[0].text);
+    s->sum += v[1].num;
+    s->rows++;
+    return 0;
+}
+
+static void test_select(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    plan_calibration c;
+    small_calibration(&c, 2);
+    assert_int_equal(db_record_calibration(f->d, &f->prov, "x.csv", &c, 1, NULL, &err), ST_OK);
+    sel s = {0};
+    const char *params[] = {"calibration"};
+    assert_int_equal(db_select(f->d,
+                               "SELECT r.kind, c.rows FROM records r JOIN calibrations c ON "
+                               "c.record_id = r.id WHERE r.kind = ?1",
+                               params, 1, on_row, &s, &err),
+                     ST_OK);
+    assert_int_equal(s.rows, 1);
+    assert_string_equal(s.kind, "calibration");
+    assert_true(s.sum == c.rows);
+    assert_int_equal(db_select(f->d, "DELETE FROM records", NULL, 0, on_row, &s, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "read-only SELECT"));
+    int64_t n = 0;
+    assert_int_equal(db_count(f->d, NULL, &n, &err), ST_OK);
+    assert_int_equal(n, 1);
+    st_err_clear(&err);
+    assert_int_equal(db_select(f->d, "SELECT no_such_column FROM records", NULL, 0, on_row, &s, &err),
+                     ST_EINTERNAL);
+    assert_non_null(strstr(err.msg, "no such column: no_such_column"));
+}
+
+/* A reader cannot record. */
+static void test_reader_refuses_records(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    plan_calibration c;
+    small_calibration(&c, 1);
+    assert_int_equal(db_record_calibration(f->d, &f->prov, "x.csv", &c, 1, NULL, &err), ST_OK);
+    db *r = NULL;
+    assert_int_equal(db_open(f->path, DB_OPEN_READ, &r, &err), ST_OK);
+    assert_int_equal(db_record_calibration(r, &f->prov, "x.csv", &c, 1, NULL, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "opened for reading"));
+    db_close(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_plan_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plan_nothing_fits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plan_options, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_simulation_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_validation_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calibration_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_round_trip_and_compare, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_record_leaves_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_select, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reader_refuses_records, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
