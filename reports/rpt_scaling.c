@@ -1,0 +1,203 @@
+/*
+ * rpt_scaling.c: plot 3, throughput (tokens/s) and cost (USD per 1M tokens)
+ * against instance count, one curve per instance type: two panels side by
+ * side sharing a log2 x axis (cluster sizes are usually doubled).
+ *
+ * scaling.dat has one block per instance type (gnuplot `index`), in the
+ * order the types first appear, each ordered by instance count. A count
+ * where nothing fits is a row with '-' values, so its curve has a gap there;
+ * an unknown price leaves only the cost missing. A panel draws only the
+ * types that have a value in it (gnuplot refuses a curve with no points).
+ */
+#include "reports/rpt_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_W 1200
+#define DEFAULT_H 560
+
+static const char *const cols[] = {"instance", "instances", "gpus", "tokens_per_s",
+                                   "usd_per_mtokens", "layout", NULL};
+static const char *const text_cols[] = {"instance", "layout", NULL};
+
+/* Tableau 10, as in the other plots; point types cycle with them. */
+static const char *const series_color[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+                                           "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+                                           "#9c755f", "#bab0ac"};
+#define NCOLORS (int)(sizeof series_color / sizeof series_color[0])
+
+typedef struct order {
+    const rpt_scaling_point *pt;
+    int series, index;
+} order;
+
+static int cmp_order(const void *a, const void *b)
+{
+    const order *x = a, *y = b;
+    if (x->series != y->series)
+        return x->series - y->series;
+    if (x->pt->instances != y->pt->instances)
+        return x->pt->instances < y->pt->instances ? -1 : 1;
+    return x->index - y->index;
+}
+
+static int has_cost(const rpt_scaling_point *pt)
+{
+    return pt->feasible && isfinite(pt->usd_per_mtokens) && pt->usd_per_mtokens > 0;
+}
+
+/* One panel: column col of every series that has a value there; a panel
+ * with none says why (empty_msg) over invisible points, since gnuplot
+ * refuses a plot with no valid point. */
+static void panel(rpt__buf *gp, int nseries, const char *const *names, const int *have, int col,
+                  const char *empty_msg)
+{
+    int any = 0;
+    for (int s = 0; s < nseries; s++)
+        any |= have[s];
+    if (!any) {
+        rpt__buf_puts(gp, "    set label 1 ");
+        rpt__gp_str(gp, empty_msg);
+        rpt__buf_puts(gp, " at graph 0.5, graph 0.5 center\n"
+                          "    set yrange [0:1]\n"
+                          "    set format y ''\n"
+                          "    plot data_file using 2:(0) with points ps 0 notitle\n"
+                          "    unset label 1\n");
+        return;
+    }
+    rpt__buf_puts(gp, "    plot ");
+    int first = 1;
+    for (int s = 0; s < nseries; s++) {
+        if (!have[s])
+            continue;
+        rpt__buf_printf(gp, "%sdata_file index %d using 2:%d with linespoints lw 2 pt %d "
+                            "ps 1.2 lc rgb '%s' title ",
+                        first ? "" : ", \\\n         ", s, col, 5 + 2 * (s % 4),
+                        series_color[s % NCOLORS]);
+        rpt__gp_str(gp, names[s]);
+        first = 0;
+    }
+    rpt__buf_puts(gp, "\n");
+}
+
+int rpt_scaling_write(rpt_report *r, const rpt_scaling *in, rpt_render *render, st_err *err)
+{
+    if (in->npoints < 1 || in->npoints > RPT_SCALING_POINTS_MAX || !in->points)
+        return ST_RAISE(err, ST_EINVAL, "scaling plot: %d points (1..%d)", in->npoints,
+                        RPT_SCALING_POINTS_MAX);
+    const char *names[RPT_SCALING_SERIES_MAX];
+    int nseries = 0;
+    int have_tput[RPT_SCALING_SERIES_MAX] = {0}, have_cost[RPT_SCALING_SERIES_MAX] = {0};
+    order *ord = malloc((size_t)in->npoints * sizeof *ord);
+    if (!ord)
+        return ST_RAISE(err, ST_ENOMEM, "scaling plot: out of memory");
+    int rc = ST_OK;
+    for (int i = 0; i < in->npoints && rc == ST_OK; i++) {
+        const rpt_scaling_point *pt = &in->points[i];
+        if (!pt->instance || !*pt->instance)
+            rc = ST_RAISE(err, ST_EINVAL, "scaling plot: point %d has no instance type", i);
+        else if (pt->instances < 1 || pt->gpus < 0)
+            rc = ST_RAISE(err, ST_EINVAL, "scaling plot: %s: %d instances, %d GPUs",
+                          pt->instance, pt->instances, pt->gpus);
+        else if (pt->feasible && !(isfinite(pt->tokens_per_s) && pt->tokens_per_s > 0))
+            rc = ST_RAISE(err, ST_EINVAL, "scaling plot: %d x %s: throughput %g tokens/s",
+                          pt->instances, pt->instance, pt->tokens_per_s);
+        if (rc != ST_OK)
+            break;
+        int s = 0;
+        while (s < nseries && strcmp(names[s], pt->instance) != 0)
+            s++;
+        if (s == nseries) {
+            if (nseries == RPT_SCALING_SERIES_MAX) {
+                rc = ST_RAISE(err, ST_EINVAL, "scaling plot: more than %d instance types",
+                              RPT_SCALING_SERIES_MAX);
+                break;
+            }
+            names[nseries++] = pt->instance;
+        }
+        for (int j = 0; j < i; j++)
+            if (ord[j].series == s && in->points[j].instances == pt->instances) {
+                rc = ST_RAISE(err, ST_EINVAL, "scaling plot: %d x %s given twice",
+                              pt->instances, pt->instance);
+                break;
+            }
+        ord[i] = (order){pt, s, i};
+        have_tput[s] |= pt->feasible;
+        have_cost[s] |= has_cost(pt);
+    }
+    if (rc != ST_OK) {
+        free(ord);
+        return rc;
+    }
+    qsort(ord, (size_t)in->npoints, sizeof *ord, cmp_order);
+
+    rpt__plot *p;
+    rc = rpt__plot_begin(r, in->name, "scaling", in->title,
+                         "Throughput and cost against instance count", DEFAULT_W, DEFAULT_H, &p,
+                         err);
+    if (rc != ST_OK) {
+        free(ord);
+        return rc;
+    }
+    rpt__table *t = &p->table;
+    rpt__table_init(t, cols, text_cols, NULL);
+    int nfeasible = 0, ncost = 0;
+    for (int i = 0; i < in->npoints; i++) {
+        const rpt_scaling_point *pt = ord[i].pt;
+        rpt__table_row(t, ord[i].series);
+        rpt__table_cell(t, pt->instance);
+        rpt__table_cellf(t, "%d", pt->instances);
+        if (pt->gpus > 0)
+            rpt__table_cellf(t, "%d", pt->gpus);
+        else
+            rpt__table_cell(t, RPT__MISSING);
+        rpt__table_num(t, "%.6g", pt->feasible ? pt->tokens_per_s : NAN);
+        rpt__table_num(t, "%.6g", has_cost(pt) ? pt->usd_per_mtokens : NAN);
+        rpt__table_cell(t, pt->layout ? pt->layout : "");
+        nfeasible += pt->feasible;
+        ncost += has_cost(pt);
+    }
+    free(ord);
+
+    rpt__buf gp = {0}, cap = {0};
+    rpt__gp_head(&gp, p, "throughput and cost against instance count, one curve per instance "
+                         "type (log2 x axis).");
+    rpt__buf_puts(&gp, "set logscale x 2\n"
+                       "set xlabel 'instances'\n"
+                       "set grid\n"
+                       "set key top left\n"
+                       "set offsets graph 0.05, graph 0.05, graph 0.05, 0\n");
+    rpt__gp_loop_begin(&gp, p);
+    rpt__buf_puts(&gp, "    set multiplot layout 1,2 title title_text\n"
+                       "    set ylabel 'throughput (tokens/s)'\n"
+                       "    set yrange [0:*]\n"
+                       "    set format y '%.1s%c'\n");
+    panel(&gp, nseries, names, have_tput, 4, "no cluster size fits the model");
+    rpt__buf_puts(&gp, "    set ylabel 'cost (USD per 1M tokens)'\n"
+                       "    set yrange [0:*]\n"
+                       "    set format y '%g'\n");
+    panel(&gp, nseries, names, have_cost, 5, "no price known");
+    rpt__buf_puts(&gp, "    unset multiplot\n");
+    rpt__gp_loop_end(&gp);
+
+    rpt__buf_printf(&cap, "Training throughput (left, tokens/s) and cost (right, USD per million "
+                          "tokens at on-demand prices) of the best layout against the number of "
+                          "instances, for %d instance type%s (log2 x axis). ",
+                    nseries, nseries == 1 ? "" : "s");
+    rpt__buf_printf(&cap, "%d of %d cluster sizes fit the model", nfeasible, in->npoints);
+    if (nfeasible < in->npoints)
+        rpt__buf_puts(&cap, " (the others leave gaps)");
+    if (ncost < nfeasible)
+        rpt__buf_printf(&cap, "; %d without a known price %s no cost", nfeasible - ncost,
+                        nfeasible - ncost == 1 ? "has" : "have");
+    rpt__buf_puts(&cap, ".");
+    rc = rpt__plot_finish(r, p, "best layout per cluster size, one block per instance type; '-' "
+                                "where nothing fits or no price is known",
+                          &gp, &cap, render, err);
+    rpt__buf_fini(&gp);
+    rpt__buf_fini(&cap);
+    return rc;
+}

@@ -1,0 +1,577 @@
+/*
+ * test_rpt_plots.c: the reports library's files, without gnuplot.
+ *
+ * Golden files: the five plots of rpt_sample.h and the page, written with
+ * rendering off, must equal tests/fixtures/reports/ byte for byte (compare
+ * text, not images). After a deliberate change, regenerate them with
+ * SMD_UPDATE_GOLDEN=1 and read the diff before committing it.
+ *
+ * Also: the same inputs give the same bytes; the data tables keep their
+ * invariants (terms sum to the total, headroom is capacity minus total, the
+ * grid is the full product, ops are ordered); a renamed plot's script reads
+ * its own data; caller text is quoted for gnuplot and escaped for HTML; and
+ * every bad input is refused with its message and writes nothing.
+ */
+#include "test_util.h"
+
+#include <stdlib.h>
+
+#include "reports/rpt.h"
+#include "rpt_sample.h"
+
+#define GOLDEN_DIR SMD_TEST_FIXTURES "/reports"
+
+static const char *const plot_names[] = {"memory", "grid", "scaling", "timeline", "accuracy"};
+#define NPLOTS 5
+
+static rpt_report *open_report(const char *dir, int max_rows)
+{
+    rpt_config cfg;
+    rpt_config_default(&cfg);
+    cfg.render = 0;
+    if (max_rows > 0)
+        cfg.html_max_rows = max_rows;
+    rpt_report *r = NULL;
+    st_err err = {0};
+    int rc = rpt_report_new(dir, &cfg, &r, &err);
+    if (rc != ST_OK)
+        print_error("rpt_report_new: %s\n", err.msg);
+    assert_int_equal(rc, ST_OK);
+    return r;
+}
+
+static void ok(int rc, const st_err *err)
+{
+    if (rc != ST_OK)
+        print_error("%s\n", err->msg);
+    assert_int_equal(rc, ST_OK);
+}
+
+/* The sample report: all five plots and the page. */
+static void write_sample(const char *dir, int max_rows)
+{
+    rpt_report *r = open_report(dir, max_rows);
+    st_err err = {0};
+    rpt_render rr = RPT_RENDER_OK;
+    rpt_memory mem = sample_memory();
+    rpt_grid grid = sample_grid();
+    rpt_scaling sc = sample_scaling();
+    rpt_timeline tl = sample_timeline();
+    rpt_accuracy acc = sample_accuracy();
+    ok(rpt_memory_write(r, &mem, &rr, &err), &err);
+    assert_int_equal(rr, RPT_RENDER_OFF);
+    ok(rpt_grid_write(r, &grid, &rr, &err), &err);
+    ok(rpt_scaling_write(r, &sc, &rr, &err), &err);
+    ok(rpt_timeline_write(r, &tl, &rr, &err), &err);
+    ok(rpt_accuracy_write(r, &acc, NULL, &err), &err);
+    assert_int_equal(rpt_report_nplots(r), NPLOTS);
+    for (int i = 0; i < NPLOTS; i++)
+        assert_string_equal(rpt_report_plot_name(r, i), plot_names[i]);
+    assert_null(rpt_report_plot_name(r, NPLOTS));
+    assert_int_equal(rpt_report_render(r), RPT_RENDER_OFF);
+    ok(rpt_html_write(r, "Sample report <175B> & \"friends\"",
+                      "Made from hand-written figures (no date: the caller adds one)", &err),
+       &err);
+    rpt_report_free(r);
+}
+
+/* Print the first line where two texts differ. */
+static void first_difference(const char *name, const char *got, const char *want)
+{
+    int line = 1;
+    const char *g = got, *w = want;
+    while (*g && *g == *w) {
+        if (*g == '\n')
+            line++;
+        g++;
+        w++;
+    }
+    const char *ge = strchr(g, '\n'), *we = strchr(w, '\n');
+    print_error("%s differs from its golden file at line %d:\n  got:  %.*s\n  want: %.*s\n", name,
+                line, ge ? (int)(ge - g) : (int)strlen(g), g, we ? (int)(we - w) : (int)strlen(w),
+                w);
+}
+
+static void compare_golden(const char *dir, const char *file)
+{
+    char *got = file_slurp(dir, file, NULL);
+    assert_non_null(got);
+    if (getenv("SMD_UPDATE_GOLDEN")) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", GOLDEN_DIR, file);
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(got, 1, strlen(got), f), strlen(got));
+        assert_int_equal(fclose(f), 0);
+        free(got);
+        return;
+    }
+    char *want = file_slurp(GOLDEN_DIR, file, NULL);
+    if (!want)
+        print_error("no golden file %s/%s (make it with SMD_UPDATE_GOLDEN=1)\n", GOLDEN_DIR,
+                    file);
+    assert_non_null(want);
+    if (strcmp(got, want) != 0)
+        first_difference(file, got, want);
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+}
+
+static void golden_files(void **state)
+{
+    char dir[512];
+    scratch_dir(dir, sizeof dir);
+    assert_true(dir[0] != '\0');
+    write_sample(dir, 0);
+    for (int i = 0; i < NPLOTS; i++) {
+        char file[80];
+        snprintf(file, sizeof file, "%s.dat", plot_names[i]);
+        compare_golden(dir, file);
+        snprintf(file, sizeof file, "%s.gp", plot_names[i]);
+        compare_golden(dir, file);
+        /* Rendering off: no image is made. */
+        snprintf(file, sizeof file, "%s.png", plot_names[i]);
+        assert_false(file_exists(dir, file));
+    }
+    compare_golden(dir, "index.html");
+    scratch_remove(dir);
+}
+
+static void deterministic(void **state)
+{
+    char a[512], b[512];
+    scratch_dir(a, sizeof a);
+    scratch_dir(b, sizeof b);
+    write_sample(a, 0);
+    write_sample(b, 0);
+    static const char *const ext[] = {"dat", "gp"};
+    for (int i = 0; i < NPLOTS; i++)
+        for (int e = 0; e < 2; e++) {
+            char file[80];
+            snprintf(file, sizeof file, "%s.%s", plot_names[i], ext[e]);
+            size_t na, nb;
+            char *x = file_slurp(a, file, &na), *y = file_slurp(b, file, &nb);
+            assert_non_null(x);
+            assert_non_null(y);
+            assert_int_equal(na, nb);
+            assert_memory_equal(x, y, na);
+            free(x);
+            free(y);
+        }
+    size_t na, nb;
+    char *x = file_slurp(a, "index.html", &na), *y = file_slurp(b, "index.html", &nb);
+    assert_int_equal(na, nb);
+    assert_memory_equal(x, y, na);
+    free(x);
+    free(y);
+    scratch_remove(a);
+    scratch_remove(b);
+}
+
+/* Data rows of a .dat file (comments and blank lines skipped), split on
+ * blanks outside double quotes. Returns rows; fields into f[row][col]. */
+#define MAXROWS 128
+#define MAXCOLS 16
+static int parse_dat(const char *text, char f[MAXROWS][MAXCOLS][80], int *ncols)
+{
+    int rows = 0;
+    *ncols = 0;
+    for (const char *p = text; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n > 0 && p[0] != '#') {
+            assert_true(rows < MAXROWS);
+            int c = 0;
+            for (size_t i = 0; i < n;) {
+                while (i < n && p[i] == ' ')
+                    i++;
+                if (i >= n)
+                    break;
+                size_t j = i;
+                if (p[i] == '"') {
+                    j = i + 1;
+                    while (j < n && p[j] != '"')
+                        j++;
+                    j++;
+                } else {
+                    while (j < n && p[j] != ' ')
+                        j++;
+                }
+                assert_true(c < MAXCOLS);
+                snprintf(f[rows][c], 80, "%.*s", (int)(j - i), p + i);
+                c++;
+                i = j;
+            }
+            if (rows == 0)
+                *ncols = c;
+            assert_int_equal(c, *ncols); /* every row has every column */
+            rows++;
+        }
+        p += n + (end ? 1 : 0);
+    }
+    return rows;
+}
+
+static void table_invariants(void **state)
+{
+    char dir[512];
+    scratch_dir(dir, sizeof dir);
+    write_sample(dir, 0);
+    static char f[MAXROWS][MAXCOLS][80];
+    int ncols;
+
+    /* memory: one row per bar; the nine terms sum to the total (to the
+     * rounding of 3 decimals), headroom = 40 - total; ranks and stages as given. */
+    char *text = file_slurp(dir, "memory.dat", NULL);
+    int rows = parse_dat(text, f, &ncols);
+    assert_int_equal(ncols, 14);
+    assert_int_equal(rows, 4 + 2 + 1);
+    for (int i = 0; i < rows; i++) {
+        double sum = 0;
+        for (int c = 3; c < 12; c++)
+            sum += atof(f[i][c]);
+        assert_true(fabs(sum - atof(f[i][12])) <= 9 * 0.0005 + 1e-9);
+        assert_true(fabs(40.0 - atof(f[i][12]) - atof(f[i][13])) <= 0.0011);
+    }
+    assert_string_equal(f[0][0], "1");
+    assert_string_equal(f[6][0], "3");
+    assert_string_equal(f[6][1], "\"plan 3\""); /* a plan without a label */
+    assert_string_equal(f[6][2], "7");          /* its worst stage, as given */
+    assert_true(atof(f[5][13]) < 0);            /* the stage over capacity */
+    free(text);
+
+    /* grid: the full 5 x 3 product, TP-major, with statuses. */
+    text = file_slurp(dir, "grid.dat", NULL);
+    rows = parse_dat(text, f, &ncols);
+    assert_int_equal(rows, 5 * 3);
+    int nok = 0, nne = 0;
+    for (int i = 0; i < rows; i++) {
+        assert_int_equal(atoi(f[i][0]), i / 3);
+        assert_int_equal(atoi(f[i][1]), i % 3);
+        if (strcmp(f[i][5], "\"ok\"") == 0) {
+            nok++;
+            assert_true(atof(f[i][4]) > 0);
+        } else {
+            assert_string_equal(f[i][4], "-");
+            nne += strcmp(f[i][5], "\"not evaluated\"") == 0;
+        }
+    }
+    assert_int_equal(nok, 7);
+    assert_int_equal(nne, 3);
+    free(text);
+
+    /* timeline: every op once, by stage then start; ms exact from ns. */
+    rpt_timeline tl = sample_timeline();
+    text = file_slurp(dir, "timeline.dat", NULL);
+    rows = parse_dat(text, f, &ncols);
+    assert_int_equal(rows, tl.ntrace);
+    for (int i = 1; i < rows; i++) {
+        int s0 = atoi(f[i - 1][0]), s1 = atoi(f[i][0]);
+        assert_true(s0 < s1 || (s0 == s1 && atof(f[i - 1][5]) <= atof(f[i][5])));
+        assert_true(atof(f[i][5]) <= atof(f[i][6]));
+    }
+    assert_string_equal(f[0][5], "0.000000");
+    assert_string_equal(f[0][6], "10.000000");
+    free(text);
+
+    /* scaling: blocks per type in first-seen order, counts increasing inside. */
+    text = file_slurp(dir, "scaling.dat", NULL);
+    assert_non_null(strstr(text, "\"p4d.24xlarge\" 8 64 - - \"\"\n"
+                                 "\"p4d.24xlarge\" 16 128 36400 7.875"));
+    assert_non_null(strstr(text, "\"p4d.24xlarge\" 64 512 139000 8.25 \"tp8 pp8 dp8\"\n\n\n"
+                                 "\"p5.48xlarge\" 4 32"));
+    assert_non_null(strstr(text, "\"my 'own' cluster\" 16 - 41000 - \"price unknown\""));
+    free(text);
+    scratch_remove(dir);
+}
+
+static void renamed_plot_reads_its_own_data(void **state)
+{
+    char dir[512];
+    scratch_dir(dir, sizeof dir);
+    rpt_report *r = open_report(dir, 0);
+    st_err err = {0};
+    rpt_timeline a = sample_timeline(), b = sample_timeline();
+    b.name = "timeline_zb";
+    ok(rpt_timeline_write(r, &a, NULL, &err), &err);
+    ok(rpt_timeline_write(r, &b, NULL, &err), &err);
+    char *gp = file_slurp(dir, "timeline_zb.gp", NULL);
+    assert_non_null(strstr(gp, "data_file = 'timeline_zb.dat'\n"));
+    assert_non_null(strstr(gp, "set output \"timeline_zb.\" . fmt"));
+    assert_null(strstr(gp, "'timeline.dat'"));
+    free(gp);
+    /* The same name twice is refused. */
+    assert_int_equal(rpt_timeline_write(r, &b, NULL, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "already written"));
+    assert_int_equal(rpt_report_nplots(r), 2);
+    rpt_report_free(r);
+    scratch_remove(dir);
+}
+
+static void caller_text_is_quoted(void **state)
+{
+    char dir[512];
+    scratch_dir(dir, sizeof dir);
+    rpt_report *r = open_report(dir, 0);
+    st_err err = {0};
+    rpt_memory mem = sample_memory();
+    mem.title = "it's \"tp8\"\n<script>alert(1)</script> & more";
+    ok(rpt_memory_write(r, &mem, NULL, &err), &err);
+    ok(rpt_html_write(r, "<b>x</b>", "note & <i>", &err), &err);
+    rpt_report_free(r);
+
+    char *gp = file_slurp(dir, "memory.gp", NULL);
+    /* gnuplot: single-quoted, ' doubled, the newline a space. */
+    assert_non_null(
+        strstr(gp, "title_text = 'it''s \"tp8\" <script>alert(1)</script> & more'\n"));
+    assert_non_null(strstr(gp, "'#2 tp8 pp2 dp8 mb2 ''simple'' <none>'"));
+    free(gp);
+    char *dat = file_slurp(dir, "memory.dat", NULL);
+    assert_non_null(strstr(dat, "\"tp8 pp2 dp8 mb2 'simple' <none>\""));
+    free(dat);
+    char *html = file_slurp(dir, "index.html", NULL);
+    assert_null(strstr(html, "<script>"));
+    assert_null(strstr(html, "<b>x"));
+    assert_non_null(strstr(html, "<h1>&lt;b&gt;x&lt;/b&gt;</h1>"));
+    assert_non_null(strstr(html, "note &amp; &lt;i&gt;"));
+    assert_non_null(strstr(html, "it&#39;s &quot;tp8&quot;\n&lt;script&gt;"));
+    assert_non_null(strstr(html, "<td>tp8 pp2 dp8 mb2 &#39;simple&#39; &lt;none&gt;</td>"));
+    /* Nothing from the network. */
+    assert_null(strstr(html, "http://"));
+    assert_null(strstr(html, "https://"));
+    assert_null(strstr(html, "<script"));
+    free(html);
+    scratch_remove(dir);
+}
+
+static void html_references_everything(void **state)
+{
+    char dir[512];
+    scratch_dir(dir, sizeof dir);
+    write_sample(dir, 20); /* the timeline's ops are cut to 20 rows, the grid's 15 stay */
+    char *html = file_slurp(dir, "index.html", NULL);
+    assert_non_null(html);
+    for (int i = 0; i < NPLOTS; i++) {
+        const char *n = plot_names[i];
+        char want[6][128];
+        snprintf(want[0], sizeof want[0], "<section id=\"%s\">", n);
+        snprintf(want[1], sizeof want[1], "<img src=\"%s.png\"", n);
+        snprintf(want[2], sizeof want[2], "<a href=\"%s.svg\">", n);
+        snprintf(want[3], sizeof want[3], "<table id=\"%s-table\">", n);
+        snprintf(want[4], sizeof want[4], "<a href=\"%s.dat\">", n);
+        snprintf(want[5], sizeof want[5], "<code>gnuplot %s.gp</code>", n);
+        for (int k = 0; k < 6; k++) {
+            if (!strstr(html, want[k]))
+                print_error("index.html lacks %s\n", want[k]);
+            assert_non_null(strstr(html, want[k]));
+        }
+        char toc[128];
+        snprintf(toc, sizeof toc, "<li><a href=\"#%s\">", n);
+        assert_non_null(strstr(html, toc));
+    }
+    /* Each table shows the rows of its .dat (hidden helper columns aside). */
+    const char *grid = strstr(html, "<table id=\"grid-table\">");
+    const char *grid_end = strstr(grid, "</table>");
+    int trs = 0;
+    for (const char *p = grid; (p = strstr(p, "<tr>")) && p < grid_end; p++)
+        trs++;
+    assert_int_equal(trs, 1 + 15);
+    assert_null(strstr(grid, "<th>x</th>"));
+    char more[160];
+    snprintf(more, sizeof more, "The first 20 of %d rows; all of them are in "
+             "<a href=\"timeline.dat\">timeline.dat</a>.", sample_timeline().ntrace);
+    assert_non_null(strstr(html, more));
+    free(html);
+    scratch_remove(dir);
+}
+
+/* Each call must fail with ST_EINVAL, a message containing want, and write
+ * no file. */
+static void refused(int rc, const st_err *err, const char *want, const char *dir)
+{
+    if (rc != ST_EINVAL || !strstr(err->msg, want))
+        print_error("rc %d, message '%s', want '%s'\n", rc, err->msg, want);
+    assert_int_equal(rc, ST_EINVAL);
+    assert_non_null(strstr(err->msg, want));
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        assert_true(strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0);
+    closedir(d);
+}
+
+static void bad_inputs_refused(void **state)
+{
+    char dir[512];
+    scratch_dir(dir, sizeof dir);
+    rpt_report *r = open_report(dir, 0);
+    st_err err;
+    rpt_render rr;
+
+#define REFUSE(call, want)                                                                     \
+    do {                                                                                       \
+        st_err_clear(&err);                                                                    \
+        refused((call), &err, (want), dir);                                                    \
+    } while (0)
+
+    rpt_memory mem = sample_memory();
+    mem.capacity_bytes = 0;
+    REFUSE(rpt_memory_write(r, &mem, &rr, &err), "capacity");
+    mem = sample_memory();
+    mem.nplans = 0;
+    REFUSE(rpt_memory_write(r, &mem, &rr, &err), "0 plans");
+    mem = sample_memory();
+    static plan_mem neg[1];
+    neg[0] = sample_mem(1, 1, 0);
+    neg[0].logits_bytes = -1;
+    rpt_mem_plan bad_plan = {"x", 1, neg, NULL};
+    mem.plans = &bad_plan;
+    mem.nplans = 1;
+    REFUSE(rpt_memory_write(r, &mem, &rr, &err), "logits");
+    neg[0].logits_bytes = NAN;
+    REFUSE(rpt_memory_write(r, &mem, &rr, &err), "logits");
+    mem = sample_memory();
+    mem.name = "has space";
+    REFUSE(rpt_memory_write(r, &mem, &rr, &err), "plot name");
+    mem.name = "../escape";
+    REFUSE(rpt_memory_write(r, &mem, &rr, &err), "plot name");
+    mem.name = "index";
+    REFUSE(rpt_memory_write(r, &mem, &rr, &err), "plot name");
+    mem.name = "";
+    REFUSE(rpt_memory_write(r, &mem, &rr, &err), "plot name");
+
+    rpt_grid grid = sample_grid();
+    rpt_grid_cell cells[2] = {{4, 8, 1, 20.0, NULL, NULL}, {4, 8, 0, 0, "OOM", NULL}};
+    grid.cells = cells;
+    grid.ncells = 2;
+    REFUSE(rpt_grid_write(r, &grid, &rr, &err), "given twice");
+    cells[1] = (rpt_grid_cell){0, 8, 0, 0, NULL, NULL};
+    REFUSE(rpt_grid_write(r, &grid, &rr, &err), "TP 0");
+    cells[1] = (rpt_grid_cell){2, 8, 1, -3.0, NULL, NULL};
+    REFUSE(rpt_grid_write(r, &grid, &rr, &err), "step time");
+    grid.ncells = 0;
+    REFUSE(rpt_grid_write(r, &grid, &rr, &err), "0 cells");
+
+    rpt_scaling sc = sample_scaling();
+    rpt_scaling_point pts[2] = {{"p4d", 4, 32, 1, 100, 1, NULL}, {"p4d", 4, 32, 1, 200, 1, NULL}};
+    sc.points = pts;
+    sc.npoints = 2;
+    REFUSE(rpt_scaling_write(r, &sc, &rr, &err), "given twice");
+    pts[1] = (rpt_scaling_point){NULL, 8, 64, 1, 200, 1, NULL};
+    REFUSE(rpt_scaling_write(r, &sc, &rr, &err), "no instance type");
+    pts[1] = (rpt_scaling_point){"p4d", 0, 64, 1, 200, 1, NULL};
+    REFUSE(rpt_scaling_write(r, &sc, &rr, &err), "0 instances");
+    pts[1] = (rpt_scaling_point){"p4d", 8, 64, 1, INFINITY, 1, NULL};
+    REFUSE(rpt_scaling_write(r, &sc, &rr, &err), "throughput");
+
+    rpt_timeline tl = sample_timeline();
+    tl.pp = 2; /* the sample has stage 2 */
+    REFUSE(rpt_timeline_write(r, &tl, &rr, &err), "stage 2 (pp 2)");
+    tl = sample_timeline();
+    sim_trace_rec back[1] = {{0, SIM_STREAM_COMPUTE, SIM_OP_FWD, 0, 0, 50, 40}};
+    tl.trace = back;
+    tl.ntrace = 1;
+    REFUSE(rpt_timeline_write(r, &tl, &rr, &err), "50..40 ns");
+    back[0] = (sim_trace_rec){0, SIM_STREAM_COMPUTE, SIM_OP__COUNT + 1, 0, 0, 0, 10};
+    REFUSE(rpt_timeline_write(r, &tl, &rr, &err), "kind 9");
+    tl.ntrace = 0;
+    REFUSE(rpt_timeline_write(r, &tl, &rr, &err), "0 ops");
+
+    rpt_accuracy acc = sample_accuracy();
+    rpt_accuracy_point ap[1] = {{"x", "y", 0.0, 1.0}};
+    acc.points = ap;
+    acc.npoints = 1;
+    REFUSE(rpt_accuracy_write(r, &acc, &rr, &err), "both must be positive");
+    acc = sample_accuracy();
+    acc.band = 1.5;
+    REFUSE(rpt_accuracy_write(r, &acc, &rr, &err), "error band");
+
+    assert_int_equal(rpt_report_nplots(r), 0);
+    rpt_report_free(r);
+    rpt_report_free(NULL);
+    scratch_remove(dir);
+#undef REFUSE
+}
+
+static void report_directory(void **state)
+{
+    char dir[512], nested[700], file[700];
+    scratch_dir(dir, sizeof dir);
+    snprintf(nested, sizeof nested, "%s/a/b/c", dir);
+    rpt_report *r = NULL;
+    st_err err = {0};
+    ok(rpt_report_new(nested, NULL, &r, &err), &err); /* parents made */
+    struct stat st;
+    assert_int_equal(stat(nested, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    rpt_report_free(r);
+
+    snprintf(file, sizeof file, "%s/plain", dir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    r = (rpt_report *)1;
+    assert_int_equal(rpt_report_new(file, NULL, &r, &err), ST_EIO);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, "plain"));
+
+    st_err_clear(&err);
+    assert_int_equal(rpt_report_new("", NULL, &r, &err), ST_EINVAL);
+    rpt_config cfg;
+    rpt_config_default(&cfg);
+    cfg.html_max_rows = 0;
+    st_err_clear(&err);
+    assert_int_equal(rpt_report_new(dir, &cfg, &r, &err), ST_EINVAL);
+    rpt_config_default(&cfg);
+    cfg.width_px = 50;
+    st_err_clear(&err);
+    assert_int_equal(rpt_report_new(dir, &cfg, &r, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "image size"));
+
+    /* An empty report still makes a page. */
+    rpt_config_default(&cfg);
+    cfg.render = 0;
+    ok(rpt_report_new(dir, &cfg, &r, &err), &err);
+    ok(rpt_html_write(r, NULL, NULL, &err), &err);
+    rpt_report_free(r);
+    char *html = file_slurp(dir, "index.html", NULL);
+    assert_non_null(strstr(html, "<title>smdplan report</title>"));
+    assert_non_null(strstr(html, "No plots"));
+    free(html);
+
+    unlink(file);
+    snprintf(file, sizeof file, "%s/index.html", dir);
+    unlink(file);
+    rmdir(nested);
+    snprintf(file, sizeof file, "%s/a/b", dir);
+    rmdir(file);
+    snprintf(file, sizeof file, "%s/a", dir);
+    rmdir(file);
+    rmdir(dir);
+}
+
+static void names_and_hint(void **state)
+{
+    assert_string_equal(rpt_render_name(RPT_RENDER_OK), "rendered");
+    assert_string_equal(rpt_render_name(RPT_RENDER_NO_GNUPLOT), "no gnuplot");
+    assert_non_null(strstr(rpt_gnuplot_hint(), "apt-get install gnuplot-nox"));
+    assert_null(strchr(rpt_gnuplot_hint(), '\n'));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(golden_files),
+        cmocka_unit_test(deterministic),
+        cmocka_unit_test(table_invariants),
+        cmocka_unit_test(renamed_plot_reads_its_own_data),
+        cmocka_unit_test(caller_text_is_quoted),
+        cmocka_unit_test(html_references_everything),
+        cmocka_unit_test(bad_inputs_refused),
+        cmocka_unit_test(report_directory),
+        cmocka_unit_test(names_and_hint),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
