@@ -11,6 +11,9 @@
  * programs check that gnuplot runs in the report directory on the script's
  * relative name, and that a failing, silent or killed gnuplot becomes
  * ST_EIO with its message, on the page too.
+ *
+ * SMD_RPT_KEEP=1 keeps the rendered reports (their directories are
+ * printed); SMD_RPT_OUT=DIR writes the rendered sample report into DIR.
  */
 #include "test_util.h"
 
@@ -111,8 +114,14 @@ static void renders_with_gnuplot(void **state)
     unsetenv("SMDPLAN_GNUPLOT");
     if (!gnuplot_on_path())
         skip();
+    /* SMD_RPT_OUT=DIR writes the report there and keeps it (the integration
+     * test that opens the page in a browser uses this). */
+    const char *out = getenv("SMD_RPT_OUT");
     char dir[512];
-    scratch_dir(dir, sizeof dir);
+    if (out && *out)
+        snprintf(dir, sizeof dir, "%s", out);
+    else
+        scratch_dir(dir, sizeof dir);
     rpt_report *r = open_report(dir, NULL);
     st_err err = {0};
     rpt_render rr = RPT_RENDER_FAILED;
@@ -145,11 +154,10 @@ static void renders_with_gnuplot(void **state)
     assert_non_null(strstr(html, "<img src=\"timeline.png\" width=\"1200\" height=\"420\""));
     free(html);
 
-    /* SMD_RPT_KEEP=1 keeps the rendered report, to look at (and for the
-     * page-in-a-browser integration test). */
+    /* SMD_RPT_KEEP=1 keeps the rendered report, to look at. */
     if (getenv("SMD_RPT_KEEP"))
         print_message("rendered report kept in %s\n", dir);
-    else
+    else if (!(out && *out))
         scratch_remove(dir);
 }
 
