@@ -24,7 +24,9 @@
  *
  * Output is deterministic: the same inputs give byte-identical .dat, .gp and
  * .html files (nothing time- or host-dependent is written unless the caller
- * passes it in, e.g. in the page's note).
+ * passes it in, e.g. in the page's note), in any locale the program set:
+ * numbers are always written with a decimal point (the "C" numeric locale
+ * is used for the duration of each call, per thread).
  *
  * gnuplot is found as rpt_config.gnuplot, else $SMDPLAN_GNUPLOT (when set
  * and non-empty), else "gnuplot" on PATH, and run in the output directory
@@ -255,10 +257,14 @@ int rpt_accuracy_write(rpt_report *r, const rpt_accuracy *in, rpt_render *render
 /* Write DIR/index.html: title (NULL = "smdplan report"), an optional note
  * under it (what the report was made from; the place for a date, which the
  * library never adds), a contents list, then every plot in the order written:
- * heading, the PNG linked to the SVG (or a line saying why it was not
- * rendered), the caption, links to NAME.dat and NAME.gp, and the table (the
- * first html_max_rows rows of NAME.dat). All text is HTML-escaped; the page
- * loads nothing from the network. ST_EIO when it cannot be written. */
+ * heading, the PNG linked to the SVG, the caption, links to NAME.dat and
+ * NAME.gp, and the table (the first html_max_rows rows of NAME.dat). In place
+ * of the image, a plot gnuplot could not render (not found, or failed) gets
+ * a line saying why and how to render it; with rendering off the page still
+ * shows NAME.png, for a caller that renders the scripts later. All text is
+ * HTML-escaped; the page loads nothing from the network. Call it after the
+ * plots (it can be called again to rewrite the page). ST_EIO when it cannot
+ * be written, ST_ENOMEM. */
 int rpt_html_write(const rpt_report *r, const char *title, const char *note, st_err *err);
 
 #endif

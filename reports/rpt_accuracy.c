@@ -49,7 +49,7 @@ static const char *source_of(const rpt_accuracy_point *pt)
     return pt->source && *pt->source ? pt->source : "unknown source";
 }
 
-int rpt_accuracy_write(rpt_report *r, const rpt_accuracy *in, rpt_render *render, st_err *err)
+static int write_plot(rpt_report *r, const rpt_accuracy *in, rpt_render *render, st_err *err)
 {
     if (in->npoints < 1 || in->npoints > RPT_ACCURACY_POINTS_MAX || !in->points)
         return ST_RAISE(err, ST_EINVAL, "accuracy plot: %d points (1..%d)", in->npoints,
@@ -176,5 +176,14 @@ int rpt_accuracy_write(rpt_report *r, const rpt_accuracy *in, rpt_render *render
                                 "source", &gp, &cap, render, err);
     rpt__buf_fini(&gp);
     rpt__buf_fini(&cap);
+    return rc;
+}
+
+int rpt_accuracy_write(rpt_report *r, const rpt_accuracy *in, rpt_render *render, st_err *err)
+{
+    rpt__locale loc;
+    rpt__locale_enter(&loc);
+    int rc = write_plot(r, in, render, err);
+    rpt__locale_leave(&loc);
     return rc;
 }

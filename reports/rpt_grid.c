@@ -84,7 +84,7 @@ static int check(const rpt_grid *in, st_err *err)
     return ST_OK;
 }
 
-int rpt_grid_write(rpt_report *r, const rpt_grid *in, rpt_render *render, st_err *err)
+static int write_plot(rpt_report *r, const rpt_grid *in, rpt_render *render, st_err *err)
 {
     int rc = check(in, err);
     if (rc != ST_OK)
@@ -224,5 +224,14 @@ int rpt_grid_write(rpt_report *r, const rpt_grid *in, rpt_render *render, st_err
                           err);
     rpt__buf_fini(&gp);
     rpt__buf_fini(&cap);
+    return rc;
+}
+
+int rpt_grid_write(rpt_report *r, const rpt_grid *in, rpt_render *render, st_err *err)
+{
+    rpt__locale loc;
+    rpt__locale_enter(&loc);
+    int rc = write_plot(r, in, render, err);
+    rpt__locale_leave(&loc);
     return rc;
 }

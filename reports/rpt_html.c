@@ -108,7 +108,7 @@ static void section(rpt__buf *b, const rpt_report *r, const rpt__plot *p)
     rpt__buf_puts(b, "</section>\n");
 }
 
-int rpt_html_write(const rpt_report *r, const char *title, const char *note, st_err *err)
+static int write_page(const rpt_report *r, const char *title, const char *note, st_err *err)
 {
     if (!title || !*title)
         title = "smdplan report";
@@ -147,5 +147,14 @@ int rpt_html_write(const rpt_report *r, const char *title, const char *note, st_
     }
     int rc = rpt__write_file(r, "index", "html", b.p, b.n, err);
     rpt__buf_fini(&b);
+    return rc;
+}
+
+int rpt_html_write(const rpt_report *r, const char *title, const char *note, st_err *err)
+{
+    rpt__locale loc;
+    rpt__locale_enter(&loc);
+    int rc = write_page(r, title, note, err);
+    rpt__locale_leave(&loc);
     return rc;
 }

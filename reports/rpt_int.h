@@ -12,6 +12,7 @@
 #ifndef SMD_RPT_INT_H
 #define SMD_RPT_INT_H
 
+#include <locale.h>
 #include <stdarg.h>
 #include <stddef.h>
 
@@ -139,6 +140,17 @@ int rpt__write_file(const rpt_report *r, const char *name, const char *ext, cons
  * with gnuplot's last error line (and *out = RPT_RENDER_FAILED). */
 int rpt__gnuplot_run(const char *program, const char *dir, const char *script, rpt_render *out,
                      st_err *err);
+
+/* Numbers in the files are read by gnuplot and by people in any locale, so
+ * every public writer formats them in the "C" numeric locale (a '.' before
+ * the decimals), whatever setlocale() the program made: enter at the start
+ * of the call, leave before returning. Thread-local (uselocale). When the C
+ * locale object cannot be made, the caller's locale stays. */
+typedef struct rpt__locale {
+    locale_t c, old;
+} rpt__locale;
+void rpt__locale_enter(rpt__locale *l);
+void rpt__locale_leave(rpt__locale *l);
 
 /* Format a double for a script (%.6g, always with a decimal point or an
  * exponent so gnuplot does not read it as an integer). */

@@ -167,7 +167,7 @@ static void script(rpt__buf *gp, const rpt__plot *p, const rpt_memory *in, int n
     rpt__gp_loop_end(gp);
 }
 
-int rpt_memory_write(rpt_report *r, const rpt_memory *in, rpt_render *render, st_err *err)
+static int write_plot(rpt_report *r, const rpt_memory *in, rpt_render *render, st_err *err)
 {
     int nbars = 0;
     int rc = check(in, &nbars, err);
@@ -227,5 +227,14 @@ int rpt_memory_write(rpt_report *r, const rpt_memory *in, rpt_render *render, st
                                 "(plan, pipeline stage)", &gp, &cap, render, err);
     rpt__buf_fini(&gp);
     rpt__buf_fini(&cap);
+    return rc;
+}
+
+int rpt_memory_write(rpt_report *r, const rpt_memory *in, rpt_render *render, st_err *err)
+{
+    rpt__locale loc;
+    rpt__locale_enter(&loc);
+    int rc = write_plot(r, in, render, err);
+    rpt__locale_leave(&loc);
     return rc;
 }

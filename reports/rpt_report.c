@@ -20,6 +20,21 @@
 
 #define DEFAULT_HTML_ROWS 200
 
+void rpt__locale_enter(rpt__locale *l)
+{
+    l->c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    l->old = l->c ? uselocale(l->c) : (locale_t)0;
+}
+
+void rpt__locale_leave(rpt__locale *l)
+{
+    if (!l->c)
+        return;
+    uselocale(l->old);
+    freelocale(l->c);
+    l->c = (locale_t)0;
+}
+
 void rpt_config_default(rpt_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);

@@ -83,7 +83,7 @@ static void panel(rpt__buf *gp, int nseries, const char *const *names, const int
     rpt__buf_puts(gp, "\n");
 }
 
-int rpt_scaling_write(rpt_report *r, const rpt_scaling *in, rpt_render *render, st_err *err)
+static int write_plot(rpt_report *r, const rpt_scaling *in, rpt_render *render, st_err *err)
 {
     if (in->npoints < 1 || in->npoints > RPT_SCALING_POINTS_MAX || !in->points)
         return ST_RAISE(err, ST_EINVAL, "scaling plot: %d points (1..%d)", in->npoints,
@@ -199,5 +199,14 @@ int rpt_scaling_write(rpt_report *r, const rpt_scaling *in, rpt_render *render, 
                           &gp, &cap, render, err);
     rpt__buf_fini(&gp);
     rpt__buf_fini(&cap);
+    return rc;
+}
+
+int rpt_scaling_write(rpt_report *r, const rpt_scaling *in, rpt_render *render, st_err *err)
+{
+    rpt__locale loc;
+    rpt__locale_enter(&loc);
+    int rc = write_plot(r, in, render, err);
+    rpt__locale_leave(&loc);
     return rc;
 }

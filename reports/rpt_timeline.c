@@ -108,7 +108,7 @@ static int check(const rpt_timeline *in, st_err *err)
     return ST_OK;
 }
 
-int rpt_timeline_write(rpt_report *r, const rpt_timeline *in, rpt_render *render, st_err *err)
+static int write_plot(rpt_report *r, const rpt_timeline *in, rpt_render *render, st_err *err)
 {
     int rc = check(in, err);
     if (rc != ST_OK)
@@ -248,5 +248,14 @@ int rpt_timeline_write(rpt_report *r, const rpt_timeline *in, rpt_render *render
                           &gp, &cap, render, err);
     rpt__buf_fini(&gp);
     rpt__buf_fini(&cap);
+    return rc;
+}
+
+int rpt_timeline_write(rpt_report *r, const rpt_timeline *in, rpt_render *render, st_err *err)
+{
+    rpt__locale loc;
+    rpt__locale_enter(&loc);
+    int rc = write_plot(r, in, render, err);
+    rpt__locale_leave(&loc);
     return rc;
 }

@@ -9,11 +9,14 @@
  * Also: the same inputs give the same bytes; the data tables keep their
  * invariants (terms sum to the total, headroom is capacity minus total, the
  * grid is the full product, ops are ordered); a renamed plot's script reads
- * its own data; caller text is quoted for gnuplot and escaped for HTML; and
- * every bad input is refused with its message and writes nothing.
+ * its own data; caller text is quoted for gnuplot and escaped for HTML;
+ * every bad input is refused with its message and writes nothing; and a
+ * program running in a locale with a decimal comma still gets the golden
+ * files (skipped when no such locale is installed).
  */
 #include "test_util.h"
 
+#include <locale.h>
 #include <stdlib.h>
 
 #include "reports/rpt.h"
@@ -86,6 +89,10 @@ static void first_difference(const char *name, const char *got, const char *want
         g++;
         w++;
     }
+    while (g > got && g[-1] != '\n') { /* from the start of that line */
+        g--;
+        w--;
+    }
     const char *ge = strchr(g, '\n'), *we = strchr(w, '\n');
     print_error("%s differs from its golden file at line %d:\n  got:  %.*s\n  want: %.*s\n", name,
                 line, ge ? (int)(ge - g) : (int)strlen(g), g, we ? (int)(we - w) : (int)strlen(w),
@@ -133,6 +140,46 @@ static void golden_files(void **state)
         /* Rendering off: no image is made. */
         snprintf(file, sizeof file, "%s.png", plot_names[i]);
         assert_false(file_exists(dir, file));
+    }
+    compare_golden(dir, "index.html");
+    scratch_remove(dir);
+}
+
+/* A locale that writes 0.5 as "0,5", set for LC_NUMERIC; 0 if none is
+ * installed. */
+static int comma_locale(void)
+{
+    static const char *const names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8",
+                                        "ru_RU.UTF-8", "nl_NL.UTF-8", "de_DE", "fr_FR"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (!setlocale(LC_NUMERIC, names[i]))
+            continue;
+        char s[16];
+        snprintf(s, sizeof s, "%.1f", 0.5);
+        if (strcmp(s, "0,5") == 0)
+            return 1;
+    }
+    setlocale(LC_NUMERIC, "C");
+    return 0;
+}
+
+static void decimal_comma_locale(void **state)
+{
+    if (!comma_locale())
+        skip();
+    char dir[512];
+    scratch_dir(dir, sizeof dir);
+    write_sample(dir, 0);
+    char s[16];
+    snprintf(s, sizeof s, "%.1f", 0.5);
+    assert_string_equal(s, "0,5"); /* the program's locale is left as it was */
+    setlocale(LC_NUMERIC, "C");
+    for (int i = 0; i < NPLOTS; i++) {
+        char file[80];
+        snprintf(file, sizeof file, "%s.dat", plot_names[i]);
+        compare_golden(dir, file);
+        snprintf(file, sizeof file, "%s.gp", plot_names[i]);
+        compare_golden(dir, file);
     }
     compare_golden(dir, "index.html");
     scratch_remove(dir);
@@ -565,6 +612,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(golden_files),
         cmocka_unit_test(deterministic),
+        cmocka_unit_test(decimal_comma_locale),
         cmocka_unit_test(table_invariants),
         cmocka_unit_test(renamed_plot_reads_its_own_data),
         cmocka_unit_test(caller_text_is_quoted),
