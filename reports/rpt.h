@@ -40,6 +40,7 @@
 #ifndef SMD_RPT_H
 #define SMD_RPT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/st.h"
@@ -249,6 +250,17 @@ typedef struct rpt_accuracy {
 #define RPT_ACCURACY_SERIES_MAX 24 /* sources */
 
 int rpt_accuracy_write(rpt_report *r, const rpt_accuracy *in, rpt_render *render, st_err *err);
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A layout in a few words, the same in every plot and table: "tp8 pp4 dp2
+ * mb1 interleaved", then what is not at its default: "cp2", "v2" (virtual
+ * stages), the recompute ("selective", "full/2" with its group), the
+ * sharding ("shard optimizer") and "offload". Writes at most n bytes
+ * (truncating, always NUL-terminated); returns buf. */
+char *rpt_layout_label(const plan_layout *l, char *buf, size_t n);
 
 /* ------------------------------------------------------------------------ */
 /* The page                                                                  */

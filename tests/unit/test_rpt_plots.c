@@ -599,6 +599,34 @@ static void report_directory(void **state)
     rmdir(dir);
 }
 
+static void layout_labels(void **state)
+{
+    plan_layout l;
+    plan_layout_default(&l);
+    char buf[128];
+    assert_string_equal(rpt_layout_label(&l, buf, sizeof buf), "tp1 pp1 dp1 mb1 interleaved");
+    l.tp = 8;
+    l.pp = 12;
+    l.dp = 3;
+    l.cp = 2;
+    l.micro_batch = 4;
+    l.schedule = PLAN_SCHED_VIRTUAL;
+    l.virtual_stages = 3;
+    l.recompute = PLAN_RECOMP_FULL;
+    l.recompute_group = 2;
+    l.sharding = PLAN_SHARD_OPTIMIZER;
+    l.offload_activations = 1;
+    assert_string_equal(rpt_layout_label(&l, buf, sizeof buf),
+                        "tp8 pp12 dp3 cp2 mb4 virtual v3 full/2 shard optimizer offload");
+    l.recompute_group = 1;
+    l.offload_activations = 0;
+    l.cp = 1;
+    l.sharding = PLAN_SHARD_NONE;
+    assert_string_equal(rpt_layout_label(&l, buf, sizeof buf), "tp8 pp12 dp3 mb4 virtual v3 full");
+    l.recompute = PLAN_RECOMP_SELECTIVE;
+    assert_string_equal(rpt_layout_label(&l, buf, 12), "tp8 pp12 dp"); /* 11 + NUL */
+}
+
 static void names_and_hint(void **state)
 {
     assert_string_equal(rpt_render_name(RPT_RENDER_OK), "rendered");
@@ -619,6 +647,7 @@ int main(void)
         cmocka_unit_test(html_references_everything),
         cmocka_unit_test(bad_inputs_refused),
         cmocka_unit_test(report_directory),
+        cmocka_unit_test(layout_labels),
         cmocka_unit_test(names_and_hint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
