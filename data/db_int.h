@@ -19,6 +19,7 @@ struct db {
     sqlite3 *h;
     int mode;                    /* DB_OPEN_WRITE or DB_OPEN_READ */
     int version;                 /* user_version after open */
+    int last_rc;                 /* extended SQLite code of the last db__fail */
     char path[1024];
 };
 

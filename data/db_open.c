@@ -75,6 +75,8 @@ int db__fail(db *d, int sqlite_rc, st_err *err, const char *what)
 {
     const char *msg = d && d->h ? sqlite3_errmsg(d->h) : sqlite3_errstr(sqlite_rc);
     int code = db__status(sqlite_rc);
+    if (d)
+        d->last_rc = sqlite_rc;
     if (code == ST_OK)
         code = ST_EINTERNAL;
     return ST_RAISE(err, code, "%s: %s: %s", d ? d->path : "database", what, msg);
@@ -178,8 +180,23 @@ static int quick_check(db *d, st_err *err)
     return rc;
 }
 
-/* Everything that must hold before a byte is written. */
+/* Everything that must hold before a byte is written, read in one read
+ * transaction (another process may be migrating the file meanwhile: the
+ * version and the application id must come from the same snapshot). */
+static int check_snapshot(db *d, st_err *err);
+
 static int check_file(db *d, st_err *err)
+{
+    int rc = db__exec(d, "BEGIN", err);
+    if (rc != ST_OK)
+        return rc;
+    rc = check_snapshot(d, err);
+    st_err ignore = {0};
+    db__exec(d, "COMMIT", &ignore);
+    return rc;
+}
+
+static int check_snapshot(db *d, st_err *err)
 {
     int64_t app = 0, ver = 0, ntab = 0;
     int rc = db__pragma_int(d, "application_id", &app, err);
@@ -211,6 +228,31 @@ static int check_file(db *d, st_err *err)
     if (ver > 0)
         rc = quick_check(d, err);
     return rc;
+}
+
+/* Run sql, retrying while another process holds the lock. SQLite does not
+ * call the busy handler for every lock it waits on (switching the journal
+ * mode of a file another process is creating is one), so the first steps
+ * of an open wait here, up to the same timeout. */
+static int exec_patient(db *d, const char *sql, st_err *err)
+{
+    const long step_ms[] = {1, 2, 5, 10, 20, 50};
+    long waited = 0;
+    for (int i = 0;; i++) {
+        st_err probe = {0};
+        d->last_rc = SQLITE_OK;
+        int rc = db__exec(d, sql, &probe);
+        int busy = (d->last_rc & 0xff) == SQLITE_BUSY || (d->last_rc & 0xff) == SQLITE_LOCKED;
+        if (rc == ST_OK || !busy || waited >= DB_BUSY_TIMEOUT_MS) {
+            if (rc != ST_OK)
+                ST_RAISE(err, probe.code, "%s", probe.msg);
+            return rc;
+        }
+        long ms = step_ms[i < 5 ? i : 5];
+        struct timespec t = {0, ms * 1000000L};
+        nanosleep(&t, NULL);
+        waited += ms;
+    }
 }
 
 /* "file:PATH?immutable=1" with PATH percent-encoded where a URI needs it. */
@@ -292,8 +334,9 @@ int db_open(const char *path, int mode, db **out, st_err *err)
         /* Try first without raising: a WAL file in a read-only directory
          * fails here and is read as immutable instead. */
         st_err probe = {0};
+        d->last_rc = SQLITE_OK;
         rc = check_file(d, &probe);
-        int ext = sqlite3_extended_errcode(d->h);
+        int ext = d->last_rc;
         if (rc == ST_EIO &&
             (ext == SQLITE_READONLY_CANTINIT || ext == SQLITE_READONLY_DIRECTORY) &&
             reopen_immutable(d, err) == ST_OK)
@@ -312,7 +355,7 @@ int db_open(const char *path, int mode, db **out, st_err *err)
         }
         rc = db__exec(d, "PRAGMA query_only = ON", err);
     } else {
-        rc = db__exec(d, "PRAGMA journal_mode = WAL", err);
+        rc = exec_patient(d, "PRAGMA journal_mode = WAL", err);
         if (rc == ST_OK)
             rc = db__exec(d, "PRAGMA synchronous = NORMAL", err);
         if (rc == ST_OK)
