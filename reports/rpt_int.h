@@ -44,6 +44,10 @@ void rpt__gp_str(rpt__buf *b, const char *s);
  * escapes). */
 void rpt__dat_str(rpt__buf *b, const char *s);
 
+/* Caller text inside a '#' comment line (of a data file or script): control
+ * characters as spaces, so it cannot end the comment. */
+void rpt__comment_str(rpt__buf *b, const char *s);
+
 /* Caller text as HTML text or attribute value: & < > " ' as entities,
  * control characters (but tab and newline) as spaces. */
 void rpt__html_str(rpt__buf *b, const char *s);

@@ -320,7 +320,7 @@ static void dat_text(const rpt__plot *p, const char *what, rpt__buf *b)
     rpt__buf_printf(b, "# %s.dat: ", p->name);
     rpt__buf_puts(b, what);
     rpt__buf_puts(b, "\n# ");
-    rpt__buf_puts(b, p->title);
+    rpt__comment_str(b, p->title);
     rpt__buf_puts(b, "\n#");
     for (int c = 0; c < t->ncols; c++)
         rpt__buf_printf(b, " %s", t->col[c]);

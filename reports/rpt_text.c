@@ -122,6 +122,12 @@ void rpt__dat_str(rpt__buf *b, const char *s)
     rpt__buf_put(b, "\"", 1);
 }
 
+void rpt__comment_str(rpt__buf *b, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++)
+        rpt__buf_put(b, is_control(*p) ? " " : (const char *)p, 1);
+}
+
 void rpt__html_str(rpt__buf *b, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {

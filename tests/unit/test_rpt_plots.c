@@ -376,6 +376,10 @@ static void caller_text_is_quoted(void **state)
     free(gp);
     char *dat = file_slurp(dir, "memory.dat", NULL);
     assert_non_null(strstr(dat, "\"tp8 pp2 dp8 mb2 'simple' <none>\""));
+    /* The title's newline cannot end its comment line and start a data row. */
+    assert_non_null(strstr(dat, "\n# it's \"tp8\" <script>alert(1)</script> & more\n"));
+    for (const char *line = dat; line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+        assert_true(*line == '#' || *line == '\0' || (*line >= '1' && *line <= '3'));
     free(dat);
     char *html = file_slurp(dir, "index.html", NULL);
     assert_null(strstr(html, "<script>"));
