@@ -603,6 +603,36 @@ static void report_directory(void **state)
     rmdir(dir);
 }
 
+/* A file that cannot be written is ST_EIO naming it, and the plot is not
+ * kept. A directory in its place stands in for any write failure (it stops
+ * root too, unlike permissions). */
+static void unwritable_files(void **state)
+{
+    char dir[512], sub[700];
+    scratch_dir(dir, sizeof dir);
+    rpt_report *r = open_report(dir, 0);
+    st_err err = {0};
+    snprintf(sub, sizeof sub, "%s/grid.gp", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    rpt_grid grid = sample_grid();
+    assert_int_equal(rpt_grid_write(r, &grid, NULL, &err), ST_EIO);
+    assert_non_null(strstr(err.msg, "grid.gp"));
+    assert_int_equal(rpt_report_nplots(r), 0);
+    rmdir(sub);
+    st_err_clear(&err);
+    ok(rpt_grid_write(r, &grid, NULL, &err), &err); /* the same name, now it can */
+    assert_int_equal(rpt_report_nplots(r), 1);
+
+    snprintf(sub, sizeof sub, "%s/index.html", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    st_err_clear(&err);
+    assert_int_equal(rpt_html_write(r, NULL, NULL, &err), ST_EIO);
+    assert_non_null(strstr(err.msg, "index.html"));
+    rmdir(sub);
+    rpt_report_free(r);
+    scratch_remove(dir);
+}
+
 static void layout_labels(void **state)
 {
     plan_layout l;
@@ -651,6 +681,7 @@ int main(void)
         cmocka_unit_test(html_references_everything),
         cmocka_unit_test(bad_inputs_refused),
         cmocka_unit_test(report_directory),
+        cmocka_unit_test(unwritable_files),
         cmocka_unit_test(layout_labels),
         cmocka_unit_test(names_and_hint),
     };
