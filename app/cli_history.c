@@ -130,10 +130,11 @@ static int parse_args(const char *cmd, int argc, char **argv, hist_opts *o)
             break;
         case O_LIMIT: {
             ok = is_hist || is_cmp;
-            int64_t v;
+            int64_t v = 0;
             if (ok && units_parse_int(optarg, "--limit", 1, LIMIT_MAX, &v, &err) != ST_OK)
                 return fail(&err);
-            o->limit = (int)v;
+            if (ok)
+                o->limit = (int)v;
             break;
         }
         case O_MODEL: ok = is_cmp; o->model = optarg; break;
@@ -504,13 +505,16 @@ static void show_human(const cJSON *rec)
         printf("cluster:  %.0f x %s (%.0f GPUs, %s, %s each)\n", num(p, "nodes"), str(it, "name"),
                num(p, "gpus"), str(it, "gpu"), bytes(num(it, "gpu_mem_bytes"), a, sizeof a));
     }
-    if (search) {
-        printf("search:   objective %s, %.0f layouts evaluated, %.0f feasible", str(search, "objective"),
-               num(search, "evaluated"), num(search, "feasible"));
+    if (search && !strcmp(str(search, "mode"), "compare")) {
+        char t[24];
+        printf("compare:  objective %s, the best plan of each instance type and count; training "
+               "%s tokens\n",
+               str(search, "objective"), units_fmt_count(num(search, "tokens"), t, sizeof t));
+    } else if (search) {
+        printf("search:   objective %s, %.0f layouts evaluated, %.0f feasible",
+               str(search, "objective"), num(search, "evaluated"), num(search, "feasible"));
         if (num(search, "global_batch") > 0)
             printf(", global batch %.0f", num(search, "global_batch"));
-        if (num(search, "tokens") > 0)
-            printf(", training %.3g tokens", num(search, "tokens"));
         printf("\n");
     }
     if (!arr(rec, "runs"))

@@ -314,6 +314,10 @@ int db_open(const char *path, int mode, db **out, st_err *err)
         return ST_RAISE(err, errno == ENOENT ? ST_ENOENT : ST_EIO, "%s: %s", path,
                         errno == ENOENT ? "no such database (nothing recorded there yet)"
                                         : strerror(errno));
+    /* A pipe or socket would block the first read forever. */
+    if (stat(path, &sb) == 0 && (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode) || S_ISDIR(sb.st_mode)))
+        return ST_RAISE(err, ST_EIO, "%s: not a database file (a %s)", path,
+                        S_ISDIR(sb.st_mode) ? "directory" : "pipe or socket");
     db *d = calloc(1, sizeof *d);
     if (!d)
         return ST_RAISE(err, ST_ENOMEM, "%s: out of memory", path);

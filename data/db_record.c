@@ -177,8 +177,6 @@ static int insert_search(db *d, int64_t rec, int64_t model_id, int64_t inst_id, 
     if (rej && r)
         rej_json = cJSON_PrintUnformatted(rej);
     cJSON_Delete(rej);
-    plan_result none;
-    memset(&none, 0, sizeof none);
     db__ins s;
     const db__fields *lists[] = {&db__result_fields};
     int rc = db__ins_prepare(d, &s, "searches",
@@ -202,7 +200,12 @@ static int insert_search(db *d, int64_t rec, int64_t model_id, int64_t inst_id, 
         db__b_dbl(&s, tokens > 0 ? tokens : NAN);
         db__b_txt(&s, rej_json);
         db__b_txt(&s, cfg_json);
-        db__b_fields(&s, &db__result_fields, r ? r : &none);
+        if (r) {
+            db__b_fields(&s, &db__result_fields, r);
+        } else { /* comparison mode: one search per option, not kept */
+            for (int i = 0; i < db__result_fields.n; i++)
+                db__b_null(&s);
+        }
         rc = db__ins_step(d, &s, NULL, err);
     }
     db__ins_finalize(&s);

@@ -299,6 +299,15 @@ static void test_cannot_write(void **state)
         assert_int_equal(db_open("/dev/full", DB_OPEN_WRITE, &d, &err), ST_EIO);
         assert_non_null(strstr(err.msg, "full"));
     }
+    /* a directory, and a pipe (whose first read would never return) */
+    st_err_clear(&err);
+    assert_int_equal(db_open(f->dir, DB_OPEN_WRITE, &d, &err), ST_EIO);
+    assert_non_null(strstr(err.msg, "directory"));
+    snprintf(p, sizeof p, "%s/fifo.db", f->dir);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    st_err_clear(&err);
+    assert_int_equal(db_open(p, DB_OPEN_READ, &d, &err), ST_EIO);
+    assert_non_null(strstr(err.msg, "pipe"));
     /* an empty path is bad input; the context keeps the first error */
     assert_int_equal(db_open("", DB_OPEN_WRITE, &d, &err), ST_EINVAL);
     assert_int_equal(err.code, ST_EIO);
