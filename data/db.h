@@ -241,6 +241,80 @@ int db_compare(db *d, const db_compare_filter *f, db_compare_row *out, int max, 
 /* Relative error 100 (a - b) / b, or NAN when either is missing (0). */
 double db_error_pct(double a, double b);
 
+/* ---- records read back into the planner's and simulator's structs ---- */
+
+/* One plan row of a record: its layout and prediction as plan_evaluate
+ * made them (worst-stage memory by term, per-stage totals, time by term). */
+typedef struct db_plan {
+    int64_t id;                  /* plans.id */
+    int64_t record_id;
+    char role[16];               /* "top" (ranked), "closest_oom", "option" (comparison
+                                  * mode), "simulated", "published", "measured" */
+    int rank;                    /* 1.. for "top", else 0 */
+    char instance_type[48];
+    char gpu[32];
+    int nodes, gpus;
+    plan_layout layout;
+    int have_est;                /* est holds the prediction */
+    plan_estimate est;
+    double simulated_s;          /* simulated step; 0 = not simulated */
+    char label[128];             /* db's layout label */
+} db_plan;
+
+/* The plans of a record in the order recorded (rank order for a search).
+ * Up to max; *n gets the count. ST_ENOENT for an id with no record. */
+int db_plans(db *d, int64_t record_id, db_plan *out, int max, int *n, st_err *err);
+
+/* The (first) model of a record. ST_ENOENT when it has none. */
+int db_model(db *d, int64_t record_id, plan_model *out, st_err *err);
+
+/* The simulation of a simulation record as sim_step_run returned it: the
+ * summary, every stage and, when it was kept, the trace (owned by out:
+ * sim_result_fini). cfg (may be NULL) gets its sim_config. ST_ENOENT when
+ * the record holds no simulation. */
+int db_simulation(db *d, int64_t record_id, sim_config *cfg, sim_result *out, st_err *err);
+
+/* The best recorded step per (TP, PP) for the model shape and cluster of a
+ * record's first plan, over every record with that shape and cluster (a
+ * search keeps its top plans; searches with --tp/--pp fixed fill cells). */
+typedef struct db_grid_cell {
+    int tp, pp;
+    int feasible;                /* 1: step_s is the best feasible step recorded */
+    double step_s;
+    char reason[24];             /* when infeasible: the latest rejection ("out of memory") */
+    char layout[128];
+} db_grid_cell;
+
+int db_grid(db *d, int64_t record_id, db_grid_cell *out, int max, int *n, st_err *err);
+
+/* The best recorded plan (most tokens/s) per instance type and count for
+ * the model shape of a record (a comparison-mode plan record has one per
+ * type and count), ordered by type, then count. */
+typedef struct db_scaling_point {
+    char instance_type[48];
+    int nodes, gpus;
+    double tokens_per_s, step_s, mfu;
+    double cost_per_hour, cost_per_mtokens; /* 0 when the price is unknown */
+    char layout[128];
+} db_scaling_point;
+
+int db_scaling(db *d, int64_t record_id, db_scaling_point *out, int max, int *n, st_err *err);
+
+/* Runs with a measured step and what was predicted (and simulated) for
+ * them. record_id > 0: the runs of that record; 0: every measured
+ * (executor) run and the published runs of the newest record that has any. */
+typedef struct db_measured {
+    int64_t run_id, record_id;
+    char source[16];             /* "published" or "measured" */
+    char source_key[64];         /* published: the source ("megatron_2021"); else "" */
+    char row_id[32];             /* published: the row of the file */
+    char model[PLAN_NAME_MAX];
+    char layout[128];
+    double measured_s, predicted_s, simulated_s; /* 0 = none */
+} db_measured;
+
+int db_measured_runs(db *d, int64_t record_id, db_measured *out, int max, int *n, st_err *err);
+
 /* ---- queries for reports ---- */
 
 /* A column value handed to db_select's callback. */

@@ -16,7 +16,7 @@
 
 #include "data/db_int.h"
 
-#define F(col, type, st, member) {col, type, offsetof(st, member)}
+#define F(col, type, st, member) {col, type, offsetof(st, member), sizeof(((st *)0)->member)}
 #define LIST(name, arr) const db__fields name = {arr, (int)(sizeof arr / sizeof arr[0])}
 
 static const db__field model_f[] = {
@@ -274,6 +274,55 @@ void db__b_fields(db__ins *s, const db__fields *f, const void *base)
         case DB_F_DBL: db__b_dbl(s, *(const double *)p); break;
         case DB_F_STR: db__b_txt(s, (const char *)p); break;
         default: db__b_txt(s, enum_text(x->type, *(const int *)p)); break;
+        }
+    }
+}
+
+/* The enum value of a text written by enum_text; -1 if none matches. */
+static int enum_value(int type, const char *t)
+{
+    for (int v = 0; v < 64; v++) {
+        if (type == DB_F_SCHED && v >= PLAN_SCHED__COUNT) break;
+        if (type == DB_F_RECOMP && v >= PLAN_RECOMP__COUNT) break;
+        if (type == DB_F_SHARD && v >= PLAN_SHARD__COUNT) break;
+        if (type == DB_F_REJECT && v >= PLAN_REJ__COUNT) break;
+        if (type == DB_F_ARCH && v > PLAN_ARCH_LLAMA) break;
+        if (type == DB_F_BASIS && v > PLAN_VAL_BASIS_MODEL_FLOPS) break;
+        if (strcmp(enum_text(type, v), t) == 0)
+            return v;
+    }
+    return -1;
+}
+
+void db__read_fields(sqlite3_stmt *st, const db__fields *f, void *base)
+{
+    char *b = base;
+    int nc = sqlite3_column_count(st);
+    for (int i = 0; i < f->n; i++) {
+        const db__field *x = &f->v[i];
+        int c = 0;
+        while (c < nc && strcmp(sqlite3_column_name(st, c), x->col) != 0)
+            c++;
+        if (c == nc || sqlite3_column_type(st, c) == SQLITE_NULL)
+            continue;
+        void *p = b + x->off;
+        switch (x->type) {
+        case DB_F_INT: *(int *)p = sqlite3_column_int(st, c); break;
+        case DB_F_UINT: *(unsigned *)p = (unsigned)sqlite3_column_int64(st, c); break;
+        case DB_F_I64: *(int64_t *)p = sqlite3_column_int64(st, c); break;
+        case DB_F_U64: *(uint64_t *)p = (uint64_t)sqlite3_column_int64(st, c); break;
+        case DB_F_DBL: *(double *)p = sqlite3_column_double(st, c); break;
+        case DB_F_STR: {
+            const char *t = (const char *)sqlite3_column_text(st, c);
+            snprintf((char *)p, x->cap, "%s", t ? t : "");
+            break;
+        }
+        default: {
+            int v = enum_value(x->type, (const char *)sqlite3_column_text(st, c));
+            if (v >= 0)
+                *(int *)p = v;
+            break;
+        }
         }
     }
 }

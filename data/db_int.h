@@ -90,6 +90,7 @@ typedef struct db__field {
     const char *col;
     int type;
     size_t off;
+    size_t cap;                  /* sizeof the member (the room of a DB_F_STR) */
 } db__field;
 
 typedef struct db__fields {
@@ -124,6 +125,11 @@ void db__b_fields(db__ins *s, const db__fields *f, const void *base);
  * new row's id. */
 int db__ins_step(db *d, db__ins *s, int64_t *rowid, st_err *err);
 void db__ins_finalize(db__ins *s);
+
+/* Set the members of base from the columns of st's current row with the
+ * same names (the inverse of db__b_fields); members whose column is absent
+ * or NULL are left as they are. */
+void db__read_fields(sqlite3_stmt *st, const db__fields *f, void *base);
 
 /* Write a struct as a JSON object text with the field list (caller frees). */
 char *db__fields_json(const db__fields *f, const void *base);

@@ -1,0 +1,408 @@
+/*
+ * db_read.c: records read back into the planner's and simulator's structs,
+ * and the aggregates a report draws (TP x PP grid, scaling, measured runs).
+ *
+ * Members come back through the same field lists they were written with
+ * (db_fields.c), so a struct read back equals the one recorded, bit for
+ * bit. Grouping by model shape and cluster uses the prefixes of
+ * plans.match_key: "SHAPE|" and "SHAPE|CLUSTER|" (db__match_key).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/db_int.h"
+
+static void copy(char *dst, size_t n, const unsigned char *src)
+{
+    snprintf(dst, n, "%s", src ? (const char *)src : "");
+}
+
+static int record_exists(db *d, int64_t id, st_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = db__prepare(d, "SELECT 1 FROM records WHERE id = ?1", &st, err);
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_DONE)
+        rc = ST_RAISE(err, ST_ENOENT, "%s: no record %lld (see smdplan history)", d->path,
+                      (long long)id);
+    else if (s != SQLITE_ROW)
+        rc = db__fail(d, s, err, "read");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The prediction of plan_id into e (with its stages); *have = 0 if none. */
+static int read_prediction(db *d, sqlite3_stmt *pst, sqlite3_stmt *sst, int64_t plan_id,
+                           plan_estimate *e, int *have, st_err *err)
+{
+    *have = 0;
+    sqlite3_reset(pst);
+    sqlite3_bind_int64(pst, 1, plan_id);
+    int s = sqlite3_step(pst);
+    if (s == SQLITE_DONE)
+        return ST_OK;
+    if (s != SQLITE_ROW)
+        return db__fail(d, s, err, "read prediction");
+    memset(e, 0, sizeof *e);
+    db__read_fields(pst, &db__estimate_fields, e);
+    int64_t pid = sqlite3_column_int64(pst, 0); /* predictions.id is the first column */
+    sqlite3_reset(sst);
+    sqlite3_bind_int64(sst, 1, pid);
+    while ((s = sqlite3_step(sst)) == SQLITE_ROW) {
+        int k = sqlite3_column_int(sst, 0);
+        if (k < 0 || k >= PLAN_PP_MAX)
+            continue;
+        e->stage_layers[k] = sqlite3_column_int(sst, 1);
+        e->stage_mem_bytes[k] = sqlite3_column_double(sst, 2);
+        e->stage_inflight[k] = sqlite3_column_int(sst, 3);
+    }
+    if (s != SQLITE_DONE)
+        return db__fail(d, s, err, "read prediction stages");
+    *have = 1;
+    return ST_OK;
+}
+
+int db_plans(db *d, int64_t record_id, db_plan *out, int max, int *n, st_err *err)
+{
+    *n = 0;
+    int rc = record_exists(d, record_id, err);
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_stmt *st = NULL, *pst = NULL, *sst = NULL;
+    rc = db__prepare(d,
+                     "SELECT p.*, i.name AS instance_name, i.gpu AS instance_gpu FROM plans p"
+                     " LEFT JOIN instance_types i ON i.id = p.instance_type_id"
+                     " WHERE p.record_id = ?1 ORDER BY p.id",
+                     &st, err);
+    if (rc == ST_OK)
+        rc = db__prepare(d, "SELECT * FROM predictions WHERE plan_id = ?1", &pst, err);
+    if (rc == ST_OK)
+        rc = db__prepare(d,
+                         "SELECT stage, layers, mem_bytes, inflight FROM prediction_stages"
+                         " WHERE prediction_id = ?1 ORDER BY stage",
+                         &sst, err);
+    if (rc != ST_OK)
+        goto done;
+    sqlite3_bind_int64(st, 1, record_id);
+    int s = SQLITE_DONE;
+    while (rc == ST_OK && *n < max && (s = sqlite3_step(st)) == SQLITE_ROW) {
+        db_plan *p = &out[*n];
+        memset(p, 0, sizeof *p);
+        int nc = sqlite3_column_count(st);
+        for (int c = 0; c < nc; c++) {
+            const char *name = sqlite3_column_name(st, c);
+            if (!strcmp(name, "id"))
+                p->id = sqlite3_column_int64(st, c);
+            else if (!strcmp(name, "record_id"))
+                p->record_id = sqlite3_column_int64(st, c);
+            else if (!strcmp(name, "role"))
+                copy(p->role, sizeof p->role, sqlite3_column_text(st, c));
+            else if (!strcmp(name, "rank"))
+                p->rank = sqlite3_column_int(st, c);
+            else if (!strcmp(name, "nodes"))
+                p->nodes = sqlite3_column_int(st, c);
+            else if (!strcmp(name, "gpus"))
+                p->gpus = sqlite3_column_int(st, c);
+            else if (!strcmp(name, "simulated_step_s"))
+                p->simulated_s = sqlite3_column_double(st, c);
+            else if (!strcmp(name, "label"))
+                copy(p->label, sizeof p->label, sqlite3_column_text(st, c));
+            else if (!strcmp(name, "instance_name"))
+                copy(p->instance_type, sizeof p->instance_type, sqlite3_column_text(st, c));
+            else if (!strcmp(name, "instance_gpu"))
+                copy(p->gpu, sizeof p->gpu, sqlite3_column_text(st, c));
+        }
+        plan_layout_default(&p->layout);
+        db__read_fields(st, &db__layout_fields, &p->layout);
+        rc = read_prediction(d, pst, sst, p->id, &p->est, &p->have_est, err);
+        if (rc == ST_OK)
+            (*n)++;
+    }
+    if (rc == ST_OK && *n < max && s != SQLITE_DONE)
+        rc = db__fail(d, s, err, "read plans");
+done:
+    sqlite3_finalize(sst);
+    sqlite3_finalize(pst);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_model(db *d, int64_t record_id, plan_model *out, st_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = db__prepare(d, "SELECT * FROM models WHERE record_id = ?1 ORDER BY id LIMIT 1", &st,
+                         err);
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_bind_int64(st, 1, record_id);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) {
+        memset(out, 0, sizeof *out);
+        db__read_fields(st, &db__model_fields, out);
+    } else if (s == SQLITE_DONE) {
+        rc = ST_RAISE(err, ST_ENOENT, "%s: record %lld has no model", d->path,
+                      (long long)record_id);
+    } else {
+        rc = db__fail(d, s, err, "read model");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int stream_value(const char *t)
+{
+    static const char *const names[] = {"compute", "send_intra", "send_net", "dp"};
+    for (int i = 0; i < 4; i++)
+        if (t && !strcmp(t, names[i]))
+            return i;
+    return SIM_STREAM_COMPUTE;
+}
+
+static int op_value(const char *t)
+{
+    for (int k = 0; k < SIM_OP__COUNT; k++)
+        if (t && !strcmp(t, sim_op_name((sim_op_kind)k)))
+            return k;
+    return SIM_OP__COUNT; /* "allreduce": a gradient bucket */
+}
+
+int db_simulation(db *d, int64_t record_id, sim_config *cfg, sim_result *out, st_err *err)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st = NULL;
+    int rc = db__prepare(d, "SELECT * FROM simulations WHERE record_id = ?1 ORDER BY id LIMIT 1",
+                         &st, err);
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_bind_int64(st, 1, record_id);
+    int s = sqlite3_step(st);
+    int64_t sid = 0;
+    if (s == SQLITE_ROW) {
+        sid = sqlite3_column_int64(st, 0);
+        db__read_fields(st, &db__sim_fields, out);
+        if (cfg) {
+            sim_config_default(cfg);
+            db__read_fields(st, &db__sim_config_fields, cfg);
+        }
+    } else if (s == SQLITE_DONE) {
+        rc = ST_RAISE(err, ST_ENOENT, "%s: record %lld holds no simulation (see smdplan history "
+                      "--kind simulation)", d->path, (long long)record_id);
+    } else {
+        rc = db__fail(d, s, err, "read simulation");
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    int ntrace = out->ntrace;
+    out->ntrace = 0;
+    if (rc == ST_OK)
+        rc = db__prepare(d, "SELECT * FROM sim_stages WHERE simulation_id = ?1 ORDER BY stage", &st,
+                         err);
+    if (rc == ST_OK) {
+        sqlite3_bind_int64(st, 1, sid);
+        while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+            int k = sqlite3_column_int(st, 1);
+            if (k >= 0 && k < PLAN_PP_MAX)
+                db__read_fields(st, &db__sim_stage_fields, &out->stage[k]);
+        }
+        if (s != SQLITE_DONE)
+            rc = db__fail(d, s, err, "read simulation stages");
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc == ST_OK && ntrace > 0) {
+        out->trace = calloc((size_t)ntrace, sizeof *out->trace);
+        if (!out->trace)
+            rc = ST_RAISE(err, ST_ENOMEM, "%s: out of memory for %d trace ops", d->path, ntrace);
+        if (rc == ST_OK)
+            rc = db__prepare(d,
+                             "SELECT stage, stream, op, chunk, microbatch, start_ns, end_ns"
+                             " FROM sim_trace WHERE simulation_id = ?1 ORDER BY seq",
+                             &st, err);
+        if (rc == ST_OK) {
+            sqlite3_bind_int64(st, 1, sid);
+            while (out->ntrace < ntrace && (s = sqlite3_step(st)) == SQLITE_ROW) {
+                sim_trace_rec *t = &out->trace[out->ntrace++];
+                t->stage = sqlite3_column_int(st, 0);
+                t->stream = (uint8_t)stream_value((const char *)sqlite3_column_text(st, 1));
+                t->kind = (uint8_t)op_value((const char *)sqlite3_column_text(st, 2));
+                t->chunk = (int16_t)sqlite3_column_int(st, 3);
+                t->microbatch = sqlite3_column_int(st, 4);
+                t->start_ns = sqlite3_column_int64(st, 5);
+                t->end_ns = sqlite3_column_int64(st, 6);
+            }
+            if (s != SQLITE_ROW && s != SQLITE_DONE)
+                rc = db__fail(d, s, err, "read trace");
+        }
+        sqlite3_finalize(st);
+    }
+    if (rc != ST_OK)
+        sim_result_fini(out);
+    return rc;
+}
+
+/* The match_key of a record's first plan, cut after its n-th '|'. */
+static int key_prefix(db *d, int64_t record_id, int n, char *buf, size_t cap, st_err *err)
+{
+    int rc = record_exists(d, record_id, err);
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    rc = db__prepare(d, "SELECT match_key FROM plans WHERE record_id = ?1 ORDER BY id LIMIT 1",
+                     &st, err);
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_bind_int64(st, 1, record_id);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) {
+        copy(buf, cap, sqlite3_column_text(st, 0));
+        char *p = buf;
+        for (int k = 0; k < n && p; k++) {
+            p = strchr(p, '|');
+            if (p)
+                p++;
+        }
+        if (p)
+            *p = '\0';
+    } else if (s == SQLITE_DONE) {
+        rc = ST_RAISE(err, ST_ENOENT, "%s: record %lld holds no plan", d->path,
+                      (long long)record_id);
+    } else {
+        rc = db__fail(d, s, err, "read plan");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_grid(db *d, int64_t record_id, db_grid_cell *out, int max, int *n, st_err *err)
+{
+    *n = 0;
+    char prefix[1024];
+    int rc = key_prefix(d, record_id, 2, prefix, sizeof prefix, err);
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    rc = db__prepare(d,
+                     "SELECT p.tp, p.pp, pr.reject, pr.step_s, p.label FROM plans p"
+                     " JOIN predictions pr ON pr.plan_id = p.id"
+                     " WHERE substr(p.match_key, 1, length(?1)) = ?1"
+                     " ORDER BY p.tp, p.pp, pr.reject = 'ok' DESC, pr.step_s, p.id DESC",
+                     &st, err);
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, prefix, -1, SQLITE_TRANSIENT);
+    int s = SQLITE_DONE;
+    /* rows of a cell come feasible first, fastest first: the first decides */
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        int tp = sqlite3_column_int(st, 0), pp = sqlite3_column_int(st, 1);
+        if (*n > 0 && out[*n - 1].tp == tp && out[*n - 1].pp == pp)
+            continue;
+        if (*n == max)
+            break;
+        db_grid_cell *c = &out[(*n)++];
+        memset(c, 0, sizeof *c);
+        c->tp = tp;
+        c->pp = pp;
+        const char *rej = (const char *)sqlite3_column_text(st, 2);
+        c->feasible = rej && !strcmp(rej, "ok");
+        if (c->feasible)
+            c->step_s = sqlite3_column_double(st, 3);
+        else
+            copy(c->reason, sizeof c->reason, (const unsigned char *)rej);
+        copy(c->layout, sizeof c->layout, sqlite3_column_text(st, 4));
+    }
+    if (s != SQLITE_ROW && s != SQLITE_DONE)
+        rc = db__fail(d, s, err, "read grid");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_scaling(db *d, int64_t record_id, db_scaling_point *out, int max, int *n, st_err *err)
+{
+    *n = 0;
+    char prefix[1024];
+    int rc = key_prefix(d, record_id, 1, prefix, sizeof prefix, err);
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    rc = db__prepare(d,
+                     "SELECT i.name, p.nodes, p.gpus, pr.tokens_per_s, pr.step_s, pr.mfu,"
+                     " pr.cost_per_hour, pr.cost_per_mtokens, p.label FROM plans p"
+                     " JOIN predictions pr ON pr.plan_id = p.id"
+                     " JOIN instance_types i ON i.id = p.instance_type_id"
+                     " WHERE substr(p.match_key, 1, length(?1)) = ?1 AND pr.reject = 'ok'"
+                     " ORDER BY i.name, p.nodes, pr.tokens_per_s DESC",
+                     &st, err);
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, prefix, -1, SQLITE_TRANSIENT);
+    int s = SQLITE_DONE;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        int nodes = sqlite3_column_int(st, 1);
+        if (*n > 0 && out[*n - 1].nodes == nodes && !strcmp(out[*n - 1].instance_type, name))
+            continue;
+        if (*n == max)
+            break;
+        db_scaling_point *p = &out[(*n)++];
+        memset(p, 0, sizeof *p);
+        copy(p->instance_type, sizeof p->instance_type, (const unsigned char *)name);
+        p->nodes = nodes;
+        p->gpus = sqlite3_column_int(st, 2);
+        p->tokens_per_s = sqlite3_column_double(st, 3);
+        p->step_s = sqlite3_column_double(st, 4);
+        p->mfu = sqlite3_column_double(st, 5);
+        p->cost_per_hour = sqlite3_column_double(st, 6);
+        p->cost_per_mtokens = sqlite3_column_double(st, 7);
+        copy(p->layout, sizeof p->layout, sqlite3_column_text(st, 8));
+    }
+    if (s != SQLITE_ROW && s != SQLITE_DONE)
+        rc = db__fail(d, s, err, "read scaling");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_measured_runs(db *d, int64_t record_id, db_measured *out, int max, int *n, st_err *err)
+{
+    *n = 0;
+    int rc = record_id > 0 ? record_exists(d, record_id, err) : ST_OK;
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    rc = db__prepare(d,
+                     "SELECT r.id, r.record_id, r.source, r.source_key, r.row_id, m.name, p.label,"
+                     " r.measured_step_s, r.predicted_step_s, r.simulated_step_s FROM runs r"
+                     " LEFT JOIN models m ON m.id = r.model_id"
+                     " LEFT JOIN plans p ON p.id = r.plan_id"
+                     " WHERE r.measured_step_s IS NOT NULL AND (CASE WHEN ?1 > 0"
+                     "   THEN r.record_id = ?1"
+                     "   ELSE r.source = 'measured' OR r.record_id = (SELECT max(record_id)"
+                     "     FROM runs WHERE source = 'published') END)"
+                     " ORDER BY r.id",
+                     &st, err);
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_bind_int64(st, 1, record_id);
+    int s = SQLITE_DONE;
+    while (*n < max && (s = sqlite3_step(st)) == SQLITE_ROW) {
+        db_measured *m = &out[(*n)++];
+        memset(m, 0, sizeof *m);
+        m->run_id = sqlite3_column_int64(st, 0);
+        m->record_id = sqlite3_column_int64(st, 1);
+        copy(m->source, sizeof m->source, sqlite3_column_text(st, 2));
+        copy(m->source_key, sizeof m->source_key, sqlite3_column_text(st, 3));
+        copy(m->row_id, sizeof m->row_id, sqlite3_column_text(st, 4));
+        copy(m->model, sizeof m->model, sqlite3_column_text(st, 5));
+        copy(m->layout, sizeof m->layout, sqlite3_column_text(st, 6));
+        m->measured_s = sqlite3_column_double(st, 7);
+        m->predicted_s = sqlite3_column_double(st, 8);
+        m->simulated_s = sqlite3_column_double(st, 9);
+    }
+    if (*n < max && s != SQLITE_ROW && s != SQLITE_DONE)
+        rc = db__fail(d, s, err, "read runs");
+    sqlite3_finalize(st);
+    return rc;
+}
