@@ -110,9 +110,9 @@ static int parse_args(const char *cmd, int argc, char **argv, hist_opts *o)
     int is_hist = !strcmp(cmd, "history"), is_cmp = !strcmp(cmd, "compare");
     optind = 1;
     opterr = 0;
-    int id;
+    int id, li = -1;
     st_err err = {0};
-    while ((id = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    while ((li = -1, id = getopt_long(argc, argv, "h", lo, &li)) != -1) {
         int ok = 1;
         switch (id) {
         case O_HELP: usage(stdout, cmd); return 1;
@@ -141,6 +141,11 @@ static int parse_args(const char *cmd, int argc, char **argv, hist_opts *o)
         case O_INSTANCE: ok = is_cmp; o->instance = optarg; break;
         case O_ALL: ok = is_cmp; o->all = 1; break;
         default: ok = 0; break;
+        }
+        if (!ok && li >= 0) { /* an option of another of these commands */
+            fprintf(stderr, "smdplan: %s: --%s is not an option of %s (see smdplan %s --help)\n",
+                    cmd, lo[li].name, cmd, cmd);
+            return 2;
         }
         if (!ok) {
             fprintf(stderr, "smdplan: %s: unknown option or missing value: '%s' (see smdplan %s "
