@@ -49,6 +49,8 @@ int cli_main(int argc, char **argv)
         return cli_validate_cmd(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "simulate") == 0)
         return cli_simulate_cmd(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "report") == 0)
+        return cli_report_cmd(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "calibrate") == 0)
         return cli_calibrate_cmd(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "plan") == 0)
@@ -62,7 +64,7 @@ int cli_main(int argc, char **argv)
     if (argc > 1 && argv[1][0] != '-') {
         fprintf(stderr,
                 "smdplan: unknown command '%s'; allowed: plan (default), simulate, catalog, validate, calibrate, "
-                "history, show, compare "
+                "history, show, compare, report "
                 "(see smdplan --help)\n",
                 argv[1]);
         return 2;

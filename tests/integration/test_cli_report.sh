@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# test_cli_report.sh: smdplan report from a records database.
+#   $1 smdplan binary, $2 source dir, $3 fixtures dir
+# Records a search, searches with TP and PP fixed, a comparison, a simulation
+# with its trace and a validation, then checks the report writes every plot's
+# .dat and .gp (and, with gnuplot, .png and .svg) and an index.html that
+# names every image; no database gives one line and exit 2.
+set -u
+bin=$1
+src=$2
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+db="$tmp/r.db"
+
+"$bin" --params 13B --instances 4xp4de --db "$db" >/dev/null || { echo "FAIL plan"; fail=1; }
+for tp in 2 4 8; do
+  "$bin" --params 13B --instances 4xp4de --tp $tp --pp 2 --no-sim --top 1 --db "$db" >/dev/null
+done
+"$bin" --params 13B --max-instances 4 --db "$db" >/dev/null || { echo "FAIL compare"; fail=1; }
+"$bin" simulate --params 13B --instances 4xp4de --tp 8 --pp 2 --global-batch 64 \
+  --trace "$tmp/t.json" --db "$db" >/dev/null || { echo "FAIL simulate"; fail=1; }
+"$bin" validate "$src/data/reference/calibration_runs.csv" --sim --db "$db" >/dev/null \
+  || { echo "FAIL validate"; fail=1; }
+
+"$bin" report --db "$db" --out "$tmp/rep" >"$tmp/out" 2>"$tmp/err" || { echo "FAIL report"; cat "$tmp/err"; fail=1; }
+for plot in memory grid scaling timeline accuracy accuracy_sim; do
+  for ext in dat gp; do
+    [ -s "$tmp/rep/$plot.$ext" ] || { echo "FAIL report: no $plot.$ext"; fail=1; }
+  done
+  grep -q "$plot.png" "$tmp/rep/index.html" || { echo "FAIL report: index.html lacks $plot.png"; fail=1; }
+  if command -v gnuplot >/dev/null 2>&1; then
+    [ -s "$tmp/rep/$plot.png" ] && [ -s "$tmp/rep/$plot.svg" ] || { echo "FAIL report: $plot not rendered"; fail=1; }
+  fi
+done
+[ "$fail" -eq 0 ] && echo "ok   report"
+
+"$bin" report --db "$db" --out "$tmp/rep2" --no-render >/dev/null || { echo "FAIL report --no-render"; fail=1; }
+[ -e "$tmp/rep2/memory.png" ] && { echo "FAIL --no-render rendered"; fail=1; }
+[ -s "$tmp/rep2/memory.gp" ] || { echo "FAIL --no-render wrote no script"; fail=1; }
+
+"$bin" report --db "$tmp/none.db" --out "$tmp/rep3" >/dev/null 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] || { echo "FAIL report without a database: exit $rc"; cat "$tmp/err"; fail=1; }
+[ -e "$tmp/none.db" ] && { echo "FAIL report created a database"; fail=1; }
+exit $fail
