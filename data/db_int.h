@@ -34,6 +34,10 @@ int db__fail(db *d, int sqlite_rc, st_err *err, const char *what);
 /* Prepare one statement; *st is NULL on failure. */
 int db__prepare(db *d, const char *sql, sqlite3_stmt **st, st_err *err);
 
+/* ST_OK if record id exists, ST_ENOENT naming it otherwise (what names the
+ * operation in SQLite errors). */
+int db__record_exists(db *d, int64_t id, const char *what, st_err *err);
+
 /* Run every statement of a fixed SQL text (no parameters), such as a
  * migration script, one prepared statement at a time. */
 int db__exec(db *d, const char *sql, st_err *err);

@@ -347,7 +347,7 @@ static int figures(const db_compare_row *r)
     return (r->predicted_s > 0) + (r->simulated_s > 0) + (r->measured_s > 0);
 }
 
-static int record_exists(db *d, int64_t id, st_err *err)
+int db__record_exists(db *d, int64_t id, const char *what, st_err *err)
 {
     sqlite3_stmt *st = NULL;
     int rc = db__prepare(d, "SELECT 1 FROM records WHERE id = ?1", &st, err);
@@ -359,7 +359,7 @@ static int record_exists(db *d, int64_t id, st_err *err)
         rc = ST_RAISE(err, ST_ENOENT, "%s: no record %lld (see smdplan history)", d->path,
                       (long long)id);
     else if (s != SQLITE_ROW)
-        rc = db__fail(d, s, err, "compare");
+        rc = db__fail(d, s, err, what);
     sqlite3_finalize(st);
     return rc;
 }
@@ -375,7 +375,7 @@ int db_compare(db *d, const db_compare_filter *f, db_compare_row *out, int max, 
     int need = f->min_figures > 0 ? f->min_figures : 2;
     int rc = ST_OK;
     for (int i = 0; i < f->nrecords && rc == ST_OK; i++)
-        rc = record_exists(d, f->records[i], err);
+        rc = db__record_exists(d, f->records[i], "compare", err);
     if (rc != ST_OK)
         return rc;
 

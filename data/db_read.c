@@ -18,23 +18,6 @@ static void copy(char *dst, size_t n, const unsigned char *src)
     snprintf(dst, n, "%s", src ? (const char *)src : "");
 }
 
-static int record_exists(db *d, int64_t id, st_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = db__prepare(d, "SELECT 1 FROM records WHERE id = ?1", &st, err);
-    if (rc != ST_OK)
-        return rc;
-    sqlite3_bind_int64(st, 1, id);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_DONE)
-        rc = ST_RAISE(err, ST_ENOENT, "%s: no record %lld (see smdplan history)", d->path,
-                      (long long)id);
-    else if (s != SQLITE_ROW)
-        rc = db__fail(d, s, err, "read");
-    sqlite3_finalize(st);
-    return rc;
-}
-
 /* The prediction of plan_id into e (with its stages); *have = 0 if none. */
 static int read_prediction(db *d, sqlite3_stmt *pst, sqlite3_stmt *sst, int64_t plan_id,
                            plan_estimate *e, int *have, st_err *err)
@@ -69,7 +52,7 @@ static int read_prediction(db *d, sqlite3_stmt *pst, sqlite3_stmt *sst, int64_t 
 int db_plans(db *d, int64_t record_id, db_plan *out, int max, int *n, st_err *err)
 {
     *n = 0;
-    int rc = record_exists(d, record_id, err);
+    int rc = db__record_exists(d, record_id, "read", err);
     if (rc != ST_OK)
         return rc;
     sqlite3_stmt *st = NULL, *pst = NULL, *sst = NULL;
@@ -247,7 +230,7 @@ int db_simulation(db *d, int64_t record_id, sim_config *cfg, sim_result *out, st
 /* The match_key of a record's first plan, cut after its n-th '|'. */
 static int key_prefix(db *d, int64_t record_id, int n, char *buf, size_t cap, st_err *err)
 {
-    int rc = record_exists(d, record_id, err);
+    int rc = db__record_exists(d, record_id, "read", err);
     if (rc != ST_OK)
         return rc;
     sqlite3_stmt *st = NULL;
@@ -368,7 +351,7 @@ int db_scaling(db *d, int64_t record_id, db_scaling_point *out, int max, int *n,
 int db_measured_runs(db *d, int64_t record_id, db_measured *out, int max, int *n, st_err *err)
 {
     *n = 0;
-    int rc = record_id > 0 ? record_exists(d, record_id, err) : ST_OK;
+    int rc = record_id > 0 ? db__record_exists(d, record_id, "read", err) : ST_OK;
     if (rc != ST_OK)
         return rc;
     sqlite3_stmt *st = NULL;
