@@ -248,8 +248,9 @@ double db_error_pct(double a, double b);
 typedef struct db_plan {
     int64_t id;                  /* plans.id */
     int64_t record_id;
-    char role[16];               /* "top" (ranked), "closest_oom", "option" (comparison
-                                  * mode), "simulated", "published", "measured" */
+    char role[16];               /* "top" (ranked), "closest_oom", "grid" (best of a TP x PP
+                                  * pair), "option" (comparison mode), "simulated",
+                                  * "published", "measured" */
     int rank;                    /* 1.. for "top", else 0 */
     char instance_type[48];
     char gpu[32];
@@ -276,7 +277,7 @@ int db_simulation(db *d, int64_t record_id, sim_config *cfg, sim_result *out, st
 
 /* The best recorded step per (TP, PP) for the model shape and cluster of a
  * record's first plan, over every record with that shape and cluster (a
- * search keeps its top plans; searches with --tp/--pp fixed fill cells). */
+ * search records the best layout of every TP x PP pair it tried). */
 typedef struct db_grid_cell {
     int tp, pp;
     int feasible;                /* 1: step_s is the best feasible step recorded */

@@ -390,6 +390,7 @@ int db_compare(db *d, const db_compare_filter *f, db_compare_row *out, int max, 
                      " LEFT JOIN predictions pr ON pr.plan_id = p.id"
                      " LEFT JOIN runs r ON r.id = (SELECT max(id) FROM runs"
                      "   WHERE plan_id = p.id AND measured_step_s IS NOT NULL)"
+                     " WHERE p.role <> 'grid'" /* the grid's layouts are predictions only */
                      " ORDER BY p.match_key, p.id DESC",
                      &st, err);
     if (rc != ST_OK)

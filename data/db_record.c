@@ -5,7 +5,8 @@
  *
  * A plan record's rows: models (1), instance_types (1 per type), searches
  * (1), plans (the ranked layouts, role 'top', rank 1..; or the closest
- * out-of-memory layout, role 'closest_oom'), predictions (1 per plan) and
+ * out-of-memory layout, role 'closest_oom'; the best layout of each (TP, PP)
+ * pair, role 'grid'), predictions (1 per plan) and
  * prediction_stages. A simulation adds simulations, sim_stages and, when
  * kept, sim_trace; a validation adds runs (source 'published'); a
  * calibration adds calibrations and calibration_params.
@@ -280,6 +281,14 @@ static int plan_body(db *d, int64_t rec, void *vctx, st_err *err)
     if (rc == ST_OK && x->r->ntop == 0 && x->r->min_oom_excess_bytes > 0) {
         const plan_candidate *cd = &x->r->closest_oom;
         rc = insert_plan(d, rec, mid, iid, "closest_oom", 0, x->m, x->c->inst->name, x->c->nodes,
+                         x->c->gpus, &cd->layout, 0, &pid, err);
+        if (rc == ST_OK)
+            rc = insert_prediction(d, rec, pid, &cd->est, err);
+    }
+    /* the best layout of every (TP, PP) pair, for the step-time grid */
+    for (int i = 0; rc == ST_OK && i < x->r->ngrid; i++) {
+        const plan_candidate *cd = &x->r->grid[i].best;
+        rc = insert_plan(d, rec, mid, iid, "grid", 0, x->m, x->c->inst->name, x->c->nodes,
                          x->c->gpus, &cd->layout, 0, &pid, err);
         if (rc == ST_OK)
             rc = insert_prediction(d, rec, pid, &cd->est, err);

@@ -487,6 +487,14 @@ typedef struct plan_candidate {
 } plan_candidate;
 
 #define PLAN_TOPK_MAX 32
+#define PLAN_GRID_MAX 128
+
+/* The best layout the search found for one (TP, PP) pair. */
+typedef struct plan_grid_cell {
+    int tp, pp;
+    int feasible;                 /* best is feasible; else it is the closest miss */
+    plan_candidate best;
+} plan_grid_cell;
 
 typedef struct plan_result {
     int ntop;
@@ -499,6 +507,11 @@ typedef struct plan_result {
     int64_t global_batch;
     int batch_defaulted;                /* 1 if global_batch came from the default */
     double search_s;                    /* wall time of the search */
+    /* The best layout per (TP, PP) (step time over the grid, for reports):
+     * feasible ones by the objective, else the smallest memory miss. Pairs
+     * past PLAN_GRID_MAX are not kept. */
+    int ngrid;
+    plan_grid_cell grid[PLAN_GRID_MAX];
 } plan_result;
 
 /* Search layouts for a model on a cluster. A model that fits on no layout is

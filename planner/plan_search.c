@@ -98,10 +98,40 @@ typedef struct search_ctx {
     st_err *err;
 } search_ctx;
 
+/* Keep the best candidate of its (TP, PP) pair. */
+static void keep_grid(plan_result *res, const plan_candidate *cand, plan_objective o)
+{
+    const plan_layout *l = &cand->layout;
+    int ok = cand->est.reject == PLAN_OK;
+    if (!ok && cand->est.reject != PLAN_REJ_OOM)
+        return;
+    plan_grid_cell *g = NULL;
+    for (int i = res->ngrid - 1; i >= 0 && !g; i--)
+        if (res->grid[i].tp == l->tp && res->grid[i].pp == l->pp)
+            g = &res->grid[i];
+    if (!g) {
+        if (res->ngrid == PLAN_GRID_MAX)
+            return;
+        g = &res->grid[res->ngrid++];
+        g->tp = l->tp;
+        g->pp = l->pp;
+        g->feasible = ok;
+        g->best = *cand;
+        return;
+    }
+    int better = ok ? (!g->feasible || plan_candidate_cmp(cand, &g->best, o) < 0)
+                    : (!g->feasible && cand->est.oom_excess_bytes < g->best.est.oom_excess_bytes);
+    if (better) {
+        g->feasible = ok;
+        g->best = *cand;
+    }
+}
+
 static void count(search_ctx *x, const plan_candidate *cand)
 {
     plan_result *res = x->res;
     res->evaluated++;
+    keep_grid(res, cand, x->cfg->objective);
     if (cand->est.reject == PLAN_OK) {
         res->feasible++;
         keep_top(res, cand, x->k, x->cfg->objective);

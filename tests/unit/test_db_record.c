@@ -252,9 +252,10 @@ static void test_plan_round_trip(void **state)
     assert_int_equal((int)num(get(search, "config"), "top_k"), f->cfg.top_k);
 
     const cJSON *plans = get(rec, "plans");
-    assert_int_equal(cJSON_GetArraySize(plans), f->res.ntop);
+    /* the ranked plans, then the best layout of each (TP, PP) pair */
+    assert_int_equal(cJSON_GetArraySize(plans), f->res.ntop + f->res.ngrid);
     int i = 0;
-    for (const cJSON *p = plans->child; p; p = p->next, i++) {
+    for (const cJSON *p = plans->child; p && i < f->res.ntop; p = p->next, i++) {
         assert_string_equal(str(p, "role"), "top");
         assert_int_equal((int)num(p, "rank"), i + 1);
         assert_int_equal((int)num(p, "nodes"), 16);
@@ -841,10 +842,14 @@ static void test_read_back_structs(void **state)
     assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res, sim,
                                     &id, &err),
                      ST_OK);
-    db_plan *plans = calloc(PLAN_TOPK_MAX, sizeof *plans);
+    int cap = PLAN_TOPK_MAX + PLAN_GRID_MAX;
+    db_plan *plans = calloc((size_t)cap, sizeof *plans);
     int n = 0;
-    assert_int_equal(db_plans(f->d, id, plans, PLAN_TOPK_MAX, &n, &err), ST_OK);
-    assert_int_equal(n, f->res.ntop);
+    assert_int_equal(db_plans(f->d, id, plans, cap, &n, &err), ST_OK);
+    assert_int_equal(n, f->res.ntop + f->res.ngrid);
+    for (int i = f->res.ntop; i < n; i++)
+        assert_string_equal(plans[i].role, "grid");
+    n = f->res.ntop;
     for (int i = 0; i < n; i++) {
         assert_string_equal(plans[i].role, "top");
         assert_int_equal(plans[i].rank, i + 1);
