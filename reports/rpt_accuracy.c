@@ -26,11 +26,6 @@ static const char *const cols[] = {"source", "label", "measured_s", "predicted_s
                                    NULL};
 static const char *const text_cols[] = {"source", "label", NULL};
 
-static const char *const series_color[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
-                                           "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-                                           "#9c755f", "#bab0ac"};
-#define NCOLORS (int)(sizeof series_color / sizeof series_color[0])
-
 typedef struct order {
     const rpt_accuracy_point *pt;
     int series, index;
@@ -155,7 +150,7 @@ static int write_plot(rpt_report *r, const rpt_accuracy *in, rpt_render *render,
     for (int s = 0; s < nseries; s++) {
         rpt__buf_printf(&gp, ", \\\n         data_file index %d using 3:4 with points "
                              "pt %d ps 1.3 lc rgb '%s' title ",
-                        s, 5 + 2 * (s % 4), series_color[s % NCOLORS]);
+                        s, 5 + 2 * (s % 4), rpt__series_color[s % RPT_NCOLORS]);
         rpt__gp_str(&gp, names[s]);
     }
     if (in->label_points)

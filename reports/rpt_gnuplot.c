@@ -225,3 +225,7 @@ int rpt__gnuplot_run(const char *program, const char *dir, const char *script, r
     rpt__buf_fini(&path);
     return rc;
 }
+
+const char *const rpt__series_color[RPT_NCOLORS] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+                                                    "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+                                                    "#9c755f", "#bab0ac"};

@@ -23,12 +23,6 @@ static const char *const cols[] = {"instance", "instances", "gpus", "tokens_per_
                                    "usd_per_mtokens", "layout", NULL};
 static const char *const text_cols[] = {"instance", "layout", NULL};
 
-/* Tableau 10, as in the other plots; point types cycle with them. */
-static const char *const series_color[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
-                                           "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-                                           "#9c755f", "#bab0ac"};
-#define NCOLORS (int)(sizeof series_color / sizeof series_color[0])
-
 typedef struct order {
     const rpt_scaling_point *pt;
     int series, index;
@@ -76,7 +70,7 @@ static void panel(rpt__buf *gp, int nseries, const char *const *names, const int
         rpt__buf_printf(gp, "%sdata_file index %d using 2:%d with linespoints lw 2 pt %d "
                             "ps 1.2 lc rgb '%s' title ",
                         first ? "" : ", \\\n         ", s, col, 5 + 2 * (s % 4),
-                        series_color[s % NCOLORS]);
+                        rpt__series_color[s % RPT_NCOLORS]);
         rpt__gp_str(gp, names[s]);
         first = 0;
     }

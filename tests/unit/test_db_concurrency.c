@@ -20,27 +20,9 @@
 #define WRITERS 8
 #define RECORDS_EACH 1000
 
-typedef struct fixture {
-    char dir[512];
-    char path[600];
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    tdir_make(f->dir, sizeof f->dir);
-    snprintf(f->path, sizeof f->path, "%s/records.db", f->dir);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    tdir_remove(f->dir);
-    free(f);
-    return 0;
-}
+typedef tdb_fixture fixture;
+#define setup tdb_setup
+#define teardown tdb_teardown
 
 static double now_s(void)
 {

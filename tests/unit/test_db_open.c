@@ -17,27 +17,9 @@
 #include "data/db_int.h"
 #include "test_db_util.h"
 
-typedef struct fixture {
-    char dir[512];
-    char path[600];
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    tdir_make(f->dir, sizeof f->dir);
-    snprintf(f->path, sizeof f->path, "%s/records.db", f->dir);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    tdir_remove(f->dir);
-    free(f);
-    return 0;
-}
+typedef tdb_fixture fixture;
+#define setup tdb_setup
+#define teardown tdb_teardown
 
 /* Run a statement on a raw connection (for hand-made files). */
 static void raw_exec(const char *path, const char *sql)

@@ -118,4 +118,28 @@ static inline db_provenance test_provenance(void)
     return p;
 }
 
+/* A scratch directory and a database path in it, for tests whose fixture
+ * needs nothing else. */
+typedef struct tdb_fixture {
+    char dir[512];
+    char path[600];
+} tdb_fixture;
+
+static inline int tdb_setup(void **state)
+{
+    tdb_fixture *f = calloc(1, sizeof *f);
+    tdir_make(f->dir, sizeof f->dir);
+    snprintf(f->path, sizeof f->path, "%s/records.db", f->dir);
+    *state = f;
+    return 0;
+}
+
+static inline int tdb_teardown(void **state)
+{
+    tdb_fixture *f = *state;
+    tdir_remove(f->dir);
+    free(f);
+    return 0;
+}
+
 #endif
