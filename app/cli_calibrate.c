@@ -38,8 +38,9 @@ static void usage(FILE *f)
             "them with the mean error before and after.\n\n"
             "  --gpu NAME        fit only this catalog GPU (default: every GPU with rows)\n"
             "  --fit LIST        parameters to fit: gemm_eff_max, gemm_dim_half, misaligned_factor,\n"
-            "                    hbm_eff, flash_eff (default all but gemm_dim_half; gemm_eff_max\n"
-            "                    comes from a measured GEMM where the catalog has one)\n"
+            "                    hbm_eff, flash_eff, align_partial_factor (default all but\n"
+            "                    gemm_dim_half); GPUs of one chip (catalog 'silicon') are fitted\n"
+            "                    together and share the values\n"
             "  --catalog FILE    start from a catalog with these overrides\n"
             "  --write OUT.json  save the fitted values as a catalog override file\n"
             "  --no-record       do not record this run\n"
@@ -56,17 +57,23 @@ static int write_override(const char *path, const plan_catalog *cat, const plan_
     for (int i = 0; i < ncal; i++) {
         if (!cal[i].fitted)
             continue;
-        cJSON *g = cJSON_CreateObject();
-        cJSON_AddStringToObject(g, "name", cal[i].gpu);
-        for (int p = 0; p < PLAN_CAL__COUNT; p++)
-            cJSON_AddNumberToObject(g, plan_cal_param_name((plan_cal_param)p), cal[i].after[p]);
-        char src[PLAN_SOURCE_MAX];
-        snprintf(src, sizeof src, "fitted by smdplan calibrate to %d runs of %s: mean |error| %.1f%%",
-                 cal[i].rows, csv_path, cal[i].mean_abs_err_after_pct);
-        cJSON_AddStringToObject(g, "source", src);
-        cJSON_AddItemToArray(gpus, g);
+        /* one entry per GPU of the fitted chip: they share the values */
+        for (int j = 0; j < cat->ngpus; j++) {
+            if (strcmp(cat->gpus[j].silicon, cal[i].silicon) != 0 &&
+                strcmp(cat->gpus[j].name, cal[i].gpu) != 0)
+                continue;
+            cJSON *g = cJSON_CreateObject();
+            cJSON_AddStringToObject(g, "name", cat->gpus[j].name);
+            for (int p = 0; p < PLAN_CAL__COUNT; p++)
+                cJSON_AddNumberToObject(g, plan_cal_param_name((plan_cal_param)p), cal[i].after[p]);
+            char src[PLAN_SOURCE_MAX];
+            snprintf(src, sizeof src,
+                     "fitted by smdplan calibrate to %d runs of %s on %s GPUs: mean |error| %.1f%%",
+                     cal[i].rows, csv_path, cal[i].silicon, cal[i].mean_abs_err_after_pct);
+            cJSON_AddStringToObject(g, "source", src);
+            cJSON_AddItemToArray(gpus, g);
+        }
     }
-    (void)cat;
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
     if (!s)
@@ -153,6 +160,11 @@ int cli_calibrate_cmd(int argc, char **argv)
     for (int i = 0; rc == ST_OK && i < cat.ngpus; i++) {
         if (gi >= 0 && i != gi)
             continue;
+        int done_chip = 0; /* an earlier GPU of the same chip was fitted */
+        for (int j = 0; j < i && gi < 0; j++)
+            done_chip |= strcmp(cat.gpus[j].silicon, cat.gpus[i].silicon) == 0;
+        if (done_chip)
+            continue;
         rc = plan_calibrate_gpu(&cat, i, rows, csv.nrows, mask, &cal[ncal], &err);
         if (rc == ST_OK && cal[ncal].rows > 0)
             ncal++;
@@ -164,15 +176,23 @@ int cli_calibrate_cmd(int argc, char **argv)
         goto done;
     }
     printf("calibrate: %s, %d rows\n\n", path, csv.nrows);
-    printf("%-12s %5s  %-18s %10s %10s   %s\n", "GPU", "rows", "parameter", "before", "after", "");
+    printf("%-12s %5s  %-20s %10s %10s   %s\n", "GPU (chip)", "rows", "parameter", "before",
+           "after", "");
     for (int i = 0; i < ncal; i++) {
         for (int p = 0; p < PLAN_CAL__COUNT; p++) {
             const char *state = (cal[i].fitted & (1u << p)) ? "fitted"
                                 : (cal[i].asked & (1u << p)) ? "kept: the rows do not constrain it"
                                                              : "kept";
-            printf("%-12s %5d  %-18s %10.4g %10.4g   %s\n", p == 0 ? cal[i].gpu : "",
-                   p == 0 ? cal[i].rows : 0, plan_cal_param_name((plan_cal_param)p),
-                   cal[i].before[p], cal[i].after[p], state);
+            char who[48] = "";
+            if (p == 0)
+                snprintf(who, sizeof who, "%s", cal[i].gpu);
+            else if (p == 1)
+                snprintf(who, sizeof who, "(%s)", cal[i].silicon);
+            char nrows[16] = "";
+            if (p == 0)
+                snprintf(nrows, sizeof nrows, "%d", cal[i].rows);
+            printf("%-12s %5s  %-20s %10.4g %10.4g   %s\n", who, nrows,
+                   plan_cal_param_name((plan_cal_param)p), cal[i].before[p], cal[i].after[p], state);
         }
         printf("%-12s        mean |error| %.1f%% -> %.1f%% (max %.1f%%), %d iterations%s\n\n", "",
                cal[i].mean_abs_err_before_pct, cal[i].mean_abs_err_after_pct,

@@ -165,6 +165,7 @@ static cJSON *gpu_json(const plan_gpu *g)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", g->name);
+    cJSON_AddStringToObject(o, "silicon", g->silicon);
     cJSON_AddNumberToObject(o, "mem_bytes", g->mem_bytes);
     cJSON_AddNumberToObject(o, "peak_flops", g->peak_flops);
     cJSON_AddNumberToObject(o, "hbm_bps", g->hbm_bps);
@@ -173,6 +174,8 @@ static cJSON *gpu_json(const plan_gpu *g)
     cJSON_AddNumberToObject(o, "misaligned_factor", g->misaligned_factor);
     cJSON_AddNumberToObject(o, "hbm_eff", g->hbm_eff);
     cJSON_AddNumberToObject(o, "flash_eff", g->flash_eff);
+    cJSON_AddNumberToObject(o, "gemm_align_bytes", g->gemm_align_bytes);
+    cJSON_AddNumberToObject(o, "align_partial_factor", g->align_partial_factor);
     cJSON_AddStringToObject(o, "source", g->source);
     return o;
 }

@@ -28,7 +28,7 @@ enum {
     O_INSTANCES, O_CATALOG, O_MAX_INSTANCES, O_TOKENS,
     O_TP, O_PP, O_DP, O_CP, O_MICRO_BATCH, O_MICROBATCHES, O_ACTIVE, O_SCHEDULE, O_VIRTUAL,
     O_RECOMPUTE, O_RECOMPUTE_GROUP, O_SHARDING, O_SP, O_OFFLOAD, O_PRESCALED, O_PLACEMENT,
-    O_FLASH, O_DP_OVERLAP, O_FP32_GRADS, O_TP_OVERLAP, O_PP_OVERLAP, O_DP_BUCKET, O_GLOBAL_BATCH, O_BATCH_SIZE,
+    O_FLASH, O_DP_OVERLAP, O_FP32_GRADS, O_TP_OVERLAP, O_PP_OVERLAP, O_DP_BUCKET, O_LAUNCH_BLOCKING, O_GLOBAL_BATCH, O_BATCH_SIZE,
     O_OBJECTIVE, O_TOP, O_ALLOW_TP_NODES, O_JSON, O_EXPLAIN, O_EMIT, O_NO_RECORD, O_VERSION,
     O_SEED, O_JITTER, O_STRAGGLER, O_MONTE_CARLO, O_TRACE, O_SIM_THRESHOLD, O_NO_SIM, O_DB,
 };
@@ -83,6 +83,7 @@ static const opt_def opt_table[] = {
     {"pp-overlap", 1, O_PP_OVERLAP, "on|off", "overlap pipeline sends with compute (Megatron-Core; default off)"},
     {"dp-bucket", 1, O_DP_BUCKET, "BYTES", "gradient all-reduce message size (default 80MB, Megatron-Core's 40M parameters)"},
     {"fp32-grads", 1, O_FP32_GRADS, "on|off", "keep and all-reduce gradients in fp32 (default off: 2-byte gradients)"},
+    {"launch-blocking", 1, O_LAUNCH_BLOCKING, "on|off", "runs with CUDA_LAUNCH_BLOCKING=1: host time per kernel adds to each (default off)"},
     {"global-batch", 1, O_GLOBAL_BATCH, "N", "sequences per optimizer step (default: GPT-3 schedule by size)"},
     {"batch-size", 1, O_BATCH_SIZE, "N", "SMP script batch per model-parallel group (prescaled); global = N x dp; needs --dp or --tp and --pp"},
     {NULL, 0, 0, NULL, "Simulation (smdplan simulate; plan simulates its top plans too)"},
@@ -236,6 +237,7 @@ static int apply(cli_plan_opts *o, const opt_def *d, const char *a, st_err *err)
     case O_FLASH: return parse_onoff("--flash-attention", a, &c->flash_attention, err);
     case O_DP_OVERLAP: return parse_onoff("--dp-overlap", a, &c->dp_overlap, err);
     case O_FP32_GRADS: return parse_onoff("--fp32-grads", a, &c->fp32_grads, err);
+    case O_LAUNCH_BLOCKING: return parse_onoff("--launch-blocking", a, &c->launch_blocking, err);
     case O_DP_BUCKET: {
         int rc = units_parse_bytes(a, "--dp-bucket", &c->dp_bucket_bytes, err);
         if (rc == ST_OK && c->dp_bucket_bytes < 1)

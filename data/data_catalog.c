@@ -79,6 +79,7 @@ typedef struct field {
 
 static const field gpu_fields[] = {
     STR(plan_gpu, name, 1),
+    STR(plan_gpu, silicon, 0),
     FLD(plan_gpu, mem_bytes, F_BYTES, 1),
     FLD(plan_gpu, peak_flops, F_NUM, 1),
     FLD(plan_gpu, hbm_bps, F_RATE, 1),
@@ -87,6 +88,8 @@ static const field gpu_fields[] = {
     FLD(plan_gpu, misaligned_factor, F_NUM, 1),
     FLD(plan_gpu, hbm_eff, F_NUM, 1),
     FLD(plan_gpu, flash_eff, F_NUM, 1),
+    FLD(plan_gpu, gemm_align_bytes, F_NUM, 0),
+    FLD(plan_gpu, align_partial_factor, F_NUM, 0),
     STR(plan_gpu, source, 0),
 };
 
@@ -484,6 +487,14 @@ static void note_override(const ctx *x, const kind *k, unsigned set, char *sourc
 static void init_entry(int k, void *e)
 {
     memset(e, 0, size_of(k));
+    if (k == K_GPU) {
+        /* Without a second alignment tier a GEMM only needs dims that are
+         * multiples of 16 bytes (NVIDIA, Matrix Multiplication Background
+         * User's Guide, "Tensor Core Requirements"). */
+        plan_gpu *g = e;
+        g->gemm_align_bytes = 16;
+        g->align_partial_factor = 1.0;
+    }
     if (k == K_INSTANCE) {
         plan_instance *in = e;
         in->gpu_index = in->intra_curve_index = in->net_curve_index = -1;
@@ -532,6 +543,8 @@ static int merge_entry(plan_catalog *cat, int k, int idx, const cJSON *obj, cons
         note_override(&x, kd, set, source);
     else if (!source[0])
         snprintf(source, PLAN_SOURCE_MAX, "%s", file);
+    if (k == K_GPU && !tmp.g.silicon[0]) /* a chip of its own */
+        memcpy(tmp.g.silicon, tmp.g.name, sizeof tmp.g.silicon);
     if (at >= 0) {
         memcpy(entry_of(cat, k, at), &tmp, size_of(k));
         return ST_OK;

@@ -139,6 +139,7 @@ double plan_curve_eval(const plan_curve *c, double bytes);
 
 typedef struct plan_gpu {
     char name[32];               /* "A100-40GB" */
+    char silicon[32];            /* the chip ("GA100"): GPUs sharing it share efficiencies */
     double mem_bytes;            /* device memory */
     double peak_flops;           /* dense FP16/BF16 tensor-core peak, FLOP/s */
     double hbm_bps;              /* HBM bandwidth, bytes/s */
@@ -146,6 +147,9 @@ typedef struct plan_gpu {
     double gemm_eff_max;         /* fraction of peak a large aligned GEMM reaches */
     double gemm_dim_half;        /* GEMM dim d keeps d/(d + dim_half) of it */
     double misaligned_factor;    /* throughput multiplier for dims not a multiple of 8 */
+    double gemm_align_bytes;     /* alignment at which tensor-core GEMMs run at full
+                                  * speed (16, or 128 on A100); 0 reads as 16 */
+    double align_partial_factor; /* multiplier for dims a multiple of 8 but not of that */
     double hbm_eff;              /* fraction of HBM bandwidth elementwise kernels reach */
     double flash_eff;            /* fraction of peak a fused (flash) attention kernel reaches */
     char source[PLAN_SOURCE_MAX];
@@ -269,6 +273,8 @@ typedef struct plan_layout {
                                   * (Megatron-Core overlap_p2p_comm) */
     double dp_bucket_bytes;      /* gradient all-reduce message size; 0 = one message
                                   * for the whole buffer (see plan_layout_default) */
+    int launch_blocking;         /* CUDA_LAUNCH_BLOCKING=1: each kernel launch waits for
+                                  * the previous kernel, so the host's per-op time adds */
     int64_t global_batch;        /* sequences per optimizer step */
 } plan_layout;
 
@@ -461,6 +467,7 @@ typedef struct plan_config {
     int tp_overlap;              /* 0/1, default 0 */
     int pp_overlap;              /* 0/1, default 0 */
     double dp_bucket_bytes;      /* 0 = the default bucket (plan_layout_default) */
+    int launch_blocking;         /* 0/1, default 0 */
     unsigned schedule_mask;      /* with schedule < 0: the schedules searched (bit
                                   * 1 << plan_schedule); 0 = all */
     char placement[4];           /* "" = search */

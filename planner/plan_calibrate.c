@@ -40,6 +40,10 @@ static const struct {
      * (measured, reference/hardware.md). */
     [PLAN_CAL_HBM_EFF] = {"hbm_eff", 0.30, 0.92},
     [PLAN_CAL_FLASH_EFF] = {"flash_eff", 0.10, 0.95},
+    /* Dims aligned to 16 bytes but not to the GPU's best alignment still
+     * use tensor cores: never slower than the misaligned floor, never
+     * faster than aligned. */
+    [PLAN_CAL_ALIGN_PARTIAL] = {"align_partial_factor", 0.25, 1.00},
 };
 
 /* Solver limits: the fit has at most five parameters and converges in a few
@@ -70,7 +74,7 @@ int plan_cal_params_parse(const char *list, unsigned *mask, st_err *err)
         if (found < 0)
             return ST_RAISE(err, ST_EINVAL,
                             "--fit '%.*s': allowed are gemm_eff_max, gemm_dim_half, "
-                            "misaligned_factor, hbm_eff, flash_eff",
+                            "misaligned_factor, hbm_eff, flash_eff, align_partial_factor",
                             (int)n, p);
         *mask |= 1u << found;
         p = e ? e + 1 : NULL;
@@ -87,6 +91,7 @@ static double *param_ptr(plan_gpu *g, int p)
     case PLAN_CAL_GEMM_DIM_HALF: return &g->gemm_dim_half;
     case PLAN_CAL_MISALIGNED: return &g->misaligned_factor;
     case PLAN_CAL_HBM_EFF: return &g->hbm_eff;
+    case PLAN_CAL_ALIGN_PARTIAL: return &g->align_partial_factor;
     case PLAN_CAL_FLASH_EFF:
     default: return &g->flash_eff;
     }
@@ -100,11 +105,14 @@ static double to_phys(int p, double u)
 static double to_free(int p, double x)
 {
     double lo = cal_params[p].lo, hi = cal_params[p].hi;
+    /* A start on a bound (a default of 1.0, a floor reached in an earlier
+     * fit) would sit where the logistic map is flat and never move: start
+     * just inside. */
     double f = (x - lo) / (hi - lo);
-    if (f < 1e-6)
-        f = 1e-6;
-    if (f > 1 - 1e-6)
-        f = 1 - 1e-6;
+    if (f < 0.01)
+        f = 0.01;
+    if (f > 0.99)
+        f = 0.99;
     return log(f / (1.0 - f));
 }
 
@@ -120,11 +128,28 @@ typedef struct cal_ctx {
     int failed;
 } cal_ctx;
 
+static const char *silicon_of(const plan_gpu *g)
+{
+    return g->silicon[0] ? g->silicon : g->name;
+}
+
+static int same_silicon(const plan_catalog *cat, int a, int b)
+{
+    return strcmp(silicon_of(&cat->gpus[a]), silicon_of(&cat->gpus[b])) == 0;
+}
+
+/* Every GPU of the fitted chip takes the same value. */
+static void set_param(cal_ctx *c, int p, double x)
+{
+    for (int j = 0; j < c->cat->ngpus; j++)
+        if (same_silicon(c->cat, j, c->gpu))
+            *param_ptr(&c->cat->gpus[j], p) = x;
+}
+
 static void set_params(cal_ctx *c, const gsl_vector *u)
 {
-    plan_gpu *g = &c->cat->gpus[c->gpu];
     for (int i = 0; i < c->np; i++)
-        *param_ptr(g, c->idx[i]) = to_phys(c->idx[i], gsl_vector_get(u, (size_t)i));
+        set_param(c, c->idx[i], to_phys(c->idx[i], gsl_vector_get(u, (size_t)i)));
 }
 
 /* Residuals at the catalog's current values; returns the mean |error| %. */
@@ -176,7 +201,7 @@ static int select_rows(cal_ctx *c, int nrows, int *use)
         if (!c->res->compared || !c->res->have_layout)
             continue;
         const plan_instance *in = plan_catalog_find(c->cat, c->res->instance);
-        if (in && in->gpu_index == c->gpu)
+        if (in && in->gpu_index >= 0 && same_silicon(c->cat, in->gpu_index, c->gpu))
             use[n++] = i;
     }
     return n;
@@ -189,11 +214,12 @@ static void drop_unconstrained(cal_ctx *c, gsl_vector *f0, gsl_vector *f1)
     int keep[PLAN_CAL__COUNT] = {0}, nk = 0;
     residuals(c, f0, NULL);
     for (int i = 0; i < c->np; i++) {
-        double *x = param_ptr(g, c->idx[i]), x0 = *x;
-        double span = cal_params[c->idx[i]].hi - cal_params[c->idx[i]].lo;
-        *x = x0 + 0.01 * span * (x0 + 0.01 * span <= cal_params[c->idx[i]].hi ? 1 : -1);
+        int p = c->idx[i];
+        double x0 = *param_ptr(g, p);
+        double span = cal_params[p].hi - cal_params[p].lo;
+        set_param(c, p, x0 + 0.01 * span * (x0 + 0.01 * span <= cal_params[p].hi ? 1 : -1));
         residuals(c, f1, NULL);
-        *x = x0;
+        set_param(c, p, x0);
         gsl_vector_sub(f1, f0);
         if (gsl_blas_dnrm2(f1) > 1e-9)
             keep[nk++] = c->idx[i];
@@ -210,6 +236,7 @@ int plan_calibrate_gpu(plan_catalog *cat, int gpu_index, const plan_validate_row
         return ST_RAISE(err, ST_EINVAL, "calibrate: no GPU %d in the catalog", gpu_index);
     plan_gpu *g = &cat->gpus[gpu_index];
     snprintf(out->gpu, sizeof out->gpu, "%s", g->name);
+    snprintf(out->silicon, sizeof out->silicon, "%s", silicon_of(g));
     out->asked = mask;
     for (int p = 0; p < PLAN_CAL__COUNT; p++)
         out->before[p] = out->after[p] = *param_ptr(g, p);

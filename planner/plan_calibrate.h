@@ -3,7 +3,10 @@
  *
  * The planner's compute model has a handful of hardware-efficiency
  * parameters per GPU type (plan_gpu: gemm_eff_max, gemm_dim_half,
- * misaligned_factor, hbm_eff, flash_eff). This module fits them to published
+ * misaligned_factor, hbm_eff, flash_eff, align_partial_factor). GPU types
+ * made of the same chip (plan_gpu.silicon: A100-40GB and A100-80GB are both
+ * GA100) share them: they are fitted together over all those types' rows and
+ * written into each. This module fits them to published
  * runs (rows of a calibration CSV, mapped by plan_validate) by nonlinear least
  * squares on log(predicted / measured) iteration time (GSL's trust-region
  * solver, gsl_multifit_nlinear), so one set of parameters per GPU type serves
@@ -24,6 +27,7 @@ typedef enum plan_cal_param {
     PLAN_CAL_MISALIGNED,
     PLAN_CAL_HBM_EFF,
     PLAN_CAL_FLASH_EFF,
+    PLAN_CAL_ALIGN_PARTIAL,
     PLAN_CAL__COUNT
 } plan_cal_param;
 
@@ -39,7 +43,8 @@ int plan_cal_params_parse(const char *list, unsigned *mask, st_err *err);
 #define PLAN_CAL_DEFAULT (PLAN_CAL_ALL & ~(1u << PLAN_CAL_GEMM_DIM_HALF))
 
 typedef struct plan_calibration {
-    char gpu[32];
+    char gpu[32];                        /* the GPU asked for */
+    char silicon[32];                    /* its chip: every GPU of it got the values */
     int rows;                            /* rows of this GPU with a compared time */
     unsigned asked;                      /* parameters asked for */
     unsigned fitted;                     /* those the rows constrain (others kept) */
@@ -53,8 +58,8 @@ typedef struct plan_calibration {
 } plan_calibration;
 
 /* Fit the parameters in mask for catalog GPU gpu_index over the rows whose
- * cluster uses that GPU. Writes the fitted values into cat->gpus[gpu_index]
- * (and fills out, before and after). A GPU with no usable rows is a result
+ * cluster uses a GPU of the same silicon. Writes the fitted values into every
+ * catalog GPU of that silicon (and fills out, before and after). A GPU with no usable rows is a result
  * (out->rows == 0, nothing changed). ST_ENOMEM / ST_EINTERNAL on failure. */
 int plan_calibrate_gpu(plan_catalog *cat, int gpu_index, const plan_validate_row *rows,
                        int nrows, unsigned mask, plan_calibration *out, st_err *err);

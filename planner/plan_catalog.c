@@ -81,11 +81,16 @@ static int check_gpu(const plan_gpu *g, st_err *err)
     const struct { const char *what; double v; } frac[] = {
         {"gemm_eff_max", g->gemm_eff_max},   {"misaligned_factor", g->misaligned_factor},
         {"hbm_eff", g->hbm_eff},             {"flash_eff", g->flash_eff},
+        {"align_partial_factor", g->align_partial_factor},
     };
     for (size_t i = 0; i < sizeof frac / sizeof frac[0]; i++)
         if (!fraction(frac[i].v))
             return ST_RAISE(err, ST_EINVAL, "gpu '%s': %s %g; allowed: (0, 1]", g->name,
                             frac[i].what, frac[i].v);
+    double a = g->gemm_align_bytes;
+    if (!isfinite(a) || (a != 0 && (a < 16 || a > 1024 || fmod(a, 16.0) != 0)))
+        return ST_RAISE(err, ST_EINVAL, "gpu '%s': gemm_align_bytes %g; allowed: a multiple of 16 "
+                        "from 16 to 1024 (0: 16)", g->name, a);
     if (!isfinite(g->gemm_dim_half) || g->gemm_dim_half < 0)
         return ST_RAISE(err, ST_EINVAL, "gpu '%s': gemm_dim_half %g; allowed: >= 0", g->name,
                         g->gemm_dim_half);

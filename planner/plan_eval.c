@@ -90,6 +90,9 @@
 /* Logits held for the loss: fp16 logits + fp32 softmax (6 bytes/element). */
 #define LOGIT_BYTES 6.0
 
+#define PLAN__STR(x) #x
+#define PLAN__XSTR(x) PLAN__STR(x)
+
 #define TERM(T, grp, nm, val, un, fml, src)                                                    \
     do {                                                                                       \
         if ((T) && (T)->n < PLAN_TERMS_MAX)                                                    \
@@ -150,6 +153,19 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     lc->attn_fwd_s = attn_f;
     lc->fwd_comp_s = gemm + attn_f + elem_f;
     lc->bwd_comp_s = 2.0 * gemm + attn_b + ELEM_BWD_OVER_FWD * elem_f;
+    /* The host's share: added to every kernel with blocking launches, else
+     * a floor the GPU cannot beat when its kernels are shorter than it. */
+    double fused_f = l->flash_attention ? PLAN__KERNELS_ATTN_FWD - 1 : 0.0;
+    double fused_b = l->flash_attention ? PLAN__KERNELS_ATTN_BWD - 1 : 0.0;
+    double host_f = PLAN__HOST_OP_S * (PLAN__KERNELS_FWD - fused_f);
+    double host_b = PLAN__HOST_OP_S * (PLAN__KERNELS_BWD - fused_b);
+    if (l->launch_blocking) {
+        lc->fwd_comp_s += host_f;
+        lc->bwd_comp_s += host_b;
+    } else {
+        lc->fwd_comp_s = fmax(lc->fwd_comp_s, host_f);
+        lc->bwd_comp_s = fmax(lc->bwd_comp_s, host_b);
+    }
 
     /* TP: two all-reduces of the layer's [T, h] output forward, two backward
      * (Shoeybi et al. 2019); with sequence parallelism each becomes a
@@ -637,8 +653,10 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
 
     TERM(terms, "time", "compute", tm->compute_s, "s",
          "m x (fwd + bwd + recompute) of the busiest stage; GEMM at peak x eff(m,n,k), "
-         "attention core, elementwise at HBM bandwidth",
-         "plan_hw.c; Narayanan et al. 2021 Eq. 3 FLOP counts");
+         "attention core, elementwise at HBM bandwidth; with blocking launches plus "
+         PLAN__XSTR(PLAN__HOST_OP_US) " us host time per kernel (16 forward, 42 backward per "
+         "layer), else that as a floor",
+         "plan_hw.c; Narayanan et al. 2021 Eq. 3 FLOP counts; PyTorch eager dispatch");
     TERM(terms, "time", "TP communication", tm->tp_comm_s, "s",
          "m x layers x 4 all-reduces of s b h x 2 B (6 with full recompute)",
          "Shoeybi et al. 2019, Fig. 4; nccl-tests PERFORMANCE.md bus bandwidth");

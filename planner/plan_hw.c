@@ -3,14 +3,21 @@
  *
  * Compute. A GEMM of m x k by k x n runs at
  *     peak * gemm_eff_max * prod_{d in m,n,k} d / (d + gemm_dim_half)
- *          * (misaligned_factor if any of m, n, k is not a multiple of 8)
+ *          * (misaligned_factor if any of m, n, k is not a multiple of 8,
+ *             else align_partial_factor if any is not a multiple of
+ *             gemm_align_bytes / 2)
  * and never faster than its operands stream through HBM (roofline, Williams
  * et al. 2009). The per-dimension factor is the usual saturation of tensor-
  * core throughput with tile occupancy (small dims leave SMs idle and waste
- * tile padding); the alignment factor follows NVIDIA's "Matrix Multiplication
- * Background User's Guide" (fp16 tensor cores want dims that are multiples
- * of 8). gemm_eff_max, gemm_dim_half and misaligned_factor are per GPU type
- * in the catalog and are fitted to published runs (smdplan validate).
+ * tile padding); the alignment factors follow NVIDIA's "Matrix Multiplication
+ * Background User's Guide", Tensor Core Requirements: fp16 tensor cores want
+ * dims that are multiples of 16 bytes (8 elements), "or 128 bytes on A100"
+ * (64 elements). BigScience measured what the second tier costs: hidden
+ * 14400 (1800 per rank at TP 8) ran at 94 TFLOP/s where 13824 (1728 = 27 x
+ * 64) ran at 120 (bigscience tr11-176B-ml chronicles-prequel.md, "tile and
+ * wave quantization"). gemm_eff_max, gemm_dim_half, misaligned_factor and
+ * align_partial_factor are per GPU type in the catalog and are fitted to
+ * published runs (smdplan calibrate).
  * Elementwise kernels run at hbm_eff of HBM bandwidth.
  *
  * Communication. Alpha-beta costs (Hockney 1994) with bus bandwidths as
@@ -35,9 +42,9 @@ static double dim_eff(double d, double half)
     return d / (d + half);
 }
 
-static int aligned8(double d)
+static int aligned(double d, double elems)
 {
-    return fmod(d, 8.0) == 0.0;
+    return fmod(d, elems) == 0.0;
 }
 
 double plan__gemm_s(const plan_cluster *c, double m, double n, double k, double batch)
@@ -47,8 +54,11 @@ double plan__gemm_s(const plan_cluster *c, double m, double n, double k, double 
         return 0.0;
     double eff = g->gemm_eff_max * dim_eff(m, g->gemm_dim_half) * dim_eff(n, g->gemm_dim_half) *
                  dim_eff(k, g->gemm_dim_half);
-    if (!(aligned8(m) && aligned8(n) && aligned8(k)))
+    double best = g->gemm_align_bytes / PLAN_BYTES_HALF; /* elements */
+    if (!(aligned(m, 8.0) && aligned(n, 8.0) && aligned(k, 8.0)))
         eff *= g->misaligned_factor;
+    else if (best > 8.0 && !(aligned(m, best) && aligned(n, best) && aligned(k, best)))
+        eff *= g->align_partial_factor;
     double flops = 2.0 * m * n * k * batch;
     double t_math = flops / (g->peak_flops * eff);
     double bytes = PLAN_BYTES_HALF * (m * k + k * n + m * n) * batch;

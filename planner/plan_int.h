@@ -9,6 +9,27 @@
 /* Bytes per element of the training data type (fp16/bf16). */
 #define PLAN_BYTES_HALF 2.0
 
+/* Host time per kernel: PyTorch eager mode spends about 5-25 us of CPU work
+ * per op before its kernel is queued (Python, autograd and ATen dispatch,
+ * cudaLaunchKernel); the middle of that range. Asynchronous launches hide it
+ * behind the GPU unless kernels are shorter; with CUDA_LAUNCH_BLOCKING=1
+ * every launch waits for its kernel, so it adds to each kernel. */
+#define PLAN__HOST_OP_US 15
+#define PLAN__HOST_OP_S (PLAN__HOST_OP_US * 1e-6)
+/* Kernels of one transformer layer and one microbatch, counted from
+ * Megatron's GPT layer (Korthikanti et al. 2022, Fig. 2). Forward: 2
+ * LayerNorms, 4 GEMMs, 2 TP all-reduces, 2 bias-dropout-add, bias-GeLU,
+ * attention core (QK^T, softmax, dropout, PV) and the context copy: 16.
+ * Backward: 8 GEMMs (input and weight gradients), 4 bias gradients, 4
+ * batched GEMMs, softmax and 3 dropout gradients, 2 x 2 LayerNorm kernels,
+ * GeLU gradient, 2 all-reduces, the copy, 2 residual adds, and 12 gradient
+ * accumulations (one per parameter tensor): 42. A fused attention kernel
+ * takes the place of 4 forward and 7 backward ones. */
+#define PLAN__KERNELS_FWD 16.0
+#define PLAN__KERNELS_BWD 42.0
+#define PLAN__KERNELS_ATTN_FWD 4.0
+#define PLAN__KERNELS_ATTN_BWD 7.0
+
 /* Where one parallel dimension's groups sit on the nodes. */
 typedef struct plan__span {
     int ranks_per_node;          /* members of one group inside one node */

@@ -223,6 +223,7 @@ void plan_config_from_layout(plan_config *cfg, const plan_layout *l)
     cfg->tp_overlap = l->tp_overlap;
     cfg->pp_overlap = l->pp_overlap;
     cfg->dp_bucket_bytes = l->dp_bucket_bytes;
+    cfg->launch_blocking = l->launch_blocking;
     memcpy(cfg->placement, l->placement, 4);
     cfg->global_batch = l->global_batch;
     cfg->top_k = 1;

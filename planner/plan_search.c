@@ -287,6 +287,7 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
     l.fp32_grads = cfg->fp32_grads;
     l.tp_overlap = cfg->tp_overlap;
     l.pp_overlap = cfg->pp_overlap;
+    l.launch_blocking = cfg->launch_blocking;
     if (cfg->dp_bucket_bytes > 0)
         l.dp_bucket_bytes = cfg->dp_bucket_bytes;
 

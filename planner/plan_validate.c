@@ -525,6 +525,9 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
     l->tp_overlap = fw->tp_overlap;
     l->pp_overlap = fw->pp_overlap;
     l->dp_bucket_bytes = fw->dp_bucket_bytes;
+    l->launch_blocking = fw->launch_blocking;
+    if (fw->launch_blocking)
+        note(out, "blocking kernel launches (%s: CUDA_LAUNCH_BLOCKING=1)", fw->label);
 
     int rc = parse_recompute(r->recompute);
     if (rc == -1)

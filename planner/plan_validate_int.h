@@ -30,6 +30,7 @@ typedef struct framework_rule {
                                   * stages and no micro-batch (0: 1F1B only) */
     double dp_bucket_bytes;      /* gradient all-reduce message (WHOLE_BUFFER: one) */
     int local_batch;             /* no gradient accumulation: micro-batch = global / dp */
+    int launch_blocking;         /* the runs set CUDA_LAUNCH_BLOCKING=1 */
     const char *placement;       /* rank order, outermost first */
     const char *doc;             /* where the above comes from */
 } framework_rule;

@@ -90,6 +90,14 @@ static void shipped_values(void **state)
     assert_int_equal(find(&cat, "dgx-2")->gpus_per_node, 16);
     assert_int_equal(find(&cat, "p3.2xlarge")->gpus_per_node, 1);
     assert_int_equal(find(&cat, "p3.16xlarge")->nvswitch, 0);
+    /* both A100 types are one chip with A100's 128-byte alignment tier */
+    assert_string_equal(gpu_of(&cat, "p4d")->silicon, "GA100");
+    assert_string_equal(gpu_of(&cat, "p4de")->silicon, "GA100");
+    assert_rel(gpu_of(&cat, "p4d")->gemm_align_bytes, 128, 0);
+    assert_rel(gpu_of(&cat, "p4d")->align_partial_factor,
+               gpu_of(&cat, "p4de")->align_partial_factor, 0);
+    assert_string_equal(gpu_of(&cat, "dgx-a100-40gb")->name, "A100-40GB");
+    assert_rel(gpu_of(&cat, "p5")->gemm_align_bytes, 16, 0);
     plan_catalog_free(&cat);
 }
 
@@ -119,6 +127,10 @@ static void merge_overrides_and_adds(void **state)
     const plan_instance *g6e = find(&cat, "g6e");
     assert_string_equal(g6e->name, "g6e.48xlarge");
     assert_string_equal(cat.gpus[g6e->gpu_index].name, "L40S-48GB");
+    /* a GPU added without them: its own chip, one alignment tier */
+    assert_string_equal(cat.gpus[g6e->gpu_index].silicon, "L40S-48GB");
+    assert_rel(cat.gpus[g6e->gpu_index].gemm_align_bytes, 16, 0);
+    assert_rel(cat.gpus[g6e->gpu_index].align_partial_factor, 1.0, 0);
     assert_rel(cat.gpus[g6e->gpu_index].mem_bytes, 48e9, 1e-12);
     assert_string_equal(cat.curves[g6e->intra_curve_index].name, "fixture-flat");
     assert_non_null(strstr(g6e->source, "catalog_user.json")); /* no source given */
@@ -275,6 +287,10 @@ static void bad_units_and_values(void **state)
     expect_edit("\"mem_bytes\": \"40GiB\"", "\"mem_bytes\": \"40 gigs\"", ST_EINVAL,
                 "gpu 'G-40GB': field 'mem_bytes' '40 gigs': unknown size unit");
     expect_edit("\"net_bps\": \"400Gbps\"", "\"net_bps\": 5e10", ST_OK, NULL);
+    expect_edit("\"flash_eff\": 0.55,", "\"flash_eff\": 0.55, \"gemm_align_bytes\": 100,",
+                ST_EINVAL, "gemm_align_bytes 100; allowed: a multiple of 16");
+    expect_edit("\"flash_eff\": 0.55,", "\"flash_eff\": 0.55, \"align_partial_factor\": 1.5,",
+                ST_EINVAL, "align_partial_factor 1.5; allowed: (0, 1]");
     expect_edit("\"net_bps\": \"400Gbps\"", "\"net_bps\": 0", ST_EINVAL,
                 "t.json: instance 'box.large': net_bps 0; must be positive");
     expect_edit("\"gpus_per_node\": 8", "\"gpus_per_node\": 128", ST_EINVAL,

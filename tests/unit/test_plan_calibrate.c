@@ -4,7 +4,8 @@
  * Self-consistency: reference times are made by the planner itself with
  * known A100 efficiencies on rows of different shapes and layouts (Megatron-
  * LM 2020 style: time given, full recompute, unfused attention, so
- * gemm_eff_max, misaligned_factor and hbm_eff act and flash_eff does not);
+ * gemm_eff_max, misaligned_factor, align_partial_factor and hbm_eff act and
+ * flash_eff does not);
  * the catalog is then perturbed and the fit must find the known values back,
  * leave flash_eff alone (the rows do not constrain it), and bring the error
  * to zero. Also: parameter-list parsing and a GPU without rows.
@@ -21,7 +22,8 @@
 #define NROWS 6
 
 /* Shapes with a head dim that is not a multiple of 8 in two of them (the
- * misaligned path), sizes and TP degrees that weigh GEMM and HBM terms
+ * misaligned path) and hidden sizes that are multiples of 8 but not of 64 in
+ * the same two (A100's second alignment tier), sizes and TP degrees that weigh GEMM and HBM terms
  * differently. */
 static const struct {
     const char *layers, *hidden, *heads, *gpus, *tp, *batch;
@@ -60,18 +62,32 @@ static int gpu_index(const plan_catalog *cat, const char *name)
     return -1;
 }
 
+/* Set the four fitted efficiencies on every GPU of the A100's chip. */
+static void set_ga100(plan_catalog *cat, double gemm, double mis, double hbm, double partial)
+{
+    for (int i = 0; i < cat->ngpus; i++) {
+        plan_gpu *g = &cat->gpus[i];
+        if (strcmp(g->silicon, "GA100") != 0)
+            continue;
+        g->gemm_eff_max = gemm;
+        g->misaligned_factor = mis;
+        g->hbm_eff = hbm;
+        g->align_partial_factor = partial;
+    }
+}
+
 static void recovers_known_values(void **state)
 {
     gsl_set_error_handler_off();
     plan_catalog cat = {0};
     st_err err = {0};
     assert_int_equal(data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err), ST_OK);
-    int g = gpu_index(&cat, "A100-80GB");
-    assert_true(g >= 0);
+    /* The rows name a 2020 DGX A100 (A100-40GB); the fit is asked for the
+     * A100-80GB: the same chip, so it must use those rows and set both. */
+    int g = gpu_index(&cat, "A100-80GB"), g40 = gpu_index(&cat, "A100-40GB");
+    assert_true(g >= 0 && g40 >= 0);
     plan_gpu *gpu = &cat.gpus[g];
-    gpu->gemm_eff_max = 0.71;
-    gpu->misaligned_factor = 0.40;
-    gpu->hbm_eff = 0.77;
+    set_ga100(&cat, 0.71, 0.40, 0.77, 0.80);
     double flash = gpu->flash_eff;
 
     /* reference times from the known values */
@@ -85,10 +101,17 @@ static void recovers_known_values(void **state)
     }
     free(r);
 
-    gpu->gemm_eff_max = 0.55;
-    gpu->misaligned_factor = 0.8;
-    gpu->hbm_eff = 0.5;
+    /* The second alignment tier alone first: from 1.0 (its default, on the
+     * bound of its range) back to 0.80. */
+    set_ga100(&cat, 0.71, 0.40, 0.77, 1.0);
     plan_calibration cal;
+    assert_int_equal(plan_calibrate_gpu(&cat, g, rows, NROWS, 1u << PLAN_CAL_ALIGN_PARTIAL, &cal,
+                                        &err), ST_OK);
+    assert_true(cal.mean_abs_err_before_pct > 1.0);
+    assert_true(cal.mean_abs_err_after_pct < 0.01);
+    assert_rel(gpu->align_partial_factor, 0.80, 1e-3);
+
+    set_ga100(&cat, 0.55, 0.8, 0.5, 0.80);
     unsigned mask = (1u << PLAN_CAL_GEMM_EFF_MAX) | (1u << PLAN_CAL_MISALIGNED) |
                     (1u << PLAN_CAL_HBM_EFF) | (1u << PLAN_CAL_FLASH_EFF);
     assert_int_equal(plan_calibrate_gpu(&cat, g, rows, NROWS, mask, &cal, &err), ST_OK);
@@ -98,6 +121,11 @@ static void recovers_known_values(void **state)
     assert_rel(gpu->gemm_eff_max, 0.71, 1e-3);
     assert_rel(gpu->misaligned_factor, 0.40, 1e-2);
     assert_rel(gpu->hbm_eff, 0.77, 1e-2);
+    assert_string_equal(cal.silicon, "GA100");
+    const plan_gpu *other = &cat.gpus[g40]; /* the same chip got the same values */
+    assert_rel(other->gemm_eff_max, gpu->gemm_eff_max, 0);
+    assert_rel(other->hbm_eff, gpu->hbm_eff, 0);
+    assert_rel(other->misaligned_factor, gpu->misaligned_factor, 0);
     assert_true(cal.fitted & (1u << PLAN_CAL_GEMM_EFF_MAX));
     assert_false(cal.fitted & (1u << PLAN_CAL_FLASH_EFF)); /* no fused attention here */
     assert_rel(gpu->flash_eff, flash, 0);

@@ -245,7 +245,8 @@ static void mini_init(mini *m)
     memset(m, 0, sizeof *m);
     m->gpu = (plan_gpu){.name = "G-40GB", .mem_bytes = 40e9, .peak_flops = 312e12,
                         .hbm_bps = 1.555e12, .gemm_eff_max = 0.8, .gemm_dim_half = 96,
-                        .misaligned_factor = 0.5, .hbm_eff = 0.8, .flash_eff = 0.55};
+                        .misaligned_factor = 0.5, .hbm_eff = 0.8, .flash_eff = 0.55,
+                        .gemm_align_bytes = 128, .align_partial_factor = 0.75};
     m->curve = (plan_curve){.name = "c", .n = 2, .log2_bytes = {10, 30}, .eff = {0.2, 0.9}};
     for (int i = 0; i < 2; i++) {
         plan_instance *in = &m->inst[i];
@@ -305,6 +306,12 @@ static void link_resolves_and_checks(void **state)
     expect_link_fails(&m, "hbm_eff 1.5");
     mini_init(&m), m.gpu.mem_bytes = 0;
     expect_link_fails(&m, "must be positive");
+    mini_init(&m), m.gpu.align_partial_factor = 0;
+    expect_link_fails(&m, "align_partial_factor 0; allowed: (0, 1]");
+    mini_init(&m), m.gpu.gemm_align_bytes = 100;
+    expect_link_fails(&m, "gemm_align_bytes 100; allowed: a multiple of 16");
+    mini_init(&m), m.gpu.gemm_align_bytes = 2048;
+    expect_link_fails(&m, "gemm_align_bytes 2048");
     /* names and aliases are unique, ignoring case and "ml." */
     mini_init(&m), snprintf(m.inst[1].aliases[0], sizeof m.inst[1].aliases[0], "ML.BOX0");
     expect_link_fails(&m, "alias 'ML.BOX0' is also a name or alias of 'box0.large'");

@@ -226,6 +226,71 @@ static void allreduce_closed_forms(void **state)
     assert_rel(plan__allreduce_s(&c, &both, S), t_in > t_out ? t_in : t_out, 1e-12);
 }
 
+/* Tensor cores want dims that are multiples of 8 elements, on A100 of 64
+ * (NVIDIA Matrix Multiplication Background User's Guide): three tiers. */
+static void gemm_alignment_tiers(void **state)
+{
+    plan_cluster c;
+    make_cluster(&c, 1);
+    gpu.gemm_align_bytes = 128;
+    gpu.align_partial_factor = 0.75;
+    /* closed form: 2mnk / (peak x eff_max x prod d/(d + half) x factor) */
+#define GEMM_T(m, n, k, f)                                                                     \
+    (2.0 * (m) * (n) * (k) /                                                                   \
+     (300e12 * 0.8 * (m) / ((m) + 96.0) * (n) / ((n) + 96.0) * (k) / ((k) + 96.0) * (f)))
+    assert_rel(plan__gemm_s(&c, 4096, 1792, 14336, 1), GEMM_T(4096, 1792, 14336, 1.0), 1e-12);
+    assert_rel(plan__gemm_s(&c, 4096, 1800, 14400, 1), GEMM_T(4096, 1800, 14400, 0.75), 1e-12);
+    assert_rel(plan__gemm_s(&c, 4096, 1804, 14400, 1), GEMM_T(4096, 1804, 14400, 0.5), 1e-12);
+    gpu.gemm_align_bytes = 16; /* one tier only */
+    assert_rel(plan__gemm_s(&c, 4096, 1800, 14400, 1), GEMM_T(4096, 1800, 14400, 1.0), 1e-12);
+    gpu.gemm_align_bytes = 0; /* unset reads as 16 */
+    assert_rel(plan__gemm_s(&c, 4096, 1800, 14400, 1), GEMM_T(4096, 1800, 14400, 1.0), 1e-12);
+#undef GEMM_T
+}
+
+/* Blocking launches add the host's time of every kernel; without them that
+ * time is only a floor, which large kernels stay above. */
+static void host_time_per_kernel(void **state)
+{
+    plan_cluster c;
+    make_cluster(&c, 1);
+    plan_model m = model_13();
+    st_err err = {0};
+    plan_layout l = layout(1, 1, 8, 2, 4);
+    l.recompute = PLAN_RECOMP_FULL;
+    plan_estimate async, blocking;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &async, NULL, &err), ST_OK);
+    l.launch_blocking = 1;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &blocking, NULL, &err), ST_OK);
+    /* forward, recomputed forward and backward of 13 layers, 4 microbatches */
+    double host = 4 * 13 * (2 * PLAN__KERNELS_FWD + PLAN__KERNELS_BWD) * PLAN__HOST_OP_S;
+    assert_int_equal(async.reject, PLAN_OK);
+    assert_rel(blocking.time.compute_s - async.time.compute_s, host, 1e-9);
+    /* fused attention: 3 and 6 kernels fewer per layer */
+    l.flash_attention = 1;
+    l.launch_blocking = 0;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &async, NULL, &err), ST_OK);
+    l.launch_blocking = 1;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &blocking, NULL, &err), ST_OK);
+    host = 4 * 13 *
+           (2 * (PLAN__KERNELS_FWD - PLAN__KERNELS_ATTN_FWD + 1) + PLAN__KERNELS_BWD -
+            PLAN__KERNELS_ATTN_BWD + 1) *
+           PLAN__HOST_OP_S;
+    assert_rel(blocking.time.compute_s - async.time.compute_s, host, 1e-9);
+
+    /* a tiny model: the GPU would finish each kernel before the host has
+     * launched the next, so the host sets the pace */
+    plan_model tiny = {.arch = PLAN_ARCH_GPT, .layers = 4, .hidden = 64, .heads = 2,
+                       .kv_heads = 2, .ffn = 256, .seq = 64, .vocab = 512, .tied_embedding = 1};
+    assert_int_equal(plan_model_finish(&tiny, &err), ST_OK);
+    l = layout(1, 1, 8, 1, 8);
+    l.recompute = PLAN_RECOMP_NONE;
+    assert_int_equal(plan_evaluate(&tiny, &c, &l, &async, NULL, &err), ST_OK);
+    assert_int_equal(async.reject, PLAN_OK);
+    assert_true(async.time.compute_s >=
+                8 * 4 * (PLAN__KERNELS_FWD + PLAN__KERNELS_BWD) * PLAN__HOST_OP_S);
+}
+
 static void placement_spans(void **state)
 {
     plan_cluster c;
@@ -322,6 +387,8 @@ int main(void)
         cmocka_unit_test(invariants),
         cmocka_unit_test(bubble_ratios),
         cmocka_unit_test(allreduce_closed_forms),
+        cmocka_unit_test(gemm_alignment_tiers),
+        cmocka_unit_test(host_time_per_kernel),
         cmocka_unit_test(placement_spans),
         cmocka_unit_test(rejections),
         cmocka_unit_test(search_ranks_and_fixes),
