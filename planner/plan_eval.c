@@ -711,10 +711,11 @@ static int stages_mem(const plan_model *m, const plan_cluster *c, const plan_lay
     if (!est)
         return ST_RAISE(err, ST_ENOMEM, "cannot allocate an estimate");
     memset(est, 0, sizeof *est);
-    plan__span sp_t, sp_c;
+    plan__span sp_t, sp_c, sp_p, sp_d;
     if (check_layout(m, c, l, est) != PLAN_OK)
         rc = ST_RAISE(err, ST_EINVAL, "layout rejected: %s", est->reason);
-    else if (plan__span_of(l, c, 'T', &sp_t) || plan__span_of(l, c, 'C', &sp_c))
+    else if (plan__span_of(l, c, 'T', &sp_t) || plan__span_of(l, c, 'P', &sp_p) ||
+             plan__span_of(l, c, 'D', &sp_d) || plan__span_of(l, c, 'C', &sp_c))
         rc = ST_RAISE(err, ST_EINVAL, "layout rejected: placement %s does not tile nodes of %d GPUs",
                       l->placement, c->inst->gpus_per_node);
     if (rc == ST_OK) {

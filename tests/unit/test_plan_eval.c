@@ -268,6 +268,15 @@ static void stage_terms(void **state)
     l = layout(2, 1, 4, 1, 1);
     l.micro_batch = 0;
     assert_int_equal(plan_stage_mem(&m, &c1, &l, 0, one, &err), ST_EINVAL);
+    st_err_clear(&err);
+    /* 3 stages inside nodes of 8 GPUs ("DPT": P innermost but TP 1) do not tile */
+    plan_cluster c3;
+    make_cluster(&c3, 3);
+    l = layout(1, 3, 8, 1, 4);
+    assert_int_equal(plan_evaluate(&m, &c3, &l, &e, NULL, &err), ST_OK);
+    assert_int_equal(e.reject, PLAN_REJ_PLACEMENT);
+    assert_int_equal(plan_stage_mem(&m, &c3, &l, 0, one, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "placement"));
 }
 
 /* 1F1B's bubble does not depend on m; interleaving v chunks divides it by
