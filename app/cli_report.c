@@ -3,10 +3,11 @@
  *
  * Reads the records database (read-only) and writes, with the reports
  * library, the plots a capacity planner looks at and an index.html with the
- * tables behind them: memory per GPU by term for the top plans of a search,
- * step time over TP x PP, throughput and cost against instance count,
- * the pipeline timeline of the newest simulation with a trace, and predicted
- * against measured step time. A plot whose records are missing is left out
+ * tables behind them: memory per GPU by term and pipeline stage for the top
+ * plans of a search (the worst stage only for plans recorded before stages
+ * kept their terms), step time over TP x PP, throughput and cost against
+ * instance count, the pipeline timeline of the newest simulation with a
+ * trace, and predicted against measured step time. A plot whose records are missing is left out
  * and the page says which command makes them. gnuplot missing: the data and
  * scripts are written and one line says how to install it.
  */
@@ -71,21 +72,48 @@ static int64_t newest_search(db *d)
     return found;
 }
 
-static int add_memory(rpt_report *r, db *d, int64_t plan_id, const char *title, st_err *err)
+/* Memory by term of every stage of the newest search's top plans; a plan
+ * recorded before stages kept their terms (schema 1), or whose stages lack
+ * them, shows its worst stage as the prediction holds it. *worst_only gets
+ * how many plans did. */
+static int add_memory(rpt_report *r, db *d, int64_t plan_id, const char *title, int *worst_only,
+                      st_err *err)
 {
     db_plan *pl = calloc(REPORT_PLANS_MAX, sizeof *pl);
+    plan_mem *mem = calloc((size_t)REPORT_PLANS_MAX * PLAN_PP_MAX, sizeof *mem);
+    int *stage = calloc((size_t)REPORT_PLANS_MAX * PLAN_PP_MAX, sizeof *stage);
+    db_plan_stage *st = calloc(PLAN_PP_MAX, sizeof *st);
     rpt_mem_plan mp[REPORT_PLANS_MAX];
     int n = 0, k = 0, rc = ST_OK;
-    if (!pl)
-        return ST_RAISE(err, ST_ENOMEM, "report: out of memory");
-    rc = db_plans(d, plan_id, pl, REPORT_PLANS_MAX, &n, err);
+    *worst_only = 0;
+    if (!pl || !mem || !stage || !st)
+        rc = ST_RAISE(err, ST_ENOMEM, "report: out of memory");
+    if (rc == ST_OK)
+        rc = db_plans(d, plan_id, pl, REPORT_PLANS_MAX, &n, err);
     double cap = 0;
     for (int i = 0; rc == ST_OK && i < n; i++) {
         if (!pl[i].have_est || strcmp(pl[i].role, "top") != 0)
             continue;
-        /* the planner breaks memory down by term for the worst stage */
-        mp[k] = (rpt_mem_plan){pl[i].label, 1, &pl[i].est.mem, &pl[i].est.worst_stage};
-        cap = pl[i].est.capacity_bytes;
+        const plan_estimate *e = &pl[i].est;
+        plan_mem *m = &mem[(size_t)k * PLAN_PP_MAX];
+        int *sx = &stage[(size_t)k * PLAN_PP_MAX];
+        int ns = 0, all = e->nstages >= 1 && e->nstages <= PLAN_PP_MAX;
+        rc = db_plan_stages(d, pl[i].id, st, PLAN_PP_MAX, &ns, err);
+        all = all && rc == ST_OK && ns == e->nstages;
+        for (int j = 0; all && j < ns; j++) {
+            all = st[j].have_terms && st[j].stage == j;
+            m[j] = st[j].mem;
+            sx[j] = j;
+        }
+        if (all) {
+            mp[k] = (rpt_mem_plan){pl[i].label, ns, m, sx, ns};
+        } else {
+            /* the planner's breakdown of the worst stage, as recorded */
+            int pp = e->nstages > e->worst_stage && e->nstages <= PLAN_PP_MAX ? e->nstages : 0;
+            mp[k] = (rpt_mem_plan){pl[i].label, 1, &e->mem, &e->worst_stage, pp};
+            (*worst_only)++;
+        }
+        cap = e->capacity_bytes;
         k++;
     }
     if (rc == ST_OK && k > 0) {
@@ -93,6 +121,9 @@ static int add_memory(rpt_report *r, db *d, int64_t plan_id, const char *title, 
         rpt_render how;
         rc = rpt_memory_write(r, &in, &how, err);
     }
+    free(st);
+    free(stage);
+    free(mem);
     free(pl);
     return rc;
 }
@@ -252,8 +283,9 @@ int cli_report_cmd(int argc, char **argv)
     if (rc == ST_OK && db_model(d, plan_id, &m, &err) == ST_OK)
         snprintf(title, sizeof title, "%s (%lld parameters)", m.name, (long long)m.params);
     st_err_clear(&err);
+    int worst_only = 0;
     if (rc == ST_OK)
-        rc = add_memory(r, d, plan_id, title, &err);
+        rc = add_memory(r, d, plan_id, title, &worst_only, &err);
     if (rc == ST_OK)
         rc = add_grid(r, d, plan_id, title, &err);
     if (rc == ST_OK)
@@ -263,13 +295,15 @@ int cli_report_cmd(int argc, char **argv)
     if (rc == ST_OK)
         rc = add_accuracy(r, d, &err);
     if (rc == ST_OK) {
-        char note[256];
+        char note[512];
         snprintf(note, sizeof note,
                  "From %s, plan record %lld. Plots without records are left out: the scaling curves "
                  "come from `smdplan --params SIZE` (no --instances), the timeline from `smdplan "
                  "simulate ... --trace FILE`, the accuracy plots from `smdplan validate FILE.csv "
-                 "--sim`.",
-                 path, (long long)plan_id);
+                 "--sim`.%s",
+                 path, (long long)plan_id,
+                 worst_only ? " Plans recorded before the records kept every stage's memory by "
+                              "term (schema version 1) show their worst stage only." : "");
         rc = rpt_html_write(r, "smdplan report", note, &err);
     }
     int ex = 0;

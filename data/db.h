@@ -19,7 +19,7 @@
  * GPU type). Every record carries its provenance (db_provenance); every row
  * of the other tables belongs to one record.
  *
- * The tables (schema version 1; data/db_schema.c has the full text):
+ * The tables (schema version 2; data/db_schema.c has the full text):
  *   records            id, kind, created_at, summary, provenance columns
  *   models             the model shape of a record (exact parameter counts)
  *   instance_types     the catalog entry as loaded (user overrides applied)
@@ -29,7 +29,9 @@
  *                      `compare` joins on
  *   predictions        plan_evaluate's estimate of a plan: every memory term
  *                      (*_bytes, worst stage), every time term (*_s), rates
- *   prediction_stages  per pipeline rank: layers, memory, microbatches held
+ *   prediction_stages  per pipeline rank: layers, memory, microbatches held,
+ *                      and (version 2) memory by term (*_bytes, NULL in rows
+ *                      recorded under version 1)
  *   simulations        sim_result summary and sim_config of a plan
  *   sim_stages         per pipeline rank: busy, bubble, peaks in flight ...
  *   sim_trace          every op of the step when the trace was kept
@@ -53,7 +55,7 @@
 typedef struct db db;
 
 /* Current schema version (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 1
+#define DB_SCHEMA_VERSION 2
 
 /* PRAGMA application_id of a smdplan database ("SMDP"), so that another
  * application's SQLite file is refused rather than migrated. */
@@ -111,6 +113,13 @@ void db_provenance_fill(db_provenance *p, int argc, char **argv);
 
 /* Every db_record_* call writes one record in one transaction (all of it or
  * nothing), and gives its id in *id (id may be NULL). */
+
+/* Every prediction recorded below (plans, simulations, runs, validations)
+ * keeps the memory of each pipeline stage by term: the terms are computed
+ * from the model, cluster and layout handed in (plan_stages_mem, the code
+ * plan_evaluate ran) and kept only where they sum to the estimate's
+ * stage_mem_bytes; otherwise (a layout rejected for anything but memory, an
+ * estimate not made on that cluster) those columns stay NULL. */
 
 /* A search and its ranked plans, each with its prediction (every memory and
  * time term, per-stage memory). sim_step_s, if non-NULL, holds the
@@ -265,6 +274,24 @@ typedef struct db_plan {
 /* The plans of a record in the order recorded (rank order for a search).
  * Up to max; *n gets the count. ST_ENOENT for an id with no record. */
 int db_plans(db *d, int64_t record_id, db_plan *out, int max, int *n, st_err *err);
+
+/* One pipeline stage of a recorded prediction. */
+typedef struct db_plan_stage {
+    int stage;                   /* pipeline rank, 0.. */
+    int layers;                  /* transformer layers on it */
+    int inflight;                /* microbatches whose activations it holds */
+    double mem_bytes;            /* per GPU, total */
+    int have_terms;              /* mem holds the terms (recorded under schema 2+ and
+                                  * computed then); 0: only mem_bytes is known */
+    plan_mem mem;                /* by term, mem.total_bytes = mem_bytes; zero
+                                  * without have_terms */
+} db_plan_stage;
+
+/* The stages of the prediction of plan plan_id (db_plan.id), in stage
+ * order. Up to max; *n gets the count (0 when the plan has no prediction).
+ * Reads files of every schema version (a version-1 file opened for reading
+ * is not migrated: its stages come back without terms). */
+int db_plan_stages(db *d, int64_t plan_id, db_plan_stage *out, int max, int *n, st_err *err);
 
 /* The (first) model of a record. ST_ENOENT when it has none. */
 int db_model(db *d, int64_t record_id, plan_model *out, st_err *err);

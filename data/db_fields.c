@@ -136,6 +136,21 @@ static const db__field estimate_f[] = {
 };
 LIST(db__estimate_fields, estimate_f);
 
+/* The terms of one pipeline stage (prediction_stages, schema version 2);
+ * their sum is the row's mem_bytes, so total_bytes has no column here. */
+static const db__field stage_mem_f[] = {
+    F("weights_bytes", DB_F_DBL, plan_mem, weights_bytes),
+    F("grads_bytes", DB_F_DBL, plan_mem, grads_bytes),
+    F("optimizer_bytes", DB_F_DBL, plan_mem, optimizer_bytes),
+    F("activations_bytes", DB_F_DBL, plan_mem, activations_bytes),
+    F("recompute_bytes", DB_F_DBL, plan_mem, recompute_bytes),
+    F("logits_bytes", DB_F_DBL, plan_mem, logits_bytes),
+    F("comm_buffers_bytes", DB_F_DBL, plan_mem, comm_buffers_bytes),
+    F("context_bytes", DB_F_DBL, plan_mem, context_bytes),
+    F("allocator_bytes", DB_F_DBL, plan_mem, allocator_bytes),
+};
+LIST(db__stage_mem_fields, stage_mem_f);
+
 static const db__field result_f[] = {
     F("evaluated", DB_F_I64, plan_result, evaluated),
     F("feasible", DB_F_I64, plan_result, feasible),

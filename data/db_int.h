@@ -62,7 +62,8 @@ extern const int db__nmigrations;
 /* Bring d from its user_version up to target with steps[], each in its own
  * transaction that re-reads the version first (another process may have
  * migrated meanwhile). ST_EUNSUPPORTED when no step leads on. Used by
- * db_open with the shipped list; tests pass their own to try a version 2. */
+ * db_open with the shipped list; tests pass their own to try a version
+ * past DB_SCHEMA_VERSION. */
 int db__migrate(db *d, const db__migration *steps, int nsteps, int target, st_err *err);
 
 /* Read an integer PRAGMA (user_version, application_id ...). */
@@ -104,7 +105,7 @@ typedef struct db__fields {
 
 /* The field lists of the structs that are recorded (db_fields.c). */
 extern const db__fields db__model_fields, db__instance_fields, db__gpu_fields,
-    db__layout_fields, db__estimate_fields, db__result_fields, db__sim_fields,
+    db__layout_fields, db__estimate_fields, db__stage_mem_fields, db__result_fields, db__sim_fields,
     db__sim_config_fields, db__sim_stage_fields, db__validate_fields, db__calibration_fields,
     db__config_fields;
 

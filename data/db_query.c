@@ -239,10 +239,10 @@ int db_show(db *d, int64_t id, cJSON **out, st_err *err)
         cJSON *pred = cJSON_GetObjectItemCaseSensitive(p, "prediction");
         if (rc == ST_OK && pred) {
             cJSON_DeleteItemFromObject(pred, "plan_id");
+            /* SELECT *: the terms' columns exist from schema version 2 on */
             rc = attach(d, pred, "stages",
-                        "SELECT stage, layers, mem_bytes, inflight FROM prediction_stages "
-                        "WHERE prediction_id = ?1 ORDER BY stage",
-                        NULL, err);
+                        "SELECT * FROM prediction_stages WHERE prediction_id = ?1 ORDER BY stage",
+                        "prediction_id", err);
         }
     }
     if (rc == ST_OK && cJSON_GetArraySize(list) > 0) {

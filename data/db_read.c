@@ -7,6 +7,7 @@
  * bit. Grouping by model shape and cluster uses the prefixes of
  * plans.match_key: "SHAPE|" and "SHAPE|CLUSTER|" (db__match_key).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,62 @@ int db_plans(db *d, int64_t record_id, db_plan *out, int max, int *n, st_err *er
 done:
     sqlite3_finalize(sst);
     sqlite3_finalize(pst);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* A stage row's terms into out (total_bytes left 0); 0, with out zeroed,
+ * when any is absent (a version-1 file read as it is) or NULL (recorded
+ * under version 1, or not computed). */
+static int read_stage_terms(sqlite3_stmt *st, plan_mem *out)
+{
+    const db__fields *f = &db__stage_mem_fields;
+    memset(out, 0, sizeof *out);
+    for (int k = 0; k < f->n; k++)
+        *(double *)((char *)out + f->v[k].off) = NAN;
+    db__read_fields(st, f, out);
+    for (int k = 0; k < f->n; k++)
+        if (isnan(*(const double *)((const char *)out + f->v[k].off))) {
+            memset(out, 0, sizeof *out);
+            return 0;
+        }
+    return 1;
+}
+
+int db_plan_stages(db *d, int64_t plan_id, db_plan_stage *out, int max, int *n, st_err *err)
+{
+    *n = 0;
+    sqlite3_stmt *st = NULL;
+    /* SELECT *: the terms' columns exist from schema version 2 on */
+    int rc = db__prepare(d,
+                         "SELECT s.* FROM prediction_stages s"
+                         " JOIN predictions p ON p.id = s.prediction_id"
+                         " WHERE p.plan_id = ?1 ORDER BY s.stage",
+                         &st, err);
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_bind_int64(st, 1, plan_id);
+    int s = SQLITE_DONE, nc = sqlite3_column_count(st);
+    while (*n < max && (s = sqlite3_step(st)) == SQLITE_ROW) {
+        db_plan_stage *g = &out[(*n)++];
+        memset(g, 0, sizeof *g);
+        for (int c = 0; c < nc; c++) {
+            const char *name = sqlite3_column_name(st, c);
+            if (!strcmp(name, "stage"))
+                g->stage = sqlite3_column_int(st, c);
+            else if (!strcmp(name, "layers"))
+                g->layers = sqlite3_column_int(st, c);
+            else if (!strcmp(name, "inflight"))
+                g->inflight = sqlite3_column_int(st, c);
+            else if (!strcmp(name, "mem_bytes"))
+                g->mem_bytes = sqlite3_column_double(st, c);
+        }
+        g->have_terms = read_stage_terms(st, &g->mem);
+        if (g->have_terms)
+            g->mem.total_bytes = g->mem_bytes;
+    }
+    if (*n < max && s != SQLITE_ROW && s != SQLITE_DONE)
+        rc = db__fail(d, s, err, "read prediction stages");
     sqlite3_finalize(st);
     return rc;
 }

@@ -6,8 +6,9 @@
  * A plan record's rows: models (1), instance_types (1 per type), searches
  * (1), plans (the ranked layouts, role 'top', rank 1..; or the closest
  * out-of-memory layout, role 'closest_oom'; the best layout of each (TP, PP)
- * pair, role 'grid'), predictions (1 per plan) and
- * prediction_stages. A simulation adds simulations, sim_stages and, when
+ * pair, role 'grid'), predictions (1 per plan) and prediction_stages (1 per
+ * pipeline stage, with its memory by term, recomputed here from the model,
+ * cluster and layout by the planner's own code). A simulation adds simulations, sim_stages and, when
  * kept, sim_trace; a validation adds runs (source 'published'); a
  * calibration adds calibrations and calibration_params.
  */
@@ -135,14 +136,52 @@ static int insert_plan(db *d, int64_t rec, int64_t model_id, int64_t inst_id, co
     return rc;
 }
 
-/* The estimate of a plan with its per-stage memory. */
+/* Largest relative difference between a stage's recomputed total and the
+ * estimate's at which its terms are kept (both come from the same code, so
+ * they agree to the last bit unless the estimate was made otherwise). */
+#define STAGE_TERMS_REL_TOL 1e-9
+
+/* The memory by term of every stage of e, computed again from the model,
+ * cluster and layout it was made from (plan_stages_mem: the code
+ * plan_evaluate ran for each stage). NULL (caller frees otherwise) when
+ * anything is missing, the layout is rejected for anything but memory, or
+ * a stage's terms do not sum to e's stage_mem_bytes: no terms are recorded
+ * rather than terms that disagree with the totals beside them. */
+static plan_mem *stage_terms(const plan_estimate *e, const plan_model *m, const plan_cluster *c,
+                             const plan_layout *l)
+{
+    if (!m || !c || !c->gpu || !c->inst || !l || e->nstages < 1 || e->nstages != l->pp ||
+        e->nstages > PLAN_PP_MAX)
+        return NULL;
+    plan_mem *mem = malloc((size_t)e->nstages * sizeof *mem);
+    st_err ignore = {0};
+    if (!mem || plan_stages_mem(m, c, l, mem, e->nstages, &ignore) != ST_OK) {
+        free(mem);
+        return NULL;
+    }
+    for (int i = 0; i < e->nstages; i++) {
+        double a = mem[i].total_bytes, b = e->stage_mem_bytes[i];
+        if (!(fabs(a - b) <= STAGE_TERMS_REL_TOL * fmax(fabs(a), fabs(b)))) {
+            free(mem);
+            return NULL;
+        }
+    }
+    return mem;
+}
+
+/* The estimate of a plan with its per-stage memory: the total of each stage
+ * and, when m, c and l (the inputs of e; any may be NULL) give them, its
+ * terms. */
 static int insert_prediction(db *d, int64_t rec, int64_t plan_id, const plan_estimate *e,
+                             const plan_model *m, const plan_cluster *c, const plan_layout *l,
                              st_err *err)
 {
     db__ins s, t;
     const db__fields *lists[] = {&db__estimate_fields};
+    const db__fields *stage_lists[] = {&db__stage_mem_fields};
     int64_t pid = 0;
     memset(&t, 0, sizeof t);
+    plan_mem *terms = NULL;
     int rc = db__ins_prepare(d, &s, "predictions", "plan_id, record_id", lists, 1, err);
     if (rc == ST_OK) {
         db__b_i64(&s, plan_id);
@@ -150,17 +189,27 @@ static int insert_prediction(db *d, int64_t rec, int64_t plan_id, const plan_est
         db__b_fields(&s, &db__estimate_fields, e);
         rc = db__ins_step(d, &s, &pid, err);
     }
-    if (rc == ST_OK && e->nstages > 0)
+    if (rc == ST_OK && e->nstages > 0) {
+        terms = stage_terms(e, m, c, l);
         rc = db__ins_prepare(d, &t, "prediction_stages",
-                             "prediction_id, stage, layers, mem_bytes, inflight", NULL, 0, err);
+                             "prediction_id, stage, layers, mem_bytes, inflight", stage_lists, 1,
+                             err);
+    }
     for (int i = 0; rc == ST_OK && i < e->nstages && i < PLAN_PP_MAX; i++) {
         db__b_i64(&t, pid);
         db__b_i64(&t, i);
         db__b_i64(&t, e->stage_layers[i]);
         db__b_dbl(&t, e->stage_mem_bytes[i]);
         db__b_i64(&t, e->stage_inflight[i]);
+        if (terms) {
+            db__b_fields(&t, &db__stage_mem_fields, &terms[i]);
+        } else {
+            for (int k = 0; k < db__stage_mem_fields.n; k++)
+                db__b_null(&t);
+        }
         rc = db__ins_step(d, &t, NULL, err);
     }
+    free(terms);
     db__ins_finalize(&t);
     db__ins_finalize(&s);
     return rc;
@@ -276,14 +325,14 @@ static int plan_body(db *d, int64_t rec, void *vctx, st_err *err)
         rc = insert_plan(d, rec, mid, iid, "top", i + 1, x->m, x->c->inst->name, x->c->nodes,
                          x->c->gpus, &cd->layout, x->sim ? x->sim[i] : 0, &pid, err);
         if (rc == ST_OK)
-            rc = insert_prediction(d, rec, pid, &cd->est, err);
+            rc = insert_prediction(d, rec, pid, &cd->est, x->m, x->c, &cd->layout, err);
     }
     if (rc == ST_OK && x->r->ntop == 0 && x->r->min_oom_excess_bytes > 0) {
         const plan_candidate *cd = &x->r->closest_oom;
         rc = insert_plan(d, rec, mid, iid, "closest_oom", 0, x->m, x->c->inst->name, x->c->nodes,
                          x->c->gpus, &cd->layout, 0, &pid, err);
         if (rc == ST_OK)
-            rc = insert_prediction(d, rec, pid, &cd->est, err);
+            rc = insert_prediction(d, rec, pid, &cd->est, x->m, x->c, &cd->layout, err);
     }
     /* the best layout of every (TP, PP) pair, for the step-time grid */
     for (int i = 0; rc == ST_OK && i < x->r->ngrid; i++) {
@@ -291,7 +340,7 @@ static int plan_body(db *d, int64_t rec, void *vctx, st_err *err)
         rc = insert_plan(d, rec, mid, iid, "grid", 0, x->m, x->c->inst->name, x->c->nodes,
                          x->c->gpus, &cd->layout, 0, &pid, err);
         if (rc == ST_OK)
-            rc = insert_prediction(d, rec, pid, &cd->est, err);
+            rc = insert_prediction(d, rec, pid, &cd->est, x->m, x->c, &cd->layout, err);
     }
     return rc;
 }
@@ -346,7 +395,8 @@ static int options_body(db *d, int64_t rec, void *vctx, st_err *err)
             rc = insert_plan(d, rec, mid, iid, "option", 0, x->m, c->inst->name, c->nodes, c->gpus,
                              &x->cands[i].layout, 0, &pid, err);
         if (rc == ST_OK)
-            rc = insert_prediction(d, rec, pid, &x->cands[i].est, err);
+            rc = insert_prediction(d, rec, pid, &x->cands[i].est, x->m, c, &x->cands[i].layout,
+                                   err);
     }
     return rc;
 }
@@ -404,7 +454,7 @@ static int sim_body(db *d, int64_t rec, void *vctx, st_err *err)
         rc = insert_plan(d, rec, mid, iid, "simulated", 1, x->m, x->c->inst->name, x->c->nodes,
                          x->c->gpus, x->l, r->step_s, &pid, err);
     if (rc == ST_OK && x->est)
-        rc = insert_prediction(d, rec, pid, x->est, err);
+        rc = insert_prediction(d, rec, pid, x->est, x->m, x->c, x->l, err);
     db__ins s, t;
     memset(&t, 0, sizeof t);
     const db__fields *lists[] = {&db__sim_config_fields, &db__sim_fields};
@@ -521,8 +571,19 @@ static int val_body(db *d, int64_t rec, void *vctx, st_err *err)
                 rc = insert_plan(d, rec, mid, iid, "published", 0, &r->model,
                                  in ? in->name : r->instance, r->nodes, r->gpus, &r->layout, sim,
                                  &pid, err);
+            /* the cluster the row was predicted on, for its stages' terms
+             * (a run on part of one node keeps its GPU count) */
+            plan_cluster cl, *clp = NULL;
+            st_err ignore = {0};
+            if (in && r->have_model &&
+                plan_cluster_make(x->cat, in, r->nodes, &cl, &ignore) == ST_OK) {
+                if (r->gpus > 0)
+                    cl.gpus = r->gpus;
+                clp = &cl;
+            }
             if (rc == ST_OK)
-                rc = insert_prediction(d, rec, pid, &r->est, err);
+                rc = insert_prediction(d, rec, pid, &r->est, r->have_model ? &r->model : NULL, clp,
+                                       &r->layout, err);
         }
         if (rc != ST_OK)
             break;
@@ -591,7 +652,7 @@ static int run_body(db *d, int64_t rec, void *vctx, st_err *err)
         rc = insert_plan(d, rec, mid, iid, "measured", 1, x->m, x->c->inst->name, x->c->nodes,
                          x->c->gpus, x->l, 0, &pid, err);
     if (rc == ST_OK && x->est)
-        rc = insert_prediction(d, rec, pid, x->est, err);
+        rc = insert_prediction(d, rec, pid, x->est, x->m, x->c, x->l, err);
     db__ins s, t;
     memset(&s, 0, sizeof s);
     memset(&t, 0, sizeof t);

@@ -11,8 +11,10 @@
  * version bump, so a step is applied completely or not at all.
  *
  * Column names carry units (_bytes, _s, _bps, _pct). The memory and time
- * terms in predictions are plan_mem and plan_time member for member; the
- * columns of plans are plan_layout's members (enums as their names).
+ * terms in predictions are plan_mem and plan_time member for member (memory
+ * of the worst stage); prediction_stages has every stage's total and, from
+ * version 2, its plan_mem terms; the columns of plans are plan_layout's
+ * members (enums as their names).
  */
 #include <stdio.h>
 #include <string.h>
@@ -168,8 +170,23 @@ static const char schema_v1[] =
     " fitted INTEGER,"
     " PRIMARY KEY (calibration_id, param)) WITHOUT ROWID;";
 
+/* Version 1 -> 2: memory by term for every pipeline stage, plan_mem member
+ * for member as predictions holds it for the worst stage (their sum is the
+ * row's mem_bytes). Rows recorded under version 1 keep NULL there. */
+static const char schema_v2[] =
+    "ALTER TABLE prediction_stages ADD COLUMN weights_bytes REAL;"
+    "ALTER TABLE prediction_stages ADD COLUMN grads_bytes REAL;"
+    "ALTER TABLE prediction_stages ADD COLUMN optimizer_bytes REAL;"
+    "ALTER TABLE prediction_stages ADD COLUMN activations_bytes REAL;"
+    "ALTER TABLE prediction_stages ADD COLUMN recompute_bytes REAL;"
+    "ALTER TABLE prediction_stages ADD COLUMN logits_bytes REAL;"
+    "ALTER TABLE prediction_stages ADD COLUMN comm_buffers_bytes REAL;"
+    "ALTER TABLE prediction_stages ADD COLUMN context_bytes REAL;"
+    "ALTER TABLE prediction_stages ADD COLUMN allocator_bytes REAL;";
+
 const db__migration db__migrations[] = {
     {0, schema_v1},
+    {1, schema_v2},
 };
 const int db__nmigrations = (int)(sizeof db__migrations / sizeof db__migrations[0]);
 

@@ -390,6 +390,24 @@ typedef struct plan_terms {
 int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                   plan_estimate *est, plan_terms *terms, st_err *err);
 
+/* Per-GPU memory by term of one pipeline stage (0 .. l->pp - 1) of a layout:
+ * the terms plan_evaluate computes for that stage, by the same code, so
+ * out->total_bytes equals its stage_mem_bytes[stage] exactly and the worst
+ * stage's terms equal its est.mem. plan_estimate keeps only the worst
+ * stage's terms (it is copied throughout the search); this gives any other.
+ * A layout that does not fit still has its memory (OOM is not an error).
+ * ST_EINVAL for a malformed layout, a stage out of range, or a layout that
+ * plan_evaluate rejects for anything but memory (the reason in err);
+ * ST_ENOMEM. */
+int plan_stage_mem(const plan_model *m, const plan_cluster *c, const plan_layout *l, int stage,
+                   plan_mem *out, st_err *err);
+
+/* Every stage at once: out[i] for i in 0 .. l->pp - 1 (out has room for n
+ * entries; ST_EINVAL when n < l->pp), with one setup for all of them.
+ * Otherwise as plan_stage_mem. */
+int plan_stages_mem(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                    plan_mem *out, int n, st_err *err);
+
 /* ------------------------------------------------------------------------ */
 /* What the simulator plays out                                              */
 /* ------------------------------------------------------------------------ */

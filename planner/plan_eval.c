@@ -18,6 +18,8 @@
  *   (capped by SMP's active_microbatches) for GPipe, p - i for 1F1B on stage
  *   i (Narayanan et al. 2021, Sec. 2.2.1), more chunks for the interleaved
  *   schedule (Megatron-LM's warm-up count (v-1)p + 2(p-i-1) + 1).
+ *   plan_estimate keeps the terms of the worst stage and the total of every
+ *   stage; plan_stage_mem gives any stage's terms by the same steps.
  *
  * Time, per step:
  *   Each stage's forward and backward of one microbatch from its layers'
@@ -255,6 +257,15 @@ static void split_layers(int64_t L, int p, double head_layers, int *out)
         out[i]++;
         rem--;
     }
+}
+
+/* Layers of every pipeline rank of l (split_layers with the LM head's
+ * weight): the one split plan_evaluate and plan_stage_mem share. */
+static void stage_split(const plan_model *m, const plan_layout *l, int *out)
+{
+    /* the LM head's forward in units of one layer's forward (FLOP ratio) */
+    double head_layers = plan_model_head_fwd_flops_per_token(m) / plan_model_layer_fwd_flops_per_token(m);
+    split_layers(m->layers, l->pp, head_layers, out);
 }
 
 /* Microbatches (in whole-stage units) whose activations stage i holds. */
@@ -514,9 +525,7 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
 
     layer_cost lc;
     layer_costs(m, c, l, &sp_t, &sp_c, &lc);
-    /* the LM head's forward in units of one layer's forward (FLOP ratio) */
-    double head_layers = plan_model_head_fwd_flops_per_token(m) / plan_model_layer_fwd_flops_per_token(m);
-    split_layers(m->layers, l->pp, head_layers, est->stage_layers);
+    stage_split(m, l, est->stage_layers);
 
     /* ---- memory: every stage, keep the worst ---- */
     plan_mem mem, worst = {0};
@@ -698,6 +707,58 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
     TERM(terms, "flops", "MFU", est->mfu, "", "model FLOPs / (step x GPUs x peak)",
          "Chowdhery et al. 2022, App. B");
     return ST_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Memory by term of single stages                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Stages [first, first + n) of l into out[0 .. n-1], by the steps
+ * plan_evaluate takes (degrees, structure, placement, per-layer costs, layer
+ * split, stage_memory), so every term is bit for bit what it computed. */
+static int stages_mem(const plan_model *m, const plan_cluster *c, const plan_layout *l, int first,
+                      int n, plan_mem *out, st_err *err)
+{
+    int rc = check_degrees(l, err);
+    if (rc)
+        return rc;
+    if (first < 0 || n < 0 || first + n > l->pp)
+        return ST_RAISE(err, ST_EINVAL, "stage %d: a layout with pp %d has stages 0..%d",
+                        first < 0 ? first : first + n - 1, l->pp, l->pp - 1);
+    plan_estimate *est = malloc(sizeof *est); /* for check_layout's reason only */
+    if (!est)
+        return ST_RAISE(err, ST_ENOMEM, "cannot allocate an estimate");
+    memset(est, 0, sizeof *est);
+    plan__span sp_t, sp_c, sp_p, sp_d;
+    if (check_layout(m, c, l, est) != PLAN_OK)
+        rc = ST_RAISE(err, ST_EINVAL, "layout rejected: %s", est->reason);
+    else if (plan__span_of(l, c, 'T', &sp_t) || plan__span_of(l, c, 'P', &sp_p) ||
+             plan__span_of(l, c, 'D', &sp_d) || plan__span_of(l, c, 'C', &sp_c))
+        rc = ST_RAISE(err, ST_EINVAL, "layout rejected: placement %s does not tile nodes of %d GPUs",
+                      l->placement, c->inst->gpus_per_node);
+    if (rc == ST_OK) {
+        layer_cost lc;
+        layer_costs(m, c, l, &sp_t, &sp_c, &lc);
+        stage_split(m, l, est->stage_layers);
+        for (int k = 0; k < n; k++)
+            stage_memory(m, c, l, &lc, first + k, est->stage_layers[first + k], &out[k]);
+    }
+    free(est);
+    return rc;
+}
+
+int plan_stage_mem(const plan_model *m, const plan_cluster *c, const plan_layout *l, int stage,
+                   plan_mem *out, st_err *err)
+{
+    return stages_mem(m, c, l, stage, 1, out, err);
+}
+
+int plan_stages_mem(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                    plan_mem *out, int n, st_err *err)
+{
+    if (n < l->pp)
+        return ST_RAISE(err, ST_EINVAL, "room for %d stages, the layout has pp %d", n, l->pp);
+    return stages_mem(m, c, l, 0, l->pp, out, err);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -117,17 +117,23 @@ const char *rpt_report_plot_name(const rpt_report *r, int i);
 /* 1. Memory per GPU by term and pipeline stage, for the top plans           */
 /* ------------------------------------------------------------------------ */
 
-/* One plan: a group of stacked bars, one per pipeline stage given. Each bar
- * stacks the nine terms of plan_mem (weights, gradients, optimizer,
- * activations, recompute working set, logits, comm buffers, CUDA context,
- * allocator); the total shown is their sum (total_bytes is not read). */
+/* One plan: a group of stacked bars, one per pipeline stage given, labelled
+ * "#RANK sSTAGE" ("#1 s0", "#1 s1", ...). Each bar stacks the nine terms of
+ * plan_mem (weights, gradients, optimizer, activations, recompute working
+ * set, logits, comm buffers, CUDA context, allocator); the total shown is
+ * their sum (total_bytes is not read). A plan given more than
+ * RPT_MEM_STAGES_SHOWN stages gets three bars, its first, worst (largest
+ * total) and last entries, and the caption says so; a plan given fewer
+ * stages than it has (pp) is named in the caption with the stages shown. */
 typedef struct rpt_mem_plan {
     const char *label;           /* the plan in a few words, "tp8 pp4 dp2 mb1 1F1B" */
-    int nstages;                 /* bars, >= 1 */
+    int nstages;                 /* entries, 1..PLAN_PP_MAX, in stage order */
     const plan_mem *stage_mem;   /* nstages entries, bytes per GPU by term */
-    const int *stage;            /* pipeline rank of each entry; NULL = 0, 1, 2, ...
+    const int *stage;            /* pipeline rank of each entry (< pp); NULL = 0, 1, 2, ...
                                   * (a caller with only the worst stage passes
                                   * nstages = 1 and &est.worst_stage) */
+    int pp;                      /* the plan's pipeline stages, nstages..PLAN_PP_MAX;
+                                  * 0 = nstages */
 } rpt_mem_plan;
 
 typedef struct rpt_memory {
@@ -140,7 +146,8 @@ typedef struct rpt_memory {
 } rpt_memory;
 
 #define RPT_MEM_PLANS_MAX 64
-#define RPT_MEM_BARS_MAX 4096    /* stages over all plans */
+#define RPT_MEM_BARS_MAX 4096    /* bars over all plans */
+#define RPT_MEM_STAGES_SHOWN 16  /* stages of one plan drawn in full; more: first, worst, last */
 
 int rpt_memory_write(rpt_report *r, const rpt_memory *in, rpt_render *render, st_err *err);
 

@@ -2,16 +2,22 @@
  * rpt_memory.c: plot 1, memory per GPU by term and pipeline stage for the
  * top plans: stacked bars against the GPU's capacity.
  *
- * One bar per (plan, stage), grouped by plan with a gap between groups; each
- * bar stacks the nine terms of plan_mem in the planner's order, bottom up,
- * so the terms that scale with the model (weights, gradients, optimizer) sit
- * under those that scale with the batch. Values are GiB (2^30 bytes) in the
- * data; the total is the sum of the terms (parts sum to the total by
- * construction), headroom is capacity minus total (negative: does not fit).
+ * One bar per (plan, stage), labelled "#RANK sSTAGE" and grouped by plan
+ * with a gap between groups; each bar stacks the nine terms of plan_mem in
+ * the planner's order, bottom up, so the terms that scale with the model
+ * (weights, gradients, optimizer) sit under those that scale with the batch.
+ * Values are GiB (2^30 bytes) in the data; the total is the sum of the terms
+ * (parts sum to the total by construction), headroom is capacity minus total
+ * (negative: does not fit).
+ *
+ * To stay readable, a plan with more than RPT_MEM_STAGES_SHOWN stages gets
+ * three bars (its first, worst and last stage), the bar labels turn upright
+ * past FLAT_XTICS_MAX_BARS bars, and the default image widens with the bars;
+ * the caption names every plan whose stages are not all drawn.
  *
  * The script stacks by summing columns (boxxyerror from the sum of the terms
  * below to the sum including this one), so editing a value in memory.dat
- * moves everything above it.
+ * moves everything above it. Terms take the shared series colours.
  */
 #include "reports/rpt_int.h"
 
@@ -21,24 +27,25 @@
 #define NTERMS 9
 #define DEFAULT_W 1100
 #define DEFAULT_H 620
-#define XTICS_MAX_BARS 48        /* above this, stage numbers would overlap */
+#define WIDE_SLOTS 40            /* bar slots (bars and gaps) the default width holds */
+#define SLOT_PX 18               /* image width added per slot past WIDE_SLOTS */
+#define AUTO_W_MAX 2400          /* widest default image */
+#define FLAT_XTICS_MAX_BARS 16   /* above this, bar labels are written upright */
+#define XTICS_MAX_BARS 128       /* above this, bar labels would overlap even upright */
 #define TOTALS_MAX_BARS 32       /* above this, total labels would overlap */
 #define KEY_MAX_PLANS 16         /* plans listed under the key */
 #define KEY_LABEL_MAX 48         /* characters of a plan's label listed there */
+#define COL_BAR 16               /* column of the bar label in memory.dat */
 
 static const char *const cols[] = {
     "plan", "label", "stage", "weights_gib", "gradients_gib", "optimizer_gib",
     "activations_gib", "recompute_gib", "logits_gib", "comm_buffers_gib", "cuda_context_gib",
-    "allocator_gib", "total_gib", "headroom_gib", NULL};
-static const char *const text_cols[] = {"label", NULL};
+    "allocator_gib", "total_gib", "headroom_gib", "plan_stages", "bar", NULL};
+static const char *const text_cols[] = {"label", "bar", NULL};
 
 static const char *const term_title[NTERMS] = {
     "weights", "gradients", "optimizer states", "activations", "recompute working set",
     "logits", "comm buffers", "CUDA context", "allocator"};
-/* Tableau 10: distinct at a glance and in greyscale order. */
-static const char *const term_color[NTERMS] = {
-    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-    "#edc948", "#b07aa1", "#ff9da7", "#9c755f"};
 
 static void terms_of(const plan_mem *m, double v[NTERMS])
 {
@@ -51,6 +58,56 @@ static void terms_of(const plan_mem *m, double v[NTERMS])
     v[6] = m->comm_buffers_bytes;
     v[7] = m->context_bytes;
     v[8] = m->allocator_bytes;
+}
+
+static double total_of(const plan_mem *m)
+{
+    double v[NTERMS], t = 0;
+    terms_of(m, v);
+    for (int k = 0; k < NTERMS; k++)
+        t += v[k];
+    return t;
+}
+
+static int stage_of(const rpt_mem_plan *pl, int i)
+{
+    return pl->stage ? pl->stage[i] : i;
+}
+
+static int pp_of(const rpt_mem_plan *pl)
+{
+    return pl->pp > 0 ? pl->pp : pl->nstages;
+}
+
+/* The entries of a plan that get a bar, as indices in order: all of them up
+ * to RPT_MEM_STAGES_SHOWN, else the first, the worst (largest total; the
+ * first of equals) and the last. Returns their count; *worst gets the
+ * worst's index (-1 when all are shown). */
+static int shown_entries(const rpt_mem_plan *pl, int idx[RPT_MEM_STAGES_SHOWN], int *worst)
+{
+    int n = pl->nstages;
+    *worst = -1;
+    if (n <= RPT_MEM_STAGES_SHOWN) {
+        for (int i = 0; i < n; i++)
+            idx[i] = i;
+        return n;
+    }
+    int w = 0;
+    double wt = total_of(&pl->stage_mem[0]);
+    for (int i = 1; i < n; i++) {
+        double t = total_of(&pl->stage_mem[i]);
+        if (t > wt) {
+            wt = t;
+            w = i;
+        }
+    }
+    *worst = w;
+    int k = 0;
+    idx[k++] = 0;
+    if (w != 0 && w != n - 1)
+        idx[k++] = w;
+    idx[k++] = n - 1;
+    return k;
 }
 
 static int check(const rpt_memory *in, int *nbars, st_err *err)
@@ -67,10 +124,14 @@ static int check(const rpt_memory *in, int *nbars, st_err *err)
         if (pl->nstages < 1 || pl->nstages > PLAN_PP_MAX || !pl->stage_mem)
             return ST_RAISE(err, ST_EINVAL, "memory plot: plan %d has %d stages (1..%d)", p + 1,
                             pl->nstages, PLAN_PP_MAX);
+        if (pl->pp < 0 || (pl->pp > 0 && (pl->pp < pl->nstages || pl->pp > PLAN_PP_MAX)))
+            return ST_RAISE(err, ST_EINVAL, "memory plot: plan %d: pp %d for %d stages given "
+                            "(0, or %d..%d)", p + 1, pl->pp, pl->nstages, pl->nstages,
+                            PLAN_PP_MAX);
         for (int s = 0; s < pl->nstages; s++) {
-            if (pl->stage && (pl->stage[s] < 0 || pl->stage[s] >= PLAN_PP_MAX))
-                return ST_RAISE(err, ST_EINVAL, "memory plot: plan %d: stage index %d", p + 1,
-                                pl->stage[s]);
+            if (stage_of(pl, s) < 0 || stage_of(pl, s) >= pp_of(pl))
+                return ST_RAISE(err, ST_EINVAL, "memory plot: plan %d: stage index %d (0..%d)",
+                                p + 1, stage_of(pl, s), pp_of(pl) - 1);
             double v[NTERMS];
             terms_of(&pl->stage_mem[s], v);
             for (int k = 0; k < NTERMS; k++)
@@ -78,12 +139,19 @@ static int check(const rpt_memory *in, int *nbars, st_err *err)
                     return ST_RAISE(err, ST_EINVAL, "memory plot: plan %d, stage %d: %s = %g "
                                     "bytes", p + 1, s, term_title[k], v[k]);
         }
-        *nbars += pl->nstages;
+        int idx[RPT_MEM_STAGES_SHOWN], worst;
+        *nbars += shown_entries(pl, idx, &worst);
     }
     if (*nbars > RPT_MEM_BARS_MAX)
         return ST_RAISE(err, ST_EINVAL, "memory plot: %d bars (at most %d)", *nbars,
                         RPT_MEM_BARS_MAX);
     return ST_OK;
+}
+
+/* x of the last bar: bars and the gaps between plans, from 0. */
+static double last_x(const rpt_memory *in, int nbars)
+{
+    return nbars - 1 + (in->nplans - 1) * 1.0;
 }
 
 static void script(rpt__buf *gp, const rpt__plot *p, const rpt_memory *in, int nbars)
@@ -101,7 +169,7 @@ static void script(rpt__buf *gp, const rpt__plot *p, const rpt_memory *in, int n
     }
     rpt__buf_printf(gp, "]\narray term_color[%d] = [", NTERMS);
     for (int k = 0; k < NTERMS; k++)
-        rpt__buf_printf(gp, "%s\"%s\"", k ? ", " : "", term_color[k]);
+        rpt__buf_printf(gp, "%s\"%s\"", k ? ", " : "", rpt__series_color[k % RPT_NCOLORS]);
     rpt__buf_puts(gp,
                   "]\n"
                   "# A bar's x: its row in the data plus the gaps before its plan (column 1).\n"
@@ -118,31 +186,36 @@ static void script(rpt__buf *gp, const rpt__plot *p, const rpt_memory *in, int n
                   "set style fill solid 0.9 noborder\n"
                   "set style textbox opaque noborder\n");
     /* Plan ranks on the top axis, at the middle of each group of bars. */
-    double xmax = 0;
     rpt__buf_puts(gp, "set link x2\nset x2tics out nomirror (");
     for (int i = 0, row = 0; i < in->nplans; i++) {
-        int n = in->plans[i].nstages;
+        int idx[RPT_MEM_STAGES_SHOWN], worst;
+        int n = shown_entries(&in->plans[i], idx, &worst);
         double mid = row + i * 1.0 + (n - 1) / 2.0;
         rpt__buf_printf(gp, "%s'#%d' ", i ? ", " : "", i + 1);
         rpt__gp_num(gp, mid);
         row += n;
-        xmax = row - 1 + i * 1.0;
     }
     rpt__buf_puts(gp, ")\nset xrange [-0.75:");
-    rpt__gp_num(gp, xmax + 0.75);
+    rpt__gp_num(gp, last_x(in, nbars) + 0.75);
     rpt__buf_puts(gp, "]\n");
-    if (nbars <= XTICS_MAX_BARS)
-        rpt__buf_puts(gp, "set xlabel 'pipeline stage (plans by rank, top axis)'\n"
+    if (nbars <= FLAT_XTICS_MAX_BARS)
+        rpt__buf_puts(gp, "set xlabel 'plan #rank, pipeline stage s (plans by rank, top axis)'\n"
                           "set xtics nomirror scale 0\n");
+    else if (nbars <= XTICS_MAX_BARS)
+        rpt__buf_puts(gp, "set xlabel 'plan #rank, pipeline stage s (plans by rank, top axis)'\n"
+                          "set xtics nomirror scale 0 rotate by 90 right font ',8'\n");
     else
         rpt__buf_puts(gp, "set xlabel 'pipeline stages, in order (plans by rank, top axis)'\n"
                           "unset xtics\n");
     rpt__gp_loop_begin(gp, p);
     rpt__buf_printf(gp,
                     "    plot for [k=1:%d] data_file using (bar_x($1)):(stack(k)):"
-                    "(bar_x($1) - bar_width/2):(bar_x($1) + bar_width/2):(stack(k-1)):(stack(k))%s \\\n"
-                    "             with boxxyerror lc rgb term_color[k] title term_title[k], \\\n",
-                    NTERMS, nbars <= XTICS_MAX_BARS ? ":xtic(3)" : "");
+                    "(bar_x($1) - bar_width/2):(bar_x($1) + bar_width/2):(stack(k-1)):(stack(k))",
+                    NTERMS);
+    if (nbars <= XTICS_MAX_BARS)
+        rpt__buf_printf(gp, ":xtic(%d)", COL_BAR);
+    rpt__buf_puts(gp, " \\\n"
+                      "             with boxxyerror lc rgb term_color[k] title term_title[k], \\\n");
     if (nbars <= TOTALS_MAX_BARS)
         rpt__buf_puts(gp, "         data_file using (bar_x($1)):13:(sprintf('%.1f', $13)) "
                           "with labels boxed offset 0,0.7 font ',8' notitle, \\\n");
@@ -167,15 +240,51 @@ static void script(rpt__buf *gp, const rpt__plot *p, const rpt_memory *in, int n
     rpt__gp_loop_end(gp);
 }
 
+/* The caption's sentence on a plan whose stages are not all drawn: which
+ * are, and why. Nothing for a plan drawn in full. */
+static void partial_note(rpt__buf *cap, const rpt_mem_plan *pl, int rank)
+{
+    int idx[RPT_MEM_STAGES_SHOWN], worst;
+    int n = shown_entries(pl, idx, &worst), pp = pp_of(pl);
+    if (worst >= 0) {
+        int first = stage_of(pl, 0), last = stage_of(pl, pl->nstages - 1);
+        int w = stage_of(pl, worst);
+        rpt__buf_printf(cap, " #%d has %d stages; to keep the bars readable (at most %d per "
+                             "plan) it shows its first (s%d), ",
+                        rank, pp, RPT_MEM_STAGES_SHOWN, first);
+        if (worst == 0)
+            rpt__buf_printf(cap, "which is also its worst, and its last (s%d).", last);
+        else if (worst == pl->nstages - 1)
+            rpt__buf_printf(cap, "and its last (s%d), which is also its worst.", last);
+        else
+            rpt__buf_printf(cap, "worst (s%d) and last (s%d).", w, last);
+        if (pl->nstages < pp)
+            rpt__buf_printf(cap, " Only %d of its %d stages are known by term.", pl->nstages, pp);
+        return;
+    }
+    if (n >= pp)
+        return;
+    rpt__buf_printf(cap, " #%d shows stage%s ", rank, n == 1 ? "" : "s");
+    for (int i = 0; i < n; i++)
+        rpt__buf_printf(cap, "%ss%d", i == 0 ? "" : i == n - 1 ? " and " : ", ",
+                        stage_of(pl, idx[i]));
+    rpt__buf_printf(cap, " only, of its %d: the other stages are not known by term.", pp);
+}
+
 static int write_plot(rpt_report *r, const rpt_memory *in, rpt_render *render, st_err *err)
 {
     int nbars = 0;
     int rc = check(in, &nbars, err);
     if (rc != ST_OK)
         return rc;
+    /* wider than the default when the bars and gaps need it */
+    double slots = last_x(in, nbars) + 1.5;
+    int width = DEFAULT_W;
+    if (slots > WIDE_SLOTS)
+        width = (int)fmin(AUTO_W_MAX, DEFAULT_W + SLOT_PX * (slots - WIDE_SLOTS));
     rpt__plot *p;
     rc = rpt__plot_begin(r, in->name, "memory", in->title, "Memory per GPU of the top plans",
-                         DEFAULT_W, DEFAULT_H, &p, err);
+                         width, DEFAULT_H, &p, err);
     if (rc != ST_OK)
         return rc;
 
@@ -185,7 +294,10 @@ static int write_plot(rpt_report *r, const rpt_memory *in, rpt_render *render, s
     int over = 0;
     for (int i = 0; i < in->nplans; i++) {
         const rpt_mem_plan *pl = &in->plans[i];
-        for (int s = 0; s < pl->nstages; s++) {
+        int idx[RPT_MEM_STAGES_SHOWN], worst;
+        int n = shown_entries(pl, idx, &worst);
+        for (int j = 0; j < n; j++) {
+            int s = idx[j];
             double v[NTERMS], total = 0;
             terms_of(&pl->stage_mem[s], v);
             rpt__table_row(t, 0);
@@ -194,13 +306,15 @@ static int write_plot(rpt_report *r, const rpt_memory *in, rpt_render *render, s
                 rpt__table_cell(t, pl->label);
             else
                 rpt__table_cellf(t, "plan %d", i + 1);
-            rpt__table_cellf(t, "%d", pl->stage ? pl->stage[s] : s);
+            rpt__table_cellf(t, "%d", stage_of(pl, s));
             for (int k = 0; k < NTERMS; k++) {
                 rpt__table_num(t, "%.3f", v[k] / RPT__GIB);
                 total += v[k];
             }
             rpt__table_num(t, "%.3f", total / RPT__GIB);
             rpt__table_num(t, "%.3f", cap_gib - total / RPT__GIB);
+            rpt__table_cellf(t, "%d", pp_of(pl));
+            rpt__table_cellf(t, "#%d s%d", i + 1, stage_of(pl, s));
             over += total > in->capacity_bytes;
         }
     }
@@ -216,15 +330,19 @@ static int write_plot(rpt_report *r, const rpt_memory *in, rpt_render *render, s
         rpt__buf_puts(&cap, in->gpu);
     else
         rpt__buf_puts(&cap, "GPU");
-    rpt__buf_printf(&cap, " (dashed line). Bars are grouped by plan, best first (#1 on the top "
-                          "axis); headroom_gib is capacity minus total. ");
+    rpt__buf_printf(&cap, " (dashed line). Bars are grouped by plan, best first, and labelled "
+                          "by plan rank and stage (#1 s0 is stage 0 of the best plan); "
+                          "plan_stages is the plan's pipeline depth; headroom_gib is capacity "
+                          "minus total. ");
     if (over)
         rpt__buf_printf(&cap, "%d bar%s over the line do%s not fit.", over, over == 1 ? "" : "s",
                         over == 1 ? "es" : "");
     else
         rpt__buf_puts(&cap, "Every stage fits.");
+    for (int i = 0; i < in->nplans; i++)
+        partial_note(&cap, &in->plans[i], i + 1);
     rc = rpt__plot_finish(r, p, "memory per GPU by term (GiB = 2^30 bytes), one row per "
-                                "(plan, pipeline stage)", &gp, &cap, render, err);
+                                "(plan, pipeline stage) drawn", &gp, &cap, render, err);
     rpt__buf_fini(&gp);
     rpt__buf_fini(&cap);
     return rc;

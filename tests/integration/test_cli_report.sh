@@ -4,7 +4,9 @@
 # Records a search, searches with TP and PP fixed, a comparison, a simulation
 # with its trace and a validation, then checks the report writes every plot's
 # .dat and .gp (and, with gnuplot, .png and .svg) and an index.html that
-# names every image; no database gives one line and exit 2.
+# names every image, with a memory bar per pipeline stage (the worst stage
+# only for stages recorded without their terms); no database gives one line
+# and exit 2.
 set -u
 bin=$1
 src=$2
@@ -34,6 +36,26 @@ for plot in memory grid scaling timeline accuracy accuracy_sim; do
   fi
 done
 [ "$fail" -eq 0 ] && echo "ok   report"
+
+# The newest search (TP 8, PP 2, one plan): one bar per stage, by term.
+grep -q '"#1 s0"$' "$tmp/rep/memory.dat" && grep -q '"#1 s1"$' "$tmp/rep/memory.dat" \
+  || { echo "FAIL report: memory.dat lacks a bar per stage"; fail=1; }
+[ "$(grep -vc '^#' "$tmp/rep/memory.dat")" -eq 2 ] || { echo "FAIL report: memory.dat rows"; fail=1; }
+grep -q '<td>#1 s1</td>' "$tmp/rep/index.html" || { echo "FAIL report: no per-stage table row"; fail=1; }
+
+# Stages recorded without their terms (as under schema version 1): the
+# report falls back to the worst stage's breakdown and says so.
+if command -v sqlite3 >/dev/null 2>&1; then
+  cp "$db" "$tmp/old.db"
+  sqlite3 "$tmp/old.db" "UPDATE prediction_stages SET weights_bytes = NULL, grads_bytes = NULL,
+    optimizer_bytes = NULL, activations_bytes = NULL, recompute_bytes = NULL, logits_bytes = NULL,
+    comm_buffers_bytes = NULL, context_bytes = NULL, allocator_bytes = NULL" \
+    || { echo "FAIL sqlite3 update"; fail=1; }
+  "$bin" report --db "$tmp/old.db" --out "$tmp/rep4" --no-render >/dev/null || { echo "FAIL report (old rows)"; fail=1; }
+  [ "$(grep -vc '^#' "$tmp/rep4/memory.dat")" -eq 1 ] || { echo "FAIL report: old rows not worst stage only"; fail=1; }
+  grep -q 'show their worst stage only' "$tmp/rep4/index.html" || { echo "FAIL report: no note on old rows"; fail=1; }
+  grep -q 'not known by term' "$tmp/rep4/index.html" || { echo "FAIL report: no caption on old rows"; fail=1; }
+fi
 
 "$bin" report --db "$db" --out "$tmp/rep2" --no-render >/dev/null || { echo "FAIL report --no-render"; fail=1; }
 [ -e "$tmp/rep2/memory.png" ] && { echo "FAIL --no-render rendered"; fail=1; }

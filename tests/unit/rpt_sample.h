@@ -5,7 +5,8 @@
  * planner or the simulator is refitted.
  *
  * The sample exercises every branch a reader of the golden files should
- * see: an over-capacity stage, a plan given only its worst stage, infeasible
+ * see: an over-capacity stage, a plan given only its worst stage of eight, a
+ * plan of 24 stages drawn by its first, worst and last stages, infeasible
  * and not-evaluated grid cells, a cluster size that does not fit and one
  * without a price, a pipeline with sends on both link kinds and gradient
  * buckets, several sources, and caller text that needs quoting in every
@@ -44,21 +45,30 @@ static inline plan_mem sample_mem(double weights, double acts, double logits)
     return m;
 }
 
+#define SAMPLE_DEEP_PP 24
 static inline rpt_memory sample_memory(void)
 {
-    static plan_mem p1[4], p2[2], p3[1];
+    static plan_mem p1[4], p2[2], p3[1], p4[SAMPLE_DEEP_PP];
     static int p3_stage[1] = {7};
-    static rpt_mem_plan plans[3];
+    static rpt_mem_plan plans[4];
     for (int s = 0; s < 4; s++)
         p1[s] = sample_mem(5.125, 14.0 - 3.0 * s, s == 3 ? 3.0 : 0.0);
     p2[0] = sample_mem(10.25, 16.5, 0.0);
     p2[1] = sample_mem(10.25, 9.0, 6.0); /* both stages over 40 GiB */
     p3[0] = sample_mem(2.5625, 6.0, 1.5);
-    plans[0] = (rpt_mem_plan){"tp8 pp4 dp4 mb1 1F1B selective", 4, p1, NULL};
-    plans[1] = (rpt_mem_plan){"tp8 pp2 dp8 mb2 'simple' <none>", 2, p2, NULL};
-    plans[2] = (rpt_mem_plan){NULL, 1, p3, p3_stage}; /* only its worst stage */
+    /* 24 stages, the worst in the middle (stage 5 holds more layers) */
+    for (int s = 0; s < SAMPLE_DEEP_PP; s++)
+        p4[s] = sample_mem(1.25, 9.0 - 0.25 * s + (s == 5 ? 1.5 : 0.0),
+                           s == SAMPLE_DEEP_PP - 1 ? 2.0 : 0.0);
+    plans[0] = (rpt_mem_plan){"tp8 pp4 dp4 mb1 1F1B selective", 4, p1, NULL, 4};
+    plans[1] = (rpt_mem_plan){"tp8 pp2 dp8 mb2 'simple' <none>", 2, p2, NULL, 0};
+    /* only its worst stage is known by term (recorded before stages had terms) */
+    plans[2] = (rpt_mem_plan){NULL, 1, p3, p3_stage, 8};
+    /* drawn by its first, worst and last stages */
+    plans[3] = (rpt_mem_plan){"tp2 pp24 dp4 mb1 1F1B full", SAMPLE_DEEP_PP, p4, NULL,
+                              SAMPLE_DEEP_PP};
     return (rpt_memory){NULL, "GPT-3 175B on 16 x p4d.24xlarge", "A100-40GB", 40.0 * SAMPLE_GIB,
-                        3, plans};
+                        4, plans};
 }
 
 static inline rpt_grid sample_grid(void)

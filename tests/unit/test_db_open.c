@@ -1,8 +1,9 @@
 /*
  * test_db_open.c: opening, migrating and refusing database files.
  *
- * Migration from an empty path, a zero-byte file and a hand-made version-0
- * SQLite file; the framework applying a further (test-only) version 2 step;
+ * Migration from an empty path, a zero-byte file, a hand-made version-0
+ * SQLite file and a hand-made version-1 file (schema text frozen here) to
+ * version 2; the framework applying a further (test-only) version 3 step;
  * a newer schema, another application's SQLite file, a file that is not a
  * database and one with a damaged page are refused with a clear error in
  * both modes and keep every byte; a file that cannot be written (read-only
@@ -69,6 +70,13 @@ static void check_current(db *d)
                                 "'sim_stages', 'sim_trace', 'runs', 'run_steps', 'run_ranks', "
                                 "'calibrations', 'calibration_params')"),
                      15);
+    /* version 2: every stage's memory by term */
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_table_info('prediction_stages')"
+                                " WHERE name IN ('weights_bytes', 'grads_bytes',"
+                                " 'optimizer_bytes', 'activations_bytes', 'recompute_bytes',"
+                                " 'logits_bytes', 'comm_buffers_bytes', 'context_bytes',"
+                                " 'allocator_bytes') AND type = 'REAL'"),
+                     9);
 }
 
 static void test_create_new(void **state)
@@ -124,42 +132,283 @@ static void test_from_handmade_v0(void **state)
     write_one(f->path);
 }
 
-/* The framework takes a version-1 file to a version 2 that a later build
- * would ship: one more step in the list, applied once, in order. */
-static void test_migrate_to_v2(void **state)
+/* The schema of version 1 as it shipped, frozen here: a file a version-1
+ * build left behind must migrate whatever later edits db_schema.c sees. */
+static const char v1_schema[] =
+    "CREATE TABLE records ("
+    " id INTEGER PRIMARY KEY,"
+    " kind TEXT NOT NULL CHECK (kind IN ('plan', 'simulation', 'run', 'calibration')),"
+    " created_at TEXT NOT NULL,"
+    " summary TEXT NOT NULL,"
+    " command_line TEXT NOT NULL,"
+    " tool_version TEXT NOT NULL,"
+    " git_rev TEXT NOT NULL,"
+    " build_features TEXT NOT NULL,"
+    " library_versions TEXT NOT NULL,"
+    " host TEXT NOT NULL);"
+    "CREATE INDEX records_kind ON records (kind, id);"
+
+    "CREATE TABLE models ("
+    " id INTEGER PRIMARY KEY,"
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " name TEXT, source TEXT, arch TEXT,"
+    " layers INTEGER, hidden INTEGER, heads INTEGER, kv_heads INTEGER, ffn INTEGER,"
+    " seq INTEGER, vocab INTEGER, tied_embedding INTEGER,"
+    " params INTEGER, params_layer INTEGER, params_embedding INTEGER, params_head INTEGER,"
+    " params_final_norm INTEGER);"
+    "CREATE INDEX models_record ON models (record_id);"
+
+    "CREATE TABLE instance_types ("
+    " id INTEGER PRIMARY KEY,"
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " aliases TEXT, intra_curve_json TEXT, net_curve_json TEXT,"
+    " name TEXT, gpu TEXT, gpus_per_node INTEGER, nvlink_bps REAL, nvswitch INTEGER,"
+    " intra_busbw_bps REAL, intra_latency_s REAL, net_bps REAL, net_latency_s REAL,"
+    " price_per_hour REAL, intra_curve TEXT, net_curve TEXT, source TEXT,"
+    " gpu_mem_bytes REAL, gpu_peak_flops REAL, gpu_hbm_bps REAL, gemm_eff_max REAL,"
+    " gemm_dim_half REAL, misaligned_factor REAL, hbm_eff REAL, flash_eff REAL,"
+    " gpu_source TEXT);"
+    "CREATE INDEX instance_types_record ON instance_types (record_id);"
+
+    "CREATE TABLE searches ("
+    " record_id INTEGER PRIMARY KEY REFERENCES records (id),"
+    " model_id INTEGER REFERENCES models (id),"
+    " instance_type_id INTEGER REFERENCES instance_types (id),"
+    " nodes INTEGER, gpus INTEGER, mode TEXT, objective TEXT, top_k INTEGER, tokens REAL,"
+    " rejected_json TEXT, config_json TEXT,"
+    " evaluated INTEGER, feasible INTEGER, min_oom_excess_bytes REAL, global_batch INTEGER,"
+    " batch_defaulted INTEGER, search_s REAL);"
+
+    "CREATE TABLE plans ("
+    " id INTEGER PRIMARY KEY,"
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " model_id INTEGER REFERENCES models (id),"
+    " instance_type_id INTEGER REFERENCES instance_types (id),"
+    " role TEXT NOT NULL, rank INTEGER, nodes INTEGER, gpus INTEGER,"
+    " simulated_step_s REAL, match_key TEXT NOT NULL, label TEXT,"
+    " tp INTEGER, pp INTEGER, dp INTEGER, cp INTEGER, micro_batch INTEGER,"
+    " microbatches INTEGER, active_microbatches INTEGER, schedule TEXT,"
+    " virtual_stages INTEGER, recompute TEXT, recompute_group INTEGER,"
+    " sequence_parallel INTEGER, offload_activations INTEGER, sharding TEXT,"
+    " sharding_degree INTEGER, prescaled_batch INTEGER, placement TEXT,"
+    " flash_attention INTEGER, dp_overlap INTEGER, fp32_grads INTEGER, tp_overlap INTEGER,"
+    " pp_overlap INTEGER, dp_bucket_bytes REAL, global_batch INTEGER);"
+    "CREATE INDEX plans_record ON plans (record_id);"
+    "CREATE INDEX plans_key ON plans (match_key, id);"
+
+    "CREATE TABLE predictions ("
+    " id INTEGER PRIMARY KEY,"
+    " plan_id INTEGER NOT NULL UNIQUE REFERENCES plans (id),"
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " reject TEXT, reason TEXT,"
+    " weights_bytes REAL, grads_bytes REAL, optimizer_bytes REAL, activations_bytes REAL,"
+    " recompute_bytes REAL, logits_bytes REAL, comm_buffers_bytes REAL, context_bytes REAL,"
+    " allocator_bytes REAL, total_bytes REAL,"
+    " worst_stage INTEGER, capacity_bytes REAL, oom_excess_bytes REAL, nstages INTEGER,"
+    " compute_s REAL, tp_comm_s REAL, cp_comm_s REAL, pp_comm_s REAL, dp_exposed_s REAL,"
+    " bubble_s REAL, optimizer_s REAL, step_s REAL, dp_total_s REAL,"
+    " stage_fwd_s REAL, stage_bwd_s REAL, tokens_per_step REAL, tokens_per_s REAL,"
+    " model_flops_per_step REAL, hw_flops_per_step REAL, mfu REAL, hfu REAL,"
+    " cost_per_hour REAL, cost_per_mtokens REAL);"
+    "CREATE INDEX predictions_record ON predictions (record_id);"
+
+    "CREATE TABLE prediction_stages ("
+    " prediction_id INTEGER NOT NULL REFERENCES predictions (id),"
+    " stage INTEGER NOT NULL, layers INTEGER, mem_bytes REAL, inflight INTEGER,"
+    " PRIMARY KEY (prediction_id, stage)) WITHOUT ROWID;"
+
+    "CREATE TABLE simulations ("
+    " id INTEGER PRIMARY KEY,"
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " plan_id INTEGER NOT NULL REFERENCES plans (id),"
+    " seed INTEGER, jitter_sigma REAL, straggler_stage INTEGER, straggler_factor REAL,"
+    " monte_carlo INTEGER, keep_trace INTEGER,"
+    " step_s REAL, pipeline_s REAL, bubble_fraction REAL, p50_s REAL, p95_s REAL, p99_s REAL,"
+    " steps INTEGER, events INTEGER, compute_bound_s REAL, comm_bound_s REAL,"
+    " planner_step_s REAL, pp INTEGER, critical_compute_s REAL, critical_transfer_s REAL,"
+    " critical_tail_s REAL, critical_ops INTEGER, critical_stages INTEGER, trace_ops INTEGER);"
+    "CREATE INDEX simulations_record ON simulations (record_id);"
+    "CREATE INDEX simulations_plan ON simulations (plan_id);"
+
+    "CREATE TABLE sim_stages ("
+    " simulation_id INTEGER NOT NULL REFERENCES simulations (id),"
+    " stage INTEGER NOT NULL,"
+    " busy_s REAL, bubble_fraction REAL, peak_inflight INTEGER, peak_act_bytes REAL,"
+    " peak_mem_bytes REAL, send_busy_s REAL, dp_busy_s REAL, dp_exposed_s REAL,"
+    " PRIMARY KEY (simulation_id, stage)) WITHOUT ROWID;"
+
+    "CREATE TABLE sim_trace ("
+    " simulation_id INTEGER NOT NULL REFERENCES simulations (id),"
+    " seq INTEGER NOT NULL, stage INTEGER, stream TEXT, op TEXT, chunk INTEGER,"
+    " microbatch INTEGER, start_ns INTEGER, end_ns INTEGER,"
+    " PRIMARY KEY (simulation_id, seq)) WITHOUT ROWID;"
+
+    "CREATE TABLE runs ("
+    " id INTEGER PRIMARY KEY,"
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " plan_id INTEGER REFERENCES plans (id),"
+    " model_id INTEGER REFERENCES models (id),"
+    " source TEXT NOT NULL CHECK (source IN ('published', 'measured')),"
+    " status TEXT, error_text TEXT, backend TEXT, file TEXT, compared INTEGER, basis TEXT,"
+    " measured_step_s REAL, predicted_step_s REAL, simulated_step_s REAL, error_pct REAL,"
+    " measured_mem_bytes REAL, predicted_mem_bytes REAL, mem_error_pct REAL, nsteps INTEGER,"
+    " row_id TEXT, source_key TEXT, reason TEXT, notes TEXT, micro_batch_searched INTEGER,"
+    " predicted_oom INTEGER, measured_oom INTEGER);"
+    "CREATE INDEX runs_record ON runs (record_id);"
+    "CREATE INDEX runs_plan ON runs (plan_id);"
+
+    "CREATE TABLE run_steps ("
+    " run_id INTEGER NOT NULL REFERENCES runs (id),"
+    " step INTEGER NOT NULL, time_s REAL, forward_s REAL, backward_s REAL, optimizer_s REAL,"
+    " comm_s REAL, loss REAL,"
+    " PRIMARY KEY (run_id, step)) WITHOUT ROWID;"
+
+    "CREATE TABLE run_ranks ("
+    " run_id INTEGER NOT NULL REFERENCES runs (id),"
+    " rank INTEGER NOT NULL, peak_mem_bytes REAL,"
+    " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
+
+    "CREATE TABLE calibrations ("
+    " id INTEGER PRIMARY KEY,"
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " file TEXT, gpu TEXT, rows INTEGER, asked INTEGER, fitted INTEGER,"
+    " mean_abs_err_before_pct REAL, mean_abs_err_after_pct REAL, max_abs_err_after_pct REAL,"
+    " iterations INTEGER, converged INTEGER);"
+    "CREATE INDEX calibrations_record ON calibrations (record_id);"
+
+    "CREATE TABLE calibration_params ("
+    " calibration_id INTEGER NOT NULL REFERENCES calibrations (id),"
+    " param INTEGER NOT NULL, name TEXT NOT NULL, before REAL, after REAL, asked INTEGER,"
+    " fitted INTEGER,"
+    " PRIMARY KEY (calibration_id, param)) WITHOUT ROWID;";
+
+/* A version-1 file made by hand (no code of this build), holding one plan
+ * record of two pipeline stages as a version-1 build recorded it. */
+static void make_v1_file(const char *path)
+{
+    char pragmas[128];
+    snprintf(pragmas, sizeof pragmas, "PRAGMA application_id = %d; PRAGMA user_version = 1;",
+             DB_APPLICATION_ID);
+    raw_exec(path, v1_schema);
+    raw_exec(path, pragmas);
+    raw_exec(path,
+             "INSERT INTO records (id, kind, created_at, summary, command_line, tool_version,"
+             " git_rev, build_features, library_versions, host) VALUES (1, 'plan',"
+             " '2025-01-02T03:04:05.678Z', 'v1 plan', 'smdplan --params 30B', '0.1', 'abc',"
+             " 'cpu', 'sqlite 3', 'host');"
+             "INSERT INTO plans (id, record_id, role, rank, nodes, gpus, match_key, label, tp, pp,"
+             " dp) VALUES (1, 1, 'top', 1, 2, 16, 'key', 'tp 4 pp 2 dp 2', 4, 2, 2);"
+             "INSERT INTO predictions (id, plan_id, record_id, reject, weights_bytes,"
+             " total_bytes, worst_stage, capacity_bytes, nstages, step_s) VALUES (1, 1, 1, 'ok',"
+             " 1.5e9, 3.25e10, 0, 4.0e10, 2, 1.25);"
+             "INSERT INTO prediction_stages (prediction_id, stage, layers, mem_bytes, inflight)"
+             " VALUES (1, 0, 24, 3.25e10, 2), (1, 1, 24, 3.0e10, 1);");
+}
+
+static void check_v1_plan_stages(db *d)
+{
+    st_err err = {0};
+    db_plan_stage g[4];
+    int n = 0;
+    assert_int_equal(db_plan_stages(d, 1, g, 4, &n, &err), ST_OK);
+    assert_int_equal(n, 2);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(g[i].stage, i);
+        assert_int_equal(g[i].layers, 24);
+        assert_int_equal(g[i].have_terms, 0);
+        assert_true(g[i].mem.weights_bytes == 0 && g[i].mem.total_bytes == 0);
+    }
+    assert_true(g[0].mem_bytes == 3.25e10 && g[1].mem_bytes == 3.0e10);
+    assert_int_equal(g[0].inflight, 2);
+}
+
+/* The real step 1 -> 2 on a hand-made version-1 file: the record stays, its
+ * stages gain the nine term columns as NULL, a new record fills them; the
+ * migrated schema is the one a new file gets. A reader takes the version-1
+ * file as it is. */
+static void test_migrate_v1_to_v2(void **state)
 {
     fixture *f = *state;
+    make_v1_file(f->path);
+    st_err err = {0};
+    db *d = NULL;
+    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_OK);
+    assert_int_equal(db_schema_version(d), 1);
+    check_v1_plan_stages(d);
+    db_close(d);
+
+    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
+    check_current(d); /* version 2, with the nine term columns */
+    assert_int_equal(DB_SCHEMA_VERSION, 2);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM prediction_stages WHERE weights_bytes IS"
+                                " NULL AND allocator_bytes IS NULL"),
+                     2);
+    check_v1_plan_stages(d);
+    db_plan pl;
+    int n = 0;
+    assert_int_equal(db_plans(d, 1, &pl, 1, &n, &err), ST_OK);
+    assert_int_equal(n, 1);
+    assert_true(pl.have_est && pl.est.nstages == 2 && pl.est.stage_mem_bytes[1] == 3.0e10);
+    db_close(d);
+    write_one(f->path); /* the migrated file takes new records */
+
+    /* the same schema as a file made new by this build */
+    char fresh[700];
+    snprintf(fresh, sizeof fresh, "%s/fresh.db", f->dir);
+    db *e = NULL;
+    assert_int_equal(db_open(fresh, DB_OPEN_WRITE, &e, &err), ST_OK);
+    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_OK);
+    const char *q = "SELECT group_concat(type || ' ' || name || ': ' || coalesce(sql, ''), '\n')"
+                    " FROM (SELECT * FROM sqlite_master ORDER BY name)";
+    sqlite3_stmt *a = NULL, *b = NULL;
+    assert_int_equal(sqlite3_prepare_v2(d->h, q, -1, &a, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(e->h, q, -1, &b, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(a), SQLITE_ROW);
+    assert_int_equal(sqlite3_step(b), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(a, 0),
+                        (const char *)sqlite3_column_text(b, 0));
+    sqlite3_finalize(a);
+    sqlite3_finalize(b);
+    db_close(d);
+    db_close(e);
+}
+
+/* The framework takes a current file to a version 3 that a later build
+ * would ship: one more step in the list, applied once, in order. */
+static void test_migrate_to_next(void **state)
+{
+    fixture *f = *state;
+    enum { NEXT = DB_SCHEMA_VERSION + 1 };
+    assert_int_equal(NEXT, 3);
     write_one(f->path);
     st_err err = {0};
     db *d = NULL;
     assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
-    db__migration steps[DB_SCHEMA_VERSION + 1];
+    db__migration steps[NEXT];
+    assert_int_equal(db__nmigrations, DB_SCHEMA_VERSION);
     for (int i = 0; i < db__nmigrations; i++)
         steps[i] = db__migrations[i];
     steps[DB_SCHEMA_VERSION] = (db__migration){
         DB_SCHEMA_VERSION, "ALTER TABLE records ADD COLUMN note TEXT;"
                            "UPDATE records SET note = 'migrated';"};
-    assert_int_equal(db__migrate(d, steps, DB_SCHEMA_VERSION + 1, DB_SCHEMA_VERSION + 1, &err),
-                     ST_OK);
-    assert_int_equal(db_schema_version(d), DB_SCHEMA_VERSION + 1);
+    assert_int_equal(db__migrate(d, steps, NEXT, NEXT, &err), ST_OK);
+    assert_int_equal(db_schema_version(d), NEXT);
     assert_int_equal(raw_int(d, "SELECT count(*) FROM records WHERE note = 'migrated'"), 1);
     /* applying the list again changes nothing */
-    assert_int_equal(db__migrate(d, steps, DB_SCHEMA_VERSION + 1, DB_SCHEMA_VERSION + 1, &err),
-                     ST_OK);
-    /* no step from version 2 to 3: a clear error */
-    assert_int_equal(db__migrate(d, steps, DB_SCHEMA_VERSION + 1, DB_SCHEMA_VERSION + 2, &err),
-                     ST_EUNSUPPORTED);
-    assert_non_null(strstr(err.msg, "no migration from schema version 2"));
+    assert_int_equal(db__migrate(d, steps, NEXT, NEXT, &err), ST_OK);
+    /* no step from version 3 to 4: a clear error */
+    assert_int_equal(db__migrate(d, steps, NEXT, NEXT + 1, &err), ST_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "no migration from schema version 3"));
     db_close(d);
 
-    /* this build refuses the version-2 file and leaves it alone */
+    /* this build refuses the version-3 file and leaves it alone */
     size_t n;
     unsigned char *before = file_bytes(f->path, &n);
     assert_non_null(before);
     st_err_clear(&err);
     assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_EUNSUPPORTED);
     assert_null(d);
-    assert_non_null(strstr(err.msg, "newer smdplan (schema version 2"));
+    assert_non_null(strstr(err.msg, "newer smdplan (schema version 3"));
     st_err_clear(&err);
     assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_EUNSUPPORTED);
     assert_file_is(f->path, before, n);
@@ -381,7 +630,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_create_new, setup, teardown),
         cmocka_unit_test_setup_teardown(test_from_zero_byte_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_from_handmade_v0, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_migrate_to_v2, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_v1_to_v2, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_to_next, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_step_rolls_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_sqlite_file, setup, teardown),

@@ -5,7 +5,8 @@
  * 16 x p4d, a simulated step with its trace, the published runs of the
  * calibration file) are recorded, then read back through db_show,
  * db_history and db_compare and compared field by field: doubles exactly
- * (SQLite keeps IEEE doubles), enums by name, counts of child rows. Also:
+ * (SQLite keeps IEEE doubles), enums by name, counts of child rows; every
+ * pipeline stage's memory by term against the planner's. Also:
  * a record that fails half-way leaves nothing behind, with SQLite's
  * message; db_select runs only read-only statements.
  */
@@ -207,7 +208,47 @@ static void check_prediction(const cJSON *pr, const plan_estimate *e)
         assert_int_equal((int)num(s, "layers"), e->stage_layers[i]);
         assert_true(num(s, "mem_bytes") == e->stage_mem_bytes[i]);
         assert_int_equal((int)num(s, "inflight"), e->stage_inflight[i]);
+        /* a stage's terms, when recorded, sum to its total; logits on the last */
+        if (is_null(s, "weights_bytes")) {
+            for (size_t k = 0; k < sizeof mt / sizeof mt[0]; k++)
+                assert_true(is_null(s, mt[k]));
+            continue;
+        }
+        double sum = 0;
+        for (size_t k = 0; k < sizeof mt / sizeof mt[0]; k++)
+            sum += num(s, mt[k]);
+        assert_rel(sum, e->stage_mem_bytes[i], 1e-12);
+        assert_true((num(s, "logits_bytes") > 0) == (i == e->nstages - 1));
     }
+}
+
+/* Every stage of a recorded prediction has the terms the planner gives for
+ * it (plan_stages_mem on the same model, cluster and layout), bit for bit;
+ * the worst stage's are the prediction's own. */
+static void check_stage_terms(const cJSON *pr, const plan_model *m, const plan_cluster *c,
+                              const plan_layout *l, const plan_estimate *e)
+{
+    plan_mem *want = calloc(PLAN_PP_MAX, sizeof *want);
+    st_err err = {0};
+    assert_int_equal(plan_stages_mem(m, c, l, want, PLAN_PP_MAX, &err), ST_OK);
+    const cJSON *st = get(pr, "stages");
+    assert_int_equal(cJSON_GetArraySize(st), l->pp);
+    int i = 0;
+    for (const cJSON *s = st->child; s; s = s->next, i++) {
+        const plan_mem *w = &want[i];
+        assert_true(num(s, "weights_bytes") == w->weights_bytes);
+        assert_true(num(s, "grads_bytes") == w->grads_bytes);
+        assert_true(num(s, "optimizer_bytes") == w->optimizer_bytes);
+        assert_true(num(s, "activations_bytes") == w->activations_bytes);
+        assert_true(num(s, "recompute_bytes") == w->recompute_bytes);
+        assert_true(num(s, "logits_bytes") == w->logits_bytes);
+        assert_true(num(s, "comm_buffers_bytes") == w->comm_buffers_bytes);
+        assert_true(num(s, "context_bytes") == w->context_bytes);
+        assert_true(num(s, "allocator_bytes") == w->allocator_bytes);
+        assert_true(num(s, "mem_bytes") == w->total_bytes);
+    }
+    assert_memory_equal(&want[e->worst_stage], &e->mem, sizeof e->mem);
+    free(want);
 }
 
 static void test_plan_round_trip(void **state)
@@ -262,6 +303,21 @@ static void test_plan_round_trip(void **state)
         assert_true(num(p, "simulated_step_s") == sim[i]);
         check_layout(p, &f->res.top[i].layout);
         check_prediction(get(p, "prediction"), &f->res.top[i].est);
+        check_stage_terms(get(p, "prediction"), &f->model, &f->cluster, &f->res.top[i].layout,
+                          &f->res.top[i].est);
+    }
+    /* the grid's layouts, out of memory or not, have their stages' terms too */
+    for (const cJSON *p = plans->child; p; p = p->next) {
+        if (strcmp(str(p, "role"), "grid") != 0)
+            continue;
+        const plan_grid_cell *g = NULL;
+        for (int k = 0; k < f->res.ngrid && !g; k++)
+            if (f->res.grid[k].tp == (int)num(p, "tp") && f->res.grid[k].pp == (int)num(p, "pp"))
+                g = &f->res.grid[k];
+        assert_non_null(g);
+        check_prediction(get(p, "prediction"), &g->best.est);
+        check_stage_terms(get(p, "prediction"), &f->model, &f->cluster, &g->best.layout,
+                          &g->best.est);
     }
     cJSON_Delete(rec);
 
@@ -300,6 +356,8 @@ static void test_plan_nothing_fits(void **state)
         assert_true(is_null(p, "simulated_step_s"));
         check_layout(p, &r->closest_oom.layout);
         check_prediction(get(p, "prediction"), &r->closest_oom.est);
+        check_stage_terms(get(p, "prediction"), &big, &one, &r->closest_oom.layout,
+                          &r->closest_oom.est);
         assert_string_equal(str(get(p, "prediction"), "reject"), plan_reject_name(PLAN_REJ_OOM));
     }
     cJSON_Delete(rec);
@@ -339,6 +397,7 @@ static void test_plan_options(void **state)
         assert_int_equal((int)num(p, "gpus"), cl[i].gpus);
         check_layout(p, &cd[i].layout);
         check_prediction(get(p, "prediction"), &cd[i].est);
+        check_stage_terms(get(p, "prediction"), &f->model, &cl[i], &cd[i].layout, &cd[i].est);
     }
     assert_int_equal(i, 3);
     cJSON_Delete(rec);
@@ -492,9 +551,24 @@ static void test_validation_round_trip(void **state)
             assert_true(is_null(r, "measured_mem_bytes"));
         assert_int_equal((int)num(r, "measured_oom"), v->ref_oom);
     }
-    /* the plan of a compared run carries its layout and prediction */
-    for (const cJSON *p = get(rec, "plans")->child; p; p = p->next)
-        assert_non_null(cJSON_GetObjectItemCaseSensitive(p, "prediction"));
+    /* the plan of a compared run carries its layout and prediction; a
+     * prediction the planner could make has its stages' terms */
+    int row = 0, with_terms = 0;
+    for (const cJSON *p = get(rec, "plans")->child; p; p = p->next) {
+        const cJSON *pr = cJSON_GetObjectItemCaseSensitive(p, "prediction");
+        assert_non_null(pr);
+        while (row < n && !res[row].have_layout)
+            row++;
+        assert_true(row < n);
+        check_prediction(pr, &res[row].est);
+        const char *rej = str(pr, "reject");
+        if (!strcmp(rej, "ok") || !strcmp(rej, plan_reject_name(PLAN_REJ_OOM))) {
+            assert_false(is_null(get(pr, "stages")->child, "weights_bytes"));
+            with_terms++;
+        }
+        row++;
+    }
+    assert_true(with_terms > 10);
     cJSON_Delete(rec);
 
     /* compare: each compared run with its prediction; the simulated ones too */
@@ -862,6 +936,37 @@ static void test_read_back_structs(void **state)
         same_estimate(&plans[i].est, &f->res.top[i].est);
         assert_true(plans[i].simulated_s == sim[i]);
     }
+    /* every stage by term, as the planner gives it; the worst is est.mem */
+    db_plan_stage *g = calloc(PLAN_PP_MAX, sizeof *g);
+    plan_mem *want = calloc(PLAN_PP_MAX, sizeof *want);
+    for (int i = 0; i < n; i++) {
+        const plan_candidate *cd = &f->res.top[i];
+        int ns = 0;
+        assert_int_equal(db_plan_stages(f->d, plans[i].id, g, PLAN_PP_MAX, &ns, &err), ST_OK);
+        assert_int_equal(ns, cd->layout.pp);
+        assert_int_equal(plan_stages_mem(&f->model, &f->cluster, &cd->layout, want, PLAN_PP_MAX,
+                                         &err),
+                         ST_OK);
+        for (int k = 0; k < ns; k++) {
+            assert_int_equal(g[k].stage, k);
+            assert_int_equal(g[k].layers, cd->est.stage_layers[k]);
+            assert_int_equal(g[k].inflight, cd->est.stage_inflight[k]);
+            assert_true(g[k].mem_bytes == cd->est.stage_mem_bytes[k]);
+            assert_true(g[k].have_terms);
+            assert_memory_equal(&g[k].mem, &want[k], sizeof want[k]);
+        }
+        assert_memory_equal(&g[cd->est.worst_stage].mem, &cd->est.mem, sizeof cd->est.mem);
+        if (cd->layout.pp > 1) { /* a smaller max is honoured */
+            assert_int_equal(db_plan_stages(f->d, plans[i].id, g, 1, &ns, &err), ST_OK);
+            assert_int_equal(ns, 1);
+        }
+    }
+    int ns = 5;
+    assert_int_equal(db_plan_stages(f->d, 777777, g, PLAN_PP_MAX, &ns, &err), ST_OK);
+    assert_int_equal(ns, 0);
+    free(want);
+    free(g);
+
     /* a smaller max is honoured */
     assert_int_equal(db_plans(f->d, id, plans, 2, &n, &err), ST_OK);
     assert_int_equal(n, 2);

@@ -166,6 +166,119 @@ static void invariants(void **state)
     }
 }
 
+/* One layout's stages by term against plan_evaluate: each stage's terms sum
+ * to its stage_mem_bytes exactly (the same code computes both), the worst
+ * stage's terms are est.mem, plan_stage_mem and plan_stages_mem agree, and
+ * only the last stage holds logits. */
+static void check_stage_terms(const plan_model *m, const plan_cluster *c, const plan_layout *l)
+{
+    plan_estimate e;
+    st_err err = {0};
+    assert_int_equal(plan_evaluate(m, c, l, &e, NULL, &err), ST_OK);
+    assert_true(e.reject == PLAN_OK || e.reject == PLAN_REJ_OOM);
+    assert_int_equal(e.nstages, l->pp);
+    plan_mem *all = calloc(PLAN_PP_MAX, sizeof *all);
+    assert_non_null(all);
+    assert_int_equal(plan_stages_mem(m, c, l, all, PLAN_PP_MAX, &err), ST_OK);
+    for (int s = 0; s < l->pp; s++) {
+        plan_mem one;
+        assert_int_equal(plan_stage_mem(m, c, l, s, &one, &err), ST_OK);
+        assert_memory_equal(&one, &all[s], sizeof one);
+        const plan_mem *x = &all[s];
+        double sum = x->weights_bytes + x->grads_bytes + x->optimizer_bytes +
+                     x->activations_bytes + x->recompute_bytes + x->logits_bytes +
+                     x->comm_buffers_bytes + x->context_bytes + x->allocator_bytes;
+        assert_true(sum == e.stage_mem_bytes[s]);
+        assert_true(x->total_bytes == e.stage_mem_bytes[s]);
+        assert_true(x->weights_bytes > 0 && x->activations_bytes > 0 && x->context_bytes > 0);
+        if (s == l->pp - 1)
+            assert_true(x->logits_bytes > 0);
+        else
+            assert_true(x->logits_bytes == 0.0);
+    }
+    assert_memory_equal(&all[e.worst_stage], &e.mem, sizeof e.mem);
+    free(all);
+}
+
+/* Terms of every stage for pipelines of 1, 2, 4 and 8 stages, even and
+ * uneven splits of 13 layers, every ZeRO level, recompute, GPipe, virtual
+ * stages, fp32 gradients and a layout that does not fit. */
+static void stage_terms(void **state)
+{
+    plan_cluster c1, c2;
+    make_cluster(&c1, 1);
+    make_cluster(&c2, 2);
+    plan_model m = model_13();
+    st_err err = {0};
+
+    plan_layout l = layout(2, 1, 4, 3, 5); /* pp 1: the one stage has the logits */
+    check_stage_terms(&m, &c1, &l);
+    for (int sh = 0; sh < PLAN_SHARD__COUNT; sh++) {
+        l = layout(2, 2, 4, 2, 8);
+        l.sharding = (plan_sharding)sh;
+        check_stage_terms(&m, &c2, &l);
+    }
+    l = layout(1, 8, 1, 1, 12); /* 13 layers over 8 stages: uneven */
+    plan_estimate e;
+    assert_int_equal(plan_evaluate(&m, &c1, &l, &e, NULL, &err), ST_OK);
+    int lo = e.stage_layers[0], hi = e.stage_layers[0];
+    for (int s = 1; s < 8; s++) {
+        lo = e.stage_layers[s] < lo ? e.stage_layers[s] : lo;
+        hi = e.stage_layers[s] > hi ? e.stage_layers[s] : hi;
+    }
+    assert_true(lo < hi);
+    check_stage_terms(&m, &c1, &l);
+    l.sharding = PLAN_SHARD_OPTIMIZER;
+    l.recompute = PLAN_RECOMP_FULL;
+    l.recompute_group = 2;
+    l.offload_activations = 1;
+    check_stage_terms(&m, &c1, &l);
+    l = layout(2, 4, 2, 1, 8);
+    l.schedule = PLAN_SCHED_VIRTUAL;
+    l.virtual_stages = 2;
+    l.fp32_grads = 1;
+    l.sequence_parallel = 1;
+    check_stage_terms(&m, &c2, &l);
+    l = layout(1, 4, 2, 2, 6);
+    l.schedule = PLAN_SCHED_SIMPLE;
+    l.recompute = PLAN_RECOMP_SELECTIVE;
+    l.sharding = PLAN_SHARD_PARAMS;
+    check_stage_terms(&m, &c1, &l);
+
+    /* Out of memory is a result: its stages still have their terms. */
+    gpu.mem_bytes = 1e9;
+    l = layout(2, 2, 2, 3, 5);
+    assert_int_equal(plan_evaluate(&m, &c1, &l, &e, NULL, &err), ST_OK);
+    assert_int_equal(e.reject, PLAN_REJ_OOM);
+    check_stage_terms(&m, &c1, &l);
+
+    /* Errors: a stage out of range, too little room, a rejected layout. */
+    plan_mem one[2];
+    assert_int_equal(plan_stage_mem(&m, &c1, &l, 2, one, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "stage 2"));
+    st_err_clear(&err);
+    assert_int_equal(plan_stage_mem(&m, &c1, &l, -1, one, &err), ST_EINVAL);
+    st_err_clear(&err);
+    assert_int_equal(plan_stages_mem(&m, &c1, &l, one, 1, &err), ST_EINVAL);
+    st_err_clear(&err);
+    l = layout(8, 1, 1, 1, 1); /* 12 heads, TP 8 */
+    assert_int_equal(plan_stage_mem(&m, &c1, &l, 0, one, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "heads"));
+    st_err_clear(&err);
+    l = layout(2, 1, 4, 1, 1);
+    l.micro_batch = 0;
+    assert_int_equal(plan_stage_mem(&m, &c1, &l, 0, one, &err), ST_EINVAL);
+    st_err_clear(&err);
+    /* 3 stages inside nodes of 8 GPUs ("DPT": P innermost but TP 1) do not tile */
+    plan_cluster c3;
+    make_cluster(&c3, 3);
+    l = layout(1, 3, 8, 1, 4);
+    assert_int_equal(plan_evaluate(&m, &c3, &l, &e, NULL, &err), ST_OK);
+    assert_int_equal(e.reject, PLAN_REJ_PLACEMENT);
+    assert_int_equal(plan_stage_mem(&m, &c3, &l, 0, one, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "placement"));
+}
+
 /* 1F1B's bubble does not depend on m; interleaving v chunks divides it by
  * about v (Narayanan et al. 2021); ZB-H1 leaves a third (Qi et al. 2023). */
 static void bubble_ratios(void **state)
@@ -385,6 +498,7 @@ int main(void)
         cmocka_unit_test(activations_tp_closed_form),
         cmocka_unit_test(zero_state_bytes),
         cmocka_unit_test(invariants),
+        cmocka_unit_test(stage_terms),
         cmocka_unit_test(bubble_ratios),
         cmocka_unit_test(allreduce_closed_forms),
         cmocka_unit_test(gemm_alignment_tiers),

@@ -272,20 +272,32 @@ static void table_invariants(void **state)
      * rounding of 3 decimals), headroom = 40 - total; ranks and stages as given. */
     char *text = file_slurp(dir, "memory.dat", NULL);
     int rows = parse_dat(text, f, &ncols);
-    assert_int_equal(ncols, 14);
-    assert_int_equal(rows, 4 + 2 + 1);
+    assert_int_equal(ncols, 16);
+    assert_int_equal(rows, 4 + 2 + 1 + 3);
     for (int i = 0; i < rows; i++) {
         double sum = 0;
         for (int c = 3; c < 12; c++)
             sum += atof(f[i][c]);
         assert_true(fabs(sum - atof(f[i][12])) <= 9 * 0.0005 + 1e-9);
         assert_true(fabs(40.0 - atof(f[i][12]) - atof(f[i][13])) <= 0.0011);
+        /* the bar's label is its plan's rank and its stage */
+        char bar[200];
+        snprintf(bar, sizeof bar, "\"#%s s%s\"", f[i][0], f[i][2]);
+        assert_string_equal(f[i][15], bar);
     }
     assert_string_equal(f[0][0], "1");
+    assert_string_equal(f[0][14], "4");
     assert_string_equal(f[6][0], "3");
     assert_string_equal(f[6][1], "\"plan 3\""); /* a plan without a label */
     assert_string_equal(f[6][2], "7");          /* its worst stage, as given */
+    assert_string_equal(f[6][14], "8");         /* of its eight */
     assert_true(atof(f[5][13]) < 0);            /* the stage over capacity */
+    /* 24 stages: the first, the worst (5) and the last */
+    assert_string_equal(f[7][2], "0");
+    assert_string_equal(f[8][2], "5");
+    assert_string_equal(f[9][2], "23");
+    assert_string_equal(f[9][14], "24");
+    assert_true(atof(f[8][12]) > atof(f[7][12]));
     free(text);
 
     /* grid: the full 5 x 3 product, TP-major, with statuses. */
@@ -330,6 +342,71 @@ static void table_invariants(void **state)
                                  "\"p5.48xlarge\" 4 32"));
     assert_non_null(strstr(text, "\"my 'own' cluster\" 16 - 41000 - \"price unknown\""));
     free(text);
+    scratch_remove(dir);
+}
+
+/* Deep pipelines stay readable: every stage up to RPT_MEM_STAGES_SHOWN per
+ * plan, else first, worst and last, said in the caption; bar labels turn
+ * upright past 16 bars and go past 128; the default image widens. */
+static void memory_many_stages(void **state)
+{
+    char dir[512];
+    scratch_dir(dir, sizeof dir);
+    static plan_mem deep[64], full[RPT_MEM_STAGES_SHOWN];
+    for (int s = 0; s < 64; s++) /* the first stage is the worst, as in 1F1B */
+        deep[s] = sample_mem(0.5, 12.0 - 0.125 * s, s == 63 ? 1.0 : 0.0);
+    for (int s = 0; s < RPT_MEM_STAGES_SHOWN; s++)
+        full[s] = sample_mem(1.0, 8.0 - 0.25 * s, s == RPT_MEM_STAGES_SHOWN - 1 ? 1.0 : 0.0);
+    rpt_mem_plan plans[9];
+    for (int i = 0; i < 9; i++)
+        plans[i] = (rpt_mem_plan){"pp16", RPT_MEM_STAGES_SHOWN, full, NULL, 0};
+    plans[1] = (rpt_mem_plan){"pp64", 64, deep, NULL, 64};
+    rpt_memory in = {NULL, "deep", NULL, 40.0 * SAMPLE_GIB, 5, plans};
+    st_err err = {0};
+
+    rpt_report *r = open_report(dir, 0);
+    ok(rpt_memory_write(r, &in, NULL, &err), &err); /* 4 x 16 + 2 = 66 bars */
+    ok(rpt_html_write(r, NULL, NULL, &err), &err);
+    rpt_report_free(r);
+    char *dat = file_slurp(dir, "memory.dat", NULL), *gp = file_slurp(dir, "memory.gp", NULL);
+    char *html = file_slurp(dir, "index.html", NULL);
+    static char f[MAXROWS][MAXCOLS][80];
+    int ncols, rows = parse_dat(dat, f, &ncols);
+    assert_int_equal(rows, 4 * RPT_MEM_STAGES_SHOWN + 2);
+    assert_string_equal(f[16][15], "\"#2 s0\"");
+    assert_string_equal(f[17][15], "\"#2 s63\"");
+    assert_string_equal(f[17][14], "64");
+    assert_string_equal(f[18][15], "\"#3 s0\"");
+    assert_non_null(strstr(gp, "set xtics nomirror scale 0 rotate by 90 right font ',8'\n"));
+    assert_non_null(strstr(gp, ":xtic(16)"));
+    assert_null(strstr(gp, "with labels boxed")); /* too many bars for totals */
+    assert_non_null(strstr(html, "#2 has 64 stages; to keep the bars readable (at most 16 per "
+                                 "plan) it shows its first (s0), which is also its worst, and "
+                                 "its last (s63)."));
+    assert_null(strstr(html, "#1 has")); /* drawn in full: nothing to say */
+    /* 66 bars and 4 gaps: the last bar at x 69, 70.5 slots, 30.5 past the
+     * default's 40 at 18 px each */
+    assert_non_null(strstr(html, "width=\"1649\" height=\"620\""));
+    free(dat);
+    free(gp);
+    free(html);
+    scratch_remove(dir);
+
+    /* 9 plans, 8 x 16 + 2 bars: no bar labels; the widest default image */
+    scratch_dir(dir, sizeof dir);
+    in.nplans = 9;
+    r = open_report(dir, 0);
+    ok(rpt_memory_write(r, &in, NULL, &err), &err);
+    ok(rpt_html_write(r, NULL, NULL, &err), &err);
+    rpt_report_free(r);
+    gp = file_slurp(dir, "memory.gp", NULL);
+    html = file_slurp(dir, "index.html", NULL);
+    assert_non_null(strstr(gp, "unset xtics\n"));
+    assert_null(strstr(gp, "xtic("));
+    assert_non_null(strstr(gp, "'#9' "));
+    assert_non_null(strstr(html, "width=\"2400\""));
+    free(gp);
+    free(html);
     scratch_remove(dir);
 }
 
@@ -379,7 +456,7 @@ static void caller_text_is_quoted(void **state)
     /* The title's newline cannot end its comment line and start a data row. */
     assert_non_null(strstr(dat, "\n# it's \"tp8\" <script>alert(1)</script> & more\n"));
     for (const char *line = dat; line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
-        assert_true(*line == '#' || *line == '\0' || (*line >= '1' && *line <= '3'));
+        assert_true(*line == '#' || *line == '\0' || (*line >= '1' && *line <= '4'));
     free(dat);
     char *html = file_slurp(dir, "index.html", NULL);
     assert_null(strstr(html, "<script>"));
@@ -477,12 +554,25 @@ static void bad_inputs_refused(void **state)
     static plan_mem neg[1];
     neg[0] = sample_mem(1, 1, 0);
     neg[0].logits_bytes = -1;
-    rpt_mem_plan bad_plan = {"x", 1, neg, NULL};
+    rpt_mem_plan bad_plan = {"x", 1, neg, NULL, 0};
     mem.plans = &bad_plan;
     mem.nplans = 1;
     REFUSE(rpt_memory_write(r, &mem, &rr, &err), "logits");
     neg[0].logits_bytes = NAN;
     REFUSE(rpt_memory_write(r, &mem, &rr, &err), "logits");
+    neg[0].logits_bytes = 0;
+    static int stage9[1] = {9};
+    rpt_mem_plan bad_pp = {"x", 1, neg, stage9, 8}; /* stage 9 of 8 */
+    mem.plans = &bad_pp;
+    REFUSE(rpt_memory_write(r, &mem, &rr, &err), "stage index 9");
+    bad_pp = (rpt_mem_plan){"x", 1, neg, stage9, 0}; /* pp = 1 */
+    REFUSE(rpt_memory_write(r, &mem, &rr, &err), "stage index 9");
+    static plan_mem two[2];
+    two[0] = two[1] = sample_mem(1, 1, 0);
+    bad_pp = (rpt_mem_plan){"x", 2, two, NULL, 1}; /* fewer stages than given */
+    REFUSE(rpt_memory_write(r, &mem, &rr, &err), "pp 1");
+    bad_pp.pp = PLAN_PP_MAX + 1;
+    REFUSE(rpt_memory_write(r, &mem, &rr, &err), "pp 257");
     mem = sample_memory();
     mem.name = "has space";
     REFUSE(rpt_memory_write(r, &mem, &rr, &err), "plot name");
@@ -676,6 +766,7 @@ int main(void)
         cmocka_unit_test(deterministic),
         cmocka_unit_test(decimal_comma_locale),
         cmocka_unit_test(table_invariants),
+        cmocka_unit_test(memory_many_stages),
         cmocka_unit_test(renamed_plot_reads_its_own_data),
         cmocka_unit_test(caller_text_is_quoted),
         cmocka_unit_test(html_references_everything),
