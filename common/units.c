@@ -64,8 +64,8 @@ static double count_suffix(const char *s, int *ok)
 
 int units_parse_count(const char *text, const char *what, double *out, st_err *err)
 {
-    double v;
-    const char *end;
+    double v = 0.0;
+    const char *end = "";
     int rc = leading_number(text, what, &v, &end, err);
     if (rc)
         return rc;
@@ -85,7 +85,7 @@ int units_parse_count(const char *text, const char *what, double *out, st_err *e
 int units_parse_int(const char *text, const char *what, int64_t min, int64_t max, int64_t *out,
                     st_err *err)
 {
-    double v;
+    double v = 0.0;
     int rc = units_parse_count(text, what, &v, err);
     if (rc)
         return rc;

@@ -305,7 +305,7 @@ static int set_quantity(const ctx *x, const field *f, const cJSON *v, double *ds
 
 static int set_int(const ctx *x, const field *f, const cJSON *v, int *dst, st_err *err)
 {
-    double d;
+    double d = 0.0;
     int rc = get_number(x, f, v, "a whole number", &d, err);
     if (rc)
         return rc;

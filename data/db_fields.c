@@ -66,6 +66,9 @@ static const db__field gpu_f[] = {
     F("hbm_eff", DB_F_DBL, plan_gpu, hbm_eff),
     F("flash_eff", DB_F_DBL, plan_gpu, flash_eff),
     F("gpu_source", DB_F_STR, plan_gpu, source),
+    F("gpu_silicon", DB_F_STR, plan_gpu, silicon),
+    F("gemm_align_bytes", DB_F_DBL, plan_gpu, gemm_align_bytes),
+    F("align_partial_factor", DB_F_DBL, plan_gpu, align_partial_factor),
 };
 LIST(db__gpu_fields, gpu_f);
 
@@ -94,6 +97,7 @@ static const db__field layout_f[] = {
     F("pp_overlap", DB_F_INT, plan_layout, pp_overlap),
     F("dp_bucket_bytes", DB_F_DBL, plan_layout, dp_bucket_bytes),
     F("global_batch", DB_F_I64, plan_layout, global_batch),
+    F("launch_blocking", DB_F_INT, plan_layout, launch_blocking),
 };
 LIST(db__layout_fields, layout_f);
 
@@ -253,6 +257,7 @@ static const db__field config_f[] = {
     F("tp_overlap", DB_F_INT, plan_config, tp_overlap),
     F("pp_overlap", DB_F_INT, plan_config, pp_overlap),
     F("dp_bucket_bytes", DB_F_DBL, plan_config, dp_bucket_bytes),
+    F("launch_blocking", DB_F_INT, plan_config, launch_blocking),
     F("schedule_mask", DB_F_UINT, plan_config, schedule_mask),
     F("placement", DB_F_STR, plan_config, placement),
     F("global_batch", DB_F_I64, plan_config, global_batch),

@@ -172,7 +172,9 @@ static const char schema_v1[] =
 
 /* Version 1 -> 2: memory by term for every pipeline stage, plan_mem member
  * for member as predictions holds it for the worst stage (their sum is the
- * row's mem_bytes). Rows recorded under version 1 keep NULL there. */
+ * row's mem_bytes); the GPU's chip and second alignment tier with the
+ * instance types; blocking kernel launches with the plans. Rows recorded
+ * under version 1 keep NULL there. */
 static const char schema_v2[] =
     "ALTER TABLE prediction_stages ADD COLUMN weights_bytes REAL;"
     "ALTER TABLE prediction_stages ADD COLUMN grads_bytes REAL;"
@@ -182,7 +184,11 @@ static const char schema_v2[] =
     "ALTER TABLE prediction_stages ADD COLUMN logits_bytes REAL;"
     "ALTER TABLE prediction_stages ADD COLUMN comm_buffers_bytes REAL;"
     "ALTER TABLE prediction_stages ADD COLUMN context_bytes REAL;"
-    "ALTER TABLE prediction_stages ADD COLUMN allocator_bytes REAL;";
+    "ALTER TABLE prediction_stages ADD COLUMN allocator_bytes REAL;"
+    "ALTER TABLE instance_types ADD COLUMN gpu_silicon TEXT;"
+    "ALTER TABLE instance_types ADD COLUMN gemm_align_bytes REAL;"
+    "ALTER TABLE instance_types ADD COLUMN align_partial_factor REAL;"
+    "ALTER TABLE plans ADD COLUMN launch_blocking INTEGER;";
 
 const db__migration db__migrations[] = {
     {0, schema_v1},

@@ -85,7 +85,7 @@ static int parse_name(const char *what, const char *s, const char *const *names,
 
 int plan_schedule_parse(const char *s, plan_schedule *out, st_err *err)
 {
-    int v;
+    int v = 0;
     /* SMP's pipeline names and the Megatron/zero-bubble ones. */
     if (s && strcasecmp(s, "1f1b") == 0)
         s = "interleaved";
@@ -99,7 +99,7 @@ int plan_schedule_parse(const char *s, plan_schedule *out, st_err *err)
 
 int plan_recompute_parse(const char *s, plan_recompute *out, st_err *err)
 {
-    int v;
+    int v = 0;
     int rc = parse_name("--recompute", s, recomp_names, PLAN_RECOMP__COUNT, &v, err);
     if (rc == ST_OK)
         *out = (plan_recompute)v;
@@ -108,7 +108,7 @@ int plan_recompute_parse(const char *s, plan_recompute *out, st_err *err)
 
 int plan_sharding_parse(const char *s, plan_sharding *out, st_err *err)
 {
-    int v;
+    int v = 0;
     /* ZeRO stage names are accepted too (Rajbhandari et al. 2020). */
     static const char *const zero[] = {"zero0", "zero1", "zero2", "zero3"};
     for (int i = 0; i < 4; i++)
@@ -124,7 +124,7 @@ int plan_sharding_parse(const char *s, plan_sharding *out, st_err *err)
 
 int plan_objective_parse(const char *s, plan_objective *out, st_err *err)
 {
-    int v;
+    int v = 0;
     int rc = parse_name("--objective", s, obj_names, PLAN_OBJ__COUNT, &v, err);
     if (rc == ST_OK)
         *out = (plan_objective)v;

@@ -161,6 +161,7 @@ static void check_layout(const cJSON *p, const plan_layout *l)
     assert_int_equal((int)num(p, "pp_overlap"), l->pp_overlap);
     assert_true(num(p, "dp_bucket_bytes") == l->dp_bucket_bytes);
     assert_int_equal((int64_t)num(p, "global_batch"), l->global_batch);
+    assert_int_equal((int)num(p, "launch_blocking"), l->launch_blocking);
 }
 
 /* Every memory and time term, bit for bit; per-stage memory. */
@@ -278,6 +279,9 @@ static void test_plan_round_trip(void **state)
     assert_true(num(it, "net_bps") == f->cluster.inst->net_bps);
     assert_true(num(it, "gpu_mem_bytes") == f->cluster.gpu->mem_bytes);
     assert_true(num(it, "gemm_eff_max") == f->cluster.gpu->gemm_eff_max);
+    assert_string_equal(str(it, "gpu_silicon"), f->cluster.gpu->silicon);
+    assert_true(num(it, "gemm_align_bytes") == f->cluster.gpu->gemm_align_bytes);
+    assert_true(num(it, "align_partial_factor") == f->cluster.gpu->align_partial_factor);
     assert_true(cJSON_IsArray(get(it, "intra_curve")));
     assert_int_equal(cJSON_GetArraySize(get(it, "intra_curve")), f->cluster.intra_curve->n);
 
@@ -374,6 +378,7 @@ static void test_plan_options(void **state)
     const char *spec[] = {"8xp4d", "16xp4d", "4xp5"};
     plan_config cfg = f->cfg;
     cfg.top_k = 1;
+    cfg.launch_blocking = 1; /* a knob off its default goes in and comes back */
     plan_result *r = calloc(1, sizeof *r);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(plan_cluster_parse(&f->cat, spec[i], &cl[i], &err), ST_OK);
@@ -396,6 +401,7 @@ static void test_plan_options(void **state)
         assert_int_equal((int)num(p, "nodes"), cl[i].nodes);
         assert_int_equal((int)num(p, "gpus"), cl[i].gpus);
         check_layout(p, &cd[i].layout);
+        assert_int_equal((int)num(p, "launch_blocking"), 1);
         check_prediction(get(p, "prediction"), &cd[i].est);
         check_stage_terms(get(p, "prediction"), &f->model, &cl[i], &cd[i].layout, &cd[i].est);
     }
