@@ -4,9 +4,11 @@
 # Checks the SageMaker reference configurations (GPT-2 style, seq 512, vocab
 # 50000; smp-best-practices) are feasible as fixed layouts and that the
 # planner's own picks keep TP inside a node; bad input exits 2 with one line;
-# a model that fits nowhere exits 3 and says how many instances it needs.
+# a model that fits nowhere exits 3 and says how many instances it needs;
+# smdplan validate on the published runs stays within the 5 % goal.
 set -u
 bin=$1
+src=$2
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -84,5 +86,12 @@ grep -q "would need at least" "$tmp/out" || { echo "FAIL nofit: no instance coun
 check fixed-oom 3 "$bin" --params 30B --family smp --instances 16xp4d --tp 1 --pp 1 --dp 128 \
   --micro-batch 8 --recompute none --sharding none --global-batch 1024 --no-record
 grep -q "GiB" "$tmp/out" || { echo "FAIL fixed-oom: no size"; fail=1; }
+
+# The published runs: the shipped catalog and model meet the 5 % goal.
+check validate 0 "$bin" validate "$src/data/reference/calibration_runs.csv" --json --no-record
+awk '/"mean_abs_error_pct"/ { gsub(/[",]/, ""); v = $2 } END { exit !(v != "" && v + 0 <= 5.0) }' \
+  "$tmp/out" || { echo "FAIL validate: mean |error| above 5 %"; grep '"mean_abs_error_pct"' "$tmp/out" | tail -1; fail=1; }
+check launch-blocking 2 "$bin" --params 30B --instances 16xp4d --launch-blocking maybe
+one_line_error launch-blocking "launch-blocking"
 
 exit $fail
