@@ -39,7 +39,7 @@
 static plan_gpu gpu = {
     .name = "FUZZ-80GB", .mem_bytes = 80e9, .peak_flops = 300e12, .hbm_bps = 2e12,
     .gemm_eff_max = 0.8, .gemm_dim_half = 96, .misaligned_factor = 0.5, .hbm_eff = 0.8,
-    .flash_eff = 0.5,
+    .flash_eff = 0.5, .gemm_align_bytes = 128, .align_partial_factor = 0.75,
 };
 static plan_curve flat = {.name = "flat", .n = 1, .log2_bytes = {20}, .eff = {1.0}};
 static plan_instance inst = {
