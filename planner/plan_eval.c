@@ -157,8 +157,8 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     lc->bwd_comp_s = 2.0 * gemm + attn_b + ELEM_BWD_OVER_FWD * elem_f;
     /* The host's share: added to every kernel with blocking launches, else
      * a floor the GPU cannot beat when its kernels are shorter than it. */
-    double fused_f = l->flash_attention ? PLAN__KERNELS_ATTN_FWD - 1 : 0.0;
-    double fused_b = l->flash_attention ? PLAN__KERNELS_ATTN_BWD - 1 : 0.0;
+    int fused_f = l->flash_attention ? PLAN__KERNELS_ATTN_FWD - 1 : 0;
+    int fused_b = l->flash_attention ? PLAN__KERNELS_ATTN_BWD - 1 : 0;
     double host_f = PLAN__HOST_OP_S * (PLAN__KERNELS_FWD - fused_f);
     double host_b = PLAN__HOST_OP_S * (PLAN__KERNELS_BWD - fused_b);
     if (l->launch_blocking) {
@@ -663,8 +663,8 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
     TERM(terms, "time", "compute", tm->compute_s, "s",
          "m x (fwd + bwd + recompute) of the busiest stage; GEMM at peak x eff(m,n,k), "
          "attention core, elementwise at HBM bandwidth; with blocking launches plus "
-         PLAN__XSTR(PLAN__HOST_OP_US) " us host time per kernel (16 forward, 42 backward per "
-         "layer), else that as a floor",
+         PLAN__XSTR(PLAN__HOST_OP_US) " us host time per kernel (" PLAN__XSTR(PLAN__KERNELS_FWD)
+         " forward, " PLAN__XSTR(PLAN__KERNELS_BWD) " backward per layer), else that as a floor",
          "plan_hw.c; Narayanan et al. 2021 Eq. 3 FLOP counts; PyTorch eager dispatch");
     TERM(terms, "time", "TP communication", tm->tp_comm_s, "s",
          "m x layers x 4 all-reduces of s b h x 2 B (6 with full recompute)",

@@ -25,10 +25,10 @@
  * GeLU gradient, 2 all-reduces, the copy, 2 residual adds, and 12 gradient
  * accumulations (one per parameter tensor): 42. A fused attention kernel
  * takes the place of 4 forward and 7 backward ones. */
-#define PLAN__KERNELS_FWD 16.0
-#define PLAN__KERNELS_BWD 42.0
-#define PLAN__KERNELS_ATTN_FWD 4.0
-#define PLAN__KERNELS_ATTN_BWD 7.0
+#define PLAN__KERNELS_FWD 16
+#define PLAN__KERNELS_BWD 42
+#define PLAN__KERNELS_ATTN_FWD 4
+#define PLAN__KERNELS_ATTN_BWD 7
 
 /* Where one parallel dimension's groups sit on the nodes. */
 typedef struct plan__span {
