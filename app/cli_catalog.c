@@ -176,6 +176,9 @@ static cJSON *gpu_json(const plan_gpu *g)
     cJSON_AddNumberToObject(o, "flash_eff", g->flash_eff);
     cJSON_AddNumberToObject(o, "gemm_align_bytes", g->gemm_align_bytes);
     cJSON_AddNumberToObject(o, "align_partial_factor", g->align_partial_factor);
+    cJSON_AddNumberToObject(o, "fp8_peak_flops", g->fp8_peak_flops);
+    cJSON_AddNumberToObject(o, "fp8_gemm_eff", g->fp8_gemm_eff);
+    cJSON_AddNumberToObject(o, "gemm_ceiling", g->gemm_ceiling);
     cJSON_AddStringToObject(o, "source", g->source);
     return o;
 }
@@ -196,6 +199,8 @@ static cJSON *instance_json(const plan_instance *in)
     cJSON_AddNumberToObject(o, "net_bps", in->net_bps);
     cJSON_AddNumberToObject(o, "net_latency_s", in->net_latency_s);
     cJSON_AddNumberToObject(o, "price_per_hour", in->price_per_hour);
+    cJSON_AddNumberToObject(o, "host_mem_bytes", in->host_mem_bytes);
+    cJSON_AddBoolToObject(o, "efa", in->efa);
     cJSON_AddStringToObject(o, "intra_curve", in->intra_curve);
     cJSON_AddStringToObject(o, "net_curve", in->net_curve);
     cJSON_AddStringToObject(o, "source", in->source);
@@ -212,6 +217,28 @@ static cJSON *curve_json(const plan_curve *c)
     return o;
 }
 
+static cJSON *eff_json(const plan_fw_eff *e)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", e->name);
+    cJSON_AddStringToObject(o, "framework", e->framework);
+    cJSON_AddStringToObject(o, "silicon", e->silicon);
+    for (int p = 0; p < PLAN_EFF__COUNT; p++) {
+        if (!(e->fitted & (1u << p)))
+            continue;
+        char key[48];
+        const char *name = plan_eff_param_name((plan_eff_param)p);
+        cJSON_AddNumberToObject(o, name, *plan_eff_ref((plan_eff *)&e->eff, (plan_eff_param)p));
+        snprintf(key, sizeof key, "%s_stderr", name);
+        cJSON_AddNumberToObject(o, key, e->std_err[p]);
+    }
+    cJSON_AddNumberToObject(o, "rows", e->rows);
+    cJSON_AddNumberToObject(o, "sources", e->sources);
+    cJSON_AddNumberToObject(o, "mean_abs_err_pct", e->mean_abs_err_pct);
+    cJSON_AddStringToObject(o, "source", e->source);
+    return o;
+}
+
 static int print_json(FILE *f, const plan_catalog *cat)
 {
     cJSON *root = cJSON_CreateObject();
@@ -224,6 +251,9 @@ static int print_json(FILE *f, const plan_catalog *cat)
         cJSON_AddItemToArray(insts, instance_json(&cat->instances[i]));
     for (int i = 0; i < cat->ncurves; i++)
         cJSON_AddItemToArray(curves, curve_json(&cat->curves[i]));
+    cJSON *effs = cJSON_AddArrayToObject(root, "efficiencies");
+    for (int i = 0; i < cat->neffs; i++)
+        cJSON_AddItemToArray(effs, eff_json(&cat->effs[i]));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) {

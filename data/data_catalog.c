@@ -2,10 +2,12 @@
  * data_catalog.c: reading the instance catalog (data/catalog.json) and a
  * user's override file into a plan_catalog.
  *
- * The file is one JSON object with three arrays, "gpus", "instances" and
- * "curves"; keys starting with '_' are comments anywhere. Each entry's keys
- * are the fields of plan_gpu, plan_instance and plan_curve (planner/plan.h),
- * listed in the tables below, with one convention for units:
+ * The file is one JSON object with four arrays, "gpus", "instances",
+ * "curves" and "efficiencies" (the (framework, chip) fits smdplan calibrate
+ * writes, each named "framework@chip"); keys starting with '_' are comments
+ * anywhere. Each entry's keys are the fields of plan_gpu, plan_instance,
+ * plan_curve and plan_fw_eff (planner/plan.h), listed in the tables below,
+ * with one convention for units:
  *
  *   *_bytes   a size string parsed by units_parse_bytes ("80GiB", "40GB")
  *             or a plain JSON number of bytes;
@@ -90,6 +92,9 @@ static const field gpu_fields[] = {
     FLD(plan_gpu, flash_eff, F_NUM, 1),
     FLD(plan_gpu, gemm_align_bytes, F_NUM, 0),
     FLD(plan_gpu, align_partial_factor, F_NUM, 0),
+    FLD(plan_gpu, fp8_peak_flops, F_NUM, 0),
+    FLD(plan_gpu, fp8_gemm_eff, F_NUM, 0),
+    FLD(plan_gpu, gemm_ceiling, F_NUM, 0),
     STR(plan_gpu, source, 0),
 };
 
@@ -106,6 +111,8 @@ static const field instance_fields[] = {
     FLD(plan_instance, net_bps, F_RATE, 1),
     FLD(plan_instance, net_latency_s, F_NUM, 1),
     FLD(plan_instance, price_per_hour, F_NUM, 0),
+    FLD(plan_instance, host_mem_bytes, F_BYTES, 0),
+    FLD(plan_instance, efa, F_BOOL, 0),
     STR(plan_instance, intra_curve, 1),
     STR(plan_instance, net_curve, 1),
     STR(plan_instance, source, 0),
@@ -118,9 +125,33 @@ static const field curve_fields[] = {
     STR(plan_curve, source, 0),
 };
 
+/* A (framework, chip) efficiency fit; an efficiency it gives is one the fit
+ * constrained (plan_fw_eff.fitted). */
+#define EFF(k, m) {#k, F_NUM, offsetof(plan_fw_eff, m), 0, 0, 0, 0}
+static const field eff_fields[] = {
+    STR(plan_fw_eff, name, 1),
+    STR(plan_fw_eff, framework, 1),
+    STR(plan_fw_eff, silicon, 1),
+    EFF(gemm_eff_max, eff.gemm_eff_max),
+    EFF(hbm_eff, eff.hbm_eff),
+    EFF(flash_eff, eff.flash_eff),
+    EFF(fp8_gemm_eff, eff.fp8_gemm_eff),
+    EFF(gemm_eff_max_stderr, std_err[PLAN_EFF_GEMM]),
+    EFF(hbm_eff_stderr, std_err[PLAN_EFF_HBM]),
+    EFF(flash_eff_stderr, std_err[PLAN_EFF_FLASH]),
+    EFF(fp8_gemm_eff_stderr, std_err[PLAN_EFF_FP8_GEMM]),
+    {"rows", F_INT, offsetof(plan_fw_eff, rows), 0, 0, 0, 1 << 24},
+    {"sources", F_INT, offsetof(plan_fw_eff, sources), 0, 0, 0, 1 << 16},
+    FLD(plan_fw_eff, mean_abs_err_pct, F_NUM, 0),
+    STR(plan_fw_eff, source, 0),
+};
+#undef EFF
+/* eff_fields index of each plan_eff_param's value */
+static const int eff_field_of[PLAN_EFF__COUNT] = {3, 4, 5, 6};
+
 #define NFIELDS(t) ((int)(sizeof t / sizeof t[0]))
 
-enum { K_GPU, K_INSTANCE, K_CURVE, K__COUNT };
+enum { K_GPU, K_INSTANCE, K_CURVE, K_EFF, K__COUNT };
 
 typedef struct kind {
     const char *key;      /* top-level array */
@@ -133,6 +164,7 @@ static const kind kinds[K__COUNT] = {
     [K_GPU] = {"gpus", "gpu", gpu_fields, NFIELDS(gpu_fields)},
     [K_INSTANCE] = {"instances", "instance", instance_fields, NFIELDS(instance_fields)},
     [K_CURVE] = {"curves", "curve", curve_fields, NFIELDS(curve_fields)},
+    [K_EFF] = {"efficiencies", "efficiency", eff_fields, NFIELDS(eff_fields)},
 };
 
 /* The most fields any table has: set masks are bits of an unsigned. */
@@ -144,13 +176,16 @@ static const kind kinds[K__COUNT] = {
 
 static int count_of(const plan_catalog *c, int k)
 {
-    return k == K_GPU ? c->ngpus : k == K_INSTANCE ? c->ninstances : c->ncurves;
+    return k == K_GPU ? c->ngpus : k == K_INSTANCE ? c->ninstances
+                                 : k == K_CURVE    ? c->ncurves
+                                                   : c->neffs;
 }
 
 static size_t size_of(int k)
 {
     return k == K_GPU ? sizeof(plan_gpu) : k == K_INSTANCE ? sizeof(plan_instance)
-                                                           : sizeof(plan_curve);
+                                         : k == K_CURVE    ? sizeof(plan_curve)
+                                                           : sizeof(plan_fw_eff);
 }
 
 static void *entry_of(plan_catalog *c, int k, int i)
@@ -159,7 +194,14 @@ static void *entry_of(plan_catalog *c, int k, int i)
         return &c->gpus[i];
     if (k == K_INSTANCE)
         return &c->instances[i];
-    return &c->curves[i];
+    if (k == K_CURVE)
+        return &c->curves[i];
+    return &c->effs[i];
+}
+
+static const char *name_of(const plan_catalog *c, int k, int i)
+{
+    return k == K_GPU ? c->gpus[i].name : k == K_CURVE ? c->curves[i].name : c->effs[i].name;
 }
 
 static int find_entry(const plan_catalog *c, int k, const char *name)
@@ -168,11 +210,9 @@ static int find_entry(const plan_catalog *c, int k, const char *name)
         const plan_instance *in = plan_catalog_find(c, name);
         return in ? (int)(in - c->instances) : -1;
     }
-    for (int i = 0; i < count_of(c, k); i++) {
-        const char *n = k == K_GPU ? c->gpus[i].name : c->curves[i].name;
-        if (strcasecmp(n, name) == 0)
+    for (int i = 0; i < count_of(c, k); i++)
+        if (strcasecmp(name_of(c, k, i), name) == 0)
             return i;
-    }
     return -1;
 }
 
@@ -185,7 +225,8 @@ static int append(plan_catalog *c, int k, const void *e, const char *file, st_er
                         DATA_CATALOG_MAX_ENTRIES, kinds[k].key);
     size_t sz = size_of(k);
     void *old = k == K_GPU ? (void *)c->gpus : k == K_INSTANCE ? (void *)c->instances
-                                                                : (void *)c->curves;
+                                             : k == K_CURVE    ? (void *)c->curves
+                                                               : (void *)c->effs;
     void *v = realloc(old, (size_t)(n + 1) * sz);
     if (!v)
         return ST_RAISE(err, ST_ENOMEM, "%s: out of memory reading %s", file, kinds[k].key);
@@ -194,8 +235,10 @@ static int append(plan_catalog *c, int k, const void *e, const char *file, st_er
         c->gpus = v, c->ngpus++;
     else if (k == K_INSTANCE)
         c->instances = v, c->ninstances++;
-    else
+    else if (k == K_CURVE)
         c->curves = v, c->ncurves++;
+    else
+        c->effs = v, c->neffs++;
     return ST_OK;
 }
 
@@ -219,9 +262,11 @@ static int copy_catalog(plan_catalog *dst, const plan_catalog *src, st_err *err)
     dst->gpus = dup_array(src->gpus, src->ngpus, sizeof(plan_gpu), &fail);
     dst->instances = dup_array(src->instances, src->ninstances, sizeof(plan_instance), &fail);
     dst->curves = dup_array(src->curves, src->ncurves, sizeof(plan_curve), &fail);
+    dst->effs = dup_array(src->effs, src->neffs, sizeof(plan_fw_eff), &fail);
     dst->ngpus = dst->gpus ? src->ngpus : 0;
     dst->ninstances = dst->instances ? src->ninstances : 0;
     dst->ncurves = dst->curves ? src->ncurves : 0;
+    dst->neffs = dst->effs ? src->neffs : 0;
     if (fail) {
         plan_catalog_free(dst);
         return ST_RAISE(err, ST_ENOMEM, "catalog: out of memory copying");
@@ -494,6 +539,8 @@ static void init_entry(int k, void *e)
         plan_gpu *g = e;
         g->gemm_align_bytes = 16;
         g->align_partial_factor = 1.0;
+        /* No measured GEMM ceiling: nothing above the datasheet peak. */
+        g->gemm_ceiling = 1.0;
     }
     if (k == K_INSTANCE) {
         plan_instance *in = e;
@@ -523,7 +570,7 @@ static int merge_entry(plan_catalog *cat, int k, int idx, const cJSON *obj, cons
     if (!cJSON_IsString(name) || !name->valuestring[0])
         return ST_RAISE(err, ST_EINVAL, "%s: missing required field 'name' (a non-empty string)",
                         x.where);
-    union { plan_gpu g; plan_instance i; plan_curve c; } tmp;
+    union { plan_gpu g; plan_instance i; plan_curve c; plan_fw_eff e; } tmp;
     int at = find_entry(cat, k, name->valuestring);
     if (at >= 0)
         memcpy(&tmp, entry_of(cat, k, at), size_of(k));
@@ -545,6 +592,10 @@ static int merge_entry(plan_catalog *cat, int k, int idx, const cJSON *obj, cons
         snprintf(source, PLAN_SOURCE_MAX, "%s", file);
     if (k == K_GPU && !tmp.g.silicon[0]) /* a chip of its own */
         memcpy(tmp.g.silicon, tmp.g.name, sizeof tmp.g.silicon);
+    if (k == K_EFF)
+        for (int p = 0; p < PLAN_EFF__COUNT; p++)
+            if (set & (1u << eff_field_of[p]))
+                tmp.e.fitted |= 1u << p;
     if (at >= 0) {
         memcpy(entry_of(cat, k, at), &tmp, size_of(k));
         return ST_OK;
@@ -619,7 +670,7 @@ static int check_array(const cJSON *arr, int k, const char *file, st_err *err)
 static int merge_json(plan_catalog *cat, const cJSON *root, const char *file, st_err *err)
 {
     if (!cJSON_IsObject(root))
-        return ST_RAISE(err, ST_EINVAL, "%s: expected a JSON object with gpus, instances, curves; found %s",
+        return ST_RAISE(err, ST_EINVAL, "%s: expected a JSON object with gpus, instances, curves, efficiencies; found %s",
                         file, type_name(root));
     const cJSON *v;
     unsigned seen = 0;
@@ -630,8 +681,8 @@ static int merge_json(plan_catalog *cat, const cJSON *root, const char *file, st
         int k = top_kind(key);
         if (k < 0)
             return ST_RAISE(err, ST_EINVAL,
-                            "%s: unknown key '%s'; allowed: gpus, instances, curves (and keys "
-                            "starting with '_')",
+                            "%s: unknown key '%s'; allowed: gpus, instances, curves, "
+                            "efficiencies (and keys starting with '_')",
                             file, key);
         if (!cJSON_IsArray(v))
             return ST_RAISE(err, ST_EINVAL, "%s: '%s' is %s; expected an array", file, key,

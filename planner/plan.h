@@ -35,6 +35,14 @@ typedef enum plan_arch {
     PLAN_ARCH_LLAMA = 1,
 } plan_arch;
 
+/* The MLP's matrices: two (GELU, squared ReLU) or three (gated: SwiGLU,
+ * GeGLU; the gate and up projections both h x ffn). */
+typedef enum plan_mlp {
+    PLAN_MLP_ARCH = 0,           /* the architecture's own: plain for gpt, gated for llama */
+    PLAN_MLP_PLAIN,
+    PLAN_MLP_GATED,
+} plan_mlp;
+
 #define PLAN_NAME_MAX 64
 #define PLAN_SOURCE_MAX 200
 
@@ -50,6 +58,7 @@ typedef struct plan_model {
     int64_t seq;       /* training sequence length, tokens */
     int64_t vocab;
     int tied_embedding;/* 1: LM head shares the token embedding */
+    plan_mlp mlp;      /* PLAN_MLP_ARCH is resolved by plan_model_finish */
 
     /* Filled by plan_model_finish(): exact parameter counts. */
     int64_t params;            /* total */
@@ -71,6 +80,9 @@ typedef struct plan_model {
  * heads, limits above) and fill its parameter counts. ST_EINVAL / ST_ERANGE
  * with a one-line message naming the bad value. */
 int plan_model_finish(plan_model *m, st_err *err);
+
+/* 1 when the MLP is gated (three matrices), 0 when plain (two). */
+int plan_model_gated(const plan_model *m);
 
 /* Head dimension (hidden / heads). */
 int64_t plan_model_head_dim(const plan_model *m);
@@ -152,8 +164,50 @@ typedef struct plan_gpu {
     double align_partial_factor; /* multiplier for dims a multiple of 8 but not of that */
     double hbm_eff;              /* fraction of HBM bandwidth elementwise kernels reach */
     double flash_eff;            /* fraction of peak a fused (flash) attention kernel reaches */
+    double fp8_peak_flops;       /* dense FP8 tensor-core peak, FLOP/s (0: no FP8) */
+    double fp8_gemm_eff;         /* fraction of the FP8 peak a large aligned FP8 GEMM reaches */
+    double gemm_ceiling;         /* measured fraction of peak an isolated large GEMM reaches:
+                                  * no fitted GEMM efficiency may exceed it (0: not
+                                  * measured, the peak bounds it) */
     char source[PLAN_SOURCE_MAX];
 } plan_gpu;
+
+/* The efficiencies a stack reaches on a chip, fitted per (framework family,
+ * chip) by smdplan calibrate (plan_calibrate.h); a GPU's own fields above
+ * are the chip's values when no framework fit exists. */
+typedef struct plan_eff {
+    double gemm_eff_max;         /* as plan_gpu */
+    double hbm_eff;
+    double flash_eff;
+    double fp8_gemm_eff;
+} plan_eff;
+
+typedef enum plan_eff_param {
+    PLAN_EFF_GEMM = 0,
+    PLAN_EFF_HBM,
+    PLAN_EFF_FLASH,
+    PLAN_EFF_FP8_GEMM,
+    PLAN_EFF__COUNT
+} plan_eff_param;
+
+/* "gemm_eff_max", "hbm_eff", "flash_eff", "fp8_gemm_eff". */
+const char *plan_eff_param_name(plan_eff_param p);
+/* The member of e for p. */
+double *plan_eff_ref(plan_eff *e, plan_eff_param p);
+
+/* One fitted (framework family, chip) entry of the catalog. */
+typedef struct plan_fw_eff {
+    char name[48];               /* "megatron@GA100" */
+    char framework[16];          /* plan_fw_family_key: "megatron" */
+    char silicon[32];            /* plan_gpu.silicon: "GA100" */
+    plan_eff eff;
+    unsigned fitted;             /* bit 1 << plan_eff_param: fitted (others: the chip's) */
+    double std_err[PLAN_EFF__COUNT]; /* standard error of each fitted value */
+    int rows;                    /* runs fitted */
+    int sources;                 /* published sources they came from */
+    double mean_abs_err_pct;     /* of those runs after the fit */
+    char source[PLAN_SOURCE_MAX];
+} plan_fw_eff;
 
 typedef struct plan_instance {
     char name[48];               /* "p4d.24xlarge" */
@@ -169,6 +223,8 @@ typedef struct plan_instance {
     double net_bps;              /* network bandwidth per node, one direction */
     double net_latency_s;        /* per-collective latency across nodes */
     double price_per_hour;       /* USD on demand; 0 = unknown */
+    double host_mem_bytes;       /* host (CPU) memory of one node; 0 = unknown */
+    int efa;                     /* 1: the instance type has Elastic Fabric Adapter */
     char intra_curve[32];        /* efficiency curve names (catalog curves) */
     char net_curve[32];
     int intra_curve_index;       /* resolved */
@@ -183,6 +239,8 @@ typedef struct plan_catalog {
     int ninstances;
     plan_curve *curves;
     int ncurves;
+    plan_fw_eff *effs;           /* fitted (framework, chip) efficiencies */
+    int neffs;
 } plan_catalog;
 
 void plan_catalog_free(plan_catalog *cat);
@@ -205,15 +263,29 @@ typedef struct plan_cluster {
     const plan_curve *net_curve;
     int nodes;
     int gpus;                    /* nodes * gpus_per_node */
+    plan_eff eff;                /* the efficiencies in force: the framework's fit on
+                                  * this chip, else the GPU's own (plan_cluster_use) */
+    const plan_fw_eff *eff_fit;  /* the fit in force, NULL: the GPU's own values */
 } plan_cluster;
 
 /* Parse "16xp4d", "16xml.p4d.24xlarge", "p4d:16", "p4d" (one node) into a
  * cluster. Unknown names give ST_ENOENT with the closest names suggested. */
 int plan_cluster_parse(const plan_catalog *cat, const char *text, plan_cluster *out, st_err *err);
 
-/* Make a cluster of n nodes of an instance type. */
+/* Make a cluster of n nodes of an instance type. Its efficiencies are the
+ * GPU's own until plan_cluster_use sets a framework's. */
 int plan_cluster_make(const plan_catalog *cat, const plan_instance *inst, int nodes,
                       plan_cluster *out, st_err *err);
+
+/* Use the catalog's efficiencies fitted for a framework family (its
+ * plan_fw_family_key) on c's chip; without a fit, the GPU's own. Returns
+ * the fit used, or NULL. */
+const plan_fw_eff *plan_cluster_use(const plan_catalog *cat, const char *family_key,
+                                    plan_cluster *c);
+
+/* The catalog entry of (family, silicon), NULL if none. */
+const plan_fw_eff *plan_catalog_eff(const plan_catalog *cat, const char *family_key,
+                                    const char *silicon);
 
 /* ------------------------------------------------------------------------ */
 /* Layout                                                                    */
@@ -244,6 +316,17 @@ typedef enum plan_sharding {
 
 #define PLAN_PP_MAX 256
 
+/* Number format of the linear layers' matrix products. */
+typedef enum plan_precision {
+    PLAN_PREC_BF16 = 0,         /* bf16/fp16 mixed precision (fp32 master weights) */
+    PLAN_PREC_FP8,              /* FP8 linears, the rest bf16 (Transformer Engine) */
+    PLAN_PREC_FP32,             /* fp32 throughout (CPU device) */
+    PLAN_PREC__COUNT
+} plan_precision;
+
+const char *plan_precision_name(plan_precision p); /* "bf16", "fp8", "fp32" */
+int plan_precision_parse(const char *s, plan_precision *out, st_err *err);
+
 typedef struct plan_layout {
     int tp;                      /* tensor-parallel degree */
     int pp;                      /* pipeline degree (SMP "partitions") */
@@ -267,8 +350,11 @@ typedef struct plan_layout {
     int dp_overlap;              /* DP sync bucketed and overlapped with backward */
     int fp32_grads;              /* gradients kept and all-reduced in fp32 (4 B, e.g.
                                   * Megatron --accumulate-allreduce-grads-in-fp32) */
-    int tp_overlap;              /* TP collectives overlapped with the layer's GEMMs
-                                  * (Transformer Engine userbuffers) */
+    int tp_overlap;              /* 0: TP collectives exposed; 1: the backward input-
+                                  * gradient all-reduce runs beside the weight-gradient
+                                  * GEMM (Megatron-LM 2022); 2: every TP collective split
+                                  * and pipelined behind its GEMM (Transformer Engine
+                                  * userbuffers) */
     int pp_overlap;              /* p2p sends overlapped with the next chunk's compute
                                   * (Megatron-Core overlap_p2p_comm) */
     double dp_bucket_bytes;      /* gradient all-reduce message size; 0 = one message
@@ -276,6 +362,8 @@ typedef struct plan_layout {
     int launch_blocking;         /* CUDA_LAUNCH_BLOCKING=1: each kernel launch waits for
                                   * the previous kernel, so the host's per-op time adds */
     int64_t global_batch;        /* sequences per optimizer step */
+    int framework;               /* the stack: index into plan_frameworks (plan_framework.h) */
+    plan_precision precision;    /* number format of the linears */
 } plan_layout;
 
 /* A layout with every knob at its neutral value (1-way everything, 1F1B,
@@ -417,11 +505,12 @@ int plan_stages_mem(const plan_model *m, const plan_cluster *c, const plan_layou
  * and communication models as plan_evaluate. */
 typedef struct plan_stage_cost {
     int layers;                  /* transformer layers on the rank (all chunks) */
-    double fwd_s;                /* forward: compute + exposed TP/CP communication */
-    double bwd_s;                /* full backward, recompute included */
+    double fwd_s;                /* forward: compute + exposed TP/CP communication and
+                                  * sharded-data-parallel gathers (ZeRO-3, FSDP) */
+    double bwd_s;                /* full backward, recompute included, with the same */
     double bwd_weight_s;         /* the weight-gradient part of bwd_s (zero bubble's W) */
-    double fwd_comm_s;           /* the TP/CP part inside fwd_s */
-    double bwd_comm_s;           /* the TP/CP part inside bwd_s */
+    double fwd_comm_s;           /* the TP/CP and sharding collectives inside fwd_s */
+    double bwd_comm_s;           /* the TP/CP and sharding collectives inside bwd_s */
     double act_bytes;            /* activations stored per microbatch and chunk */
     double grad_bytes;           /* the rank's gradients, all chunks (DP sync) */
     double static_bytes;         /* memory that does not scale with microbatches in flight */
@@ -440,8 +529,6 @@ typedef struct plan_costs {
     double p2p_net_bps;          /* one GPU's share of its node's network, same */
     double intra_latency_s, net_latency_s;
     int dp_overlap;              /* gradient buckets start during the last backward */
-    int zero3;                   /* ZeRO-3: weights gathered every microbatch */
-    double zero3_mb_s;           /* ZeRO-3 gather/scatter time per microbatch */
     double optimizer_s;
     double capacity_bytes;       /* GPU memory */
     double planner_step_s;       /* plan_evaluate's step time, for comparison */
@@ -479,13 +566,15 @@ typedef struct plan_config {
     int sequence_parallel;       /* 0/1 or -1 */
     int offload_activations;     /* 0/1 or -1 (searched only with full recompute and pp > 1) */
     int prescaled_batch;         /* 0/1 or -1 */
-    int flash_attention;         /* 0/1, default 1 */
-    int dp_overlap;              /* 0/1, default 1 */
-    int fp32_grads;              /* 0/1, default 0 */
-    int tp_overlap;              /* 0/1, default 0 */
-    int pp_overlap;              /* 0/1, default 0 */
-    double dp_bucket_bytes;      /* 0 = the default bucket (plan_layout_default) */
-    int launch_blocking;         /* 0/1, default 0 */
+    int flash_attention;         /* 0/1 or -1: the framework's */
+    int dp_overlap;              /* 0/1 or -1: the framework's */
+    int fp32_grads;              /* 0/1 or -1: the framework's */
+    int tp_overlap;              /* 0/1/2 or -1: the framework's */
+    int pp_overlap;              /* 0/1 or -1: the framework's */
+    double dp_bucket_bytes;      /* 0 = the framework's bucket */
+    int launch_blocking;         /* 0/1 or -1: the framework's */
+    int framework;               /* plan_frameworks index (default PLAN_FW_DEFAULT, SMP) */
+    int precision;               /* plan_precision or -1: bf16 */
     unsigned schedule_mask;      /* with schedule < 0: the schedules searched (bit
                                   * 1 << plan_schedule); 0 = all */
     char placement[4];           /* "" = search */

@@ -14,6 +14,7 @@
  * Units: bandwidths in bytes/s, latencies in s, curve x in log2(bytes).
  */
 #include "planner/plan.h"
+#include "planner/plan_framework.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -54,6 +55,7 @@ void plan_catalog_free(plan_catalog *cat)
     free(cat->gpus);
     free(cat->instances);
     free(cat->curves);
+    free(cat->effs);
     memset(cat, 0, sizeof *cat);
 }
 
@@ -82,6 +84,7 @@ static int check_gpu(const plan_gpu *g, st_err *err)
         {"gemm_eff_max", g->gemm_eff_max},   {"misaligned_factor", g->misaligned_factor},
         {"hbm_eff", g->hbm_eff},             {"flash_eff", g->flash_eff},
         {"align_partial_factor", g->align_partial_factor},
+        {"gemm_ceiling", g->gemm_ceiling > 0 ? g->gemm_ceiling : 1.0},
     };
     for (size_t i = 0; i < sizeof frac / sizeof frac[0]; i++)
         if (!fraction(frac[i].v))
@@ -91,6 +94,14 @@ static int check_gpu(const plan_gpu *g, st_err *err)
     if (!isfinite(a) || (a != 0 && (a < 16 || a > 1024 || fmod(a, 16.0) != 0)))
         return ST_RAISE(err, ST_EINVAL, "gpu '%s': gemm_align_bytes %g; allowed: a multiple of 16 "
                         "from 16 to 1024 (0: 16)", g->name, a);
+    if (g->gemm_ceiling > 0 && g->gemm_eff_max > g->gemm_ceiling)
+        return ST_RAISE(err, ST_EINVAL, "gpu '%s': gemm_eff_max %g above its measured GEMM "
+                        "ceiling %g", g->name, g->gemm_eff_max, g->gemm_ceiling);
+    if (!isfinite(g->fp8_peak_flops) || g->fp8_peak_flops < 0 ||
+        (g->fp8_peak_flops > 0 && !fraction(g->fp8_gemm_eff)))
+        return ST_RAISE(err, ST_EINVAL, "gpu '%s': fp8_peak_flops %g, fp8_gemm_eff %g; allowed: "
+                        "no FP8 (0), or a positive peak with an efficiency in (0, 1]", g->name,
+                        g->fp8_peak_flops, g->fp8_gemm_eff);
     if (!isfinite(g->gemm_dim_half) || g->gemm_dim_half < 0)
         return ST_RAISE(err, ST_EINVAL, "gpu '%s': gemm_dim_half %g; allowed: >= 0", g->name,
                         g->gemm_dim_half);
@@ -233,6 +244,39 @@ static int check_unique(const plan_catalog *cat, st_err *err)
     return ST_OK;
 }
 
+/* A (framework, chip) fit: a known family, a chip of the catalog, values in
+ * (0, 1], GEMM efficiencies no higher than the chip's measured ceiling. */
+static int check_eff(const plan_catalog *cat, const plan_fw_eff *e, st_err *err)
+{
+    int fam = -1;
+    for (int f = 0; f < PLAN_FW__COUNT; f++)
+        if (strcasecmp(e->framework, plan_fw_family_key((plan_fw_family)f)) == 0)
+            fam = f;
+    if (fam < 0)
+        return ST_RAISE(err, ST_EINVAL, "efficiency entry: framework '%s'; allowed: smp, megatron, "
+                        "deepspeed, fsdp, jax, smdplan", e->framework);
+    const plan_gpu *chip = NULL;
+    for (int i = 0; i < cat->ngpus && !chip; i++)
+        if (strcasecmp(cat->gpus[i].silicon[0] ? cat->gpus[i].silicon : cat->gpus[i].name,
+                       e->silicon) == 0)
+            chip = &cat->gpus[i];
+    if (!chip)
+        return ST_RAISE(err, ST_EINVAL, "efficiency entry %s on '%s': no catalog GPU is that chip",
+                        e->framework, e->silicon);
+    for (int p = 0; p < PLAN_EFF__COUNT; p++) {
+        double v = *plan_eff_ref((plan_eff *)&e->eff, (plan_eff_param)p);
+        if ((e->fitted & (1u << p)) && !fraction(v))
+            return ST_RAISE(err, ST_EINVAL, "efficiency entry %s on %s: %s %g; allowed: (0, 1]",
+                            e->framework, e->silicon, plan_eff_param_name((plan_eff_param)p), v);
+    }
+    if ((e->fitted & (1u << PLAN_EFF_GEMM)) && chip->gemm_ceiling > 0 &&
+        e->eff.gemm_eff_max > chip->gemm_ceiling)
+        return ST_RAISE(err, ST_EINVAL, "efficiency entry %s on %s: gemm_eff_max %g above the "
+                        "chip's measured GEMM ceiling %g", e->framework, e->silicon,
+                        e->eff.gemm_eff_max, chip->gemm_ceiling);
+    return ST_OK;
+}
+
 int plan_catalog_link(plan_catalog *cat, st_err *err)
 {
     if (!cat || cat->ngpus < 0 || cat->ninstances < 0 || cat->ncurves < 0)
@@ -251,6 +295,9 @@ int plan_catalog_link(plan_catalog *cat, st_err *err)
         return rc;
     for (int i = 0; i < cat->ninstances; i++)
         if ((rc = resolve_instance(cat, &cat->instances[i], err)))
+            return rc;
+    for (int i = 0; i < cat->neffs; i++)
+        if ((rc = check_eff(cat, &cat->effs[i], err)))
             return rc;
     return ST_OK;
 }
@@ -359,7 +406,60 @@ int plan_cluster_make(const plan_catalog *cat, const plan_instance *inst, int no
     out->net_curve = &cat->curves[inst->net_curve_index];
     out->nodes = nodes;
     out->gpus = nodes * inst->gpus_per_node;
+    plan_cluster_use(cat, NULL, out);
     return ST_OK;
+}
+
+const plan_fw_eff *plan_catalog_eff(const plan_catalog *cat, const char *family_key,
+                                    const char *silicon)
+{
+    for (int i = 0; cat && family_key && silicon && i < cat->neffs; i++)
+        if (strcasecmp(cat->effs[i].framework, family_key) == 0 &&
+            strcasecmp(cat->effs[i].silicon, silicon) == 0)
+            return &cat->effs[i];
+    return NULL;
+}
+
+const plan_fw_eff *plan_cluster_use(const plan_catalog *cat, const char *family_key,
+                                    plan_cluster *c)
+{
+    const plan_gpu *g = c->gpu;
+    c->eff.gemm_eff_max = g->gemm_eff_max;
+    c->eff.hbm_eff = g->hbm_eff;
+    c->eff.flash_eff = g->flash_eff;
+    c->eff.fp8_gemm_eff = g->fp8_gemm_eff > 0 ? g->fp8_gemm_eff : g->gemm_eff_max;
+    c->eff_fit = plan_catalog_eff(cat, family_key, g->silicon[0] ? g->silicon : g->name);
+    if (c->eff_fit) {
+        /* only the values the fit constrained replace the chip's */
+        for (int p = 0; p < PLAN_EFF__COUNT; p++)
+            if (c->eff_fit->fitted & (1u << p))
+                *plan_eff_ref(&c->eff, (plan_eff_param)p) =
+                    *plan_eff_ref((plan_eff *)&c->eff_fit->eff, (plan_eff_param)p);
+    }
+    return c->eff_fit;
+}
+
+static const char *const eff_names[PLAN_EFF__COUNT] = {
+    [PLAN_EFF_GEMM] = "gemm_eff_max",
+    [PLAN_EFF_HBM] = "hbm_eff",
+    [PLAN_EFF_FLASH] = "flash_eff",
+    [PLAN_EFF_FP8_GEMM] = "fp8_gemm_eff",
+};
+
+const char *plan_eff_param_name(plan_eff_param p)
+{
+    return (unsigned)p < PLAN_EFF__COUNT ? eff_names[p] : "?";
+}
+
+double *plan_eff_ref(plan_eff *e, plan_eff_param p)
+{
+    switch (p) {
+    case PLAN_EFF_HBM: return &e->hbm_eff;
+    case PLAN_EFF_FLASH: return &e->flash_eff;
+    case PLAN_EFF_FP8_GEMM: return &e->fp8_gemm_eff;
+    case PLAN_EFF_GEMM:
+    default: return &e->gemm_eff_max;
+    }
 }
 
 /* Parse a node count of plain digits, the whole of [s, e). */

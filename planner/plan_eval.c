@@ -38,6 +38,7 @@
  *   microbatch. The optimizer step streams its state through HBM.
  */
 #include "planner/plan_int.h"
+#include "planner/plan_framework.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -50,11 +51,16 @@
  * (24 B), read the 2-byte gradient, write the 2-byte model copy, read the
  * gradient again for norm clipping (2 B); counted from apex/PyTorch fused Adam. */
 #define ADAM_BYTES_PER_PARAM 30.0
+/* fp32: read and write weights, m and v (24 B), read the gradient twice (8 B). */
+#define ADAM_BYTES_FP32 32.0
 /* Bytes per parameter: fp16/bf16 weights and gradients, fp32 master + Adam
  * m and v (Rajbhandari et al. 2020, Sec. 3.1: 2 + 2 + 12). */
-#define WEIGHT_BYTES 2.0
 #define GRAD_BYTES 2.0
 #define OPTIMIZER_BYTES 12.0
+/* fp32 training: Adam's m and v (8 B); the weights are the master copy. */
+#define OPTIMIZER_BYTES_FP32 8.0
+/* One FP8 byte per weight for Transformer Engine's cached FP8 weights. */
+#define FP8_WEIGHT_BYTES 1.0
 /* NCCL keeps NCCL_BUFFSIZE (default 4 MiB, NCCL environment-variable docs)
  * per channel and direction; 16 channels is NCCL's usual count on NVSwitch
  * systems. Per communicator the plan uses. */
@@ -120,26 +126,65 @@ static double tokens_per_mb(const plan_model *m, const plan_layout *l)
     return (double)l->micro_batch * (double)m->seq / (double)l->cp;
 }
 
+/* Bytes of one activation element: 4 in fp32, else 2 (bf16/fp16, and the
+ * bf16 activations around FP8 linears). */
+static double elem_bytes(const plan_layout *l)
+{
+    return l->precision == PLAN_PREC_FP32 ? 4.0 : PLAN_BYTES_HALF;
+}
+
+/* Transformer Engine's FP8 linear (NVIDIA Transformer Engine docs, "Using
+ * FP8 with Transformer Engine"): the forward casts the bf16 input to FP8
+ * (read 2 B, write 1 B per element); the backward casts the output gradient
+ * the same way and writes the FP8 transpose of the input for the weight
+ * gradient (read 1 B, write 1 B). Bytes per input and per output element. */
+#define FP8_CAST_FWD_BYTES 3.0
+#define FP8_CAST_BWD_IN_BYTES 2.0
+#define FP8_CAST_BWD_OUT_BYTES 3.0
+
+/* One linear layer of T tokens, k inputs and n outputs on this GPU. */
+typedef struct lin_cost {
+    double fwd_s;             /* the forward GEMM (with its FP8 casts) */
+    double gemm_s;            /* the GEMM alone: the weight gradient costs the same */
+    double bwd_extra_s;       /* the backward's FP8 casts */
+} lin_cost;
+
+static lin_cost linear(const plan_cluster *c, const plan_layout *l, double T, double n, double k)
+{
+    int fp8 = l->precision == PLAN_PREC_FP8 && c->gpu->fp8_peak_flops > 0;
+    lin_cost x;
+    x.gemm_s = plan__gemm_prec_s(c, T, n, k, 1, fp8);
+    x.fwd_s = x.gemm_s + (fp8 ? plan__mem_s(c, FP8_CAST_FWD_BYTES * T * k) : 0.0);
+    x.bwd_extra_s = fp8 ? plan__mem_s(c, FP8_CAST_BWD_IN_BYTES * T * k +
+                                             FP8_CAST_BWD_OUT_BYTES * T * n)
+                        : 0.0;
+    return x;
+}
+
 static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                         const plan__span *sp_t, const plan__span *sp_c, layer_cost *lc)
 {
-    double T = tokens_per_mb(m, l), t = l->tp;
+    const plan_framework *fw = plan_framework_get(l->framework);
+    double T = tokens_per_mb(m, l), t = l->tp, eb = elem_bytes(l);
     double h = (double)m->hidden, f = (double)m->ffn, a = (double)m->heads;
     double d = (double)plan_model_head_dim(m), kv = (double)m->kv_heads;
     double b = l->micro_batch, sq = (double)m->seq / l->cp, sk = (double)m->seq;
-    int llama = m->arch == PLAN_ARCH_LLAMA;
+    int gated = plan_model_gated(m), llama = m->arch == PLAN_ARCH_LLAMA;
     double th = l->sequence_parallel ? t : 1.0; /* divisor of the replicated parts */
 
-    /* GEMMs: QKV, output projection, MLP up (gate+up for SwiGLU), MLP down. */
-    double gemm = plan__gemm_s(c, T, (h + 2 * kv * d) / t, h, 1) + plan__gemm_s(c, T, h, h / t, 1) +
-                  plan__gemm_s(c, T, (llama ? 2 : 1) * f / t, h, 1) +
-                  plan__gemm_s(c, T, h, f / t, 1);
+    /* GEMMs: QKV and MLP up (gate + up when gated) are column-parallel, the
+     * output projection and MLP down row-parallel (Shoeybi et al. 2019). */
+    lin_cost qkv = linear(c, l, T, (h + 2 * kv * d) / t, h), o = linear(c, l, T, h, h / t);
+    lin_cost up = linear(c, l, T, (gated ? 2 : 1) * f / t, h), down = linear(c, l, T, h, f / t);
+    double gemm = qkv.fwd_s + o.fwd_s + up.fwd_s + down.fwd_s;
+    double gemm_only = qkv.gemm_s + o.gemm_s + up.gemm_s + down.gemm_s;
+    double cast_b = qkv.bwd_extra_s + o.bwd_extra_s + up.bwd_extra_s + down.bwd_extra_s;
 
     /* Attention core over a/t heads, sq queries against sk keys. */
     double ah = a / t, attn_f, attn_b;
     if (l->flash_attention) {
         double flops = 4.0 * b * ah * sq * sk * d * CAUSAL_FRACTION;
-        attn_f = flops / (c->gpu->peak_flops * c->gpu->flash_eff);
+        attn_f = flops / (c->gpu->peak_flops * c->eff.flash_eff);
         attn_b = FLASH_BWD_OVER_FWD * attn_f;
     } else {
         double scores = b * ah * sq * sk;
@@ -148,19 +193,20 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         attn_b = 2.0 * mm + plan__mem_s(c, SCORE_BYTES_BWD * scores);
     }
 
-    double eh = llama ? ELEM_H_LLAMA : ELEM_H_GPT, ef = llama ? ELEM_F_LLAMA : ELEM_F_GPT;
-    double elem_f = plan__mem_s(c, PLAN_BYTES_HALF * T * (eh * h / th + ef * f / t));
+    double eh = llama ? ELEM_H_LLAMA : ELEM_H_GPT, ef = gated ? ELEM_F_LLAMA : ELEM_F_GPT;
+    double elem_f = plan__mem_s(c, eb * T * (eh * h / th + ef * f / t));
 
-    lc->gemm_fwd_s = gemm;
+    lc->gemm_fwd_s = gemm_only;
     lc->attn_fwd_s = attn_f;
     lc->fwd_comp_s = gemm + attn_f + elem_f;
-    lc->bwd_comp_s = 2.0 * gemm + attn_b + ELEM_BWD_OVER_FWD * elem_f;
+    lc->bwd_comp_s = 2.0 * gemm_only + cast_b + attn_b + ELEM_BWD_OVER_FWD * elem_f;
     /* The host's share: added to every kernel with blocking launches, else
-     * a floor the GPU cannot beat when its kernels are shorter than it. */
+     * a floor the GPU cannot beat when its kernels are shorter than it.
+     * Compiled stacks (XLA) launch a whole step and pay none per kernel. */
     int fused_f = l->flash_attention ? PLAN__KERNELS_ATTN_FWD - 1 : 0;
     int fused_b = l->flash_attention ? PLAN__KERNELS_ATTN_BWD - 1 : 0;
-    double host_f = PLAN__HOST_OP_S * (PLAN__KERNELS_FWD - fused_f);
-    double host_b = PLAN__HOST_OP_S * (PLAN__KERNELS_BWD - fused_b);
+    double host_f = fw->host_op_s * (PLAN__KERNELS_FWD - fused_f);
+    double host_b = fw->host_op_s * (PLAN__KERNELS_BWD - fused_b);
     if (l->launch_blocking) {
         lc->fwd_comp_s += host_f;
         lc->bwd_comp_s += host_b;
@@ -171,38 +217,46 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
 
     /* TP: two all-reduces of the layer's [T, h] output forward, two backward
      * (Shoeybi et al. 2019); with sequence parallelism each becomes a
-     * reduce-scatter + all-gather pair of the same total traffic. */
-    double msg = PLAN_BYTES_HALF * T * h;
+     * reduce-scatter + all-gather pair of the same total traffic
+     * (Korthikanti et al. 2022, Sec. 4.2.2). */
+    double msg = eb * T * h;
     double ar = l->tp > 1 ? plan__allreduce_s(c, sp_t, msg) : 0.0;
     lc->tp_fwd_s = 2.0 * ar;
     lc->tp_bwd_s = 2.0 * ar;
-    if (l->tp_overlap) {
+    if (l->tp_overlap == 1) {
+        /* Megatron-LM (2022, layers.py LinearWithGradAccumulationAndAsync-
+         * Communication): the backward's input-gradient all-reduce (or
+         * reduce-scatter with SP) of the two column-parallel linears runs
+         * asynchronously beside their weight-gradient GEMMs. */
+        lc->tp_bwd_s = fmax(0.0, lc->tp_bwd_s - (qkv.gemm_s + up.gemm_s));
+    } else if (l->tp_overlap >= 2) {
         /* Transformer Engine splits each GEMM and pipelines its all-gather /
          * reduce-scatter chunks behind it (NeMo user guide, Communication
          * Overlap): only what the GEMMs cannot cover stays exposed. */
-        lc->tp_fwd_s = fmax(0.0, lc->tp_fwd_s - gemm);
-        lc->tp_bwd_s = fmax(0.0, lc->tp_bwd_s - 2.0 * gemm);
+        lc->tp_fwd_s = fmax(0.0, lc->tp_fwd_s - gemm_only);
+        lc->tp_bwd_s = fmax(0.0, lc->tp_bwd_s - 2.0 * gemm_only);
     }
 
     /* CP: ring exchange of K and V chunks, overlapped with the attention
      * core (Liu et al. 2023, ring attention); only the excess is exposed. */
     lc->cp_fwd_s = lc->cp_bwd_s = 0.0;
     if (l->cp > 1) {
-        double kv_bytes = PLAN_BYTES_HALF * 2.0 * b * sq * kv * d / t * l->cp;
+        double kv_bytes = eb * 2.0 * b * sq * kv * d / t * l->cp;
         double x = plan__allgather_s(c, sp_c, kv_bytes);
         lc->cp_fwd_s = fmax(0.0, x - attn_f);
         lc->cp_bwd_s = fmax(0.0, 2.0 * x - attn_b);
     }
 
     /* Stored activations per token, in units of h bytes (Korthikanti Table 2
-     * generalised): replicated across TP unless SP, and divided by TP. */
-    double r = kv / a;
+     * generalised): replicated across TP unless SP, and divided by TP. The
+     * counts are of 2-byte elements; fp32 doubles them. */
+    double r = kv / a, es = eb / PLAN_BYTES_HALF;
     double repl = 4.0 + 2.0 + 2.0 + (llama ? 0.0 : 2.0);
-    double div = (4.0 + 4.0 * r) + (llama ? 8.0 * f / h : 4.0 * f / h);
+    double div = (4.0 + 4.0 * r) + (gated ? 8.0 * f / h : 4.0 * f / h);
     double score = 5.0 * ah * sk; /* bytes per query token: softmax, mask, dropout */
-    double per_tok = h * (repl / th + div / t);
-    lc->act_full_bytes = T * (per_tok + (l->flash_attention ? 0.0 : score));
-    lc->act_input_bytes = T * h * PLAN_BYTES_HALF / th;
+    double per_tok = es * h * (repl / th + div / t);
+    lc->act_full_bytes = T * (per_tok + (l->flash_attention ? 0.0 : es * score));
+    lc->act_input_bytes = T * h * eb / th;
 
     lc->recomp_comp_s = 0.0;
     lc->tp_recomp_s = 0.0;
@@ -219,7 +273,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     default:
         lc->act_stored_bytes = lc->act_input_bytes / l->recompute_group;
         lc->recomp_comp_s = lc->fwd_comp_s;
-        lc->tp_recomp_s = lc->tp_fwd_s;
+        lc->tp_recomp_s = lc->tp_fwd_s; /* the recomputed forward's collectives */
         break;
     }
 }
@@ -326,13 +380,20 @@ static void stage_memory(const plan_model *m, const plan_cluster *c, const plan_
                          const layer_cost *lc, int i, int layers, plan_mem *mem)
 {
     double P = stage_params(m, l, i, layers);
-    double sh = shard_degree(l);
+    double sh = shard_degree(l), eb = elem_bytes(l);
+    int fp32 = l->precision == PLAN_PREC_FP32;
     memset(mem, 0, sizeof *mem);
-    mem->weights_bytes = WEIGHT_BYTES * P / (l->sharding >= PLAN_SHARD_PARAMS ? sh : 1.0);
+    mem->weights_bytes = eb * P / (l->sharding >= PLAN_SHARD_PARAMS ? sh : 1.0);
     if (l->sharding >= PLAN_SHARD_PARAMS) /* gathered working copy: two layers (prefetch) */
-        mem->weights_bytes += 2.0 * WEIGHT_BYTES * (double)m->params_layer / l->tp;
-    mem->grads_bytes = (l->fp32_grads ? 4.0 : GRAD_BYTES) * P / (l->sharding >= PLAN_SHARD_GRADIENTS ? sh : 1.0);
-    mem->optimizer_bytes = OPTIMIZER_BYTES * P / (l->sharding >= PLAN_SHARD_OPTIMIZER ? sh : 1.0);
+        mem->weights_bytes += 2.0 * eb * (double)m->params_layer / l->tp;
+    if (l->precision == PLAN_PREC_FP8) /* FP8 copies of the linears' weights, kept across
+                                        * microbatches (Transformer Engine's weight caching) */
+        mem->weights_bytes += FP8_WEIGHT_BYTES * P / (l->sharding >= PLAN_SHARD_PARAMS ? sh : 1.0);
+    mem->grads_bytes = (l->fp32_grads || fp32 ? 4.0 : GRAD_BYTES) * P /
+                       (l->sharding >= PLAN_SHARD_GRADIENTS ? sh : 1.0);
+    /* fp32 training keeps no master copy: Adam's m and v only */
+    mem->optimizer_bytes = (fp32 ? OPTIMIZER_BYTES_FP32 : OPTIMIZER_BYTES) * P /
+                           (l->sharding >= PLAN_SHARD_OPTIMIZER ? sh : 1.0);
 
     double n = inflight(l, i);
     double stored = n;
@@ -430,20 +491,72 @@ static void head_times(const plan_model *m, const plan_cluster *c, const plan_la
 typedef struct stage_time {
     double comp;              /* forward + backward (+ recompute) compute */
     double tp, cp;            /* exposed TP and CP communication */
-    double f;                 /* forward: compute + TP + CP */
-    double b;                 /* backward with recompute: compute + TP + CP */
+    double zero;              /* exposed sharded-data-parallel collectives */
+    double f;                 /* forward: compute + TP + CP + sharding */
+    double b;                 /* backward with recompute: compute + TP + CP + sharding */
     double w;                 /* the weight-gradient GEMMs inside b (zero bubble's W) */
 } stage_time;
 
-static void stage_time_of(const layer_cost *lc, double n, int last, double head_f, double head_b,
-                          stage_time *st)
+/* Sharded data parallelism's collectives during one microbatch of a stage
+ * (ZeRO-3 / FSDP FULL_SHARD, FSDP SHARD_GRAD_OP, and gradients reduced every
+ * microbatch). Per layer the forward all-gathers the layer's weights over the
+ * shard group, the backward all-gathers them again (parameters sharded at
+ * rest), once more for the recomputed forward where the stack re-gathers,
+ * and reduce-scatters the layer's gradients (Rajbhandari et al. 2020, Sec.
+ * 5; PyTorch FSDP docs). With prefetch each layer's collectives run behind
+ * the neighbouring layer's compute (Zhao et al. 2023, PyTorch FSDP, Sec.
+ * 3.3: backward prefetch), so a layer exposes only what its compute does not
+ * cover, plus the first gather of the forward and the last reduce-scatter of
+ * the backward, which nothing covers. Without overlap everything is exposed.
+ * Collective times include the ring's (n - 1) hop latencies (plan_hw.c),
+ * which dominate per-layer messages across hundreds of ranks. */
+typedef struct zero_mb {
+    double fwd_s, bwd_s;      /* exposed, whole stage */
+    double total_s;           /* all of it, hidden or not */
+} zero_mb;
+
+static void zero_microbatch(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                            const plan__span *sp_g, const layer_cost *lc, int layers,
+                            zero_mb *z)
+{
+    const plan_framework *fw = plan_framework_get(l->framework);
+    memset(z, 0, sizeof *z);
+    if (l->dp * l->cp <= 1 || layers <= 0)
+        return;
+    int gathers_f = l->sharding == PLAN_SHARD_PARAMS ||
+                    (l->sharding == PLAN_SHARD_GRADIENTS && fw->zero2_gathers);
+    int gathers_b = l->sharding == PLAN_SHARD_PARAMS;
+    int regather = gathers_b && fw->zero3_regather && l->recompute == PLAN_RECOMP_FULL;
+    int rs_mb = l->sharding >= PLAN_SHARD_GRADIENTS && fw->sync_sharded == PLAN_SYNC_PER_MICROBATCH;
+    if (!gathers_f && !rs_mb)
+        return;
+    double P = (double)m->params_layer / l->tp;
+    double ag = gathers_f ? plan__allgather_s(c, sp_g, elem_bytes(l) * P) : 0.0;
+    double rs = rs_mb ? plan__allgather_s(c, sp_g, (l->fp32_grads ? 4.0 : elem_bytes(l)) * P) : 0.0;
+    double cf = ag, cb = (gathers_b ? ag : 0.0) + (regather ? ag : 0.0) + rs;
+    double n = layers;
+    z->total_s = n * (cf + cb);
+    double f = lc->fwd_comp_s + lc->tp_fwd_s;
+    double b = lc->bwd_comp_s + lc->recomp_comp_s + lc->tp_bwd_s + lc->tp_recomp_s;
+    if (!l->dp_overlap || !fw->zero3_prefetch) {
+        z->fwd_s = n * cf;
+        z->bwd_s = n * cb;
+        return;
+    }
+    z->fwd_s = cf + (n - 1.0) * fmax(0.0, cf - f);
+    z->bwd_s = n * fmax(0.0, cb - b) + rs;
+}
+
+static void stage_time_of(const layer_cost *lc, const zero_mb *z, double n, int last,
+                          double head_f, double head_b, stage_time *st)
 {
     st->comp = n * (lc->fwd_comp_s + lc->bwd_comp_s + lc->recomp_comp_s) +
                (last ? head_f + head_b : 0.0);
     st->tp = n * (lc->tp_fwd_s + lc->tp_bwd_s + lc->tp_recomp_s);
     st->cp = n * (lc->cp_fwd_s + lc->cp_bwd_s);
-    st->f = n * (lc->fwd_comp_s + lc->tp_fwd_s + lc->cp_fwd_s) + (last ? head_f : 0.0);
-    st->b = st->comp + st->tp + st->cp - st->f;
+    st->zero = z->fwd_s + z->bwd_s;
+    st->f = n * (lc->fwd_comp_s + lc->tp_fwd_s + lc->cp_fwd_s) + (last ? head_f : 0.0) + z->fwd_s;
+    st->b = st->comp + st->tp + st->cp + st->zero - st->f;
     /* backward GEMMs are the input-gradient and the weight-gradient product,
      * each the size of the forward one (Qi et al. 2023, Sec. 2) */
     st->w = n * lc->gemm_fwd_s + (last ? head_b / 2.0 : 0.0);
@@ -487,19 +600,37 @@ static double pipeline_s(const plan_layout *l, double maxT, double sumT)
     }
 }
 
-/* All-reduce time of a rank's gradients in buckets: count, full, last. */
+/* Does the step end with a gradient sync of its own? Not when gradients are
+ * reduce-scattered every microbatch (zero_microbatch does that). */
+static int step_sync(const plan_layout *l)
+{
+    const plan_framework *fw = plan_framework_get(l->framework);
+    return l->dp * l->cp > 1 &&
+           !(l->sharding >= PLAN_SHARD_GRADIENTS && fw->sync_sharded == PLAN_SYNC_PER_MICROBATCH);
+}
+
+/* The once-per-step gradient sync of a rank's gradients in buckets: count,
+ * full, last. Each bucket is all-reduced; with a sharded optimizer whose
+ * parameter all-gather runs behind the next forward (Megatron-Core's
+ * distributed optimizer with --overlap-param-gather) only the reduce-scatter
+ * half is on the step's path; otherwise reduce-scatter + all-gather cost an
+ * all-reduce (nccl-tests PERFORMANCE.md: the same bus traffic). */
 static void dp_buckets(const plan_cluster *c, const plan_layout *l, const plan__span *sp,
                        double grad_bytes, plan_stage_cost *sc)
 {
     sc->dp_buckets = 0;
     sc->dp_bucket_s = sc->dp_last_bucket_s = 0.0;
-    if (l->dp * l->cp <= 1 || grad_bytes <= 0)
+    if (!step_sync(l) || grad_bytes <= 0)
         return;
+    const plan_framework *fw = plan_framework_get(l->framework);
+    int rs_only = l->sharding >= PLAN_SHARD_OPTIMIZER && fw->param_gather_overlap;
+    double (*coll)(const plan_cluster *, const plan__span *, double) =
+        rs_only ? plan__allgather_s : plan__allreduce_s;
     double bucket = l->dp_bucket_bytes > 0 ? fmin(l->dp_bucket_bytes, grad_bytes) : grad_bytes;
     double full = floor(grad_bytes / bucket), rest = grad_bytes - full * bucket;
     sc->dp_buckets = (int)full + (rest > 0);
-    sc->dp_bucket_s = plan__allreduce_s(c, sp, bucket);
-    sc->dp_last_bucket_s = rest > 0 ? plan__allreduce_s(c, sp, rest) : sc->dp_bucket_s;
+    sc->dp_bucket_s = coll(c, sp, bucket);
+    sc->dp_last_bucket_s = rest > 0 ? coll(c, sp, rest) : sc->dp_bucket_s;
 }
 
 int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
@@ -585,22 +716,29 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
      * parallelism shards it, and Megatron's scatter/gather optimisation sends
      * 1/t from each TP rank and all-gathers over NVLink (Narayanan et al.
      * 2021, Sec. 4.1). */
-    double p2p_bytes = PLAN_BYTES_HALF * T * (double)m->hidden / l->tp;
+    double p2p_bytes = elem_bytes(l) * T * (double)m->hidden / l->tp;
     double p2p = l->pp > 1 ? plan__p2p_s(c, sp_p.nodes == 1, p2p_bytes) : 0.0;
 
-    double maxT = 0, sumT = 0;
-    double crit_comp = 0, crit_tp = 0, crit_cp = 0, crit_pp = 0, crit_f = 0, crit_b = 0;
+    plan__span sp_g = {sp_d.ranks_per_node * sp_c.ranks_per_node, sp_d.nodes * sp_c.nodes};
+    double maxT = 0, sumT = 0, zero_total = 0;
+    double crit_comp = 0, crit_tp = 0, crit_cp = 0, crit_pp = 0, crit_zero = 0, crit_f = 0,
+           crit_b = 0;
     for (int i = 0; i < l->pp; i++) {
         stage_time st;
-        stage_time_of(&lc, est->stage_layers[i], i == l->pp - 1, head_f, head_b, &st);
+        zero_mb z;
+        zero_microbatch(m, c, l, &sp_g, &lc, est->stage_layers[i], &z);
+        stage_time_of(&lc, &z, est->stage_layers[i], i == l->pp - 1, head_f, head_b, &st);
         double pp = stage_p2p_s(l, &st, p2p);
-        double Ti = st.comp + st.tp + st.cp + pp;
+        double Ti = st.comp + st.tp + st.cp + st.zero + pp;
         sumT += Ti;
+        if (i == 0)
+            zero_total = z.total_s;
         if (Ti > maxT) {
             maxT = Ti;
             crit_comp = st.comp;
             crit_tp = st.tp;
             crit_cp = st.cp;
+            crit_zero = st.zero;
             crit_pp = pp;
             crit_f = st.f;
             crit_b = st.b;
@@ -622,30 +760,22 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
      * stream. With overlap the buckets become ready evenly over the last
      * backward op (span B), so the sync ends at max(B/n + t_dp, B + t_last):
      * the bound for the first bucket and for the last one (the finish time
-     * of bucket k is linear in k); the simulator plays the same rule out. */
-    plan__span sp_g = {sp_d.ranks_per_node * sp_c.ranks_per_node, sp_d.nodes * sp_c.nodes};
+     * of bucket k is linear in k); the simulator plays the same rule out.
+     * Gradients reduced every microbatch (zero_microbatch) are in the
+     * stages' times already: their exposed part is counted here too. */
     plan_stage_cost b0;
-    dp_buckets(c, l, &sp_g, (l->fp32_grads ? 4.0 : GRAD_BYTES) *
+    dp_buckets(c, l, &sp_g, (l->fp32_grads ? 4.0 : elem_bytes(l)) *
                                 stage_params(m, l, 0, est->stage_layers[0]), &b0);
     double t_dp = b0.dp_buckets > 0 ? (b0.dp_buckets - 1) * b0.dp_bucket_s + b0.dp_last_bucket_s : 0.0;
     double last_b = est->stage_layers[0] * (lc.bwd_comp_s + lc.recomp_comp_s + lc.tp_bwd_s) /
                     l->virtual_stages;
     double exposed;
-    if (l->sharding == PLAN_SHARD_PARAMS && l->dp * l->cp > 1) {
-        /* ZeRO-3: all-gather weights for forward and backward and
-         * reduce-scatter gradients every microbatch (1.5x an all-reduce),
-         * prefetched behind that microbatch's compute. */
-        double per_mb = 1.5 * t_dp;
-        double stage0 = est->stage_layers[0] * (lc.fwd_comp_s + lc.bwd_comp_s + lc.recomp_comp_s);
-        exposed = mb * fmax(0.0, per_mb - stage0);
-        t_dp = mb * per_mb;
-    } else if (l->dp_overlap && b0.dp_buckets > 0) {
+    if (l->dp_overlap && b0.dp_buckets > 0)
         exposed = fmax(b0.dp_last_bucket_s, t_dp + last_b / b0.dp_buckets - last_b);
-    } else {
+    else
         exposed = t_dp;
-    }
-    tm->dp_total_s = t_dp;
-    tm->dp_exposed_s = exposed;
+    tm->dp_total_s = t_dp + mb * zero_total;
+    tm->dp_exposed_s = exposed + mb * crit_zero;
 
     /* Optimizer step over the largest local shard. */
     double P_local = 0;
@@ -656,7 +786,9 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
     }
     if (l->sharding >= PLAN_SHARD_OPTIMIZER)
         P_local /= shard_degree(l);
-    tm->optimizer_s = plan__mem_s(c, ADAM_BYTES_PER_PARAM * P_local);
+    tm->optimizer_s = plan__mem_s(c, (l->precision == PLAN_PREC_FP32 ? ADAM_BYTES_FP32
+                                                                      : ADAM_BYTES_PER_PARAM) *
+                                         P_local);
     tm->step_s = tm->compute_s + tm->tp_comm_s + tm->cp_comm_s + tm->pp_comm_s + tm->bubble_s +
                  tm->dp_exposed_s + tm->optimizer_s;
 
@@ -802,7 +934,7 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
     head_times(m, c, l, &head_f, &head_b);
 
     double T = tokens_per_mb(m, l), v = l->virtual_stages;
-    out->p2p_bytes = PLAN_BYTES_HALF * T * (double)m->hidden / l->tp;
+    out->p2p_bytes = elem_bytes(l) * T * (double)m->hidden / l->tp;
     out->p2p_intra_bps = c->inst->nvlink_bps * plan__p2p_eff(c->intra_curve, out->p2p_bytes);
     out->p2p_net_bps = c->inst->net_bps / c->inst->gpus_per_node *
                        plan__p2p_eff(c->net_curve, out->p2p_bytes);
@@ -814,25 +946,23 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
         plan_stage_cost *sc = &out->stage[i];
         int last = i == l->pp - 1, n = est->stage_layers[i];
         stage_time st;
-        stage_time_of(&lc, n, last, head_f, head_b, &st);
+        zero_mb z;
+        zero_microbatch(m, c, l, &sp_g, &lc, n, &z);
+        stage_time_of(&lc, &z, n, last, head_f, head_b, &st);
         sc->layers = n;
         sc->fwd_s = st.f / v;
         sc->bwd_s = st.b / v;
         sc->bwd_weight_s = st.w / v;
-        sc->fwd_comm_s = n * (lc.tp_fwd_s + lc.cp_fwd_s) / v;
-        sc->bwd_comm_s = n * (lc.tp_bwd_s + lc.tp_recomp_s + lc.cp_bwd_s) / v;
+        sc->fwd_comm_s = (n * (lc.tp_fwd_s + lc.cp_fwd_s) + z.fwd_s) / v;
+        sc->bwd_comm_s = (n * (lc.tp_bwd_s + lc.tp_recomp_s + lc.cp_bwd_s) + z.bwd_s) / v;
         sc->act_bytes = n * lc.act_stored_bytes / v;
         double P = stage_params(m, l, i, n);
-        sc->grad_bytes = (l->fp32_grads ? 4.0 : GRAD_BYTES) * P;
+        sc->grad_bytes = (l->fp32_grads ? 4.0 : elem_bytes(l)) * P;
         plan_mem mem;
         stage_memory(m, c, l, &lc, i, n, &mem);
         sc->static_bytes = mem.total_bytes - mem.activations_bytes - mem.allocator_bytes;
         sc->node = (int)((long)i * stride_p / c->inst->gpus_per_node);
         dp_buckets(c, l, &sp_g, sc->grad_bytes, sc);
-    }
-    if (l->sharding == PLAN_SHARD_PARAMS && l->dp * l->cp > 1) {
-        out->zero3 = 1;
-        out->zero3_mb_s = est->time.dp_total_s / l->microbatches; /* already 1.5 all-reduces */
     }
     free(est);
     return ST_OK;

@@ -16,8 +16,10 @@
  * 14400 (1800 per rank at TP 8) ran at 94 TFLOP/s where 13824 (1728 = 27 x
  * 64) ran at 120 (bigscience tr11-176B-ml chronicles-prequel.md, "tile and
  * wave quantization"). gemm_eff_max, gemm_dim_half, misaligned_factor and
- * align_partial_factor are per GPU type in the catalog and are fitted to
- * published runs (smdplan calibrate).
+ * align_partial_factor are per GPU chip in the catalog; gemm_eff_max (and
+ * fp8_gemm_eff for FP8 GEMMs on the FP8 peak) and hbm_eff are the
+ * efficiencies in force on the cluster (plan_cluster.eff): fitted per
+ * (framework, chip) by smdplan calibrate, else the chip's own.
  * Elementwise kernels run at hbm_eff of HBM bandwidth.
  *
  * Communication. Alpha-beta costs (Hockney 1994) with bus bandwidths as
@@ -49,10 +51,20 @@ static int aligned(double d, double elems)
 
 double plan__gemm_s(const plan_cluster *c, double m, double n, double k, double batch)
 {
+    return plan__gemm_prec_s(c, m, n, k, batch, 0);
+}
+
+double plan__gemm_prec_s(const plan_cluster *c, double m, double n, double k, double batch, int fp8)
+{
     const plan_gpu *g = c->gpu;
     if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
         return 0.0;
-    double eff = g->gemm_eff_max * dim_eff(m, g->gemm_dim_half) * dim_eff(n, g->gemm_dim_half) *
+    /* FP8 GEMMs (Transformer Engine) run on the FP8 tensor-core peak at
+     * their own fitted fraction of it; operands are 1 byte. */
+    fp8 = fp8 && g->fp8_peak_flops > 0;
+    double peak = fp8 ? g->fp8_peak_flops : g->peak_flops;
+    double e_max = fp8 ? c->eff.fp8_gemm_eff : c->eff.gemm_eff_max;
+    double eff = e_max * dim_eff(m, g->gemm_dim_half) * dim_eff(n, g->gemm_dim_half) *
                  dim_eff(k, g->gemm_dim_half);
     double best = g->gemm_align_bytes / PLAN_BYTES_HALF; /* elements */
     if (!(aligned(m, 8.0) && aligned(n, 8.0) && aligned(k, 8.0)))
@@ -60,15 +72,16 @@ double plan__gemm_s(const plan_cluster *c, double m, double n, double k, double 
     else if (best > 8.0 && !(aligned(m, best) && aligned(n, best) && aligned(k, best)))
         eff *= g->align_partial_factor;
     double flops = 2.0 * m * n * k * batch;
-    double t_math = flops / (g->peak_flops * eff);
-    double bytes = PLAN_BYTES_HALF * (m * k + k * n + m * n) * batch;
-    double t_mem = bytes / (g->hbm_bps * g->hbm_eff);
+    double t_math = flops / (peak * eff);
+    double bytes = (fp8 ? 1.0 : PLAN_BYTES_HALF) * (m * k + k * n) * batch +
+                   PLAN_BYTES_HALF * m * n * batch;
+    double t_mem = bytes / (g->hbm_bps * c->eff.hbm_eff);
     return t_math > t_mem ? t_math : t_mem;
 }
 
 double plan__mem_s(const plan_cluster *c, double bytes)
 {
-    return bytes / (c->gpu->hbm_bps * c->gpu->hbm_eff);
+    return bytes / (c->gpu->hbm_bps * c->eff.hbm_eff);
 }
 
 int plan__stride_of(const plan_layout *l, char dim)

@@ -45,6 +45,8 @@ int plan__stride_of(const plan_layout *l, char dim);
 
 /* Time of one GEMM of m x k by k x n, batch times, on c's GPU, seconds. */
 double plan__gemm_s(const plan_cluster *c, double m, double n, double k, double batch);
+/* The same with FP8 operands when fp8 (and the GPU has FP8 tensor cores). */
+double plan__gemm_prec_s(const plan_cluster *c, double m, double n, double k, double batch, int fp8);
 
 /* Time of an elementwise (memory-bound) kernel moving bytes, seconds. */
 double plan__mem_s(const plan_cluster *c, double bytes);

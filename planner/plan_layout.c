@@ -3,6 +3,7 @@
  * and the default global batch.
  */
 #include "planner/plan.h"
+#include "planner/plan_framework.h"
 
 #include <math.h>
 #include <string.h>
@@ -24,6 +25,11 @@ static const char *const shard_names[PLAN_SHARD__COUNT] = {
     [PLAN_SHARD_OPTIMIZER] = "optimizer",
     [PLAN_SHARD_GRADIENTS] = "gradients",
     [PLAN_SHARD_PARAMS] = "params",
+};
+static const char *const prec_names[PLAN_PREC__COUNT] = {
+    [PLAN_PREC_BF16] = "bf16",
+    [PLAN_PREC_FP8] = "fp8",
+    [PLAN_PREC_FP32] = "fp32",
 };
 static const char *const obj_names[PLAN_OBJ__COUNT] = {
     [PLAN_OBJ_TIME] = "time",
@@ -55,6 +61,10 @@ const char *plan_recompute_name(plan_recompute r)
 const char *plan_sharding_name(plan_sharding s)
 {
     return (unsigned)s < PLAN_SHARD__COUNT ? shard_names[s] : "?";
+}
+const char *plan_precision_name(plan_precision p)
+{
+    return (unsigned)p < PLAN_PREC__COUNT ? prec_names[p] : "?";
 }
 const char *plan_objective_name(plan_objective o)
 {
@@ -122,6 +132,18 @@ int plan_sharding_parse(const char *s, plan_sharding *out, st_err *err)
     return rc;
 }
 
+int plan_precision_parse(const char *s, plan_precision *out, st_err *err)
+{
+    int v = 0;
+    /* fp16 mixed precision costs what bf16 does (same tensor-core peak) */
+    if (s && strcasecmp(s, "fp16") == 0)
+        s = "bf16";
+    int rc = parse_name("--precision", s, prec_names, PLAN_PREC__COUNT, &v, err);
+    if (rc == ST_OK)
+        *out = (plan_precision)v;
+    return rc;
+}
+
 int plan_objective_parse(const char *s, plan_objective *out, st_err *err)
 {
     int v = 0;
@@ -176,12 +198,10 @@ void plan_layout_default(plan_layout *l)
     l->recompute_group = 1;
     l->sharding = PLAN_SHARD_NONE;
     memcpy(l->placement, "DPT", 4);
-    l->flash_attention = 1;
-    l->dp_overlap = 1;
-    /* Megatron-Core's DDP bucket: 40M parameters of 2-byte gradients
-     * (DistributedDataParallelConfig.bucket_size default). */
-    l->dp_bucket_bytes = 40e6 * 2.0;
     l->global_batch = 1;
+    l->precision = PLAN_PREC_BF16;
+    /* the default framework's behaviour (attention kernel, overlaps, buckets) */
+    plan_framework_apply(plan_framework_get(PLAN_FW_DEFAULT), PLAN_FW_DEFAULT, l);
 }
 
 void plan_config_default(plan_config *cfg)
@@ -193,8 +213,14 @@ void plan_config_default(plan_config *cfg)
     cfg->sequence_parallel = -1;
     cfg->offload_activations = -1;
     cfg->prescaled_batch = -1;
-    cfg->flash_attention = 1;
-    cfg->dp_overlap = 1;
+    cfg->flash_attention = -1;
+    cfg->dp_overlap = -1;
+    cfg->fp32_grads = -1;
+    cfg->tp_overlap = -1;
+    cfg->pp_overlap = -1;
+    cfg->launch_blocking = -1;
+    cfg->framework = PLAN_FW_DEFAULT;
+    cfg->precision = -1;
     cfg->objective = PLAN_OBJ_TIME;
     cfg->top_k = 5;
 }
@@ -224,6 +250,8 @@ void plan_config_from_layout(plan_config *cfg, const plan_layout *l)
     cfg->pp_overlap = l->pp_overlap;
     cfg->dp_bucket_bytes = l->dp_bucket_bytes;
     cfg->launch_blocking = l->launch_blocking;
+    cfg->framework = l->framework;
+    cfg->precision = (int)l->precision;
     memcpy(cfg->placement, l->placement, 4);
     cfg->global_batch = l->global_batch;
     cfg->top_k = 1;

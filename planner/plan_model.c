@@ -9,6 +9,10 @@
  *   Embedding V*h + s*h (learned positions), final LayerNorm 2h, LM head tied.
  * Llama (Touvron et al. 2023): per layer
  *   q, o: h*h each; k, v: h*kv*d each; SwiGLU MLP 3*h*f; two RMSNorms h each; no biases.
+ * The MLP's matrix count follows the model's MLP (plan_mlp), not its
+ * attention: a gated MLP has three h x f matrices (Shazeer 2020, GLU
+ * variants), a plain one two (Nemotron-4's squared ReLU is plain and its
+ * attention grouped).
  *   Embedding V*h, untied LM head V*h, final RMSNorm h.
  *   Check: Llama-2-7B (h 4096, f 11008, l 32, V 32000) = 6,738,415,616.
  *
@@ -27,11 +31,16 @@ int64_t plan_model_head_dim(const plan_model *m)
     return m->hidden / m->heads;
 }
 
+int plan_model_gated(const plan_model *m)
+{
+    return m->mlp == PLAN_MLP_GATED || (m->mlp == PLAN_MLP_ARCH && m->arch == PLAN_ARCH_LLAMA);
+}
+
 int64_t plan_model_layer_matmul_params(const plan_model *m)
 {
     int64_t h = m->hidden, d = plan_model_head_dim(m), kvd = m->kv_heads * d;
     int64_t attn = h * (h + 2 * kvd) + h * h;
-    int64_t mlp = (m->arch == PLAN_ARCH_LLAMA ? 3 : 2) * h * m->ffn;
+    int64_t mlp = (plan_model_gated(m) ? 3 : 2) * h * m->ffn;
     return attn + mlp;
 }
 
@@ -66,19 +75,24 @@ int plan_model_finish(plan_model *m, st_err *err)
         return ST_RAISE(err, ST_EINVAL, "kv-heads %lld: must divide heads %lld",
                         (long long)m->kv_heads, (long long)m->heads);
 
+    if ((unsigned)m->mlp > PLAN_MLP_GATED)
+        return ST_RAISE(err, ST_EINVAL, "mlp %d: allowed are plain, gated", (int)m->mlp);
+    if (m->mlp == PLAN_MLP_ARCH)
+        m->mlp = m->arch == PLAN_ARCH_LLAMA ? PLAN_MLP_GATED : PLAN_MLP_PLAIN;
     int64_t h = m->hidden, f = m->ffn, V = m->vocab, s = m->seq;
     int64_t d = h / m->heads, kvd = m->kv_heads * d;
+    int64_t nmat = plan_model_gated(m) ? 3 : 2;
     if (m->arch == PLAN_ARCH_GPT) {
         int64_t qkv = h * (h + 2 * kvd) + (h + 2 * kvd);
         int64_t proj = h * h + h;
-        int64_t mlp = h * f + f + f * h + h;
+        int64_t mlp = nmat * h * f + (nmat - 1) * f + h;
         int64_t norms = 2 * 2 * h;
         m->params_layer = qkv + proj + mlp + norms;
         m->params_embedding = V * h + s * h;
         m->params_final_norm = 2 * h;
     } else {
         int64_t attn = 2 * h * h + 2 * h * kvd;
-        int64_t mlp = 3 * h * f;
+        int64_t mlp = nmat * h * f;
         int64_t norms = 2 * h;
         m->params_layer = attn + mlp + norms;
         m->params_embedding = V * h;

@@ -20,8 +20,10 @@
  * the result holds a fixed top-k array.
  */
 #include "planner/plan_int.h"
+#include "planner/plan_framework.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -93,6 +95,7 @@ typedef struct search_ctx {
     const plan_model *m;
     const plan_cluster *c;
     const plan_config *cfg;
+    const plan_framework *fw;
     plan_result *res;
     int k;
     st_err *err;
@@ -149,12 +152,22 @@ static void count(search_ctx *x, const plan_candidate *cand)
 static int search_inner(search_ctx *x, plan_layout *l)
 {
     const plan_config *cfg = x->cfg;
+    const plan_framework *fw = x->fw;
     int p = l->pp, m = l->microbatches;
     plan_candidate cand;
+    /* what the framework runs with this layout's degrees */
+    unsigned shardings = fw->shardings;
+    if (p > 1)
+        shardings &= fw->shardings_with_pp;
+    if (l->tp > 1)
+        shardings &= fw->shardings_with_tp;
+    if (l->dp * l->cp == 1)
+        shardings = 1u << PLAN_SHARD_NONE; /* nothing to shard over */
 
     for (int s = 0; s < PLAN_SCHED__COUNT; s++) {
         if (cfg->schedule >= 0 ? s != cfg->schedule
                                : ((p == 1 && s != PLAN_SCHED_INTERLEAVED) ||
+                                  (p > 1 && !(fw->schedules & (1u << s))) ||
                                   (p > 1 && cfg->schedule_mask && !(cfg->schedule_mask & (1u << s)))))
             continue;
         static const int vs_search[] = {2, 4, 8};
@@ -171,7 +184,7 @@ static int search_inner(search_ctx *x, plan_layout *l)
             int caps[2], ncap = 0;
             if (cfg->active_microbatches > 0)
                 caps[ncap++] = cfg->active_microbatches;
-            else if (s == PLAN_SCHED_VIRTUAL || s == PLAN_SCHED_ZB_H1)
+            else if (!fw->active_cap || s == PLAN_SCHED_VIRTUAL || s == PLAN_SCHED_ZB_H1)
                 caps[ncap++] = m; /* SMP's cap is a knob of its own schedules only */
             else {
                 caps[ncap++] = p + 2; /* SMP default: partitions + 2 */
@@ -181,16 +194,17 @@ static int search_inner(search_ctx *x, plan_layout *l)
             for (int ic = 0; ic < ncap; ic++) {
                 for (int r = 0; r < PLAN_RECOMP__COUNT; r++) {
                     if (cfg->recompute >= 0 ? r != cfg->recompute
-                                            : (r == PLAN_RECOMP_SELECTIVE && l->flash_attention))
+                                            : (!(fw->recomputes & (1u << r)) ||
+                                               (r == PLAN_RECOMP_SELECTIVE && l->flash_attention)))
                         continue; /* a fused attention kernel already recomputes its core */
                     int group = cfg->recompute_group > 0 ? cfg->recompute_group : 1;
                     for (int sh = 0; sh < PLAN_SHARD__COUNT; sh++) {
-                        if (cfg->sharding >= 0 ? sh != cfg->sharding
-                                               : (l->dp * l->cp == 1 && sh != PLAN_SHARD_NONE))
+                        if (cfg->sharding >= 0 ? sh != cfg->sharding : !(shardings & (1u << sh)))
                             continue;
                         for (int off = 0; off <= 1; off++) {
-                            if (cfg->offload_activations >= 0 ? off != cfg->offload_activations
-                                                              : (off && !(r == PLAN_RECOMP_FULL && p > 1)))
+                            if (cfg->offload_activations >= 0
+                                    ? off != cfg->offload_activations
+                                    : (off && !(fw->offload && r == PLAN_RECOMP_FULL && p > 1)))
                                 continue;
                             l->schedule = (plan_schedule)s;
                             l->virtual_stages = vs[iv];
@@ -215,13 +229,67 @@ static int search_inner(search_ctx *x, plan_layout *l)
 
 static const char *const all_placements[] = {"DPT", "PDT", "DTP", "PTD", "TDP", "TPD"};
 
+/* Knobs the user fixed must be ones the framework has: say which and what
+ * it allows, rather than search nothing. */
+static int check_fixed(const plan_framework *fw, const plan_cluster *c, const plan_config *cfg,
+                       st_err *err)
+{
+    char list[96] = "";
+    if (cfg->schedule >= 0 && !(fw->schedules & (1u << cfg->schedule))) {
+        for (int s = 0; s < PLAN_SCHED__COUNT; s++)
+            if (fw->schedules & (1u << s)) {
+                size_t n = strlen(list);
+                snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "",
+                         plan_schedule_name((plan_schedule)s));
+            }
+        return ST_RAISE(err, ST_EINVAL, "--schedule %s: %s runs %s",
+                        plan_schedule_name((plan_schedule)cfg->schedule), fw->label, list);
+    }
+    if (cfg->sharding >= 0 && !(fw->shardings & (1u << cfg->sharding)))
+        return ST_RAISE(err, ST_EINVAL, "--sharding %s: not a sharding %s has",
+                        plan_sharding_name((plan_sharding)cfg->sharding), fw->label);
+    if (cfg->recompute >= 0 && !(fw->recomputes & (1u << cfg->recompute)))
+        return ST_RAISE(err, ST_EINVAL, "--recompute %s: %s does not recompute that way",
+                        plan_recompute_name((plan_recompute)cfg->recompute), fw->label);
+    if (cfg->recompute_group > 1 && !fw->recompute_groups)
+        return ST_RAISE(err, ST_EINVAL, "--recompute-group %d: %s checkpoints every layer",
+                        cfg->recompute_group, fw->label);
+    if (cfg->cp > 1 && !fw->context_parallel)
+        return ST_RAISE(err, ST_EINVAL, "--cp %d: %s has no context parallelism", cfg->cp,
+                        fw->label);
+    if (cfg->sequence_parallel == 1 && !fw->sequence_parallel)
+        return ST_RAISE(err, ST_EINVAL, "--sequence-parallel on: %s has no sequence parallelism",
+                        fw->label);
+    if (cfg->offload_activations == 1 && !fw->offload)
+        return ST_RAISE(err, ST_EINVAL, "--offload on: %s does not offload activations", fw->label);
+    if (cfg->prescaled_batch == 1 && !fw->prescaled)
+        return ST_RAISE(err, ST_EINVAL, "--prescaled-batch on: an SMP knob %s does not have",
+                        fw->label);
+    if (cfg->active_microbatches > 0 && !fw->active_cap)
+        return ST_RAISE(err, ST_EINVAL,
+                        "--active-microbatches %d: an SMP knob %s does not have (it does not cap "
+                        "microbatches in flight)", cfg->active_microbatches, fw->label);
+    if (cfg->placement[0] && !fw->placement_search && strcmp(cfg->placement, fw->placement) != 0)
+        return ST_RAISE(err, ST_EINVAL, "--placement %s: %s places ranks in the order %s",
+                        cfg->placement, fw->label, fw->placement);
+    if (cfg->precision == PLAN_PREC_FP8 && !fw->fp8)
+        return ST_RAISE(err, ST_EINVAL, "--precision fp8: %s has no FP8 linears", fw->label);
+    if (cfg->precision == PLAN_PREC_FP8 && !(c->gpu->fp8_peak_flops > 0))
+        return ST_RAISE(err, ST_EINVAL, "--precision fp8: the %s has no FP8 tensor cores",
+                        c->gpu->name);
+    return ST_OK;
+}
+
 static int search_placements(search_ctx *x, plan_layout *l)
 {
     const plan_config *cfg = x->cfg;
     plan_layout seen[6];
     int nseen = 0;
+    /* a rank order the framework fixes is the only one (Megatron: TP innermost) */
+    const char *fixed = cfg->placement[0] ? cfg->placement
+                        : !x->fw->placement_search ? x->fw->placement : NULL;
     for (int ip = 0; ip < 6; ip++) {
-        const char *pl = cfg->placement[0] ? cfg->placement : all_placements[ip];
+        const char *pl = fixed ? fixed : all_placements[ip];
         memcpy(l->placement, pl, 4);
         int dup = 0;
         for (int j = 0; j < nseen && !dup; j++)
@@ -239,7 +307,7 @@ static int search_placements(search_ctx *x, plan_layout *l)
                     return rc;
             }
         }
-        if (cfg->placement[0])
+        if (fixed)
             break;
     }
     return ST_OK;
@@ -275,21 +343,36 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
         return ST_RAISE(err, ST_EINVAL, "tp x pp x dp x cp = %d, but %d x %s has %d GPUs", fixed,
                         c->nodes, c->inst->name, G);
 
+    if (cfg->framework < 0 || cfg->framework >= plan_nframeworks)
+        return ST_RAISE(err, ST_EINVAL, "framework %d: not a known framework", cfg->framework);
+    const plan_framework *fw = plan_framework_get(cfg->framework);
+    int rc = check_fixed(fw, c, cfg, err);
+    if (rc)
+        return rc;
     res->global_batch = cfg->global_batch > 0 ? cfg->global_batch : plan_default_global_batch(m, c);
     res->batch_defaulted = cfg->global_batch <= 0;
-    search_ctx x = {m, c, cfg, res, k, err};
+    search_ctx x = {m, c, cfg, fw, res, k, err};
 
     plan_layout l;
     plan_layout_default(&l);
     l.global_batch = res->global_batch;
-    l.flash_attention = cfg->flash_attention;
-    l.dp_overlap = cfg->dp_overlap;
-    l.fp32_grads = cfg->fp32_grads;
-    l.tp_overlap = cfg->tp_overlap;
-    l.pp_overlap = cfg->pp_overlap;
-    l.launch_blocking = cfg->launch_blocking;
+    plan_framework_apply(fw, cfg->framework, &l);
+    /* what the user set explicitly overrides the framework's behaviour */
+    if (cfg->flash_attention >= 0)
+        l.flash_attention = cfg->flash_attention;
+    if (cfg->dp_overlap >= 0)
+        l.dp_overlap = cfg->dp_overlap;
+    if (cfg->fp32_grads >= 0)
+        l.fp32_grads = cfg->fp32_grads;
+    if (cfg->tp_overlap >= 0)
+        l.tp_overlap = cfg->tp_overlap;
+    if (cfg->pp_overlap >= 0)
+        l.pp_overlap = cfg->pp_overlap;
+    if (cfg->launch_blocking >= 0)
+        l.launch_blocking = cfg->launch_blocking;
     if (cfg->dp_bucket_bytes > 0)
         l.dp_bucket_bytes = cfg->dp_bucket_bytes;
+    l.precision = cfg->precision >= 0 ? (plan_precision)cfg->precision : PLAN_PREC_BF16;
 
     int tp_max = cfg->allow_tp_across_nodes ? G : gpn;
     for (int tp = 1; tp <= tp_max; tp++) {
@@ -340,11 +423,25 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
                 l.cp = cp;
                 l.micro_batch = (int)mbs_list[im];
                 l.microbatches = (int)mb;
-                l.sequence_parallel = cfg->sequence_parallel >= 0 ? cfg->sequence_parallel : tp > 1;
-                l.prescaled_batch = cfg->prescaled_batch >= 0 ? cfg->prescaled_batch : tp > 1;
-                int rc = search_placements(&x, &l);
-                if (rc)
-                    return rc;
+                l.prescaled_batch = cfg->prescaled_batch >= 0 ? cfg->prescaled_batch
+                                                              : fw->prescaled && tp > 1;
+                /* sequence parallelism (SMP: optimize "memory") where the
+                 * framework has it: its default, and with TP the other
+                 * setting too when it is a choice (it trades memory) */
+                int sps[2], nsp = 0;
+                if (cfg->sequence_parallel >= 0)
+                    sps[nsp++] = cfg->sequence_parallel;
+                else {
+                    sps[nsp++] = fw->sequence_parallel && tp > 1 && fw->sp_default;
+                    if (fw->sequence_parallel && tp > 1 && !fw->sp_default)
+                        sps[nsp++] = 1;
+                }
+                for (int isp = 0; isp < nsp; isp++) {
+                    l.sequence_parallel = sps[isp];
+                    rc = search_placements(&x, &l);
+                    if (rc)
+                        return rc;
+                }
             }
         }
     }

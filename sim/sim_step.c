@@ -119,13 +119,6 @@ static double op_seconds(run *x, int stage, int kind)
     case SIM_OP_BWD_INPUT: d = sc->bwd_s - sc->bwd_weight_s; break;
     default: d = sc->bwd_weight_s; break;
     }
-    if (x->c->zero3) {
-        /* ZeRO-3 gathers this chunk's weights (and scatters its gradients)
-         * on the communication stream, prefetched behind the compute: only
-         * what the compute does not cover is exposed. */
-        double z = x->c->zero3_mb_s / (2.0 * x->v);
-        d += fmax(0.0, z - d);
-    }
     if (stage == x->cfg->straggler_stage)
         d *= x->cfg->straggler_factor;
     return d * sim_lognormal_factor(x->rng, x->cfg->jitter_sigma);

@@ -190,7 +190,9 @@ static void test_grid(void **state)
         if (i > 0)
             assert_true(cells[i - 1].tp < cells[i].tp ||
                         (cells[i - 1].tp == cells[i].tp && cells[i - 1].pp < cells[i].pp));
-        assert_true(cells[i].feasible && cells[i].step_s > 0);
+        /* a pair where nothing fits keeps its closest miss (SMP shards
+         * parameters only without a pipeline, so some pairs do not fit) */
+        assert_true(!cells[i].feasible || cells[i].step_s > 0);
         if (cells[i].tp == f->res.top[0].layout.tp && cells[i].pp == f->res.top[0].layout.pp) {
             found_best = 1;
             assert_true(cells[i].step_s == f->res.top[0].est.time.step_s);

@@ -50,6 +50,8 @@ static void make_cluster(plan_cluster *c, int nodes)
     c->net_curve = &flat;
     c->nodes = nodes;
     c->gpus = nodes * 8;
+    gpu.gemm_ceiling = 1.0;
+    plan_cluster_use(NULL, NULL, c); /* the GPU's own efficiencies */
 }
 
 static plan_model model_13(void)
@@ -481,6 +483,7 @@ static void search_ranks_and_fixes(void **state)
     cfg.schedule = PLAN_SCHED_INTERLEAVED;
     cfg.active_microbatches = 4;
     cfg.offload_activations = 0;
+    cfg.sequence_parallel = 0;
     cfg.placement[0] = 0;
     memcpy(cfg.placement, "DPT", 4);
     assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_OK);

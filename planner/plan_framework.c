@@ -1,0 +1,545 @@
+/*
+ * plan_framework.c: the training stacks smdplan plans for (see
+ * plan_framework.h): each profile's knobs, behaviour and defaults, and
+ * where each comes from.
+ *
+ * The table is the one place a stack's behaviour is written down; the
+ * search, the cost model, the emitters, validate and calibrate read it.
+ * Nothing here names a published source of measurements: a profile is
+ * selected by the framework a run names, or by --framework.
+ */
+#include "planner/plan_framework.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "planner/plan_int.h"
+
+#define B(x) (1u << (x))
+#define SCH_SMP (B(PLAN_SCHED_SIMPLE) | B(PLAN_SCHED_INTERLEAVED))
+#define SCH_MEGATRON (B(PLAN_SCHED_INTERLEAVED) | B(PLAN_SCHED_VIRTUAL))
+#define SCH_ALL (B(PLAN_SCHED_SIMPLE) | B(PLAN_SCHED_INTERLEAVED) | B(PLAN_SCHED_VIRTUAL) | \
+                 B(PLAN_SCHED_ZB_H1))
+#define SH_ALL (B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER) | B(PLAN_SHARD_GRADIENTS) | \
+                B(PLAN_SHARD_PARAMS))
+#define RC_ALL (B(PLAN_RECOMP_NONE) | B(PLAN_RECOMP_SELECTIVE) | B(PLAN_RECOMP_FULL))
+/* One gradient message for the whole buffer. */
+#define WHOLE_BUFFER 1e30
+
+const plan_framework plan_frameworks[] = {
+    /* ------------------------------------------------------------------ */
+    {
+        .key = "smp",
+        .family = PLAN_FW_SMP,
+        .label = "SageMaker model parallel v1",
+        .names = {"SageMaker model parallel", "smdistributed", "SMP v1", NULL},
+        .user = 1,
+        .schedules = SCH_SMP,
+        .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER) | B(PLAN_SHARD_PARAMS),
+        .shardings_with_pp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
+        .shardings_with_tp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER) | B(PLAN_SHARD_PARAMS),
+        .recomputes = RC_ALL,
+        .recompute_groups = 1,
+        .sequence_parallel = 1,
+        .context_parallel = 0,
+        .active_cap = 1,
+        .offload = 1,
+        .prescaled = 1,
+        .placement_search = 1,
+        .fp8 = 0,
+        .tp_max_in_node = 1,
+        .placement = "DPT",
+        .flash_attention = 0,
+        .dp_overlap = 1,
+        .dp_bucket_bytes = 25e6,
+        .sync_sharded = PLAN_SYNC_PER_MICROBATCH,
+        .param_gather_overlap = 0,
+        .tp_overlap = 0,
+        .pp_overlap = 0,
+        .zero3_prefetch = 1,
+        .zero3_regather = 1,
+        .fp32_grads = 0,
+        .launch_blocking = 0,
+        .host_op_s = PLAN__HOST_OP_S,
+        .local_batch = 0,
+        .recompute_default = PLAN_RECOMP_NONE,
+        .sharding_default = PLAN_SHARD_NONE,
+        .sp_default = 0,
+        .schedules_unknown = 0,
+        .doc = "SageMaker model parallelism library v1 parameters (sagemaker-python-sdk "
+               "doc/api/training/smd_model_parallel_general.rst): pipeline 'simple' or "
+               "'interleaved'; active_microbatches (default partitions + 2); "
+               "shard_optimizer_state; sharded_data_parallel_degree (v1.11+, not with "
+               "pipeline parallelism); optimize 'speed' keeps every TP rank's copy of the "
+               "replicated activations; prescaled_batch; placement_strategy 'cluster', "
+               "'spread' or an order of D, P, T; offload_activations with "
+               "activation_loading_horizon; activation checkpointing per module "
+               "(smp.set_activation_checkpointing, strategy 'each', 'contiguous', 'group_k'). "
+               "Gradient all-reduce overlapped with backward in DDP's 25 MB buckets",
+    },
+    /* ------------------------------------------------------------------ */
+    {
+        .key = "megatron",
+        .family = PLAN_FW_MEGATRON,
+        .label = "Megatron-Core (Megatron-LM, NeMo)",
+        .names = {"Megatron-Core", "NeMo/Megatron", "Megatron-LM", "Megatron", "NeMo", NULL},
+        .user = 1,
+        .schedules = SCH_MEGATRON,
+        .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
+        .shardings_with_pp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
+        .shardings_with_tp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
+        .recomputes = RC_ALL,
+        .recompute_groups = 1,
+        .sequence_parallel = 1,
+        .context_parallel = 1,
+        .active_cap = 0,
+        .offload = 0,
+        .prescaled = 0,
+        .placement_search = 0,
+        .fp8 = 1,
+        .tp_max_in_node = 1,
+        .placement = "PDT",
+        .flash_attention = 1,
+        .dp_overlap = 1,
+        .dp_bucket_bytes = 40e6 * 2.0,
+        .sync_sharded = PLAN_SYNC_PER_STEP,
+        .param_gather_overlap = 1,
+        .tp_overlap = 2,
+        .pp_overlap = 1,
+        .zero3_prefetch = 1,
+        .zero3_regather = 0,
+        .fp32_grads = 1,
+        .launch_blocking = 0,
+        .host_op_s = PLAN__HOST_OP_S,
+        .local_batch = 0,
+        .recompute_default = PLAN_RECOMP_NONE,
+        .sharding_default = PLAN_SHARD_OPTIMIZER,
+        .sp_default = 1,
+        .schedules_unknown = 0,
+        .doc = "Megatron-Core (megatron/training/arguments.py, NeMo performance recipes): "
+               "1F1B and interleaved virtual-stage schedules (no zero bubble); distributed "
+               "optimizer (--use-distributed-optimizer: gradients reduce-scattered, "
+               "parameters all-gathered, both overlapped with --overlap-grad-reduce and "
+               "--overlap-param-gather, buckets of 40M parameters); sequence parallelism "
+               "with TP; context parallelism; Transformer Engine fused attention and FP8; TP "
+               "communication overlapped with GEMMs (--tp-comm-overlap); p2p overlapped "
+               "with the interleaved schedule; bf16 gradients accumulated and reduced in "
+               "fp32 (arguments.py: bf16 sets accumulate_allreduce_grads_in_fp32); rank order "
+               "tp-cp-ep-dp-pp",
+    },
+    /* ------------------------------------------------------------------ */
+    {
+        .key = "megatron-2020",
+        .family = PLAN_FW_MEGATRON,
+        .label = "Megatron-LM 2020 (v1)",
+        .names = {"Megatron-LM (2020)", "Megatron-LM 2020", "Megatron-LM v1", NULL},
+        .user = 0,
+        .schedules = B(PLAN_SCHED_INTERLEAVED),
+        .shardings = B(PLAN_SHARD_NONE),
+        .shardings_with_pp = B(PLAN_SHARD_NONE),
+        .shardings_with_tp = B(PLAN_SHARD_NONE),
+        .recomputes = B(PLAN_RECOMP_NONE) | B(PLAN_RECOMP_FULL),
+        .recompute_groups = 0,
+        .tp_max_in_node = 1,
+        .placement = "PDT",
+        .flash_attention = 0,
+        .dp_overlap = 1,
+        .dp_bucket_bytes = 25e6,
+        .sync_sharded = PLAN_SYNC_PER_STEP,
+        .tp_overlap = 0,
+        .zero3_prefetch = 1,
+        .fp32_grads = 0,
+        .host_op_s = PLAN__HOST_OP_S,
+        .local_batch = 1,
+        .recompute_default = PLAN_RECOMP_FULL,
+        .sharding_default = PLAN_SHARD_NONE,
+        .doc = "Megatron-LM v1 (2020): examples/pretrain_gpt2.sh trains with "
+               "--checkpoint-activations; --batch-size is 'batch size per model instance', "
+               "global = local x data parallel, no gradient accumulation (arguments.py); "
+               "attention through the unfused scale-mask-softmax path; TP ranks innermost "
+               "(mpu/initialize.py); --DDP-impl torch: PyTorch DDP's 25 MB buckets "
+               "(bucket_cap_mb default) overlapped with the backward; no pipeline",
+    },
+    /* ------------------------------------------------------------------ */
+    {
+        .key = "megatron-2021",
+        .family = PLAN_FW_MEGATRON,
+        .label = "Megatron-LM 2021 (PTD-P)",
+        .names = {"Megatron-LM (PTD-P)", "PTD-P", "Megatron-LM 2021", NULL},
+        .user = 0,
+        .schedules = SCH_MEGATRON,
+        .shardings = B(PLAN_SHARD_NONE),
+        .shardings_with_pp = B(PLAN_SHARD_NONE),
+        .shardings_with_tp = B(PLAN_SHARD_NONE),
+        .recomputes = B(PLAN_RECOMP_NONE) | B(PLAN_RECOMP_FULL),
+        .recompute_groups = 0,
+        .tp_max_in_node = 1,
+        .placement = "PDT",
+        .flash_attention = 0,
+        .dp_overlap = 0,
+        .dp_bucket_bytes = WHOLE_BUFFER,
+        .sync_sharded = PLAN_SYNC_PER_STEP,
+        .tp_overlap = 0,
+        .zero3_prefetch = 1,
+        .fp32_grads = 0,
+        .host_op_s = PLAN__HOST_OP_S,
+        .recompute_default = PLAN_RECOMP_FULL,
+        .sharding_default = PLAN_SHARD_NONE,
+        .schedules_unknown = B(PLAN_SCHED_INTERLEAVED) | B(PLAN_SCHED_VIRTUAL),
+        .doc = "Narayanan et al. 2021 (Megatron-LM v2, PTD-P): 1F1B and the interleaved "
+               "schedule (Sec. 2.2); activation recomputation in every reported run (Sec. "
+               "3.5); the local DDP all-reduces its contiguous gradient buffer as one "
+               "message after the last microbatch's backward (train_step); no sequence "
+               "parallelism, no fused attention, no overlapped TP collectives (both "
+               "arrived in 2022, Korthikanti et al.); rank order TP, DP, PP from innermost",
+    },
+    /* ------------------------------------------------------------------ */
+    {
+        .key = "nemo-megatron",
+        .family = PLAN_FW_MEGATRON,
+        .label = "NeMo Megatron (2022-2023)",
+        .names = {"NeMo Megatron", "NeMo-Megatron", "NeMo 1", NULL},
+        .user = 0,
+        .schedules = SCH_MEGATRON,
+        .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
+        .shardings_with_pp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
+        .shardings_with_tp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
+        .recomputes = RC_ALL,
+        .recompute_groups = 1,
+        .sequence_parallel = 1,
+        .tp_max_in_node = 1,
+        .placement = "PDT",
+        .flash_attention = 0,
+        .dp_overlap = 1,
+        .dp_bucket_bytes = 40e6 * 2.0,
+        .sync_sharded = PLAN_SYNC_PER_STEP,
+        .tp_overlap = 1,
+        .pp_overlap = 0,
+        .zero3_prefetch = 1,
+        .fp32_grads = 1,
+        .host_op_s = PLAN__HOST_OP_S,
+        .recompute_default = PLAN_RECOMP_NONE,
+        .sharding_default = PLAN_SHARD_NONE,
+        .sp_default = 0,
+        .doc = "NeMo Megatron launcher (NeMo 1.x on Megatron-LM 2022-2023): Apex fused "
+               "softmax attention (no FlashAttention before mid-2023); the backward TP "
+               "all-reduce overlapped with the weight-gradient GEMM "
+               "(async_tensor_model_parallel_allreduce, Megatron-LM 2022); gradient "
+               "all-reduce overlapped with backward; bf16 gradients reduced in fp32; "
+               "sequence parallelism and selective recomputation available but set per "
+               "config",
+    },
+    /* ------------------------------------------------------------------ */
+    {
+        .key = "deepspeed",
+        .family = PLAN_FW_DEEPSPEED,
+        .label = "DeepSpeed (Megatron-DeepSpeed)",
+        .names = {"DeepSpeed", NULL},
+        .user = 1,
+        .schedules = B(PLAN_SCHED_INTERLEAVED),
+        .shardings = SH_ALL,
+        .shardings_with_pp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
+        .shardings_with_tp = SH_ALL,
+        .recomputes = B(PLAN_RECOMP_NONE) | B(PLAN_RECOMP_FULL),
+        .recompute_groups = 1,
+        .sequence_parallel = 0,
+        .offload = 0,
+        .tp_max_in_node = 1,
+        .placement = "PDT",
+        .flash_attention = 0,
+        .dp_overlap = 0,
+        .dp_bucket_bytes = 5e8 * 2.0,
+        .sync_sharded = PLAN_SYNC_PER_MICROBATCH,
+        .tp_overlap = 1,
+        .zero3_prefetch = 1,
+        .zero3_regather = 1,
+        .fp32_grads = 0,
+        .launch_blocking = 0,
+        .host_op_s = PLAN__HOST_OP_S,
+        .recompute_default = PLAN_RECOMP_FULL,
+        .sharding_default = PLAN_SHARD_OPTIMIZER,
+        .doc = "DeepSpeed: the pipeline engine runs 1F1B (deepspeed/runtime/pipe/schedule.py "
+               "TrainSchedule) and reduces gradients after the step's last backward "
+               "(ReduceGrads); ZeRO stages 2 and 3 do not combine with its pipeline "
+               "(runtime/pipe/engine.py asserts zero stage < 2); reduce_bucket_size 5e8 "
+               "elements; ZeRO-3 fetches parameters per module with prefetch and again "
+               "for the recomputed forward; Megatron-DeepSpeed trains with DeepSpeed "
+               "activation checkpointing and the 2022 Megatron layer (backward TP all-reduce "
+               "beside the weight-gradient GEMM), no sequence parallelism, no fused attention",
+    },
+    /* ------------------------------------------------------------------ */
+    {
+        .key = "fsdp",
+        .zero2_gathers = 1,
+        .family = PLAN_FW_FSDP,
+        .label = "PyTorch FSDP",
+        .names = {"FSDP", "llm-foundry", "torchtitan", "Composer", NULL},
+        .user = 1,
+        .schedules = B(PLAN_SCHED_INTERLEAVED),
+        .shardings = B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
+        .shardings_with_pp = 0,
+        .shardings_with_tp = 0,
+        .recomputes = B(PLAN_RECOMP_NONE) | B(PLAN_RECOMP_FULL),
+        .recompute_groups = 0,
+        .tp_max_in_node = 1,
+        .placement = "PDT",
+        .flash_attention = 1,
+        .dp_overlap = 1,
+        .dp_bucket_bytes = WHOLE_BUFFER,
+        .sync_sharded = PLAN_SYNC_PER_MICROBATCH,
+        .tp_overlap = 0,
+        .zero3_prefetch = 1,
+        .zero3_regather = 0,
+        .fp32_grads = 0,
+        .host_op_s = PLAN__HOST_OP_S,
+        .recompute_default = PLAN_RECOMP_NONE,
+        .sharding_default = PLAN_SHARD_PARAMS,
+        .doc = "PyTorch FSDP (torch.distributed.fsdp): FULL_SHARD all-gathers each wrapped "
+               "module's parameters before its forward and again before its backward and "
+               "reduce-scatters its gradients after; SHARD_GRAD_OP keeps the gathered "
+               "parameters from forward to backward; backward_prefetch BACKWARD_PRE issues "
+               "the next module's all-gather ahead, limit_all_gathers keeps at most two in "
+               "flight; activation checkpointing wraps the block inside the FSDP unit, so "
+               "the recomputed forward reuses the gathered parameters; llm-foundry trains "
+               "with FlashAttention",
+    },
+    /* ------------------------------------------------------------------ */
+    {
+        .key = "jax",
+        .family = PLAN_FW_JAX,
+        .label = "JAX/XLA (MaxText, Paxml)",
+        .names = {"MaxText", "Paxml", "Pax", "JAX", "XLA", NULL},
+        .user = 1,
+        .schedules = B(PLAN_SCHED_INTERLEAVED),
+        .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_PARAMS),
+        .shardings_with_pp = B(PLAN_SHARD_NONE),
+        .shardings_with_tp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_PARAMS),
+        .recomputes = RC_ALL,
+        .recompute_groups = 0,
+        .sequence_parallel = 1,
+        .fp8 = 1,
+        .tp_max_in_node = 1,
+        .placement = "PDT",
+        .flash_attention = 1,
+        .dp_overlap = 1,
+        .dp_bucket_bytes = WHOLE_BUFFER,
+        .sync_sharded = PLAN_SYNC_PER_MICROBATCH,
+        .tp_overlap = 0,
+        .zero3_prefetch = 1,
+        .zero3_regather = 1,
+        .fp32_grads = 0,
+        .host_op_s = 0.0,
+        .recompute_default = PLAN_RECOMP_NONE,
+        .sharding_default = PLAN_SHARD_PARAMS,
+        .doc = "JAX on XLA GPU (MaxText, Paxml): GSPMD shards parameters over the fsdp mesh "
+               "axis and all-gathers them per layer inside the scanned layer loop, gradients "
+               "reduce-scattered per microbatch; XLA compiles the step (no per-kernel host "
+               "time) and fuses elementwise ops into neighbouring kernels; cuDNN fused "
+               "attention; remat policies from none to full",
+    },
+    /* ------------------------------------------------------------------ */
+    {
+        .key = "smdplan",
+        .family = PLAN_FW_SMDPLAN,
+        .label = "smdplan executor",
+        .names = {"smdplan", NULL},
+        .user = 1,
+        .schedules = SCH_ALL,
+        .shardings = SH_ALL,
+        .shardings_with_pp = SH_ALL,
+        .shardings_with_tp = SH_ALL,
+        .recomputes = RC_ALL,
+        .recompute_groups = 1,
+        .sequence_parallel = 1,
+        .tp_max_in_node = 1,
+        .placement = "PDT",
+        .placement_search = 1,
+        .flash_attention = 0,
+        .dp_overlap = 1,
+        .dp_bucket_bytes = 40e6 * 2.0,
+        .sync_sharded = PLAN_SYNC_PER_STEP,
+        .tp_overlap = 0,
+        .zero3_prefetch = 0,
+        .zero3_regather = 1,
+        .fp32_grads = 0,
+        .host_op_s = 0.0,
+        .recompute_default = PLAN_RECOMP_NONE,
+        .sharding_default = PLAN_SHARD_NONE,
+        .doc = "smdplan's executor (exec/): every schedule of the shared generator "
+               "(sim_sched_ops), ZeRO-1/2/3, recomputation and sequence parallelism as the "
+               "plan says; C code, no interpreter between kernels",
+    },
+};
+const int plan_nframeworks = (int)(sizeof plan_frameworks / sizeof plan_frameworks[0]);
+
+static const char *const family_keys[PLAN_FW__COUNT] = {
+    [PLAN_FW_SMP] = "smp",         [PLAN_FW_MEGATRON] = "megatron", [PLAN_FW_DEEPSPEED] = "deepspeed",
+    [PLAN_FW_FSDP] = "fsdp",       [PLAN_FW_JAX] = "jax",           [PLAN_FW_SMDPLAN] = "smdplan",
+};
+
+const char *plan_fw_family_key(plan_fw_family f)
+{
+    return (unsigned)f < PLAN_FW__COUNT ? family_keys[f] : "?";
+}
+
+const plan_framework *plan_framework_get(int i)
+{
+    return &plan_frameworks[i >= 0 && i < plan_nframeworks ? i : PLAN_FW_DEFAULT];
+}
+
+const char *plan_framework_user_keys(void)
+{
+    static char keys[160];
+    if (!keys[0])
+        for (int i = 0; i < plan_nframeworks; i++)
+            if (plan_frameworks[i].user) {
+                size_t n = strlen(keys);
+                snprintf(keys + n, sizeof keys - n, "%s%s", n ? ", " : "", plan_frameworks[i].key);
+            }
+    return keys;
+}
+
+int plan_framework_find(const char *key, int *index, st_err *err)
+{
+    for (int i = 0; key && i < plan_nframeworks; i++)
+        if (strcasecmp(plan_frameworks[i].key, key) == 0) {
+            *index = i;
+            return ST_OK;
+        }
+    return ST_RAISE(err, ST_EINVAL, "--framework '%s': allowed are %s", key ? key : "",
+                    plan_framework_user_keys());
+}
+
+/* Case-insensitive substring test. */
+static int contains(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (const char *p = hay; *p; p++)
+        if (strncasecmp(p, needle, n) == 0)
+            return 1;
+    return 0;
+}
+
+int plan_framework_match(const char *text)
+{
+    if (!text || !*text)
+        return -1;
+    /* The most specific name first: a profile whose name is longer wins over
+     * a shorter one that also occurs ("Megatron-DeepSpeed" is DeepSpeed's,
+     * "NeMo Megatron (launcher)" is not Megatron-Core's). */
+    int best = -1;
+    size_t best_len = 0;
+    for (int i = 0; i < plan_nframeworks; i++)
+        for (int k = 0; k < 6 && plan_frameworks[i].names[k]; k++) {
+            size_t n = strlen(plan_frameworks[i].names[k]);
+            if (n > best_len && contains(text, plan_frameworks[i].names[k])) {
+                best = i;
+                best_len = n;
+            }
+        }
+    return best;
+}
+
+/* "simple or interleaved" for a mask of names. */
+static void list_mask(unsigned mask, const char *(*name)(int), int n, char *out, size_t cap)
+{
+    int total = 0, k = 0;
+    for (int i = 0; i < n; i++)
+        total += (mask >> i) & 1;
+    out[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        if (!((mask >> i) & 1))
+            continue;
+        size_t used = strlen(out);
+        snprintf(out + used, cap - used, "%s%s", k == 0 ? "" : k == total - 1 ? " or " : ", ",
+                 name(i));
+        k++;
+    }
+    if (!total)
+        snprintf(out, cap, "none");
+}
+
+static const char *sched_name(int i) { return plan_schedule_name((plan_schedule)i); }
+static const char *shard_name(int i) { return plan_sharding_name((plan_sharding)i); }
+static const char *recomp_name(int i) { return plan_recompute_name((plan_recompute)i); }
+
+int plan_framework_check(const plan_framework *fw, const plan_layout *l, char *why, size_t n)
+{
+    char list[96];
+    if (!((fw->schedules >> l->schedule) & 1) && l->pp > 1) {
+        list_mask(fw->schedules, sched_name, PLAN_SCHED__COUNT, list, sizeof list);
+        snprintf(why, n, "schedule %s: %s runs %s", plan_schedule_name(l->schedule), fw->label, list);
+        return 1;
+    }
+    if (!((fw->shardings >> l->sharding) & 1) && (l->sharding != PLAN_SHARD_NONE || l->dp > 1)) {
+        list_mask(fw->shardings, shard_name, PLAN_SHARD__COUNT, list, sizeof list);
+        snprintf(why, n, "sharding %s: %s shards %s", plan_sharding_name(l->sharding), fw->label,
+                 list);
+        return 1;
+    }
+    if (l->pp > 1 && !((fw->shardings_with_pp >> l->sharding) & 1)) {
+        list_mask(fw->shardings_with_pp, shard_name, PLAN_SHARD__COUNT, list, sizeof list);
+        snprintf(why, n, "sharding %s with pp %d: %s combines a pipeline only with sharding %s",
+                 plan_sharding_name(l->sharding), l->pp, fw->label, list);
+        return 1;
+    }
+    if (l->tp > 1 && !((fw->shardings_with_tp >> l->sharding) & 1)) {
+        list_mask(fw->shardings_with_tp, shard_name, PLAN_SHARD__COUNT, list, sizeof list);
+        snprintf(why, n, "sharding %s with tp %d: %s combines tensor parallelism only with "
+                 "sharding %s", plan_sharding_name(l->sharding), l->tp, fw->label, list);
+        return 1;
+    }
+    if (!((fw->recomputes >> l->recompute) & 1)) {
+        list_mask(fw->recomputes, recomp_name, PLAN_RECOMP__COUNT, list, sizeof list);
+        snprintf(why, n, "recompute %s: %s recomputes %s", plan_recompute_name(l->recompute),
+                 fw->label, list);
+        return 1;
+    }
+    if (l->recompute == PLAN_RECOMP_FULL && l->recompute_group > 1 && !fw->recompute_groups) {
+        snprintf(why, n, "recompute group %d: %s checkpoints every layer", l->recompute_group,
+                 fw->label);
+        return 1;
+    }
+    if (l->sequence_parallel && !fw->sequence_parallel && l->tp > 1) {
+        snprintf(why, n, "sequence parallelism: %s has none", fw->label);
+        return 1;
+    }
+    if (l->cp > 1 && !fw->context_parallel) {
+        snprintf(why, n, "context parallel %d: %s has no context parallelism", l->cp, fw->label);
+        return 1;
+    }
+    if (l->offload_activations && !fw->offload) {
+        snprintf(why, n, "activation offload: %s has none", fw->label);
+        return 1;
+    }
+    if (l->prescaled_batch && !fw->prescaled) {
+        snprintf(why, n, "prescaled batch: an SMP knob %s does not have", fw->label);
+        return 1;
+    }
+    if (l->precision == PLAN_PREC_FP8 && !fw->fp8) {
+        snprintf(why, n, "fp8: %s has no FP8 linears", fw->label);
+        return 1;
+    }
+    if (!fw->placement_search && strcmp(l->placement, fw->placement) != 0) {
+        snprintf(why, n, "placement %s: %s places ranks in the order %s", l->placement,
+                 fw->label, fw->placement);
+        return 1;
+    }
+    return 0;
+}
+
+void plan_framework_apply(const plan_framework *fw, int index, plan_layout *l)
+{
+    l->framework = index;
+    l->flash_attention = fw->flash_attention;
+    l->dp_overlap = fw->dp_overlap;
+    l->dp_bucket_bytes = fw->dp_bucket_bytes;
+    l->tp_overlap = fw->tp_overlap;
+    l->pp_overlap = fw->pp_overlap;
+    l->fp32_grads = fw->fp32_grads;
+    l->launch_blocking = fw->launch_blocking;
+    if (!fw->placement_search)
+        memcpy(l->placement, fw->placement, 4);
+}
