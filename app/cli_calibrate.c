@@ -8,6 +8,7 @@
 #include "app/cli.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,59 +20,100 @@
 #include "data/data.h"
 #include "data/data_csv.h"
 #include "planner/plan_calibrate.h"
+#include "planner/plan_framework.h"
 
-enum { O_HELP = 'h', O_CATALOG = 256, O_GPU, O_FIT, O_WRITE, O_NO_RECORD, O_DB };
+enum { O_HELP = 'h', O_CATALOG = 256, O_GPU, O_FRAMEWORK, O_FIT, O_WRITE, O_NO_LOSO, O_NO_RECORD, O_DB };
 
 static const struct option long_opts[] = {
-    {"catalog", 1, NULL, O_CATALOG}, {"gpu", 1, NULL, O_GPU},     {"fit", 1, NULL, O_FIT},
-    {"write", 1, NULL, O_WRITE},     {"no-record", 0, NULL, O_NO_RECORD},
-    {"db", 1, NULL, O_DB},           {"help", 0, NULL, O_HELP},
-    {NULL, 0, NULL, 0},
+    {"catalog", 1, NULL, O_CATALOG},   {"gpu", 1, NULL, O_GPU},
+    {"framework", 1, NULL, O_FRAMEWORK}, {"fit", 1, NULL, O_FIT},
+    {"write", 1, NULL, O_WRITE},       {"no-loso", 0, NULL, O_NO_LOSO},
+    {"no-record", 0, NULL, O_NO_RECORD}, {"db", 1, NULL, O_DB},
+    {"help", 0, NULL, O_HELP},         {NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: smdplan calibrate FILE.csv [--gpu NAME] [--fit P1,P2] [--write OUT.json]\n\n"
-            "Fits the planner's efficiency parameters of each GPU type to the measured runs in\n"
-            "FILE.csv (nonlinear least squares on log(predicted/measured) step time) and prints\n"
-            "them with the mean error before and after.\n\n"
-            "  --gpu NAME        fit only this catalog GPU (default: every GPU with rows)\n"
-            "  --fit LIST        parameters to fit: gemm_eff_max, gemm_dim_half, misaligned_factor,\n"
-            "                    hbm_eff, flash_eff, align_partial_factor (default all but\n"
-            "                    gemm_dim_half); GPUs of one chip (catalog 'silicon') are fitted\n"
-            "                    together and share the values\n"
+            "usage: smdplan calibrate FILE.csv [--framework F] [--gpu CHIP] [--fit P1,P2]\n"
+            "                         [--write OUT.json] [--no-loso]\n\n"
+            "Fits the planner's efficiency parameters to the measured runs in FILE.csv: for\n"
+            "each (framework, GPU chip) the runs cover, and for each chip over every framework's\n"
+            "runs (used by a framework with no runs of its own on it). Nonlinear least squares on\n"
+            "log(predicted/measured) step time, every published source weighted the same. Prints\n"
+            "each fit with standard errors, and each source's error in the fit and held out of\n"
+            "it (leave-one-source-out); a framework fit that predicts a held-out source of its\n"
+            "own worse than the chip's pooled fit is rejected.\n\n"
+            "  --framework F     fit only this framework family (smp, megatron, deepspeed, fsdp,\n"
+            "                    jax, smdplan, pytorch)\n"
+            "  --gpu CHIP        fit only this chip (a catalog GPU's silicon: GA100, GH100, ...)\n"
+            "  --fit LIST        parameters: gemm_eff_max, hbm_eff, flash_eff, fp8_gemm_eff\n"
+            "                    (default all; those the runs do not constrain are kept)\n"
             "  --catalog FILE    start from a catalog with these overrides\n"
-            "  --write OUT.json  save the fitted values as a catalog override file\n"
+            "  --write OUT.json  save the fitted values as a catalog override file (never over\n"
+            "                    FILE.csv)\n"
+            "  --no-loso         skip leave-one-source-out (and the rejection test)\n"
             "  --no-record       do not record this run\n"
             "  --db FILE         record into this database (default $SMDPLAN_DB, else smdplan.db)\n\n"
             "Example:\n  smdplan calibrate data/reference/calibration_runs.csv --write fitted.json\n"
             "  smdplan validate data/reference/calibration_runs.csv --catalog fitted.json\n");
 }
 
-static int write_override(const char *path, const plan_catalog *cat, const plan_calibration *cal,
-                          int ncal, const char *csv_path, st_err *err)
+static void add_eff_values(cJSON *o, const plan_eff *e, unsigned fitted, const double *se)
 {
-    cJSON *root = cJSON_CreateObject(), *gpus = cJSON_CreateArray();
-    cJSON_AddItemToObject(root, "gpus", gpus);
-    for (int i = 0; i < ncal; i++) {
-        if (!cal[i].fitted)
+    for (int p = 0; p < PLAN_EFF__COUNT; p++) {
+        if (!(fitted & (1u << p)))
             continue;
-        /* one entry per GPU of the fitted chip: they share the values */
+        const char *name = plan_eff_param_name((plan_eff_param)p);
+        cJSON_AddNumberToObject(o, name, *plan_eff_ref((plan_eff *)e, (plan_eff_param)p));
+        if (se) {
+            char key[48];
+            snprintf(key, sizeof key, "%s_stderr", name);
+            cJSON_AddNumberToObject(o, key, se[p]);
+        }
+    }
+}
+
+static int write_override(const char *path, const plan_catalog *cat, const plan_cal_report *rep,
+                          const char *csv_path, st_err *err)
+{
+    cJSON *root = cJSON_CreateObject(), *gpus = cJSON_CreateArray(), *effs = cJSON_CreateArray();
+    cJSON_AddItemToObject(root, "gpus", gpus);
+    cJSON_AddItemToObject(root, "efficiencies", effs);
+    for (int i = 0; i < rep->ngroups; i++) {
+        const plan_cal_group *g = &rep->group[i];
+        if (!g->fitted)
+            continue;
+        if (g->framework[0]) {
+            const plan_fw_eff *e = plan_catalog_eff(cat, g->framework, g->silicon);
+            if (!e)
+                continue; /* rejected */
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", e->name);
+            cJSON_AddStringToObject(o, "framework", e->framework);
+            cJSON_AddStringToObject(o, "silicon", e->silicon);
+            add_eff_values(o, &e->eff, e->fitted, e->std_err);
+            cJSON_AddNumberToObject(o, "rows", e->rows);
+            cJSON_AddNumberToObject(o, "sources", e->sources);
+            cJSON_AddNumberToObject(o, "mean_abs_err_pct", e->mean_abs_err_pct);
+            cJSON_AddStringToObject(o, "source", e->source);
+            cJSON_AddItemToArray(effs, o);
+            continue;
+        }
+        /* a chip's pool: every GPU of the chip takes the values */
         for (int j = 0; j < cat->ngpus; j++) {
-            if (strcmp(cat->gpus[j].silicon, cal[i].silicon) != 0 &&
-                strcmp(cat->gpus[j].name, cal[i].gpu) != 0)
+            if (strcmp(cat->gpus[j].silicon, g->silicon) != 0)
                 continue;
-            cJSON *g = cJSON_CreateObject();
-            cJSON_AddStringToObject(g, "name", cat->gpus[j].name);
-            for (int p = 0; p < PLAN_CAL__COUNT; p++)
-                cJSON_AddNumberToObject(g, plan_cal_param_name((plan_cal_param)p), cal[i].after[p]);
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", cat->gpus[j].name);
+            add_eff_values(o, &g->after, g->fitted, NULL);
             char src[PLAN_SOURCE_MAX];
             snprintf(src, sizeof src,
-                     "fitted by smdplan calibrate to %d runs of %s on %s GPUs: mean |error| %.1f%%",
-                     cal[i].rows, csv_path, cal[i].silicon, cal[i].mean_abs_err_after_pct);
-            cJSON_AddStringToObject(g, "source", src);
-            cJSON_AddItemToArray(gpus, g);
+                     "fitted by smdplan calibrate to %d runs (%d sources) of %s on %s GPUs: "
+                     "mean |error| %.1f%%",
+                     g->rows, g->sources, csv_path, g->silicon, g->mean_abs_err_after_pct);
+            cJSON_AddStringToObject(o, "source", src);
+            cJSON_AddItemToArray(gpus, o);
         }
     }
     char *s = cJSON_Print(root);
@@ -88,21 +130,72 @@ static int write_override(const char *path, const plan_catalog *cat, const plan_
 
 typedef struct calibrate_record {
     const char *file;
-    const plan_calibration *cal;
-    int n;
+    const plan_cal_report *rep;
 } calibrate_record;
 
 static int record_calibration(db *d, const db_provenance *p, void *ctx, st_err *err)
 {
     const calibrate_record *c = ctx;
-    return db_record_calibration(d, p, c->file, c->cal, c->n, NULL, err);
+    return db_record_calibration(d, p, c->file, c->rep, NULL, err);
+}
+
+static void print_report(FILE *f, const char *path, int nrows, const plan_cal_report *rep)
+{
+    fprintf(f, "calibrate: %s, %d rows, %d with a compared time, %d sources\n\n", path, nrows,
+            rep->rows_used, rep->nsources);
+    fprintf(f, "%-10s %-6s %5s %4s  %-13s %9s %9s %8s  %s\n", "framework", "chip", "rows", "src",
+            "parameter", "before", "after", "+-", "");
+    for (int i = 0; i < rep->ngroups; i++) {
+        const plan_cal_group *g = &rep->group[i];
+        int first = 1;
+        for (int p = 0; p < PLAN_EFF__COUNT; p++) {
+            if (!(g->asked & (1u << p)))
+                continue;
+            int fitted = (g->fitted >> p) & 1;
+            char se[16] = "";
+            if (fitted)
+                snprintf(se, sizeof se, "%.4f", g->std_err[p]);
+            fprintf(f, "%-10s %-6s %5s %4s  %-13s %9.4f %9.4f %8s  %s\n",
+                    first ? (g->framework[0] ? g->framework : "(all)") : "",
+                    first ? g->silicon : "", "", "", plan_eff_param_name((plan_eff_param)p),
+                    *plan_eff_ref((plan_eff *)&g->before, (plan_eff_param)p),
+                    *plan_eff_ref((plan_eff *)&g->after, (plan_eff_param)p), se,
+                    fitted ? "fitted" : "kept: the runs do not constrain it");
+            if (first) {
+                fprintf(f, "%-10s %-6s %5d %4d\n", "", "", g->rows, g->sources);
+                first = 0;
+            }
+        }
+        fprintf(f, "%-10s mean |error| over sources %.1f%% -> %.1f%% (worst run %.1f%%), %d "
+                   "iterations%s%s%s\n\n",
+                "", g->mean_abs_err_before_pct, g->mean_abs_err_after_pct,
+                g->max_abs_err_after_pct, g->iterations,
+                g->converged || !g->fitted ? "" : " (stopped before the tolerance)",
+                g->rejected ? "; REJECTED: " : "", g->rejected ? g->why : "");
+    }
+    fprintf(f, "%-26s %5s %-10s %-6s %10s %10s  %s\n", "source", "rows", "framework", "chip",
+            "fitted", "held out", "held out, predicted by");
+    for (int s = 0; s < rep->nsources; s++) {
+        const plan_cal_source *x = &rep->source[s];
+        char lo[16] = "-";
+        if (!isnan(x->loso_mean_abs_err_pct))
+            snprintf(lo, sizeof lo, "%.1f%%", x->loso_mean_abs_err_pct);
+        fprintf(f, "%-26.26s %5d %-10s %-6s %9.1f%% %10s  %s\n", x->source_key, x->rows,
+                x->framework, x->silicon, x->mean_abs_err_pct, lo, x->loso_basis);
+    }
+    fprintf(f, "\nmean over sources of the mean |error|: %.1f%% (worst source %.1f%%)", 
+            rep->mean_source_err_pct, rep->max_source_err_pct);
+    if (!isnan(rep->loso_mean_source_err_pct))
+        fprintf(f, "; held out: %.1f%% (worst %.1f%%)", rep->loso_mean_source_err_pct,
+                rep->loso_max_source_err_pct);
+    fprintf(f, "\n");
 }
 
 int cli_calibrate_cmd(int argc, char **argv)
 {
-    const char *catalog = NULL, *gpu = NULL, *write = NULL, *db_path = NULL;
+    const char *catalog = NULL, *write = NULL, *db_path = NULL;
+    plan_cal_options opt = {.loso = 1};
     int no_record = 0;
-    unsigned mask = PLAN_CAL_DEFAULT;
     st_err err = {0};
     optind = 1;
     opterr = 0;
@@ -111,12 +204,14 @@ int cli_calibrate_cmd(int argc, char **argv)
         switch (id) {
         case O_HELP: usage(stdout); return 0;
         case O_CATALOG: catalog = optarg; break;
-        case O_GPU: gpu = optarg; break;
+        case O_GPU: opt.silicon = optarg; break;
+        case O_FRAMEWORK: opt.framework = optarg; break;
         case O_WRITE: write = optarg; break;
+        case O_NO_LOSO: opt.loso = 0; break;
         case O_NO_RECORD: no_record = 1; break;
         case O_DB: db_path = optarg; break;
         case O_FIT:
-            if (plan_cal_params_parse(optarg, &mask, &err))
+            if (plan_cal_params_parse(optarg, &opt.params, &err))
                 return cli_fail(&err);
             break;
         default:
@@ -130,81 +225,57 @@ int cli_calibrate_cmd(int argc, char **argv)
         return 2;
     }
     const char *path = argv[optind];
+    if (opt.framework) {
+        int known = 0;
+        for (int f = 0; f < PLAN_FW__COUNT; f++)
+            known |= strcasecmp(opt.framework, plan_fw_family_key((plan_fw_family)f)) == 0;
+        if (!known) {
+            fprintf(stderr, "smdplan: calibrate: --framework '%s': allowed are smp, megatron, "
+                            "deepspeed, fsdp, jax, smdplan, pytorch\n", opt.framework);
+            return 2;
+        }
+    }
 
     plan_catalog cat = {0};
     data_csv csv = {0};
     plan_validate_row *rows = NULL;
-    plan_calibration *cal = NULL;
-    int ex = 0, ncal = 0;
-    int rc = data_catalog_load(NULL, &cat, &err);
+    plan_cal_report *rep = calloc(1, sizeof *rep);
+    int ex = 0;
+    int rc = rep ? data_catalog_load(NULL, &cat, &err) : ST_RAISE(&err, ST_ENOMEM, "out of memory");
     if (rc == ST_OK && catalog)
         rc = data_catalog_merge(&cat, catalog, &err);
     if (rc == ST_OK)
         rc = data_csv_load(path, &csv, &err);
     if (rc == ST_OK) {
         rows = calloc(csv.nrows ? (size_t)csv.nrows : 1, sizeof *rows);
-        cal = calloc((size_t)cat.ngpus, sizeof *cal);
-        if (!rows || !cal)
+        if (!rows)
             rc = ST_RAISE(&err, ST_ENOMEM, "out of memory");
     }
     if (rc == ST_OK)
         rc = data_csv_validate_rows(&csv, path, rows, &err);
-    int gi = -1;
-    if (rc == ST_OK && gpu) {
+    if (rc == ST_OK && opt.silicon) {
+        int known = 0;
         for (int i = 0; i < cat.ngpus; i++)
-            if (!strcasecmp(cat.gpus[i].name, gpu))
-                gi = i;
-        if (gi < 0)
-            rc = ST_RAISE(&err, ST_ENOENT, "--gpu '%s': not a GPU of the catalog (see smdplan catalog)", gpu);
+            known |= strcasecmp(cat.gpus[i].silicon, opt.silicon) == 0;
+        if (!known)
+            rc = ST_RAISE(&err, ST_EINVAL, "--gpu '%s': not a chip of the catalog (its GPUs' "
+                          "silicon: see smdplan catalog --json)", opt.silicon);
     }
-    for (int i = 0; rc == ST_OK && i < cat.ngpus; i++) {
-        if (gi >= 0 && i != gi)
-            continue;
-        int done_chip = 0; /* an earlier GPU of the same chip was fitted */
-        for (int j = 0; j < i && gi < 0; j++)
-            done_chip |= strcmp(cat.gpus[j].silicon, cat.gpus[i].silicon) == 0;
-        if (done_chip)
-            continue;
-        rc = plan_calibrate_gpu(&cat, i, rows, csv.nrows, mask, &cal[ncal], &err);
-        if (rc == ST_OK && cal[ncal].rows > 0)
-            ncal++;
-    }
+    if (rc == ST_OK)
+        rc = plan_calibrate(&cat, rows, csv.nrows, &opt, rep, &err);
     if (rc == ST_OK && write)
-        rc = write_override(write, &cat, cal, ncal, path, &err);
+        rc = write_override(write, &cat, rep, path, &err);
     if (rc != ST_OK) {
         ex = cli_fail(&err);
         goto done;
     }
-    printf("calibrate: %s, %d rows\n\n", path, csv.nrows);
-    printf("%-12s %5s  %-20s %10s %10s   %s\n", "GPU (chip)", "rows", "parameter", "before",
-           "after", "");
-    for (int i = 0; i < ncal; i++) {
-        for (int p = 0; p < PLAN_CAL__COUNT; p++) {
-            const char *state = (cal[i].fitted & (1u << p)) ? "fitted"
-                                : (cal[i].asked & (1u << p)) ? "kept: the rows do not constrain it"
-                                                             : "kept";
-            char who[48] = "";
-            if (p == 0)
-                snprintf(who, sizeof who, "%s", cal[i].gpu);
-            else if (p == 1)
-                snprintf(who, sizeof who, "(%s)", cal[i].silicon);
-            char nrows[16] = "";
-            if (p == 0)
-                snprintf(nrows, sizeof nrows, "%d", cal[i].rows);
-            printf("%-12s %5s  %-20s %10.4g %10.4g   %s\n", who, nrows,
-                   plan_cal_param_name((plan_cal_param)p), cal[i].before[p], cal[i].after[p], state);
-        }
-        printf("%-12s        mean |error| %.1f%% -> %.1f%% (max %.1f%%), %d iterations%s\n\n", "",
-               cal[i].mean_abs_err_before_pct, cal[i].mean_abs_err_after_pct,
-               cal[i].max_abs_err_after_pct, cal[i].iterations,
-               cal[i].converged ? "" : " (stopped before the tolerance)");
-    }
+    print_report(stdout, path, csv.nrows, rep);
     if (write)
         printf("wrote %s (apply with --catalog %s)\n", write, write);
-    calibrate_record rec = {path, cal, ncal};
+    calibrate_record rec = {path, rep};
     cli_record(db_path, no_record, record_calibration, &rec);
 done:
-    free(cal);
+    free(rep);
     free(rows);
     data_csv_free(&csv);
     plan_catalog_free(&cat);

@@ -13,6 +13,7 @@
 
 #include "app/cli_int.h"
 #include "common/units.h"
+#include "planner/plan_framework.h"
 
 typedef struct option_row {
     const plan_instance *inst;
@@ -39,6 +40,8 @@ static int record_options(db *d, const db_provenance *p, void *ctx, st_err *err)
     int rc = cl && cd ? ST_OK : ST_RAISE(err, ST_ENOMEM, "out of memory");
     for (int i = 0; rc == ST_OK && i < n; i++) {
         rc = plan_cluster_make(&s->x->cat, s->rows[i].inst, s->rows[i].nodes, &cl[i], err);
+        if (rc == ST_OK)
+            plan_cluster_use_framework(&s->x->cat, s->o->cfg.framework, &cl[i]);
         cd[i] = s->rows[i].best;
     }
     if (rc == ST_OK)
@@ -72,6 +75,7 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
                 ex = cli_fail(&err);
                 break;
             }
+            plan_cluster_use_framework(&x->cat, cfg.framework, &c);
             if (plan_search(&x->model, &c, &cfg, res, &err) != ST_OK) {
                 ex = cli_fail(&err);
                 break;

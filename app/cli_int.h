@@ -59,6 +59,8 @@ typedef struct cli_sim_col {
 /* Human output of a search (cli_out.c). */
 void cli_print_model(FILE *f, const plan_model *m);
 void cli_print_cluster(FILE *f, const plan_cluster *c);
+/* The framework a plan is for and whose efficiencies were used. */
+void cli_print_stack(FILE *f, int framework, const plan_cluster *c);
 void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
                       const plan_cluster *c, const plan_result *r, const cli_sim_col *sim);
 void cli_print_terms(FILE *f, const plan_terms *t);

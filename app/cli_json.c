@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "app/cli_int.h"
+#include "planner/plan_framework.h"
 #include "smd_config.h"
 
 cJSON *cli_json_model(const plan_model *m)
@@ -78,6 +79,8 @@ cJSON *cli_json_plan(const plan_candidate *c)
     const plan_layout *l = &c->layout;
     const plan_estimate *e = &c->est;
     cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "framework", plan_framework_get(l->framework)->key);
+    cJSON_AddStringToObject(j, "precision", plan_precision_name(l->precision));
     cJSON_AddNumberToObject(j, "tp", l->tp);
     cJSON_AddNumberToObject(j, "pp", l->pp);
     cJSON_AddNumberToObject(j, "dp", l->dp);

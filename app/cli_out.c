@@ -9,6 +9,7 @@
 
 #include "app/cli_int.h"
 #include "common/units.h"
+#include "planner/plan_framework.h"
 
 #define GIB 1073741824.0
 
@@ -155,10 +156,26 @@ static void print_rejected(FILE *f, const plan_result *r)
     fprintf(f, ".\n");
 }
 
+void cli_print_stack(FILE *f, int framework, const plan_cluster *c)
+{
+    const plan_framework *fw = plan_framework_get(framework);
+    fprintf(f, "stack:   %s (--framework %s); ", fw->label, fw->key);
+    if (c->eff_fit)
+        fprintf(f, "efficiencies fitted for %s on %s GPUs (%d runs from %d sources, mean |error| "
+                   "%.1f%%)\n",
+                c->eff_fit->framework, c->eff_fit->silicon, c->eff_fit->rows, c->eff_fit->sources,
+                c->eff_fit->mean_abs_err_pct);
+    else
+        fprintf(f, "efficiencies: the %s's own (no %s runs on this chip fitted)\n", c->gpu->name,
+                plan_fw_family_key(fw->family));
+}
+
 static void print_header(FILE *f, const plan_model *m, const plan_cluster *c, const plan_result *r)
 {
     cli_print_model(f, m);
     cli_print_cluster(f, c);
+    if (r->ntop > 0)
+        cli_print_stack(f, r->top[0].layout.framework, c);
     char tok[32];
     fprintf(f, "batch:   %lld sequences per step (%s tokens)%s\n", (long long)r->global_batch,
             units_fmt_count((double)r->global_batch * (double)m->seq, tok, sizeof tok),

@@ -18,6 +18,7 @@
 #include "app/cli_int.h"
 #include "common/units.h"
 #include "data/data.h"
+#include "planner/plan_framework.h"
 
 #include <cjson/cJSON.h>
 
@@ -30,6 +31,7 @@ enum {
     O_RECOMPUTE, O_RECOMPUTE_GROUP, O_SHARDING, O_SP, O_OFFLOAD, O_PRESCALED, O_PLACEMENT,
     O_FLASH, O_DP_OVERLAP, O_FP32_GRADS, O_TP_OVERLAP, O_PP_OVERLAP, O_DP_BUCKET, O_LAUNCH_BLOCKING, O_GLOBAL_BATCH, O_BATCH_SIZE,
     O_OBJECTIVE, O_TOP, O_ALLOW_TP_NODES, O_JSON, O_EXPLAIN, O_EMIT, O_NO_RECORD, O_VERSION,
+    O_FRAMEWORK, O_PRECISION,
     O_SEED, O_JITTER, O_STRAGGLER, O_MONTE_CARLO, O_TRACE, O_SIM_THRESHOLD, O_NO_SIM, O_DB,
 };
 
@@ -59,6 +61,9 @@ static const opt_def opt_table[] = {
     {"catalog", 1, O_CATALOG, "FILE", "JSON file adding or overriding instance types and GPUs"},
     {"max-instances", 1, O_MAX_INSTANCES, "N", "comparison: largest instance count tried (default 64)"},
     {"tokens", 1, O_TOKENS, "N", "comparison: tokens to train for time and cost (default 300B)"},
+    {NULL, 0, 0, NULL, "Stack"},
+    {"framework", 1, O_FRAMEWORK, "F", "the training stack the plan is for: smp (SageMaker model parallel v1, default), megatron, deepspeed, fsdp, jax, smdplan"},
+    {"precision", 1, O_PRECISION, "P", "bf16 (default; fp16 costs the same), fp8 (FP8 linears: megatron or jax on H100/H200), fp32"},
     {NULL, 0, 0, NULL, "Layout (fix a knob; the others are searched)"},
     {"tp", 1, O_TP, "N", "tensor-parallel degree (SMP tensor_parallel_degree)"},
     {"pp", 1, O_PP, "N", "pipeline degree (SMP partitions); --partitions is the same"},
@@ -77,12 +82,12 @@ static const opt_def opt_table[] = {
     {"offload", 1, O_OFFLOAD, "on|off", "offload activation checkpoints to host memory"},
     {"prescaled-batch", 1, O_PRESCALED, "on|off", "SMP prescaled_batch (default on when tp > 1)"},
     {"placement", 1, O_PLACEMENT, "P", "cluster, spread, or an order of D, P, T (outermost first)"},
-    {"flash-attention", 1, O_FLASH, "on|off", "fused attention kernel (default on)"},
-    {"dp-overlap", 1, O_DP_OVERLAP, "on|off", "overlap gradient sync with backward (default on)"},
-    {"tp-overlap", 1, O_TP_OVERLAP, "on|off", "overlap TP collectives with GEMMs (Transformer Engine; default off)"},
-    {"pp-overlap", 1, O_PP_OVERLAP, "on|off", "overlap pipeline sends with compute (Megatron-Core; default off)"},
-    {"dp-bucket", 1, O_DP_BUCKET, "BYTES", "gradient all-reduce message size (default 80MB, Megatron-Core's 40M parameters)"},
-    {"fp32-grads", 1, O_FP32_GRADS, "on|off", "keep and all-reduce gradients in fp32 (default off: 2-byte gradients)"},
+    {"flash-attention", 1, O_FLASH, "on|off", "fused attention kernel (default: the framework's)"},
+    {"dp-overlap", 1, O_DP_OVERLAP, "on|off", "overlap gradient sync with backward (default: the framework's)"},
+    {"tp-overlap", 1, O_TP_OVERLAP, "off|bwd|on", "overlap TP collectives: bwd beside the weight-gradient GEMM, on with every GEMM (default: the framework's)"},
+    {"pp-overlap", 1, O_PP_OVERLAP, "on|off", "overlap pipeline sends with compute (default: the framework's)"},
+    {"dp-bucket", 1, O_DP_BUCKET, "BYTES", "gradient all-reduce message size (default: the framework's)"},
+    {"fp32-grads", 1, O_FP32_GRADS, "on|off", "keep and reduce gradients in fp32 (default: the framework's)"},
     {"launch-blocking", 1, O_LAUNCH_BLOCKING, "on|off", "runs with CUDA_LAUNCH_BLOCKING=1: host time per kernel adds to each (default off)"},
     {"global-batch", 1, O_GLOBAL_BATCH, "N", "sequences per optimizer step (default: GPT-3 schedule by size)"},
     {"batch-size", 1, O_BATCH_SIZE, "N", "SMP script batch per model-parallel group (prescaled); global = N x dp; needs --dp or --tp and --pp"},
@@ -244,7 +249,22 @@ static int apply(cli_plan_opts *o, const opt_def *d, const char *a, st_err *err)
             return ST_RAISE(err, ST_EINVAL, "--dp-bucket '%s': must be at least 1 byte", a);
         return rc;
     }
-    case O_TP_OVERLAP: return parse_onoff("--tp-overlap", a, &c->tp_overlap, err);
+    case O_TP_OVERLAP:
+        if (!strcasecmp(a, "bwd")) {
+            c->tp_overlap = 1;
+            return ST_OK;
+        }
+        if (parse_onoff("--tp-overlap", a, &c->tp_overlap, NULL) != ST_OK)
+            return ST_RAISE(err, ST_EINVAL, "--tp-overlap '%s': allowed are off, bwd, on", a);
+        c->tp_overlap *= 2;
+        return ST_OK;
+    case O_FRAMEWORK: return plan_framework_find(a, &c->framework, err);
+    case O_PRECISION: {
+        plan_precision p;
+        int rc = plan_precision_parse(a, &p, err);
+        c->precision = (int)p;
+        return rc;
+    }
     case O_PP_OVERLAP: return parse_onoff("--pp-overlap", a, &c->pp_overlap, err);
     case O_ALLOW_TP_NODES: c->allow_tp_across_nodes = 1; return ST_OK;
     case O_JSON: o->json = 1; return ST_OK;
@@ -497,6 +517,7 @@ static int run_simulate(const cli_plan_opts *o, cli_plan_ctx *x, const plan_resu
     } else {
         cli_print_model(stdout, &x->model);
         cli_print_cluster(stdout, &x->cluster);
+        cli_print_stack(stdout, best->layout.framework, &x->cluster);
         layout_line(stdout, &best->layout);
         cli_print_sim(stdout, &sc, &sr, o->sim_threshold_pct);
         if (o->trace_path)
@@ -545,6 +566,8 @@ int cli_plan_run(int argc, char **argv, int simulate)
     if (rc == ST_OK && o.instances) {
         rc = plan_cluster_parse(&x.cat, o.instances, &x.cluster, &err);
         x.have_cluster = rc == ST_OK;
+        if (rc == ST_OK)
+            plan_cluster_use_framework(&x.cat, o.cfg.framework, &x.cluster);
     }
     if (rc != ST_OK) {
         ctx_free(&x);

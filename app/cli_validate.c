@@ -25,12 +25,13 @@
 #include "data/data.h"
 #include "data/data_csv.h"
 #include "planner/plan_validate.h"
+#include "planner/plan_framework.h"
 
 /* The goal for the mean absolute time error, percent. */
 #define GOAL_MEAN_ABS_ERROR_PCT 5.0
 #define GB 1e9
 
-enum { O_HELP = 'h', O_CATALOG = 256, O_JSON, O_NO_RECORD, O_SIM, O_DB };
+enum { O_HELP = 'h', O_CATALOG = 256, O_JSON, O_NO_RECORD, O_SIM, O_DB, O_EXPLAIN };
 
 typedef struct opt_def {
     const char *name;
@@ -46,6 +47,7 @@ static const opt_def opt_table[] = {
     {"no-record", 0, O_NO_RECORD, NULL, "do not record this run"},
     {"db", 1, O_DB, "FILE", "record into this database (default $SMDPLAN_DB, else smdplan.db)"},
     {"sim", 0, O_SIM, NULL, "also play each compared row out in the simulator (simulated_iteration_time_s)"},
+    {"explain", 1, O_EXPLAIN, "ROW", "print how row ROW (its row_id) was read and every term of its prediction"},
     {"help", 0, O_HELP, NULL, "this help"},
 };
 #define NOPTS ((int)(sizeof opt_table / sizeof opt_table[0]))
@@ -54,6 +56,7 @@ typedef struct validate_opts {
     const char *file;
     const char *catalog_file;
     const char *db_path;
+    const char *explain;         /* row_id to explain */
     int json, no_record, sim;
 } validate_opts;
 
@@ -106,6 +109,9 @@ static int parse_args(int argc, char **argv, validate_opts *o)
             break;
         case O_DB:
             o->db_path = optarg;
+            break;
+        case O_EXPLAIN:
+            o->explain = optarg;
             break;
         default: {
             const char *bad = argv[optind - 1];
@@ -339,17 +345,49 @@ static int print_json(FILE *f, const char *file, const plan_validate_result *v,
     return 0;
 }
 
+/* --explain ROW: how the row was read, and every term of its prediction. */
+static int explain_row(const plan_catalog *cat, const plan_validate_row *rows,
+                       const plan_validate_result *res, int n, const char *id)
+{
+    for (int i = 0; i < n; i++) {
+        if (strcmp(res[i].row_id, id) != 0)
+            continue;
+        const plan_validate_result *r = &res[i];
+        printf("row %s (%s): %s\n", r->row_id, r->source_key, r->model.name);
+        printf("framework: %s\n", plan_framework_get(r->framework)->label);
+        if (r->have_layout)
+            printf("cluster:   %d x %s, %d GPUs\n", r->nodes, r->instance, r->gpus);
+        if (r->compared)
+            printf("time:      predicted %.4f s, reference %.4f s (%s), error %+.1f%%\n",
+                   r->pred_time_s, r->ref_time_s, plan_validate_basis_name(r->basis), r->error_pct);
+        else
+            printf("not compared: %s\n", r->reason);
+        if (r->notes[0])
+            printf("read as:   %s\n", r->notes);
+        plan_terms *t = calloc(1, sizeof *t);
+        plan_validate_result *again = calloc(1, sizeof *again);
+        st_err err = {0};
+        if (t && again && plan_validate_run(cat, &rows[i], again, t, &err) == ST_OK && t->n) {
+            printf("\n");
+            cli_print_terms(stdout, t);
+        }
+        free(again);
+        free(t);
+        return 0;
+    }
+    fprintf(stderr, "smdplan: validate: --explain %s: no row with that row_id\n", id);
+    return 2;
+}
+
 /* The row's layout played out by the simulator; 0 when it cannot be. */
 static double simulate_row(const plan_catalog *cat, const plan_validate_result *r)
 {
     if (!r->compared || !r->have_layout)
         return 0.0;
-    const plan_instance *in = plan_catalog_find(cat, r->instance);
     plan_cluster c;
     st_err err = {0};
-    if (!in || plan_cluster_make(cat, in, r->nodes, &c, &err) != ST_OK)
+    if (plan_validate_cluster(cat, r, &c, &err) != ST_OK)
         return 0.0;
-    c.gpus = r->gpus;
     sim_config cfg;
     sim_config_default(&cfg);
     sim_result s;
@@ -404,6 +442,10 @@ int cli_validate_cmd(int argc, char **argv)
         rc = plan_validate_run(&cat, &rows[i], &res[i], NULL, &err);
     if (rc != ST_OK) {
         ex = cli_fail(&err);
+        goto done;
+    }
+    if (o.explain) {
+        ex = explain_row(&cat, rows, res, csv.nrows, o.explain);
         goto done;
     }
 

@@ -153,7 +153,7 @@ int db_record_validation(db *d, const db_provenance *p, const plan_catalog *cat,
 
 /* Fitted efficiency parameters of ncal GPU types, fitted to file's rows. */
 int db_record_calibration(db *d, const db_provenance *p, const char *file,
-                          const plan_calibration *cal, int ncal, int64_t *id, st_err *err);
+                          const plan_cal_report *rep, int64_t *id, st_err *err);
 
 /* One measured step of a run (the executor's figures). */
 typedef struct db_run_step {

@@ -222,15 +222,15 @@ static const db__field validate_f[] = {
 LIST(db__validate_fields, validate_f);
 
 static const db__field calibration_f[] = {
-    F("gpu", DB_F_STR, plan_calibration, gpu),
-    F("rows", DB_F_INT, plan_calibration, rows),
-    F("asked", DB_F_UINT, plan_calibration, asked),
-    F("fitted", DB_F_UINT, plan_calibration, fitted),
-    F("mean_abs_err_before_pct", DB_F_DBL, plan_calibration, mean_abs_err_before_pct),
-    F("mean_abs_err_after_pct", DB_F_DBL, plan_calibration, mean_abs_err_after_pct),
-    F("max_abs_err_after_pct", DB_F_DBL, plan_calibration, max_abs_err_after_pct),
-    F("iterations", DB_F_INT, plan_calibration, iterations),
-    F("converged", DB_F_INT, plan_calibration, converged),
+    F("gpu", DB_F_STR, plan_cal_group, silicon),
+    F("rows", DB_F_INT, plan_cal_group, rows),
+    F("asked", DB_F_UINT, plan_cal_group, asked),
+    F("fitted", DB_F_UINT, plan_cal_group, fitted),
+    F("mean_abs_err_before_pct", DB_F_DBL, plan_cal_group, mean_abs_err_before_pct),
+    F("mean_abs_err_after_pct", DB_F_DBL, plan_cal_group, mean_abs_err_after_pct),
+    F("max_abs_err_after_pct", DB_F_DBL, plan_cal_group, max_abs_err_after_pct),
+    F("iterations", DB_F_INT, plan_cal_group, iterations),
+    F("converged", DB_F_INT, plan_cal_group, converged),
 };
 LIST(db__calibration_fields, calibration_f);
 

@@ -737,7 +737,7 @@ int db_record_run(db *d, const db_provenance *p, const plan_model *m, const plan
 
 typedef struct cal_ctx {
     const char *file;
-    const plan_calibration *cal;
+    const plan_cal_group *cal;
     int n;
 } cal_ctx;
 
@@ -752,18 +752,18 @@ static int cal_body(db *d, int64_t rec, void *vctx, st_err *err)
         rc = db__ins_prepare(d, &t, "calibration_params",
                              "calibration_id, param, name, before, after, asked, fitted", NULL, 0, err);
     for (int i = 0; rc == ST_OK && i < x->n; i++) {
-        const plan_calibration *c = &x->cal[i];
+        const plan_cal_group *c = &x->cal[i];
         int64_t cid = 0;
         db__b_i64(&s, rec);
         db__b_txt(&s, x->file);
         db__b_fields(&s, &db__calibration_fields, c);
         rc = db__ins_step(d, &s, &cid, err);
-        for (int k = 0; rc == ST_OK && k < PLAN_CAL__COUNT; k++) {
+        for (int k = 0; rc == ST_OK && k < PLAN_EFF__COUNT; k++) {
             db__b_i64(&t, cid);
             db__b_i64(&t, k);
-            db__b_txt(&t, plan_cal_param_name((plan_cal_param)k));
-            db__b_dbl(&t, c->before[k]);
-            db__b_dbl(&t, c->after[k]);
+            db__b_txt(&t, plan_eff_param_name((plan_eff_param)k));
+            db__b_dbl(&t, *plan_eff_ref((plan_eff *)&c->before, (plan_eff_param)k));
+            db__b_dbl(&t, *plan_eff_ref((plan_eff *)&c->after, (plan_eff_param)k));
             db__b_i64(&t, (c->asked >> k) & 1u);
             db__b_i64(&t, (c->fitted >> k) & 1u);
             rc = db__ins_step(d, &t, NULL, err);
@@ -775,18 +775,18 @@ static int cal_body(db *d, int64_t rec, void *vctx, st_err *err)
 }
 
 int db_record_calibration(db *d, const db_provenance *p, const char *file,
-                          const plan_calibration *cal, int ncal, int64_t *id, st_err *err)
+                          const plan_cal_report *rep, int64_t *id, st_err *err)
 {
     char sum[256] = "";
     const char *base = file ? strrchr(file, '/') : NULL;
     base = base ? base + 1 : file ? file : "-";
-    db__catf(sum, sizeof sum, "calibrate %s:", base);
-    for (int i = 0; i < ncal; i++)
-        db__catf(sum, sizeof sum, "%s %s (%d rows) %.1f%% -> %.1f%%", i ? ";" : "", cal[i].gpu,
-                 cal[i].rows, cal[i].mean_abs_err_before_pct, cal[i].mean_abs_err_after_pct);
-    if (ncal == 0)
-        db__catf(sum, sizeof sum, " no GPU had rows to fit");
-    cal_ctx x = {file, cal, ncal};
+    db__catf(sum, sizeof sum, "calibrate %s: %d rows, %d sources, mean %.1f%%", base,
+             rep->rows_used, rep->nsources, rep->mean_source_err_pct);
+    if (!isnan(rep->loso_mean_source_err_pct))
+        db__catf(sum, sizeof sum, ", held out %.1f%%", rep->loso_mean_source_err_pct);
+    if (rep->ngroups == 0)
+        db__catf(sum, sizeof sum, "; nothing had rows to fit");
+    cal_ctx x = {file, rep->group, rep->ngroups};
     return in_transaction(d, p, "calibration", sum, cal_body, &x, id, err);
 }
 

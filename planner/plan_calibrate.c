@@ -1,64 +1,56 @@
 /*
- * plan_calibrate.c: least-squares fit of one GPU type's efficiency
- * parameters to measured runs (see plan_calibrate.h).
+ * plan_calibrate.c: per-(framework, chip) and per-chip fits of the
+ * efficiency parameters, with leave-one-source-out (see plan_calibrate.h).
  *
- * Error of a row: e = log(predicted / measured iteration time), so a 10 %
- * miss weighs the same on a 1 s step and a 100 s step; the fit minimises the
- * sum of |e| (see residuals()). Each parameter is
- * searched inside its physical range through a logistic map
- * x = lo + (hi - lo) / (1 + exp(-u)), so the unconstrained trust-region
- * solver (GSL multifit_nlinear, Levenberg-Marquardt with geodesic
- * acceleration off, finite-difference Jacobian) never leaves it. A parameter
- * the rows do not constrain (its Jacobian column is zero, e.g. flash_eff for
- * runs without fused attention) is left as it was.
+ * Rows are mapped once (plan_validate_run with the catalog as given); a fit
+ * then only re-evaluates each row's layout (plan_evaluate) on a cluster
+ * whose efficiencies are the candidate values, so a fit of hundreds of rows
+ * takes seconds. Error of a row: e = log(predicted / measured), weighted by
+ * 1 / (rows of its source in the fit), so every source counts the same.
  */
 #include "planner/plan_calibrate.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_matrix.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
 
+#include "planner/plan_framework.h"
+
+/* Physical range each parameter is searched in. */
 static const struct {
-    const char *name;
-    double lo, hi;               /* physical range searched */
-} cal_params[PLAN_CAL__COUNT] = {
-    /* Ceiling 0.90: an isolated large GEMM reaches about 0.81 of the dense
-     * tensor peak on H100 and 0.80 on H200 (measured, reference/hardware.md);
-     * a training step's GEMMs do no better. */
-    [PLAN_CAL_GEMM_EFF_MAX] = {"gemm_eff_max", 0.30, 0.90},
-    [PLAN_CAL_GEMM_DIM_HALF] = {"gemm_dim_half", 1.0, 1024.0},
-    /* Floor 0.25: falling back from tensor cores to CUDA cores, the FP16
-     * non-tensor peak is a quarter of the tensor peak on V100 (31.4 of 125)
-     * and A100 (78 of 312) (NVIDIA V100 and A100 datasheets). */
-    [PLAN_CAL_MISALIGNED] = {"misaligned_factor", 0.25, 1.00},
+    double lo, hi;
+} ranges[PLAN_EFF__COUNT] = {
+    /* the top is the chip's measured GEMM ceiling (cal_hi) */
+    [PLAN_EFF_GEMM] = {0.30, 0.90},
     /* Ceiling 0.92: a device-to-device copy moves about 0.90 of the HBM
      * datasheet bandwidth on H100 (3.0 of 3.35 TB/s) and H200 (4.3 of 4.8)
      * (measured, reference/hardware.md). */
-    [PLAN_CAL_HBM_EFF] = {"hbm_eff", 0.30, 0.92},
-    [PLAN_CAL_FLASH_EFF] = {"flash_eff", 0.10, 0.95},
-    /* Dims aligned to 16 bytes but not to the GPU's best alignment still
-     * use tensor cores: never slower than the misaligned floor, never
-     * faster than aligned. */
-    [PLAN_CAL_ALIGN_PARTIAL] = {"align_partial_factor", 0.25, 1.00},
+    [PLAN_EFF_HBM] = {0.30, 0.92},
+    /* FlashAttention-2 reaches 50-73 % of the A100 peak forward (Dao 2023);
+     * implementations vary widely, so the range is wide. */
+    [PLAN_EFF_FLASH] = {0.05, 0.95},
+    /* FP8 GEMMs: bounded like BF16 ones; the FP8 peak is twice the BF16
+     * one on H100 (hardware.md), the efficiency of reaching it is fitted. */
+    [PLAN_EFF_FP8_GEMM] = {0.20, 0.90},
 };
 
-/* Solver limits: the fit has at most five parameters and converges in a few
- * tens of iterations; the tolerances are GSL's suggested defaults. */
-#define CAL_MAX_ITER 60
+/* Solver limits: at most four parameters; GSL's suggested tolerances. */
+#define CAL_MAX_ITER 80
 #define CAL_XTOL 1e-6
 #define CAL_GTOL 1e-8
 #define CAL_FTOL 1e-8
 /* Keeps sqrt|e| differentiable at e = 0 (a 0.01 % error scale). */
 #define CAL_L1_EPS 1e-8
-
-const char *plan_cal_param_name(plan_cal_param p)
-{
-    return (unsigned)p < PLAN_CAL__COUNT ? cal_params[p].name : "?";
-}
+/* Finite-difference step for the covariance Jacobian, in parameter units. */
+#define CAL_FD_STEP 1e-4
 
 int plan_cal_params_parse(const char *list, unsigned *mask, st_err *err)
 {
@@ -68,13 +60,15 @@ int plan_cal_params_parse(const char *list, unsigned *mask, st_err *err)
         const char *e = strchr(p, ',');
         size_t n = e ? (size_t)(e - p) : strlen(p);
         int found = -1;
-        for (int i = 0; i < PLAN_CAL__COUNT; i++)
-            if (strlen(cal_params[i].name) == n && strncmp(p, cal_params[i].name, n) == 0)
+        for (int i = 0; i < PLAN_EFF__COUNT; i++) {
+            const char *name = plan_eff_param_name((plan_eff_param)i);
+            if (strlen(name) == n && strncmp(p, name, n) == 0)
                 found = i;
+        }
         if (found < 0)
             return ST_RAISE(err, ST_EINVAL,
-                            "--fit '%.*s': allowed are gemm_eff_max, gemm_dim_half, "
-                            "misaligned_factor, hbm_eff, flash_eff, align_partial_factor",
+                            "--fit '%.*s': allowed are gemm_eff_max, hbm_eff, flash_eff, "
+                            "fp8_gemm_eff",
                             (int)n, p);
         *mask |= 1u << found;
         p = e ? e + 1 : NULL;
@@ -84,30 +78,106 @@ int plan_cal_params_parse(const char *list, unsigned *mask, st_err *err)
     return ST_OK;
 }
 
-static double *param_ptr(plan_gpu *g, int p)
+/* ------------------------------------------------------------------------ */
+/* Rows                                                                      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cal_row {
+    const plan_validate_result *r;
+    char family[16];
+    char silicon[32];
+    int source;                  /* index into the report's sources */
+} cal_row;
+
+typedef struct cal {
+    plan_catalog *cat;
+    const plan_validate_result *res;
+    cal_row *row;
+    int nrow;
+    plan_cal_report *rep;
+    /* the fit in progress */
+    int *use;                    /* rows in it */
+    double *w;                   /* their weights */
+    int nuse;
+    int idx[PLAN_EFF__COUNT];    /* fitted parameter ids */
+    int np;
+    plan_eff eff;                /* the values being tried */
+    double hi_gemm;              /* the chip's GEMM ceiling */
+    int failed;
+} cal;
+
+/* Copy a string into a fixed buffer, cut at its size. */
+static void cpy(char *dst, size_t n, const char *src)
 {
-    switch (p) {
-    case PLAN_CAL_GEMM_EFF_MAX: return &g->gemm_eff_max;
-    case PLAN_CAL_GEMM_DIM_HALF: return &g->gemm_dim_half;
-    case PLAN_CAL_MISALIGNED: return &g->misaligned_factor;
-    case PLAN_CAL_HBM_EFF: return &g->hbm_eff;
-    case PLAN_CAL_ALIGN_PARTIAL: return &g->align_partial_factor;
-    case PLAN_CAL_FLASH_EFF:
-    default: return &g->flash_eff;
+    size_t l = strnlen(src, n - 1);
+    memcpy(dst, src, l);
+    dst[l] = '\0';
+}
+
+static const char *silicon_of(const plan_gpu *g)
+{
+    return g->silicon[0] ? g->silicon : g->name;
+}
+
+static double cal_hi(const cal *c, int p)
+{
+    return p == PLAN_EFF_GEMM ? fmin(ranges[p].hi, c->hi_gemm) : ranges[p].hi;
+}
+
+/* log(predicted / measured) of row i with efficiencies e (NULL: as the
+ * catalog has them for its framework). 0 and c->failed when it cannot be
+ * evaluated. */
+static double row_error(cal *c, int i, const plan_eff *e)
+{
+    const plan_validate_result *r = c->row[i].r;
+    plan_cluster cl;
+    st_err err = {0};
+    if (plan_validate_cluster(c->cat, r, &cl, &err) != ST_OK) {
+        c->failed = 1;
+        return 0.0;
     }
+    if (e)
+        cl.eff = *e;
+    plan_estimate est;
+    if (plan_evaluate(&r->model, &cl, &r->layout, &est, NULL, &err) != ST_OK ||
+        !(est.time.step_s > 0)) {
+        c->failed = 1;
+        return 0.0;
+    }
+    return log(est.time.step_s / r->ref_time_s);
 }
 
-static double to_phys(int p, double u)
+/* Residuals of the fit's rows at c->eff; the weighted mean |error| % (the
+ * mean over sources of each source's mean) and the worst row's. */
+static double residuals(cal *c, gsl_vector *f, double *max_pct)
 {
-    return cal_params[p].lo + (cal_params[p].hi - cal_params[p].lo) / (1.0 + exp(-u));
+    double sum = 0, wsum = 0, mx = 0;
+    for (int k = 0; k < c->nuse; k++) {
+        double e = row_error(c, c->use[k], &c->eff);
+        if (f)
+            gsl_vector_set(f, (size_t)k,
+                           sqrt(c->w[k]) * copysign(sqrt(fabs(e) + CAL_L1_EPS), e));
+        double pct = fabs(100.0 * (exp(e) - 1.0));
+        sum += c->w[k] * pct;
+        wsum += c->w[k];
+        if (pct > mx)
+            mx = pct;
+    }
+    if (max_pct)
+        *max_pct = mx;
+    return wsum > 0 ? sum / wsum : 0.0;
 }
 
-static double to_free(int p, double x)
+static double to_phys(const cal *c, int p, double u)
 {
-    double lo = cal_params[p].lo, hi = cal_params[p].hi;
-    /* A start on a bound (a default of 1.0, a floor reached in an earlier
-     * fit) would sit where the logistic map is flat and never move: start
-     * just inside. */
+    double lo = ranges[p].lo, hi = cal_hi(c, p);
+    return lo + (hi - lo) / (1.0 + exp(-u));
+}
+
+static double to_free(const cal *c, int p, double x)
+{
+    double lo = ranges[p].lo, hi = cal_hi(c, p);
+    /* a start on a bound would sit where the logistic map is flat */
     double f = (x - lo) / (hi - lo);
     if (f < 0.01)
         f = 0.01;
@@ -116,198 +186,514 @@ static double to_free(int p, double x)
     return log(f / (1.0 - f));
 }
 
-typedef struct cal_ctx {
-    plan_catalog *cat;
-    int gpu;
-    const plan_validate_row *rows;
-    const int *use;              /* indices of the rows of this GPU */
-    int nuse;
-    int idx[PLAN_CAL__COUNT];    /* fitted parameter ids */
-    int np;
-    plan_validate_result *res;   /* scratch */
-    int failed;
-} cal_ctx;
-
-static const char *silicon_of(const plan_gpu *g)
-{
-    return g->silicon[0] ? g->silicon : g->name;
-}
-
-static int same_silicon(const plan_catalog *cat, int a, int b)
-{
-    return strcmp(silicon_of(&cat->gpus[a]), silicon_of(&cat->gpus[b])) == 0;
-}
-
-/* Every GPU of the fitted chip takes the same value. */
-static void set_param(cal_ctx *c, int p, double x)
-{
-    for (int j = 0; j < c->cat->ngpus; j++)
-        if (same_silicon(c->cat, j, c->gpu))
-            *param_ptr(&c->cat->gpus[j], p) = x;
-}
-
-static void set_params(cal_ctx *c, const gsl_vector *u)
+static void set_free(cal *c, const gsl_vector *u)
 {
     for (int i = 0; i < c->np; i++)
-        set_param(c, c->idx[i], to_phys(c->idx[i], gsl_vector_get(u, (size_t)i)));
-}
-
-/* Residuals at the catalog's current values; returns the mean |error| %. */
-static double residuals(cal_ctx *c, gsl_vector *f, double *max_pct)
-{
-    double sum = 0, mx = 0;
-    st_err err = {0};
-    for (int i = 0; i < c->nuse; i++) {
-        plan_validate_result *r = c->res;
-        double e = 0;
-        if (plan_validate_run(c->cat, &c->rows[c->use[i]], r, NULL, &err) != ST_OK || !r->compared ||
-            !(r->pred_time_s > 0))
-            c->failed = 1;
-        else
-            e = log(r->pred_time_s / r->ref_time_s);
-        /* The solver minimises the sum of squared residuals; a residual of
-         * sqrt|e| makes that the sum of |e|, the mean absolute error the
-         * validation reports, which one odd run sways less than squares. */
-        if (f)
-            gsl_vector_set(f, (size_t)i, copysign(sqrt(fabs(e) + CAL_L1_EPS), e));
-        double pct = fabs(100.0 * (exp(e) - 1.0));
-        sum += pct;
-        if (pct > mx)
-            mx = pct;
-    }
-    if (max_pct)
-        *max_pct = mx;
-    return c->nuse ? sum / c->nuse : 0.0;
+        *plan_eff_ref(&c->eff, (plan_eff_param)c->idx[i]) =
+            to_phys(c, c->idx[i], gsl_vector_get(u, (size_t)i));
 }
 
 static int cal_f(const gsl_vector *u, void *params, gsl_vector *f)
 {
-    cal_ctx *c = params;
-    set_params(c, u);
+    cal *c = params;
+    set_free(c, u);
     residuals(c, f, NULL);
     return GSL_SUCCESS;
 }
 
-/* Which rows use this GPU and have a time to compare. */
-static int select_rows(cal_ctx *c, int nrows, int *use)
+/* Keep the parameters the rows constrain: moving one changes some row. */
+static void drop_unconstrained(cal *c)
 {
-    st_err err = {0};
-    int n = 0;
-    for (int i = 0; i < nrows; i++) {
-        if (plan_validate_run(c->cat, &c->rows[i], c->res, NULL, &err) != ST_OK) {
-            st_err_clear(&err);
-            continue;
-        }
-        if (!c->res->compared || !c->res->have_layout)
-            continue;
-        const plan_instance *in = plan_catalog_find(c->cat, c->res->instance);
-        if (in && in->gpu_index >= 0 && same_silicon(c->cat, in->gpu_index, c->gpu))
-            use[n++] = i;
-    }
-    return n;
-}
-
-/* Drop parameters whose Jacobian column is zero at the start point. */
-static void drop_unconstrained(cal_ctx *c, gsl_vector *f0, gsl_vector *f1)
-{
-    plan_gpu *g = &c->cat->gpus[c->gpu];
-    int keep[PLAN_CAL__COUNT] = {0}, nk = 0;
-    residuals(c, f0, NULL);
+    int keep[PLAN_EFF__COUNT] = {0}, nk = 0;
+    plan_eff base = c->eff;
     for (int i = 0; i < c->np; i++) {
         int p = c->idx[i];
-        double x0 = *param_ptr(g, p);
-        double span = cal_params[p].hi - cal_params[p].lo;
-        set_param(c, p, x0 + 0.01 * span * (x0 + 0.01 * span <= cal_params[p].hi ? 1 : -1));
-        residuals(c, f1, NULL);
-        set_param(c, p, x0);
-        gsl_vector_sub(f1, f0);
-        if (gsl_blas_dnrm2(f1) > 1e-9)
-            keep[nk++] = c->idx[i];
+        double *x = plan_eff_ref(&c->eff, (plan_eff_param)p);
+        double x0 = *x, span = cal_hi(c, p) - ranges[p].lo;
+        *x = x0 + 0.02 * span * (x0 + 0.02 * span <= cal_hi(c, p) ? 1 : -1);
+        int moved = 0;
+        for (int k = 0; k < c->nuse && !moved; k++)
+            moved = fabs(row_error(c, c->use[k], &c->eff) - row_error(c, c->use[k], &base)) > 1e-9;
+        *x = x0;
+        if (moved)
+            keep[nk++] = p;
     }
     memcpy(c->idx, keep, sizeof keep);
     c->np = nk;
 }
 
-int plan_calibrate_gpu(plan_catalog *cat, int gpu_index, const plan_validate_row *rows,
-                       int nrows, unsigned mask, plan_calibration *out, st_err *err)
+/* Standard errors of the fitted parameters: s^2 (J^T W J)^-1 with J the
+ * derivative of each row's log error by each physical parameter. */
+static void std_errors(cal *c, double *se)
 {
-    memset(out, 0, sizeof *out);
-    if (gpu_index < 0 || gpu_index >= cat->ngpus)
-        return ST_RAISE(err, ST_EINVAL, "calibrate: no GPU %d in the catalog", gpu_index);
-    plan_gpu *g = &cat->gpus[gpu_index];
-    snprintf(out->gpu, sizeof out->gpu, "%s", g->name);
-    snprintf(out->silicon, sizeof out->silicon, "%s", silicon_of(g));
-    out->asked = mask;
-    for (int p = 0; p < PLAN_CAL__COUNT; p++)
-        out->before[p] = out->after[p] = *param_ptr(g, p);
+    int n = c->nuse, p = c->np;
+    for (int i = 0; i < PLAN_EFF__COUNT; i++)
+        se[i] = 0;
+    if (p == 0 || n <= p)
+        return;
+    gsl_matrix *J = gsl_matrix_alloc((size_t)n, (size_t)p);
+    gsl_matrix *A = gsl_matrix_alloc((size_t)p, (size_t)p);
+    double *e0 = malloc(sizeof(double) * (size_t)n);
+    if (!J || !A || !e0)
+        goto done;
+    double s2 = 0, wsum = 0;
+    for (int k = 0; k < n; k++) {
+        e0[k] = row_error(c, c->use[k], &c->eff);
+        s2 += c->w[k] * e0[k] * e0[k];
+        wsum += c->w[k];
+    }
+    s2 = s2 / wsum * (double)n / (double)(n - p);
+    for (int j = 0; j < p; j++) {
+        double *x = plan_eff_ref(&c->eff, (plan_eff_param)c->idx[j]), x0 = *x;
+        *x = x0 + CAL_FD_STEP;
+        for (int k = 0; k < n; k++)
+            gsl_matrix_set(J, (size_t)k, (size_t)j,
+                           sqrt(c->w[k] / wsum) * (row_error(c, c->use[k], &c->eff) - e0[k]) /
+                               CAL_FD_STEP);
+        *x = x0;
+    }
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, J, J, 0.0, A);
+    if (gsl_linalg_cholesky_decomp1(A) == GSL_SUCCESS && gsl_linalg_cholesky_invert(A) == GSL_SUCCESS)
+        for (int j = 0; j < p; j++)
+            se[c->idx[j]] = sqrt(fmax(0.0, s2 * gsl_matrix_get(A, (size_t)j, (size_t)j)));
+done:
+    gsl_matrix_free(J);
+    gsl_matrix_free(A);
+    free(e0);
+}
 
+/* The rows of one fit and their weights. family NULL: every framework (a
+ * chip's pool). skip_source >= 0: leave that source out. */
+static int select(cal *c, const char *family, const char *silicon, int skip_source, int *sources)
+{
+    int count[PLAN_VAL_SOURCES_MAX] = {0};
+    c->nuse = 0;
+    for (int i = 0; i < c->nrow; i++) {
+        const cal_row *r = &c->row[i];
+        if (r->source == skip_source || strcmp(r->silicon, silicon) != 0 ||
+            (family && strcmp(r->family, family) != 0))
+            continue;
+        c->use[c->nuse++] = i;
+        count[r->source]++;
+    }
+    int ns = 0;
+    for (int s = 0; s < PLAN_VAL_SOURCES_MAX; s++)
+        ns += count[s] > 0;
+    for (int k = 0; k < c->nuse; k++)
+        c->w[k] = 1.0 / ((double)count[c->row[c->use[k]].source] * ns);
+    *sources = ns;
+    return c->nuse;
+}
+
+/* Fit the rows selected from start e0; fills g (after, std_err, errors). */
+static int fit(cal *c, const plan_eff *e0, unsigned asked, plan_cal_group *g, st_err *err)
+{
+    c->eff = *e0;
+    g->before = g->after = *e0;
+    g->asked = asked;
+    c->np = 0;
+    for (int p = 0; p < PLAN_EFF__COUNT; p++)
+        if (asked & (1u << p))
+            c->idx[c->np++] = p;
+    c->failed = 0;
+    g->mean_abs_err_before_pct = residuals(c, NULL, NULL);
+    drop_unconstrained(c);
+    while (c->np > c->nuse) /* no more parameters than rows */
+        c->np--;
+    g->fitted = 0;
+    for (int i = 0; i < c->np; i++)
+        g->fitted |= 1u << c->idx[i];
+    if (c->np > 0) {
+        gsl_vector *u = gsl_vector_alloc((size_t)c->np);
+        gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+        gsl_multifit_nlinear_workspace *w =
+            gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, (size_t)c->nuse, (size_t)c->np);
+        if (!u || !w) {
+            gsl_vector_free(u);
+            gsl_multifit_nlinear_free(w);
+            return ST_RAISE(err, ST_ENOMEM, "calibrate: out of memory");
+        }
+        for (int i = 0; i < c->np; i++)
+            gsl_vector_set(u, (size_t)i,
+                           to_free(c, c->idx[i], *plan_eff_ref(&c->eff, (plan_eff_param)c->idx[i])));
+        gsl_multifit_nlinear_fdf fdf = {.f = cal_f, .n = (size_t)c->nuse, .p = (size_t)c->np,
+                                        .params = c};
+        gsl_multifit_nlinear_init(u, &fdf, w);
+        int info = 0;
+        int status = gsl_multifit_nlinear_driver(CAL_MAX_ITER, CAL_XTOL, CAL_GTOL, CAL_FTOL, NULL,
+                                                 NULL, &info, w);
+        g->iterations = (int)gsl_multifit_nlinear_niter(w);
+        g->converged = status == GSL_SUCCESS;
+        set_free(c, gsl_multifit_nlinear_position(w));
+        gsl_multifit_nlinear_free(w);
+        gsl_vector_free(u);
+    }
+    if (c->failed)
+        return ST_RAISE(err, ST_EINTERNAL, "calibrate: a row could not be evaluated during the fit");
+    g->after = c->eff;
+    g->mean_abs_err_after_pct = residuals(c, NULL, &g->max_abs_err_after_pct);
+    std_errors(c, g->std_err);
+    return ST_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing fits into the catalog                                             */
+/* ------------------------------------------------------------------------ */
+
+static void set_chip(plan_catalog *cat, const char *silicon, const plan_eff *e, unsigned fitted)
+{
+    for (int j = 0; j < cat->ngpus; j++) {
+        plan_gpu *g = &cat->gpus[j];
+        if (strcmp(silicon_of(g), silicon) != 0)
+            continue;
+        if (fitted & (1u << PLAN_EFF_GEMM))
+            g->gemm_eff_max = e->gemm_eff_max;
+        if (fitted & (1u << PLAN_EFF_HBM))
+            g->hbm_eff = e->hbm_eff;
+        if (fitted & (1u << PLAN_EFF_FLASH))
+            g->flash_eff = e->flash_eff;
+        if (fitted & (1u << PLAN_EFF_FP8_GEMM))
+            g->fp8_gemm_eff = e->fp8_gemm_eff;
+    }
+}
+
+/* The chip's own values as a plan_eff. */
+static plan_eff chip_eff(const plan_catalog *cat, const char *silicon)
+{
+    plan_eff e = {0};
+    for (int j = 0; j < cat->ngpus; j++) {
+        const plan_gpu *g = &cat->gpus[j];
+        if (strcmp(silicon_of(g), silicon) == 0) {
+            e.gemm_eff_max = g->gemm_eff_max;
+            e.hbm_eff = g->hbm_eff;
+            e.flash_eff = g->flash_eff;
+            e.fp8_gemm_eff = g->fp8_gemm_eff > 0 ? g->fp8_gemm_eff : g->gemm_eff_max;
+            break;
+        }
+    }
+    return e;
+}
+
+static double chip_ceiling(const plan_catalog *cat, const char *silicon)
+{
+    for (int j = 0; j < cat->ngpus; j++)
+        if (strcmp(silicon_of(&cat->gpus[j]), silicon) == 0)
+            return cat->gpus[j].gemm_ceiling > 0 ? cat->gpus[j].gemm_ceiling : 1.0;
+    return 1.0;
+}
+
+static void drop_eff(plan_catalog *cat, const char *family, const char *silicon)
+{
+    for (int i = 0; i < cat->neffs; i++)
+        if (strcmp(cat->effs[i].framework, family) == 0 &&
+            strcmp(cat->effs[i].silicon, silicon) == 0) {
+            memmove(&cat->effs[i], &cat->effs[i + 1],
+                    (size_t)(cat->neffs - i - 1) * sizeof *cat->effs);
+            cat->neffs--;
+            return;
+        }
+}
+
+static int put_eff(plan_catalog *cat, const plan_cal_group *g, st_err *err)
+{
+    drop_eff(cat, g->framework, g->silicon);
+    if (!g->fitted)
+        return ST_OK;
+    plan_fw_eff *v = realloc(cat->effs, (size_t)(cat->neffs + 1) * sizeof *v);
+    if (!v)
+        return ST_RAISE(err, ST_ENOMEM, "calibrate: out of memory");
+    cat->effs = v;
+    plan_fw_eff *e = &cat->effs[cat->neffs++];
+    memset(e, 0, sizeof *e);
+    snprintf(e->name, sizeof e->name, "%s@%s", g->framework, g->silicon);
+    snprintf(e->framework, sizeof e->framework, "%s", g->framework);
+    snprintf(e->silicon, sizeof e->silicon, "%s", g->silicon);
+    e->eff = g->after;
+    e->fitted = g->fitted;
+    memcpy(e->std_err, g->std_err, sizeof e->std_err);
+    e->rows = g->rows;
+    e->sources = g->sources;
+    e->mean_abs_err_pct = g->mean_abs_err_after_pct;
+    snprintf(e->source, sizeof e->source,
+             "fitted by smdplan calibrate to %d runs of %d sources: mean |error| %.1f%%", g->rows,
+             g->sources, g->mean_abs_err_after_pct);
+    return ST_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* One pass: chip pools, then frameworks on each chip                        */
+/* ------------------------------------------------------------------------ */
+
+typedef struct pair {
+    char family[16];
+    char silicon[32];
+} pair;
+
+/* Distinct (family, chip) pairs of the rows (family "" for chips), the
+ * options' filter applied. */
+static int pairs_of(const cal *c, const plan_cal_options *o, pair *out, int max, int chips)
+{
+    int n = 0;
+    for (int i = 0; i < c->nrow; i++) {
+        const cal_row *r = &c->row[i];
+        if (o->silicon && o->silicon[0] && strcasecmp(o->silicon, r->silicon) != 0)
+            continue;
+        if (!chips && o->framework && o->framework[0] && strcasecmp(o->framework, r->family) != 0)
+            continue;
+        const char *fam = chips ? "" : r->family;
+        int seen = 0;
+        for (int k = 0; k < n && !seen; k++)
+            seen = strcmp(out[k].family, fam) == 0 && strcmp(out[k].silicon, r->silicon) == 0;
+        if (!seen && n < max) {
+            cpy(out[n].family, sizeof out[n].family, fam);
+            cpy(out[n].silicon, sizeof out[n].silicon, r->silicon);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Fit every pool and pair into cat, leaving source skip out (-1: none).
+ * groups (may be NULL) receives each fit, pools first. */
+static int fit_all(cal *c, const plan_cal_options *o, int skip, plan_cal_group *groups, int *ngroups,
+                   st_err *err)
+{
+    unsigned asked = o->params ? o->params : PLAN_CAL_ALL;
+    pair chips[PLAN_CAL_GROUPS_MAX], fws[PLAN_CAL_GROUPS_MAX];
+    int nc = pairs_of(c, o, chips, PLAN_CAL_GROUPS_MAX, 1);
+    int nf = pairs_of(c, o, fws, PLAN_CAL_GROUPS_MAX, 0);
+    int ng = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass == 0 ? nc : nf;
+        for (int i = 0; i < n; i++) {
+            const pair *pr = pass == 0 ? &chips[i] : &fws[i];
+            plan_cal_group g;
+            memset(&g, 0, sizeof g);
+            cpy(g.framework, sizeof g.framework, pr->family);
+            cpy(g.silicon, sizeof g.silicon, pr->silicon);
+            g.rows = select(c, pass == 0 ? NULL : pr->family, pr->silicon, skip, &g.sources);
+            if (pass == 1)
+                drop_eff(c->cat, pr->family, pr->silicon);
+            if (g.rows == 0)
+                continue;
+            c->hi_gemm = chip_ceiling(c->cat, pr->silicon);
+            plan_eff e0 = chip_eff(c->cat, pr->silicon);
+            int rc = fit(c, &e0, asked, &g, err);
+            if (rc)
+                return rc;
+            if (pass == 0)
+                set_chip(c->cat, pr->silicon, &g.after, g.fitted);
+            else if ((rc = put_eff(c->cat, &g, err)))
+                return rc;
+            if (groups && ng < PLAN_CAL_GROUPS_MAX)
+                groups[ng++] = g;
+        }
+    }
+    if (ngroups)
+        *ngroups = ng;
+    return ST_OK;
+}
+
+/* Mean |error| % of source s's rows under the catalog as it is. */
+static double source_error(cal *c, int s)
+{
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < c->nrow; i++)
+        if (c->row[i].source == s) {
+            sum += fabs(100.0 * (exp(row_error(c, i, NULL)) - 1.0));
+            n++;
+        }
+    return n ? sum / n : NAN;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Catalog copies (for leave-one-source-out)                                 */
+/* ------------------------------------------------------------------------ */
+
+static void *dup(const void *p, size_t n)
+{
+    if (!n)
+        return NULL;
+    void *v = malloc(n);
+    if (v)
+        memcpy(v, p, n);
+    return v;
+}
+
+static int copy_catalog(plan_catalog *dst, const plan_catalog *src)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->gpus = dup(src->gpus, (size_t)src->ngpus * sizeof *src->gpus);
+    dst->instances = dup(src->instances, (size_t)src->ninstances * sizeof *src->instances);
+    dst->curves = dup(src->curves, (size_t)src->ncurves * sizeof *src->curves);
+    dst->effs = dup(src->effs, (size_t)src->neffs * sizeof *src->effs);
+    dst->ngpus = src->ngpus;
+    dst->ninstances = src->ninstances;
+    dst->ncurves = src->ncurves;
+    dst->neffs = src->neffs;
+    if ((src->ngpus && !dst->gpus) || (src->ninstances && !dst->instances) ||
+        (src->ncurves && !dst->curves) || (src->neffs && !dst->effs)) {
+        plan_catalog_free(dst);
+        return ST_ENOMEM;
+    }
+    return ST_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Leave one source out                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Held out source s: fit the rest from the starting catalog, predict s.
+ * *pool_err gets s's error under its chip's pool alone (NAN without one). */
+static int loso_one(cal *c, const plan_catalog *start, const plan_cal_options *o, int s,
+                    double *err_out, double *pool_err, char *basis, size_t nb, st_err *err)
+{
+    plan_catalog work;
+    if (copy_catalog(&work, start) != ST_OK)
+        return ST_RAISE(err, ST_ENOMEM, "calibrate: out of memory");
+    plan_catalog *keep = c->cat;
+    c->cat = &work;
+    plan_cal_source *src = &c->rep->source[s];
+    int rc = fit_all(c, o, s, NULL, NULL, err);
+    if (rc == ST_OK) {
+        int others_fw = 0, others_chip = 0;
+        for (int i = 0; i < c->nrow; i++) {
+            const cal_row *r = &c->row[i];
+            if (r->source == s || strcmp(r->silicon, src->silicon) != 0)
+                continue;
+            others_chip = 1;
+            others_fw |= strcmp(r->family, src->framework) == 0;
+        }
+        *err_out = source_error(c, s);
+        if (others_fw)
+            snprintf(basis, nb, "%s on %s from the other sources", src->framework, src->silicon);
+        else if (others_chip)
+            snprintf(basis, nb, "%s pool (no other %s source)", src->silicon, src->framework);
+        else
+            snprintf(basis, nb, "%s's own values (no other source on it)", src->silicon);
+        /* the same source under its chip's pool alone */
+        drop_eff(&work, src->framework, src->silicon);
+        *pool_err = others_chip ? source_error(c, s) : NAN;
+    }
+    c->cat = keep;
+    plan_catalog_free(&work);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Entry                                                                     */
+/* ------------------------------------------------------------------------ */
+
+int plan_calibrate(plan_catalog *cat, const plan_validate_row *rows, int nrows,
+                   const plan_cal_options *opt, plan_cal_report *rep, st_err *err)
+{
+    plan_cal_options o = opt ? *opt : (plan_cal_options){0};
+    memset(rep, 0, sizeof *rep);
     int rc = ST_OK;
-    int *use = malloc(sizeof(int) * (size_t)(nrows > 0 ? nrows : 1));
-    plan_validate_result *res = malloc(sizeof *res);
-    gsl_multifit_nlinear_workspace *w = NULL;
-    gsl_vector *u = NULL, *f0 = NULL, *f1 = NULL;
-    if (!use || !res) {
+    plan_validate_result *res = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *res);
+    cal_row *row = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *row);
+    int *use = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *use);
+    double *w = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *w);
+    plan_catalog start = {0};
+    if (!res || !row || !use || !w || copy_catalog(&start, cat) != ST_OK) {
         rc = ST_RAISE(err, ST_ENOMEM, "calibrate: out of memory");
         goto done;
     }
-    cal_ctx c = {.cat = cat, .gpu = gpu_index, .rows = rows, .use = use, .res = res};
-    c.nuse = select_rows(&c, nrows, use);
-    out->rows = c.nuse;
-    if (c.nuse == 0)
-        goto done;
-    for (int p = 0; p < PLAN_CAL__COUNT; p++)
-        if (mask & (1u << p))
-            c.idx[c.np++] = p;
-    f0 = gsl_vector_alloc((size_t)c.nuse);
-    f1 = gsl_vector_alloc((size_t)c.nuse);
-    if (!f0 || !f1) {
-        rc = ST_RAISE(err, ST_ENOMEM, "calibrate: out of memory");
-        goto done;
+    cal c = {.cat = cat, .res = res, .row = row, .rep = rep, .use = use, .w = w};
+
+    /* map every row once */
+    for (int i = 0; i < nrows; i++) {
+        st_err e = {0};
+        if (plan_validate_run(cat, &rows[i], &res[i], NULL, &e) != ST_OK)
+            continue;
+        const plan_validate_result *r = &res[i];
+        if (!r->compared || !r->have_layout || r->inst.gpu_index < 0 ||
+            r->inst.gpu_index >= cat->ngpus)
+            continue;
+        cal_row *cr = &row[c.nrow];
+        cr->r = r;
+        snprintf(cr->family, sizeof cr->family, "%s",
+                 plan_fw_family_key(plan_framework_get(r->framework)->family));
+        const char *si = silicon_of(&cat->gpus[r->inst.gpu_index]);
+        size_t sl = strnlen(si, sizeof cr->silicon - 1);
+        memcpy(cr->silicon, si, sl);
+        cr->silicon[sl] = '\0';
+        int s = 0;
+        while (s < rep->nsources && strcmp(rep->source[s].source_key, r->source_key) != 0)
+            s++;
+        if (s == rep->nsources) {
+            if (s == PLAN_VAL_SOURCES_MAX)
+                continue;
+            plan_cal_source *ps = &rep->source[rep->nsources++];
+            snprintf(ps->source_key, sizeof ps->source_key, "%s", r->source_key);
+            snprintf(ps->framework, sizeof ps->framework, "%s", cr->family);
+            snprintf(ps->silicon, sizeof ps->silicon, "%s", cr->silicon);
+            ps->loso_mean_abs_err_pct = NAN;
+        }
+        rep->source[s].rows++;
+        cr->source = s;
+        c.nrow++;
     }
-    out->mean_abs_err_before_pct = residuals(&c, NULL, NULL);
-    drop_unconstrained(&c, f0, f1);
-    /* least squares needs at least as many rows as parameters */
-    while (c.np > c.nuse)
-        c.np--;
-    for (int i = 0; i < c.np; i++)
-        out->fitted |= 1u << c.idx[i];
-    if (c.np == 0) {
-        out->mean_abs_err_after_pct = residuals(&c, NULL, &out->max_abs_err_after_pct);
+    rep->rows_used = c.nrow;
+
+    if ((rc = fit_all(&c, &o, -1, rep->group, &rep->ngroups, err)))
         goto done;
+
+    if (o.loso) {
+        double pool_err[PLAN_VAL_SOURCES_MAX], fw_err[PLAN_VAL_SOURCES_MAX];
+        for (int s = 0; s < rep->nsources; s++) {
+            plan_cal_source *src = &rep->source[s];
+            rc = loso_one(&c, &start, &o, s, &fw_err[s], &pool_err[s], src->loso_basis,
+                          sizeof src->loso_basis, err);
+            if (rc)
+                goto done;
+            src->loso_mean_abs_err_pct = fw_err[s];
+        }
+        /* A framework fit that predicts a held-out source of its own worse
+         * than the chip's pool does is not kept. */
+        for (int g = 0; g < rep->ngroups; g++) {
+            plan_cal_group *gr = &rep->group[g];
+            if (!gr->framework[0] || gr->sources < 2)
+                continue;
+            for (int s = 0; s < rep->nsources && !gr->rejected; s++) {
+                const plan_cal_source *src = &rep->source[s];
+                if (strcmp(src->framework, gr->framework) != 0 ||
+                    strcmp(src->silicon, gr->silicon) != 0 || !(fw_err[s] > pool_err[s]))
+                    continue;
+                gr->rejected = 1;
+                snprintf(gr->why, sizeof gr->why,
+                         "held out, %s is predicted %.1f%% off by this fit, %.1f%% by the %s pool",
+                         src->source_key, fw_err[s], pool_err[s], gr->silicon);
+                drop_eff(cat, gr->framework, gr->silicon);
+            }
+        }
     }
 
-    u = gsl_vector_alloc((size_t)c.np);
-    gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
-    w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, (size_t)c.nuse, (size_t)c.np);
-    if (!u || !w) {
-        rc = ST_RAISE(err, ST_ENOMEM, "calibrate: out of memory");
-        goto done;
+    /* every source under the catalog as it now stands */
+    double sum = 0, lsum = 0;
+    int nl = 0;
+    for (int s = 0; s < rep->nsources; s++) {
+        plan_cal_source *src = &rep->source[s];
+        src->mean_abs_err_pct = source_error(&c, s);
+        sum += src->mean_abs_err_pct;
+        if (src->mean_abs_err_pct > rep->max_source_err_pct)
+            rep->max_source_err_pct = src->mean_abs_err_pct;
+        if (!isnan(src->loso_mean_abs_err_pct)) {
+            lsum += src->loso_mean_abs_err_pct;
+            nl++;
+            if (src->loso_mean_abs_err_pct > rep->loso_max_source_err_pct)
+                rep->loso_max_source_err_pct = src->loso_mean_abs_err_pct;
+        }
     }
-    for (int i = 0; i < c.np; i++)
-        gsl_vector_set(u, (size_t)i, to_free(c.idx[i], *param_ptr(g, c.idx[i])));
-    gsl_multifit_nlinear_fdf fdf = {.f = cal_f, .df = NULL, .fvv = NULL, .n = (size_t)c.nuse,
-                                    .p = (size_t)c.np, .params = &c};
-    gsl_multifit_nlinear_init(u, &fdf, w);
-    int info = 0;
-    int status = gsl_multifit_nlinear_driver(CAL_MAX_ITER, CAL_XTOL, CAL_GTOL, CAL_FTOL, NULL,
-                                             NULL, &info, w);
-    out->iterations = (int)gsl_multifit_nlinear_niter(w);
-    out->converged = status == GSL_SUCCESS;
-    set_params(&c, gsl_multifit_nlinear_position(w));
-    if (c.failed) {
-        rc = ST_RAISE(err, ST_EINTERNAL, "calibrate: a row could not be evaluated during the fit");
-        goto done;
-    }
-    out->mean_abs_err_after_pct = residuals(&c, NULL, &out->max_abs_err_after_pct);
-    for (int p = 0; p < PLAN_CAL__COUNT; p++)
-        out->after[p] = *param_ptr(g, p);
+    rep->mean_source_err_pct = rep->nsources ? sum / rep->nsources : 0;
+    rep->loso_mean_source_err_pct = nl ? lsum / nl : NAN;
 
 done:
-    gsl_multifit_nlinear_free(w);
-    gsl_vector_free(u);
-    gsl_vector_free(f0);
-    gsl_vector_free(f1);
-    free(res);
+    plan_catalog_free(&start);
+    free(w);
     free(use);
+    free(row);
+    free(res);
     return rc;
 }

@@ -1,19 +1,34 @@
 /*
- * plan_calibrate.h: fit a GPU type's efficiency parameters to measured runs.
+ * plan_calibrate.h: fit the efficiency parameters of each (framework, GPU
+ * chip) to measured runs, and say how well they predict runs they never saw.
  *
- * The planner's compute model has a handful of hardware-efficiency
- * parameters per GPU type (plan_gpu: gemm_eff_max, gemm_dim_half,
- * misaligned_factor, hbm_eff, flash_eff, align_partial_factor). GPU types
- * made of the same chip (plan_gpu.silicon: A100-40GB and A100-80GB are both
- * GA100) share them: they are fitted together over all those types' rows and
- * written into each. This module fits them to published
- * runs (rows of a calibration CSV, mapped by plan_validate) by nonlinear least
- * squares on log(predicted / measured) iteration time (GSL's trust-region
- * solver, gsl_multifit_nlinear), so one set of parameters per GPU type serves
- * every row of that GPU: no per-row or per-source factors.
+ * The planner's compute model has a few efficiency parameters (plan_eff:
+ * gemm_eff_max, hbm_eff, flash_eff, fp8_gemm_eff): how close a stack's
+ * matrix products, memory-bound kernels, fused attention and FP8 GEMMs come
+ * to the chip's peaks. They are stack efficiencies, so they are fitted per
+ * (framework family, chip): Megatron-Core on GH100, FSDP on GA100, ...,
+ * and kept in the catalog's "efficiencies". Each chip also gets a pooled
+ * fit over every framework's runs on it (the GPU's own values), which a
+ * framework without runs on that chip uses. Nothing is fitted per source
+ * or per row.
  *
- * Pure computation: no files. The catalog passed in is modified in place
- * (the fitted values are written into its GPU entry).
+ * The fit: nonlinear least squares (GSL's trust-region solver) on the error
+ * e = log(predicted / measured) step time, as sqrt|e| residuals so the sum
+ * minimised is the sum of |e|; each published source weighs the same, so a
+ * source with 200 rows does not drown one with 10. Each parameter stays in
+ * its physical range (a logistic map); a GEMM efficiency never above the
+ * chip's measured GEMM ceiling. A parameter the rows do not constrain is
+ * left as it was. Standard errors come from the weighted Jacobian of e at
+ * the solution: cov = s^2 (J^T W J)^-1.
+ *
+ * Leave-one-source-out: every fit is repeated without each source in turn
+ * and that source's runs predicted by what remains: its framework's fit on
+ * its chip from the other sources if there are any, else the chip's pooled
+ * fit, else the chip's starting values (its physics alone). A framework fit
+ * that does worse on a held-out source of its own than the chip's pooled fit
+ * (also without that source) is rejected: its rows then use the pooled fit.
+ *
+ * Pure computation: the catalog passed in is modified in place.
  */
 #ifndef SMD_PLAN_CALIBRATE_H
 #define SMD_PLAN_CALIBRATE_H
@@ -21,47 +36,69 @@
 #include "planner/plan.h"
 #include "planner/plan_validate.h"
 
-typedef enum plan_cal_param {
-    PLAN_CAL_GEMM_EFF_MAX = 0,
-    PLAN_CAL_GEMM_DIM_HALF,
-    PLAN_CAL_MISALIGNED,
-    PLAN_CAL_HBM_EFF,
-    PLAN_CAL_FLASH_EFF,
-    PLAN_CAL_ALIGN_PARTIAL,
-    PLAN_CAL__COUNT
-} plan_cal_param;
-
-/* "gemm_eff_max", ... (the catalog's field names). */
-const char *plan_cal_param_name(plan_cal_param p);
-/* Parse a comma-separated list of names into a bit mask (1 << param). */
+/* Parse a comma-separated list of plan_eff_param names into a bit mask. */
 int plan_cal_params_parse(const char *list, unsigned *mask, st_err *err);
 
-#define PLAN_CAL_ALL ((1u << PLAN_CAL__COUNT) - 1)
-/* What `smdplan calibrate` fits unless told: gemm_dim_half is left out,
- * because runs of one model size barely constrain it apart from
- * gemm_eff_max (they trade off against each other). */
-#define PLAN_CAL_DEFAULT (PLAN_CAL_ALL & ~(1u << PLAN_CAL_GEMM_DIM_HALF))
+#define PLAN_CAL_ALL ((1u << PLAN_EFF__COUNT) - 1)
 
-typedef struct plan_calibration {
-    char gpu[32];                        /* the GPU asked for */
-    char silicon[32];                    /* its chip: every GPU of it got the values */
-    int rows;                            /* rows of this GPU with a compared time */
-    unsigned asked;                      /* parameters asked for */
-    unsigned fitted;                     /* those the rows constrain (others kept) */
-    double before[PLAN_CAL__COUNT];
-    double after[PLAN_CAL__COUNT];
-    double mean_abs_err_before_pct;
+typedef struct plan_cal_options {
+    unsigned params;             /* plan_eff_param bits asked (0: all) */
+    int loso;                    /* run leave-one-source-out (and the rejection test) */
+    const char *framework;       /* fit only this family ("" or NULL: every one) */
+    const char *silicon;         /* fit only this chip ("" or NULL: every one) */
+} plan_cal_options;
+
+/* One fit: a framework family on a chip, or a chip's pool (framework ""). */
+typedef struct plan_cal_group {
+    char framework[16];
+    char silicon[32];
+    int rows;                    /* runs fitted */
+    int sources;                 /* their published sources */
+    unsigned asked;              /* parameters asked */
+    unsigned fitted;             /* those the runs constrain */
+    plan_eff before, after;
+    double std_err[PLAN_EFF__COUNT];
+    double mean_abs_err_before_pct;   /* mean over sources of each source's mean |error| */
     double mean_abs_err_after_pct;
-    double max_abs_err_after_pct;
+    double max_abs_err_after_pct;     /* worst row */
     int iterations;
-    int converged;                       /* the solver met its tolerance */
-} plan_calibration;
+    int converged;
+    int rejected;                /* worsened a held-out source: not kept */
+    char why[160];               /* the rejection, one line */
+} plan_cal_group;
 
-/* Fit the parameters in mask for catalog GPU gpu_index over the rows whose
- * cluster uses a GPU of the same silicon. Writes the fitted values into every
- * catalog GPU of that silicon (and fills out, before and after). A GPU with no usable rows is a result
- * (out->rows == 0, nothing changed). ST_ENOMEM / ST_EINTERNAL on failure. */
-int plan_calibrate_gpu(plan_catalog *cat, int gpu_index, const plan_validate_row *rows,
-                       int nrows, unsigned mask, plan_calibration *out, st_err *err);
+/* How one published source fares in the fit and held out of it. */
+typedef struct plan_cal_source {
+    char source_key[PLAN_VAL_KEY_MAX];
+    char framework[16];          /* its rows' framework family (the first row's) */
+    char silicon[32];
+    int rows;                    /* runs compared */
+    double mean_abs_err_pct;     /* after the fit, with every source */
+    double loso_mean_abs_err_pct;/* predicted without it; NAN without --loso */
+    char loso_basis[96];         /* what predicted it when held out */
+} plan_cal_source;
+
+#define PLAN_CAL_GROUPS_MAX 64
+
+typedef struct plan_cal_report {
+    int ngroups;
+    plan_cal_group group[PLAN_CAL_GROUPS_MAX];
+    int nsources;
+    plan_cal_source source[PLAN_VAL_SOURCES_MAX];
+    int rows_used;               /* rows with a compared time */
+    double mean_source_err_pct;  /* mean over sources of their mean |error| */
+    double max_source_err_pct;
+    double loso_mean_source_err_pct;
+    double loso_max_source_err_pct;
+} plan_cal_report;
+
+/* Fit every (framework, chip) and chip pool the rows cover (or those the
+ * options name), write the values into cat (GPU fields for pools, efficiency
+ * entries for frameworks), and report. Rows are mapped once with cat as
+ * given (the micro-batch a row does not publish is searched then and kept).
+ * ST_ENOMEM / ST_EINTERNAL on failures; rows that cannot be predicted are
+ * simply not used. */
+int plan_calibrate(plan_catalog *cat, const plan_validate_row *rows, int nrows,
+                   const plan_cal_options *opt, plan_cal_report *rep, st_err *err);
 
 #endif

@@ -254,7 +254,7 @@ static int check_eff(const plan_catalog *cat, const plan_fw_eff *e, st_err *err)
             fam = f;
     if (fam < 0)
         return ST_RAISE(err, ST_EINVAL, "efficiency entry: framework '%s'; allowed: smp, megatron, "
-                        "deepspeed, fsdp, jax, smdplan", e->framework);
+                        "deepspeed, fsdp, jax, smdplan, pytorch", e->framework);
     const plan_gpu *chip = NULL;
     for (int i = 0; i < cat->ngpus && !chip; i++)
         if (strcasecmp(cat->gpus[i].silicon[0] ? cat->gpus[i].silicon : cat->gpus[i].name,

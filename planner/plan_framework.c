@@ -28,6 +28,12 @@
 /* One gradient message for the whole buffer. */
 #define WHOLE_BUFFER 1e30
 
+/* Megatron-LM's examples train GPT with the GPT-2 BPE vocabulary (50257
+ * tokens: gpt2-vocab.json, examples/pretrain_gpt.sh; NeMo's GPT configs use
+ * the same GPT2BPETokenizer) and pad it to a multiple of
+ * --make-vocab-size-divisible-by (default 128) x TP
+ * (megatron/training/tokenizer/tokenizer.py, _vocab_size_with_padding);
+ * Megatron-DeepSpeed inherits both. */
 const plan_framework plan_frameworks[] = {
     /* ------------------------------------------------------------------ */
     {
@@ -82,6 +88,8 @@ const plan_framework plan_frameworks[] = {
     /* ------------------------------------------------------------------ */
     {
         .key = "megatron",
+        .default_vocab = 50257,
+        .vocab_multiple = 128,
         .family = PLAN_FW_MEGATRON,
         .label = "Megatron-Core (Megatron-LM, NeMo)",
         .names = {"Megatron-Core", "NeMo/Megatron", "Megatron-LM", "Megatron", "NeMo", NULL},
@@ -132,6 +140,8 @@ const plan_framework plan_frameworks[] = {
     /* ------------------------------------------------------------------ */
     {
         .key = "megatron-2020",
+        .default_vocab = 50257,
+        .vocab_multiple = 128,
         .family = PLAN_FW_MEGATRON,
         .label = "Megatron-LM 2020 (v1)",
         .names = {"Megatron-LM (2020)", "Megatron-LM 2020", "Megatron-LM v1", NULL},
@@ -165,6 +175,8 @@ const plan_framework plan_frameworks[] = {
     /* ------------------------------------------------------------------ */
     {
         .key = "megatron-2021",
+        .default_vocab = 50257,
+        .vocab_multiple = 128,
         .family = PLAN_FW_MEGATRON,
         .label = "Megatron-LM 2021 (PTD-P)",
         .names = {"Megatron-LM (PTD-P)", "PTD-P", "Megatron-LM 2021", NULL},
@@ -198,6 +210,8 @@ const plan_framework plan_frameworks[] = {
     /* ------------------------------------------------------------------ */
     {
         .key = "nemo-megatron",
+        .default_vocab = 50257,
+        .vocab_multiple = 128,
         .family = PLAN_FW_MEGATRON,
         .label = "NeMo Megatron (2022-2023)",
         .names = {"NeMo Megatron", "NeMo-Megatron", "NeMo 1", NULL},
@@ -234,6 +248,8 @@ const plan_framework plan_frameworks[] = {
     /* ------------------------------------------------------------------ */
     {
         .key = "deepspeed",
+        .default_vocab = 50257,
+        .vocab_multiple = 128,
         .family = PLAN_FW_DEEPSPEED,
         .label = "DeepSpeed (Megatron-DeepSpeed)",
         .names = {"DeepSpeed", NULL},
@@ -341,6 +357,38 @@ const plan_framework plan_frameworks[] = {
     },
     /* ------------------------------------------------------------------ */
     {
+        .key = "pytorch",
+        .family = PLAN_FW_PYTORCH,
+        .label = "PyTorch DDP (a stack smdplan does not model by name)",
+        .names = {"PyTorch DDP", "DistributedDataParallel", NULL},
+        .user = 0,
+        .schedules = B(PLAN_SCHED_INTERLEAVED),
+        .shardings = SH_ALL,
+        .shardings_with_pp = SH_ALL,
+        .shardings_with_tp = SH_ALL,
+        .recomputes = RC_ALL,
+        .recompute_groups = 1,
+        .sequence_parallel = 1,
+        .context_parallel = 1,
+        .fp8 = 1,
+        .tp_max_in_node = 1,
+        .placement = "PDT",
+        .flash_attention = 1,
+        .dp_overlap = 1,
+        .dp_bucket_bytes = 25e6,
+        .sync_sharded = PLAN_SYNC_PER_STEP,
+        .tp_overlap = 0,
+        .zero3_prefetch = 1,
+        .host_op_s = PLAN__HOST_OP_S,
+        .recompute_default = PLAN_RECOMP_NONE,
+        .sharding_default = PLAN_SHARD_NONE,
+        .doc = "PyTorch's own data parallelism (torch.nn.parallel.DistributedDataParallel): "
+               "gradients all-reduced in 25 MB buckets (bucket_cap_mb) overlapped with the "
+               "backward; eager kernel launches; PyTorch's fused scaled_dot_product_attention. "
+               "The reading of a run whose stack smdplan does not know by name",
+    },
+    /* ------------------------------------------------------------------ */
+    {
         .key = "smdplan",
         .family = PLAN_FW_SMDPLAN,
         .label = "smdplan executor",
@@ -377,6 +425,7 @@ const int plan_nframeworks = (int)(sizeof plan_frameworks / sizeof plan_framewor
 static const char *const family_keys[PLAN_FW__COUNT] = {
     [PLAN_FW_SMP] = "smp",         [PLAN_FW_MEGATRON] = "megatron", [PLAN_FW_DEEPSPEED] = "deepspeed",
     [PLAN_FW_FSDP] = "fsdp",       [PLAN_FW_JAX] = "jax",           [PLAN_FW_SMDPLAN] = "smdplan",
+    [PLAN_FW_PYTORCH] = "pytorch",
 };
 
 const char *plan_fw_family_key(plan_fw_family f)
@@ -528,6 +577,11 @@ int plan_framework_check(const plan_framework *fw, const plan_layout *l, char *w
         return 1;
     }
     return 0;
+}
+
+const plan_fw_eff *plan_cluster_use_framework(const plan_catalog *cat, int i, plan_cluster *c)
+{
+    return plan_cluster_use(cat, plan_fw_family_key(plan_framework_get(i)->family), c);
 }
 
 void plan_framework_apply(const plan_framework *fw, int index, plan_layout *l)

@@ -40,10 +40,11 @@ typedef enum plan_fw_family {
     PLAN_FW_FSDP,                /* PyTorch FSDP (llm-foundry, torchtitan) */
     PLAN_FW_JAX,                 /* JAX on XLA: MaxText, Paxml */
     PLAN_FW_SMDPLAN,             /* smdplan's own executor (exec/) */
+    PLAN_FW_PYTORCH,             /* plain PyTorch DDP: a stack not known by name */
     PLAN_FW__COUNT
 } plan_fw_family;
 
-/* "smp", "megatron", "deepspeed", "fsdp", "jax", "smdplan". */
+/* "smp", "megatron", "deepspeed", "fsdp", "jax", "smdplan", "pytorch". */
 const char *plan_fw_family_key(plan_fw_family f);
 
 /* How gradients and parameters move under a sharding mode. */
@@ -105,6 +106,8 @@ typedef struct plan_framework {
     int local_batch;             /* no gradient accumulation: micro-batch = global / dp */
 
     /* ---- what a silent configuration means (validate, defaults) ---- */
+    int64_t default_vocab;       /* the tokenizer its GPT examples train with (0: none) */
+    int vocab_multiple;          /* vocabulary padded to a multiple of this x TP (0: none) */
     plan_recompute recompute_default;
     plan_sharding sharding_default;
     int sp_default;              /* sequence parallel when tp > 1 */
@@ -138,6 +141,10 @@ const char *plan_framework_user_keys(void);
  * naming the knob and what the framework allows (e.g. "schedule zb-h1:
  * SageMaker model parallel v1 runs simple or interleaved"). */
 int plan_framework_check(const plan_framework *fw, const plan_layout *l, char *why, size_t n);
+
+/* Use the catalog's efficiencies fitted for framework index i's family on
+ * c's chip (plan_cluster_use). Returns the fit used, or NULL. */
+const plan_fw_eff *plan_cluster_use_framework(const plan_catalog *cat, int i, plan_cluster *c);
 
 /* Set l's behaviour fields (attention kernel, overlaps, buckets, rank order
  * when the framework fixes it, gradient precision, launch mode) to fw's. */

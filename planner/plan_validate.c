@@ -2,28 +2,42 @@
  * plan_validate.c: map one published run to the planner's inputs, predict
  * it and compare (plan_validate_run), and summarise the errors.
  *
- * A row is read in four steps, each of which may end it with a reason:
+ * A row is read by its fields, in four steps, each of which may end it with
+ * a reason that is the row's own (a value it does not publish):
+ *   framework the profile its framework column names (plan_framework_match);
+ *            what the row leaves unsaid, or says is "not stated" or
+ *            "implied", is that framework's documented default.
  *   model    layers, hidden, heads, kv heads, ffn (4h when absent), sequence
- *            and vocabulary from the row; Llama (SwiGLU, GQA, untied head)
- *            when kv heads < heads or the architecture says Llama, else GPT
- *            (tied embedding). No shape, no prediction.
- *   cluster  the row's GPU and interconnect text mapped to a catalog
- *            instance type (cluster_rules below); a run on fewer GPUs than
- *            one node has is a one-node cluster of that many GPUs.
- *   layout   tp, pp, cp (1), dp (GPUs / (tp pp cp)), virtual stages (> 1:
- *            Megatron's interleaved schedule, else 1F1B), micro-batch and
- *            microbatches, recompute, sharding, sequence parallelism; what
- *            the row leaves empty comes from its framework's documented
- *            default (framework_rules below). A missing micro-batch is
- *            searched with everything else fixed.
- *   compare  the reference time is iteration_time_s, else TFLOP/s per GPU
- *            converted with the row's own FLOP convention; memory (GB =
- *            1e9 B unless the metric says GiB) against the worst stage's
- *            total; a published OOM against the planner's verdict.
+ *            and vocabulary (the framework's default tokenizer when absent,
+ *            padded as the framework pads it). Architecture from its text:
+ *            RoPE / Llama-style (RMSNorm, untied head) or GPT-style; the MLP
+ *            from its text too (SwiGLU/GLU gated, GeLU or squared ReLU
+ *            plain), never from grouped-query attention.
+ *   cluster  the instance_type when the catalog knows it; otherwise the GPU
+ *            (chip and memory), its node (GPUs per node, NVSwitch) and the
+ *            network (technology and bandwidth per node) the row states,
+ *            NVIDIA's reference node for that GPU where it states none; the
+ *            catalog entry closest to that, its network set to the stated
+ *            one. A run on part of one node is a one-node cluster of that
+ *            many GPUs.
+ *   layout   tp, pp, cp, dp (GPUs / (tp pp cp)), or model_parallel_size
+ *            when TP and PP are not split out; virtual stages (Megatron's
+ *            interleaved schedule), micro-batch, microbatches (or gradient
+ *            accumulation steps), recompute, sharding (ZeRO stages, FSDP
+ *            FULL_SHARD / SHARD_GRAD_OP / HYBRID_SHARD and shard groups),
+ *            sequence parallelism, precision (FP8, fp32 gradient reduction).
+ *            A missing micro-batch is searched with everything else fixed.
+ *   compare  the reference time is iteration_time_s, else tokens per step
+ *            over tokens/s, else TFLOP/s (or MFU x peak) converted with the
+ *            row's own FLOP convention; memory (GB = 1e9 B unless the metric
+ *            says GiB) against the worst stage's total; a published OOM
+ *            against the planner's verdict; a layout the planner finds out of
+ *            memory while it ran is compared and reported as such.
  *
  * Units: seconds, bytes, FLOPs; errors in percent.
  */
 #include "planner/plan_validate.h"
+#include "planner/plan_framework.h"
 #include "planner/plan_validate_int.h"
 
 #include <ctype.h>
@@ -34,27 +48,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define COL(name, req) {#name, offsetof(plan_validate_row, name), req}
 const plan_validate_column plan_validate_columns[] = {
     COL(row_id, 1), COL(source_key, 1), COL(model_name, 0), COL(architecture, 0),
     COL(framework, 0), COL(num_layers, 0), COL(hidden_size, 0), COL(num_heads, 0),
     COL(num_kv_heads, 0), COL(ffn_hidden_size, 0), COL(seq_len, 0), COL(vocab_size, 0),
-    COL(gpu_type, 0), COL(num_gpus, 1), COL(instance_type, 0), COL(interconnect, 0),
-    COL(tp, 0), COL(pp, 0), COL(dp, 0), COL(cp, 0), COL(virtual_stages, 0),
-    COL(micro_batch_size, 0), COL(global_batch_size, 0), COL(num_microbatches, 0),
-    COL(recompute, 0), COL(optimizer_sharding, 0), COL(sequence_parallel, 0),
-    COL(precision, 0), COL(tflops_per_gpu, 0), COL(tflops_convention, 0),
-    COL(iteration_time_s, 0), COL(memory_per_gpu_gb, 0), COL(memory_metric, 0),
-    COL(other_metrics, 0), COL(notes, 0),
+    COL(gpu_type, 0), COL(gpu_mem_gb, 0), COL(num_gpus, 1), COL(instance_type, 0),
+    COL(interconnect, 0), COL(tp, 0), COL(pp, 0), COL(dp, 0), COL(cp, 0),
+    COL(model_parallel_size, 0), COL(virtual_stages, 0), COL(micro_batch_size, 0),
+    COL(global_batch_size, 0), COL(global_batch_tokens, 0), COL(num_microbatches, 0),
+    COL(grad_accum_steps, 0), COL(recompute, 0), COL(optimizer_sharding, 0),
+    COL(sequence_parallel, 0), COL(precision, 0), COL(tflops_per_gpu, 0),
+    COL(tflops_convention, 0), COL(mfu_pct, 0), COL(peak_basis_tflops, 0),
+    COL(iteration_time_s, 0), COL(tokens_per_s_per_gpu, 0), COL(tokens_per_s_total, 0),
+    COL(memory_per_gpu_gb, 0), COL(memory_metric, 0), COL(other_metrics, 0), COL(notes, 0),
     {NULL, 0, 0},
 };
 #undef COL
-
-/* ------------------------------------------------------------------------ */
-/* How each framework's configuration is read                                */
-/* ------------------------------------------------------------------------ */
-
 
 /* Microbatches in flight are not capped outside SMP (active_microbatches is
  * an SMP knob): a cap no schedule reaches. */
@@ -65,6 +77,11 @@ const plan_validate_column plan_validate_columns[] = {
 /* Largest global batch read, in sequences: far past any published run, and
  * small enough that every per-replica count fits an int. */
 #define MAX_GLOBAL_BATCH (INT64_C(1) << 30)
+/* A published time or rate outside these bounds is a unit mistake, not a
+ * training run (a step of 1e-6 s or of more than a day; 1e12 tokens/s). */
+#define MIN_TIME_S 1e-6
+#define MAX_TIME_S 86400.0
+#define MAX_RATE 1e12
 
 /* ------------------------------------------------------------------------ */
 /* Small text helpers                                                        */
@@ -75,22 +92,7 @@ static const char *nz(const char *s)
     return s ? s : "";
 }
 
-/* Case-insensitive substring test. */
-static int contains(const char *hay, const char *needle)
-{
-    if (!hay || !needle)
-        return 0;
-    size_t n = strlen(needle);
-    for (const char *p = hay; *p; p++) {
-        size_t i = 0;
-        while (i < n && p[i] &&
-               tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i]))
-            i++;
-        if (i == n)
-            return 1;
-    }
-    return n == 0;
-}
+#define contains plan__contains
 
 static int blank(const char *s)
 {
@@ -191,6 +193,14 @@ const char *plan_validate_basis_name(plan_validate_basis b)
         return "TFLOP/s via Eq. 3";
     case PLAN_VAL_BASIS_MODEL_FLOPS:
         return "TFLOP/s via model FLOPs";
+    case PLAN_VAL_BASIS_TOKENS:
+        return "tokens/s";
+    case PLAN_VAL_BASIS_MEGATRON:
+        return "TFLOP/s via Megatron's FLOP count";
+    case PLAN_VAL_BASIS_MOSAIC:
+        return "TFLOP/s via 6N + 12lhs";
+    case PLAN_VAL_BASIS_PARAMS8:
+        return "TFLOP/s via 8N";
     case PLAN_VAL_BASIS_NONE:
     default:
         return "none";
@@ -211,11 +221,47 @@ double plan_validate_model_flops(double B, double s, double l, double h, double 
     return B * s * (24.0 * l * h * h + 12.0 * l * h * s + 48.0 * l * h * h + 6.0 * V * h);
 }
 
+double plan_validate_megatron_flops(const plan_model *m, double B)
+{
+    /* megatron/training/training.py, num_floating_point_operations: the
+     * attention (with its s/h score term), the MLP (3/2 for a gated one)
+     * and the logits, 12 B s l h^2 in front. */
+    double h = (double)m->hidden, s = (double)m->seq, l = (double)m->layers;
+    double a = (double)m->heads, kv = (double)m->kv_heads, f = (double)m->ffn;
+    double q = a * (double)plan_model_head_dim(m) / h;
+    double g = plan_model_gated(m) ? 1.5 : 1.0;
+    return 12.0 * B * s * l * h * h *
+           ((1.0 + kv / a + s / h) * q + (f / h) * g + (double)m->vocab / (2.0 * l * h));
+}
+
 /* ------------------------------------------------------------------------ */
 /* Row -> model                                                              */
 /* ------------------------------------------------------------------------ */
 
-static int map_model(const plan_validate_row *r, plan_validate_result *out)
+/* The architecture from its text: RoPE / RMSNorm / Llama-family words make
+ * a Llama-style layer; the MLP is gated when the text names a GLU, plain
+ * when it names GeLU, ReLU or a 4h FFN, else the architecture's own. */
+static void read_arch(const plan_validate_row *r, plan_model *m)
+{
+    const char *a = r->architecture, *n = r->model_name;
+    int llama = contains(a, "llama") || contains(a, "RoPE") || contains(a, "rotary") ||
+                contains(a, "RMSNorm") || contains(a, "mistral") || contains(a, "qwen") ||
+                (blank(a) && (contains(n, "llama") || contains(n, "mistral")));
+    m->arch = llama ? PLAN_ARCH_LLAMA : PLAN_ARCH_GPT;
+    if (contains(a, "GLU") || contains(a, "SwiGLU") || contains(a, "GeGLU"))
+        m->mlp = PLAN_MLP_GATED;
+    else if (contains(a, "GeLU") || contains(a, "ReLU") || contains(a, "4h FFN") ||
+             contains(a, "GPT") || contains(a, "MPT") || contains(a, "BLOOM"))
+        m->mlp = PLAN_MLP_PLAIN;
+    else
+        m->mlp = PLAN_MLP_ARCH;
+    /* Llama-style heads are untied unless the text says tied; GPT-style
+     * ones tied unless it says untied. */
+    m->tied_embedding = contains(a, "untied") ? 0 : contains(a, "tied") ? 1 : !llama;
+}
+
+static int map_model(const plan_validate_row *r, const plan_framework *fw,
+                     plan_validate_result *out)
 {
     int64_t L = 0, H = 0, A = 0, KV = 0, F = 0, S = 0, V = 0;
     int hl, hh, ha, hkv, hf, hs, hv;
@@ -232,11 +278,15 @@ static int map_model(const plan_validate_row *r, plan_validate_result *out)
         return skip(out, "shape not published (layers, hidden size or heads missing)");
     if (!hs)
         return skip(out, "sequence length not published");
-    if (!hv)
-        return skip(out, "vocabulary size not published");
-
     plan_model *m = &out->model;
     memset(m, 0, sizeof *m);
+    read_arch(r, m);
+    if (!hv) {
+        if (!fw->default_vocab || m->arch != PLAN_ARCH_GPT)
+            return skip(out, "vocabulary size not published");
+        V = fw->default_vocab;
+        note(out, "vocabulary %lld (%s's GPT-2 BPE default)", (long long)V, fw->label);
+    }
     copy(m->name, sizeof m->name, blank(r->model_name) ? "row" : r->model_name);
     snprintf(m->source, sizeof m->source, "%s row %s", nz(r->source_key), nz(r->row_id));
     m->layers = L;
@@ -246,10 +296,6 @@ static int map_model(const plan_validate_row *r, plan_validate_result *out)
     m->ffn = hf ? F : 4 * H;
     m->seq = S;
     m->vocab = V;
-    int llama = m->kv_heads < m->heads || contains(r->architecture, "llama") ||
-                contains(r->model_name, "llama");
-    m->arch = llama ? PLAN_ARCH_LLAMA : PLAN_ARCH_GPT;
-    m->tied_embedding = !llama;
     st_err e = {0};
     if (plan_model_finish(m, &e) != ST_OK)
         return skip(out, "model shape: %s", e.msg);
@@ -261,9 +307,118 @@ static int map_model(const plan_validate_row *r, plan_validate_result *out)
 /* Row -> cluster                                                            */
 /* ------------------------------------------------------------------------ */
 
-static const plan_instance *map_instance(const plan_catalog *cat, const plan_validate_row *r,
-                                         plan_validate_result *out)
+/* The chip a catalog GPU name starts with: "A100-80GB" -> "A100". */
+static size_t chip_len(const char *name)
 {
+    size_t n = strcspn(name, "-");
+    return n;
+}
+
+/* Does the row's GPU text name catalog GPU g's chip? */
+static int names_chip(const char *text, const plan_gpu *g)
+{
+    char chip[32];
+    size_t n = chip_len(g->name);
+    if (n == 0 || n >= sizeof chip)
+        return 0;
+    memcpy(chip, g->name, n);
+    chip[n] = '\0';
+    return contains(text, chip);
+}
+
+/* Memory the row states for its GPU, bytes (gpu_mem_gb, else "80GB" in the
+ * GPU text); 0 if none. Nominal GB are GiB (the catalog's convention). */
+static double stated_mem(const plan_validate_row *r)
+{
+    double gb;
+    if (parse_num(r->gpu_mem_gb, &gb) == 1 && gb > 0)
+        return gb * 1073741824.0;
+    for (const char *p = nz(r->gpu_type); *p; p++) {
+        if (!isdigit((unsigned char)*p) || (p > r->gpu_type && isdigit((unsigned char)p[-1])))
+            continue;
+        char *e;
+        double v = strtod(p, &e);
+        if (v >= 8 && v <= 1024 && (strncmp(e, "GB", 2) == 0 || strncmp(e, " GB", 3) == 0))
+            return v * 1073741824.0;
+    }
+    return 0;
+}
+
+static const gpu_reference *reference_of(const plan_gpu *g)
+{
+    for (int i = 0; i < plan__ngpu_references; i++)
+        if (strncasecmp(g->name, plan__gpu_references[i].chip, strlen(plan__gpu_references[i].chip)) == 0)
+            return &plan__gpu_references[i];
+    return NULL;
+}
+
+static net_tech tech_of(const plan_catalog *cat, const plan_instance *in)
+{
+    (void)cat;
+    return in->efa ? NET_EFA : NET_RDMA;
+}
+
+/* The catalog instance closest to what the row states: the same chip (and
+ * memory when stated) first, then the GPUs per node of its node (NVSwitch
+ * nodes of that chip), then the network technology, then the bandwidth. */
+static const plan_instance *closest_instance(const plan_catalog *cat, const plan_validate_row *r,
+                                             const net_text *net, double mem, int *gpn_out,
+                                             double *net_out)
+{
+    const plan_instance *best = NULL;
+    double best_score = INFINITY;
+    for (int i = 0; i < cat->ninstances; i++) {
+        const plan_instance *in = &cat->instances[i];
+        if (in->gpu_index < 0)
+            continue;
+        const plan_gpu *g = &cat->gpus[in->gpu_index];
+        if (!names_chip(r->gpu_type, g))
+            continue;
+        const gpu_reference *ref = reference_of(g);
+        int gpn = net->nvswitch && ref ? ref->nvswitch_gpus : in->gpus_per_node;
+        double want_net = net->node_bps > 0 ? net->node_bps : ref ? ref->net_bps : in->net_bps;
+        double score = 0;
+        if (mem > 0)
+            score += 1e6 * fabs(log(g->mem_bytes / mem));
+        score += 1e4 * (in->gpus_per_node != gpn) + 1e4 * (net->nvswitch && !in->nvswitch);
+        if (net->tech != NET_UNSTATED)
+            score += 1e2 * (tech_of(cat, in) != net->tech);
+        else
+            score += 1e2 * (in->efa != 0); /* a reference node, not a cloud one */
+        score += fabs(log(in->net_bps / want_net));
+        if (score < best_score) {
+            best = in;
+            best_score = score;
+            *gpn_out = gpn;
+            *net_out = want_net;
+        }
+    }
+    return best;
+}
+
+/* A catalog instance with the network technology asked for, to borrow its
+ * latency and efficiency curve (same chip first). */
+static const plan_instance *with_tech(const plan_catalog *cat, const plan_instance *base,
+                                      net_tech tech)
+{
+    const plan_instance *any = NULL;
+    for (int i = 0; i < cat->ninstances; i++) {
+        const plan_instance *in = &cat->instances[i];
+        if (tech_of(cat, in) != tech)
+            continue;
+        if (in->gpu_index == base->gpu_index)
+            return in;
+        if (!any)
+            any = in;
+    }
+    return any;
+}
+
+static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int64_t gpus,
+                       plan_validate_result *out)
+{
+    plan_instance *inst = &out->inst;
+    const plan_instance *in = NULL;
     /* "ml.p4d.24xlarge x16": the first word names the instance type. */
     if (!blank(r->instance_type)) {
         char word[64];
@@ -272,141 +427,178 @@ static const plan_instance *map_instance(const plan_catalog *cat, const plan_val
             s++;
         size_t n = strcspn(s, " \t");
         snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), s);
-        const plan_instance *in = plan_catalog_find(cat, word);
+        in = plan_catalog_find(cat, word);
         if (in)
-            return in;
+            *inst = *in;
     }
-    for (int i = 0; i < plan__ncluster_rules; i++) {
-        const cluster_rule *c = &plan__cluster_rules[i];
-        int ok = 1;
-        for (int k = 0; k < 2 && ok; k++)
-            if (c->need[k])
-                ok = contains(r->gpu_type, c->need[k]) || contains(r->instance_type, c->need[k]) ||
-                     contains(r->interconnect, c->need[k]);
-        if (!ok)
-            continue;
-        const plan_instance *in = plan_catalog_find(cat, c->instance);
-        if (!in) {
-            skip(out, "instance type '%s' (for GPU '%s') is not in the catalog", c->instance,
-                 nz(r->gpu_type));
-            return NULL;
+    if (!in) {
+        net_text net;
+        plan__net_parse(r->interconnect, &net);
+        int gpn = 0;
+        double net_bps = 0;
+        in = closest_instance(cat, r, &net, stated_mem(r), &gpn, &net_bps);
+        if (!in)
+            return skip(out, "no catalog GPU for GPU '%s' (%s)", nz(r->gpu_type),
+                        blank(r->interconnect) ? "interconnect not given" : r->interconnect);
+        *inst = *in;
+        net_tech tech = net.tech != NET_UNSTATED ? net.tech : NET_RDMA;
+        int same = in->gpus_per_node == gpn && tech_of(cat, in) == tech &&
+                   fabs(in->net_bps - net_bps) <= 1e-6 * net_bps;
+        if (!same) {
+            /* the node the row describes: this catalog node's GPU and links,
+             * the stated network (and its technology's latency and curve) */
+            inst->gpus_per_node = gpn;
+            inst->net_bps = net_bps;
+            const plan_instance *t = tech_of(cat, in) == tech ? in : with_tech(cat, in, tech);
+            if (t) {
+                inst->net_latency_s = t->net_latency_s;
+                inst->net_curve_index = t->net_curve_index;
+                snprintf(inst->net_curve, sizeof inst->net_curve, "%s", t->net_curve);
+                inst->efa = t->efa;
+            }
+            inst->price_per_hour = 0;
+            inst->naliases = 0;
+            char name[128];
+            snprintf(name, sizeof name, "%dx%s %.0fGbps %s", gpn, cat->gpus[in->gpu_index].name,
+                     net_bps * 8e-9, tech == NET_EFA ? "EFA" : "RDMA");
+            size_t nl = strnlen(name, sizeof inst->name - 1);
+            memcpy(inst->name, name, nl);
+            inst->name[nl] = '\0';
+            snprintf(inst->source, sizeof inst->source,
+                     "made for the row: catalog node %s with the row's network", in->name);
         }
-        return in;
+        if (blank(r->interconnect) || net.node_bps == 0)
+            note(out, "network: %s's reference node (%.0f Gbps)", cat->gpus[in->gpu_index].name,
+                 net_bps * 8e-9);
     }
-    skip(out, "no catalog instance type for GPU '%s' (%s)", nz(r->gpu_type),
-         blank(r->interconnect) ? "interconnect not given" : r->interconnect);
-    return NULL;
-}
-
-static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int64_t gpus,
-                       plan_cluster *c, plan_validate_result *out)
-{
-    const plan_instance *in = map_instance(cat, r, out);
-    if (!in)
-        return 1;
-    int g = in->gpus_per_node;
+    int g = inst->gpus_per_node;
     int nodes;
     if (gpus < g)
         nodes = 1;
     else if (gpus % g != 0)
         return skip(out, "%lld GPUs is not a whole number of %s nodes (%d GPUs each)",
-                    (long long)gpus, in->name, g);
+                    (long long)gpus, inst->name, g);
     else
         nodes = (int)(gpus / g);
-    st_err e = {0};
-    if (plan_cluster_make(cat, in, nodes, c, &e) != ST_OK)
-        return skip(out, "cluster %d x %s: %s", nodes, in->name, e.msg);
-    if (gpus < g) {
-        /* A run on part of one node: that many GPUs of the node's type. */
-        c->gpus = (int)gpus;
-        note(out, "%lld of the %d GPUs of one %s", (long long)gpus, g, in->name);
-    }
-    copy(out->instance, sizeof out->instance, in->name);
-    out->nodes = c->nodes;
-    out->gpus = c->gpus;
+    if (gpus < g)
+        note(out, "%lld of the %d GPUs of one %s", (long long)gpus, g, inst->name);
+    copy(out->instance, sizeof out->instance, inst->name);
+    out->nodes = nodes;
+    out->gpus = (int)gpus;
     return 0;
+}
+
+int plan_validate_cluster(const plan_catalog *cat, const plan_validate_result *r,
+                          plan_cluster *c, st_err *err)
+{
+    const plan_instance *in = &r->inst;
+    if (!r->have_layout && !r->have_model)
+        return ST_RAISE(err, ST_EINVAL, "row %s: no cluster", r->row_id);
+    int rc = plan_cluster_make(cat, in, r->nodes, c, err);
+    if (rc)
+        return rc;
+    c->gpus = r->gpus;
+    plan_cluster_use_framework(cat, r->framework, c);
+    return ST_OK;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Row -> layout                                                             */
 /* ------------------------------------------------------------------------ */
 
-static const framework_rule *find_framework(const plan_validate_row *r)
+/* Is the text's first word one of words? */
+static int first_word_in(const char *s, const char *const *words, int n)
 {
-    for (int i = 0; i < plan__nframework_rules; i++) {
-        const framework_rule *f = &plan__framework_rules[i];
-        if (contains(r->framework, f->framework) ||
-            (f->source && contains(r->source_key, f->source)))
-            return f;
+    char w[16];
+    int k = 0;
+    while (s && isspace((unsigned char)*s))
+        s++;
+    while (s && isalnum((unsigned char)s[k]) && k < (int)sizeof w - 1) {
+        w[k] = (char)tolower((unsigned char)s[k]);
+        k++;
     }
-    return &plan__default_rule;
+    w[k] = '\0';
+    for (int i = 0; i < n; i++)
+        if (strcmp(w, words[i]) == 0)
+            return 1;
+    return 0;
 }
 
-/* Recompute text: "selective ..." -> selective; "full", "... recomputation",
- * "... checkpointing" -> full; "none", "no", "off", "false" -> none; -1 for
- * text not understood, -2 for empty. */
+static const char *const no_words[] = {"0", "false", "no", "off", "disabled", "none"};
+static const char *const yes_words[] = {"1", "true", "yes", "on", "enabled"};
+
+/* A value the row names but does not state: the framework's default. */
+static int unstated(const char *s)
+{
+    return blank(s) || contains(s, "not stated") || contains(s, "implied") ||
+           contains(s, "unknown") || contains(s, "default");
+}
+
+/* Recompute text: -1 not understood, -2 the framework's default. */
 static int parse_recompute(const char *s)
 {
-    if (blank(s))
+    if (first_word_in(s, no_words, 6))
+        return PLAN_RECOMP_NONE;
+    if (unstated(s))
         return -2;
     if (contains(s, "selective"))
         return PLAN_RECOMP_SELECTIVE;
     if (contains(s, "full") || contains(s, "recomput") || contains(s, "checkpoint"))
         return PLAN_RECOMP_FULL;
-    if (contains(s, "none") || contains(s, "false") || contains(s, "off") || contains(s, "no"))
-        return PLAN_RECOMP_NONE;
     return -1;
 }
 
-/* Sharding text: ZeRO stage names, SMP and Megatron names; -1 not
- * understood, -2 empty. */
-static int parse_sharding(const char *s)
+/* Sharding text: ZeRO stages, FSDP modes, SMP and Megatron names; sets
+ * *degree for a shard group smaller than the data-parallel group (FSDP
+ * HYBRID_SHARD shards inside a node: -1 asks for the node's GPUs). -1 not
+ * understood, -2 the framework's default. */
+static int parse_sharding(const char *s, int *degree)
 {
-    if (blank(s))
+    *degree = 0;
+    if (first_word_in(s, no_words, 6))
+        return PLAN_SHARD_NONE;
+    if (blank(s) || (unstated(s) && !contains(s, "distributed optimizer")))
         return -2;
-    if (contains(s, "zero-3") || contains(s, "zero3") || contains(s, "zero stage 3") ||
-        contains(s, "fsdp") || contains(s, "sharded data parallel") || contains(s, "params"))
-        return PLAN_SHARD_PARAMS;
-    if (contains(s, "zero-2") || contains(s, "zero2") || contains(s, "zero stage 2"))
+    if (contains(s, "SHARD_GRAD_OP") || contains(s, "zero-2") || contains(s, "zero2") ||
+        contains(s, "zero stage 2"))
         return PLAN_SHARD_GRADIENTS;
+    const char *g = strstr(s, "shard group");
+    if (g) {
+        double v;
+        char *e;
+        v = strtod(g + strlen("shard group"), &e);
+        if (v >= 1 && v <= 1 << 24)
+            *degree = (int)v;
+    }
+    if (contains(s, "HYBRID_SHARD"))
+        *degree = -1;
+    if (contains(s, "zero-3") || contains(s, "zero3") || contains(s, "zero stage 3") ||
+        contains(s, "FULL_SHARD") || contains(s, "HYBRID_SHARD") || contains(s, "FSDP") ||
+        contains(s, "sharded data parallel") || contains(s, "params"))
+        return PLAN_SHARD_PARAMS;
     if (contains(s, "zero-1") || contains(s, "zero1") || contains(s, "zero stage 1") ||
         contains(s, "optimizer state sharding") || contains(s, "distributed optimizer") ||
-        contains(s, "shard_optimizer_state"))
+        contains(s, "shard_optimizer_state") || contains(s, "BF16_Optimizer"))
         return PLAN_SHARD_OPTIMIZER;
-    if (contains(s, "none") || contains(s, "false") || contains(s, "off") || contains(s, "no"))
-        return PLAN_SHARD_NONE;
     return -1;
 }
 
-/* 1/0 for yes/no words (the first word of the text), -1 not understood,
- * -2 empty. */
+/* Yes/no text: -1 not understood, -2 the framework's default. */
 static int parse_flag(const char *s)
 {
-    if (blank(s))
+    if (first_word_in(s, yes_words, 5))
+        return 1;
+    if (first_word_in(s, no_words, 6))
+        return 0;
+    if (unstated(s))
         return -2;
-    static const char *const yes[] = {"1", "true", "yes", "on", "enabled"};
-    static const char *const no[] = {"0", "false", "no", "off", "disabled"};
-    char w[16];
-    int n = 0;
-    while (isspace((unsigned char)*s))
-        s++;
-    while (isalnum((unsigned char)s[n]) && n < (int)sizeof w - 1) {
-        w[n] = (char)tolower((unsigned char)s[n]);
-        n++;
-    }
-    w[n] = '\0';
-    for (int i = 0; i < 5; i++) {
-        if (strcmp(w, yes[i]) == 0)
-            return 1;
-        if (strcmp(w, no[i]) == 0)
-            return 0;
-    }
     return -1;
 }
 
 typedef struct row_layout {
     plan_layout l;
     int search_mbs;              /* micro-batch not given: search it */
+    int search_degrees;          /* neither TP, PP, DP nor a model-parallel size given */
 } row_layout;
 
 /* Reference FLOPs of one iteration under the row's convention, for a
@@ -414,48 +606,107 @@ typedef struct row_layout {
 static double convention_flops(const plan_validate_row *r, const plan_model *m, double B,
                                plan_validate_basis *basis)
 {
-    const char *c = r->tflops_convention;
     double s = (double)m->seq, l = (double)m->layers, h = (double)m->hidden, V = (double)m->vocab;
-    if (contains(c, "Eq.3") || contains(c, "Eq. 3")) {
+    switch (plan__conv_parse(r->tflops_convention)) {
+    case CONV_EQ3:
         *basis = PLAN_VAL_BASIS_EQ3;
         return plan_validate_eq3_flops(B, s, l, h, V);
-    }
-    if (contains(c, "dgxc") && m->arch == PLAN_ARCH_GPT) {
+    case CONV_DGXC:
+        if (m->arch != PLAN_ARCH_GPT)
+            break;
         *basis = PLAN_VAL_BASIS_MODEL_FLOPS;
         return plan_validate_model_flops(B, s, l, h, V);
+    case CONV_MEGATRON:
+        *basis = PLAN_VAL_BASIS_MEGATRON;
+        return plan_validate_megatron_flops(m, B);
+    case CONV_MOSAIC:
+        /* llm-foundry's MFU: 6 N FLOPs per token for the weights plus
+         * 12 l h s for attention (its callbacks, flops_per_batch) */
+        *basis = PLAN_VAL_BASIS_MOSAIC;
+        return B * s * (6.0 * (double)m->params + 12.0 * l * h * s);
+    case CONV_PARAMS8:
+        *basis = PLAN_VAL_BASIS_PARAMS8;
+        return 8.0 * (double)m->params * s * B;
+    case CONV_UNKNOWN:
+    default:
+        break;
     }
     *basis = PLAN_VAL_BASIS_NONE;
     return 0.0;
 }
 
-static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t gpus,
-                      const framework_rule *fw, row_layout *rl, plan_validate_result *out)
+/* The data-parallel, tensor and pipeline degrees of a row: tp and pp as
+ * published; with only model_parallel_size, TP inside a node and PP for the
+ * rest (Megatron's practice, Narayanan et al. 2021 Sec. 3.3; without a
+ * pipeline in the framework, all of it TP). */
+static int map_degrees(const plan_validate_row *r, const plan_framework *fw, int gpn,
+                       int64_t gpus, int64_t *tp, int64_t *pp, int64_t *cp, int64_t *dp,
+                       int *search, plan_validate_result *out)
 {
+    *search = blank(r->tp) && blank(r->pp) && blank(r->dp) && blank(r->model_parallel_size);
+    int64_t mp = 0;
+    int htp, hpp, hdp, hmp;
+    *tp = *pp = *cp = 1;
+    *dp = 0;
+    if ((htp = get_int(out, "tp", r->tp, 1, 1 << 20, tp)) < 0 ||
+        (hpp = get_int(out, "pp", r->pp, 1, PLAN_PP_MAX, pp)) < 0 ||
+        get_int(out, "cp", r->cp, 1, 1 << 20, cp) < 0 ||
+        (hdp = get_int(out, "dp", r->dp, 1, 1 << 24, dp)) < 0 ||
+        (hmp = get_int(out, "model_parallel_size", r->model_parallel_size, 1, 1 << 24, &mp)) < 0)
+        return 1;
+    if (hmp && !htp && !hpp) {
+        int pipeline = (fw->schedules & ~(1u << PLAN_SCHED_INTERLEAVED)) != 0 ||
+                       fw->shardings_with_pp != 0;
+        *tp = pipeline && mp > gpn ? gpn : mp;
+        *pp = mp / *tp;
+        if (*tp * *pp != mp)
+            return skip(out, "model_parallel_size %lld does not split into TP %lld x PP",
+                        (long long)mp, (long long)*tp);
+        note(out, "model-parallel size %lld read as TP %lld x PP %lld", (long long)mp,
+             (long long)*tp, (long long)*pp);
+    }
+    int64_t m = *tp * *pp * *cp;
+    if (gpus % m != 0)
+        return skip(out, "tp x pp x cp = %lld does not divide %lld GPUs", (long long)m,
+                    (long long)gpus);
+    if (!hdp)
+        *dp = gpus / m;
+    else if (*dp * m != gpus)
+        return skip(out, "tp x pp x dp x cp = %lld, but the run has %lld GPUs",
+                    (long long)(*dp * m), (long long)gpus);
+    return 0;
+}
+
+static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t gpus, int gpn,
+                      int fwi, row_layout *rl, plan_validate_result *out)
+{
+    const plan_framework *fw = plan_framework_get(fwi);
     plan_layout *l = &rl->l;
     plan_layout_default(l);
+    plan_framework_apply(fw, fwi, l);
     rl->search_mbs = 0;
-    int64_t tp = 1, pp = 1, cp = 1, dp = 0, v = 1, mbs = 0, gb = 0, nmb = 0;
-    int hdp, hmbs, hgb, hnmb;
-    if (get_int(out, "tp", r->tp, 1, 1 << 20, &tp) < 0 ||
-        get_int(out, "pp", r->pp, 1, PLAN_PP_MAX, &pp) < 0 ||
-        get_int(out, "cp", r->cp, 1, 1 << 20, &cp) < 0 ||
-        (hdp = get_int(out, "dp", r->dp, 1, 1 << 24, &dp)) < 0 ||
-        get_int(out, "virtual_stages", r->virtual_stages, 1, 1 << 20, &v) < 0 ||
+    int64_t tp, pp, cp, dp, v = 1, mbs = 0, gb = 0, nmb = 0, ga = 0, gbt = 0;
+    int hmbs, hgb, hnmb, hga, hgbt;
+    rl->search_degrees = 0;
+    if (map_degrees(r, fw, gpn, gpus, &tp, &pp, &cp, &dp, &rl->search_degrees, out))
+        return 1;
+    if (get_int(out, "virtual_stages", r->virtual_stages, 1, 1 << 20, &v) < 0 ||
         (hmbs = get_int(out, "micro_batch_size", r->micro_batch_size, 1, 1 << 24, &mbs)) < 0 ||
         (hgb = get_int(out, "global_batch_size", r->global_batch_size, 1, MAX_GLOBAL_BATCH,
                        &gb)) < 0 ||
-        (hnmb = get_int(out, "num_microbatches", r->num_microbatches, 1, 1 << 30, &nmb)) < 0)
+        (hgbt = get_int(out, "global_batch_tokens", r->global_batch_tokens, 1,
+                        MAX_GLOBAL_BATCH * (int64_t)PLAN_MAX_SEQ, &gbt)) < 0 ||
+        (hnmb = get_int(out, "num_microbatches", r->num_microbatches, 1, 1 << 30, &nmb)) < 0 ||
+        (hga = get_int(out, "grad_accum_steps", r->grad_accum_steps, 1, 1 << 30, &ga)) < 0)
         return 1;
-    int64_t mp = tp * pp * cp;
-    if (gpus % mp != 0)
-        return skip(out, "tp x pp x cp = %lld does not divide %lld GPUs", (long long)mp,
-                    (long long)gpus);
-    if (!hdp)
-        dp = gpus / mp;
-    else if (dp * mp != gpus)
-        return skip(out, "tp x pp x dp x cp = %lld, but the run has %lld GPUs",
-                    (long long)(dp * mp), (long long)gpus);
-
+    if (!hnmb && hga) {
+        nmb = ga;
+        hnmb = 1;
+    }
+    if (!hgb && hgbt && gbt % m->seq == 0) {
+        gb = gbt / m->seq;
+        hgb = 1;
+    }
     if (!hgb) {
         /* Published TFLOP/s and time pin the batch under the row's convention. */
         double tf, t;
@@ -476,7 +727,12 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
             return skip(out, "global batch not published");
     }
 
-    if (hmbs && hnmb) {
+    if (rl->search_degrees) {
+        /* the degrees are searched with the micro-batch (search_layout) */
+        rl->search_mbs = 1;
+        mbs = hmbs ? mbs : 1;
+        nmb = 1;
+    } else if (hmbs && hnmb) {
         if (gb % (dp * mbs) != 0 || gb / (dp * mbs) != nmb)
             return skip(out, "global batch %lld != dp %lld x micro-batch %lld x %lld microbatches",
                         (long long)gb, (long long)dp, (long long)mbs, (long long)nmb);
@@ -499,6 +755,9 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
         note(out, "micro-batch %lld = global / dp (%s: no gradient accumulation)", (long long)mbs,
              fw->label);
     } else {
+        if (gb % dp != 0)
+            return skip(out, "global batch %lld is not a multiple of dp %lld", (long long)gb,
+                        (long long)dp);
         rl->search_mbs = 1;
         mbs = 1;
         nmb = gb / dp;
@@ -512,20 +771,13 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
     l->dp = (int)dp;
     l->micro_batch = (int)mbs;
     l->microbatches = (int)nmb;
-    l->active_microbatches = NO_ACTIVE_CAP;
+    l->active_microbatches = fw->active_cap ? (int)pp + 2 : NO_ACTIVE_CAP;
     l->global_batch = gb;
     l->schedule = v > 1 ? PLAN_SCHED_VIRTUAL : PLAN_SCHED_INTERLEAVED;
     l->virtual_stages = (int)v;
     l->recompute_group = 1;
     l->prescaled_batch = 0;
     l->offload_activations = 0;
-    memcpy(l->placement, fw->placement, 4);
-    l->flash_attention = fw->flash_attention;
-    l->dp_overlap = fw->dp_overlap;
-    l->tp_overlap = fw->tp_overlap;
-    l->pp_overlap = fw->pp_overlap;
-    l->dp_bucket_bytes = fw->dp_bucket_bytes;
-    l->launch_blocking = fw->launch_blocking;
     if (fw->launch_blocking)
         note(out, "blocking kernel launches (%s: CUDA_LAUNCH_BLOCKING=1)", fw->label);
 
@@ -533,33 +785,57 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
     if (rc == -1)
         return skip(out, "recompute '%s' not understood", r->recompute);
     if (rc == -2) {
-        rc = fw->recompute;
+        rc = fw->recompute_default;
         note(out, "recompute %s (%s default)", plan_recompute_name((plan_recompute)rc), fw->label);
     }
     l->recompute = (plan_recompute)rc;
 
-    int sh = parse_sharding(r->optimizer_sharding);
+    int degree;
+    int sh = parse_sharding(r->optimizer_sharding, &degree);
     if (sh == -1)
         return skip(out, "optimizer_sharding '%s' not understood", r->optimizer_sharding);
     if (sh == -2) {
-        sh = fw->sharding;
-        if (sh != PLAN_SHARD_NONE)
+        sh = fw->sharding_default;
+        if (sh != PLAN_SHARD_NONE && dp * cp > 1)
             note(out, "sharding %s (%s default)", plan_sharding_name((plan_sharding)sh), fw->label);
     }
+    if (dp * cp == 1)
+        sh = PLAN_SHARD_NONE;
     l->sharding = (plan_sharding)sh;
+    if (degree == -1)
+        degree = gpn;
+    if (degree > 0 && degree < dp * cp && (dp * cp) % degree == 0) {
+        l->sharding_degree = degree;
+        note(out, "shards over groups of %d, replicated across %lld", degree,
+             (long long)(dp * cp / degree));
+    }
 
     int sp = parse_flag(r->sequence_parallel);
     if (sp == -1)
         return skip(out, "sequence_parallel '%s' not understood", r->sequence_parallel);
     if (sp == -2) {
-        sp = fw->sp_with_tp && tp > 1;
+        sp = fw->sp_default && tp > 1;
         if (sp)
             note(out, "sequence parallel (%s default with TP)", fw->label);
     }
-    l->sequence_parallel = sp;
-    if (contains(r->precision, "fp32 grad")) {
+    l->sequence_parallel = sp && tp > 1;
+
+    const char *p = r->precision;
+    if (contains(p, "fp8"))
+        l->precision = PLAN_PREC_FP8;
+    else if (contains(p, "fp32") && !contains(p, "grad") && !contains(p, "mixed"))
+        l->precision = PLAN_PREC_FP32;
+    if (contains(p, "fp32 grad")) {
         l->fp32_grads = 1;
         note(out, "fp32 gradients (4 bytes)");
+    }
+    if (contains(p, "mp_mode DEFAULT")) {
+        /* Composer's FSDP mixed precision DEFAULT reduces gradients in fp32
+         * (composer docs, FSDP mixed_precision: reduce_dtype float32) */
+        l->fp32_grads = 1;
+        note(out, "gradients reduced in fp32 (mixed precision DEFAULT)");
+    } else if (contains(p, "mp_mode PURE")) {
+        l->fp32_grads = 0;
     }
     return 0;
 }
@@ -570,7 +846,7 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
 
 /* Search the micro-batch with every other knob as the row fixed it; the
  * fastest layout that fits, else the one that misses memory by least. */
-static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l,
+static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l, int degrees,
                       unsigned schedules, plan_estimate *est, plan_validate_result *out, int *skipped, st_err *err)
 {
     *skipped = 0;
@@ -578,13 +854,25 @@ static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l
     plan_config_from_layout(&cfg, l);
     cfg.micro_batch = 0; /* searched */
     cfg.microbatches = 0;
+    if (degrees) {
+        /* the row publishes no parallel layout: the framework's best, as a
+         * tuned run would use it */
+        cfg.tp = cfg.pp = cfg.dp = 0;
+        cfg.cp = l->cp;
+        cfg.sequence_parallel = -1;
+        cfg.virtual_stages = 0;
+        cfg.schedule = -1;
+        cfg.allow_tp_across_nodes = 0;
+    }
+    cfg.active_microbatches = l->active_microbatches >= NO_ACTIVE_CAP ? 0 : l->active_microbatches;
     if (schedules && l->virtual_stages == 1) {
         /* the source does not say which schedule ran: search its framework's */
         cfg.schedule = -1;
         cfg.schedule_mask = schedules;
         cfg.virtual_stages = 0;
     }
-    cfg.allow_tp_across_nodes = 1; /* the published layout is what ran */
+    if (!degrees)
+        cfg.allow_tp_across_nodes = 1; /* the published layout is what ran */
     cfg.top_k = 1;
 
     plan_result *res = calloc(1, sizeof *res);
@@ -615,6 +903,9 @@ static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l
     *l = best->layout;
     *est = best->est;
     out->micro_batch_searched = 1;
+    if (degrees)
+        note(out, "parallel layout not published: the planner's best for the framework, tp %d "
+                  "pp %d dp %d", l->tp, l->pp, l->dp);
     note(out, "micro-batch %d searched", l->micro_batch);
     if (cfg.schedule_mask) {
         if (l->schedule == PLAN_SCHED_VIRTUAL)
@@ -626,6 +917,72 @@ static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l
     return ST_OK;
 }
 
+/* The published step time: iteration_time_s, else tokens per step over the
+ * tokens per second, else TFLOP/s (or MFU x peak) under the row's FLOP
+ * convention. 1: compared; 0: the row's reason is set. */
+static int reference_time(const plan_validate_row *row, const plan_model *m, const plan_layout *l,
+                          int64_t gpus, const plan_cluster *c, plan_validate_result *out)
+{
+    double t = 0, x = 0;
+    int ht = get_pos(out, "iteration_time_s", row->iteration_time_s, &t);
+    if (ht < 0)
+        return 0;
+    if (ht > 0) {
+        if (t < MIN_TIME_S || t > MAX_TIME_S)
+            return !skip(out, "iteration_time_s %g: outside %g to %g s", t, MIN_TIME_S, MAX_TIME_S);
+        out->basis = PLAN_VAL_BASIS_TIME;
+        out->ref_time_s = t;
+        return 1;
+    }
+    double tokens = (double)l->global_batch * (double)m->seq, rate = 0;
+    int hr = get_pos(out, "tokens_per_s_total", row->tokens_per_s_total, &x);
+    if (hr < 0)
+        return 0;
+    if (hr > 0)
+        rate = x;
+    else {
+        hr = get_pos(out, "tokens_per_s_per_gpu", row->tokens_per_s_per_gpu, &x);
+        if (hr < 0)
+            return 0;
+        if (hr > 0)
+            rate = x * (double)gpus;
+    }
+    if (rate > 0) {
+        if (rate > MAX_RATE)
+            return !skip(out, "tokens per second %g: above %g", rate, MAX_RATE);
+        out->basis = PLAN_VAL_BASIS_TOKENS;
+        out->ref_time_s = tokens / rate;
+        note(out, "reference time from %.0f tokens/s", rate);
+        return 1;
+    }
+    double tf = 0;
+    int hf = get_pos(out, "tflops_per_gpu", row->tflops_per_gpu, &tf);
+    if (hf < 0)
+        return 0;
+    if (hf == 0) {
+        double mfu, peak;
+        if (get_pos(out, "mfu_pct", row->mfu_pct, &mfu) > 0) {
+            peak = parse_num(row->peak_basis_tflops, &peak) == 1 && peak > 0
+                       ? peak
+                       : c->gpu->peak_flops / 1e12;
+            tf = mfu / 100.0 * peak;
+            hf = 1;
+        }
+    }
+    if (hf == 0)
+        return !skip(out, "neither iteration_time_s, tokens/s nor tflops_per_gpu published");
+    double F = convention_flops(row, m, (double)l->global_batch, &out->basis);
+    if (F <= 0)
+        return !skip(out, "TFLOP/s convention '%s' not understood", nz(row->tflops_convention));
+    out->ref_time_s = F / (tf * 1e12 * (double)gpus);
+    if (out->ref_time_s < MIN_TIME_S || out->ref_time_s > MAX_TIME_S)
+        return !skip(out, "reference time %g s from %g TFLOP/s: outside %g to %g s",
+                     out->ref_time_s, tf, MIN_TIME_S, MAX_TIME_S);
+    note(out, "reference time from %.1f TFLOP/s per GPU (%s)", tf,
+         plan_validate_basis_name(out->basis));
+    return 1;
+}
+
 int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
                       plan_validate_result *out, plan_terms *terms, st_err *err)
 {
@@ -635,9 +992,18 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     if (terms)
         terms->n = 0;
 
-    if (map_model(row, out))
+    int fwi = plan_framework_match(row->framework);
+    if (fwi < 0) {
+        fwi = plan_framework_find("pytorch", &fwi, NULL) == ST_OK ? fwi : PLAN_FW_DEFAULT;
+        note(out, "framework '%s' not known: %s", nz(row->framework),
+             plan_framework_get(fwi)->label);
+    }
+    out->framework = fwi;
+    const plan_framework *fw = plan_framework_get(fwi);
+
+    if (map_model(row, fw, out))
         return ST_OK;
-    const plan_model *m = &out->model;
+    plan_model *m = &out->model;
 
     int64_t gpus = 0;
     int hg = get_int(out, "num_gpus", row->num_gpus, 1, 1 << 24, &gpus);
@@ -647,20 +1013,38 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
         skip(out, "number of GPUs not published");
         return ST_OK;
     }
-    plan_cluster c;
-    if (map_cluster(cat, row, gpus, &c, out))
+    if (map_cluster(cat, row, gpus, out))
         return ST_OK;
 
-    const framework_rule *fw = find_framework(row);
-    if (fw == &plan__default_rule)
-        note(out, "framework '%s' has no rule: planner defaults", nz(row->framework));
     row_layout rl;
-    if (map_layout(row, m, gpus, fw, &rl, out))
+    if (map_layout(row, m, gpus, out->inst.gpus_per_node, fwi, &rl, out))
         return ST_OK;
+    /* the framework pads the vocabulary to whole GEMM tiles per TP rank */
+    if (fw->vocab_multiple > 0) {
+        int64_t q = (int64_t)fw->vocab_multiple * rl.l.tp;
+        int64_t padded = (m->vocab + q - 1) / q * q;
+        if (padded != m->vocab) {
+            note(out, "vocabulary %lld padded to %lld (%s)", (long long)m->vocab,
+                 (long long)padded, fw->label);
+            m->vocab = padded;
+            st_err e = {0};
+            plan_model_finish(m, &e);
+        }
+    }
+    out->have_layout = 1; /* the cluster needs it; cleared below if rejected */
+    plan_cluster c;
+    st_err ce = {0};
+    if (plan_validate_cluster(cat, out, &c, &ce) != ST_OK) {
+        out->have_layout = 0;
+        skip(out, "cluster %d x %s: %s", out->nodes, out->inst.name, ce.msg);
+        return ST_OK;
+    }
+    out->have_layout = 0;
 
     plan_estimate *est = &out->est;
     if (rl.search_mbs) {
-        int skipped, rc = search_mbs(m, &c, &rl.l, fw->schedules, est, out, &skipped, err);
+        int skipped, rc = search_mbs(m, &c, &rl.l, rl.search_degrees, fw->schedules_unknown, est,
+                                     out, &skipped, err);
         if (rc != ST_OK || skipped)
             return rc;
     } else {
@@ -691,14 +1075,18 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
                    contains(row->other_metrics, "OOM") || contains(row->notes, "went OOM");
     double gb;
     if (!out->ref_oom && parse_num(row->memory_per_gpu_gb, &gb) == 1 && gb > 0) {
-        double unit = contains(row->memory_metric, "GiB") ? 1073741824.0 : 1e9;
-        out->have_mem = 1;
-        out->ref_mem_bytes = gb * unit;
-        out->mem_error_pct =
-            100.0 * (out->pred_mem_bytes - out->ref_mem_bytes) / out->ref_mem_bytes;
+        if (gb > 1e6) {
+            note(out, "memory_per_gpu_gb %g: not a GPU's memory, not compared", gb);
+        } else {
+            double unit = contains(row->memory_metric, "GiB") ? 1073741824.0 : 1e9;
+            out->have_mem = 1;
+            out->ref_mem_bytes = gb * unit;
+            out->mem_error_pct =
+                100.0 * (out->pred_mem_bytes - out->ref_mem_bytes) / out->ref_mem_bytes;
+        }
     }
     if (out->pred_oom && !out->ref_oom)
-        note(out, "planner: out of memory (%s)", est->reason);
+        note(out, "planner: out of memory (%s), though the run fit", est->reason);
 
     /* ---- time ---- */
     if (out->ref_oom) {
@@ -707,30 +1095,8 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
              est->capacity_bytes / 1073741824.0);
         return ST_OK;
     }
-    double t = 0, tf = 0;
-    int ht = get_pos(out, "iteration_time_s", row->iteration_time_s, &t);
-    if (ht < 0)
+    if (!reference_time(row, m, &out->layout, gpus, &c, out))
         return ST_OK;
-    if (ht > 0) {
-        out->basis = PLAN_VAL_BASIS_TIME;
-        out->ref_time_s = t;
-    } else {
-        int hf = get_pos(out, "tflops_per_gpu", row->tflops_per_gpu, &tf);
-        if (hf < 0)
-            return ST_OK;
-        if (hf == 0) {
-            skip(out, "neither iteration_time_s nor tflops_per_gpu published");
-            return ST_OK;
-        }
-        double F = convention_flops(row, m, (double)rl.l.global_batch, &out->basis);
-        if (F <= 0) {
-            skip(out, "TFLOP/s convention '%s' not understood", nz(row->tflops_convention));
-            return ST_OK;
-        }
-        out->ref_time_s = F / (tf * 1e12 * (double)gpus);
-        note(out, "reference time from %.1f TFLOP/s per GPU (%s)", tf,
-             plan_validate_basis_name(out->basis));
-    }
     out->error_pct = 100.0 * (out->pred_time_s - out->ref_time_s) / out->ref_time_s;
     out->compared = 1;
     return ST_OK;
@@ -763,6 +1129,11 @@ static void add(plan_validate_stats *s, const plan_validate_result *r)
     if (r->ref_oom && r->have_layout) {
         s->oom_reference++;
         s->oom_agreed += r->pred_oom;
+    }
+    /* fit or OOM known: a published OOM, or a run that ran */
+    if (r->have_layout && (r->ref_oom || r->compared || r->have_mem)) {
+        s->fit_checked++;
+        s->fit_agreed += r->ref_oom == r->pred_oom;
     }
     if (!r->ref_oom && r->have_layout && r->pred_oom)
         s->pred_oom_of_ran++;

@@ -9,10 +9,12 @@
  * a layout, evaluates it, and compares. It reads no files; the CSV is read
  * by data/data_csv.c and the command lives in app/cli_validate.c.
  *
- * How a row's text is read (framework defaults, cluster names, FLOP
- * conventions) is documented next to the tables in plan_validate.c. Those
- * tables interpret each source's configuration; there is no per-row or
- * per-source correction of the prediction.
+ * A row is read by its fields: the framework it names (and that
+ * framework's documented defaults for what the row leaves unsaid), its GPU,
+ * memory and network, its layout, and its FLOP convention. Nothing keys on
+ * the source a row came from, and there is no per-row or per-source
+ * correction of the prediction (plan_validate.c says how each field is
+ * read).
  *
  * Errors are percentages: 100 (predicted - reference) / reference.
  */
@@ -29,11 +31,13 @@ typedef struct plan_validate_row {
     const char *row_id, *source_key, *model_name, *architecture, *framework;
     const char *num_layers, *hidden_size, *num_heads, *num_kv_heads, *ffn_hidden_size;
     const char *seq_len, *vocab_size;
-    const char *gpu_type, *num_gpus, *instance_type, *interconnect;
-    const char *tp, *pp, *dp, *cp, *virtual_stages, *micro_batch_size, *global_batch_size;
-    const char *num_microbatches, *recompute, *optimizer_sharding, *sequence_parallel;
+    const char *gpu_type, *gpu_mem_gb, *num_gpus, *instance_type, *interconnect;
+    const char *tp, *pp, *dp, *cp, *model_parallel_size, *virtual_stages, *micro_batch_size;
+    const char *global_batch_size, *global_batch_tokens, *num_microbatches, *grad_accum_steps;
+    const char *recompute, *optimizer_sharding, *sequence_parallel;
     const char *precision;
-    const char *tflops_per_gpu, *tflops_convention, *iteration_time_s;
+    const char *tflops_per_gpu, *tflops_convention, *mfu_pct, *peak_basis_tflops;
+    const char *iteration_time_s, *tokens_per_s_per_gpu, *tokens_per_s_total;
     const char *memory_per_gpu_gb, *memory_metric, *other_metrics, *notes;
 } plan_validate_row;
 
@@ -53,6 +57,10 @@ typedef enum plan_validate_basis {
     PLAN_VAL_BASIS_TIME,         /* iteration_time_s as published */
     PLAN_VAL_BASIS_EQ3,          /* from TFLOP/s with Narayanan et al. 2021, Eq. 3 */
     PLAN_VAL_BASIS_MODEL_FLOPS,  /* from TFLOP/s with the DGX Cloud model-FLOPs formula */
+    PLAN_VAL_BASIS_TOKENS,       /* tokens per step / published tokens per second */
+    PLAN_VAL_BASIS_MEGATRON,     /* from TFLOP/s with Megatron-LM's model-FLOPs count */
+    PLAN_VAL_BASIS_MOSAIC,       /* from TFLOP/s with llm-foundry's 6N + 12 l h s */
+    PLAN_VAL_BASIS_PARAMS8,      /* from TFLOP/s with 8 N FLOPs per token */
 } plan_validate_basis;
 
 const char *plan_validate_basis_name(plan_validate_basis b);
@@ -76,7 +84,10 @@ typedef struct plan_validate_result {
     plan_model model;
     int have_layout;                    /* layout, instance, nodes, gpus and est are set */
     plan_layout layout;
-    char instance[48];
+    char instance[48];                  /* the name of inst */
+    plan_instance inst;                 /* the node the row ran on: a catalog entry, or one
+                                         * made from the row's GPU and network text */
+    int framework;                      /* plan_frameworks index the row was read with */
     int nodes, gpus;
     plan_estimate est;                  /* of the layout above */
     int micro_batch_searched;           /* the micro-batch came from plan_search */
@@ -98,6 +109,12 @@ typedef struct plan_validate_result {
 int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
                       plan_validate_result *out, plan_terms *terms, st_err *err);
 
+/* The cluster of a result with a layout: r->inst on r->nodes nodes, its
+ * GPU count, the framework's fitted efficiencies. c borrows r->inst and the
+ * catalog. ST_EINVAL without a layout. */
+int plan_validate_cluster(const plan_catalog *cat, const plan_validate_result *r,
+                          plan_cluster *c, st_err *err);
+
 /* Reference FLOPs of one iteration by Narayanan et al. 2021, Eq. 3 (with
  * full recompute): 96 B s l h^2 (1 + s/(6h) + V/(16 l h)). */
 double plan_validate_eq3_flops(double batch, double seq, double layers, double hidden,
@@ -107,6 +124,12 @@ double plan_validate_eq3_flops(double batch, double seq, double layers, double h
  * recompute): B s (24 l h^2 + 12 l h s + 48 l h^2 + 6 V h). */
 double plan_validate_model_flops(double batch, double seq, double layers, double hidden,
                                  double vocab);
+
+/* Model FLOPs of one iteration as Megatron-LM counts them for its MFU
+ * (megatron/training/training.py, num_floating_point_operations): 12 B s l
+ * h^2 ((1 + kv/a + s/h) q/h + (f/h) g + V/(2 l h)), q = a x head dim, g =
+ * 3/2 for a gated MLP. */
+double plan_validate_megatron_flops(const plan_model *m, double batch);
 
 /* Error statistics of a group of rows. */
 typedef struct plan_validate_stats {
@@ -121,6 +144,8 @@ typedef struct plan_validate_stats {
     int oom_reference;                  /* published runs that went out of memory */
     int oom_agreed;                     /* ... where the planner says OOM too */
     int pred_oom_of_ran;                /* runs that ran but the planner calls OOM */
+    int fit_checked;                    /* rows with a layout whose fit/OOM is known */
+    int fit_agreed;                     /* ... where the planner agrees */
 } plan_validate_stats;
 
 #define PLAN_VAL_SOURCES_MAX 32

@@ -1,56 +1,58 @@
 /*
- * plan_validate_int.h: the tables that read a published run's configuration
- * (plan_validate_rules.c), shared with plan_validate.c. Inside planner/ only.
+ * plan_validate_int.h: how smdplan validate reads a published run's text
+ * fields (plan_validate_rules.c), shared with plan_validate.c. Inside
+ * planner/ only.
+ *
+ * Every rule here reads a field of the row (its GPU, interconnect, FLOP
+ * convention ...) by what the field says; none names a published source.
  */
 #ifndef SMD_PLAN_VALIDATE_INT_H
 #define SMD_PLAN_VALIDATE_INT_H
 
 #include "planner/plan_validate.h"
 
-/* One gradient all-reduce over the whole flat buffer (Megatron-LM's local
- * DDP all-reduces its contiguous gradient buffer at once). */
-#define WHOLE_BUFFER 1e30
+/* Case-insensitive substring test; an empty needle matches. */
+int plan__contains(const char *hay, const char *needle);
 
-/* What a run used when its row does not say. These read each framework's
- * documented defaults and example scripts; they are not corrections. A rule
- * applies when its text occurs (case-insensitive) in the row's framework or
- * source_key; the first match wins. */
-typedef struct framework_rule {
-    const char *framework;       /* substring of the framework column */
-    const char *source;          /* or of source_key (NULL: none) */
-    const char *label;           /* short name for notes */
-    plan_recompute recompute;    /* when the recompute column is empty */
-    plan_sharding sharding;      /* when optimizer_sharding is empty */
-    int sp_with_tp;              /* sequence parallelism when tp > 1 and the row is silent */
-    int flash_attention;         /* fused attention kernel (no s x s scores stored) */
-    int dp_overlap;              /* gradient sync overlapped with backward */
-    int tp_overlap;              /* TP collectives overlapped with GEMMs */
-    int pp_overlap;              /* p2p sends overlapped with compute */
-    unsigned schedules;          /* schedules searched when the row gives no virtual
-                                  * stages and no micro-batch (0: 1F1B only) */
-    double dp_bucket_bytes;      /* gradient all-reduce message (WHOLE_BUFFER: one) */
-    int local_batch;             /* no gradient accumulation: micro-batch = global / dp */
-    int launch_blocking;         /* the runs set CUDA_LAUNCH_BLOCKING=1 */
-    const char *placement;       /* rank order, outermost first */
-    const char *doc;             /* where the above comes from */
-} framework_rule;
-
-extern const framework_rule plan__framework_rules[];
-extern const int plan__nframework_rules;
-/* A framework no rule knows: the planner's own defaults, said in the notes. */
-extern const framework_rule plan__default_rule;
-
-/* GPU and network text -> catalog instance type. Every `need` string must
- * occur in the row's gpu_type, instance_type or interconnect text
- * (case-insensitive); the first rule that matches wins. An instance_type the
- * catalog knows is used before any rule. */
-typedef struct cluster_rule {
-    const char *need[2];
-    const char *instance;
+/* The node a GPU was built into when a run does not describe its cluster:
+ * NVIDIA's reference system for that chip. */
+typedef struct gpu_reference {
+    const char *chip;            /* "A100": the start of catalog GPU names */
+    int nvswitch_gpus;           /* GPUs per node on NVSwitch */
+    double net_bps;              /* the node's network, bytes/s one direction */
     const char *doc;
-} cluster_rule;
+} gpu_reference;
 
-extern const cluster_rule plan__cluster_rules[];
-extern const int plan__ncluster_rules;
+extern const gpu_reference plan__gpu_references[];
+extern const int plan__ngpu_references;
+
+/* The network a run names: its technology and its per-node bandwidth. */
+typedef enum net_tech {
+    NET_UNSTATED = 0,
+    NET_EFA,                     /* AWS Elastic Fabric Adapter (SRD) */
+    NET_RDMA,                    /* InfiniBand, RoCE, Omni-Path: verbs RDMA */
+} net_tech;
+
+typedef struct net_text {
+    net_tech tech;
+    double node_bps;             /* 0: not stated */
+    int nvswitch;                /* the text names an NVSwitch inside the node */
+} net_text;
+
+/* Read an interconnect text ("8x200Gb/s HDR IB per node", "1600 Gbps RoCE
+ * node-node", "4x Omni-Path per node", "EFA 4x100 Gb/s"). */
+void plan__net_parse(const char *text, net_text *out);
+
+/* FLOP conventions a published TFLOP/s may be stated in. */
+typedef enum flop_conv {
+    CONV_UNKNOWN = 0,
+    CONV_EQ3,                    /* Narayanan et al. 2021, Eq. 3 (with recompute) */
+    CONV_DGXC,                   /* dgxc-benchmarking README model FLOPs (GPT) */
+    CONV_MEGATRON,               /* Megatron-LM num_floating_point_operations (model FLOPs) */
+    CONV_MOSAIC,                 /* llm-foundry: 6N + 12 l h s per token (model FLOPs) */
+    CONV_PARAMS8,                /* 8 N s B per iteration (BigScience estimate) */
+} flop_conv;
+
+flop_conv plan__conv_parse(const char *text);
 
 #endif

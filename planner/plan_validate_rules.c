@@ -1,76 +1,130 @@
 /*
- * plan_validate_rules.c: how smdplan validate reads what a published run's
- * row leaves unsaid: each framework's documented defaults, and which catalog
- * cluster a row's GPU and network text names. These interpret the sources'
- * configurations; none of them corrects a prediction.
+ * plan_validate_rules.c: how smdplan validate reads a published run's
+ * hardware and FLOP-convention text. The framework a run names is read by
+ * plan_framework_match (plan_framework.c); the cluster by its GPU, memory
+ * and network text here; nothing keys on a source.
  */
 #include "planner/plan_validate_int.h"
 
-const framework_rule plan__framework_rules[] = {
-    {"Megatron-LM (2020)", "megatron_readme_2020", "Megatron-LM 2020",
-     PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0, 0, 1, 0, 0, 0, 25e6, 1, 0, "PDT",
-     "Megatron-LM v1 (2020): examples/pretrain_gpt2.sh trains with --checkpoint-activations; "
-     "--batch-size is 'batch size per model instance', global = local x data parallel, no "
-     "gradient accumulation (arguments.py); attention through the unfused softmax path; TP "
-     "ranks innermost (mpu/initialize.py). Gradient sync overlapped: the README's 128-way "
-     "runs add 37 ms to the 8B case (rows 11, 12), below the 170 ms a non-overlapped "
-     "all-reduce of its 2.2 GB needs at the 25 GB/s line rate of a GPU's HDR link, so "
-     "these runs used bucketed, overlapped gradient all-reduce (--DDP-impl torch: PyTorch "
-     "DDP's 25 MB buckets, bucket_cap_mb default)"},
-    {"Megatron-LM (PTD-P)", "narayanan2021", "Megatron-LM 2021",
-     PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0, 0, 0, 0, 0,
-     (1u << PLAN_SCHED_INTERLEAVED) | (1u << PLAN_SCHED_VIRTUAL), WHOLE_BUFFER, 0, 0, "PDT",
-     "Narayanan et al. 2021: activation recomputation in every run of Table 1 (Sec. 3.5, the "
-     "Eq. 3 FLOP count includes it); gradient all-reduce after the last microbatch's backward "
-     "(Megatron-LM v2 train_step); no sequence parallelism (Korthikanti et al. 2022 came "
-     "later); no fused attention; rank order TP, DP, PP from innermost (mpu/initialize.py); "
-     "Table 1 does not give the micro-batch or whether the interleaved schedule ran (both "
-     "are in the paper's toolkit, Sec. 2.2.2), so both are searched; the local DDP "
-     "all-reduces the contiguous gradient buffer as one message"},
-    {"Megatron-DeepSpeed", "bloom", "Megatron-DeepSpeed",
-     PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0, 0, 0, 0, 0, 0, 1e9, 0, 1, "PDT",
-     "BigScience Megatron-DeepSpeed (2022): DeepSpeed activation checkpointing in the tr11 "
-     "scripts; the pipeline engine reduces gradients after the step's last backward "
-     "(deepspeed/runtime/pipe/schedule.py TrainSchedule, ReduceGrads); no fused attention "
-     "before FlashAttention (mid-2022); PipeModelDataParallelTopology axes pipe, data, model; "
-     "gradients reduced in buckets of reduce_bucket_size 5e8 elements (DeepSpeed config "
-     "default; 1 GB of bf16); CUDA_LAUNCH_BLOCKING=1 ('do not remove or the training will "
-     "hang', train/tr11-176B-ml/tr11-176B-ml.slurm; chronicles-prequel.md 'dealing with JZ "
-     "hanging', set before the 02-20 topology benchmarks)"},
-    {"NeMo", "dgxc_bench", "NeMo 2024",
-     PLAN_RECOMP_NONE, PLAN_SHARD_OPTIMIZER, 1, 1, 1, 1, 1, 0, 80e6, 0, 0, "PDT",
-     "NVIDIA dgxc-benchmarking v24.11 NeMo/Megatron-Core BF16 recipes: no recomputation unless "
-     "stated; distributed optimizer with gradient reduce-scatter and parameter all-gather "
-     "overlapped with compute, TP communication overlapped with GEMMs (Transformer Engine "
-     "userbuffers) and pipeline p2p overlapped with the interleaved schedule (NeMo user "
-     "guide, Communication Overlap); sequence parallelism with TP > 1; Transformer Engine "
-     "fused attention; Megatron-Core rank order tp-cp-dp-pp; DDP buckets of 40M parameters "
-     "(Megatron-Core DistributedDataParallelConfig.bucket_size)"},
-    {"SageMaker model parallel", "aws_smp", "SMP v1",
-     PLAN_RECOMP_NONE, PLAN_SHARD_NONE, 0, 0, 1, 0, 0, 0, 25e6, 0, 0, "DPT",
-     "SageMaker model parallel v1 documentation: placement_strategy 'cluster' by default; "
-     "gradient all-reduce overlapped with backward as in PyTorch DDP (assumed, the reference "
-     "configurations do not say); no fused attention kernel in v1; PyTorch DDP's 25 MB "
-     "buckets (bucket_cap_mb default)"},
-};
-const int plan__nframework_rules = (int)(sizeof plan__framework_rules / sizeof plan__framework_rules[0]);
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
-const framework_rule plan__default_rule = {
-    NULL, NULL, "planner defaults", PLAN_RECOMP_NONE, PLAN_SHARD_NONE, 0, 1, 1, 0, 0, 0, 80e6, 0, 0, "PDT",
-    "no rule for this framework: no recompute, no sharding, fused attention, overlapped DP"};
+int plan__contains(const char *hay, const char *needle)
+{
+    if (!hay || !needle)
+        return 0;
+    size_t n = strlen(needle);
+    for (const char *p = hay; *p; p++)
+        if (strncasecmp(p, needle, n) == 0)
+            return 1;
+    return n == 0;
+}
 
-const cluster_rule plan__cluster_rules[] = {
-    /* Before "Selene": the Megatron-LM README's A100 tables (September 2020)
-     * name no memory size and predate the 80 GB part (November 2020). */
-    {{"A100 (DGX-A100)", NULL}, "dgx-a100-40gb",
-     "DGX A100 of 2020: 8 A100-40GB (the 80 GB part came in November 2020)"},
-    {{"V100", "DGX-2"}, "dgx-2", "NVIDIA DGX-2: 16 V100-32GB on NVSwitch"},
-    {{"A100", "Jean Zay"}, "jean-zay-a100",
-     "IDRIS Jean Zay A100 partition: 8 A100-80GB, Omni-Path"},
-    {{"A100", "Selene"}, "dgx-a100", "Selene: DGX A100 80GB, 8x200 Gb/s HDR InfiniBand"},
-    {{"A100", "DGX-A100"}, "dgx-a100", "DGX A100"},
-    {{"A100", "DGX A100"}, "dgx-a100", "DGX A100"},
-    {{"H100", NULL}, "dgx-h100", "DGX H100 (DGX Cloud): 8 H100-SXM5-80GB, 8x400 Gb/s"},
-    {{"A100-SXM4-40GB", "p4d"}, "p4d.24xlarge", "AWS p4d.24xlarge: 8 A100-40GB, 4x100 Gb/s EFA"},
+/* Gb/s to bytes/s. */
+#define GBPS(x) ((x) * 1e9 / 8.0)
+
+const gpu_reference plan__gpu_references[] = {
+    {"V100", 16, GBPS(800),
+     "NVIDIA DGX-2 / HGX-2, the V100 system built on NVSwitch: 16 GPUs, 8 x 100 Gb/s EDR "
+     "InfiniBand (DGX-2 datasheet)"},
+    {"A100", 8, GBPS(1600),
+     "NVIDIA DGX A100: 8 GPUs on NVSwitch, 8 x 200 Gb/s HDR InfiniBand for compute (DGX A100 "
+     "datasheet)"},
+    {"H100", 8, GBPS(3200),
+     "NVIDIA DGX H100: 8 GPUs on NVSwitch, 8 x 400 Gb/s NDR InfiniBand (DGX H100 datasheet)"},
+    {"H200", 8, GBPS(3200),
+     "NVIDIA DGX H200: 8 GPUs on NVSwitch, 8 x 400 Gb/s NDR InfiniBand (DGX H200 datasheet)"},
+    {"A10G", 8, GBPS(100), "AWS g5.48xlarge: 8 A10G on PCIe, 100 Gb/s (hardware.md)"},
 };
-const int plan__ncluster_rules = (int)(sizeof plan__cluster_rules / sizeof plan__cluster_rules[0]);
+const int plan__ngpu_references =
+    (int)(sizeof plan__gpu_references / sizeof plan__gpu_references[0]);
+
+/* Intel Omni-Path 100 series: 100 Gb/s per port (Intel OPA product brief). */
+#define OMNIPATH_PORT_GBPS 100.0
+
+/* The first number at or after p, with its end; 0 if none. */
+static double number_at(const char *p, const char **end)
+{
+    while (*p && !isdigit((unsigned char)*p))
+        p++;
+    if (!*p)
+        return 0;
+    char *e;
+    double v = strtod(p, &e);
+    *end = e;
+    return v;
+}
+
+/* "<n> x <rate> Gb" or "<rate> Gbps": the per-node rate in Gb/s, 0 if the
+ * text gives none. */
+static double node_gbps(const char *s)
+{
+    for (const char *p = s; *p; p++) {
+        if (!isdigit((unsigned char)*p) || (p > s && (isdigit((unsigned char)p[-1]) || p[-1] == '.')))
+            continue;
+        const char *e;
+        double a = number_at(p, &e);
+        const char *q = e;
+        while (*q == ' ')
+            q++;
+        if ((*q == 'x' || *q == 'X') && isdigit((unsigned char)(q[1] == ' ' ? q[2] : q[1]))) {
+            const char *e2;
+            double b = number_at(q + 1, &e2);
+            while (*e2 == ' ')
+                e2++;
+            if (strncasecmp(e2, "Gb", 2) == 0)
+                return a * b;
+            if (plan__contains(e2, "Omni-Path") && e2 - q < 4)
+                return a * OMNIPATH_PORT_GBPS;
+            continue;
+        }
+        if (strncasecmp(q, "Gb", 2) == 0)
+            return a;
+        if (strncasecmp(q, "Tb", 2) == 0)
+            return a * 1000.0;
+        if (strncasecmp(q, "Omni-Path", 9) == 0 || strncasecmp(q, "x Omni-Path", 11) == 0)
+            return a * OMNIPATH_PORT_GBPS;
+        p = e - 1;
+    }
+    return 0;
+}
+
+void plan__net_parse(const char *text, net_text *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!text)
+        return;
+    if (plan__contains(text, "EFA"))
+        out->tech = NET_EFA;
+    else if (plan__contains(text, "InfiniBand") || plan__contains(text, " IB") ||
+             plan__contains(text, "HDR") || plan__contains(text, "NDR") ||
+             plan__contains(text, "EDR") || plan__contains(text, "RoCE") ||
+             plan__contains(text, "Omni-Path") || strncasecmp(text, "IB", 2) == 0)
+        out->tech = NET_RDMA;
+    out->node_bps = GBPS(node_gbps(text));
+    /* "4x Omni-Path" names ports without a rate */
+    if (out->node_bps == 0 && plan__contains(text, "Omni-Path")) {
+        const char *e;
+        double n = number_at(text, &e);
+        if (n >= 1 && n <= 64 && plan__contains(e, "Omni-Path"))
+            out->node_bps = GBPS(n * OMNIPATH_PORT_GBPS);
+    }
+    out->nvswitch = plan__contains(text, "NVSwitch");
+}
+
+flop_conv plan__conv_parse(const char *c)
+{
+    if (plan__contains(c, "Eq.3") || plan__contains(c, "Eq. 3"))
+        return CONV_EQ3;
+    if (plan__contains(c, "dgxc"))
+        return CONV_DGXC;
+    if (plan__contains(c, "MosaicML") || plan__contains(c, "6N"))
+        return CONV_MOSAIC;
+    if (plan__contains(c, "Megatron model FLOPs") || plan__contains(c, "Model TFLOP"))
+        return CONV_MEGATRON;
+    if (plan__contains(c, "size*8") || plan__contains(c, "8*N") || plan__contains(c, "8N"))
+        return CONV_PARAMS8;
+    return CONV_UNKNOWN;
+}
