@@ -210,6 +210,7 @@ const plan_framework plan_frameworks[] = {
     /* ------------------------------------------------------------------ */
     {
         .key = "nemo-megatron",
+        .param_gather_overlap = 1,
         .default_vocab = 50257,
         .vocab_multiple = 128,
         .family = PLAN_FW_MEGATRON,
@@ -227,7 +228,7 @@ const plan_framework plan_frameworks[] = {
         .placement = "PDT",
         .flash_attention = 0,
         .dp_overlap = 1,
-        .dp_bucket_bytes = 40e6 * 2.0,
+        .dp_bucket_bytes = 220e6,
         .sync_sharded = PLAN_SYNC_PER_STEP,
         .tp_overlap = 1,
         .pp_overlap = 0,
@@ -235,15 +236,16 @@ const plan_framework plan_frameworks[] = {
         .fp32_grads = 1,
         .host_op_s = PLAN__HOST_OP_S,
         .recompute_default = PLAN_RECOMP_NONE,
-        .sharding_default = PLAN_SHARD_NONE,
+        .sharding_default = PLAN_SHARD_OPTIMIZER,
         .sp_default = 0,
-        .doc = "NeMo Megatron launcher (NeMo 1.x on Megatron-LM 2022-2023): Apex fused "
-               "softmax attention (no FlashAttention before mid-2023); the backward TP "
-               "all-reduce overlapped with the weight-gradient GEMM "
-               "(async_tensor_model_parallel_allreduce, Megatron-LM 2022); gradient "
-               "all-reduce overlapped with backward; bf16 gradients reduced in fp32; "
-               "sequence parallelism and selective recomputation available but set per "
-               "config",
+        .doc = "NeMo Megatron launcher (NeMo 1.x on Megatron-Core, 2023): its GPT-3 training "
+               "configs (NVIDIA/NeMo-Megatron-Launcher launcher_scripts/conf/training/gpt3/"
+               "5b.yaml, 175b.yaml) train with optim distributed_fused_adam (sharded optimizer "
+               "states, overlap_grad_sync and overlap_param_sync, bucket_cap_mb 220-400), "
+               "megatron_amp_O2 (fp32 main gradients), transformer_engine False with "
+               "masked_softmax_fusion (no FlashAttention), activation checkpointing null and "
+               "sequence_parallel per model; the backward TP all-reduce beside the weight-"
+               "gradient GEMM (Megatron-LM 2022, async_tensor_model_parallel_allreduce)",
     },
     /* ------------------------------------------------------------------ */
     {
@@ -347,13 +349,14 @@ const plan_framework plan_frameworks[] = {
         .zero3_regather = 1,
         .fp32_grads = 0,
         .host_op_s = 0.0,
-        .recompute_default = PLAN_RECOMP_NONE,
+        .recompute_default = PLAN_RECOMP_FULL,
         .sharding_default = PLAN_SHARD_PARAMS,
         .doc = "JAX on XLA GPU (MaxText, Paxml): GSPMD shards parameters over the fsdp mesh "
                "axis and all-gathers them per layer inside the scanned layer loop, gradients "
                "reduce-scattered per microbatch; XLA compiles the step (no per-kernel host "
-               "time) and fuses elementwise ops into neighbouring kernels; cuDNN fused "
-               "attention; remat policies from none to full",
+               "time); cuDNN fused "
+               "attention; rematerialisation 'full' unless configured (MaxText "
+               "configs/base.yml remat_policy: 'full')",
     },
     /* ------------------------------------------------------------------ */
     {
