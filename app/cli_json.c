@@ -116,7 +116,8 @@ cJSON *cli_json_plan(const plan_candidate *c)
     cJSON_AddNumberToObject(j, "cost_per_million_tokens", e->cost_per_mtokens);
     if (e->reject != PLAN_OK) {
         cJSON_AddStringToObject(j, "rejected", plan_reject_name(e->reject));
-        cJSON_AddStringToObject(j, "reason", e->reason);
+        char why[160];
+        cJSON_AddStringToObject(j, "reason", plan_estimate_reason(e, why, sizeof why));
     }
     return j;
 }

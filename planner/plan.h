@@ -16,6 +16,7 @@
 #ifndef SMD_PLAN_H
 #define SMD_PLAN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/st.h"
@@ -429,7 +430,8 @@ const char *plan_reject_name(plan_reject r);
 
 typedef struct plan_estimate {
     plan_reject reject;          /* PLAN_OK if feasible */
-    char reason[160];            /* one line when rejected */
+    char reason[160];            /* one line when rejected for structure; empty for
+                                  * memory (see plan_estimate_reason) */
 
     /* Memory: the worst stage decides feasibility. */
     plan_mem mem;                /* worst stage */
@@ -454,6 +456,10 @@ typedef struct plan_estimate {
     double cost_per_hour;        /* USD for the cluster; 0 if price unknown */
     double cost_per_mtokens;     /* USD per 1e6 tokens */
 } plan_estimate;
+
+/* Why est was rejected, one line, into buf (n bytes): its reason, or for
+ * memory the stage, its need, the capacity and the excess. Returns buf. */
+const char *plan_estimate_reason(const plan_estimate *est, char *buf, size_t n);
 
 /* One explained term: what, its value, the formula, the source. */
 typedef struct plan_term {

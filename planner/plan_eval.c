@@ -633,8 +633,12 @@ static void dp_buckets(const plan_cluster *c, const plan_layout *l, const plan__
     sc->dp_last_bucket_s = rest > 0 ? coll(c, sp, rest) : sc->dp_bucket_s;
 }
 
-int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                  plan_estimate *est, plan_terms *terms, st_err *err)
+/* plan_evaluate; with memory_only (the search's pruning), a layout that does
+ * not fit gets its worst stage's memory but no time, and no layout gets the
+ * totals of its other stages (stage_mem_bytes, stage_inflight): the search
+ * evaluates the layouts it keeps again in full. */
+int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                   plan_estimate *est, plan_terms *terms, int memory_only, st_err *err)
 {
     int rc = check_degrees(l, err);
     if (rc)
@@ -658,18 +662,42 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
     layer_costs(m, c, l, &sp_t, &sp_c, &lc);
     stage_split(m, l, est->stage_layers);
 
-    /* ---- memory: every stage, keep the worst ---- */
+    /* ---- memory: the worst stage ----
+     * Stages differ in their layer count (two counts in the middle, see
+     * split_layers), the first's embedding, the last's head, and the
+     * microbatches in flight, which never grow with the stage index under
+     * any schedule (inflight()). So among the middle stages of one layer
+     * count the first holds the most, and the worst stage is among: stage
+     * 0, the first middle stage of each count, the last stage. A search
+     * pruning by memory looks only at those; a layout that fits gets every
+     * stage's total. */
     plan_mem mem, worst = {0};
+    int seen_a = -1, seen_b = -1;
     for (int i = 0; i < l->pp; i++) {
-        stage_memory(m, c, l, &lc, i, est->stage_layers[i], &mem);
-        est->stage_mem_bytes[i] = mem.total_bytes;
-        est->stage_inflight[i] = (int)ceil(inflight(l, i));
+        int n = est->stage_layers[i];
+        if (i > 0 && i < l->pp - 1) {
+            if (n == seen_a || n == seen_b)
+                continue;
+            if (seen_a < 0)
+                seen_a = n;
+            else
+                seen_b = n;
+        }
+        stage_memory(m, c, l, &lc, i, n, &mem);
         if (i == 0 || mem.total_bytes > worst.total_bytes) {
             worst = mem;
             est->worst_stage = i;
         }
     }
     est->mem = worst;
+    if (!memory_only)
+        for (int i = 0; i < l->pp; i++) {
+            stage_memory(m, c, l, &lc, i, est->stage_layers[i], &mem);
+            est->stage_mem_bytes[i] = mem.total_bytes;
+            est->stage_inflight[i] = (int)ceil(inflight(l, i));
+        }
+    else
+        est->stage_mem_bytes[est->worst_stage] = worst.total_bytes;
     TERM(terms, "memory", "weights", worst.weights_bytes, "bytes",
          "2 B x params held on the stage / TP (/ shard degree with ZeRO-3)",
          "Rajbhandari et al. 2020 (ZeRO), Sec. 3.1");
@@ -700,13 +728,14 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
          "");
 
     if (worst.total_bytes > est->capacity_bytes) {
+        /* the reason is formatted on demand (plan_estimate_reason): most
+         * layouts a search rejects for memory are never shown */
         est->oom_excess_bytes = worst.total_bytes - est->capacity_bytes;
         est->reject = PLAN_REJ_OOM;
-        snprintf(est->reason, sizeof est->reason,
-                 "stage %d needs %.1f GiB of %.1f GiB (%.1f GiB over)", est->worst_stage,
-                 worst.total_bytes / 1073741824.0, est->capacity_bytes / 1073741824.0,
-                 est->oom_excess_bytes / 1073741824.0);
     }
+
+    if (memory_only && est->reject == PLAN_REJ_OOM)
+        return ST_OK;
 
     /* ---- time ---- */
     double T = tokens_per_mb(m, l);
@@ -723,16 +752,24 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
     double maxT = 0, sumT = 0, zero_total = 0;
     double crit_comp = 0, crit_tp = 0, crit_cp = 0, crit_pp = 0, crit_zero = 0, crit_f = 0,
            crit_b = 0;
+    stage_time st;
+    zero_mb z;
+    int prev_layers = -1;
     for (int i = 0; i < l->pp; i++) {
-        stage_time st;
-        zero_mb z;
-        zero_microbatch(m, c, l, &sp_g, &lc, est->stage_layers[i], &z);
-        stage_time_of(&lc, &z, est->stage_layers[i], i == l->pp - 1, head_f, head_b, &st);
+        /* stages differ only in their layer count and the last one's head */
+        int last = i == l->pp - 1;
+        if (est->stage_layers[i] != prev_layers || last) {
+            zero_microbatch(m, c, l, &sp_g, &lc, est->stage_layers[i], &z);
+            stage_time_of(&lc, &z, est->stage_layers[i], last, head_f, head_b, &st);
+            prev_layers = est->stage_layers[i];
+        }
         double pp = stage_p2p_s(l, &st, p2p);
         double Ti = st.comp + st.tp + st.cp + st.zero + pp;
         sumT += Ti;
         if (i == 0)
             zero_total = z.total_s;
+        if (last)
+            prev_layers = -1;
         if (Ti > maxT) {
             maxT = Ti;
             crit_comp = st.comp;
@@ -839,6 +876,23 @@ int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout 
     TERM(terms, "flops", "MFU", est->mfu, "", "model FLOPs / (step x GPUs x peak)",
          "Chowdhery et al. 2022, App. B");
     return ST_OK;
+}
+
+const char *plan_estimate_reason(const plan_estimate *est, char *buf, size_t n)
+{
+    if (est->reject == PLAN_REJ_OOM && !est->reason[0])
+        snprintf(buf, n, "stage %d needs %.1f GiB of %.1f GiB (%.1f GiB over)", est->worst_stage,
+                 est->mem.total_bytes / 1073741824.0, est->capacity_bytes / 1073741824.0,
+                 est->oom_excess_bytes / 1073741824.0);
+    else
+        snprintf(buf, n, "%s", est->reason);
+    return buf;
+}
+
+int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                  plan_estimate *est, plan_terms *terms, st_err *err)
+{
+    return plan__evaluate(m, c, l, est, terms, 0, err);
 }
 
 /* ------------------------------------------------------------------------ */

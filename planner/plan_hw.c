@@ -37,6 +37,7 @@
 #include "planner/plan_int.h"
 
 #include <math.h>
+#include <stdint.h>
 
 /* Per-dimension occupancy factor d / (d + half). */
 static double dim_eff(double d, double half)
@@ -44,9 +45,12 @@ static double dim_eff(double d, double half)
     return d / (d + half);
 }
 
+/* d a multiple of elems? The dims are whole numbers far below 2^53, so the
+ * quotient is exact when it divides (no fmod in the search's inner loop). */
 static int aligned(double d, double elems)
 {
-    return fmod(d, elems) == 0.0;
+    double q = d / elems;
+    return q == (double)(int64_t)q;
 }
 
 double plan__gemm_s(const plan_cluster *c, double m, double n, double k, double batch)
@@ -84,21 +88,21 @@ double plan__mem_s(const plan_cluster *c, double bytes)
     return bytes / (c->gpu->hbm_bps * c->eff.hbm_eff);
 }
 
+static int size_of_dim(const plan_layout *l, char d)
+{
+    return d == 'T' ? l->tp : d == 'C' ? l->cp : d == 'P' ? l->pp : l->dp;
+}
+
 int plan__stride_of(const plan_layout *l, char dim)
 {
     /* The placement string lists D, P, T from outermost to innermost;
      * context parallelism sits just outside T. */
-    int size_of[128] = {0};
-    size_of['T'] = l->tp;
-    size_of['C'] = l->cp;
-    size_of['P'] = l->pp;
-    size_of['D'] = l->dp;
     int stride = 1;
     for (int i = 2; i >= 0; i--) {
         char d = l->placement[i];
         if (d == dim)
             return stride;
-        stride *= size_of[(unsigned char)d];
+        stride *= size_of_dim(l, d);
         if (d == 'T') {
             if (dim == 'C')
                 return stride;

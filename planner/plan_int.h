@@ -30,6 +30,11 @@
 #define PLAN__KERNELS_ATTN_FWD 4
 #define PLAN__KERNELS_ATTN_BWD 7
 
+/* plan_evaluate; with memory_only a layout that does not fit gets no time
+ * (the search's pruning). */
+int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                   plan_estimate *est, plan_terms *terms, int memory_only, st_err *err);
+
 /* Where one parallel dimension's groups sit on the nodes. */
 typedef struct plan__span {
     int ranks_per_node;          /* members of one group inside one node */

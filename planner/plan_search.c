@@ -130,10 +130,32 @@ static void keep_grid(plan_result *res, const plan_candidate *cand, plan_objecti
     }
 }
 
-static void count(search_ctx *x, const plan_candidate *cand)
+/* Would cand enter the top list or its grid cell? Only then is it worth
+ * a full evaluation (every stage's memory, and time when it does not fit). */
+static int kept(const plan_result *res, const plan_candidate *cand, int k, plan_objective o)
+{
+    const plan_layout *l = &cand->layout;
+    int ok = cand->est.reject == PLAN_OK;
+    if (ok && (res->ntop < k || plan_candidate_cmp(cand, &res->top[res->ntop - 1], o) < 0))
+        return 1;
+    for (int i = res->ngrid - 1; i >= 0; i--)
+        if (res->grid[i].tp == l->tp && res->grid[i].pp == l->pp)
+            return ok ? (!res->grid[i].feasible || plan_candidate_cmp(cand, &res->grid[i].best, o) < 0)
+                      : (!res->grid[i].feasible &&
+                         cand->est.oom_excess_bytes < res->grid[i].best.est.oom_excess_bytes);
+    return res->ngrid < PLAN_GRID_MAX;
+}
+
+static void count(search_ctx *x, plan_candidate *cand)
 {
     plan_result *res = x->res;
     res->evaluated++;
+    if (cand->est.reject == PLAN_OK || cand->est.reject == PLAN_REJ_OOM) {
+        if (kept(res, cand, x->k, x->cfg->objective)) {
+            st_err e = {0};
+            plan_evaluate(x->m, x->c, &cand->layout, &cand->est, NULL, &e);
+        }
+    }
     keep_grid(res, cand, x->cfg->objective);
     if (cand->est.reject == PLAN_OK) {
         res->feasible++;
@@ -145,6 +167,10 @@ static void count(search_ctx *x, const plan_candidate *cand)
         (res->min_oom_excess_bytes == 0 || cand->est.oom_excess_bytes < res->min_oom_excess_bytes)) {
         res->min_oom_excess_bytes = cand->est.oom_excess_bytes;
         res->closest_oom = *cand;
+        if (!(res->closest_oom.est.time.step_s > 0)) { /* it gets its time too */
+            st_err e = {0};
+            plan_evaluate(x->m, x->c, &cand->layout, &res->closest_oom.est, NULL, &e);
+        }
     }
 }
 
@@ -214,7 +240,7 @@ static int search_inner(search_ctx *x, plan_layout *l)
                             l->sharding = (plan_sharding)sh;
                             l->offload_activations = off;
                             cand.layout = *l;
-                            int rc = plan_evaluate(x->m, x->c, l, &cand.est, NULL, x->err);
+                            int rc = plan__evaluate(x->m, x->c, l, &cand.est, NULL, 1, x->err);
                             if (rc)
                                 return rc;
                             count(x, &cand);

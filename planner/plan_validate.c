@@ -1085,8 +1085,11 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
                 100.0 * (out->pred_mem_bytes - out->ref_mem_bytes) / out->ref_mem_bytes;
         }
     }
-    if (out->pred_oom && !out->ref_oom)
-        note(out, "planner: out of memory (%s), though the run fit", est->reason);
+    if (out->pred_oom && !out->ref_oom) {
+        char why[160];
+        note(out, "planner: out of memory (%s), though the run fit",
+             plan_estimate_reason(est, why, sizeof why));
+    }
 
     /* ---- time ---- */
     if (out->ref_oom) {
