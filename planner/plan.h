@@ -44,6 +44,15 @@ typedef enum plan_mlp {
     PLAN_MLP_GATED,
 } plan_mlp;
 
+/* Dropout: GPT-2/3 and Megatron's GPT train with hidden and attention
+ * dropout 0.1 (Megatron-LM arguments.py defaults); Llama, Mistral and MPT
+ * with none (their released configs: attention/residual dropout 0). */
+enum {
+    PLAN_DROPOUT_ARCH = 0,       /* the architecture's own: on for gpt, off for llama */
+    PLAN_DROPOUT_ON,
+    PLAN_DROPOUT_OFF,
+};
+
 #define PLAN_NAME_MAX 64
 #define PLAN_SOURCE_MAX 200
 
@@ -60,6 +69,7 @@ typedef struct plan_model {
     int64_t vocab;
     int tied_embedding;/* 1: LM head shares the token embedding */
     plan_mlp mlp;      /* PLAN_MLP_ARCH is resolved by plan_model_finish */
+    int dropout;       /* PLAN_DROPOUT_*: trained with dropout (masks are stored) */
 
     /* Filled by plan_model_finish(): exact parameter counts. */
     int64_t params;            /* total */
@@ -84,6 +94,9 @@ int plan_model_finish(plan_model *m, st_err *err);
 
 /* 1 when the MLP is gated (three matrices), 0 when plain (two). */
 int plan_model_gated(const plan_model *m);
+
+/* 1 when the model trains with dropout. */
+int plan_model_dropout(const plan_model *m);
 
 /* Head dimension (hidden / heads). */
 int64_t plan_model_head_dim(const plan_model *m);

@@ -247,15 +247,28 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         lc->cp_bwd_s = fmax(0.0, 2.0 * x - attn_b);
     }
 
-    /* Stored activations per token, in units of h bytes (Korthikanti Table 2
-     * generalised): replicated across TP unless SP, and divided by TP. The
-     * counts are of 2-byte elements; fp32 doubles them. */
-    double r = kv / a, es = eb / PLAN_BYTES_HALF;
-    double repl = 4.0 + 2.0 + 2.0 + (llama ? 0.0 : 2.0);
-    double div = (4.0 + 4.0 * r) + (gated ? 8.0 * f / h : 4.0 * f / h);
-    double score = 5.0 * ah * sk; /* bytes per query token: softmax, mask, dropout */
-    double per_tok = es * h * (repl / th + div / t);
-    lc->act_full_bytes = T * (per_tok + (l->flash_attention ? 0.0 : es * score));
+    /* Stored activations of one token, bytes, tensor by tensor as autograd
+     * keeps them (Korthikanti et al. 2022, Sec. 4.1 counts the same
+     * tensors for GPT: sbh(34 + 5as/h)):
+     *   replicated across TP ranks unless sequence parallel (/th): the two
+     *   norms' inputs and the QKV and fc1 inputs (2h each), and with dropout
+     *   the two residual dropout masks (h, 1 byte each);
+     *   split by TP (/t): Q, K, V (h + 2 kv d), the attention output that is
+     *   the projection's input (h), the fc1 output (f, or gate and up, 2f,
+     *   when gated) and the fc2 input (f), 2 bytes each;
+     *   unfused attention also keeps the softmax output (2 a s) and with
+     *   dropout its mask and output (a s + 2 a s) per token (the 5as term);
+     *   a fused kernel keeps none of the s x s scores (Dao et al. 2022).
+     * FP8 linears keep their inputs cast to FP8 (1 byte: QKV, fc1, fc2
+     * inputs; Transformer Engine saves the FP8 copy for the weight
+     * gradient). fp32 doubles every 2-byte tensor. */
+    double es = eb / PLAN_BYTES_HALF, lin = l->precision == PLAN_PREC_FP8 ? 1.0 : eb;
+    int drop = plan_model_dropout(m);
+    double repl = 2.0 * eb * h + 2.0 * lin * h + (drop ? 2.0 * h : 0.0);
+    double div = eb * (h + 2.0 * kv * d) + eb * h + eb * (gated ? 2.0 : 1.0) * f + lin * f;
+    double score = es * (drop ? 5.0 : 2.0) * ah * sk; /* per query token, this rank's heads */
+    double per_tok = repl / th + div / t;
+    lc->act_full_bytes = T * (per_tok + (l->flash_attention ? 0.0 : score));
     lc->act_input_bytes = T * h * eb / th;
 
     lc->recomp_comp_s = 0.0;
@@ -265,7 +278,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         lc->act_stored_bytes = lc->act_full_bytes;
         break;
     case PLAN_RECOMP_SELECTIVE:
-        lc->act_stored_bytes = T * per_tok;
+        lc->act_stored_bytes = T * per_tok; /* the score tensors are recomputed */
         if (!l->flash_attention) /* the fused kernel already recomputes */
             lc->recomp_comp_s = attn_f;
         break;
@@ -392,8 +405,10 @@ static void stage_memory(const plan_model *m, const plan_cluster *c, const plan_
     mem->grads_bytes = (l->fp32_grads || fp32 ? 4.0 : GRAD_BYTES) * P /
                        (l->sharding >= PLAN_SHARD_GRADIENTS ? sh : 1.0);
     /* fp32 training keeps no master copy: Adam's m and v only */
-    mem->optimizer_bytes = (fp32 ? OPTIMIZER_BYTES_FP32 : OPTIMIZER_BYTES) * P /
-                           (l->sharding >= PLAN_SHARD_OPTIMIZER ? sh : 1.0);
+    const plan_framework *fw = plan_framework_get(l->framework);
+    double ob = fp32 ? OPTIMIZER_BYTES_FP32 : fw->optimizer_bytes > 0 ? fw->optimizer_bytes
+                                                                      : OPTIMIZER_BYTES;
+    mem->optimizer_bytes = ob * P / (l->sharding >= PLAN_SHARD_OPTIMIZER ? sh : 1.0);
 
     double n = inflight(l, i);
     double stored = n;
@@ -414,6 +429,8 @@ static void stage_memory(const plan_model *m, const plan_cluster *c, const plan_
 
     int comms = (l->tp > 1) + (l->pp > 1) + (l->dp > 1) + (l->cp > 1);
     mem->comm_buffers_bytes = comms * NCCL_BUFFERS_BYTES;
+    if (l->dp * l->cp > 1) /* the framework's gradient bucket buffer */
+        mem->comm_buffers_bytes += fmin(fw->grad_buffer_bytes, mem->grads_bytes);
     if (l->pp > 1) /* send and receive buffers, activations and gradients */
         mem->comm_buffers_bytes += 4.0 * lc->act_input_bytes;
     mem->context_bytes = CUDA_CONTEXT_BYTES;

@@ -250,6 +250,13 @@ const plan_framework plan_frameworks[] = {
     /* ------------------------------------------------------------------ */
     {
         .key = "deepspeed",
+        /* ZeRO-1/2 (deepspeed/runtime/zero/stage_1_and_2.py): beside the fp32
+         * master partition and Adam's m and v it keeps an fp32 gradient
+         * partition for the step (16 B per parameter, sharded), and reduces
+         * through a contiguous bucket of reduce_bucket_size elements (5e8 by
+         * default, 2 bytes each) */
+        .optimizer_bytes = 16.0,
+        .grad_buffer_bytes = 5e8 * 2.0,
         .default_vocab = 50257,
         .vocab_multiple = 128,
         .family = PLAN_FW_DEEPSPEED,

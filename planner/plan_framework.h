@@ -104,6 +104,9 @@ typedef struct plan_framework {
     int launch_blocking;         /* runs with CUDA_LAUNCH_BLOCKING=1 */
     double host_op_s;            /* host time per kernel launch (0: compiled graphs) */
     int local_batch;             /* no gradient accumulation: micro-batch = global / dp */
+    double optimizer_bytes;      /* optimizer state per parameter, sharded with ZeRO-1+
+                                  * (mixed precision; 0: the usual 12 B: fp32 master, m, v) */
+    double grad_buffer_bytes;    /* a gradient bucket buffer beside the gradients */
 
     /* ---- what a silent configuration means (validate, defaults) ---- */
     int64_t default_vocab;       /* the tokenizer its GPT examples train with (0: none) */

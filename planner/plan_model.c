@@ -36,6 +36,11 @@ int plan_model_gated(const plan_model *m)
     return m->mlp == PLAN_MLP_GATED || (m->mlp == PLAN_MLP_ARCH && m->arch == PLAN_ARCH_LLAMA);
 }
 
+int plan_model_dropout(const plan_model *m)
+{
+    return m->dropout == PLAN_DROPOUT_ON || (m->dropout == PLAN_DROPOUT_ARCH && m->arch == PLAN_ARCH_GPT);
+}
+
 int64_t plan_model_layer_matmul_params(const plan_model *m)
 {
     int64_t h = m->hidden, d = plan_model_head_dim(m), kvd = m->kv_heads * d;
@@ -79,6 +84,10 @@ int plan_model_finish(plan_model *m, st_err *err)
         return ST_RAISE(err, ST_EINVAL, "mlp %d: allowed are plain, gated", (int)m->mlp);
     if (m->mlp == PLAN_MLP_ARCH)
         m->mlp = m->arch == PLAN_ARCH_LLAMA ? PLAN_MLP_GATED : PLAN_MLP_PLAIN;
+    if ((unsigned)m->dropout > PLAN_DROPOUT_OFF)
+        return ST_RAISE(err, ST_EINVAL, "dropout %d: allowed are on, off", m->dropout);
+    if (m->dropout == PLAN_DROPOUT_ARCH)
+        m->dropout = m->arch == PLAN_ARCH_GPT ? PLAN_DROPOUT_ON : PLAN_DROPOUT_OFF;
     int64_t h = m->hidden, f = m->ffn, V = m->vocab, s = m->seq;
     int64_t d = h / m->heads, kvd = m->kv_heads * d;
     int64_t nmat = plan_model_gated(m) ? 3 : 2;

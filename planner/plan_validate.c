@@ -255,6 +255,10 @@ static void read_arch(const plan_validate_row *r, plan_model *m)
         m->mlp = PLAN_MLP_PLAIN;
     else
         m->mlp = PLAN_MLP_ARCH;
+    /* MPT trains without dropout (its released configs: attn_pdrop,
+     * resid_pdrop and emb_pdrop 0); otherwise the architecture's own. */
+    m->dropout = contains(a, "MPT") || contains(a, "no dropout") ? PLAN_DROPOUT_OFF
+                                                                 : PLAN_DROPOUT_ARCH;
     /* Llama-style heads are untied unless the text says tied; GPT-style
      * ones tied unless it says untied. */
     m->tied_embedding = contains(a, "untied") ? 0 : contains(a, "tied") ? 1 : !llama;
@@ -380,6 +384,8 @@ static const plan_instance *closest_instance(const plan_catalog *cat, const plan
         double score = 0;
         if (mem > 0)
             score += 1e6 * fabs(log(g->mem_bytes / mem));
+        else /* the catalog lists a chip's variants in release order: the first */
+            score += 1e-6 * in->gpu_index;
         score += 1e4 * (in->gpus_per_node != gpn) + 1e4 * (net->nvswitch && !in->nvswitch);
         if (net->tech != NET_UNSTATED)
             score += 1e2 * (tech_of(cat, in) != net->tech);

@@ -18,6 +18,7 @@
 #include "app/cli.h"
 #include "data/data.h"
 #include "planner/plan_validate.h"
+#include "planner/plan_framework.h"
 
 static plan_catalog cat;
 
@@ -53,10 +54,7 @@ static void check_error_arithmetic(const plan_validate_result *r)
 {
     plan_cluster c;
     st_err err = {0};
-    const plan_instance *in = plan_catalog_find(&cat, r->instance);
-    assert_non_null(in);
-    assert_int_equal(plan_cluster_make(&cat, in, r->nodes, &c, &err), ST_OK);
-    c.gpus = r->gpus;
+    assert_int_equal(plan_validate_cluster(&cat, r, &c, &err), ST_OK);
     plan_estimate *e = calloc(1, sizeof *e);
     assert_non_null(e);
     assert_int_equal(plan_evaluate(&r->model, &c, &r->layout, e, NULL, &err), ST_OK);
@@ -254,7 +252,7 @@ static void test_smp_reference(void **state)
     assert_int_equal(r->layout.recompute, PLAN_RECOMP_FULL);
     assert_int_equal(r->layout.sharding, PLAN_SHARD_OPTIMIZER);
     assert_false(r->compared);
-    assert_non_null(strstr(r->reason, "neither iteration_time_s nor tflops_per_gpu"));
+    assert_non_null(strstr(r->reason, "neither iteration_time_s"));
 }
 
 /* BLOOM row 509: the run went out of memory; no time, the OOM is compared. */
@@ -267,7 +265,8 @@ static void test_oom_row(void **state)
         .architecture = "BLOOM (GPT-style, ALiBi, embedding LayerNorm, tied emb)",
         .framework = "Megatron-DeepSpeed", .num_layers = "72", .hidden_size = "14336",
         .num_heads = "64", .ffn_hidden_size = "57344", .seq_len = "2048", .vocab_size = "250880",
-        .gpu_type = "A100-SXM4-80GB (Jean Zay)", .num_gpus = "384", .tp = "2", .pp = "6",
+        .gpu_type = "A100-SXM4-80GB (Jean Zay)", .gpu_mem_gb = "80",
+        .interconnect = "NVLink intra-node; 4x Omni-Path per node", .num_gpus = "384", .tp = "2", .pp = "6",
         .dp = "32", .micro_batch_size = "2", .global_batch_size = "2048",
         .num_microbatches = "32", .recompute = "full (DeepSpeed activation checkpointing)",
         .optimizer_sharding = "ZeRO-1 (DeepSpeed)", .memory_metric = "OOM",
@@ -355,7 +354,7 @@ static void test_bad_rows(void **state)
     x.interconnect = "";
     r = run(&x);
     assert_false(r->compared);
-    assert_non_null(strstr(r->reason, "no catalog instance type"));
+    assert_non_null(strstr(r->reason, "no catalog GPU"));
 
     x = narayanan_23;
     x.recompute = "sometimes";
@@ -372,7 +371,7 @@ static void test_bad_rows(void **state)
     assert_non_null(strstr(r->reason, "whole number"));
 }
 
-/* A catalog without the instance a rule names: the row says so. */
+/* A catalog without the row's GPU: the row says so. */
 static void test_instance_missing_from_catalog(void **state)
 {
     (void)state;
@@ -402,8 +401,8 @@ static void test_instance_missing_from_catalog(void **state)
     assert_non_null(r);
     assert_int_equal(plan_validate_run(&small, &narayanan_23, r, NULL, &err), ST_OK);
     assert_false(r->compared);
-    assert_non_null(strstr(r->reason, "'dgx-a100'"));
-    assert_non_null(strstr(r->reason, "not in the catalog"));
+    assert_non_null(strstr(r->reason, "no catalog GPU"));
+    assert_non_null(strstr(r->reason, "A100-SXM4-80GB"));
     free(r);
     plan_catalog_free(&small);
 }
@@ -539,6 +538,128 @@ static void test_cli_exit_codes(void **state)
     assert_int_equal(quiet_validate(2, wrong), 2);
 }
 
+
+/* The MLP comes from the architecture, not from grouped-query attention:
+ * Nemotron-4 has GQA and a plain squared-ReLU MLP. */
+static void test_mlp_from_architecture(void **state)
+{
+    (void)state;
+    plan_validate_row x = dgxc_114;
+    x.architecture = "Nemotron-4 (squared-ReLU, GQA)";
+    x.model_name = "Nemotron4-15B";
+    const plan_validate_result *r = run(&x);
+    assert_true(r->have_model);
+    assert_int_equal(r->model.kv_heads, 8);
+    assert_int_equal(plan_model_gated(&r->model), 0);
+    x.architecture = "Llama-3 (SwiGLU, RoPE, GQA)";
+    r = run(&x);
+    assert_int_equal(plan_model_gated(&r->model), 1);
+    assert_int_equal(r->model.arch, PLAN_ARCH_LLAMA);
+    /* a GQA model whose text names GeLU is plain, whatever its heads */
+    x.architecture = "GPT-style decoder (GeLU, GQA)";
+    r = run(&x);
+    assert_int_equal(plan_model_gated(&r->model), 0);
+    assert_int_equal(r->model.arch, PLAN_ARCH_GPT);
+}
+
+/* model_parallel_size without TP and PP: TP inside a node, PP for the rest. */
+static void test_model_parallel_size(void **state)
+{
+    (void)state;
+    plan_validate_row x = narayanan_23;
+    x.tp = "";
+    x.pp = "";
+    x.dp = "";
+    x.model_parallel_size = "16";
+    x.num_gpus = "512";
+    x.global_batch_size = "1024";
+    const plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.tp, 8);
+    assert_int_equal(r->layout.pp, 2);
+    assert_int_equal(r->layout.dp, 32);
+    assert_non_null(strstr(r->notes, "model-parallel size 16"));
+    /* nothing of the layout published: the framework's best, said so */
+    x.model_parallel_size = "";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_non_null(strstr(r->notes, "parallel layout not published"));
+}
+
+/* The reference time from tokens per second; FSDP sharding modes; a network
+ * named only by its bandwidth and technology. */
+static void test_tokens_fsdp_network(void **state)
+{
+    (void)state;
+    plan_validate_row x = {
+        .row_id = "900", .source_key = "t", .model_name = "MPT-3b",
+        .architecture = "MPT (GPT-style, 4h FFN, no bias; FlashAttention)",
+        .framework = "Composer + PyTorch FSDP (llm-foundry)", .num_layers = "32",
+        .hidden_size = "2560", .num_heads = "20", .ffn_hidden_size = "10240", .seq_len = "2048",
+        .vocab_size = "50368", .gpu_type = "A100-40GB", .gpu_mem_gb = "40", .num_gpus = "16",
+        .interconnect = "1600 Gbps RoCE node-node", .tp = "1", .pp = "1", .dp = "16",
+        .micro_batch_size = "8", .global_batch_size = "256", .grad_accum_steps = "2",
+        .recompute = "none", .optimizer_sharding = "PyTorch FSDP SHARD_GRAD_OP (ZeRO-2-like)",
+        .precision = "amp_bf16 (mp_mode DEFAULT)", .tokens_per_s_per_gpu = "5000",
+        .tflops_convention = "MosaicML MFU: (6N + 12*l*h*s per token) model FLOPs",
+    };
+    const plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->basis, PLAN_VAL_BASIS_TOKENS);
+    assert_rel(r->ref_time_s, 256.0 * 2048.0 / (5000.0 * 16.0), 1e-12);
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_GRADIENTS);
+    assert_int_equal(r->layout.microbatches, 2);
+    assert_int_equal(r->layout.fp32_grads, 1); /* DEFAULT reduces in fp32 */
+    assert_int_equal(plan_model_dropout(&r->model), 0);
+    /* A100-40GB nodes of 8 with 1600 Gb/s of RDMA: the catalog's DGX A100 40 GB */
+    assert_string_equal(r->instance, "dgx-a100-40gb");
+    assert_int_equal(r->nodes, 2);
+    check_error_arithmetic(r);
+
+    x.optimizer_sharding = "PyTorch FSDP FULL_SHARD (ZeRO-3-like)";
+    r = run(&x);
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_PARAMS);
+    x.optimizer_sharding = "FSDP (shard group 8) + DP";
+    r = run(&x);
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_PARAMS);
+    assert_int_equal(r->layout.sharding_degree, 8);
+
+    /* a stated network no catalog node has: the row's node, made for it */
+    x.interconnect = "3x100 Gb/s InfiniBand";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_rel(r->inst.net_bps, 300e9 / 8.0, 1e-12);
+    assert_int_equal(r->inst.gpus_per_node, 8);
+    assert_non_null(strstr(r->instance, "300Gbps"));
+}
+
+/* NeMo's GPT configs train with the GPT-2 BPE vocabulary padded to 128 x TP;
+ * "none (...checkpoint... null)" is no recomputation. */
+static void test_framework_defaults(void **state)
+{
+    (void)state;
+    plan_validate_row x = {
+        .row_id = "901", .source_key = "t", .model_name = "GPT-3 5B",
+        .architecture = "GPT-3 style", .framework = "NeMo Megatron (launcher, 2023)",
+        .num_layers = "24", .hidden_size = "4096", .num_heads = "32", .seq_len = "2048",
+        .gpu_type = "A100-SXM4-80GB", .gpu_mem_gb = "80", .num_gpus = "16", .tp = "2",
+        .pp = "1", .micro_batch_size = "4", .global_batch_size = "256",
+        .recompute = "none (activations_checkpoint_granularity null in default config)",
+        .sequence_parallel = "no", .precision = "bf16", .tokens_per_s_total = "40000",
+    };
+    const plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->model.vocab, 50432); /* 50257 up to a multiple of 256 */
+    assert_int_equal(r->layout.recompute, PLAN_RECOMP_NONE);
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_OPTIMIZER); /* distributed fused Adam */
+    assert_non_null(strstr(r->notes, "GPT-2 BPE"));
+    /* an unknown stack is read as plain PyTorch, and said so */
+    x.framework = "SomeFutureTrainer 3.0";
+    r = run(&x);
+    assert_string_equal(plan_framework_get(r->framework)->key, "pytorch");
+    assert_non_null(strstr(r->notes, "not known"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -554,6 +675,10 @@ int main(void)
         cmocka_unit_test(test_summary),
         cmocka_unit_test(test_model_flops),
         cmocka_unit_test(test_cli_exit_codes),
+        cmocka_unit_test(test_mlp_from_architecture),
+        cmocka_unit_test(test_model_parallel_size),
+        cmocka_unit_test(test_tokens_fsdp_network),
+        cmocka_unit_test(test_framework_defaults),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
