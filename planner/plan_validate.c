@@ -1128,6 +1128,13 @@ static void add(plan_validate_stats *s, const plan_validate_result *r)
         }
         s->compared++;
     }
+    if (r->compared && r->sim_time_s > 0) {
+        double a = fabs(100.0 * (r->sim_time_s - r->ref_time_s) / r->ref_time_s);
+        s->sim_mean_abs_error_pct += a;
+        if (a > s->sim_max_abs_error_pct)
+            s->sim_max_abs_error_pct = a;
+        s->sim_compared++;
+    }
     if (r->have_mem) {
         double a = fabs(r->mem_error_pct);
         s->mem_mean_abs_error_pct += a;
@@ -1156,6 +1163,8 @@ static void finish(plan_validate_stats *s)
     }
     if (s->mem_compared)
         s->mem_mean_abs_error_pct /= s->mem_compared;
+    if (s->sim_compared)
+        s->sim_mean_abs_error_pct /= s->sim_compared;
 }
 
 void plan_validate_summarize(const plan_validate_result *r, int n, plan_validate_summary *s)
@@ -1177,6 +1186,27 @@ void plan_validate_summarize(const plan_validate_result *r, int n, plan_validate
         add(&s->source[k], &r[i]);
     }
     finish(&s->all);
-    for (int k = 0; k < s->nsources; k++)
-        finish(&s->source[k]);
+    int n_src = 0, n_sim = 0;
+    for (int k = 0; k < s->nsources; k++) {
+        plan_validate_stats *x = &s->source[k];
+        finish(x);
+        if (x->compared) {
+            s->mean_source_pct += x->mean_abs_error_pct;
+            if (x->mean_abs_error_pct > s->max_source_pct) {
+                s->max_source_pct = x->mean_abs_error_pct;
+                copy(s->worst_source, sizeof s->worst_source, x->source_key);
+            }
+            n_src++;
+        }
+        if (x->sim_compared) {
+            s->sim_mean_source_pct += x->sim_mean_abs_error_pct;
+            if (x->sim_mean_abs_error_pct > s->sim_max_source_pct)
+                s->sim_max_source_pct = x->sim_mean_abs_error_pct;
+            n_sim++;
+        }
+    }
+    if (n_src)
+        s->mean_source_pct /= n_src;
+    if (n_sim)
+        s->sim_mean_source_pct /= n_sim;
 }

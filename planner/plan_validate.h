@@ -95,6 +95,8 @@ typedef struct plan_validate_result {
     plan_validate_basis basis;
     double pred_time_s, ref_time_s, error_pct;
 
+    double sim_time_s;                  /* the simulator's step for the layout (0: not
+                                         * simulated; set by the caller) */
     int have_mem;                       /* a reference memory figure was compared */
     double pred_mem_bytes, ref_mem_bytes, mem_error_pct;
     int ref_oom;                        /* the published run went out of memory */
@@ -146,12 +148,19 @@ typedef struct plan_validate_stats {
     int pred_oom_of_ran;                /* runs that ran but the planner calls OOM */
     int fit_checked;                    /* rows with a layout whose fit/OOM is known */
     int fit_agreed;                     /* ... where the planner agrees */
+    int sim_compared;                   /* compared rows the simulator played out */
+    double sim_mean_abs_error_pct, sim_max_abs_error_pct;
 } plan_validate_stats;
 
 #define PLAN_VAL_SOURCES_MAX 32
 
 typedef struct plan_validate_summary {
     plan_validate_stats all;
+    /* every source weighs the same: the mean over sources of each source's
+     * mean |error| (sources with compared rows), and the worst source */
+    double mean_source_pct, max_source_pct;
+    char worst_source[PLAN_VAL_KEY_MAX];
+    double sim_mean_source_pct, sim_max_source_pct;  /* the same for the simulator */
     int nsources;                       /* in order of first appearance */
     plan_validate_stats source[PLAN_VAL_SOURCES_MAX];
     int rows_unlisted;                  /* rows of sources past the maximum (counted in all) */
