@@ -632,8 +632,8 @@ static int step_sync(const plan_layout *l)
  * distributed optimizer with --overlap-param-gather) only the reduce-scatter
  * half is on the step's path; otherwise reduce-scatter + all-gather cost an
  * all-reduce (nccl-tests PERFORMANCE.md: the same bus traffic). */
-static void dp_buckets(const plan_cluster *c, const plan_layout *l, const plan__span *sp,
-                       double grad_bytes, plan_stage_cost *sc)
+static void dp_buckets(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                       const plan__span *sp, double grad_bytes, plan_stage_cost *sc)
 {
     sc->dp_buckets = 0;
     sc->dp_bucket_s = sc->dp_last_bucket_s = 0.0;
@@ -644,6 +644,9 @@ static void dp_buckets(const plan_cluster *c, const plan_layout *l, const plan__
     double (*coll)(const plan_cluster *, const plan__span *, double) =
         rs_only ? plan__allgather_s : plan__allreduce_s;
     double bucket = l->dp_bucket_bytes > 0 ? fmin(l->dp_bucket_bytes, grad_bytes) : grad_bytes;
+    if (fw->dp_bucket_layer && !(l->dp_bucket_bytes > 0)) /* one transformer layer a chunk */
+        bucket = fmin(grad_bytes, (l->fp32_grads ? 4.0 : elem_bytes(l)) * (double)m->params_layer /
+                                      l->tp);
     double full = floor(grad_bytes / bucket), rest = grad_bytes - full * bucket;
     sc->dp_buckets = (int)full + (rest > 0);
     sc->dp_bucket_s = coll(c, sp, bucket);
@@ -818,8 +821,8 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
      * Gradients reduced every microbatch (zero_microbatch) are in the
      * stages' times already: their exposed part is counted here too. */
     plan_stage_cost b0;
-    dp_buckets(c, l, &sp_g, (l->fp32_grads ? 4.0 : elem_bytes(l)) *
-                                stage_params(m, l, 0, est->stage_layers[0]), &b0);
+    dp_buckets(m, c, l, &sp_g, (l->fp32_grads ? 4.0 : elem_bytes(l)) *
+                                   stage_params(m, l, 0, est->stage_layers[0]), &b0);
     double t_dp = b0.dp_buckets > 0 ? (b0.dp_buckets - 1) * b0.dp_bucket_s + b0.dp_last_bucket_s : 0.0;
     double last_b = est->stage_layers[0] * (lc.bwd_comp_s + lc.recomp_comp_s + lc.tp_bwd_s) /
                     l->virtual_stages;
@@ -1033,7 +1036,7 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
         stage_memory(m, c, l, &lc, i, n, &mem);
         sc->static_bytes = mem.total_bytes - mem.activations_bytes - mem.allocator_bytes;
         sc->node = (int)((long)i * stride_p / c->inst->gpus_per_node);
-        dp_buckets(c, l, &sp_g, sc->grad_bytes, sc);
+        dp_buckets(m, c, l, &sp_g, sc->grad_bytes, sc);
     }
     free(est);
     return ST_OK;

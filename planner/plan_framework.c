@@ -91,8 +91,8 @@ const plan_framework plan_frameworks[] = {
         .default_vocab = 50257,
         .vocab_multiple = 128,
         .family = PLAN_FW_MEGATRON,
-        .label = "Megatron-Core (Megatron-LM, NeMo)",
-        .names = {"Megatron-Core", "NeMo/Megatron", "Megatron-LM", "Megatron", "NeMo", NULL},
+        .label = "Megatron-LM (Megatron-Core)",
+        .names = {"Megatron-Core", "Megatron-LM", "Megatron", NULL},
         .user = 1,
         .schedules = SCH_MEGATRON,
         .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
@@ -136,6 +136,51 @@ const plan_framework plan_frameworks[] = {
                "with the interleaved schedule; bf16 gradients accumulated and reduced in "
                "fp32 (arguments.py: bf16 sets accumulate_allreduce_grads_in_fp32); rank order "
                "tp-cp-ep-dp-pp",
+    },
+    /* ------------------------------------------------------------------ */
+    {
+        .key = "nemo",
+        .default_vocab = 50257,
+        .vocab_multiple = 128,
+        .family = PLAN_FW_MEGATRON,
+        .label = "NeMo (Megatron-Core)",
+        .names = {"NeMo/Megatron-Core", "NeMo 2", "NeMo 24", "NeMo (Megatron-Core)",
+                  "NeMo", NULL},
+        .user = 0,
+        .schedules = SCH_MEGATRON,
+        .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
+        .shardings_with_pp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
+        .shardings_with_tp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
+        .recomputes = RC_ALL,
+        .recompute_groups = 1,
+        .sequence_parallel = 1,
+        .context_parallel = 1,
+        .fp8 = 1,
+        .tp_max_in_node = 1,
+        .placement = "PDT",
+        .flash_attention = 1,
+        .dp_overlap = 1,
+        .dp_bucket_bytes = 0, /* one transformer layer's gradients (dp_bucket_layer) */
+        .dp_bucket_layer = 1,
+        .sync_sharded = PLAN_SYNC_PER_STEP,
+        .param_gather_overlap = 1,
+        .tp_overlap = 2,
+        .pp_overlap = 1,
+        .zero3_prefetch = 1,
+        .fp32_grads = 0,
+        .host_op_s = PLAN__HOST_OP_S,
+        .recompute_default = PLAN_RECOMP_NONE,
+        .sharding_default = PLAN_SHARD_OPTIMIZER,
+        .sp_default = 1,
+        .doc = "NeMo on Megatron-Core (NeMo user guide, Communication Overlap: the distributed "
+               "optimizer's reduce-scatter of gradients and all-gather of parameters are "
+               "chunked by transformer layer and overlapped with compute, exposing one chunk; "
+               "TP communication overlapped with GEMMs through Transformer Engine userbuffers; "
+               "p2p overlapped with the interleaved schedule). Gradients are reduced in bf16: "
+               "Megatron-Core's DistributedDataParallelConfig.grad_reduce_in_fp32 defaults to "
+               "False and NeMo's H100 recipes set optim.grad_sync_dtype=bf16 "
+               "(NeMo-Framework-Launcher examples/training/llama/h100/*.sh). Transformer "
+               "Engine fused attention and FP8; sequence parallelism with TP",
     },
     /* ------------------------------------------------------------------ */
     {

@@ -89,6 +89,7 @@ typedef struct plan_framework {
     int flash_attention;         /* fused attention kernel, no s x s scores stored */
     int dp_overlap;              /* gradient buckets overlapped with the backward */
     double dp_bucket_bytes;      /* gradient reduction message; 1e30: the whole buffer */
+    int dp_bucket_layer;         /* gradients reduced one transformer layer at a time */
     plan_fw_sync sync_sharded;   /* with ZeRO-2/3: per step or per microbatch */
     int param_gather_overlap;    /* sharded optimizer's parameter all-gather overlapped
                                   * with the next step's forward */
