@@ -198,6 +198,9 @@ static cJSON *instance_json(const plan_instance *in)
     cJSON_AddNumberToObject(o, "intra_latency_s", in->intra_latency_s);
     cJSON_AddNumberToObject(o, "net_bps", in->net_bps);
     cJSON_AddNumberToObject(o, "net_latency_s", in->net_latency_s);
+    cJSON_AddNumberToObject(o, "net_latency_nodes", in->net_latency_nodes);
+    cJSON_AddNumberToObject(o, "net_ring_eff", in->net_ring_eff);
+    cJSON_AddNumberToObject(o, "net_tree_eff", in->net_tree_eff);
     cJSON_AddNumberToObject(o, "price_per_hour", in->price_per_hour);
     cJSON_AddNumberToObject(o, "host_mem_bytes", in->host_mem_bytes);
     cJSON_AddBoolToObject(o, "efa", in->efa);

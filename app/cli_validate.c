@@ -292,6 +292,17 @@ static cJSON *row_json(const plan_validate_result *r, double sim_s)
         cJSON_AddStringToObject(o, "sharding", plan_sharding_name(l->sharding));
         cJSON_AddBoolToObject(o, "sequence_parallel", l->sequence_parallel);
         cJSON_AddNumberToObject(o, "predicted_iteration_time_s", r->pred_time_s);
+        cJSON_AddStringToObject(o, "framework", plan_framework_get(r->framework)->key);
+        cJSON_AddStringToObject(o, "precision", plan_precision_name(l->precision));
+        const plan_time *t = &r->est.time;
+        cJSON *tj = cJSON_AddObjectToObject(o, "predicted_time_s");
+        cJSON_AddNumberToObject(tj, "compute", t->compute_s);
+        cJSON_AddNumberToObject(tj, "tp_comm", t->tp_comm_s);
+        cJSON_AddNumberToObject(tj, "cp_comm", t->cp_comm_s);
+        cJSON_AddNumberToObject(tj, "pp_comm", t->pp_comm_s);
+        cJSON_AddNumberToObject(tj, "dp_exposed", t->dp_exposed_s);
+        cJSON_AddNumberToObject(tj, "bubble", t->bubble_s);
+        cJSON_AddNumberToObject(tj, "optimizer", t->optimizer_s);
     }
     if (r->compared) {
         cJSON_AddNumberToObject(o, "reference_iteration_time_s", r->ref_time_s);

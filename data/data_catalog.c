@@ -110,6 +110,9 @@ static const field instance_fields[] = {
     FLD(plan_instance, intra_latency_s, F_NUM, 1),
     FLD(plan_instance, net_bps, F_RATE, 1),
     FLD(plan_instance, net_latency_s, F_NUM, 1),
+    {"net_latency_nodes", F_INT, offsetof(plan_instance, net_latency_nodes), 0, 0, 2, 100000},
+    FLD(plan_instance, net_ring_eff, F_NUM, 0),
+    FLD(plan_instance, net_tree_eff, F_NUM, 0),
     FLD(plan_instance, price_per_hour, F_NUM, 0),
     FLD(plan_instance, host_mem_bytes, F_BYTES, 0),
     FLD(plan_instance, efa, F_BOOL, 0),
@@ -545,6 +548,9 @@ static void init_entry(int k, void *e)
     if (k == K_INSTANCE) {
         plan_instance *in = e;
         in->gpu_index = in->intra_curve_index = in->net_curve_index = -1;
+        /* no measurement: the line rate, latency measured on two nodes */
+        in->net_ring_eff = in->net_tree_eff = 1.0;
+        in->net_latency_nodes = 2;
     }
 }
 

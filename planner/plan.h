@@ -233,9 +233,15 @@ typedef struct plan_instance {
     double nvlink_bps;           /* GPU-to-GPU bandwidth per GPU, one direction */
     int nvswitch;                /* 1: any-to-any switch; 0: mesh or PCIe */
     double intra_busbw_bps;      /* all-reduce bus bandwidth inside one node (nccl-tests) */
-    double intra_latency_s;      /* per-collective latency inside a node */
+    double intra_latency_s;      /* small-message (<= 1 KiB) all-reduce time on one node,
+                                  * nccl-tests: sets the NVLink hop latency (plan_hw.c) */
     double net_bps;              /* network bandwidth per node, one direction */
-    double net_latency_s;        /* per-collective latency across nodes */
+    double net_latency_s;        /* the same across net_latency_nodes nodes: sets the
+                                  * network hop latency */
+    int net_latency_nodes;       /* nodes of that measurement (2 unless said) */
+    double net_ring_eff;         /* fraction of net_bps a ring's large messages reach
+                                  * across nodes (nccl-tests busbw) */
+    double net_tree_eff;         /* the same for NCCL's tree all-reduce */
     double price_per_hour;       /* USD on demand; 0 = unknown */
     double host_mem_bytes;       /* host (CPU) memory of one node; 0 = unknown */
     int efa;                     /* 1: the instance type has Elastic Fabric Adapter */
@@ -546,7 +552,7 @@ typedef struct plan_costs {
     double p2p_bytes;            /* one activation or gradient message */
     double p2p_intra_bps;        /* GPU-to-GPU inside a node, at that message size */
     double p2p_net_bps;          /* one GPU's share of its node's network, same */
-    double intra_latency_s, net_latency_s;
+    double intra_latency_s, net_latency_s;   /* one send's latency, inside / across nodes */
     int dp_overlap;              /* gradient buckets start during the last backward */
     double optimizer_s;
     double capacity_bytes;       /* GPU memory */

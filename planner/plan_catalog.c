@@ -173,6 +173,12 @@ static int check_instance_values(const plan_instance *in, st_err *err)
     if (!isfinite(in->price_per_hour) || in->price_per_hour < 0)
         return ST_RAISE(err, ST_EINVAL, "instance '%s': price_per_hour %g; allowed: >= 0 (0 = unknown)",
                         in->name, in->price_per_hour);
+    if (!fraction(in->net_ring_eff) || !fraction(in->net_tree_eff))
+        return ST_RAISE(err, ST_EINVAL, "instance '%s': net_ring_eff %g, net_tree_eff %g; allowed: "
+                        "(0, 1]", in->name, in->net_ring_eff, in->net_tree_eff);
+    if (in->net_latency_nodes < 2)
+        return ST_RAISE(err, ST_EINVAL, "instance '%s': net_latency_nodes %d; allowed: 2 or more",
+                        in->name, in->net_latency_nodes);
     if (in->nvswitch != 0 && in->nvswitch != 1)
         return ST_RAISE(err, ST_EINVAL, "instance '%s': nvswitch %d; allowed: 0 or 1", in->name,
                         in->nvswitch);

@@ -1009,11 +1009,10 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
 
     double T = tokens_per_mb(m, l), v = l->virtual_stages;
     out->p2p_bytes = elem_bytes(l) * T * (double)m->hidden / l->tp;
-    out->p2p_intra_bps = c->inst->nvlink_bps * plan__p2p_eff(c->intra_curve, out->p2p_bytes);
-    out->p2p_net_bps = c->inst->net_bps / c->inst->gpus_per_node *
-                       plan__p2p_eff(c->net_curve, out->p2p_bytes);
-    out->intra_latency_s = c->inst->intra_latency_s;
-    out->net_latency_s = c->inst->net_latency_s;
+    out->p2p_intra_bps = plan__p2p_link_bps(c, 1);
+    out->p2p_net_bps = plan__p2p_link_bps(c, 0);
+    out->intra_latency_s = plan__p2p_latency_s(c, 1);
+    out->net_latency_s = plan__p2p_latency_s(c, 0);
 
     int stride_p = plan__stride_of(l, 'P');
     for (int i = 0; i < l->pp; i++) {

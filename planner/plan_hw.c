@@ -22,17 +22,8 @@
  * (framework, chip) by smdplan calibrate, else the chip's own.
  * Elementwise kernels run at hbm_eff of HBM bandwidth.
  *
- * Communication. Alpha-beta costs (Hockney 1994) with bus bandwidths as
- * nccl-tests defines them (PERFORMANCE.md: an all-reduce moves 2(n-1)/n of
- * the buffer through each rank's links). A group inside one node runs at the
- * node's measured all-reduce bus bandwidth; a group across nodes is
- * hierarchical (reduce-scatter inside the node, all-reduce across nodes of
- * the 1/ranks_per_node shard, all-gather inside), and NCCL pipelines those
- * phases over chunks, so the slower phase sets the time. The network share of
- * a group is ranks_per_node / gpus_per_node of the node's bandwidth, since the
- * node's other GPUs run their own groups' collectives at the same time.
- * Bandwidth falls off for small messages along the catalog's efficiency
- * curves, derived from published nccl-tests runs.
+ * Communication: NCCL's own latency and bandwidth model (see coll_s below)
+ * with the node's measured bus bandwidths and small-message latencies.
  */
 #include "planner/plan_int.h"
 
@@ -141,72 +132,154 @@ int plan__span_of(const plan_layout *l, const plan_cluster *c, char dim, plan__s
     return 0;
 }
 
-/* One ring phase inside a node: traffic factor f (2(n-1)/n for all-reduce,
- * (n-1)/n for all-gather) of bytes at the intra-node bus bandwidth. */
-static double intra_s(const plan_cluster *c, int n, double bytes, double factor)
+/* ---- collectives: NCCL's own cost model ----
+ * NCCL picks, per call, the algorithm and protocol its model says is
+ * fastest (src/graph/tuning.cc): time = latency + bytes / bandwidth, with
+ *   ring latency = base[p] + (steps - inter) x intra_hop[p] + inter x net_hop[p]
+ *     steps = 2(n - 1) for all-reduce, n - 1 for all-gather / reduce-scatter,
+ *     inter = 2(N - 1), resp. N - 1, of them crossing nodes;
+ *   tree (all-reduce only) = base[p] + 2((r - 1) intra_hop[p] + log2(N) net_hop[p]);
+ *   protocols LL (8 of 16 bytes are data), LL128 (120 of 128) and Simple.
+ * The constants below are tuning.cc's (baseLat, hwLat for NVLink and NET,
+ * in us). A node's measured small-message all-reduce times (catalog
+ * intra_latency_s on one node, net_latency_s on net_latency_nodes nodes:
+ * nccl-tests at <= 1 KiB) scale the hop latencies to that hardware: EFA's
+ * hops are slower than the InfiniBand tuning.cc assumes.
+ * Bandwidth, bytes moved per rank as nccl-tests' PERFORMANCE.md defines bus
+ * bandwidth (2(n-1)/n of the buffer for all-reduce, (n-1)/n otherwise):
+ *   inside one node: the node's measured bus bandwidth;
+ *   a ring across nodes: every GPU's channel crosses the network, so the
+ *     group's r GPUs per node drive r / (GPUs per node) of the node's
+ *     network, at net_ring_eff of line rate;
+ *   a tree all-reduce: reduce inside the node, then each node moves its
+ *     1/r shard 2(N-1)/N times across the network (as a hierarchical
+ *     all-reduce does), at net_tree_eff; measured two-node all-reduces reach
+ *     more than a ring could (p5: 487 GB/s busbw on 400 GB/s nodes), which
+ *     only this accounts for.
+ * The efficiencies are measured per network (catalog sources: nccl-tests
+ * at 1-16 GiB). All-gather and reduce-scatter run on rings. */
+enum { PROTO_LL = 0, PROTO_LL128, PROTO_SIMPLE, PROTO__COUNT };
+static const double base_ring_us[PROTO__COUNT] = {6.6, 14.0, 8.4};
+static const double base_tree_us[PROTO__COUNT] = {6.8, 14.0, 0.0};
+static const double nvlink_ring_us[PROTO__COUNT] = {0.6, 1.9, 3.4};
+static const double nvlink_tree_us[PROTO__COUNT] = {0.6, 1.25, 28.0};
+static const double net_ring_us[PROTO__COUNT] = {2.7, 4.0, 14.0};
+static const double net_tree_us[PROTO__COUNT] = {5.0, 8.5, 28.0};
+static const double proto_data[PROTO__COUNT] = {0.5, 120.0 / 128.0, 1.0};
+
+/* Scale of this node's NVLink hop latency against tuning.cc's, from the
+ * measured small-message (LL ring) all-reduce on one node of g GPUs:
+ * 2(g - 1) hops. */
+static double intra_scale(const plan_instance *in)
 {
-    if (n <= 1)
-        return 0.0;
-    double eff = plan_curve_eval(c->intra_curve, bytes);
-    return c->inst->intra_latency_s + factor * bytes / (c->inst->intra_busbw_bps * eff);
+    int g = in->gpus_per_node;
+    if (g <= 1 || !(in->intra_latency_s > 0))
+        return 1.0;
+    double hops = 2.0 * (g - 1) * nvlink_ring_us[PROTO_LL];
+    return fmax(0.1, (in->intra_latency_s * 1e6 - base_ring_us[PROTO_LL]) / hops);
 }
 
-static double inter_s(const plan_cluster *c, const plan__span *sp, double bytes, double factor)
+/* The same for the network hop, from the measured small-message all-reduce
+ * on N nodes of g GPUs: NCCL ran the faster of an LL ring and an LL tree,
+ * so the scale is the larger of the two that reproduce the measurement. */
+static double net_scale(const plan_instance *in)
 {
-    if (sp->nodes <= 1)
+    int g = in->gpus_per_node, N = in->net_latency_nodes >= 2 ? in->net_latency_nodes : 2;
+    if (!(in->net_latency_s > 0))
+        return 1.0;
+    double t = in->net_latency_s * 1e6, si = intra_scale(in);
+    double n = (double)g * N, inter = 2.0 * (N - 1);
+    double ring = (t - base_ring_us[PROTO_LL] - (2.0 * (n - 1) - inter) * nvlink_ring_us[PROTO_LL] * si) /
+                  (inter * net_ring_us[PROTO_LL]);
+    double tree = (t - base_tree_us[PROTO_LL] - 2.0 * (g - 1) * nvlink_tree_us[PROTO_LL] * si) /
+                  (2.0 * log2((double)N) * net_tree_us[PROTO_LL]);
+    return fmax(0.1, fmax(ring, tree));
+}
+
+/* Bandwidth time of a ring of r x N ranks moving factor x bytes per rank. */
+static double ring_bw_s(const plan_cluster *c, const plan__span *sp, double bytes, double factor)
+{
+    const plan_instance *in = c->inst;
+    double b = in->intra_busbw_bps;
+    if (sp->nodes > 1)
+        b = fmin(b, in->net_bps * in->net_ring_eff * sp->ranks_per_node / in->gpus_per_node);
+    return factor * bytes / b;
+}
+
+/* Bandwidth time of a tree all-reduce: inside the node at the node's bus
+ * bandwidth, across nodes the 1/r shard 2(N-1)/N times; the slower phase
+ * sets the pace (NCCL pipelines them). */
+static double tree_bw_s(const plan_cluster *c, const plan__span *sp, double bytes)
+{
+    const plan_instance *in = c->inst;
+    int r = sp->ranks_per_node, N = sp->nodes;
+    double t_in = r > 1 ? 2.0 * (r - 1) / r * bytes / in->intra_busbw_bps : 0.0;
+    double share = in->net_bps / in->gpus_per_node * in->net_tree_eff;
+    double t_out = 2.0 * (N - 1) / N * (bytes / r) / share;
+    return t_in > t_out ? t_in : t_out;
+}
+
+static double coll_s(const plan_cluster *c, const plan__span *sp, double bytes, int allreduce)
+{
+    if (bytes <= 0)
         return 0.0;
-    double shard = bytes / sp->ranks_per_node;
-    double share_bps = c->inst->net_bps / c->inst->gpus_per_node; /* per GPU */
-    double eff = plan_curve_eval(c->net_curve, bytes);
-    return c->inst->net_latency_s + factor * shard / (share_bps * eff);
+    int r = sp->ranks_per_node, N = sp->nodes, n = r * N;
+    if (n <= 1)
+        return 0.0;
+    double k = allreduce ? 2.0 : 1.0;
+    double ring_bw = ring_bw_s(c, sp, bytes, k * (n - 1) / n);
+    double tree_bw = allreduce && N > 1 ? tree_bw_s(c, sp, bytes) : INFINITY;
+    double steps = k * (n - 1), inter = k * (N - 1);
+    double si = intra_scale(c->inst), sn = net_scale(c->inst);
+    double best = INFINITY;
+    for (int p = 0; p < PROTO__COUNT; p++) {
+        double lat_us = base_ring_us[p] + (steps - inter) * nvlink_ring_us[p] * si +
+                        inter * net_ring_us[p] * sn;
+        double t = lat_us * 1e-6 + ring_bw / proto_data[p];
+        if (allreduce && N > 1) {
+            double tree_us = base_tree_us[p] + 2.0 * ((r - 1) * nvlink_tree_us[p] * si +
+                                                      log2((double)N) * net_tree_us[p] * sn);
+            t = fmin(t, tree_us * 1e-6 + tree_bw / proto_data[p]);
+        }
+        best = fmin(best, t);
+    }
+    return best;
 }
 
 double plan__allreduce_s(const plan_cluster *c, const plan__span *sp, double bytes)
 {
-    if (bytes <= 0)
-        return 0.0;
-    int r = sp->ranks_per_node, N = sp->nodes;
-    double t_in = intra_s(c, r, bytes, 2.0 * (r - 1) / r);
-    double t_out = inter_s(c, sp, bytes, 2.0 * (N - 1) / N);
-    return t_in > t_out ? t_in : t_out;
+    return coll_s(c, sp, bytes, 1);
 }
 
 double plan__allgather_s(const plan_cluster *c, const plan__span *sp, double bytes)
 {
-    if (bytes <= 0)
-        return 0.0;
-    int r = sp->ranks_per_node, N = sp->nodes;
-    double t_in = intra_s(c, r, bytes, (double)(r - 1) / r);
-    double t_out = inter_s(c, sp, bytes, (double)(N - 1) / N);
-    return t_in > t_out ? t_in : t_out;
+    return coll_s(c, sp, bytes, 0);
 }
 
-/* A point-to-point send reaches this fraction of the link's line rate for
- * large messages: ib_write_bw at 24 of 25 GB/s on an HDR link (NCCL issue
- * #1048, 2023). The collective curves level off lower because they price
- * the whole all-reduce algorithm; for a send only their shape is used. */
+/* A point-to-point send: one hop's latency (NCCL's Simple protocol, scaled
+ * to the hardware as above) and the link's bandwidth at the fraction a send
+ * reaches of it: ib_write_bw reaches 24 of 25 GB/s on an HDR link (NCCL
+ * issue #1048, 2023); the same fraction is taken for NVLink and for the
+ * GPU's share of the node's network. */
 #define P2P_PEAK_EFF 0.96
 
-static double curve_peak(const plan_curve *cv)
+double plan__p2p_link_bps(const plan_cluster *c, int same_node)
 {
-    double m = 0;
-    for (int i = 0; cv && i < cv->n; i++)
-        if (cv->eff[i] > m)
-            m = cv->eff[i];
-    return m > 0 ? m : 1.0;
+    if (same_node)
+        return c->inst->nvlink_bps * P2P_PEAK_EFF;
+    return c->inst->net_bps / c->inst->gpus_per_node * P2P_PEAK_EFF;
 }
 
-double plan__p2p_eff(const plan_curve *cv, double bytes)
+double plan__p2p_latency_s(const plan_cluster *c, int same_node)
 {
-    return P2P_PEAK_EFF * plan_curve_eval(cv, bytes) / curve_peak(cv);
+    double hop = same_node ? nvlink_ring_us[PROTO_SIMPLE] * intra_scale(c->inst)
+                           : net_ring_us[PROTO_SIMPLE] * net_scale(c->inst);
+    return (base_ring_us[PROTO_SIMPLE] + hop) * 1e-6;
 }
 
 double plan__p2p_s(const plan_cluster *c, int same_node, double bytes)
 {
     if (bytes <= 0)
         return 0.0;
-    double eff = plan__p2p_eff(same_node ? c->intra_curve : c->net_curve, bytes);
-    if (same_node)
-        return c->inst->intra_latency_s + bytes / (c->inst->nvlink_bps * eff);
-    return c->inst->net_latency_s + bytes / (c->inst->net_bps / c->inst->gpus_per_node * eff);
+    return plan__p2p_latency_s(c, same_node) + bytes / plan__p2p_link_bps(c, same_node);
 }

@@ -66,8 +66,10 @@ double plan__allreduce_s(const plan_cluster *c, const plan__span *sp, double byt
 /* Reduce-scatter or all-gather: half an all-reduce's traffic. */
 double plan__allgather_s(const plan_cluster *c, const plan__span *sp, double bytes);
 
-/* Fraction of a link's line rate a point-to-point send of bytes reaches. */
-double plan__p2p_eff(const plan_curve *cv, double bytes);
+/* A point-to-point send's bandwidth (bytes/s) and latency (s), inside a
+ * node or across nodes. */
+double plan__p2p_link_bps(const plan_cluster *c, int same_node);
+double plan__p2p_latency_s(const plan_cluster *c, int same_node);
 
 /* Point-to-point send of bytes to a neighbour stage, inside a node or not. */
 double plan__p2p_s(const plan_cluster *c, int same_node, double bytes);

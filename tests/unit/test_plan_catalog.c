@@ -252,7 +252,7 @@ static void mini_init(mini *m)
         plan_instance *in = &m->inst[i];
         *in = (plan_instance){.gpu = "g-40gb", .gpus_per_node = 8, .nvlink_bps = 300e9,
                               .nvswitch = 1, .intra_busbw_bps = 230e9, .intra_latency_s = 15e-6,
-                              .net_bps = 50e9, .net_latency_s = 160e-6, .price_per_hour = 1,
+                              .net_bps = 50e9, .net_latency_s = 160e-6, .net_ring_eff = 1.0, .net_tree_eff = 1.0, .net_latency_nodes = 2, .price_per_hour = 1,
                               .intra_curve = "c", .net_curve = "C", .naliases = 1};
         snprintf(in->name, sizeof in->name, "box%d.large", i);
         snprintf(in->aliases[0], sizeof in->aliases[0], "box%d", i);

@@ -6,6 +6,8 @@
  */
 #include "test_util.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +45,8 @@ static void make_cluster(plan_cluster *c, int nodes)
     inst.intra_latency_s = 10e-6;
     inst.net_bps = 50e9;
     inst.net_latency_s = 50e-6;
+    inst.net_ring_eff = inst.net_tree_eff = 1.0;
+    inst.net_latency_nodes = 2;
     inst.price_per_hour = 32.0;
     c->inst = &inst;
     c->gpu = &gpu;
@@ -330,15 +334,51 @@ static void allreduce_closed_forms(void **state)
     plan_cluster c;
     make_cluster(&c, 4);
     double S = 3.0e8;
+    /* NCCL tuning.cc constants (us): ring Simple base 8.4, NVLink hop 3.4,
+     * network hop 14; the node's measured small-message times (10 us on one
+     * node of 8, 50 us on two) scale the hops against the LL ones (base
+     * 6.6, NVLink 0.6, network 2.7). Large messages run Simple on a ring. */
+    double si = (10.0 - 6.6) / (2 * 7 * 0.6);
+    /* the two-node measurement ran the faster of an LL ring and an LL tree */
+    double sn_ring = (50.0 - 6.6 - (2 * 15 - 2) * 0.6 * si) / (2 * 2.7);
+    double sn_tree = (50.0 - 6.8 - 2 * 7 * 0.6 * si) / (2 * 1 * 5.0);
+    double sn = sn_ring > sn_tree ? sn_ring : sn_tree;
     plan__span in = {4, 1};
-    assert_rel(plan__allreduce_s(&c, &in, S), 10e-6 + 2.0 * 3 / 4 * S / 230e9, 1e-12);
+    assert_rel(plan__allreduce_s(&c, &in, S), (8.4 + 6 * 3.4 * si) * 1e-6 + 2.0 * 3 / 4 * S / 230e9,
+               1e-12);
     plan__span across = {1, 4};
-    assert_rel(plan__allreduce_s(&c, &across, S), 50e-6 + 2.0 * 3 / 4 * S / (50e9 / 8), 1e-12);
-    /* hierarchical 8 x 4: the slower phase (network, on a 1/8 shard) sets it */
+    assert_rel(plan__allreduce_s(&c, &across, S),
+               (8.4 + 6 * 14.0 * sn) * 1e-6 + 2.0 * 3 / 4 * S / (50e9 / 8), 1e-12);
+    /* 8 x 4: a ring drives all 8 NICs but moves 2 x 31/32 of the buffer; a
+     * tree moves the 1/8 shard 2 x 3/4 times across, and wins */
     plan__span both = {8, 4};
-    double t_in = 10e-6 + 2.0 * 7 / 8 * S / 230e9;
-    double t_out = 50e-6 + 2.0 * 3 / 4 * (S / 8) / (50e9 / 8);
-    assert_rel(plan__allreduce_s(&c, &both, S), t_in > t_out ? t_in : t_out, 1e-12);
+    double t_in = 2.0 * 7 / 8 * S / 230e9, t_out = 2.0 * 3 / 4 * (S / 8) / (50e9 / 8);
+    const double base_r[3] = {6.6, 14.0, 8.4}, base_t[3] = {6.8, 14.0, 0.0};
+    const double nv_r[3] = {0.6, 1.9, 3.4}, nv_t[3] = {0.6, 1.25, 28.0};
+    const double net_r[3] = {2.7, 4.0, 14.0}, net_t[3] = {5.0, 8.5, 28.0};
+    const double data[3] = {0.5, 120.0 / 128.0, 1.0};
+    double best = 1e30, best_ring = 1e30;
+    for (int p = 0; p < 3; p++) {
+        double ring = (base_r[p] + 56 * nv_r[p] * si + 6 * net_r[p] * sn) * 1e-6 +
+                      2.0 * 31 / 32 * S / 50e9 / data[p];
+        double tree = (base_t[p] + 2 * (7 * nv_t[p] * si + 2 * net_t[p] * sn)) * 1e-6 +
+                      (t_in > t_out ? t_in : t_out) / data[p];
+        best = fmin(best, fmin(ring, tree));
+        best_ring = fmin(best_ring, ring);
+    }
+    assert_rel(plan__allreduce_s(&c, &both, S), best, 1e-12);
+    assert_true(best < best_ring); /* a tree wins */
+    /* all-gather: half the steps and half the traffic */
+    assert_rel(plan__allgather_s(&c, &in, S), (8.4 + 3 * 3.4 * si) * 1e-6 + 3.0 / 4 * S / 230e9,
+               1e-12);
+    /* a tiny message runs LL on a tree across many nodes */
+    plan_cluster big;
+    make_cluster(&big, 64);
+    plan__span wide = {1, 64};
+    double ring_ll = (6.6 + 126 * 2.7 * sn) * 1e-6 + 2.0 * 63 / 64 * 8.0 / (50e9 / 8) / 0.5;
+    double tree_ll = (6.8 + 2 * 6 * 5.0 * sn) * 1e-6 + 2.0 * 63 / 64 * 8.0 / (50e9 / 8) / 0.5;
+    assert_rel(plan__allreduce_s(&big, &wide, 8.0), tree_ll, 1e-12);
+    assert_true(tree_ll < ring_ll);
 }
 
 /* Tensor cores want dims that are multiples of 8 elements, on A100 of 64
