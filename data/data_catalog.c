@@ -143,6 +143,7 @@ static const field eff_fields[] = {
     EFF(hbm_eff_stderr, std_err[PLAN_EFF_HBM]),
     EFF(flash_eff_stderr, std_err[PLAN_EFF_FLASH]),
     EFF(fp8_gemm_eff_stderr, std_err[PLAN_EFF_FP8_GEMM]),
+    EFF(gemm_dim_half, eff.gemm_dim_half),
     {"rows", F_INT, offsetof(plan_fw_eff, rows), 0, 0, 0, 1 << 24},
     {"sources", F_INT, offsetof(plan_fw_eff, sources), 0, 0, 0, 1 << 16},
     FLD(plan_fw_eff, mean_abs_err_pct, F_NUM, 0),
@@ -150,7 +151,7 @@ static const field eff_fields[] = {
 };
 #undef EFF
 /* eff_fields index of each plan_eff_param's value */
-static const int eff_field_of[PLAN_EFF__COUNT] = {3, 4, 5, 6};
+static const int eff_field_of[PLAN_EFF__COUNT] = {3, 4, 5, 6, 11};
 
 #define NFIELDS(t) ((int)(sizeof t / sizeof t[0]))
 

@@ -194,6 +194,7 @@ typedef struct plan_eff {
     double hbm_eff;
     double flash_eff;
     double fp8_gemm_eff;
+    double gemm_dim_half;        /* the chip's tile occupancy (fitted per chip only) */
 } plan_eff;
 
 typedef enum plan_eff_param {
@@ -201,10 +202,16 @@ typedef enum plan_eff_param {
     PLAN_EFF_HBM,
     PLAN_EFF_FLASH,
     PLAN_EFF_FP8_GEMM,
+    PLAN_EFF_DIM_HALF,
     PLAN_EFF__COUNT
 } plan_eff_param;
 
-/* "gemm_eff_max", "hbm_eff", "flash_eff", "fp8_gemm_eff". */
+/* The parameters a framework's fit may set: the dimension scale of a GEMM's
+ * efficiency is the chip's (its tiles and SMs), fitted only over every
+ * framework's runs on it. */
+#define PLAN_EFF_FRAMEWORK_MASK ((1u << PLAN_EFF_DIM_HALF) - 1)
+
+/* "gemm_eff_max", "hbm_eff", "flash_eff", "fp8_gemm_eff", "gemm_dim_half". */
 const char *plan_eff_param_name(plan_eff_param p);
 /* The member of e for p. */
 double *plan_eff_ref(plan_eff *e, plan_eff_param p);

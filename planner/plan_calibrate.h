@@ -5,7 +5,8 @@
  * The planner's compute model has a few efficiency parameters (plan_eff:
  * gemm_eff_max, hbm_eff, flash_eff, fp8_gemm_eff): how close a stack's
  * matrix products, memory-bound kernels, fused attention and FP8 GEMMs come
- * to the chip's peaks. They are stack efficiencies, so they are fitted per
+ * to the chip's peaks; and one of the chip's own, gemm_dim_half (how fast a
+ * GEMM's efficiency falls with small dims), fitted only in the chip's pool. They are stack efficiencies, so they are fitted per
  * (framework family, chip): Megatron-Core on GH100, FSDP on GA100, ...,
  * and kept in the catalog's "efficiencies". Each chip also gets a pooled
  * fit over every framework's runs on it (the GPU's own values), which a
@@ -25,8 +26,9 @@
  * and that source's runs predicted by what remains: its framework's fit on
  * its chip from the other sources if there are any, else the chip's pooled
  * fit, else the chip's starting values (its physics alone). A framework fit
- * that does worse on a held-out source of its own than the chip's pooled fit
- * (also without that source) is rejected: its rows then use the pooled fit.
+ * that predicts its own sources, each held out, worse on average than the
+ * chip's pooled fit (also without them) is rejected: its rows then use the
+ * pooled fit.
  *
  * Pure computation: the catalog passed in is modified in place.
  */

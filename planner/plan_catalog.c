@@ -269,6 +269,9 @@ static int check_eff(const plan_catalog *cat, const plan_fw_eff *e, st_err *err)
     if (!chip)
         return ST_RAISE(err, ST_EINVAL, "efficiency entry %s on '%s': no catalog GPU is that chip",
                         e->framework, e->silicon);
+    if (e->fitted & ~PLAN_EFF_FRAMEWORK_MASK)
+        return ST_RAISE(err, ST_EINVAL, "efficiency entry %s on %s: gemm_dim_half is the chip's "
+                        "(a GPU field), not a framework's", e->framework, e->silicon);
     for (int p = 0; p < PLAN_EFF__COUNT; p++) {
         double v = *plan_eff_ref((plan_eff *)&e->eff, (plan_eff_param)p);
         if ((e->fitted & (1u << p)) && !fraction(v))
@@ -434,6 +437,7 @@ const plan_fw_eff *plan_cluster_use(const plan_catalog *cat, const char *family_
     c->eff.hbm_eff = g->hbm_eff;
     c->eff.flash_eff = g->flash_eff;
     c->eff.fp8_gemm_eff = g->fp8_gemm_eff > 0 ? g->fp8_gemm_eff : g->gemm_eff_max;
+    c->eff.gemm_dim_half = g->gemm_dim_half;
     c->eff_fit = plan_catalog_eff(cat, family_key, g->silicon[0] ? g->silicon : g->name);
     if (c->eff_fit) {
         /* only the values the fit constrained replace the chip's */
@@ -450,6 +454,7 @@ static const char *const eff_names[PLAN_EFF__COUNT] = {
     [PLAN_EFF_HBM] = "hbm_eff",
     [PLAN_EFF_FLASH] = "flash_eff",
     [PLAN_EFF_FP8_GEMM] = "fp8_gemm_eff",
+    [PLAN_EFF_DIM_HALF] = "gemm_dim_half",
 };
 
 const char *plan_eff_param_name(plan_eff_param p)
@@ -463,6 +468,7 @@ double *plan_eff_ref(plan_eff *e, plan_eff_param p)
     case PLAN_EFF_HBM: return &e->hbm_eff;
     case PLAN_EFF_FLASH: return &e->flash_eff;
     case PLAN_EFF_FP8_GEMM: return &e->fp8_gemm_eff;
+    case PLAN_EFF_DIM_HALF: return &e->gemm_dim_half;
     case PLAN_EFF_GEMM:
     default: return &e->gemm_eff_max;
     }

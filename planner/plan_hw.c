@@ -59,8 +59,8 @@ double plan__gemm_prec_s(const plan_cluster *c, double m, double n, double k, do
     fp8 = fp8 && g->fp8_peak_flops > 0;
     double peak = fp8 ? g->fp8_peak_flops : g->peak_flops;
     double e_max = fp8 ? c->eff.fp8_gemm_eff : c->eff.gemm_eff_max;
-    double eff = e_max * dim_eff(m, g->gemm_dim_half) * dim_eff(n, g->gemm_dim_half) *
-                 dim_eff(k, g->gemm_dim_half);
+    double half = c->eff.gemm_dim_half;
+    double eff = e_max * dim_eff(m, half) * dim_eff(n, half) * dim_eff(k, half);
     double best = g->gemm_align_bytes / PLAN_BYTES_HALF; /* elements */
     if (!(aligned(m, 8.0) && aligned(n, 8.0) && aligned(k, 8.0)))
         eff *= g->misaligned_factor;
