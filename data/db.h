@@ -15,17 +15,21 @@
  * layouts and their predicted memory and time breakdowns), simulation (a
  * simulated step: summary and per-stage figures), run (a measured step from
  * the executor, or the published runs compared by `validate`, each with the
- * prediction beside it), calibration (the fitted efficiency parameters of a
- * GPU type). Every record carries its provenance (db_provenance); every row
- * of the other tables belongs to one record.
+ * prediction beside it), calibration (the efficiency parameters fitted per
+ * framework family and GPU chip, and how well each published source is
+ * predicted with and without its own runs). Every record carries its
+ * provenance (db_provenance); every row of the other tables belongs to one
+ * record.
  *
- * The tables (schema version 2; data/db_schema.c has the full text):
+ * The tables (schema version 3; data/db_schema.c has the full text):
  *   records            id, kind, created_at, summary, provenance columns
  *   models             the model shape of a record (exact parameter counts)
- *   instance_types     the catalog entry as loaded (user overrides applied)
+ *   instance_types     the catalog entry as loaded (user overrides applied),
+ *                      or the node a published run was read as
  *   searches           one per plan record: counts, objective, config_json
- *   plans              one layout (every plan_layout field) on a cluster,
- *                      with match_key: shape + cluster + layout, the key
+ *   plans              one layout (every plan_layout field, the framework
+ *                      and precision from version 3) on a cluster, with
+ *                      match_key: shape + cluster + layout, the key
  *                      `compare` joins on
  *   predictions        plan_evaluate's estimate of a plan: every memory term
  *                      (*_bytes, worst stage), every time term (*_s), rates
@@ -38,8 +42,14 @@
  *   runs               measured (executor) or published (validate) runs
  *   run_steps          per step: time by phase, loss
  *   run_ranks          per rank: peak memory
- *   calibrations       fitted parameters of one GPU type, errors before/after
- *   calibration_params one row per parameter: before, after, fitted
+ *   calibrations       one fit: a framework family on a chip, or the chip's
+ *                      pool (framework ""); rows, sources, errors
+ *                      before/after, rejected and why (version 2: one GPU
+ *                      type, named in gpu)
+ *   calibration_params one row per parameter: before, after, fitted, and
+ *                      (version 3) its standard error
+ *   calibration_sources (version 3) one row per published source: its
+ *                      error after the fit and held out of it
  */
 #ifndef SMD_DB_H
 #define SMD_DB_H
@@ -55,7 +65,7 @@
 typedef struct db db;
 
 /* Current schema version (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
 
 /* PRAGMA application_id of a smdplan database ("SMDP"), so that another
  * application's SQLite file is refused rather than migrated. */
@@ -145,13 +155,16 @@ int db_record_simulation(db *d, const db_provenance *p, const plan_model *m,
 /* The rows of a validation: each published run (runs.source = 'published')
  * with its layout, prediction and error, and its simulated time when sim_s
  * is non-NULL (0 = not simulated). cat is the catalog the rows were
- * predicted with (the instance types are recorded as loaded). One record of
- * kind run. */
+ * predicted with. Each row's node (r->inst: a catalog entry as loaded, or
+ * the node made from the row's GPU and network text) is recorded once per
+ * distinct node, with its GPU and curves from cat. One record of kind run. */
 int db_record_validation(db *d, const db_provenance *p, const plan_catalog *cat,
                          const char *file, const plan_validate_result *rows, const double *sim_s,
                          int n, int64_t *id, st_err *err);
 
-/* Fitted efficiency parameters of ncal GPU types, fitted to file's rows. */
+/* A calibration of file's rows: every fit of rep (a calibrations row each,
+ * with its parameters) and every source (calibration_sources). The summary
+ * keeps the mean over sources of their error fitted and held out. */
 int db_record_calibration(db *d, const db_provenance *p, const char *file,
                           const plan_cal_report *rep, int64_t *id, st_err *err);
 
@@ -225,6 +238,8 @@ typedef struct db_compare_row {
     char instance_type[48];
     int nodes, gpus;
     char layout[128];            /* "tp 8 pp 2 dp 8 mbs 1x16 interleaved recompute full ..." */
+    char framework[16];          /* plan_frameworks key ("smp", "megatron" ...) */
+    char precision[8];           /* plan_precision_name ("bf16", "fp8", "fp32") */
     double predicted_s;          /* 0 = none */
     double simulated_s;
     double measured_s;

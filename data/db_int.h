@@ -88,6 +88,8 @@ enum {
     DB_F_SHARD,                  /* plan_sharding as its name */
     DB_F_REJECT,                 /* plan_reject as its name ("ok" when feasible) */
     DB_F_BASIS,                  /* plan_validate_basis as its name */
+    DB_F_FW,                     /* int index into plan_frameworks as its key ("smp") */
+    DB_F_PREC,                   /* plan_precision as its name ("bf16") */
 };
 
 /* One struct member and the column it goes to. */
@@ -107,7 +109,7 @@ typedef struct db__fields {
 extern const db__fields db__model_fields, db__instance_fields, db__gpu_fields,
     db__layout_fields, db__estimate_fields, db__stage_mem_fields, db__result_fields, db__sim_fields,
     db__sim_config_fields, db__sim_stage_fields, db__validate_fields, db__calibration_fields,
-    db__config_fields;
+    db__cal_source_fields, db__config_fields;
 
 /* An INSERT being built: the statement and the next parameter index. */
 typedef struct db__ins {
@@ -135,6 +137,10 @@ void db__ins_finalize(db__ins *s);
  * same names (the inverse of db__b_fields); members whose column is absent
  * or NULL are left as they are. */
 void db__read_fields(sqlite3_stmt *st, const db__fields *f, void *base);
+
+/* 1 if a and b hold the same value in every member of the list (strings
+ * up to their NUL, doubles by value). */
+int db__fields_equal(const db__fields *f, const void *a, const void *b);
 
 /* Write a struct as a JSON object text with the field list (caller frees). */
 char *db__fields_json(const db__fields *f, const void *base);
