@@ -224,7 +224,7 @@ int db_count(db *d, const char *kind, int64_t *n, st_err *err);
  *   plans [{..layout.., prediction {..terms.., stages [...]}}],
  *   simulations [{.., stages [...], trace [...]}],
  *   runs [{.., steps [...], ranks [...]}],
- *   calibrations [{.., params [...]}]
+ *   calibrations [{.., params [...]}], calibration_sources [...]
  * Keys are the column names of the tables above; empty arrays are left out.
  * ST_ENOENT for an id with no record. */
 struct cJSON;
@@ -279,7 +279,10 @@ typedef struct db_plan {
     char instance_type[48];
     char gpu[32];
     int nodes, gpus;
-    plan_layout layout;
+    plan_layout layout;          /* with its framework and precision; a plan recorded
+                                  * before schema version 3 reads as the default
+                                  * framework (SMP v1, what the planner modelled then)
+                                  * in bf16 */
     int have_est;                /* est holds the prediction */
     plan_estimate est;
     double simulated_s;          /* simulated step; 0 = not simulated */
@@ -317,28 +320,35 @@ int db_model(db *d, int64_t record_id, plan_model *out, st_err *err);
  * the record holds no simulation. */
 int db_simulation(db *d, int64_t record_id, sim_config *cfg, sim_result *out, st_err *err);
 
-/* The best recorded step per (TP, PP) for the model shape and cluster of a
- * record's first plan, over every record with that shape and cluster (a
- * search records the best layout of every TP x PP pair it tried). */
+/* The best recorded step per (TP, PP) for the model shape, cluster,
+ * framework and precision of a record's first plan, over every record with
+ * them (a search records the best layout of every TP x PP pair it tried).
+ * Plans recorded before schema version 3 have no framework: they make a
+ * grid of their own. */
 typedef struct db_grid_cell {
     int tp, pp;
     int feasible;                /* 1: step_s is the best feasible step recorded */
     double step_s;
     char reason[24];             /* when infeasible: the latest rejection ("out of memory") */
     char layout[128];
+    char framework[16];          /* plan_frameworks key; "" when not recorded */
+    char precision[8];           /* plan_precision_name; "" when not recorded */
 } db_grid_cell;
 
 int db_grid(db *d, int64_t record_id, db_grid_cell *out, int max, int *n, st_err *err);
 
 /* The best recorded plan (most tokens/s) per instance type and count for
- * the model shape of a record (a comparison-mode plan record has one per
- * type and count), ordered by type, then count. */
+ * the model shape, framework and precision of a record's first plan (a
+ * comparison-mode plan record has one per type and count), ordered by
+ * type, then count. */
 typedef struct db_scaling_point {
     char instance_type[48];
     int nodes, gpus;
     double tokens_per_s, step_s, mfu;
     double cost_per_hour, cost_per_mtokens; /* 0 when the price is unknown */
     char layout[128];
+    char framework[16];          /* as db_grid_cell */
+    char precision[8];
 } db_scaling_point;
 
 int db_scaling(db *d, int64_t record_id, db_scaling_point *out, int max, int *n, st_err *err);
@@ -353,10 +363,27 @@ typedef struct db_measured {
     char row_id[32];             /* published: the row of the file */
     char model[PLAN_NAME_MAX];
     char layout[128];
+    char framework[16];          /* the plan's (a published run's: its row's); "" when
+                                  * not recorded */
+    char precision[8];
     double measured_s, predicted_s, simulated_s; /* 0 = none */
 } db_measured;
 
 int db_measured_runs(db *d, int64_t record_id, db_measured *out, int max, int *n, st_err *err);
+
+/* The calibration of a calibration record as plan_calibrate reported it:
+ * every fit (groups, in the order recorded) with its parameters and their
+ * standard errors, and every source with its fitted and held-out error. The
+ * report's totals are not stored; they are computed again from the sources
+ * as plan_calibrate.h defines them (rows_used the sum of the sources' rows,
+ * the means and maxima over sources in their order), so a report read back
+ * equals the one recorded, bit for bit. A record of schema version 2 (one
+ * fit per GPU type, before frameworks) reads with its GPU type as the chip,
+ * no framework and no sources (rows_used the sum of its fits' rows), its
+ * parameters matched by name (those no longer fitted are left out) and
+ * NAN where it has no value (standard errors, fp8_gemm_eff). ST_ENOENT when
+ * the record holds no calibration. */
+int db_calibration(db *d, int64_t record_id, plan_cal_report *out, st_err *err);
 
 /* ---- queries for reports ---- */
 

@@ -153,6 +153,11 @@ void db__match_key(const plan_model *m, const char *instance, int nodes, int gpu
  * short when it does not fit (summaries and labels are for people). */
 void db__catf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The select list of the framework and precision of a plans row aliased
+ * p: "p.framework, p.precision", or "NULL, NULL" in a file older than
+ * schema version 3 (opened for reading, so not migrated). Static. */
+const char *db__stack_cols(const db *d);
+
 /* "tp 8 pp 2 dp 8 mbs 1x16 interleaved ..." */
 void db__layout_label(const plan_layout *l, char *buf, size_t n);
 
