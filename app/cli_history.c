@@ -62,7 +62,9 @@ static void usage(FILE *f, const char *cmd)
                    "Shows one record in full: its provenance, the model and cluster, and for a\n"
                    "plan each layout with every memory and time term; for a simulation the summary\n"
                    "and per-stage figures; for runs each run beside its prediction; for a\n"
-                   "calibration the parameters before and after. --csv prints its main table.\n");
+                   "calibration each fit (a framework on a GPU chip, or the chip's pool) with its\n"
+                   "parameters before and after and their standard errors, and each published\n"
+                   "source's error fitted and held out. --csv prints its main table.\n");
     else if (!strcmp(cmd, "compare"))
         fprintf(f, "usage: smdplan compare [ID...] [--model NAME] [--instance TYPE] [--all]\n"
                    "                       [--limit N] [--json|--csv] [--db FILE]\n\n"
@@ -390,8 +392,11 @@ static void show_plans(const cJSON *rec)
             printf("%.0f x %s: ", num(p, "nodes"), it ? str(it, "name") : "?");
         else
             printf("layout: ");
-        printf("%s, placement %s, global batch %.0f\n", str(p, "label"), str(p, "placement"),
+        printf("%s, placement %s, global batch %.0f", str(p, "label"), str(p, "placement"),
                num(p, "global_batch"));
+        if (*str(p, "framework")) /* recorded from schema version 3 on */
+            printf(", %s %s", str(p, "framework"), str(p, "precision"));
+        printf("\n");
         const cJSON *pr = cJSON_GetObjectItemCaseSensitive(p, "prediction");
         if (pr)
             show_prediction(pr);
@@ -443,8 +448,9 @@ static void show_runs(const cJSON *rec)
     const cJSON *runs = arr(rec, "runs"), *plans = arr(rec, "plans"), *models = arr(rec, "models");
     if (!runs)
         return;
-    printf("\n%-6s %-10s %-20s %-22s %-22s %9s %9s %8s %9s  %s\n", "run", "source", "row",
-           "model", "layout", "measured", "predicted", "error", "simulated", "status / notes");
+    printf("\n%-6s %-10s %-20s %-22s %-13s %-22s %9s %9s %8s %9s  %s\n", "run", "source", "row",
+           "model", "framework", "layout", "measured", "predicted", "error", "simulated",
+           "status / notes");
     for (const cJSON *r = runs->child; r; r = r->next) {
         const cJSON *p = find_id(plans, num(r, "plan_id"));
         const cJSON *m = find_id(models, num(r, "model_id"));
@@ -457,9 +463,11 @@ static void show_runs(const cJSON *rec)
         const char *note = str(r, "error_text");
         if (!*note)
             note = num(r, "compared") == 0 && *str(r, "reason") ? str(r, "reason") : str(r, "notes");
-        printf("%-6.0f %-10s %-20.20s %-22.22s %-22.22s %9s %9s %8s %9s  %s%s%s\n", num(r, "id"),
-               str(r, "source"), row, m ? str(m, "name") : "-", p ? str(p, "label") : "-", meas,
-               pred, e, sim, str(r, "status"), *note ? ": " : "", note);
+        const char *fw = p && *str(p, "framework") ? str(p, "framework") : "-";
+        printf("%-6.0f %-10s %-20.20s %-22.22s %-13.13s %-22.22s %9s %9s %8s %9s  %s%s%s\n",
+               num(r, "id"), str(r, "source"), row, m ? str(m, "name") : "-", fw,
+               p ? str(p, "label") : "-", meas, pred, e, sim, str(r, "status"), *note ? ": " : "",
+               note);
         const cJSON *steps = arr(r, "steps"), *ranks = arr(r, "ranks");
         if (steps)
             printf("%-6s %d steps measured\n", "", cJSON_GetArraySize(steps));
@@ -473,18 +481,62 @@ static void show_runs(const cJSON *rec)
     }
 }
 
+/* "megatron on GA100", "GA100 pool" (every framework's runs on the chip),
+ * or a version-2 record's GPU type. */
+static void fit_name(const cJSON *c, char *buf, size_t n)
+{
+    const cJSON *fw = cJSON_GetObjectItemCaseSensitive(c, "framework");
+    if (!cJSON_IsString(fw)) /* recorded before fits per framework */
+        snprintf(buf, n, "%s", str(c, "gpu"));
+    else if (fw->valuestring[0])
+        snprintf(buf, n, "%s on %s", fw->valuestring, str(c, "silicon"));
+    else
+        snprintf(buf, n, "%s pool", str(c, "silicon"));
+}
+
 static void show_calibrations(const cJSON *rec)
 {
     const cJSON *cals = arr(rec, "calibrations");
+    if (cals)
+        printf("\nfits (a framework on a chip, or the chip's pool of every framework's runs):\n");
     for (const cJSON *c = cals ? cals->child : NULL; c; c = c->next) {
-        printf("\n%s: %.0f rows, mean |error| %.1f%% -> %.1f%% (max %.1f%%), %.0f iterations%s\n",
-               str(c, "gpu"), num(c, "rows"), num(c, "mean_abs_err_before_pct"),
-               num(c, "mean_abs_err_after_pct"), num(c, "max_abs_err_after_pct"),
-               num(c, "iterations"), num(c, "converged") > 0 ? "" : " (not converged)");
+        char name[64];
+        fit_name(c, name, sizeof name);
+        printf("\n%s: %.0f rows", name, num(c, "rows"));
+        if (num(c, "sources") > 0)
+            printf(" from %.0f source%s", num(c, "sources"), num(c, "sources") == 1 ? "" : "s");
+        printf(", mean |error| %.1f%% -> %.1f%% (max %.1f%%), %.0f iterations%s\n",
+               num(c, "mean_abs_err_before_pct"), num(c, "mean_abs_err_after_pct"),
+               num(c, "max_abs_err_after_pct"), num(c, "iterations"),
+               num(c, "converged") > 0 ? "" : " (not converged)");
         const cJSON *ps = arr(c, "params");
-        for (const cJSON *p = ps ? ps->child : NULL; p; p = p->next)
-            printf("  %-18s %10.4g -> %10.4g  %s\n", str(p, "name"), num(p, "before"),
-                   num(p, "after"), num(p, "fitted") > 0 ? "fitted" : "kept");
+        for (const cJSON *p = ps ? ps->child : NULL; p; p = p->next) {
+            int fitted = num(p, "fitted") > 0;
+            char se[32] = "";
+            if (fitted && isfinite(num(p, "std_err")))
+                snprintf(se, sizeof se, "+- %.2g", num(p, "std_err"));
+            printf("  %-18s %10.4g -> %10.4g %-10s  %s\n", str(p, "name"), num(p, "before"),
+                   num(p, "after"), se, fitted ? "fitted" : num(p, "asked") > 0 ? "kept (the "
+                   "runs do not constrain it)" : "kept (not asked)");
+        }
+        if (num(c, "rejected") > 0)
+            printf("  rejected: %s; its runs use the %s pool\n", str(c, "why"),
+                   str(c, "silicon"));
+    }
+    const cJSON *srcs = arr(rec, "calibration_sources");
+    if (!srcs)
+        return;
+    printf("\nsources: mean |error| of their runs, fitted with every source and held out (fitted "
+           "without the source's own runs)\n");
+    printf("%-28s %-14s %-8s %5s %8s %9s  %s\n", "source", "framework", "chip", "rows", "fitted",
+           "held out", "held out, predicted by");
+    for (const cJSON *x = srcs->child; x; x = x->next) {
+        char a[24], b[24];
+        cell(a, sizeof a, "%.1f%%", num(x, "mean_abs_err_pct"));
+        cell(b, sizeof b, "%.1f%%", num(x, "loso_mean_abs_err_pct"));
+        printf("%-28.28s %-14.14s %-8.8s %5.0f %8s %9s  %s\n", str(x, "source_key"),
+               str(x, "framework"), str(x, "silicon"), num(x, "rows"), a, b,
+               *str(x, "loso_basis") ? str(x, "loso_basis") : "-");
     }
 }
 
@@ -593,17 +645,29 @@ static void show_csv(const cJSON *rec)
     } else if (!strcmp(kind, "run")) {
         csv_list(arr(rec, "runs"), NULL, NULL, NULL);
     } else if (!strcmp(kind, "calibration")) {
-        /* one row per (GPU, parameter) */
+        /* one row per (fit, parameter); a fit is a framework on a chip or
+         * the chip's pool (framework empty); gpu: a version-2 record's GPU */
         const cJSON *cals = arr(rec, "calibrations");
-        printf("gpu,rows,name,before,after,asked,fitted\n");
+        printf("framework,silicon,gpu,rows,sources,rejected,name,before,after,std_err,asked,"
+               "fitted\n");
         for (const cJSON *c = cals ? cals->child : NULL; c; c = c->next) {
             const cJSON *ps = arr(c, "params");
             for (const cJSON *p = ps ? ps->child : NULL; p; p = p->next) {
+                csv_field(stdout, str(c, "framework"));
+                fputc(',', stdout);
+                csv_field(stdout, str(c, "silicon"));
+                fputc(',', stdout);
                 csv_field(stdout, str(c, "gpu"));
-                printf(",%.0f,%s,", num(c, "rows"), str(p, "name"));
+                printf(",%.0f,", num(c, "rows"));
+                csv_num(stdout, num(c, "sources"));
+                fputc(',', stdout);
+                csv_num(stdout, num(c, "rejected"));
+                printf(",%s,", str(p, "name"));
                 csv_num(stdout, num(p, "before"));
                 fputc(',', stdout);
                 csv_num(stdout, num(p, "after"));
+                fputc(',', stdout);
+                csv_num(stdout, num(p, "std_err"));
                 printf(",%.0f,%.0f\n", num(p, "asked"), num(p, "fitted"));
             }
         }
@@ -694,6 +758,14 @@ int cli_compare_cmd(int argc, char **argv)
             cJSON_AddNumberToObject(j, "instances", r->nodes);
             cJSON_AddNumberToObject(j, "gpus", r->gpus);
             cJSON_AddStringToObject(j, "layout", r->layout);
+            if (r->framework[0])
+                cJSON_AddStringToObject(j, "framework", r->framework);
+            else /* recorded before frameworks */
+                cJSON_AddNullToObject(j, "framework");
+            if (r->precision[0])
+                cJSON_AddStringToObject(j, "precision", r->precision);
+            else
+                cJSON_AddNullToObject(j, "precision");
             add_num_or_null(j, "predicted_step_s", r->predicted_s);
             add_num_or_null(j, "simulated_step_s", r->simulated_s);
             add_num_or_null(j, "measured_step_s", r->measured_s);
@@ -713,9 +785,9 @@ int cli_compare_cmd(int argc, char **argv)
             printf("%s\n", s);
         cJSON_free(s);
     } else if (o.csv) {
-        printf("model,params,instance_type,instances,gpus,layout,predicted_step_s,simulated_step_s,"
-               "measured_step_s,measured_source,error_pred_vs_measured_pct,"
-               "error_sim_vs_measured_pct,error_sim_vs_pred_pct\n");
+        printf("model,params,instance_type,instances,gpus,layout,framework,precision,"
+               "predicted_step_s,simulated_step_s,measured_step_s,measured_source,"
+               "error_pred_vs_measured_pct,error_sim_vs_measured_pct,error_sim_vs_pred_pct\n");
         for (int i = 0; i < n; i++) {
             const db_compare_row *r = &rows[i];
             csv_field(stdout, r->model);
@@ -723,6 +795,10 @@ int cli_compare_cmd(int argc, char **argv)
             csv_field(stdout, r->instance_type);
             printf(",%d,%d,", r->nodes, r->gpus);
             csv_field(stdout, r->layout);
+            fputc(',', stdout);
+            csv_field(stdout, r->framework);
+            fputc(',', stdout);
+            csv_field(stdout, r->precision);
             double v[] = {r->predicted_s, r->simulated_s, r->measured_s};
             for (int k = 0; k < 3; k++) {
                 fputc(',', stdout);
@@ -741,9 +817,9 @@ int cli_compare_cmd(int argc, char **argv)
         printf("nothing to compare: no plan has %s of prediction, simulation and measurement "
                "(see smdplan compare --help)\n", o.all ? "any" : "two");
     } else {
-        printf("%-20s %-16s %4s  %-40s %9s %9s %9s %9s %8s %8s\n", "model", "instance", "n",
-               "layout", "predicted", "simulated", "measured", "pred/meas", "sim/meas",
-               "sim/pred");
+        printf("%-20s %-16s %4s  %-40s %-18s %9s %9s %9s %9s %8s %8s\n", "model", "instance", "n",
+               "layout", "framework", "predicted", "simulated", "measured", "pred/meas",
+               "sim/meas", "sim/pred");
         for (int i = 0; i < n; i++) {
             const db_compare_row *r = &rows[i];
             char p[16], s[16], m[16], e1[16], e2[16], e3[16];
@@ -753,8 +829,13 @@ int cli_compare_cmd(int argc, char **argv)
             cell(e1, sizeof e1, "%+.1f%%", db_error_pct(r->predicted_s, r->measured_s));
             cell(e2, sizeof e2, "%+.1f%%", db_error_pct(r->simulated_s, r->measured_s));
             cell(e3, sizeof e3, "%+.1f%%", db_error_pct(r->simulated_s, r->predicted_s));
-            printf("%-20.20s %-16.16s %4d  %-40.40s %9s %9s %9s %9s %8s %8s\n", r->model,
-                   r->instance_type, r->nodes, r->layout, p, s, m, e1, e2, e3);
+            char stack[32];
+            if (r->framework[0])
+                snprintf(stack, sizeof stack, "%s %s", r->framework, r->precision);
+            else /* recorded before frameworks */
+                snprintf(stack, sizeof stack, "-");
+            printf("%-20.20s %-16.16s %4d  %-40.40s %-18.18s %9s %9s %9s %9s %8s %8s\n", r->model,
+                   r->instance_type, r->nodes, r->layout, stack, p, s, m, e1, e2, e3);
         }
         printf("(step times in s, latest of each; errors 100 (a - b) / b; n = instances)\n");
     }

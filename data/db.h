@@ -15,17 +15,21 @@
  * layouts and their predicted memory and time breakdowns), simulation (a
  * simulated step: summary and per-stage figures), run (a measured step from
  * the executor, or the published runs compared by `validate`, each with the
- * prediction beside it), calibration (the fitted efficiency parameters of a
- * GPU type). Every record carries its provenance (db_provenance); every row
- * of the other tables belongs to one record.
+ * prediction beside it), calibration (the efficiency parameters fitted per
+ * framework family and GPU chip, and how well each published source is
+ * predicted with and without its own runs). Every record carries its
+ * provenance (db_provenance); every row of the other tables belongs to one
+ * record.
  *
- * The tables (schema version 2; data/db_schema.c has the full text):
+ * The tables (schema version 3; data/db_schema.c has the full text):
  *   records            id, kind, created_at, summary, provenance columns
  *   models             the model shape of a record (exact parameter counts)
- *   instance_types     the catalog entry as loaded (user overrides applied)
+ *   instance_types     the catalog entry as loaded (user overrides applied),
+ *                      or the node a published run was read as
  *   searches           one per plan record: counts, objective, config_json
- *   plans              one layout (every plan_layout field) on a cluster,
- *                      with match_key: shape + cluster + layout, the key
+ *   plans              one layout (every plan_layout field, the framework
+ *                      and precision from version 3) on a cluster, with
+ *                      match_key: shape + cluster + layout, the key
  *                      `compare` joins on
  *   predictions        plan_evaluate's estimate of a plan: every memory term
  *                      (*_bytes, worst stage), every time term (*_s), rates
@@ -38,8 +42,14 @@
  *   runs               measured (executor) or published (validate) runs
  *   run_steps          per step: time by phase, loss
  *   run_ranks          per rank: peak memory
- *   calibrations       fitted parameters of one GPU type, errors before/after
- *   calibration_params one row per parameter: before, after, fitted
+ *   calibrations       one fit: a framework family on a chip, or the chip's
+ *                      pool (framework ""); rows, sources, errors
+ *                      before/after, rejected and why (version 2: one GPU
+ *                      type, named in gpu)
+ *   calibration_params one row per parameter: before, after, fitted, and
+ *                      (version 3) its standard error
+ *   calibration_sources (version 3) one row per published source: its
+ *                      error after the fit and held out of it
  */
 #ifndef SMD_DB_H
 #define SMD_DB_H
@@ -55,7 +65,7 @@
 typedef struct db db;
 
 /* Current schema version (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
 
 /* PRAGMA application_id of a smdplan database ("SMDP"), so that another
  * application's SQLite file is refused rather than migrated. */
@@ -145,13 +155,16 @@ int db_record_simulation(db *d, const db_provenance *p, const plan_model *m,
 /* The rows of a validation: each published run (runs.source = 'published')
  * with its layout, prediction and error, and its simulated time when sim_s
  * is non-NULL (0 = not simulated). cat is the catalog the rows were
- * predicted with (the instance types are recorded as loaded). One record of
- * kind run. */
+ * predicted with. Each row's node (r->inst: a catalog entry as loaded, or
+ * the node made from the row's GPU and network text) is recorded once per
+ * distinct node, with its GPU and curves from cat. One record of kind run. */
 int db_record_validation(db *d, const db_provenance *p, const plan_catalog *cat,
                          const char *file, const plan_validate_result *rows, const double *sim_s,
                          int n, int64_t *id, st_err *err);
 
-/* Fitted efficiency parameters of ncal GPU types, fitted to file's rows. */
+/* A calibration of file's rows: every fit of rep (a calibrations row each,
+ * with its parameters) and every source (calibration_sources). The summary
+ * keeps the mean over sources of their error fitted and held out. */
 int db_record_calibration(db *d, const db_provenance *p, const char *file,
                           const plan_cal_report *rep, int64_t *id, st_err *err);
 
@@ -211,7 +224,7 @@ int db_count(db *d, const char *kind, int64_t *n, st_err *err);
  *   plans [{..layout.., prediction {..terms.., stages [...]}}],
  *   simulations [{.., stages [...], trace [...]}],
  *   runs [{.., steps [...], ranks [...]}],
- *   calibrations [{.., params [...]}]
+ *   calibrations [{.., params [...]}], calibration_sources [...]
  * Keys are the column names of the tables above; empty arrays are left out.
  * ST_ENOENT for an id with no record. */
 struct cJSON;
@@ -225,6 +238,8 @@ typedef struct db_compare_row {
     char instance_type[48];
     int nodes, gpus;
     char layout[128];            /* "tp 8 pp 2 dp 8 mbs 1x16 interleaved recompute full ..." */
+    char framework[16];          /* plan_frameworks key ("smp", "megatron" ...) */
+    char precision[8];           /* plan_precision_name ("bf16", "fp8", "fp32") */
     double predicted_s;          /* 0 = none */
     double simulated_s;
     double measured_s;
@@ -264,7 +279,10 @@ typedef struct db_plan {
     char instance_type[48];
     char gpu[32];
     int nodes, gpus;
-    plan_layout layout;
+    plan_layout layout;          /* with its framework and precision; a plan recorded
+                                  * before schema version 3 reads as the default
+                                  * framework (SMP v1, what the planner modelled then)
+                                  * in bf16 */
     int have_est;                /* est holds the prediction */
     plan_estimate est;
     double simulated_s;          /* simulated step; 0 = not simulated */
@@ -302,28 +320,35 @@ int db_model(db *d, int64_t record_id, plan_model *out, st_err *err);
  * the record holds no simulation. */
 int db_simulation(db *d, int64_t record_id, sim_config *cfg, sim_result *out, st_err *err);
 
-/* The best recorded step per (TP, PP) for the model shape and cluster of a
- * record's first plan, over every record with that shape and cluster (a
- * search records the best layout of every TP x PP pair it tried). */
+/* The best recorded step per (TP, PP) for the model shape, cluster,
+ * framework and precision of a record's first plan, over every record with
+ * them (a search records the best layout of every TP x PP pair it tried).
+ * Plans recorded before schema version 3 have no framework: they make a
+ * grid of their own. */
 typedef struct db_grid_cell {
     int tp, pp;
     int feasible;                /* 1: step_s is the best feasible step recorded */
     double step_s;
     char reason[24];             /* when infeasible: the latest rejection ("out of memory") */
     char layout[128];
+    char framework[16];          /* plan_frameworks key; "" when not recorded */
+    char precision[8];           /* plan_precision_name; "" when not recorded */
 } db_grid_cell;
 
 int db_grid(db *d, int64_t record_id, db_grid_cell *out, int max, int *n, st_err *err);
 
 /* The best recorded plan (most tokens/s) per instance type and count for
- * the model shape of a record (a comparison-mode plan record has one per
- * type and count), ordered by type, then count. */
+ * the model shape, framework and precision of a record's first plan (a
+ * comparison-mode plan record has one per type and count), ordered by
+ * type, then count. */
 typedef struct db_scaling_point {
     char instance_type[48];
     int nodes, gpus;
     double tokens_per_s, step_s, mfu;
     double cost_per_hour, cost_per_mtokens; /* 0 when the price is unknown */
     char layout[128];
+    char framework[16];          /* as db_grid_cell */
+    char precision[8];
 } db_scaling_point;
 
 int db_scaling(db *d, int64_t record_id, db_scaling_point *out, int max, int *n, st_err *err);
@@ -338,10 +363,27 @@ typedef struct db_measured {
     char row_id[32];             /* published: the row of the file */
     char model[PLAN_NAME_MAX];
     char layout[128];
+    char framework[16];          /* the plan's (a published run's: its row's); "" when
+                                  * not recorded */
+    char precision[8];
     double measured_s, predicted_s, simulated_s; /* 0 = none */
 } db_measured;
 
 int db_measured_runs(db *d, int64_t record_id, db_measured *out, int max, int *n, st_err *err);
+
+/* The calibration of a calibration record as plan_calibrate reported it:
+ * every fit (groups, in the order recorded) with its parameters and their
+ * standard errors, and every source with its fitted and held-out error. The
+ * report's totals are not stored; they are computed again from the sources
+ * as plan_calibrate.h defines them (rows_used the sum of the sources' rows,
+ * the means and maxima over sources in their order), so a report read back
+ * equals the one recorded, bit for bit. A record of schema version 2 (one
+ * fit per GPU type, before frameworks) reads with its GPU type as the chip,
+ * no framework and no sources (rows_used the sum of its fits' rows), its
+ * parameters matched by name (those no longer fitted are left out) and
+ * NAN where it has no value (standard errors, fp8_gemm_eff). ST_ENOENT when
+ * the record holds no calibration. */
+int db_calibration(db *d, int64_t record_id, plan_cal_report *out, st_err *err);
 
 /* ---- queries for reports ---- */
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "data/db_int.h"
+#include "planner/plan_framework.h"
 
 #define F(col, type, st, member) {col, type, offsetof(st, member), sizeof(((st *)0)->member)}
 #define LIST(name, arr) const db__fields name = {arr, (int)(sizeof arr / sizeof arr[0])}
@@ -53,6 +54,8 @@ static const db__field instance_f[] = {
     F("intra_curve", DB_F_STR, plan_instance, intra_curve),
     F("net_curve", DB_F_STR, plan_instance, net_curve),
     F("source", DB_F_STR, plan_instance, source),
+    F("host_mem_bytes", DB_F_DBL, plan_instance, host_mem_bytes),
+    F("efa", DB_F_INT, plan_instance, efa),
 };
 LIST(db__instance_fields, instance_f);
 
@@ -69,6 +72,9 @@ static const db__field gpu_f[] = {
     F("gpu_silicon", DB_F_STR, plan_gpu, silicon),
     F("gemm_align_bytes", DB_F_DBL, plan_gpu, gemm_align_bytes),
     F("align_partial_factor", DB_F_DBL, plan_gpu, align_partial_factor),
+    F("fp8_peak_flops", DB_F_DBL, plan_gpu, fp8_peak_flops),
+    F("fp8_gemm_eff", DB_F_DBL, plan_gpu, fp8_gemm_eff),
+    F("gemm_ceiling", DB_F_DBL, plan_gpu, gemm_ceiling),
 };
 LIST(db__gpu_fields, gpu_f);
 
@@ -98,6 +104,8 @@ static const db__field layout_f[] = {
     F("dp_bucket_bytes", DB_F_DBL, plan_layout, dp_bucket_bytes),
     F("global_batch", DB_F_I64, plan_layout, global_batch),
     F("launch_blocking", DB_F_INT, plan_layout, launch_blocking),
+    F("framework", DB_F_FW, plan_layout, framework),
+    F("precision", DB_F_PREC, plan_layout, precision),
 };
 LIST(db__layout_fields, layout_f);
 
@@ -221,9 +229,13 @@ static const db__field validate_f[] = {
 };
 LIST(db__validate_fields, validate_f);
 
+/* One fit (calibrations); its parameters go to calibration_params. The
+ * column gpu is left NULL: a fit is per chip (silicon) since version 3. */
 static const db__field calibration_f[] = {
-    F("gpu", DB_F_STR, plan_cal_group, silicon),
+    F("framework", DB_F_STR, plan_cal_group, framework),
+    F("silicon", DB_F_STR, plan_cal_group, silicon),
     F("rows", DB_F_INT, plan_cal_group, rows),
+    F("sources", DB_F_INT, plan_cal_group, sources),
     F("asked", DB_F_UINT, plan_cal_group, asked),
     F("fitted", DB_F_UINT, plan_cal_group, fitted),
     F("mean_abs_err_before_pct", DB_F_DBL, plan_cal_group, mean_abs_err_before_pct),
@@ -231,8 +243,21 @@ static const db__field calibration_f[] = {
     F("max_abs_err_after_pct", DB_F_DBL, plan_cal_group, max_abs_err_after_pct),
     F("iterations", DB_F_INT, plan_cal_group, iterations),
     F("converged", DB_F_INT, plan_cal_group, converged),
+    F("rejected", DB_F_INT, plan_cal_group, rejected),
+    F("why", DB_F_STR, plan_cal_group, why),
 };
 LIST(db__calibration_fields, calibration_f);
+
+static const db__field cal_source_f[] = {
+    F("source_key", DB_F_STR, plan_cal_source, source_key),
+    F("framework", DB_F_STR, plan_cal_source, framework),
+    F("silicon", DB_F_STR, plan_cal_source, silicon),
+    F("rows", DB_F_INT, plan_cal_source, rows),
+    F("mean_abs_err_pct", DB_F_DBL, plan_cal_source, mean_abs_err_pct),
+    F("loso_mean_abs_err_pct", DB_F_DBL, plan_cal_source, loso_mean_abs_err_pct),
+    F("loso_basis", DB_F_STR, plan_cal_source, loso_basis),
+};
+LIST(db__cal_source_fields, cal_source_f);
 
 /* plan_config goes into searches.config_json: -1 / 0 mean "searched". */
 static const db__field config_f[] = {
@@ -258,6 +283,8 @@ static const db__field config_f[] = {
     F("pp_overlap", DB_F_INT, plan_config, pp_overlap),
     F("dp_bucket_bytes", DB_F_DBL, plan_config, dp_bucket_bytes),
     F("launch_blocking", DB_F_INT, plan_config, launch_blocking),
+    F("framework", DB_F_FW, plan_config, framework),
+    F("precision", DB_F_INT, plan_config, precision),
     F("schedule_mask", DB_F_UINT, plan_config, schedule_mask),
     F("placement", DB_F_STR, plan_config, placement),
     F("global_batch", DB_F_I64, plan_config, global_batch),
@@ -276,6 +303,8 @@ static const char *enum_text(int type, int v)
     case DB_F_SHARD: return plan_sharding_name((plan_sharding)v);
     case DB_F_REJECT: return v == PLAN_OK ? "ok" : plan_reject_name((plan_reject)v);
     case DB_F_BASIS: return plan_validate_basis_name((plan_validate_basis)v);
+    case DB_F_FW: return plan_framework_get(v)->key;
+    case DB_F_PREC: return plan_precision_name((plan_precision)v);
     default: return "?";
     }
 }
@@ -307,7 +336,9 @@ static int enum_value(int type, const char *t)
         if (type == DB_F_SHARD && v >= PLAN_SHARD__COUNT) break;
         if (type == DB_F_REJECT && v >= PLAN_REJ__COUNT) break;
         if (type == DB_F_ARCH && v > PLAN_ARCH_LLAMA) break;
-        if (type == DB_F_BASIS && v > PLAN_VAL_BASIS_MODEL_FLOPS) break;
+        if (type == DB_F_BASIS && v > PLAN_VAL_BASIS_PARAMS8) break;
+        if (type == DB_F_FW && v >= plan_nframeworks) break;
+        if (type == DB_F_PREC && v >= PLAN_PREC__COUNT) break;
         if (strcmp(enum_text(type, v), t) == 0)
             return v;
     }
@@ -345,6 +376,26 @@ void db__read_fields(sqlite3_stmt *st, const db__fields *f, void *base)
         }
         }
     }
+}
+
+int db__fields_equal(const db__fields *f, const void *a, const void *b)
+{
+    const char *x = a, *y = b;
+    for (int i = 0; i < f->n; i++) {
+        const db__field *m = &f->v[i];
+        const void *p = x + m->off, *q = y + m->off;
+        int same;
+        switch (m->type) {
+        case DB_F_I64:
+        case DB_F_U64: same = *(const int64_t *)p == *(const int64_t *)q; break;
+        case DB_F_DBL: same = *(const double *)p == *(const double *)q; break;
+        case DB_F_STR: same = strncmp(p, q, m->cap) == 0; break;
+        default: same = *(const int *)p == *(const int *)q; break; /* int, unsigned, enums */
+        }
+        if (!same)
+            return 0;
+    }
+    return 1;
 }
 
 char *db__fields_json(const db__fields *f, const void *base)
@@ -390,6 +441,9 @@ void db__match_key(const plan_model *m, const char *instance, int nodes, int gpu
         case DB_F_I64: w = snprintf(buf + u, n - u, "%lld,", (long long)*(const int64_t *)p); break;
         case DB_F_DBL: w = snprintf(buf + u, n - u, "%.17g,", *(const double *)p); break;
         case DB_F_STR: w = snprintf(buf + u, n - u, "%s,", (const char *)p); break;
+        /* by name: an index into a table that may grow or be reordered */
+        case DB_F_FW:
+        case DB_F_PREC: w = snprintf(buf + u, n - u, "%s,", enum_text(x->type, *(const int *)p)); break;
         default: w = snprintf(buf + u, n - u, "%d,", *(const int *)p); break;
         }
         if (w < 0)

@@ -88,6 +88,8 @@ enum {
     DB_F_SHARD,                  /* plan_sharding as its name */
     DB_F_REJECT,                 /* plan_reject as its name ("ok" when feasible) */
     DB_F_BASIS,                  /* plan_validate_basis as its name */
+    DB_F_FW,                     /* int index into plan_frameworks as its key ("smp") */
+    DB_F_PREC,                   /* plan_precision as its name ("bf16") */
 };
 
 /* One struct member and the column it goes to. */
@@ -107,7 +109,7 @@ typedef struct db__fields {
 extern const db__fields db__model_fields, db__instance_fields, db__gpu_fields,
     db__layout_fields, db__estimate_fields, db__stage_mem_fields, db__result_fields, db__sim_fields,
     db__sim_config_fields, db__sim_stage_fields, db__validate_fields, db__calibration_fields,
-    db__config_fields;
+    db__cal_source_fields, db__config_fields;
 
 /* An INSERT being built: the statement and the next parameter index. */
 typedef struct db__ins {
@@ -136,6 +138,10 @@ void db__ins_finalize(db__ins *s);
  * or NULL are left as they are. */
 void db__read_fields(sqlite3_stmt *st, const db__fields *f, void *base);
 
+/* 1 if a and b hold the same value in every member of the list (strings
+ * up to their NUL, doubles by value). */
+int db__fields_equal(const db__fields *f, const void *a, const void *b);
+
 /* Write a struct as a JSON object text with the field list (caller frees). */
 char *db__fields_json(const db__fields *f, const void *base);
 
@@ -146,6 +152,11 @@ void db__match_key(const plan_model *m, const char *instance, int nodes, int gpu
 /* Append printf-style text to the NUL-terminated buf of size n, cutting it
  * short when it does not fit (summaries and labels are for people). */
 void db__catf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The select list of the framework and precision of a plans row aliased
+ * p: "p.framework, p.precision", or "NULL, NULL" in a file older than
+ * schema version 3 (opened for reading, so not migrated). Static. */
+const char *db__stack_cols(const db *d);
 
 /* "tp 8 pp 2 dp 8 mbs 1x16 interleaved ..." */
 void db__layout_label(const plan_layout *l, char *buf, size_t n);

@@ -291,16 +291,23 @@ int db_show(db *d, int64_t id, cJSON **out, st_err *err)
     if (rc == ST_OK)
         rc = rows_json(d, "SELECT * FROM calibrations WHERE record_id = ?1 ORDER BY id", id, skip,
                        &list, err);
+    /* SELECT *: std_err exists from schema version 3 on */
     for (cJSON *c = list ? list->child : NULL; rc == ST_OK && c; c = c->next)
         rc = attach(d, c, "params",
-                    "SELECT name, before, after, asked, fitted FROM calibration_params "
-                    "WHERE calibration_id = ?1 ORDER BY param",
-                    NULL, err);
+                    "SELECT * FROM calibration_params WHERE calibration_id = ?1 ORDER BY param",
+                    "calibration_id", err);
     if (rc == ST_OK && cJSON_GetArraySize(list) > 0) {
         cJSON_AddItemToObject(rec, "calibrations", list);
         list = NULL;
     }
     cJSON_Delete(list);
+    list = NULL;
+
+    /* the table exists from schema version 3 on (a reader does not migrate) */
+    if (rc == ST_OK && d->version >= 3)
+        rc = attach(d, rec, "calibration_sources",
+                    "SELECT * FROM calibration_sources WHERE record_id = ?1 ORDER BY id", skip,
+                    err);
 
     if (rc != ST_OK) {
         cJSON_Delete(rec);
@@ -380,19 +387,21 @@ int db_compare(db *d, const db_compare_filter *f, db_compare_row *out, int max, 
         return rc;
 
     sqlite3_stmt *st = NULL;
-    rc = db__prepare(d,
-                     "SELECT p.id, p.record_id, p.match_key, p.nodes, p.gpus, p.label,"
-                     " p.simulated_step_s, m.name, m.params, i.name, pr.step_s,"
-                     " r.measured_step_s, r.source, r.record_id"
-                     " FROM plans p"
-                     " LEFT JOIN models m ON m.id = p.model_id"
-                     " LEFT JOIN instance_types i ON i.id = p.instance_type_id"
-                     " LEFT JOIN predictions pr ON pr.plan_id = p.id"
-                     " LEFT JOIN runs r ON r.id = (SELECT max(id) FROM runs"
-                     "   WHERE plan_id = p.id AND measured_step_s IS NOT NULL)"
-                     " WHERE p.role <> 'grid'" /* the grid's layouts are predictions only */
-                     " ORDER BY p.match_key, p.id DESC",
-                     &st, err);
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT p.id, p.record_id, p.match_key, p.nodes, p.gpus, p.label,"
+             " p.simulated_step_s, m.name, m.params, i.name, pr.step_s,"
+             " r.measured_step_s, r.source, r.record_id, %s"
+             " FROM plans p"
+             " LEFT JOIN models m ON m.id = p.model_id"
+             " LEFT JOIN instance_types i ON i.id = p.instance_type_id"
+             " LEFT JOIN predictions pr ON pr.plan_id = p.id"
+             " LEFT JOIN runs r ON r.id = (SELECT max(id) FROM runs"
+             "   WHERE plan_id = p.id AND measured_step_s IS NOT NULL)"
+             " WHERE p.role <> 'grid'" /* the grid's layouts are predictions only */
+             " ORDER BY p.match_key, p.id DESC",
+             db__stack_cols(d));
+    rc = db__prepare(d, sql, &st, err);
     if (rc != ST_OK)
         return rc;
     int cap = 64, ng = 0;
@@ -428,6 +437,8 @@ int db_compare(db *d, const db_compare_filter *f, db_compare_row *out, int max, 
             copy(r->model, sizeof r->model, sqlite3_column_text(st, 7));
             r->params = sqlite3_column_int64(st, 8);
             copy(r->instance_type, sizeof r->instance_type, sqlite3_column_text(st, 9));
+            copy(r->framework, sizeof r->framework, sqlite3_column_text(st, 14));
+            copy(r->precision, sizeof r->precision, sqlite3_column_text(st, 15));
         }
         db_compare_row *r = &cur->row;
         for (int i = 0; i < f->nrecords; i++)

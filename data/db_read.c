@@ -5,7 +5,10 @@
  * Members come back through the same field lists they were written with
  * (db_fields.c), so a struct read back equals the one recorded, bit for
  * bit. Grouping by model shape and cluster uses the prefixes of
- * plans.match_key: "SHAPE|" and "SHAPE|CLUSTER|" (db__match_key).
+ * plans.match_key: "SHAPE|" and "SHAPE|CLUSTER|" (db__match_key); the grid
+ * and the scaling points keep to the framework and precision of the
+ * record's first plan (plans recorded before schema version 3 have none
+ * and go together).
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +20,11 @@
 static void copy(char *dst, size_t n, const unsigned char *src)
 {
     snprintf(dst, n, "%s", src ? (const char *)src : "");
+}
+
+const char *db__stack_cols(const db *d)
+{
+    return d->version >= 3 ? "p.framework, p.precision" : "NULL, NULL";
 }
 
 /* The prediction of plan_id into e (with its stages); *have = 0 if none. */
@@ -284,22 +292,33 @@ int db_simulation(db *d, int64_t record_id, sim_config *cfg, sim_result *out, st
     return rc;
 }
 
-/* The match_key of a record's first plan, cut after its n-th '|'. */
-static int key_prefix(db *d, int64_t record_id, int n, char *buf, size_t cap, st_err *err)
+/* What a record's first plan is grouped with: its match_key cut after its
+ * n-th '|', and its framework and precision (NULL when not recorded). */
+typedef struct plan_group {
+    char prefix[1024];
+    char framework[16], precision[8];
+    int have_framework, have_precision;
+} plan_group;
+
+static int first_plan(db *d, int64_t record_id, int n, plan_group *g, st_err *err)
 {
+    memset(g, 0, sizeof *g);
     int rc = db__record_exists(d, record_id, "read", err);
     if (rc != ST_OK)
         return rc;
     sqlite3_stmt *st = NULL;
-    rc = db__prepare(d, "SELECT match_key FROM plans WHERE record_id = ?1 ORDER BY id LIMIT 1",
-                     &st, err);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT p.match_key, %s FROM plans p WHERE p.record_id = ?1 ORDER BY p.id LIMIT 1",
+             db__stack_cols(d));
+    rc = db__prepare(d, sql, &st, err);
     if (rc != ST_OK)
         return rc;
     sqlite3_bind_int64(st, 1, record_id);
     int s = sqlite3_step(st);
     if (s == SQLITE_ROW) {
-        copy(buf, cap, sqlite3_column_text(st, 0));
-        char *p = buf;
+        copy(g->prefix, sizeof g->prefix, sqlite3_column_text(st, 0));
+        char *p = g->prefix;
         for (int k = 0; k < n && p; k++) {
             p = strchr(p, '|');
             if (p)
@@ -307,6 +326,10 @@ static int key_prefix(db *d, int64_t record_id, int n, char *buf, size_t cap, st
         }
         if (p)
             *p = '\0';
+        g->have_framework = sqlite3_column_type(st, 1) != SQLITE_NULL;
+        g->have_precision = sqlite3_column_type(st, 2) != SQLITE_NULL;
+        copy(g->framework, sizeof g->framework, sqlite3_column_text(st, 1));
+        copy(g->precision, sizeof g->precision, sqlite3_column_text(st, 2));
     } else if (s == SQLITE_DONE) {
         rc = ST_RAISE(err, ST_ENOENT, "%s: record %lld holds no plan", d->path,
                       (long long)record_id);
@@ -317,23 +340,49 @@ static int key_prefix(db *d, int64_t record_id, int n, char *buf, size_t cap, st
     return rc;
 }
 
+/* The filter on the first plan's framework and precision ("IS": NULL, not
+ * recorded, equals NULL); none in a file older than schema version 3,
+ * where no plan has them (the columns do not exist). */
+static const char *stack_filter(const db *d)
+{
+    return d->version >= 3 ? " AND p.framework IS ?2 AND p.precision IS ?3" : "";
+}
+
+/* Bind ?1 the prefix and, with stack_filter's, ?2 and ?3. */
+static void bind_group(const db *d, sqlite3_stmt *st, const plan_group *g)
+{
+    sqlite3_bind_text(st, 1, g->prefix, -1, SQLITE_TRANSIENT);
+    if (d->version < 3)
+        return;
+    if (g->have_framework)
+        sqlite3_bind_text(st, 2, g->framework, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, 2);
+    if (g->have_precision)
+        sqlite3_bind_text(st, 3, g->precision, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, 3);
+}
+
 int db_grid(db *d, int64_t record_id, db_grid_cell *out, int max, int *n, st_err *err)
 {
     *n = 0;
-    char prefix[1024];
-    int rc = key_prefix(d, record_id, 2, prefix, sizeof prefix, err);
+    plan_group g;
+    int rc = first_plan(d, record_id, 2, &g, err);
     if (rc != ST_OK)
         return rc;
     sqlite3_stmt *st = NULL;
-    rc = db__prepare(d,
-                     "SELECT p.tp, p.pp, pr.reject, pr.step_s, p.label FROM plans p"
-                     " JOIN predictions pr ON pr.plan_id = p.id"
-                     " WHERE substr(p.match_key, 1, length(?1)) = ?1"
-                     " ORDER BY p.tp, p.pp, pr.reject = 'ok' DESC, pr.step_s, p.id DESC",
-                     &st, err);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT p.tp, p.pp, pr.reject, pr.step_s, p.label, %s FROM plans p"
+             " JOIN predictions pr ON pr.plan_id = p.id"
+             " WHERE substr(p.match_key, 1, length(?1)) = ?1%s"
+             " ORDER BY p.tp, p.pp, pr.reject = 'ok' DESC, pr.step_s, p.id DESC",
+             db__stack_cols(d), stack_filter(d));
+    rc = db__prepare(d, sql, &st, err);
     if (rc != ST_OK)
         return rc;
-    sqlite3_bind_text(st, 1, prefix, -1, SQLITE_TRANSIENT);
+    bind_group(d, st, &g);
     int s = SQLITE_DONE;
     /* rows of a cell come feasible first, fastest first: the first decides */
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
@@ -353,6 +402,8 @@ int db_grid(db *d, int64_t record_id, db_grid_cell *out, int max, int *n, st_err
         else
             copy(c->reason, sizeof c->reason, (const unsigned char *)rej);
         copy(c->layout, sizeof c->layout, sqlite3_column_text(st, 4));
+        copy(c->framework, sizeof c->framework, sqlite3_column_text(st, 5));
+        copy(c->precision, sizeof c->precision, sqlite3_column_text(st, 6));
     }
     if (s != SQLITE_ROW && s != SQLITE_DONE)
         rc = db__fail(d, s, err, "read grid");
@@ -363,22 +414,24 @@ int db_grid(db *d, int64_t record_id, db_grid_cell *out, int max, int *n, st_err
 int db_scaling(db *d, int64_t record_id, db_scaling_point *out, int max, int *n, st_err *err)
 {
     *n = 0;
-    char prefix[1024];
-    int rc = key_prefix(d, record_id, 1, prefix, sizeof prefix, err);
+    plan_group g;
+    int rc = first_plan(d, record_id, 1, &g, err);
     if (rc != ST_OK)
         return rc;
     sqlite3_stmt *st = NULL;
-    rc = db__prepare(d,
-                     "SELECT i.name, p.nodes, p.gpus, pr.tokens_per_s, pr.step_s, pr.mfu,"
-                     " pr.cost_per_hour, pr.cost_per_mtokens, p.label FROM plans p"
-                     " JOIN predictions pr ON pr.plan_id = p.id"
-                     " JOIN instance_types i ON i.id = p.instance_type_id"
-                     " WHERE substr(p.match_key, 1, length(?1)) = ?1 AND pr.reject = 'ok'"
-                     " ORDER BY i.name, p.nodes, pr.tokens_per_s DESC",
-                     &st, err);
+    char sql[640];
+    snprintf(sql, sizeof sql,
+             "SELECT i.name, p.nodes, p.gpus, pr.tokens_per_s, pr.step_s, pr.mfu,"
+             " pr.cost_per_hour, pr.cost_per_mtokens, p.label, %s FROM plans p"
+             " JOIN predictions pr ON pr.plan_id = p.id"
+             " JOIN instance_types i ON i.id = p.instance_type_id"
+             " WHERE substr(p.match_key, 1, length(?1)) = ?1 AND pr.reject = 'ok'%s"
+             " ORDER BY i.name, p.nodes, pr.tokens_per_s DESC",
+             db__stack_cols(d), stack_filter(d));
+    rc = db__prepare(d, sql, &st, err);
     if (rc != ST_OK)
         return rc;
-    sqlite3_bind_text(st, 1, prefix, -1, SQLITE_TRANSIENT);
+    bind_group(d, st, &g);
     int s = SQLITE_DONE;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 0);
@@ -398,6 +451,8 @@ int db_scaling(db *d, int64_t record_id, db_scaling_point *out, int max, int *n,
         p->cost_per_hour = sqlite3_column_double(st, 6);
         p->cost_per_mtokens = sqlite3_column_double(st, 7);
         copy(p->layout, sizeof p->layout, sqlite3_column_text(st, 8));
+        copy(p->framework, sizeof p->framework, sqlite3_column_text(st, 9));
+        copy(p->precision, sizeof p->precision, sqlite3_column_text(st, 10));
     }
     if (s != SQLITE_ROW && s != SQLITE_DONE)
         rc = db__fail(d, s, err, "read scaling");
@@ -412,17 +467,19 @@ int db_measured_runs(db *d, int64_t record_id, db_measured *out, int max, int *n
     if (rc != ST_OK)
         return rc;
     sqlite3_stmt *st = NULL;
-    rc = db__prepare(d,
-                     "SELECT r.id, r.record_id, r.source, r.source_key, r.row_id, m.name, p.label,"
-                     " r.measured_step_s, r.predicted_step_s, r.simulated_step_s FROM runs r"
-                     " LEFT JOIN models m ON m.id = r.model_id"
-                     " LEFT JOIN plans p ON p.id = r.plan_id"
-                     " WHERE r.measured_step_s IS NOT NULL AND (CASE WHEN ?1 > 0"
-                     "   THEN r.record_id = ?1"
-                     "   ELSE r.source = 'measured' OR r.record_id = (SELECT max(record_id)"
-                     "     FROM runs WHERE source = 'published') END)"
-                     " ORDER BY r.id",
-                     &st, err);
+    char sql[768];
+    snprintf(sql, sizeof sql,
+             "SELECT r.id, r.record_id, r.source, r.source_key, r.row_id, m.name, p.label,"
+             " r.measured_step_s, r.predicted_step_s, r.simulated_step_s, %s FROM runs r"
+             " LEFT JOIN models m ON m.id = r.model_id"
+             " LEFT JOIN plans p ON p.id = r.plan_id"
+             " WHERE r.measured_step_s IS NOT NULL AND (CASE WHEN ?1 > 0"
+             "   THEN r.record_id = ?1"
+             "   ELSE r.source = 'measured' OR r.record_id = (SELECT max(record_id)"
+             "     FROM runs WHERE source = 'published') END)"
+             " ORDER BY r.id",
+             db__stack_cols(d));
+    rc = db__prepare(d, sql, &st, err);
     if (rc != ST_OK)
         return rc;
     sqlite3_bind_int64(st, 1, record_id);
@@ -440,9 +497,141 @@ int db_measured_runs(db *d, int64_t record_id, db_measured *out, int max, int *n
         m->measured_s = sqlite3_column_double(st, 7);
         m->predicted_s = sqlite3_column_double(st, 8);
         m->simulated_s = sqlite3_column_double(st, 9);
+        copy(m->framework, sizeof m->framework, sqlite3_column_text(st, 10));
+        copy(m->precision, sizeof m->precision, sqlite3_column_text(st, 11));
     }
     if (*n < max && s != SQLITE_ROW && s != SQLITE_DONE)
         rc = db__fail(d, s, err, "read runs");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ---- calibration ---- */
+
+/* The parameters of calibration cid into g, matched by name; asked and
+ * fitted come from them (a version-2 record numbered other parameters). */
+static int read_cal_params(db *d, sqlite3_stmt *st, int64_t cid, plan_cal_group *g, st_err *err)
+{
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, cid);
+    int nc = sqlite3_column_count(st), s;
+    g->asked = g->fitted = 0;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        int k = -1;
+        for (int c = 0; c < nc && k < 0; c++)
+            if (!strcmp(sqlite3_column_name(st, c), "name")) {
+                const char *t = (const char *)sqlite3_column_text(st, c);
+                for (int p = 0; t && p < PLAN_EFF__COUNT && k < 0; p++)
+                    if (!strcmp(t, plan_eff_param_name((plan_eff_param)p)))
+                        k = p;
+            }
+        if (k < 0)
+            continue;
+        for (int c = 0; c < nc; c++) {
+            const char *name = sqlite3_column_name(st, c);
+            if (sqlite3_column_type(st, c) == SQLITE_NULL)
+                continue;
+            double v = sqlite3_column_double(st, c);
+            if (!strcmp(name, "before"))
+                *plan_eff_ref(&g->before, (plan_eff_param)k) = v;
+            else if (!strcmp(name, "after"))
+                *plan_eff_ref(&g->after, (plan_eff_param)k) = v;
+            else if (!strcmp(name, "std_err"))
+                g->std_err[k] = v;
+            else if (!strcmp(name, "asked") && sqlite3_column_int(st, c))
+                g->asked |= 1u << k;
+            else if (!strcmp(name, "fitted") && sqlite3_column_int(st, c))
+                g->fitted |= 1u << k;
+        }
+    }
+    if (s != SQLITE_DONE)
+        return db__fail(d, s, err, "read calibration parameters");
+    return ST_OK;
+}
+
+/* The totals of a report from its sources, as plan_calibrate computes them. */
+static void cal_totals(plan_cal_report *r)
+{
+    double sum = 0, lsum = 0;
+    int nl = 0;
+    r->rows_used = 0;
+    r->max_source_err_pct = r->loso_max_source_err_pct = 0;
+    for (int s = 0; s < r->nsources; s++) {
+        const plan_cal_source *src = &r->source[s];
+        r->rows_used += src->rows;
+        sum += src->mean_abs_err_pct;
+        if (src->mean_abs_err_pct > r->max_source_err_pct)
+            r->max_source_err_pct = src->mean_abs_err_pct;
+        if (!isnan(src->loso_mean_abs_err_pct)) {
+            lsum += src->loso_mean_abs_err_pct;
+            nl++;
+            if (src->loso_mean_abs_err_pct > r->loso_max_source_err_pct)
+                r->loso_max_source_err_pct = src->loso_mean_abs_err_pct;
+        }
+    }
+    r->mean_source_err_pct = r->nsources ? sum / r->nsources : 0;
+    r->loso_mean_source_err_pct = nl ? lsum / nl : NAN;
+    if (r->nsources == 0) /* a version-2 record: one fit per GPU type, rows apart */
+        for (int g = 0; g < r->ngroups; g++)
+            r->rows_used += r->group[g].rows;
+}
+
+int db_calibration(db *d, int64_t record_id, plan_cal_report *out, st_err *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = db__record_exists(d, record_id, "read", err);
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_stmt *st = NULL, *pst = NULL;
+    rc = db__prepare(d, "SELECT * FROM calibrations WHERE record_id = ?1 ORDER BY id", &st, err);
+    if (rc == ST_OK) /* SELECT *: std_err exists from schema version 3 on */
+        rc = db__prepare(d, "SELECT * FROM calibration_params WHERE calibration_id = ?1"
+                            " ORDER BY param", &pst, err);
+    if (rc != ST_OK)
+        goto done;
+    sqlite3_bind_int64(st, 1, record_id);
+    int s = SQLITE_DONE;
+    while (rc == ST_OK && out->ngroups < PLAN_CAL_GROUPS_MAX &&
+           (s = sqlite3_step(st)) == SQLITE_ROW) {
+        plan_cal_group *g = &out->group[out->ngroups++];
+        for (int k = 0; k < PLAN_EFF__COUNT; k++) {
+            *plan_eff_ref(&g->before, (plan_eff_param)k) = NAN;
+            *plan_eff_ref(&g->after, (plan_eff_param)k) = NAN;
+            g->std_err[k] = NAN;
+        }
+        db__read_fields(st, &db__calibration_fields, g);
+        int64_t cid = sqlite3_column_int64(st, 0); /* calibrations.id is the first column */
+        if (!g->silicon[0]) /* version 2: the GPU type fitted */
+            for (int c = 0; c < sqlite3_column_count(st); c++)
+                if (!strcmp(sqlite3_column_name(st, c), "gpu"))
+                    copy(g->silicon, sizeof g->silicon, sqlite3_column_text(st, c));
+        rc = read_cal_params(d, pst, cid, g, err);
+    }
+    if (rc == ST_OK && s != SQLITE_ROW && s != SQLITE_DONE)
+        rc = db__fail(d, s, err, "read calibrations");
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc == ST_OK && out->ngroups == 0)
+        rc = ST_RAISE(err, ST_ENOENT, "%s: record %lld holds no calibration (see smdplan history "
+                      "--kind calibration)", d->path, (long long)record_id);
+    /* the table exists from schema version 3 on (a reader does not migrate) */
+    if (rc == ST_OK && d->version >= 3)
+        rc = db__prepare(d, "SELECT * FROM calibration_sources WHERE record_id = ?1 ORDER BY id",
+                         &st, err);
+    if (rc == ST_OK && st) {
+        sqlite3_bind_int64(st, 1, record_id);
+        while (out->nsources < PLAN_VAL_SOURCES_MAX && (s = sqlite3_step(st)) == SQLITE_ROW) {
+            plan_cal_source *src = &out->source[out->nsources++];
+            src->mean_abs_err_pct = src->loso_mean_abs_err_pct = NAN;
+            db__read_fields(st, &db__cal_source_fields, src);
+        }
+        if (s != SQLITE_ROW && s != SQLITE_DONE)
+            rc = db__fail(d, s, err, "read calibration sources");
+    }
+    if (rc == ST_OK)
+        cal_totals(out);
+done:
+    sqlite3_finalize(pst);
     sqlite3_finalize(st);
     return rc;
 }

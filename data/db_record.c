@@ -9,8 +9,9 @@
  * pair, role 'grid'), predictions (1 per plan) and prediction_stages (1 per
  * pipeline stage, with its memory by term, recomputed here from the model,
  * cluster and layout by the planner's own code). A simulation adds simulations, sim_stages and, when
- * kept, sim_trace; a validation adds runs (source 'published'); a
- * calibration adds calibrations and calibration_params.
+ * kept, sim_trace; a validation adds runs (source 'published') and the node
+ * each row ran on; a calibration adds calibrations (one per fit) with their
+ * calibration_params, and calibration_sources (one per published source).
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 
 #include "common/units.h"
 #include "data/db_int.h"
+#include "planner/plan_framework.h"
 
 #define KEY_MAX 640
 
@@ -300,6 +302,14 @@ static void model_label(const plan_model *m, char *buf, size_t n)
     db__catf(buf, n, "%s (%s params)", m->name, p);
 }
 
+/* "megatron bf16": the framework's key and the precision; a config's -1
+ * precision is the default, bf16. */
+static void stack_label(int framework, int precision, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s %s", plan_framework_get(framework)->key,
+             plan_precision_name(precision < 0 ? PLAN_PREC_BF16 : (plan_precision)precision));
+}
+
 /* ---- plan ---- */
 
 typedef struct plan_ctx {
@@ -349,18 +359,21 @@ int db_record_plan(db *d, const db_provenance *p, const plan_model *m, const pla
                    const plan_config *cfg, const plan_result *r, const double *sim_step_s,
                    int64_t *id, st_err *err)
 {
-    char sum[256] = "", ml[96], lay[128];
+    char sum[256] = "", ml[96], lay[128], stack[48];
     model_label(m, ml, sizeof ml);
     if (r->ntop > 0) {
-        db__layout_label(&r->top[0].layout, lay, sizeof lay);
-        db__catf(sum, sizeof sum, "%s on %d x %s: %s, %.3f s/step", ml, c->nodes, c->inst->name,
-                 lay, r->top[0].est.time.step_s);
+        const plan_layout *l = &r->top[0].layout;
+        db__layout_label(l, lay, sizeof lay);
+        stack_label(l->framework, l->precision, stack, sizeof stack);
+        db__catf(sum, sizeof sum, "%s on %d x %s with %s: %s, %.3f s/step", ml, c->nodes,
+                 c->inst->name, stack, lay, r->top[0].est.time.step_s);
         if (sim_step_s && sim_step_s[0] > 0)
             db__catf(sum, sizeof sum, " (simulated %.3f s)", sim_step_s[0]);
         db__catf(sum, sizeof sum, "; %d plan%s", r->ntop, r->ntop == 1 ? "" : "s");
     } else {
-        db__catf(sum, sizeof sum, "%s on %d x %s: nothing fits (%lld layouts evaluated)", ml,
-                 c->nodes, c->inst->name, (long long)r->evaluated);
+        stack_label(cfg->framework, cfg->precision, stack, sizeof stack);
+        db__catf(sum, sizeof sum, "%s on %d x %s with %s: nothing fits (%lld layouts evaluated)",
+                 ml, c->nodes, c->inst->name, stack, (long long)r->evaluated);
     }
     plan_ctx x = {m, c, cfg, r, sim_step_s};
     return in_transaction(d, p, "plan", sum, plan_body, &x, id, err);
@@ -405,17 +418,19 @@ int db_record_plan_options(db *d, const db_provenance *p, const plan_model *m,
                            const plan_config *cfg, int n, const plan_cluster *clusters,
                            const plan_candidate *cands, double tokens, int64_t *id, st_err *err)
 {
-    char sum[256] = "", ml[96];
+    char sum[256] = "", ml[96], stack[48];
     model_label(m, ml, sizeof ml);
+    stack_label(cfg->framework, cfg->precision, stack, sizeof stack);
     int best = -1;
     for (int i = 0; i < n; i++)
         if (best < 0 || cands[i].est.tokens_per_s > cands[best].est.tokens_per_s)
             best = i;
     if (best >= 0)
-        db__catf(sum, sizeof sum, "%s: %d instance options; fastest %d x %s, %.3f s/step", ml, n,
-                 clusters[best].nodes, clusters[best].inst->name, cands[best].est.time.step_s);
+        db__catf(sum, sizeof sum, "%s with %s: %d instance options; fastest %d x %s, %.3f s/step",
+                 ml, stack, n, clusters[best].nodes, clusters[best].inst->name,
+                 cands[best].est.time.step_s);
     else
-        db__catf(sum, sizeof sum, "%s: no instance option fits", ml);
+        db__catf(sum, sizeof sum, "%s with %s: no instance option fits", ml, stack);
     options_ctx x = {m, cfg, n, clusters, cands, tokens};
     return in_transaction(d, p, "plan", sum, options_body, &x, id, err);
 }
@@ -506,11 +521,13 @@ int db_record_simulation(db *d, const db_provenance *p, const plan_model *m,
                          const plan_cluster *c, const plan_layout *l, const plan_estimate *est,
                          const sim_config *cfg, const sim_result *s, int64_t *id, st_err *err)
 {
-    char sum[256] = "", ml[96], lay[128];
+    char sum[256] = "", ml[96], lay[128], stack[48];
     model_label(m, ml, sizeof ml);
     db__layout_label(l, lay, sizeof lay);
-    db__catf(sum, sizeof sum, "%s on %d x %s: %s: simulated %.3f s/step (planner %.3f s), bubble %.1f%%",
-             ml, c->nodes, c->inst->name, lay, s->step_s, s->planner_step_s,
+    stack_label(l->framework, l->precision, stack, sizeof stack);
+    db__catf(sum, sizeof sum,
+             "%s on %d x %s with %s: %s: simulated %.3f s/step (planner %.3f s), bubble %.1f%%",
+             ml, c->nodes, c->inst->name, stack, lay, s->step_s, s->planner_step_s,
              100 * s->bubble_fraction);
     sim_ctx x = {m, c, l, est, cfg, s};
     return in_transaction(d, p, "simulation", sum, sim_body, &x, id, err);
@@ -532,14 +549,47 @@ typedef struct val_ctx {
     int n;
 } val_ctx;
 
+/* The node of validation row r as an instance_types row, once per record:
+ * rows read as the same node (a catalog entry, or one made from the row's
+ * GPU and network text) share it. seen[0..*nseen) are the nodes recorded
+ * so far and ids their rows. */
+static int val_instance(db *d, int64_t rec, const plan_catalog *cat,
+                        const plan_validate_result *r, const plan_instance **seen, int64_t *ids,
+                        int *nseen, int64_t *id, st_err *err)
+{
+    const plan_instance *in = &r->inst;
+    for (int k = 0; k < *nseen; k++)
+        if (seen[k]->gpu_index == in->gpu_index &&
+            db__fields_equal(&db__instance_fields, seen[k], in)) {
+            *id = ids[k];
+            return ST_OK;
+        }
+    plan_cluster cl;
+    st_err ignore = {0};
+    int rc;
+    if (cat && plan_validate_cluster(cat, r, &cl, &ignore) == ST_OK)
+        rc = insert_cluster(d, rec, &cl, id, err);
+    else /* not linked to this catalog: the node without its GPU and curves */
+        rc = insert_instance(d, rec, in, NULL, NULL, NULL, id, err);
+    if (rc == ST_OK) {
+        seen[*nseen] = in;
+        ids[(*nseen)++] = *id;
+    }
+    return rc;
+}
+
 static int val_body(db *d, int64_t rec, void *vctx, st_err *err)
 {
     val_ctx *x = vctx;
-    /* instance types recorded once per record, by catalog index */
-    int64_t *inst_ids = calloc(x->cat && x->cat->ninstances ? (size_t)x->cat->ninstances : 1,
-                               sizeof *inst_ids);
-    if (!inst_ids)
+    size_t cap = x->n > 0 ? (size_t)x->n : 1;
+    const plan_instance **seen = calloc(cap, sizeof *seen);
+    int64_t *inst_ids = calloc(cap, sizeof *inst_ids);
+    int nseen = 0;
+    if (!seen || !inst_ids) {
+        free(seen);
+        free(inst_ids);
         return ST_RAISE(err, ST_ENOMEM, "%s: out of memory", d->path);
+    }
     db__ins s;
     const db__fields *lists[] = {&db__validate_fields};
     int rc = db__ins_prepare(d, &s, "runs", "record_id, plan_id, model_id, " RUN_COLS, lists, 1,
@@ -550,37 +600,17 @@ static int val_body(db *d, int64_t rec, void *vctx, st_err *err)
         if (r->have_model)
             rc = insert_model(d, rec, &r->model, &mid, err);
         if (rc == ST_OK && r->have_layout) {
-            const plan_instance *in = x->cat ? plan_catalog_find(x->cat, r->instance) : NULL;
-            if (in) {
-                int k = (int)(in - x->cat->instances);
-                if (!inst_ids[k]) {
-                    const plan_gpu *g = in->gpu_index >= 0 && in->gpu_index < x->cat->ngpus
-                                            ? &x->cat->gpus[in->gpu_index] : NULL;
-                    const plan_curve *ic = in->intra_curve_index >= 0 &&
-                                                   in->intra_curve_index < x->cat->ncurves
-                                               ? &x->cat->curves[in->intra_curve_index] : NULL;
-                    const plan_curve *nc = in->net_curve_index >= 0 &&
-                                                   in->net_curve_index < x->cat->ncurves
-                                               ? &x->cat->curves[in->net_curve_index] : NULL;
-                    rc = insert_instance(d, rec, in, g, ic, nc, &inst_ids[k], err);
-                }
-                iid = inst_ids[k];
-            }
+            rc = val_instance(d, rec, x->cat, r, seen, inst_ids, &nseen, &iid, err);
             double sim = x->sim && x->sim[i] > 0 ? x->sim[i] : 0;
             if (rc == ST_OK)
-                rc = insert_plan(d, rec, mid, iid, "published", 0, &r->model,
-                                 in ? in->name : r->instance, r->nodes, r->gpus, &r->layout, sim,
-                                 &pid, err);
+                rc = insert_plan(d, rec, mid, iid, "published", 0, &r->model, r->inst.name,
+                                 r->nodes, r->gpus, &r->layout, sim, &pid, err);
             /* the cluster the row was predicted on, for its stages' terms
              * (a run on part of one node keeps its GPU count) */
             plan_cluster cl, *clp = NULL;
             st_err ignore = {0};
-            if (in && r->have_model &&
-                plan_cluster_make(x->cat, in, r->nodes, &cl, &ignore) == ST_OK) {
-                if (r->gpus > 0)
-                    cl.gpus = r->gpus;
+            if (x->cat && r->have_model && plan_validate_cluster(x->cat, r, &cl, &ignore) == ST_OK)
                 clp = &cl;
-            }
             if (rc == ST_OK)
                 rc = insert_prediction(d, rec, pid, &r->est, r->have_model ? &r->model : NULL, clp,
                                        &r->layout, err);
@@ -610,6 +640,7 @@ static int val_body(db *d, int64_t rec, void *vctx, st_err *err)
     }
     db__ins_finalize(&s);
     free(inst_ids);
+    free(seen);
     return rc;
 }
 
@@ -737,38 +768,51 @@ int db_record_run(db *d, const db_provenance *p, const plan_model *m, const plan
 
 typedef struct cal_ctx {
     const char *file;
-    const plan_cal_group *cal;
-    int n;
+    const plan_cal_report *rep;
 } cal_ctx;
 
 static int cal_body(db *d, int64_t rec, void *vctx, st_err *err)
 {
-    cal_ctx *x = vctx;
-    db__ins s, t;
+    const cal_ctx *x = vctx;
+    const plan_cal_report *rep = x->rep;
+    db__ins s, t, u;
     const db__fields *lists[] = {&db__calibration_fields};
+    const db__fields *src_lists[] = {&db__cal_source_fields};
     memset(&t, 0, sizeof t);
+    memset(&u, 0, sizeof u);
     int rc = db__ins_prepare(d, &s, "calibrations", "record_id, file", lists, 1, err);
     if (rc == ST_OK)
         rc = db__ins_prepare(d, &t, "calibration_params",
-                             "calibration_id, param, name, before, after, asked, fitted", NULL, 0, err);
-    for (int i = 0; rc == ST_OK && i < x->n; i++) {
-        const plan_cal_group *c = &x->cal[i];
+                             "calibration_id, param, name, before, after, std_err, asked, fitted",
+                             NULL, 0, err);
+    for (int i = 0; rc == ST_OK && i < rep->ngroups && i < PLAN_CAL_GROUPS_MAX; i++) {
+        const plan_cal_group *g = &rep->group[i];
+        plan_eff before = g->before, after = g->after;
         int64_t cid = 0;
         db__b_i64(&s, rec);
         db__b_txt(&s, x->file);
-        db__b_fields(&s, &db__calibration_fields, c);
+        db__b_fields(&s, &db__calibration_fields, g);
         rc = db__ins_step(d, &s, &cid, err);
         for (int k = 0; rc == ST_OK && k < PLAN_EFF__COUNT; k++) {
             db__b_i64(&t, cid);
             db__b_i64(&t, k);
             db__b_txt(&t, plan_eff_param_name((plan_eff_param)k));
-            db__b_dbl(&t, *plan_eff_ref((plan_eff *)&c->before, (plan_eff_param)k));
-            db__b_dbl(&t, *plan_eff_ref((plan_eff *)&c->after, (plan_eff_param)k));
-            db__b_i64(&t, (c->asked >> k) & 1u);
-            db__b_i64(&t, (c->fitted >> k) & 1u);
+            db__b_dbl(&t, *plan_eff_ref(&before, (plan_eff_param)k));
+            db__b_dbl(&t, *plan_eff_ref(&after, (plan_eff_param)k));
+            db__b_dbl(&t, g->std_err[k]);
+            db__b_i64(&t, (g->asked >> k) & 1u);
+            db__b_i64(&t, (g->fitted >> k) & 1u);
             rc = db__ins_step(d, &t, NULL, err);
         }
     }
+    if (rc == ST_OK && rep->nsources > 0)
+        rc = db__ins_prepare(d, &u, "calibration_sources", "record_id", src_lists, 1, err);
+    for (int i = 0; rc == ST_OK && i < rep->nsources && i < PLAN_VAL_SOURCES_MAX; i++) {
+        db__b_i64(&u, rec);
+        db__b_fields(&u, &db__cal_source_fields, &rep->source[i]);
+        rc = db__ins_step(d, &u, NULL, err);
+    }
+    db__ins_finalize(&u);
     db__ins_finalize(&t);
     db__ins_finalize(&s);
     return rc;
@@ -780,13 +824,23 @@ int db_record_calibration(db *d, const db_provenance *p, const char *file,
     char sum[256] = "";
     const char *base = file ? strrchr(file, '/') : NULL;
     base = base ? base + 1 : file ? file : "-";
-    db__catf(sum, sizeof sum, "calibrate %s: %d rows, %d sources, mean %.1f%%", base,
-             rep->rows_used, rep->nsources, rep->mean_source_err_pct);
-    if (!isnan(rep->loso_mean_source_err_pct))
-        db__catf(sum, sizeof sum, ", held out %.1f%%", rep->loso_mean_source_err_pct);
-    if (rep->ngroups == 0)
+    int rejected = 0;
+    for (int i = 0; i < rep->ngroups && i < PLAN_CAL_GROUPS_MAX; i++)
+        rejected += rep->group[i].rejected != 0;
+    db__catf(sum, sizeof sum, "calibrate %s: %d rows from %d sources", base, rep->rows_used,
+             rep->nsources);
+    if (rep->ngroups == 0) {
         db__catf(sum, sizeof sum, "; nothing had rows to fit");
-    cal_ctx x = {file, rep->group, rep->ngroups};
+    } else {
+        db__catf(sum, sizeof sum, ", %d fits", rep->ngroups);
+        if (rejected)
+            db__catf(sum, sizeof sum, " (%d rejected)", rejected);
+        db__catf(sum, sizeof sum, "; mean |error| per source %.1f%% fitted",
+                 rep->mean_source_err_pct);
+        if (!isnan(rep->loso_mean_source_err_pct))
+            db__catf(sum, sizeof sum, ", %.1f%% held out", rep->loso_mean_source_err_pct);
+    }
+    cal_ctx x = {file, rep};
     return in_transaction(d, p, "calibration", sum, cal_body, &x, id, err);
 }
 

@@ -14,7 +14,8 @@
  * terms in predictions are plan_mem and plan_time member for member (memory
  * of the worst stage); prediction_stages has every stage's total and, from
  * version 2, its plan_mem terms; the columns of plans are plan_layout's
- * members (enums as their names).
+ * members (enums as their names; the framework as its plan_frameworks key,
+ * from version 3).
  */
 #include <stdio.h>
 #include <string.h>
@@ -190,9 +191,43 @@ static const char schema_v2[] =
     "ALTER TABLE instance_types ADD COLUMN align_partial_factor REAL;"
     "ALTER TABLE plans ADD COLUMN launch_blocking INTEGER;";
 
+/* Version 2 -> 3: the training stack. Every plan's framework (its
+ * plan_frameworks key, "smp", "megatron" ...) and the number format of its
+ * linears ("bf16", "fp8", "fp32"); the instance type's host memory and EFA,
+ * its GPU's FP8 peak, FP8 GEMM efficiency and measured GEMM ceiling.
+ * Calibrations are fitted per (framework family, chip): a calibrations row
+ * is one fit, its framework ("" for the chip's pool of every framework),
+ * its chip, how many published sources its rows came from, and whether it
+ * was rejected and why; each parameter gets its standard error; and
+ * calibration_sources has one row per published source: its error after
+ * the fit and held out of it (leave-one-source-out, NULL when not run) and
+ * what predicted it then. Rows recorded under version 2 keep NULL in the
+ * new columns (a version-2 calibration names its GPU type in gpu). */
+static const char schema_v3[] =
+    "ALTER TABLE plans ADD COLUMN framework TEXT;"
+    "ALTER TABLE plans ADD COLUMN precision TEXT;"
+    "ALTER TABLE instance_types ADD COLUMN host_mem_bytes REAL;"
+    "ALTER TABLE instance_types ADD COLUMN efa INTEGER;"
+    "ALTER TABLE instance_types ADD COLUMN fp8_peak_flops REAL;"
+    "ALTER TABLE instance_types ADD COLUMN fp8_gemm_eff REAL;"
+    "ALTER TABLE instance_types ADD COLUMN gemm_ceiling REAL;"
+    "ALTER TABLE calibrations ADD COLUMN framework TEXT;"
+    "ALTER TABLE calibrations ADD COLUMN silicon TEXT;"
+    "ALTER TABLE calibrations ADD COLUMN sources INTEGER;"
+    "ALTER TABLE calibrations ADD COLUMN rejected INTEGER;"
+    "ALTER TABLE calibrations ADD COLUMN why TEXT;"
+    "ALTER TABLE calibration_params ADD COLUMN std_err REAL;"
+    "CREATE TABLE calibration_sources ("
+    " id INTEGER PRIMARY KEY,"
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " source_key TEXT NOT NULL, framework TEXT, silicon TEXT, rows INTEGER,"
+    " mean_abs_err_pct REAL, loso_mean_abs_err_pct REAL, loso_basis TEXT);"
+    "CREATE INDEX calibration_sources_record ON calibration_sources (record_id, id);";
+
 const db__migration db__migrations[] = {
     {0, schema_v1},
     {1, schema_v2},
+    {2, schema_v3},
 };
 const int db__nmigrations = (int)(sizeof db__migrations / sizeof db__migrations[0]);
 

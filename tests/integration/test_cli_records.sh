@@ -74,7 +74,7 @@ pid=$(id_of plan); sid=$(id_of simulation); rid=$(id_of run); cid=$(id_of calibr
 firstplan=$("$bin" history --db "$db" --kind plan --csv | tail -1 | sed 's/,.*//')
 
 run show-plan 0 "$bin" show "$firstplan" --db "$db"
-for t in "memory per GPU" "weights" "optimizer" "activations" "bubble" "plan 1:" "command:" "p4d.24xlarge"; do
+for t in "memory per GPU" "weights" "optimizer" "activations" "bubble" "plan 1:" "command:" "p4d.24xlarge" "smp bf16"; do
   has show-plan "$tmp/out" "$t"
 done
 run show-plan-json 0 "$bin" show "$firstplan" --db "$db" --json
@@ -93,7 +93,15 @@ has show-sim-csv "$tmp/out" "^stage,busy_s,bubble_fraction,peak_inflight"
 run show-run 0 "$bin" show "$rid" --db "$db"
 has show-run "$tmp/out" "published"
 run show-cal 0 "$bin" show "$cid" --db "$db" --csv
+has show-cal "$tmp/out" "^framework,silicon,gpu,rows,sources,rejected,name,before,after,std_err"
 has show-cal "$tmp/out" "gemm_eff_max"
+# each fit (a framework on a chip, or the chip's pool) and each source fitted and held out
+run show-cal-text 0 "$bin" show "$cid" --db "$db"
+for t in " pool: " "megatron on " "+- " "held out, predicted by"; do has show-cal-text "$tmp/out" "$t"; done
+run show-cal-json 0 "$bin" show "$cid" --db "$db" --json
+for t in '"calibration_sources"' '"loso_mean_abs_err_pct"' '"std_err"' '"silicon"'; do
+  has show-cal-json "$tmp/out" "$t"
+done
 if command -v python3 >/dev/null 2>&1; then
   "$bin" show "$pid" --db "$db" --json | python3 -c 'import json,sys; r=json.load(sys.stdin); assert r["kind"]=="plan" and r["plans"]' \
     || { echo "FAIL show --json: not valid JSON"; fail=1; }
@@ -105,7 +113,7 @@ fi
 run compare 0 "$bin" compare --db "$db"
 has compare "$tmp/out" "pred/meas"
 run compare-json 0 "$bin" compare --db "$db" --json --limit 500
-for t in '"measured_step_s"' '"error_pred_vs_measured_pct"' '"error_sim_vs_measured_pct"' '"error_sim_vs_pred_pct"' '"published"'; do
+for t in '"measured_step_s"' '"error_pred_vs_measured_pct"' '"error_sim_vs_measured_pct"' '"error_sim_vs_pred_pct"' '"published"' '"framework"' '"precision"'; do
   has compare-json "$tmp/out" "$t"
 done
 run compare-record 0 "$bin" compare "$sid" --db "$db" --csv

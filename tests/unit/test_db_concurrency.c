@@ -71,10 +71,10 @@ static int writer(const char *path, int who, int n)
     db_provenance p = test_provenance();
     int failures = 0;
     for (int i = 0; i < n; i++) {
-        plan_calibration c;
+        plan_cal_report c;
         small_calibration(&c, who * n + i);
         st_err_clear(&err);
-        if (db_record_calibration(d, &p, "runs.csv", &c, 1, NULL, &err) != ST_OK) {
+        if (db_record_calibration(d, &p, "runs.csv", &c, NULL, &err) != ST_OK) {
             if (failures++ == 0)
                 fprintf(stderr, "writer %d, record %d: %s\n", who, i, err.msg);
         }
@@ -115,8 +115,10 @@ static void test_eight_writers(void **state)
                   WRITERS * RECORDS_EACH / dt);
     assert_int_equal(count(f->path, "SELECT count(*) FROM records"), WRITERS * RECORDS_EACH);
     assert_int_equal(count(f->path, "SELECT count(*) FROM calibrations"), WRITERS * RECORDS_EACH);
+    assert_int_equal(count(f->path, "SELECT count(*) FROM calibration_sources"),
+                     WRITERS * RECORDS_EACH);
     assert_int_equal(count(f->path, "SELECT count(*) FROM calibration_params"),
-                     WRITERS * RECORDS_EACH * PLAN_CAL__COUNT);
+                     WRITERS * RECORDS_EACH * PLAN_EFF__COUNT);
     /* every writer's every record, once: rows are 13 + who * n + i */
     assert_int_equal(count(f->path, "SELECT count(DISTINCT rows) FROM calibrations"),
                      WRITERS * RECORDS_EACH);
@@ -194,9 +196,9 @@ static void test_killed_while_committing(void **state)
                 _exit(2);
             db_provenance p = test_provenance();
             for (int i = 0;; i++) {
-                plan_calibration cal;
+                plan_cal_report cal;
                 small_calibration(&cal, 1000 + i);
-                db_record_calibration(d, &p, "runs.csv", &cal, 1, NULL, &err);
+                db_record_calibration(d, &p, "runs.csv", &cal, NULL, &err);
                 /* the parent's clock starts after the first commit */
                 if (i == 0 && write(ready[1], "x", 1) != 1)
                     _exit(4);
@@ -213,12 +215,13 @@ static void test_killed_while_committing(void **state)
         assert_int_equal(waitpid(pid, &status, 0), pid);
         assert_true(WIFSIGNALED(status));
         assert_intact(f->path);
-        /* whole records only: each calibration has its five parameters */
+        /* whole records only: each calibration has its parameters and its source */
         int64_t recs = count(f->path, "SELECT count(*) FROM records");
         assert_true(recs > 1);
         assert_int_equal(count(f->path, "SELECT count(*) FROM calibrations"), recs);
+        assert_int_equal(count(f->path, "SELECT count(*) FROM calibration_sources"), recs);
         assert_int_equal(count(f->path, "SELECT count(*) FROM calibration_params"),
-                         recs * PLAN_CAL__COUNT);
+                         recs * PLAN_EFF__COUNT);
     }
     assert_int_equal(writer(f->path, 2, 3), 0);
     assert_intact(f->path);

@@ -2,10 +2,12 @@
  * test_db_read.c: the typed readers the report draws from, on real records:
  * db_plans and db_plan_stages give back the layouts and estimates a search
  * recorded (doubles exactly, every stage's memory by term), db_grid the best
- * layout of each TP x PP pair, db_scaling one point per instance type and
- * count, db_measured_runs the published and executor runs.
+ * layout of each TP x PP pair (of one framework and precision), db_scaling
+ * one point per instance type and count, db_measured_runs the published and
+ * executor runs, db_calibration a calibration report bit for bit.
  */
 #include "data/db_int.h"
+#include "planner/plan_framework.h"
 #include "test_db_fixture.h"
 
 /* ---- read back into structs ---- */
@@ -62,6 +64,8 @@ static void test_read_back_structs(void **state)
         assert_int_equal(plans[i].nodes, 16);
         assert_true(plans[i].have_est);
         same_layout(&f->model, &plans[i].layout, &f->res.top[i].layout);
+        assert_int_equal(plans[i].layout.framework, f->res.top[i].layout.framework);
+        assert_int_equal(plans[i].layout.precision, f->res.top[i].layout.precision);
         same_estimate(&plans[i].est, &f->res.top[i].est);
         assert_true(plans[i].simulated_s == sim[i]);
     }
@@ -182,11 +186,31 @@ static void test_grid(void **state)
     assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &other, &f->cfg, r2, NULL, NULL,
                                     &err),
                      ST_OK);
+    /* the same shape and cluster for another framework: a grid of its own */
+    plan_config mcfg = f->cfg;
+    int64_t mid = 0;
+    assert_int_equal(plan_framework_find("megatron", &mcfg.framework, &err), ST_OK);
+    plan_result *r3 = calloc(1, sizeof *r3);
+    assert_int_equal(plan_search(&f->model, &f->cluster, &mcfg, r3, &err), ST_OK);
+    assert_true(r3->ntop > 0);
+    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &mcfg, r3, NULL, &mid,
+                                    &err),
+                     ST_OK);
     db_grid_cell cells[64];
     int n = 0;
+    assert_int_equal(db_grid(f->d, mid, cells, 64, &n, &err), ST_OK);
+    assert_true(n > 0);
+    for (int i = 0; i < n; i++) {
+        assert_string_equal(cells[i].framework, "megatron");
+        assert_string_equal(cells[i].precision, "bf16");
+        if (cells[i].tp == r3->top[0].layout.tp && cells[i].pp == r3->top[0].layout.pp)
+            assert_true(cells[i].step_s == r3->top[0].est.time.step_s);
+    }
+    free(r3);
     assert_int_equal(db_grid(f->d, id, cells, 64, &n, &err), ST_OK);
     int found_best = 0, found_fixed = 0;
     for (int i = 0; i < n; i++) {
+        assert_string_equal(cells[i].framework, plan_framework_get(PLAN_FW_DEFAULT)->key);
         if (i > 0)
             assert_true(cells[i - 1].tp < cells[i].tp ||
                         (cells[i - 1].tp == cells[i].tp && cells[i - 1].pp < cells[i].pp));
@@ -236,6 +260,10 @@ static void test_scaling_and_measured(void **state)
     assert_true(pts[1].tokens_per_s == cd[1].est.tokens_per_s);
     assert_true(pts[1].cost_per_mtokens == cd[1].est.cost_per_mtokens);
     assert_int_equal(pts[1].gpus, cl[1].gpus);
+    for (int i = 0; i < n; i++) {
+        assert_string_equal(pts[i].framework, plan_framework_get(f->cfg.framework)->key);
+        assert_string_equal(pts[i].precision, "bf16");
+    }
 
     /* measured runs: a published set and an executor run */
     db_measured runs[8];
@@ -254,8 +282,93 @@ static void test_scaling_and_measured(void **state)
     assert_true(runs[0].measured_s == 21.0);
     assert_true(runs[0].predicted_s == f->res.top[0].est.time.step_s);
     assert_string_equal(runs[0].model, f->model.name);
+    assert_string_equal(runs[0].framework, plan_framework_get(f->res.top[0].layout.framework)->key);
+    assert_string_equal(runs[0].precision, plan_precision_name(f->res.top[0].layout.precision));
     assert_int_equal(db_measured_runs(f->d, rid, runs, 8, &n, &err), ST_OK);
     assert_int_equal(n, 1);
+}
+
+/* Two doubles are the same bits (NAN included: the same "not a number"). */
+static void same_double(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        assert_true(isnan(a) && isnan(b));
+    else
+        assert_memory_equal(&a, &b, sizeof a);
+}
+
+static void same_report(const plan_cal_report *a, const plan_cal_report *b)
+{
+    assert_int_equal(a->ngroups, b->ngroups);
+    for (int i = 0; i < a->ngroups; i++) {
+        const plan_cal_group *x = &a->group[i], *y = &b->group[i];
+        assert_string_equal(x->framework, y->framework);
+        assert_string_equal(x->silicon, y->silicon);
+        assert_int_equal(x->rows, y->rows);
+        assert_int_equal(x->sources, y->sources);
+        assert_int_equal(x->asked, y->asked);
+        assert_int_equal(x->fitted, y->fitted);
+        plan_eff xb = x->before, yb = y->before, xa = x->after, ya = y->after;
+        for (int k = 0; k < PLAN_EFF__COUNT; k++) {
+            same_double(*plan_eff_ref(&xb, (plan_eff_param)k), *plan_eff_ref(&yb, (plan_eff_param)k));
+            same_double(*plan_eff_ref(&xa, (plan_eff_param)k), *plan_eff_ref(&ya, (plan_eff_param)k));
+            same_double(x->std_err[k], y->std_err[k]);
+        }
+        same_double(x->mean_abs_err_before_pct, y->mean_abs_err_before_pct);
+        same_double(x->mean_abs_err_after_pct, y->mean_abs_err_after_pct);
+        same_double(x->max_abs_err_after_pct, y->max_abs_err_after_pct);
+        assert_int_equal(x->iterations, y->iterations);
+        assert_int_equal(x->converged, y->converged);
+        assert_int_equal(x->rejected, y->rejected);
+        assert_string_equal(x->why, y->why);
+    }
+    assert_int_equal(a->nsources, b->nsources);
+    for (int i = 0; i < a->nsources; i++) {
+        const plan_cal_source *x = &a->source[i], *y = &b->source[i];
+        assert_string_equal(x->source_key, y->source_key);
+        assert_string_equal(x->framework, y->framework);
+        assert_string_equal(x->silicon, y->silicon);
+        assert_int_equal(x->rows, y->rows);
+        same_double(x->mean_abs_err_pct, y->mean_abs_err_pct);
+        same_double(x->loso_mean_abs_err_pct, y->loso_mean_abs_err_pct);
+        assert_string_equal(x->loso_basis, y->loso_basis);
+    }
+    assert_int_equal(a->rows_used, b->rows_used);
+    same_double(a->mean_source_err_pct, b->mean_source_err_pct);
+    same_double(a->max_source_err_pct, b->max_source_err_pct);
+    same_double(a->loso_mean_source_err_pct, b->loso_mean_source_err_pct);
+    same_double(a->loso_max_source_err_pct, b->loso_max_source_err_pct);
+}
+
+/* A calibration report comes back as it was recorded: pools, a rejected
+ * fit, sources held out and not; a report of one fit without LOSO. */
+static void test_calibration(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    plan_cal_report *want = calloc(1, sizeof *want), *got = calloc(1, sizeof *got);
+    sample_calibration(want);
+    int64_t id = 0, id2 = 0, pid = 0;
+    assert_int_equal(db_record_calibration(f->d, &f->prov, "runs.csv", want, &id, &err), ST_OK);
+    assert_int_equal(db_calibration(f->d, id, got, &err), ST_OK);
+    same_report(got, want);
+    small_calibration(want, 7);
+    assert_int_equal(db_record_calibration(f->d, &f->prov, "runs.csv", want, &id2, &err), ST_OK);
+    assert_int_equal(db_calibration(f->d, id2, got, &err), ST_OK);
+    same_report(got, want);
+    assert_true(isnan(got->loso_mean_source_err_pct));
+
+    /* a record of another kind, and no record */
+    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res, NULL,
+                                    &pid, &err),
+                     ST_OK);
+    assert_int_equal(db_calibration(f->d, pid, got, &err), ST_ENOENT);
+    assert_non_null(strstr(err.msg, "holds no calibration"));
+    st_err_clear(&err);
+    assert_int_equal(db_calibration(f->d, 888888, got, &err), ST_ENOENT);
+    assert_non_null(strstr(err.msg, "no record 888888"));
+    free(got);
+    free(want);
 }
 
 int main(void)
@@ -264,6 +377,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_read_back_structs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scaling_and_measured, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calibration, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

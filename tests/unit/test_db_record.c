@@ -15,7 +15,10 @@
 #include "data/data.h"
 #include "data/data_csv.h"
 #include "data/db_int.h"
+#include "planner/plan_framework.h"
 #include "test_db_fixture.h"
+
+#define KEY_MAX_TEST 1024
 
 static const cJSON *get(const cJSON *o, const char *k)
 {
@@ -114,6 +117,8 @@ static void check_layout(const cJSON *p, const plan_layout *l)
     assert_true(num(p, "dp_bucket_bytes") == l->dp_bucket_bytes);
     assert_int_equal((int64_t)num(p, "global_batch"), l->global_batch);
     assert_int_equal((int)num(p, "launch_blocking"), l->launch_blocking);
+    assert_string_equal(str(p, "framework"), plan_framework_get(l->framework)->key);
+    assert_string_equal(str(p, "precision"), plan_precision_name(l->precision));
 }
 
 /* Every memory and time term, bit for bit; per-stage memory. */
@@ -218,7 +223,7 @@ static void test_plan_round_trip(void **state)
     cJSON *rec = show(f, id);
     assert_true(num(rec, "id") == (double)id);
     assert_string_equal(str(rec, "kind"), "plan");
-    assert_non_null(strstr(str(rec, "summary"), "p4d.24xlarge"));
+    assert_non_null(strstr(str(rec, "summary"), "p4d.24xlarge with smp bf16"));
     check_provenance(f, rec);
     const cJSON *models = get(rec, "models");
     assert_int_equal(cJSON_GetArraySize(models), 1);
@@ -234,6 +239,11 @@ static void test_plan_round_trip(void **state)
     assert_string_equal(str(it, "gpu_silicon"), f->cluster.gpu->silicon);
     assert_true(num(it, "gemm_align_bytes") == f->cluster.gpu->gemm_align_bytes);
     assert_true(num(it, "align_partial_factor") == f->cluster.gpu->align_partial_factor);
+    assert_true(num(it, "fp8_peak_flops") == f->cluster.gpu->fp8_peak_flops);
+    assert_true(num(it, "fp8_gemm_eff") == f->cluster.gpu->fp8_gemm_eff);
+    assert_true(num(it, "gemm_ceiling") == f->cluster.gpu->gemm_ceiling);
+    assert_true(num(it, "host_mem_bytes") == f->cluster.inst->host_mem_bytes);
+    assert_int_equal((int)num(it, "efa"), f->cluster.inst->efa);
     assert_true(cJSON_IsArray(get(it, "intra_curve")));
     assert_int_equal(cJSON_GetArraySize(get(it, "intra_curve")), f->cluster.intra_curve->n);
 
@@ -434,6 +444,13 @@ static void test_validation_round_trip(void **state)
     plan_validate_result *res = calloc((size_t)n, sizeof *res);
     double *sim = calloc((size_t)n, sizeof *sim);
     assert_int_equal(data_csv_validate_rows(&csv, RUNS_CSV, rows, &err), ST_OK);
+    /* some rows on networks no catalog node has: each is read as a node made
+     * from its GPU and network text, and recorded as that node */
+    for (int i = 0; i < n; i++)
+        if (!rows[i].instance_type || !rows[i].instance_type[0])
+            rows[i].interconnect = i % 4 == 1   ? "NVSwitch, 2x 100 Gbps InfiniBand HDR"
+                                   : i % 4 == 3 ? "NVSwitch, 4x 100 Gbps InfiniBand HDR"
+                                                : rows[i].interconnect;
     int compared = 0, layouts = 0;
     for (int i = 0; i < n; i++) {
         assert_int_equal(plan_validate_run(&f->cat, &rows[i], &res[i], NULL, &err), ST_OK);
@@ -484,6 +501,42 @@ static void test_validation_round_trip(void **state)
             assert_true(is_null(r, "measured_mem_bytes"));
         assert_int_equal((int)num(r, "measured_oom"), v->ref_oom);
     }
+    /* each run's plan is on the node its row was read as, once per node,
+     * and for the framework the row names */
+    const cJSON *plans = get(rec, "plans"), *its = get(rec, "instance_types");
+    int made = 0, nodes = 0;
+    i = 0;
+    for (const cJSON *r = runs->child; r; r = r->next, i++) {
+        const plan_validate_result *v = &res[i];
+        if (!v->have_layout)
+            continue;
+        const cJSON *p = NULL, *it = NULL;
+        for (const cJSON *x = plans->child; x && !p; x = x->next)
+            if (num(x, "id") == num(r, "plan_id"))
+                p = x;
+        assert_non_null(p);
+        for (const cJSON *x = its->child; x && !it; x = x->next)
+            if (num(x, "id") == num(p, "instance_type_id"))
+                it = x;
+        assert_non_null(it);
+        assert_string_equal(str(it, "name"), v->inst.name);
+        assert_true(num(it, "net_bps") == v->inst.net_bps);
+        assert_int_equal((int)num(it, "gpus_per_node"), v->inst.gpus_per_node);
+        assert_string_equal(str(it, "gpu"), v->inst.gpu);
+        assert_true(num(it, "gpu_mem_bytes") == f->cat.gpus[v->inst.gpu_index].mem_bytes);
+        made += plan_catalog_find(&f->cat, v->inst.name) == NULL;
+        int first = 1; /* the first row on this node */
+        for (int k = 0; k < i && first; k++)
+            first = !(res[k].have_layout && !strcmp(res[k].inst.name, v->inst.name) &&
+                      res[k].inst.net_bps == v->inst.net_bps);
+        nodes += first;
+        assert_int_equal(v->layout.framework, v->framework);
+        assert_string_equal(str(p, "framework"), plan_framework_get(v->framework)->key);
+        assert_string_equal(str(p, "precision"), plan_precision_name(v->layout.precision));
+    }
+    assert_true(made > 0);
+    assert_int_equal(cJSON_GetArraySize(its), nodes);
+
     /* the plan of a compared run carries its layout and prediction; a
      * prediction the planner could make has its stages' terms */
     int row = 0, with_terms = 0;
@@ -541,42 +594,140 @@ static void test_validation_round_trip(void **state)
     data_csv_free(&csv);
 }
 
+/* Every fit with its parameters and standard errors, every source with its
+ * fitted and held-out errors, as columns; the summary keeps the means. */
 static void test_calibration_round_trip(void **state)
 {
     fixture *f = *state;
     st_err err = {0};
-    plan_calibration cal[2];
-    small_calibration(&cal[0], 3);
-    small_calibration(&cal[1], 4);
-    cal[1].converged = 0;
+    plan_cal_report *cal = calloc(1, sizeof *cal);
+    sample_calibration(cal);
     int64_t id = 0;
-    assert_int_equal(db_record_calibration(f->d, &f->prov, "runs file.csv", cal, 2, &id, &err),
-                     ST_OK);
+    assert_int_equal(db_record_calibration(f->d, &f->prov, "runs file.csv", cal, &id, &err), ST_OK);
     cJSON *rec = show(f, id);
     assert_string_equal(str(rec, "kind"), "calibration");
     check_provenance(f, rec);
+    char want[128];
+    snprintf(want, sizeof want, "%.1f%% fitted, %.1f%% held out", cal->mean_source_err_pct,
+             cal->loso_mean_source_err_pct);
+    assert_non_null(strstr(str(rec, "summary"), want));
+    assert_non_null(strstr(str(rec, "summary"), "4 fits (1 rejected)"));
     const cJSON *cals = get(rec, "calibrations");
-    assert_int_equal(cJSON_GetArraySize(cals), 2);
+    assert_int_equal(cJSON_GetArraySize(cals), cal->ngroups);
     int i = 0;
     for (const cJSON *c = cals->child; c; c = c->next, i++) {
-        assert_string_equal(str(c, "gpu"), cal[i].gpu);
+        const plan_cal_group *g = &cal->group[i];
+        assert_string_equal(str(c, "framework"), g->framework); /* "" for a pool */
+        assert_string_equal(str(c, "silicon"), g->silicon);
+        assert_true(is_null(c, "gpu"));
         assert_string_equal(str(c, "file"), "runs file.csv");
-        assert_int_equal((int)num(c, "rows"), cal[i].rows);
-        assert_int_equal((unsigned)num(c, "asked"), cal[i].asked);
-        assert_int_equal((unsigned)num(c, "fitted"), cal[i].fitted);
-        assert_true(num(c, "mean_abs_err_after_pct") == cal[i].mean_abs_err_after_pct);
-        assert_int_equal((int)num(c, "converged"), cal[i].converged);
+        assert_int_equal((int)num(c, "rows"), g->rows);
+        assert_int_equal((int)num(c, "sources"), g->sources);
+        assert_int_equal((unsigned)num(c, "asked"), g->asked);
+        assert_int_equal((unsigned)num(c, "fitted"), g->fitted);
+        assert_true(num(c, "mean_abs_err_before_pct") == g->mean_abs_err_before_pct);
+        assert_true(num(c, "mean_abs_err_after_pct") == g->mean_abs_err_after_pct);
+        assert_true(num(c, "max_abs_err_after_pct") == g->max_abs_err_after_pct);
+        assert_int_equal((int)num(c, "iterations"), g->iterations);
+        assert_int_equal((int)num(c, "converged"), g->converged);
+        assert_int_equal((int)num(c, "rejected"), g->rejected);
+        assert_string_equal(str(c, "why"), g->why);
         const cJSON *ps = get(c, "params");
-        assert_int_equal(cJSON_GetArraySize(ps), PLAN_CAL__COUNT);
+        assert_int_equal(cJSON_GetArraySize(ps), PLAN_EFF__COUNT);
         int k = 0;
         for (const cJSON *p = ps->child; p; p = p->next, k++) {
-            assert_string_equal(str(p, "name"), plan_cal_param_name((plan_cal_param)k));
-            assert_true(num(p, "before") == cal[i].before[k]);
-            assert_true(num(p, "after") == cal[i].after[k]);
-            assert_int_equal((int)num(p, "fitted"), (int)((cal[i].fitted >> k) & 1u));
+            plan_eff b = g->before, a = g->after;
+            assert_string_equal(str(p, "name"), plan_eff_param_name((plan_eff_param)k));
+            assert_true(num(p, "before") == *plan_eff_ref(&b, (plan_eff_param)k));
+            assert_true(num(p, "after") == *plan_eff_ref(&a, (plan_eff_param)k));
+            assert_true(num(p, "std_err") == g->std_err[k]);
+            assert_int_equal((int)num(p, "asked"), (int)((g->asked >> k) & 1u));
+            assert_int_equal((int)num(p, "fitted"), (int)((g->fitted >> k) & 1u));
         }
     }
+    const cJSON *srcs = get(rec, "calibration_sources");
+    assert_int_equal(cJSON_GetArraySize(srcs), cal->nsources);
+    i = 0;
+    for (const cJSON *x = srcs->child; x; x = x->next, i++) {
+        const plan_cal_source *src = &cal->source[i];
+        assert_string_equal(str(x, "source_key"), src->source_key);
+        assert_string_equal(str(x, "framework"), src->framework);
+        assert_string_equal(str(x, "silicon"), src->silicon);
+        assert_int_equal((int)num(x, "rows"), src->rows);
+        assert_true(num(x, "mean_abs_err_pct") == src->mean_abs_err_pct);
+        if (isnan(src->loso_mean_abs_err_pct)) /* not held out: NULL */
+            assert_true(is_null(x, "loso_mean_abs_err_pct"));
+        else
+            assert_true(num(x, "loso_mean_abs_err_pct") == src->loso_mean_abs_err_pct);
+        assert_string_equal(str(x, "loso_basis"), src->loso_basis);
+    }
     cJSON_Delete(rec);
+
+    /* nothing fitted: the record says so and has no sources */
+    memset(cal, 0, sizeof *cal);
+    cal->loso_mean_source_err_pct = NAN;
+    assert_int_equal(db_record_calibration(f->d, &f->prov, "empty.csv", cal, &id, &err), ST_OK);
+    rec = show(f, id);
+    assert_non_null(strstr(str(rec, "summary"), "nothing had rows to fit"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(rec, "calibrations"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(rec, "calibration_sources"));
+    cJSON_Delete(rec);
+    free(cal);
+}
+
+/* A search for another framework and precision: every plan keeps them. */
+static void test_plan_framework_round_trip(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    plan_cluster c;
+    plan_config cfg = f->cfg;
+    assert_int_equal(plan_framework_find("megatron", &cfg.framework, &err), ST_OK);
+    cfg.precision = PLAN_PREC_FP8;
+    assert_int_equal(plan_cluster_parse(&f->cat, "4xp5", &c, &err), ST_OK);
+    plan_result *r = calloc(1, sizeof *r);
+    assert_int_equal(plan_search(&f->model, &c, &cfg, r, &err), ST_OK);
+    assert_true(r->ntop > 0);
+    int64_t id = 0;
+    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &c, &cfg, r, NULL, &id, &err),
+                     ST_OK);
+    cJSON *rec = show(f, id);
+    assert_non_null(strstr(str(rec, "summary"), "with megatron fp8"));
+    const cJSON *it = get(rec, "instance_types")->child;
+    assert_true(num(it, "fp8_peak_flops") == c.gpu->fp8_peak_flops && c.gpu->fp8_peak_flops > 0);
+    assert_true(num(it, "gemm_ceiling") == c.gpu->gemm_ceiling);
+    int n = 0;
+    for (const cJSON *p = get(rec, "plans")->child; p; p = p->next, n++) {
+        assert_string_equal(str(p, "framework"), "megatron");
+        assert_string_equal(str(p, "precision"), "fp8");
+    }
+    assert_int_equal(n, r->ntop + r->ngrid);
+    for (int i = 0; i < r->ntop; i++)
+        check_layout(cJSON_GetArrayItem(get(rec, "plans"), i), &r->top[i].layout);
+    const cJSON *cfg_json = get(get(rec, "search"), "config");
+    assert_string_equal(str(cfg_json, "framework"), "megatron");
+    assert_int_equal((int)num(cfg_json, "precision"), PLAN_PREC_FP8);
+    cJSON_Delete(rec);
+
+    /* compare sees the framework; the same layout for another framework is
+     * another plan */
+    db_compare_row rows[PLAN_TOPK_MAX];
+    int64_t ids[] = {id};
+    db_compare_filter filt = {ids, 1, NULL, NULL, 1};
+    assert_int_equal(db_compare(f->d, &filt, rows, PLAN_TOPK_MAX, &n, &err), ST_OK);
+    assert_int_equal(n, r->ntop);
+    for (int i = 0; i < n; i++) {
+        assert_string_equal(rows[i].framework, "megatron");
+        assert_string_equal(rows[i].precision, "fp8");
+    }
+    char ka[KEY_MAX_TEST], kb[KEY_MAX_TEST];
+    plan_layout other = r->top[0].layout;
+    other.framework = PLAN_FW_DEFAULT;
+    db__match_key(&f->model, "p5", 4, 32, &r->top[0].layout, ka, sizeof ka);
+    db__match_key(&f->model, "p5", 4, 32, &other, kb, sizeof kb);
+    assert_string_not_equal(ka, kb);
+    assert_non_null(strstr(ka, ",megatron,fp8,"));
+    free(r);
 }
 
 /* A measured run (what the executor will record) and compare's three
@@ -676,10 +827,10 @@ static void test_history(void **state)
     st_err err = {0};
     int64_t ids[6];
     for (int i = 0; i < 6; i++) {
-        plan_calibration c;
+        plan_cal_report c;
         small_calibration(&c, i);
         if (i % 2)
-            assert_int_equal(db_record_calibration(f->d, &f->prov, "x.csv", &c, 1, &ids[i], &err),
+            assert_int_equal(db_record_calibration(f->d, &f->prov, "x.csv", &c, &ids[i], &err),
                              ST_OK);
         else
             assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg,
@@ -772,9 +923,9 @@ static void test_select(void **state)
 {
     fixture *f = *state;
     st_err err = {0};
-    plan_calibration c;
+    plan_cal_report c;
     small_calibration(&c, 2);
-    assert_int_equal(db_record_calibration(f->d, &f->prov, "x.csv", &c, 1, NULL, &err), ST_OK);
+    assert_int_equal(db_record_calibration(f->d, &f->prov, "x.csv", &c, NULL, &err), ST_OK);
     sel s = {0};
     const char *params[] = {"calibration"};
     assert_int_equal(db_select(f->d,
@@ -784,7 +935,7 @@ static void test_select(void **state)
                      ST_OK);
     assert_int_equal(s.rows, 1);
     assert_string_equal(s.kind, "calibration");
-    assert_true(s.sum == c.rows);
+    assert_true(s.sum == c.group[0].rows);
     assert_int_equal(db_select(f->d, "DELETE FROM records", NULL, 0, on_row, &s, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "read-only SELECT"));
     int64_t n = 0;
@@ -801,12 +952,12 @@ static void test_reader_refuses_records(void **state)
 {
     fixture *f = *state;
     st_err err = {0};
-    plan_calibration c;
+    plan_cal_report c;
     small_calibration(&c, 1);
-    assert_int_equal(db_record_calibration(f->d, &f->prov, "x.csv", &c, 1, NULL, &err), ST_OK);
+    assert_int_equal(db_record_calibration(f->d, &f->prov, "x.csv", &c, NULL, &err), ST_OK);
     db *r = NULL;
     assert_int_equal(db_open(f->path, DB_OPEN_READ, &r, &err), ST_OK);
-    assert_int_equal(db_record_calibration(r, &f->prov, "x.csv", &c, 1, NULL, &err), ST_EINVAL);
+    assert_int_equal(db_record_calibration(r, &f->prov, "x.csv", &c, NULL, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "opened for reading"));
     db_close(r);
 }
@@ -821,6 +972,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_simulation_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validation_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calibration_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plan_framework_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_round_trip_and_compare, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_record_leaves_nothing, setup, teardown),

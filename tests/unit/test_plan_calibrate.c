@@ -1,14 +1,20 @@
 /*
- * test_plan_calibrate.c: the calibrator recovers known parameters.
+ * test_plan_calibrate.c: the calibrator recovers known per-(framework,
+ * chip) efficiencies and says how well it predicts sources it never saw.
  *
- * Self-consistency: reference times are made by the planner itself with
- * known A100 efficiencies on rows of different shapes and layouts (Megatron-
- * LM 2020 style: time given, full recompute, unfused attention, so
- * gemm_eff_max, misaligned_factor, align_partial_factor and hbm_eff act and
- * flash_eff does not);
- * the catalog is then perturbed and the fit must find the known values back,
- * leave flash_eff alone (the rows do not constrain it), and bring the error
- * to zero. Also: parameter-list parsing and a GPU without rows.
+ * Self-consistency: rows of two frameworks on one chip (Megatron-LM 2020
+ * and Megatron-DeepSpeed on A100s, both without fused attention, neither
+ * in FP8), two published sources each, shapes and TP degrees that weigh
+ * the GEMM and memory-bound terms differently. Their reference times are
+ * made by the planner itself with known efficiencies per framework (entries
+ * of the catalog's "efficiencies"), then moved by a fixed +-0.4 % pattern
+ * (so the fit has a residual and its standard errors are not zero). The
+ * catalog is then perturbed (the entries removed, the chip's own values
+ * moved far off) and plan_calibrate must find each framework's values
+ * back, leave flash_eff and fp8_gemm_eff alone (no row constrains them),
+ * give small non-zero standard errors, and predict every source held out
+ * of the fit (leave-one-source-out), saying what predicted it. Also:
+ * parameter-list parsing.
  */
 #include "test_util.h"
 
@@ -19,136 +25,221 @@
 #include "data/data.h"
 #include "planner/plan_calibrate.h"
 
-#define NROWS 6
+#define NSHAPES 6
+#define NROWS (2 * NSHAPES)
 
-/* Shapes with a head dim that is not a multiple of 8 in two of them (the
- * misaligned path) and hidden sizes that are multiples of 8 but not of 64 in
- * the same two (A100's second alignment tier), sizes and TP degrees that weigh GEMM and HBM terms
- * differently. */
+/* Relative size of the pattern laid on the reference times. */
+#define NOISE 0.004
+
+/* Head dims and hidden sizes that are and are not multiples of 8 and 64,
+ * sizes and TP degrees that weigh GEMM and HBM terms differently. */
 static const struct {
     const char *layers, *hidden, *heads, *gpus, *tp, *batch;
-} shapes[NROWS] = {
+} shapes[NSHAPES] = {
     {"24", "1920", "15", "1", "1", "8"},  {"30", "2304", "18", "2", "2", "16"},
     {"36", "3072", "24", "4", "4", "16"}, {"13", "1560", "12", "1", "1", "4"},
     {"20", "2600", "20", "2", "2", "8"},  {"42", "4096", "32", "8", "8", "16"},
+};
+
+/* The known efficiencies of each framework family on GA100. */
+static const struct {
+    const char *family, *text, *source[2];
+    double gemm, hbm;
+} stacks[2] = {
+    {"megatron", "Megatron-LM (2020)", {"mlm2020_readme", "mlm2020_blog"}, 0.71, 0.77},
+    {"deepspeed", "Megatron-DeepSpeed", {"mds_tr_a", "mds_tr_b"}, 0.62, 0.58},
 };
 
 static char times[NROWS][32];
 static char ids[NROWS][8];
 static plan_validate_row rows[NROWS];
 
+/* Row i: shape i % NSHAPES for stack i / NSHAPES; the even shapes from one
+ * source, the odd from the other (each source spans small and large). */
 static void make_rows(void)
 {
     for (int i = 0; i < NROWS; i++) {
+        int s = i % NSHAPES, k = i / NSHAPES;
         snprintf(ids[i], sizeof ids[i], "%d", i + 1);
         rows[i] = (plan_validate_row){
-            .row_id = ids[i], .source_key = "megatron_readme_2020",
-            .framework = "Megatron-LM (2020)", .architecture = "GPT-2 style",
-            .num_layers = shapes[i].layers, .hidden_size = shapes[i].hidden,
-            .num_heads = shapes[i].heads, .seq_len = "1024", .vocab_size = "51200",
-            .gpu_type = "A100 (DGX-A100)", .num_gpus = shapes[i].gpus,
-            .interconnect = "NVLink3/NVSwitch", .tp = shapes[i].tp, .pp = "1", .dp = "1",
-            .global_batch_size = shapes[i].batch, .precision = "fp16 mixed",
-            .iteration_time_s = times[i],
+            .row_id = ids[i], .source_key = stacks[k].source[s % 2],
+            .framework = stacks[k].text, .architecture = "GPT-2 style",
+            .num_layers = shapes[s].layers, .hidden_size = shapes[s].hidden,
+            .num_heads = shapes[s].heads, .seq_len = "1024", .vocab_size = "51200",
+            .gpu_type = "A100 (DGX-A100)", .num_gpus = shapes[s].gpus,
+            .interconnect = "NVLink3/NVSwitch", .tp = shapes[s].tp, .pp = "1", .dp = "1",
+            .global_batch_size = shapes[s].batch, .precision = "fp16 mixed",
+            /* Megatron-LM 2020 runs the global batch at once; DeepSpeed
+             * accumulates micro-batches of 2 */
+            .micro_batch_size = k == 1 ? "2" : "", .iteration_time_s = times[i],
         };
     }
 }
 
-static int gpu_index(const plan_catalog *cat, const char *name)
+/* Every GA100 GPU's own efficiencies. */
+static void set_chip(plan_catalog *cat, double gemm, double hbm)
 {
     for (int i = 0; i < cat->ngpus; i++)
-        if (strcmp(cat->gpus[i].name, name) == 0)
-            return i;
-    return -1;
+        if (strcmp(cat->gpus[i].silicon, "GA100") == 0) {
+            cat->gpus[i].gemm_eff_max = gemm;
+            cat->gpus[i].hbm_eff = hbm;
+        }
 }
 
-/* Set the four fitted efficiencies on every GPU of the A100's chip. */
-static void set_ga100(plan_catalog *cat, double gemm, double mis, double hbm, double partial)
+/* The known values as the catalog's efficiencies of each family on GA100. */
+static void set_known(plan_catalog *cat)
 {
-    for (int i = 0; i < cat->ngpus; i++) {
-        plan_gpu *g = &cat->gpus[i];
-        if (strcmp(g->silicon, "GA100") != 0)
-            continue;
-        g->gemm_eff_max = gemm;
-        g->misaligned_factor = mis;
-        g->hbm_eff = hbm;
-        g->align_partial_factor = partial;
+    free(cat->effs);
+    cat->effs = calloc(2, sizeof *cat->effs);
+    assert_non_null(cat->effs);
+    cat->neffs = 2;
+    for (int k = 0; k < 2; k++) {
+        plan_fw_eff *e = &cat->effs[k];
+        snprintf(e->name, sizeof e->name, "%s@GA100", stacks[k].family);
+        snprintf(e->framework, sizeof e->framework, "%s", stacks[k].family);
+        snprintf(e->silicon, sizeof e->silicon, "GA100");
+        e->eff.gemm_eff_max = stacks[k].gemm;
+        e->eff.hbm_eff = stacks[k].hbm;
+        e->fitted = (1u << PLAN_EFF_GEMM) | (1u << PLAN_EFF_HBM);
     }
+}
+
+static const plan_cal_group *group_of(const plan_cal_report *r, const char *fw)
+{
+    for (int i = 0; i < r->ngroups; i++)
+        if (strcmp(r->group[i].framework, fw) == 0 && strcmp(r->group[i].silicon, "GA100") == 0)
+            return &r->group[i];
+    fail_msg("no fit of '%s' on GA100", fw);
+    return NULL;
 }
 
 static void recovers_known_values(void **state)
 {
+    (void)state;
     gsl_set_error_handler_off();
     plan_catalog cat = {0};
     st_err err = {0};
     assert_int_equal(data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err), ST_OK);
-    /* The rows name a 2020 DGX A100 (A100-40GB); the fit is asked for the
-     * A100-80GB: the same chip, so it must use those rows and set both. */
-    int g = gpu_index(&cat, "A100-80GB"), g40 = gpu_index(&cat, "A100-40GB");
-    assert_true(g >= 0 && g40 >= 0);
-    plan_gpu *gpu = &cat.gpus[g];
-    set_ga100(&cat, 0.71, 0.40, 0.77, 0.80);
-    double flash = gpu->flash_eff;
+    const plan_gpu *a100 = NULL;
+    for (int i = 0; i < cat.ngpus && !a100; i++)
+        if (strcmp(cat.gpus[i].name, "A100-80GB") == 0)
+            a100 = &cat.gpus[i];
+    assert_non_null(a100);
+    double flash = a100->flash_eff, fp8 = a100->fp8_gemm_eff;
 
-    /* reference times from the known values */
+    /* reference times from the known values, with a fixed pattern on them */
+    set_known(&cat);
     make_rows();
     plan_validate_result *r = malloc(sizeof *r);
     for (int i = 0; i < NROWS; i++) {
         snprintf(times[i], sizeof times[i], "1");
         assert_int_equal(plan_validate_run(&cat, &rows[i], r, NULL, &err), ST_OK);
-        assert_true(r->compared);
-        snprintf(times[i], sizeof times[i], "%.17g", r->pred_time_s);
+        if (!r->compared)
+            fail_msg("row %d not compared: %s", i + 1, r->reason);
+        assert_string_equal(r->inst.gpu, a100->name);
+        snprintf(times[i], sizeof times[i], "%.17g", r->pred_time_s * (1 + NOISE * sin(7.0 * i)));
     }
     free(r);
 
-    /* The second alignment tier alone first: from 1.0 (its default, on the
-     * bound of its range) back to 0.80. */
-    set_ga100(&cat, 0.71, 0.40, 0.77, 1.0);
-    plan_calibration cal;
-    assert_int_equal(plan_calibrate_gpu(&cat, g, rows, NROWS, 1u << PLAN_CAL_ALIGN_PARTIAL, &cal,
-                                        &err), ST_OK);
-    assert_true(cal.mean_abs_err_before_pct > 1.0);
-    assert_true(cal.mean_abs_err_after_pct < 0.01);
-    assert_rel(gpu->align_partial_factor, 0.80, 1e-3);
+    /* the fits forgotten, the chip's own values far off */
+    free(cat.effs);
+    cat.effs = NULL;
+    cat.neffs = 0;
+    set_chip(&cat, 0.50, 0.92);
+    plan_cal_report *rep = calloc(1, sizeof *rep);
+    plan_cal_options opt = {.params = 0, .loso = 1};
+    assert_int_equal(plan_calibrate(&cat, rows, NROWS, &opt, rep, &err), ST_OK);
+    assert_int_equal(rep->rows_used, NROWS);
+    assert_int_equal(rep->ngroups, 3); /* the GA100 pool, then each framework on it */
+    assert_string_equal(rep->group[0].framework, "");
+    assert_int_equal(rep->group[0].rows, NROWS);
 
-    set_ga100(&cat, 0.55, 0.8, 0.5, 0.80);
-    unsigned mask = (1u << PLAN_CAL_GEMM_EFF_MAX) | (1u << PLAN_CAL_MISALIGNED) |
-                    (1u << PLAN_CAL_HBM_EFF) | (1u << PLAN_CAL_FLASH_EFF);
-    assert_int_equal(plan_calibrate_gpu(&cat, g, rows, NROWS, mask, &cal, &err), ST_OK);
-    assert_int_equal(cal.rows, NROWS);
-    assert_true(cal.mean_abs_err_before_pct > 5.0);
-    assert_true(cal.mean_abs_err_after_pct < 0.01);
-    assert_rel(gpu->gemm_eff_max, 0.71, 1e-3);
-    assert_rel(gpu->misaligned_factor, 0.40, 1e-2);
-    assert_rel(gpu->hbm_eff, 0.77, 1e-2);
-    assert_string_equal(cal.silicon, "GA100");
-    const plan_gpu *other = &cat.gpus[g40]; /* the same chip got the same values */
-    assert_rel(other->gemm_eff_max, gpu->gemm_eff_max, 0);
-    assert_rel(other->hbm_eff, gpu->hbm_eff, 0);
-    assert_rel(other->misaligned_factor, gpu->misaligned_factor, 0);
-    assert_true(cal.fitted & (1u << PLAN_CAL_GEMM_EFF_MAX));
-    assert_false(cal.fitted & (1u << PLAN_CAL_FLASH_EFF)); /* no fused attention here */
-    assert_rel(gpu->flash_eff, flash, 0);
+    for (int k = 0; k < 2; k++) {
+        const plan_cal_group *g = group_of(rep, stacks[k].family);
+        assert_int_equal(g->rows, NSHAPES);
+        assert_int_equal(g->sources, 2);
+        assert_int_equal(g->asked, PLAN_CAL_ALL);
+        assert_int_equal(g->fitted, (1u << PLAN_EFF_GEMM) | (1u << PLAN_EFF_HBM));
+        assert_false(g->rejected);
+        assert_true(g->mean_abs_err_before_pct > 3.0);
+        assert_true(g->mean_abs_err_after_pct < 1.0);
+        assert_rel(g->after.gemm_eff_max, stacks[k].gemm, 0.02);
+        assert_rel(g->after.hbm_eff, stacks[k].hbm, 0.05);
+        /* standard errors: there, small, and as large as the misses */
+        plan_eff after = g->after;
+        double known[PLAN_EFF__COUNT] = {[PLAN_EFF_GEMM] = stacks[k].gemm,
+                                         [PLAN_EFF_HBM] = stacks[k].hbm};
+        for (int p = PLAN_EFF_GEMM; p <= PLAN_EFF_HBM; p++) {
+            double x = *plan_eff_ref(&after, (plan_eff_param)p), se = g->std_err[p];
+            if (!(se > 0 && se < 0.05 && fabs(x - known[p]) <= 3 * se))
+                fail_msg("%s %s: %g, known %g, standard error %g", stacks[k].family,
+                         plan_eff_param_name((plan_eff_param)p), x, known[p], se);
+        }
+        /* no fused attention, no FP8: left as they were */
+        assert_true(g->after.flash_eff == g->before.flash_eff && g->std_err[PLAN_EFF_FLASH] == 0);
+        assert_true(g->after.fp8_gemm_eff == g->before.fp8_gemm_eff &&
+                    g->std_err[PLAN_EFF_FP8_GEMM] == 0);
+        /* and kept in the catalog for the family on the chip */
+        const plan_fw_eff *e = plan_catalog_eff(&cat, stacks[k].family, "GA100");
+        assert_non_null(e);
+        assert_true(e->eff.gemm_eff_max == g->after.gemm_eff_max);
+        assert_true(e->eff.hbm_eff == g->after.hbm_eff);
+        assert_int_equal(e->fitted, g->fitted);
+    }
+    /* the two frameworks really differ: one pooled value would not do */
+    assert_true(fabs(group_of(rep, "megatron")->after.gemm_eff_max -
+                     group_of(rep, "deepspeed")->after.gemm_eff_max) > 0.05);
+    assert_rel(a100->flash_eff, flash, 0);
+    assert_rel(a100->fp8_gemm_eff, fp8, 0);
 
-    /* A GPU none of the rows use: a result with no rows, nothing changed. */
-    int h = gpu_index(&cat, "H100-80GB");
-    double before = cat.gpus[h].gemm_eff_max;
-    assert_int_equal(plan_calibrate_gpu(&cat, h, rows, NROWS, mask, &cal, &err), ST_OK);
-    assert_int_equal(cal.rows, 0);
-    assert_rel(cat.gpus[h].gemm_eff_max, before, 0);
+    /* every source predicted without its own runs, by its framework's fit
+     * from the other source */
+    assert_int_equal(rep->nsources, 4);
+    for (int s = 0; s < rep->nsources; s++) {
+        const plan_cal_source *src = &rep->source[s];
+        assert_int_equal(src->rows, NSHAPES / 2);
+        assert_string_equal(src->silicon, "GA100");
+        assert_true(src->mean_abs_err_pct < 1.0);
+        assert_false(isnan(src->loso_mean_abs_err_pct));
+        assert_true(src->loso_mean_abs_err_pct < 10.0);
+        char want[96];
+        snprintf(want, sizeof want, "%s on GA100 from the other sources", src->framework);
+        assert_string_equal(src->loso_basis, want);
+    }
+    assert_false(isnan(rep->loso_mean_source_err_pct));
+    assert_true(rep->loso_max_source_err_pct >= rep->loso_mean_source_err_pct);
+    free(rep);
     plan_catalog_free(&cat);
 }
 
 static void parses_parameter_lists(void **state)
 {
+    (void)state;
     unsigned mask;
     st_err err = {0};
-    assert_int_equal(plan_cal_params_parse("gemm_eff_max,flash_eff", &mask, &err), ST_OK);
-    assert_int_equal(mask, (1u << PLAN_CAL_GEMM_EFF_MAX) | (1u << PLAN_CAL_FLASH_EFF));
+    assert_int_equal(plan_cal_params_parse("gemm_eff_max,hbm_eff,flash_eff,fp8_gemm_eff", &mask,
+                                           &err),
+                     ST_OK);
+    assert_int_equal(mask, PLAN_CAL_ALL);
+    assert_int_equal(plan_cal_params_parse("fp8_gemm_eff,hbm_eff", &mask, &err), ST_OK);
+    assert_int_equal(mask, (1u << PLAN_EFF_FP8_GEMM) | (1u << PLAN_EFF_HBM));
+    /* names no longer fitted, and unknown ones: one line naming it and the
+     * allowed names */
+    static const char *const bad[] = {"gemm_eff_max,misaligned_factor", "align_partial_factor",
+                                      "gemm_eff_max,bogus", "gemm_eff"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        st_err_clear(&err);
+        assert_int_equal(plan_cal_params_parse(bad[i], &mask, &err), ST_EINVAL);
+        assert_null(strchr(err.msg, '\n'));
+        assert_non_null(strstr(err.msg, "fp8_gemm_eff"));
+    }
+    assert_non_null(strstr(err.msg, "hbm_eff"));
+    st_err_clear(&err);
     assert_int_equal(plan_cal_params_parse("gemm_eff_max,bogus", &mask, &err), ST_EINVAL);
-    assert_non_null(strstr(err.msg, "bogus"));
+    assert_non_null(strstr(err.msg, "'bogus'"));
     st_err_clear(&err);
     assert_int_equal(plan_cal_params_parse("", &mask, &err), ST_EINVAL);
+    assert_null(strchr(err.msg, '\n'));
 }
 
 int main(void)
