@@ -60,9 +60,15 @@ int plan_cal_params_parse(const char *list, unsigned *mask, st_err *err)
 {
     *mask = 0;
     const char *p = list;
-    while (p && *p) {
+    while (p) {
         const char *e = strchr(p, ',');
         size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 0 && (e || p != list))
+            return ST_RAISE(err, ST_EINVAL, "--fit '%s': an empty name between commas; allowed "
+                            "are gemm_eff_max, hbm_eff, flash_eff, fp8_gemm_eff, gemm_dim_half",
+                            list);
+        if (n == 0)
+            break;
         int found = -1;
         for (int i = 0; i < PLAN_EFF__COUNT; i++) {
             const char *name = plan_eff_param_name((plan_eff_param)i);
@@ -465,7 +471,7 @@ static int pairs_of(const cal *c, const plan_cal_options *o, pair *out, int max,
 static int fit_all(cal *c, const plan_cal_options *o, int skip, plan_cal_group *groups, int *ngroups,
                    st_err *err)
 {
-    unsigned asked = o->params ? o->params : PLAN_CAL_ALL;
+    unsigned asked = o->params ? o->params : PLAN_CAL_DEFAULT;
     pair chips[PLAN_CAL_GROUPS_MAX], fws[PLAN_CAL_GROUPS_MAX];
     int nc = pairs_of(c, o, chips, PLAN_CAL_GROUPS_MAX, 1);
     int nf = pairs_of(c, o, fws, PLAN_CAL_GROUPS_MAX, 0);

@@ -42,9 +42,14 @@
 int plan_cal_params_parse(const char *list, unsigned *mask, st_err *err);
 
 #define PLAN_CAL_ALL ((1u << PLAN_EFF__COUNT) - 1)
+/* What is fitted unless asked: the framework efficiencies. The chip's GEMM
+ * dimension scale is fitted only on request (--fit gemm_dim_half), in the
+ * chip's pool, where it and gemm_eff_max trade off against each other and
+ * every framework's fit would have to follow it. */
+#define PLAN_CAL_DEFAULT PLAN_EFF_FRAMEWORK_MASK
 
 typedef struct plan_cal_options {
-    unsigned params;             /* plan_eff_param bits asked (0: all) */
+    unsigned params;             /* plan_eff_param bits asked (0: PLAN_CAL_DEFAULT) */
     int loso;                    /* run leave-one-source-out (and the rejection test) */
     const char *framework;       /* fit only this family ("" or NULL: every one) */
     const char *silicon;         /* fit only this chip ("" or NULL: every one) */
