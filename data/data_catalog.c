@@ -95,6 +95,7 @@ static const field gpu_fields[] = {
     FLD(plan_gpu, fp8_peak_flops, F_NUM, 0),
     FLD(plan_gpu, fp8_gemm_eff, F_NUM, 0),
     FLD(plan_gpu, gemm_ceiling, F_NUM, 0),
+    FLD(plan_gpu, alloc_frac, F_NUM, 0),
     STR(plan_gpu, source, 0),
 };
 
@@ -144,6 +145,8 @@ static const field eff_fields[] = {
     EFF(flash_eff_stderr, std_err[PLAN_EFF_FLASH]),
     EFF(fp8_gemm_eff_stderr, std_err[PLAN_EFF_FP8_GEMM]),
     EFF(gemm_dim_half, eff.gemm_dim_half),
+    EFF(alloc_frac, eff.alloc_frac),
+    EFF(alloc_frac_stderr, std_err[PLAN_EFF_ALLOC]),
     {"rows", F_INT, offsetof(plan_fw_eff, rows), 0, 0, 0, 1 << 24},
     {"sources", F_INT, offsetof(plan_fw_eff, sources), 0, 0, 0, 1 << 16},
     FLD(plan_fw_eff, mean_abs_err_pct, F_NUM, 0),
@@ -151,7 +154,7 @@ static const field eff_fields[] = {
 };
 #undef EFF
 /* eff_fields index of each plan_eff_param's value */
-static const int eff_field_of[PLAN_EFF__COUNT] = {3, 4, 5, 6, 11};
+static const int eff_field_of[PLAN_EFF__COUNT] = {3, 4, 5, 6, 11, 12};
 
 #define NFIELDS(t) ((int)(sizeof t / sizeof t[0]))
 

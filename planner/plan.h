@@ -180,6 +180,7 @@ typedef struct plan_gpu {
     double flash_eff;            /* fraction of peak a fused (flash) attention kernel reaches */
     double fp8_peak_flops;       /* dense FP8 tensor-core peak, FLOP/s (0: no FP8) */
     double fp8_gemm_eff;         /* fraction of the FP8 peak a large aligned FP8 GEMM reaches */
+    double alloc_frac;           /* the allocator's reserve (plan_eff); 0 reads as none */
     double gemm_ceiling;         /* measured fraction of peak an isolated large GEMM reaches:
                                   * no fitted GEMM efficiency may exceed it (0: not
                                   * measured, the peak bounds it) */
@@ -195,6 +196,9 @@ typedef struct plan_eff {
     double flash_eff;
     double fp8_gemm_eff;
     double gemm_dim_half;        /* the chip's tile occupancy (fitted per chip only) */
+    double alloc_frac;           /* memory the caching allocator reserves beyond what
+                                  * tensors hold, as a fraction of it (fragmentation);
+                                  * fitted to measured memory */
 } plan_eff;
 
 typedef enum plan_eff_param {
@@ -203,15 +207,19 @@ typedef enum plan_eff_param {
     PLAN_EFF_FLASH,
     PLAN_EFF_FP8_GEMM,
     PLAN_EFF_DIM_HALF,
+    PLAN_EFF_ALLOC,
     PLAN_EFF__COUNT
 } plan_eff_param;
 
-/* The parameters a framework's fit may set: the dimension scale of a GEMM's
- * efficiency is the chip's (its tiles and SMs), fitted only over every
- * framework's runs on it. */
+/* The parameters a framework's time fit may set: the dimension scale of a
+ * GEMM's efficiency is the chip's (its tiles and SMs), fitted only over
+ * every framework's runs on it; the allocator's reserve is fitted to
+ * memory, not time. */
 #define PLAN_EFF_FRAMEWORK_MASK ((1u << PLAN_EFF_DIM_HALF) - 1)
+#define PLAN_EFF_MEMORY_MASK (1u << PLAN_EFF_ALLOC)
 
-/* "gemm_eff_max", "hbm_eff", "flash_eff", "fp8_gemm_eff", "gemm_dim_half". */
+/* "gemm_eff_max", "hbm_eff", "flash_eff", "fp8_gemm_eff", "gemm_dim_half",
+ * "alloc_frac". */
 const char *plan_eff_param_name(plan_eff_param p);
 /* The member of e for p. */
 double *plan_eff_ref(plan_eff *e, plan_eff_param p);

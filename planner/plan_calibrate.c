@@ -19,10 +19,12 @@
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_matrix.h>
+#include <gsl/gsl_min.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
 
 #include "planner/plan_framework.h"
+#include "planner/plan_int.h"
 
 /* Physical range each parameter is searched in. */
 static const struct {
@@ -44,6 +46,7 @@ static const struct {
      * small dims (half ~ a tile, 16..) to wave quantisation on a chip of
      * many SMs (half ~ SMs x tile, ..2048) */
     [PLAN_EFF_DIM_HALF] = {16.0, 2048.0},
+    [PLAN_EFF_ALLOC] = {0.0, 0.5},
 };
 
 /* Solver limits: at most four parameters; GSL's suggested tolerances. */
@@ -104,6 +107,8 @@ typedef struct cal {
     const plan_validate_result *res;
     cal_row *row;
     int nrow;
+    cal_row *mrow;               /* runs with a measured memory */
+    int nmrow;
     plan_cal_report *rep;
     /* the fit in progress */
     int *use;                    /* rows in it */
@@ -366,6 +371,8 @@ static void set_chip(plan_catalog *cat, const char *silicon, const plan_eff *e, 
             g->fp8_gemm_eff = e->fp8_gemm_eff;
         if (fitted & (1u << PLAN_EFF_DIM_HALF))
             g->gemm_dim_half = e->gemm_dim_half;
+        if (fitted & (1u << PLAN_EFF_ALLOC))
+            g->alloc_frac = e->alloc_frac;
     }
 }
 
@@ -381,6 +388,7 @@ static plan_eff chip_eff(const plan_catalog *cat, const char *silicon)
             e.flash_eff = g->flash_eff;
             e.fp8_gemm_eff = g->fp8_gemm_eff > 0 ? g->fp8_gemm_eff : g->gemm_eff_max;
             e.gemm_dim_half = g->gemm_dim_half;
+            e.alloc_frac = g->alloc_frac;
             break;
         }
     }
@@ -409,6 +417,8 @@ static void drop_eff(plan_catalog *cat, const char *family, const char *silicon)
 
 static int put_eff(plan_catalog *cat, const plan_cal_group *g, st_err *err)
 {
+    const plan_fw_eff *old = plan_catalog_eff(cat, g->framework, g->silicon);
+    double keep_alloc = old && (old->fitted & PLAN_EFF_MEMORY_MASK) ? old->eff.alloc_frac : -1;
     drop_eff(cat, g->framework, g->silicon);
     if (!g->fitted)
         return ST_OK;
@@ -423,6 +433,10 @@ static int put_eff(plan_catalog *cat, const plan_cal_group *g, st_err *err)
     snprintf(e->silicon, sizeof e->silicon, "%s", g->silicon);
     e->eff = g->after;
     e->fitted = g->fitted;
+    if (keep_alloc >= 0 && !(g->fitted & PLAN_EFF_MEMORY_MASK)) {
+        e->eff.alloc_frac = keep_alloc;
+        e->fitted |= PLAN_EFF_MEMORY_MASK;
+    }
     memcpy(e->std_err, g->std_err, sizeof e->std_err);
     e->rows = g->rows;
     e->sources = g->sources;
@@ -505,6 +519,150 @@ static int fit_all(cal *c, const plan_cal_options *o, int skip, plan_cal_group *
     }
     if (ngroups)
         *ngroups = ng;
+    return ST_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Memory: the allocator's reserve                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Per-GPU memory of memory row i with reserve f (as validate compares it). */
+static double mem_pred(cal *c, int i, double f)
+{
+    const plan_validate_result *r = c->mrow[i].r;
+    plan_cluster cl;
+    st_err err = {0};
+    if (plan_validate_cluster(c->cat, r, &cl, &err) != ST_OK)
+        return NAN;
+    cl.eff.alloc_frac = f;
+    plan_estimate est;
+    if (plan__evaluate(&r->model, &cl, &r->layout, &est, NULL, 0, &err) != ST_OK)
+        return NAN;
+    double b = est.mem.total_bytes;
+    if (r->mem_allocated)
+        b -= est.mem.allocator_bytes + est.mem.context_bytes;
+    return b;
+}
+
+typedef struct mem_set {
+    cal *c;
+    const char *family;          /* NULL: every framework */
+    const char *silicon;
+} mem_set;
+
+static int in_set(const mem_set *m, int i)
+{
+    const cal_row *r = &m->c->mrow[i];
+    return strcmp(r->silicon, m->silicon) == 0 && (!m->family || strcmp(r->family, m->family) == 0);
+}
+
+/* Mean |error| % of the set's memory rows with reserve f. */
+static double mem_err(double f, void *params)
+{
+    const mem_set *m = params;
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < m->c->nmrow; i++) {
+        if (!in_set(m, i))
+            continue;
+        double p = mem_pred(m->c, i, f), ref = m->c->mrow[i].r->ref_mem_bytes;
+        if (isnan(p) || !(p > 0))
+            continue;
+        sum += fabs(100.0 * (p - ref) / ref);
+        n++;
+    }
+    return n ? sum / n : 0.0;
+}
+
+/* Brent's method (GSL gsl_min) on [0, ALLOC_MAX] from the best of a coarse
+ * scan (mean |error| is piecewise linear, so the scan brackets it). */
+#define ALLOC_MAX 0.5
+#define ALLOC_SCAN 11
+static double fit_alloc(mem_set *m, double *err_after)
+{
+    double best_x = 0, best = INFINITY;
+    for (int k = 0; k < ALLOC_SCAN; k++) {
+        double x = ALLOC_MAX * k / (ALLOC_SCAN - 1), e = mem_err(x, m);
+        if (e < best)
+            best = e, best_x = x;
+    }
+    double lo = fmax(0.0, best_x - ALLOC_MAX / (ALLOC_SCAN - 1));
+    double hi = fmin(ALLOC_MAX, best_x + ALLOC_MAX / (ALLOC_SCAN - 1));
+    gsl_function F = {mem_err, m};
+    gsl_min_fminimizer *s = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
+    if (s && best_x > lo && best_x < hi && mem_err(lo, m) > best && mem_err(hi, m) > best &&
+        gsl_min_fminimizer_set(s, &F, best_x, lo, hi) == GSL_SUCCESS) {
+        for (int it = 0; it < 60; it++) {
+            gsl_min_fminimizer_iterate(s);
+            double a = gsl_min_fminimizer_x_lower(s), b = gsl_min_fminimizer_x_upper(s);
+            if (gsl_min_test_interval(a, b, 1e-5, 0.0) == GSL_SUCCESS)
+                break;
+        }
+        double x = gsl_min_fminimizer_x_minimum(s);
+        if (mem_err(x, m) < best)
+            best_x = x, best = mem_err(x, m);
+    }
+    gsl_min_fminimizer_free(s);
+    *err_after = best;
+    return best_x;
+}
+
+/* Fit every chip's and (framework, chip)'s reserve to its memory rows;
+ * each result joins its time fit's group in rep (a new group when the
+ * framework has memory rows but no times there). */
+static int fit_memory(cal *c, plan_cal_report *rep, st_err *err)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < c->nmrow; i++) {
+            const cal_row *r = &c->mrow[i];
+            const char *fam = pass == 0 ? "" : r->family;
+            int k = 0;
+            while (k < rep->ngroups && !(strcmp(rep->group[k].framework, fam) == 0 &&
+                                         strcmp(rep->group[k].silicon, r->silicon) == 0))
+                k++;
+            if (k < rep->ngroups && rep->group[k].mem_rows > 0)
+                continue; /* done */
+            if (k == rep->ngroups) {
+                if (k == PLAN_CAL_GROUPS_MAX)
+                    continue;
+                memset(&rep->group[k], 0, sizeof rep->group[k]);
+                cpy(rep->group[k].framework, sizeof rep->group[k].framework, fam);
+                cpy(rep->group[k].silicon, sizeof rep->group[k].silicon, r->silicon);
+                rep->group[k].before = rep->group[k].after = chip_eff(c->cat, r->silicon);
+                rep->ngroups++;
+            }
+            plan_cal_group *g = &rep->group[k];
+            mem_set m = {c, pass == 0 ? NULL : r->family, r->silicon};
+            const plan_fw_eff *e0 = pass ? plan_catalog_eff(c->cat, r->family, r->silicon) : NULL;
+            double f0 = e0 && (e0->fitted & PLAN_EFF_MEMORY_MASK) ? e0->eff.alloc_frac
+                                                                  : chip_eff(c->cat, r->silicon).alloc_frac;
+            for (int j = 0; j < c->nmrow; j++)
+                g->mem_rows += in_set(&m, j);
+            g->mem_mean_abs_err_before_pct = mem_err(f0, &m);
+            double after;
+            double f = fit_alloc(&m, &after);
+            g->mem_mean_abs_err_after_pct = after;
+            g->before.alloc_frac = f0;
+            g->after.alloc_frac = f;
+            g->asked |= PLAN_EFF_MEMORY_MASK;
+            g->fitted |= PLAN_EFF_MEMORY_MASK;
+            if (pass == 0) {
+                set_chip(c->cat, r->silicon, &g->after, PLAN_EFF_MEMORY_MASK);
+                continue;
+            }
+            plan_fw_eff *fe = (plan_fw_eff *)plan_catalog_eff(c->cat, r->family, r->silicon);
+            if (!fe) {
+                plan_cal_group only = *g;
+                only.fitted = PLAN_EFF_MEMORY_MASK;
+                int rc = put_eff(c->cat, &only, err);
+                if (rc)
+                    return rc;
+                fe = (plan_fw_eff *)plan_catalog_eff(c->cat, r->family, r->silicon);
+            }
+            fe->eff.alloc_frac = f;
+            fe->fitted |= PLAN_EFF_MEMORY_MASK;
+        }
+    }
     return ST_OK;
 }
 
@@ -607,14 +765,15 @@ int plan_calibrate(plan_catalog *cat, const plan_validate_row *rows, int nrows,
     int rc = ST_OK;
     plan_validate_result *res = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *res);
     cal_row *row = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *row);
+    cal_row *mrow = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *mrow);
     int *use = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *use);
     double *w = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *w);
     plan_catalog start = {0};
-    if (!res || !row || !use || !w || copy_catalog(&start, cat) != ST_OK) {
+    if (!res || !row || !mrow || !use || !w || copy_catalog(&start, cat) != ST_OK) {
         rc = ST_RAISE(err, ST_ENOMEM, "calibrate: out of memory");
         goto done;
     }
-    cal c = {.cat = cat, .res = res, .row = row, .rep = rep, .use = use, .w = w};
+    cal c = {.cat = cat, .res = res, .row = row, .mrow = mrow, .rep = rep, .use = use, .w = w};
 
     /* map every row once */
     for (int i = 0; i < nrows; i++) {
@@ -622,8 +781,16 @@ int plan_calibrate(plan_catalog *cat, const plan_validate_row *rows, int nrows,
         if (plan_validate_run(cat, &rows[i], &res[i], NULL, &e) != ST_OK)
             continue;
         const plan_validate_result *r = &res[i];
-        if (!r->compared || !r->have_layout || r->inst.gpu_index < 0 ||
-            r->inst.gpu_index >= cat->ngpus)
+        if (!r->have_layout || r->inst.gpu_index < 0 || r->inst.gpu_index >= cat->ngpus)
+            continue;
+        if (r->have_mem) {
+            cal_row *m = &mrow[c.nmrow++];
+            m->r = r;
+            cpy(m->family, sizeof m->family,
+                plan_fw_family_key(plan_framework_get(r->framework)->family));
+            cpy(m->silicon, sizeof m->silicon, silicon_of(&cat->gpus[r->inst.gpu_index]));
+        }
+        if (!r->compared)
             continue;
         cal_row *cr = &row[c.nrow];
         cr->r = r;
@@ -652,6 +819,8 @@ int plan_calibrate(plan_catalog *cat, const plan_validate_row *rows, int nrows,
     rep->rows_used = c.nrow;
 
     if ((rc = fit_all(&c, &o, -1, rep->group, &rep->ngroups, err)))
+        goto done;
+    if ((!o.params || (o.params & PLAN_EFF_MEMORY_MASK)) && (rc = fit_memory(&c, rep, err)))
         goto done;
 
     if (o.loso) {
@@ -716,6 +885,7 @@ done:
     plan_catalog_free(&start);
     free(w);
     free(use);
+    free(mrow);
     free(row);
     free(res);
     return rc;

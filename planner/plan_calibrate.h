@@ -30,6 +30,11 @@
  * chip's pooled fit (also without them) is rejected: its rows then use the
  * pooled fit.
  *
+ * Memory: the allocator's reserve (plan_eff alloc_frac) is a stack
+ * property too; it is fitted per (framework, chip) and per chip to the
+ * runs that publish per-GPU memory (GSL's Brent minimiser of the mean
+ * |log(predicted / measured)|), where such runs exist.
+ *
  * Pure computation: the catalog passed in is modified in place.
  */
 #ifndef SMD_PLAN_CALIBRATE_H
@@ -71,6 +76,9 @@ typedef struct plan_cal_group {
     int iterations;
     int converged;
     int rejected;                /* worsened a held-out source: not kept */
+    int mem_rows;                /* runs with a measured memory the allocator's reserve
+                                  * (alloc_frac) was fitted to; 0: not fitted */
+    double mem_mean_abs_err_before_pct, mem_mean_abs_err_after_pct;
     char why[160];               /* the rejection, one line */
 } plan_cal_group;
 

@@ -94,6 +94,9 @@ static int check_gpu(const plan_gpu *g, st_err *err)
     if (!isfinite(a) || (a != 0 && (a < 16 || a > 1024 || fmod(a, 16.0) != 0)))
         return ST_RAISE(err, ST_EINVAL, "gpu '%s': gemm_align_bytes %g; allowed: a multiple of 16 "
                         "from 16 to 1024 (0: 16)", g->name, a);
+    if (!isfinite(g->alloc_frac) || g->alloc_frac < 0 || g->alloc_frac > 1)
+        return ST_RAISE(err, ST_EINVAL, "gpu '%s': alloc_frac %g; allowed: 0 to 1", g->name,
+                        g->alloc_frac);
     if (g->gemm_ceiling > 0 && g->gemm_eff_max > g->gemm_ceiling)
         return ST_RAISE(err, ST_EINVAL, "gpu '%s': gemm_eff_max %g above its measured GEMM "
                         "ceiling %g", g->name, g->gemm_eff_max, g->gemm_ceiling);
@@ -269,12 +272,13 @@ static int check_eff(const plan_catalog *cat, const plan_fw_eff *e, st_err *err)
     if (!chip)
         return ST_RAISE(err, ST_EINVAL, "efficiency entry %s on '%s': no catalog GPU is that chip",
                         e->framework, e->silicon);
-    if (e->fitted & ~PLAN_EFF_FRAMEWORK_MASK)
+    if (e->fitted & (1u << PLAN_EFF_DIM_HALF))
         return ST_RAISE(err, ST_EINVAL, "efficiency entry %s on %s: gemm_dim_half is the chip's "
                         "(a GPU field), not a framework's", e->framework, e->silicon);
     for (int p = 0; p < PLAN_EFF__COUNT; p++) {
         double v = *plan_eff_ref((plan_eff *)&e->eff, (plan_eff_param)p);
-        if ((e->fitted & (1u << p)) && !fraction(v))
+        if (p == PLAN_EFF_ALLOC ? (e->fitted & (1u << p)) && !(isfinite(v) && v >= 0 && v <= 1)
+                                : (e->fitted & (1u << p)) && !fraction(v))
             return ST_RAISE(err, ST_EINVAL, "efficiency entry %s on %s: %s %g; allowed: (0, 1]",
                             e->framework, e->silicon, plan_eff_param_name((plan_eff_param)p), v);
     }
@@ -438,6 +442,7 @@ const plan_fw_eff *plan_cluster_use(const plan_catalog *cat, const char *family_
     c->eff.flash_eff = g->flash_eff;
     c->eff.fp8_gemm_eff = g->fp8_gemm_eff > 0 ? g->fp8_gemm_eff : g->gemm_eff_max;
     c->eff.gemm_dim_half = g->gemm_dim_half;
+    c->eff.alloc_frac = g->alloc_frac;
     c->eff_fit = plan_catalog_eff(cat, family_key, g->silicon[0] ? g->silicon : g->name);
     if (c->eff_fit) {
         /* only the values the fit constrained replace the chip's */
@@ -455,6 +460,7 @@ static const char *const eff_names[PLAN_EFF__COUNT] = {
     [PLAN_EFF_FLASH] = "flash_eff",
     [PLAN_EFF_FP8_GEMM] = "fp8_gemm_eff",
     [PLAN_EFF_DIM_HALF] = "gemm_dim_half",
+    [PLAN_EFF_ALLOC] = "alloc_frac",
 };
 
 const char *plan_eff_param_name(plan_eff_param p)
@@ -469,6 +475,7 @@ double *plan_eff_ref(plan_eff *e, plan_eff_param p)
     case PLAN_EFF_FLASH: return &e->flash_eff;
     case PLAN_EFF_FP8_GEMM: return &e->fp8_gemm_eff;
     case PLAN_EFF_DIM_HALF: return &e->gemm_dim_half;
+    case PLAN_EFF_ALLOC: return &e->alloc_frac;
     case PLAN_EFF_GEMM:
     default: return &e->gemm_eff_max;
     }

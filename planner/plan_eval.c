@@ -69,9 +69,6 @@
  * about 0.8 GiB on A100/H100 under CUDA 11-12 as PyTorch reports it
  * (nvidia-smi after torch.cuda.init() and a first GEMM). An estimate. */
 #define CUDA_CONTEXT_BYTES (0.8 * 1073741824.0)
-/* PyTorch's caching allocator rounds and splits blocks; allowance for the
- * fragmentation of the dynamic (activation) part. An estimate. */
-#define ALLOCATOR_FRACTION 0.05
 /* FlashAttention-2 (Dao 2023): backward does 5 matmuls to forward's 2, and a
  * causal mask skips half the score blocks. */
 #define FLASH_BWD_OVER_FWD 2.5
@@ -434,8 +431,14 @@ static void stage_memory(const plan_model *m, const plan_cluster *c, const plan_
     if (l->pp > 1) /* send and receive buffers, activations and gradients */
         mem->comm_buffers_bytes += 4.0 * lc->act_input_bytes;
     mem->context_bytes = CUDA_CONTEXT_BYTES;
+    /* PyTorch's caching allocator keeps what it once reserved and rounds
+     * and splits blocks (requests up to 1 MiB from 2 MiB segments, 1-10
+     * MiB from 20 MiB ones, larger ones rounded to 2 MiB: c10 CUDA caching
+     * allocator); the memory it reserves beyond what the tensors hold is a
+     * fraction fitted per stack to measured memory (c->eff.alloc_frac). */
     mem->allocator_bytes =
-        ALLOCATOR_FRACTION * (mem->activations_bytes + mem->recompute_bytes + mem->logits_bytes);
+        c->eff.alloc_frac * (mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
+                             mem->activations_bytes + mem->recompute_bytes + mem->logits_bytes);
     mem->total_bytes = mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
                        mem->activations_bytes + mem->recompute_bytes + mem->logits_bytes +
                        mem->comm_buffers_bytes + mem->context_bytes + mem->allocator_bytes;
@@ -743,7 +746,8 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     TERM(terms, "memory", "CUDA context", worst.context_bytes, "bytes",
          "constant 0.8 GiB", "estimate: CUDA context + cuBLAS workspace as PyTorch reports it");
     TERM(terms, "memory", "allocator", worst.allocator_bytes, "bytes",
-         "5% of the dynamic (activation) memory", "estimate: caching-allocator fragmentation");
+         "alloc_frac x the tensors' memory: what the caching allocator reserves beyond it",
+         "c10 CUDA caching allocator; alloc_frac fitted per stack to measured memory");
     TERM(terms, "memory", "total (worst stage)", worst.total_bytes, "bytes", "sum of the above",
          "");
 

@@ -1087,6 +1087,16 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
             double unit = contains(row->memory_metric, "GiB") ? 1073741824.0 : 1e9;
             out->have_mem = 1;
             out->ref_mem_bytes = gb * unit;
+            /* what the tool measured: torch.cuda.max_memory_allocated counts
+             * the tensors only; nvidia-smi (and unspecified figures) the
+             * process's whole footprint: the allocator's reserve, the CUDA
+             * context and NCCL's buffers too */
+            if (contains(row->memory_metric, "allocated")) {
+                out->mem_allocated = 1;
+                out->pred_mem_bytes = est->mem.total_bytes - est->mem.allocator_bytes -
+                                      est->mem.context_bytes;
+                note(out, "memory compared as allocated by tensors");
+            }
             out->mem_error_pct =
                 100.0 * (out->pred_mem_bytes - out->ref_mem_bytes) / out->ref_mem_bytes;
         }

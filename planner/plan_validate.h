@@ -98,6 +98,8 @@ typedef struct plan_validate_result {
     double sim_time_s;                  /* the simulator's step for the layout (0: not
                                          * simulated; set by the caller) */
     int have_mem;                       /* a reference memory figure was compared */
+    int mem_allocated;                  /* ... as the tensors' allocated memory (not the
+                                         * process's footprint, as nvidia-smi shows it) */
     double pred_mem_bytes, ref_mem_bytes, mem_error_pct;
     int ref_oom;                        /* the published run went out of memory */
     int pred_oom;                       /* the planner says the layout does not fit */

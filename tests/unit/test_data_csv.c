@@ -178,7 +178,7 @@ static void test_validate_rows(void **state)
     data_csv_free(&csv);
 }
 
-/* The shipped reference file: 98 runs, every row as wide as the header. */
+/* The shipped reference file: 427 runs from 9 sources, every row as wide as the header. */
 static void test_calibration_file(void **state)
 {
     (void)state;
@@ -186,7 +186,7 @@ static void test_calibration_file(void **state)
     st_err err = {0};
     assert_int_equal(data_csv_load(SMD_TEST_DATA_DIR "/reference/calibration_runs.csv", &csv, &err),
                      ST_OK);
-    assert_int_equal(csv.nrows, 98);
+    assert_int_equal(csv.nrows, 427);
     assert_int_equal(data_csv_col(&csv, "row_id"), 0);
     int src = data_csv_col(&csv, "source_key"), n = data_csv_col(&csv, "notes");
     assert_true(src > 0 && n > 0);

@@ -218,7 +218,7 @@ static void parses_parameter_lists(void **state)
     (void)state;
     unsigned mask;
     st_err err = {0};
-    assert_int_equal(plan_cal_params_parse("gemm_eff_max,hbm_eff,flash_eff,fp8_gemm_eff,gemm_dim_half",
+    assert_int_equal(plan_cal_params_parse("gemm_eff_max,hbm_eff,flash_eff,fp8_gemm_eff,gemm_dim_half,alloc_frac",
                                            &mask, &err),
                      ST_OK);
     assert_int_equal(mask, PLAN_CAL_ALL);
