@@ -13,6 +13,7 @@ pkgs=(
   build-essential cmake pkg-config
   libgsl-dev libsqlite3-dev libcjson-dev
   libopenmpi-dev openmpi-bin
+  libopenblas-dev
   gnuplot-nox libcmocka-dev
   clang libclang-rt-dev
 )
