@@ -436,6 +436,11 @@ typedef struct plan_mem {
  * step_s. */
 typedef struct plan_time {
     double compute_s;            /* forward + backward (+ recompute) on the busiest stage */
+    /* compute_s by kind of kernel (they sum to it): the linear layers' GEMMs
+     * (with FP8 casts), the attention core, elementwise kernels (norms,
+     * activations, residuals, the loss), and the host's launch time where it
+     * exceeds the GPU's (a floor, or added with blocking launches) */
+    double compute_gemm_s, compute_attn_s, compute_elem_s, compute_host_s;
     double tp_comm_s;            /* exposed TP collectives */
     double cp_comm_s;            /* exposed context-parallel KV exchange */
     double pp_comm_s;            /* exposed point-to-point activations/gradients */
