@@ -436,11 +436,6 @@ typedef struct plan_mem {
  * step_s. */
 typedef struct plan_time {
     double compute_s;            /* forward + backward (+ recompute) on the busiest stage */
-    /* compute_s by kind of kernel (they sum to it): the linear layers' GEMMs
-     * (with FP8 casts), the attention core, elementwise kernels (norms,
-     * activations, residuals, the loss), and the host's launch time where it
-     * exceeds the GPU's (a floor, or added with blocking launches) */
-    double compute_gemm_s, compute_attn_s, compute_elem_s, compute_host_s;
     double tp_comm_s;            /* exposed TP collectives */
     double cp_comm_s;            /* exposed context-parallel KV exchange */
     double pp_comm_s;            /* exposed point-to-point activations/gradients */
@@ -450,6 +445,14 @@ typedef struct plan_time {
     double step_s;
     double dp_total_s;           /* whole DP sync, hidden or not (for reference) */
 } plan_time;
+
+/* plan_time's compute_s by kind of kernel (they sum to it): the linear
+ * layers' GEMMs (with FP8 casts), the attention core, elementwise kernels
+ * (norms, activations, residuals, the loss), and the host's launch time
+ * where it exceeds the GPU's (a floor, or added with blocking launches). */
+typedef struct plan_compute_split {
+    double gemm_s, attn_s, elem_s, host_s;
+} plan_compute_split;
 
 typedef enum plan_reject {
     PLAN_OK = 0,
@@ -474,6 +477,7 @@ typedef struct plan_estimate {
 
     /* Memory: the worst stage decides feasibility. */
     plan_mem mem;                /* worst stage */
+    plan_compute_split compute;  /* time.compute_s by kind of kernel */
     int worst_stage;
     double capacity_bytes;       /* GPU memory */
     double oom_excess_bytes;     /* > 0: by how much the worst stage misses */

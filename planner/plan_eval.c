@@ -832,10 +832,11 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     double t_pipe = pipeline_s(l, maxT, sumT);
     plan_time *tm = &est->time;
     tm->compute_s = mb * crit_comp;
-    tm->compute_gemm_s = mb * crit.gemm;
-    tm->compute_attn_s = mb * crit.attn;
-    tm->compute_host_s = mb * crit.host;
-    tm->compute_elem_s = tm->compute_s - tm->compute_gemm_s - tm->compute_attn_s - tm->compute_host_s;
+    plan_compute_split *cs = &est->compute;
+    cs->gemm_s = mb * crit.gemm;
+    cs->attn_s = mb * crit.attn;
+    cs->host_s = mb * crit.host;
+    cs->elem_s = tm->compute_s - cs->gemm_s - cs->attn_s - cs->host_s;
     tm->tp_comm_s = mb * crit_tp;
     tm->cp_comm_s = mb * crit_cp;
     tm->pp_comm_s = mb * crit_pp;
@@ -886,18 +887,18 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
          PLAN__XSTR(PLAN__HOST_OP_US) " us host time per kernel (" PLAN__XSTR(PLAN__KERNELS_FWD)
          " forward, " PLAN__XSTR(PLAN__KERNELS_BWD) " backward per layer), else that as a floor",
          "plan_hw.c; Narayanan et al. 2021 Eq. 3 FLOP counts; PyTorch eager dispatch");
-    TERM(terms, "time", "  GEMMs", tm->compute_gemm_s, "s",
+    TERM(terms, "time", "  GEMMs", cs->gemm_s, "s",
          "the linear layers and the LM head: 3 GEMMs per forward GEMM (input and weight "
          "gradients), a fourth with full recompute; FP8 casts with FP8 linears",
          "Qi et al. 2023, Sec. 2; plan_hw.c GEMM efficiency");
-    TERM(terms, "time", "  attention core", tm->compute_attn_s, "s",
+    TERM(terms, "time", "  attention core", cs->attn_s, "s",
          "flash: 4 b a s^2 d causal half at flash_eff of peak, backward 2.5x; unfused: "
          "batched GEMMs and the score tensors through HBM",
          "Dao 2023 (FlashAttention-2)");
-    TERM(terms, "time", "  elementwise", tm->compute_elem_s, "s",
+    TERM(terms, "time", "  elementwise", cs->elem_s, "s",
          "norms, activations, residuals, dropout and the loss at hbm_eff of HBM bandwidth",
          "Korthikanti et al. 2022, Fig. 2 op list");
-    TERM(terms, "time", "  host launch", tm->compute_host_s, "s",
+    TERM(terms, "time", "  host launch", cs->host_s, "s",
          "host time per kernel beyond the GPU's time (blocking launches: all of it)",
          "PyTorch eager dispatch");
     TERM(terms, "time", "TP communication", tm->tp_comm_s, "s",
