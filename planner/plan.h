@@ -428,9 +428,19 @@ typedef struct plan_mem {
     double logits_bytes;         /* LM head logits and loss (last stage) */
     double comm_buffers_bytes;   /* DP buckets, p2p buffers, NCCL buffers */
     double context_bytes;        /* CUDA context and library workspaces */
-    double allocator_bytes;      /* caching-allocator fragmentation */
-    double total_bytes;
+    double allocator_bytes;      /* what the caching allocator reserves beyond the
+                                  * tensors (cached free blocks, fragmentation): shows
+                                  * in nvidia-smi, released and retried before an
+                                  * out-of-memory error */
+    double total_bytes;          /* the process's footprint as nvidia-smi shows it */
 } plan_mem;
+
+/* What a stage must hold at its peak: everything but the allocator's
+ * reserve. PyTorch's caching allocator, when cudaMalloc fails, frees its
+ * cached blocks and retries before it raises out of memory (c10/cuda/
+ * CUDACachingAllocator.cpp, release_cached_blocks), so a layout fits when
+ * this fits, though nvidia-smi then shows up to total_bytes. */
+double plan_mem_need_bytes(const plan_mem *m);
 
 /* Step time split into the terms the user sees, seconds. The terms sum to
  * step_s. */

@@ -769,13 +769,17 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     TERM(terms, "memory", "allocator", worst.allocator_bytes, "bytes",
          "alloc_frac x the tensors' memory: what the caching allocator reserves beyond it",
          "c10 CUDA caching allocator; alloc_frac fitted per stack to measured memory");
-    TERM(terms, "memory", "total (worst stage)", worst.total_bytes, "bytes", "sum of the above",
-         "");
+    TERM(terms, "memory", "total (worst stage)", worst.total_bytes, "bytes",
+         "sum of the above: what nvidia-smi shows", "");
+    TERM(terms, "memory", "needed (worst stage)", plan_mem_need_bytes(&worst), "bytes",
+         "total less the allocator's reserve: a layout fits when this fits (the allocator "
+         "frees its cached blocks and retries before it fails)",
+         "c10 CUDACachingAllocator, release_cached_blocks");
 
-    if (worst.total_bytes > est->capacity_bytes) {
+    if (plan_mem_need_bytes(&worst) > est->capacity_bytes) {
         /* the reason is formatted on demand (plan_estimate_reason): most
          * layouts a search rejects for memory are never shown */
-        est->oom_excess_bytes = worst.total_bytes - est->capacity_bytes;
+        est->oom_excess_bytes = plan_mem_need_bytes(&worst) - est->capacity_bytes;
         est->reject = PLAN_REJ_OOM;
     }
 
@@ -944,12 +948,17 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     return ST_OK;
 }
 
+double plan_mem_need_bytes(const plan_mem *m)
+{
+    return m->total_bytes - m->allocator_bytes;
+}
+
 const char *plan_estimate_reason(const plan_estimate *est, char *buf, size_t n)
 {
     if (est->reject == PLAN_REJ_OOM && !est->reason[0])
         snprintf(buf, n, "stage %d needs %.1f GiB of %.1f GiB (%.1f GiB over)", est->worst_stage,
-                 est->mem.total_bytes / 1073741824.0, est->capacity_bytes / 1073741824.0,
-                 est->oom_excess_bytes / 1073741824.0);
+                 plan_mem_need_bytes(&est->mem) / 1073741824.0,
+                 est->capacity_bytes / 1073741824.0, est->oom_excess_bytes / 1073741824.0);
     else
         snprintf(buf, n, "%s", est->reason);
     return buf;
