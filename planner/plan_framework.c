@@ -72,14 +72,20 @@ const plan_framework plan_frameworks[] = {
         .local_batch = 0,
         .recompute_default = PLAN_RECOMP_NONE,
         .sharding_default = PLAN_SHARD_NONE,
-        .sp_default = 0,
+        /* SMP's `optimize` defaults to "memory": no activation is stored
+         * twice across the tensor-parallel ranks (smd_model_parallel_
+         * general.rst); that is sequence parallelism's memory, and the
+         * planner's sequence_parallel is how a plan says optimize "memory"
+         * (off: "speed") */
+        .sp_default = 1,
         .schedules_unknown = 0,
         .doc = "SageMaker model parallelism library v1 parameters (sagemaker-python-sdk "
                "doc/api/training/smd_model_parallel_general.rst): pipeline 'simple' or "
                "'interleaved'; active_microbatches (default partitions + 2); "
                "shard_optimizer_state; sharded_data_parallel_degree (v1.11+, not with "
-               "pipeline parallelism); optimize 'speed' keeps every TP rank's copy of the "
-               "replicated activations; prescaled_batch; placement_strategy 'cluster', "
+               "pipeline parallelism); optimize 'memory' (the default) stores no activation "
+               "twice across TP ranks (sequence parallelism's memory), 'speed' keeps every TP "
+               "rank's copy; prescaled_batch; placement_strategy 'cluster', "
                "'spread' or an order of D, P, T; offload_activations with "
                "activation_loading_horizon; activation checkpointing per module "
                "(smp.set_activation_checkpointing, strategy 'each', 'contiguous', 'group_k'). "
