@@ -3,7 +3,10 @@
  * efficiency parameters to the measured runs of a calibration CSV (the
  * format of data/reference/calibration_runs.csv) and print them with the
  * error before and after; --write FILE saves them as a catalog override that
- * --catalog FILE (or an edit of data/catalog.json) applies.
+ * --catalog FILE applies. It starts from data/catalog.json without the
+ * shipped calibration (data/calibration.json, which every other command
+ * merges over the catalog), so `smdplan calibrate data/reference/
+ * calibration_runs.csv --write data/calibration.json` remakes that file.
  */
 #include "app/cli.h"
 
@@ -242,7 +245,7 @@ int cli_calibrate_cmd(int argc, char **argv)
     plan_validate_row *rows = NULL;
     plan_cal_report *rep = calloc(1, sizeof *rep);
     int ex = 0;
-    int rc = rep ? data_catalog_load(NULL, &cat, &err) : ST_RAISE(&err, ST_ENOMEM, "out of memory");
+    int rc = rep ? data_catalog_load_base(&cat, &err) : ST_RAISE(&err, ST_ENOMEM, "out of memory");
     if (rc == ST_OK && catalog)
         rc = data_catalog_merge(&cat, catalog, &err);
     if (rc == ST_OK)
