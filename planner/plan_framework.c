@@ -131,7 +131,10 @@ const plan_framework plan_frameworks[] = {
         .recompute_default = PLAN_RECOMP_NONE,
         .sharding_default = PLAN_SHARD_OPTIMIZER,
         .sp_default = 1,
-        .schedules_unknown = 0,
+        /* a run that does not say which of its two schedules it used (no
+         * virtual stage count published) is read as the faster of them, as
+         * its micro-batch is: benchmark tables are tuned runs */
+        .schedules_unknown = B(PLAN_SCHED_INTERLEAVED) | B(PLAN_SCHED_VIRTUAL),
         .doc = "Megatron-Core (megatron/training/arguments.py, NeMo performance recipes): "
                "1F1B and interleaved virtual-stage schedules (no zero bubble); distributed "
                "optimizer (--use-distributed-optimizer: gradients reduce-scattered, "
