@@ -47,11 +47,13 @@
 int plan_cal_params_parse(const char *list, unsigned *mask, st_err *err);
 
 #define PLAN_CAL_ALL ((1u << PLAN_EFF__COUNT) - 1)
-/* What is fitted unless asked: the framework efficiencies. The chip's GEMM
- * dimension scale is fitted only on request (--fit gemm_dim_half), in the
- * chip's pool, where it and gemm_eff_max trade off against each other and
- * every framework's fit would have to follow it. */
-#define PLAN_CAL_DEFAULT PLAN_EFF_FRAMEWORK_MASK
+/* What is fitted unless asked: the framework efficiencies, and in each
+ * chip's pool (every framework's runs on it) the chip's GEMM dimension
+ * scale gemm_dim_half, a property of its tiles and SM count that every
+ * framework's fit then shares: a chip of more SMs needs larger dimensions
+ * to fill them (H100 SXM 132 SMs against A100's 108; NVIDIA Matrix
+ * Multiplication Background User's Guide, wave quantization). */
+#define PLAN_CAL_DEFAULT (PLAN_EFF_FRAMEWORK_MASK | (1u << PLAN_EFF_DIM_HALF))
 
 typedef struct plan_cal_options {
     unsigned params;             /* plan_eff_param bits asked (0: PLAN_CAL_DEFAULT) */
