@@ -134,9 +134,14 @@ static const char *silicon_of(const plan_gpu *g)
     return g->silicon[0] ? g->silicon : g->name;
 }
 
+/* The top of p's range: the chip's measured GEMM ceiling bounds the GEMM
+ * efficiency and the fused attention's too (attention is two GEMMs with a
+ * softmax between them: FlashAttention-3 reaches 75 % of the H100 peak
+ * forward, Shah et al. 2024, no more than a large GEMM does). */
 static double cal_hi(const cal *c, int p)
 {
-    return p == PLAN_EFF_GEMM ? fmin(ranges[p].hi, c->hi_gemm) : ranges[p].hi;
+    return p == PLAN_EFF_GEMM || p == PLAN_EFF_FLASH ? fmin(ranges[p].hi, c->hi_gemm)
+                                                     : ranges[p].hi;
 }
 
 /* log(predicted / measured) of row i with efficiencies e (NULL: as the
