@@ -146,8 +146,13 @@ static int record_calibration(db *d, const db_provenance *p, void *ctx, st_err *
 
 static void print_report(FILE *f, const char *path, int nrows, const plan_cal_report *rep)
 {
-    fprintf(f, "calibrate: %s, %d rows, %d with a compared time, %d sources\n\n", path, nrows,
-            rep->rows_used, rep->nsources);
+    fprintf(f, "calibrate: %s, %d rows, %d with a compared time fitted, %d sources\n", path,
+            nrows, rep->rows_used, rep->nsources);
+    if (rep->rows_oom)
+        fprintf(f, "           %d more left out: the planner finds their published layout out of "
+                   "memory, so they did not run as published\n",
+                rep->rows_oom);
+    fprintf(f, "\n");
     fprintf(f, "%-10s %-6s %5s %4s  %-13s %9s %9s %8s  %s\n", "framework", "chip", "rows", "src",
             "parameter", "before", "after", "+-", "");
     for (int i = 0; i < rep->ngroups; i++) {

@@ -798,8 +798,15 @@ int plan_calibrate(plan_catalog *cat, const plan_validate_row *rows, int nrows,
                 plan_fw_family_key(plan_framework_get(r->framework)->family));
             cpy(m->silicon, sizeof m->silicon, silicon_of(&cat->gpus[r->inst.gpu_index]));
         }
+        /* a run whose published layout the planner finds out of memory
+         * did not run as published: its time says nothing certain of the
+         * efficiencies (validate still reports it) */
         if (!r->compared)
             continue;
+        if (r->pred_oom) {
+            rep->rows_oom++;
+            continue;
+        }
         cal_row *cr = &row[c.nrow];
         cr->r = r;
         snprintf(cr->family, sizeof cr->family, "%s",

@@ -102,7 +102,9 @@ typedef struct plan_cal_report {
     plan_cal_group group[PLAN_CAL_GROUPS_MAX];
     int nsources;
     plan_cal_source source[PLAN_VAL_SOURCES_MAX];
-    int rows_used;               /* rows with a compared time */
+    int rows_used;               /* rows with a compared time, fitted */
+    int rows_oom;                /* compared rows left out: their published layout does
+                                  * not fit by the planner's memory model */
     double mean_source_err_pct;  /* mean over sources of their mean |error| */
     double max_source_err_pct;
     double loso_mean_source_err_pct;
