@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "exec/exec_dev_int.h"
 #include "exec/exec_int.h"
 #include "smd_config.h"
 
@@ -62,4 +63,25 @@ const char *exec_comm_names(void)
 #else
     return "self";
 #endif
+}
+
+/* The devices of this build, by name. */
+static const exec_dev_ops *const devices[] = {
+    &exec_dev_cpu_ops,
+    &exec_dev_cpu64_ops,
+};
+
+#define NDEVICES (sizeof devices / sizeof devices[0])
+
+const exec_dev_ops *exec_dev_find(const char *name)
+{
+    for (size_t i = 0; name && i < NDEVICES; i++)
+        if (strcmp(devices[i]->name, name) == 0)
+            return devices[i];
+    return NULL;
+}
+
+const char *exec_dev_names(void)
+{
+    return "cpu cpu64";
 }
