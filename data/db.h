@@ -236,7 +236,9 @@ typedef struct db_run {
 } db_run;
 
 /* A measured run of layout l of model m on cluster c (runs.source =
- * 'measured'), with the prediction beside it (est may be NULL) and, when
+ * 'measured'; c may be NULL for a host with no catalog entry: the plan then
+ * names run->run_host, 1 node of run->ranks, and no prediction is kept),
+ * with the prediction beside it (est may be NULL) and, when
  * run->simulated_step_s > 0, the simulated step (plans.simulated_step_s and
  * runs.simulated_step_s), so that compare joins the three. */
 int db_record_run(db *d, const db_provenance *p, const plan_model *m, const plan_cluster *c,

@@ -772,12 +772,16 @@ static int run_body(db *d, int64_t rec, void *vctx, st_err *err)
     int64_t mid = 0, iid = 0, pid = 0, rid = 0;
     double sim = u->simulated_step_s > 0 ? u->simulated_step_s : 0;
     int rc = insert_model(d, rec, x->m, &mid, err);
-    if (rc == ST_OK)
+    if (rc == ST_OK && x->c)
         rc = insert_cluster(d, rec, x->c, &iid, err);
+    /* no catalog entry for the host it ran on: the plan names the host */
+    const char *inst = x->c ? x->c->inst->name : u->run_host ? u->run_host : "";
+    int nodes = x->c ? x->c->nodes : 1;
+    int gpus = x->c ? x->c->gpus : u->ranks > 0 ? u->ranks : 1;
     if (rc == ST_OK)
-        rc = insert_plan(d, rec, mid, iid, "measured", 1, x->m, x->c->inst->name, x->c->nodes,
-                         x->c->gpus, x->l, sim, &pid, err);
-    if (rc == ST_OK && x->est)
+        rc = insert_plan(d, rec, mid, iid, "measured", 1, x->m, inst, nodes, gpus, x->l, sim, &pid,
+                         err);
+    if (rc == ST_OK && x->est && x->c)
         rc = insert_prediction(d, rec, pid, x->est, x->m, x->c, x->l, err);
     db__ins s;
     memset(&s, 0, sizeof s);
@@ -863,8 +867,13 @@ int db_record_run(db *d, const db_provenance *p, const plan_model *m, const plan
     char sum[256] = "", ml[96], lay[128];
     model_label(m, ml, sizeof ml);
     db__layout_label(l, lay, sizeof lay);
-    db__catf(sum, sizeof sum, "%s on %d x %s: %s: run %s", ml, c->nodes, c->inst->name, lay,
-             run->status ? run->status : "ok");
+    if (c)
+        db__catf(sum, sizeof sum, "%s on %d x %s: %s: run %s", ml, c->nodes, c->inst->name, lay,
+                 run->status ? run->status : "ok");
+    else
+        db__catf(sum, sizeof sum, "%s on %s: %s: run %s", ml,
+                 run->run_host ? run->run_host : "an unknown host", lay,
+                 run->status ? run->status : "ok");
     if (run->ranks > 0)
         db__catf(sum, sizeof sum, " (%d ranks)", run->ranks);
     if (run->measured_step_s > 0)
