@@ -48,7 +48,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "app/cli_exec.h"
 #include "app/cli_int.h"
 #include "app/cli_launch.h"
 #include "common/units.h"
@@ -136,7 +135,7 @@ typedef struct scale_spec {
 typedef struct exec_opts {
     int64_t plan_id;
     int plan_rank;
-    cli_exec_train train;
+    exec_train train;
     scale_spec scale;
     const char *scale_text;
     char data_kind[16];
@@ -263,9 +262,7 @@ static int apply_xopt(exec_opts *o, const xopt *d, const char *a, st_err *err)
         o->plan_rank = (int)v;
         return rc;
     case X_STEPS:
-        rc = units_parse_int(a, "--steps", 1, 100000000, &v, err);
-        o->train.steps = (int)v;
-        return rc;
+        return units_parse_int(a, "--steps", 1, 100000000, &o->train.steps, err);
     case X_SCALE:
         o->scale_text = a;
         return parse_scale(a, &o->scale, err);
@@ -313,9 +310,7 @@ static int apply_xopt(exec_opts *o, const xopt *d, const char *a, st_err *err)
         o->min_lr_given = 1;
         return parse_double("min-lr", a, 0, 10, &o->train.min_lr, err);
     case X_WARMUP:
-        rc = units_parse_int(a, "--warmup-steps", 0, 100000000, &v, err);
-        o->train.warmup_steps = (int)v;
-        return rc;
+        return units_parse_int(a, "--warmup-steps", 0, 100000000, &o->train.warmup_steps, err);
     case X_WEIGHT_DECAY: return parse_double("weight-decay", a, 0, 10, &o->train.weight_decay, err);
     case X_GRAD_CLIP: return parse_double("grad-clip", a, 0, 1e6, &o->train.grad_clip, err);
     default:
@@ -977,6 +972,34 @@ typedef struct outcome {
     int measured;
 } outcome;
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median time of the measured steps (the contract's step time), NAN
+ * when none was measured; *measured their count. */
+static double median_step_s(const exec_result *r, int *measured)
+{
+    *measured = 0;
+    double *t = r->nsteps > 0 ? malloc((size_t)r->nsteps * sizeof *t) : NULL;
+    if (!t)
+        return NAN;
+    int n = 0;
+    for (int i = 0; i < r->nsteps; i++)
+        if (r->steps[i].measured && isfinite(r->steps[i].time_s))
+            t[n++] = r->steps[i].time_s;
+    *measured = n;
+    double med = NAN;
+    if (n > 0) {
+        qsort(t, (size_t)n, sizeof *t, cmp_double);
+        med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    }
+    free(t);
+    return med;
+}
+
 /* "rank N" in a line of mpirun's or the rank program's: N, or -1. */
 static int rank_in(const char *s)
 {
@@ -992,7 +1015,7 @@ static int rank_in(const char *s)
 }
 
 static void judge(const exec_opts *o, const cli_launch_result *lr, int have_result,
-                  const cli_exec_result *res, const host_pred *h, const exec_job *j, outcome *oc)
+                  const exec_result *res, const host_pred *h, const exec_job *j, outcome *oc)
 {
     memset(oc, 0, sizeof *oc);
     oc->failed_rank = -1;
@@ -1004,7 +1027,7 @@ static void judge(const exec_opts *o, const cli_launch_result *lr, int have_resu
         snprintf(oc->status, sizeof oc->status, "%s", res->status);
         snprintf(oc->error, sizeof oc->error, "%s", res->error);
         oc->failed_rank = res->failed_rank;
-        oc->step_s = cli_exec_median_step_s(res, &oc->measured);
+        oc->step_s = median_step_s(res, &oc->measured);
         for (int i = 0; i < res->nranks; i++)
             if (isfinite(res->rank_stats[i].peak_memory_bytes) &&
                 !(oc->peak_mem_bytes >= res->rank_stats[i].peak_memory_bytes))
@@ -1061,7 +1084,7 @@ static void judge(const exec_opts *o, const cli_launch_result *lr, int have_resu
 typedef struct rec_ctx {
     const exec_job *j;
     const host_pred *h;
-    const cli_exec_result *res;
+    const exec_result *res;
     int have_result;
     const outcome *oc;
     const launch_cmd *cmd;
@@ -1079,7 +1102,7 @@ static double nan0(double v)
 static int record_run(db *d, const db_provenance *p, void *vctx, st_err *err)
 {
     const rec_ctx *x = vctx;
-    const cli_exec_result *r = x->res;
+    const exec_result *r = x->res;
     int ns = x->have_result ? r->nsteps : 0, nr = x->have_result ? r->nranks : 0;
     db_run_step *steps = ns ? calloc((size_t)ns, sizeof *steps) : NULL;
     db_run_rank *ranks = nr ? calloc((size_t)nr, sizeof *ranks) : NULL;
@@ -1089,19 +1112,21 @@ static int record_run(db *d, const db_provenance *p, void *vctx, st_err *err)
         return ST_RAISE(err, ST_ENOMEM, "out of memory");
     }
     for (int i = 0; i < ns; i++) {
-        const cli_exec_step *s = &r->steps[i];
-        steps[i] = (db_run_step){.step = s->step, .time_s = s->time_s, .forward_s = NAN,
-                                 .backward_s = NAN, .optimizer_s = s->optimizer_s, .comm_s = NAN,
-                                 .loss = s->loss, .phases = 1, .compute_s = s->compute_s,
-                                 .tp_comm_s = s->tp_comm_s, .pp_wait_s = s->pp_wait_s,
-                                 .dp_comm_s = s->dp_comm_s, .lr = s->lr, .grad_norm = s->grad_norm,
-                                 .measured = s->measured};
+        const exec_step_result *s = &r->steps[i];
+        steps[i] = (db_run_step){.step = (int)s->step, .time_s = s->time_s, .forward_s = NAN,
+                                 .backward_s = NAN, .optimizer_s = s->phases.optimizer_s,
+                                 .comm_s = NAN, .loss = s->loss, .phases = 1,
+                                 .compute_s = s->phases.compute_s,
+                                 .tp_comm_s = s->phases.tp_comm_s,
+                                 .pp_wait_s = s->phases.pp_wait_s,
+                                 .dp_comm_s = s->phases.dp_comm_s, .lr = s->lr,
+                                 .grad_norm = s->grad_norm, .measured = s->measured};
     }
     for (int i = 0; i < nr; i++) {
-        const cli_exec_rank *k = &r->rank_stats[i];
+        const exec_rank_stat *k = &r->rank_stats[i];
         ranks[i] = (db_run_rank){k->rank, k->tp_rank, k->pp_rank, k->dp_rank, k->peak_memory_bytes,
-                                 k->compute_s, k->tp_comm_s, k->pp_wait_s, k->dp_comm_s,
-                                 k->optimizer_s};
+                                 k->phases.compute_s, k->phases.tp_comm_s, k->phases.pp_wait_s,
+                                 k->phases.dp_comm_s, k->phases.optimizer_s};
     }
     const outcome *oc = x->oc;
     int failed_rank = oc->failed_rank, exit_status = x->exit_status;
@@ -1166,7 +1191,9 @@ int cli_exec_cmd(int argc, char **argv)
 {
     exec_opts o;
     memset(&o, 0, sizeof o);
-    cli_exec_train_default(&o.train);
+    exec_config defaults;
+    exec_config_default(&defaults);
+    o.train = defaults.train;
     snprintf(o.data_kind, sizeof o.data_kind, "synthetic");
     o.wait_timeout_s = DEFAULT_WAIT_TIMEOUT_S;
     o.threads = 1;
@@ -1197,10 +1224,10 @@ int cli_exec_cmd(int argc, char **argv)
     if (o.train.min_lr > o.train.lr)
         ST_RAISE(&err, ST_EINVAL, "--min-lr %g: above --lr %g", o.train.min_lr, o.train.lr);
     else if (o.train.steps <= o.train.warmup_steps_unmeasured)
-        ST_RAISE(&err, ST_EINVAL, "--steps %d: the first %d step%s not measured; give at least %d",
-                 o.train.steps, o.train.warmup_steps_unmeasured,
+        ST_RAISE(&err, ST_EINVAL, "--steps %lld: the first %lld step%s not measured; give at "
+                 "least %lld", (long long)o.train.steps, (long long)o.train.warmup_steps_unmeasured,
                  o.train.warmup_steps_unmeasured == 1 ? " is" : "s are",
-                 o.train.warmup_steps_unmeasured + 1);
+                 (long long)o.train.warmup_steps_unmeasured + 1);
     else if (o.save_every && !o.save_dir)
         ST_RAISE(&err, ST_EINVAL, "--save-every %d: needs --save DIR", o.save_every);
     else if (o.out && !o.emit)
@@ -1277,6 +1304,7 @@ int cli_exec_cmd(int argc, char **argv)
     if (rc == ST_OK) {
         executor_layout(&j.layout);
         j.model = j.model_full;
+        j.model.dropout = PLAN_DROPOUT_OFF; /* the executor trains without dropout */
         j.ranks = j.layout.tp * j.layout.pp * j.layout.dp * j.layout.cp;
         rc = check_knobs(&j.layout, &err);
     }
@@ -1290,24 +1318,38 @@ int cli_exec_cmd(int argc, char **argv)
     }
 
     /* ---- the job ---- */
-    cli_exec_spec *spec = calloc(1, sizeof *spec);
-    if (!spec) {
+    /* CONFIG.json by the executor's own writer, read back by its own
+     * reader and checked against the rank count: a config the rank program
+     * would refuse is refused here, before anything launches */
+    exec_config *cfg = calloc(2, sizeof *cfg);
+    if (!cfg) {
         cli_plan_ctx_free(&x);
         return 1;
     }
-    spec->model = j.model;
-    spec->layout = j.layout;
-    spec->train = o.train;
-    snprintf(spec->data_kind, sizeof spec->data_kind, "%s", o.data_kind);
-    absolute(o.data_path, spec->data_path, sizeof spec->data_path);
-    spec->threads_per_rank = o.threads;
-    absolute(o.save_dir, spec->save_dir, sizeof spec->save_dir);
-    spec->save_every = o.save_every;
-    absolute(o.resume_dir, spec->resume_dir, sizeof spec->resume_dir);
-    spec->timeout_s = o.wait_timeout_s;
-    spec->progress = 1;
-    char *config_text = cli_exec_config_text(spec);
-    free(spec);
+    exec_config_default(&cfg[0]);
+    cfg[0].model = j.model;
+    cfg[0].layout = j.layout;
+    cfg[0].train = o.train;
+    for (int k = 0; k < EXEC_DATA__COUNT; k++)
+        if (!strcmp(exec_data_kind_name((exec_data_kind)k), o.data_kind))
+            cfg[0].data_kind = (exec_data_kind)k;
+    absolute(o.data_path, cfg[0].data_path, sizeof cfg[0].data_path);
+    cfg[0].threads_per_rank = o.threads;
+    absolute(o.save_dir, cfg[0].save_dir, sizeof cfg[0].save_dir);
+    cfg[0].save_every = o.save_every;
+    absolute(o.resume_dir, cfg[0].resume_dir, sizeof cfg[0].resume_dir);
+    cfg[0].timeout_s = o.wait_timeout_s;
+    cfg[0].progress = 1;
+    char *config_text = exec_config_json(&cfg[0]);
+    rc = config_text ? exec_config_parse(config_text, &cfg[1], &err) : ST_OK;
+    if (rc == ST_OK && config_text)
+        rc = exec_config_check(&cfg[1], j.ranks, &err);
+    free(cfg);
+    if (rc != ST_OK) {
+        free(config_text);
+        cli_plan_ctx_free(&x);
+        return cli_fail(&err);
+    }
     char rank_prog[CLI_PATH_MAX];
     find_rank_program(rank_prog, sizeof rank_prog);
     char run_dir[CLI_PATH_MAX];
@@ -1395,13 +1437,14 @@ int cli_exec_cmd(int argc, char **argv)
         free(h);
         goto done;
     }
-    cli_exec_result res;
+    exec_result res;
+    exec_result_init(&res);
     st_err rerr = {0};
     snprintf(path, sizeof path, "%s/RESULT.json", run_dir);
-    int have_result = cli_exec_result_read(path, &res, &rerr) == ST_OK;
+    int have_result = access(path, F_OK) == 0 && exec_result_read(path, &res, &rerr) == ST_OK;
     outcome oc;
     judge(&o, &lr, have_result, &res, h, &j, &oc);
-    if (!have_result && rerr.code != ST_ENOENT && !oc.error[0])
+    if (!have_result && rerr.code && !oc.error[0])
         snprintf(oc.error, sizeof oc.error, "%s", rerr.msg);
 
     char host[64];
@@ -1494,7 +1537,7 @@ int cli_exec_cmd(int argc, char **argv)
     }
     ex = !strcmp(oc.status, "ok") ? 0 : oc.bad_config ? 2 : 1;
     if (have_result)
-        cli_exec_result_free(&res);
+        exec_result_free(&res);
     free(h);
 done:
     free(config_text);
