@@ -7,7 +7,7 @@
  * it measured: "host-NAME" for one thread per rank (a "GPU" per core),
  * "host-NAME-tT" for T threads per rank, each with its device entry
  * "cpu-NAME" / "cpu-NAME-tT"; NAME is the host name up to its first dot,
- * with anything but letters, digits and '-' made '-'. smdplan exec looks up
+ * with anything but letters, digits and '-' made '-', at most 20 characters. smdplan exec looks up
  * the one for the threads per rank it runs with.
  *
  * Files. A file is written whole or not at all: a temporary file in the
@@ -39,7 +39,7 @@ void cli_host_name(char *buf, size_t n)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
               *p == '-'))
             *p = '-';
-    snprintf(buf, n, "%.24s", h);
+    snprintf(buf, n, "%.20s", h); /* "cpu-NAME-tT" fits a catalog GPU name (31) */
 }
 
 void cli_host_entry_names(int threads_per_rank, char *inst, size_t ni, char *gpu, size_t ng)

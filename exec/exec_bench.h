@@ -97,6 +97,44 @@ typedef struct exec_bench_comm {
  * 0 for an unknown op. */
 double exec_bench_busbw_factor(const char *op, int n);
 
+/* The operations of the transport bench. */
+typedef enum exec_bench_op {
+    EXEC_BENCH_ALLREDUCE = 0,
+    EXEC_BENCH_REDUCESCATTER,
+    EXEC_BENCH_ALLGATHER,
+    EXEC_BENCH_SENDRECV,
+    EXEC_BENCH_OP__COUNT
+} exec_bench_op;
+
+const char *exec_bench_op_name(exec_bench_op op); /* "allreduce", ... */
+int exec_bench_op_parse(const char *s, exec_bench_op *out, st_err *err);
+
+typedef struct exec_bench_comm_config {
+    double min_bytes, max_bytes; /* message sizes, doubling (default 8 B to 1 GiB) */
+    unsigned ops;                /* bit 1 << exec_bench_op (default all) */
+    int warmup, iters;           /* nccl-tests' -w 5 -n 20 by default */
+} exec_bench_comm_config;
+
+void exec_bench_comm_config_default(exec_bench_comm_config *cfg);
+
+/* The largest size of the doubling sequence up to want that two buffers per
+ * rank of ranks_on_host ranks hold in half of this host's memory. */
+double exec_bench_comm_max_bytes(double want, int ranks_on_host);
+
+/* Measure the transport of world (see exec_bench_comm.c). Collective over
+ * world: every rank calls it with the same config; every rank gets the
+ * same out. A wrong result is ST_EINTERNAL; a transport failure or timeout
+ * is the transport's error (the caller aborts the job). */
+struct exec_comm;
+int exec_bench_comm_run(struct exec_comm *world, const exec_bench_comm_config *cfg,
+                        exec_bench_comm *out, st_err *err);
+
+/* The measurements as JSON text (version 1; malloc'd, caller frees), its
+ * reader (ST_EPARSE, ST_EINVAL naming the key), and an atomic writer. */
+char *exec_bench_comm_json(const exec_bench_comm *b);
+int exec_bench_comm_parse(const char *text, exec_bench_comm *b, st_err *err);
+int exec_bench_comm_write(const char *path, const exec_bench_comm *b, st_err *err);
+
 /* What to measure. Zero-initialised fields take the defaults below. */
 typedef struct exec_bench_cpu_config {
     int max_threads;             /* largest thread count (default: the online cores) */
