@@ -691,7 +691,7 @@ void exec_ws_layout(exec_model *x, void *ws_block, void *rec_block)
     x->ws.lnl = take_el(&c, x, d->Nr * d->C);
     x->ws.big = take_el(&c, x, d->N * wide);
     x->ws.probs = x->ws.a.probs; /* selective recompute's and the full one's never overlap */
-    x->ws.dprobs = take_el(&c, x, d->T * d->T);
+    x->ws.dprobs = take_el(&c, x, d->B * d->Hl * d->T * d->T);
     x->ws.dres = take_el(&c, x, d->Nr * d->C);
     x->ws.dx = take_el(&c, x, d->N * wide);
     x->ws.rowmax = take_el(&c, x, d->N);
