@@ -121,6 +121,11 @@ int exec_config_write(const char *path, const exec_config *cfg, st_err *err);
  * (sim_sched_check). ST_EINVAL with one line. */
 int exec_config_check(const exec_config *cfg, int ranks, st_err *err);
 
+/* Checks of the files a config names, before any work: the data file is
+ * readable, a resume directory has a checkpoint (latest.json), a save
+ * directory's parent exists. ST_ENOENT / ST_EINVAL with the path. */
+int exec_config_check_files(const exec_config *cfg, st_err *err);
+
 /* ------------------------------------------------------------------------ */
 /* RESULT.json                                                               */
 /* ------------------------------------------------------------------------ */
