@@ -256,7 +256,7 @@ double exec_init_value(const exec_gtensor *g, int gid, int64_t i, uint64_t seed)
 /* ---- exec_model.c: forward and backward ---- */
 
 /* Bytes of one (microbatch, chunk) slot of stored activations. */
-size_t exec_slot_bytes(const exec_model *x, const exec_chunk *c, int unused);
+size_t exec_slot_bytes(const exec_model *x, const exec_chunk *c);
 /* Where a chunk's received input activation goes in its slot. */
 void *exec_slot_input(const exec_model *x, int chunk, void *slot);
 

@@ -487,7 +487,7 @@ int exec_model_build(exec_model *x, int pp_rank, uint64_t seed, st_err *err)
             }
     }
     x->sp_pack_numel = x->sp ? sp_total : 0;
-    if (wte_held > x->sp_pack_numel)
+    if (x->emb && wte_held > x->sp_pack_numel) /* the embedding group sums it */
         x->sp_pack_numel = wte_held;
     if (x->sp_pack_numel > 0 &&
         !(x->sp_pack = exec_dev_alloc(dev, (size_t)x->sp_pack_numel * es, EXEC_MEM_COMM, err)))

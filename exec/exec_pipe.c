@@ -91,7 +91,7 @@ int exec_pipe_init(exec_rt *rt, st_err *err)
     if (!rt->slot || !rt->wstore || !rt->slot_pool || !rt->wstore_pool || !rt->host_tok)
         return ST_RAISE(err, ST_ENOMEM, "cannot allocate the runner's tables");
     for (int c = 0; c < v; c++) {
-        rt->slot_pool[c].bytes = exec_slot_bytes(x, &x->chunk[c], 0);
+        rt->slot_pool[c].bytes = exec_slot_bytes(x, &x->chunk[c]);
         rt->slot_pool[c].cls = EXEC_MEM_ACTIVATIONS;
         rt->wstore_pool[c].bytes = exec_wstore_bytes(x, &x->chunk[c]);
         rt->wstore_pool[c].cls = EXEC_MEM_ACTIVATIONS;
