@@ -133,7 +133,8 @@ int exec_config_check_files(const exec_config *cfg, st_err *err);
 /* Wall time by phase, seconds. */
 typedef struct exec_phases {
     double compute_s;            /* forward, backward, recompute, loss */
-    double tp_comm_s;            /* tensor-parallel collectives */
+    double tp_comm_s;            /* tensor-parallel collectives (with sequence parallelism
+                                  * also the sum of the norms' gradients over TP) */
     double pp_wait_s;            /* waiting for pipeline receives (and sends at the end) */
     double dp_comm_s;            /* data-parallel gradient sync and parameter gathers
                                   * not hidden behind compute */

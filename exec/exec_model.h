@@ -175,8 +175,9 @@ typedef struct exec_head_acts {
 
 /* Per-rank timers, seconds, accumulated over a step. */
 typedef struct exec_timers {
-    double tp_s;                 /* TP collectives */
+    double tp_s;                 /* TP collectives (and the SP-partial gradients' sum) */
     double dp_s;                 /* DP collectives and ZeRO-3 gathers */
+    double emb_s;                /* the tied embedding's sum over its group (optimizer) */
 } exec_timers;
 
 /* Everything the layers need. */

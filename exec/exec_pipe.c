@@ -337,7 +337,7 @@ static int run_op(exec_rt *rt, const sim_op *op, exec_phases *ph, st_err *err)
 int exec_pipe_grads(exec_rt *rt, exec_phases *ph, st_err *err)
 {
     exec_model *x = &rt->x;
-    rt->timers.tp_s = rt->timers.dp_s = 0;
+    rt->timers.tp_s = rt->timers.dp_s = rt->timers.emb_s = 0;
     rt->loss_sum = 0;
     exec_dp_step_begin(x);
     int rc = load_tokens(rt);
@@ -384,7 +384,7 @@ int exec_pipe_step(exec_rt *rt, st_err *err)
                      exec_clip_scale(st->grad_norm, cfg->train.grad_clip));
     if ((rc = exec_dp_gather_params(x, err)) || (rc = rt->dev->ops->sync(rt->dev, err)))
         return rc;
-    ph->optimizer_s = exec_now_s() - t0 - (rt->timers.dp_s - dp_before);
+    ph->optimizer_s = exec_now_s() - t0 - (rt->timers.dp_s - dp_before) + rt->timers.emb_s;
     ph->tp_comm_s = rt->timers.tp_s;
     ph->dp_comm_s = rt->timers.dp_s;
     st->wall_s = exec_now_s() - t_step;

@@ -2,7 +2,7 @@
  * bench_exec.c: how fast the CPU executor trains, against what this
  * machine's BLAS can do.
  *
- *   bench_exec [--threads N] [--quick]
+ *   bench_exec [--threads N] [--quick] [--only gpt|llama|mpi]
  *
  * 1. The ceiling: OpenBLAS's sgemm on large square fp32 matrices (2048, or
  *    1024 with --quick), with N threads, its answer checked on sampled
@@ -195,13 +195,16 @@ static int mpi_run(int R, int quick, int threads, const char *dir, double *step_
 int main(int argc, char **argv)
 {
     int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), quick = 0;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             threads = atoi(argv[++i]);
         else if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_exec [--threads N] [--quick]\n");
+            fprintf(stderr, "usage: bench_exec [--threads N] [--quick] [--only gpt|llama|mpi]\n");
             return 2;
         }
     }
@@ -209,8 +212,12 @@ int main(int argc, char **argv)
         threads = 1;
     int gemm_n = quick ? 1024 : 2048;
     sgemm_rate(gemm_n, threads, 0);
-    one_rank("gpt", quick, threads, gemm_n);
-    one_rank("llama", quick, threads, gemm_n);
+    if (!only || strcmp(only, "gpt") == 0)
+        one_rank("gpt", quick, threads, gemm_n);
+    if (!only || strcmp(only, "llama") == 0)
+        one_rank("llama", quick, threads, gemm_n);
+    if (only && strcmp(only, "mpi") != 0)
+        return 0;
 
     char dir[] = "/tmp/bench_exec_XXXXXX";
     if (!mkdtemp(dir)) {
