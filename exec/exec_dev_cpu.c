@@ -195,16 +195,44 @@ static void cpu_free(exec_dev *d, void *p)
     free(p);
 }
 
+/* Large copies and clears in blocks over the threads (a step clears every
+ * gradient). */
+#define CPU_MEM_BLOCK 65536
+
+static void copy_r(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    size_t bytes = (size_t)a->k[0], from = (size_t)lo * CPU_MEM_BLOCK;
+    size_t to = (size_t)hi * CPU_MEM_BLOCK < bytes ? (size_t)hi * CPU_MEM_BLOCK : bytes;
+    if (a->c[0])
+        memcpy((char *)a->p[0] + from, (const char *)a->c[0] + from, to - from);
+    else
+        memset((char *)a->p[0] + from, 0, to - from);
+}
+
 static void cpu_copy(exec_dev *d, void *dst, const void *src, size_t bytes)
 {
-    if (dst != src && bytes)
+    if (dst == src || !bytes)
+        return;
+    const char *s = src, *t = dst;
+    if ((s < t + bytes && t < s + bytes) || bytes < 4 * CPU_MEM_BLOCK) { /* overlap or small */
         memmove(dst, src, bytes);
+        return;
+    }
+    cpu_args a = {.p = {dst}, .c = {src}, .k = {(int64_t)bytes}};
+    cpu_parallel(d, (int64_t)((bytes + CPU_MEM_BLOCK - 1) / CPU_MEM_BLOCK), 2, copy_r, &a);
 }
 
 static void cpu_zero(exec_dev *d, void *p, size_t bytes)
 {
-    if (bytes)
+    if (!bytes)
+        return;
+    if (bytes < 4 * CPU_MEM_BLOCK) {
         memset(p, 0, bytes);
+        return;
+    }
+    cpu_args a = {.p = {p}, .c = {NULL}, .k = {(int64_t)bytes}};
+    cpu_parallel(d, (int64_t)((bytes + CPU_MEM_BLOCK - 1) / CPU_MEM_BLOCK), 2, copy_r, &a);
 }
 
 static int cpu_sync(exec_dev *d, st_err *err)
