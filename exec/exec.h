@@ -8,7 +8,16 @@
  *    reader and writer.
  *  - exec_result: what one run measured (RESULT.json version 1), with its
  *    writer (atomic: temp file, fsync, rename) and reader.
- *  - exec_run: run a config on this rank (collective over the world group).
+ *  - exec_run (exec/exec_run.h): run a config on this rank (collective over
+ *    the world group), what the rank program build/smdplan-rank does.
+ *
+ * Beyond the contract's first version: model.mlp ("plain" | "gated", the
+ * architecture's own when absent), train.stop_after, the "debug" object
+ * (dump_weights, fail_rank / fail_step / fail_mode for fault injection) and,
+ * per rank, peak_memory_by_class_bytes and max_rss_bytes. A rank program
+ * with threads_per_rank > 1 should be launched unbound (mpirun --bind-to
+ * none, or a binding of that many cores per rank): Open MPI binds each rank
+ * to one core by default, and its BLAS and loop threads would share it.
  *
  * The model shape and the layout are the planner's own structs, so a plan
  * runs exactly as the planner described it; the enum strings in the JSON are
