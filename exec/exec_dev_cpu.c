@@ -6,11 +6,14 @@
  * are written once, in exec_dev_cpu_impl.h, and compiled for each type.
  *
  * Buffers are host memory (malloc, zeroed), so a host transport (MPI) takes
- * them directly. With threads_per_rank T, OpenBLAS runs its products on T
- * threads (openblas_set_num_threads) and the device's own loops (norms,
- * activations, softmax, cross-entropy, AdamW ...) are split into T equal
- * ranges run by a small pool of T - 1 workers and the caller (cpu_parallel):
- * with one thread they would leave every other core idle between products.
+ * them directly. With threads_per_rank T, the device's work is split into T
+ * equal ranges run by a small pool of T - 1 workers and the caller
+ * (cpu_parallel): its own loops (norms, activations, softmax, cross-entropy,
+ * AdamW ...), the attention by (sequence, kv head), and large matrix
+ * products by rows of the result, each range one single-threaded OpenBLAS
+ * call (openblas_set_num_threads(1)). One pool for everything: OpenBLAS's
+ * own threads spin (sched_yield) between its calls, which with the device's
+ * loops between products took a fifth of the machine.
  * A range never depends on how many ranges there are: elementwise ops split
  * elements, row ops rows, column sums columns, and sums of squares add
  * fixed blocks in a fixed order, so results are the same for any T.
@@ -160,7 +163,7 @@ static int cpu_open(exec_dev *d, int threads, st_err *err)
     pthread_cond_init(&c->go, NULL);
     pthread_cond_init(&c->done, NULL);
     c->nthreads = 1;
-    openblas_set_num_threads(threads);
+    openblas_set_num_threads(1);
     if (threads > 1) {
         c->workers = calloc((size_t)threads - 1, sizeof *c->workers);
         if (!c->workers) {
