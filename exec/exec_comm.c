@@ -1,8 +1,9 @@
 /*
  * exec_comm.c: the transport-independent half of exec_comm.h: lookup,
  * argument checks, the blocking forms and the one wait loop with its
- * timeout. The transports (exec_comm_mpi.c, exec_comm_self.c, NCCL next)
- * only start operations and test them.
+ * timeout. The transports (exec_comm_mpi.c, exec_comm_self.c,
+ * exec_comm_nccl.c, and the staging of exec_comm_stage.c) only start
+ * operations and test them.
  *
  * The wait polls the transport's test: a short hot spin (a transfer that is
  * about to land costs no scheduler round trip), then sched_yield (ranks
@@ -107,6 +108,16 @@ int exec_comm_check_device(const exec_comm *c, int device_host_memory, const cha
                         "transport %s needs host buffers; device %s keeps them in device memory",
                         c->ops->name, device_name);
     return ST_OK;
+}
+
+int exec_comm_group_begin(exec_comm *c, st_err *err)
+{
+    return c->ops->group_begin ? c->ops->group_begin(c, err) : ST_OK;
+}
+
+int exec_comm_group_end(exec_comm *c, st_err *err)
+{
+    return c->ops->group_end ? c->ops->group_end(c, err) : ST_OK;
 }
 
 exec_comm *exec_req_comm(const exec_req *r)

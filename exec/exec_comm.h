@@ -2,7 +2,7 @@
  * exec_comm.h: the transport table, the one interface through which the
  * executor talks between ranks.
  *
- * A transport (MPI now, NCCL next) is a small table of operations
+ * A transport (MPI, NCCL, and "self" for one rank) is a small table of operations
  * (exec_comm_ops) in its own file; the pipeline runner, the data-parallel
  * code and the model's tensor-parallel collectives call the exec_comm_*
  * functions below and never know which transport they have. The tables are
@@ -114,12 +114,20 @@ struct exec_comm_ops {
     void (*req_free)(exec_req *r);
     /* End every rank of the job now with exit code code (MPI_Abort). */
     void (*abort)(exec_comm *c, int code);
+    /* Operations posted between group_begin and group_end start together
+     * (ncclGroupStart / ncclGroupEnd): a send and the receive posted with it
+     * progress at once, as Megatron's batched send_forward_recv_backward
+     * (p2p_communication.py) does, so two stages that send to each other
+     * before receiving never wait on each other's send. NULL when every
+     * operation already starts on its own (MPI's non-blocking calls). */
+    int (*group_begin)(exec_comm *c, st_err *err);
+    int (*group_end)(exec_comm *c, st_err *err);
 };
 
 /* Largest tag a point-to-point message may carry (MPI guarantees 32767). */
 #define EXEC_COMM_TAG_MAX 32767
 
-/* The transport named name ("mpi", "self"; "nccl" once built), NULL if this
+/* The transport named name ("mpi", "self", "nccl" when built), NULL if this
  * build has none of that name. The list lives in exec_features.c. */
 const exec_comm_ops *exec_comm_find(const char *name);
 /* "mpi self" style list of the transports built, for messages. */
@@ -164,6 +172,12 @@ int exec_comm_isend(exec_comm *c, const void *buf, size_t count, exec_dtype t, i
                     exec_req **req, st_err *err);
 int exec_comm_irecv(exec_comm *c, void *buf, size_t count, exec_dtype t, int peer, int tag,
                     exec_req **req, st_err *err);
+
+/* Post the operations between these two calls as one group (see
+ * exec_comm_ops.group_begin); no-ops on a transport without groups. The
+ * requests of a group's operations are waited for after group_end. */
+int exec_comm_group_begin(exec_comm *c, st_err *err);
+int exec_comm_group_end(exec_comm *c, st_err *err);
 
 /* Wait for *req (and free it; *req becomes NULL). what names the operation
  * for the timeout message ("all-reduce of gradients"). NULL *req is done. */

@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "exec/exec.h"
+#include "exec/exec_dev.h"
 #include "exec/exec_int.h"
 #include "planner/plan_framework.h"
 #include "sim/sim_schedule.h"
@@ -262,7 +263,8 @@ static int read_layout(const obj *o, plan_layout *l, st_err *err)
     static const char *const keys[] = {
         "tp", "pp", "dp", "micro_batch", "microbatches", "active_microbatches", "schedule",
         "virtual_stages", "recompute", "recompute_group", "sequence_parallel", "sharding",
-        "dp_overlap", "dp_bucket_bytes", "placement", "cp", "offload_activations", NULL};
+        "dp_overlap", "dp_bucket_bytes", "placement", "cp", "offload_activations",
+        "flash_attention", NULL};
     int rc;
     char sched[32] = "", recomp[32] = "", shard[32] = "", place[32] = "";
     if ((rc = check_keys(o, keys, err)) || (rc = get_i(o, "tp", 1, 4096, &l->tp, err)) ||
@@ -279,6 +281,7 @@ static int read_layout(const obj *o, plan_layout *l, st_err *err)
         (rc = get_bool(o, "dp_overlap", &l->dp_overlap, err)) ||
         (rc = get_num(o, "dp_bucket_bytes", 1, 1e15, &l->dp_bucket_bytes, err)) ||
         (rc = get_bool(o, "offload_activations", &l->offload_activations, err)) ||
+        (rc = get_bool(o, "flash_attention", &l->flash_attention, err)) ||
         (rc = get_str(o, "schedule", 0, sched, sizeof sched, err)) ||
         (rc = get_str(o, "recompute", 0, recomp, sizeof recomp, err)) ||
         (rc = get_str(o, "sharding", 0, shard, sizeof shard, err)) ||
@@ -425,8 +428,27 @@ int exec_config_parse(const char *json, exec_config *cfg, st_err *err)
         }
         cfg->fail_hang = strcmp(mode, "hang") == 0;
     }
-    if (strcmp(cfg->device, "cpu") != 0 && strcmp(cfg->device, "cpu64") != 0) {
-        rc = ST_RAISE(err, ST_EINVAL, "config: device \"%s\": allowed are cpu, cpu64",
+    /* Backends by name from the registry (exec_features.c): one that this
+     * build lacks is named with what was built. */
+    const exec_dev_ops *dev = exec_dev_find(cfg->device);
+    if (!dev) {
+        rc = ST_RAISE(err, ST_EINVAL, "config: device \"%s\" is not in this build (built: %s)",
+                      cfg->device, exec_dev_names());
+        goto done;
+    }
+    if (!exec_comm_find(cfg->transport)) {
+        rc = ST_RAISE(err, ST_EINVAL, "config: transport \"%s\" is not in this build (built: "
+                      "%s)", cfg->transport, exec_comm_names());
+        goto done;
+    }
+    if (cfg->layout.flash_attention && !dev->flash_fwd) {
+        rc = ST_RAISE(err, ST_EINVAL, "config: layout.flash_attention: the %s device has no "
+                      "fused attention kernel (allowed: false, or device cuda)", cfg->device);
+        goto done;
+    }
+    if (dev->has_master && (*cfg->save_dir || *cfg->resume_dir)) {
+        rc = ST_RAISE(err, ST_EINVAL, "config: checkpoint: the %s device keeps master weights, "
+                      "which checkpoints do not hold yet (run it without a checkpoint)",
                       cfg->device);
         goto done;
     }
@@ -562,6 +584,7 @@ char *exec_config_json(const exec_config *cfg)
     cJSON_AddStringToObject(o, "placement", place);
     cJSON_AddNumberToObject(o, "cp", l->cp);
     cJSON_AddBoolToObject(o, "offload_activations", l->offload_activations);
+    cJSON_AddBoolToObject(o, "flash_attention", l->flash_attention);
     o = cJSON_AddObjectToObject(root, "train");
     cJSON_AddNumberToObject(o, "steps", (double)t->steps);
     cJSON_AddNumberToObject(o, "seed", (double)t->seed);

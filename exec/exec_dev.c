@@ -23,6 +23,7 @@ int exec_dev_open(const char *name, int threads, exec_dev **out, st_err *err)
     d->ops = ops;
     d->elem_bytes = exec_dtype_bytes(ops->dtype);
     d->state_bytes = exec_dtype_bytes(ops->state_dtype);
+    d->stat_bytes = exec_dtype_bytes(ops->stat_dtype);
     d->threads = threads;
     int rc = ops->open(d, threads, err);
     if (rc != ST_OK) {
@@ -43,7 +44,7 @@ void exec_dev_close(exec_dev *d)
 
 void *exec_dev_alloc(exec_dev *d, size_t bytes, exec_mem_class c, st_err *err)
 {
-    void *p = d->ops->alloc(d, bytes);
+    void *p = d->ops->alloc(d, bytes, c);
     if (!p) {
         ST_RAISE(err, ST_ENOMEM, "out of %s memory allocating %zu bytes of %s", d->ops->name,
                  bytes, exec_mem_class_name(c));

@@ -2,9 +2,9 @@
  * exec_dev.h: the device table, the one interface through which the model
  * computes.
  *
- * A device (CPU now: fp32, and fp64 for the gradient checks; CUDA next:
- * bf16 compute with fp32 master weights) is a table of operations in its own
- * file. The model (exec_model.c) calls them on opaque buffers and never
+ * A device (CPU: fp32, and fp64 for the gradient checks; CUDA: bf16
+ * compute with fp32 master weights, exec_dev_cuda.c) is a table of
+ * operations in its own file. The model (exec_model.c) calls them on opaque buffers and never
  * dereferences one, so it runs unchanged on a device whose buffers live in
  * GPU memory and whose operations are queued on a stream. llm.c's shape: one
  * operation per layer op, forward and backward side by side.
@@ -29,8 +29,12 @@
  *
  * Errors: operations return nothing; a device whose work can fail
  * asynchronously (CUDA) records the first failure and reports it through
- * status(), which the runner checks at every phase boundary. Allocation
+ * sync(), which the runner calls after every op of the schedule. Allocation
  * failure is reported at once (exec_dev_alloc returns NULL and raises).
+ *
+ * Optional operations (NULL when a device has none): the fused attention
+ * (flash_fwd / flash_bwd; a layout asking for it is refused on a device
+ * without it) and widen (only a device with has_master needs it).
  */
 #ifndef SMD_EXEC_DEV_H
 #define SMD_EXEC_DEV_H
@@ -58,13 +62,14 @@ struct exec_dev_ops {
     const char *name;            /* "cpu", "cpu64", "cuda" */
     exec_dtype dtype;            /* parameters, activations, gradients */
     exec_dtype state_dtype;      /* Adam m, v (and master weights) */
+    exec_dtype stat_dtype;       /* per-row statistics (see above) */
     int has_master;              /* 1: master weights of state_dtype beside the params */
     int host_memory;             /* 1: buffers are host memory (a host transport takes them) */
 
     int (*open)(exec_dev *d, int threads, st_err *err);
     void (*close)(exec_dev *d);
-    /* Memory: bytes; alloc returns NULL when out of memory. */
-    void *(*alloc)(exec_dev *d, size_t bytes);
+    /* Memory: bytes of buffer class c; alloc returns NULL when out of memory. */
+    void *(*alloc)(exec_dev *d, size_t bytes, exec_mem_class c);
     void (*free)(exec_dev *d, void *p);
     void (*upload)(exec_dev *d, void *dst, const void *host_src, size_t bytes);
     void (*download)(exec_dev *d, void *host_dst, const void *src, size_t bytes);
@@ -90,8 +95,8 @@ struct exec_dev_ops {
                     int64_t t0);
 
     /* ---- LayerNorm (Ba et al. 2016) and RMSNorm (Zhang & Sennrich 2019) ----
-     * rms = 1: RMSNorm, mean and b are NULL. mean and rstd [n] are saved
-     * for the backward. */
+     * rms = 1: RMSNorm, mean and b are NULL. mean and rstd [n] (stat_dtype)
+     * are saved for the backward. */
     void (*norm_fwd)(exec_dev *d, void *out, void *mean, void *rstd, const void *inp,
                      const void *w, const void *b, int64_t n, int64_t C, int rms);
     void (*norm_bwd_input)(exec_dev *d, void *dinp, const void *dout, const void *inp,
@@ -139,14 +144,26 @@ struct exec_dev_ops {
     void (*attention_bwd)(exec_dev *d, void *dqkv, void *dprobs, const void *dout,
                           const void *qkv, const void *probs, int64_t T, int64_t B, int64_t Hq,
                           int64_t Hkv, int64_t hd);
+    /* The same attention fused (FlashAttention, Dao et al. 2022; Dao 2023,
+     * Algorithms 1 and 2): no T x T matrix is kept; lse [B, Hq, T]
+     * (stat_dtype) saves each query row's log-sum-exp of its scaled scores
+     * for the backward, which recomputes the probabilities from it, qkv and
+     * the output out. Optional (NULL). */
+    void (*flash_fwd)(exec_dev *d, void *out, void *lse, const void *qkv, int64_t T, int64_t B,
+                      int64_t Hq, int64_t Hkv, int64_t hd);
+    void (*flash_bwd)(exec_dev *d, void *dqkv, const void *dout, const void *qkv,
+                      const void *out, const void *lse, int64_t T, int64_t B, int64_t Hq,
+                      int64_t Hkv, int64_t hd);
 
     /* ---- vocab-parallel softmax cross-entropy (Megatron cross_entropy.py)
      * over logits [n, vn] holding vocab columns [v0, v0 + vn). Between the
      * steps the caller all-reduces over the TP group: rowmax with MAX, the
-     * [2n] (sum of exp, target logit) with SUM. ---- */
+     * [2n] (sum of exp, target logit) with SUM. rowmax, stats and losses are
+     * stat_dtype. ---- */
     void (*ce_rowmax)(exec_dev *d, void *rowmax, const void *logits, int64_t n, int64_t vn);
     /* stats[0..n) = sum of exp(logit - max), stats[n..2n) = the target's
-     * logit (0 off this rank); the logits become exp(logit - max). */
+     * logit (0 off this rank); the logits may become exp(logit - max) (the
+     * device's choice: ce_loss_bwd takes them as ce_stats left them). */
     void (*ce_stats)(exec_dev *d, void *stats, void *logits, const void *rowmax,
                      const int32_t *targets, int64_t n, int64_t vn, int64_t v0);
     /* losses[n] = log(sum) + max - target; the exponentials become dlogits =
@@ -159,14 +176,20 @@ struct exec_dev_ops {
     void (*add)(exec_dev *d, void *y, const void *x, int64_t n);          /* y += x */
     void (*add3)(exec_dev *d, void *out, const void *a, const void *b, int64_t n); /* a + b */
     void (*scale)(exec_dev *d, void *x, double s, int64_t n);
-    double (*sum)(exec_dev *d, const void *x, int64_t n);    /* synchronous, to the host */
-    double (*sumsq)(exec_dev *d, const void *x, int64_t n);  /* synchronous, to the host */
+    /* Synchronous, to the host: sum of n stat_dtype elements (the losses),
+     * sum of squares of n dtype elements (the gradients' norm). */
+    double (*sum)(exec_dev *d, const void *x, int64_t n);
+    double (*sumsq)(exec_dev *d, const void *x, int64_t n);
 
     /* ---- optimizer ---- */
     /* AdamW on n elements: param (dtype), grad (dtype), m and v
      * (state_dtype), master (state_dtype, or NULL without has_master). */
     void (*adamw)(exec_dev *d, void *param, void *master, const void *grad, void *m, void *v,
                   int64_t n, const exec_adamw *a);
+    /* dst[n] (state_dtype) = src[n] (dtype): master weights made from the
+     * parameters (Megatron's Float16OptimizerWithFloat16Params clones its
+     * fp32 main parameters from the bf16 model's). Optional (NULL). */
+    void (*widen)(exec_dev *d, void *dst, const void *src, int64_t n);
     /* Fill a buffer of dtype from host doubles (initialisation, loading). */
     void (*upload_f64)(exec_dev *d, void *dst, const double *src, int64_t n);
     void (*download_f64)(exec_dev *d, double *dst, const void *src, int64_t n);
@@ -184,13 +207,19 @@ struct exec_dev {
     const exec_dev_ops *ops;
     size_t elem_bytes;           /* exec_dtype_bytes(ops->dtype) */
     size_t state_bytes;          /* exec_dtype_bytes(ops->state_dtype) */
+    size_t stat_bytes;           /* exec_dtype_bytes(ops->stat_dtype) */
     int threads;
     exec_mem mem;
     double flops;                /* FLOPs of the matrix products run (hardware FLOPs) */
+    /* Most bytes in use on the accelerator at once, from its own memory API
+     * (cudaMemGetInfo: total - free, which counts the context, the
+     * libraries' buffers and any other process on the GPU), sampled at every
+     * sync; 0 on a device without one. */
+    double device_peak_bytes;
     void *impl;
 };
 
-/* The device named name ("cpu", "cpu64"; "cuda" once built), NULL if none. */
+/* The device named name ("cpu", "cpu64", "cuda" when built), NULL if none. */
 const exec_dev_ops *exec_dev_find(const char *name);
 const char *exec_dev_names(void);
 

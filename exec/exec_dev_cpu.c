@@ -188,7 +188,7 @@ static int cpu_open(exec_dev *d, int threads, st_err *err)
     return ST_OK;
 }
 
-static void *cpu_alloc(exec_dev *d, size_t bytes)
+static void *cpu_alloc(exec_dev *d, size_t bytes, exec_mem_class c)
 {
     return calloc(1, bytes ? bytes : 1);
 }

@@ -793,6 +793,7 @@ const exec_dev_ops CPU_TABLE = {
     .name = CPU_NAME,
     .dtype = CPU_DTYPE,
     .state_dtype = CPU_DTYPE,
+    .stat_dtype = CPU_DTYPE,
     .has_master = 0,
     .host_memory = 1,
     .open = cpu_open,

@@ -27,12 +27,13 @@ static double elapsed(double t0)
     return exec_now_s() - t0;
 }
 
-int exec_tp_allreduce(exec_model *x, void *buf, int64_t n, exec_redop op, st_err *err)
+int exec_tp_allreduce(exec_model *x, void *buf, int64_t n, exec_dtype t, exec_redop op,
+                      st_err *err)
 {
     if (x->tp->size == 1)
         return ST_OK;
     double t0 = exec_now_s();
-    int rc = exec_comm_allreduce(x->tp, buf, buf, (size_t)n, x->dev->ops->dtype, op, NULL, err);
+    int rc = exec_comm_allreduce(x->tp, buf, buf, (size_t)n, t, op, NULL, err);
     x->timers->tp_s += elapsed(t0);
     return rc;
 }

@@ -13,6 +13,17 @@
 extern const exec_comm_ops exec_comm_self_ops;
 extern const exec_comm_ops exec_comm_mpi_ops;
 
+/* ---- exec_comm_stage.c ---- */
+
+struct exec_dev;
+/* Replace *group (a group of a host transport: buffers in host memory) by
+ * a staged group of the same ranks that takes buffers of dev, a device
+ * whose buffers are not host memory: each operation copies its device
+ * buffers to host memory, runs on the host group and copies the result
+ * back (bf16 reduced as f32 on the host: MPI has no bf16). The staged
+ * group owns the host group (freeing it frees both). */
+int exec__comm_stage_wrap(exec_comm **group, struct exec_dev *dev, st_err *err);
+
 /* ---- exec_io.c: files ---- */
 
 /* Write len bytes to path atomically: a temp file in the same directory,

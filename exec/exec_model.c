@@ -25,7 +25,10 @@
  * Recomputation (Korthikanti et al. 2022, Sec. 5): "selective" keeps no
  * attention probabilities and recomputes them in the backward; "full"
  * keeps only the input of every group of recompute_group layers and runs
- * the group's forward again before its backward.
+ * the group's forward again before its backward. With the fused attention
+ * (layout.flash_attention, a device with flash_fwd) no probabilities are
+ * ever kept: each row's log-sum-exp is, and the fused backward recomputes
+ * the rest (Dao et al. 2022), so "selective" changes nothing there.
  */
 #include <string.h>
 
@@ -52,26 +55,35 @@ static void *take_el(carve *c, const exec_model *x, int64_t n)
     return take(c, (size_t)n * x->dev->elem_bytes);
 }
 
+/* n per-row statistics (the device's stat_dtype) */
+static void *take_st(carve *c, const exec_model *x, int64_t n)
+{
+    return take(c, (size_t)n * x->dev->stat_bytes);
+}
+
 static int full_recompute(const exec_model *x)
 {
     return x->l->recompute == PLAN_RECOMP_FULL;
 }
 
-/* One layer's activations carved from c; probs only when stored. */
+/* One layer's activations carved from c; probs only when stored (never with
+ * the fused attention, which keeps its rows' log-sum-exp instead: the s x s
+ * term the planner leaves out with flash attention). */
 static void carve_acts(carve *c, const exec_model *x, exec_acts *a, int with_probs)
 {
     const exec_dims *d = &x->d;
     a->x_in = take_el(c, x, d->Nr * d->C);
     a->ln1 = take_el(c, x, d->N * d->C);
-    a->ln1_mean = take_el(c, x, d->Nr);
-    a->ln1_rstd = take_el(c, x, d->Nr);
+    a->ln1_mean = take_st(c, x, d->Nr);
+    a->ln1_rstd = take_st(c, x, d->Nr);
     a->qkv = take_el(c, x, d->N * d->Wqkv);
-    a->probs = with_probs ? take_el(c, x, d->B * d->Hl * d->T * d->T) : NULL;
+    a->probs = with_probs && !x->flash ? take_el(c, x, d->B * d->Hl * d->T * d->T) : NULL;
+    a->lse = x->flash ? take_st(c, x, d->B * d->Hl * d->T) : NULL;
     a->atty = take_el(c, x, d->N * d->Hl * d->hd);
     a->x_mid = take_el(c, x, d->Nr * d->C);
     a->ln2 = take_el(c, x, d->N * d->C);
-    a->ln2_mean = take_el(c, x, d->Nr);
-    a->ln2_rstd = take_el(c, x, d->Nr);
+    a->ln2_mean = take_st(c, x, d->Nr);
+    a->ln2_rstd = take_st(c, x, d->Nr);
     a->fc = take_el(c, x, d->N * d->Ffc);
     a->act = take_el(c, x, d->N * d->Fl);
 }
@@ -130,8 +142,8 @@ static void carve_head(carve *c, const exec_model *x, exec_head_acts *h)
     const exec_dims *d = &x->d;
     h->x = take_el(c, x, d->Nr * d->C);
     h->lnf = take_el(c, x, d->N * d->C);
-    h->lnf_mean = take_el(c, x, d->Nr);
-    h->lnf_rstd = take_el(c, x, d->Nr);
+    h->lnf_mean = take_st(c, x, d->Nr);
+    h->lnf_rstd = take_st(c, x, d->Nr);
     h->dlogits = take_el(c, x, d->N * d->Vl);
 }
 
@@ -199,7 +211,8 @@ static int reduce_residual(exec_model *x, void *out, const void *base, void *par
             return rc;
         o->add3(x->dev, out, base, x->ws.lnl, d->Nr * d->C);
     } else {
-        if ((rc = exec_tp_allreduce(x, part, d->N * d->C, EXEC_RED_SUM, err)))
+        if ((rc = exec_tp_allreduce(x, part, d->N * d->C, x->dev->ops->dtype, EXEC_RED_SUM,
+                                    err)))
             return rc;
         if (base)
             o->add3(x->dev, out, base, part, d->N * d->C);
@@ -216,7 +229,7 @@ static int reduce_input_grad(exec_model *x, void *out, void *part, st_err *err)
     const exec_dims *d = &x->d;
     if (x->sp)
         return exec_tp_reduce_scatter(x, part, out, d->Nr * d->C, err);
-    int rc = exec_tp_allreduce(x, part, d->N * d->C, EXEC_RED_SUM, err);
+    int rc = exec_tp_allreduce(x, part, d->N * d->C, x->dev->ops->dtype, EXEC_RED_SUM, err);
     if (rc == ST_OK)
         x->dev->ops->copy(x->dev, out, part, (size_t)(d->N * d->C) * x->dev->elem_bytes);
     return rc;
@@ -260,8 +273,12 @@ static int layer_fwd(exec_model *x, int u, exec_acts *a, void *x_out, st_err *er
                   d->C, d->Wqkv);
     if (!d->gpt) /* rotary positions on the queries and keys */
         o->rope_fwd(dev, a->qkv, d->T, d->B, d->Hl + d->Hkvl, d->hd, d->Wqkv, EXEC_ROPE_THETA);
-    void *probs = a->probs ? a->probs : x->ws.probs;
-    o->attention_fwd(dev, a->atty, probs, a->qkv, d->T, d->B, d->Hl, d->Hkvl, d->hd);
+    if (x->flash) {
+        o->flash_fwd(dev, a->atty, a->lse, a->qkv, d->T, d->B, d->Hl, d->Hkvl, d->hd);
+    } else {
+        void *probs = a->probs ? a->probs : x->ws.probs;
+        o->attention_fwd(dev, a->atty, probs, a->qkv, d->T, d->B, d->Hl, d->Hkvl, d->hd);
+    }
     o->matmul_fwd(dev, x->ws.big, a->atty, exec_param(x, u, R_OW), tp0 ? exec_param(x, u, R_OB) : NULL,
                   d->N, d->Hl * d->hd, d->C);
     if ((rc = reduce_residual(x, a->x_mid, a->x_in, x->ws.big, err)))
@@ -307,13 +324,18 @@ static int layer_bwd(exec_model *x, int u, const exec_acts *a, void *dres, exec_
         return rc;
     o->matmul_bwd_input(dev, x->ws.dx, g->dproj, exec_param(x, u, R_OW), d->N, d->Hl * d->hd, d->C,
                         0);
-    const void *probs = a->probs;
-    if (!probs) { /* selective recompute: the probabilities again */
-        o->attention_fwd(dev, NULL, x->ws.probs, a->qkv, d->T, d->B, d->Hl, d->Hkvl, d->hd);
-        probs = x->ws.probs;
+    if (x->flash) { /* the fused backward recomputes the probabilities itself */
+        o->flash_bwd(dev, g->dqkv, x->ws.dx, a->qkv, a->atty, a->lse, d->T, d->B, d->Hl, d->Hkvl,
+                     d->hd);
+    } else {
+        const void *probs = a->probs;
+        if (!probs) { /* selective recompute: the probabilities again */
+            o->attention_fwd(dev, NULL, x->ws.probs, a->qkv, d->T, d->B, d->Hl, d->Hkvl, d->hd);
+            probs = x->ws.probs;
+        }
+        o->attention_bwd(dev, g->dqkv, x->ws.dprobs, x->ws.dx, a->qkv, probs, d->T, d->B, d->Hl,
+                         d->Hkvl, d->hd);
     }
-    o->attention_bwd(dev, g->dqkv, x->ws.dprobs, x->ws.dx, a->qkv, probs, d->T, d->B, d->Hl,
-                     d->Hkvl, d->hd);
     if (!d->gpt)
         o->rope_bwd(dev, g->dqkv, d->T, d->B, d->Hl + d->Hkvl, d->hd, d->Wqkv, EXEC_ROPE_THETA);
     o->matmul_bwd_input(dev, x->ws.big, g->dqkv, exec_param(x, u, R_QKVW), d->N, d->C, d->Wqkv, 0);
@@ -419,10 +441,10 @@ static int head_fwd(exec_model *x, const exec_chunk *ch, exec_head_acts *h,
     /* vocab-parallel cross-entropy: global max, then global sum of exp and
      * the target's logit, then the loss and the logits' gradient */
     o->ce_rowmax(dev, x->ws.rowmax, h->dlogits, d->N, d->Vl);
-    if ((rc = exec_tp_allreduce(x, x->ws.rowmax, d->N, EXEC_RED_MAX, err)))
+    if ((rc = exec_tp_allreduce(x, x->ws.rowmax, d->N, o->stat_dtype, EXEC_RED_MAX, err)))
         return rc;
     o->ce_stats(dev, x->ws.stats, h->dlogits, x->ws.rowmax, targets, d->N, d->Vl, d->v0);
-    if ((rc = exec_tp_allreduce(x, x->ws.stats, 2 * d->N, EXEC_RED_SUM, err)))
+    if ((rc = exec_tp_allreduce(x, x->ws.stats, 2 * d->N, o->stat_dtype, EXEC_RED_SUM, err)))
         return rc;
     o->ce_loss_bwd(dev, x->ws.losses, h->dlogits, x->ws.rowmax, x->ws.stats, targets, d->N, d->Vl,
                    d->v0, scale);
@@ -691,12 +713,12 @@ void exec_ws_layout(exec_model *x, void *ws_block, void *rec_block)
     x->ws.lnl = take_el(&c, x, d->Nr * d->C);
     x->ws.big = take_el(&c, x, d->N * wide);
     x->ws.probs = x->ws.a.probs; /* selective recompute's and the full one's never overlap */
-    x->ws.dprobs = take_el(&c, x, d->B * d->Hl * d->T * d->T);
+    x->ws.dprobs = x->flash ? NULL : take_el(&c, x, d->B * d->Hl * d->T * d->T);
     x->ws.dres = take_el(&c, x, d->Nr * d->C);
     x->ws.dx = take_el(&c, x, d->N * wide);
-    x->ws.rowmax = take_el(&c, x, d->N);
-    x->ws.stats = take_el(&c, x, 2 * d->N);
-    x->ws.losses = take_el(&c, x, d->N);
+    x->ws.rowmax = take_st(&c, x, d->N);
+    x->ws.stats = take_st(&c, x, 2 * d->N);
+    x->ws.losses = take_st(&c, x, d->N);
     x->ws_bytes = c.off;
     carve r = {rec_block, 0};
     int k = full_recompute(x) ? x->l->recompute_group : 0;

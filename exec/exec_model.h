@@ -146,7 +146,8 @@ typedef struct exec_acts {
     void *x_in;                  /* [Nr, C] residual input */
     void *ln1, *ln1_mean, *ln1_rstd; /* [N, C] (gathered with SP), [Nr], [Nr] */
     void *qkv;                   /* [N, Wqkv], rotary applied */
-    void *probs;                 /* [B, Hl, T, T]; NULL with selective recompute */
+    void *probs;                 /* [B, Hl, T, T]; NULL with selective recompute or flash */
+    void *lse;                   /* [B, Hl, T] stat_dtype, fused attention only */
     void *atty;                  /* [N, Hl hd] */
     void *x_mid;                 /* [Nr, C] */
     void *ln2, *ln2_mean, *ln2_rstd;
@@ -193,6 +194,7 @@ typedef struct exec_model {
     size_t elem_bytes;           /* bytes of a parameter (the device's dtype) */
     int sp;                      /* sequence parallel */
     int zero3;
+    int flash;                   /* fused attention (layout.flash_attention) */
     exec_timers *timers;
 
     /* parameters */
@@ -222,11 +224,11 @@ typedef struct exec_model {
         void *res[2];            /* [Nr, C] residual ping-pong (full recompute forward) */
         void *lnl;               /* [Nr, C] a norm's local output before the gather */
         void *big;               /* [N, max(C, Ffc, Wqkv)] gathered / partial products */
-        void *probs;             /* [B, Hl, T, T] selective recompute */
-        void *dprobs;            /* [B, Hl, T, T] */
+        void *probs;             /* [B, Hl, T, T] selective recompute (not with flash) */
+        void *dprobs;            /* [B, Hl, T, T] (not with flash) */
         void *dres;              /* [Nr, C] residual gradient */
         void *dx;                /* [N, max(C, Ffc, Wqkv)] */
-        void *rowmax, *stats, *losses; /* [N], [2N], [N] */
+        void *rowmax, *stats, *losses; /* [N], [2N], [N] of stat_dtype */
     } ws;
     /* views of a slot and a W store, one chunk's layers (one op at a time) */
     struct {
@@ -324,8 +326,11 @@ void *exec_held_param(const exec_model *x, const exec_bucket *b, int64_t e);
 void *exec_held_grad(const exec_model *x, const exec_bucket *b, int64_t e);
 int64_t exec_held_state(const exec_bucket *b, int64_t e);
 
-/* TP collectives, timed. */
-int exec_tp_allreduce(exec_model *x, void *buf, int64_t n, exec_redop op, st_err *err);
+/* TP collectives, timed. exec_tp_allreduce takes the element type (the
+ * device's dtype for activations, its stat_dtype for the cross-entropy's
+ * statistics); the others move activations (dtype). */
+int exec_tp_allreduce(exec_model *x, void *buf, int64_t n, exec_dtype t, exec_redop op,
+                      st_err *err);
 int exec_tp_reduce_scatter(exec_model *x, const void *send, void *recv, int64_t recv_n,
                            st_err *err);
 int exec_tp_allgather(exec_model *x, const void *send, void *recv, int64_t send_n, st_err *err);

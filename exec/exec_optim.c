@@ -14,11 +14,21 @@
  *  - AdamW (Loshchilov & Hutter 2019) with weight decay on matrices and
  *    embeddings only (GPT-2's and llm.c's convention; biases and norms
  *    are not decayed).
+ *  - A device computing in a narrower type than its state (bf16 on CUDA,
+ *    has_master) keeps master weights of the state type for the elements
+ *    this rank updates, made from the parameters at the start (Megatron's
+ *    Float16OptimizerWithFloat16Params: fp32 main parameters cloned from the
+ *    model's, updated by the optimizer and copied back into the model's
+ *    parameters after every step; Micikevicius et al. 2018, Sec. 3.1).
  */
 #include <math.h>
 #include <string.h>
 
 #include "exec/exec_optim.h"
+
+/* Call f on every (tensor, held element range) of the rank. */
+typedef void (*range_fn)(exec_optim *o, const exec_bucket *b, const exec_tensor *t, int64_t lo,
+                         int64_t hi, void *ctx);
 
 /* Added to the norm before dividing: torch.nn.utils.clip_grad_norm_'s 1e-6. */
 #define EXEC_CLIP_EPS 1e-6
@@ -45,10 +55,32 @@ int exec_optim_init(exec_optim *o, exec_model *x, st_err *err)
     if (!(o->m = exec_dev_alloc(x->dev, bytes, EXEC_MEM_OPTIMIZER, err)) ||
         !(o->v = exec_dev_alloc(x->dev, bytes, EXEC_MEM_OPTIMIZER, err)))
         return ST_ENOMEM;
-    if (x->dev->ops->has_master)
-        return ST_RAISE(err, ST_EUNSUPPORTED, "device %s keeps master weights: not wired yet",
+    if (!x->dev->ops->has_master)
+        return ST_OK;
+    if (!x->dev->ops->widen)
+        return ST_RAISE(err, ST_EINTERNAL, "device %s keeps master weights but cannot make them",
                         x->dev->ops->name);
-    return ST_OK;
+    if (!(o->master = exec_dev_alloc(x->dev, bytes, EXEC_MEM_OPTIMIZER, err)))
+        return ST_ENOMEM;
+    exec_optim_sync_master(o);
+    return x->dev->ops->sync(x->dev, err);
+}
+
+static void widen_range(exec_optim *o, const exec_bucket *b, const exec_tensor *t, int64_t lo,
+                        int64_t hi, void *ctx)
+{
+    const exec_model *x = o->x;
+    int64_t s = exec_held_state(b, lo);
+    x->dev->ops->widen(x->dev, (char *)o->master + (size_t)s * x->dev->state_bytes,
+                       exec_held_param(x, b, lo), hi - lo);
+}
+
+static void each_held(exec_optim *o, range_fn f, void *ctx);
+
+void exec_optim_sync_master(exec_optim *o)
+{
+    if (o->master)
+        each_held(o, widen_range, NULL);
 }
 
 void exec_optim_fini(exec_optim *o)
@@ -57,12 +89,10 @@ void exec_optim_fini(exec_optim *o)
         return;
     exec_dev_free(o->x->dev, o->m, o->bytes, EXEC_MEM_OPTIMIZER);
     exec_dev_free(o->x->dev, o->v, o->bytes, EXEC_MEM_OPTIMIZER);
-    o->m = o->v = NULL;
+    exec_dev_free(o->x->dev, o->master, o->bytes, EXEC_MEM_OPTIMIZER);
+    o->m = o->v = o->master = NULL;
 }
 
-/* Call f on every (tensor, held element range) of the rank. */
-typedef void (*range_fn)(exec_optim *o, const exec_bucket *b, const exec_tensor *t, int64_t lo,
-                         int64_t hi, void *ctx);
 
 static void each_held(exec_optim *o, range_fn f, void *ctx)
 {
@@ -117,7 +147,8 @@ static void adam_range(exec_optim *o, const exec_bucket *b, const exec_tensor *t
     a.weight_decay = (t->flags & EXEC_T_DECAY) ? c->wd : 0.0;
     int64_t s = exec_held_state(b, lo);
     size_t sb = x->dev->state_bytes;
-    x->dev->ops->adamw(x->dev, exec_held_param(x, b, lo), NULL, exec_held_grad(x, b, lo),
+    void *master = o->master ? (char *)o->master + (size_t)s * sb : NULL;
+    x->dev->ops->adamw(x->dev, exec_held_param(x, b, lo), master, exec_held_grad(x, b, lo),
                        (char *)o->m + (size_t)s * sb, (char *)o->v + (size_t)s * sb, hi - lo, &a);
 }
 

@@ -10,10 +10,13 @@
 typedef struct exec_optim {
     exec_model *x;
     void *m, *v;                 /* [held_numel] of the device's state type */
+    void *master;                /* [held_numel] master weights (has_master), or NULL */
     size_t bytes;                /* of each */
 } exec_optim;
 
 int exec_optim_init(exec_optim *o, exec_model *x, st_err *err);
+/* Master weights made again from the parameters (after loading them). */
+void exec_optim_sync_master(exec_optim *o);
 void exec_optim_fini(exec_optim *o);
 
 /* Learning rate of 0-based step. */

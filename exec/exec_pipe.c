@@ -7,7 +7,9 @@
  * the compute op that consumes them (the generator puts them there); sends
  * are non-blocking and their buffers return to a pool when they complete,
  * as sim/sim_schedule.h's contract requires (a blocking send deadlocks
- * 1F1B). Activations of a (microbatch, chunk) live in a slot from its F to
+ * 1F1B). A send directly followed by a receive is posted with it as one
+ * group (run_send_recv). Activations travel on the PP group, gradients on
+ * its twin pp_grad (exec_run.c says why). Activations of a (microbatch, chunk) live in a slot from its F to
  * its B (or W); a W store keeps what W needs from Bi. With one pipeline rank
  * and several chunks (virtual stages on pp = 1) the generator lists no
  * communication: a chunk's output is handed to the next chunk in memory.
@@ -199,8 +201,10 @@ static int send_buf(exec_rt *rt, const sim_op *op, void *buf, st_err *err)
     exec_send *s = &rt->sends[rt->nsends];
     s->buf = buf;
     s->req = NULL;
-    rc = exec_comm_isend(rt->pp, buf, (size_t)(rt->x.d.Nr * rt->x.d.C), rt->dev->ops->dtype, peer,
-                         p2p_tag(rt, op->microbatch, g, op->kind == SIM_OP_SEND_BWD), &s->req, err);
+    int bwd = op->kind == SIM_OP_SEND_BWD;
+    rc = exec_comm_isend(bwd ? rt->pp_grad : rt->pp, buf, (size_t)(rt->x.d.Nr * rt->x.d.C),
+                         rt->dev->ops->dtype, peer, p2p_tag(rt, op->microbatch, g, bwd), &s->req,
+                         err);
     if (rc != ST_OK)
         return rc;
     rt->nsends++;
@@ -230,21 +234,69 @@ static int reap_sends(exec_rt *rt, int wait, st_err *err)
     return rc;
 }
 
-static int recv_into(exec_rt *rt, const sim_op *op, void *buf, st_err *err)
+/* Post the receive of a RECV op into its buffer (a slot's input or the
+ * residual gradient); *req to wait for. */
+static int recv_post(exec_rt *rt, const sim_op *op, exec_req **req, st_err *err)
 {
-    int peer, g, rc;
+    exec_model *x = &rt->x;
+    int m = rt->cfg->layout.microbatches, c = op->chunk, idx = c * m + op->microbatch;
+    int bwd = op->kind == SIM_OP_RECV_BWD, peer, g, rc;
+    void *buf = x->ws.dres;
+    if (!bwd) {
+        if (!rt->slot[idx] && !(rt->slot[idx] = pool_get(rt, &rt->slot_pool[c], err)))
+            return ST_ENOMEM;
+        buf = exec_slot_input(x, c, rt->slot[idx]);
+    }
     if ((rc = p2p_peer(rt, op, &peer, &g, err)))
         return rc;
-    exec_req *req = NULL;
-    rc = exec_comm_irecv(rt->pp, buf, (size_t)(rt->x.d.Nr * rt->x.d.C), rt->dev->ops->dtype, peer,
-                         p2p_tag(rt, op->microbatch, g, op->kind == SIM_OP_RECV_BWD), &req, err);
-    if (rc != ST_OK)
-        return rc;
-    return exec_comm_wait(&req, op->kind == SIM_OP_RECV_FWD ? "an activation from the previous "
-                                                              "pipeline stage"
-                                                            : "a gradient from the next pipeline "
-                                                              "stage",
+    return exec_comm_irecv(bwd ? rt->pp_grad : rt->pp, buf, (size_t)(x->d.Nr * x->d.C),
+                           rt->dev->ops->dtype, peer, p2p_tag(rt, op->microbatch, g, bwd), req,
+                           err);
+}
+
+static int recv_wait(const sim_op *op, exec_req **req, st_err *err)
+{
+    return exec_comm_wait(req, op->kind == SIM_OP_RECV_FWD ? "an activation from the previous "
+                                                             "pipeline stage"
+                                                           : "a gradient from the next pipeline "
+                                                             "stage",
                           err);
+}
+
+static int is_send(const sim_op *op)
+{
+    return op->kind == SIM_OP_SEND_FWD || op->kind == SIM_OP_SEND_BWD;
+}
+
+static int is_recv(const sim_op *op)
+{
+    return op->kind == SIM_OP_RECV_FWD || op->kind == SIM_OP_RECV_BWD;
+}
+
+/* A SEND directly followed by a RECV: both posted as one group, then the
+ * receive waited for (Megatron's send_forward_recv_backward and
+ * send_backward_recv_forward, p2p_communication.py; sim_schedule.h's
+ * contract allows it). On a transport whose sends wait for their receiver
+ * on a stream (NCCL), two stages that send to each other before receiving
+ * would otherwise each wait for the other's receive behind its own send. */
+static int run_send_recv(exec_rt *rt, const sim_op *send, const sim_op *recv, exec_phases *ph,
+                         st_err *err)
+{
+    double t0 = exec_now_s();
+    exec_req *req = NULL;
+    int rc = exec_comm_group_begin(rt->pp, err), rg;
+    if (rc == ST_OK)
+        rc = send_buf(rt, send, rt->pending_out, err);
+    rt->pending_out = NULL;
+    if (rc == ST_OK)
+        rc = recv_post(rt, recv, &req, err);
+    rg = exec_comm_group_end(rt->pp, err);
+    if (rc == ST_OK)
+        rc = rg;
+    if (rc == ST_OK)
+        rc = recv_wait(recv, &req, err);
+    ph->pp_wait_s += exec_now_s() - t0;
+    return rc;
 }
 
 /* ---- the step ---- */
@@ -279,17 +331,13 @@ static int run_op(exec_rt *rt, const sim_op *op, exec_phases *ph, st_err *err)
     int compute = 0;
     switch ((sim_op_kind)op->kind) {
     case SIM_OP_RECV_FWD:
-        if (!rt->slot[idx] && !(rt->slot[idx] = pool_get(rt, &rt->slot_pool[c], err)))
-            return ST_ENOMEM;
-        if ((rc = recv_into(rt, op, exec_slot_input(x, c, rt->slot[idx]), err)))
+    case SIM_OP_RECV_BWD: {
+        exec_req *req = NULL;
+        if ((rc = recv_post(rt, op, &req, err)) || (rc = recv_wait(op, &req, err)))
             return rc;
         ph->pp_wait_s += exec_now_s() - t0;
         return ST_OK;
-    case SIM_OP_RECV_BWD:
-        if ((rc = recv_into(rt, op, x->ws.dres, err)))
-            return rc;
-        ph->pp_wait_s += exec_now_s() - t0;
-        return ST_OK;
+    }
     case SIM_OP_SEND_FWD:
     case SIM_OP_SEND_BWD:
         rc = send_buf(rt, op, rt->pending_out, err);
@@ -373,7 +421,12 @@ int exec_pipe_grads(exec_rt *rt, exec_phases *ph, st_err *err)
     exec_dp_step_begin(x);
     int rc = load_tokens(rt);
     for (int i = 0; rc == ST_OK && i < rt->nops; i++) {
-        rc = run_op(rt, &rt->ops[i], ph, err);
+        if (is_send(&rt->ops[i]) && i + 1 < rt->nops && is_recv(&rt->ops[i + 1])) {
+            rc = run_send_recv(rt, &rt->ops[i], &rt->ops[i + 1], ph, err);
+            i++;
+        } else {
+            rc = run_op(rt, &rt->ops[i], ph, err);
+        }
         if (rc == ST_OK)
             rc = reap_sends(rt, 0, err);
         if (rc == ST_OK)

@@ -36,6 +36,9 @@ typedef struct exec_step_stat {
 typedef struct exec_rt {
     const exec_config *cfg;
     exec_comm *world, *tp, *pp, *dp, *emb;
+    exec_comm *pp_grad;          /* the PP ranks again, for gradients: activations and
+                                  * gradients each keep their own order (a transport
+                                  * without tags, NCCL, matches messages in order) */
     int rank, tp_rank, pp_rank, dp_rank;
     exec_dev *dev;
     exec_model x;

@@ -8,9 +8,20 @@
  * innermost rank stride ("DPT": TP ranks adjacent); the strides are the
  * planner's (plan_layout_stride), so the executor's groups are the ranks the
  * planner's communication model assumed. Groups come from exec_comm_split
- * (MPI_Comm_split): TP (same d, p), PP (same d, t), DP (same p, t), and with
- * a tied embedding on pp > 1 the embedding group (stages 0 and pp - 1 of
- * the same d, t; Megatron's embedding group).
+ * (MPI_Comm_split): TP (same d, p), PP (same d, t) twice (activations and
+ * gradients on their own groups: NCCL has no tags and matches a pair's
+ * messages in order, and the schedules keep that order per kind but not
+ * across kinds), DP (same p, t), and with a tied embedding on pp > 1 the
+ * embedding group (stages 0 and pp - 1 of the same d, t; Megatron's
+ * embedding group).
+ *
+ * Device and transport: a transport taking device buffers (NCCL) needs a
+ * device whose buffers are device memory; a host transport (MPI, self)
+ * under such a device (CUDA) gets its TP, PP, DP and embedding groups
+ * wrapped in host staging (exec_comm_stage.c), which is how several ranks
+ * share one GPU (one GPU cannot hold two ranks of an NCCL communicator).
+ * The world group carries only host buffers (results, the loss and norm
+ * sums) and is never staged.
  *
  * Figures: a step's time is the slowest rank's; its phases the mean over
  * ranks; a rank's phases its totals over the measured steps; hardware
@@ -26,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec/exec_int.h"
 #include "exec/exec_rt.h"
 #include "exec/exec_run.h"
 
@@ -49,6 +61,7 @@ static int setup_groups(exec_rt *rt, st_err *err)
     int t = rt->tp_rank, p = rt->pp_rank, d = rt->dp_rank, rc;
     if ((rc = exec_comm_split(rt->world, d * pp + p, t, "tp", &rt->tp, err)) ||
         (rc = exec_comm_split(rt->world, d * tp + t, p, "pp", &rt->pp, err)) ||
+        (rc = exec_comm_split(rt->world, d * tp + t, p, "pp-grad", &rt->pp_grad, err)) ||
         (rc = exec_comm_split(rt->world, p * tp + t, d, "dp", &rt->dp, err)))
         return rc;
     if (rt->cfg->model.tied_embedding && pp > 1) {
@@ -72,6 +85,7 @@ void exec_rt_free(exec_rt *rt)
     exec_dev_close(rt->dev);
     exec_comm_free(rt->emb);
     exec_comm_free(rt->dp);
+    exec_comm_free(rt->pp_grad);
     exec_comm_free(rt->pp);
     exec_comm_free(rt->tp);
     free(rt->stats);
@@ -85,15 +99,22 @@ int exec_rt_init(exec_rt *rt, const exec_config *cfg, exec_comm *world, st_err *
     int rc;
     if ((rc = setup_groups(rt, err)))
         return rc;
-    if ((rc = exec_dev_open(cfg->device, cfg->threads_per_rank, &rt->dev, err)) ||
-        (rc = exec_comm_check_device(world, rt->dev->ops->host_memory, rt->dev->ops->name, err)))
+    if ((rc = exec_dev_open(cfg->device, cfg->threads_per_rank, &rt->dev, err)))
         return rc;
+    exec_comm **groups[] = {&rt->tp, &rt->pp, &rt->pp_grad, &rt->dp, &rt->emb};
+    int ngroups = (int)(sizeof groups / sizeof groups[0]);
+    if (!world->ops->device_buffers && !rt->dev->ops->host_memory) {
+        for (int i = 0; i < ngroups; i++)
+            if (*groups[i] && (rc = exec__comm_stage_wrap(groups[i], rt->dev, err)))
+                return rc;
+    } else if ((rc = exec_comm_check_device(world, rt->dev->ops->host_memory,
+                                            rt->dev->ops->name, err))) {
+        return rc;
+    }
     void *stream = rt->dev->ops->stream(rt->dev);
-    exec_comm_set_stream(rt->tp, stream);
-    exec_comm_set_stream(rt->pp, stream);
-    exec_comm_set_stream(rt->dp, stream);
-    if (rt->emb)
-        exec_comm_set_stream(rt->emb, stream);
+    for (int i = 0; i < ngroups; i++)
+        if (*groups[i])
+            exec_comm_set_stream(*groups[i], stream);
     exec_model *x = &rt->x;
     x->m = &cfg->model;
     x->l = &cfg->layout;
@@ -104,6 +125,10 @@ int exec_rt_init(exec_rt *rt, const exec_config *cfg, exec_comm *world, st_err *
     x->tp_rank = rt->tp_rank;
     x->dp_rank = rt->dp_rank;
     x->timers = &rt->timers;
+    x->flash = cfg->layout.flash_attention;
+    if (x->flash && !rt->dev->ops->flash_fwd)
+        return ST_RAISE(err, ST_EUNSUPPORTED, "layout.flash_attention: the %s device has no fused "
+                        "attention kernel", rt->dev->ops->name);
     if ((rc = exec_model_build(x, rt->pp_rank, cfg->train.seed, err)) ||
         (rc = exec_optim_init(&rt->opt, x, err)) || (rc = exec_data_open(&rt->data, cfg, err)) ||
         (rc = exec_pipe_init(rt, err)))
