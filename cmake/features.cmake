@@ -12,7 +12,15 @@ foreach(opt WITH_CUDA WITH_NCCL WITH_MPI)
   endif()
 endforeach()
 
+# GPU architectures the CUDA kernels are built for: the device needs bf16
+# tensor cores (sm_80, A100) and is tuned on sm_90 (H100); PTX of the newest
+# lets later GPUs run them. Few architectures keep nvcc's time small.
+set(SMD_CUDA_ARCHITECTURES "80;90" CACHE STRING "CUDA architectures of the kernels")
+
 if(NOT WITH_CUDA STREQUAL "OFF")
+  if(NOT CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES ${SMD_CUDA_ARCHITECTURES})
+  endif()
   if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
     set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
   endif()

@@ -44,6 +44,9 @@ static const exec_comm_ops *const transports[] = {
     &exec_comm_mpi_ops,
 #endif
     &exec_comm_self_ops,
+#if HAVE_NCCL && HAVE_MPI
+    &exec_comm_nccl_ops,
+#endif
 };
 
 #define NTRANSPORTS (sizeof transports / sizeof transports[0])
@@ -58,7 +61,9 @@ const exec_comm_ops *exec_comm_find(const char *name)
 
 const char *exec_comm_names(void)
 {
-#if HAVE_MPI
+#if HAVE_NCCL && HAVE_MPI
+    return "mpi self nccl";
+#elif HAVE_MPI
     return "mpi self";
 #else
     return "self";
@@ -69,6 +74,9 @@ const char *exec_comm_names(void)
 static const exec_dev_ops *const devices[] = {
     &exec_dev_cpu_ops,
     &exec_dev_cpu64_ops,
+#if HAVE_CUDA
+    &exec_dev_cuda_ops,
+#endif
 };
 
 #define NDEVICES (sizeof devices / sizeof devices[0])
@@ -83,5 +91,9 @@ const exec_dev_ops *exec_dev_find(const char *name)
 
 const char *exec_dev_names(void)
 {
+#if HAVE_CUDA
+    return "cpu cpu64 cuda";
+#else
     return "cpu cpu64";
+#endif
 }

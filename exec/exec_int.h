@@ -12,6 +12,7 @@
 /* The transport tables built (exec_features.c lists them). */
 extern const exec_comm_ops exec_comm_self_ops;
 extern const exec_comm_ops exec_comm_mpi_ops;
+extern const exec_comm_ops exec_comm_nccl_ops;
 
 /* ---- exec_comm_stage.c ---- */
 

@@ -1,0 +1,1116 @@
+/*
+ * exec_dev_cuda.c: the CUDA device ("cuda"): parameters, activations and
+ * gradients in bf16, master weights, Adam moments and per-row statistics in
+ * fp32 (Micikevicius et al. 2018's mixed precision with bf16's range, so
+ * no loss scaling), every operation queued on one compute stream.
+ *
+ *  - Matrix products on cuBLASLt: bf16 in and out, fp32 accumulation
+ *    (CUBLAS_COMPUTE_32F), the linear layers' bias in the product's
+ *    epilogue (CUBLASLT_EPILOGUE_BIAS) where cuBLASLt has an algorithm for
+ *    it, a bias kernel otherwise; algorithms from cublasLt's heuristic,
+ *    cached by shape and operand alignment. The plain attention is strided
+ *    batched products over the heads permuted to [B, Hq, T, hd], with the
+ *    causal softmax between them (the path the planner models without
+ *    flash attention: the T x T probabilities are kept).
+ *  - Everything else is this project's kernels (exec_cuda_kernels.cu),
+ *    including the fused attention and the fused softmax cross-entropy
+ *    over the LM head's logits (vocab-parallel, as the CPU device).
+ *  - Memory: every buffer the executor asks for comes from large blocks
+ *    reserved with cudaMalloc once per buffer class (a buffer of 64 MiB or
+ *    more gets a block of its own: the flat parameters, gradients and
+ *    optimizer states are one allocation each), carved first-fit and
+ *    returned to their block on free, never to CUDA until the device
+ *    closes; nothing calls cudaMalloc in a step once the first step has
+ *    run. The device's own scratch (cuBLASLt's workspace, the plain
+ *    attention's permuted heads, partial sums) is counted as workspace.
+ *    The peak in use on the GPU as CUDA sees it (cudaMemGetInfo: total -
+ *    free) is sampled at every sync into device_peak_bytes.
+ *  - Errors: every CUDA and cuBLASLt call is checked; the first failure is
+ *    recorded with CUDA's own message, the call and its place, and every
+ *    later operation becomes a no-op; sync() returns it (ST_EIO), as
+ *    exec_dev.h documents. Out of memory on alloc returns NULL at once.
+ *  - Host copies (upload, download and their f64 forms) are ordered after
+ *    the queued work and wait for their own completion; everything else
+ *    returns as soon as it is queued.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include "exec/exec_cuda.h"
+#include "exec/exec_cuda_kernels.h"
+#include "exec/exec_dev.h"
+#include "exec/exec_dev_int.h"
+
+/* Allocation granularity and the smallest block reserved from CUDA. */
+#define CU_ALIGN 256u
+#define CU_BLOCK_MIN ((size_t)64 << 20)
+#define CU_BLOCK_ROUND ((size_t)2 << 20)
+/* cuBLASLt's workspace: 32 MiB, what NVIDIA recommends for Hopper (the
+ * cuBLAS documentation, "cublasSetWorkspace"; llm.c uses the same). */
+#define CU_LT_WORKSPACE ((size_t)32 << 20)
+#define CU_ALGO_CACHE 256
+
+/* One carved range of a block. */
+typedef struct cu_piece {
+    size_t off, size;
+    int used;
+} cu_piece;
+
+/* One cudaMalloc'd block of a buffer class. */
+typedef struct cu_block {
+    char *base;
+    size_t size;
+    exec_mem_class cls;
+    int n, cap;
+    cu_piece *piece;             /* sorted by offset, covering the block */
+} cu_block;
+
+typedef struct cu_algo_key {
+    int ta, tb, batch, epilogue, dtype_d;
+    int64_t m, n, k, lda, ldb, ldd, sa, sb, sd;
+    uint32_t align_a, align_b, align_d, align_bias;
+} cu_algo_key;
+
+typedef struct cu_algo {
+    cu_algo_key key;
+    cublasLtMatmulAlgo_t algo;
+    int ok;                      /* 0: cuBLASLt has none for this key */
+} cu_algo;
+
+typedef struct cuda_dev {
+    int ordinal;
+    cudaStream_t stream;
+    cublasLtHandle_t lt;
+    void *lt_ws;
+    st_err fail;                 /* the first failure (sticky) */
+    cu_block *blocks;
+    int nblocks, cap_blocks;
+    void *scratch;               /* device scratch, grown on demand */
+    size_t scratch_bytes;
+    void *host;                  /* host scratch (conversions, the embedding's buckets) */
+    size_t host_bytes;
+    cu_algo *algos;
+    int nalgos;
+    double total_bytes;          /* the GPU's memory */
+} cuda_dev;
+
+static cuda_dev *cu(exec_dev *d)
+{
+    return d->impl;
+}
+
+/* ---- errors ---- */
+
+static int ck_at(exec_dev *d, cudaError_t e, const char *what, const char *file, int line)
+{
+    if (e == cudaSuccess)
+        return 0;
+    st_raise(&cu(d)->fail, ST_EIO, file, line, "cuda: %s: %s (%s)", what, cudaGetErrorString(e),
+             cudaGetErrorName(e));
+    return 1;
+}
+
+static int ckb_at(exec_dev *d, cublasStatus_t e, const char *what, const char *file, int line)
+{
+    if (e == CUBLAS_STATUS_SUCCESS)
+        return 0;
+    st_raise(&cu(d)->fail, ST_EIO, file, line, "cublasLt: %s: status %d", what, (int)e);
+    return 1;
+}
+
+#define CK(d, call) ck_at((d), (call), #call, __FILE__, __LINE__)
+#define CKB(d, call) ckb_at((d), (call), #call, __FILE__, __LINE__)
+/* A kernel's launch: its name for the message. */
+#define CKK(d, call, name) ck_at((d), (call), name, __FILE__, __LINE__)
+
+static int failed(exec_dev *d)
+{
+    return cu(d)->fail.code != ST_OK;
+}
+
+/* ---- the GPU of this rank ---- */
+
+int exec__cuda_select(int *ordinal, st_err *err)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count < 1)
+        return ST_RAISE(err, ST_EUNSUPPORTED, "no CUDA device: %s",
+                        e != cudaSuccess ? cudaGetErrorString(e) : "none visible");
+    const char *names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", NULL};
+    int local = 0;
+    for (int i = 0; names[i]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v) {
+            local = atoi(v);
+            break;
+        }
+    }
+    *ordinal = (local < 0 ? 0 : local) % count;
+    e = cudaSetDevice(*ordinal);
+    if (e != cudaSuccess)
+        return ST_RAISE(err, ST_EUNSUPPORTED, "cudaSetDevice(%d): %s", *ordinal,
+                        cudaGetErrorString(e));
+    return ST_OK;
+}
+
+/* ---- memory accounting of the device's own buffers ---- */
+
+static void account(exec_dev *d, double delta)
+{
+    exec_mem *m = &d->mem;
+    m->cur_bytes[EXEC_MEM_WORKSPACE] += delta;
+    m->cur_total_bytes += delta;
+    if (m->cur_bytes[EXEC_MEM_WORKSPACE] > m->peak_class_bytes[EXEC_MEM_WORKSPACE])
+        m->peak_class_bytes[EXEC_MEM_WORKSPACE] = m->cur_bytes[EXEC_MEM_WORKSPACE];
+    if (m->cur_total_bytes > m->peak_total_bytes)
+        m->peak_total_bytes = m->cur_total_bytes;
+}
+
+/* Device scratch of at least bytes for the op being queued (ops on the
+ * stream run one after the other, so one buffer serves them all). Growing
+ * frees the old one: cudaFree waits for the work using it. */
+static void *scratch(exec_dev *d, size_t bytes)
+{
+    cuda_dev *c = cu(d);
+    if (failed(d))
+        return NULL;
+    if (bytes <= c->scratch_bytes)
+        return c->scratch;
+    size_t want = (bytes + CU_BLOCK_ROUND - 1) / CU_BLOCK_ROUND * CU_BLOCK_ROUND;
+    if (c->scratch) {
+        CK(d, cudaFree(c->scratch));
+        account(d, -(double)c->scratch_bytes);
+        c->scratch = NULL;
+        c->scratch_bytes = 0;
+    }
+    if (CK(d, cudaMalloc(&c->scratch, want)))
+        return NULL;
+    c->scratch_bytes = want;
+    account(d, (double)want);
+    return c->scratch;
+}
+
+static void *host_scratch(exec_dev *d, size_t bytes)
+{
+    cuda_dev *c = cu(d);
+    if (bytes <= c->host_bytes)
+        return c->host;
+    void *p = realloc(c->host, bytes);
+    if (!p) {
+        ST_RAISE(&c->fail, ST_ENOMEM, "cuda: cannot allocate %zu bytes of host staging", bytes);
+        return NULL;
+    }
+    c->host = p;
+    c->host_bytes = bytes;
+    return p;
+}
+
+/* ---- the allocator ---- */
+
+static int piece_insert(cu_block *b, int at, cu_piece p)
+{
+    if (b->n == b->cap) {
+        int cap = b->cap ? 2 * b->cap : 16;
+        cu_piece *np = realloc(b->piece, (size_t)cap * sizeof *np);
+        if (!np)
+            return -1;
+        b->piece = np;
+        b->cap = cap;
+    }
+    memmove(b->piece + at + 1, b->piece + at, (size_t)(b->n - at) * sizeof *b->piece);
+    b->piece[at] = p;
+    b->n++;
+    return 0;
+}
+
+/* First fit in block b: the piece's address, or NULL. */
+static void *carve_from(cu_block *b, size_t bytes)
+{
+    for (int i = 0; i < b->n; i++) {
+        cu_piece *p = &b->piece[i];
+        if (p->used || p->size < bytes)
+            continue;
+        if (p->size > bytes) {
+            cu_piece rest = {p->off + bytes, p->size - bytes, 0};
+            if (piece_insert(b, i + 1, rest) != 0)
+                return NULL;
+            p = &b->piece[i];
+            p->size = bytes;
+        }
+        p->used = 1;
+        return b->base + p->off;
+    }
+    return NULL;
+}
+
+static void *cuda_alloc(exec_dev *d, size_t bytes, exec_mem_class cls)
+{
+    cuda_dev *c = cu(d);
+    if (failed(d))
+        return NULL;
+    bytes = (bytes + CU_ALIGN - 1) / CU_ALIGN * CU_ALIGN;
+    if (!bytes)
+        bytes = CU_ALIGN;
+    void *p = NULL;
+    for (int i = 0; i < c->nblocks && !p; i++)
+        if (c->blocks[i].cls == cls)
+            p = carve_from(&c->blocks[i], bytes);
+    if (!p) {
+        if (c->nblocks == c->cap_blocks) {
+            int cap = c->cap_blocks ? 2 * c->cap_blocks : 16;
+            cu_block *nb = realloc(c->blocks, (size_t)cap * sizeof *nb);
+            if (!nb)
+                return NULL;
+            c->blocks = nb;
+            c->cap_blocks = cap;
+        }
+        size_t size = bytes < CU_BLOCK_MIN ? CU_BLOCK_MIN : bytes;
+        size = (size + CU_BLOCK_ROUND - 1) / CU_BLOCK_ROUND * CU_BLOCK_ROUND;
+        char *base = NULL;
+        cudaError_t e = cudaMalloc((void **)&base, size);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError(); /* out of memory is answered, not sticky */
+            return NULL;
+        }
+        cu_block *b = &c->blocks[c->nblocks];
+        memset(b, 0, sizeof *b);
+        b->base = base;
+        b->size = size;
+        b->cls = cls;
+        if (piece_insert(b, 0, (cu_piece){0, size, 0}) != 0) {
+            cudaFree(base);
+            return NULL;
+        }
+        c->nblocks++;
+        p = carve_from(b, bytes);
+    }
+    /* exec_dev_alloc's contract: zeroed (queued: every use is on the stream) */
+    if (p)
+        CK(d, cudaMemsetAsync(p, 0, bytes, c->stream));
+    return p;
+}
+
+static void cuda_free(exec_dev *d, void *ptr)
+{
+    cuda_dev *c = cu(d);
+    char *p = ptr;
+    for (int i = 0; i < c->nblocks; i++) {
+        cu_block *b = &c->blocks[i];
+        if (p < b->base || p >= b->base + b->size)
+            continue;
+        size_t off = (size_t)(p - b->base);
+        for (int k = 0; k < b->n; k++) {
+            if (b->piece[k].off != off)
+                continue;
+            b->piece[k].used = 0;
+            /* merge with free neighbours */
+            if (k + 1 < b->n && !b->piece[k + 1].used) {
+                b->piece[k].size += b->piece[k + 1].size;
+                memmove(b->piece + k + 1, b->piece + k + 2,
+                        (size_t)(b->n - k - 2) * sizeof *b->piece);
+                b->n--;
+            }
+            if (k > 0 && !b->piece[k - 1].used) {
+                b->piece[k - 1].size += b->piece[k].size;
+                memmove(b->piece + k, b->piece + k + 1, (size_t)(b->n - k - 1) * sizeof *b->piece);
+                b->n--;
+            }
+            return;
+        }
+    }
+    st_raise(&c->fail, ST_EINTERNAL, __FILE__, __LINE__, "cuda: free of %p, not allocated here",
+             ptr);
+}
+
+/* ---- open, close, sync ---- */
+
+static void cuda_close(exec_dev *d)
+{
+    cuda_dev *c = cu(d);
+    if (!c)
+        return;
+    if (c->stream)
+        cudaStreamSynchronize(c->stream);
+    for (int i = 0; i < c->nblocks; i++) {
+        cudaFree(c->blocks[i].base);
+        free(c->blocks[i].piece);
+    }
+    free(c->blocks);
+    if (c->scratch)
+        cudaFree(c->scratch);
+    if (c->lt_ws)
+        cudaFree(c->lt_ws);
+    if (c->lt)
+        cublasLtDestroy(c->lt);
+    if (c->stream)
+        cudaStreamDestroy(c->stream);
+    free(c->host);
+    free(c->algos);
+    free(c);
+    d->impl = NULL;
+}
+
+static void sample_memory(exec_dev *d)
+{
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    double used = (double)total_b - (double)free_b;
+    if (used > d->device_peak_bytes)
+        d->device_peak_bytes = used;
+    cu(d)->total_bytes = (double)total_b;
+}
+
+static int cuda_open(exec_dev *d, int threads, st_err *err)
+{
+    cuda_dev *c = calloc(1, sizeof *c);
+    if (!c)
+        return ST_RAISE(err, ST_ENOMEM, "cannot allocate the cuda device");
+    d->impl = c;
+    int rc = exec__cuda_select(&c->ordinal, err);
+    if (rc != ST_OK)
+        goto fail;
+    struct cudaDeviceProp prop;
+    cudaError_t e = cudaGetDeviceProperties(&prop, c->ordinal);
+    if (e != cudaSuccess) {
+        rc = ST_RAISE(err, ST_EUNSUPPORTED, "cudaGetDeviceProperties: %s", cudaGetErrorString(e));
+        goto fail;
+    }
+    /* bf16 tensor cores and the fused attention's WMMA need compute
+     * capability 8.0 (Ampere) or newer */
+    if (prop.major < 8) {
+        rc = ST_RAISE(err, ST_EUNSUPPORTED, "GPU %d (%s) has compute capability %d.%d; the cuda "
+                      "device needs 8.0 or newer (bf16)", c->ordinal, prop.name, prop.major,
+                      prop.minor);
+        goto fail;
+    }
+    c->algos = calloc(CU_ALGO_CACHE, sizeof *c->algos);
+    if (!c->algos) {
+        rc = ST_RAISE(err, ST_ENOMEM, "cannot allocate the cuda device");
+        goto fail;
+    }
+    if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) != cudaSuccess ||
+        (e = cudaMalloc(&c->lt_ws, CU_LT_WORKSPACE)) != cudaSuccess) {
+        rc = ST_RAISE(err, ST_EIO, "cuda: %s", cudaGetErrorString(e));
+        goto fail;
+    }
+    account(d, (double)CU_LT_WORKSPACE);
+    cublasStatus_t bs = cublasLtCreate(&c->lt);
+    if (bs != CUBLAS_STATUS_SUCCESS) {
+        rc = ST_RAISE(err, ST_EIO, "cublasLtCreate: status %d", (int)bs);
+        goto fail;
+    }
+    sample_memory(d);
+    return ST_OK;
+fail:
+    cuda_close(d);
+    return rc;
+}
+
+static int cuda_sync(exec_dev *d, st_err *err)
+{
+    cuda_dev *c = cu(d);
+    if (!failed(d))
+        CK(d, cudaStreamSynchronize(c->stream));
+    if (!failed(d))
+        CK(d, cudaGetLastError());
+    sample_memory(d);
+    if (failed(d))
+        return ST_RAISE(err, c->fail.code, "%s", c->fail.msg);
+    return ST_OK;
+}
+
+static void *cuda_stream(exec_dev *d)
+{
+    return cu(d)->stream;
+}
+
+/* ---- copies ---- */
+
+static void copy_kind(exec_dev *d, void *dst, const void *src, size_t bytes,
+                      enum cudaMemcpyKind kind, int wait)
+{
+    if (failed(d) || !bytes)
+        return;
+    cuda_dev *c = cu(d);
+    if (!CK(d, cudaMemcpyAsync(dst, src, bytes, kind, c->stream)) && wait)
+        CK(d, cudaStreamSynchronize(c->stream));
+}
+
+static void cuda_upload(exec_dev *d, void *dst, const void *src, size_t bytes)
+{
+    copy_kind(d, dst, src, bytes, cudaMemcpyHostToDevice, 1);
+}
+
+static void cuda_download(exec_dev *d, void *dst, const void *src, size_t bytes)
+{
+    copy_kind(d, dst, src, bytes, cudaMemcpyDeviceToHost, 1);
+}
+
+static void cuda_copy(exec_dev *d, void *dst, const void *src, size_t bytes)
+{
+    if (dst != src)
+        copy_kind(d, dst, src, bytes, cudaMemcpyDeviceToDevice, 0);
+}
+
+static void cuda_zero(exec_dev *d, void *p, size_t bytes)
+{
+    if (!failed(d) && bytes)
+        CK(d, cudaMemsetAsync(p, 0, bytes, cu(d)->stream));
+}
+
+/* bf16 from double on the host: round to nearest even (CUDA's
+ * __float2bfloat16), NaN kept. */
+static uint16_t to_bf16(double v)
+{
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu))
+        return (uint16_t)((u >> 16) | 0x0040u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static double from_bf16(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return (double)f;
+}
+
+static void cuda_upload_f64(exec_dev *d, void *dst, const double *src, int64_t n)
+{
+    uint16_t *h = host_scratch(d, (size_t)n * sizeof *h + 1);
+    if (!h || failed(d))
+        return;
+    for (int64_t i = 0; i < n; i++)
+        h[i] = to_bf16(src[i]);
+    cuda_upload(d, dst, h, (size_t)n * sizeof *h);
+}
+
+static void cuda_download_f64(exec_dev *d, double *dst, const void *src, int64_t n)
+{
+    uint16_t *h = host_scratch(d, (size_t)n * sizeof *h + 1);
+    if (!h || failed(d))
+        return;
+    cuda_download(d, h, src, (size_t)n * sizeof *h);
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = failed(d) ? NAN : from_bf16(h[i]);
+}
+
+/* ---- matrix products on cuBLASLt (column-major, as cuBLAS sees them) ---- */
+
+static uint32_t align_of(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    uint32_t r = 256;
+    while (r > 2 && a % r)
+        r >>= 1;
+    return r;
+}
+
+/* The algorithm for a key: cached, else cuBLASLt's first heuristic
+ * choice. NULL when it has none (the caller falls back or fails). */
+static const cublasLtMatmulAlgo_t *algo_for(exec_dev *d, const cu_algo_key *key,
+                                            cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t la,
+                                            cublasLtMatrixLayout_t lb, cublasLtMatrixLayout_t ld)
+{
+    cuda_dev *c = cu(d);
+    for (int i = 0; i < c->nalgos; i++)
+        if (!memcmp(&c->algos[i].key, key, sizeof *key))
+            return c->algos[i].ok ? &c->algos[i].algo : NULL;
+    cublasLtMatmulPreference_t pref = NULL;
+    cublasLtMatmulHeuristicResult_t res;
+    int found = 0;
+    uint64_t ws = CU_LT_WORKSPACE;
+    if (!CKB(d, cublasLtMatmulPreferenceCreate(&pref)) &&
+        !CKB(d, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                     &ws, sizeof ws)) &&
+        !CKB(d, cublasLtMatmulPreferenceSetAttribute(
+                    pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &key->align_a,
+                    sizeof key->align_a)) &&
+        !CKB(d, cublasLtMatmulPreferenceSetAttribute(
+                    pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &key->align_b,
+                    sizeof key->align_b)) &&
+        !CKB(d, cublasLtMatmulPreferenceSetAttribute(
+                    pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &key->align_d,
+                    sizeof key->align_d)) &&
+        !CKB(d, cublasLtMatmulPreferenceSetAttribute(
+                    pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &key->align_d,
+                    sizeof key->align_d))) {
+        cublasStatus_t st =
+            cublasLtMatmulAlgoGetHeuristic(c->lt, op, la, lb, ld, ld, pref, 1, &res, &found);
+        if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED)
+            CKB(d, st);
+    }
+    if (pref)
+        cublasLtMatmulPreferenceDestroy(pref);
+    if (failed(d))
+        return NULL;
+    cu_algo *slot = &c->algos[c->nalgos < CU_ALGO_CACHE ? c->nalgos++ : CU_ALGO_CACHE - 1];
+    slot->key = *key;
+    slot->ok = found > 0;
+    if (found > 0)
+        slot->algo = res.algo;
+    return slot->ok ? &slot->algo : NULL;
+}
+
+static cublasLtMatrixLayout_t layout(exec_dev *d, cudaDataType t, int64_t rows, int64_t cols,
+                                     int64_t ld, int batch, int64_t stride)
+{
+    cublasLtMatrixLayout_t l = NULL;
+    if (CKB(d, cublasLtMatrixLayoutCreate(&l, t, (uint64_t)rows, (uint64_t)cols, ld)))
+        return NULL;
+    if (batch > 1) {
+        int32_t bc = batch;
+        CKB(d, cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &bc,
+                                                sizeof bc));
+        CKB(d, cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                &stride, sizeof stride));
+    }
+    return l;
+}
+
+/* D (m x n) = alpha op(A) op(B) + beta D (+ bias per row of D), all bf16,
+ * column-major, batch products of strides sa, sb, sd. Returns 1 when the
+ * bias epilogue had no algorithm (nothing was run; the caller adds the
+ * bias itself), 0 otherwise. */
+static int lt_matmul(exec_dev *d, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                     const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb,
+                     int64_t sb, void *D, int64_t ldd, int64_t sd, int batch, float alpha,
+                     float beta, const void *bias)
+{
+    if (failed(d) || m == 0 || n == 0)
+        return 0;
+    cuda_dev *c = cu(d);
+    cu_algo_key key;
+    memset(&key, 0, sizeof key);
+    key.ta = ta;
+    key.tb = tb;
+    key.batch = batch;
+    key.epilogue = bias != NULL;
+    key.dtype_d = CUDA_R_16BF;
+    key.m = m;
+    key.n = n;
+    key.k = k;
+    key.lda = lda;
+    key.ldb = ldb;
+    key.ldd = ldd;
+    key.sa = batch > 1 ? sa : 0;
+    key.sb = batch > 1 ? sb : 0;
+    key.sd = batch > 1 ? sd : 0;
+    key.align_a = align_of(A);
+    key.align_b = align_of(B);
+    key.align_d = align_of(D);
+    key.align_bias = bias ? align_of(bias) : 0;
+    cublasLtMatmulDesc_t op = NULL;
+    cublasLtMatrixLayout_t la = NULL, lb = NULL, ld = NULL;
+    int no_algo = 0;
+    cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (CKB(d, cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F)) ||
+        CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa)) ||
+        CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb)))
+        goto done;
+    if (bias) {
+        cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+        cudaDataType bt = CUDA_R_16BF;
+        if (CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi,
+                                                  sizeof epi)) ||
+            CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                  sizeof bias)) ||
+            CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt,
+                                                  sizeof bt)))
+            goto done;
+    }
+    la = layout(d, CUDA_R_16BF, ta ? k : m, ta ? m : k, lda, batch, sa);
+    lb = layout(d, CUDA_R_16BF, tb ? n : k, tb ? k : n, ldb, batch, sb);
+    ld = layout(d, CUDA_R_16BF, m, n, ldd, batch, sd);
+    if (failed(d))
+        goto done;
+    const cublasLtMatmulAlgo_t *algo = algo_for(d, &key, op, la, lb, ld);
+    if (!algo) {
+        if (bias && !failed(d))
+            no_algo = 1;
+        else if (!failed(d))
+            st_raise(&c->fail, ST_EIO, __FILE__, __LINE__,
+                     "cublasLt: no algorithm for a %lld x %lld x %lld product (batch %d)",
+                     (long long)m, (long long)n, (long long)k, batch);
+        goto done;
+    }
+    CKB(d, cublasLtMatmul(c->lt, op, &alpha, A, la, B, lb, &beta, D, ld, D, ld, algo, c->lt_ws,
+                          CU_LT_WORKSPACE, c->stream));
+done:
+    if (ld)
+        cublasLtMatrixLayoutDestroy(ld);
+    if (lb)
+        cublasLtMatrixLayoutDestroy(lb);
+    if (la)
+        cublasLtMatrixLayoutDestroy(la);
+    if (op)
+        cublasLtMatmulDescDestroy(op);
+    return no_algo;
+}
+
+/* ---- linear ---- */
+
+/* out[n, OC] = inp[n, C] W[OC, C]^T + bias, i.e. column-major out^T (OC x n)
+ * = W (C x OC stored, transposed) inp^T (C x n). */
+static void cuda_matmul_fwd(exec_dev *d, void *out, const void *inp, const void *w,
+                            const void *bias, int64_t n, int64_t C, int64_t OC)
+{
+    if (lt_matmul(d, 1, 0, OC, n, C, w, C, 0, inp, C, 0, out, OC, 0, 1, 1.0f, 0.0f, bias)) {
+        lt_matmul(d, 1, 0, OC, n, C, w, C, 0, inp, C, 0, out, OC, 0, 1, 1.0f, 0.0f, NULL);
+        if (!failed(d))
+            CKK(d, exec_cuk_bias_rows(cu(d)->stream, out, bias, n, OC), "bias_rows");
+    }
+    d->flops += 2.0 * (double)n * (double)C * (double)OC;
+}
+
+/* dinp[n, C] (+)= dout[n, OC] W[OC, C]: dinp^T (C x n) = W^T (C x OC) dout^T. */
+static void cuda_matmul_bwd_input(exec_dev *d, void *dinp, const void *dout, const void *w,
+                                  int64_t n, int64_t C, int64_t OC, int accumulate)
+{
+    lt_matmul(d, 0, 0, C, n, OC, w, C, 0, dout, OC, 0, dinp, C, 0, 1, 1.0f,
+              accumulate ? 1.0f : 0.0f, NULL);
+    d->flops += 2.0 * (double)n * (double)C * (double)OC;
+}
+
+static void colsum(exec_dev *d, void *dw, void *db, const void *dout, const void *inp,
+                   const void *mean, const void *rstd, int64_t n, int64_t C, int rms)
+{
+    int chunks = exec_cuk_colsum_chunks(n);
+    float *part = scratch(d, (size_t)chunks * 2 * (size_t)C * sizeof(float));
+    if (part)
+        CKK(d, exec_cuk_colsum(cu(d)->stream, dw, db, dout, inp, mean, rstd, n, C, rms, part,
+                               chunks),
+            "colsum");
+}
+
+/* dw[OC, C] += dout^T inp: dw^T (C x OC) = inp^T (C x n) dout (n x OC). */
+static void cuda_matmul_bwd_weight(exec_dev *d, void *dw, void *dbias, const void *dout,
+                                   const void *inp, int64_t n, int64_t C, int64_t OC)
+{
+    lt_matmul(d, 0, 1, C, OC, n, inp, C, 0, dout, OC, 0, dw, C, 0, 1, 1.0f, 1.0f, NULL);
+    d->flops += 2.0 * (double)n * (double)C * (double)OC;
+    if (dbias)
+        colsum(d, NULL, dbias, dout, NULL, NULL, NULL, n, OC, 0);
+}
+
+/* ---- embedding ---- */
+
+static void cuda_embed_fwd(exec_dev *d, void *out, const int32_t *tok, const void *wte, int64_t n,
+                           int64_t C, int64_t v0, int64_t vn)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_embed_fwd(cu(d)->stream, out, tok, wte, n, C, v0, vn), "embed_fwd");
+}
+
+/* The tokens come to the host (n int32, one sync) and are bucketed by
+ * table row there (a counting sort: each row's tokens in index order), so
+ * every row of the table sums its own gradients without atomics. */
+static void cuda_embed_bwd(exec_dev *d, void *dwte, const void *dout, const int32_t *tok,
+                           int64_t n, int64_t C, int64_t v0, int64_t vn)
+{
+    if (failed(d) || n == 0)
+        return;
+    /* host: tokens [n], count [vn + 1], rows [n], starts [n + 1], idx [n] */
+    size_t words = (size_t)(4 * n + vn + 2);
+    int32_t *h = host_scratch(d, words * sizeof(int32_t));
+    if (!h)
+        return;
+    int32_t *tk = h, *count = tk + n, *rows = count + vn + 1, *starts = rows + n,
+            *idx = starts + n + 1;
+    cuda_download(d, tk, tok, (size_t)n * sizeof *tk);
+    if (failed(d))
+        return;
+    memset(count, 0, (size_t)(vn + 1) * sizeof *count);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t t = (int64_t)tk[i] - v0;
+        if (t >= 0 && t < vn)
+            count[t + 1]++;
+    }
+    int64_t nrows = 0;
+    for (int64_t t = 0; t < vn; t++) {
+        if (count[t + 1] > 0) {
+            rows[nrows] = (int32_t)t;
+            starts[nrows] = count[t];
+            nrows++;
+        }
+        count[t + 1] += count[t];
+    }
+    starts[nrows] = count[vn];
+    /* count[t] is now where row t's tokens start: place them in index order */
+    for (int64_t i = 0; i < n; i++) {
+        int64_t t = (int64_t)tk[i] - v0;
+        if (t >= 0 && t < vn)
+            idx[count[t]++] = (int32_t)i;
+    }
+    if (nrows == 0)
+        return;
+    /* rows, starts and idx side by side on the device */
+    int32_t *dv = scratch(d, (size_t)(2 * nrows + 1 + starts[nrows]) * sizeof(int32_t));
+    if (!dv)
+        return;
+    int32_t *d_rows = dv, *d_starts = dv + nrows, *d_idx = d_starts + nrows + 1;
+    cuda_upload(d, d_rows, rows, (size_t)nrows * sizeof *rows);
+    cuda_upload(d, d_starts, starts, (size_t)(nrows + 1) * sizeof *starts);
+    cuda_upload(d, d_idx, idx, (size_t)starts[nrows] * sizeof *idx);
+    if (!failed(d))
+        CKK(d, exec_cuk_embed_bwd(cu(d)->stream, dwte, dout, d_rows, d_starts, d_idx, nrows, C),
+            "embed_bwd");
+}
+
+static void cuda_pos_fwd(exec_dev *d, void *x, const void *wpe, int64_t T, int64_t B, int64_t C,
+                         int64_t t0)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_pos_fwd(cu(d)->stream, x, wpe, T, B, C, t0), "pos_fwd");
+}
+
+static void cuda_pos_bwd(exec_dev *d, void *dwpe, const void *dout, int64_t T, int64_t B,
+                         int64_t C, int64_t t0)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_pos_bwd(cu(d)->stream, dwpe, dout, T, B, C, t0), "pos_bwd");
+}
+
+/* ---- norms ---- */
+
+static void cuda_norm_fwd(exec_dev *d, void *out, void *mean, void *rstd, const void *inp,
+                          const void *w, const void *b, int64_t n, int64_t C, int rms)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_norm_fwd(cu(d)->stream, out, mean, rstd, inp, w, b, n, C, rms,
+                                 EXEC_NORM_EPS),
+            "norm_fwd");
+}
+
+static void cuda_norm_bwd_input(exec_dev *d, void *dinp, const void *dout, const void *inp,
+                                const void *w, const void *mean, const void *rstd, int64_t n,
+                                int64_t C, int rms, int accumulate)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_norm_bwd_input(cu(d)->stream, dinp, dout, inp, w, mean, rstd, n, C, rms,
+                                       accumulate),
+            "norm_bwd_input");
+}
+
+static void cuda_norm_bwd_weight(exec_dev *d, void *dw, void *db, const void *dout,
+                                 const void *inp, const void *mean, const void *rstd, int64_t n,
+                                 int64_t C, int rms)
+{
+    colsum(d, dw, db, dout, inp, mean, rstd, n, C, rms);
+}
+
+/* ---- activations ---- */
+
+static void cuda_gelu_fwd(exec_dev *d, void *out, const void *inp, int64_t n)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_gelu_fwd(cu(d)->stream, out, inp, n), "gelu_fwd");
+}
+
+static void cuda_gelu_bwd(exec_dev *d, void *dinp, const void *inp, const void *dout, int64_t n)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_gelu_bwd(cu(d)->stream, dinp, inp, dout, n), "gelu_bwd");
+}
+
+static void cuda_swiglu_fwd(exec_dev *d, void *out, const void *inp, int64_t n, int64_t F)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_swiglu_fwd(cu(d)->stream, out, inp, n, F), "swiglu_fwd");
+}
+
+static void cuda_swiglu_bwd(exec_dev *d, void *dinp, const void *inp, const void *dout,
+                            int64_t n, int64_t F)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_swiglu_bwd(cu(d)->stream, dinp, inp, dout, n, F), "swiglu_bwd");
+}
+
+static void cuda_rope_fwd(exec_dev *d, void *x, int64_t T, int64_t B, int64_t H, int64_t hd,
+                          int64_t ld, double theta)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_rope(cu(d)->stream, x, T, B, H, hd, ld, theta, 1.0), "rope_fwd");
+}
+
+static void cuda_rope_bwd(exec_dev *d, void *dx, int64_t T, int64_t B, int64_t H, int64_t hd,
+                          int64_t ld, double theta)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_rope(cu(d)->stream, dx, T, B, H, hd, ld, theta, -1.0), "rope_bwd");
+}
+
+/* ---- attention, the plain path ---- */
+
+/* S[b, h] = q k^T (T x T, row-major) is, column-major, k q^T: A = k stored
+ * hd x T transposed, B = q stored hd x T; one product per (b, h). */
+static void cuda_attention_fwd(exec_dev *d, void *out, void *probs, const void *qkv, int64_t T,
+                               int64_t B, int64_t Hq, int64_t Hkv, int64_t hd)
+{
+    int64_t E = B * Hq * T * hd, TT = T * T;
+    int nb = (int)(B * Hq);
+    char *s = scratch(d, (size_t)E * 2 * 4);
+    if (!s)
+        return;
+    void *q = s, *k = s + E * 2, *v = s + E * 4, *o = s + E * 6;
+    cudaStream_t st = cu(d)->stream;
+    float scale = (float)(1.0 / sqrt((double)hd));
+    CKK(d, exec_cuk_attn_permute(st, q, k, v, qkv, T, B, Hq, Hkv, hd), "attn_permute");
+    lt_matmul(d, 1, 0, T, T, hd, k, hd, T * hd, q, hd, T * hd, probs, T, TT, nb, scale, 0.0f,
+              NULL);
+    if (!failed(d))
+        CKK(d, exec_cuk_softmax_causal(st, probs, B * Hq, T), "softmax_causal");
+    if (out) {
+        /* O^T (hd x T) = v^T P^T: A = v stored hd x T, B = P stored T x T (= P^T) */
+        lt_matmul(d, 0, 0, hd, T, T, v, hd, T * hd, probs, T, TT, o, hd, T * hd, nb, 1.0f, 0.0f,
+                  NULL);
+        if (!failed(d))
+            CKK(d, exec_cuk_attn_unpermute(st, out, o, T, B, Hq, hd), "attn_unpermute");
+    }
+    d->flops += (out ? 4.0 : 2.0) * (double)B * (double)Hq * (double)T * (double)T * (double)hd;
+}
+
+static void cuda_attention_bwd(exec_dev *d, void *dqkv, void *dprobs, const void *dout,
+                               const void *qkv, const void *probs, int64_t T, int64_t B,
+                               int64_t Hq, int64_t Hkv, int64_t hd)
+{
+    int64_t E = B * Hq * T * hd, TT = T * T;
+    int nb = (int)(B * Hq);
+    char *s = scratch(d, (size_t)E * 2 * 7);
+    if (!s)
+        return;
+    void *q = s, *k = s + E * 2, *v = s + E * 4, *dO = s + E * 6, *dq = s + E * 8,
+         *dk = s + E * 10, *dv = s + E * 12;
+    cudaStream_t st = cu(d)->stream;
+    float scale = (float)(1.0 / sqrt((double)hd));
+    CKK(d, exec_cuk_attn_permute(st, q, k, v, qkv, T, B, Hq, Hkv, hd), "attn_permute");
+    if (!failed(d))
+        CKK(d, exec_cuk_attn_heads(st, dO, dout, T, B, Hq, hd), "attn_heads");
+    /* dP = dO v^T (as S = q k^T) */
+    lt_matmul(d, 1, 0, T, T, hd, v, hd, T * hd, dO, hd, T * hd, dprobs, T, TT, nb, 1.0f, 0.0f,
+              NULL);
+    /* dV^T (hd x T) = dO^T P: B = P stored T x T, transposed */
+    lt_matmul(d, 0, 1, hd, T, T, dO, hd, T * hd, probs, T, TT, dv, hd, T * hd, nb, 1.0f, 0.0f,
+              NULL);
+    if (!failed(d))
+        CKK(d, exec_cuk_softmax_causal_bwd(st, dprobs, probs, B * Hq, T), "softmax_causal_bwd");
+    /* dQ^T = scale k^T dS^T (dS stored T x T is dS^T column-major) */
+    lt_matmul(d, 0, 0, hd, T, T, k, hd, T * hd, dprobs, T, TT, dq, hd, T * hd, nb, scale, 0.0f,
+              NULL);
+    /* dK^T = scale q^T dS */
+    lt_matmul(d, 0, 1, hd, T, T, q, hd, T * hd, dprobs, T, TT, dk, hd, T * hd, nb, scale, 0.0f,
+              NULL);
+    if (!failed(d))
+        CKK(d, exec_cuk_attn_unpermute_grad(st, dqkv, dq, dk, dv, T, B, Hq, Hkv, hd),
+            "attn_unpermute_grad");
+    d->flops += 8.0 * (double)B * (double)Hq * (double)T * (double)T * (double)hd;
+}
+
+/* ---- attention, fused ---- */
+
+static int flash_check(exec_dev *d, int64_t hd)
+{
+    if (exec_cuk_flash_supported(hd))
+        return 1;
+    st_raise(&cu(d)->fail, ST_EUNSUPPORTED, __FILE__, __LINE__,
+             "cuda: the fused attention takes head sizes 16 to 128 in steps of 16, not %lld "
+             "(set layout.flash_attention false)",
+             (long long)hd);
+    return 0;
+}
+
+static void cuda_flash_fwd(exec_dev *d, void *out, void *lse, const void *qkv, int64_t T,
+                           int64_t B, int64_t Hq, int64_t Hkv, int64_t hd)
+{
+    if (failed(d) || !flash_check(d, hd))
+        return;
+    double fl = 0;
+    CKK(d, exec_cuk_flash_fwd(cu(d)->stream, out, lse, qkv, T, B, Hq, Hkv, hd, &fl),
+        "flash_fwd");
+    d->flops += fl;
+}
+
+static void cuda_flash_bwd(exec_dev *d, void *dqkv, const void *dout, const void *qkv,
+                           const void *out, const void *lse, int64_t T, int64_t B, int64_t Hq,
+                           int64_t Hkv, int64_t hd)
+{
+    if (failed(d) || !flash_check(d, hd))
+        return;
+    int64_t rows = B * Hq * T;
+    float *s = scratch(d, (size_t)(rows * hd + rows) * sizeof(float));
+    if (!s)
+        return;
+    double fl = 0;
+    CKK(d, exec_cuk_flash_bwd(cu(d)->stream, dqkv, dout, qkv, out, lse, s, s + rows * hd, T, B,
+                              Hq, Hkv, hd, &fl),
+        "flash_bwd");
+    d->flops += fl;
+}
+
+/* ---- cross-entropy ---- */
+
+static void cuda_ce_rowmax(exec_dev *d, void *rowmax, const void *logits, int64_t n, int64_t vn)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_ce_rowmax(cu(d)->stream, rowmax, logits, n, vn), "ce_rowmax");
+}
+
+static void cuda_ce_stats(exec_dev *d, void *stats, void *logits, const void *rowmax,
+                          const int32_t *targets, int64_t n, int64_t vn, int64_t v0)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_ce_stats(cu(d)->stream, stats, logits, rowmax, targets, n, vn, v0),
+            "ce_stats");
+}
+
+static void cuda_ce_loss_bwd(exec_dev *d, void *losses, void *logits, const void *rowmax,
+                             const void *stats, const int32_t *targets, int64_t n, int64_t vn,
+                             int64_t v0, double scale)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_ce_loss_bwd(cu(d)->stream, losses, logits, rowmax, stats, targets, n, vn,
+                                    v0, scale),
+            "ce_loss_bwd");
+}
+
+/* ---- elementwise, reductions ---- */
+
+static void cuda_add(exec_dev *d, void *y, const void *x, int64_t n)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_add(cu(d)->stream, y, x, NULL, n), "add");
+}
+
+static void cuda_add3(exec_dev *d, void *out, const void *a, const void *b, int64_t n)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_add(cu(d)->stream, out, a, b, n), "add3");
+}
+
+static void cuda_scale(exec_dev *d, void *x, double s, int64_t n)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_scale(cu(d)->stream, x, s, n), "scale");
+}
+
+/* Block partials on the device, added on the host in block order. */
+static double reduce(exec_dev *d, const void *x, int64_t n, int sq)
+{
+    if (failed(d))
+        return NAN;
+    if (n <= 0)
+        return 0.0;
+    int nb = exec_cuk_reduce_blocks(n);
+    double *part = scratch(d, (size_t)nb * sizeof(double));
+    double *h = host_scratch(d, (size_t)nb * sizeof(double));
+    if (!part || !h)
+        return NAN;
+    CKK(d, exec_cuk_reduce(cu(d)->stream, part, x, n, sq), "reduce");
+    cuda_download(d, h, part, (size_t)nb * sizeof(double));
+    if (failed(d))
+        return NAN;
+    double s = 0;
+    for (int i = 0; i < nb; i++)
+        s += h[i];
+    return s;
+}
+
+static double cuda_sum(exec_dev *d, const void *x, int64_t n)
+{
+    return reduce(d, x, n, 0);
+}
+
+static double cuda_sumsq(exec_dev *d, const void *x, int64_t n)
+{
+    return reduce(d, x, n, 1);
+}
+
+/* ---- optimizer ---- */
+
+static void cuda_adamw(exec_dev *d, void *param, void *master, const void *grad, void *m, void *v,
+                       int64_t n, const exec_adamw *a)
+{
+    if (failed(d))
+        return;
+    if (!master) {
+        st_raise(&cu(d)->fail, ST_EINTERNAL, __FILE__, __LINE__,
+                 "cuda: AdamW without master weights");
+        return;
+    }
+    double ic1 = 1.0 / (1.0 - pow(a->beta1, (double)a->step));
+    double ic2 = 1.0 / (1.0 - pow(a->beta2, (double)a->step));
+    CKK(d, exec_cuk_adamw(cu(d)->stream, param, master, grad, m, v, n, a->lr, a->beta1, a->beta2,
+                          a->eps, a->weight_decay, a->grad_scale, ic1, ic2),
+        "adamw");
+}
+
+static void cuda_widen(exec_dev *d, void *dst, const void *src, int64_t n)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_widen(cu(d)->stream, dst, src, n), "widen");
+}
+
+const exec_dev_ops exec_dev_cuda_ops = {
+    .name = "cuda",
+    .dtype = EXEC_DT_BF16,
+    .state_dtype = EXEC_DT_F32,
+    .stat_dtype = EXEC_DT_F32,
+    .has_master = 1,
+    .host_memory = 0,
+    .open = cuda_open,
+    .close = cuda_close,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .upload = cuda_upload,
+    .download = cuda_download,
+    .copy = cuda_copy,
+    .zero = cuda_zero,
+    .sync = cuda_sync,
+    .stream = cuda_stream,
+    .embed_fwd = cuda_embed_fwd,
+    .embed_bwd = cuda_embed_bwd,
+    .pos_fwd = cuda_pos_fwd,
+    .pos_bwd = cuda_pos_bwd,
+    .norm_fwd = cuda_norm_fwd,
+    .norm_bwd_input = cuda_norm_bwd_input,
+    .norm_bwd_weight = cuda_norm_bwd_weight,
+    .matmul_fwd = cuda_matmul_fwd,
+    .matmul_bwd_input = cuda_matmul_bwd_input,
+    .matmul_bwd_weight = cuda_matmul_bwd_weight,
+    .gelu_fwd = cuda_gelu_fwd,
+    .gelu_bwd = cuda_gelu_bwd,
+    .swiglu_fwd = cuda_swiglu_fwd,
+    .swiglu_bwd = cuda_swiglu_bwd,
+    .rope_fwd = cuda_rope_fwd,
+    .rope_bwd = cuda_rope_bwd,
+    .attention_fwd = cuda_attention_fwd,
+    .attention_bwd = cuda_attention_bwd,
+    .flash_fwd = cuda_flash_fwd,
+    .flash_bwd = cuda_flash_bwd,
+    .ce_rowmax = cuda_ce_rowmax,
+    .ce_stats = cuda_ce_stats,
+    .ce_loss_bwd = cuda_ce_loss_bwd,
+    .add = cuda_add,
+    .add3 = cuda_add3,
+    .scale = cuda_scale,
+    .sum = cuda_sum,
+    .sumsq = cuda_sumsq,
+    .adamw = cuda_adamw,
+    .widen = cuda_widen,
+    .upload_f64 = cuda_upload_f64,
+    .download_f64 = cuda_download_f64,
+};
