@@ -14,7 +14,12 @@
  * Beyond the contract's first version: model.mlp ("plain" | "gated", the
  * architecture's own when absent), train.stop_after, the "debug" object
  * (dump_weights, fail_rank / fail_step / fail_mode for fault injection) and,
- * per rank, peak_memory_by_class_bytes and max_rss_bytes. A rank program
+ * per rank, peak_memory_by_class_bytes, max_rss_bytes and
+ * device_memory_peak_bytes (what the accelerator's own memory API saw in
+ * use at most: cudaMemGetInfo's total - free, the CUDA context and the
+ * libraries' buffers included; 0 on the CPU devices), and in the layout
+ * flash_attention (the fused attention kernel, on a device that has one).
+ * A rank program
  * with threads_per_rank > 1 should be launched unbound (mpirun --bind-to
  * none, or a binding of that many cores per rank): Open MPI binds each rank
  * to one core by default, and its BLAS and loop threads would share it.
@@ -178,6 +183,8 @@ typedef struct exec_rank_stat {
     double peak_memory_bytes;    /* most bytes the executor held at once */
     double peak_class_bytes[EXEC_MEM__COUNT]; /* peak of each class on its own */
     double max_rss_bytes;        /* the process's peak resident set (getrusage) */
+    double device_memory_peak_bytes; /* the GPU's memory in use at most (cudaMemGetInfo:
+                                      * total - free at every sync); 0 on the CPU */
     exec_phases phases;          /* totals over the measured steps */
 } exec_rank_stat;
 

@@ -727,6 +727,7 @@ char *exec_result_json(const exec_result *r)
         for (int c = 0; c < EXEC_MEM__COUNT; c++)
             cJSON_AddNumberToObject(mem, mem_names[c], s->peak_class_bytes[c]);
         cJSON_AddNumberToObject(o, "max_rss_bytes", s->max_rss_bytes);
+        cJSON_AddNumberToObject(o, "device_memory_peak_bytes", s->device_memory_peak_bytes);
         add_phases(o, &s->phases);
     }
     char *text = cJSON_Print(root);
@@ -849,6 +850,7 @@ int exec_result_parse(const char *json, exec_result *r, st_err *err)
             (rc = rd_num(it, "pp_rank", &p, 0, err)) || (rc = rd_num(it, "dp_rank", &dd, 0, err)) ||
             (rc = rd_num(it, "peak_memory_bytes", &s->peak_memory_bytes, 0, err)) ||
             (rc = rd_num(it, "max_rss_bytes", &s->max_rss_bytes, 0, err)) ||
+            (rc = rd_num(it, "device_memory_peak_bytes", &s->device_memory_peak_bytes, 0, err)) ||
             (rc = rd_phases(it, &s->phases, err)))
             goto done;
         const cJSON *mem = cJSON_GetObjectItemCaseSensitive(it, "peak_memory_by_class_bytes");

@@ -148,8 +148,8 @@ static int gather_results(exec_rt *rt, int64_t first_step, exec_result *res, st_
     /* per step: time (max), phases (sum) */
     double *tmax = calloc((size_t)(nsteps > 0 ? nsteps : 1), sizeof *tmax);
     double *phs = calloc((size_t)(nsteps > 0 ? nsteps : 1) * 5, sizeof *phs);
-    /* per rank: 4 coordinates, peak, 6 class peaks, rss, 5 phases */
-    enum { PER_RANK = 17 };
+    /* per rank: 4 coordinates, peak, 6 class peaks, rss, 5 phases, device peak */
+    enum { PER_RANK = 18 };
     double *mine = calloc(PER_RANK, sizeof *mine), *all = calloc((size_t)R * PER_RANK, sizeof *all);
     if (!tmax || !phs || !mine || !all) {
         free(tmax), free(phs), free(mine), free(all);
@@ -188,6 +188,7 @@ static int gather_results(exec_rt *rt, int64_t first_step, exec_result *res, st_
     mine[14] = tot.pp_wait_s;
     mine[15] = tot.dp_comm_s;
     mine[16] = tot.optimizer_s;
+    mine[17] = rt->dev->device_peak_bytes;
     double flops = rt->dev->flops;
     if ((rc = exec_comm_allreduce(rt->world, tmax, tmax, (size_t)nsteps, EXEC_DT_F64, EXEC_RED_MAX,
                                   NULL, err)) ||
@@ -243,6 +244,7 @@ static int gather_results(exec_rt *rt, int64_t first_step, exec_result *res, st_
             s->peak_class_bytes[c] = a[5 + c];
         s->max_rss_bytes = a[11];
         s->phases = (exec_phases){a[12], a[13], a[14], a[15], a[16]};
+        s->device_memory_peak_bytes = a[17];
     }
 done:
     free(tmax), free(phs), free(mine), free(all);
