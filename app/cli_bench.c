@@ -2,7 +2,8 @@
  * cli_bench.c: `smdplan bench`, this host measured and put in the catalog.
  *
  *   smdplan bench [cpu | comm] [--quick] [--threads-per-rank 1,2] [--ranks N]
- *                 [--max-bytes SIZE] [--ops LIST] [--write-catalog FILE [--force]]
+ *                 [--max-bytes SIZE] [--ops LIST] [--transport mpi|nccl]
+ *                 [--write-catalog FILE [--force]]
  *                 [--name NAME] [--timeout S] [--json] [--db FILE] [--no-record]
  *
  * cpu measures the CPU device (exec_bench_cpu_run: sgemm rates per thread
@@ -11,7 +12,10 @@
  * host (mpirun on smdplan-bench-rank: all-reduce, reduce-scatter,
  * all-gather, send/recv from 8 B to 1 GiB, capped by memory and
  * --max-bytes, time, algbw and busbw as nccl-tests' doc/PERFORMANCE.md
- * defines them); no word does both. Each run is recorded (a bench record:
+ * defines them); no word does both. comm --transport nccl measures NCCL
+ * between the GPUs of this host instead (one rank per GPU, device
+ * buffers; only with the word comm, and no catalog entry: the entry
+ * describes the CPU device and MPI). Each run is recorded (a bench record:
  * every measurement and the entry made from them).
  *
  * The catalog entry (--write-catalog FILE; loadable with --catalog FILE):
@@ -68,7 +72,9 @@
 #include "app/cli_launch.h"
 #include "common/units.h"
 #include "data/data.h"
+#include "exec/exec.h"
 #include "exec/exec_bench.h"
+#include "exec/exec_comm.h"
 #include "planner/plan_hwfit.h"
 
 #define BENCH_MARKER_KEY "_generated_by"
@@ -85,7 +91,7 @@
 
 enum {
     O_HELP = 'h', O_QUICK = 256, O_THREADS, O_RANKS, O_MAX_BYTES, O_OPS, O_WRITE, O_FORCE,
-    O_NAME, O_TIMEOUT, O_JSON, O_DB, O_NO_RECORD, O_ITERS,
+    O_NAME, O_TIMEOUT, O_JSON, O_DB, O_NO_RECORD, O_ITERS, O_TRANSPORT,
 };
 
 static const struct option long_opts[] = {
@@ -96,6 +102,7 @@ static const struct option long_opts[] = {
     {"timeout", 1, NULL, O_TIMEOUT},     {"json", 0, NULL, O_JSON},
     {"db", 1, NULL, O_DB},               {"no-record", 0, NULL, O_NO_RECORD},
     {"iters", 1, NULL, O_ITERS},         {"help", 0, NULL, O_HELP},
+    {"transport", 1, NULL, O_TRANSPORT},
     {NULL, 0, NULL, 0},
 };
 
@@ -106,6 +113,7 @@ typedef struct bench_opts {
     int ranks;
     double max_bytes;
     char ops[128];
+    char transport[16];          /* comm: "mpi" (default) or "nccl" */
     int iters;
     const char *write, *name, *db_path;
     int force, json, no_record;
@@ -130,6 +138,8 @@ static void usage(FILE *f)
             "  --ranks N              comm: ranks of the job (default the cores, at least 2)\n"
             "  --max-bytes SIZE       comm: largest message (default 1GiB, capped by memory)\n"
             "  --ops LIST             comm: allreduce,reducescatter,allgather,sendrecv (default all)\n"
+            "  --transport NAME       comm: mpi (default) or nccl (one rank per GPU; default ranks\n"
+            "                         the GPUs; no catalog entry)\n"
             "  --iters N              comm: timed iterations per size (default 20, nccl-tests')\n"
             "  --timeout S            comm: wall-clock limit of the job (default 900)\n"
             "  --quick                fewer shapes and sizes, for a fast check\n"
@@ -210,6 +220,14 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             rc = units_parse_int(optarg, "--iters", 1, 100000, &v, &err);
             o->iters = (int)v;
             break;
+        case O_TRANSPORT:
+            if (strcmp(optarg, "mpi") != 0 && strcmp(optarg, "nccl") != 0)
+                rc = ST_RAISE(&err, ST_EINVAL, "--transport '%s': allowed are mpi, nccl", optarg);
+            else if (!exec_comm_find(optarg))
+                rc = ST_RAISE(&err, ST_EINVAL, "--transport %s: not in this build (built: %s)",
+                              optarg, exec_comm_names());
+            snprintf(o->transport, sizeof o->transport, "%s", optarg);
+            break;
         case O_WRITE: o->write = optarg; break;
         case O_FORCE: o->force = 1; break;
         case O_NAME:
@@ -238,6 +256,11 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     }
     if (optind < argc) {
         fprintf(stderr, "smdplan: bench: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (!strcmp(o->transport, "nccl") && (o->cpu || o->write)) {
+        fprintf(stderr, "smdplan: bench: --transport nccl: only with the word comm and without "
+                        "--write-catalog (the catalog entry describes the CPU device and MPI)\n");
         return 2;
     }
     return 0;
@@ -278,7 +301,14 @@ static int run_comm(const bench_opts *o, int cores, exec_bench_comm *out, st_err
     if (!mkdtemp(dir))
         return ST_RAISE(err, ST_EIO, "bench comm: cannot make a directory under %s",
                         tmp && *tmp ? tmp : "/tmp");
-    int ranks = o->ranks ? o->ranks : cores < 2 ? 2 : cores;
+    int nccl = !strcmp(o->transport, "nccl");
+    int ranks = o->ranks ? o->ranks : nccl ? exec_device_count("cuda") : cores < 2 ? 2 : cores;
+    if (nccl && ranks < 2) {
+        rmdir(dir);
+        return ST_RAISE(err, ST_EINVAL, "bench comm --transport nccl: %d GPU%s on this host; NCCL "
+                        "needs one GPU per rank and at least 2 ranks", ranks,
+                        ranks == 1 ? "" : "s");
+    }
     double want = o->max_bytes > 0 ? o->max_bytes : o->quick ? 4.0 * 1048576.0 : 1073741824.0;
     double max_bytes = exec_bench_comm_max_bytes(want, ranks);
     char a_ranks[16], a_max[32], a_iters[16], a_out[CLI_PATH_MAX + 16], a_timeout[32];
@@ -307,6 +337,10 @@ static int run_comm(const bench_opts *o, int cores, exec_bench_comm *out, st_err
     if (o->ops[0]) {
         argv[n++] = (char *)"--ops";
         argv[n++] = (char *)o->ops;
+    }
+    if (nccl) {
+        argv[n++] = (char *)"--transport";
+        argv[n++] = (char *)"nccl";
     }
     argv[n] = NULL;
     char *env[3] = {NULL, NULL, NULL};

@@ -17,7 +17,8 @@
  * per rank, peak_memory_by_class_bytes, max_rss_bytes and
  * device_memory_peak_bytes (what the accelerator's own memory API saw in
  * use at most: cudaMemGetInfo's total - free, the CUDA context and the
- * libraries' buffers included; 0 on the CPU devices), and in the layout
+ * libraries' buffers included; 0 on the CPU devices), device_name (what
+ * the device says it is: the GPU's model), and in the layout
  * flash_attention (the fused attention kernel, on a device that has one).
  * A rank program
  * with threads_per_rank > 1 should be launched unbound (mpirun --bind-to
@@ -45,6 +46,10 @@ typedef struct exec_features {
 
 /* Backends compiled into this build. */
 exec_features exec_features_built(void);
+
+/* Devices of kind name on this host ("cuda": the GPUs CUDA sees; "cpu",
+ * "cpu64": 1); 0 when there are none or the kind is not in this build. */
+int exec_device_count(const char *name);
 
 /* "CUDA NCCL MPI" style summary with "+"/"-" per feature, e.g.
  * "+cuda +nccl +mpi". Returns a static string. */
@@ -201,6 +206,9 @@ typedef struct exec_result {
     char transport[EXEC_NAME_MAX];
     int threads_per_rank;
     char host[EXEC_HOST_MAX];
+    char device_name[EXEC_HOST_MAX]; /* rank 0's device as it names itself ("NVIDIA H100
+                                      * 80GB HBM3, compute capability 9.0, ..."; the CPU:
+                                      * "cpu") */
     double tokens_per_step;
     double model_flops_per_step; /* 6 N T + attention, no recompute (MFU's numerator) */
     double hardware_flops_per_step; /* what the ranks computed, recompute included */

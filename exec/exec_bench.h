@@ -109,10 +109,16 @@ typedef enum exec_bench_op {
 const char *exec_bench_op_name(exec_bench_op op); /* "allreduce", ... */
 int exec_bench_op_parse(const char *s, exec_bench_op *out, st_err *err);
 
+struct exec_dev;
+
 typedef struct exec_bench_comm_config {
     double min_bytes, max_bytes; /* message sizes, doubling (default 8 B to 1 GiB) */
     unsigned ops;                /* bit 1 << exec_bench_op (default all) */
     int warmup, iters;           /* nccl-tests' -w 5 -n 20 by default */
+    /* The device whose memory holds the buffers, for a transport that takes
+     * device buffers (NCCL: the cuda device); NULL: host memory (MPI).
+     * Borrowed for the call. */
+    struct exec_dev *dev;
 } exec_bench_comm_config;
 
 void exec_bench_comm_config_default(exec_bench_comm_config *cfg);

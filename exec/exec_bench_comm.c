@@ -18,7 +18,16 @@
  * all-gather, S = n x (count per rank) x 4, rounded down to a multiple of
  * n elements (a size with less than one element per rank is skipped).
  * Send/recv: every rank sends S to the next rank and receives S from the
- * previous one at once (nccl-tests' sendrecv_perf).
+ * previous one at once (nccl-tests' sendrecv_perf), the two posted as one
+ * group (ncclGroupStart/End on NCCL, where a send waits for its receiver).
+ *
+ * On a transport that takes device buffers (NCCL, cfg.dev the cuda device)
+ * the buffers are device memory: the pattern is uploaded, the checked
+ * points downloaded, and the timed iterations are posted back to back and
+ * waited for together (the operations queue on the group's stream, as
+ * nccl-tests launches its iterations before synchronising once), so the
+ * time is the GPUs', not the host's round trip per operation. On a host
+ * transport every iteration completes before the next starts, as before.
  */
 #include "exec/exec_bench.h"
 
@@ -31,6 +40,7 @@
 #include <cjson/cJSON.h>
 
 #include "exec/exec_comm.h"
+#include "exec/exec_dev.h"
 #include "exec/exec_int.h"
 
 #define DEFAULT_MIN_BYTES 8.0
@@ -102,42 +112,78 @@ static size_t elems_of(exec_bench_op op, double bytes, int n, double *reported)
     return count;
 }
 
-static int run_once(exec_comm *w, exec_bench_op op, float *a, float *b, size_t cnt, st_err *err)
+/* Post one operation; with reqs NULL it completes before returning,
+ * otherwise its requests (one, or two for send/recv) go to reqs[*nreq...]. */
+static int post_once(exec_comm *w, exec_bench_op op, void *a, void *b, size_t cnt,
+                     exec_req **reqs, int *nreq, st_err *err)
 {
     int n = w->size, r = w->rank;
+    exec_req *one = NULL, **rq = reqs ? &one : NULL;
+    int rc;
     switch (op) {
     case EXEC_BENCH_ALLREDUCE:
-        return exec_comm_allreduce(w, a, b, cnt, EXEC_DT_F32, EXEC_RED_SUM, NULL, err);
+        rc = exec_comm_allreduce(w, a, b, cnt, EXEC_DT_F32, EXEC_RED_SUM, rq, err);
+        break;
     case EXEC_BENCH_REDUCESCATTER:
-        return exec_comm_reduce_scatter(w, a, b, cnt, EXEC_DT_F32, EXEC_RED_SUM, NULL, err);
+        rc = exec_comm_reduce_scatter(w, a, b, cnt, EXEC_DT_F32, EXEC_RED_SUM, rq, err);
+        break;
     case EXEC_BENCH_ALLGATHER:
-        return exec_comm_allgather(w, a, b, cnt, EXEC_DT_F32, NULL, err);
+        rc = exec_comm_allgather(w, a, b, cnt, EXEC_DT_F32, rq, err);
+        break;
     case EXEC_BENCH_SENDRECV:
     default: {
         exec_req *req[2] = {NULL, NULL};
-        int rc = exec_comm_irecv(w, b, cnt, EXEC_DT_F32, (r + n - 1) % n, 1, &req[1], err);
+        rc = exec_comm_group_begin(w, err);
+        if (rc == ST_OK)
+            rc = exec_comm_irecv(w, b, cnt, EXEC_DT_F32, (r + n - 1) % n, 1, &req[1], err);
         if (rc == ST_OK)
             rc = exec_comm_isend(w, a, cnt, EXEC_DT_F32, (r + 1) % n, 1, &req[0], err);
+        int rg = exec_comm_group_end(w, err);
+        if (rc == ST_OK)
+            rc = rg;
+        if (reqs) {
+            reqs[(*nreq)++] = req[0];
+            reqs[(*nreq)++] = req[1];
+            return rc;
+        }
         int rw = exec_comm_waitall(req, 2, "send/recv benchmark", err);
         return rc != ST_OK ? rc : rw;
     }
     }
+    if (reqs)
+        reqs[(*nreq)++] = one;
+    return rc;
 }
 
-/* The result of one checked run of op, at CHECK_POINTS elements. */
-static int verify(exec_comm *w, exec_bench_op op, float *a, float *b, size_t cnt, st_err *err)
+static int run_once(exec_comm *w, exec_bench_op op, void *a, void *b, size_t cnt, st_err *err)
+{
+    return post_once(w, op, a, b, cnt, NULL, NULL, err);
+}
+
+/* The result of one checked run of op, at CHECK_POINTS elements. a and b
+ * are host buffers; da and db the buffers the operation uses (device
+ * memory of dev, or a and b themselves). */
+static int verify(exec_comm *w, exec_bench_op op, float *a, float *b, void *da, void *db,
+                  exec_dev *dev, size_t cnt, st_err *err)
 {
     int n = w->size, r = w->rank;
     size_t send = op == EXEC_BENCH_REDUCESCATTER ? cnt * (size_t)n : cnt;
     for (size_t i = 0; i < send; i++)
         a[i] = pattern(r, i);
-    int rc = run_once(w, op, a, b, cnt, err);
+    if (dev) {
+        dev->ops->upload(dev, da, a, send * sizeof *a);
+        if ((dev->ops->sync(dev, err)) != ST_OK)
+            return err->code;
+    }
+    int rc = run_once(w, op, da, db, cnt, err);
     if (rc != ST_OK)
         return rc;
     size_t out = op == EXEC_BENCH_ALLGATHER ? cnt * (size_t)n : cnt;
     int wrong = 0;
     for (int k = 0; k < CHECK_POINTS && out > 0; k++) {
         size_t i = out * (size_t)k / CHECK_POINTS;
+        if (dev)
+            dev->ops->download(dev, &b[i], (const float *)db + i, sizeof *b);
         double want;
         switch (op) {
         case EXEC_BENCH_ALLREDUCE:
@@ -158,12 +204,36 @@ static int verify(exec_comm *w, exec_bench_op op, float *a, float *b, size_t cnt
         }
         wrong += b[i] != (float)want;
     }
+    if (dev && (rc = dev->ops->sync(dev, err)) != ST_OK)
+        return rc;
     long long total = wrong;
     rc = exec_comm_allreduce(w, &total, &total, 1, EXEC_DT_I64, EXEC_RED_SUM, NULL, err);
     if (rc == ST_OK && total > 0)
         rc = ST_RAISE(err, ST_EINTERNAL, "bench: %s of %zu elements gave %lld wrong values",
                       exec_bench_op_name(op), cnt, total);
     return rc;
+}
+
+/* iters operations timed: one after the other, or (queued) all posted
+ * and then waited for together. */
+static int timed(exec_comm *w, exec_bench_op op, void *a, void *b, size_t cnt, int iters,
+                 int queued, st_err *err)
+{
+    if (!queued) {
+        int rc = ST_OK;
+        for (int i = 0; rc == ST_OK && i < iters; i++)
+            rc = run_once(w, op, a, b, cnt, err);
+        return rc;
+    }
+    exec_req **reqs = calloc((size_t)iters * 2, sizeof *reqs);
+    if (!reqs)
+        return ST_RAISE(err, ST_ENOMEM, "bench: cannot allocate %d requests", 2 * iters);
+    int nreq = 0, rc = ST_OK;
+    for (int i = 0; rc == ST_OK && i < iters; i++)
+        rc = post_once(w, op, a, b, cnt, reqs, &nreq, err);
+    int rw = exec_comm_waitall(reqs, nreq, "the timed operations", err);
+    free(reqs);
+    return rc != ST_OK ? rc : rw;
 }
 
 int exec_bench_comm_run(exec_comm *w, const exec_bench_comm_config *cfg_in, exec_bench_comm *out,
@@ -185,7 +255,17 @@ int exec_bench_comm_run(exec_comm *w, const exec_bench_comm_config *cfg_in, exec
     out->ranks = w->size;
     size_t cap = (size_t)(cfg.max_bytes / sizeof(float)) + 1;
     float *a = malloc(cap * sizeof *a), *b = malloc(cap * sizeof *b);
-    int rc = ST_OK, ok = a && b;
+    exec_dev *dev = w->ops->device_buffers ? cfg.dev : NULL;
+    if (w->ops->device_buffers && !dev) {
+        free(a);
+        free(b);
+        return ST_RAISE(err, ST_EINVAL, "bench: the %s transport takes device buffers: give it "
+                        "a device", w->ops->name);
+    }
+    st_err aerr = {0};
+    void *da = dev ? exec_dev_alloc(dev, cap * sizeof *a, EXEC_MEM_COMM, &aerr) : a;
+    void *db = dev ? exec_dev_alloc(dev, cap * sizeof *b, EXEC_MEM_COMM, &aerr) : b;
+    int rc = ST_OK, ok = a && b && da && db;
     long long all_ok = ok;
     /* every rank must have its buffers before any rank starts */
     rc = exec_comm_allreduce(w, &all_ok, &all_ok, 1, EXEC_DT_I64, EXEC_RED_SUM, NULL, err);
@@ -204,20 +284,20 @@ int exec_bench_comm_run(exec_comm *w, const exec_bench_comm_config *cfg_in, exec
                 continue;
             if (out->n == EXEC_BENCH_COLL_MAX)
                 break;
-            if ((rc = verify(w, (exec_bench_op)op, a, b, cnt, err)) != ST_OK)
+            if ((rc = verify(w, (exec_bench_op)op, a, b, da, db, dev, cnt, err)) != ST_OK)
                 break;
             int iters = cfg.iters, warm = cfg.warmup;
             if (bytes > LARGE_BYTES) {
                 iters = (int)fmax(2.0, floor(cfg.iters * LARGE_BYTES / bytes));
                 warm = warm > 1 ? 1 : warm;
             }
-            for (int i = 0; rc == ST_OK && i < warm; i++)
-                rc = run_once(w, (exec_bench_op)op, a, b, cnt, err);
+            if (warm > 0)
+                rc = timed(w, (exec_bench_op)op, da, db, cnt, warm, dev != NULL, err);
             if (rc == ST_OK)
                 rc = exec_comm_barrier(w, NULL, err);
             double t0 = exec_now_s();
-            for (int i = 0; rc == ST_OK && i < iters; i++)
-                rc = run_once(w, (exec_bench_op)op, a, b, cnt, err);
+            if (rc == ST_OK)
+                rc = timed(w, (exec_bench_op)op, da, db, cnt, iters, dev != NULL, err);
             double t = (exec_now_s() - t0) / iters;
             if (rc == ST_OK)
                 rc = exec_comm_allreduce(w, &t, &t, 1, EXEC_DT_F64, EXEC_RED_SUM, NULL, err);
@@ -233,6 +313,10 @@ int exec_bench_comm_run(exec_comm *w, const exec_bench_comm_config *cfg_in, exec
             c->algbw_bps = bytes / t;
             c->busbw_bps = c->algbw_bps * exec_bench_busbw_factor(c->op, w->size);
         }
+    }
+    if (dev) {
+        exec_dev_free(dev, da, cap * sizeof *a, EXEC_MEM_COMM);
+        exec_dev_free(dev, db, cap * sizeof *b, EXEC_MEM_COMM);
     }
     free(a);
     free(b);

@@ -3,9 +3,12 @@
  * comm`: measures the transport between the ranks of its job
  * (exec_bench_comm_run) and rank 0 writes the measurements as JSON.
  *
- *   mpirun -n R smdplan-bench-rank --out FILE [--transport mpi] [--min-bytes B]
+ *   mpirun -n R smdplan-bench-rank --out FILE [--transport mpi|nccl] [--min-bytes B]
  *          [--max-bytes B] [--ops allreduce,sendrecv,...] [--warmup N] [--iters N]
- *          [--timeout S] [--threads N]
+ *          [--timeout S] [--threads N] [--device NAME]
+ *
+ * A transport that takes device buffers (nccl) measures buffers in the
+ * memory of a device, --device (default cuda), one GPU per rank.
  *
  * Exit codes: 0 measured and written, 2 bad arguments (every rank checks
  * them before the transport opens), 1 a failure, which ends every rank
@@ -21,6 +24,7 @@
 
 #include "exec/exec_bench.h"
 #include "exec/exec_comm.h"
+#include "exec/exec_dev.h"
 
 #define PROG "smdplan-bench-rank"
 
@@ -44,7 +48,7 @@ int main(int argc, char **argv)
 {
     exec_bench_comm_config cfg;
     exec_bench_comm_config_default(&cfg);
-    const char *out = NULL, *transport = "mpi";
+    const char *out = NULL, *transport = "mpi", *device = "cuda";
     double timeout_s = 60, threads = 1, v;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -53,6 +57,8 @@ int main(int argc, char **argv)
             out = val;
         else if (!strcmp(a, "--transport"))
             transport = val;
+        else if (!strcmp(a, "--device"))
+            device = val;
         else if (!strcmp(a, "--min-bytes"))
             ex = num_arg(a, val, 4, 1e13, &cfg.min_bytes);
         else if (!strcmp(a, "--max-bytes"))
@@ -88,6 +94,11 @@ int main(int argc, char **argv)
     }
     if (!out)
         return bad("--out", "", "the file rank 0 writes the measurements to is required");
+    if (!exec_comm_find(transport)) {
+        char allowed[128];
+        snprintf(allowed, sizeof allowed, "not in this build (built: %s)", exec_comm_names());
+        return bad("--transport", transport, allowed);
+    }
     if (cfg.max_bytes < cfg.min_bytes)
         return bad("--max-bytes", "", "must be at least --min-bytes");
     openblas_set_num_threads((int)threads);
@@ -98,8 +109,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s\n", PROG, err.msg);
         return 1;
     }
+    exec_dev *dev = NULL;
+    int rc = ST_OK;
+    if (world->ops->device_buffers && (rc = exec_dev_open(device, 1, &dev, &err)) == ST_OK &&
+        dev->ops->host_memory)
+        rc = ST_RAISE(&err, ST_EINVAL, "--device %s keeps its buffers in host memory; the %s "
+                      "transport takes device buffers (use cuda)", device, transport);
+    cfg.dev = dev;
     exec_bench_comm *b = calloc(1, sizeof *b);
-    int rc = b ? exec_bench_comm_run(world, &cfg, b, &err)
+    if (rc == ST_OK)
+        rc = b ? exec_bench_comm_run(world, &cfg, b, &err)
                : ST_RAISE(&err, ST_ENOMEM, "out of memory");
     if (rc == ST_OK) {
         b->threads_per_rank = (int)threads;
@@ -112,6 +131,7 @@ int main(int argc, char **argv)
         exec_comm_abort(world, 1);
     }
     free(b);
+    exec_dev_close(dev);
     exec_comm_free(world);
     return 0;
 }

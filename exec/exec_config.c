@@ -697,6 +697,7 @@ char *exec_result_json(const exec_result *r)
     cJSON_AddStringToObject(root, "transport", r->transport);
     cJSON_AddNumberToObject(root, "threads_per_rank", r->threads_per_rank);
     cJSON_AddStringToObject(root, "host", r->host);
+    cJSON_AddStringToObject(root, "device_name", r->device_name);
     cJSON_AddNumberToObject(root, "tokens_per_step", r->tokens_per_step);
     cJSON_AddNumberToObject(root, "model_flops_per_step", r->model_flops_per_step);
     cJSON_AddNumberToObject(root, "hardware_flops_per_step", r->hardware_flops_per_step);
@@ -800,6 +801,7 @@ int exec_result_parse(const char *json, exec_result *r, st_err *err)
     rd_str(root, "device", r->device, sizeof r->device);
     rd_str(root, "transport", r->transport, sizeof r->transport);
     rd_str(root, "host", r->host, sizeof r->host);
+    rd_str(root, "device_name", r->device_name, sizeof r->device_name);
     d = -1;
     if ((rc = rd_num(root, "failed_rank", &d, 0, err)))
         goto done;

@@ -79,6 +79,9 @@ struct exec_dev_ops {
     int (*sync)(exec_dev *d, st_err *err);
     /* The stream a device transport orders on (NULL on the CPU). */
     void *(*stream)(exec_dev *d);
+    /* What the device is, in words (the GPU's model, capability, memory);
+     * owned by the device. Optional (NULL: the table's name). */
+    const char *(*describe)(exec_dev *d);
 
     /* ---- embedding (vocab-parallel: this rank holds rows [v0, v0 + vn)) ---- */
     /* out[n, C] = wte[tok - v0] for tokens in range, else 0 (Megatron

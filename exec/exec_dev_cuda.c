@@ -98,6 +98,7 @@ typedef struct cuda_dev {
     cu_algo *algos;
     int nalgos;
     double total_bytes;          /* the GPU's memory */
+    char desc[400];              /* describe() */
 } cuda_dev;
 
 static cuda_dev *cu(exec_dev *d)
@@ -135,6 +136,16 @@ static int failed(exec_dev *d)
 }
 
 /* ---- the GPU of this rank ---- */
+
+int exec__cuda_count(void)
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return count;
+}
 
 int exec__cuda_select(int *ordinal, st_err *err)
 {
@@ -393,6 +404,9 @@ static int cuda_open(exec_dev *d, int threads, st_err *err)
                       prop.minor);
         goto fail;
     }
+    snprintf(c->desc, sizeof c->desc, "%.200s, compute capability %d.%d, %.1f GiB, %d SMs, GPU %d",
+             prop.name, prop.major, prop.minor, (double)prop.totalGlobalMem / 1073741824.0,
+             prop.multiProcessorCount, c->ordinal);
     c->algos = calloc(CU_ALGO_CACHE, sizeof *c->algos);
     if (!c->algos) {
         rc = ST_RAISE(err, ST_ENOMEM, "cannot allocate the cuda device");
@@ -432,6 +446,11 @@ static int cuda_sync(exec_dev *d, st_err *err)
 static void *cuda_stream(exec_dev *d)
 {
     return cu(d)->stream;
+}
+
+static const char *cuda_describe(exec_dev *d)
+{
+    return cu(d)->desc;
 }
 
 /* ---- copies ---- */
@@ -1081,6 +1100,7 @@ const exec_dev_ops exec_dev_cuda_ops = {
     .zero = cuda_zero,
     .sync = cuda_sync,
     .stream = cuda_stream,
+    .describe = cuda_describe,
     .embed_fwd = cuda_embed_fwd,
     .embed_bwd = cuda_embed_bwd,
     .pos_fwd = cuda_pos_fwd,

@@ -89,6 +89,17 @@ const exec_dev_ops *exec_dev_find(const char *name)
     return NULL;
 }
 
+int exec_device_count(const char *name)
+{
+    if (!exec_dev_find(name))
+        return 0;
+#if HAVE_CUDA
+    if (strcmp(name, "cuda") == 0)
+        return exec__cuda_count();
+#endif
+    return 1;
+}
+
 const char *exec_dev_names(void)
 {
 #if HAVE_CUDA

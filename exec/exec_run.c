@@ -205,6 +205,9 @@ static int gather_results(exec_rt *rt, int64_t first_step, exec_result *res, st_
     if (gethostname(res->host, sizeof res->host) != 0)
         snprintf(res->host, sizeof res->host, "unknown");
     res->host[sizeof res->host - 1] = '\0';
+    const exec_dev_ops *dops = rt->dev->ops;
+    snprintf(res->device_name, sizeof res->device_name, "%s",
+             dops->describe ? dops->describe(rt->dev) : dops->name);
     const plan_model *m = &cfg->model;
     res->tokens_per_step = (double)cfg->layout.global_batch * (double)m->seq;
     res->model_flops_per_step = plan_model_train_flops_per_token(m) * res->tokens_per_step;
