@@ -563,7 +563,7 @@ static void header(FILE *f, const smp_job *j, const char *title)
                      "by the simulated step when the top plans are simulated)");
     layout_text(j->l, lay, sizeof lay);
     snprintf(text, sizeof text, "Model %s on %d x %s; plan: %s.", j->m->name, j->c->nodes,
-             j->instance_type, lay);
+             strcmp(j->what, "sagemaker") ? j->c->inst->name : j->instance_type, lay);
     comment_block(f, text);
     if (j->sim_step_s > 0)
         snprintf(sim, sizeof sim, ", simulated %.3f s", j->sim_step_s);
