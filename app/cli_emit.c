@@ -99,33 +99,36 @@ typedef struct smp_job {
 /* Escaping                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at s (1-4) with its code point, or 0
- * when s does not start one (RFC 3629: no overlongs, no surrogates, at most
- * U+10FFFF). */
+/* Length of the valid UTF-8 sequence of a non-ASCII character at s (2-4)
+ * with its code point, or 0 when s does not start one (RFC 3629, Sec. 4: no
+ * overlong forms, no surrogates, nothing past U+10FFFF). */
 static int utf8_next(const unsigned char *s, uint32_t *cp)
 {
-    unsigned char c = s[0];
+    unsigned char c = s[0], lo = 0x80, hi = 0xBF;
     int n;
     uint32_t v;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2, v = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3, v = c & 0x0F;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+        v = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        v = c & 0x0F;
         if (c == 0xE0)
             lo = 0xA0;
         if (c == 0xED)
             hi = 0x9F;
     } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4, v = c & 0x07;
+        n = 4;
+        v = c & 0x07;
         if (c == 0xF0)
             lo = 0x90;
         if (c == 0xF4)
             hi = 0x8F;
-    } else
+    } else {
         return 0;
+    }
     for (int i = 1; i < n; i++) {
-        unsigned char d = s[i];
+        unsigned char d = s[i]; /* a NUL fails here: nothing past the end is read */
         if (d < (i == 1 ? lo : 0x80) || d > (i == 1 ? hi : 0xBF))
             return 0;
         v = (v << 6) | (d & 0x3F);
