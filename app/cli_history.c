@@ -79,9 +79,9 @@ static void usage(FILE *f, const char *cmd)
                 COMPARE_DEFAULT_LIMIT);
     else
         fprintf(f, "usage: smdplan history [--kind K] [--limit N] [--json|--csv] [--db FILE]\n\n"
-                   "Lists recorded answers, newest first: plan, simulation, run and calibration\n"
-                   "records, each with its id (for smdplan show ID), time (UTC) and a summary.\n\n"
-                   "  --kind K   only records of kind K: plan, simulation, run, calibration\n"
+                   "Lists recorded answers, newest first: plan, simulation, run, calibration and\n"
+                   "bench records, each with its id (for smdplan show ID), time (UTC) and a summary.\n\n"
+                   "  --kind K   only records of kind K: plan, simulation, run, calibration, bench\n"
                    "  --limit N  at most N records (default %d)\n",
                 HISTORY_DEFAULT_LIMIT);
     fprintf(f, "  --json     JSON\n"
@@ -126,7 +126,7 @@ static int parse_args(const char *cmd, int argc, char **argv, hist_opts *o)
             o->kind = optarg;
             if (ok && !db_kind_valid(optarg)) {
                 fprintf(stderr, "smdplan: %s: unknown record kind '%s'; allowed: plan, simulation, "
-                                "run, calibration\n", cmd, optarg);
+                                "run, calibration, bench\n", cmd, optarg);
                 return 2;
             }
             break;
@@ -469,8 +469,42 @@ static void show_runs(const cJSON *rec)
                p ? str(p, "label") : "-", meas, pred, e, sim, str(r, "status"), *note ? ": " : "",
                note);
         const cJSON *steps = arr(r, "steps"), *ranks = arr(r, "ranks");
+        if (num(r, "nranks") > 0) { /* an executed run (schema version 4) */
+            printf("%-6s %.0f ranks, %s on %s, %.0f thread%s per rank", "", num(r, "nranks"),
+                   str(r, "backend"), str(r, "run_host"), num(r, "threads_per_rank"),
+                   num(r, "threads_per_rank") == 1 ? "" : "s");
+            if (num(r, "tokens_per_s") > 0)
+                printf("; %.1f tokens/s, %.3g model FLOP/s", num(r, "tokens_per_s"),
+                       num(r, "achieved_flops"));
+            if (num(r, "mfu") > 0)
+                printf(", MFU %.2f%% of %.3g FLOP/s", 100 * num(r, "mfu"), num(r, "peak_flops"));
+            printf("\n");
+            if (*str(r, "scaled"))
+                printf("%-6s scaled: %s\n", "", str(r, "scaled"));
+            if (num(r, "failed_rank") >= 0 && !cJSON_IsNull(cJSON_GetObjectItem(r, "failed_rank")))
+                printf("%-6s failed rank %.0f, launcher status %.0f\n", "", num(r, "failed_rank"),
+                       num(r, "exit_status"));
+            /* the mean phases of the measured steps */
+            double ph[5] = {0};
+            int nm = 0;
+            static const char *const keys[] = {"compute_s", "tp_comm_s", "pp_wait_s", "dp_comm_s",
+                                               "optimizer_s"};
+            for (const cJSON *k = steps ? steps->child : NULL; k; k = k->next)
+                if (num(k, "measured") == 1) {
+                    for (int q = 0; q < 5; q++)
+                        ph[q] += num(k, keys[q]) > 0 ? num(k, keys[q]) : 0;
+                    nm++;
+                }
+            if (nm > 0)
+                printf("%-6s per step (mean of %d measured): compute %.4f s, TP comm %.4f s, PP wait "
+                       "%.4f s, DP comm %.4f s, optimizer %.4f s\n", "", nm, ph[0] / nm, ph[1] / nm,
+                       ph[2] / nm, ph[3] / nm, ph[4] / nm);
+            if (*str(r, "run_dir"))
+                printf("%-6s run directory %s; launched: %s\n", "", str(r, "run_dir"),
+                       str(r, "launch_command"));
+        }
         if (steps)
-            printf("%-6s %d steps measured\n", "", cJSON_GetArraySize(steps));
+            printf("%-6s %d steps recorded\n", "", cJSON_GetArraySize(steps));
         if (ranks) {
             char a[32];
             printf("%-6s peak memory per rank:", "");
@@ -540,6 +574,38 @@ static void show_calibrations(const cJSON *rec)
     }
 }
 
+/* A bench record: the host, the entry made, the measurements by kind. */
+static void show_bench(const cJSON *rec)
+{
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(rec, "bench");
+    if (!b)
+        return;
+    char a[32];
+    printf("host:     %s, %.0f cores, %s memory, %s\n", str(b, "host"), num(b, "cores"),
+           bytes(num(b, "mem_bytes"), a, sizeof a), str(b, "cpu_model"));
+    if (*str(b, "blas"))
+        printf("BLAS:     %s\n", str(b, "blas"));
+    if (num(b, "peak_flops") > 0)
+        printf("device:   %s: peak %.2f GFLOP/s per rank (%.0f thread%s), gemm_dim_half %.1f "
+               "(rms %.1f%%), misaligned factor %.3f, triad %.2f GB/s per rank\n",
+               str(b, "gpu_name"), num(b, "peak_flops") / 1e9, num(b, "threads_per_rank"),
+               num(b, "threads_per_rank") == 1 ? "" : "s", num(b, "gemm_dim_half"),
+               100 * num(b, "gemm_rms_log_err"), num(b, "misaligned_factor"),
+               num(b, "hbm_bps") / 1e9);
+    if (num(b, "allreduce_busbw_bps") > 0)
+        printf("links:    %s between %.0f ranks: all-reduce busbw %.2f GB/s, %.2f us at <= 1 KiB; "
+               "send/recv %.2f GB/s\n", str(b, "transport"), num(b, "ranks"),
+               num(b, "allreduce_busbw_bps") / 1e9, 1e6 * num(b, "allreduce_latency_s"),
+               num(b, "p2p_bps") / 1e9);
+    if (*str(b, "instance_name"))
+        printf("entry:    %s%s%s\n", str(b, "instance_name"), *str(b, "catalog_file") ? " in " : "",
+               str(b, "catalog_file"));
+    const cJSON *g = arr(b, "gemm"), *m = arr(b, "mem"), *c = arr(b, "comm");
+    printf("measured: %d GEMMs, %d triads, %d collectives (smdplan show %.0f --json has each)\n",
+           g ? cJSON_GetArraySize(g) : 0, m ? cJSON_GetArraySize(m) : 0,
+           c ? cJSON_GetArraySize(c) : 0, num(rec, "id"));
+}
+
 static void show_human(const cJSON *rec)
 {
     const cJSON *prov = cJSON_GetObjectItemCaseSensitive(rec, "provenance");
@@ -579,6 +645,7 @@ static void show_human(const cJSON *rec)
     show_simulations(rec);
     show_runs(rec);
     show_calibrations(rec);
+    show_bench(rec);
 }
 
 /* CSV of a list: the scalars of each element, plus those of one nested
@@ -671,6 +738,10 @@ static void show_csv(const cJSON *rec)
                 printf(",%.0f,%.0f\n", num(p, "asked"), num(p, "fitted"));
             }
         }
+    } else if (!strcmp(kind, "bench")) {
+        /* the transport's measurements when there are, else the GEMMs */
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(rec, "bench");
+        csv_list(arr(b, "comm") ? arr(b, "comm") : arr(b, "gemm"), NULL, NULL, NULL);
     } else {
         csv_list(arr(rec, "plans"), "prediction", NULL, NULL);
     }
@@ -787,7 +858,8 @@ int cli_compare_cmd(int argc, char **argv)
     } else if (o.csv) {
         printf("model,params,instance_type,instances,gpus,layout,framework,precision,"
                "predicted_step_s,simulated_step_s,measured_step_s,measured_source,"
-               "error_pred_vs_measured_pct,error_sim_vs_measured_pct,error_sim_vs_pred_pct\n");
+               "error_pred_vs_measured_pct,error_sim_vs_measured_pct,error_sim_vs_pred_pct,"
+               "predicted_record,simulated_record,measured_record\n");
         for (int i = 0; i < n; i++) {
             const db_compare_row *r = &rows[i];
             csv_field(stdout, r->model);
@@ -811,21 +883,44 @@ int cli_compare_cmd(int argc, char **argv)
             csv_num(stdout, db_error_pct(r->simulated_s, r->measured_s));
             fputc(',', stdout);
             csv_num(stdout, db_error_pct(r->simulated_s, r->predicted_s));
+            int64_t rid[] = {r->predicted_id, r->simulated_id, r->measured_id};
+            for (int k = 0; k < 3; k++) {
+                fputc(',', stdout);
+                if (rid[k] > 0)
+                    printf("%lld", (long long)rid[k]);
+            }
             fputc('\n', stdout);
         }
     } else if (n == 0) {
         printf("nothing to compare: no plan has %s of prediction, simulation and measurement "
                "(see smdplan compare --help)\n", o.all ? "any" : "two");
     } else {
-        printf("%-20s %-16s %4s  %-40s %-18s %9s %9s %9s %9s %8s %8s\n", "model", "instance", "n",
-               "layout", "framework", "predicted", "simulated", "measured", "pred/meas",
-               "sim/meas", "sim/pred");
+        printf("%-20s %-16s %4s  %-40s %-18s %9s %9s %9s %9s %8s %8s  %s\n", "model", "instance",
+               "n", "layout", "framework", "predicted", "simulated", "measured", "pred/meas",
+               "sim/meas", "sim/pred", "records p/s/m");
         for (int i = 0; i < n; i++) {
             const db_compare_row *r = &rows[i];
             char p[16], s[16], m[16], e1[16], e2[16], e3[16];
-            cell(p, sizeof p, "%.3f", r->predicted_s > 0 ? r->predicted_s : NAN);
-            cell(s, sizeof s, "%.3f", r->simulated_s > 0 ? r->simulated_s : NAN);
-            cell(m, sizeof m, "%.3f", r->measured_s > 0 ? r->measured_s : NAN);
+            /* three significant digits at least: an executed run on a CPU
+             * steps in milliseconds */
+            const char *tf = "%.3f";
+            double small = fmin(r->predicted_s > 0 ? r->predicted_s : INFINITY,
+                                fmin(r->simulated_s > 0 ? r->simulated_s : INFINITY,
+                                     r->measured_s > 0 ? r->measured_s : INFINITY));
+            if (small < 0.1)
+                tf = "%.5f";
+            cell(p, sizeof p, tf, r->predicted_s > 0 ? r->predicted_s : NAN);
+            cell(s, sizeof s, tf, r->simulated_s > 0 ? r->simulated_s : NAN);
+            cell(m, sizeof m, tf, r->measured_s > 0 ? r->measured_s : NAN);
+            char ids[72];
+            char a[24] = "-", b[24] = "-", c[24] = "-";
+            if (r->predicted_id > 0)
+                snprintf(a, sizeof a, "%lld", (long long)r->predicted_id);
+            if (r->simulated_id > 0)
+                snprintf(b, sizeof b, "%lld", (long long)r->simulated_id);
+            if (r->measured_id > 0)
+                snprintf(c, sizeof c, "%lld", (long long)r->measured_id);
+            snprintf(ids, sizeof ids, "%s/%s/%s", a, b, c);
             cell(e1, sizeof e1, "%+.1f%%", db_error_pct(r->predicted_s, r->measured_s));
             cell(e2, sizeof e2, "%+.1f%%", db_error_pct(r->simulated_s, r->measured_s));
             cell(e3, sizeof e3, "%+.1f%%", db_error_pct(r->simulated_s, r->predicted_s));
@@ -834,10 +929,11 @@ int cli_compare_cmd(int argc, char **argv)
                 snprintf(stack, sizeof stack, "%s %s", r->framework, r->precision);
             else /* recorded before frameworks */
                 snprintf(stack, sizeof stack, "-");
-            printf("%-20.20s %-16.16s %4d  %-40.40s %-18.18s %9s %9s %9s %9s %8s %8s\n", r->model,
-                   r->instance_type, r->nodes, r->layout, stack, p, s, m, e1, e2, e3);
+            printf("%-20.20s %-16.16s %4d  %-40.40s %-18.18s %9s %9s %9s %9s %8s %8s  %s\n",
+                   r->model, r->instance_type, r->nodes, r->layout, stack, p, s, m, e1, e2, e3, ids);
         }
-        printf("(step times in s, latest of each; errors 100 (a - b) / b; n = instances)\n");
+        printf("(step times in s, latest of each; errors 100 (a - b) / b; n = instances; records: "
+               "of the prediction, simulation and measurement, see smdplan show ID)\n");
     }
     free(rows);
     return 0;

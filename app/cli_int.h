@@ -53,6 +53,17 @@ typedef struct cli_plan_ctx {
     int have_cluster;
 } cli_plan_ctx;
 
+/* The plan command's options, shared with smdplan exec (cli_plan.c). */
+void cli_plan_opts_init(cli_plan_opts *o, int simulate);
+/* Parse the plan command's options (argv[0] is the command word). 0: parsed;
+ * 1: --help or --version printed; otherwise the exit code (2), with the
+ * one-line message already printed. */
+int cli_plan_parse(int argc, char **argv, cli_plan_opts *o, st_err *err);
+/* Load the catalog (with --catalog), and when need_model the presets and
+ * the model; the cluster when --instances was given. x is freed on error. */
+int cli_plan_resolve(const cli_plan_opts *o, cli_plan_ctx *x, int need_model, st_err *err);
+void cli_plan_ctx_free(cli_plan_ctx *x);
+
 /* Simulated step times of the top plans (plan mode), in their order. */
 typedef struct cli_sim_col {
     int n;                       /* 0: not simulated */
@@ -151,5 +162,25 @@ typedef int (*cli_record_fn)(db *d, const db_provenance *p, void *ctx, st_err *e
  * recorded: <reason>" on stderr; the caller's exit code stays what it was.
  * Returns 1 when recorded. */
 int cli_record(const char *db_path, int no_record, cli_record_fn fn, void *ctx);
+
+/* This host (cli_host.c). */
+#define CLI_PATH_MAX 4096
+/* Host name up to its first dot, letters, digits and '-' only. */
+void cli_host_name(char *buf, size_t n);
+/* The catalog names smdplan bench gives this host's entry for a number of
+ * threads per rank: instance type "host-NAME" (or "host-NAME-tT") and its
+ * device "cpu-NAME" (or "cpu-NAME-tT"). */
+void cli_host_entry_names(int threads_per_rank, char *inst, size_t ni, char *gpu, size_t ng);
+/* Write text to path atomically (temporary file in the same directory,
+ * fsync, rename). An existing file is replaced only with force or when it
+ * holds marker (smdplan's own files carry one); otherwise ST_EINVAL naming
+ * it and nothing is written. ST_EIO when it cannot be written. */
+int cli_write_file(const char *path, const char *text, const char *marker, int force, st_err *err);
+/* s quoted for a POSIX shell (single quotes) unless it needs none. */
+void cli_shell_quote(const char *s, char *buf, size_t n);
+
+/* smdplan exec and smdplan bench (cli_exec.c, cli_bench.c). */
+int cli_exec_cmd(int argc, char **argv);
+int cli_bench_cmd(int argc, char **argv);
 
 #endif

@@ -165,6 +165,10 @@ void cli_print_stack(FILE *f, int framework, const plan_cluster *c)
                    "%.1f%%)\n",
                 c->eff_fit->framework, c->eff_fit->silicon, c->eff_fit->rows, c->eff_fit->sources,
                 c->eff_fit->mean_abs_err_pct);
+    else if (strncmp(c->gpu->source, "fitted", 6) == 0)
+        fprintf(f, "efficiencies: the %s chip's, %s (no %s runs on this chip fitted)\n",
+                c->gpu->silicon[0] ? c->gpu->silicon : c->gpu->name, c->gpu->source,
+                plan_fw_family_key(fw->family));
     else
         fprintf(f, "efficiencies: the %s's own (no %s runs on this chip fitted)\n", c->gpu->name,
                 plan_fw_family_key(fw->family));

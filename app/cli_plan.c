@@ -321,6 +321,22 @@ static int apply(cli_plan_opts *o, const opt_def *d, const char *a, st_err *err)
 /* 0: parsed; 1: --help/--version printed; otherwise an exit code (2). */
 static int parse_args(int argc, char **argv, cli_plan_opts *o, st_err *err)
 {
+    return cli_plan_parse(argc, argv, o, err);
+}
+
+void cli_plan_opts_init(cli_plan_opts *o, int simulate)
+{
+    memset(o, 0, sizeof *o);
+    plan_config_default(&o->cfg);
+    sim_config_default(&o->sim);
+    o->simulate = simulate;
+    o->sim_threshold_pct = 10.0;
+    o->max_instances = 64;
+    o->tokens = 300e9; /* GPT-3's training tokens (Brown et al. 2020, Sec. 2.2) */
+}
+
+int cli_plan_parse(int argc, char **argv, cli_plan_opts *o, st_err *err)
+{
     struct option lo[NOPTS + 1];
     int n = 0;
     for (int i = 0; i < NOPTS; i++)
@@ -429,8 +445,34 @@ static int resolve_model(const cli_plan_opts *o, cli_plan_ctx *x, st_err *err)
 
 static void ctx_free(cli_plan_ctx *x)
 {
+    cli_plan_ctx_free(x);
+}
+
+void cli_plan_ctx_free(cli_plan_ctx *x)
+{
     plan_catalog_free(&x->cat);
     plan_presets_free(&x->presets);
+}
+
+int cli_plan_resolve(const cli_plan_opts *o, cli_plan_ctx *x, int need_model, st_err *err)
+{
+    memset(x, 0, sizeof *x);
+    int rc = data_catalog_load(NULL, &x->cat, err);
+    if (rc == ST_OK && o->catalog_file)
+        rc = data_catalog_merge(&x->cat, o->catalog_file, err);
+    if (rc == ST_OK && need_model && (o->params || !o->model_file))
+        rc = data_presets_load(NULL, &x->presets, err);
+    if (rc == ST_OK && need_model)
+        rc = resolve_model(o, x, err);
+    if (rc == ST_OK && o->instances) {
+        rc = plan_cluster_parse(&x->cat, o->instances, &x->cluster, err);
+        x->have_cluster = rc == ST_OK;
+        if (rc == ST_OK)
+            plan_cluster_use_framework(&x->cat, o->cfg.framework, &x->cluster);
+    }
+    if (rc != ST_OK)
+        cli_plan_ctx_free(x);
+    return rc;
 }
 
 static void layout_line(FILE *f, const plan_layout *l)
@@ -542,37 +584,16 @@ int cli_plan_cmd(int argc, char **argv)
 int cli_plan_run(int argc, char **argv, int simulate)
 {
     cli_plan_opts o;
-    memset(&o, 0, sizeof o);
-    plan_config_default(&o.cfg);
-    sim_config_default(&o.sim);
-    o.simulate = simulate;
-    o.sim_threshold_pct = 10.0;
-    o.max_instances = 64;
-    o.tokens = 300e9; /* GPT-3's training tokens (Brown et al. 2020, Sec. 2.2) */
+    cli_plan_opts_init(&o, simulate);
     st_err err = {0};
     int ex = parse_args(argc, argv, &o, &err);
     if (ex)
         return ex == 1 ? 0 : ex;
 
     cli_plan_ctx x;
-    memset(&x, 0, sizeof x);
-    int rc = data_catalog_load(NULL, &x.cat, &err);
-    if (rc == ST_OK && o.catalog_file)
-        rc = data_catalog_merge(&x.cat, o.catalog_file, &err);
-    if (rc == ST_OK && (o.params || !o.model_file))
-        rc = data_presets_load(NULL, &x.presets, &err);
-    if (rc == ST_OK)
-        rc = resolve_model(&o, &x, &err);
-    if (rc == ST_OK && o.instances) {
-        rc = plan_cluster_parse(&x.cat, o.instances, &x.cluster, &err);
-        x.have_cluster = rc == ST_OK;
-        if (rc == ST_OK)
-            plan_cluster_use_framework(&x.cat, o.cfg.framework, &x.cluster);
-    }
-    if (rc != ST_OK) {
-        ctx_free(&x);
+    int rc = cli_plan_resolve(&o, &x, 1, &err);
+    if (rc != ST_OK)
         return cli_fail(&err);
-    }
     if (!x.have_cluster && o.simulate) {
         ctx_free(&x);
         ST_RAISE(&err, ST_EINVAL, "simulate: give the cluster with --instances (e.g. 16xp4d)");

@@ -207,8 +207,13 @@ static int add_accuracy(rpt_report *r, db *d, st_err *err)
     if (rc == ST_OK)
         rc = db_measured_runs(d, 0, m, MAXRUNS, &n, err);
     for (int i = 0; rc == ST_OK && i < n; i++) {
-        const char *src = m[i].source_key[0] ? m[i].source_key : m[i].source;
-        const char *label = m[i].row_id[0] ? m[i].row_id : NULL;
+        /* executed runs (smdplan exec) are one series, each point its layout */
+        int exec = !strcmp(m[i].source, "measured");
+        const char *src = m[i].source_key[0] ? m[i].source_key
+                          : exec               ? "smdplan exec"
+                                               : m[i].source;
+        const char *label = m[i].row_id[0] ? m[i].row_id : exec && m[i].layout[0] ? m[i].layout
+                                                                                  : NULL;
         if (m[i].measured_s > 0 && m[i].predicted_s > 0)
             p[np++] = (rpt_accuracy_point){src, label, m[i].measured_s, m[i].predicted_s};
         if (m[i].measured_s > 0 && m[i].simulated_s > 0)
@@ -266,7 +271,15 @@ int cli_report_cmd(int argc, char **argv)
         return cli_fail(&err);
     if (!plan_id)
         plan_id = newest_search(d);
+    /* no search, but executed or published runs: their accuracy alone */
+    int runs_only = 0;
     if (!plan_id) {
+        db_measured one;
+        int nm = 0;
+        runs_only = db_measured_runs(d, 0, &one, 1, &nm, &err) == ST_OK && nm > 0;
+        st_err_clear(&err);
+    }
+    if (!plan_id && !runs_only) {
         db_close(d);
         fprintf(stderr, "smdplan: report: %s holds no plan yet (run smdplan --params ... "
                         "--instances ... first)\n", path);
@@ -280,15 +293,15 @@ int cli_report_cmd(int argc, char **argv)
     plan_model m;
     char title[160] = "";
     int rc = rpt_report_new(out, &cfg, &r, &err);
-    if (rc == ST_OK && db_model(d, plan_id, &m, &err) == ST_OK)
+    if (rc == ST_OK && plan_id && db_model(d, plan_id, &m, &err) == ST_OK)
         snprintf(title, sizeof title, "%s (%lld parameters)", m.name, (long long)m.params);
     st_err_clear(&err);
     int worst_only = 0;
-    if (rc == ST_OK)
+    if (rc == ST_OK && plan_id)
         rc = add_memory(r, d, plan_id, title, &worst_only, &err);
-    if (rc == ST_OK)
+    if (rc == ST_OK && plan_id)
         rc = add_grid(r, d, plan_id, title, &err);
-    if (rc == ST_OK)
+    if (rc == ST_OK && plan_id)
         rc = add_scaling(r, d, plan_id, title, &err);
     if (rc == ST_OK)
         rc = add_timeline(r, d, &err);
@@ -296,12 +309,16 @@ int cli_report_cmd(int argc, char **argv)
         rc = add_accuracy(r, d, &err);
     if (rc == ST_OK) {
         char note[512];
+        char from[64] = "no plan search recorded: the runs' accuracy only";
+        if (plan_id)
+            snprintf(from, sizeof from, "plan record %lld", (long long)plan_id);
         snprintf(note, sizeof note,
-                 "From %s, plan record %lld. Plots without records are left out: the scaling curves "
+                 "From %s, %s. Plots without records are left out: the scaling curves "
                  "come from `smdplan --params SIZE` (no --instances), the timeline from `smdplan "
                  "simulate ... --trace FILE`, the accuracy plots from `smdplan validate FILE.csv "
-                 "--sim`.%s",
-                 path, (long long)plan_id,
+                 "--sim` and `smdplan exec` (executed runs, with the prediction and simulation of "
+                 "their layout on the host's catalog entry).%s",
+                 path, from,
                  worst_only ? " Plans recorded before the records kept every stage's memory by "
                               "term (schema version 1) show their worst stage only." : "");
         rc = rpt_html_write(r, "smdplan report", note, &err);

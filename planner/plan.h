@@ -434,6 +434,15 @@ int plan_sharding_parse(const char *s, plan_sharding *out, st_err *err);
 /* "cluster" -> "DPT", "spread" -> "TPD", or a permutation of D, P, T. */
 int plan_placement_parse(const char *s, char out[4], st_err *err);
 
+/* Transformer layers of every pipeline rank of l (out[0 .. l->pp - 1]): the
+ * planner's one split (cost-balanced, the LM head weighing on the last
+ * stage), which plan_evaluate, the simulator and the executor all use. */
+void plan_stage_layers(const plan_model *m, const plan_layout *l, int *out);
+
+/* Rank stride of a parallel dimension ('D', 'P', 'T') under l's placement
+ * (1 for the innermost): rank = sum over dims of coordinate x stride. */
+int plan_layout_stride(const plan_layout *l, char dim);
+
 /* ------------------------------------------------------------------------ */
 /* Estimate                                                                  */
 /* ------------------------------------------------------------------------ */

@@ -134,9 +134,14 @@ static const char *silicon_of(const plan_gpu *g)
     return g->silicon[0] ? g->silicon : g->name;
 }
 
+/* The top of p's range: the chip's measured GEMM ceiling bounds the GEMM
+ * efficiency and the fused attention's too (attention is two GEMMs with a
+ * softmax between them: FlashAttention-3 reaches 75 % of the H100 peak
+ * forward, Shah et al. 2024, no more than a large GEMM does). */
 static double cal_hi(const cal *c, int p)
 {
-    return p == PLAN_EFF_GEMM ? fmin(ranges[p].hi, c->hi_gemm) : ranges[p].hi;
+    return p == PLAN_EFF_GEMM || p == PLAN_EFF_FLASH ? fmin(ranges[p].hi, c->hi_gemm)
+                                                     : ranges[p].hi;
 }
 
 /* log(predicted / measured) of row i with efficiencies e (NULL: as the
@@ -793,8 +798,15 @@ int plan_calibrate(plan_catalog *cat, const plan_validate_row *rows, int nrows,
                 plan_fw_family_key(plan_framework_get(r->framework)->family));
             cpy(m->silicon, sizeof m->silicon, silicon_of(&cat->gpus[r->inst.gpu_index]));
         }
+        /* a run whose published layout the planner finds out of memory
+         * did not run as published: its time says nothing certain of the
+         * efficiencies (validate still reports it) */
         if (!r->compared)
             continue;
+        if (r->pred_oom) {
+            rep->rows_oom++;
+            continue;
+        }
         cal_row *cr = &row[c.nrow];
         cr->r = r;
         snprintf(cr->family, sizeof cr->family, "%s",

@@ -347,6 +347,11 @@ static void stage_split(const plan_model *m, const plan_layout *l, int *out)
     split_layers(m->layers, l->pp, head_layers, out);
 }
 
+void plan_stage_layers(const plan_model *m, const plan_layout *l, int *out)
+{
+    stage_split(m, l, out);
+}
+
 /* Microbatches (in whole-stage units) whose activations stage i holds. */
 static double inflight(const plan_layout *l, int i)
 {
