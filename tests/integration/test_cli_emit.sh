@@ -142,9 +142,14 @@ check sm-30b 0 "$bin" --params 30B --instances 16xp4d --emit sagemaker
 for want in '"optimize": "memory"' '"prescaled_batch": True' '"shard_optimizer_state": True' \
             'custom_mpi_options' 'FI_PROVIDER=efa' 'instance_type="ml.p4d.24xlarge"' \
             'instance_count=16' 'framework_version="2.0.0"' 'py_version="py310"' \
-            'role=sagemaker.get_execution_role()' 'entry_point="train.py"' 'train_batch_size = 128'; do
+            'role=sagemaker.get_execution_role()' 'entry_point="train.py"'; do
   grep -qF -- "$want" "$tmp/out" || { echo "FAIL sm-30b: no $want"; fail=1; }
 done
+if [ "$have_py" = 1 ]; then # the script's batch: the preset's 512 over #1's replicas (prescaled)
+  "$bin" --params 30B --instances 16xp4d --json >"$tmp/t30" 2>/dev/null
+  want=$(pyget "$tmp/t30" 'd["global_batch"] // d["plans"][0]["dp"]')
+  grep -qF "train_batch_size = $want" "$tmp/out" || { echo "FAIL sm-30b: train_batch_size not $want"; fail=1; }
+fi
 grep -q "delayed_parameter_initialization\"" "$tmp/out" && { echo "FAIL sm-30b: delayed init on a node it fits"; fail=1; }
 # sequence parallelism off is SMP's optimize "speed"
 check sm-speed 0 "$bin" --params 30B --instances 16xp4d --sequence-parallel off --emit sagemaker
