@@ -37,6 +37,11 @@ typedef struct cli_plan_opts {
     const char *trace_path;      /* --trace FILE */
     double sim_threshold_pct;    /* say so when simulation and planner differ by more */
     char command_line[1024];
+    const char *batch_source;    /* where a default global batch came from when not the
+                                  * planner's default (a preset's reference); NULL: none */
+    struct cJSON *json_extra;    /* objects --json adds to its document under their
+                                  * names (--emit's settings, a preset's reference);
+                                  * owned by cli_plan_run */
 } cli_plan_opts;
 
 /* The resolved inputs of a plan. */
@@ -88,9 +93,21 @@ struct cJSON;
 struct cJSON *cli_json_plan(const plan_candidate *c);
 struct cJSON *cli_json_model(const plan_model *m);
 
-/* --emit sagemaker | mpirun (cli_emit.c). Returns 0 or an exit code. */
-int cli_emit(FILE *f, const char *what, const plan_model *m, const plan_cluster *c,
-             const plan_candidate *best, st_err *err);
+/* --emit sagemaker | mpirun (cli_emit.c): the launch settings of r->top[0],
+ * the plan ranked #1 (after the simulator's re-ranking), for SageMaker model
+ * parallel v1. cli_emit_check says whether it can be emitted (0, or exit code
+ * 2 with a one-line reason naming the knob in err); call it before printing
+ * anything. cli_emit prints the Python estimator or the mpirun script;
+ * cli_emit_json returns the same settings as a JSON object (caller owns;
+ * NULL with err set when it cannot be emitted). sim (may be NULL) gives the
+ * simulated step for the header. */
+int cli_emit_check(const char *what, const cli_plan_opts *o, const plan_model *m,
+                   const plan_cluster *c, const plan_result *r, st_err *err);
+int cli_emit(FILE *f, const char *what, const cli_plan_opts *o, const plan_model *m,
+             const plan_cluster *c, const plan_result *r, const cli_sim_col *sim, st_err *err);
+struct cJSON *cli_emit_json(const char *what, const cli_plan_opts *o, const plan_model *m,
+                            const plan_cluster *c, const plan_result *r, const cli_sim_col *sim,
+                            st_err *err);
 
 /* Simulation (cli_sim.c). */
 int cli_sim_layout(const plan_model *m, const plan_cluster *c, const plan_layout *l,
@@ -100,6 +117,36 @@ void cli_print_sim(FILE *f, const sim_config *cfg, const sim_result *r, double t
 int cli_sim_top(const plan_model *m, const plan_cluster *c, plan_result *r, const sim_config *cfg,
                 double threshold_pct, cli_sim_col *col, st_err *err);
 struct cJSON *cli_json_sim(const sim_result *r);
+
+/* Presets that publish the layout they were trained with (cli_preset.c). */
+/* The preset x's model is, when it publishes a layout and its shape is the
+ * published one; NULL otherwise. */
+const plan_preset *cli_preset_of(const cli_plan_ctx *x);
+/* With no global batch asked for, set o->cfg.global_batch to the preset's
+ * published one and o->batch_source to src (n bytes), which says where it
+ * came from. 0 or a status (a reference naming no known cluster). */
+int cli_preset_batch(cli_plan_opts *o, const cli_plan_ctx *x, char *src, size_t n, st_err *err);
+
+enum { CLI_PRESET_FITS = 0, CLI_PRESET_OOM, CLI_PRESET_UNPLACEABLE };
+
+/* The preset's layout beside the plan ranked #1. */
+typedef struct cli_preset_cmp {
+    int shown;                   /* 0: no preset layout to compare */
+    const plan_preset *preset;
+    int status;                  /* CLI_PRESET_*: evaluated and fits, evaluated and out
+                                  * of memory, or not evaluated (why says why) */
+    plan_candidate ref;          /* the reference evaluated on the plan's cluster */
+    char why[640];               /* one sentence: why ours differs */
+} cli_preset_cmp;
+
+/* Evaluate the preset's layout on x's cluster with r's global batch and say
+ * why r->top[0] differs. out->shown is 0 when there is nothing to compare.
+ * ST_ENOMEM only; a layout that cannot be evaluated is a result. */
+int cli_preset_compare(const cli_plan_opts *o, const cli_plan_ctx *x, const plan_result *r,
+                       cli_preset_cmp *out, st_err *err);
+void cli_preset_print(FILE *f, const cli_preset_cmp *p, const plan_candidate *ours);
+/* NULL when not shown; caller owns. */
+struct cJSON *cli_preset_json(const cli_preset_cmp *p);
 
 /* No --instances: compare instance types and counts (cli_compare.c). */
 int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x);

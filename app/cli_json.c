@@ -132,6 +132,8 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
     cJSON_AddItemToObject(root, "cluster", cluster_json(c));
     cJSON_AddNumberToObject(root, "global_batch", (double)r->global_batch);
     cJSON_AddBoolToObject(root, "global_batch_defaulted", r->batch_defaulted);
+    if (!r->batch_defaulted && o->batch_source)
+        cJSON_AddStringToObject(root, "global_batch_source", o->batch_source);
     cJSON_AddStringToObject(root, "objective", plan_objective_name(o->cfg.objective));
     cJSON_AddNumberToObject(root, "layouts_evaluated", (double)r->evaluated);
     cJSON_AddNumberToObject(root, "layouts_feasible", (double)r->feasible);
@@ -155,6 +157,8 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
             cJSON_AddItemToObject(root, "closest_out_of_memory", cli_json_plan(&r->closest_oom));
         cJSON_AddNumberToObject(root, "min_instances_needed", min_nodes);
     }
+    for (const cJSON *x = o->json_extra ? o->json_extra->child : NULL; x; x = x->next)
+        cJSON_AddItemToObject(root, x->string, cJSON_Duplicate(x, 1));
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
     if (!s) {

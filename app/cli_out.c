@@ -174,7 +174,8 @@ void cli_print_stack(FILE *f, int framework, const plan_cluster *c)
                 plan_fw_family_key(fw->family));
 }
 
-static void print_header(FILE *f, const plan_model *m, const plan_cluster *c, const plan_result *r)
+static void print_header(FILE *f, const cli_plan_opts *o, const plan_model *m,
+                         const plan_cluster *c, const plan_result *r)
 {
     cli_print_model(f, m);
     cli_print_cluster(f, c);
@@ -186,6 +187,8 @@ static void print_header(FILE *f, const plan_model *m, const plan_cluster *c, co
             r->batch_defaulted ? "; default from the GPT-3 batch schedule (Brown et al. 2020), "
                                  "set with --global-batch"
                                : "");
+    if (!r->batch_defaulted && o->batch_source)
+        fprintf(f, "         %s\n", o->batch_source);
     fprintf(f, "search:  %lld layouts in %.0f ms, %lld fit\n", (long long)r->evaluated,
             r->search_s * 1e3, (long long)r->feasible);
 }
@@ -194,7 +197,7 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
                       const plan_cluster *c, const plan_result *r, const cli_sim_col *sim)
 {
     (void)o;
-    print_header(f, m, c, r);
+    print_header(f, o, m, c, r);
     print_table(f, r, sim);
     fprintf(f, "(mem: worst stage needed/available (nvidia-smi shows the allocator's reserve on top); times per step in seconds; DPexp: gradient sync "
                "not hidden behind backward%s)\n",
@@ -219,7 +222,7 @@ void cli_print_infeasible(FILE *f, const cli_plan_opts *o, const plan_model *m,
                           const plan_cluster *c, const plan_result *r, int min_nodes)
 {
     (void)o;
-    print_header(f, m, c, r);
+    print_header(f, o, m, c, r);
     fprintf(f, "\nNo layout fits: %lld layouts looked at, none feasible.\n", (long long)r->evaluated);
     print_rejected(f, r);
     if (r->min_oom_excess_bytes > 0) {

@@ -89,7 +89,7 @@ static const opt_def opt_table[] = {
     {"dp-bucket", 1, O_DP_BUCKET, "BYTES", "gradient all-reduce message size (default: the framework's)"},
     {"fp32-grads", 1, O_FP32_GRADS, "on|off", "keep and reduce gradients in fp32 (default: the framework's)"},
     {"launch-blocking", 1, O_LAUNCH_BLOCKING, "on|off", "runs with CUDA_LAUNCH_BLOCKING=1: host time per kernel adds to each (default off)"},
-    {"global-batch", 1, O_GLOBAL_BATCH, "N", "sequences per optimizer step (default: GPT-3 schedule by size)"},
+    {"global-batch", 1, O_GLOBAL_BATCH, "N", "sequences per optimizer step (default: a preset's published batch, else the GPT-3 schedule by size)"},
     {"batch-size", 1, O_BATCH_SIZE, "N", "SMP script batch per model-parallel group (prescaled); global = N x dp; needs --dp or --tp and --pp"},
     {NULL, 0, 0, NULL, "Simulation (smdplan simulate; plan simulates its top plans too)"},
     {"trace", 1, O_TRACE, "FILE", "simulate: write the step as Chrome trace-event JSON (opens in Perfetto)"},
@@ -105,7 +105,7 @@ static const opt_def opt_table[] = {
     {"allow-tp-across-nodes", 0, O_ALLOW_TP_NODES, NULL, "let TP groups span nodes (off: SMP best practice)"},
     {"json", 0, O_JSON, NULL, "print JSON with stable field names"},
     {"explain", 0, O_EXPLAIN, NULL, "print every memory and time term of the best plan with its formula and source"},
-    {"emit", 1, O_EMIT, "W", "print the launch settings of the best plan: sagemaker or mpirun"},
+    {"emit", 1, O_EMIT, "W", "print the launch settings of plan #1 as the table ranks it, for SMP v1: sagemaker (Python) or mpirun (shell); with --json, inside the document"},
     {"no-record", 0, O_NO_RECORD, NULL, "do not record this run"},
     {"db", 1, O_DB, "FILE", "record into this database (default $SMDPLAN_DB, else smdplan.db; see smdplan history)"},
     {"version", 0, O_VERSION, NULL, "print the version and build features"},
@@ -604,6 +604,12 @@ int cli_plan_run(int argc, char **argv, int simulate)
         ctx_free(&x);
         return ex;
     }
+    /* a preset that publishes its batch: that is the default (cli_preset.c) */
+    char batch_src[400];
+    if (!o.batch_size && cli_preset_batch(&o, &x, batch_src, sizeof batch_src, &err) != ST_OK) {
+        ctx_free(&x);
+        return cli_fail(&err);
+    }
 
     if (o.cfg.tp && (x.model.heads % o.cfg.tp != 0 ||
                      (x.model.kv_heads % o.cfg.tp != 0 && o.cfg.tp % x.model.kv_heads != 0))) {
@@ -679,21 +685,48 @@ int cli_plan_run(int argc, char **argv, int simulate)
         return ex;
     }
     cli_sim_col simcol = {0};
-    if (res->ntop > 0 && !o.no_sim && !o.emit &&
+    if (res->ntop > 0 && !o.no_sim &&
         cli_sim_top(&x.model, &x.cluster, res, &o.sim, o.sim_threshold_pct, &simcol, &err) != ST_OK) {
         free(res);
         ctx_free(&x);
         return cli_fail(&err);
     }
 
-    if (o.json)
+    /* --emit refuses before anything is printed; --json carries its settings
+     * and the preset's reference in the document (cli_emit.c, cli_preset.c) */
+    cli_preset_cmp *cmp = calloc(1, sizeof *cmp);
+    o.json_extra = cJSON_CreateObject();
+    if (!cmp || !o.json_extra)
+        ex = cli_fail(&(st_err){.code = ST_ENOMEM, .msg = "out of memory"});
+    if (!ex && res->ntop > 0 && o.emit) {
+        ex = cli_emit_check(o.emit, &o, &x.model, &x.cluster, res, &err);
+        if (!ex && o.json) {
+            cJSON *e = cli_emit_json(o.emit, &o, &x.model, &x.cluster, res, &simcol, &err);
+            if (e)
+                cJSON_AddItemToObject(o.json_extra, o.emit, e);
+            else
+                ex = 1;
+        }
+        if (ex)
+            cli_fail(&err);
+    }
+    if (!ex && res->ntop > 0 && !o.emit &&
+        cli_preset_compare(&o, &x, res, cmp, &err) != ST_OK)
+        ex = cli_fail(&err);
+    if (!ex && o.json && cmp->shown)
+        cJSON_AddItemToObject(o.json_extra, "preset_reference", cli_preset_json(cmp));
+    if (ex) {
+        /* nothing printed */
+    } else if (o.json)
         ex = cli_print_json(stdout, &o, &x.model, &x.cluster, res, min_nodes, &simcol);
     else if (res->ntop == 0)
         cli_print_infeasible(stdout, &o, &x.model, &x.cluster, res, min_nodes);
-    else if (!o.emit)
+    else if (!o.emit) {
         cli_print_result(stdout, &o, &x.model, &x.cluster, res, &simcol);
+        cli_preset_print(stdout, cmp, &res->top[0]);
+    }
 
-    if (res->ntop > 0 && o.explain && !o.json) {
+    if (!ex && res->ntop > 0 && o.explain && !o.json) {
         plan_terms *t = calloc(1, sizeof *t);
         plan_estimate *e = calloc(1, sizeof *e);
         if (t && e && plan_evaluate(&x.model, &x.cluster, &res->top[0].layout, e, t, &err) == ST_OK)
@@ -701,8 +734,8 @@ int cli_plan_run(int argc, char **argv, int simulate)
         free(t);
         free(e);
     }
-    if (res->ntop > 0 && o.emit && !ex) {
-        ex = cli_emit(stdout, o.emit, &x.model, &x.cluster, &res->top[0], &err);
+    if (res->ntop > 0 && o.emit && !o.json && !ex) {
+        ex = cli_emit(stdout, o.emit, &o, &x.model, &x.cluster, res, &simcol, &err);
         if (ex)
             cli_fail(&err);
     }
@@ -710,6 +743,8 @@ int cli_plan_run(int argc, char **argv, int simulate)
         ex = 3;
     plan_record rec = {&x, &o.cfg, res, &simcol};
     cli_record(o.db_path, o.no_record, record_plan, &rec);
+    cJSON_Delete(o.json_extra);
+    free(cmp);
     free(res);
     ctx_free(&x);
     return ex;

@@ -121,12 +121,32 @@ double plan_model_train_flops_per_token(const plan_model *m);
 /* Model presets (published shapes), read from data/models.json by data/     */
 /* ------------------------------------------------------------------------ */
 
+/* The layout a preset's publisher trained it with, where one is published
+ * (SageMaker model parallel's reference configurations): the cluster, the
+ * knobs, and the batch the training script read. Layout enums are declared
+ * below; they are stored here as their int values. */
+typedef struct plan_preset_ref {
+    int present;                 /* 0: the preset publishes no layout */
+    char instances[64];          /* the cluster as --instances takes it: "16xp4d.24xlarge" */
+    int tp, pp;
+    int microbatches;            /* SMP microbatches (its default 1) */
+    int active_microbatches;     /* SMP active_microbatches (its default partitions + 2) */
+    int sharding;                /* plan_sharding */
+    int recompute;               /* plan_recompute */
+    int recompute_group;         /* layers per checkpoint (SMP's "each transformer layer": 1) */
+    int prescaled_batch;         /* SMP prescaled_batch */
+    int64_t batch_size;          /* the training script's batch: per model-parallel group
+                                  * with prescaled_batch, else per rank */
+    char source[PLAN_SOURCE_MAX];
+} plan_preset_ref;
+
 typedef struct plan_preset {
     char key[PLAN_NAME_MAX];    /* "gpt3-175b" */
     char family[32];            /* "gpt3", "megatron", "smp", "llama" */
     char label[32];             /* nominal size as published: "175B", "1.3B" */
     double nominal_params;      /* 175e9 */
     plan_model model;           /* finished shape */
+    plan_preset_ref ref;        /* the publisher's layout, if any */
 } plan_preset;
 
 typedef struct plan_presets {
