@@ -94,8 +94,12 @@ typedef struct exec_config {
     exec_train train;
     exec_data_kind data_kind;
     char data_path[EXEC_PATH_MAX];   /* "" for synthetic */
-    char device[EXEC_NAME_MAX];      /* "cpu" (and "cpu64": double, for tests) */
-    char transport[EXEC_NAME_MAX];   /* "mpi", "self" (one rank, no MPI) */
+    char device[EXEC_NAME_MAX];      /* "cpu" (and "cpu64": double, for tests), "cuda"
+                                      * (bf16 on one GPU per rank, when built) */
+    char transport[EXEC_NAME_MAX];   /* "mpi", "self" (one rank, no MPI), "nccl" (GPU
+                                      * buffers, one GPU per rank, when built); a cuda
+                                      * device under mpi or self is staged through host
+                                      * memory (several ranks may share a GPU) */
     int threads_per_rank;            /* BLAS threads per rank (>= 1) */
     char save_dir[EXEC_PATH_MAX];    /* checkpoint directory, "" none */
     int64_t save_every;              /* steps between checkpoints (0: only at the end
