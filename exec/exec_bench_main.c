@@ -50,7 +50,7 @@ int main(int argc, char **argv)
     exec_bench_comm_config_default(&cfg);
     const char *out = NULL, *transport = "mpi", *device = "cuda";
     double timeout_s = 60, threads = 1, v;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int ex = 0;
         if (!strcmp(a, "--out"))
@@ -90,7 +90,6 @@ int main(int argc, char **argv)
             return ex;
         if (!val)
             return bad(a, NULL, "needs a value");
-        i++;
     }
     if (!out)
         return bad("--out", "", "the file rank 0 writes the measurements to is required");

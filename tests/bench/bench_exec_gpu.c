@@ -233,7 +233,7 @@ static int run_one(const opts *o, int fused, double peak)
 int main(int argc, char **argv)
 {
     opts o = {1, 1, 12, 24, 0, 0, NULL};
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
             return usage(a);
@@ -263,7 +263,6 @@ int main(int argc, char **argv)
         } else {
             return usage(a);
         }
-        i++;
     }
     st_err err = {0};
     exec_dev *probe = NULL;
