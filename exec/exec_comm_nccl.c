@@ -7,7 +7,7 @@
  * MPI_Comm_split's, and each group's NCCL communicator is made from a
  * unique id that its rank 0 draws (ncclGetUniqueId) and broadcasts over
  * that MPI group (the NCCL documentation's "Creating a communicator" with
- * MPI). Before that, the ranks of a group compare their host and GPU: one
+ * MPI). Before that, the ranks of a group compare their GPUs' UUIDs: one
  * GPU cannot hold two ranks of an NCCL communicator (NCCL refuses or
  * hangs), which is refused here by name; several ranks per GPU run with the
  * MPI transport instead, staged through host memory (exec_comm_stage.c).
@@ -167,16 +167,20 @@ static void event_put(cudaEvent_t ev)
         cudaEventDestroy(ev);
 }
 
-/* Host name and GPU of this rank, as one number (FNV-1a of the host name
- * times the GPU count bound, plus the ordinal). */
-static int64_t place_of(int ordinal)
+/* This rank's GPU as one number: FNV-1a of the GPU's UUID (the same GPU
+ * whatever ordinal CUDA_VISIBLE_DEVICES gives it in each process); 0 when
+ * CUDA cannot say. */
+static int64_t gpu_id(int ordinal)
 {
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, ordinal) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
     uint64_t h = 1469598103934665603ull;
-    for (const char *p = host; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    return (int64_t)((h >> 8) * 1024u + (uint64_t)ordinal);
+    for (size_t i = 0; i < sizeof prop.uuid.bytes; i++)
+        h = (h ^ (unsigned char)prop.uuid.bytes[i]) * 1099511628211ull;
+    return (int64_t)(h >> 1);
 }
 
 /* Make the group's NCCL communicator (collective over its MPI group). */
@@ -190,14 +194,15 @@ static int make_nccl(nccl_comm *n, double timeout_s, st_err *err)
     int64_t *places = malloc((size_t)h->size * sizeof *places);
     if (!places)
         return ST_RAISE(err, ST_ENOMEM, "cannot allocate the nccl bootstrap");
-    int64_t mine = place_of(ordinal);
+    int64_t mine = gpu_id(ordinal);
     rc = exec_comm_allgather(h, &mine, places, 1, EXEC_DT_I64, NULL, err);
+    /* every rank sees every pair, so all of them refuse together */
     for (int i = 0; rc == ST_OK && i < h->size; i++)
-        if (i != h->rank && places[i] == mine)
-            rc = ST_RAISE(err, ST_EUNSUPPORTED, "nccl: ranks %d and %d of a group share GPU %d "
-                          "of this host; one GPU cannot hold two ranks of an NCCL communicator "
-                          "(use the mpi transport, which stages through host memory)",
-                          i < h->rank ? i : h->rank, i < h->rank ? h->rank : i, ordinal);
+        for (int j = i + 1; rc == ST_OK && j < h->size; j++)
+            if (places[i] != 0 && places[i] == places[j])
+                rc = ST_RAISE(err, ST_EUNSUPPORTED, "nccl: ranks %d and %d of a group share "
+                              "one GPU; one GPU cannot hold two ranks of an NCCL communicator "
+                              "(use the mpi transport, which stages through host memory)", i, j);
     free(places);
     if (rc != ST_OK)
         return rc;

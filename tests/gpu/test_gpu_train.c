@@ -26,6 +26,10 @@
  *                       against one CPU rank (2 %): TP's bf16 all-reduces
  *                       (summed in f32 on the host), the pipeline's sends,
  *                       ZeRO-2's reduce-scatter.
+ *   nccl1               one rank over the NCCL transport (communicators of
+ *                       one GPU each, made over MPI), with ZeRO-2 so the
+ *                       gradients go through an NCCL reduce-scatter every
+ *                       step, against one CPU rank (2 %).
  *
  * Exit 77 (skipped) without the cuda device in this build or without a GPU.
  */
@@ -175,7 +179,9 @@ int main(int argc, char **argv)
             rc |= compare("fused against plain", plain, got, TOL_GPU);
         }
     } else {
-        const char *layout = !strcmp(c, "tp2") ? "\"tp\": 2"
+        int ranks = strcmp(c, "nccl1") ? 2 : 1;
+        const char *layout = !strcmp(c, "nccl1") ? "\"sharding\": \"gradients\""
+                             : !strcmp(c, "tp2") ? "\"tp\": 2"
                              : !strcmp(c, "pp2") ? "\"pp\": 2, \"schedule\": \"interleaved\""
                              : !strcmp(c, "dp2_zero2")
                                  ? "\"dp\": 2, \"sharding\": \"gradients\", \"dp_bucket_bytes\": 65536"
@@ -192,8 +198,8 @@ int main(int argc, char **argv)
             if (run(1, ref_cfg, ref))
                 goto done;
         }
-        write_config(cfg, arch, "cuda", "mpi", 2, layout);
-        if (run(2, cfg, got))
+        write_config(cfg, arch, "cuda", ranks == 1 ? "nccl" : "mpi", 2, layout);
+        if (run(ranks, cfg, got))
             goto done;
         rc = compare(c, ref, got, TOL_CPU);
     }
