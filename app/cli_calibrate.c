@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "app/cli_int.h"
+#include "common/outfile.h"
 #include "data/data.h"
 #include "data/data_csv.h"
 #include "planner/plan_calibrate.h"
@@ -121,10 +122,13 @@ static int write_override(const char *path, const plan_catalog *cat, const plan_
     cJSON_Delete(root);
     if (!s)
         return ST_RAISE(err, ST_ENOMEM, "out of memory writing %s", path);
-    FILE *f = fopen(path, "w");
-    int rc = ST_OK;
-    if (!f || fprintf(f, "%s\n", s) < 0 || fclose(f) != 0)
-        rc = ST_RAISE(err, ST_EIO, "%s: cannot write", path);
+    /* whole or not at all: a temporary beside path, renamed over it */
+    outfile out;
+    int rc = outfile_open(&out, path, "--write", err);
+    if (rc == ST_OK) {
+        fprintf(out.f, "%s\n", s);
+        rc = outfile_commit(&out, err);
+    }
     free(s);
     return rc;
 }
@@ -226,6 +230,12 @@ int cli_calibrate_cmd(int argc, char **argv)
         return 2;
     }
     const char *path = argv[optind];
+    if (write && (strcmp(write, path) == 0 || outfile_same_file(write, path))) {
+        fprintf(stderr, "smdplan: calibrate: --write %s: that is the input file; give another "
+                        "name (the fitted values are a catalog override, not a runs table)\n",
+                write);
+        return 2;
+    }
     if (opt.framework) {
         int known = 0;
         for (int f = 0; f < PLAN_FW__COUNT; f++)

@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "app/cli_int.h"
+#include "common/outfile.h"
 #include "common/units.h"
 #include "data/data.h"
 #include "planner/plan_framework.h"
@@ -484,20 +485,21 @@ static int run_simulate(const cli_plan_opts *o, cli_plan_ctx *x, const plan_resu
     if (rc != ST_OK)
         return cli_fail(&err);
     if (o->trace_path) {
-        FILE *f = fopen(o->trace_path, "w");
-        if (!f) {
-            ST_RAISE(&err, ST_EIO, "--trace %s: cannot open for writing", o->trace_path);
-        } else {
+        /* a temporary beside the path, renamed over it once complete: a
+         * failed write leaves whatever was there */
+        outfile out;
+        rc = outfile_open(&out, o->trace_path, "--trace", &err);
+        if (rc == ST_OK) {
             char title[160];
             snprintf(title, sizeof title, "%s on %d x %s", x->model.name, x->cluster.nodes,
                      x->cluster.inst->name);
-            rc = sim_trace_write(f, &sr, title, &err);
-            if (fclose(f) != 0 && rc == ST_OK)
-                rc = ST_RAISE(&err, ST_EIO, "--trace %s: write failed", o->trace_path);
-            if (rc != ST_OK)
-                remove(o->trace_path); /* nothing half-written */
+            rc = sim_trace_write(out.f, &sr, title, &err);
+            if (rc == ST_OK)
+                rc = outfile_commit(&out, &err);
+            else
+                outfile_abort(&out);
         }
-        if (err.code) {
+        if (rc != ST_OK) {
             sim_result_fini(&sr);
             return cli_fail(&err);
         }

@@ -280,9 +280,9 @@ int cli_report_cmd(int argc, char **argv)
     plan_model m;
     char title[160] = "";
     int rc = rpt_report_new(out, &cfg, &r, &err);
-    if (rc == ST_OK && db_model(d, plan_id, &m, &err) == ST_OK)
+    st_err merr = {0}; /* a plan without its model only loses the title */
+    if (rc == ST_OK && db_model(d, plan_id, &m, &merr) == ST_OK)
         snprintf(title, sizeof title, "%s (%lld parameters)", m.name, (long long)m.params);
-    st_err_clear(&err);
     int worst_only = 0;
     if (rc == ST_OK)
         rc = add_memory(r, d, plan_id, title, &worst_only, &err);

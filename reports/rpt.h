@@ -84,8 +84,9 @@ typedef struct rpt_config {
 void rpt_config_default(rpt_config *cfg);
 
 /* Start a report in dir, creating the directory (and its parents) when
- * missing. cfg may be NULL (defaults). ST_EINVAL for a bad config, ST_EIO
- * when dir cannot be created or is not a directory, ST_ENOMEM. */
+ * missing. cfg may be NULL (defaults). ST_EINVAL for a bad config or when
+ * dir is not a directory or may not be written, ST_ENOENT / ST_EIO when it
+ * cannot be created (with the system's reason), ST_ENOMEM. */
 int rpt_report_new(const char *dir, const rpt_config *cfg, rpt_report **out, st_err *err);
 
 /* rpt_report_free(NULL) is harmless. Files already written stay. */
@@ -103,8 +104,13 @@ const char *rpt_report_plot_name(const rpt_report *r, int i);
  * Every plot writer below:
  *   - validates its input (ST_EINVAL with a message naming the bad value;
  *     nothing is written then), and refuses a name already used in r;
- *   - writes NAME.dat and NAME.gp (ST_EIO when a file cannot be written);
- *   - with rendering on, removes any old NAME.png / NAME.svg and runs gnuplot:
+ *   - writes NAME.dat and NAME.gp, each whole or not at all (a temporary
+ *     renamed over the old file; a file that cannot be written is an error
+ *     with the system's reason: ST_EINVAL / ST_ENOENT for a path that may not
+ *     be written, ST_EIO for a failed write);
+ *   - with rendering on, runs gnuplot on temporary image names and renames
+ *     them to NAME.png / NAME.svg once both are complete (images a failed
+ *     run did not make are left alone, and the page does not show them):
  *     *render (if non-NULL) gets RPT_RENDER_OK, RPT_RENDER_NO_GNUPLOT (the
  *     call still returns ST_OK) or RPT_RENDER_FAILED (returns ST_EIO with
  *     gnuplot's error message; the plot stays in the report, so the page can

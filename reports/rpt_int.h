@@ -139,11 +139,11 @@ int rpt__write_file(const rpt_report *r, const char *name, const char *ext, cons
                     size_t n, st_err *err);
 
 /* Run gnuplot on script (a file name in dir) with dir as its working
- * directory. *out gets RPT_RENDER_OK or RPT_RENDER_NO_GNUPLOT (program not
+ * directory; set (NULL: none) is a command run first (gnuplot -e set). *out gets RPT_RENDER_OK or RPT_RENDER_NO_GNUPLOT (program not
  * found or not executable: returns ST_OK); a run that fails returns ST_EIO
  * with gnuplot's last error line (and *out = RPT_RENDER_FAILED). */
-int rpt__gnuplot_run(const char *program, const char *dir, const char *script, rpt_render *out,
-                     st_err *err);
+int rpt__gnuplot_run(const char *program, const char *dir, const char *set, const char *script,
+                     rpt_render *out, st_err *err);
 
 /* Numbers in the files are read by gnuplot and by people in any locale, so
  * every public writer formats them in the "C" numeric locale (a '.' before

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# test_cli_hostile.sh: what a new or a hostile user trips over.
+#   $1 smdplan binary, $2 source dir, $3 fixtures dir
+# Output files are written whole or not at all and nothing the program did
+# not create is removed; bad paths are bad input (exit 2) with the system's
+# reason; devices, FIFOs and descriptors are read and written as streams;
+# text from data files cannot break JSON or reach the terminal raw.
+set -u
+bin=$1
+src=$2
+fix=$3
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export SMDPLAN_NO_RECORD=1
+
+run() { # name, expected exit, command...   (10 s at most: nothing may hang)
+  local name=$1 want=$2
+  shift 2
+  timeout 10 "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $name: exit $got, want $want"; head -20 "$tmp/out"; head -5 "$tmp/err"; fail=1
+  else
+    echo "ok   $name"
+  fi
+}
+one_line() { # name, text the one line of stderr must hold
+  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$2" "$tmp/err"; then
+    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
+  fi
+}
+sim="simulate --params 1.3B --instances 1xp4d"
+
+# ---- output files: a temporary beside the path, renamed over it --------------
+echo keep >"$tmp/old.json"
+run trace-replaces 0 "$bin" $sim --trace "$tmp/old.json"
+python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/old.json" \
+  || { echo "FAIL trace-replaces: not a complete trace"; fail=1; }
+ls -a "$tmp" | grep -q '^\.old\.json\.' && { echo "FAIL trace-replaces: a temporary was left"; fail=1; }
+# A FIFO nobody reads: refused at once (it used to block forever), still there.
+mkfifo "$tmp/fifo"
+run trace-fifo 2 "$bin" $sim --trace "$tmp/fifo"
+one_line trace-fifo "no process is reading"
+[ -p "$tmp/fifo" ] || { echo "FAIL trace-fifo: the FIFO is gone"; fail=1; }
+# A device whose writes fail: an error, and the device is never removed (the
+# old code removed whatever was at the path after a failed write). A private
+# node of /dev/full's device when we may make one.
+if mknod "$tmp/full" c 1 7 2>/dev/null; then
+  run trace-device 1 "$bin" $sim --trace "$tmp/full"
+  one_line trace-device "No space left on device"
+  [ -c "$tmp/full" ] || { echo "FAIL trace-device: the device node was removed"; fail=1; }
+else
+  echo "skip trace-device: cannot make a device node"
+fi
+run trace-stdout 0 "$bin" $sim --trace /dev/stdout
+grep -q '"traceEvents"' "$tmp/out" || { echo "FAIL trace-stdout: no trace on stdout"; fail=1; }
+run trace-dir 2 "$bin" $sim --trace "$tmp";               one_line trace-dir "Is a directory"
+run trace-nodir 2 "$bin" $sim --trace "$tmp/no/such.json"; one_line trace-nodir "No such file or directory"
+
+# A model name with a quote, a backslash, a newline and an escape sequence:
+# the trace stays JSON with the name intact.
+cat >"$tmp/evil.json" <<'EOF'
+{"_name_or_path": "evil\"name\\\n\u001b[31mRED\r", "model_type": "gpt2", "n_layer": 4,
+ "n_embd": 256, "n_head": 4, "n_positions": 512, "vocab_size": 1000}
+EOF
+run trace-quote 0 "$bin" simulate --model "$tmp/evil.json" --instances 1xp4d --trace "$tmp/q.json"
+python3 - "$tmp/q.json" <<'EOF' || { echo "FAIL trace-quote: the title broke the trace"; fail=1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["otherData"]["title"].startswith('evil"name\\\n\x1b[31mRED\r on 1 x '), d["otherData"]
+assert all(set(e) <= {"ph", "name", "pid", "tid", "ts", "dur", "args"} for e in d["traceEvents"])
+EOF
+
+# ---- report --out ----------------------------------------------------------
+db="$tmp/r.db"
+SMDPLAN_NO_RECORD= "$bin" --params 1.3B --instances 2xp4d --no-sim --db "$db" >/dev/null 2>&1
+touch "$tmp/plainfile"
+run report-file 2 "$bin" report --db "$db" --out "$tmp/plainfile" --no-render
+one_line report-file "not a directory"
+run report-nodir 2 "$bin" report --db "$db" --out /proc/no/such --no-render
+one_line report-nodir "No such file or directory"
+
+# ---- calibrate --write -----------------------------------------------------
+head -20 "$src/data/reference/calibration_runs.csv" >"$tmp/runs.csv"
+cp "$tmp/runs.csv" "$tmp/runs.orig"
+run calibrate-same 2 "$bin" calibrate "$tmp/runs.csv" --write "$tmp/runs.csv" --no-loso
+one_line calibrate-same "input file"
+ln -s runs.csv "$tmp/link.csv"
+run calibrate-link 2 "$bin" calibrate "$tmp/runs.csv" --write "$tmp/link.csv" --no-loso
+cmp -s "$tmp/runs.csv" "$tmp/runs.orig" || { echo "FAIL calibrate: the input was changed"; fail=1; }
+run calibrate-write 0 "$bin" calibrate "$tmp/runs.csv" --write "$tmp/fit.json" --no-loso
+python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/fit.json" \
+  || { echo "FAIL calibrate-write: not JSON"; fail=1; }
+
+exit $fail
