@@ -21,6 +21,7 @@ struct db {
     int version;                 /* user_version after open */
     int last_rc;                 /* extended SQLite code of the last db__fail */
     char path[1024];
+    char shown[ST_PATH_SHOWN];   /* path as messages show it (st_path_fit) */
 };
 
 /* Status for an SQLite result code: corrupt / not a database -> ST_EPARSE,

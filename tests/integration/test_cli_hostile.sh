@@ -93,4 +93,43 @@ run calibrate-write 0 "$bin" calibrate "$tmp/runs.csv" --write "$tmp/fit.json" -
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/fit.json" \
   || { echo "FAIL calibrate-write: not JSON"; fail=1; }
 
+# ---- inputs: pipes, FIFOs and devices are streams ----------------------------
+plan="--instances 1xp4d --no-sim"
+cfg="$fix/hf_gpt2.json"
+run model-stdin 0 "$bin" --model /dev/stdin $plan <"$cfg"
+run model-pipe 0 bash -c "cat '$cfg' | '$bin' --model /dev/stdin $plan"
+run model-procsub 0 bash -c "'$bin' --model <(cat '$cfg') $plan"
+grep -q "124M parameters" "$tmp/out" || { echo "FAIL model-procsub: not read"; fail=1; }
+rm -f "$tmp/fifo"; mkfifo "$tmp/fifo"
+(sleep 1.5; cat "$cfg" >"$tmp/fifo") &
+run model-fifo 0 "$bin" --model "$tmp/fifo" $plan
+grep -q "waiting for input" "$tmp/err" || { echo "FAIL model-fifo: the wait was silent"; fail=1; }
+(cat "$src/data/reference/calibration_runs.csv" >"$tmp/fifo") &
+run validate-fifo 0 "$bin" validate "$tmp/fifo"
+(echo '{}' >"$tmp/fifo") &
+run catalog-fifo 0 "$bin" --catalog "$tmp/fifo" --params 1.3B $plan
+run model-zero 2 "$bin" --model /dev/zero $plan;   one_line model-zero "more than"
+run model-dir 2 "$bin" --model "$tmp" $plan;       one_line model-dir "directory"
+run model-missing 2 "$bin" --model "$tmp/none.json" $plan; one_line model-missing "No such file"
+long="$tmp$(printf '/%0200d' $(seq 1 24))/config.json"
+run model-long 2 "$bin" --model "$long" $plan
+one_line model-long "config.json: File name too long"
+if [ "$(id -u)" -ne 0 ]; then
+  cp "$cfg" "$tmp/locked.json"; chmod 000 "$tmp/locked.json"
+  run model-unreadable 2 "$bin" --model "$tmp/locked.json" $plan
+  one_line model-unreadable "Permission denied"
+fi
+
+# ---- --db: only a regular file (or a new one) -----------------------------------
+SMDPLAN_NO_RECORD= run db-dir 0 "$bin" --params 1.3B $plan --db "$tmp"
+grep -q "not recorded: .*a directory" "$tmp/err" || { echo "FAIL db-dir: no warning"; fail=1; }
+if mknod "$tmp/null" c 1 3 2>/dev/null; then
+  SMDPLAN_NO_RECORD= run db-device 0 "$bin" --params 1.3B $plan --db "$tmp/null"
+  grep -q "not recorded: .*not a database file (a device)" "$tmp/err" \
+    || { echo "FAIL db-device: no warning"; cat "$tmp/err"; fail=1; }
+  [ -e "$tmp/null-journal" ] && { echo "FAIL db-device: a journal beside the device"; fail=1; }
+fi
+run history-device 2 "$bin" history --db /dev/null
+one_line history-device "a device"
+
 exit $fail
