@@ -12,6 +12,13 @@
 #include "planner/plan.h"
 #include "sim/sim.h"
 
+/* Replace stdout and stderr by streams that print control characters as
+ * \u00XX (cli_term.c); main calls it once. */
+void cli_term_install(void);
+/* The escaping itself: n bytes of buf into out (room for 6 n bytes);
+ * *pending_c2 carries a 0xC2 (a possible C1 lead) between calls. */
+size_t cli_term_escape(const char *buf, size_t n, int *pending_c2, char *out);
+
 /* Print "smdplan: <message>" on stderr and return the exit code for code. */
 int cli_fail(const st_err *err);
 

@@ -72,6 +72,20 @@ assert d["otherData"]["title"].startswith('evil"name\\\n\x1b[31mRED\r on 1 x '),
 assert all(set(e) <= {"ph", "name", "pid", "tid", "ts", "dur", "args"} for e in d["traceEvents"])
 EOF
 
+# The same name on the terminal: control characters escaped, never raw
+# (an escape sequence, a carriage return or a C1 CSI would drive the terminal).
+printf '{"_name_or_path": "x\\u001b[2J\\r\\u009b31m\\u0007", "model_type": "gpt2", "n_layer": 4, "n_embd": 256, "n_head": 4, "n_positions": 512, "vocab_size": 1000}' >"$tmp/ctl.json"
+for mode in --explain --json; do
+  run "control-chars$mode" 0 "$bin" --model "$tmp/ctl.json" --instances 1xp4d --no-sim $mode
+  if LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]\|\302[\200-\237]')" "$tmp/out" "$tmp/err"; then
+    echo "FAIL control-chars$mode: a control character reached the output raw"; fail=1
+  fi
+  [ "$mode" = --explain ] && { grep -q 'model:   x\\u001b\[2J\\u000d\\u009b31m\\u0007,' "$tmp/out" \
+    || { echo "FAIL control-chars: not shown escaped"; fail=1; }; }
+done
+python3 -c "import json,sys; n = json.load(open(sys.argv[1]))['model']['name']; assert n == 'x\x1b[2J\r\x9b31m\x07', repr(n)" "$tmp/out" \
+  || { echo "FAIL control-chars--json: the name did not survive --json"; fail=1; }
+
 # ---- report --out ----------------------------------------------------------
 db="$tmp/r.db"
 SMDPLAN_NO_RECORD= "$bin" --params 1.3B --instances 2xp4d --no-sim --db "$db" >/dev/null 2>&1
