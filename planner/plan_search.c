@@ -28,6 +28,10 @@
 #include <string.h>
 #include <time.h>
 
+/* Largest micro-batch size and microbatch count a layout holds (an int,
+ * with room to multiply by small factors). */
+#define PLAN_MICRO_MAX (1 << 30)
+
 static double objective_value(const plan_candidate *c, plan_objective o)
 {
     switch (o) {
@@ -428,7 +432,7 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
             int nmbs = 0;
             if (cfg->micro_batch || cfg->microbatches) {
                 int64_t mbs = cfg->micro_batch ? cfg->micro_batch : per_replica / cfg->microbatches;
-                if (mbs < 1 || per_replica % mbs != 0 ||
+                if (mbs < 1 || mbs > PLAN_MICRO_MAX || per_replica % mbs != 0 ||
                     (cfg->microbatches && per_replica / mbs != cfg->microbatches)) {
                     reject_outer(&x, PLAN_REJ_BATCH);
                     continue;
@@ -441,7 +445,9 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
             }
             for (int im = 0; im < nmbs; im++) {
                 int64_t mb = per_replica / mbs_list[im];
-                if (mb > 1 << 30)
+                /* the layout holds both as int: a batch of 2^32 sequences
+                 * on one replica has micro-batches past INT_MAX */
+                if (mb > PLAN_MICRO_MAX || mbs_list[im] > PLAN_MICRO_MAX)
                     continue;
                 l.tp = tp;
                 l.pp = pp;
