@@ -67,8 +67,11 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
         return 1;
     }
     int n = 0, ex = 0;
+    cli_progress prog;
+    cli_progress_start(&prog, "comparing instance types");
     for (int i = 0; i < x->cat.ninstances && !ex; i++) {
         const plan_instance *in = &x->cat.instances[i];
+        cli_progress_step(&prog, i, x->cat.ninstances);
         for (int nodes = 1; nodes <= o->max_instances && n < cap; nodes *= 2) {
             plan_cluster c;
             if (plan_cluster_make(&x->cat, in, nodes, &c, &err) != ST_OK) {
@@ -90,6 +93,7 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
             r->train_cost = in->price_per_hour > 0 ? r->train_s / 3600.0 * in->price_per_hour * nodes : 0;
         }
     }
+    cli_progress_end(&prog);
     if (ex) {
         free(rows);
         free(res);

@@ -19,6 +19,20 @@ void cli_term_install(void);
  * *pending_c2 carries a 0xC2 (a possible C1 lead) between calls. */
 size_t cli_term_escape(const char *buf, size_t n, int *pending_c2, char *out);
 
+/* A progress line for work that may take more than a second: shown on a
+ * terminal only, after a second, erased at the end (cli_progress.c). */
+typedef struct cli_progress {
+    const char *what;            /* "comparing instance types" */
+    double t0, last;
+    size_t width;                /* of the line shown, 0 = none */
+    int tty;
+} cli_progress;
+void cli_progress_start(cli_progress *p, const char *what);
+void cli_progress_step(cli_progress *p, long done, long total); /* total 0: unknown */
+void cli_progress_end(cli_progress *p);
+/* sim_config.progress for a cli_progress passed as its context */
+void cli_progress_sim(void *ctx, int done, int total);
+
 /* Print "smdplan: <message>" on stderr and return the exit code for code. */
 int cli_fail(const st_err *err);
 
@@ -61,6 +75,7 @@ typedef struct cli_sim_col {
     double step_s[PLAN_TOPK_MAX];
     double threshold_pct;
     int reranked;                /* the order changed after simulating */
+    int extrapolated;            /* plans whose step was extrapolated from windows */
 } cli_sim_col;
 
 /* Human output of a search (cli_out.c). */

@@ -203,6 +203,10 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
                        sim->threshold_pct / 100.0 * r->top[i].est.time.step_s;
         if (sim->reranked)
             fprintf(f, "Ranked by the simulated step, which reorders the planner's ranking.\n");
+        if (sim->extrapolated)
+            fprintf(f, "%d plan%s too many microbatches to play out one by one: the simulator "
+                       "played out two windows of them and extrapolated the step.\n",
+                    sim->extrapolated, sim->extrapolated == 1 ? " has" : "s have");
         if (flagged)
             fprintf(f, "%d plan%s: simulation and planner differ by more than %.0f%%.\n", flagged,
                     flagged == 1 ? "" : "s", sim->threshold_pct);

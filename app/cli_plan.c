@@ -481,7 +481,13 @@ static int run_simulate(const cli_plan_opts *o, cli_plan_ctx *x, const plan_resu
     sc.keep_trace = o->trace_path != NULL;
     sim_result sr;
     const plan_candidate *best = &res->top[0];
+    cli_progress prog;
+    cli_progress_start(&prog, "simulating steps");
+    sc.progress = cli_progress_sim;
+    sc.progress_ctx = &prog;
     int rc = cli_sim_layout(&x->model, &x->cluster, &best->layout, &sc, &sr, &err);
+    cli_progress_end(&prog);
+    sc.progress = NULL;
     if (rc != ST_OK)
         return cli_fail(&err);
     if (o->trace_path) {

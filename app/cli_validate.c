@@ -491,8 +491,13 @@ int cli_validate_cmd(int argc, char **argv)
             ex = cli_fail(&err);
             goto done;
         }
-        for (int i = 0; i < csv.nrows; i++)
+        cli_progress prog;
+        cli_progress_start(&prog, "simulating the rows");
+        for (int i = 0; i < csv.nrows; i++) {
             res[i].sim_time_s = sim_s[i] = simulate_row(&cat, &res[i]);
+            cli_progress_step(&prog, i + 1, csv.nrows);
+        }
+        cli_progress_end(&prog);
     }
 
     plan_validate_summary sum;

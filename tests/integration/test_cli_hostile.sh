@@ -107,6 +107,21 @@ run calibrate-write 0 "$bin" calibrate "$tmp/runs.csv" --write "$tmp/fit.json" -
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/fit.json" \
   || { echo "FAIL calibrate-write: not JSON"; fail=1; }
 
+# ---- huge batches ------------------------------------------------------------
+# 2^32 sequences: inside --global-batch's range (the micro-batch list used to
+# overflow an int and fail with a message about something else).
+run batch-2e32 0 "$bin" --params 30B --instances 16xp4d --global-batch 4294967296 --no-sim
+grep -q "4294967296 sequences per step" "$tmp/out" || { echo "FAIL batch-2e32: no plan"; fail=1; }
+# 1e8 sequences: the top plans are simulated in bounded time (109 s and 2.4 GB
+# before), the step extrapolated from windows of microbatches, and said so.
+start=$(date +%s%N)
+run batch-1e8 0 "$bin" --params 30B --instances 16xp4d --global-batch 100000000
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ "$ms" -lt 3000 ] || { echo "FAIL batch-1e8: $ms ms"; fail=1; }
+grep -q "played out two windows" "$tmp/out" || { echo "FAIL batch-1e8: the extrapolation is not said"; fail=1; }
+run batch-1e8-sim 0 "$bin" simulate --params 30B --instances 16xp4d --global-batch 100000000 --json
+grep -q '"extrapolated_from_microbatches"' "$tmp/out" || { echo "FAIL batch-1e8-sim: not in the JSON"; fail=1; }
+
 # ---- inputs: pipes, FIFOs and devices are streams ----------------------------
 plan="--instances 1xp4d --no-sim"
 cfg="$fix/hf_gpt2.json"

@@ -559,10 +559,12 @@ static void test_cannot_write(void **state)
     /* a device: refused before SQLite sees it (it would take the writes and
      * leave a -journal file beside it, in /dev) */
     if (access("/dev/full", W_OK) == 0) {
+        int had_journal = access("/dev/full-journal", F_OK) == 0; /* an older build's */
         st_err_clear(&err);
         assert_int_equal(db_open("/dev/full", DB_OPEN_WRITE, &d, &err), ST_EINVAL);
         assert_non_null(strstr(err.msg, "a device"));
-        assert_int_equal(access("/dev/full-journal", F_OK), -1);
+        if (!had_journal)
+            assert_int_equal(access("/dev/full-journal", F_OK), -1);
     }
     snprintf(p, sizeof p, "%s/null", f->dir);
     if (mknod(p, S_IFCHR | 0666, makedev(1, 3)) == 0) { /* /dev/null's device, when allowed */
