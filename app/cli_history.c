@@ -34,7 +34,7 @@
 #define LIMIT_MAX 100000
 #define IDS_MAX 64
 
-enum { O_HELP = 'h', O_DB = 256, O_JSON, O_CSV, O_KIND, O_LIMIT, O_MODEL, O_INSTANCE, O_ALL };
+enum { O_HELP = 'h', O_DB = 256, O_JSON, O_CSV, O_KIND, O_LIMIT, O_MODEL, O_INSTANCE, O_ALL, O_CHECK };
 
 typedef struct hist_opts {
     const char *db_path;
@@ -43,6 +43,7 @@ typedef struct hist_opts {
     int limit;
     const char *model, *instance;
     int all;
+    int check;                   /* history --check: the full integrity check */
     int nids;
     int64_t ids[IDS_MAX];
 } hist_opts;
@@ -82,7 +83,9 @@ static void usage(FILE *f, const char *cmd)
                    "Lists recorded answers, newest first: plan, simulation, run and calibration\n"
                    "records, each with its id (for smdplan show ID), time (UTC) and a summary.\n\n"
                    "  --kind K   only records of kind K: plan, simulation, run, calibration\n"
-                   "  --limit N  at most N records (default %d)\n",
+                   "  --limit N  at most N records (default %d)\n"
+                   "  --check    check the whole file (every page and index; seconds on a large\n"
+                   "             one); opening checks files up to 16 MiB, larger ones cheaply\n",
                 HISTORY_DEFAULT_LIMIT);
     fprintf(f, "  --json     JSON\n"
                "  --csv      CSV with a header row\n"
@@ -107,6 +110,7 @@ static int parse_args(const char *cmd, int argc, char **argv, hist_opts *o)
         {"db", 1, NULL, O_DB},         {"json", 0, NULL, O_JSON},   {"csv", 0, NULL, O_CSV},
         {"kind", 1, NULL, O_KIND},     {"limit", 1, NULL, O_LIMIT}, {"model", 1, NULL, O_MODEL},
         {"instance", 1, NULL, O_INSTANCE}, {"all", 0, NULL, O_ALL}, {"help", 0, NULL, O_HELP},
+        {"check", 0, NULL, O_CHECK},
         {NULL, 0, NULL, 0},
     };
     int is_hist = !strcmp(cmd, "history"), is_cmp = !strcmp(cmd, "compare");
@@ -142,6 +146,7 @@ static int parse_args(const char *cmd, int argc, char **argv, hist_opts *o)
         case O_MODEL: ok = is_cmp; o->model = optarg; break;
         case O_INSTANCE: ok = is_cmp; o->instance = optarg; break;
         case O_ALL: ok = is_cmp; o->all = 1; break;
+        case O_CHECK: ok = is_hist; o->check = 1; break;
         default: ok = 0; break;
         }
         if (!ok && li >= 0) { /* an option of another of these commands */
@@ -233,6 +238,31 @@ static void csv_json(FILE *f, const cJSON *v)
 
 /* ---- history ---- */
 
+/* history --check: PRAGMA integrity_check over the whole file. */
+static int check_db(const hist_opts *o)
+{
+    st_err err = {0};
+    db *d = NULL;
+    const char *path = db_default_path(o->db_path);
+    cli_progress prog;
+    cli_progress_start(&prog, "checking");
+    char report[4096];
+    report[0] = '\0';
+    int rc = db_open(path, DB_OPEN_READ, &d, &err);
+    if (rc == ST_OK)
+        rc = db_check(d, report, sizeof report, &err);
+    db_close(d);
+    cli_progress_end(&prog);
+    if (rc != ST_OK) {
+        int ex = fail(&err);
+        if (report[0])
+            fprintf(stderr, "%s\n", report);
+        return ex;
+    }
+    printf("%s: ok (every page and index checked)\n", path);
+    return 0;
+}
+
 int cli_history_cmd(int argc, char **argv)
 {
     hist_opts o;
@@ -243,6 +273,8 @@ int cli_history_cmd(int argc, char **argv)
         return ex == 1 ? 0 : ex;
     st_err err = {0};
     db *d = NULL;
+    if (o.check)
+        return check_db(&o);
     db_summary *rows = calloc((size_t)o.limit, sizeof *rows);
     int n = 0;
     int rc = rows ? ST_OK : ST_RAISE(&err, ST_ENOMEM, "out of memory");

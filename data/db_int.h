@@ -24,6 +24,11 @@ struct db {
     char shown[ST_PATH_SHOWN];   /* path as messages show it (st_path_fit) */
 };
 
+/* Files larger than this get the cheap check on open, not quick_check
+ * (db_open.c); a variable so tests can lower it. */
+#define DB_FULL_CHECK_MAX_BYTES ((int64_t)16 << 20)
+extern int64_t db__full_check_max_bytes;
+
 /* Status for an SQLite result code: corrupt / not a database -> ST_EPARSE,
  * no memory -> ST_ENOMEM, busy, read-only, I/O, full disk, cannot open ->
  * ST_EIO, anything else ST_EINTERNAL. */

@@ -158,6 +158,8 @@ if mknod "$tmp/null" c 1 3 2>/dev/null; then
     || { echo "FAIL db-device: no warning"; cat "$tmp/err"; fail=1; }
   [ -e "$tmp/null-journal" ] && { echo "FAIL db-device: a journal beside the device"; fail=1; }
 fi
+run history-check 0 "$bin" history --check --db "$db"
+grep -q "ok (every page and index checked)" "$tmp/out" || { echo "FAIL history-check"; fail=1; }
 run history-device 2 "$bin" history --db /dev/null
 one_line history-device "a device"
 

@@ -533,6 +533,39 @@ static void test_corrupt_page(void **state)
     write_bytes(f->path, b, n);
     free(b);
     refused_unchanged(f->path, ST_EPARSE, "corrupt");
+
+    /* A file above the size of a full check on open gets the cheap one,
+     * which does not read that page; db_check (history --check) finds it. */
+    db__full_check_max_bytes = 0;
+    st_err_clear(&err);
+    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_OK);
+    char report[2048];
+    assert_int_equal(db_check(d, report, sizeof report, &err), ST_EPARSE);
+    assert_non_null(strstr(err.msg, "corrupt database (integrity_check"));
+    db_close(d);
+    db__full_check_max_bytes = DB_FULL_CHECK_MAX_BYTES;
+}
+
+/* The cheap check on open still catches a header whose counts disagree,
+ * and a sound file passes the full check. */
+static void test_cheap_and_full_check(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    db *d = NULL;
+    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
+    db_provenance p = test_provenance();
+    plan_cal_report c;
+    small_calibration(&c, 1);
+    assert_int_equal(db_record_calibration(d, &p, "runs.csv", &c, NULL, &err), ST_OK);
+    db_close(d);
+    db__full_check_max_bytes = 0;
+    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_OK);
+    char report[256];
+    assert_int_equal(db_check(d, report, sizeof report, &err), ST_OK);
+    assert_string_equal(report, "");
+    db_close(d);
+    db__full_check_max_bytes = DB_FULL_CHECK_MAX_BYTES;
 }
 
 static void test_reader_creates_nothing(void **state)
@@ -683,6 +716,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_sqlite_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_page, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cheap_and_full_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_creates_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cannot_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only_file, setup, teardown),
