@@ -107,9 +107,10 @@ int cli_emit(FILE *f, const char *what, const plan_model *m, const plan_cluster 
 int cli_sim_layout(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                    const sim_config *cfg, sim_result *out, st_err *err);
 void cli_print_sim(FILE *f, const sim_config *cfg, const sim_result *r, double threshold_pct);
-/* Simulate the top plans of r and re-rank them by the simulated step. */
+/* Simulate the top plans of r and re-rank them by the simulated step
+ * (not for --objective memory). */
 int cli_sim_top(const plan_model *m, const plan_cluster *c, plan_result *r, const sim_config *cfg,
-                double threshold_pct, cli_sim_col *col, st_err *err);
+                plan_objective objective, double threshold_pct, cli_sim_col *col, st_err *err);
 struct cJSON *cli_json_sim(const sim_result *r);
 
 /* No --instances: compare instance types and counts (cli_compare.c). */

@@ -87,46 +87,81 @@ static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
     }
 }
 
-/* The time term that differs most between the two plans. */
-static void why(FILE *f, const plan_result *r)
+/* Why #1 ranks above #2, from the figures the ranking used: the simulated
+ * steps when the simulator re-ranked the plans, the planner's otherwise;
+ * memory for --objective memory. The planner's terms say where a time
+ * difference comes from when they agree with it. */
+static void why(FILE *f, const plan_result *r, const cli_sim_col *sim, plan_objective obj)
 {
     if (r->ntop < 2) {
         fprintf(f, "\nWhy #1: it is the only layout that fits.\n");
         return;
     }
-    const plan_time *a = &r->top[0].est.time, *b = &r->top[1].est.time;
-    struct { const char *name; double a, b; } terms[] = {
-        {"compute", a->compute_s, b->compute_s},
-        {"TP communication", a->tp_comm_s + a->cp_comm_s, b->tp_comm_s + b->cp_comm_s},
-        {"pipeline communication", a->pp_comm_s, b->pp_comm_s},
-        {"exposed gradient sync", a->dp_exposed_s, b->dp_exposed_s},
-        {"pipeline bubble", a->bubble_s, b->bubble_s},
-        {"optimizer step", a->optimizer_s, b->optimizer_s},
-    };
-    int best = 0;
-    for (int i = 1; i < (int)(sizeof terms / sizeof terms[0]); i++)
-        if (terms[i].b - terms[i].a > terms[best].b - terms[best].a)
-            best = i;
-    const plan_layout *la = &r->top[0].layout, *lb = &r->top[1].layout;
-    double gain = b->step_s > 0 ? 100.0 * (b->step_s - a->step_s) / b->step_s : 0.0;
-    if (gain < 0.05) {
-        fprintf(f,
-                "\nWhy #1: #1 and #2 take the same time (%.3f s); #1 ranks first because it needs "
-                "less memory (%.1f GiB against %.1f GiB) or fewer model-parallel ranks.\n",
-                a->step_s, r->top[0].est.mem.total_bytes / GIB, r->top[1].est.mem.total_bytes / GIB);
+    const plan_candidate *A = &r->top[0], *B = &r->top[1];
+    const plan_time *a = &A->est.time, *b = &B->est.time;
+    const plan_layout *la = &A->layout, *lb = &B->layout;
+    double ma = A->est.mem.total_bytes / GIB, mb = B->est.mem.total_bytes / GIB;
+    if (obj == PLAN_OBJ_MEMORY) {
+        fprintf(f, "\nWhy #1: it needs the least memory per GPU (%.2f GiB against #2's %.2f GiB; "
+                   "--objective memory).\n", ma, mb);
         return;
     }
-    fprintf(f,
-            "\nWhy #1: its step is %.1f%% shorter than #2's (%.3f s vs %.3f s), mostly because its "
-            "%s takes %.3f s against %.3f s",
-            gain, a->step_s, b->step_s, terms[best].name, terms[best].a, terms[best].b);
+    int simulated = sim && sim->n >= 2;
+    double ta = simulated ? sim->step_s[0] : a->step_s, tb = simulated ? sim->step_s[1] : b->step_s;
+    const char *step = simulated ? "simulated step" : "step";
+    double gain = tb > 0 ? 100.0 * (tb - ta) / tb : 0.0;
+    if (gain < 0.05) {
+        fprintf(f, "\nWhy #1: #1 and #2 take the same time (%s %.3f s against %.3f s); #1 ranks "
+                   "first because ", step, ta, tb);
+        int ra = la->tp * la->pp, rb = lb->tp * lb->pp;
+        if (simulated && a->step_s < b->step_s * (1 - 5e-4))
+            fprintf(f, "the planner's estimate of its step is shorter (%.3f s against %.3f s)",
+                    a->step_s, b->step_s);
+        else if (mb - ma >= 0.05)
+            fprintf(f, "it needs less memory (%.1f GiB against %.1f GiB)", ma, mb);
+        else if (mb > ma)
+            fprintf(f, "it needs a little less memory (%.0f MiB less, of %.1f GiB)",
+                    (mb - ma) * 1024, mb);
+        else if (ra < rb)
+            fprintf(f, "it uses fewer model-parallel ranks (TP x PP %d against %d)", ra, rb);
+        else
+            fprintf(f, "it was found first: the two are equivalent");
+        fprintf(f, ".\n");
+        return;
+    }
+    char diff[96] = "";
     if (la->tp != lb->tp || la->pp != lb->pp)
-        fprintf(f, " (TP %d x PP %d against TP %d x PP %d)", la->tp, la->pp, lb->tp, lb->pp);
+        snprintf(diff, sizeof diff, "TP %d x PP %d against TP %d x PP %d: ", la->tp, la->pp,
+                 lb->tp, lb->pp);
     else if (la->recompute != lb->recompute)
-        fprintf(f, " (recompute %s against %s)", plan_recompute_name(la->recompute),
-                plan_recompute_name(lb->recompute));
+        snprintf(diff, sizeof diff, "recompute %s against %s: ", plan_recompute_name(la->recompute),
+                 plan_recompute_name(lb->recompute));
     else if (la->micro_batch != lb->micro_batch)
-        fprintf(f, " (micro-batch %d against %d)", la->micro_batch, lb->micro_batch);
+        snprintf(diff, sizeof diff, "micro-batch %d against %d: ", la->micro_batch, lb->micro_batch);
+    fprintf(f, "\nWhy #1: its %s is %.1f%% shorter than #2's (%s%.3f s against %.3f s)", step,
+            gain, diff, ta, tb);
+    if (simulated && !(a->step_s < b->step_s)) {
+        fprintf(f, "; the planner's estimates have them the other way round (%.3f s against "
+                   "%.3f s): the difference is in how the step plays out (overlap of sends, "
+                   "bubbles, link contention), which only the simulator follows",
+                a->step_s, b->step_s);
+    } else {
+        struct { const char *name; double a, b; } terms[] = {
+            {"compute", a->compute_s, b->compute_s},
+            {"TP communication", a->tp_comm_s + a->cp_comm_s, b->tp_comm_s + b->cp_comm_s},
+            {"pipeline communication", a->pp_comm_s, b->pp_comm_s},
+            {"exposed gradient sync", a->dp_exposed_s, b->dp_exposed_s},
+            {"pipeline bubble", a->bubble_s, b->bubble_s},
+            {"optimizer step", a->optimizer_s, b->optimizer_s},
+        };
+        int best = 0;
+        for (int i = 1; i < (int)(sizeof terms / sizeof terms[0]); i++)
+            if (terms[i].b - terms[i].a > terms[best].b - terms[best].a)
+                best = i;
+        fprintf(f, ", mostly because%s its %s takes %.3f s against %.3f s",
+                simulated ? ", by the planner's terms," : "", terms[best].name, terms[best].a,
+                terms[best].b);
+    }
     fprintf(f, ".\n");
 }
 
@@ -189,7 +224,6 @@ static void print_header(FILE *f, const plan_model *m, const plan_cluster *c, co
 void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
                       const plan_cluster *c, const plan_result *r, const cli_sim_col *sim)
 {
-    (void)o;
     print_header(f, m, c, r);
     print_table(f, r, sim);
     fprintf(f, "(mem: worst stage used/available; times per step in seconds; DPexp: gradient sync "
@@ -211,7 +245,7 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
             fprintf(f, "%d plan%s: simulation and planner differ by more than %.0f%%.\n", flagged,
                     flagged == 1 ? "" : "s", sim->threshold_pct);
     }
-    why(f, r);
+    why(f, r, sim, o->cfg.objective);
     print_rejected(f, r);
 }
 

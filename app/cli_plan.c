@@ -667,7 +667,8 @@ int cli_plan_run(int argc, char **argv, int simulate)
     }
     cli_sim_col simcol = {0};
     if (res->ntop > 0 && !o.no_sim && !o.emit &&
-        cli_sim_top(&x.model, &x.cluster, res, &o.sim, o.sim_threshold_pct, &simcol, &err) != ST_OK) {
+        cli_sim_top(&x.model, &x.cluster, res, &o.sim, o.cfg.objective, o.sim_threshold_pct,
+                    &simcol, &err) != ST_OK) {
         free(res);
         ctx_free(&x);
         return cli_fail(&err);

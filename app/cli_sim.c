@@ -102,7 +102,7 @@ cJSON *cli_json_sim(const sim_result *r)
 }
 
 int cli_sim_top(const plan_model *m, const plan_cluster *c, plan_result *r, const sim_config *cfg,
-                double threshold_pct, cli_sim_col *col, st_err *err)
+                plan_objective objective, double threshold_pct, cli_sim_col *col, st_err *err)
 {
     col->n = 0;
     col->extrapolated = 0;
@@ -120,7 +120,11 @@ int cli_sim_top(const plan_model *m, const plan_cluster *c, plan_result *r, cons
         sim_result_fini(&s);
     }
     col->n = r->ntop;
-    /* re-rank by the simulated step (insertion sort: a handful of plans) */
+    /* --objective memory ranks by memory, which the simulator does not change */
+    if (objective == PLAN_OBJ_MEMORY)
+        return ST_OK;
+    /* re-rank by the simulated step (insertion sort: a handful of plans);
+     * on one cluster cost and throughput rank as the step does */
     for (int i = 1; i < r->ntop; i++) {
         plan_candidate cand = r->top[i];
         double t = col->step_s[i];
