@@ -33,6 +33,36 @@ void cli_progress_end(cli_progress *p);
 /* sim_config.progress for a cli_progress passed as its context */
 void cli_progress_sim(void *ctx, int done, int total);
 
+/* Tables and paragraphs that fit the terminal (cli_table.c). The width is
+ * the terminal's, else $COLUMNS, else unlimited; --wide (any command)
+ * makes it unlimited. */
+void cli_set_wide(int on);
+int cli_width(void);         /* 0: unlimited */
+typedef struct cli_table cli_table;
+cli_table *cli_table_new(void);
+void cli_table_free(cli_table *t);
+/* A column: right-aligned or not; priority 0 always shown, higher numbers
+ * are left out first when the table is too wide. Before the first row. */
+void cli_table_col(cli_table *t, const char *head, int right, int prio);
+void cli_table_row(cli_table *t);
+void cli_table_cell(cli_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A line of text printed (wrapped) under the current row. */
+void cli_table_note(cli_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print with each line prefixed by indent; returns the columns left out. */
+int cli_table_print(FILE *f, const cli_table *t, const char *indent);
+/* Text wrapped at spaces to the width: each line of text starts after
+ * first, its continuations after rest. */
+void cli_wrap(FILE *f, const char *text, const char *first, const char *rest);
+/* Print into a buffer (cli_capture gives the stream; NULL when it cannot
+ * be made), then wrap what was printed onto f. */
+typedef struct cli_capture_buf {
+    FILE *f;
+    char *text;
+    size_t n;
+} cli_capture_buf;
+FILE *cli_capture(cli_capture_buf *c);
+void cli_capture_wrap(cli_capture_buf *c, FILE *f, const char *first, const char *rest);
+
 /* Print "smdplan: <message>" on stderr and return the exit code for code. */
 int cli_fail(const st_err *err);
 
@@ -91,8 +121,11 @@ void cli_print_infeasible(FILE *f, const cli_plan_opts *o, const plan_model *m,
                           const plan_cluster *c, const plan_result *r, int min_nodes);
 
 /* JSON output (cli_json.c). Returns 0 or an exit code. */
+/* explain (may be NULL): the terms of plan #1; launch (may be NULL): the
+ * --emit text. */
 int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const plan_cluster *c,
-                   const plan_result *r, int min_nodes, const cli_sim_col *sim);
+                   const plan_result *r, int min_nodes, const cli_sim_col *sim,
+                   const plan_terms *explain, const char *launch);
 
 /* JSON objects of one plan and of a model (cli_json.c); caller owns. */
 struct cJSON;

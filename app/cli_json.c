@@ -123,7 +123,8 @@ cJSON *cli_json_plan(const plan_candidate *c)
 }
 
 int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const plan_cluster *c,
-                   const plan_result *r, int min_nodes, const cli_sim_col *sim)
+                   const plan_result *r, int min_nodes, const cli_sim_col *sim,
+                   const plan_terms *explain, const char *launch)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "tool_version", SMD_VERSION);
@@ -154,6 +155,27 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
         if (r->min_oom_excess_bytes > 0)
             cJSON_AddItemToObject(root, "closest_out_of_memory", cli_json_plan(&r->closest_oom));
         cJSON_AddNumberToObject(root, "min_instances_needed", min_nodes);
+    }
+    if (explain) {
+        /* --explain: every term of plan #1 with its formula and source */
+        cJSON *ex = cJSON_AddArrayToObject(root, "explain");
+        for (int i = 0; ex && i < explain->n; i++) {
+            const plan_term *t = &explain->v[i];
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "group", t->group);
+            cJSON_AddStringToObject(j, "name", t->name);
+            cJSON_AddNumberToObject(j, "value", t->value);
+            cJSON_AddStringToObject(j, "unit", t->unit);
+            cJSON_AddStringToObject(j, "formula", t->formula);
+            if (t->source && t->source[0])
+                cJSON_AddStringToObject(j, "source", t->source);
+            cJSON_AddItemToArray(ex, j);
+        }
+    }
+    if (launch) {
+        cJSON *l = cJSON_AddObjectToObject(root, "launch");
+        cJSON_AddStringToObject(l, "emit", o->emit);
+        cJSON_AddStringToObject(l, "text", launch);
     }
     char *s = cJSON_Print(root);
     cJSON_Delete(root);

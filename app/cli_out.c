@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app/cli_int.h"
@@ -58,33 +59,90 @@ static const char *recomp_label(const plan_layout *l, char *buf, size_t n)
     return buf;
 }
 
+/* A time term: tiny negatives from rounding read as 0. */
+static double term(double v)
+{
+    return fabs(v) < 5e-7 ? 0.0 : v;
+}
+
+/* The ranked plans: the layout and the figures that decide, always; the
+ * time terms, the knobs at their usual values and prices go first when the
+ * terminal is narrow (cli_table.c). */
 static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
 {
-    fprintf(f,
-            "\n  # TP PP  DP mbs   mb act sched        recomp     sharding   SP place  mem GiB   "
-            "  step s  compute     TP     PP  DPexp bubble    opt   tokens/s   MFU      $/h  $/1M tok%s\n",
-            sim && sim->n ? "    sim s" : "");
+    int simulated = sim && sim->n;
+    cli_table *t = cli_table_new();
+    if (!t)
+        return;
+    cli_table_col(t, "#", 1, 0);
+    cli_table_col(t, "TP", 1, 0);
+    cli_table_col(t, "PP", 1, 0);
+    cli_table_col(t, "DP", 1, 0);
+    cli_table_col(t, "mbs", 1, 0);
+    cli_table_col(t, "mb", 1, 0);
+    cli_table_col(t, "act", 1, 3);
+    cli_table_col(t, "sched", 0, 2);
+    cli_table_col(t, "recomp", 0, 0);
+    cli_table_col(t, "sharding", 0, 0);
+    cli_table_col(t, "SP", 0, 3);
+    cli_table_col(t, "place", 0, 3);
+    cli_table_col(t, "mem GiB", 1, 0);
+    cli_table_col(t, "step s", 1, 0);
+    cli_table_col(t, "compute", 1, 4);
+    cli_table_col(t, "TP", 1, 4);
+    cli_table_col(t, "PP", 1, 4);
+    cli_table_col(t, "DPexp", 1, 4);
+    cli_table_col(t, "bubble", 1, 4);
+    cli_table_col(t, "opt", 1, 5);
+    cli_table_col(t, "tokens/s", 1, 1);
+    cli_table_col(t, "MFU", 1, 3);
+    cli_table_col(t, "$/h", 1, 5);
+    cli_table_col(t, "$/1M tok", 1, 2);
+    if (simulated)
+        cli_table_col(t, "sim s", 1, 0);
     for (int i = 0; i < r->ntop; i++) {
         const plan_layout *l = &r->top[i].layout;
         const plan_estimate *e = &r->top[i].est;
-        const plan_time *t = &e->time;
+        const plan_time *tm = &e->time;
         char s[24], rc[24];
-        fprintf(f,
-                "%3d %2d %2d %3d %3d %4d %3d %-12s %-10s %-10s %2s %-5s %4.1f/%-4.0f %8.3f %8.3f "
-                "%6.3f %6.3f %6.3f %6.3f %6.3f %10.0f %5.1f%% %8.2f %9.3f",
-                i + 1, l->tp, l->pp, l->dp, l->micro_batch, l->microbatches, l->active_microbatches,
-                sched_label(l, s, sizeof s), recomp_label(l, rc, sizeof rc),
-                plan_sharding_name(l->sharding), l->sequence_parallel ? "on" : "-", l->placement,
-                e->mem.total_bytes / GIB, e->capacity_bytes / GIB, t->step_s, t->compute_s,
-                t->tp_comm_s + t->cp_comm_s, t->pp_comm_s, t->dp_exposed_s, t->bubble_s,
-                t->optimizer_s, e->tokens_per_s, 100 * e->mfu, e->cost_per_hour,
-                e->cost_per_mtokens);
-        if (sim && sim->n > i) {
-            double d = 100.0 * (sim->step_s[i] - t->step_s) / t->step_s;
-            fprintf(f, " %8.3f%s", sim->step_s[i], fabs(d) > sim->threshold_pct ? " !" : "");
+        cli_table_row(t);
+        cli_table_cell(t, "%d", i + 1);
+        cli_table_cell(t, "%d", l->tp);
+        cli_table_cell(t, "%d", l->pp);
+        cli_table_cell(t, "%d", l->dp);
+        cli_table_cell(t, "%d", l->micro_batch);
+        cli_table_cell(t, "%d", l->microbatches);
+        cli_table_cell(t, "%d", l->active_microbatches);
+        cli_table_cell(t, "%s", sched_label(l, s, sizeof s));
+        cli_table_cell(t, "%s", recomp_label(l, rc, sizeof rc));
+        cli_table_cell(t, "%s", plan_sharding_name(l->sharding));
+        cli_table_cell(t, "%s", l->sequence_parallel ? "on" : "-");
+        cli_table_cell(t, "%s", l->placement);
+        cli_table_cell(t, "%.1f/%.0f", e->mem.total_bytes / GIB, e->capacity_bytes / GIB);
+        cli_table_cell(t, "%.3f", tm->step_s);
+        cli_table_cell(t, "%.3f", term(tm->compute_s));
+        cli_table_cell(t, "%.3f", term(tm->tp_comm_s + tm->cp_comm_s));
+        cli_table_cell(t, "%.3f", term(tm->pp_comm_s));
+        cli_table_cell(t, "%.3f", term(tm->dp_exposed_s));
+        cli_table_cell(t, "%.3f", term(tm->bubble_s));
+        cli_table_cell(t, "%.3f", term(tm->optimizer_s));
+        cli_table_cell(t, "%.0f", e->tokens_per_s);
+        cli_table_cell(t, "%.1f%%", 100 * e->mfu);
+        if (e->cost_per_hour > 0) {
+            cli_table_cell(t, "%.2f", e->cost_per_hour);
+            cli_table_cell(t, "%.3f", e->cost_per_mtokens);
+        } else {
+            cli_table_cell(t, "-");
+            cli_table_cell(t, "-");
         }
-        fprintf(f, "\n");
+        if (simulated && sim->n > i) {
+            double d = 100.0 * (sim->step_s[i] - tm->step_s) / tm->step_s;
+            cli_table_cell(t, "%.3f%s", sim->step_s[i], fabs(d) > sim->threshold_pct ? " !" : "");
+        }
     }
+    fputc('\n', f);
+    cli_table_print(f, t, "");
+    cli_table_free(t);
 }
 
 /* Why #1 ranks above #2, from the figures the ranking used: the simulated
@@ -224,12 +282,19 @@ static void print_header(FILE *f, const plan_model *m, const plan_cluster *c, co
 void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
                       const plan_cluster *c, const plan_result *r, const cli_sim_col *sim)
 {
-    print_header(f, m, c, r);
+    cli_capture_buf hb;
+    FILE *h = cli_capture(&hb);
+    print_header(h ? h : f, m, c, r);
+    cli_capture_wrap(&hb, f, "", "         ");
     print_table(f, r, sim);
-    fprintf(f, "(mem: worst stage used/available; times per step in seconds; DPexp: gradient sync "
-               "not hidden behind backward%s)\n",
-            sim && sim->n ? "; sim s: the step played out by the simulator, ! where it differs "
-                            "from the planner's by more than the --sim-threshold" : "");
+    char key[512];
+    snprintf(key, sizeof key,
+             "(mb: microbatches; act: microbatches in flight; mem: worst stage used/available; "
+             "times per step in seconds, the second TP and PP their communication; DPexp: "
+             "gradient sync not hidden behind backward%s)",
+             sim && sim->n ? "; sim s: the step played out by the simulator, ! where it differs "
+                             "from the planner's by more than the --sim-threshold" : "");
+    cli_wrap(f, key, "", " ");
     if (sim && sim->n) {
         int flagged = 0;
         for (int i = 0; i < sim->n; i++)
@@ -245,15 +310,22 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
             fprintf(f, "%d plan%s: simulation and planner differ by more than %.0f%%.\n", flagged,
                     flagged == 1 ? "" : "s", sim->threshold_pct);
     }
-    why(f, r, sim, o->cfg.objective);
-    print_rejected(f, r);
+    /* the sentences, wrapped to the terminal */
+    cli_capture_buf wb;
+    FILE *ms = cli_capture(&wb);
+    why(ms ? ms : f, r, sim, o->cfg.objective);
+    print_rejected(ms ? ms : f, r);
+    cli_capture_wrap(&wb, f, "", "");
 }
 
 void cli_print_infeasible(FILE *f, const cli_plan_opts *o, const plan_model *m,
                           const plan_cluster *c, const plan_result *r, int min_nodes)
 {
     (void)o;
-    print_header(f, m, c, r);
+    cli_capture_buf hb;
+    FILE *h = cli_capture(&hb);
+    print_header(h ? h : f, m, c, r);
+    cli_capture_wrap(&hb, f, "", "         ");
     fprintf(f, "\nNo layout fits: %lld layouts looked at, none feasible.\n", (long long)r->evaluated);
     print_rejected(f, r);
     if (r->min_oom_excess_bytes > 0) {
@@ -289,9 +361,18 @@ void cli_print_terms(FILE *f, const plan_terms *t)
             snprintf(val, sizeof val, "%.3e", x->value);
         else
             snprintf(val, sizeof val, "%.4g", x->value);
-        fprintf(f, "  %-24s %12s  = %s", x->name, val, x->formula);
-        if (x->source && x->source[0])
-            fprintf(f, "  [%s]", x->source);
-        fprintf(f, "\n");
+        /* one line when it fits; else the value, then the formula and
+         * its source wrapped under it */
+        char rest[1600];
+        snprintf(rest, sizeof rest, "= %s%s%s%s", x->formula,
+                 x->source && x->source[0] ? "  [" : "", x->source ? x->source : "",
+                 x->source && x->source[0] ? "]" : "");
+        int width = cli_width();
+        if (!width || 2 + 24 + 1 + 12 + 2 + (int)strlen(rest) <= width) {
+            fprintf(f, "  %-24s %12s  %s\n", x->name, val, rest);
+        } else {
+            fprintf(f, "  %-24s %12s\n", x->name, val);
+            cli_wrap(f, rest, "      ", "        ");
+        }
     }
 }

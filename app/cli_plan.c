@@ -33,7 +33,7 @@ enum {
     O_FLASH, O_DP_OVERLAP, O_FP32_GRADS, O_TP_OVERLAP, O_PP_OVERLAP, O_DP_BUCKET, O_LAUNCH_BLOCKING, O_GLOBAL_BATCH, O_BATCH_SIZE,
     O_OBJECTIVE, O_TOP, O_ALLOW_TP_NODES, O_JSON, O_EXPLAIN, O_EMIT, O_NO_RECORD, O_VERSION,
     O_FRAMEWORK, O_PRECISION,
-    O_SEED, O_JITTER, O_STRAGGLER, O_MONTE_CARLO, O_TRACE, O_SIM_THRESHOLD, O_NO_SIM, O_DB,
+    O_SEED, O_JITTER, O_STRAGGLER, O_MONTE_CARLO, O_TRACE, O_SIM_THRESHOLD, O_NO_SIM, O_DB, O_WIDE,
 };
 
 typedef struct opt_def {
@@ -106,7 +106,8 @@ static const opt_def opt_table[] = {
     {"allow-tp-across-nodes", 0, O_ALLOW_TP_NODES, NULL, "let TP groups span nodes (off: SMP best practice)"},
     {"json", 0, O_JSON, NULL, "print JSON with stable field names"},
     {"explain", 0, O_EXPLAIN, NULL, "print every memory and time term of the best plan with its formula and source"},
-    {"emit", 1, O_EMIT, "W", "print the launch settings of the best plan: sagemaker or mpirun"},
+    {"emit", 1, O_EMIT, "W", "print the launch settings of the best plan: sagemaker or mpirun (needs --instances)"},
+    {"wide", 0, O_WIDE, NULL, "every column of every table, whatever the terminal's width (any command)"},
     {"no-record", 0, O_NO_RECORD, NULL, "do not record this run"},
     {"db", 1, O_DB, "FILE", "record into this database (default $SMDPLAN_DB, else smdplan.db; see smdplan history)"},
     {"version", 0, O_VERSION, NULL, "print the version and build features"},
@@ -120,7 +121,8 @@ static void usage(FILE *f)
             "usage: smdplan [plan] --params SIZE [--instances N x TYPE] [options]\n"
             "       smdplan simulate --params SIZE --instances N x TYPE [layout options] [--trace FILE]\n"
             "       smdplan catalog | validate FILE.csv | calibrate FILE.csv | --version\n"
-            "       smdplan history | show ID | compare       what was recorded (see smdplan history --help)\n\n"
+            "       smdplan history | show ID | compare       what was recorded (see smdplan history --help)\n"
+            "       smdplan report [--out DIR]                 plots and a page of the records (see smdplan report --help)\n\n"
             "Recommends how to split a GPT-style model over a cluster: tensor, pipeline and data\n"
             "parallel degrees, micro-batching, recomputation, sharding and placement, with the\n"
             "per-GPU memory, step time, tokens/s, MFU and cost of each plan.\n");
@@ -271,6 +273,7 @@ static int apply(cli_plan_opts *o, const opt_def *d, const char *a, st_err *err)
     case O_JSON: o->json = 1; return ST_OK;
     case O_TRACE: o->trace_path = a; return ST_OK;
     case O_NO_SIM: o->no_sim = 1; return ST_OK;
+    case O_WIDE: cli_set_wide(1); return ST_OK; /* cli_main takes it first */
     case O_MONTE_CARLO: return parse_int_opt(d->name, a, 100000, &o->sim.monte_carlo, err);
     case O_SEED: {
         int64_t seed;
@@ -586,6 +589,19 @@ int cli_plan_run(int argc, char **argv, int simulate)
         ST_RAISE(&err, ST_EINVAL, "simulate: give the cluster with --instances (e.g. 16xp4d)");
         return cli_fail(&err);
     }
+    if (!x.have_cluster && o.emit) {
+        ctx_free(&x);
+        ST_RAISE(&err, ST_EINVAL, "--emit %s: the launch settings are for one cluster; give it "
+                 "with --instances (e.g. 16xp4d); without --instances smdplan compares instance "
+                 "types", o.emit);
+        return cli_fail(&err);
+    }
+    if (o.trace_path && !o.simulate) {
+        ctx_free(&x);
+        ST_RAISE(&err, ST_EINVAL, "--trace %s: only with smdplan simulate (the plan command "
+                 "simulates its top plans without a trace)", o.trace_path);
+        return cli_fail(&err);
+    }
     if (!x.have_cluster) {
         ex = cli_compare(&o, &x);
         ctx_free(&x);
@@ -674,26 +690,51 @@ int cli_plan_run(int argc, char **argv, int simulate)
         return cli_fail(&err);
     }
 
-    if (o.json)
-        ex = cli_print_json(stdout, &o, &x.model, &x.cluster, res, min_nodes, &simcol);
-    else if (res->ntop == 0)
-        cli_print_infeasible(stdout, &o, &x.model, &x.cluster, res, min_nodes);
-    else if (!o.emit)
-        cli_print_result(stdout, &o, &x.model, &x.cluster, res, &simcol);
-
-    if (res->ntop > 0 && o.explain && !o.json) {
-        plan_terms *t = calloc(1, sizeof *t);
+    /* the explanation of #1, for the text or the JSON */
+    plan_terms *terms = NULL;
+    if (res->ntop > 0 && o.explain) {
+        terms = calloc(1, sizeof *terms);
         plan_estimate *e = calloc(1, sizeof *e);
-        if (t && e && plan_evaluate(&x.model, &x.cluster, &res->top[0].layout, e, t, &err) == ST_OK)
-            cli_print_terms(stdout, t);
-        free(t);
+        st_err terr = {0};
+        if (!terms || !e ||
+            plan_evaluate(&x.model, &x.cluster, &res->top[0].layout, e, terms, &terr) != ST_OK) {
+            free(terms);
+            terms = NULL;
+        }
         free(e);
     }
-    if (res->ntop > 0 && o.emit && !ex) {
-        ex = cli_emit(stdout, o.emit, &x.model, &x.cluster, &res->top[0], &err);
-        if (ex)
-            cli_fail(&err);
+    /* the launch settings, for the text or the JSON */
+    char *launch = NULL;
+    if (res->ntop > 0 && o.emit) {
+        size_t n = 0;
+        FILE *ms = open_memstream(&launch, &n);
+        if (!ms) {
+            ex = cli_fail(&(st_err){ST_ENOMEM, NULL, 0, "out of memory"});
+        } else {
+            ex = cli_emit(ms, o.emit, &x.model, &x.cluster, &res->top[0], &err);
+            fclose(ms);
+            if (ex)
+                cli_fail(&err);
+        }
     }
+
+    if (ex) {
+        /* nothing printed */
+    } else if (o.json) {
+        ex = cli_print_json(stdout, &o, &x.model, &x.cluster, res, min_nodes, &simcol, terms,
+                            launch);
+    } else {
+        if (res->ntop == 0)
+            cli_print_infeasible(stdout, &o, &x.model, &x.cluster, res, min_nodes);
+        else if (!o.emit)
+            cli_print_result(stdout, &o, &x.model, &x.cluster, res, &simcol);
+        if (terms)
+            cli_print_terms(stdout, terms);
+        if (launch)
+            fputs(launch, stdout);
+    }
+    free(terms);
+    free(launch);
     if (!ex && res->ntop == 0)
         ex = 3;
     plan_record rec = {&x, &o.cfg, res, &simcol};

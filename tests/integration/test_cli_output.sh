@@ -44,4 +44,38 @@ assert "%.3f s against %.3f s" % (a, b) in why, (why, a, b)
 assert "simulated step" in why, why
 EOF
 
+# ---- tables fit the terminal ----------------------------------------------------
+fits() { # name, width: every line of $tmp/out within it
+  local longest
+  longest=$(awk '{ n = length($0); if (n > m) m = n } END { print m + 0 }' "$tmp/out")
+  [ "$longest" -le "$2" ] || { echo "FAIL $1: a line of $longest columns, wider than $2"; \
+    awk -v w="$2" 'length($0) > w' "$tmp/out" | head -3; fail=1; }
+}
+export COLUMNS=80
+run fit-plan 0 "$bin" --params 30B --instances 16xp4d --explain; fits fit-plan 80
+tr '\n' ' ' <"$tmp/out" | grep -q "columns are left out: .*--wide shows every column" \
+  || { echo "FAIL fit-plan: does not say which columns it left out"; fail=1; }
+run fit-compare 0 "$bin" --params 13B --max-instances 4; fits fit-compare 80
+grep -q "changes per row" "$tmp/out" || { echo "FAIL fit-compare: the batch per row is not said"; fail=1; }
+run wide 0 "$bin" --params 30B --instances 16xp4d --wide
+grep -q "DPexp.*bubble.*tokens/s.*MFU" "$tmp/out" || { echo "FAIL wide: columns missing"; fail=1; }
+grep -q "left out" "$tmp/out" && { echo "FAIL wide: columns left out"; fail=1; }
+unset COLUMNS
+
+# ---- options that used to be ignored ----------------------------------------------
+run help 0 "$bin" --help
+grep -q "smdplan report" "$tmp/out" || { echo "FAIL help: report is not listed"; fail=1; }
+grep -q -- "--wide" "$tmp/out" || { echo "FAIL help: --wide is not listed"; fail=1; }
+run json-explain 0 "$bin" --params 30B --instances 16xp4d --json --explain --emit sagemaker
+PYNAME=json-explain py "$tmp/out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [t["name"] for t in d["explain"]]
+assert "weights" in names and all("formula" in t for t in d["explain"]), names
+assert "tensor_parallel_degree" in d["launch"]["text"]
+EOF
+run emit-no-instances 2 "$bin" --params 30B --emit sagemaker
+grep -q -- "--emit sagemaker: .*--instances" "$tmp/err" || { echo "FAIL emit-no-instances: not explained"; fail=1; }
+run trace-no-simulate 2 "$bin" --params 30B --instances 2xp4d --trace "$tmp/t.json"
+
 exit $fail
