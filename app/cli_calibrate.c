@@ -146,6 +146,7 @@ static int record_calibration(db *d, const db_provenance *p, void *ctx, st_err *
 
 static void print_report(FILE *f, const char *path, int nrows, const plan_cal_report *rep)
 {
+
     fprintf(f, "calibrate: %s, %d rows, %d with a compared time, %d sources\n\n", path, nrows,
             rep->rows_used, rep->nsources);
     fprintf(f, "%-10s %-6s %5s %4s  %-13s %9s %9s %8s  %s\n", "framework", "chip", "rows", "src",
@@ -165,7 +166,7 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
                     first ? g->silicon : "", "", "", plan_eff_param_name((plan_eff_param)p),
                     *plan_eff_ref((plan_eff *)&g->before, (plan_eff_param)p),
                     *plan_eff_ref((plan_eff *)&g->after, (plan_eff_param)p), se,
-                    fitted ? "fitted" : "kept: the runs do not constrain it");
+                    fitted ? "fitted" : "kept");
             if (first) {
                 fprintf(f, "%-10s %-6s %5d %4d\n", "", "", g->rows, g->sources);
                 first = 0;
@@ -178,16 +179,31 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
                 g->converged || !g->fitted ? "" : " (stopped before the tolerance)",
                 g->rejected ? "; REJECTED: " : "", g->rejected ? g->why : "");
     }
-    fprintf(f, "%-26s %5s %-10s %-6s %10s %10s  %s\n", "source", "rows", "framework", "chip",
-            "fitted", "held out", "held out, predicted by");
-    for (int s = 0; s < rep->nsources; s++) {
-        const plan_cal_source *x = &rep->source[s];
-        char lo[16] = "-";
+    fputs("(kept: a parameter the runs do not constrain keeps its value)\n\n", f);
+    cli_table *t = cli_table_new();
+    const char *const head[] = {"source", "rows", "framework", "chip", "fitted", "held out",
+                                "held out, predicted by"};
+    const int right[] = {0, 1, 0, 0, 1, 1, 0};
+    const int prio[] = {0, 2, 0, 0, 0, 0, 1};
+    for (int k = 0; t && k < 7; k++)
+        cli_table_col(t, head[k], right[k], prio[k]);
+    for (int i = 0; t && i < rep->nsources; i++) {
+        const plan_cal_source *x = &rep->source[i];
+        cli_table_row(t);
+        cli_table_cell(t, "%s", x->source_key);
+        cli_table_cell(t, "%d", x->rows);
+        cli_table_cell(t, "%s", x->framework);
+        cli_table_cell(t, "%s", x->silicon);
+        cli_table_cell(t, "%.1f%%", x->mean_abs_err_pct);
         if (!isnan(x->loso_mean_abs_err_pct))
-            snprintf(lo, sizeof lo, "%.1f%%", x->loso_mean_abs_err_pct);
-        fprintf(f, "%-26.26s %5d %-10s %-6s %9.1f%% %10s  %s\n", x->source_key, x->rows,
-                x->framework, x->silicon, x->mean_abs_err_pct, lo, x->loso_basis);
+            cli_table_cell(t, "%.1f%%", x->loso_mean_abs_err_pct);
+        else
+            cli_table_cell(t, "-");
+        cli_table_cell(t, "%s", x->loso_basis);
     }
+    if (t)
+        cli_table_print(f, t, "");
+    cli_table_free(t);
     fprintf(f, "\nmean over sources of the mean |error|: %.1f%% (worst source %.1f%%)", 
             rep->mean_source_err_pct, rep->max_source_err_pct);
     if (!isnan(rep->loso_mean_source_err_pct))
@@ -280,7 +296,10 @@ int cli_calibrate_cmd(int argc, char **argv)
         ex = cli_fail(&err);
         goto done;
     }
-    print_report(stdout, path, csv.nrows, rep);
+    cli_capture_buf cb;
+    FILE *pf = cli_capture(&cb);
+    print_report(pf ? pf : stdout, path, csv.nrows, rep);
+    cli_capture_wrap(&cb, stdout, "", "");
     if (write)
         printf("wrote %s (apply with --catalog %s)\n", write, write);
     calibrate_record rec = {path, rep};

@@ -317,15 +317,25 @@ int cli_history_cmd(int argc, char **argv)
             printf("no records%s%s\n", o.kind ? " of kind " : "", o.kind ? o.kind : "");
         else
             printf("%6s  %-11s  %-24s  %s\n", "id", "kind", "created (UTC)", "summary");
-        for (int i = 0; i < n; i++)
-            printf("%6lld  %-11s  %-24s  %s\n", (long long)rows[i].id, rows[i].kind,
-                   rows[i].created_at, rows[i].summary);
+        /* the summary wrapped under itself */
+        for (int i = 0; i < n; i++) {
+            char lead[64];
+            snprintf(lead, sizeof lead, "%6lld  %-11s  %-24s  ", (long long)rows[i].id,
+                     rows[i].kind, rows[i].created_at);
+            char rest[64];
+            snprintf(rest, sizeof rest, "%*s", (int)strlen(lead), "");
+            cli_wrap(stdout, rows[i].summary, lead, rest);
+        }
     }
     free(rows);
     return 0;
 }
 
 /* ---- show ---- */
+
+/* Where show's human output goes: a buffer that is wrapped to the terminal
+ * at the end (cli_wrap_lines). */
+static FILE *out;
 
 static double num(const cJSON *o, const char *k)
 {
@@ -355,7 +365,7 @@ static const char *bytes(double b, char *buf, int n)
 static void show_model(const cJSON *m)
 {
     char p[24];
-    printf("model:    %s (%s), %s params: %.0f layers, hidden %.0f, %.0f heads (kv %.0f), "
+    fprintf(out, "model:    %s (%s), %s params: %.0f layers, hidden %.0f, %.0f heads (kv %.0f), "
            "ffn %.0f, seq %.0f, vocab %.0f\n",
            str(m, "name"), str(m, "arch"), units_fmt_count(num(m, "params"), p, sizeof p),
            num(m, "layers"), num(m, "hidden"), num(m, "heads"), num(m, "kv_heads"), num(m, "ffn"),
@@ -373,12 +383,12 @@ static const cJSON *find_id(const cJSON *list, double id)
 static void show_prediction(const cJSON *pr)
 {
     char a[32], b[32];
-    printf("  memory per GPU (worst stage %.0f of %.0f): %s of %s", num(pr, "worst_stage"),
+    fprintf(out, "  memory per GPU (worst stage %.0f of %.0f): %s of %s", num(pr, "worst_stage"),
            num(pr, "nstages"), bytes(num(pr, "total_bytes"), a, sizeof a),
            bytes(num(pr, "capacity_bytes"), b, sizeof b));
     if (strcmp(str(pr, "reject"), "ok") != 0)
-        printf("  (rejected: %s: %s)", str(pr, "reject"), str(pr, "reason"));
-    printf("\n    ");
+        fprintf(out, "  (rejected: %s: %s)", str(pr, "reject"), str(pr, "reason"));
+    fprintf(out, "\n    ");
     static const char *const mem[][2] = {
         {"weights_bytes", "weights"}, {"grads_bytes", "gradients"},
         {"optimizer_bytes", "optimizer"}, {"activations_bytes", "activations"},
@@ -386,27 +396,27 @@ static void show_prediction(const cJSON *pr)
         {"comm_buffers_bytes", "comm buffers"}, {"context_bytes", "context"},
         {"allocator_bytes", "allocator"}};
     for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++)
-        printf("%s%s %s", i ? ", " : "", mem[i][1], bytes(num(pr, mem[i][0]), a, sizeof a));
-    printf("\n");
+        fprintf(out, "%s%s %s", i ? ", " : "", mem[i][1], bytes(num(pr, mem[i][0]), a, sizeof a));
+    fprintf(out, "\n");
     const cJSON *st = arr(pr, "stages");
     if (st && cJSON_GetArraySize(st) > 1) {
-        printf("    per stage:");
+        fprintf(out, "    per stage:");
         int k = 0;
         for (const cJSON *s = st->child; s; s = s->next, k++)
-            printf("%s %s (%.0f layers)", k ? "," : "", bytes(num(s, "mem_bytes"), a, sizeof a),
+            fprintf(out, "%s %s (%.0f layers)", k ? "," : "", bytes(num(s, "mem_bytes"), a, sizeof a),
                    num(s, "layers"));
-        printf("\n");
+        fprintf(out, "\n");
     }
-    printf("  step %.4f s: compute %.4f, tp comm %.4f, cp comm %.4f, pp comm %.4f, dp exposed "
+    fprintf(out, "  step %.4f s: compute %.4f, tp comm %.4f, cp comm %.4f, pp comm %.4f, dp exposed "
            "%.4f, bubble %.4f, optimizer %.4f (dp total %.4f)\n",
            num(pr, "step_s"), num(pr, "compute_s"), num(pr, "tp_comm_s"), num(pr, "cp_comm_s"),
            num(pr, "pp_comm_s"), num(pr, "dp_exposed_s"), num(pr, "bubble_s"),
            num(pr, "optimizer_s"), num(pr, "dp_total_s"));
-    printf("  %.0f tokens/s, MFU %.1f%%", num(pr, "tokens_per_s"), 100 * num(pr, "mfu"));
+    fprintf(out, "  %.0f tokens/s, MFU %.1f%%", num(pr, "tokens_per_s"), 100 * num(pr, "mfu"));
     if (num(pr, "cost_per_hour") > 0)
-        printf(", $%.2f/h, $%.4f per 1M tokens", num(pr, "cost_per_hour"),
+        fprintf(out, ", $%.2f/h, $%.4f per 1M tokens", num(pr, "cost_per_hour"),
                num(pr, "cost_per_mtokens"));
-    printf("\n");
+    fprintf(out, "\n");
 }
 
 static void show_plans(const cJSON *rec)
@@ -415,25 +425,25 @@ static void show_plans(const cJSON *rec)
     for (const cJSON *p = plans ? plans->child : NULL; p; p = p->next) {
         const char *role = str(p, "role");
         const cJSON *it = find_id(its, num(p, "instance_type_id"));
-        printf("\n");
+        fprintf(out, "\n");
         if (!strcmp(role, "top"))
-            printf("plan %.0f: ", num(p, "rank"));
+            fprintf(out, "plan %.0f: ", num(p, "rank"));
         else if (!strcmp(role, "closest_oom"))
-            printf("closest layout (out of memory): ");
+            fprintf(out, "closest layout (out of memory): ");
         else if (!strcmp(role, "option"))
-            printf("%.0f x %s: ", num(p, "nodes"), it ? str(it, "name") : "?");
+            fprintf(out, "%.0f x %s: ", num(p, "nodes"), it ? str(it, "name") : "?");
         else
-            printf("layout: ");
-        printf("%s, placement %s, global batch %.0f", str(p, "label"), str(p, "placement"),
+            fprintf(out, "layout: ");
+        fprintf(out, "%s, placement %s, global batch %.0f", str(p, "label"), str(p, "placement"),
                num(p, "global_batch"));
         if (*str(p, "framework")) /* recorded from schema version 3 on */
-            printf(", %s %s", str(p, "framework"), str(p, "precision"));
-        printf("\n");
+            fprintf(out, ", %s %s", str(p, "framework"), str(p, "precision"));
+        fprintf(out, "\n");
         const cJSON *pr = cJSON_GetObjectItemCaseSensitive(p, "prediction");
         if (pr)
             show_prediction(pr);
         if (num(p, "simulated_step_s") > 0)
-            printf("  simulated step %.4f s\n", num(p, "simulated_step_s"));
+            fprintf(out, "  simulated step %.4f s\n", num(p, "simulated_step_s"));
     }
 }
 
@@ -442,28 +452,41 @@ static void show_simulations(const cJSON *rec)
     const cJSON *sims = arr(rec, "simulations");
     for (const cJSON *s = sims ? sims->child : NULL; s; s = s->next) {
         char a[32], b[32];
-        printf("\nsimulated step %.4f s (planner %.4f s), pipeline span %.4f s, bubble %.1f%%, "
+        fprintf(out, "\nsimulated step %.4f s (planner %.4f s), pipeline span %.4f s, bubble %.1f%%, "
                "%.0f events\n",
                num(s, "step_s"), num(s, "planner_step_s"), num(s, "pipeline_s"),
                100 * num(s, "bubble_fraction"), num(s, "events"));
         if (num(s, "steps") > 1)
-            printf("%.0f steps, jitter sigma %.3f, seed %.0f: p50 %.4f s, p95 %.4f s, p99 %.4f s\n",
+            fprintf(out, "%.0f steps, jitter sigma %.3f, seed %.0f: p50 %.4f s, p95 %.4f s, p99 %.4f s\n",
                    num(s, "steps"), num(s, "jitter_sigma"), num(s, "seed"), num(s, "p50_s"),
                    num(s, "p95_s"), num(s, "p99_s"));
-        printf("bounds: compute %.4f s, busiest link %.4f s; critical path %.0f ops over %.0f "
+        fprintf(out, "bounds: compute %.4f s, busiest link %.4f s; critical path %.0f ops over %.0f "
                "stages\n",
                num(s, "compute_bound_s"), num(s, "comm_bound_s"), num(s, "critical_ops"),
                num(s, "critical_stages"));
-        printf(" stage  busy s  bubble  in flight  peak act   peak mem  send busy  DP exposed\n");
-        const cJSON *st = arr(s, "stages");
-        for (const cJSON *x = st ? st->child : NULL; x; x = x->next)
-            printf(" %5.0f %7.3f %6.1f%% %10.0f %9s %10s %9.3f %11.3f\n", num(x, "stage"),
-                   num(x, "busy_s"), 100 * num(x, "bubble_fraction"), num(x, "peak_inflight"),
-                   bytes(num(x, "peak_act_bytes"), a, sizeof a),
-                   bytes(num(x, "peak_mem_bytes"), b, sizeof b), num(x, "send_busy_s"),
-                   num(x, "dp_exposed_s"));
+        cli_table *t = cli_table_new();
+        if (t) {
+            const char *const head[] = {"stage", "busy s", "bubble", "in flight", "peak act",
+                                        "peak mem", "send busy", "DP exposed"};
+            for (int k = 0; k < 8; k++)
+                cli_table_col(t, head[k], 1, k < 3 ? 0 : k);
+            const cJSON *st = arr(s, "stages");
+            for (const cJSON *x = st ? st->child : NULL; x; x = x->next) {
+                cli_table_row(t);
+                cli_table_cell(t, "%.0f", num(x, "stage"));
+                cli_table_cell(t, "%.3f", num(x, "busy_s"));
+                cli_table_cell(t, "%.1f%%", 100 * num(x, "bubble_fraction"));
+                cli_table_cell(t, "%.0f", num(x, "peak_inflight"));
+                cli_table_cell(t, "%s", bytes(num(x, "peak_act_bytes"), a, sizeof a));
+                cli_table_cell(t, "%s", bytes(num(x, "peak_mem_bytes"), b, sizeof b));
+                cli_table_cell(t, "%.3f", num(x, "send_busy_s"));
+                cli_table_cell(t, "%.3f", num(x, "dp_exposed_s"));
+            }
+            cli_table_print(out, t, " ");
+            cli_table_free(t);
+        }
         if (num(s, "trace_ops") > 0)
-            printf("trace: %.0f ops kept (in --json)\n", num(s, "trace_ops"));
+            fprintf(out, "trace: %.0f ops kept (in --json)\n", num(s, "trace_ops"));
     }
 }
 
@@ -480,37 +503,60 @@ static void show_runs(const cJSON *rec)
     const cJSON *runs = arr(rec, "runs"), *plans = arr(rec, "plans"), *models = arr(rec, "models");
     if (!runs)
         return;
-    printf("\n%-6s %-10s %-20s %-22s %-13s %-22s %9s %9s %8s %9s  %s\n", "run", "source", "row",
-           "model", "framework", "layout", "measured", "predicted", "error", "simulated",
-           "status / notes");
+    cli_table *t = cli_table_new();
+    if (!t)
+        return;
+    const char *const head[] = {"run", "source", "row", "model", "framework", "layout",
+                                "measured", "predicted", "error", "simulated", "status"};
+    const int right[] = {1, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0};
+    const int prio[] = {0, 3, 0, 2, 3, 1, 0, 0, 0, 1, 2};
+    for (int k = 0; k < 11; k++)
+        cli_table_col(t, head[k], right[k], prio[k]);
     for (const cJSON *r = runs->child; r; r = r->next) {
         const cJSON *p = find_id(plans, num(r, "plan_id"));
         const cJSON *m = find_id(models, num(r, "model_id"));
-        char meas[24], pred[24], e[24], sim[24], row[48];
+        char meas[24], pred[24], e[24], sim[24];
         cell(meas, sizeof meas, "%.3f", num(r, "measured_step_s"));
         cell(pred, sizeof pred, "%.3f", num(r, "predicted_step_s"));
         cell(e, sizeof e, "%+.1f%%", num(r, "error_pct"));
         cell(sim, sizeof sim, "%.3f", num(r, "simulated_step_s"));
-        snprintf(row, sizeof row, "%s %s", str(r, "source_key"), str(r, "row_id"));
         const char *note = str(r, "error_text");
         if (!*note)
             note = num(r, "compared") == 0 && *str(r, "reason") ? str(r, "reason") : str(r, "notes");
         const char *fw = p && *str(p, "framework") ? str(p, "framework") : "-";
-        printf("%-6.0f %-10s %-20.20s %-22.22s %-13.13s %-22.22s %9s %9s %8s %9s  %s%s%s\n",
-               num(r, "id"), str(r, "source"), row, m ? str(m, "name") : "-", fw,
-               p ? str(p, "label") : "-", meas, pred, e, sim, str(r, "status"), *note ? ": " : "",
-               note);
+        cli_table_row(t);
+        cli_table_cell(t, "%.0f", num(r, "id"));
+        cli_table_cell(t, "%s", str(r, "source"));
+        cli_table_cell(t, "%s %s", str(r, "source_key"), str(r, "row_id"));
+        cli_table_cell(t, "%s", m ? str(m, "name") : "-");
+        cli_table_cell(t, "%s", fw);
+        cli_table_cell(t, "%s", p ? str(p, "label") : "-");
+        cli_table_cell(t, "%s", meas);
+        cli_table_cell(t, "%s", pred);
+        cli_table_cell(t, "%s", e);
+        cli_table_cell(t, "%s", sim);
+        cli_table_cell(t, "%s", str(r, "status"));
         const cJSON *steps = arr(r, "steps"), *ranks = arr(r, "ranks");
+        char extra[1024] = "";
+        size_t u = 0;
         if (steps)
-            printf("%-6s %d steps measured\n", "", cJSON_GetArraySize(steps));
+            u += (size_t)snprintf(extra + u, sizeof extra - u, "%d steps measured; ",
+                                  cJSON_GetArraySize(steps));
         if (ranks) {
             char a[32];
-            printf("%-6s peak memory per rank:", "");
-            for (const cJSON *k = ranks->child; k; k = k->next)
-                printf(" %s", bytes(num(k, "peak_mem_bytes"), a, sizeof a));
-            printf("\n");
+            u += (size_t)snprintf(extra + u, sizeof extra - u, "peak memory per rank:");
+            for (const cJSON *k = ranks->child; k && u < sizeof extra; k = k->next)
+                u += (size_t)snprintf(extra + u, sizeof extra - u, " %s",
+                                      bytes(num(k, "peak_mem_bytes"), a, sizeof a));
+            if (u < sizeof extra)
+                u += (size_t)snprintf(extra + u, sizeof extra - u, "; ");
         }
+        if (*note || extra[0])
+            cli_table_note(t, "%s%s", extra, note);
     }
+    fprintf(out, "\n");
+    cli_table_print(out, t, "");
+    cli_table_free(t);
 }
 
 /* "megatron on GA100", "GA100 pool" (every framework's runs on the chip),
@@ -530,14 +576,14 @@ static void show_calibrations(const cJSON *rec)
 {
     const cJSON *cals = arr(rec, "calibrations");
     if (cals)
-        printf("\nfits (a framework on a chip, or the chip's pool of every framework's runs):\n");
+        fprintf(out, "\nfits (a framework on a chip, or the chip's pool of every framework's runs):\n");
     for (const cJSON *c = cals ? cals->child : NULL; c; c = c->next) {
         char name[64];
         fit_name(c, name, sizeof name);
-        printf("\n%s: %.0f rows", name, num(c, "rows"));
+        fprintf(out, "\n%s: %.0f rows", name, num(c, "rows"));
         if (num(c, "sources") > 0)
-            printf(" from %.0f source%s", num(c, "sources"), num(c, "sources") == 1 ? "" : "s");
-        printf(", mean |error| %.1f%% -> %.1f%% (max %.1f%%), %.0f iterations%s\n",
+            fprintf(out, " from %.0f source%s", num(c, "sources"), num(c, "sources") == 1 ? "" : "s");
+        fprintf(out, ", mean |error| %.1f%% -> %.1f%% (max %.1f%%), %.0f iterations%s\n",
                num(c, "mean_abs_err_before_pct"), num(c, "mean_abs_err_after_pct"),
                num(c, "max_abs_err_after_pct"), num(c, "iterations"),
                num(c, "converged") > 0 ? "" : " (not converged)");
@@ -547,38 +593,52 @@ static void show_calibrations(const cJSON *rec)
             char se[32] = "";
             if (fitted && isfinite(num(p, "std_err")))
                 snprintf(se, sizeof se, "+- %.2g", num(p, "std_err"));
-            printf("  %-18s %10.4g -> %10.4g %-10s  %s\n", str(p, "name"), num(p, "before"),
+            fprintf(out, "  %-18s %10.4g -> %10.4g %-10s  %s\n", str(p, "name"), num(p, "before"),
                    num(p, "after"), se, fitted ? "fitted" : num(p, "asked") > 0 ? "kept (the "
                    "runs do not constrain it)" : "kept (not asked)");
         }
         if (num(c, "rejected") > 0)
-            printf("  rejected: %s; its runs use the %s pool\n", str(c, "why"),
+            fprintf(out, "  rejected: %s; its runs use the %s pool\n", str(c, "why"),
                    str(c, "silicon"));
     }
     const cJSON *srcs = arr(rec, "calibration_sources");
     if (!srcs)
         return;
-    printf("\nsources: mean |error| of their runs, fitted with every source and held out (fitted "
+    fprintf(out, "\nsources: mean |error| of their runs, fitted with every source and held out (fitted "
            "without the source's own runs)\n");
-    printf("%-28s %-14s %-8s %5s %8s %9s  %s\n", "source", "framework", "chip", "rows", "fitted",
-           "held out", "held out, predicted by");
+    cli_table *t = cli_table_new();
+    if (!t)
+        return;
+    const char *const head[] = {"source", "framework", "chip", "rows", "fitted", "held out",
+                                "held out, predicted by"};
+    const int right[] = {0, 0, 0, 1, 1, 1, 0};
+    const int prio[] = {0, 0, 0, 2, 0, 0, 1};
+    for (int k = 0; k < 7; k++)
+        cli_table_col(t, head[k], right[k], prio[k]);
     for (const cJSON *x = srcs->child; x; x = x->next) {
         char a[24], b[24];
         cell(a, sizeof a, "%.1f%%", num(x, "mean_abs_err_pct"));
         cell(b, sizeof b, "%.1f%%", num(x, "loso_mean_abs_err_pct"));
-        printf("%-28.28s %-14.14s %-8.8s %5.0f %8s %9s  %s\n", str(x, "source_key"),
-               str(x, "framework"), str(x, "silicon"), num(x, "rows"), a, b,
-               *str(x, "loso_basis") ? str(x, "loso_basis") : "-");
+        cli_table_row(t);
+        cli_table_cell(t, "%s", str(x, "source_key"));
+        cli_table_cell(t, "%s", str(x, "framework"));
+        cli_table_cell(t, "%s", str(x, "silicon"));
+        cli_table_cell(t, "%.0f", num(x, "rows"));
+        cli_table_cell(t, "%s", a);
+        cli_table_cell(t, "%s", b);
+        cli_table_cell(t, "%s", *str(x, "loso_basis") ? str(x, "loso_basis") : "-");
     }
+    cli_table_print(out, t, "");
+    cli_table_free(t);
 }
 
 static void show_human(const cJSON *rec)
 {
     const cJSON *prov = cJSON_GetObjectItemCaseSensitive(rec, "provenance");
-    printf("record %.0f: %s, %s\n", num(rec, "id"), str(rec, "kind"), str(rec, "created_at"));
-    printf("summary:  %s\n", str(rec, "summary"));
-    printf("command:  %s\n", str(prov, "command_line"));
-    printf("by:       smdplan %s (git %s), %s; %s; host %s\n", str(prov, "tool_version"),
+    fprintf(out, "record %.0f: %s, %s\n", num(rec, "id"), str(rec, "kind"), str(rec, "created_at"));
+    fprintf(out, "summary:  %s\n", str(rec, "summary"));
+    fprintf(out, "command:  %s\n", str(prov, "command_line"));
+    fprintf(out, "by:       smdplan %s (git %s), %s; %s; host %s\n", str(prov, "tool_version"),
            str(prov, "git_rev"), str(prov, "build_features"), str(prov, "library_versions"),
            str(prov, "host"));
     const cJSON *models = arr(rec, "models");
@@ -591,20 +651,20 @@ static void show_human(const cJSON *rec)
     if (plans && its && cJSON_GetArraySize(its) == 1 && !arr(rec, "runs")) {
         const cJSON *it = its->child, *p = plans->child;
         char a[32];
-        printf("cluster:  %.0f x %s (%.0f GPUs, %s, %s each)\n", num(p, "nodes"), str(it, "name"),
+        fprintf(out, "cluster:  %.0f x %s (%.0f GPUs, %s, %s each)\n", num(p, "nodes"), str(it, "name"),
                num(p, "gpus"), str(it, "gpu"), bytes(num(it, "gpu_mem_bytes"), a, sizeof a));
     }
     if (search && !strcmp(str(search, "mode"), "compare")) {
         char t[24];
-        printf("compare:  objective %s, the best plan of each instance type and count; training "
+        fprintf(out, "compare:  objective %s, the best plan of each instance type and count; training "
                "%s tokens\n",
                str(search, "objective"), units_fmt_count(num(search, "tokens"), t, sizeof t));
     } else if (search) {
-        printf("search:   objective %s, %.0f layouts evaluated, %.0f feasible",
+        fprintf(out, "search:   objective %s, %.0f layouts evaluated, %.0f feasible",
                str(search, "objective"), num(search, "evaluated"), num(search, "feasible"));
         if (num(search, "global_batch") > 0)
-            printf(", global batch %.0f", num(search, "global_batch"));
-        printf("\n");
+            fprintf(out, ", global batch %.0f", num(search, "global_batch"));
+        fprintf(out, "\n");
     }
     if (!arr(rec, "runs"))
         show_plans(rec);
@@ -732,7 +792,20 @@ int cli_show_cmd(int argc, char **argv)
     } else if (o.csv) {
         show_csv(rec);
     } else {
-        show_human(rec);
+        cli_capture_buf cb;
+        out = cli_capture(&cb);
+        if (!out) {
+            out = stdout;
+            show_human(rec);
+        } else {
+            show_human(rec);
+            fclose(cb.f);
+            cb.f = NULL;
+            if (cb.text)
+                cli_wrap_lines(stdout, cb.text);
+            free(cb.text);
+        }
+        out = NULL;
     }
     cJSON_Delete(rec);
     return 0;
@@ -849,27 +922,49 @@ int cli_compare_cmd(int argc, char **argv)
         printf("nothing to compare: no plan has %s of prediction, simulation and measurement "
                "(see smdplan compare --help)\n", o.all ? "any" : "two");
     } else {
-        printf("%-20s %-16s %4s  %-40s %-18s %9s %9s %9s %9s %8s %8s\n", "model", "instance", "n",
-               "layout", "framework", "predicted", "simulated", "measured", "pred/meas",
-               "sim/meas", "sim/pred");
-        for (int i = 0; i < n; i++) {
+        cli_table *t = cli_table_new();
+        const char *const head[] = {"records p/s/m", "model", "instance", "n", "layout",
+                                    "framework", "predicted", "simulated", "measured",
+                                    "pred/meas", "sim/meas", "sim/pred"};
+        const int right[] = {0, 0, 0, 1, 0, 0, 1, 1, 1, 1, 1, 1};
+        const int prio[] = {1, 2, 0, 0, -1, 3, 0, 0, 0, 0, 1, 1};
+        for (int k = 0; t && k < 12; k++)
+            cli_table_col(t, head[k], right[k], prio[k]);
+        for (int i = 0; t && i < n; i++) {
             const db_compare_row *r = &rows[i];
-            char p[16], s[16], m[16], e1[16], e2[16], e3[16];
+            char p[16], s[16], m[16], e1[16], e2[16], e3[16], ids[3][24];
             cell(p, sizeof p, "%.3f", r->predicted_s > 0 ? r->predicted_s : NAN);
             cell(s, sizeof s, "%.3f", r->simulated_s > 0 ? r->simulated_s : NAN);
             cell(m, sizeof m, "%.3f", r->measured_s > 0 ? r->measured_s : NAN);
             cell(e1, sizeof e1, "%+.1f%%", db_error_pct(r->predicted_s, r->measured_s));
             cell(e2, sizeof e2, "%+.1f%%", db_error_pct(r->simulated_s, r->measured_s));
             cell(e3, sizeof e3, "%+.1f%%", db_error_pct(r->simulated_s, r->predicted_s));
-            char stack[32];
+            const int64_t rid[3] = {r->predicted_id, r->simulated_id, r->measured_id};
+            for (int k = 0; k < 3; k++)
+                cell(ids[k], sizeof ids[k], "%.0f", rid[k] > 0 ? (double)rid[k] : NAN);
+            cli_table_row(t);
+            cli_table_cell(t, "%s/%s/%s", ids[0], ids[1], ids[2]);
+            cli_table_cell(t, "%s", r->model);
+            cli_table_cell(t, "%s", r->instance_type);
+            cli_table_cell(t, "%d", r->nodes);
+            cli_table_cell(t, "%s", r->layout); /* whole: a cut layout is another layout */
             if (r->framework[0])
-                snprintf(stack, sizeof stack, "%s %s", r->framework, r->precision);
+                cli_table_cell(t, "%s %s", r->framework, r->precision);
             else /* recorded before frameworks */
-                snprintf(stack, sizeof stack, "-");
-            printf("%-20.20s %-16.16s %4d  %-40.40s %-18.18s %9s %9s %9s %9s %8s %8s\n", r->model,
-                   r->instance_type, r->nodes, r->layout, stack, p, s, m, e1, e2, e3);
+                cli_table_cell(t, "-");
+            cli_table_cell(t, "%s", p);
+            cli_table_cell(t, "%s", s);
+            cli_table_cell(t, "%s", m);
+            cli_table_cell(t, "%s", e1);
+            cli_table_cell(t, "%s", e2);
+            cli_table_cell(t, "%s", e3);
         }
-        printf("(step times in s, latest of each; errors 100 (a - b) / b; n = instances)\n");
+        if (t)
+            cli_table_print(stdout, t, "");
+        cli_table_free(t);
+        cli_wrap(stdout, "(step times in s, latest of each; errors 100 (a - b) / b; n = instances; "
+                         "records p/s/m: the records of the prediction, simulation and measurement, "
+                         "for smdplan show ID)", "", " ");
     }
     free(rows);
     return 0;

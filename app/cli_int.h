@@ -42,7 +42,9 @@ typedef struct cli_table cli_table;
 cli_table *cli_table_new(void);
 void cli_table_free(cli_table *t);
 /* A column: right-aligned or not; priority 0 always shown, higher numbers
- * are left out first when the table is too wide. Before the first row. */
+ * are left out first when the table is too wide, and a negative priority
+ * moves the column under each row when that is not enough. Before the
+ * first row. */
 void cli_table_col(cli_table *t, const char *head, int right, int prio);
 void cli_table_row(cli_table *t);
 void cli_table_cell(cli_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -53,6 +55,9 @@ int cli_table_print(FILE *f, const cli_table *t, const char *indent);
 /* Text wrapped at spaces to the width: each line of text starts after
  * first, its continuations after rest. */
 void cli_wrap(FILE *f, const char *text, const char *first, const char *rest);
+/* Every line of text wrapped: its continuations under the value of a
+ * "key:  value" line, else four columns in from its own indent. */
+void cli_wrap_lines(FILE *f, const char *text);
 /* Print into a buffer (cli_capture gives the stream; NULL when it cannot
  * be made), then wrap what was printed onto f. */
 typedef struct cli_capture_buf {

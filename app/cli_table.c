@@ -158,8 +158,23 @@ int cli_table_print(FILE *f, const cli_table *t, const char *indent)
         }
         show[c] = 1;
     }
-    /* leave out the columns of the highest priority number first, the
-     * right-most of them first, until the row fits */
+    /* too wide: first the columns that may go under their row go there */
+    int under[TABLE_COLS_MAX] = {0}, nunder = 0;
+    {
+        int total = ind;
+        for (int c = 0, first = 1; c < t->ncols; c++)
+            if (show[c])
+                total += w[c] + (first ? 0 : 2), first = 0;
+        if (width && total > width)
+            for (int c = 0; c < t->ncols; c++)
+                if (show[c] && t->prio[c] < 0) {
+                    show[c] = 0;
+                    under[c] = 1;
+                    nunder++;
+                }
+    }
+    /* then leave out the columns of the highest priority number first,
+     * the right-most of them first, until the row fits */
     int dropped = 0;
     for (;;) {
         int total = ind;
@@ -203,6 +218,12 @@ int cli_table_print(FILE *f, const cli_table *t, const char *indent)
             len--;
         fprintf(f, "%.*s\n", (int)len, line);
         free(line);
+        for (int c = 0; r >= 0 && nunder && c < t->ncols; c++)
+            if (under[c]) {
+                char lead[64];
+                snprintf(lead, sizeof lead, "%s    %s: ", indent, t->head[c]);
+                cli_wrap(f, get(t, r, c), lead, "        ");
+            }
         if (r >= 0 && t->note[r])
             cli_wrap(f, t->note[r], "      ", "      ");
     }
@@ -210,7 +231,7 @@ int cli_table_print(FILE *f, const cli_table *t, const char *indent)
         char list[512] = "";
         size_t u = 0;
         for (int c = 0; c < t->ncols; c++)
-            if (!show[c] && u + 2 < sizeof list)
+            if (!show[c] && !under[c] && u + 2 < sizeof list)
                 u += (size_t)snprintf(list + u, sizeof list - u, "%s%s", u ? ", " : "",
                                       t->head[c]);
         char line[700];
@@ -280,5 +301,43 @@ void cli_wrap(FILE *f, const char *text, const char *first, const char *rest)
             p++;
             ind = first;
         }
+    }
+}
+
+void cli_wrap_lines(FILE *f, const char *text)
+{
+    char rest[64], first[1];
+    first[0] = '\0';
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        /* continuation under the value of a "key:  value" line, else four
+         * columns in from the line's own indent */
+        size_t lead = 0, at = 0;
+        while (lead < len && p[lead] == ' ')
+            lead++;
+        const char *colon = memchr(p, ':', len < 16 ? len : 16);
+        if (colon && colon > p + lead && colon[1] == ' ') {
+            at = (size_t)(colon - p) + 1;
+            while (at < len && p[at] == ' ')
+                at++;
+        }
+        if (!at || at > 24)
+            at = lead + 4;
+        if (at >= sizeof rest)
+            at = sizeof rest - 1;
+        memset(rest, ' ', at);
+        rest[at] = '\0';
+        char *line = strndup(p, len);
+        if (line) {
+            if (!*line)
+                fputc('\n', f);
+            else
+                cli_wrap(f, line, first, rest);
+            free(line);
+        }
+        p += len;
+        if (*p == '\n')
+            p++;
     }
 }

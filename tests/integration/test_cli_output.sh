@@ -60,6 +60,35 @@ grep -q "changes per row" "$tmp/out" || { echo "FAIL fit-compare: the batch per 
 run wide 0 "$bin" --params 30B --instances 16xp4d --wide
 grep -q "DPexp.*bubble.*tokens/s.*MFU" "$tmp/out" || { echo "FAIL wide: columns missing"; fail=1; }
 grep -q "left out" "$tmp/out" && { echo "FAIL wide: columns left out"; fail=1; }
+run fit-validate 0 "$bin" validate "$src/data/reference/calibration_runs.csv"; fits fit-validate 80
+grep -q "memory in GiB" "$tmp/out" || { echo "FAIL fit-validate: memory not in GiB"; fail=1; }
+grep -q "mem GB" "$tmp/out" && { echo "FAIL fit-validate: GB"; fail=1; }
+run fit-calibrate 0 "$bin" calibrate "$src/data/reference/calibration_runs.csv" --no-loso
+fits fit-calibrate 80
+# records: a plan, a simulation of its #1 and the published runs with --sim
+db="$tmp/rec.db"
+SMDPLAN_NO_RECORD= "$bin" --params 13B --instances 4xp4d --db "$db" >/dev/null 2>&1
+SMDPLAN_NO_RECORD= "$bin" simulate --params 13B --instances 4xp4d --db "$db" >/dev/null 2>&1
+head -30 "$src/data/reference/calibration_runs.csv" >"$tmp/runs.csv"
+SMDPLAN_NO_RECORD= "$bin" validate "$tmp/runs.csv" --sim --db "$db" >/dev/null 2>&1
+for c in history "show 1" "show 2" "show 3" compare; do
+  run "fit-$c" 0 "$bin" $c --db "$db"; fits "fit-$c" 80
+done
+# compare names the records and shows layouts whole
+run compare-wide 0 "$bin" compare --db "$db" --wide
+grep -q "records p/s/m" "$tmp/out" || { echo "FAIL compare: no record ids"; fail=1; }
+PYNAME=compare-layouts py "$tmp/out" "$bin" "$db" <<'EOF'
+import json, subprocess, sys
+text = open(sys.argv[1]).read()
+rows = json.loads(subprocess.run([sys.argv[2], "compare", "--db", sys.argv[3], "--json"],
+                                 capture_output=True, text=True).stdout)
+assert rows, "nothing compared"
+for r in rows:
+    assert r["layout"] in text, r["layout"]
+    ids = "/".join(str(r[k]) if r[k] else "-" for k in
+                   ("predicted_record", "simulated_record", "measured_record"))
+    assert ids in text, ids
+EOF
 unset COLUMNS
 
 # ---- options that used to be ignored ----------------------------------------------
