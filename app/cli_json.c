@@ -137,6 +137,7 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
     cJSON_AddNumberToObject(root, "layouts_evaluated", (double)r->evaluated);
     cJSON_AddNumberToObject(root, "layouts_feasible", (double)r->feasible);
     cJSON_AddNumberToObject(root, "search_s", r->search_s);
+    cJSON_AddNumberToObject(root, "twins_collapsed", (double)r->twins);
     cJSON *plans = cJSON_CreateArray();
     for (int i = 0; i < r->ntop; i++) {
         cJSON *p = cli_json_plan(&r->top[i]);

@@ -313,6 +313,12 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
     /* the sentences, wrapped to the terminal */
     cli_capture_buf wb;
     FILE *ms = cli_capture(&wb);
+    if (r->twins)
+        fprintf(ms ? ms : f, "%lld more layout%s left out as twin%s of a plan shown: the same "
+                "degrees, micro-batching and step time, differing only in knobs that then "
+                "change memory alone (sharding, recompute, microbatches in flight, placement); "
+                "the table keeps the one that needs the least memory.\n",
+                (long long)r->twins, r->twins == 1 ? " is" : "s are", r->twins == 1 ? "" : "s");
     why(ms ? ms : f, r, sim, o->cfg.objective);
     print_rejected(ms ? ms : f, r);
     cli_capture_wrap(&wb, f, "", "");

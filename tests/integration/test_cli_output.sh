@@ -44,6 +44,33 @@ assert "%.3f s against %.3f s" % (a, b) in why, (why, a, b)
 assert "simulated step" in why, why
 EOF
 
+# ---- twins and the microbatches in flight ------------------------------------------
+# FSDP on 1.3B: ZeRO-3 with and without recompute take the same time; one is shown.
+run twins 0 "$bin" --params 1.3B --instances 2xp4d --framework fsdp --top 8 --no-sim --json
+PYNAME=twins py "$tmp/out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["twins_collapsed"] >= 1, d["twins_collapsed"]
+key = lambda p: (p["tp"], p["pp"], p["dp"], p["cp"], p["micro_batch_size"], p["microbatches"])
+seen = {}
+for p in d["plans"]:
+    t = p["step_time_s"]["total"]
+    other = seen.get(key(p))
+    assert other is None or abs(other - t) > 1e-9 * t, ("twins shown", key(p), t)
+    seen[key(p)] = t
+EOF
+run twins-text 0 "$bin" --params 1.3B --instances 2xp4d --framework fsdp --top 8 --no-sim
+grep -q "left out as twin" "$tmp/out" || { echo "FAIL twins-text: not said"; fail=1; }
+# SMP's default cap, partitions + 2, is never shown above the microbatches there are.
+run act 0 "$bin" --params 30B --instances 16xp4d --global-batch 64 --pp 16 --top 32 --no-sim --json
+PYNAME=act py "$tmp/out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = [(p["microbatches"], p["active_microbatches"]) for p in d["plans"]
+       if p["active_microbatches"] > p["microbatches"]]
+assert not bad, bad
+EOF
+
 # ---- tables fit the terminal ----------------------------------------------------
 fits() { # name, width: every line of $tmp/out within it
   local longest
@@ -59,7 +86,7 @@ run fit-compare 0 "$bin" --params 13B --max-instances 4; fits fit-compare 80
 grep -q "changes per row" "$tmp/out" || { echo "FAIL fit-compare: the batch per row is not said"; fail=1; }
 run wide 0 "$bin" --params 30B --instances 16xp4d --wide
 grep -q "DPexp.*bubble.*tokens/s.*MFU" "$tmp/out" || { echo "FAIL wide: columns missing"; fail=1; }
-grep -q "left out" "$tmp/out" && { echo "FAIL wide: columns left out"; fail=1; }
+grep -q "columns are left out" "$tmp/out" && { echo "FAIL wide: columns left out"; fail=1; }
 run fit-validate 0 "$bin" validate "$src/data/reference/calibration_runs.csv"; fits fit-validate 80
 grep -q "memory in GiB" "$tmp/out" || { echo "FAIL fit-validate: memory not in GiB"; fail=1; }
 grep -q "mem GB" "$tmp/out" && { echo "FAIL fit-validate: GB"; fail=1; }
