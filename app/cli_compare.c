@@ -111,6 +111,7 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
         cJSON *root = cJSON_CreateObject();
         cJSON_AddItemToObject(root, "model", cli_json_model(&x->model));
         cJSON_AddNumberToObject(root, "tokens", o->tokens);
+        cJSON_AddStringToObject(root, "price_list", cli_price_list());
         cJSON *arr = cJSON_CreateArray();
         for (int i = 0; i < n; i++) {
             cJSON *j = cJSON_CreateObject();
@@ -135,8 +136,8 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
         cli_print_model(h ? h : stdout, &x->model);
         fprintf(h ? h : stdout,
                 "compare: every catalog type at 1..%d instances (powers of two), training %s "
-                "tokens\n",
-                o->max_instances, units_fmt_count(o->tokens, tok, sizeof tok));
+                "tokens\nprices:  %s\n",
+                o->max_instances, units_fmt_count(o->tokens, tok, sizeof tok), cli_price_list());
         cli_capture_wrap(&hb, stdout, "", "         ");
         printf("\n");
         cli_table *t = cli_table_new();

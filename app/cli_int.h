@@ -80,6 +80,8 @@ typedef struct cli_plan_opts {
     const char *model_file;      /* --model config.json */
     const char *instances;       /* --instances */
     const char *catalog_file;    /* --catalog */
+    const char *region;          /* --region: SageMaker prices of this region */
+    const char *prices_file;     /* --prices: price lists (default data/sagemaker_prices.json) */
     int64_t layers, hidden, heads, kv_heads, ffn, seq, vocab; /* overrides, 0 = unset */
     int64_t batch_size;          /* SMP script batch per model-parallel group, 0 = unset */
     int max_instances;           /* comparison mode: largest count tried */
@@ -112,6 +114,19 @@ typedef struct cli_sim_col {
     int reranked;                /* the order changed after simulating */
     int extrapolated;            /* plans whose step was extrapolated from windows */
 } cli_sim_col;
+
+/* Prices (cli_prices.c). With a region, every instance of cat takes its
+ * SageMaker price in that region's list (0, unknown, when the list has
+ * none); without, the catalog's EC2 on-demand prices stay. Either way the
+ * list is remembered for cli_price_list(). A region without a list is bad
+ * input, naming the regions that have one. */
+int cli_prices_apply(plan_catalog *cat, const char *region, const char *prices_file,
+                     st_err *err);
+/* Which price list the costs come from, one phrase with its source and
+ * date ("SageMaker training, on demand, us-east-1 (URL, read 2025-01-31)"). */
+const char *cli_price_list(void);
+/* 1 when the costs are SageMaker's (a --region list). */
+int cli_price_is_sagemaker(void);
 
 /* Human output of a search (cli_out.c). */
 void cli_print_model(FILE *f, const plan_model *m);

@@ -53,7 +53,11 @@ static cJSON *cluster_json(const plan_cluster *c)
     cJSON_AddStringToObject(j, "gpu", c->gpu->name);
     add_bytes(j, "gpu_memory_bytes", c->gpu->mem_bytes);
     cJSON_AddNumberToObject(j, "gpu_peak_flops", c->gpu->peak_flops);
-    cJSON_AddNumberToObject(j, "price_per_hour", c->inst->price_per_hour * c->nodes);
+    if (c->inst->price_per_hour > 0)
+        cJSON_AddNumberToObject(j, "price_per_hour", c->inst->price_per_hour * c->nodes);
+    else
+        cJSON_AddNullToObject(j, "price_per_hour");
+    cJSON_AddStringToObject(j, "price_list", cli_price_list());
     return j;
 }
 

@@ -36,7 +36,9 @@ void cli_print_cluster(FILE *f, const plan_cluster *c)
             in->nvswitch ? "NVSwitch" : "NVLink/PCIe", in->nvlink_bps / 1e9, in->net_bps * 8 / 1e9);
     if (in->price_per_hour > 0)
         fprintf(f, ", $%.2f/h", in->price_per_hour * c->nodes);
-    fprintf(f, "\n");
+    else
+        fprintf(f, ", no price");
+    fprintf(f, "\nprices:  %s\n", cli_price_list());
 }
 
 static const char *sched_label(const plan_layout *l, char *buf, size_t n)

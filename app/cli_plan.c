@@ -34,6 +34,7 @@ enum {
     O_OBJECTIVE, O_TOP, O_ALLOW_TP_NODES, O_JSON, O_EXPLAIN, O_EMIT, O_NO_RECORD, O_VERSION,
     O_FRAMEWORK, O_PRECISION,
     O_SEED, O_JITTER, O_STRAGGLER, O_MONTE_CARLO, O_TRACE, O_SIM_THRESHOLD, O_NO_SIM, O_DB, O_WIDE,
+    O_REGION, O_PRICES,
 };
 
 typedef struct opt_def {
@@ -62,6 +63,8 @@ static const opt_def opt_table[] = {
     {"catalog", 1, O_CATALOG, "FILE", "JSON file adding or overriding instance types and GPUs"},
     {"max-instances", 1, O_MAX_INSTANCES, "N", "comparison: largest instance count tried (default 64)"},
     {"tokens", 1, O_TOKENS, "N", "comparison: tokens to train for time and cost (default 300B)"},
+    {"region", 1, O_REGION, "R", "price the ml.* instances with SageMaker's published prices of region R (default: the catalog's EC2 on-demand prices)"},
+    {"prices", 1, O_PRICES, "FILE", "SageMaker price lists to use with --region (default data/sagemaker_prices.json)"},
     {NULL, 0, 0, NULL, "Stack"},
     {"framework", 1, O_FRAMEWORK, "F", "the training stack the plan is for: smp (SageMaker model parallel v1, default), megatron, deepspeed, fsdp, jax, smdplan"},
     {"precision", 1, O_PRECISION, "P", "bf16 (default; fp16 costs the same), fp8 (FP8 linears: megatron or jax on H100/H200), fp32"},
@@ -200,6 +203,8 @@ static int apply(cli_plan_opts *o, const opt_def *d, const char *a, st_err *err)
     case O_VOCAB: return parse_i64_opt(d->name, a, PLAN_MAX_VOCAB, &o->vocab, err);
     case O_INSTANCES: o->instances = a; return ST_OK;
     case O_CATALOG: o->catalog_file = a; return ST_OK;
+    case O_REGION: o->region = a; return ST_OK;
+    case O_PRICES: o->prices_file = a; return ST_OK;
     case O_MAX_INSTANCES: return parse_int_opt(d->name, a, 100000, &o->max_instances, err);
     case O_TOKENS: {
         int rc = units_parse_count(a, "--tokens", &o->tokens, err);
@@ -570,6 +575,8 @@ int cli_plan_run(int argc, char **argv, int simulate)
     int rc = data_catalog_load(NULL, &x.cat, &err);
     if (rc == ST_OK && o.catalog_file)
         rc = data_catalog_merge(&x.cat, o.catalog_file, &err);
+    if (rc == ST_OK)
+        rc = cli_prices_apply(&x.cat, o.region, o.prices_file, &err);
     if (rc == ST_OK && (o.params || !o.model_file))
         rc = data_presets_load(NULL, &x.presets, &err);
     if (rc == ST_OK)

@@ -132,6 +132,36 @@ assert "tensor_parallel_degree" in d["launch"]["text"]
 EOF
 run emit-no-instances 2 "$bin" --params 30B --emit sagemaker
 grep -q -- "--emit sagemaker: .*--instances" "$tmp/err" || { echo "FAIL emit-no-instances: not explained"; fail=1; }
+# ---- prices: which list a cost came from --------------------------------------------
+run prices-default 0 "$bin" --params 30B --instances 16xp4d --no-sim
+grep -q "^prices:  EC2 on demand, us-east-1" "$tmp/out" || { echo "FAIL prices-default: list not named"; fail=1; }
+pf="$fix/sagemaker_prices_test.json"
+run prices-region 0 "$bin" --params 30B --instances 16xp4d --no-sim --json --region test-east-1 --prices "$pf"
+PYNAME=prices-region py "$tmp/out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["cluster"]
+assert abs(c["price_per_hour"] - 16 * 40.0) < 1e-9, c["price_per_hour"]
+assert "test-east-1" in c["price_list"] and "https://example.com/test-fixture-prices" in c["price_list"]
+assert "2025-01-02" in c["price_list"], c["price_list"]
+assert abs(d["plans"][0]["cost_per_hour"] - 640.0) < 1e-9
+EOF
+run prices-unpriced 0 "$bin" --params 30B --instances 4xp4de --no-sim --json --region test-east-1 --prices "$pf"
+PYNAME=prices-unpriced py "$tmp/out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["cluster"]["price_per_hour"] is None, d["cluster"]
+assert d["plans"][0]["cost_per_hour"] == 0
+EOF
+run prices-no-list 2 "$bin" --params 30B --instances 16xp4d --region eu-west-9 --prices "$pf"
+grep -q "regions with a price list: test-east-1, test-west-2" "$tmp/err" || { echo "FAIL prices-no-list"; cat "$tmp/err"; fail=1; }
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || { echo "FAIL prices-no-list: not one line"; fail=1; }
+run prices-shipped 2 "$bin" --params 30B --instances 16xp4d --region us-east-1
+run catalog-region 0 "$bin" catalog --region test-west-2 --prices "$pf" --wide
+grep -q "p4d.24xlarge .* 44.00" "$tmp/out" || { echo "FAIL catalog-region: no ml price"; fail=1; }
+run compare-region 0 "$bin" --params 1.3B --max-instances 1 --region test-east-1 --prices "$pf" --json
+grep -q '"price_list":' "$tmp/out" || { echo "FAIL compare-region: list not named"; fail=1; }
+
 # ---- JSON byte counts are whole numbers; no source file of ours in the output ----------
 ints() { # file: every number under a *_bytes key (or in an explain term in bytes) is whole
   PYNAME="ints $1" py "$1" <<'EOF'
