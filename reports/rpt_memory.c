@@ -341,6 +341,9 @@ static int write_plot(rpt_report *r, const rpt_memory *in, rpt_render *render, s
         rpt__buf_puts(&cap, "Every stage fits.");
     for (int i = 0; i < in->nplans; i++)
         partial_note(&cap, &in->plans[i], i + 1);
+    rpt__plot_howto(p, "Each bar is one pipeline stage of a plan, stacked by what holds the "
+                       "memory of one of its GPUs; the dashed line is the GPU's memory, so the "
+                       "gap above a bar is its headroom and a bar over the line would not fit.");
     rc = rpt__plot_finish(r, p, "memory per GPU by term (GiB = 2^30 bytes), one row per "
                                 "(plan, pipeline stage) drawn", &gp, &cap, render, err);
     rpt__buf_fini(&gp);

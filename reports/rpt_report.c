@@ -158,10 +158,18 @@ int rpt_report_new(const char *dir, const rpt_config *cfg, rpt_report **out, st_
     return ST_OK;
 }
 
+void rpt__plot_howto(rpt__plot *p, const char *text)
+{
+    free(p->howto);
+    p->howto = text ? dup_str(text) : NULL;
+}
+
 void rpt__plot_free(rpt__plot *p)
 {
     if (!p)
         return;
+    free(p->kind);
+    free(p->howto);
     free(p->title);
     free(p->caption);
     rpt__table_fini(&p->table);
@@ -175,6 +183,7 @@ void rpt_report_free(rpt_report *r)
     for (int i = 0; i < r->nplots; i++)
         rpt__plot_free(r->plot[i]);
     free(r->plot);
+    rpt__buf_fini(&r->summary);
     free(r->dir);
     free(r->gnuplot);
     free(r);
@@ -231,8 +240,9 @@ int rpt__plot_begin(rpt_report *r, const char *name, const char *default_name,
         return ST_RAISE(err, ST_ENOMEM, "report: out of memory");
     snprintf(p->name, sizeof p->name, "%s", name);
     p->title = dup_str(title && *title ? title : default_title);
-    if (!p->title) {
-        free(p);
+    p->kind = dup_str(default_title);
+    if (!p->title || !p->kind) {
+        rpt__plot_free(p);
         return ST_RAISE(err, ST_ENOMEM, "report: out of memory");
     }
     p->width_px = r->width_px > 0 ? r->width_px : width_px;

@@ -24,8 +24,9 @@
 
 #define GOLDEN_DIR SMD_TEST_FIXTURES "/reports"
 
-static const char *const plot_names[] = {"memory", "grid", "scaling", "timeline", "accuracy"};
-#define NPLOTS 5
+static const char *const plot_names[] = {"memory", "grid", "scaling", "timeline", "accuracy",
+                                         "stages"};
+#define NPLOTS 6
 
 static rpt_report *open_report(const char *dir, int max_rows)
 {
@@ -61,12 +62,18 @@ static void write_sample(const char *dir, int max_rows)
     rpt_scaling sc = sample_scaling();
     rpt_timeline tl = sample_timeline();
     rpt_accuracy acc = sample_accuracy();
+    rpt_stages stg = sample_stages();
     ok(rpt_memory_write(r, &mem, &rr, &err), &err);
     assert_int_equal(rr, RPT_RENDER_OFF);
     ok(rpt_grid_write(r, &grid, &rr, &err), &err);
     ok(rpt_scaling_write(r, &sc, &rr, &err), &err);
     ok(rpt_timeline_write(r, &tl, &rr, &err), &err);
     ok(rpt_accuracy_write(r, &acc, NULL, &err), &err);
+    ok(rpt_stages_write(r, &stg, NULL, &err), &err);
+    rpt_fact facts[] = {{"Recommended plan (#1)", "tp 8 pp 2 <best>"}, {"Cost", "$1 & more"}};
+    rpt_summary sum = {"Recommended plan", "What the sample recommends.", 2, facts,
+                       "Launch settings", "instance_count = 2\n"};
+    ok(rpt_report_set_summary(r, &sum, &err), &err);
     assert_int_equal(rpt_report_nplots(r), NPLOTS);
     for (int i = 0; i < NPLOTS; i++)
         assert_string_equal(rpt_report_plot_name(r, i), plot_names[i]);

@@ -142,6 +142,9 @@ static void renders_with_gnuplot(void **state)
     assert_int_equal(rr, RPT_RENDER_OK);
     ok(rpt_accuracy_write(r, &acc, &rr, &err), &err);
     assert_int_equal(rr, RPT_RENDER_OK);
+    rpt_stages stg = sample_stages();
+    ok(rpt_stages_write(r, &stg, &rr, &err), &err);
+    assert_int_equal(rr, RPT_RENDER_OK);
     assert_int_equal(rpt_report_render(r), RPT_RENDER_OK);
     ok(rpt_html_write(r, "Rendered sample", NULL, &err), &err);
     rpt_report_free(r);
@@ -151,6 +154,7 @@ static void renders_with_gnuplot(void **state)
     check_png(dir, "scaling", 1200, 560);
     check_png(dir, "timeline", 1200, 420);
     check_png(dir, "accuracy", 820, 760);
+    check_png(dir, "stages", 900, 520);
     char *html = file_slurp(dir, "index.html", NULL);
     assert_null(strstr(html, "Not rendered"));
     assert_non_null(strstr(html, "<img src=\"timeline.png\" width=\"1200\" height=\"420\""));
@@ -227,7 +231,7 @@ static void renders_edge_cases(void **state)
     sim_result res;
     ok(sim_step_run(c, &scfg, &res, &err), &err);
     rpt_timeline tl = {NULL, "ZB-H1, 4 stages, 8 microbatches", res.pp, res.ntrace, res.trace,
-                       res.step_s};
+                       res.step_s, NULL};
     ok(rpt_timeline_write(r, &tl, &rr, &err), &err);
     assert_int_equal(rr, RPT_RENDER_OK);
     sim_result_fini(&res);
