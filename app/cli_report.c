@@ -491,19 +491,26 @@ int cli_report_cmd(int argc, char **argv)
     if (rc == ST_OK && one)
         rc = add_summary(r, one, have_model ? &m : NULL, pl, npl, &err);
     int worst_only = 0, have_stages = 0, have_timeline = 0;
+    cli_progress prog; /* gnuplot takes a while per plot */
+    cli_progress_start(&prog, "drawing the plots");
     if (rc == ST_OK)
         rc = add_memory(r, d, plan_id, title, &worst_only, &err);
+    cli_progress_step(&prog, 1, 5);
     if (rc == ST_OK)
         rc = add_grid(r, d, plan_id, title, &err);
+    cli_progress_step(&prog, 2, 5);
     int nplots_before = rc == ST_OK ? rpt_report_nplots(r) : 0;
     if (rc == ST_OK)
         rc = add_scaling(r, d, plan_id, scale_title, &err);
+    cli_progress_step(&prog, 3, 5);
     int have_scaling = rc == ST_OK && rpt_report_nplots(r) > nplots_before;
     if (rc == ST_OK)
         rc = add_simulations(r, d, one, &have_stages, &have_timeline, &err);
+    cli_progress_step(&prog, 4, 5);
     nplots_before = rc == ST_OK ? rpt_report_nplots(r) : 0;
     if (rc == ST_OK)
         rc = add_accuracy(r, d, &err);
+    cli_progress_end(&prog);
     int have_accuracy = rc == ST_OK && rpt_report_nplots(r) > nplots_before;
     if (rc == ST_OK) {
         /* say only what is missing, and the command that makes it */
