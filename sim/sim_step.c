@@ -33,8 +33,12 @@
  * window is extrapolated from two windows (see window()). The windows hold
  * SIM_WINDOW_PER_STAGE microbatches per pipeline rank: the 1F1B warm-up and
  * drain take pp - 1 each (Narayanan et al. 2021, Sec. 2.2), so a window of
- * 8 pp is three quarters steady state. */
+ * 8 pp is three quarters steady state; a deep pipeline of many chunks gets
+ * down to 2 per stage (still a steady state as long as the warm-up), so
+ * the work stays bounded (SIM_WINDOW_OPS_MAX). */
 #define SIM_WINDOW_PER_STAGE 8
+#define SIM_WINDOW_PER_STAGE_MIN 2
+#define SIM_WINDOW_OPS_MAX (1 << 19) /* (microbatch, chunk, stage) slots of the second window */
 #define SIM_WINDOW_MIN 64
 #define SIM_WINDOW_FACTOR 4
 
@@ -496,7 +500,13 @@ static int64_t gcd64(int64_t a, int64_t b)
  * 2W + r with r = m mod W: m is the second window plus whole periods. */
 static int window(const plan_costs *c, int *w1, int *w2)
 {
-    int64_t base = SIM_WINDOW_PER_STAGE * (int64_t)c->pp;
+    /* fewer per stage for a deep pipeline of many chunks, so the second
+     * window's ops (pp x v x 2 base) stay within SIM_WINDOW_OPS_MAX */
+    int64_t per_stage = SIM_WINDOW_PER_STAGE;
+    while (per_stage > SIM_WINDOW_PER_STAGE_MIN &&
+           (int64_t)c->pp * c->virtual_stages * 2 * per_stage * c->pp > SIM_WINDOW_OPS_MAX)
+        per_stage /= 2;
+    int64_t base = per_stage * (int64_t)c->pp;
     if (base < SIM_WINDOW_MIN)
         base = SIM_WINDOW_MIN;
     int64_t cap = c->active_microbatches < c->microbatches ? c->active_microbatches
