@@ -7,6 +7,8 @@
  *   smdplan validate FILE.csv                            predict published runs
  *   smdplan calibrate FILE.csv                           fit GPU efficiency parameters
  *   smdplan history | show ID | compare                  what earlier commands recorded
+ *   smdplan exec --plan ID | [layout flags]              run a plan for real on this host
+ *   smdplan bench [cpu | comm] --write-catalog FILE      measure this host for the catalog
  *   smdplan --version | --help
  */
 #include "app/cli.h"
@@ -71,10 +73,14 @@ int cli_main(int argc, char **argv)
         return cli_show_cmd(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "compare") == 0)
         return cli_compare_cmd(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "exec") == 0)
+        return cli_exec_cmd(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "bench") == 0)
+        return cli_bench_cmd(argc - 1, argv + 1);
     if (argc > 1 && argv[1][0] != '-') {
         fprintf(stderr,
                 "smdplan: unknown command '%s'; allowed: plan (default), simulate, catalog, validate, calibrate, "
-                "history, show, compare, report "
+                "history, show, compare, report, exec, bench "
                 "(see smdplan --help)\n",
                 argv[1]);
         return 2;

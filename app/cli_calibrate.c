@@ -3,7 +3,10 @@
  * efficiency parameters to the measured runs of a calibration CSV (the
  * format of data/reference/calibration_runs.csv) and print them with the
  * error before and after; --write FILE saves them as a catalog override that
- * --catalog FILE (or an edit of data/catalog.json) applies.
+ * --catalog FILE applies. It starts from data/catalog.json without the
+ * shipped calibration (data/calibration.json, which every other command
+ * merges over the catalog), so `smdplan calibrate data/reference/
+ * calibration_runs.csv --write data/calibration.json` remakes that file.
  */
 #include "app/cli.h"
 
@@ -48,9 +51,10 @@ static void usage(FILE *f)
             "  --framework F     fit only this framework family (smp, megatron, deepspeed, fsdp,\n"
             "                    jax, smdplan, pytorch)\n"
             "  --gpu CHIP        fit only this chip (a catalog GPU's silicon: GA100, GH100, ...)\n"
-            "  --fit LIST        parameters: gemm_eff_max, hbm_eff, flash_eff, fp8_gemm_eff\n"
-            "                    (the default; those the runs do not constrain are kept), and\n"
-            "                    gemm_dim_half (the chip's, fitted in its pool when asked)\n"
+            "  --fit LIST        parameters: gemm_eff_max, hbm_eff, flash_eff, fp8_gemm_eff,\n"
+            "                    gemm_dim_half (the chip's, fitted in its pool only) (the\n"
+            "                    default: all five; those the runs do not constrain are kept),\n"
+            "                    alloc_frac (fitted to the runs' measured memory)\n"
             "  --catalog FILE    start from a catalog with these overrides\n"
             "  --write OUT.json  save the fitted values as a catalog override file (never over\n"
             "                    FILE.csv)\n"
@@ -146,9 +150,13 @@ static int record_calibration(db *d, const db_provenance *p, void *ctx, st_err *
 
 static void print_report(FILE *f, const char *path, int nrows, const plan_cal_report *rep)
 {
-
-    fprintf(f, "calibrate: %s, %d rows, %d with a compared time, %d sources\n\n", path, nrows,
-            rep->rows_used, rep->nsources);
+    fprintf(f, "calibrate: %s, %d rows, %d with a compared time fitted, %d sources\n", path,
+            nrows, rep->rows_used, rep->nsources);
+    if (rep->rows_oom)
+        fprintf(f, "           %d more left out: the planner finds their published layout out of "
+                   "memory, so they did not run as published\n",
+                rep->rows_oom);
+    fprintf(f, "\n");
     fprintf(f, "%-10s %-6s %5s %4s  %-13s %9s %9s %8s  %s\n", "framework", "chip", "rows", "src",
             "parameter", "before", "after", "+-", "");
     for (int i = 0; i < rep->ngroups; i++) {
@@ -268,7 +276,7 @@ int cli_calibrate_cmd(int argc, char **argv)
     plan_validate_row *rows = NULL;
     plan_cal_report *rep = calloc(1, sizeof *rep);
     int ex = 0;
-    int rc = rep ? data_catalog_load(NULL, &cat, &err) : ST_RAISE(&err, ST_ENOMEM, "out of memory");
+    int rc = rep ? data_catalog_load_base(&cat, &err) : ST_RAISE(&err, ST_ENOMEM, "out of memory");
     if (rc == ST_OK && catalog)
         rc = data_catalog_merge(&cat, catalog, &err);
     if (rc == ST_OK)

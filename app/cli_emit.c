@@ -1,141 +1,854 @@
 /*
- * cli_emit.c: `--emit sagemaker` prints the SageMaker estimator settings of
- * the best plan (the `distribution` dict with smdistributed.modelparallel
- * parameters and the mpi options, in the form the SageMaker model-parallel
- * documentation shows); `--emit mpirun` prints the equivalent launch line
- * for running the same script under plain Open MPI.
+ * cli_emit.c: --emit sagemaker | mpirun, the launch settings of the plan
+ * ranked #1 in the table `smdplan plan` prints (after the simulator's
+ * re-ranking), for SageMaker's model-parallel library v1 (SMP).
+ *
+ * One description of the job (smp_job) is derived from the plan and checked
+ * once. The SMP parameters are one cJSON object; the SageMaker estimator
+ * (Python), the --json object and the mpirun line are all written from it,
+ * so the three carry the same values. A plan SMP v1 cannot run is refused
+ * (exit 2, one line naming the knob), never approximated.
+ *
+ * Every string that reaches an emitted script is escaped for its language:
+ * Python string literals (py_str: ASCII only, quotes, backslashes and control
+ * characters escaped, UTF-8 as \u escapes), shell words in single quotes
+ * (sh_str), JSON by cJSON. Text in a comment (model and instance names from
+ * config and catalog files, the command line) is reduced to printable ASCII
+ * with C-style escapes (comment_text), so it cannot end the comment line.
+ *
+ * Sources, cited where used:
+ *   [params]  SMP v1 parameters: sagemaker-python-sdk
+ *             doc/api/training/smd_model_parallel_general.rst
+ *   [pytorch] SMP v1 PyTorch API: doc/api/training/smp_versions/latest/
+ *             smd_model_parallel_pytorch.rst
+ *   [launch]  Amazon SageMaker Developer Guide, model-parallel-sm-sdk
+ *             ("Launch a Training Job Using the SageMaker Python SDK")
+ *   [notes]   SMP release notes: smd_model_parallel_change_log.rst
+ *   [bp]      SMP best practices (model-parallel-best-practices)
  */
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include <cjson/cJSON.h>
+
 #include "app/cli_int.h"
+#include "common/units.h"
+#include "planner/plan_framework.h"
 
-/* SMP v1's pipeline parameter knows "simple" and "interleaved" only. */
-static const char *smp_pipeline(const plan_layout *l)
+#define GIB 1073741824.0
+#define NOTES_MAX 10
+#define NOTE_LEN 640
+/* Columns of the emitted comment blocks. */
+#define WRAP_COLS 96
+
+/* [launch]: "If you launch a training job using an EFA-enabled instance
+ * type, such as ml.p4d.24xlarge and ml.p3dn.24xlarge, use the following flag
+ * for best performance". The options are Open MPI's -x exports. */
+static const char *const efa_env[] = {"FI_EFA_USE_DEVICE_RDMA=1", "FI_PROVIDER=efa",
+                                      "RDMAV_FORK_SAFE=1"};
+#define EFA_NENV ((int)(sizeof efa_env / sizeof efa_env[0]))
+
+/* [launch]: the MPI option SageMaker sets by default (Docker warnings); on
+ * SageMaker it must not be repeated in custom_mpi_options, under plain
+ * mpirun it is given on the line ([launch]'s example and the AWS Deep
+ * Learning Containers' SMP test scripts). */
+#define MPI_VADER "btl_vader_single_copy_mechanism"
+
+/* The last SMP v1 release, 1.15.0, ships in the SageMaker PyTorch 2.0.0
+ * container (py310) and the 1.13.1 one (py39); sharded data parallelism
+ * combined with tensor parallelism is available on PyTorch 1.13.1 only
+ * ([notes], 1.15.0: "Using sharded data parallelism with tensor parallelism
+ * together is now available for PyTorch 1.13.1"). */
+#define SMP_FW_VERSION "2.0.0"
+#define SMP_PY_VERSION "py310"
+#define SMP_FW_VERSION_SDP_TP "1.13.1"
+#define SMP_PY_VERSION_SDP_TP "py39"
+
+/* The entry point the estimator and the mpirun line name: a placeholder for
+ * the user's SMP training script. Its batch-size argument is the one SMP's
+ * GPT example (train_gpt_simple.py) reads. */
+#define ENTRY_POINT "train.py"
+#define BATCH_ARG "train_batch_size"
+
+typedef struct smp_job {
+    const char *what;            /* "sagemaker" or "mpirun" */
+    const plan_model *m;
+    const plan_cluster *c;
+    const plan_layout *l;
+    const plan_estimate *e;
+    double sim_step_s;           /* simulated step of the plan, 0: not simulated */
+    const char *command_line;
+    int64_t replica_batch;       /* sequences per model replica per step: global / dp */
+    int64_t script_batch;        /* what the training script's loader reads on each rank */
+    double init_params;          /* parameters one process creates on the CPU at init */
+    double init_bytes;           /* ... all processes of a node, bytes */
+    int delayed;                 /* 1: delayed_parameter_initialization */
+    const char *fw_version, *py_version;
+    char instance_type[64];      /* "ml.p4d.24xlarge" */
+    cJSON *params;               /* the smdistributed.modelparallel parameters */
+    int nnotes;
+    char notes[NOTES_MAX][NOTE_LEN];
+} smp_job;
+
+/* ------------------------------------------------------------------------ */
+/* Escaping                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Length of the valid UTF-8 sequence of a non-ASCII character at s (2-4)
+ * with its code point, or 0 when s does not start one (RFC 3629, Sec. 4: no
+ * overlong forms, no surrogates, nothing past U+10FFFF). */
+static int utf8_next(const unsigned char *s, uint32_t *cp)
 {
-    return l->schedule == PLAN_SCHED_SIMPLE ? "simple" : "interleaved";
+    unsigned char c = s[0], lo = 0x80, hi = 0xBF;
+    int n;
+    uint32_t v;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+        v = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        v = c & 0x0F;
+        if (c == 0xE0)
+            lo = 0xA0;
+        if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        v = c & 0x07;
+        if (c == 0xF0)
+            lo = 0x90;
+        if (c == 0xF4)
+            hi = 0x8F;
+    } else {
+        return 0;
+    }
+    for (int i = 1; i < n; i++) {
+        unsigned char d = s[i]; /* a NUL fails here: nothing past the end is read */
+        if (d < (i == 1 ? lo : 0x80) || d > (i == 1 ? hi : 0xBF))
+            return 0;
+        v = (v << 6) | (d & 0x3F);
+    }
+    *cp = v;
+    return n;
 }
 
-static const char *smp_placement(const plan_layout *l)
+/* s as a Python string literal in double quotes, ASCII only: backslash and
+ * quote escaped, control characters as \n \r \t or \xNN, UTF-8 sequences as
+ * \uXXXX / \UXXXXXXXX (the same characters), bytes that are not UTF-8 as
+ * \xNN (the Latin-1 character of that byte: nothing can end the literal). */
+static void py_str(FILE *f, const char *s)
 {
-    if (!strcmp(l->placement, "DPT"))
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', f);
+    while (*p) {
+        uint32_t cp;
+        int n;
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p++);
+        else if (*p == '\n')
+            fputs("\\n", f), p++;
+        else if (*p == '\r')
+            fputs("\\r", f), p++;
+        else if (*p == '\t')
+            fputs("\\t", f), p++;
+        else if (*p >= 0x20 && *p < 0x7F)
+            fputc(*p++, f);
+        else if (*p >= 0x80 && (n = utf8_next(p, &cp)) > 0) {
+            fprintf(f, cp > 0xFFFF ? "\\U%08X" : "\\u%04X", (unsigned)cp);
+            p += n;
+        } else
+            fprintf(f, "\\x%02x", *p++);
+    }
+    fputc('"', f);
+}
+
+/* s as one shell word: in single quotes, each ' written as '\'' (POSIX sh,
+ * Shell Command Language 2.2.2: nothing is special inside single quotes). */
+static void sh_str(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+/* s as a shell word: as it is when every character is one no shell treats
+ * specially, else single-quoted (sh_str). */
+static void sh_word(FILE *f, const char *s)
+{
+    int plain = *s != '\0';
+    for (const char *p = s; *p && plain; p++)
+        plain = strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:,+-@%",
+                       *p) != NULL;
+    if (plain)
+        fputs(s, f);
+    else
+        sh_str(f, s);
+}
+
+/* s for a comment or a one-line message into buf: printable ASCII kept,
+ * backslash doubled, anything else (newlines, control characters, bytes
+ * past ASCII) as \n or \xNN, so the text stays on its line. */
+static const char *comment_text(const char *s, char *buf, size_t n)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < n; p++) {
+        if (*p == '\\')
+            o += (size_t)snprintf(buf + o, n - o, "\\\\");
+        else if (*p == '\n')
+            o += (size_t)snprintf(buf + o, n - o, "\\n");
+        else if (*p >= 0x20 && *p < 0x7F)
+            buf[o++] = (char)*p;
+        else
+            o += (size_t)snprintf(buf + o, n - o, "\\x%02x", *p);
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* A comment block: text (already made safe, or trusted) wrapped at spaces
+ * into lines that start with "# ". */
+static void comment_block(FILE *f, const char *text)
+{
+    char safe[8192];
+    comment_text(text, safe, sizeof safe);
+    const char *p = safe;
+    while (*p) {
+        size_t len = strlen(p);
+        size_t take = len;
+        if (len > WRAP_COLS - 2) {
+            take = WRAP_COLS - 2;
+            while (take > 20 && p[take] != ' ')
+                take--;
+            if (p[take] != ' ')
+                take = WRAP_COLS - 2;
+        }
+        fprintf(f, "# %.*s\n", (int)take, p);
+        p += take;
+        while (*p == ' ')
+            p++;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The job                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void note(smp_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(smp_job *j, const char *fmt, ...)
+{
+    if (j->nnotes >= NOTES_MAX)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(j->notes[j->nnotes++], NOTE_LEN, fmt, ap);
+    va_end(ap);
+}
+
+/* [params] placement_strategy: "cluster" is "DPT", "spread" is "TPD"; other
+ * orders are written as the permutation. */
+static const char *smp_placement(const char *p)
+{
+    if (!strcmp(p, "DPT"))
         return "cluster";
-    if (!strcmp(l->placement, "TPD"))
+    if (!strcmp(p, "TPD"))
         return "spread";
-    return l->placement;
+    return p;
 }
 
-/* EFA instance types want the EFA provider options (SageMaker docs). */
-static int uses_efa(const plan_cluster *c)
+static int is_permutation_dpt(const char *p)
 {
-    return strstr(c->inst->net_curve, "efa") != NULL;
+    return strlen(p) == 3 && strchr(p, 'D') && strchr(p, 'P') && strchr(p, 'T');
 }
 
-/* Print the smdistributed.modelparallel "parameters" dict body. */
-static void smp_params(FILE *f, const plan_layout *l, const char *ind, int json)
+/* Refusals: one line naming the knob and what SMP v1 takes. */
+static int refuse(const smp_job *j, st_err *err, const char *why)
 {
-    const char *T = json ? "true" : "True";
-    fprintf(f, "%s\"partitions\": %d,\n", ind, l->pp);
-    fprintf(f, "%s\"tensor_parallel_degree\": %d,\n", ind, l->tp);
-    fprintf(f, "%s\"microbatches\": %d,\n", ind, l->microbatches);
-    fprintf(f, "%s\"active_microbatches\": %d,\n", ind, l->active_microbatches);
-    fprintf(f, "%s\"pipeline\": \"%s\",\n", ind, smp_pipeline(l));
-    fprintf(f, "%s\"placement_strategy\": \"%s\",\n", ind, smp_placement(l));
-    if (l->prescaled_batch)
-        fprintf(f, "%s\"prescaled_batch\": %s,\n", ind, T);
-    if (l->sharding == PLAN_SHARD_OPTIMIZER || l->sharding == PLAN_SHARD_GRADIENTS)
-        fprintf(f, "%s\"shard_optimizer_state\": %s,\n", ind, T);
+    return ST_RAISE(err, ST_EINVAL, "--emit %s: %s", j->what, why);
+}
+
+static int job_check(smp_job *j, st_err *err)
+{
+    const plan_layout *l = j->l;
+    const plan_framework *fw = plan_framework_get(l->framework);
+    char why[400], safe[160];
+    /* SMP's knobs, from the framework table (the same check its search
+     * obeys): schedule, sharding (no ZeRO-2; sharded data parallelism not
+     * with a pipeline), context parallelism, FP8, offload ... A plan of
+     * another stack names the first knob SMP lacks; one whose knobs SMP has
+     * is still refused, its times being that stack's. */
+    int smp_index = PLAN_FW_DEFAULT;
+    for (int i = 0; i < plan_nframeworks; i++)
+        if (plan_frameworks[i].family == PLAN_FW_SMP) {
+            smp_index = i;
+            break;
+        }
+    const plan_framework *smp = plan_framework_get(smp_index);
+    char fw_why[300], other[200] = "";
+    if (fw->family != PLAN_FW_SMP)
+        snprintf(other, sizeof other, " (the plan is for %s, --framework %s)", fw->label, fw->key);
+    if (plan_framework_check(smp, l, fw_why, sizeof fw_why)) {
+        snprintf(why, sizeof why, "%s%s", fw_why, other);
+        return refuse(j, err, why);
+    }
+    if (fw->family != PLAN_FW_SMP) {
+        snprintf(why, sizeof why,
+                 "the plan is for %s (--framework %s), its times that stack's; plan with "
+                 "--framework smp for SageMaker model parallel v1",
+                 fw->label, fw->key);
+        return refuse(j, err, why);
+    }
+    if (!is_permutation_dpt(l->placement)) {
+        snprintf(why, sizeof why,
+                 "placement %s: SMP's placement_strategy takes cluster, spread or a permutation "
+                 "of D, P, T",
+                 comment_text(l->placement, safe, sizeof safe));
+        return refuse(j, err, why);
+    }
+    /* [params] microbatches: "Batch size must be divisible by the number of
+     * microbatches"; without prescaled_batch every rank of a TP group reads
+     * its own batch and the group runs tp of them ([params], Prescaled
+     * Batch), so a replica's microbatch must split into tp equal parts. */
+    if (l->tp > 1 && !l->prescaled_batch && l->micro_batch % l->tp != 0) {
+        snprintf(why, sizeof why,
+                 "prescaled batch off with micro-batch %d and tp %d: each TP rank would read %d/%d "
+                 "sequences per microbatch; use --prescaled-batch on or a micro-batch tp divides",
+                 l->micro_batch, l->tp, l->micro_batch, l->tp);
+        return refuse(j, err, why);
+    }
+    /* [params] offload_activations: "use activation offloading only when
+     * (1) the microbatches and active_microbatches are greater than 1, and
+     * (2) activation checkpointing is enabled for at least one module". */
+    if (l->offload_activations &&
+        (l->recompute == PLAN_RECOMP_NONE || l->microbatches < 2 || l->active_microbatches < 2)) {
+        snprintf(why, sizeof why,
+                 "activation offload with recompute %s, %d microbatches, %d active: SMP offloads "
+                 "checkpointed activations with more than one microbatch and active microbatch",
+                 plan_recompute_name(l->recompute), l->microbatches, l->active_microbatches);
+        return refuse(j, err, why);
+    }
+    if (l->dp < 1 || l->global_batch % l->dp != 0 ||
+        l->global_batch / l->dp != (int64_t)l->micro_batch * l->microbatches) {
+        snprintf(why, sizeof why,
+                 "global batch %lld: not dp %d x micro-batch %d x %d microbatches",
+                 (long long)l->global_batch, l->dp, l->micro_batch, l->microbatches);
+        return refuse(j, err, why);
+    }
+    if (!strcmp(j->what, "sagemaker") && !strchr(j->c->inst->name, '.')) {
+        snprintf(why, sizeof why,
+                 "'%s' is not a SageMaker instance type (ml.p4d.24xlarge, ...)",
+                 comment_text(j->c->inst->name, safe, sizeof safe));
+        return refuse(j, err, why);
+    }
+    return ST_OK;
+}
+
+/* The parameters, in the order [params] lists them. */
+static cJSON *job_params(const smp_job *j)
+{
+    const plan_layout *l = j->l;
+    cJSON *p = cJSON_CreateObject();
+    /* [launch]: "the "partitions" key is required"; PyTorch also knows it as
+     * pipeline_parallel_degree ([params]). */
+    cJSON_AddNumberToObject(p, "partitions", l->pp);
+    cJSON_AddNumberToObject(p, "microbatches", l->microbatches);
+    if (l->pp > 1) {
+        cJSON_AddStringToObject(p, "pipeline",
+                                l->schedule == PLAN_SCHED_SIMPLE ? "simple" : "interleaved");
+        cJSON_AddNumberToObject(p, "active_microbatches", l->active_microbatches);
+    }
+    /* [params] optimize: "memory" (the default) stores no redundant
+     * activations across tensor-parallel ranks at more communication;
+     * "speed" keeps duplicate activations and does not distribute layer
+     * normalization. The planner's sequence parallelism on an SMP plan is
+     * the first, off the second. */
+    cJSON_AddStringToObject(p, "optimize", l->sequence_parallel && l->tp > 1 ? "memory" : "speed");
+    cJSON_AddStringToObject(p, "placement_strategy", smp_placement(l->placement));
+    cJSON_AddNumberToObject(p, "tensor_parallel_degree", l->tp);
+    cJSON_AddBoolToObject(p, "shard_optimizer_state", l->sharding == PLAN_SHARD_OPTIMIZER);
+    cJSON_AddBoolToObject(p, "prescaled_batch", l->prescaled_batch);
     if (l->sharding == PLAN_SHARD_PARAMS)
-        fprintf(f, "%s\"sharded_data_parallel_degree\": %d,\n", ind, l->dp);
+        cJSON_AddNumberToObject(p, "sharded_data_parallel_degree",
+                                l->sharding_degree > 0 ? l->sharding_degree : l->dp);
     if (l->offload_activations)
-        fprintf(f, "%s\"offload_activations\": %s,\n", ind, T);
-    fprintf(f, "%s\"optimize\": \"speed\",\n", ind);
-    fprintf(f, "%s\"bf16\": %s,\n", ind, T);
-    fprintf(f, "%s\"ddp\": %s", ind, T);
+        cJSON_AddBoolToObject(p, "offload_activations", 1);
+    if (j->delayed)
+        cJSON_AddBoolToObject(p, "delayed_parameter_initialization", 1);
+    if (l->precision == PLAN_PREC_BF16)
+        cJSON_AddBoolToObject(p, "bf16", 1);
+    /* [params] ddp: required with data parallelism; tensor_parallel_degree
+     * > 1 requires it too. */
+    cJSON_AddBoolToObject(p, "ddp", 1);
+    return p;
 }
 
-static int emit_sagemaker(FILE *f, const plan_model *m, const plan_cluster *c,
-                          const plan_candidate *best, st_err *err)
+static int job_make(const char *what, const cli_plan_opts *o, const plan_model *m,
+                    const plan_cluster *c, const plan_result *r, const cli_sim_col *sim,
+                    smp_job *j, st_err *err)
 {
-    const plan_layout *l = &best->layout;
-    if (!strchr(c->inst->name, '.'))
-        return ST_RAISE(err, ST_EINVAL,
-                        "--emit sagemaker: '%s' is not a SageMaker instance type (ml.p4d.24xlarge, ...)",
-                        c->inst->name);
-    int64_t smp_batch = l->global_batch / l->dp; /* per model-parallel group */
-    if (!l->prescaled_batch)
-        smp_batch /= l->tp;
-    fprintf(f, "# SageMaker estimator settings for %s on %d x ml.%s (smdplan plan #1)\n", m->name,
-            c->nodes, c->inst->name);
-    if (l->schedule == PLAN_SCHED_VIRTUAL || l->schedule == PLAN_SCHED_ZB_H1)
-        fprintf(f, "# note: the plan's %s schedule is not an SMP option; SMP's interleaved is set\n",
-                plan_schedule_name(l->schedule));
-    if (l->sequence_parallel)
-        fprintf(f, "# note: sequence parallelism is assumed on with tensor parallelism\n");
-    if (l->recompute != PLAN_RECOMP_NONE)
-        fprintf(f, "# activation checkpointing (%s%s): call smp.set_activation_checkpointing on each "
-                   "transformer layer%s in the training script\n",
-                plan_recompute_name(l->recompute),
-                l->recompute == PLAN_RECOMP_FULL ? "" : ", attention only",
-                l->recompute_group > 1 ? " group (strategy 'group_k')" : "");
-    fprintf(f, "# training script batch size (per model-parallel group%s): %lld\n",
-            l->prescaled_batch ? ", prescaled" : " rank", (long long)smp_batch);
-    fprintf(f, "instance_type = \"ml.%s\"\n", c->inst->name);
-    fprintf(f, "instance_count = %d\n", c->nodes);
-    fprintf(f, "distribution = {\n");
-    fprintf(f, "    \"smdistributed\": {\n");
-    fprintf(f, "        \"modelparallel\": {\n");
-    fprintf(f, "            \"enabled\": True,\n");
-    fprintf(f, "            \"parameters\": {\n");
-    smp_params(f, l, "                ", 0);
-    fprintf(f, "\n            },\n");
-    fprintf(f, "        }\n");
-    fprintf(f, "    },\n");
-    fprintf(f, "    \"mpi\": {\n");
-    fprintf(f, "        \"enabled\": True,\n");
-    fprintf(f, "        \"processes_per_host\": %d,\n", c->inst->gpus_per_node);
-    if (uses_efa(c))
-        fprintf(f, "        \"custom_mpi_options\": \"-x FI_EFA_USE_DEVICE_RDMA=1 -x FI_PROVIDER=efa "
-                   "-x RDMAV_FORK_SAFE=1\",\n");
-    fprintf(f, "    },\n");
-    fprintf(f, "}\n");
+    memset(j, 0, sizeof *j);
+    if (r->ntop < 1)
+        return ST_RAISE(err, ST_EINVAL, "--emit %s: no plan to emit", what);
+    j->what = what;
+    j->m = m;
+    j->c = c;
+    j->l = &r->top[0].layout;
+    j->e = &r->top[0].est;
+    j->sim_step_s = sim && sim->n > 0 ? sim->step_s[0] : 0;
+    j->command_line = o->command_line;
+    int rc = job_check(j, err);
+    if (rc)
+        return rc;
+    const plan_layout *l = j->l;
+    char a[32], b[32], d[32];
+
+    snprintf(j->instance_type, sizeof j->instance_type, "%s%s",
+             strncasecmp(c->inst->name, "ml.", 3) ? "ml." : "", c->inst->name);
+
+    /* The batch the script's loader reads. [params], Prescaled Batch: with
+     * prescaled_batch "the global batch size is smp.rdp_size() multiplied by
+     * the per-MP_GROUP batch size"; without it, "smp.dp_size() multiplied by
+     * the per-PP_GROUP batch size" (dp_size counts every TP rank). */
+    j->replica_batch = l->global_batch / l->dp;
+    int per_rank = l->tp > 1 && !l->prescaled_batch;
+    j->script_batch = per_rank ? j->replica_batch / l->tp : j->replica_batch;
+    if (per_rank)
+        note(j, "Training script batch size %s = %lld sequences per rank: prescaled_batch is off, so "
+                "every rank of a tensor-parallel group reads its own (shard the data by "
+                "smp.dp_rank() and smp.dp_size()); smp splits them into %d microbatches, and %d TP "
+                "ranks x %d data-parallel replicas x %lld make the global batch of %lld "
+                "([params], Prescaled Batch).",
+             BATCH_ARG, (long long)j->script_batch, l->microbatches, l->tp, l->dp,
+             (long long)j->script_batch, (long long)l->global_batch);
+    else
+        note(j, "Training script batch size %s = %lld sequences per model-parallel group%s; smp "
+                "splits them into %d microbatches of %d, and %d data-parallel replicas x %lld "
+                "make the global batch of %lld ([params], Prescaled Batch).",
+             BATCH_ARG, (long long)j->script_batch,
+             l->tp > 1 ? " (prescaled_batch: the ranks of a tensor-parallel group read the same "
+                         "sequences; shard the data by smp.rdp_rank() and smp.rdp_size())"
+                       : "",
+             l->microbatches, l->micro_batch, l->dp, (long long)j->script_batch,
+             (long long)l->global_batch);
+
+    if (l->tp > 1)
+        note(j, "optimize \"%s\": %s ([params], optimize).",
+             l->sequence_parallel ? "memory" : "speed",
+             l->sequence_parallel
+                 ? "the plan's sequence parallelism: SMP's default stores no activation twice "
+                   "across the tensor-parallel ranks, at more communication"
+                 : "the plan keeps every tensor-parallel rank's copy of the activations and does "
+                   "not distribute layer normalization, for less communication");
+    else
+        note(j, "optimize \"speed\": without tensor parallelism it only sets auto-partitioning's "
+                "memory_weight to 0.2, balancing computation as the planner's even split of "
+                "layers does ([params], memory_weight).");
+
+    if (l->recompute == PLAN_RECOMP_FULL) {
+        char strategy[24];
+        if (l->recompute_group > 1)
+            snprintf(strategy, sizeof strategy, "group_%d", l->recompute_group);
+        else
+            snprintf(strategy, sizeof strategy, "each");
+        note(j, "Activation checkpointing (the plan's full recompute%s): in the script, "
+                "smp.set_activation_checkpointing(<the transformer's layer sequence>, "
+                "strategy=\"%s\") ([pytorch], set_activation_checkpointing).",
+             l->recompute_group > 1 ? ", layers in groups" : ", every layer", strategy);
+    } else if (l->recompute == PLAN_RECOMP_SELECTIVE) {
+        note(j, "Activation checkpointing (the plan's selective recompute): in the script, "
+                "smp.set_activation_checkpointing(<each layer's attention module>); SMP then "
+                "recomputes the attention's projections too, more than the attention core the "
+                "planner's selective recompute counts.");
+    }
+    if (l->offload_activations)
+        note(j, "offload_activations: the checkpointed activations wait in host memory between "
+                "forward and backward (activation_loading_horizon: SMP's default 4) ([params]).");
+
+    /* Host memory at model creation. SMP v1 first builds the model on the
+     * CPU and partitions it at the first smp.step (Developer Guide,
+     * model-parallel-customize-training-script: "the library first
+     * constructs a version of the model on the CPU RAM"); tensor-parallel
+     * modules are created distributed, each rank holding its 1/tp share
+     * ([pytorch] tensor parallelism: "The distributed modules have their
+     * parameters and optimizer states partitioned across tensor-parallel
+     * ranks"). So every process of a node materialises params/tp, in the
+     * dtype smp.model_creation is given ([pytorch] model_creation: default
+     * fp32; "Any model that causes out-of-memory problems with FP32
+     * initialization is recommended to be created with ...
+     * delayed_parameter_initialization", which "delays the initialization
+     * of parameters to save CPU memory ... after the model is partitioned on
+     * GPUs"). */
+    double bytes_per_param = l->precision == PLAN_PREC_FP32 ? 4 : 2;
+    j->init_params = (double)m->params / l->tp;
+    j->init_bytes = c->inst->gpus_per_node * j->init_params * bytes_per_param;
+    const double host = c->inst->host_mem_bytes;
+    j->delayed = host > 0 && j->init_bytes > host;
+    units_fmt_count(j->init_params, a, sizeof a);
+    units_fmt_bytes(j->init_bytes, b, sizeof b);
+    const char *dtype = l->precision == PLAN_PREC_FP32 ? "torch.float32" : "torch.bfloat16";
+    if (host <= 0)
+        note(j, "Model creation on the host: %d processes per node each create %s parameters "
+                "(1/%d of %s, smp.model_creation(..., dtype=%s)) = %s; the catalog does not give "
+                "this instance type's host memory, so delayed_parameter_initialization is not "
+                "set: set it if that exceeds the node's memory ([pytorch], "
+                "delay_param_initialization).",
+             c->inst->gpus_per_node, a, l->tp, units_fmt_count((double)m->params, d, sizeof d),
+             dtype, b);
+    else {
+        char h[32];
+        units_fmt_bytes(host, h, sizeof h);
+        note(j, "Model creation on the host: %d processes per node each create %s parameters "
+                "(1/%d of %s, smp.model_creation(..., dtype=%s)) = %s against the node's %s: %s "
+                "([pytorch], delay_param_initialization).",
+             c->inst->gpus_per_node, a, l->tp, units_fmt_count((double)m->params, d, sizeof d),
+             dtype, b, h,
+             j->delayed ? "too much, so delayed_parameter_initialization creates them after "
+                          "partitioning, on the GPUs"
+                        : "it fits, no delayed_parameter_initialization");
+    }
+
+    if (c->inst->efa)
+        note(j, "EFA: the catalog says %s has Elastic Fabric Adapter, so the MPI options SageMaker's "
+                "guide gives for EFA instance types are set ([launch]).",
+             "this instance type");
+    else
+        note(j, "No EFA on this instance type (catalog): no EFA options.");
+
+    int sdp_tp = l->sharding == PLAN_SHARD_PARAMS && l->tp > 1;
+    j->fw_version = sdp_tp ? SMP_FW_VERSION_SDP_TP : SMP_FW_VERSION;
+    j->py_version = sdp_tp ? SMP_PY_VERSION_SDP_TP : SMP_PY_VERSION;
+    note(j, "framework_version %s, py_version %s: SMP v1.15.0, the last v1 release, ships in "
+            "SageMaker's PyTorch %s container%s ([notes], 1.15.0).",
+         j->fw_version, j->py_version, j->fw_version,
+         sdp_tp ? "; it combines sharded data parallelism with tensor parallelism on PyTorch "
+                  "1.13.1 only"
+                : "");
+
+    j->params = job_params(j);
+    if (!j->params)
+        return ST_RAISE(err, ST_ENOMEM, "--emit %s: out of memory", what);
     return ST_OK;
 }
 
-static int emit_mpirun(FILE *f, const plan_model *m, const plan_cluster *c,
-                       const plan_candidate *best)
+static void job_fini(smp_job *j)
 {
-    const plan_layout *l = &best->layout;
-    fprintf(f, "# launch of an smdistributed.modelparallel script for %s on %d x %s (plan #1);\n",
-            m->name, c->nodes, c->inst->name);
-    fprintf(f, "# hosts: a hostfile with %d lines of 'HOST slots=%d'\n", c->nodes,
-            c->inst->gpus_per_node);
-    fprintf(f, "mpirun -np %d --npernode %d --hostfile hostfile --bind-to none \\\n", c->gpus,
-            c->inst->gpus_per_node);
-    fprintf(f, "  --mca btl_vader_single_copy_mechanism none \\\n");
-    if (uses_efa(c))
-        fprintf(f, "  -x FI_EFA_USE_DEVICE_RDMA=1 -x FI_PROVIDER=efa -x RDMAV_FORK_SAFE=1 \\\n");
-    fprintf(f, "  -x NCCL_DEBUG=WARN -x LD_LIBRARY_PATH -x PATH \\\n");
-    fprintf(f, "  -x SM_HP_MP_PARAMETERS='{");
-    fprintf(f, "\"partitions\": %d, \"tensor_parallel_degree\": %d, \"microbatches\": %d, "
-               "\"active_microbatches\": %d, \"pipeline\": \"%s\", \"placement_strategy\": \"%s\"",
-            l->pp, l->tp, l->microbatches, l->active_microbatches, smp_pipeline(l), smp_placement(l));
-    if (l->prescaled_batch)
-        fprintf(f, ", \"prescaled_batch\": true");
-    if (l->sharding == PLAN_SHARD_OPTIMIZER || l->sharding == PLAN_SHARD_GRADIENTS)
-        fprintf(f, ", \"shard_optimizer_state\": true");
-    if (l->sharding == PLAN_SHARD_PARAMS)
-        fprintf(f, ", \"sharded_data_parallel_degree\": %d", l->dp);
-    fprintf(f, ", \"ddp\": true, \"bf16\": true}' \\\n");
-    fprintf(f, "  python train.py\n");
+    cJSON_Delete(j->params);
+    j->params = NULL;
+}
+
+/* "tp 2, pp 4, dp 16, ..." of the plan. */
+static void layout_text(const plan_layout *l, char *buf, size_t n)
+{
+    snprintf(buf, n,
+             "tp %d, pp %d, dp %d, micro-batch %d x %d microbatches, active %d, %s, recompute %s, "
+             "sharding %s, sequence parallel %s, placement %s",
+             l->tp, l->pp, l->dp, l->micro_batch, l->microbatches, l->active_microbatches,
+             plan_schedule_name(l->schedule), plan_recompute_name(l->recompute),
+             plan_sharding_name(l->sharding), l->sequence_parallel ? "on" : "off", l->placement);
+}
+
+/* The comment header both scripts start with. */
+static void header(FILE *f, const smp_job *j, const char *title)
+{
+    char text[2048], lay[300], sim[64] = "";
+    snprintf(text, sizeof text, "%s for plan #1 of: %s", title, j->command_line);
+    comment_block(f, text);
+    comment_block(f, "(the first row of the table that command prints without --emit: ranked "
+                     "by the simulated step when the top plans are simulated)");
+    layout_text(j->l, lay, sizeof lay);
+    snprintf(text, sizeof text, "Model %s on %d x %s; plan: %s.", j->m->name, j->c->nodes,
+             strcmp(j->what, "sagemaker") ? j->c->inst->name : j->instance_type, lay);
+    comment_block(f, text);
+    if (j->sim_step_s > 0)
+        snprintf(sim, sizeof sim, ", simulated %.3f s", j->sim_step_s);
+    snprintf(text, sizeof text,
+             "Predicted step %.3f s%s; worst pipeline stage needs %.1f GiB of the GPU's %.1f GiB.",
+             j->e->time.step_s, sim, plan_mem_need_bytes(&j->e->mem) / GIB,
+             j->e->capacity_bytes / GIB);
+    comment_block(f, text);
+    fprintf(f, "#\n");
+    for (int i = 0; i < j->nnotes; i++)
+        comment_block(f, j->notes[i]);
+    comment_block(f, "[params] sagemaker-python-sdk doc/api/training/smd_model_parallel_general.rst; "
+                     "[pytorch] smd_model_parallel_pytorch.rst; [launch] Amazon SageMaker Developer "
+                     "Guide, model-parallel-sm-sdk; [notes] smd_model_parallel_change_log.rst.");
+}
+
+/* ------------------------------------------------------------------------ */
+/* SageMaker: Python                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* A JSON value as a Python literal (dicts of str, bool, int, float). */
+static void py_value(FILE *f, const cJSON *v, int indent)
+{
+    if (cJSON_IsObject(v)) {
+        fputs("{\n", f);
+        for (const cJSON *it = v->child; it; it = it->next) {
+            fprintf(f, "%*s", indent + 4, "");
+            py_str(f, it->string ? it->string : "");
+            fputs(": ", f);
+            py_value(f, it, indent + 4);
+            fputs(",\n", f);
+        }
+        fprintf(f, "%*s}", indent, "");
+    } else if (cJSON_IsString(v)) {
+        py_str(f, v->valuestring ? v->valuestring : "");
+    } else if (cJSON_IsBool(v)) {
+        fputs(cJSON_IsTrue(v) ? "True" : "False", f);
+    } else if (cJSON_IsNumber(v)) {
+        double x = v->valuedouble;
+        if (x == floor(x) && fabs(x) < 9007199254740992.0)
+            fprintf(f, "%lld", (long long)x);
+        else
+            fprintf(f, "%.17g", x);
+    } else {
+        fputs("None", f);
+    }
+}
+
+/* The estimator's distribution argument ([launch]). */
+static cJSON *distribution_json(const smp_job *j)
+{
+    cJSON *d = cJSON_CreateObject();
+    cJSON *smd = cJSON_AddObjectToObject(d, "smdistributed");
+    cJSON *mp = cJSON_AddObjectToObject(smd, "modelparallel");
+    cJSON_AddBoolToObject(mp, "enabled", 1);
+    cJSON_AddItemToObject(mp, "parameters", cJSON_Duplicate(j->params, 1));
+    cJSON *mpi = cJSON_AddObjectToObject(d, "mpi");
+    cJSON_AddBoolToObject(mpi, "enabled", 1);
+    cJSON_AddNumberToObject(mpi, "processes_per_host", j->c->inst->gpus_per_node);
+    if (j->c->inst->efa) {
+        char opts[160] = "";
+        for (int i = 0; i < EFA_NENV; i++) {
+            size_t n = strlen(opts);
+            snprintf(opts + n, sizeof opts - n, "%s-x %s", i ? " " : "", efa_env[i]);
+        }
+        cJSON_AddStringToObject(mpi, "custom_mpi_options", opts);
+    }
+    return d;
+}
+
+static void emit_sagemaker(FILE *f, const smp_job *j, const cJSON *dist)
+{
+    header(f, j, "SageMaker training job (SageMaker model parallel v1)");
+    fputs("import sagemaker\nfrom sagemaker.pytorch import PyTorch\n\n", f);
+    fprintf(f, "%s = %lld\n\n", BATCH_ARG, (long long)j->script_batch);
+    fputs("distribution = ", f);
+    py_value(f, dist, 0);
+    fputs("\n\nestimator = PyTorch(\n", f);
+    fputs("    entry_point=", f);
+    py_str(f, ENTRY_POINT);
+    fputs(",  # placeholder: your SMP v1 training script\n", f);
+    fputs("    role=sagemaker.get_execution_role(),  # or the ARN of an IAM role SageMaker can "
+          "assume\n",
+          f);
+    fputs("    instance_type=", f);
+    py_str(f, j->instance_type);
+    fprintf(f, ",\n    instance_count=%d,\n", j->c->nodes);
+    fputs("    framework_version=", f);
+    py_str(f, j->fw_version);
+    fputs(",\n    py_version=", f);
+    py_str(f, j->py_version);
+    fputs(",\n    distribution=distribution,\n", f);
+    fprintf(f, "    hyperparameters={");
+    py_str(f, BATCH_ARG);
+    fprintf(f, ": %s},  # the argument your script reads its batch size from\n", BATCH_ARG);
+    fputs(")\n# estimator.fit(...) with your data channels starts the job\n", f);
+}
+
+/* The same job as JSON: the estimator's arguments (role is yours to give:
+ * null) with the same distribution dict. */
+static cJSON *sagemaker_json(const smp_job *j, const cJSON *dist)
+{
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddNumberToObject(s, "plan_rank", 1);
+    cJSON *est = cJSON_AddObjectToObject(s, "estimator");
+    cJSON_AddStringToObject(est, "entry_point", ENTRY_POINT);
+    cJSON_AddNullToObject(est, "role");
+    cJSON_AddStringToObject(est, "instance_type", j->instance_type);
+    cJSON_AddNumberToObject(est, "instance_count", j->c->nodes);
+    cJSON_AddStringToObject(est, "framework_version", j->fw_version);
+    cJSON_AddStringToObject(est, "py_version", j->py_version);
+    cJSON_AddItemToObject(est, "distribution", cJSON_Duplicate(dist, 1));
+    cJSON *hp = cJSON_AddObjectToObject(est, "hyperparameters");
+    cJSON_AddNumberToObject(hp, BATCH_ARG, (double)j->script_batch);
+    cJSON_AddNumberToObject(s, "train_batch_size", (double)j->script_batch);
+    cJSON_AddNumberToObject(s, "global_batch", (double)j->l->global_batch);
+    cJSON_AddBoolToObject(s, "efa", j->c->inst->efa);
+    cJSON_AddNumberToObject(s, "host_init_bytes", j->init_bytes);
+    cJSON_AddNumberToObject(s, "host_memory_bytes", j->c->inst->host_mem_bytes);
+    cJSON *notes = cJSON_AddArrayToObject(s, "notes");
+    for (int i = 0; i < j->nnotes; i++)
+        cJSON_AddItemToArray(notes, cJSON_CreateString(j->notes[i]));
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* mpirun: shell                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* The argument vector of the launch; the environment it exports is the
+ * SMP parameters (SM_HP_MP_PARAMETERS, which smp.init() reads when it is
+ * given no config: the AWS Deep Learning Containers' SMP tests export it
+ * before mpirun) and the EFA options. */
+static cJSON *mpirun_argv(const smp_job *j)
+{
+    cJSON *a = cJSON_CreateArray();
+    char buf[64];
+#define ARG(s) cJSON_AddItemToArray(a, cJSON_CreateString(s))
+    ARG("mpirun");
+    ARG("-np");
+    snprintf(buf, sizeof buf, "%d", j->c->gpus);
+    ARG(buf);
+    ARG("--npernode");
+    snprintf(buf, sizeof buf, "%d", j->c->inst->gpus_per_node);
+    ARG(buf);
+    ARG("--hostfile");
+    ARG("hostfile");
+    ARG("--bind-to");
+    ARG("none");
+    ARG("--mca");
+    ARG(MPI_VADER);
+    ARG("none");
+    if (j->c->inst->efa)
+        for (int i = 0; i < EFA_NENV; i++) {
+            ARG("-x");
+            ARG(efa_env[i]);
+        }
+    static const char *const pass[] = {"NCCL_DEBUG=WARN", "LD_LIBRARY_PATH", "PATH",
+                                       "SM_HP_MP_PARAMETERS"};
+    for (size_t i = 0; i < sizeof pass / sizeof pass[0]; i++) {
+        ARG("-x");
+        ARG(pass[i]);
+    }
+    ARG("python");
+    ARG(ENTRY_POINT);
+    ARG("--" BATCH_ARG);
+    snprintf(buf, sizeof buf, "%lld", (long long)j->script_batch);
+    ARG(buf);
+#undef ARG
+    return a;
+}
+
+static int emit_mpirun(FILE *f, const smp_job *j, const cJSON *argv, st_err *err)
+{
+    char *params = cJSON_PrintUnformatted(j->params);
+    if (!params)
+        return ST_RAISE(err, ST_ENOMEM, "--emit mpirun: out of memory");
+    fputs("#!/bin/sh\n", f);
+    header(f, j, "mpirun launch of an SMP v1 training script");
+    char text[200];
+    snprintf(text, sizeof text,
+             "hostfile: %d lines 'HOST slots=%d', one per node; " ENTRY_POINT
+             " is a placeholder for your SMP v1 training script.",
+             j->c->nodes, j->c->inst->gpus_per_node);
+    comment_block(f, text);
+    fputs("SM_HP_MP_PARAMETERS=", f);
+    sh_str(f, params);
+    fputs("\nexport SM_HP_MP_PARAMETERS\n", f);
+    const char *prev = NULL;
+    for (const cJSON *a = argv->child; a; a = a->next) {
+        const char *s = a->valuestring;
+        /* continuation lines before the MCA option, the exports and the
+         * program, for reading */
+        if (prev)
+            fputs(!strcmp(s, "--mca") || !strcmp(s, "python") ||
+                          (!strcmp(s, "-x") && strcmp(prev, "none") == 0)
+                      ? " \\\n  "
+                      : " ",
+                  f);
+        sh_word(f, s);
+        prev = s;
+    }
+    fputc('\n', f);
+    free(params);
     return ST_OK;
 }
 
-int cli_emit(FILE *f, const char *what, const plan_model *m, const plan_cluster *c,
-             const plan_candidate *best, st_err *err)
+static cJSON *mpirun_json(const smp_job *j, const cJSON *argv)
 {
-    int rc = !strcasecmp(what, "sagemaker") ? emit_sagemaker(f, m, c, best, err)
-                                           : emit_mpirun(f, m, c, best);
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddNumberToObject(s, "plan_rank", 1);
+    cJSON_AddItemToObject(s, "argv", cJSON_Duplicate(argv, 1));
+    cJSON *env = cJSON_AddObjectToObject(s, "env");
+    char *params = cJSON_PrintUnformatted(j->params);
+    cJSON_AddStringToObject(env, "SM_HP_MP_PARAMETERS", params ? params : "");
+    free(params);
+    cJSON_AddItemToObject(s, "parameters", cJSON_Duplicate(j->params, 1));
+    cJSON_AddNumberToObject(s, "hosts", j->c->nodes);
+    cJSON_AddNumberToObject(s, "slots_per_host", j->c->inst->gpus_per_node);
+    cJSON_AddNumberToObject(s, "train_batch_size", (double)j->script_batch);
+    cJSON *notes = cJSON_AddArrayToObject(s, "notes");
+    for (int i = 0; i < j->nnotes; i++)
+        cJSON_AddItemToArray(notes, cJSON_CreateString(j->notes[i]));
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Entry points                                                              */
+/* ------------------------------------------------------------------------ */
+
+int cli_emit_check(const char *what, const cli_plan_opts *o, const plan_model *m,
+                   const plan_cluster *c, const plan_result *r, st_err *err)
+{
+    smp_job j;
+    int rc = job_make(what, o, m, c, r, NULL, &j, err);
+    job_fini(&j);
     return rc == ST_OK ? 0 : st_exit_code(rc);
+}
+
+int cli_emit(FILE *f, const char *what, const cli_plan_opts *o, const plan_model *m,
+             const plan_cluster *c, const plan_result *r, const cli_sim_col *sim, st_err *err)
+{
+    smp_job j;
+    int rc = job_make(what, o, m, c, r, sim, &j, err);
+    if (rc == ST_OK) {
+        if (!strcmp(what, "sagemaker")) {
+            cJSON *dist = distribution_json(&j);
+            if (!dist)
+                rc = ST_RAISE(err, ST_ENOMEM, "--emit sagemaker: out of memory");
+            else
+                emit_sagemaker(f, &j, dist);
+            cJSON_Delete(dist);
+        } else {
+            cJSON *argv = mpirun_argv(&j);
+            rc = argv ? emit_mpirun(f, &j, argv, err)
+                      : ST_RAISE(err, ST_ENOMEM, "--emit mpirun: out of memory");
+            cJSON_Delete(argv);
+        }
+    }
+    job_fini(&j);
+    return rc == ST_OK ? 0 : st_exit_code(rc);
+}
+
+cJSON *cli_emit_json(const char *what, const cli_plan_opts *o, const plan_model *m,
+                     const plan_cluster *c, const plan_result *r, const cli_sim_col *sim,
+                     st_err *err)
+{
+    smp_job j;
+    cJSON *out = NULL;
+    if (job_make(what, o, m, c, r, sim, &j, err) == ST_OK) {
+        if (!strcmp(what, "sagemaker")) {
+            cJSON *dist = distribution_json(&j);
+            out = dist ? sagemaker_json(&j, dist) : NULL;
+            cJSON_Delete(dist);
+        } else {
+            cJSON *argv = mpirun_argv(&j);
+            out = argv ? mpirun_json(&j, argv) : NULL;
+            cJSON_Delete(argv);
+        }
+        if (!out)
+            ST_RAISE(err, ST_ENOMEM, "--emit %s: out of memory", what);
+    }
+    job_fini(&j);
+    return out;
 }

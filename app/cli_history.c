@@ -80,9 +80,9 @@ static void usage(FILE *f, const char *cmd)
                 COMPARE_DEFAULT_LIMIT);
     else
         fprintf(f, "usage: smdplan history [--kind K] [--limit N] [--json|--csv] [--db FILE]\n\n"
-                   "Lists recorded answers, newest first: plan, simulation, run and calibration\n"
-                   "records, each with its id (for smdplan show ID), time (UTC) and a summary.\n\n"
-                   "  --kind K   only records of kind K: plan, simulation, run, calibration\n"
+                   "Lists recorded answers, newest first: plan, simulation, run, calibration and\n"
+                   "bench records, each with its id (for smdplan show ID), time (UTC) and a summary.\n\n"
+                   "  --kind K   only records of kind K: plan, simulation, run, calibration, bench\n"
                    "  --limit N  at most N records (default %d)\n"
                    "  --check    check the whole file (every page and index; seconds on a large\n"
                    "             one); opening checks files up to 16 MiB, larger ones cheaply\n",
@@ -130,7 +130,7 @@ static int parse_args(const char *cmd, int argc, char **argv, hist_opts *o)
             o->kind = optarg;
             if (ok && !db_kind_valid(optarg)) {
                 fprintf(stderr, "smdplan: %s: unknown record kind '%s'; allowed: plan, simulation, "
-                                "run, calibration\n", cmd, optarg);
+                                "run, calibration, bench\n", cmd, optarg);
                 return 2;
             }
             break;
@@ -537,22 +537,65 @@ static void show_runs(const cJSON *rec)
         cli_table_cell(t, "%s", sim);
         cli_table_cell(t, "%s", str(r, "status"));
         const cJSON *steps = arr(r, "steps"), *ranks = arr(r, "ranks");
-        char extra[1024] = "";
-        size_t u = 0;
+        /* under the row: what an executed run measured (schema version 4),
+         * its steps, each rank's peak memory, how the row was read */
+        char *extra = NULL;
+        size_t xn = 0;
+        FILE *xf = open_memstream(&extra, &xn);
+        if (!xf)
+            continue;
+        if (num(r, "nranks") > 0) { /* an executed run (schema version 4) */
+            fprintf(xf, "%.0f ranks, %s on %s, %.0f thread%s per rank", num(r, "nranks"),
+                    str(r, "backend"), str(r, "run_host"), num(r, "threads_per_rank"),
+                    num(r, "threads_per_rank") == 1 ? "" : "s");
+            if (num(r, "tokens_per_s") > 0)
+                fprintf(xf, "; %.1f tokens/s, %.3g model FLOP/s", num(r, "tokens_per_s"),
+                        num(r, "achieved_flops"));
+            if (num(r, "mfu") > 0)
+                fprintf(xf, ", MFU %.2f%% of %.3g FLOP/s", 100 * num(r, "mfu"),
+                        num(r, "peak_flops"));
+            fprintf(xf, "\n");
+            if (*str(r, "scaled"))
+                fprintf(xf, "scaled: %s\n", str(r, "scaled"));
+            if (num(r, "failed_rank") >= 0 && !cJSON_IsNull(cJSON_GetObjectItem(r, "failed_rank")))
+                fprintf(xf, "failed rank %.0f, launcher status %.0f\n", num(r, "failed_rank"),
+                        num(r, "exit_status"));
+            /* the mean phases of the measured steps */
+            double ph[5] = {0};
+            int nm = 0;
+            static const char *const keys[] = {"compute_s", "tp_comm_s", "pp_wait_s", "dp_comm_s",
+                                               "optimizer_s"};
+            for (const cJSON *k = steps ? steps->child : NULL; k; k = k->next)
+                if (num(k, "measured") == 1) {
+                    for (int q = 0; q < 5; q++)
+                        ph[q] += num(k, keys[q]) > 0 ? num(k, keys[q]) : 0;
+                    nm++;
+                }
+            if (nm > 0)
+                fprintf(xf, "per step (mean of %d measured): compute %.4f s, TP comm %.4f s, PP "
+                        "wait %.4f s, DP comm %.4f s, optimizer %.4f s\n", nm, ph[0] / nm,
+                        ph[1] / nm, ph[2] / nm, ph[3] / nm, ph[4] / nm);
+            if (*str(r, "run_dir"))
+                fprintf(xf, "run directory %s; launched: %s\n", str(r, "run_dir"),
+                        str(r, "launch_command"));
+        }
         if (steps)
-            u += (size_t)snprintf(extra + u, sizeof extra - u, "%d steps measured; ",
-                                  cJSON_GetArraySize(steps));
+            fprintf(xf, "%d steps recorded\n", cJSON_GetArraySize(steps));
         if (ranks) {
             char a[32];
-            u += (size_t)snprintf(extra + u, sizeof extra - u, "peak memory per rank:");
-            for (const cJSON *k = ranks->child; k && u < sizeof extra; k = k->next)
-                u += (size_t)snprintf(extra + u, sizeof extra - u, " %s",
-                                      bytes(num(k, "peak_mem_bytes"), a, sizeof a));
-            if (u < sizeof extra)
-                u += (size_t)snprintf(extra + u, sizeof extra - u, "; ");
+            fprintf(xf, "peak memory per rank:");
+            for (const cJSON *k = ranks->child; k; k = k->next)
+                fprintf(xf, " %s", bytes(num(k, "peak_mem_bytes"), a, sizeof a));
+            fprintf(xf, "\n");
         }
-        if (*note || extra[0])
-            cli_table_note(t, "%s%s", extra, note);
+        if (*note)
+            fprintf(xf, "%s", note);
+        fclose(xf);
+        while (xn > 0 && extra[xn - 1] == '\n')
+            extra[--xn] = '\0';
+        if (xn > 0)
+            cli_table_note(t, "%s", extra);
+        free(extra);
     }
     fprintf(out, "\n");
     cli_table_print(out, t, "");
@@ -632,6 +675,38 @@ static void show_calibrations(const cJSON *rec)
     cli_table_free(t);
 }
 
+/* A bench record: the host, the entry made, the measurements by kind. */
+static void show_bench(const cJSON *rec)
+{
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(rec, "bench");
+    if (!b)
+        return;
+    char a[32];
+    fprintf(out, "host:     %s, %.0f cores, %s memory, %s\n", str(b, "host"), num(b, "cores"),
+           bytes(num(b, "mem_bytes"), a, sizeof a), str(b, "cpu_model"));
+    if (*str(b, "blas"))
+        fprintf(out, "BLAS:     %s\n", str(b, "blas"));
+    if (num(b, "peak_flops") > 0)
+        fprintf(out, "device:   %s: peak %.2f GFLOP/s per rank (%.0f thread%s), gemm_dim_half %.1f "
+               "(rms %.1f%%), misaligned factor %.3f, triad %.2f GB/s per rank\n",
+               str(b, "gpu_name"), num(b, "peak_flops") / 1e9, num(b, "threads_per_rank"),
+               num(b, "threads_per_rank") == 1 ? "" : "s", num(b, "gemm_dim_half"),
+               100 * num(b, "gemm_rms_log_err"), num(b, "misaligned_factor"),
+               num(b, "hbm_bps") / 1e9);
+    if (num(b, "allreduce_busbw_bps") > 0)
+        fprintf(out, "links:    %s between %.0f ranks: all-reduce busbw %.2f GB/s, %.2f us at <= 1 KiB; "
+               "send/recv %.2f GB/s\n", str(b, "transport"), num(b, "ranks"),
+               num(b, "allreduce_busbw_bps") / 1e9, 1e6 * num(b, "allreduce_latency_s"),
+               num(b, "p2p_bps") / 1e9);
+    if (*str(b, "instance_name"))
+        fprintf(out, "entry:    %s%s%s\n", str(b, "instance_name"), *str(b, "catalog_file") ? " in " : "",
+               str(b, "catalog_file"));
+    const cJSON *g = arr(b, "gemm"), *m = arr(b, "mem"), *c = arr(b, "comm");
+    fprintf(out, "measured: %d GEMMs, %d triads, %d collectives (smdplan show %.0f --json has each)\n",
+           g ? cJSON_GetArraySize(g) : 0, m ? cJSON_GetArraySize(m) : 0,
+           c ? cJSON_GetArraySize(c) : 0, num(rec, "id"));
+}
+
 static void show_human(const cJSON *rec)
 {
     const cJSON *prov = cJSON_GetObjectItemCaseSensitive(rec, "provenance");
@@ -671,6 +746,7 @@ static void show_human(const cJSON *rec)
     show_simulations(rec);
     show_runs(rec);
     show_calibrations(rec);
+    show_bench(rec);
 }
 
 /* CSV of a list: the scalars of each element, plus those of one nested
@@ -763,6 +839,10 @@ static void show_csv(const cJSON *rec)
                 printf(",%.0f,%.0f\n", num(p, "asked"), num(p, "fitted"));
             }
         }
+    } else if (!strcmp(kind, "bench")) {
+        /* the transport's measurements when there are, else the GEMMs */
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(rec, "bench");
+        csv_list(arr(b, "comm") ? arr(b, "comm") : arr(b, "gemm"), NULL, NULL, NULL);
     } else {
         csv_list(arr(rec, "plans"), "prediction", NULL, NULL);
     }
@@ -908,7 +988,8 @@ int cli_compare_cmd(int argc, char **argv)
     } else if (o.csv) {
         printf("model,params,instance_type,instances,gpus,layout,framework,precision,"
                "predicted_step_s,simulated_step_s,measured_step_s,measured_source,"
-               "error_pred_vs_measured_pct,error_sim_vs_measured_pct,error_sim_vs_pred_pct\n");
+               "error_pred_vs_measured_pct,error_sim_vs_measured_pct,error_sim_vs_pred_pct,"
+               "predicted_record,simulated_record,measured_record\n");
         for (int i = 0; i < n; i++) {
             const db_compare_row *r = &rows[i];
             csv_field(stdout, r->model);
@@ -932,6 +1013,12 @@ int cli_compare_cmd(int argc, char **argv)
             csv_num(stdout, db_error_pct(r->simulated_s, r->measured_s));
             fputc(',', stdout);
             csv_num(stdout, db_error_pct(r->simulated_s, r->predicted_s));
+            int64_t rid[] = {r->predicted_id, r->simulated_id, r->measured_id};
+            for (int k = 0; k < 3; k++) {
+                fputc(',', stdout);
+                if (rid[k] > 0)
+                    printf("%lld", (long long)rid[k]);
+            }
             fputc('\n', stdout);
         }
     } else if (n == 0) {
@@ -939,19 +1026,27 @@ int cli_compare_cmd(int argc, char **argv)
                "(see smdplan compare --help)\n", o.all ? "any" : "two");
     } else {
         cli_table *t = cli_table_new();
-        const char *const head[] = {"records p/s/m", "model", "instance", "n", "layout",
-                                    "framework", "predicted", "simulated", "measured",
-                                    "pred/meas", "sim/meas", "sim/pred"};
-        const int right[] = {0, 0, 0, 1, 0, 0, 1, 1, 1, 1, 1, 1};
-        const int prio[] = {1, 2, 0, 0, -1, 3, 0, 0, 0, 0, 1, 1};
+        const char *const head[] = {"model", "instance", "n", "layout", "framework",
+                                    "predicted", "simulated", "measured", "pred/meas",
+                                    "sim/meas", "sim/pred", "records p/s/m"};
+        const int right[] = {0, 0, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1};
+        const int prio[] = {2, 0, 0, -1, 3, 0, 0, 0, 0, 1, 1, 0};
         for (int k = 0; t && k < 12; k++)
             cli_table_col(t, head[k], right[k], prio[k]);
         for (int i = 0; t && i < n; i++) {
             const db_compare_row *r = &rows[i];
             char p[16], s[16], m[16], e1[16], e2[16], e3[16], ids[3][24];
-            cell(p, sizeof p, "%.3f", r->predicted_s > 0 ? r->predicted_s : NAN);
-            cell(s, sizeof s, "%.3f", r->simulated_s > 0 ? r->simulated_s : NAN);
-            cell(m, sizeof m, "%.3f", r->measured_s > 0 ? r->measured_s : NAN);
+            /* three significant digits at least: an executed run on a CPU
+             * steps in milliseconds */
+            const char *tf = "%.3f";
+            double small = fmin(r->predicted_s > 0 ? r->predicted_s : INFINITY,
+                                fmin(r->simulated_s > 0 ? r->simulated_s : INFINITY,
+                                     r->measured_s > 0 ? r->measured_s : INFINITY));
+            if (small < 0.1)
+                tf = "%.5f";
+            cell(p, sizeof p, tf, r->predicted_s > 0 ? r->predicted_s : NAN);
+            cell(s, sizeof s, tf, r->simulated_s > 0 ? r->simulated_s : NAN);
+            cell(m, sizeof m, tf, r->measured_s > 0 ? r->measured_s : NAN);
             cell(e1, sizeof e1, "%+.1f%%", db_error_pct(r->predicted_s, r->measured_s));
             cell(e2, sizeof e2, "%+.1f%%", db_error_pct(r->simulated_s, r->measured_s));
             cell(e3, sizeof e3, "%+.1f%%", db_error_pct(r->simulated_s, r->predicted_s));
@@ -959,7 +1054,6 @@ int cli_compare_cmd(int argc, char **argv)
             for (int k = 0; k < 3; k++)
                 cell(ids[k], sizeof ids[k], "%.0f", rid[k] > 0 ? (double)rid[k] : NAN);
             cli_table_row(t);
-            cli_table_cell(t, "%s/%s/%s", ids[0], ids[1], ids[2]);
             cli_table_cell(t, "%s", r->model);
             cli_table_cell(t, "%s", r->instance_type);
             cli_table_cell(t, "%d", r->nodes);
@@ -974,6 +1068,7 @@ int cli_compare_cmd(int argc, char **argv)
             cli_table_cell(t, "%s", e1);
             cli_table_cell(t, "%s", e2);
             cli_table_cell(t, "%s", e3);
+            cli_table_cell(t, "%s/%s/%s", ids[0], ids[1], ids[2]);
         }
         if (t)
             cli_table_print(stdout, t, "");

@@ -140,9 +140,30 @@ cJSON *cli_json_plan(const plan_candidate *c)
     return j;
 }
 
+/* --explain's terms: each with its value, unit, formula and source. */
+cJSON *cli_json_terms(const plan_terms *t)
+{
+    cJSON *ex = cJSON_CreateArray();
+    for (int i = 0; ex && i < t->n; i++) {
+        const plan_term *x = &t->v[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "group", x->group);
+        cJSON_AddStringToObject(j, "name", x->name);
+        if (!strcmp(x->unit, "bytes"))
+            cJSON_AddItemToObject(j, "value", cli_json_bytes(x->value));
+        else
+            cJSON_AddNumberToObject(j, "value", x->value);
+        cJSON_AddStringToObject(j, "unit", x->unit);
+        cJSON_AddStringToObject(j, "formula", x->formula);
+        if (x->source && x->source[0])
+            cJSON_AddStringToObject(j, "source", x->source);
+        cJSON_AddItemToArray(ex, j);
+    }
+    return ex;
+}
+
 int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const plan_cluster *c,
-                   const plan_result *r, int min_nodes, const cli_sim_col *sim,
-                   const plan_terms *explain, const char *launch)
+                   const plan_result *r, int min_nodes, const cli_sim_col *sim)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "tool_version", SMD_VERSION);
@@ -151,6 +172,8 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
     cJSON_AddItemToObject(root, "cluster", cluster_json(c));
     cJSON_AddNumberToObject(root, "global_batch", (double)r->global_batch);
     cJSON_AddBoolToObject(root, "global_batch_defaulted", r->batch_defaulted);
+    if (!r->batch_defaulted && o->batch_source)
+        cJSON_AddStringToObject(root, "global_batch_source", o->batch_source);
     cJSON_AddStringToObject(root, "objective", plan_objective_name(o->cfg.objective));
     cJSON_AddNumberToObject(root, "layouts_evaluated", (double)r->evaluated);
     cJSON_AddNumberToObject(root, "layouts_feasible", (double)r->feasible);
@@ -175,30 +198,8 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
             cJSON_AddItemToObject(root, "closest_out_of_memory", cli_json_plan(&r->closest_oom));
         cJSON_AddNumberToObject(root, "min_instances_needed", min_nodes);
     }
-    if (explain) {
-        /* --explain: every term of plan #1 with its formula and source */
-        cJSON *ex = cJSON_AddArrayToObject(root, "explain");
-        for (int i = 0; ex && i < explain->n; i++) {
-            const plan_term *t = &explain->v[i];
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddStringToObject(j, "group", t->group);
-            cJSON_AddStringToObject(j, "name", t->name);
-            if (!strcmp(t->unit, "bytes"))
-                cJSON_AddItemToObject(j, "value", cli_json_bytes(t->value));
-            else
-                cJSON_AddNumberToObject(j, "value", t->value);
-            cJSON_AddStringToObject(j, "unit", t->unit);
-            cJSON_AddStringToObject(j, "formula", t->formula);
-            if (t->source && t->source[0])
-                cJSON_AddStringToObject(j, "source", t->source);
-            cJSON_AddItemToArray(ex, j);
-        }
-    }
-    if (launch) {
-        cJSON *l = cJSON_AddObjectToObject(root, "launch");
-        cJSON_AddStringToObject(l, "emit", o->emit);
-        cJSON_AddStringToObject(l, "text", launch);
-    }
+    for (const cJSON *x = o->json_extra ? o->json_extra->child : NULL; x; x = x->next)
+        cJSON_AddItemToObject(root, x->string, cJSON_Duplicate(x, 1));
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
     if (!s) {

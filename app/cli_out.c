@@ -120,7 +120,7 @@ static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
         cli_table_cell(t, "%s", plan_sharding_name(l->sharding));
         cli_table_cell(t, "%s", l->sequence_parallel ? "on" : "-");
         cli_table_cell(t, "%s", l->placement);
-        cli_table_cell(t, "%.1f/%.0f", e->mem.total_bytes / GIB, e->capacity_bytes / GIB);
+        cli_table_cell(t, "%.1f/%.0f", plan_mem_need_bytes(&e->mem) / GIB, e->capacity_bytes / GIB);
         cli_table_cell(t, "%.3f", tm->step_s);
         cli_table_cell(t, "%.3f", term(tm->compute_s));
         cli_table_cell(t, "%.3f", term(tm->tp_comm_s + tm->cp_comm_s));
@@ -160,7 +160,7 @@ static void why(FILE *f, const plan_result *r, const cli_sim_col *sim, plan_obje
     const plan_candidate *A = &r->top[0], *B = &r->top[1];
     const plan_time *a = &A->est.time, *b = &B->est.time;
     const plan_layout *la = &A->layout, *lb = &B->layout;
-    double ma = A->est.mem.total_bytes / GIB, mb = B->est.mem.total_bytes / GIB;
+    double ma = plan_mem_need_bytes(&A->est.mem) / GIB, mb = plan_mem_need_bytes(&B->est.mem) / GIB;
     if (obj == PLAN_OBJ_MEMORY) {
         fprintf(f, "\nWhy #1: it needs the least memory per GPU (%.2f GiB against #2's %.2f GiB; "
                    "--objective memory).\n", ma, mb);
@@ -260,12 +260,17 @@ void cli_print_stack(FILE *f, int framework, const plan_cluster *c)
                    "%.1f%%)\n",
                 c->eff_fit->framework, c->eff_fit->silicon, c->eff_fit->rows, c->eff_fit->sources,
                 c->eff_fit->mean_abs_err_pct);
+    else if (strncmp(c->gpu->source, "fitted", 6) == 0)
+        fprintf(f, "efficiencies: the %s chip's, %s (no %s runs on this chip fitted)\n",
+                c->gpu->silicon[0] ? c->gpu->silicon : c->gpu->name, c->gpu->source,
+                plan_fw_family_key(fw->family));
     else
         fprintf(f, "efficiencies: the %s's own (no %s runs on this chip fitted)\n", c->gpu->name,
                 plan_fw_family_key(fw->family));
 }
 
-static void print_header(FILE *f, const plan_model *m, const plan_cluster *c, const plan_result *r)
+static void print_header(FILE *f, const cli_plan_opts *o, const plan_model *m,
+                         const plan_cluster *c, const plan_result *r)
 {
     cli_print_model(f, m);
     cli_print_cluster(f, c);
@@ -277,6 +282,8 @@ static void print_header(FILE *f, const plan_model *m, const plan_cluster *c, co
             r->batch_defaulted ? "; default from the GPT-3 batch schedule (Brown et al. 2020), "
                                  "set with --global-batch"
                                : "");
+    if (!r->batch_defaulted && o->batch_source)
+        fprintf(f, "         %s\n", o->batch_source);
     fprintf(f, "search:  %lld layouts in %.0f ms, %lld fit\n", (long long)r->evaluated,
             r->search_s * 1e3, (long long)r->feasible);
 }
@@ -286,12 +293,13 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
 {
     cli_capture_buf hb;
     FILE *h = cli_capture(&hb);
-    print_header(h ? h : f, m, c, r);
+    print_header(h ? h : f, o, m, c, r);
     cli_capture_wrap(&hb, f, "", "         ");
     print_table(f, r, sim);
     char key[512];
     snprintf(key, sizeof key,
-             "(mb: microbatches; act: microbatches in flight; mem: worst stage used/available; "
+             "(mb: microbatches; act: microbatches in flight; mem: worst stage needed/available "
+             "(nvidia-smi shows the allocator's reserve on top); "
              "times per step in seconds, the second TP and PP their communication; DPexp: "
              "gradient sync not hidden behind backward%s)",
              sim && sim->n ? "; sim s: the step played out by the simulator, ! where it differs "
@@ -332,7 +340,7 @@ void cli_print_infeasible(FILE *f, const cli_plan_opts *o, const plan_model *m,
     (void)o;
     cli_capture_buf hb;
     FILE *h = cli_capture(&hb);
-    print_header(h ? h : f, m, c, r);
+    print_header(h ? h : f, o, m, c, r);
     cli_capture_wrap(&hb, f, "", "         ");
     fprintf(f, "\nNo layout fits: %lld layouts looked at, none feasible.\n", (long long)r->evaluated);
     print_rejected(f, r);
@@ -340,7 +348,7 @@ void cli_print_infeasible(FILE *f, const cli_plan_opts *o, const plan_model *m,
         const plan_estimate *e = &r->closest_oom.est;
         fprintf(f, "The closest layout needs %.1f GiB per GPU on stage %d, %.1f GiB more than the "
                    "%.1f GiB a %s has.\n",
-                e->mem.total_bytes / GIB, e->worst_stage, e->oom_excess_bytes / GIB,
+                plan_mem_need_bytes(&e->mem) / GIB, e->worst_stage, e->oom_excess_bytes / GIB,
                 e->capacity_bytes / GIB, c->gpu->name);
     }
     if (min_nodes > 0)

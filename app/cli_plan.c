@@ -93,7 +93,7 @@ static const opt_def opt_table[] = {
     {"dp-bucket", 1, O_DP_BUCKET, "BYTES", "gradient all-reduce message size (default: the framework's)"},
     {"fp32-grads", 1, O_FP32_GRADS, "on|off", "keep and reduce gradients in fp32 (default: the framework's)"},
     {"launch-blocking", 1, O_LAUNCH_BLOCKING, "on|off", "runs with CUDA_LAUNCH_BLOCKING=1: host time per kernel adds to each (default off)"},
-    {"global-batch", 1, O_GLOBAL_BATCH, "N", "sequences per optimizer step (default: GPT-3 schedule by size)"},
+    {"global-batch", 1, O_GLOBAL_BATCH, "N", "sequences per optimizer step (default: a preset's published batch, else the GPT-3 schedule by size)"},
     {"batch-size", 1, O_BATCH_SIZE, "N", "SMP script batch per model-parallel group (prescaled); global = N x dp; needs --dp or --tp and --pp"},
     {NULL, 0, 0, NULL, "Simulation (smdplan simulate; plan simulates its top plans too)"},
     {"trace", 1, O_TRACE, "FILE", "simulate: write the step as Chrome trace-event JSON (opens in Perfetto)"},
@@ -109,7 +109,7 @@ static const opt_def opt_table[] = {
     {"allow-tp-across-nodes", 0, O_ALLOW_TP_NODES, NULL, "let TP groups span nodes (off: SMP best practice)"},
     {"json", 0, O_JSON, NULL, "print JSON with stable field names"},
     {"explain", 0, O_EXPLAIN, NULL, "print every memory and time term of the best plan with its formula and source"},
-    {"emit", 1, O_EMIT, "W", "print the launch settings of the best plan: sagemaker or mpirun (needs --instances)"},
+    {"emit", 1, O_EMIT, "W", "print the launch settings of plan #1 as the table ranks it, for SMP v1: sagemaker (Python) or mpirun (shell); with --json, inside the document"},
     {"wide", 0, O_WIDE, NULL, "every column of every table, whatever the terminal's width (any command)"},
     {"no-record", 0, O_NO_RECORD, NULL, "do not record this run"},
     {"db", 1, O_DB, "FILE", "record into this database (default $SMDPLAN_DB, else smdplan.db; see smdplan history)"},
@@ -330,6 +330,22 @@ static int apply(cli_plan_opts *o, const opt_def *d, const char *a, st_err *err)
 /* 0: parsed; 1: --help/--version printed; otherwise an exit code (2). */
 static int parse_args(int argc, char **argv, cli_plan_opts *o, st_err *err)
 {
+    return cli_plan_parse(argc, argv, o, err);
+}
+
+void cli_plan_opts_init(cli_plan_opts *o, int simulate)
+{
+    memset(o, 0, sizeof *o);
+    plan_config_default(&o->cfg);
+    sim_config_default(&o->sim);
+    o->simulate = simulate;
+    o->sim_threshold_pct = 10.0;
+    o->max_instances = 64;
+    o->tokens = 300e9; /* GPT-3's training tokens (Brown et al. 2020, Sec. 2.2) */
+}
+
+int cli_plan_parse(int argc, char **argv, cli_plan_opts *o, st_err *err)
+{
     struct option lo[NOPTS + 1];
     int n = 0;
     for (int i = 0; i < NOPTS; i++)
@@ -438,8 +454,36 @@ static int resolve_model(const cli_plan_opts *o, cli_plan_ctx *x, st_err *err)
 
 static void ctx_free(cli_plan_ctx *x)
 {
+    cli_plan_ctx_free(x);
+}
+
+void cli_plan_ctx_free(cli_plan_ctx *x)
+{
     plan_catalog_free(&x->cat);
     plan_presets_free(&x->presets);
+}
+
+int cli_plan_resolve(const cli_plan_opts *o, cli_plan_ctx *x, int need_model, st_err *err)
+{
+    memset(x, 0, sizeof *x);
+    int rc = data_catalog_load(NULL, &x->cat, err);
+    if (rc == ST_OK && o->catalog_file)
+        rc = data_catalog_merge(&x->cat, o->catalog_file, err);
+    if (rc == ST_OK)
+        rc = cli_prices_apply(&x->cat, o->region, o->prices_file, err);
+    if (rc == ST_OK && need_model && (o->params || !o->model_file))
+        rc = data_presets_load(NULL, &x->presets, err);
+    if (rc == ST_OK && need_model)
+        rc = resolve_model(o, x, err);
+    if (rc == ST_OK && o->instances) {
+        rc = plan_cluster_parse(&x->cat, o->instances, &x->cluster, err);
+        x->have_cluster = rc == ST_OK;
+        if (rc == ST_OK)
+            plan_cluster_use_framework(&x->cat, o->cfg.framework, &x->cluster);
+    }
+    if (rc != ST_OK)
+        cli_plan_ctx_free(x);
+    return rc;
 }
 
 static void layout_line(FILE *f, const plan_layout *l)
@@ -558,39 +602,16 @@ int cli_plan_cmd(int argc, char **argv)
 int cli_plan_run(int argc, char **argv, int simulate)
 {
     cli_plan_opts o;
-    memset(&o, 0, sizeof o);
-    plan_config_default(&o.cfg);
-    sim_config_default(&o.sim);
-    o.simulate = simulate;
-    o.sim_threshold_pct = 10.0;
-    o.max_instances = 64;
-    o.tokens = 300e9; /* GPT-3's training tokens (Brown et al. 2020, Sec. 2.2) */
+    cli_plan_opts_init(&o, simulate);
     st_err err = {0};
     int ex = parse_args(argc, argv, &o, &err);
     if (ex)
         return ex == 1 ? 0 : ex;
 
     cli_plan_ctx x;
-    memset(&x, 0, sizeof x);
-    int rc = data_catalog_load(NULL, &x.cat, &err);
-    if (rc == ST_OK && o.catalog_file)
-        rc = data_catalog_merge(&x.cat, o.catalog_file, &err);
-    if (rc == ST_OK)
-        rc = cli_prices_apply(&x.cat, o.region, o.prices_file, &err);
-    if (rc == ST_OK && (o.params || !o.model_file))
-        rc = data_presets_load(NULL, &x.presets, &err);
-    if (rc == ST_OK)
-        rc = resolve_model(&o, &x, &err);
-    if (rc == ST_OK && o.instances) {
-        rc = plan_cluster_parse(&x.cat, o.instances, &x.cluster, &err);
-        x.have_cluster = rc == ST_OK;
-        if (rc == ST_OK)
-            plan_cluster_use_framework(&x.cat, o.cfg.framework, &x.cluster);
-    }
-    if (rc != ST_OK) {
-        ctx_free(&x);
+    int rc = cli_plan_resolve(&o, &x, 1, &err);
+    if (rc != ST_OK)
         return cli_fail(&err);
-    }
     if (!x.have_cluster && o.simulate) {
         ctx_free(&x);
         ST_RAISE(&err, ST_EINVAL, "simulate: give the cluster with --instances (e.g. 16xp4d)");
@@ -613,6 +634,12 @@ int cli_plan_run(int argc, char **argv, int simulate)
         ex = cli_compare(&o, &x);
         ctx_free(&x);
         return ex;
+    }
+    /* a preset that publishes its batch: that is the default (cli_preset.c) */
+    char batch_src[400];
+    if (!o.batch_size && cli_preset_batch(&o, &x, batch_src, sizeof batch_src, &err) != ST_OK) {
+        ctx_free(&x);
+        return cli_fail(&err);
     }
 
     if (o.cfg.tp && (x.model.heads % o.cfg.tp != 0 ||
@@ -689,7 +716,7 @@ int cli_plan_run(int argc, char **argv, int simulate)
         return ex;
     }
     cli_sim_col simcol = {0};
-    if (res->ntop > 0 && !o.no_sim && !o.emit &&
+    if (res->ntop > 0 && !o.no_sim &&
         cli_sim_top(&x.model, &x.cluster, res, &o.sim, o.cfg.objective, o.sim_threshold_pct,
                     &simcol, &err) != ST_OK) {
         free(res);
@@ -697,9 +724,33 @@ int cli_plan_run(int argc, char **argv, int simulate)
         return cli_fail(&err);
     }
 
-    /* the explanation of #1, for the text or the JSON */
+    /* --emit refuses before anything is printed; --json carries its settings,
+     * the preset's reference and --explain's terms in the document
+     * (cli_emit.c, cli_preset.c, cli_json.c) */
+    cli_preset_cmp *cmp = calloc(1, sizeof *cmp);
+    o.json_extra = cJSON_CreateObject();
+    if (!cmp || !o.json_extra)
+        ex = cli_fail(&(st_err){.code = ST_ENOMEM, .msg = "out of memory"});
+    if (!ex && res->ntop > 0 && o.emit) {
+        ex = cli_emit_check(o.emit, &o, &x.model, &x.cluster, res, &err);
+        if (!ex && o.json) {
+            cJSON *e = cli_emit_json(o.emit, &o, &x.model, &x.cluster, res, &simcol, &err);
+            if (e)
+                cJSON_AddItemToObject(o.json_extra, o.emit, e);
+            else
+                ex = 1;
+        }
+        if (ex)
+            cli_fail(&err);
+    }
+    if (!ex && res->ntop > 0 && !o.emit &&
+        cli_preset_compare(&o, &x, res, cmp, &err) != ST_OK)
+        ex = cli_fail(&err);
+    if (!ex && o.json && cmp->shown)
+        cJSON_AddItemToObject(o.json_extra, "preset_reference", cli_preset_json(cmp));
+    /* --explain: the terms of #1, for the text or the JSON */
     plan_terms *terms = NULL;
-    if (res->ntop > 0 && o.explain) {
+    if (!ex && res->ntop > 0 && o.explain) {
         terms = calloc(1, sizeof *terms);
         plan_estimate *e = calloc(1, sizeof *e);
         st_err terr = {0};
@@ -709,43 +760,33 @@ int cli_plan_run(int argc, char **argv, int simulate)
             terms = NULL;
         }
         free(e);
+        if (terms && o.json)
+            cJSON_AddItemToObject(o.json_extra, "explain", cli_json_terms(terms));
     }
-    /* the launch settings, for the text or the JSON */
-    char *launch = NULL;
-    if (res->ntop > 0 && o.emit) {
-        size_t n = 0;
-        FILE *ms = open_memstream(&launch, &n);
-        if (!ms) {
-            ex = cli_fail(&(st_err){ST_ENOMEM, NULL, 0, "out of memory"});
-        } else {
-            ex = cli_emit(ms, o.emit, &x.model, &x.cluster, &res->top[0], &err);
-            fclose(ms);
-            if (ex)
-                cli_fail(&err);
-        }
-    }
-
     if (ex) {
         /* nothing printed */
-    } else if (o.json) {
-        ex = cli_print_json(stdout, &o, &x.model, &x.cluster, res, min_nodes, &simcol, terms,
-                            launch);
-    } else {
-        if (res->ntop == 0)
-            cli_print_infeasible(stdout, &o, &x.model, &x.cluster, res, min_nodes);
-        else if (!o.emit)
-            cli_print_result(stdout, &o, &x.model, &x.cluster, res, &simcol);
-        if (terms)
-            cli_print_terms(stdout, terms);
-        if (launch)
-            fputs(launch, stdout);
+    } else if (o.json)
+        ex = cli_print_json(stdout, &o, &x.model, &x.cluster, res, min_nodes, &simcol);
+    else if (res->ntop == 0)
+        cli_print_infeasible(stdout, &o, &x.model, &x.cluster, res, min_nodes);
+    else if (!o.emit) {
+        cli_print_result(stdout, &o, &x.model, &x.cluster, res, &simcol);
+        cli_preset_print(stdout, cmp, &res->top[0]);
     }
+    if (!ex && terms && !o.json)
+        cli_print_terms(stdout, terms);
     free(terms);
-    free(launch);
+    if (res->ntop > 0 && o.emit && !o.json && !ex) {
+        ex = cli_emit(stdout, o.emit, &o, &x.model, &x.cluster, res, &simcol, &err);
+        if (ex)
+            cli_fail(&err);
+    }
     if (!ex && res->ntop == 0)
         ex = 3;
     plan_record rec = {&x, &o.cfg, res, &simcol};
     cli_record(o.db_path, o.no_record, record_plan, &rec);
+    cJSON_Delete(o.json_extra);
+    free(cmp);
     free(res);
     ctx_free(&x);
     return ex;

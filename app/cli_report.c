@@ -250,20 +250,30 @@ static int add_summary(rpt_report *r, const db_plan *one, const plan_model *m, c
     char spec[96];
     st_err e2 = {0};
     snprintf(spec, sizeof spec, "%dx%s", one->nodes, one->instance_type);
-    if (m && data_catalog_load(NULL, &cat, &e2) == ST_OK &&
+    plan_result *one_res = calloc(1, sizeof *one_res);
+    cli_plan_opts *o = calloc(1, sizeof *o);
+    if (one_res && o && m && data_catalog_load(NULL, &cat, &e2) == ST_OK &&
         plan_cluster_parse(&cat, spec, &c, &e2) == ST_OK) {
+        one_res->ntop = 1;
+        one_res->top[0] = (plan_candidate){one->layout, one->est};
+        one_res->global_batch = one->layout.global_batch;
+        snprintf(o->command_line, sizeof o->command_line, "smdplan report (plan #1 as recorded)");
         FILE *ms = open_memstream(&launch, &len);
-        plan_candidate cand = {one->layout, one->est};
         if (ms) {
-            if (cli_emit(ms, what, m, &c, &cand, &e2) != 0) {
-                fclose(ms);
+            int bad = cli_emit(ms, what, o, m, &c, one_res, NULL, &e2) != 0;
+            fclose(ms);
+            if (bad) {
                 free(launch);
                 launch = NULL;
-            } else {
-                fclose(ms);
             }
         }
     }
+    if (!launch && n < FACTS_MAX && e2.msg[0]) {
+        snprintf(val[n], FACT_LEN, "none: %.300s", e2.msg);
+        f[n] = (rpt_fact){"Launch settings", val[n]}, n++;
+    }
+    free(one_res);
+    free(o);
     plan_catalog_free(&cat);
     char code_title[160];
     snprintf(code_title, sizeof code_title, "Launch settings (smdplan --emit %s)", what);
@@ -392,8 +402,13 @@ static int add_accuracy(rpt_report *r, db *d, st_err *err)
     if (rc == ST_OK)
         rc = db_measured_runs(d, 0, m, MAXRUNS, &n, err);
     for (int i = 0; rc == ST_OK && i < n; i++) {
-        const char *src = m[i].source_key[0] ? m[i].source_key : m[i].source;
-        const char *label = m[i].row_id[0] ? m[i].row_id : NULL;
+        /* executed runs (smdplan exec) are one series, each point its layout */
+        int exec = !strcmp(m[i].source, "measured");
+        const char *src = m[i].source_key[0] ? m[i].source_key
+                          : exec               ? "smdplan exec"
+                                               : m[i].source;
+        const char *label = m[i].row_id[0] ? m[i].row_id : exec && m[i].layout[0] ? m[i].layout
+                                                                                  : NULL;
         if (m[i].measured_s > 0 && m[i].predicted_s > 0)
             p[np++] = (rpt_accuracy_point){src, label, m[i].measured_s, m[i].predicted_s};
         if (m[i].measured_s > 0 && m[i].simulated_s > 0)
@@ -453,7 +468,15 @@ int cli_report_cmd(int argc, char **argv)
         return cli_fail(&err);
     if (!plan_id)
         plan_id = newest_search(d);
+    /* no search, but executed or published runs: their accuracy alone */
+    int runs_only = 0;
     if (!plan_id) {
+        db_measured one;
+        int nm = 0;
+        runs_only = db_measured_runs(d, 0, &one, 1, &nm, &err) == ST_OK && nm > 0;
+        st_err_clear(&err);
+    }
+    if (!plan_id && !runs_only) {
         db_close(d);
         fprintf(stderr, "smdplan: report: %s holds no plan yet (run smdplan --params ... "
                         "--instances ... first)\n", path);
@@ -472,9 +495,9 @@ int cli_report_cmd(int argc, char **argv)
     int rc = pl ? rpt_report_new(out, &cfg, &r, &err)
                 : ST_RAISE(&err, ST_ENOMEM, "report: out of memory");
     st_err merr = {0}; /* a plan without its model or plans only loses titles and the summary */
-    if (rc == ST_OK && db_model(d, plan_id, &m, &merr) == ST_OK)
+    if (rc == ST_OK && plan_id && db_model(d, plan_id, &m, &merr) == ST_OK)
         have_model = 1;
-    if (rc == ST_OK && db_plans(d, plan_id, pl, REPORT_PLANS_MAX, &npl, &merr) != ST_OK)
+    if (rc == ST_OK && (!plan_id || db_plans(d, plan_id, pl, REPORT_PLANS_MAX, &npl, &merr) != ST_OK))
         npl = 0;
     const db_plan *one = rc == ST_OK ? plan_one(pl, npl) : NULL;
     char p[24];
@@ -493,14 +516,14 @@ int cli_report_cmd(int argc, char **argv)
     int worst_only = 0, have_stages = 0, have_timeline = 0;
     cli_progress prog; /* gnuplot takes a while per plot */
     cli_progress_start(&prog, "drawing the plots");
-    if (rc == ST_OK)
+    if (rc == ST_OK && plan_id)
         rc = add_memory(r, d, plan_id, title, &worst_only, &err);
     cli_progress_step(&prog, 1, 5);
-    if (rc == ST_OK)
+    if (rc == ST_OK && plan_id)
         rc = add_grid(r, d, plan_id, title, &err);
     cli_progress_step(&prog, 2, 5);
     int nplots_before = rc == ST_OK ? rpt_report_nplots(r) : 0;
-    if (rc == ST_OK)
+    if (rc == ST_OK && plan_id)
         rc = add_scaling(r, d, plan_id, scale_title, &err);
     cli_progress_step(&prog, 3, 5);
     int have_scaling = rc == ST_OK && rpt_report_nplots(r) > nplots_before;
@@ -515,11 +538,13 @@ int cli_report_cmd(int argc, char **argv)
     if (rc == ST_OK) {
         /* say only what is missing, and the command that makes it */
         char note[1200];
-        size_t u = (size_t)snprintf(note, sizeof note, "From %s, plan record %lld.", path,
-                                    (long long)plan_id);
+        char from[64] = "no plan search recorded: the runs' accuracy only";
+        if (plan_id)
+            snprintf(from, sizeof from, "plan record %lld", (long long)plan_id);
+        size_t u = (size_t)snprintf(note, sizeof note, "From %s, %s.", path, from);
         const char *missing[4];
         int nm = 0;
-        if (!have_scaling)
+        if (plan_id && !have_scaling)
             missing[nm++] = "the scaling curves (record a comparison of instance types: smdplan "
                             "--params SIZE with no --instances)";
         if (!have_stages)
@@ -527,7 +552,8 @@ int cli_report_cmd(int argc, char **argv)
         if (!have_timeline)
             missing[nm++] = "the timeline (smdplan simulate ... --trace FILE)";
         if (!have_accuracy)
-            missing[nm++] = "the accuracy plots (smdplan validate FILE.csv --sim)";
+            missing[nm++] = "the accuracy plots (smdplan validate FILE.csv --sim, or smdplan exec: "
+                            "executed runs beside the prediction and simulation of their layout)";
         for (int i = 0; i < nm && u < sizeof note; i++)
             u += (size_t)snprintf(note + u, sizeof note - u, "%s%s%s",
                                   i == 0 ? " Not in the records yet, so not drawn: " : "; ",

@@ -22,9 +22,19 @@
 const char *data_dir(void);
 
 /* Read the catalog file (GPUs, instance types, efficiency curves) at path;
- * NULL means data_dir()/catalog.json. On success cat owns its arrays
- * (plan_catalog_free). */
+ * NULL means the shipped catalog: data_dir()/catalog.json with the shipped
+ * calibration data_dir()/calibration.json merged over it when that file
+ * exists (the efficiencies `smdplan calibrate` fitted to the published runs
+ * in data/reference). On success cat owns its arrays (plan_catalog_free). */
 int data_catalog_load(const char *path, plan_catalog *cat, st_err *err);
+
+/* The shipped catalog without the shipped calibration: what `smdplan
+ * calibrate` starts from, so that fitting the shipped runs again gives the
+ * shipped calibration back. */
+int data_catalog_load_base(plan_catalog *cat, st_err *err);
+
+/* data_dir()/calibration.json, or NULL when it is absent. Static string. */
+const char *data_calibration_path(void);
 
 /* Merge a user catalog file into cat: entries with a new name are added,
  * entries with an existing name have the fields given replaced. Re-links. */

@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "common/units.h"
 
@@ -759,13 +760,8 @@ int data_catalog_parse(const char *text, size_t len, const char *name, plan_cata
     return ST_OK;
 }
 
-int data_catalog_load(const char *path, plan_catalog *cat, st_err *err)
+static int load_file(const char *path, plan_catalog *cat, st_err *err)
 {
-    char def[4096];
-    if (!path) {
-        snprintf(def, sizeof def, "%s/catalog.json", data_dir());
-        path = def;
-    }
     char *text = NULL;
     size_t len = 0;
     memset(cat, 0, sizeof *cat);
@@ -774,6 +770,31 @@ int data_catalog_load(const char *path, plan_catalog *cat, st_err *err)
         return rc;
     rc = data_catalog_parse(text, len, path, cat, err);
     free(text);
+    return rc;
+}
+
+int data_catalog_load_base(plan_catalog *cat, st_err *err)
+{
+    char def[4096];
+    snprintf(def, sizeof def, "%s/catalog.json", data_dir());
+    return load_file(def, cat, err);
+}
+
+const char *data_calibration_path(void)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/calibration.json", data_dir());
+    return access(path, F_OK) == 0 ? path : NULL;
+}
+
+int data_catalog_load(const char *path, plan_catalog *cat, st_err *err)
+{
+    if (path)
+        return load_file(path, cat, err);
+    int rc = data_catalog_load_base(cat, err);
+    const char *cal = data_calibration_path();
+    if (rc == ST_OK && cal && (rc = data_catalog_merge(cat, cal, err)) != ST_OK)
+        plan_catalog_free(cat);
     return rc;
 }
 

@@ -5,8 +5,13 @@
  *   {key, family, label, nominal_params, arch ("gpt"|"llama"), layers, hidden,
  *    heads, kv_heads, ffn, seq, vocab, tied_embedding, source}
  * with every field required and no others allowed (a misspelt field is an
- * error, not a silent default). Each preset is finished (plan_model_finish)
- * on load, so its exact parameter count is known.
+ * error, not a silent default), and optionally
+ *   reference {instances, tp, pp, microbatches, active_microbatches, sharding,
+ *              recompute, recompute_group, prescaled_batch, batch_size, source}
+ * the layout the preset's publisher trained it with (every field required;
+ * sharding and recompute take the names --sharding and --recompute take).
+ * Each preset is finished (plan_model_finish) on load, so its exact parameter
+ * count is known.
  *
  * A Hugging Face config.json is mapped onto the planner's two architectures:
  *   gpt   GPT-2, GPT-NeoX, GPT-J, OPT, BLOOM: n_layer / num_hidden_layers,
@@ -167,14 +172,14 @@ static const char *const preset_fields[] = {
 static int check_fields(const cJSON *o, const char *ctx, st_err *err)
 {
     for (const cJSON *it = o->child; it; it = it->next) {
-        int known = 0;
+        int known = it->string && strcmp(it->string, "reference") == 0;
         for (int i = 0; i < PRESET_NFIELDS && !known; i++)
             known = it->string && strcmp(it->string, preset_fields[i]) == 0;
         if (!known)
             return ST_RAISE(err, ST_EINVAL,
                             "%s: unknown field '%s' (fields: key, family, label, "
                             "nominal_params, arch, layers, hidden, heads, kv_heads, ffn, seq, "
-                            "vocab, tied_embedding, source)",
+                            "vocab, tied_embedding, source, reference)",
                             ctx, it->string ? it->string : "?");
     }
     for (int i = 0; i < PRESET_NFIELDS; i++)
@@ -233,6 +238,75 @@ static int preset_shape(const cJSON *o, const char *ctx, plan_model *m, st_err *
                      "tied_embedding", &m->tied_embedding, err);
 }
 
+static const char *const ref_fields[] = {
+    "instances", "tp", "pp", "microbatches", "active_microbatches", "sharding", "recompute",
+    "recompute_group", "prescaled_batch", "batch_size", "source",
+};
+#define REF_NFIELDS ((int)(sizeof ref_fields / sizeof ref_fields[0]))
+
+/* The publisher's layout: every field required, no others. */
+static int preset_ref(const cJSON *o, const char *ctx, plan_preset_ref *r, st_err *err)
+{
+    char c[ST_MSG_MAX / 2];
+    snprintf(c, sizeof c, "%.200s: reference", ctx);
+    if (!cJSON_IsObject(o))
+        return ST_RAISE(err, ST_EINVAL, "%s: must be an object", c);
+    for (const cJSON *it = o->child; it; it = it->next) {
+        int known = 0;
+        for (int i = 0; i < REF_NFIELDS && !known; i++)
+            known = it->string && strcmp(it->string, ref_fields[i]) == 0;
+        if (!known)
+            return ST_RAISE(err, ST_EINVAL,
+                            "%s: unknown field '%s' (fields: instances, tp, pp, microbatches, "
+                            "active_microbatches, sharding, recompute, recompute_group, "
+                            "prescaled_batch, batch_size, source)",
+                            c, it->string ? it->string : "?");
+    }
+    for (int i = 0; i < REF_NFIELDS; i++)
+        if (!cJSON_GetObjectItemCaseSensitive(o, ref_fields[i]))
+            return ST_RAISE(err, ST_EINVAL, "%s: missing field '%s'", c, ref_fields[i]);
+    int64_t tp, pp, mb, act, group, batch;
+    char sharding[32], recompute[32];
+    int rc;
+    if ((rc = json_str(cJSON_GetObjectItemCaseSensitive(o, "instances"), c, "instances",
+                       r->instances, sizeof r->instances, err)) ||
+        (rc = json_str(cJSON_GetObjectItemCaseSensitive(o, "source"), c, "source", r->source,
+                       sizeof r->source, err)) ||
+        (rc = json_int(cJSON_GetObjectItemCaseSensitive(o, "tp"), c, "tp", 65536, &tp, err)) ||
+        (rc = json_int(cJSON_GetObjectItemCaseSensitive(o, "pp"), c, "pp", PLAN_PP_MAX, &pp,
+                       err)) ||
+        (rc = json_int(cJSON_GetObjectItemCaseSensitive(o, "microbatches"), c, "microbatches",
+                       1 << 20, &mb, err)) ||
+        (rc = json_int(cJSON_GetObjectItemCaseSensitive(o, "active_microbatches"), c,
+                       "active_microbatches", 1 << 20, &act, err)) ||
+        (rc = json_int(cJSON_GetObjectItemCaseSensitive(o, "recompute_group"), c,
+                       "recompute_group", PLAN_MAX_LAYERS, &group, err)) ||
+        (rc = json_int(cJSON_GetObjectItemCaseSensitive(o, "batch_size"), c, "batch_size",
+                       (int64_t)1 << 40, &batch, err)) ||
+        (rc = json_bool(cJSON_GetObjectItemCaseSensitive(o, "prescaled_batch"), c,
+                        "prescaled_batch", &r->prescaled_batch, err)) ||
+        (rc = json_str(cJSON_GetObjectItemCaseSensitive(o, "sharding"), c, "sharding", sharding,
+                       sizeof sharding, err)) ||
+        (rc = json_str(cJSON_GetObjectItemCaseSensitive(o, "recompute"), c, "recompute",
+                       recompute, sizeof recompute, err)))
+        return rc;
+    plan_sharding sh;
+    plan_recompute re;
+    st_err inner = {0};
+    if (plan_sharding_parse(sharding, &sh, &inner) || plan_recompute_parse(recompute, &re, &inner))
+        return ST_RAISE(err, ST_EINVAL, "%s: %s", c, inner.msg);
+    r->tp = (int)tp;
+    r->pp = (int)pp;
+    r->microbatches = (int)mb;
+    r->active_microbatches = (int)act;
+    r->recompute_group = (int)group;
+    r->batch_size = batch;
+    r->sharding = (int)sh;
+    r->recompute = (int)re;
+    r->present = 1;
+    return ST_OK;
+}
+
 static int preset_parse(const cJSON *o, const char *ctx, plan_preset *p, st_err *err)
 {
     int rc;
@@ -250,6 +324,9 @@ static int preset_parse(const cJSON *o, const char *ctx, plan_preset *p, st_err 
         (rc = preset_nominal(o, ctx, &p->nominal_params, err)) ||
         (rc = preset_arch(o, ctx, &p->model.arch, err)) ||
         (rc = preset_shape(o, ctx, &p->model, err)))
+        return rc;
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(o, "reference");
+    if (ref && (rc = preset_ref(ref, ctx, &p->ref, err)))
         return rc;
     memcpy(p->model.name, p->key, sizeof p->model.name);
     return finish_in(&p->model, ctx, err);

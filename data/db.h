@@ -11,17 +11,19 @@
  * application, or was written by a newer schema is refused with a clear
  * error and never modified. Only prepared statements are used.
  *
- * Records are of four kinds: plan (a search: model, cluster, the ranked
+ * Records are of five kinds: plan (a search: model, cluster, the ranked
  * layouts and their predicted memory and time breakdowns), simulation (a
  * simulated step: summary and per-stage figures), run (a measured step from
  * the executor, or the published runs compared by `validate`, each with the
  * prediction beside it), calibration (the efficiency parameters fitted per
  * framework family and GPU chip, and how well each published source is
- * predicted with and without its own runs). Every record carries its
+ * predicted with and without its own runs), bench (this host measured by
+ * smdplan bench: GEMM rates, memory bandwidth, the transport between ranks,
+ * and the catalog entry made from them). Every record carries its
  * provenance (db_provenance); every row of the other tables belongs to one
  * record.
  *
- * The tables (schema version 3; data/db_schema.c has the full text):
+ * The tables (schema version 4; data/db_schema.c has the full text):
  *   records            id, kind, created_at, summary, provenance columns
  *   models             the model shape of a record (exact parameter counts)
  *   instance_types     the catalog entry as loaded (user overrides applied),
@@ -39,9 +41,13 @@
  *   simulations        sim_result summary and sim_config of a plan
  *   sim_stages         per pipeline rank: busy, bubble, peaks in flight ...
  *   sim_trace          every op of the step when the trace was kept
- *   runs               measured (executor) or published (validate) runs
- *   run_steps          per step: time by phase, loss
- *   run_ranks          per rank: peak memory
+ *   runs               measured (executor) or published (validate) runs;
+ *                      (version 4) an executed run's ranks, device, tokens/s,
+ *                      FLOPs, MFU, launch command, config and failure
+ *   run_steps          per step: time by phase, loss (version 4: the
+ *                      executor's phases, lr, gradient norm, measured or not)
+ *   run_ranks          per rank: peak memory (version 4: place in the layout,
+ *                      phase totals)
  *   calibrations       one fit: a framework family on a chip, or the chip's
  *                      pool (framework ""); rows, sources, errors
  *                      before/after, rejected and why (version 2: one GPU
@@ -50,6 +56,9 @@
  *                      (version 3) its standard error
  *   calibration_sources (version 3) one row per published source: its
  *                      error after the fit and held out of it
+ *   bench_hosts        (version 4) one per bench record: the host and the
+ *                      catalog entry made from its measurements
+ *   bench_gemm, bench_mem, bench_comm  (version 4) every measurement
  */
 #ifndef SMD_DB_H
 #define SMD_DB_H
@@ -61,11 +70,12 @@
 #include "planner/plan_calibrate.h"
 #include "planner/plan_validate.h"
 #include "sim/sim.h"
+#include "exec/exec_bench.h"
 
 typedef struct db db;
 
 /* Current schema version (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 
 /* PRAGMA application_id of a smdplan database ("SMDP"), so that another
  * application's SQLite file is refused rather than migrated. */
@@ -181,11 +191,26 @@ int db_record_calibration(db *d, const db_provenance *p, const char *file,
 typedef struct db_run_step {
     int step;
     double time_s;
-    double forward_s, backward_s, optimizer_s, comm_s;
+    double forward_s, backward_s, optimizer_s, comm_s; /* NAN or 0 when not measured */
     double loss;
+    /* schema version 4, recorded when phases is 1 (else NULL): the
+     * executor's phases (mean over ranks, RESULT.json's phases_s) */
+    int phases;
+    double compute_s, tp_comm_s, pp_wait_s, dp_comm_s;
+    double lr, grad_norm;
+    int measured;                /* 1: counted in the medians; 0: a warm-up step */
 } db_run_step;
 
-/* A measured run, as the executor reports it. Borrowed for the call. */
+/* One rank of an executed run (schema version 4). */
+typedef struct db_run_rank {
+    int rank, tp_rank, pp_rank, dp_rank;
+    double peak_mem_bytes;
+    double compute_s, tp_comm_s, pp_wait_s, dp_comm_s, optimizer_s; /* totals, measured steps */
+} db_run_rank;
+
+/* A measured run, as the executor reports it. Borrowed for the call. Fields
+ * after rank_peak_mem_bytes are schema version 4's; zero, NULL or NAN
+ * leaves their columns NULL. */
 typedef struct db_run {
     const char *status;          /* "ok", "failed", "timeout", "oom" */
     const char *error_text;      /* NULL or "" when none */
@@ -194,13 +219,70 @@ typedef struct db_run {
     int nsteps;
     const db_run_step *steps;
     int nranks;
-    const double *rank_peak_mem_bytes;
+    const double *rank_peak_mem_bytes; /* nranks values, or NULL (rank_stats has them) */
+
+    const db_run_rank *rank_stats; /* nranks entries, or NULL */
+    int ranks;                   /* ranks launched (tp x pp x dp) */
+    const char *device;          /* "cpu", "cuda" */
+    const char *transport;       /* "mpi", "nccl" */
+    int threads_per_rank;
+    const char *run_host;        /* where it ran */
+    double tokens_per_step, tokens_per_s;
+    double model_flops_per_step, hardware_flops_per_step;
+    double achieved_flops;       /* model FLOPs per step / step time, FLOP/s */
+    double peak_flops;           /* the device's peak x ranks, FLOP/s (MFU's denominator) */
+    double mfu;
+    const int *failed_rank;      /* NULL: none known */
+    const int *exit_status;      /* the launcher's (mpirun's) exit status; NULL: none */
+    int measured_steps;          /* steps in the median */
+    const char *launch_command;  /* the exact mpirun command */
+    const char *run_dir;         /* where CONFIG.json and RESULT.json are */
+    const char *config_json;     /* the CONFIG.json text it ran */
+    const char *scaled;          /* what --scale reduced ("layers 96 -> 4, ..."), or NULL */
+    int64_t plan_record_id;      /* the recorded plan it ran (0: layout flags) */
+    double simulated_step_s;     /* the simulator's step for the same layout on this
+                                  * host; 0 = not simulated */
 } db_run;
 
 /* A measured run of layout l of model m on cluster c (runs.source =
- * 'measured'), with the prediction beside it (est may be NULL). */
+ * 'measured'; c may be NULL for a host with no catalog entry: the plan then
+ * names run->run_host, 1 node of run->ranks, and no prediction is kept),
+ * with the prediction beside it (est may be NULL) and, when
+ * run->simulated_step_s > 0, the simulated step (plans.simulated_step_s and
+ * runs.simulated_step_s), so that compare joins the three. */
 int db_record_run(db *d, const db_provenance *p, const plan_model *m, const plan_cluster *c,
                   const plan_layout *l, const plan_estimate *est, const db_run *run, int64_t *id,
+                  st_err *err);
+
+/* What smdplan bench made of its measurements: the catalog entry for this
+ * host and the figures it took from them. Borrowed for the call. */
+typedef struct db_bench_entry {
+    const char *instance_name;   /* the catalog's instance type for this host */
+    const char *gpu_name;        /* its device entry */
+    const char *catalog_file;    /* where it was written (NULL: not written) */
+    const char *catalog_json;    /* the entry as written */
+    int threads_per_rank;
+    double peak_flops;           /* the device's peak: sgemm asymptote at threads_per_rank */
+    double gemm_dim_half, gemm_rms_log_err, misaligned_factor;
+    double hbm_bps;              /* triad bandwidth per rank */
+    double p2p_bps, p2p_latency_s; /* send/recv between two ranks (NAN: not measured) */
+    double allreduce_busbw_bps, allreduce_latency_s;
+} db_bench_entry;
+
+/* A bench record: this host's CPU measurements (cpu may be NULL), the
+ * transport's (comm may be NULL) and the entry made from them. One record
+ * of kind bench. */
+int db_record_bench(db *d, const db_provenance *p, const exec_bench_cpu *cpu,
+                    const exec_bench_comm *comm, const db_bench_entry *entry, int64_t *id,
+                    st_err *err);
+
+/* The measurements of a bench record (record_id > 0), or of the newest bench
+ * record that has them (0; host, if non-NULL, only that host's). cpu and
+ * comm (each may be NULL) get the measurements as recorded; *have_cpu and
+ * *have_comm (may be NULL) say which the record holds; *id (may be NULL)
+ * the record read. ST_ENOENT when there is no such record. */
+int db_bench_read(db *d, int64_t record_id, const char *host, exec_bench_cpu *cpu,
+                  int *have_cpu, exec_bench_comm *comm, int *have_comm, int64_t *id,
                   st_err *err);
 
 /* ---- reading ---- */
@@ -214,7 +296,7 @@ int db_kind_valid(const char *kind);
 /* One line of history. */
 typedef struct db_summary {
     int64_t id;
-    char kind[16];               /* "plan", "simulation", "run", "calibration" */
+    char kind[16];               /* "plan", "simulation", "run", "calibration", "bench" */
     char created_at[32];
     char summary[256];           /* one line: model, cluster, best layout, time */
     char command_line[256];      /* shortened with "..." when longer */

@@ -448,10 +448,14 @@ int db_open(const char *path, int mode, db **out, st_err *err)
         rc = exec_patient(d, "PRAGMA journal_mode = WAL", err);
         if (rc == ST_OK)
             rc = db__exec(d, "PRAGMA synchronous = NORMAL", err);
-        if (rc == ST_OK)
-            rc = db__exec(d, "PRAGMA foreign_keys = ON", err);
+        /* Migrations run before foreign keys are enforced: a step that
+         * makes a table again (version 4's records) drops the table the
+         * others reference, as SQLite's procedure for schema changes does
+         * with foreign keys off. */
         if (rc == ST_OK)
             rc = db__migrate(d, db__migrations, db__nmigrations, DB_SCHEMA_VERSION, err);
+        if (rc == ST_OK)
+            rc = db__exec(d, "PRAGMA foreign_keys = ON", err);
     }
     if (rc != ST_OK)
         goto fail;

@@ -20,7 +20,7 @@
 
 #include "data/db_int.h"
 
-const char *const db_kinds[] = {"plan", "simulation", "run", "calibration", NULL};
+const char *const db_kinds[] = {"plan", "simulation", "run", "calibration", "bench", NULL};
 
 int db_kind_valid(const char *kind)
 {
@@ -35,7 +35,7 @@ static int check_kind(db *d, const char *kind, st_err *err)
     if (!kind || db_kind_valid(kind))
         return ST_OK;
     return ST_RAISE(err, ST_EINVAL, "unknown record kind '%s'; allowed: plan, simulation, run, "
-                    "calibration", kind);
+                    "calibration, bench", kind);
 }
 
 static void copy(char *dst, size_t n, const unsigned char *src)
@@ -308,6 +308,27 @@ int db_show(db *d, int64_t id, cJSON **out, st_err *err)
         rc = attach(d, rec, "calibration_sources",
                     "SELECT * FROM calibration_sources WHERE record_id = ?1 ORDER BY id", skip,
                     err);
+
+    /* the bench tables exist from schema version 4 on */
+    if (rc == ST_OK && d->version >= 4)
+        rc = attach_one(d, rec, "bench", "SELECT * FROM bench_hosts WHERE record_id = ?1", id,
+                        skip, err);
+    cJSON *bench = cJSON_GetObjectItemCaseSensitive(rec, "bench");
+    if (rc == ST_OK && bench) {
+        static const char *const tables[][2] = {
+            {"gemm", "SELECT * FROM bench_gemm WHERE record_id = ?1 ORDER BY seq"},
+            {"mem", "SELECT * FROM bench_mem WHERE record_id = ?1 ORDER BY seq"},
+            {"comm", "SELECT * FROM bench_comm WHERE record_id = ?1 ORDER BY seq"},
+        };
+        for (size_t i = 0; rc == ST_OK && i < sizeof tables / sizeof tables[0]; i++) {
+            cJSON *rows = NULL;
+            rc = rows_json(d, tables[i][1], id, skip, &rows, err);
+            if (rc == ST_OK && cJSON_GetArraySize(rows) > 0)
+                cJSON_AddItemToObject(bench, tables[i][0], rows);
+            else
+                cJSON_Delete(rows);
+        }
+    }
 
     if (rc != ST_OK) {
         cJSON_Delete(rec);

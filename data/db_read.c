@@ -635,3 +635,126 @@ done:
     sqlite3_finalize(st);
     return rc;
 }
+
+/* ---- bench ---- */
+
+int db_bench_read(db *d, int64_t record_id, const char *host, exec_bench_cpu *cpu,
+                  int *have_cpu, exec_bench_comm *comm, int *have_comm, int64_t *id,
+                  st_err *err)
+{
+    if (have_cpu)
+        *have_cpu = 0;
+    if (have_comm)
+        *have_comm = 0;
+    if (d->version < 4)
+        return ST_RAISE(err, ST_ENOENT, "%s: no bench records (schema version %d; smdplan bench "
+                        "records from version 4)", d->path, d->version);
+    int rc = record_id > 0 ? db__record_exists(d, record_id, "read bench", err) : ST_OK;
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    rc = db__prepare(d,
+                     "SELECT b.record_id, b.host, b.cpu_model, b.blas, b.cores, b.mem_bytes,"
+                     " b.ranks, b.transport, b.threads_per_rank FROM bench_hosts b"
+                     " WHERE (?1 > 0 AND b.record_id = ?1) OR (?1 <= 0 AND (?2 IS NULL OR"
+                     " b.host = ?2)) ORDER BY b.record_id DESC LIMIT 1",
+                     &st, err);
+    if (rc != ST_OK)
+        return rc;
+    sqlite3_bind_int64(st, 1, record_id);
+    if (host)
+        sqlite3_bind_text(st, 2, host, -1, SQLITE_TRANSIENT);
+    int s = sqlite3_step(st);
+    if (s != SQLITE_ROW) {
+        rc = s == SQLITE_DONE
+                 ? (record_id > 0
+                        ? ST_RAISE(err, ST_ENOENT, "%s: record %lld is not a bench record", d->path,
+                                   (long long)record_id)
+                        : ST_RAISE(err, ST_ENOENT, "%s: no bench record%s%s (run smdplan bench)",
+                                   d->path, host ? " of host " : "", host ? host : ""))
+                 : db__fail(d, s, err, "read bench");
+        sqlite3_finalize(st);
+        return rc;
+    }
+    int64_t rec = sqlite3_column_int64(st, 0);
+    if (id)
+        *id = rec;
+    if (cpu) {
+        memset(cpu, 0, sizeof *cpu);
+        copy(cpu->host, sizeof cpu->host, sqlite3_column_text(st, 1));
+        copy(cpu->cpu_model, sizeof cpu->cpu_model, sqlite3_column_text(st, 2));
+        copy(cpu->blas, sizeof cpu->blas, sqlite3_column_text(st, 3));
+        cpu->cores = sqlite3_column_int(st, 4);
+        cpu->mem_bytes = sqlite3_column_double(st, 5);
+    }
+    if (comm) {
+        memset(comm, 0, sizeof *comm);
+        copy(comm->host, sizeof comm->host, sqlite3_column_text(st, 1));
+        comm->ranks = sqlite3_column_int(st, 6);
+        copy(comm->transport, sizeof comm->transport, sqlite3_column_text(st, 7));
+        comm->threads_per_rank = sqlite3_column_int(st, 8);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+
+    if (cpu) {
+        rc = db__prepare(d, "SELECT threads, m, n, k, reps, time_s, achieved_flops FROM bench_gemm"
+                            " WHERE record_id = ?1 ORDER BY seq", &st, err);
+        if (rc == ST_OK)
+            sqlite3_bind_int64(st, 1, rec);
+        while (rc == ST_OK && (s = sqlite3_step(st)) == SQLITE_ROW && cpu->ngemm < EXEC_BENCH_GEMM_MAX)
+            cpu->gemm[cpu->ngemm++] = (exec_bench_gemm){
+                sqlite3_column_int(st, 0),    sqlite3_column_int64(st, 1),
+                sqlite3_column_int64(st, 2),  sqlite3_column_int64(st, 3),
+                sqlite3_column_int(st, 4),    sqlite3_column_double(st, 5),
+                sqlite3_column_double(st, 6)};
+        if (rc == ST_OK && s != SQLITE_ROW && s != SQLITE_DONE)
+            rc = db__fail(d, s, err, "read bench_gemm");
+        sqlite3_finalize(st);
+        st = NULL;
+        if (rc == ST_OK)
+            rc = db__prepare(d, "SELECT threads, array_bytes, reps, time_s, triad_bps FROM"
+                                " bench_mem WHERE record_id = ?1 ORDER BY seq", &st, err);
+        if (rc == ST_OK)
+            sqlite3_bind_int64(st, 1, rec);
+        while (rc == ST_OK && (s = sqlite3_step(st)) == SQLITE_ROW &&
+               cpu->nmem < EXEC_BENCH_THREADS_MAX) {
+            exec_bench_mem *m = &cpu->mem[cpu->nmem++];
+            *m = (exec_bench_mem){sqlite3_column_int(st, 0), sqlite3_column_double(st, 1),
+                                  sqlite3_column_int(st, 2), sqlite3_column_double(st, 3),
+                                  sqlite3_column_double(st, 4)};
+            /* the thread counts measured, as the triad rows list them */
+            if (cpu->nthreads < EXEC_BENCH_THREADS_MAX)
+                cpu->threads[cpu->nthreads++] = m->threads;
+        }
+        if (rc == ST_OK && s != SQLITE_ROW && s != SQLITE_DONE)
+            rc = db__fail(d, s, err, "read bench_mem");
+        sqlite3_finalize(st);
+        st = NULL;
+        if (rc == ST_OK && have_cpu)
+            *have_cpu = cpu->ngemm > 0 || cpu->nmem > 0;
+    }
+    if (comm && rc == ST_OK) {
+        rc = db__prepare(d, "SELECT op, ranks, bytes, iters, time_s, algbw_bps, busbw_bps FROM"
+                            " bench_comm WHERE record_id = ?1 ORDER BY seq", &st, err);
+        if (rc == ST_OK)
+            sqlite3_bind_int64(st, 1, rec);
+        while (rc == ST_OK && (s = sqlite3_step(st)) == SQLITE_ROW && comm->n < EXEC_BENCH_COLL_MAX) {
+            exec_bench_coll *c = &comm->v[comm->n++];
+            memset(c, 0, sizeof *c);
+            copy(c->op, sizeof c->op, sqlite3_column_text(st, 0));
+            c->ranks = sqlite3_column_int(st, 1);
+            c->bytes = sqlite3_column_double(st, 2);
+            c->iters = sqlite3_column_int(st, 3);
+            c->time_s = sqlite3_column_double(st, 4);
+            c->algbw_bps = sqlite3_column_double(st, 5);
+            c->busbw_bps = sqlite3_column_double(st, 6);
+        }
+        if (rc == ST_OK && s != SQLITE_ROW && s != SQLITE_DONE)
+            rc = db__fail(d, s, err, "read bench_comm");
+        sqlite3_finalize(st);
+        if (rc == ST_OK && have_comm)
+            *have_comm = comm->n > 0;
+    }
+    return rc;
+}

@@ -671,24 +671,123 @@ typedef struct run_ctx {
     const db_run *run;
 } run_ctx;
 
+/* NAN binds NULL: a zero that means "not given" becomes NAN. */
+static double given(double v)
+{
+    return v != 0 ? v : NAN;
+}
+
+static void b_int_ptr(db__ins *s, const int *v)
+{
+    if (v)
+        db__b_i64(s, *v);
+    else
+        db__b_null(s);
+}
+
+/* Columns of runs that schema version 4 added. */
+#define RUN_COLS_V4                                                                              \
+    "nranks, device, transport, threads_per_rank, run_host, tokens_per_step, tokens_per_s, "    \
+    "model_flops_per_step, hardware_flops_per_step, achieved_flops, peak_flops, mfu, "          \
+    "failed_rank, exit_status, measured_steps, launch_command, run_dir, config_json, scaled, "   \
+    "plan_record_id"
+
+static int run_steps_insert(db *d, int64_t rid, const db_run *u, st_err *err)
+{
+    if (u->nsteps <= 0 || !u->steps)
+        return ST_OK;
+    db__ins t;
+    int rc = db__ins_prepare(d, &t, "run_steps",
+                             "run_id, step, time_s, forward_s, backward_s, optimizer_s, comm_s, "
+                             "loss, compute_s, tp_comm_s, pp_wait_s, dp_comm_s, lr, grad_norm, "
+                             "measured",
+                             NULL, 0, err);
+    for (int i = 0; rc == ST_OK && i < u->nsteps; i++) {
+        const db_run_step *st = &u->steps[i];
+        db__b_i64(&t, rid);
+        db__b_i64(&t, st->step);
+        db__b_dbl(&t, st->time_s);
+        db__b_dbl(&t, st->forward_s);
+        db__b_dbl(&t, st->backward_s);
+        db__b_dbl(&t, st->optimizer_s);
+        db__b_dbl(&t, st->comm_s);
+        db__b_dbl(&t, st->loss);
+        if (st->phases) {
+            db__b_dbl(&t, st->compute_s);
+            db__b_dbl(&t, st->tp_comm_s);
+            db__b_dbl(&t, st->pp_wait_s);
+            db__b_dbl(&t, st->dp_comm_s);
+            db__b_dbl(&t, st->lr);
+            db__b_dbl(&t, st->grad_norm);
+            db__b_i64(&t, st->measured);
+        } else {
+            for (int k = 0; k < 7; k++)
+                db__b_null(&t);
+        }
+        rc = db__ins_step(d, &t, NULL, err);
+    }
+    db__ins_finalize(&t);
+    return rc;
+}
+
+static int run_ranks_insert(db *d, int64_t rid, const db_run *u, st_err *err)
+{
+    if (u->nranks <= 0 || (!u->rank_stats && !u->rank_peak_mem_bytes))
+        return ST_OK;
+    db__ins t;
+    int rc = db__ins_prepare(d, &t, "run_ranks",
+                             "run_id, rank, peak_mem_bytes, tp_rank, pp_rank, dp_rank, compute_s, "
+                             "tp_comm_s, pp_wait_s, dp_comm_s, optimizer_s",
+                             NULL, 0, err);
+    for (int i = 0; rc == ST_OK && i < u->nranks; i++) {
+        db__b_i64(&t, rid);
+        if (u->rank_stats) {
+            const db_run_rank *k = &u->rank_stats[i];
+            db__b_i64(&t, k->rank);
+            db__b_dbl(&t, k->peak_mem_bytes);
+            db__b_i64(&t, k->tp_rank);
+            db__b_i64(&t, k->pp_rank);
+            db__b_i64(&t, k->dp_rank);
+            db__b_dbl(&t, k->compute_s);
+            db__b_dbl(&t, k->tp_comm_s);
+            db__b_dbl(&t, k->pp_wait_s);
+            db__b_dbl(&t, k->dp_comm_s);
+            db__b_dbl(&t, k->optimizer_s);
+        } else {
+            db__b_i64(&t, i);
+            db__b_dbl(&t, u->rank_peak_mem_bytes[i]);
+            for (int k = 0; k < 8; k++)
+                db__b_null(&t);
+        }
+        rc = db__ins_step(d, &t, NULL, err);
+    }
+    db__ins_finalize(&t);
+    return rc;
+}
+
 static int run_body(db *d, int64_t rec, void *vctx, st_err *err)
 {
     run_ctx *x = vctx;
     const db_run *u = x->run;
     int64_t mid = 0, iid = 0, pid = 0, rid = 0;
+    double sim = u->simulated_step_s > 0 ? u->simulated_step_s : 0;
     int rc = insert_model(d, rec, x->m, &mid, err);
-    if (rc == ST_OK)
+    if (rc == ST_OK && x->c)
         rc = insert_cluster(d, rec, x->c, &iid, err);
+    /* no catalog entry for the host it ran on: the plan names the host */
+    const char *inst = x->c ? x->c->inst->name : u->run_host ? u->run_host : "";
+    int nodes = x->c ? x->c->nodes : 1;
+    int gpus = x->c ? x->c->gpus : u->ranks > 0 ? u->ranks : 1;
     if (rc == ST_OK)
-        rc = insert_plan(d, rec, mid, iid, "measured", 1, x->m, x->c->inst->name, x->c->nodes,
-                         x->c->gpus, x->l, 0, &pid, err);
-    if (rc == ST_OK && x->est)
+        rc = insert_plan(d, rec, mid, iid, "measured", 1, x->m, inst, nodes, gpus, x->l, sim, &pid,
+                         err);
+    if (rc == ST_OK && x->est && x->c)
         rc = insert_prediction(d, rec, pid, x->est, x->m, x->c, x->l, err);
-    db__ins s, t;
+    db__ins s;
     memset(&s, 0, sizeof s);
-    memset(&t, 0, sizeof t);
     if (rc == ST_OK)
-        rc = db__ins_prepare(d, &s, "runs", "record_id, plan_id, model_id, " RUN_COLS, NULL, 0,
+        rc = db__ins_prepare(d, &s, "runs",
+                             "record_id, plan_id, model_id, " RUN_COLS ", " RUN_COLS_V4, NULL, 0,
                              err);
     if (rc == ST_OK) {
         double pred = x->est ? x->est->time.step_s : NAN;
@@ -705,45 +804,59 @@ static int run_body(db *d, int64_t rec, void *vctx, st_err *err)
         db__b_null(&s);
         db__b_dbl(&s, meas);
         db__b_dbl(&s, pred);
-        db__b_null(&s);
+        db__b_dbl(&s, sim > 0 ? sim : NAN);
         db__b_dbl(&s, db_error_pct(pred, meas));
         double peak = NAN;
-        for (int i = 0; i < u->nranks && u->rank_peak_mem_bytes; i++)
-            if (peak != peak || u->rank_peak_mem_bytes[i] > peak)
-                peak = u->rank_peak_mem_bytes[i];
+        for (int i = 0; i < u->nranks; i++) {
+            double v = u->rank_stats ? u->rank_stats[i].peak_mem_bytes
+                       : u->rank_peak_mem_bytes ? u->rank_peak_mem_bytes[i] : NAN;
+            if (peak != peak || v > peak)
+                peak = v;
+        }
         db__b_dbl(&s, peak);
         db__b_dbl(&s, x->est ? x->est->mem.total_bytes : NAN);
         db__b_dbl(&s, x->est ? db_error_pct(x->est->mem.total_bytes, peak) : NAN);
         db__b_i64(&s, u->nsteps);
+        /* version 4 */
+        if (u->ranks > 0)
+            db__b_i64(&s, u->ranks);
+        else
+            db__b_null(&s);
+        db__b_txt(&s, u->device);
+        db__b_txt(&s, u->transport);
+        if (u->threads_per_rank > 0)
+            db__b_i64(&s, u->threads_per_rank);
+        else
+            db__b_null(&s);
+        db__b_txt(&s, u->run_host);
+        db__b_dbl(&s, given(u->tokens_per_step));
+        db__b_dbl(&s, given(u->tokens_per_s));
+        db__b_dbl(&s, given(u->model_flops_per_step));
+        db__b_dbl(&s, given(u->hardware_flops_per_step));
+        db__b_dbl(&s, given(u->achieved_flops));
+        db__b_dbl(&s, given(u->peak_flops));
+        db__b_dbl(&s, given(u->mfu));
+        b_int_ptr(&s, u->failed_rank);
+        b_int_ptr(&s, u->exit_status);
+        if (u->ranks > 0)
+            db__b_i64(&s, u->measured_steps);
+        else
+            db__b_null(&s);
+        db__b_txt(&s, u->launch_command);
+        db__b_txt(&s, u->run_dir);
+        db__b_txt(&s, u->config_json);
+        db__b_txt(&s, u->scaled && *u->scaled ? u->scaled : NULL);
+        if (u->plan_record_id > 0)
+            db__b_i64(&s, u->plan_record_id);
+        else
+            db__b_null(&s);
         rc = db__ins_step(d, &s, &rid, err);
     }
-    if (rc == ST_OK && u->nsteps > 0 && u->steps)
-        rc = db__ins_prepare(d, &t, "run_steps",
-                             "run_id, step, time_s, forward_s, backward_s, optimizer_s, comm_s, loss",
-                             NULL, 0, err);
-    for (int i = 0; rc == ST_OK && u->steps && i < u->nsteps; i++) {
-        const db_run_step *st = &u->steps[i];
-        db__b_i64(&t, rid);
-        db__b_i64(&t, st->step);
-        db__b_dbl(&t, st->time_s);
-        db__b_dbl(&t, st->forward_s);
-        db__b_dbl(&t, st->backward_s);
-        db__b_dbl(&t, st->optimizer_s);
-        db__b_dbl(&t, st->comm_s);
-        db__b_dbl(&t, st->loss);
-        rc = db__ins_step(d, &t, NULL, err);
-    }
-    db__ins_finalize(&t);
-    if (rc == ST_OK && u->nranks > 0 && u->rank_peak_mem_bytes)
-        rc = db__ins_prepare(d, &t, "run_ranks", "run_id, rank, peak_mem_bytes", NULL, 0, err);
-    for (int i = 0; rc == ST_OK && u->rank_peak_mem_bytes && i < u->nranks; i++) {
-        db__b_i64(&t, rid);
-        db__b_i64(&t, i);
-        db__b_dbl(&t, u->rank_peak_mem_bytes[i]);
-        rc = db__ins_step(d, &t, NULL, err);
-    }
-    db__ins_finalize(&t);
     db__ins_finalize(&s);
+    if (rc == ST_OK)
+        rc = run_steps_insert(d, rid, u, err);
+    if (rc == ST_OK)
+        rc = run_ranks_insert(d, rid, u, err);
     return rc;
 }
 
@@ -754,14 +867,172 @@ int db_record_run(db *d, const db_provenance *p, const plan_model *m, const plan
     char sum[256] = "", ml[96], lay[128];
     model_label(m, ml, sizeof ml);
     db__layout_label(l, lay, sizeof lay);
-    db__catf(sum, sizeof sum, "%s on %d x %s: %s: run %s", ml, c->nodes, c->inst->name, lay,
-             run->status ? run->status : "ok");
+    if (c)
+        db__catf(sum, sizeof sum, "%s on %d x %s: %s: run %s", ml, c->nodes, c->inst->name, lay,
+                 run->status ? run->status : "ok");
+    else
+        db__catf(sum, sizeof sum, "%s on %s: %s: run %s", ml,
+                 run->run_host ? run->run_host : "an unknown host", lay,
+                 run->status ? run->status : "ok");
+    if (run->ranks > 0)
+        db__catf(sum, sizeof sum, " (%d ranks)", run->ranks);
     if (run->measured_step_s > 0)
         db__catf(sum, sizeof sum, ", measured %.3f s/step", run->measured_step_s);
     if (est && run->measured_step_s > 0)
-        db__catf(sum, sizeof sum, " (predicted %.3f s)", est->time.step_s);
+        db__catf(sum, sizeof sum, " (predicted %.3f s", est->time.step_s);
+    if (est && run->measured_step_s > 0 && run->simulated_step_s > 0)
+        db__catf(sum, sizeof sum, ", simulated %.3f s", run->simulated_step_s);
+    if (est && run->measured_step_s > 0)
+        db__catf(sum, sizeof sum, ")");
+    if (run->error_text && *run->error_text)
+        db__catf(sum, sizeof sum, ": %s", run->error_text);
     run_ctx x = {m, c, l, est, run};
     return in_transaction(d, p, "run", sum, run_body, &x, id, err);
+}
+
+/* ---- bench ---- */
+
+typedef struct bench_ctx {
+    const exec_bench_cpu *cpu;
+    const exec_bench_comm *comm;
+    const db_bench_entry *e;
+} bench_ctx;
+
+static int bench_body(db *d, int64_t rec, void *vctx, st_err *err)
+{
+    const bench_ctx *x = vctx;
+    const db_bench_entry *e = x->e;
+    db__ins s;
+    int rc = db__ins_prepare(d, &s, "bench_hosts",
+                             "record_id, host, cpu_model, blas, cores, mem_bytes, threads_per_rank,"
+                             " ranks, transport, instance_name, gpu_name, catalog_file,"
+                             " catalog_json, peak_flops, gemm_dim_half, gemm_rms_log_err,"
+                             " misaligned_factor, hbm_bps, p2p_bps, p2p_latency_s,"
+                             " allreduce_busbw_bps, allreduce_latency_s",
+                             NULL, 0, err);
+    if (rc == ST_OK) {
+        db__b_i64(&s, rec);
+        db__b_txt(&s, x->cpu ? x->cpu->host : x->comm ? x->comm->host : NULL);
+        db__b_txt(&s, x->cpu ? x->cpu->cpu_model : NULL);
+        db__b_txt(&s, x->cpu ? x->cpu->blas : NULL);
+        if (x->cpu) {
+            db__b_i64(&s, x->cpu->cores);
+            db__b_dbl(&s, x->cpu->mem_bytes);
+        } else {
+            db__b_null(&s);
+            db__b_null(&s);
+        }
+        if (e && e->threads_per_rank > 0)
+            db__b_i64(&s, e->threads_per_rank);
+        else
+            db__b_null(&s);
+        if (x->comm) {
+            db__b_i64(&s, x->comm->ranks);
+            db__b_txt(&s, x->comm->transport);
+        } else {
+            db__b_null(&s);
+            db__b_null(&s);
+        }
+        db__b_txt(&s, e ? e->instance_name : NULL);
+        db__b_txt(&s, e ? e->gpu_name : NULL);
+        db__b_txt(&s, e ? e->catalog_file : NULL);
+        db__b_txt(&s, e ? e->catalog_json : NULL);
+        const double nan = NAN;
+        const double *v[] = {e ? &e->peak_flops : &nan, e ? &e->gemm_dim_half : &nan,
+                             e ? &e->gemm_rms_log_err : &nan, e ? &e->misaligned_factor : &nan,
+                             e ? &e->hbm_bps : &nan, e ? &e->p2p_bps : &nan,
+                             e ? &e->p2p_latency_s : &nan, e ? &e->allreduce_busbw_bps : &nan,
+                             e ? &e->allreduce_latency_s : &nan};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            db__b_dbl(&s, *v[i]);
+        rc = db__ins_step(d, &s, NULL, err);
+    }
+    db__ins_finalize(&s);
+    if (rc == ST_OK && x->cpu && x->cpu->ngemm > 0) {
+        rc = db__ins_prepare(d, &s, "bench_gemm",
+                             "record_id, seq, threads, m, n, k, reps, time_s, achieved_flops",
+                             NULL, 0, err);
+        for (int i = 0; rc == ST_OK && i < x->cpu->ngemm; i++) {
+            const exec_bench_gemm *g = &x->cpu->gemm[i];
+            db__b_i64(&s, rec);
+            db__b_i64(&s, i);
+            db__b_i64(&s, g->threads);
+            db__b_i64(&s, g->m);
+            db__b_i64(&s, g->n);
+            db__b_i64(&s, g->k);
+            db__b_i64(&s, g->reps);
+            db__b_dbl(&s, g->time_s);
+            db__b_dbl(&s, g->flops);
+            rc = db__ins_step(d, &s, NULL, err);
+        }
+        db__ins_finalize(&s);
+    }
+    if (rc == ST_OK && x->cpu && x->cpu->nmem > 0) {
+        rc = db__ins_prepare(d, &s, "bench_mem",
+                             "record_id, seq, threads, array_bytes, reps, time_s, triad_bps", NULL,
+                             0, err);
+        for (int i = 0; rc == ST_OK && i < x->cpu->nmem; i++) {
+            const exec_bench_mem *m = &x->cpu->mem[i];
+            db__b_i64(&s, rec);
+            db__b_i64(&s, i);
+            db__b_i64(&s, m->threads);
+            db__b_dbl(&s, m->array_bytes);
+            db__b_i64(&s, m->reps);
+            db__b_dbl(&s, m->time_s);
+            db__b_dbl(&s, m->triad_bps);
+            rc = db__ins_step(d, &s, NULL, err);
+        }
+        db__ins_finalize(&s);
+    }
+    if (rc == ST_OK && x->comm && x->comm->n > 0) {
+        rc = db__ins_prepare(d, &s, "bench_comm",
+                             "record_id, seq, transport, op, ranks, bytes, iters, time_s,"
+                             " algbw_bps, busbw_bps",
+                             NULL, 0, err);
+        for (int i = 0; rc == ST_OK && i < x->comm->n; i++) {
+            const exec_bench_coll *c = &x->comm->v[i];
+            db__b_i64(&s, rec);
+            db__b_i64(&s, i);
+            db__b_txt(&s, x->comm->transport);
+            db__b_txt(&s, c->op);
+            db__b_i64(&s, c->ranks);
+            db__b_dbl(&s, c->bytes);
+            db__b_i64(&s, c->iters);
+            db__b_dbl(&s, c->time_s);
+            db__b_dbl(&s, c->algbw_bps);
+            db__b_dbl(&s, c->busbw_bps);
+            rc = db__ins_step(d, &s, NULL, err);
+        }
+        db__ins_finalize(&s);
+    }
+    return rc;
+}
+
+int db_record_bench(db *d, const db_provenance *p, const exec_bench_cpu *cpu,
+                    const exec_bench_comm *comm, const db_bench_entry *entry, int64_t *id,
+                    st_err *err)
+{
+    if (!cpu && !comm)
+        return ST_RAISE(err, ST_EINVAL, "bench record: no measurements");
+    char sum[256] = "";
+    const char *host = cpu ? cpu->host : comm->host;
+    db__catf(sum, sizeof sum, "bench %s:", host);
+    if (cpu)
+        db__catf(sum, sizeof sum, " %d cores", cpu->cores);
+    if (entry && entry->peak_flops > 0)
+        db__catf(sum, sizeof sum, ", sgemm %.1f GFLOP/s per rank (%d thread%s)",
+                 entry->peak_flops / 1e9, entry->threads_per_rank,
+                 entry->threads_per_rank == 1 ? "" : "s");
+    if (entry && entry->hbm_bps > 0)
+        db__catf(sum, sizeof sum, ", triad %.1f GB/s per rank", entry->hbm_bps / 1e9);
+    if (comm)
+        db__catf(sum, sizeof sum, ", %s over %d ranks", comm->transport, comm->ranks);
+    if (entry && entry->allreduce_busbw_bps > 0)
+        db__catf(sum, sizeof sum, ": all-reduce busbw %.2f GB/s", entry->allreduce_busbw_bps / 1e9);
+    if (entry && entry->instance_name && *entry->instance_name)
+        db__catf(sum, sizeof sum, "; catalog entry %s", entry->instance_name);
+    bench_ctx x = {cpu, comm, entry};
+    return in_transaction(d, p, "bench", sum, bench_body, &x, id, err);
 }
 
 /* ---- calibration ---- */

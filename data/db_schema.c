@@ -224,10 +224,120 @@ static const char schema_v3[] =
     " mean_abs_err_pct REAL, loso_mean_abs_err_pct REAL, loso_basis TEXT);"
     "CREATE INDEX calibration_sources_record ON calibration_sources (record_id, id);";
 
+/* Version 3 -> 4: the executor's runs and the host benchmark.
+ *
+ * records takes a fifth kind, 'bench' (smdplan bench: this host measured).
+ * SQLite cannot change a CHECK constraint in place, so the table is made
+ * again the way SQLite's documentation says ("Making Other Kinds Of Table
+ * Schema Changes", sqlite.org/lang_altertable.html): a new table, every row
+ * copied, the old one dropped, the new one renamed, its index made again.
+ * db_open applies migrations before it turns foreign keys on, as that
+ * procedure requires; the other tables' REFERENCES records (id) name the
+ * table, which exists again under that name when the step commits.
+ *
+ * A measured run (runs.source 'measured') keeps what the executor reported
+ * and what smdplan derived from it: ranks (nranks), device, transport and threads
+ * per rank, the host it ran on, tokens per step and per second, the model
+ * and hardware FLOPs per step, the achieved model FLOP/s, the peak it is
+ * measured against (the device's peak x ranks) and the MFU, the rank that
+ * failed and the launcher's exit status, the measured steps, the exact
+ * launch command, the run directory, the CONFIG.json it ran and what was
+ * reduced from the plan (--scale), and the record of the plan it ran.
+ * run_steps gain the contract's phases (compute, TP comm, PP wait, DP comm;
+ * optimizer_s was there), the learning rate, the gradient norm and whether
+ * the step counts in the medians; run_ranks each rank's place in the
+ * layout and its phase totals. The bench tables hold a bench record's
+ * host, every GEMM and triad measurement, every collective measurement and
+ * the catalog entry made from them. Rows recorded under version 3 keep
+ * NULL in the new columns. */
+static const char schema_v4[] =
+    "CREATE TABLE records_v4 ("
+    " id INTEGER PRIMARY KEY,"
+    " kind TEXT NOT NULL CHECK (kind IN ('plan', 'simulation', 'run', 'calibration', 'bench')),"
+    " created_at TEXT NOT NULL,"
+    " summary TEXT NOT NULL,"
+    " command_line TEXT NOT NULL,"
+    " tool_version TEXT NOT NULL,"
+    " git_rev TEXT NOT NULL,"
+    " build_features TEXT NOT NULL,"
+    " library_versions TEXT NOT NULL,"
+    " host TEXT NOT NULL);"
+    "INSERT INTO records_v4 (id, kind, created_at, summary, command_line, tool_version, git_rev,"
+    " build_features, library_versions, host)"
+    " SELECT id, kind, created_at, summary, command_line, tool_version, git_rev,"
+    " build_features, library_versions, host FROM records;"
+    "DROP TABLE records;"
+    "ALTER TABLE records_v4 RENAME TO records;"
+    "CREATE INDEX records_kind ON records (kind, id);"
+
+    "ALTER TABLE runs ADD COLUMN nranks INTEGER;"
+    "ALTER TABLE runs ADD COLUMN device TEXT;"
+    "ALTER TABLE runs ADD COLUMN transport TEXT;"
+    "ALTER TABLE runs ADD COLUMN threads_per_rank INTEGER;"
+    "ALTER TABLE runs ADD COLUMN run_host TEXT;"
+    "ALTER TABLE runs ADD COLUMN tokens_per_step REAL;"
+    "ALTER TABLE runs ADD COLUMN tokens_per_s REAL;"
+    "ALTER TABLE runs ADD COLUMN model_flops_per_step REAL;"
+    "ALTER TABLE runs ADD COLUMN hardware_flops_per_step REAL;"
+    "ALTER TABLE runs ADD COLUMN achieved_flops REAL;"
+    "ALTER TABLE runs ADD COLUMN peak_flops REAL;"
+    "ALTER TABLE runs ADD COLUMN mfu REAL;"
+    "ALTER TABLE runs ADD COLUMN failed_rank INTEGER;"
+    "ALTER TABLE runs ADD COLUMN exit_status INTEGER;"
+    "ALTER TABLE runs ADD COLUMN measured_steps INTEGER;"
+    "ALTER TABLE runs ADD COLUMN launch_command TEXT;"
+    "ALTER TABLE runs ADD COLUMN run_dir TEXT;"
+    "ALTER TABLE runs ADD COLUMN config_json TEXT;"
+    "ALTER TABLE runs ADD COLUMN scaled TEXT;"
+    "ALTER TABLE runs ADD COLUMN plan_record_id INTEGER;"
+    "ALTER TABLE run_steps ADD COLUMN compute_s REAL;"
+    "ALTER TABLE run_steps ADD COLUMN tp_comm_s REAL;"
+    "ALTER TABLE run_steps ADD COLUMN pp_wait_s REAL;"
+    "ALTER TABLE run_steps ADD COLUMN dp_comm_s REAL;"
+    "ALTER TABLE run_steps ADD COLUMN lr REAL;"
+    "ALTER TABLE run_steps ADD COLUMN grad_norm REAL;"
+    "ALTER TABLE run_steps ADD COLUMN measured INTEGER;"
+    "ALTER TABLE run_ranks ADD COLUMN tp_rank INTEGER;"
+    "ALTER TABLE run_ranks ADD COLUMN pp_rank INTEGER;"
+    "ALTER TABLE run_ranks ADD COLUMN dp_rank INTEGER;"
+    "ALTER TABLE run_ranks ADD COLUMN compute_s REAL;"
+    "ALTER TABLE run_ranks ADD COLUMN tp_comm_s REAL;"
+    "ALTER TABLE run_ranks ADD COLUMN pp_wait_s REAL;"
+    "ALTER TABLE run_ranks ADD COLUMN dp_comm_s REAL;"
+    "ALTER TABLE run_ranks ADD COLUMN optimizer_s REAL;"
+
+    "CREATE TABLE bench_hosts ("
+    " record_id INTEGER PRIMARY KEY REFERENCES records (id),"
+    " host TEXT, cpu_model TEXT, blas TEXT, cores INTEGER, mem_bytes REAL,"
+    " threads_per_rank INTEGER, ranks INTEGER, transport TEXT,"
+    " instance_name TEXT, gpu_name TEXT, catalog_file TEXT, catalog_json TEXT,"
+    " peak_flops REAL, gemm_dim_half REAL, gemm_rms_log_err REAL, misaligned_factor REAL,"
+    " hbm_bps REAL, p2p_bps REAL, p2p_latency_s REAL, allreduce_busbw_bps REAL,"
+    " allreduce_latency_s REAL);"
+
+    "CREATE TABLE bench_gemm ("
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " seq INTEGER NOT NULL, threads INTEGER, m INTEGER, n INTEGER, k INTEGER, reps INTEGER,"
+    " time_s REAL, achieved_flops REAL,"
+    " PRIMARY KEY (record_id, seq)) WITHOUT ROWID;"
+
+    "CREATE TABLE bench_mem ("
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " seq INTEGER NOT NULL, threads INTEGER, array_bytes REAL, reps INTEGER, time_s REAL,"
+    " triad_bps REAL,"
+    " PRIMARY KEY (record_id, seq)) WITHOUT ROWID;"
+
+    "CREATE TABLE bench_comm ("
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " seq INTEGER NOT NULL, transport TEXT, op TEXT, ranks INTEGER, bytes REAL, iters INTEGER,"
+    " time_s REAL, algbw_bps REAL, busbw_bps REAL,"
+    " PRIMARY KEY (record_id, seq)) WITHOUT ROWID;";
+
 const db__migration db__migrations[] = {
     {0, schema_v1},
     {1, schema_v2},
     {2, schema_v3},
+    {3, schema_v4},
 };
 const int db__nmigrations = (int)(sizeof db__migrations / sizeof db__migrations[0]);
 

@@ -4,6 +4,11 @@
  */
 #include "exec/exec.h"
 
+#include <stddef.h>
+#include <string.h>
+
+#include "exec/exec_dev_int.h"
+#include "exec/exec_int.h"
 #include "smd_config.h"
 
 #if HAVE_CUDA
@@ -31,4 +36,52 @@ exec_features exec_features_built(void)
 const char *exec_features_str(void)
 {
     return F_CUDA " " F_NCCL " " F_MPI;
+}
+
+/* The transports of this build, the first the default for one rank. */
+static const exec_comm_ops *const transports[] = {
+#if HAVE_MPI
+    &exec_comm_mpi_ops,
+#endif
+    &exec_comm_self_ops,
+};
+
+#define NTRANSPORTS (sizeof transports / sizeof transports[0])
+
+const exec_comm_ops *exec_comm_find(const char *name)
+{
+    for (size_t i = 0; name && i < NTRANSPORTS; i++)
+        if (strcmp(transports[i]->name, name) == 0)
+            return transports[i];
+    return NULL;
+}
+
+const char *exec_comm_names(void)
+{
+#if HAVE_MPI
+    return "mpi self";
+#else
+    return "self";
+#endif
+}
+
+/* The devices of this build, by name. */
+static const exec_dev_ops *const devices[] = {
+    &exec_dev_cpu_ops,
+    &exec_dev_cpu64_ops,
+};
+
+#define NDEVICES (sizeof devices / sizeof devices[0])
+
+const exec_dev_ops *exec_dev_find(const char *name)
+{
+    for (size_t i = 0; name && i < NDEVICES; i++)
+        if (strcmp(devices[i]->name, name) == 0)
+            return devices[i];
+    return NULL;
+}
+
+const char *exec_dev_names(void)
+{
+    return "cpu cpu64";
 }

@@ -121,12 +121,32 @@ double plan_model_train_flops_per_token(const plan_model *m);
 /* Model presets (published shapes), read from data/models.json by data/     */
 /* ------------------------------------------------------------------------ */
 
+/* The layout a preset's publisher trained it with, where one is published
+ * (SageMaker model parallel's reference configurations): the cluster, the
+ * knobs, and the batch the training script read. Layout enums are declared
+ * below; they are stored here as their int values. */
+typedef struct plan_preset_ref {
+    int present;                 /* 0: the preset publishes no layout */
+    char instances[64];          /* the cluster as --instances takes it: "16xp4d.24xlarge" */
+    int tp, pp;
+    int microbatches;            /* SMP microbatches (its default 1) */
+    int active_microbatches;     /* SMP active_microbatches (its default partitions + 2) */
+    int sharding;                /* plan_sharding */
+    int recompute;               /* plan_recompute */
+    int recompute_group;         /* layers per checkpoint (SMP's "each transformer layer": 1) */
+    int prescaled_batch;         /* SMP prescaled_batch */
+    int64_t batch_size;          /* the training script's batch: per model-parallel group
+                                  * with prescaled_batch, else per rank */
+    char source[PLAN_SOURCE_MAX];
+} plan_preset_ref;
+
 typedef struct plan_preset {
     char key[PLAN_NAME_MAX];    /* "gpt3-175b" */
     char family[32];            /* "gpt3", "megatron", "smp", "llama" */
     char label[32];             /* nominal size as published: "175B", "1.3B" */
     double nominal_params;      /* 175e9 */
     plan_model model;           /* finished shape */
+    plan_preset_ref ref;        /* the publisher's layout, if any */
 } plan_preset;
 
 typedef struct plan_presets {
@@ -414,6 +434,15 @@ int plan_sharding_parse(const char *s, plan_sharding *out, st_err *err);
 /* "cluster" -> "DPT", "spread" -> "TPD", or a permutation of D, P, T. */
 int plan_placement_parse(const char *s, char out[4], st_err *err);
 
+/* Transformer layers of every pipeline rank of l (out[0 .. l->pp - 1]): the
+ * planner's one split (cost-balanced, the LM head weighing on the last
+ * stage), which plan_evaluate, the simulator and the executor all use. */
+void plan_stage_layers(const plan_model *m, const plan_layout *l, int *out);
+
+/* Rank stride of a parallel dimension ('D', 'P', 'T') under l's placement
+ * (1 for the innermost): rank = sum over dims of coordinate x stride. */
+int plan_layout_stride(const plan_layout *l, char dim);
+
 /* ------------------------------------------------------------------------ */
 /* Estimate                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -428,9 +457,19 @@ typedef struct plan_mem {
     double logits_bytes;         /* LM head logits and loss (last stage) */
     double comm_buffers_bytes;   /* DP buckets, p2p buffers, NCCL buffers */
     double context_bytes;        /* CUDA context and library workspaces */
-    double allocator_bytes;      /* caching-allocator fragmentation */
-    double total_bytes;
+    double allocator_bytes;      /* what the caching allocator reserves beyond the
+                                  * tensors (cached free blocks, fragmentation): shows
+                                  * in nvidia-smi, released and retried before an
+                                  * out-of-memory error */
+    double total_bytes;          /* the process's footprint as nvidia-smi shows it */
 } plan_mem;
+
+/* What a stage must hold at its peak: everything but the allocator's
+ * reserve. PyTorch's caching allocator, when cudaMalloc fails, frees its
+ * cached blocks and retries before it raises out of memory (c10/cuda/
+ * CUDACachingAllocator.cpp, release_cached_blocks), so a layout fits when
+ * this fits, though nvidia-smi then shows up to total_bytes. */
+double plan_mem_need_bytes(const plan_mem *m);
 
 /* Step time split into the terms the user sees, seconds. The terms sum to
  * step_s. */
@@ -445,6 +484,14 @@ typedef struct plan_time {
     double step_s;
     double dp_total_s;           /* whole DP sync, hidden or not (for reference) */
 } plan_time;
+
+/* plan_time's compute_s by kind of kernel (they sum to it): the linear
+ * layers' GEMMs (with FP8 casts), the attention core, elementwise kernels
+ * (norms, activations, residuals, the loss), and the host's launch time
+ * where it exceeds the GPU's (a floor, or added with blocking launches). */
+typedef struct plan_compute_split {
+    double gemm_s, attn_s, elem_s, host_s;
+} plan_compute_split;
 
 typedef enum plan_reject {
     PLAN_OK = 0,
@@ -469,6 +516,7 @@ typedef struct plan_estimate {
 
     /* Memory: the worst stage decides feasibility. */
     plan_mem mem;                /* worst stage */
+    plan_compute_split compute;  /* time.compute_s by kind of kernel */
     int worst_stage;
     double capacity_bytes;       /* GPU memory */
     double oom_excess_bytes;     /* > 0: by how much the worst stage misses */

@@ -134,9 +134,14 @@ static const char *silicon_of(const plan_gpu *g)
     return g->silicon[0] ? g->silicon : g->name;
 }
 
+/* The top of p's range: the chip's measured GEMM ceiling bounds the GEMM
+ * efficiency and the fused attention's too (attention is two GEMMs with a
+ * softmax between them: FlashAttention-3 reaches 75 % of the H100 peak
+ * forward, Shah et al. 2024, no more than a large GEMM does). */
 static double cal_hi(const cal *c, int p)
 {
-    return p == PLAN_EFF_GEMM ? fmin(ranges[p].hi, c->hi_gemm) : ranges[p].hi;
+    return p == PLAN_EFF_GEMM || p == PLAN_EFF_FLASH ? fmin(ranges[p].hi, c->hi_gemm)
+                                                     : ranges[p].hi;
 }
 
 /* log(predicted / measured) of row i with efficiencies e (NULL: as the
@@ -238,7 +243,10 @@ static void drop_unconstrained(cal *c)
 }
 
 /* Standard errors of the fitted parameters: s^2 (J^T W J)^-1 with J the
- * derivative of each row's log error by each physical parameter. */
+ * derivative of each row's log error by each physical parameter and W the
+ * rows' weights scaled to a mean of 1 (so that n rows carry n rows'
+ * information; weights summing to 1 would inflate every error by sqrt(n)),
+ * s^2 the weighted mean square residual with n - p degrees of freedom. */
 static void std_errors(cal *c, double *se)
 {
     int n = c->nuse, p = c->np;
@@ -263,7 +271,7 @@ static void std_errors(cal *c, double *se)
         *x = x0 + CAL_FD_STEP;
         for (int k = 0; k < n; k++)
             gsl_matrix_set(J, (size_t)k, (size_t)j,
-                           sqrt(c->w[k] / wsum) * (row_error(c, c->use[k], &c->eff) - e0[k]) /
+                           sqrt(c->w[k] * n / wsum) * (row_error(c, c->use[k], &c->eff) - e0[k]) /
                                CAL_FD_STEP);
         *x = x0;
     }
@@ -790,8 +798,15 @@ int plan_calibrate(plan_catalog *cat, const plan_validate_row *rows, int nrows,
                 plan_fw_family_key(plan_framework_get(r->framework)->family));
             cpy(m->silicon, sizeof m->silicon, silicon_of(&cat->gpus[r->inst.gpu_index]));
         }
+        /* a run whose published layout the planner finds out of memory
+         * did not run as published: its time says nothing certain of the
+         * efficiencies (validate still reports it) */
         if (!r->compared)
             continue;
+        if (r->pred_oom) {
+            rep->rows_oom++;
+            continue;
+        }
         cal_row *cr = &row[c.nrow];
         cr->r = r;
         snprintf(cr->family, sizeof cr->family, "%s",

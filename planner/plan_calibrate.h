@@ -47,11 +47,13 @@
 int plan_cal_params_parse(const char *list, unsigned *mask, st_err *err);
 
 #define PLAN_CAL_ALL ((1u << PLAN_EFF__COUNT) - 1)
-/* What is fitted unless asked: the framework efficiencies. The chip's GEMM
- * dimension scale is fitted only on request (--fit gemm_dim_half), in the
- * chip's pool, where it and gemm_eff_max trade off against each other and
- * every framework's fit would have to follow it. */
-#define PLAN_CAL_DEFAULT PLAN_EFF_FRAMEWORK_MASK
+/* What is fitted unless asked: the framework efficiencies, and in each
+ * chip's pool (every framework's runs on it) the chip's GEMM dimension
+ * scale gemm_dim_half, a property of its tiles and SM count that every
+ * framework's fit then shares: a chip of more SMs needs larger dimensions
+ * to fill them (H100 SXM 132 SMs against A100's 108; NVIDIA Matrix
+ * Multiplication Background User's Guide, wave quantization). */
+#define PLAN_CAL_DEFAULT (PLAN_EFF_FRAMEWORK_MASK | (1u << PLAN_EFF_DIM_HALF))
 
 typedef struct plan_cal_options {
     unsigned params;             /* plan_eff_param bits asked (0: PLAN_CAL_DEFAULT) */
@@ -100,7 +102,9 @@ typedef struct plan_cal_report {
     plan_cal_group group[PLAN_CAL_GROUPS_MAX];
     int nsources;
     plan_cal_source source[PLAN_VAL_SOURCES_MAX];
-    int rows_used;               /* rows with a compared time */
+    int rows_used;               /* rows with a compared time, fitted */
+    int rows_oom;                /* compared rows left out: their published layout does
+                                  * not fit by the planner's memory model */
     double mean_source_err_pct;  /* mean over sources of their mean |error| */
     double max_source_err_pct;
     double loso_mean_source_err_pct;

@@ -72,14 +72,20 @@ const plan_framework plan_frameworks[] = {
         .local_batch = 0,
         .recompute_default = PLAN_RECOMP_NONE,
         .sharding_default = PLAN_SHARD_NONE,
-        .sp_default = 0,
+        /* SMP's `optimize` defaults to "memory": no activation is stored
+         * twice across the tensor-parallel ranks (smd_model_parallel_
+         * general.rst); that is sequence parallelism's memory, and the
+         * planner's sequence_parallel is how a plan says optimize "memory"
+         * (off: "speed") */
+        .sp_default = 1,
         .schedules_unknown = 0,
         .doc = "SageMaker model parallelism library v1 parameters (sagemaker-python-sdk "
                "doc/api/training/smd_model_parallel_general.rst): pipeline 'simple' or "
                "'interleaved'; active_microbatches (default partitions + 2); "
                "shard_optimizer_state; sharded_data_parallel_degree (v1.11+, not with "
-               "pipeline parallelism); optimize 'speed' keeps every TP rank's copy of the "
-               "replicated activations; prescaled_batch; placement_strategy 'cluster', "
+               "pipeline parallelism); optimize 'memory' (the default) stores no activation "
+               "twice across TP ranks (sequence parallelism's memory), 'speed' keeps every TP "
+               "rank's copy; prescaled_batch; placement_strategy 'cluster', "
                "'spread' or an order of D, P, T; offload_activations with "
                "activation_loading_horizon; activation checkpointing per module "
                "(smp.set_activation_checkpointing, strategy 'each', 'contiguous', 'group_k'). "
@@ -125,7 +131,10 @@ const plan_framework plan_frameworks[] = {
         .recompute_default = PLAN_RECOMP_NONE,
         .sharding_default = PLAN_SHARD_OPTIMIZER,
         .sp_default = 1,
-        .schedules_unknown = 0,
+        /* a run that does not say which of its two schedules it used (no
+         * virtual stage count published) is read as the faster of them, as
+         * its micro-batch is: benchmark tables are tuned runs */
+        .schedules_unknown = B(PLAN_SCHED_INTERLEAVED) | B(PLAN_SCHED_VIRTUAL),
         .doc = "Megatron-Core (megatron/training/arguments.py, NeMo performance recipes): "
                "1F1B and interleaved virtual-stage schedules (no zero bubble); distributed "
                "optimizer (--use-distributed-optimizer: gradients reduce-scattered, "
@@ -306,7 +315,7 @@ const plan_framework plan_frameworks[] = {
         .vocab_multiple = 128,
         .family = PLAN_FW_DEEPSPEED,
         .label = "DeepSpeed (Megatron-DeepSpeed)",
-        .names = {"DeepSpeed", NULL},
+        .names = {"Megatron-DeepSpeed", "DeepSpeed", NULL},
         .user = 1,
         .schedules = B(PLAN_SCHED_INTERLEAVED),
         .shardings = SH_ALL,
@@ -449,30 +458,43 @@ const plan_framework plan_frameworks[] = {
         .label = "smdplan executor",
         .names = {"smdplan", NULL},
         .user = 1,
-        .schedules = SCH_ALL,
-        .shardings = SH_ALL,
+        /* knobs: what exec/ runs (exec/exec.h, CONFIG.json) */
+        .schedules = SCH_ALL,         /* every schedule of sim_sched_ops, the simulator's own */
+        .shardings = SH_ALL,          /* ZeRO-1, -2 and -3 over the DP group */
         .shardings_with_pp = SH_ALL,
         .shardings_with_tp = SH_ALL,
-        .recomputes = RC_ALL,
-        .recompute_groups = 1,
-        .sequence_parallel = 1,
+        .recomputes = RC_ALL,         /* none, selective (attention core), full */
+        .recompute_groups = 1,        /* full recompute checkpoints every k layers */
+        .sequence_parallel = 1,       /* reduce-scatter / all-gather instead of all-reduce */
+        .context_parallel = 0,        /* refused by the executor (cp must be 1) */
+        .active_cap = 1,              /* sim_sched_ops caps microbatches in flight */
+        .offload = 0,                 /* refused: the CPU device's memory is the host's */
+        .prescaled = 0,
+        .placement_search = 1,        /* ranks placed in any D, P, T order */
+        .fp8 = 0,
         .tp_max_in_node = 1,
-        .placement = "PDT",
-        .placement_search = 1,
-        .flash_attention = 0,
-        .dp_overlap = 1,
-        .dp_bucket_bytes = 40e6 * 2.0,
-        .sync_sharded = PLAN_SYNC_PER_STEP,
-        .tp_overlap = 0,
+        /* behaviour */
+        .placement = "DPT",
+        .flash_attention = 0,         /* attention keeps its s x s scores, as llm.c's does */
+        .dp_overlap = 1,              /* gradient buckets all-reduced during the last backward */
+        .dp_bucket_bytes = 25e6,      /* the contract's bucket, PyTorch DDP's 25 MB */
+        .sync_sharded = PLAN_SYNC_PER_STEP, /* gradients reduced once per step */
+        .param_gather_overlap = 0,
+        .tp_overlap = 0,              /* TP collectives block their layer */
+        .pp_overlap = 0,              /* sends are non-blocking, waits are exposed */
         .zero3_prefetch = 0,
-        .zero3_regather = 1,
-        .fp32_grads = 0,
-        .host_op_s = 0.0,
+        .zero3_regather = 1,          /* the recomputed forward gathers its weights again */
+        .fp32_grads = 0,              /* fp32 already: the CPU device computes in fp32 */
+        .host_op_s = 0.0,             /* C calls, no interpreter or kernel launch per op */
         .recompute_default = PLAN_RECOMP_NONE,
         .sharding_default = PLAN_SHARD_NONE,
-        .doc = "smdplan's executor (exec/): every schedule of the shared generator "
-               "(sim_sched_ops), ZeRO-1/2/3, recomputation and sequence parallelism as the "
-               "plan says; C code, no interpreter between kernels",
+        .doc = "smdplan's executor (exec/, CONFIG.json of the rank program): every schedule of "
+               "the simulator's generator sim_sched_ops with its active_microbatches cap; ZeRO-1/2/3 "
+               "over the data-parallel group with gradients reduced once per step in 25 MB buckets "
+               "overlapped with the last backward; recompute none, selective or full in groups of "
+               "k layers; Megatron tensor parallelism with sequence parallelism; no context "
+               "parallelism and no activation offload (both refused); attention without a fused "
+               "kernel; fp32 on the CPU device (OpenBLAS); C code, no per-op host overhead",
     },
 };
 const int plan_nframeworks = (int)(sizeof plan_frameworks / sizeof plan_frameworks[0]);
@@ -517,29 +539,37 @@ int plan_framework_find(const char *key, int *index, st_err *err)
 }
 
 /* Case-insensitive substring test. */
-static int contains(const char *hay, const char *needle)
+/* Offset of needle in hay, case-insensitive; -1 when absent. */
+static long find(const char *hay, const char *needle)
 {
     size_t n = strlen(needle);
     for (const char *p = hay; *p; p++)
         if (strncasecmp(p, needle, n) == 0)
-            return 1;
-    return 0;
+            return (long)(p - hay);
+    return -1;
 }
 
 int plan_framework_match(const char *text)
 {
     if (!text || !*text)
         return -1;
-    /* The most specific name first: a profile whose name is longer wins over
-     * a shorter one that also occurs ("Megatron-DeepSpeed" is DeepSpeed's,
-     * "NeMo Megatron (launcher)" is not Megatron-Core's). */
+    /* The stack a text names first is the one it ran ("NeMo 24.07
+     * (Megatron-Core)" is NeMo's, whose engine is Megatron-Core; "Composer +
+     * PyTorch FSDP" is FSDP's); among names found at the same place the
+     * longest wins ("Megatron-DeepSpeed" is DeepSpeed's, "Megatron-LM
+     * (PTD-P)" the 2021 profile's, not Megatron-LM's). */
     int best = -1;
+    long best_at = -1;
     size_t best_len = 0;
     for (int i = 0; i < plan_nframeworks; i++)
         for (int k = 0; k < 6 && plan_frameworks[i].names[k]; k++) {
             size_t n = strlen(plan_frameworks[i].names[k]);
-            if (n > best_len && contains(text, plan_frameworks[i].names[k])) {
+            long at = find(text, plan_frameworks[i].names[k]);
+            if (at < 0)
+                continue;
+            if (best < 0 || at < best_at || (at == best_at && n > best_len)) {
                 best = i;
+                best_at = at;
                 best_len = n;
             }
         }

@@ -103,6 +103,11 @@ int plan__stride_of(const plan_layout *l, char dim)
     return stride;
 }
 
+int plan_layout_stride(const plan_layout *l, char dim)
+{
+    return plan__stride_of(l, dim);
+}
+
 int plan__span_of(const plan_layout *l, const plan_cluster *c, char dim, plan__span *out)
 {
     int n = dim == 'T' ? l->tp : dim == 'C' ? l->cp : dim == 'P' ? l->pp : l->dp;

@@ -495,8 +495,8 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
                     sps[nsp++] = cfg->sequence_parallel;
                 else {
                     sps[nsp++] = fw->sequence_parallel && tp > 1 && fw->sp_default;
-                    if (fw->sequence_parallel && tp > 1 && !fw->sp_default)
-                        sps[nsp++] = 1;
+                    if (fw->sequence_parallel && tp > 1)
+                        sps[nsp++] = !sps[0];
                 }
                 for (int isp = 0; isp < nsp; isp++) {
                     l.sequence_parallel = sps[isp];

@@ -90,8 +90,9 @@ grep -q "GiB" "$tmp/out" || { echo "FAIL fixed-oom: no size"; fail=1; }
 # The published runs: mean over sources of each source's mean |time error|.
 # The goal is 5 % (README); this bound is the figure the shipped catalog and
 # model reach now, so a change that makes the predictions worse fails here.
-# Lower it whenever the figure improves; never raise it.
-validate_bound=12.5
+# Lower it whenever the figure improves; raise it only with a reason in the
+# commit that does.
+validate_bound=6.5
 check validate 0 "$bin" validate "$src/data/reference/calibration_runs.csv" --json --no-record
 awk -v b="$validate_bound" '/"mean_source_abs_error_pct"/ { gsub(/[",]/, ""); v = $2 } END { exit !(v != "" && v + 0 <= b) }' \
   "$tmp/out" || { echo "FAIL validate: mean over sources above $validate_bound %"; grep '"mean_source_abs_error_pct"' "$tmp/out" | tail -1; fail=1; }

@@ -394,7 +394,8 @@ static void cli_json_round_trip(void **state)
     int rc = data_catalog_parse(out, strlen(out), "json", &back, &err);
     if (rc)
         fail_msg("%s", err.msg);
-    assert_int_equal(data_catalog_load(CATALOG, &want, &err), ST_OK);
+    /* the shipped catalog with the shipped calibration, as the command loads it */
+    assert_int_equal(data_catalog_load(NULL, &want, &err), ST_OK);
     assert_int_equal(data_catalog_merge(&want, SMD_TEST_FIXTURES "/catalog_user.json", &err),
                      ST_OK);
     assert_int_equal(back.ninstances, want.ninstances);

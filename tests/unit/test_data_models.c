@@ -178,6 +178,77 @@ static void presets_errors(void **state)
     }
 }
 
+/* The publisher's layout of the SMP presets, as the best practices' table
+ * prints it (smp-best-practices: 60 billion on 32 ml.p4d.24xlarge, PP 2,
+ * TP 8, batch_size=56, microbatches=4, active_microbatches=2). */
+static void presets_reference(void **state)
+{
+    (void)state;
+    plan_presets ps = {0};
+    st_err err = {0};
+    assert_int_equal(data_presets_load(PRESETS, &ps, &err), ST_OK);
+    int with_ref = 0;
+    for (int i = 0; i < ps.n; i++)
+        with_ref += ps.v[i].ref.present;
+    assert_int_equal(with_ref, 3);
+    const plan_preset *p = find(&ps, "smp-60b");
+    assert_non_null(p);
+    const plan_preset_ref *r = &p->ref;
+    assert_true(r->present);
+    assert_string_equal(r->instances, "32xp4d.24xlarge");
+    assert_int_equal(r->tp, 8);
+    assert_int_equal(r->pp, 2);
+    assert_int_equal(r->microbatches, 4);
+    assert_int_equal(r->active_microbatches, 2);
+    assert_int_equal(r->batch_size, 56);
+    assert_int_equal(r->sharding, PLAN_SHARD_OPTIMIZER);
+    assert_int_equal(r->recompute, PLAN_RECOMP_FULL);
+    assert_int_equal(r->recompute_group, 1);
+    assert_true(r->prescaled_batch);
+    assert_non_null(strstr(r->source, "best practices"));
+    p = find(&ps, "smp-10b");
+    assert_int_equal(p->ref.tp, 4);
+    assert_int_equal(p->ref.batch_size, 40);
+    assert_false(find(&ps, "gpt3-175b")->ref.present);
+    plan_presets_free(&ps);
+
+#define REF_OK                                                                                 \
+    "\"reference\": {\"instances\": \"2xp4d\", \"tp\": 2, \"pp\": 1, \"microbatches\": 1, "      \
+    "\"active_microbatches\": 3, \"sharding\": \"optimizer\", \"recompute\": \"full\", "          \
+    "\"recompute_group\": 1, \"prescaled_batch\": true, \"batch_size\": 8, \"source\": \"y\"}"
+    char text[2048];
+    snprintf(text, sizeof text, "[{" ENTRY_OK ", " REF_OK "}]");
+    char path[512];
+    write_tmp(text, path, sizeof path);
+    assert_int_equal(data_presets_load(path, &ps, &err), ST_OK);
+    unlink(path);
+    assert_int_equal(ps.v[0].ref.batch_size, 8);
+    plan_presets_free(&ps);
+    static const struct {
+        const char *from, *to, *want;
+    } bad[] = {
+        {"\"tp\": 2", "\"tq\": 2", "reference: unknown field 'tq'"},
+        {"\"batch_size\": 8, ", "", "reference: missing field 'batch_size'"},
+        {"\"sharding\": \"optimizer\"", "\"sharding\": \"zero9\"", "zero9"},
+        {"\"recompute\": \"full\"", "\"recompute\": \"most\"", "most"},
+        {"\"pp\": 1", "\"pp\": 0", "pp 0"},
+        {"\"prescaled_batch\": true", "\"prescaled_batch\": 1", "prescaled_batch"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char ref[1024];
+        const char *ok = REF_OK;
+        const char *at = strstr(ok, bad[i].from);
+        assert_non_null(at);
+        snprintf(ref, sizeof ref, "%.*s%s%s", (int)(at - ok), ok, bad[i].to,
+                 at + strlen(bad[i].from));
+        snprintf(text, sizeof text, "[{" ENTRY_OK ", %s}]", ref);
+        expect_preset_error(text, ST_EINVAL, bad[i].want);
+    }
+    expect_preset_error("[{" ENTRY_OK ", \"reference\": 3}]", ST_EINVAL,
+                        "reference: must be an object");
+#undef REF_OK
+}
+
 static void presets_missing_file(void **state)
 {
     plan_presets ps = {0};
@@ -402,7 +473,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(presets_load_shipped), cmocka_unit_test(presets_near_nominal),
         cmocka_unit_test(presets_default_path), cmocka_unit_test(presets_errors),
-        cmocka_unit_test(presets_missing_file), cmocka_unit_test(hf_gpt2),
+        cmocka_unit_test(presets_missing_file), cmocka_unit_test(presets_reference), cmocka_unit_test(hf_gpt2),
         cmocka_unit_test(hf_llama3_gqa),        cmocka_unit_test(hf_mistral),
         cmocka_unit_test(hf_bloom),             cmocka_unit_test(hf_neox),
         cmocka_unit_test(hf_arch_detection),    cmocka_unit_test(hf_errors),

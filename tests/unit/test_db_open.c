@@ -3,8 +3,10 @@
  *
  * Migration from an empty path, a zero-byte file, a hand-made version-0
  * SQLite file, and version-1 and version-2 files made with the shipped
- * steps' own scripts, to version 3 (old rows keep NULL in the new columns,
- * and read back as documented; the migrated schema is a new file's); the
+ * steps' own scripts, to version 4 (old rows keep NULL in the new columns,
+ * and read back as documented; a version-3 file's records table is made
+ * again with the bench kind, its rows and references intact; the migrated
+ * schema is a new file's); the
  * framework applying a further (test-only) step;
  * a newer schema, another application's SQLite file, a file that is not a
  * database and one with a damaged page are refused with a clear error in
@@ -101,6 +103,29 @@ static void check_current(db *d)
     assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_table_info('calibration_params')"
                                 " WHERE name = 'std_err' AND type = 'REAL'"),
                      1);
+    /* version 4: executed runs' figures, the bench tables, the bench kind */
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_table_info('runs')"
+                                " WHERE name IN ('nranks', 'device', 'transport', 'threads_per_rank',"
+                                " 'run_host', 'tokens_per_step', 'tokens_per_s',"
+                                " 'model_flops_per_step', 'hardware_flops_per_step',"
+                                " 'achieved_flops', 'peak_flops', 'mfu', 'failed_rank',"
+                                " 'exit_status', 'measured_steps', 'launch_command', 'run_dir',"
+                                " 'config_json', 'scaled', 'plan_record_id')"),
+                     20);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_table_info('run_steps')"
+                                " WHERE name IN ('compute_s', 'tp_comm_s', 'pp_wait_s', 'dp_comm_s',"
+                                " 'lr', 'grad_norm', 'measured')"),
+                     7);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_table_info('run_ranks')"
+                                " WHERE name IN ('tp_rank', 'pp_rank', 'dp_rank', 'compute_s',"
+                                " 'tp_comm_s', 'pp_wait_s', 'dp_comm_s', 'optimizer_s')"),
+                     8);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                                "name IN ('bench_hosts', 'bench_gemm', 'bench_mem', 'bench_comm')"),
+                     4);
+    assert_non_null(strstr(db_kinds[4], "bench"));
+    /* every row still has its record */
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 }
 
 /* The schema of the file at path is the one a file made new by this build
@@ -400,6 +425,110 @@ static void test_migrate_v2_to_v3(void **state)
     assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_OK);
     assert_int_equal(raw_int(d, "SELECT count(*) FROM calibration_sources"), 1);
     db_close(d);
+    same_schema_as_new(f->dir, f->path);
+}
+
+/* A version-3 file as a version-3 build left it: the shipped steps 0 to 2
+ * run by hand, holding a run record (a measured plan with its model,
+ * instance type, prediction, run, steps and ranks). */
+static void make_v3_file(const char *path)
+{
+    char pragmas[128];
+    snprintf(pragmas, sizeof pragmas, "PRAGMA application_id = %d; PRAGMA user_version = 3;",
+             DB_APPLICATION_ID);
+    for (int i = 0; i < 3; i++)
+        raw_exec(path, db__migrations[i].sql);
+    raw_exec(path, pragmas);
+    raw_exec(path,
+             "INSERT INTO records (id, kind, created_at, summary, command_line, tool_version,"
+             " git_rev, build_features, library_versions, host) VALUES"
+             " (7, 'run', '2025-07-01T00:00:00.000Z', 'v3 run', 'smdplan x', '0.1', 'abc',"
+             " '-cuda -nccl +mpi', 'sqlite 3', 'host');"
+             "INSERT INTO models (id, record_id, name, layers) VALUES (1, 7, 'tiny', 4);"
+             "INSERT INTO instance_types (id, record_id, name, gpu, gpus_per_node) VALUES"
+             " (1, 7, 'p4d.24xlarge', 'A100-40GB', 8);"
+             "INSERT INTO plans (id, record_id, model_id, instance_type_id, role, rank, nodes, gpus,"
+             " match_key, label, tp, pp, dp, framework, precision) VALUES (1, 7, 1, 1, 'measured',"
+             " 1, 1, 8, 'k', 'tp 2 pp 2 dp 2', 2, 2, 2, 'smp', 'bf16');"
+             "INSERT INTO predictions (id, plan_id, record_id, step_s) VALUES (1, 1, 7, 0.5);"
+             "INSERT INTO runs (id, record_id, plan_id, model_id, source, status, backend,"
+             " measured_step_s, predicted_step_s, nsteps) VALUES (1, 7, 1, 1, 'measured', 'ok',"
+             " 'cpu+mpi', 0.625, 0.5, 2);"
+             "INSERT INTO run_steps (run_id, step, time_s, loss) VALUES (1, 1, 0.75, 5.5),"
+             " (1, 2, 0.625, 5.25);"
+             "INSERT INTO run_ranks (run_id, rank, peak_mem_bytes) VALUES (1, 0, 1.5e6);");
+}
+
+/* The real step 3 -> 4: records is made again with the bench kind (every
+ * row kept, every reference to it intact), the runs tables gain the
+ * executor's columns (NULL in the old rows), the bench tables appear; the
+ * file takes runs and bench records; its schema is a new file's. */
+static void test_migrate_v3_to_v4(void **state)
+{
+    fixture *f = *state;
+    make_v3_file(f->path);
+    st_err err = {0};
+    db *d = NULL;
+    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_OK);
+    assert_int_equal(db_schema_version(d), 3);
+    /* a reader of a version-3 file: no bench tables, and that is said */
+    assert_int_equal(db_bench_read(d, 0, NULL, NULL, NULL, NULL, NULL, NULL, &err), ST_ENOENT);
+    assert_non_null(strstr(err.msg, "no bench records"));
+    st_err_clear(&err);
+    db_close(d);
+
+    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
+    check_current(d);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM records WHERE id = 7 AND kind = 'run' AND"
+                                " summary = 'v3 run' AND build_features = '-cuda -nccl +mpi'"),
+                     1);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM runs WHERE nranks IS NULL AND device IS NULL"
+                                " AND mfu IS NULL AND config_json IS NULL AND measured_step_s ="
+                                " 0.625"),
+                     1);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM run_steps WHERE compute_s IS NULL AND"
+                                " measured IS NULL"),
+                     2);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM run_ranks WHERE tp_rank IS NULL"), 1);
+    /* the new CHECK: bench is a kind, anything else is not */
+    char *msg = NULL;
+    assert_int_equal(sqlite3_exec(d->h, "INSERT INTO records (kind, created_at, summary,"
+                                        " command_line, tool_version, git_rev, build_features,"
+                                        " library_versions, host) VALUES ('nonsense', '', '', '',"
+                                        " '', '', '', '', '')",
+                                  NULL, NULL, &msg) & 0xff,
+                     SQLITE_CONSTRAINT);
+    sqlite3_free(msg);
+    /* compare still joins the old run's three figures through its plan */
+    db_compare_row row;
+    int n = 0;
+    db_compare_filter all = {NULL, 0, NULL, NULL, 2};
+    assert_int_equal(db_compare(d, &all, &row, 1, &n, &err), ST_OK);
+    assert_int_equal(n, 1);
+    assert_true(row.predicted_s == 0.5 && row.measured_s == 0.625 && row.measured_id == 7);
+    /* foreign keys hold in the migrated file: a row naming no record is refused */
+    assert_int_equal(sqlite3_exec(d->h, "INSERT INTO runs (record_id, source) VALUES (999,"
+                                        " 'measured')",
+                                  NULL, NULL, &msg) & 0xff,
+                     SQLITE_CONSTRAINT);
+    sqlite3_free(msg);
+    db_close(d);
+
+    /* it takes a bench record */
+    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
+    exec_bench_cpu *cpu = calloc(1, sizeof *cpu);
+    assert_non_null(cpu);
+    snprintf(cpu->host, sizeof cpu->host, "h1");
+    cpu->cores = 2;
+    cpu->ngemm = 1;
+    cpu->gemm[0] = (exec_bench_gemm){1, 256, 256, 256, 10, 1e-3, 2.0 * 256 * 256 * 256 / 1e-3};
+    db_provenance p = test_provenance();
+    int64_t id = 0;
+    assert_int_equal(db_record_bench(d, &p, cpu, NULL, NULL, &id, &err), ST_OK);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM records WHERE kind = 'bench'"), 1);
+    db_close(d);
+    free(cpu);
+    write_one(f->path);
     same_schema_as_new(f->dir, f->path);
 }
 
@@ -711,6 +840,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_from_handmade_v0, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v2_to_v3, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_v3_to_v4, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_to_next, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_step_rolls_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),

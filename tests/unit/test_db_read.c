@@ -269,8 +269,9 @@ static void test_scaling_and_measured(void **state)
     db_measured runs[8];
     assert_int_equal(db_measured_runs(f->d, 0, runs, 8, &n, &err), ST_OK);
     assert_int_equal(n, 0);
-    db_run_step steps[1] = {{1, 21.0, 7.0, 13.0, 0.5, 0.5, 9.75}};
-    db_run run = {"ok", NULL, "cpu", 21.0, 1, steps, 0, NULL};
+    db_run_step steps[1] = {{.step = 1, 21.0, 7.0, 13.0, 0.5, 0.5, 9.75}};
+    db_run run = {.status = "ok", .backend = "cpu", .measured_step_s = 21.0, .nsteps = 1,
+                  .steps = steps};
     int64_t rid = 0;
     assert_int_equal(db_record_run(f->d, &f->prov, &f->model, &f->cluster, &f->res.top[0].layout,
                                    &f->res.top[0].est, &run, &rid, &err),

@@ -737,11 +737,12 @@ static void test_run_round_trip_and_compare(void **state)
     fixture *f = *state;
     st_err err = {0};
     const plan_candidate *best = &f->res.top[0];
-    db_run_step steps[3] = {{1, 21.0, 7.0, 13.0, 0.5, 0.5, 9.75},
-                            {2, 20.5, 6.9, 12.7, 0.4, 0.5, 9.5},
-                            {3, 20.25, 6.8, 12.6, 0.4, 0.45, 9.25}};
+    db_run_step steps[3] = {{.step = 1, 21.0, 7.0, 13.0, 0.5, 0.5, 9.75},
+                            {.step = 2, 20.5, 6.9, 12.7, 0.4, 0.5, 9.5},
+                            {.step = 3, 20.25, 6.8, 12.6, 0.4, 0.45, 9.25}};
     double peaks[4] = {33e9, 32.5e9, 31e9, 30.25e9};
-    db_run run = {"ok", NULL, "cpu+mpi", 20.375, 3, steps, 4, peaks};
+    db_run run = {.status = "ok", .backend = "cpu+mpi", .measured_step_s = 20.375, .nsteps = 3,
+                  .steps = steps, .nranks = 4, .rank_peak_mem_bytes = peaks};
     int64_t plan_id = 0, sim_id = 0, run_id = 0;
     assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res, NULL,
                                     &plan_id, &err),
@@ -774,7 +775,8 @@ static void test_run_round_trip_and_compare(void **state)
     cJSON_Delete(rec);
 
     /* a failed run keeps its error text */
-    db_run bad = {"failed", "rank 3: CUDA out of memory", "cuda+nccl", 0, 0, NULL, 0, NULL};
+    db_run bad = {.status = "failed", .error_text = "rank 3: CUDA out of memory",
+                  .backend = "cuda+nccl"};
     int64_t bad_id = 0;
     assert_int_equal(db_record_run(f->d, &f->prov, &f->model, &f->cluster, &best->layout, NULL,
                                    &bad, &bad_id, &err),
@@ -819,6 +821,182 @@ static void test_run_round_trip_and_compare(void **state)
     assert_int_equal(db_compare(f->d, &bad_ids, rows, PLAN_TOPK_MAX, &n, &err), ST_ENOENT);
     assert_non_null(strstr(err.msg, "no record 999999"));
     sim_result_fini(&s);
+}
+
+/* An executed run as smdplan exec records it (schema version 4): the
+ * executor's phases per step, each rank's place and totals, the derived
+ * rates, the launch, the simulated step beside the prediction; compare
+ * joins the three figures inside the run's own record. */
+static void test_exec_run_round_trip(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    const plan_candidate *best = &f->res.top[0];
+    db_run_step steps[3];
+    for (int i = 0; i < 3; i++)
+        steps[i] = (db_run_step){.step = i + 1, .time_s = 0.375 - 0.0625 * (i > 0),
+                                 .forward_s = NAN, .backward_s = NAN, .optimizer_s = 0.03125,
+                                 .comm_s = NAN, .loss = 5.5 - 0.25 * i, .phases = 1,
+                                 .compute_s = 0.25, .tp_comm_s = 0.015625, .pp_wait_s = 0.0078125,
+                                 .dp_comm_s = 0.0, .lr = 3e-4, .grad_norm = 1.5,
+                                 .measured = i > 0};
+    db_run_rank ranks[2] = {{0, 0, 0, 0, 1.25e6, 0.5, 0.03125, 0.015625, 0, 0.0625},
+                            {1, 0, 1, 0, 1.5e6, 0.4375, 0.03125, 0.09375, 0, 0.0625}};
+    int exit_status = 0;
+    db_run run = {.status = "ok", .backend = "cpu+mpi", .measured_step_s = 0.3125, .nsteps = 3,
+                  .steps = steps, .nranks = 2, .rank_stats = ranks, .ranks = 2, .device = "cpu",
+                  .transport = "mpi", .threads_per_rank = 1, .run_host = "h1",
+                  .tokens_per_step = 512, .tokens_per_s = 512 / 0.3125,
+                  .model_flops_per_step = 1.25e9, .hardware_flops_per_step = 1.5e9,
+                  .achieved_flops = 1.25e9 / 0.3125, .peak_flops = 2 * 1.75e11,
+                  .mfu = 1.25e9 / 0.3125 / (2 * 1.75e11), .exit_status = &exit_status,
+                  .measured_steps = 2, .launch_command = "mpirun -n 2 smdplan-rank",
+                  .run_dir = "runs/x", .config_json = "{\"version\": 1}",
+                  .scaled = "layers 40 -> 4", .plan_record_id = 3, .simulated_step_s = 0.296875};
+    int64_t id = 0;
+    assert_int_equal(db_record_run(f->d, &f->prov, &f->model, &f->cluster, &best->layout,
+                                   &best->est, &run, &id, &err),
+                     ST_OK);
+    cJSON *rec = show(f, id);
+    assert_non_null(strstr(str(rec, "summary"), "(2 ranks)"));
+    assert_non_null(strstr(str(rec, "summary"), "simulated 0.297 s"));
+    const cJSON *r = get(rec, "runs")->child;
+    assert_true(num(r, "nranks") == 2 && num(r, "threads_per_rank") == 1);
+    assert_string_equal(str(r, "device"), "cpu");
+    assert_string_equal(str(r, "transport"), "mpi");
+    assert_string_equal(str(r, "run_host"), "h1");
+    assert_true(num(r, "tokens_per_s") == 512 / 0.3125);
+    assert_true(num(r, "mfu") == run.mfu && num(r, "peak_flops") == 3.5e11);
+    assert_true(num(r, "achieved_flops") == 4e9 && num(r, "hardware_flops_per_step") == 1.5e9);
+    assert_true(num(r, "simulated_step_s") == 0.296875);
+    assert_true(num(r, "exit_status") == 0 && is_null(r, "failed_rank"));
+    assert_true(num(r, "measured_steps") == 2 && num(r, "plan_record_id") == 3);
+    assert_string_equal(str(r, "launch_command"), "mpirun -n 2 smdplan-rank");
+    assert_true(num(get(r, "config"), "version") == 1); /* config_json comes back parsed */
+    assert_string_equal(str(r, "scaled"), "layers 40 -> 4");
+    assert_true(num(r, "measured_mem_bytes") == 1.5e6);
+    const cJSON *st = get(r, "steps"), *rk = get(r, "ranks");
+    assert_int_equal(cJSON_GetArraySize(st), 3);
+    const cJSON *s0 = cJSON_GetArrayItem(st, 0), *s2 = cJSON_GetArrayItem(st, 2);
+    assert_true(num(s0, "measured") == 0 && num(s2, "measured") == 1);
+    assert_true(num(s2, "compute_s") == 0.25 && num(s2, "pp_wait_s") == 0.0078125);
+    assert_true(num(s2, "lr") == 3e-4 && num(s2, "grad_norm") == 1.5 && num(s2, "loss") == 5.0);
+    assert_true(is_null(s2, "forward_s"));
+    assert_int_equal(cJSON_GetArraySize(rk), 2);
+    const cJSON *k1 = cJSON_GetArrayItem(rk, 1);
+    assert_true(num(k1, "pp_rank") == 1 && num(k1, "pp_wait_s") == 0.09375);
+    assert_true(num(k1, "peak_mem_bytes") == 1.5e6);
+    const cJSON *pl = get(rec, "plans")->child;
+    assert_true(num(pl, "simulated_step_s") == 0.296875);
+    cJSON_Delete(rec);
+
+    /* compare: all three figures of the plan, from this one record */
+    db_compare_row row;
+    int n = 0;
+    int64_t ids[] = {id};
+    db_compare_filter filt = {ids, 1, NULL, NULL, 3};
+    assert_int_equal(db_compare(f->d, &filt, &row, 1, &n, &err), ST_OK);
+    assert_int_equal(n, 1);
+    assert_true(row.predicted_s == best->est.time.step_s && row.simulated_s == 0.296875 &&
+                row.measured_s == 0.3125);
+    assert_true(row.predicted_id == id && row.simulated_id == id && row.measured_id == id);
+    db_measured m;
+    assert_int_equal(db_measured_runs(f->d, id, &m, 1, &n, &err), ST_OK);
+    assert_true(n == 1 && m.simulated_s == 0.296875 && m.measured_s == 0.3125);
+
+    /* a failed run keeps the failing rank and mpirun's status */
+    int failed = 1, status = 137;
+    db_run bad = {.status = "failed", .error_text = "rank 1 killed by signal 9",
+                  .backend = "cpu+mpi", .ranks = 2, .failed_rank = &failed,
+                  .exit_status = &status, .launch_command = "mpirun -n 2 smdplan-rank"};
+    assert_int_equal(db_record_run(f->d, &f->prov, &f->model, &f->cluster, &best->layout,
+                                   &best->est, &bad, &id, &err),
+                     ST_OK);
+    rec = show(f, id);
+    r = get(rec, "runs")->child;
+    assert_true(num(r, "failed_rank") == 1 && num(r, "exit_status") == 137);
+    assert_true(is_null(r, "measured_step_s") && is_null(r, "mfu"));
+    assert_non_null(strstr(str(rec, "summary"), "run failed (2 ranks): rank 1 killed by signal 9"));
+    cJSON_Delete(rec);
+}
+
+/* A bench record and its measurements read back as they were measured. */
+static void test_bench_round_trip(void **state)
+{
+    fixture *f = *state;
+    st_err err = {0};
+    exec_bench_cpu *cpu = calloc(1, sizeof *cpu), *cpu2 = calloc(1, sizeof *cpu2);
+    exec_bench_comm *comm = calloc(1, sizeof *comm), *comm2 = calloc(1, sizeof *comm2);
+    assert_true(cpu && cpu2 && comm && comm2);
+    snprintf(cpu->host, sizeof cpu->host, "h1");
+    snprintf(cpu->cpu_model, sizeof cpu->cpu_model, "Some CPU");
+    snprintf(cpu->blas, sizeof cpu->blas, "OpenBLAS 0.3.21");
+    cpu->cores = 2;
+    cpu->mem_bytes = 25e9;
+    cpu->nthreads = 2;
+    cpu->threads[0] = 1;
+    cpu->threads[1] = 2;
+    for (int i = 0; i < 6; i++) {
+        int64_t d = 128 << (i % 3);
+        cpu->gemm[cpu->ngemm++] = (exec_bench_gemm){1 + i / 3, d, d, 3 * d, 10 + i, 1e-3 * (i + 1),
+                                                    2.0 * d * d * 3 * d / (1e-3 * (i + 1))};
+    }
+    cpu->mem[cpu->nmem++] = (exec_bench_mem){1, 6.7e7, 5, 4.25e-3, 24 * 6.7e7 / 8 / 4.25e-3};
+    cpu->mem[cpu->nmem++] = (exec_bench_mem){2, 6.7e7, 5, 2.5e-3, 24 * 6.7e7 / 8 / 2.5e-3};
+    snprintf(comm->transport, sizeof comm->transport, "mpi");
+    snprintf(comm->host, sizeof comm->host, "h1");
+    comm->ranks = 2;
+    comm->threads_per_rank = 1;
+    const char *ops[] = {"allreduce", "sendrecv"};
+    for (int i = 0; i < 4; i++) {
+        exec_bench_coll *c = &comm->v[comm->n++];
+        snprintf(c->op, sizeof c->op, "%s", ops[i % 2]);
+        c->ranks = 2;
+        c->bytes = 8 << (4 * i);
+        c->iters = 20;
+        c->time_s = 1e-6 * (i + 1);
+        c->algbw_bps = c->bytes / c->time_s;
+        c->busbw_bps = c->algbw_bps * exec_bench_busbw_factor(c->op, 2);
+    }
+    db_bench_entry e = {.instance_name = "host-h1", .gpu_name = "cpu-h1",
+                        .catalog_file = "host.json", .catalog_json = "{}", .threads_per_rank = 1,
+                        .peak_flops = 1.8e11, .gemm_dim_half = 17.5, .gemm_rms_log_err = 0.03,
+                        .misaligned_factor = 0.97, .hbm_bps = 1.4e10, .p2p_bps = 5e9,
+                        .p2p_latency_s = 1e-6, .allreduce_busbw_bps = 4e9,
+                        .allreduce_latency_s = 2e-6};
+    int64_t id = 0, got = 0;
+    assert_int_equal(db_record_bench(f->d, &f->prov, cpu, comm, &e, &id, &err), ST_OK);
+    int have_cpu = 0, have_comm = 0;
+    assert_int_equal(db_bench_read(f->d, 0, "h1", cpu2, &have_cpu, comm2, &have_comm, &got, &err),
+                     ST_OK);
+    assert_true(have_cpu && have_comm && got == id);
+    assert_memory_equal(cpu, cpu2, sizeof *cpu);
+    assert_memory_equal(comm, comm2, sizeof *comm);
+    /* by id, and a host with no bench */
+    assert_int_equal(db_bench_read(f->d, id, NULL, cpu2, NULL, NULL, NULL, NULL, &err), ST_OK);
+    assert_int_equal(db_bench_read(f->d, 0, "h2", cpu2, NULL, NULL, NULL, NULL, &err), ST_ENOENT);
+    assert_non_null(strstr(err.msg, "no bench record of host h2"));
+    st_err_clear(&err);
+    cJSON *rec = show(f, id);
+    assert_string_equal(str(rec, "kind"), "bench");
+    assert_non_null(strstr(str(rec, "summary"), "bench h1: 2 cores, sgemm 180.0 GFLOP/s per rank"));
+    const cJSON *b = get(rec, "bench");
+    assert_string_equal(str(b, "instance_name"), "host-h1");
+    assert_true(num(b, "peak_flops") == 1.8e11 && num(b, "ranks") == 2);
+    assert_int_equal(cJSON_GetArraySize(get(b, "gemm")), 6);
+    assert_int_equal(cJSON_GetArraySize(get(b, "mem")), 2);
+    assert_int_equal(cJSON_GetArraySize(get(b, "comm")), 4);
+    cJSON_Delete(rec);
+    /* a record of another kind is not a bench */
+    assert_int_equal(db_bench_read(f->d, 0, NULL, NULL, NULL, NULL, NULL, NULL, &err), ST_OK);
+    db_summary h[4];
+    int n = 0;
+    assert_int_equal(db_history(f->d, "bench", h, 4, &n, &err), ST_OK);
+    assert_int_equal(n, 1);
+    free(cpu);
+    free(cpu2);
+    free(comm);
+    free(comm2);
 }
 
 static void test_history(void **state)
@@ -974,6 +1152,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_calibration_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_framework_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_round_trip_and_compare, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_run_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bench_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_record_leaves_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_select, setup, teardown),

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "data/data.h"
+#include "data/data_csv.h"
 #include "planner/plan_calibrate.h"
 
 #define NSHAPES 6
@@ -148,7 +149,9 @@ static void recovers_known_values(void **state)
     cat.neffs = 0;
     set_chip(&cat, 0.50, 0.92);
     plan_cal_report *rep = calloc(1, sizeof *rep);
-    plan_cal_options opt = {.params = 0, .loso = 1};
+    /* the framework efficiencies only: the chip's dimension scale (fitted
+     * by default in its pool) stays at the value the times were made with */
+    plan_cal_options opt = {.params = PLAN_EFF_FRAMEWORK_MASK, .loso = 1};
     assert_int_equal(plan_calibrate(&cat, rows, NROWS, &opt, rep, &err), ST_OK);
     assert_int_equal(rep->rows_used, NROWS);
     assert_int_equal(rep->ngroups, 3); /* the GA100 pool, then each framework on it */
@@ -159,7 +162,7 @@ static void recovers_known_values(void **state)
         const plan_cal_group *g = group_of(rep, stacks[k].family);
         assert_int_equal(g->rows, NSHAPES);
         assert_int_equal(g->sources, 2);
-        assert_int_equal(g->asked, PLAN_CAL_DEFAULT);
+        assert_int_equal(g->asked, PLAN_EFF_FRAMEWORK_MASK);
         assert_int_equal(g->fitted, (1u << PLAN_EFF_GEMM) | (1u << PLAN_EFF_HBM));
         assert_false(g->rejected);
         assert_true(g->mean_abs_err_before_pct > 3.0);
@@ -243,11 +246,75 @@ static void parses_parameter_lists(void **state)
     assert_null(strchr(err.msg, '\n'));
 }
 
+/* The shipped calibration (data/calibration.json) is what calibrating the
+ * shipped catalog on the shipped runs gives: fit again from the base
+ * catalog and every fitted value comes back (to 1e-3, room for a different
+ * compiler's rounding on the way to the same minimum). */
+static int near(double a, double b)
+{
+    return fabs(a - b) <= 1e-3 * fmax(1.0, fmax(fabs(a), fabs(b)));
+}
+
+static void shipped_calibration_is_a_fixed_point(void **state)
+{
+    (void)state;
+    st_err err = {0};
+    if (!data_calibration_path())
+        skip();
+    plan_catalog fit = {0}, shipped = {0};
+    data_csv csv;
+    assert_int_equal(data_catalog_load_base(&fit, &err), ST_OK);
+    assert_int_equal(data_catalog_load(NULL, &shipped, &err), ST_OK);
+    assert_int_equal(data_csv_load(SMD_TEST_DATA_DIR "/reference/calibration_runs.csv", &csv, &err),
+                     ST_OK);
+    plan_validate_row *r = calloc((size_t)csv.nrows, sizeof *r);
+    plan_cal_report *rep = calloc(1, sizeof *rep);
+    assert_non_null(r);
+    assert_non_null(rep);
+    assert_int_equal(data_csv_validate_rows(&csv, "calibration_runs.csv", r, &err), ST_OK);
+    plan_cal_options o = {.loso = 1};
+    assert_int_equal(plan_calibrate(&fit, r, csv.nrows, &o, rep, &err), ST_OK);
+    assert_int_equal(fit.ngpus, shipped.ngpus);
+    for (int i = 0; i < fit.ngpus; i++) {
+        const plan_gpu *a = &fit.gpus[i], *b = &shipped.gpus[i];
+        assert_string_equal(a->name, b->name);
+        if (!(near(a->gemm_eff_max, b->gemm_eff_max) && near(a->hbm_eff, b->hbm_eff) &&
+              near(a->flash_eff, b->flash_eff) && near(a->fp8_gemm_eff, b->fp8_gemm_eff) &&
+              near(a->alloc_frac, b->alloc_frac)))
+            fail_msg("%s: calibrate gives gemm %g hbm %g flash %g fp8 %g alloc %g; "
+                     "data/calibration.json has %g %g %g %g %g: remake it",
+                     a->name, a->gemm_eff_max, a->hbm_eff, a->flash_eff, a->fp8_gemm_eff,
+                     a->alloc_frac, b->gemm_eff_max, b->hbm_eff, b->flash_eff, b->fp8_gemm_eff,
+                     b->alloc_frac);
+    }
+    assert_int_equal(fit.neffs, shipped.neffs);
+    for (int i = 0; i < fit.neffs; i++) {
+        const plan_fw_eff *a = &fit.effs[i];
+        const plan_fw_eff *b = plan_catalog_eff(&shipped, a->framework, a->silicon);
+        assert_non_null(b);
+        assert_int_equal(a->fitted, b->fitted);
+        for (int p = 0; p < PLAN_EFF__COUNT; p++)
+            if (a->fitted & (1u << p)) {
+                double x = *plan_eff_ref((plan_eff *)&a->eff, (plan_eff_param)p);
+                double y = *plan_eff_ref((plan_eff *)&b->eff, (plan_eff_param)p);
+                if (!near(x, y))
+                    fail_msg("%s %s: calibrate gives %g, data/calibration.json has %g: remake it",
+                             a->name, plan_eff_param_name((plan_eff_param)p), x, y);
+            }
+    }
+    free(rep);
+    free(r);
+    data_csv_free(&csv);
+    plan_catalog_free(&fit);
+    plan_catalog_free(&shipped);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(recovers_known_values),
         cmocka_unit_test(parses_parameter_lists),
+        cmocka_unit_test(shipped_calibration_is_a_fixed_point),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

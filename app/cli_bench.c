@@ -1,0 +1,944 @@
+/*
+ * cli_bench.c: `smdplan bench`, this host measured and put in the catalog.
+ *
+ *   smdplan bench [cpu | comm] [--quick] [--threads-per-rank 1,2] [--ranks N]
+ *                 [--max-bytes SIZE] [--ops LIST] [--write-catalog FILE [--force]]
+ *                 [--name NAME] [--timeout S] [--json] [--db FILE] [--no-record]
+ *
+ * cpu measures the CPU device (exec_bench_cpu_run: sgemm rates per thread
+ * count over square and transformer shapes, STREAM triad bandwidth, cores,
+ * memory); comm measures the transport between ranks of one job on this
+ * host (mpirun on smdplan-bench-rank: all-reduce, reduce-scatter,
+ * all-gather, send/recv from 8 B to 1 GiB, capped by memory and
+ * --max-bytes, time, algbw and busbw as nccl-tests' doc/PERFORMANCE.md
+ * defines them); no word does both. Each run is recorded (a bench record:
+ * every measurement and the entry made from them).
+ *
+ * The catalog entry (--write-catalog FILE; loadable with --catalog FILE):
+ * for each thread count T per rank, an instance type host-NAME[-tT] with
+ * cores / T "GPUs" per node, each a device entry cpu-NAME[-tT]:
+ *   peak_flops     the asymptote of the GEMM model fitted to the sgemm
+ *                  rates at T threads (plan_hwfit.h): the rate a GEMM
+ *                  approaches as its sides grow, the device's peak;
+ *   gemm_eff_max   1 (the peak is the measured rate itself);
+ *   gemm_dim_half  fitted with it (how a GEMM's sides lower its rate);
+ *   misaligned_factor  the rate of 1023^3 over the model's rate at 1024^3
+ *                  (at most 1);
+ *   hbm_bps        the triad bandwidth with every core busy, shared by the
+ *                  device slots (bandwidth per rank when the host is full);
+ *   hbm_eff        1 (STREAM's triad is the bandwidth a streaming loop
+ *                  reaches, by its definition);
+ *   mem_bytes      physical memory / device slots;
+ *   flash_eff      1, unused: the smdplan framework runs no fused attention
+ *                  kernel on the CPU device (plan_framework.c).
+ * and the links between ranks, from the transport bench:
+ *   intra_busbw_bps  B of the fit time = a + 2(n-1)/n S / B to every
+ *                    all-reduce measured (least squares in relative error),
+ *                    the planner's ring model (plan_hw.c);
+ *   intra_latency_s  the median all-reduce time at <= 1 KiB (the catalog's
+ *                    definition: nccl-tests' small-message time);
+ *   nvlink_bps       the send/recv bandwidth fitted the same way, divided
+ *                    by the fraction of a link a send reaches in the
+ *                    planner (P2P_PEAK_EFF in plan_hw.c), so the planner's
+ *                    point-to-point time uses the measured bandwidth;
+ *   net_*            a single host has no network: the intra-host figures,
+ *                    so the entry is complete (say so in _note); plans of
+ *                    more than one node of this type mean nothing;
+ *   intra_curve      the all-reduce busbw at each size over its largest
+ *                    (a curve of the catalog, for the record).
+ * An existing file is replaced only when smdplan bench wrote it (its
+ * "_generated_by" key) or with --force; entries of other names in it are
+ * kept. The text is checked by the catalog's own reader before it is
+ * written, atomically.
+ */
+#include "app/cli.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "app/cli_int.h"
+#include "app/cli_launch.h"
+#include "common/units.h"
+#include "data/data.h"
+#include "exec/exec_bench.h"
+#include "planner/plan_hwfit.h"
+
+#define BENCH_MARKER_KEY "_generated_by"
+#define BENCH_MARKER_VALUE "smdplan bench"
+#define BENCH_MARKER "\"" BENCH_MARKER_KEY "\":\t\"" BENCH_MARKER_VALUE "\""
+#define BENCH_RANK_PROGRAM "smdplan-bench-rank"
+/* The fraction of a link's bandwidth a point-to-point send reaches in the
+ * planner (plan_hw.c, P2P_PEAK_EFF: ib_write_bw 24 of 25 GB/s). */
+#define PLANNER_P2P_PEAK_EFF 0.96
+/* The catalog's small-message latency: nccl-tests at <= 1 KiB. */
+#define SMALL_MESSAGE_BYTES 1024.0
+#define DEFAULT_COMM_TIMEOUT_S 900.0
+#define THREAD_LIST_MAX 8
+
+enum {
+    O_HELP = 'h', O_QUICK = 256, O_THREADS, O_RANKS, O_MAX_BYTES, O_OPS, O_WRITE, O_FORCE,
+    O_NAME, O_TIMEOUT, O_JSON, O_DB, O_NO_RECORD, O_ITERS,
+};
+
+static const struct option long_opts[] = {
+    {"quick", 0, NULL, O_QUICK},         {"threads-per-rank", 1, NULL, O_THREADS},
+    {"ranks", 1, NULL, O_RANKS},         {"max-bytes", 1, NULL, O_MAX_BYTES},
+    {"ops", 1, NULL, O_OPS},             {"write-catalog", 1, NULL, O_WRITE},
+    {"force", 0, NULL, O_FORCE},         {"name", 1, NULL, O_NAME},
+    {"timeout", 1, NULL, O_TIMEOUT},     {"json", 0, NULL, O_JSON},
+    {"db", 1, NULL, O_DB},               {"no-record", 0, NULL, O_NO_RECORD},
+    {"iters", 1, NULL, O_ITERS},         {"help", 0, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+typedef struct bench_opts {
+    int cpu, comm;
+    int quick;
+    int threads[THREAD_LIST_MAX], nthreads;
+    int ranks;
+    double max_bytes;
+    char ops[128];
+    int iters;
+    const char *write, *name, *db_path;
+    int force, json, no_record;
+    double timeout_s;
+} bench_opts;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: smdplan bench [cpu | comm] [options]\n\n"
+            "Measures this host for the planner's catalog: the CPU device (OpenBLAS sgemm rates\n"
+            "per thread count, STREAM triad bandwidth, cores, memory) and the MPI transport\n"
+            "between ranks of one job (all-reduce, reduce-scatter, all-gather, send/recv from 8 B\n"
+            "to 1 GiB: time, algbw, busbw as nccl-tests defines them). Without a word, both.\n"
+            "Every run is recorded (smdplan history --kind bench); --write-catalog makes the\n"
+            "host's catalog entry, which smdplan exec and the planner load with --catalog FILE.\n\n"
+            "  --write-catalog FILE   write the entry (instance host-NAME, device cpu-NAME)\n"
+            "  --force                replace FILE although smdplan bench did not write it\n"
+            "  --threads-per-rank L   entries for these threads per rank (default 1; each\n"
+            "                         divides the cores)\n"
+            "  --name NAME            instance type name instead of host-NAME\n"
+            "  --ranks N              comm: ranks of the job (default the cores, at least 2)\n"
+            "  --max-bytes SIZE       comm: largest message (default 1GiB, capped by memory)\n"
+            "  --ops LIST             comm: allreduce,reducescatter,allgather,sendrecv (default all)\n"
+            "  --iters N              comm: timed iterations per size (default 20, nccl-tests')\n"
+            "  --timeout S            comm: wall-clock limit of the job (default 900)\n"
+            "  --quick                fewer shapes and sizes, for a fast check\n"
+            "  --json                 print the measurements and the entry as JSON\n"
+            "  --db FILE, --no-record where to record, or not\n\n"
+            "Example:\n"
+            "  smdplan bench --write-catalog host.json\n"
+            "  smdplan exec --catalog host.json --layers 4 --hidden 256 --heads 4 --pp 2\n");
+}
+
+static int parse_threads(const char *s, bench_opts *o, st_err *err)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", s);
+    o->nthreads = 0;
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        int64_t v;
+        int rc = units_parse_int(t, "--threads-per-rank", 1, 256, &v, err);
+        if (rc)
+            return rc;
+        if (o->nthreads == THREAD_LIST_MAX)
+            return ST_RAISE(err, ST_EINVAL, "--threads-per-rank '%s': at most %d counts", s,
+                            THREAD_LIST_MAX);
+        o->threads[o->nthreads++] = (int)v;
+    }
+    if (!o->nthreads)
+        return ST_RAISE(err, ST_EINVAL, "--threads-per-rank '%s': give counts like 1,2", s);
+    return ST_OK;
+}
+
+/* 0 parsed, 1 help printed, else an exit code. */
+static int parse_args(int argc, char **argv, bench_opts *o)
+{
+    st_err err = {0};
+    int first = 1;
+    if (argc > 1 && argv[1][0] != '-') {
+        if (!strcmp(argv[1], "cpu"))
+            o->comm = 0;
+        else if (!strcmp(argv[1], "comm"))
+            o->cpu = 0;
+        else {
+            fprintf(stderr, "smdplan: bench '%s': allowed are cpu, comm (or none: both)\n",
+                    argv[1]);
+            return 2;
+        }
+        first = 2;
+    }
+    optind = first;
+    opterr = 0;
+    int id;
+    while ((id = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+        int rc = ST_OK;
+        int64_t v;
+        switch (id) {
+        case O_HELP: usage(stdout); return 1;
+        case O_QUICK: o->quick = 1; break;
+        case O_THREADS: rc = parse_threads(optarg, o, &err); break;
+        case O_RANKS:
+            rc = units_parse_int(optarg, "--ranks", 2, 1024, &v, &err);
+            o->ranks = (int)v;
+            break;
+        case O_MAX_BYTES:
+            rc = units_parse_bytes(optarg, "--max-bytes", &o->max_bytes, &err);
+            if (rc == ST_OK && (o->max_bytes < 8 || o->max_bytes > 1e13))
+                rc = ST_RAISE(&err, ST_EINVAL, "--max-bytes '%s': allowed 8 B to 10 TB", optarg);
+            break;
+        case O_OPS: {
+            char buf[128];
+            snprintf(buf, sizeof buf, "%s", optarg);
+            for (char *t = strtok(buf, ","); t && rc == ST_OK; t = strtok(NULL, ",")) {
+                exec_bench_op op;
+                rc = exec_bench_op_parse(t, &op, &err);
+            }
+            snprintf(o->ops, sizeof o->ops, "%s", optarg);
+            break;
+        }
+        case O_ITERS:
+            rc = units_parse_int(optarg, "--iters", 1, 100000, &v, &err);
+            o->iters = (int)v;
+            break;
+        case O_WRITE: o->write = optarg; break;
+        case O_FORCE: o->force = 1; break;
+        case O_NAME:
+            if (!*optarg || strlen(optarg) > 40)
+                rc = ST_RAISE(&err, ST_EINVAL, "--name '%s': 1 to 40 characters", optarg);
+            o->name = optarg;
+            break;
+        case O_TIMEOUT: {
+            double t;
+            rc = units_parse_count(optarg, "--timeout", &t, &err);
+            if (rc == ST_OK && !(t >= 1 && t <= 1e6))
+                rc = ST_RAISE(&err, ST_EINVAL, "--timeout '%s': allowed 1 to 1e6 s", optarg);
+            o->timeout_s = t;
+            break;
+        }
+        case O_JSON: o->json = 1; break;
+        case O_DB: o->db_path = optarg; break;
+        case O_NO_RECORD: o->no_record = 1; break;
+        default:
+            fprintf(stderr, "smdplan: bench: unknown option or missing value: '%s' (see smdplan "
+                            "bench --help)\n", argv[optind - 1]);
+            return 2;
+        }
+        if (rc != ST_OK)
+            return cli_fail(&err);
+    }
+    if (optind < argc) {
+        fprintf(stderr, "smdplan: bench: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    return 0;
+}
+
+/* ---- the measurements ---- */
+
+static void find_program(const char *name, char *buf, size_t n)
+{
+    char self[CLI_PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    buf[0] = '\0';
+    if (k <= 0)
+        return;
+    self[k] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return;
+    *slash = '\0';
+    char cand[CLI_PATH_MAX + 64];
+    snprintf(cand, sizeof cand, "%s/%s", self, name);
+    if (access(cand, X_OK) == 0 && strlen(cand) < n)
+        memcpy(buf, cand, strlen(cand) + 1);
+}
+
+/* The transport bench: mpirun on smdplan-bench-rank in a directory of our
+ * own, supervised as smdplan exec supervises its runs. */
+static int run_comm(const bench_opts *o, int cores, exec_bench_comm *out, st_err *err)
+{
+    char prog[CLI_PATH_MAX];
+    find_program(BENCH_RANK_PROGRAM, prog, sizeof prog);
+    if (!prog[0])
+        return ST_RAISE(err, ST_ENOENT, "bench comm: %s is not next to smdplan (this build has "
+                        "no MPI, or it was not built)", BENCH_RANK_PROGRAM);
+    const char *tmp = getenv("TMPDIR");
+    char dir[CLI_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/smdplan-bench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        return ST_RAISE(err, ST_EIO, "bench comm: cannot make a directory under %s",
+                        tmp && *tmp ? tmp : "/tmp");
+    int ranks = o->ranks ? o->ranks : cores < 2 ? 2 : cores;
+    double want = o->max_bytes > 0 ? o->max_bytes : o->quick ? 4.0 * 1048576.0 : 1073741824.0;
+    double max_bytes = exec_bench_comm_max_bytes(want, ranks);
+    char a_ranks[16], a_max[32], a_iters[16], a_out[CLI_PATH_MAX + 16], a_timeout[32];
+    snprintf(a_ranks, sizeof a_ranks, "%d", ranks);
+    snprintf(a_max, sizeof a_max, "%.0f", max_bytes);
+    snprintf(a_iters, sizeof a_iters, "%d", o->iters ? o->iters : o->quick ? 5 : 20);
+    snprintf(a_out, sizeof a_out, "%s/comm.json", dir);
+    double timeout = o->timeout_s > 0 ? o->timeout_s : DEFAULT_COMM_TIMEOUT_S;
+    snprintf(a_timeout, sizeof a_timeout, "%.0f", timeout);
+    char *argv[32];
+    int n = 0;
+    argv[n++] = (char *)"mpirun";
+    argv[n++] = (char *)"-n";
+    argv[n++] = a_ranks;
+    if (ranks > cores)
+        argv[n++] = (char *)"--oversubscribe";
+    argv[n++] = prog;
+    argv[n++] = (char *)"--out";
+    argv[n++] = a_out;
+    argv[n++] = (char *)"--max-bytes";
+    argv[n++] = a_max;
+    argv[n++] = (char *)"--iters";
+    argv[n++] = a_iters;
+    argv[n++] = (char *)"--timeout";
+    argv[n++] = a_timeout;
+    if (o->ops[0]) {
+        argv[n++] = (char *)"--ops";
+        argv[n++] = (char *)o->ops;
+    }
+    argv[n] = NULL;
+    char *env[3] = {NULL, NULL, NULL};
+    char e1[] = "OMPI_ALLOW_RUN_AS_ROOT=1", e2[] = "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1";
+    if (geteuid() == 0) {
+        env[0] = e1;
+        env[1] = e2;
+    }
+    cli_launch l = {argv, env, timeout + 30, NULL, NULL, NULL};
+    cli_launch_result r;
+    int rc = cli_launch_run(&l, &r, err);
+    char *text = NULL;
+    size_t len = 0;
+    if (rc == ST_OK && (r.exit_status != 0 || r.timed_out || r.interrupted)) {
+        char line[512];
+        cli_launch_last_line(&r, line, sizeof line);
+        rc = ST_RAISE(err, ST_EIO, "bench comm: the job %s (status %d)%s%s",
+                      r.timed_out ? "timed out" : r.interrupted ? "was interrupted" : "failed",
+                      r.exit_status, line[0] ? ": " : "", line);
+    }
+    if (rc == ST_OK)
+        rc = data_read_file(a_out, &text, &len, err);
+    if (rc == ST_OK)
+        rc = exec_bench_comm_parse(text, out, err);
+    free(text);
+    unlink(a_out); /* ours, in a directory of our own */
+    rmdir(dir);
+    return rc;
+}
+
+/* ---- what the entry takes from the measurements ---- */
+
+typedef struct link_fit {
+    double bw_bps;               /* B of t = a + f S / B */
+    double lat_s;                /* a */
+    double small_s;              /* median time at <= 1 KiB */
+    double max_busbw_bps;
+    int n;
+} link_fit;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Weighted least squares of t = a + f S / B over the rows of op (weights
+ * 1/t^2: relative error), with f its bus factor. */
+static link_fit fit_link(const exec_bench_comm *c, const char *op)
+{
+    link_fit lf = {NAN, NAN, NAN, 0, 0};
+    double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, small[EXEC_BENCH_COLL_MAX];
+    int ns = 0;
+    for (int i = 0; i < c->n; i++) {
+        const exec_bench_coll *v = &c->v[i];
+        if (strcmp(v->op, op) || !(v->time_s > 0))
+            continue;
+        double f = exec_bench_busbw_factor(op, v->ranks);
+        double x = f * v->bytes, y = v->time_s, w = 1.0 / (y * y);
+        sw += w;
+        sx += w * x;
+        sy += w * y;
+        sxx += w * x * x;
+        sxy += w * x * y;
+        lf.n++;
+        if (v->busbw_bps > lf.max_busbw_bps)
+            lf.max_busbw_bps = v->busbw_bps;
+        if (v->bytes <= SMALL_MESSAGE_BYTES)
+            small[ns++] = v->time_s;
+    }
+    double det = sw * sxx - sx * sx;
+    if (lf.n >= 2 && det > 0) {
+        double slope = (sw * sxy - sx * sy) / det, a = (sy - slope * sx) / sw;
+        if (slope > 0) {
+            lf.bw_bps = 1.0 / slope;
+            lf.lat_s = a;
+        }
+    }
+    if (ns > 0) {
+        qsort(small, (size_t)ns, sizeof small[0], cmp_double);
+        lf.small_s = ns % 2 ? small[ns / 2] : 0.5 * (small[ns / 2 - 1] + small[ns / 2]);
+    }
+    return lf;
+}
+
+typedef struct dev_fit {
+    int threads;
+    plan_gemm_fit gemm;
+    double misaligned;           /* rate(1023^3) / model(1024^3), at most 1; NAN: not measured */
+    double triad_bps;            /* at this thread count */
+    int ok;
+} dev_fit;
+
+static dev_fit fit_device(const exec_bench_cpu *b, int threads, st_err *err)
+{
+    dev_fit d;
+    memset(&d, 0, sizeof d);
+    d.threads = threads;
+    d.misaligned = NAN;
+    plan_gemm_sample s[EXEC_BENCH_GEMM_MAX];
+    memset(s, 0, sizeof s);
+    int n = 0;
+    for (int i = 0; i < b->ngemm; i++)
+        if (b->gemm[i].threads == threads)
+            s[n++] = (plan_gemm_sample){(double)b->gemm[i].m, (double)b->gemm[i].n,
+                                        (double)b->gemm[i].k, b->gemm[i].flops};
+    if (plan_gemm_fit_run(s, n, &d.gemm, err) != ST_OK)
+        return d;
+    for (int i = 0; i < n; i++)
+        if (s[i].m == 1023 && s[i].n == 1023 && s[i].k == 1023)
+            d.misaligned = fmin(1.0, s[i].flops / plan_gemm_fit_rate(&d.gemm, 1024, 1024, 1024));
+    for (int i = 0; i < b->nmem; i++)
+        if (b->mem[i].threads == threads)
+            d.triad_bps = b->mem[i].triad_bps;
+    d.ok = 1;
+    return d;
+}
+
+/* The triad with every core busy: the measurement at the most threads. */
+static double full_triad(const exec_bench_cpu *b)
+{
+    double bps = 0;
+    int best = 0;
+    for (int i = 0; i < b->nmem; i++)
+        if (b->mem[i].threads >= best) {
+            best = b->mem[i].threads;
+            bps = b->mem[i].triad_bps;
+        }
+    return bps;
+}
+
+/* buf = the formatted text, cut short when it does not fit. */
+static void setf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void setf(char *buf, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, n, fmt, ap);
+    va_end(ap);
+}
+
+/* The all-reduce curve's name: "mpi-" and the host's (at most 31 characters,
+ * a catalog curve name). */
+static void curve_name(const bench_opts *o, char *buf, size_t n)
+{
+    char h[32];
+    cli_host_name(h, sizeof h);
+    setf(buf, n, "mpi-%.27s", o->name ? o->name : h);
+}
+
+static void add_str(cJSON *o, const char *k, const char *v)
+{
+    cJSON_AddStringToObject(o, k, v);
+}
+
+/* The entry for threads per rank T, into the catalog arrays; figures into
+ * e. The link fields need comm. */
+static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec_bench_comm *comm,
+                      int T, cJSON *gpus, cJSON *insts, cJSON *curves, db_bench_entry *e,
+                      char *inst_name, char *gpu_name, size_t nn, st_err *err)
+{
+    if (cpu->cores % T != 0 || T > cpu->cores)
+        return ST_RAISE(err, ST_EINVAL, "--threads-per-rank %d: does not divide the %d cores", T,
+                        cpu->cores);
+    int measured = 0;
+    for (int i = 0; i < cpu->nthreads; i++)
+        measured |= cpu->threads[i] == T;
+    if (!measured)
+        return ST_RAISE(err, ST_EINVAL, "--threads-per-rank %d: the CPU bench measured %d to %d "
+                        "threads only", T, cpu->threads[0], cpu->threads[cpu->nthreads - 1]);
+    dev_fit d = fit_device(cpu, T, err);
+    if (!d.ok)
+        return err->code ? err->code : ST_EINVAL;
+    char gname[64], iname[64];
+    cli_host_entry_names(T, iname, sizeof iname, gname, sizeof gname);
+    if (o->name && T <= 1)
+        setf(iname, sizeof iname, "%s", o->name);
+    else if (o->name)
+        setf(iname, sizeof iname, "%s-t%d", o->name, T);
+    snprintf(inst_name, nn, "%s", iname);
+    snprintf(gpu_name, nn, "%s", gname);
+    int slots = cpu->cores / T;
+    double hbm = full_triad(cpu) / slots;
+    double mis = isfinite(d.misaligned) ? d.misaligned : 1.0;
+
+    cJSON *g = cJSON_CreateObject();
+    add_str(g, "name", gname);
+    add_str(g, "silicon", gname);
+    cJSON_AddNumberToObject(g, "mem_bytes", floor(cpu->mem_bytes / slots));
+    cJSON_AddNumberToObject(g, "peak_flops", d.gemm.asymptote_flops);
+    cJSON_AddNumberToObject(g, "hbm_bps", hbm);
+    cJSON_AddNumberToObject(g, "gemm_eff_max", 1.0);
+    cJSON_AddNumberToObject(g, "gemm_dim_half", d.gemm.dim_half);
+    cJSON_AddNumberToObject(g, "misaligned_factor", mis);
+    cJSON_AddNumberToObject(g, "hbm_eff", 1.0);
+    cJSON_AddNumberToObject(g, "flash_eff", 1.0);
+    char src[PLAN_SOURCE_MAX];
+    setf(src, sizeof src, "smdplan bench on %.40s: %d thread%s per rank, sgemm fit over %d "
+             "shapes (rms %.1f%%), triad %.1f GB/s over %d slots", cpu->host, T, T == 1 ? "" : "s",
+             d.gemm.used, 100 * d.gemm.rms_log_err, full_triad(cpu) / 1e9, slots);
+    add_str(g, "source", src);
+    char note[600];
+    setf(note, sizeof note,
+             "CPU device of %s (%s; %s). peak_flops: asymptote of the GEMM model fitted to "
+             "cblas_sgemm rates at %d thread%s (worst shape %.1f%% off); gemm_eff_max 1: the peak "
+             "is the measured rate; misaligned_factor: 1023^3 against the model at 1024^3; "
+             "hbm_bps: STREAM triad with every core busy / %d slots, hbm_eff 1 by the triad's "
+             "definition; flash_eff unused (no fused attention on the CPU device).",
+             cpu->host, cpu->cpu_model[0] ? cpu->cpu_model : "CPU model unknown", cpu->blas, T,
+             T == 1 ? "" : "s", d.gemm.max_abs_err_pct, slots);
+    add_str(g, "_note", note);
+    cJSON_AddItemToArray(gpus, g);
+
+    *e = (db_bench_entry){.threads_per_rank = T, .peak_flops = d.gemm.asymptote_flops,
+                          .gemm_dim_half = d.gemm.dim_half,
+                          .gemm_rms_log_err = d.gemm.rms_log_err, .misaligned_factor = mis,
+                          .hbm_bps = hbm, .p2p_bps = NAN, .p2p_latency_s = NAN,
+                          .allreduce_busbw_bps = NAN, .allreduce_latency_s = NAN};
+    if (!comm)
+        return ST_OK;
+
+    link_fit ar = fit_link(comm, "allreduce"), p2p = fit_link(comm, "sendrecv");
+    if (!(ar.bw_bps > 0) || !(ar.small_s > 0) || !(p2p.bw_bps > 0))
+        return ST_RAISE(err, ST_EINVAL, "bench comm: the all-reduce and send/recv measurements "
+                        "give no bandwidth or small-message time (measure with --ops including "
+                        "allreduce and sendrecv, from 8 B)");
+    e->allreduce_busbw_bps = ar.bw_bps;
+    e->allreduce_latency_s = ar.small_s;
+    e->p2p_bps = p2p.bw_bps;
+    e->p2p_latency_s = p2p.small_s;
+    char cname[32];
+    curve_name(o, cname, sizeof cname);
+    if (!cJSON_GetArraySize(curves)) {
+        cJSON *cv = cJSON_CreateObject();
+        add_str(cv, "name", cname);
+        cJSON *xs = cJSON_AddArrayToObject(cv, "log2_bytes"), *ys = cJSON_AddArrayToObject(cv, "eff");
+        int k = 0;
+        for (int i = 0; i < comm->n && k < PLAN_CURVE_MAX; i++) {
+            const exec_bench_coll *v = &comm->v[i];
+            if (strcmp(v->op, "allreduce") || !(v->busbw_bps > 0))
+                continue;
+            cJSON_AddItemToArray(xs, cJSON_CreateNumber(log2(v->bytes)));
+            cJSON_AddItemToArray(ys, cJSON_CreateNumber(fmax(1e-6, v->busbw_bps / ar.max_busbw_bps)));
+            k++;
+        }
+        char csrc[PLAN_SOURCE_MAX];
+        setf(csrc, sizeof csrc, "smdplan bench comm on %.40s: %s all-reduce busbw over its "
+                 "largest (%.2f GB/s), %d ranks", comm->host, comm->transport,
+                 ar.max_busbw_bps / 1e9, comm->ranks);
+        add_str(cv, "source", csrc);
+        cJSON_AddItemToArray(curves, cv);
+    }
+    cJSON *in = cJSON_CreateObject();
+    add_str(in, "name", iname);
+    cJSON_AddItemToObject(in, "aliases", cJSON_CreateArray());
+    add_str(in, "gpu", gname);
+    cJSON_AddNumberToObject(in, "gpus_per_node", slots);
+    cJSON_AddNumberToObject(in, "nvlink_bps", p2p.bw_bps / PLANNER_P2P_PEAK_EFF);
+    cJSON_AddBoolToObject(in, "nvswitch", 1);
+    cJSON_AddNumberToObject(in, "intra_busbw_bps", ar.bw_bps);
+    cJSON_AddNumberToObject(in, "intra_latency_s", ar.small_s);
+    cJSON_AddNumberToObject(in, "net_bps", p2p.bw_bps * slots);
+    cJSON_AddNumberToObject(in, "net_latency_s", ar.small_s);
+    cJSON_AddNumberToObject(in, "net_ring_eff", 1.0);
+    cJSON_AddNumberToObject(in, "net_tree_eff", 1.0);
+    cJSON_AddNumberToObject(in, "price_per_hour", 0);
+    cJSON_AddNumberToObject(in, "host_mem_bytes", cpu->mem_bytes);
+    cJSON_AddBoolToObject(in, "efa", 0);
+    /* one curve for the host: MPI does not depend on the BLAS threads */
+    add_str(in, "intra_curve", cname);
+    add_str(in, "net_curve", cname);
+    setf(src, sizeof src, "smdplan bench on %.40s: %d cores / %d thread%s per rank; %s between "
+             "%d ranks", cpu->host, cpu->cores, T, T == 1 ? "" : "s", comm->transport, comm->ranks);
+    add_str(in, "source", src);
+    setf(note, sizeof note,
+             "intra_busbw_bps: B of t = a + 2(n-1)/n S / B fitted to every %s all-reduce "
+             "measured (a = %.2f us); intra_latency_s: median all-reduce time at <= 1 KiB; "
+             "nvlink_bps: send/recv bandwidth %.2f GB/s fitted the same way / 0.96 (the "
+             "planner's point-to-point efficiency). A single host has no network: net_* repeat "
+             "the intra-host figures; plans of several nodes of this type mean nothing.",
+             comm->transport, 1e6 * ar.lat_s, p2p.bw_bps / 1e9);
+    add_str(in, "_note", note);
+    cJSON_AddItemToArray(insts, in);
+    return ST_OK;
+}
+
+/* Keep the entries of an existing file of ours whose names are not made
+ * now. */
+static void keep_others(const cJSON *old, const char *key, cJSON *arr)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(old, key), *e;
+    cJSON_ArrayForEach(e, list)
+    {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name"), *x;
+        int taken = 0;
+        cJSON_ArrayForEach(x, arr)
+        {
+            const cJSON *xn = cJSON_GetObjectItemCaseSensitive(x, "name");
+            if (cJSON_IsString(nm) && cJSON_IsString(xn) && !strcmp(nm->valuestring, xn->valuestring))
+                taken = 1;
+        }
+        if (!taken)
+            cJSON_AddItemToArray(arr, cJSON_Duplicate(e, 1));
+    }
+}
+
+static int write_catalog(const bench_opts *o, cJSON *gpus, cJSON *insts, cJSON *curves,
+                         st_err *err)
+{
+    cJSON *root = cJSON_CreateObject();
+    add_str(root, "_doc", "This host's catalog entry, measured by smdplan bench (see "
+                          "app/cli_bench.c for what each field is); load it with --catalog FILE.");
+    add_str(root, BENCH_MARKER_KEY, BENCH_MARKER_VALUE);
+    cJSON *g = cJSON_Duplicate(gpus, 1), *i = cJSON_Duplicate(insts, 1), *c = cJSON_Duplicate(curves, 1);
+    struct stat sb;
+    char *old = NULL;
+    size_t len = 0;
+    st_err ignore = {0};
+    if (stat(o->write, &sb) == 0 && data_read_file(o->write, &old, &len, &ignore) == ST_OK) {
+        cJSON *prev = strstr(old, BENCH_MARKER) ? cJSON_Parse(old) : NULL;
+        if (prev) {
+            keep_others(prev, "gpus", g);
+            keep_others(prev, "instances", i);
+            keep_others(prev, "curves", c);
+        }
+        cJSON_Delete(prev);
+    }
+    free(old);
+    cJSON_AddItemToObject(root, "gpus", g);
+    cJSON_AddItemToObject(root, "instances", i);
+    cJSON_AddItemToObject(root, "curves", c);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text)
+        return ST_RAISE(err, ST_ENOMEM, "out of memory");
+    size_t n = strlen(text);
+    char *full = malloc(n + 2);
+    if (!full) {
+        cJSON_free(text);
+        return ST_RAISE(err, ST_ENOMEM, "out of memory");
+    }
+    memcpy(full, text, n);
+    memcpy(full + n, "\n", 2);
+    cJSON_free(text);
+    /* the catalog's own reader checks the entry before it is written */
+    plan_catalog cat;
+    memset(&cat, 0, sizeof cat);
+    int rc = data_catalog_parse(full, n, o->write, &cat, err);
+    plan_catalog_free(&cat);
+    if (rc == ST_OK)
+        rc = cli_write_file(o->write, full, BENCH_MARKER, o->force, err);
+    free(full);
+    return rc;
+}
+
+typedef struct bench_record {
+    const exec_bench_cpu *cpu;
+    const exec_bench_comm *comm;
+    const db_bench_entry *entry;
+} bench_record;
+
+static int record_bench(db *d, const db_provenance *p, void *ctx, st_err *err)
+{
+    const bench_record *b = ctx;
+    return db_record_bench(d, p, b->cpu, b->comm, b->entry, NULL, err);
+}
+
+/* The newest recorded measurement of this host of the kind not measured
+ * now (cpu or comm), for a complete entry. */
+static int recorded(const bench_opts *o, const char *host, exec_bench_cpu *cpu, int *have_cpu,
+                    exec_bench_comm *comm, int *have_comm)
+{
+    db *d = NULL;
+    st_err err = {0};
+    if (db_open(db_default_path(o->db_path), DB_OPEN_READ, &d, &err) != ST_OK)
+        return 0;
+    /* newest first: the first record holding the part wanted */
+    enum { LOOK = 64 };
+    db_summary s[LOOK];
+    int n = 0, found = 0;
+    if (db_history(d, "bench", s, LOOK, &n, &err) == ST_OK)
+        for (int i = 0; i < n && !found; i++) {
+            int hc = 0, hm = 0;
+            int64_t id = 0;
+            st_err e2 = {0};
+            if (db_bench_read(d, s[i].id, NULL, cpu, &hc, comm, &hm, &id, &e2) != ST_OK)
+                continue;
+            if (strcmp(cpu ? cpu->host : comm->host, host) != 0)
+                continue;
+            if ((have_cpu && hc) || (have_comm && hm)) {
+                if (have_cpu)
+                    *have_cpu = hc;
+                if (have_comm)
+                    *have_comm = hm;
+                found = (int)id;
+            }
+        }
+    db_close(d);
+    return found;
+}
+
+static void print_cpu(const exec_bench_cpu *b)
+{
+    char mem[32];
+    printf("host %s: %d cores, %s memory, %s\nBLAS: %s\n\n", b->host, b->cores,
+           units_fmt_bytes(b->mem_bytes, mem, sizeof mem),
+           b->cpu_model[0] ? b->cpu_model : "CPU model unknown", b->blas);
+    printf("%7s %7s %7s %7s %6s %11s %9s %9s\n", "threads", "m", "n", "k", "reps", "time",
+           "GFLOP/s", "model");
+    for (int t = 0; t < b->nthreads; t++) {
+        st_err err = {0};
+        dev_fit d = fit_device(b, b->threads[t], &err);
+        for (int i = 0; i < b->ngemm; i++) {
+            const exec_bench_gemm *g = &b->gemm[i];
+            if (g->threads != b->threads[t])
+                continue;
+            char ts[32];
+            printf("%7d %7lld %7lld %7lld %6d %11s %9.2f %9.2f\n", g->threads, (long long)g->m,
+                   (long long)g->n, (long long)g->k, g->reps,
+                   units_fmt_seconds(g->time_s, ts, sizeof ts), g->flops / 1e9,
+                   d.ok ? plan_gemm_fit_rate(&d.gemm, (double)g->m, (double)g->n, (double)g->k) / 1e9
+                        : NAN);
+        }
+        if (d.ok)
+            printf("  %d thread%s: peak (asymptote) %.2f GFLOP/s, gemm_dim_half %.1f, rms %.1f%%, "
+                   "worst %.1f%%, misaligned factor %.3f; triad %.2f GB/s\n\n",
+                   b->threads[t], b->threads[t] == 1 ? "" : "s", d.gemm.asymptote_flops / 1e9,
+                   d.gemm.dim_half, 100 * d.gemm.rms_log_err, d.gemm.max_abs_err_pct,
+                   d.misaligned, d.triad_bps / 1e9);
+    }
+}
+
+static void print_comm(const exec_bench_comm *c)
+{
+    printf("%s between %d ranks on %s (time: mean over ranks of the mean iteration; algbw = S / "
+           "t; busbw as nccl-tests' PERFORMANCE.md)\n", c->transport, c->ranks, c->host);
+    printf("%-14s %12s %6s %12s %10s %10s\n", "op", "size (B)", "iters", "time (us)",
+           "algbw GB/s", "busbw GB/s");
+    for (int i = 0; i < c->n; i++) {
+        const exec_bench_coll *v = &c->v[i];
+        printf("%-14s %12.0f %6d %12.2f %10.3f %10.3f\n", v->op, v->bytes, v->iters,
+               v->time_s * 1e6, v->algbw_bps / 1e9, v->busbw_bps / 1e9);
+    }
+    printf("\n");
+}
+
+static cJSON *cpu_json(const exec_bench_cpu *b)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, "host", b->host);
+    add_str(o, "cpu_model", b->cpu_model);
+    add_str(o, "blas", b->blas);
+    cJSON_AddNumberToObject(o, "cores", b->cores);
+    cJSON_AddNumberToObject(o, "mem_bytes", b->mem_bytes);
+    cJSON *g = cJSON_AddArrayToObject(o, "gemm");
+    for (int i = 0; i < b->ngemm; i++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "threads", b->gemm[i].threads);
+        cJSON_AddNumberToObject(x, "m", (double)b->gemm[i].m);
+        cJSON_AddNumberToObject(x, "n", (double)b->gemm[i].n);
+        cJSON_AddNumberToObject(x, "k", (double)b->gemm[i].k);
+        cJSON_AddNumberToObject(x, "time_s", b->gemm[i].time_s);
+        cJSON_AddNumberToObject(x, "achieved_flops", b->gemm[i].flops);
+        cJSON_AddItemToArray(g, x);
+    }
+    cJSON *m = cJSON_AddArrayToObject(o, "triad");
+    for (int i = 0; i < b->nmem; i++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "threads", b->mem[i].threads);
+        cJSON_AddNumberToObject(x, "array_bytes", b->mem[i].array_bytes);
+        cJSON_AddNumberToObject(x, "triad_bps", b->mem[i].triad_bps);
+        cJSON_AddItemToArray(m, x);
+    }
+    return o;
+}
+
+int cli_bench_cmd(int argc, char **argv)
+{
+    bench_opts o;
+    memset(&o, 0, sizeof o);
+    o.cpu = o.comm = 1;
+    o.threads[0] = 1;
+    o.nthreads = 1;
+    int ex = parse_args(argc, argv, &o);
+    if (ex)
+        return ex == 1 ? 0 : ex;
+    st_err err = {0};
+    if (o.write) { /* refuse a file not ours before measuring for minutes */
+        struct stat sb;
+        char *old = NULL;
+        size_t len = 0;
+        st_err ignore = {0};
+        if (!o.force && stat(o.write, &sb) == 0 &&
+            (data_read_file(o.write, &old, &len, &ignore) != ST_OK || !strstr(old, BENCH_MARKER))) {
+            free(old);
+            ST_RAISE(&err, ST_EINVAL, "--write-catalog %s: exists and was not written by smdplan "
+                     "bench; not replaced (pass --force to replace it)", o.write);
+            return cli_fail(&err);
+        }
+        free(old);
+    }
+    exec_bench_cpu *cpu = calloc(1, sizeof *cpu);
+    exec_bench_comm *comm = calloc(1, sizeof *comm);
+    if (!cpu || !comm) {
+        free(cpu);
+        free(comm);
+        return 1;
+    }
+    int have_cpu = 0, have_comm = 0, rc = ST_OK;
+    long nc = sysconf(_SC_NPROCESSORS_ONLN);
+    int cores = nc > 0 ? (int)nc : 1;
+    if (o.cpu) {
+        exec_bench_cpu_config cfg;
+        exec_bench_cpu_config_default(&cfg);
+        cfg.quick = o.quick;
+        if (!o.json)
+            fprintf(stderr, "measuring the CPU device (sgemm, triad)...\n");
+        rc = exec_bench_cpu_run(&cfg, cpu, &err);
+        have_cpu = rc == ST_OK;
+    }
+    if (rc == ST_OK && o.comm) {
+        if (!o.json)
+            fprintf(stderr, "measuring the transport between ranks (mpirun)...\n");
+        rc = run_comm(&o, cores, comm, &err);
+        have_comm = rc == ST_OK;
+    }
+    if (rc != ST_OK) {
+        free(cpu);
+        free(comm);
+        return cli_fail(&err);
+    }
+    char host[EXEC_BENCH_NAME_MAX];
+    snprintf(host, sizeof host, "%s", have_cpu ? cpu->host : comm->host);
+    int64_t from_cpu = 0, from_comm = 0;
+    if (!have_cpu)
+        from_cpu = recorded(&o, host, cpu, &have_cpu, NULL, NULL);
+    if (!have_comm)
+        from_comm = recorded(&o, host, NULL, NULL, comm, &have_comm);
+
+    /* the entry */
+    cJSON *gpus = cJSON_CreateArray(), *insts = cJSON_CreateArray(), *curves = cJSON_CreateArray();
+    db_bench_entry entry[THREAD_LIST_MAX];
+    char inames[THREAD_LIST_MAX][64], gnames[THREAD_LIST_MAX][64];
+    int nentries = 0;
+    memset(entry, 0, sizeof entry);
+    for (int t = 0; have_cpu && rc == ST_OK && t < o.nthreads; t++) {
+        rc = make_entry(&o, cpu, have_comm ? comm : NULL, o.threads[t], gpus, insts, curves,
+                        &entry[t], inames[t], gnames[t], sizeof inames[t], &err);
+        if (rc == ST_OK)
+            nentries++;
+    }
+    char *catalog_text = NULL;
+    if (rc == ST_OK && o.write) {
+        if (!have_cpu || !have_comm) {
+            rc = ST_RAISE(&err, ST_ENOENT, "--write-catalog %s: no %s measurement of %s yet (run "
+                          "smdplan bench %s first, or smdplan bench for both)", o.write,
+                          have_cpu ? "transport" : "CPU", host, have_cpu ? "comm" : "cpu");
+        } else {
+            rc = write_catalog(&o, gpus, insts, curves, &err);
+            if (rc == ST_OK) {
+                char *t = NULL;
+                size_t len = 0;
+                if (data_read_file(o.write, &t, &len, &err) == ST_OK)
+                    catalog_text = t;
+            }
+        }
+    }
+    for (int t = 0; t < nentries; t++) {
+        entry[t].instance_name = have_comm ? inames[t] : NULL;
+        entry[t].gpu_name = gnames[t];
+        entry[t].catalog_file = rc == ST_OK ? o.write : NULL;
+        entry[t].catalog_json = catalog_text;
+    }
+    /* recorded: what was measured now (and the entry, with the first
+     * thread count's figures) */
+    bench_record br = {o.cpu ? cpu : NULL, o.comm ? comm : NULL, nentries ? &entry[0] : NULL};
+    int recorded_ok = cli_record(o.db_path, o.no_record, record_bench, &br);
+
+    if (o.json) {
+        cJSON *root = cJSON_CreateObject();
+        if (have_cpu)
+            cJSON_AddItemToObject(root, "cpu", cpu_json(cpu));
+        if (from_cpu)
+            cJSON_AddNumberToObject(root, "cpu_from_record", (double)from_cpu);
+        if (have_comm) {
+            char *s = exec_bench_comm_json(comm);
+            cJSON *c = s ? cJSON_Parse(s) : NULL;
+            free(s);
+            if (c)
+                cJSON_AddItemToObject(root, "comm", c);
+        }
+        if (from_comm)
+            cJSON_AddNumberToObject(root, "comm_from_record", (double)from_comm);
+        cJSON *cat = cJSON_AddObjectToObject(root, "catalog");
+        cJSON_AddItemToObject(cat, "gpus", cJSON_Duplicate(gpus, 1));
+        cJSON_AddItemToObject(cat, "instances", cJSON_Duplicate(insts, 1));
+        cJSON_AddItemToObject(cat, "curves", cJSON_Duplicate(curves, 1));
+        if (o.write && rc == ST_OK)
+            add_str(root, "catalog_file", o.write);
+        cJSON_AddBoolToObject(root, "recorded", recorded_ok);
+        char *s = cJSON_Print(root);
+        cJSON_Delete(root);
+        if (s)
+            printf("%s\n", s);
+        free(s);
+    } else {
+        if (have_cpu && o.cpu)
+            print_cpu(cpu);
+        if (have_comm && o.comm)
+            print_comm(comm);
+        if (from_cpu)
+            printf("CPU figures from bench record %lld\n", (long long)from_cpu);
+        if (from_comm)
+            printf("transport figures from bench record %lld\n", (long long)from_comm);
+        for (int t = 0; t < nentries; t++) {
+            printf("entry %s (device %s): peak %.2f GFLOP/s per rank, gemm_dim_half %.1f, triad "
+                   "%.2f GB/s per rank", have_comm ? inames[t] : "(no transport yet)", gnames[t],
+                   entry[t].peak_flops / 1e9, entry[t].gemm_dim_half, entry[t].hbm_bps / 1e9);
+            if (have_comm)
+                printf(", all-reduce busbw %.2f GB/s, latency %.2f us, send/recv %.2f GB/s",
+                       entry[t].allreduce_busbw_bps / 1e9, entry[t].allreduce_latency_s * 1e6,
+                       entry[t].p2p_bps / 1e9);
+            printf("\n");
+        }
+        if (o.write && rc == ST_OK)
+            printf("catalog: %s (load it with --catalog %s)\n", o.write, o.write);
+    }
+    free(catalog_text);
+    cJSON_Delete(gpus);
+    cJSON_Delete(insts);
+    cJSON_Delete(curves);
+    free(cpu);
+    free(comm);
+    return rc == ST_OK ? 0 : cli_fail(&err);
+}

@@ -1,0 +1,149 @@
+/*
+ * cli_host.c: what smdplan bench and smdplan exec share about this host:
+ * the names of its catalog entries, and writing a file the way every
+ * smdplan output file is written.
+ *
+ * Names. smdplan bench writes one instance type per thread count per rank
+ * it measured: "host-NAME" for one thread per rank (a "GPU" per core),
+ * "host-NAME-tT" for T threads per rank, each with its device entry
+ * "cpu-NAME" / "cpu-NAME-tT"; NAME is the host name up to its first dot,
+ * with anything but letters, digits and '-' made '-', at most 20 characters. smdplan exec looks up
+ * the one for the threads per rank it runs with.
+ *
+ * Files. A file is written whole or not at all: a temporary file in the
+ * same directory, fsync, rename over the target, fsync of the directory
+ * (rename(2) is atomic within a file system). An existing file is replaced
+ * only when it carries the marker text smdplan writes into its own files,
+ * or with force; otherwise it is left alone and the call fails.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "app/cli_int.h"
+#include "data/data.h"
+
+void cli_host_name(char *buf, size_t n)
+{
+    char h[256] = "";
+    if (gethostname(h, sizeof h - 1) != 0 || !h[0])
+        snprintf(h, sizeof h, "localhost");
+    char *dot = strchr(h, '.');
+    if (dot)
+        *dot = '\0';
+    for (char *p = h; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-'))
+            *p = '-';
+    snprintf(buf, n, "%.20s", h); /* "cpu-NAME-tT" fits a catalog GPU name (31) */
+}
+
+void cli_host_entry_names(int threads_per_rank, char *inst, size_t ni, char *gpu, size_t ng)
+{
+    char h[32];
+    cli_host_name(h, sizeof h);
+    if (threads_per_rank <= 1) {
+        snprintf(inst, ni, "host-%s", h);
+        snprintf(gpu, ng, "cpu-%s", h);
+    } else {
+        snprintf(inst, ni, "host-%s-t%d", h, threads_per_rank);
+        snprintf(gpu, ng, "cpu-%s-t%d", h, threads_per_rank);
+    }
+}
+
+int cli_write_file(const char *path, const char *text, const char *marker, int force, st_err *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (!S_ISREG(sb.st_mode))
+            return ST_RAISE(err, ST_EINVAL, "%s: exists and is not a regular file; not replaced",
+                            path);
+        if (!force) {
+            char *old = NULL;
+            size_t len = 0;
+            st_err ignore = {0};
+            int ours = data_read_file(path, &old, &len, &ignore) == ST_OK && marker &&
+                       strstr(old, marker) != NULL;
+            free(old);
+            if (!ours)
+                return ST_RAISE(err, ST_EINVAL, "%s: exists and was not written by smdplan; "
+                                "not replaced (pass --force to replace it)", path);
+        }
+    }
+    char dir[CLI_PATH_MAX], tmp[CLI_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
+        return ST_RAISE(err, ST_EINVAL, "%s: path too long", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return ST_RAISE(err, ST_EIO, "%s: cannot create a file in %s: %s", path, dir,
+                        strerror(errno));
+    size_t n = strlen(text), done = 0;
+    int rc = ST_OK;
+    while (done < n) {
+        ssize_t w = write(fd, text + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            rc = ST_RAISE(err, ST_EIO, "%s: write failed: %s", path, strerror(errno));
+            break;
+        }
+        done += (size_t)w;
+    }
+    if (rc == ST_OK && fchmod(fd, 0644) != 0)
+        rc = ST_RAISE(err, ST_EIO, "%s: chmod failed: %s", path, strerror(errno));
+    if (rc == ST_OK && fsync(fd) != 0)
+        rc = ST_RAISE(err, ST_EIO, "%s: fsync failed: %s", path, strerror(errno));
+    if (close(fd) != 0 && rc == ST_OK)
+        rc = ST_RAISE(err, ST_EIO, "%s: close failed: %s", path, strerror(errno));
+    if (rc == ST_OK && rename(tmp, path) != 0)
+        rc = ST_RAISE(err, ST_EIO, "%s: rename failed: %s", path, strerror(errno));
+    if (rc != ST_OK) {
+        unlink(tmp); /* ours: nothing half-written stays */
+        return rc;
+    }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return ST_OK;
+}
+
+void cli_shell_quote(const char *s, char *buf, size_t n)
+{
+    size_t u = 0;
+    int plain = *s != '\0';
+    for (const char *c = s; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              strchr("-_./=:,+@%", *c)))
+            plain = 0;
+    if (plain) {
+        snprintf(buf, n, "%s", s);
+        return;
+    }
+    if (u + 1 < n)
+        buf[u++] = '\'';
+    for (const char *c = s; *c && u + 5 < n; c++) {
+        if (*c == '\'') {
+            memcpy(buf + u, "'\\''", 4);
+            u += 4;
+        } else {
+            buf[u++] = *c;
+        }
+    }
+    if (u + 1 < n)
+        buf[u++] = '\'';
+    buf[u < n ? u : n - 1] = '\0';
+}

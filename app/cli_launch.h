@@ -1,0 +1,49 @@
+/*
+ * cli_launch.h: run a job (mpirun and the ranks it starts) under
+ * supervision: a session of its own, logs, a hard timeout, interruption,
+ * and nothing left behind (cli_launch.c).
+ */
+#ifndef SMD_CLI_LAUNCH_H
+#define SMD_CLI_LAUNCH_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "common/st.h"
+
+typedef struct cli_launch {
+    char **argv;                 /* program and arguments, NULL-terminated (PATH searched) */
+    char **env;                  /* "NAME=VALUE" added to the environment, NULL-terminated
+                                  * (may be NULL); kept alive by the caller */
+    double timeout_s;            /* hard wall-clock limit; 0: none */
+    FILE *echo;                  /* the job's stdout lines are copied here (NULL: not) */
+    const char *stdout_log;      /* files created for the job's stdout and stderr (NULL:
+                                  * none); never an existing file */
+    const char *stderr_log;
+} cli_launch;
+
+typedef struct cli_launch_result {
+    int exited;                  /* 1: exited (exit_status is its code) */
+    int exit_status;             /* exit code, or 128 + signal when killed by one */
+    int signaled;                /* the signal that ended it, or 0 */
+    int timed_out;               /* 1: ended by the hard timeout */
+    int interrupted;             /* the signal smdplan received (SIGINT ...), or 0 */
+    double wall_s;
+    int left_behind;             /* processes of the job alive after the final sweep (0) */
+    char stderr_tail[4096];      /* the last bytes of the job's stderr */
+} cli_launch_result;
+
+/* Run l->argv as described in cli_launch.c; returns when the job and
+ * everything it started have ended. ST_EIO when it cannot be started
+ * (pipe, fork); a job that fails is a result (r), not an error. */
+int cli_launch_run(const cli_launch *l, cli_launch_result *r, st_err *err);
+
+/* Processes of session sid (up to max pids in out); the count, or -1
+ * without /proc. */
+int cli_launch_session_pids(pid_t sid, pid_t *out, int max);
+
+/* The last meaningful line of the job's stderr into buf. Returns buf. */
+const char *cli_launch_last_line(const cli_launch_result *r, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,214 @@
+/*
+ * exec_dev.h: the device table, the one interface through which the model
+ * computes.
+ *
+ * A device (CPU now: fp32, and fp64 for the gradient checks; CUDA next:
+ * bf16 compute with fp32 master weights) is a table of operations in its own
+ * file. The model (exec_model.c) calls them on opaque buffers and never
+ * dereferences one, so it runs unchanged on a device whose buffers live in
+ * GPU memory and whose operations are queued on a stream. llm.c's shape: one
+ * operation per layer op, forward and backward side by side.
+ *
+ * Element types. dtype is the type of parameters, activations and
+ * gradients (f32 on "cpu", f64 on "cpu64", bf16 on CUDA); state_dtype the
+ * type of the optimizer's m and v and of master weights (f32, or f64 on
+ * "cpu64"). has_master says whether the optimizer keeps master weights of
+ * state_dtype beside the parameters (a bf16 device does; a device computing
+ * in state_dtype updates its parameters directly). Token ids and targets are
+ * int32 device buffers. Reductions that come back to the host (a loss, a
+ * sum of squares) are double.
+ *
+ * Activation layout: sequence-first, Megatron's (T, B, C): row t * B + b
+ * holds token t of sequence b, so a sequence-parallel shard (a range of t)
+ * is one contiguous block of rows and the collectives move it whole.
+ * Linear weights are (out, in) row-major, llm.c's convention: y = x W^T + b.
+ *
+ * Accumulation: every "_bwd_weight" op and embedding backward ADDS into its
+ * gradient buffers (microbatches accumulate); input-gradient ops ADD into
+ * dinp when accumulate is 1, else they overwrite it.
+ *
+ * Errors: operations return nothing; a device whose work can fail
+ * asynchronously (CUDA) records the first failure and reports it through
+ * status(), which the runner checks at every phase boundary. Allocation
+ * failure is reported at once (exec_dev_alloc returns NULL and raises).
+ */
+#ifndef SMD_EXEC_DEV_H
+#define SMD_EXEC_DEV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/st.h"
+#include "exec/exec.h"
+#include "exec/exec_comm.h"
+
+typedef struct exec_dev exec_dev;
+typedef struct exec_dev_ops exec_dev_ops;
+
+/* Arguments of AdamW for one contiguous range (Loshchilov & Hutter 2019,
+ * Algorithm 2: decoupled weight decay). */
+typedef struct exec_adamw {
+    double lr, beta1, beta2, eps;
+    double weight_decay;         /* 0 for biases and norms */
+    double grad_scale;           /* multiplies every gradient (clipping) */
+    int64_t step;                /* 1-based, for the bias corrections */
+} exec_adamw;
+
+struct exec_dev_ops {
+    const char *name;            /* "cpu", "cpu64", "cuda" */
+    exec_dtype dtype;            /* parameters, activations, gradients */
+    exec_dtype state_dtype;      /* Adam m, v (and master weights) */
+    int has_master;              /* 1: master weights of state_dtype beside the params */
+    int host_memory;             /* 1: buffers are host memory (a host transport takes them) */
+
+    int (*open)(exec_dev *d, int threads, st_err *err);
+    void (*close)(exec_dev *d);
+    /* Memory: bytes; alloc returns NULL when out of memory. */
+    void *(*alloc)(exec_dev *d, size_t bytes);
+    void (*free)(exec_dev *d, void *p);
+    void (*upload)(exec_dev *d, void *dst, const void *host_src, size_t bytes);
+    void (*download)(exec_dev *d, void *host_dst, const void *src, size_t bytes);
+    void (*copy)(exec_dev *d, void *dst, const void *src, size_t bytes);
+    void (*zero)(exec_dev *d, void *p, size_t bytes);
+    /* Wait for queued work; the first asynchronous failure, if any. */
+    int (*sync)(exec_dev *d, st_err *err);
+    /* The stream a device transport orders on (NULL on the CPU). */
+    void *(*stream)(exec_dev *d);
+
+    /* ---- embedding (vocab-parallel: this rank holds rows [v0, v0 + vn)) ---- */
+    /* out[n, C] = wte[tok - v0] for tokens in range, else 0 (Megatron
+     * VocabParallelEmbedding: the TP all-reduce sums the ranks' parts). */
+    void (*embed_fwd)(exec_dev *d, void *out, const int32_t *tok, const void *wte, int64_t n,
+                      int64_t C, int64_t v0, int64_t vn);
+    void (*embed_bwd)(exec_dev *d, void *dwte, const void *dout, const int32_t *tok, int64_t n,
+                      int64_t C, int64_t v0, int64_t vn);
+    /* Learned positions on sequence-first rows: x[t * B + b] += wpe[t0 + t]
+     * for t in 0..T-1. */
+    void (*pos_fwd)(exec_dev *d, void *x, const void *wpe, int64_t T, int64_t B, int64_t C,
+                    int64_t t0);
+    void (*pos_bwd)(exec_dev *d, void *dwpe, const void *dout, int64_t T, int64_t B, int64_t C,
+                    int64_t t0);
+
+    /* ---- LayerNorm (Ba et al. 2016) and RMSNorm (Zhang & Sennrich 2019) ----
+     * rms = 1: RMSNorm, mean and b are NULL. mean and rstd [n] are saved
+     * for the backward. */
+    void (*norm_fwd)(exec_dev *d, void *out, void *mean, void *rstd, const void *inp,
+                     const void *w, const void *b, int64_t n, int64_t C, int rms);
+    void (*norm_bwd_input)(exec_dev *d, void *dinp, const void *dout, const void *inp,
+                           const void *w, const void *mean, const void *rstd, int64_t n,
+                           int64_t C, int rms, int accumulate);
+    void (*norm_bwd_weight)(exec_dev *d, void *dw, void *db, const void *dout, const void *inp,
+                            const void *mean, const void *rstd, int64_t n, int64_t C, int rms);
+
+    /* ---- linear: out[n, OC] = inp[n, C] W[OC, C]^T + bias ---- */
+    void (*matmul_fwd)(exec_dev *d, void *out, const void *inp, const void *w, const void *bias,
+                       int64_t n, int64_t C, int64_t OC);
+    /* dinp[n, C] (+)= dout[n, OC] W */
+    void (*matmul_bwd_input)(exec_dev *d, void *dinp, const void *dout, const void *w,
+                             int64_t n, int64_t C, int64_t OC, int accumulate);
+    /* dw[OC, C] += dout^T inp; dbias[OC] += column sums of dout (dbias may be NULL) */
+    void (*matmul_bwd_weight)(exec_dev *d, void *dw, void *dbias, const void *dout,
+                              const void *inp, int64_t n, int64_t C, int64_t OC);
+
+    /* ---- activations ---- */
+    /* GELU, tanh approximation (Hendrycks & Gimpel 2016, as GPT-2). */
+    void (*gelu_fwd)(exec_dev *d, void *out, const void *inp, int64_t n);
+    void (*gelu_bwd)(exec_dev *d, void *dinp, const void *inp, const void *dout, int64_t n);
+    /* SwiGLU (Shazeer 2020): inp[n, 2F] = (gate | up), out[n, F] =
+     * silu(gate) * up. */
+    void (*swiglu_fwd)(exec_dev *d, void *out, const void *inp, int64_t n, int64_t F);
+    void (*swiglu_bwd)(exec_dev *d, void *dinp, const void *inp, const void *dout, int64_t n,
+                       int64_t F);
+
+    /* ---- attention ----
+     * RoPE (Su et al. 2021, rotate-half form as Llama): H heads of size hd
+     * starting at x, rows of stride ld elements, sequence-first rows
+     * (position t of row t * B + b). bwd rotates back (in place). */
+    void (*rope_fwd)(exec_dev *d, void *x, int64_t T, int64_t B, int64_t H, int64_t hd,
+                     int64_t ld, double theta);
+    void (*rope_bwd)(exec_dev *d, void *dx, int64_t T, int64_t B, int64_t H, int64_t hd,
+                     int64_t ld, double theta);
+    /* Causal attention with grouped-query heads. qkv rows [T * B, (Hq + 2
+     * Hkv) hd]: queries, keys, values; query head h uses kv head h / (Hq /
+     * Hkv). probs [B, Hq, T, T] keeps the softmax; out [T * B, Hq hd] may be
+     * NULL (probs only, for selective recompute). */
+    void (*attention_fwd)(exec_dev *d, void *out, void *probs, const void *qkv, int64_t T,
+                          int64_t B, int64_t Hq, int64_t Hkv, int64_t hd);
+    /* dqkv = gradient through attention (overwritten); dprobs is scratch of
+     * probs' size [B, Hq, T, T]. */
+    void (*attention_bwd)(exec_dev *d, void *dqkv, void *dprobs, const void *dout,
+                          const void *qkv, const void *probs, int64_t T, int64_t B, int64_t Hq,
+                          int64_t Hkv, int64_t hd);
+
+    /* ---- vocab-parallel softmax cross-entropy (Megatron cross_entropy.py)
+     * over logits [n, vn] holding vocab columns [v0, v0 + vn). Between the
+     * steps the caller all-reduces over the TP group: rowmax with MAX, the
+     * [2n] (sum of exp, target logit) with SUM. ---- */
+    void (*ce_rowmax)(exec_dev *d, void *rowmax, const void *logits, int64_t n, int64_t vn);
+    /* stats[0..n) = sum of exp(logit - max), stats[n..2n) = the target's
+     * logit (0 off this rank); the logits become exp(logit - max). */
+    void (*ce_stats)(exec_dev *d, void *stats, void *logits, const void *rowmax,
+                     const int32_t *targets, int64_t n, int64_t vn, int64_t v0);
+    /* losses[n] = log(sum) + max - target; the exponentials become dlogits =
+     * (softmax - onehot) * scale, in place. */
+    void (*ce_loss_bwd)(exec_dev *d, void *losses, void *logits, const void *rowmax,
+                        const void *stats, const int32_t *targets, int64_t n, int64_t vn,
+                        int64_t v0, double scale);
+
+    /* ---- elementwise and reductions ---- */
+    void (*add)(exec_dev *d, void *y, const void *x, int64_t n);          /* y += x */
+    void (*add3)(exec_dev *d, void *out, const void *a, const void *b, int64_t n); /* a + b */
+    void (*scale)(exec_dev *d, void *x, double s, int64_t n);
+    double (*sum)(exec_dev *d, const void *x, int64_t n);    /* synchronous, to the host */
+    double (*sumsq)(exec_dev *d, const void *x, int64_t n);  /* synchronous, to the host */
+
+    /* ---- optimizer ---- */
+    /* AdamW on n elements: param (dtype), grad (dtype), m and v
+     * (state_dtype), master (state_dtype, or NULL without has_master). */
+    void (*adamw)(exec_dev *d, void *param, void *master, const void *grad, void *m, void *v,
+                  int64_t n, const exec_adamw *a);
+    /* Fill a buffer of dtype from host doubles (initialisation, loading). */
+    void (*upload_f64)(exec_dev *d, void *dst, const double *src, int64_t n);
+    void (*download_f64)(exec_dev *d, double *dst, const void *src, int64_t n);
+};
+
+/* Bytes the executor holds on a device, by class: now and at the peak. */
+typedef struct exec_mem {
+    double cur_bytes[EXEC_MEM__COUNT];
+    double peak_class_bytes[EXEC_MEM__COUNT];
+    double cur_total_bytes;
+    double peak_total_bytes;
+} exec_mem;
+
+struct exec_dev {
+    const exec_dev_ops *ops;
+    size_t elem_bytes;           /* exec_dtype_bytes(ops->dtype) */
+    size_t state_bytes;          /* exec_dtype_bytes(ops->state_dtype) */
+    int threads;
+    exec_mem mem;
+    double flops;                /* FLOPs of the matrix products run (hardware FLOPs) */
+    void *impl;
+};
+
+/* The device named name ("cpu", "cpu64"; "cuda" once built), NULL if none. */
+const exec_dev_ops *exec_dev_find(const char *name);
+const char *exec_dev_names(void);
+
+/* Open a device with threads BLAS threads. ST_EUNSUPPORTED names the built
+ * devices when name is unknown. */
+int exec_dev_open(const char *name, int threads, exec_dev **out, st_err *err);
+void exec_dev_close(exec_dev *d);
+
+/* Allocate bytes counted under class c, zeroed; NULL (and ST_ENOMEM raised,
+ * naming the class and size) when out of memory. */
+void *exec_dev_alloc(exec_dev *d, size_t bytes, exec_mem_class c, st_err *err);
+/* Free what exec_dev_alloc returned (NULL is fine); bytes and c as given. */
+void exec_dev_free(exec_dev *d, void *p, size_t bytes, exec_mem_class c);
+
+/* p advanced by n elements of the device's dtype. */
+static inline void *exec_dev_at(const exec_dev *d, const void *p, int64_t n)
+{
+    return (char *)p + (size_t)n * d->elem_bytes;
+}
+
+#endif

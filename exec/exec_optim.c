@@ -1,0 +1,138 @@
+/*
+ * exec_optim.c: the optimizer step: learning-rate schedule, global
+ * gradient-norm clipping and AdamW over the parameters this rank updates
+ * (all of them, or its ZeRO shard).
+ *
+ *  - Schedule (llm.c's get_learning_rate): linear warm-up to lr over
+ *    warmup_steps, then cosine decay to min_lr at the last step.
+ *  - The global norm counts every parameter of the model once: a tensor
+ *    copied on every TP rank only on TP rank 0, a tied embedding's copy
+ *    not at all, an unsharded gradient only on DP rank 0 (sharded ones
+ *    once per shard). One world all-reduce sums the squares (and the
+ *    step's loss rides along). Gradients are scaled by clip / norm when
+ *    the norm exceeds clip (Pascanu et al. 2013; torch clip_grad_norm_).
+ *  - AdamW (Loshchilov & Hutter 2019) with weight decay on matrices and
+ *    embeddings only (GPT-2's and llm.c's convention; biases and norms
+ *    are not decayed).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "exec/exec_optim.h"
+
+/* Added to the norm before dividing: torch.nn.utils.clip_grad_norm_'s 1e-6. */
+#define EXEC_CLIP_EPS 1e-6
+
+double exec_lr_at(const exec_train *t, int64_t step)
+{
+    if (t->warmup_steps > 0 && step < t->warmup_steps)
+        return t->lr * (double)(step + 1) / (double)t->warmup_steps;
+    if (t->steps <= t->warmup_steps)
+        return t->min_lr;
+    double r = (double)(step - t->warmup_steps) / (double)(t->steps - t->warmup_steps);
+    if (r > 1)
+        r = 1;
+    double coeff = 0.5 * (1.0 + cos(3.141592653589793 * r));
+    return t->min_lr + coeff * (t->lr - t->min_lr);
+}
+
+int exec_optim_init(exec_optim *o, exec_model *x, st_err *err)
+{
+    memset(o, 0, sizeof *o);
+    o->x = x;
+    size_t bytes = (size_t)x->held_numel * x->dev->state_bytes;
+    o->bytes = bytes;
+    if (!(o->m = exec_dev_alloc(x->dev, bytes, EXEC_MEM_OPTIMIZER, err)) ||
+        !(o->v = exec_dev_alloc(x->dev, bytes, EXEC_MEM_OPTIMIZER, err)))
+        return ST_ENOMEM;
+    if (x->dev->ops->has_master)
+        return ST_RAISE(err, ST_EUNSUPPORTED, "device %s keeps master weights: not wired yet",
+                        x->dev->ops->name);
+    return ST_OK;
+}
+
+void exec_optim_fini(exec_optim *o)
+{
+    if (!o->x)
+        return;
+    exec_dev_free(o->x->dev, o->m, o->bytes, EXEC_MEM_OPTIMIZER);
+    exec_dev_free(o->x->dev, o->v, o->bytes, EXEC_MEM_OPTIMIZER);
+    o->m = o->v = NULL;
+}
+
+/* Call f on every (tensor, held element range) of the rank. */
+typedef void (*range_fn)(exec_optim *o, const exec_bucket *b, const exec_tensor *t, int64_t lo,
+                         int64_t hi, void *ctx);
+
+static void each_held(exec_optim *o, range_fn f, void *ctx)
+{
+    const exec_model *x = o->x;
+    for (int bi = 0; bi < x->nb; bi++) {
+        const exec_bucket *b = &x->b[bi];
+        for (int ui = b->unit0; ui < b->unit0 + b->nunits; ui++)
+            for (int r = 0; r < R__COUNT; r++) {
+                int ti = x->u[ui].tensor[r];
+                if (ti < 0)
+                    continue;
+                int64_t lo = x->u[ui].off + x->t[ti].off, hi = lo + x->t[ti].numel;
+                lo = lo > b->held_off ? lo : b->held_off;
+                hi = hi < b->held_off + b->held_len ? hi : b->held_off + b->held_len;
+                if (hi > lo)
+                    f(o, b, &x->t[ti], lo, hi, ctx);
+            }
+    }
+}
+
+static void sumsq_range(exec_optim *o, const exec_bucket *b, const exec_tensor *t, int64_t lo,
+                        int64_t hi, void *ctx)
+{
+    const exec_model *x = o->x;
+    if ((t->flags & EXEC_T_TP_REPL) && x->tp_rank != 0)
+        return;
+    if (t->flags & EXEC_T_TIED_COPY)
+        return;
+    if (x->l->sharding == PLAN_SHARD_NONE && x->dp_rank != 0)
+        return;
+    *(double *)ctx += x->dev->ops->sumsq(x->dev, exec_held_grad(x, b, lo), hi - lo);
+}
+
+double exec_optim_local_sumsq(exec_optim *o)
+{
+    double s = 0;
+    each_held(o, sumsq_range, &s);
+    return s;
+}
+
+typedef struct adam_ctx {
+    exec_adamw a;
+    double wd;
+} adam_ctx;
+
+static void adam_range(exec_optim *o, const exec_bucket *b, const exec_tensor *t, int64_t lo,
+                       int64_t hi, void *ctx)
+{
+    const exec_model *x = o->x;
+    adam_ctx *c = ctx;
+    exec_adamw a = c->a;
+    a.weight_decay = (t->flags & EXEC_T_DECAY) ? c->wd : 0.0;
+    int64_t s = exec_held_state(b, lo);
+    size_t sb = x->dev->state_bytes;
+    x->dev->ops->adamw(x->dev, exec_held_param(x, b, lo), NULL, exec_held_grad(x, b, lo),
+                       (char *)o->m + (size_t)s * sb, (char *)o->v + (size_t)s * sb, hi - lo, &a);
+}
+
+void exec_optim_apply(exec_optim *o, const exec_train *t, int64_t step, double lr,
+                      double grad_scale)
+{
+    adam_ctx c = {{.lr = lr, .beta1 = t->beta1, .beta2 = t->beta2, .eps = t->eps,
+                   .grad_scale = grad_scale, .step = step + 1},
+                  t->weight_decay};
+    each_held(o, adam_range, &c);
+}
+
+double exec_clip_scale(double norm, double clip)
+{
+    if (!(clip > 0) || !(norm > clip))
+        return 1.0;
+    return clip / (norm + EXEC_CLIP_EPS);
+}

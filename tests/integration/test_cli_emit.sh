@@ -1,0 +1,270 @@
+#!/usr/bin/env bash
+# test_cli_emit.sh: --emit sagemaker and --emit mpirun end to end.
+#   $1 smdplan binary, $2 source dir, $3 fixtures dir
+# Checks that the emitters write the plan ranked #1 in the table (after the
+# simulator's re-ranking); refuse, with one line naming the knob and exit 2,
+# plans SageMaker model parallel v1 cannot run; take EFA and host memory from
+# the catalog; and that what they write is safe to run: the Python parses and,
+# run against a stub of the SageMaker SDK, builds exactly the estimator the
+# --json object describes; the shell script, run against a stub mpirun, passes
+# exactly the argv and SMP parameters the --json object describes; names from
+# a config.json, a catalog file and a path that try to break out of a string
+# or a comment run nothing. Without python3 the checks that need it are
+# skipped (said so), the others still run.
+set -u
+bin=$1
+fix=$3
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export SMDPLAN_NO_RECORD=1
+have_py=0
+command -v python3 >/dev/null 2>&1 && have_py=1
+[ "$have_py" = 1 ] || echo "note: no python3: the parse and run checks are skipped"
+
+check() { # name, expected exit code, command...
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $name: exit $got, want $want"; sed 's/^/  out: /' "$tmp/out" | head -20; sed 's/^/  err: /' "$tmp/err"
+    fail=1
+  else
+    echo "ok   $name"
+  fi
+}
+
+one_line_error() { # name, needle: stderr is one line naming it, stdout empty
+  local name=$1 needle=$2
+  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -qF -- "$needle" "$tmp/err" || [ -s "$tmp/out" ]; then
+    echo "FAIL $name: want one line naming '$needle' and no output:"; cat "$tmp/err"; head -3 "$tmp/out"; fail=1
+  fi
+}
+
+# A stub of the SageMaker SDK: the estimator records its arguments as JSON.
+mkdir -p "$tmp/stub/sagemaker" "$tmp/bin"
+cat >"$tmp/stub/sagemaker/__init__.py" <<'EOF'
+def get_execution_role():
+    return "arn:aws:iam::000000000000:role/stub"
+EOF
+cat >"$tmp/stub/sagemaker/pytorch.py" <<'EOF'
+import json, os
+class PyTorch:
+    def __init__(self, **kw):
+        with open(os.environ["STUB_OUT"], "w") as f:
+            json.dump(kw, f)
+EOF
+# A stub mpirun: records its argument vector and the SMP parameters it was given.
+cat >"$tmp/bin/mpirun" <<'EOF'
+#!/bin/sh
+printf '%s\n' mpirun "$@" >"$STUB_OUT.argv"
+printf '%s' "$SM_HP_MP_PARAMETERS" >"$STUB_OUT.env"
+EOF
+chmod +x "$tmp/bin/mpirun"
+
+# The checker: parses the emitted file, runs it in an empty directory against
+# the stubs, compares with the --json object; prints what differs.
+cat >"$tmp/cmp.py" <<'EOF'
+import ast, json, os, subprocess, sys
+kind, script, doc, rundir, stub, binstub = sys.argv[1:7]
+text = open(script, encoding="ascii").read()   # ASCII only: nothing can hide
+if kind == "sagemaker":
+    tree = ast.parse(text)
+    for node in ast.walk(tree):                # the only imports are the SDK's
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+            assert all(m.split(".")[0] == "sagemaker" for m in mods), "import %s" % mods
+doc = json.load(open(doc))
+os.makedirs(rundir)
+out = os.path.join(rundir, "stub-out")
+env = dict(os.environ, STUB_OUT=out, PYTHONPATH=stub, PATH=binstub + os.pathsep + os.environ["PATH"])
+cmd = [sys.executable, script] if kind == "sagemaker" else ["sh", script]
+subprocess.run(cmd, cwd=rundir, env=env, check=True)
+left = sorted(f for f in os.listdir(rundir) if not f.startswith("stub-out"))
+assert not left, "the script created %s" % left
+if kind == "sagemaker":
+    got = json.load(open(out))
+    want = dict(doc["sagemaker"]["estimator"])
+    assert got.pop("role") == "arn:aws:iam::000000000000:role/stub"
+    want.pop("role")
+    assert got == want, "estimator differs:\n%s\n%s" % (got, want)
+else:
+    argv = open(out + ".argv").read().split("\n")[:-1]
+    assert argv == doc["mpirun"]["argv"], "argv differs:\n%s\n%s" % (argv, doc["mpirun"]["argv"])
+    params = json.loads(open(out + ".env").read())
+    assert params == doc["mpirun"]["parameters"], "parameters differ"
+print("same")
+EOF
+
+n=0
+# emit_ok NAME KIND ARGS...: the emitted script parses, runs only what it
+# should, and carries the same settings as --json KIND.
+emit_ok() {
+  local name=$1 kind=$2
+  shift 2
+  n=$((n + 1))
+  "$bin" "$@" --emit "$kind" >"$tmp/s$n" 2>"$tmp/err" || { echo "FAIL $name: exit $?"; cat "$tmp/err"; fail=1; return; }
+  "$bin" "$@" --emit "$kind" --json >"$tmp/j$n" 2>"$tmp/err" || { echo "FAIL $name json: exit $?"; cat "$tmp/err"; fail=1; return; }
+  if [ "$have_py" = 1 ]; then
+    if python3 "$tmp/cmp.py" "$kind" "$tmp/s$n" "$tmp/j$n" "$tmp/run$n" "$tmp/stub" "$tmp/bin" >"$tmp/cmp" 2>&1; then
+      echo "ok   $name"
+    else
+      echo "FAIL $name:"; sed 's/^/  /' "$tmp/cmp" | tail -8; fail=1
+    fi
+  else
+    echo "ok   $name (not run: no python3)"
+  fi
+}
+
+# pyget FILE EXPR: a value of the JSON document in FILE (python3 only).
+pyget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# --- The plan the table ranks first, after the simulator's re-ranking. ------
+# 13B on 4 x p4d: the simulator reorders the planner's ranking.
+emit_ok rank1-sagemaker sagemaker --params 13B --instances 4xp4d
+emit_ok rank1-mpirun mpirun --params 13B --instances 4xp4d
+if [ "$have_py" = 1 ]; then
+  "$bin" --params 13B --instances 4xp4d --json >"$tmp/table" 2>/dev/null
+  if [ "$(pyget "$tmp/table" 'd["reranked_by_simulation"]')" != True ]; then
+    echo "FAIL rank1: 13B on 4 x p4d is no longer re-ranked by the simulator; pick a case that is"; fail=1
+  fi
+  want=$(pyget "$tmp/table" '"%d %d %d %d" % tuple(d["plans"][0][k] for k in ("tp","pp","micro_batch_size","microbatches"))')
+  p='d["sagemaker"]["estimator"]["distribution"]["smdistributed"]["modelparallel"]["parameters"]'
+  got=$(pyget "$tmp/j1" "\"%d %d %d %d\" % ($p[\"tensor_parallel_degree\"], $p[\"partitions\"], d[\"sagemaker\"][\"train_batch_size\"] // $p[\"microbatches\"], $p[\"microbatches\"])")
+  [ "$want" = "$got" ] && echo "ok   rank1-is-table-first ($want)" || { echo "FAIL rank1: emitted '$got', table #1 '$want'"; fail=1; }
+  got=$(pyget "$tmp/j2" '"%d %d" % (d["mpirun"]["parameters"]["tensor_parallel_degree"], d["mpirun"]["parameters"]["partitions"])')
+  [ "$got" = "$(echo "$want" | cut -d' ' -f1-2)" ] && echo "ok   rank1-mpirun-is-table-first" || { echo "FAIL rank1 mpirun: $got"; fail=1; }
+fi
+
+# --- What the SageMaker settings say. ----------------------------------------
+check sm-30b 0 "$bin" --params 30B --instances 16xp4d --emit sagemaker
+for want in '"optimize": "memory"' '"prescaled_batch": True' '"shard_optimizer_state": True' \
+            'custom_mpi_options' 'FI_PROVIDER=efa' 'instance_type="ml.p4d.24xlarge"' \
+            'instance_count=16' 'framework_version="2.0.0"' 'py_version="py310"' \
+            'role=sagemaker.get_execution_role()' 'entry_point="train.py"'; do
+  grep -qF -- "$want" "$tmp/out" || { echo "FAIL sm-30b: no $want"; fail=1; }
+done
+if [ "$have_py" = 1 ]; then # the script's batch: the preset's 512 over #1's replicas (prescaled)
+  "$bin" --params 30B --instances 16xp4d --json >"$tmp/t30" 2>/dev/null
+  want=$(pyget "$tmp/t30" 'd["global_batch"] // d["plans"][0]["dp"]')
+  grep -qF "train_batch_size = $want" "$tmp/out" || { echo "FAIL sm-30b: train_batch_size not $want"; fail=1; }
+fi
+grep -q "delayed_parameter_initialization\"" "$tmp/out" && { echo "FAIL sm-30b: delayed init on a node it fits"; fail=1; }
+# sequence parallelism off is SMP's optimize "speed"
+check sm-speed 0 "$bin" --params 30B --instances 16xp4d --sequence-parallel off --emit sagemaker
+grep -qF '"optimize": "speed"' "$tmp/out" || { echo "FAIL sm-speed: no optimize speed"; fail=1; }
+# EFA from the catalog field, not the network curve's name: p3.16xlarge has
+# no EFA (though it borrows the EFA curve); a catalog override takes p4d's off.
+check sm-no-efa 0 "$bin" --params 1.3B --instances 2xp3.16xlarge --emit sagemaker
+grep -q "FI_PROVIDER\|custom_mpi_options" "$tmp/out" && { echo "FAIL sm-no-efa: EFA options"; fail=1; }
+printf '{"instances": [{"name": "p4d.24xlarge", "efa": false, "host_mem_bytes": "100GiB"}]}\n' >"$tmp/cat.json"
+check sm-efa-off 0 "$bin" --params 30B --instances 16xp4d --catalog "$tmp/cat.json" --emit sagemaker
+grep -q "FI_PROVIDER" "$tmp/out" && { echo "FAIL sm-efa-off: EFA options"; fail=1; }
+# ... and 100 GiB of host memory cannot hold 8 x 7.49B bf16 parameters (111.6 GiB)
+grep -qF '"delayed_parameter_initialization": True' "$tmp/out" || { echo "FAIL sm-efa-off: no delayed init"; fail=1; }
+check mpi-efa-off 0 "$bin" --params 30B --instances 16xp4d --catalog "$tmp/cat.json" --emit mpirun
+grep -q "FI_PROVIDER" "$tmp/out" && { echo "FAIL mpi-efa-off: EFA options"; fail=1; }
+check mpi-efa 0 "$bin" --params 30B --instances 16xp4d --emit mpirun
+grep -qF -- "-x FI_PROVIDER=efa" "$tmp/out" || { echo "FAIL mpi-efa: no EFA options"; fail=1; }
+# a 1T model at TP 8 is 8 x 126B bf16 parameters on a p4de's 1152 GiB: delayed
+check sm-delayed 0 "$bin" --params 1T --instances 128xp4de --emit sagemaker
+grep -qF '"delayed_parameter_initialization": True' "$tmp/out" || { echo "FAIL sm-delayed"; fail=1; }
+# fp32: no bf16, parameters created in fp32
+check sm-fp32 0 "$bin" --params 1.3B --instances 2xp4d --precision fp32 --emit sagemaker
+grep -q '"bf16"' "$tmp/out" && { echo "FAIL sm-fp32: bf16 set"; fail=1; }
+grep -qF 'dtype=torch.float32' "$tmp/out" || { echo "FAIL sm-fp32: creation dtype"; fail=1; }
+# prescaled_batch off: the script batch is per rank (global / dp / tp)
+check sm-per-rank 0 "$bin" --params 30B --instances 16xp4d --tp 2 --pp 4 --micro-batch 2 \
+  --prescaled-batch off --global-batch 512 --emit sagemaker
+grep -qF 'train_batch_size = 16' "$tmp/out" || { echo "FAIL sm-per-rank: want 512 / 16 / 2 = 16"; grep train_batch_size "$tmp/out" | head -2; fail=1; }
+emit_ok sm-30b-runs sagemaker --params 30B --instances 16xp4d
+emit_ok mpi-30b-runs mpirun --params 30B --instances 16xp4d
+emit_ok sm-delayed-runs sagemaker --params 30B --instances 16xp4d --catalog "$tmp/cat.json"
+
+# --json --emit: one JSON document, the settings inside it, no Python.
+check json-sm 0 "$bin" --params 30B --instances 16xp4d --json --emit sagemaker
+grep -q "^distribution = \|^import " "$tmp/out" && { echo "FAIL json-sm: Python in the JSON stream"; fail=1; }
+if [ "$have_py" = 1 ]; then
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["sagemaker"]["estimator"]["distribution"]["mpi"]["processes_per_host"] == 8' "$tmp/out" \
+    && echo "ok   json-sm-parses" || { echo "FAIL json-sm: not one JSON document with a sagemaker object"; fail=1; }
+fi
+check json-mpi 0 "$bin" --params 30B --instances 16xp4d --json --emit mpirun
+[ "$have_py" = 1 ] && { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["mpirun"]["argv"][0] == "mpirun"' "$tmp/out" \
+  && echo "ok   json-mpi-parses" || { echo "FAIL json-mpi"; fail=1; }; }
+
+# --- Refusals: one line naming the knob, exit 2, nothing printed. -----------
+check no-zb 2 "$bin" --params 30B --instances 16xp4d --framework smdplan --schedule zb-h1 --emit sagemaker
+one_line_error no-zb "schedule zb-h1"
+check no-virtual 2 "$bin" --params 30B --instances 16xp4d --framework megatron --emit mpirun
+one_line_error no-virtual "schedule virtual"
+check no-zero2 2 "$bin" --params 30B --instances 16xp4d --framework deepspeed --sharding gradients --emit sagemaker
+one_line_error no-zero2 "sharding gradients"
+check no-sdp-pp 2 "$bin" --params 30B --instances 16xp4d --framework deepspeed --sharding params --pp 2 --emit sagemaker
+one_line_error no-sdp-pp "sharding params with pp 2"
+check no-cp 2 "$bin" --params 30B --instances 16xp4d --framework megatron --schedule interleaved --cp 2 --emit sagemaker
+one_line_error no-cp "context parallel 2"
+check no-fp8 2 "$bin" --params 30B --instances 16xp5 --framework megatron --schedule interleaved --precision fp8 --emit sagemaker
+one_line_error no-fp8 "fp8"
+check no-other-stack 2 "$bin" --params 30B --instances 16xp4d --framework megatron --schedule interleaved --emit sagemaker
+one_line_error no-other-stack "--framework megatron"
+check no-json-either 2 "$bin" --params 30B --instances 16xp4d --framework megatron --schedule interleaved --emit sagemaker --json
+one_line_error no-json-either "--framework megatron"
+check no-split 2 "$bin" --params 30B --instances 16xp4d --tp 2 --pp 4 --micro-batch 1 --prescaled-batch off --emit sagemaker
+one_line_error no-split "prescaled batch off with micro-batch 1 and tp 2"
+check not-sagemaker 2 "$bin" --params 30B --instances 16xdgx-a100 --emit sagemaker
+one_line_error not-sagemaker "'dgx-a100' is not a SageMaker instance type"
+
+# --- Hostile names: nothing they carry may run. ------------------------------
+# Each would run a command (or break the script) if written unescaped: the
+# catalog names close a Python string or end a comment with a newline, the
+# model's _name_or_path ends a comment in both languages, the path of the
+# config has a command substitution, quotes, a backslash and a newline.
+hc="$fix/catalog_hostile.json"
+emit_ok hostile-inst-py-sagemaker sagemaker --params 1.3B --instances 2xevilpy --catalog "$hc"
+emit_ok hostile-inst-py-mpirun mpirun --params 1.3B --instances 2xevilpy --catalog "$hc"
+emit_ok hostile-inst-sh-sagemaker sagemaker --params 1.3B --instances 2xevilsh --catalog "$hc"
+emit_ok hostile-inst-sh-mpirun mpirun --params 1.3B --instances 2xevilsh --catalog "$hc"
+# Past ASCII: UTF-8 names keep their characters (as escapes, and bytes that
+# are not UTF-8 one by one); the scripts stay ASCII (cmp.py reads them so).
+emit_ok utf8-inst-sagemaker sagemaker --params 1.3B --instances 2xevilutf8 --catalog "$hc"
+emit_ok utf8-inst-mpirun mpirun --params 1.3B --instances 2xevilutf8 --catalog "$hc"
+sed 's/"_name_or_path": ".*"/"_name_or_path": "caf\\xc3\\xa9 \\xf0\\x9f\\x98\\x80 end"/' \
+  "$fix/hf_hostile_name.json" >"$tmp/utf8.in"
+printf '%b' "$(cat "$tmp/utf8.in")" >"$tmp/utf8.json"
+grep -q "$(printf '\360\237\230\200')" "$tmp/utf8.json" || { echo "FAIL utf8 fixture: no U+1F600"; fail=1; }
+emit_ok utf8-model-sagemaker sagemaker --model "$tmp/utf8.json" --instances 2xp4d
+emit_ok utf8-model-mpirun mpirun --model "$tmp/utf8.json" --instances 2xp4d
+if [ "$have_py" = 1 ]; then # each literal is the catalog's name exactly
+  for alias in evilpy evilsh evilutf8; do
+    "$bin" --params 1.3B --instances "2x$alias" --catalog "$hc" --emit sagemaker >"$tmp/evil.py"
+    python3 - "$tmp/evil.py" "$hc" "$alias" <<'EOF' && echo "ok   literal-exact-$alias" || { echo "FAIL literal-exact-$alias"; fail=1; }
+import ast, json, sys
+tree = ast.parse(open(sys.argv[1], encoding="ascii").read())
+name = [i["name"] for i in json.load(open(sys.argv[2]))["instances"] if sys.argv[3] in i["aliases"]][0]
+kw = [k for n in ast.walk(tree) if isinstance(n, ast.Call) for k in n.keywords if k.arg == "instance_type"]
+assert len(kw) == 1 and ast.literal_eval(kw[0].value) == "ml." + name, ast.literal_eval(kw[0].value)
+EOF
+  done
+fi
+hdir="$tmp/d\$(touch PD1)'\"\\
+touch PD2"
+mkdir -p "$hdir" && cp "$fix/hf_hostile_name.json" "$hdir/config.json"
+emit_ok hostile-model-sagemaker sagemaker --model "$hdir/config.json" --instances 2xp4d
+emit_ok hostile-model-mpirun mpirun --model "$hdir/config.json" --instances 2xp4d
+# The simulator's trace carries the model and instance names in its title.
+check hostile-trace 0 "$bin" simulate --model "$hdir/config.json" --instances 2xevilsh --catalog "$hc" \
+  --trace "$tmp/trace.json"
+if [ "$have_py" = 1 ]; then
+  python3 - "$tmp/trace.json" "$hc" <<'EOF' && echo "ok   hostile-trace-parses" || { echo "FAIL hostile-trace: not JSON, or the title lost a name"; fail=1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+inst = [i["name"] for i in json.load(open(sys.argv[2]))["instances"] if "evilsh" in i["aliases"]][0]
+t = d["otherData"]["title"]
+assert inst in t and '__import__("os").system("touch P3")' in t, t
+EOF
+fi
+check hostile-refusal 2 "$bin" --params 1.3B --instances 2xevilnodot --catalog "$hc" --emit sagemaker
+one_line_error hostile-refusal "is not a SageMaker instance type"
+
+exit $fail

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# test_cli_exec.sh: smdplan exec end to end, on the real rank program.
+#   $1 smdplan binary, $2 source dir, $3 fixtures dir
+# Bad flags exit 2 with one line before anything launches (no run directory);
+# --dry-run prints the mpirun command and writes nothing; --emit slurm writes
+# a script a shell can read; a tiny run over 2 ranks succeeds, --json has the
+# keys the issue names, and compare shows its prediction, simulation and
+# measurement with their record; a rank killed with SIGKILL mid-run ends the
+# job within 30 s, recorded as failed with the error, and no process of the
+# job is left. Skips (77) only when the rank program is not built.
+set -u
+bin=$1
+fix=$3
+dir=$(dirname "$bin")
+[ -x "$dir/smdplan-rank" ] || { echo "SKIP: $dir/smdplan-rank not built"; exit 77; }
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+unset SMDPLAN_DB SMDPLAN_NO_RECORD
+cd "$tmp" || exit 1
+db="$tmp/x.db"
+cat="--catalog $fix/catalog_host.json --host host-test"
+tiny="--layers 2 --hidden 32 --heads 2 --seq 16 --vocab 64"
+
+run() { # name, expected exit, command...
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $name: exit $got, want $want"; head -30 "$tmp/out"; cat "$tmp/err"; fail=1
+  else
+    echo "ok   $name"
+  fi
+}
+has() { grep -q -- "$3" "$2" || { echo "FAIL $1: no '$3' in:"; head -30 "$2"; fail=1; }; }
+one_line() {
+  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$2" "$tmp/err"; then
+    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
+  fi
+}
+# live (not zombie) processes whose command line names $1
+alive() { ps -eo stat=,args= | awk -v p="$1" '$1 !~ /^Z/ && index($0, p) && !index($0, "awk")' | wc -l; }
+
+# ---- bad input: exit 2, one line, nothing launched or written ----
+run steps-zero 2 "$bin" exec $tiny --steps 0 --db "$db"; one_line steps-zero "--steps"
+run steps-one 2 "$bin" exec $tiny --steps 1 --db "$db"; one_line steps-one "not measured"
+run tp-heads 2 "$bin" exec $tiny --tp 3 --db "$db"; one_line tp-heads "heads do not divide by tp 3"
+run unknown 2 "$bin" exec $tiny --bogus --db "$db"; one_line unknown "'--bogus'"
+run cp 2 "$bin" exec $tiny --cp 2 --db "$db"; one_line cp "context parallel"
+run offload 2 "$bin" exec $tiny --pp 2 --offload on --recompute full --db "$db"; one_line offload "offload"
+run scale-key 2 "$bin" exec $tiny --scale depth=1 --db "$db"; one_line scale-key "unknown key 'depth'"
+run scale-grow 2 "$bin" exec $tiny --scale hidden=64 --db "$db"; one_line scale-grow "only shrinks"
+run plan-opt 2 "$bin" exec $tiny --explain --db "$db"; one_line plan-opt "--explain"
+run data 2 "$bin" exec $tiny --data text:/no/such/file --db "$db"; one_line data "no such file"
+run framework 2 "$bin" exec $tiny --framework megatron --db "$db"; one_line framework "smdplan executor"
+run plan-missing 2 "$bin" exec --plan 999 --db "$db"; one_line plan-missing "no such database"
+[ ! -e "$tmp/smdplan-runs" ] || { echo "FAIL bad input: a run directory was made"; fail=1; }
+[ ! -e "$db" ] || { echo "FAIL bad input: the database was written"; fail=1; }
+
+# ---- --dry-run: the exact command, nothing written ----
+run dry-run 0 "$bin" exec $tiny --tp 2 --pp 2 --steps 3 --dry-run --db "$db"
+has dry-run "$tmp/out" "mpirun -n 4 "
+has dry-run "$tmp/out" "smdplan-rank --config smdplan-runs/"
+[ "$(nproc)" -lt 4 ] && has dry-run "$tmp/out" "--oversubscribe"
+[ "$(id -u)" -eq 0 ] && has dry-run "$tmp/out" "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun"
+run dry-run-hostfile 0 "$bin" exec $tiny --dp 2 --hostfile "$fix/catalog_host.json" --dry-run
+has dry-run-hostfile "$tmp/out" "--hostfile $fix/catalog_host.json"
+[ ! -e "$tmp/smdplan-runs" ] && [ ! -e "$db" ] || { echo "FAIL dry-run wrote something"; fail=1; }
+
+# ---- --emit slurm: a script the shell reads, never over a foreign file ----
+run slurm 0 "$bin" exec $tiny --pp 2 --emit slurm --out "$tmp/job.sbatch"
+bash -n "$tmp/job.sbatch" || { echo "FAIL slurm: not a shell script"; fail=1; }
+has slurm "$tmp/job.sbatch" "#SBATCH --ntasks=2"
+echo "mine" >"$tmp/mine.sbatch"
+run slurm-foreign 2 "$bin" exec $tiny --emit slurm --out "$tmp/mine.sbatch"; one_line slurm-foreign "not written by smdplan"
+[ "$(cat "$tmp/mine.sbatch")" = mine ] || { echo "FAIL slurm: a foreign file was changed"; fail=1; }
+
+# ---- a tiny run over 2 ranks: ok, --json keys, recorded, compared ----
+run tiny-json 0 "$bin" exec $tiny --pp 2 --steps 6 $cat --json --db "$db" --run-dir "$tmp/run0"
+for k in run_id status ranks step_time_s tokens_per_s mfu peak_memory_bytes losses \
+         predicted_step_s simulated_step_s; do
+  has tiny-json "$tmp/out" "\"$k\":"
+done
+has tiny-json "$tmp/out" '"status":[[:space:]]*"ok"'
+has tiny-json "$tmp/out" '"ranks":[[:space:]]*2'
+grep -q '"predicted_step_s":[[:space:]]*null' "$tmp/out" && { echo "FAIL tiny-json: no prediction"; fail=1; }
+[ -s "$tmp/run0/CONFIG.json" ] && [ -s "$tmp/run0/RESULT.json" ] || { echo "FAIL tiny: run directory"; fail=1; }
+rid=$(sed -n 's/.*"run_id":[[:space:]]*\([0-9]*\).*/\1/p' "$tmp/out")
+run compare 0 "$bin" compare --db "$db"
+has compare "$tmp/out" "smdplan fp32"
+has compare "$tmp/out" " $rid/$rid/$rid"
+run show 0 "$bin" show "$rid" --db "$db"
+has show "$tmp/out" "2 ranks, cpu+mpi"
+has show "$tmp/out" "per step (mean of 5 measured)"
+
+# ---- a rank killed mid-run: failed within 30 s, recorded, nothing left ----
+"$bin" exec $tiny --dp 2 --steps 1000000 --wait-timeout 20 $cat --db "$db" --json \
+  --run-dir "$tmp/run1" >"$tmp/kill.out" 2>"$tmp/kill.err" &
+pid=$!
+for _ in $(seq 1 200); do # until the job steps (progress reaches mpirun.out)
+  grep -q "^step 3/" "$tmp/run1/mpirun.out" 2>/dev/null && break
+  sleep 0.1
+done
+rank=$(ps -eo pid=,args= | awk -v p="$tmp/run1/CONFIG.json" 'index($0, p) && $2 ~ /smdplan-rank$/ {print $1}' | tail -1)
+if [ -z "$rank" ]; then
+  echo "FAIL kill: no rank process found"; cat "$tmp/kill.err"; fail=1; kill "$pid"
+else
+  start=$SECONDS
+  kill -9 "$rank"
+  wait "$pid"
+  got=$?
+  took=$((SECONDS - start))
+  [ "$got" -eq 1 ] || { echo "FAIL kill: exit $got, want 1"; cat "$tmp/kill.err"; fail=1; }
+  [ "$took" -le 30 ] || { echo "FAIL kill: took $took s (limit 30)"; fail=1; }
+  echo "ok   kill: the job ended $took s after the rank was killed"
+  has kill "$tmp/kill.out" '"status":[[:space:]]*"failed"'
+  has kill "$tmp/kill.out" '"error":[[:space:]]*"'
+  [ "$(alive "$tmp/run1")" -eq 0 ] || { echo "FAIL kill: processes left:"; ps -eo pid,stat,args | grep "$tmp/run1"; fail=1; }
+  run history 0 "$bin" history --kind run --db "$db"
+  has history "$tmp/out" "run failed (2 ranks)"
+fi
+
+exit $fail

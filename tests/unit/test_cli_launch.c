@@ -1,0 +1,239 @@
+/*
+ * test_cli_launch.c: the supervisor smdplan exec runs mpirun under, and the
+ * files smdplan writes.
+ *
+ * Jobs are small shell commands standing in for mpirun: the exit status and
+ * stderr tail come back; a hard timeout ends a job and everything it started
+ * well inside the grace period; a process that outlives its launcher (a
+ * rank whose mpirun is gone) is swept; nothing of any job stays behind; the
+ * logs hold what the job wrote. Files: written whole, a foreign file is
+ * never replaced without force, a file carrying smdplan's marker is; shell
+ * quoting survives a round trip through sh.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app/cli_int.h"
+#include "app/cli_launch.h"
+#include "data/data.h"
+#include "test_db_util.h"
+
+typedef struct fixture {
+    char dir[512];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    tdir_make(f->dir, sizeof f->dir);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    tdir_remove(f->dir);
+    free(f);
+    return 0;
+}
+
+static void run_sh(const char *script, double timeout_s, const char *out_log, const char *err_log,
+                   cli_launch_result *r)
+{
+    char *argv[] = {(char *)"sh", (char *)"-c", (char *)script, NULL};
+    char *env[] = {(char *)"SMD_LAUNCH_TEST=42", NULL};
+    cli_launch l = {argv, env, timeout_s, NULL, out_log, err_log};
+    st_err err = {0};
+    assert_int_equal(cli_launch_run(&l, r, &err), ST_OK);
+}
+
+/* No process of session sid is alive (zombies aside). */
+static void session_gone(pid_t sid)
+{
+    pid_t p[4];
+    assert_int_equal(cli_launch_session_pids(sid, p, 4), 0);
+}
+
+static void test_exit_status_and_logs(void **state)
+{
+    fixture *f = *state;
+    char out[600], errp[600];
+    snprintf(out, sizeof out, "%s/out.log", f->dir);
+    snprintf(errp, sizeof errp, "%s/err.log", f->dir);
+    cli_launch_result r;
+    run_sh("echo step 1; echo \"env $SMD_LAUNCH_TEST\"; echo '-----' >&2; "
+           "echo 'smdplan-rank: rank 1: boom' >&2; echo '*****' >&2; exit 3",
+           0, out, errp, &r);
+    assert_true(r.exited && r.exit_status == 3 && !r.timed_out && !r.signaled);
+    assert_int_equal(r.left_behind, 0);
+    char line[256];
+    assert_string_equal(cli_launch_last_line(&r, line, sizeof line), "smdplan-rank: rank 1: boom");
+    char *text = NULL;
+    size_t n = 0;
+    st_err err = {0};
+    assert_int_equal(data_read_file(out, &text, &n, &err), ST_OK);
+    assert_string_equal(text, "step 1\nenv 42\n");
+    free(text);
+    assert_int_equal(data_read_file(errp, &text, &n, &err), ST_OK);
+    assert_non_null(strstr(text, "rank 1: boom"));
+    free(text);
+    /* a log is never written over an existing file */
+    run_sh("echo again", 0, out, NULL, &r);
+    assert_int_equal(data_read_file(out, &text, &n, &err), ST_OK);
+    assert_string_equal(text, "step 1\nenv 42\n");
+    free(text);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A hung job (with a child of its own, in its own process group as
+ * mpirun's ranks are) ends at the timeout, all of it. */
+static void test_timeout_ends_everything(void **state)
+{
+    (void)state;
+    cli_launch_result r;
+    double t0 = now_s();
+    run_sh("set -m; sleep 30 & set +m; sleep 30; echo never", 0.5, NULL, NULL, &r);
+    double t = now_s() - t0;
+    assert_true(r.timed_out);
+    assert_true(t < 8.0); /* 0.5 s + at most the 5 s grace + the sweep */
+    assert_int_equal(r.left_behind, 0);
+    assert_true(r.signaled == SIGTERM || r.signaled == SIGKILL);
+}
+
+/* A process that outlives the launcher is swept when the launcher exits. */
+static void test_orphan_swept(void **state)
+{
+    (void)state;
+    cli_launch_result r;
+    double t0 = now_s();
+    /* the background sleep keeps stdout open and survives sh's exit */
+    run_sh("sleep 30 & echo started; exit 0", 0, NULL, NULL, &r);
+    assert_true(now_s() - t0 < 8.0);
+    assert_true(r.exited && r.exit_status == 0);
+    assert_int_equal(r.left_behind, 0);
+}
+
+/* A program that cannot be run: status 127 and its message. */
+static void test_cannot_start(void **state)
+{
+    (void)state;
+    char *argv[] = {(char *)"/nonexistent/mpirun", NULL};
+    cli_launch l = {argv, NULL, 0, NULL, NULL, NULL};
+    cli_launch_result r;
+    st_err err = {0};
+    assert_int_equal(cli_launch_run(&l, &r, &err), ST_OK);
+    assert_true(r.exited && r.exit_status == 127);
+    assert_non_null(strstr(r.stderr_tail, "cannot run /nonexistent/mpirun"));
+}
+
+static void test_session_helper(void **state)
+{
+    (void)state;
+    session_gone(999999); /* no such session */
+    pid_t p[4];
+    assert_true(cli_launch_session_pids(getsid(0), p, 4) >= 1); /* this test's own */
+}
+
+static void test_write_file(void **state)
+{
+    fixture *f = *state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/c.json", f->dir);
+    st_err err = {0};
+    assert_int_equal(cli_write_file(path, "{\"_generated_by\": \"smdplan bench\"}\n",
+                                    "\"_generated_by\": \"smdplan bench\"", 0, &err),
+                     ST_OK);
+    /* ours (the marker): replaced */
+    assert_int_equal(cli_write_file(path, "{\"_generated_by\": \"smdplan bench\", \"x\": 1}\n",
+                                    "\"_generated_by\": \"smdplan bench\"", 0, &err),
+                     ST_OK);
+    char *t = NULL;
+    size_t n = 0;
+    assert_int_equal(data_read_file(path, &t, &n, &err), ST_OK);
+    assert_non_null(strstr(t, "\"x\": 1"));
+    free(t);
+    /* a file smdplan did not write: kept, one line, unless forced */
+    char mine[600];
+    snprintf(mine, sizeof mine, "%s/mine.json", f->dir);
+    write_bytes(mine, "{}\n", 3);
+    assert_int_equal(cli_write_file(mine, "new\n", "smdplan bench", 0, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "was not written by smdplan"));
+    assert_null(strchr(err.msg, '\n'));
+    assert_int_equal(data_read_file(mine, &t, &n, &err), ST_OK);
+    assert_string_equal(t, "{}\n");
+    free(t);
+    st_err_clear(&err);
+    assert_int_equal(cli_write_file(mine, "new\n", "smdplan bench", 1, &err), ST_OK);
+    assert_int_equal(data_read_file(mine, &t, &n, &err), ST_OK);
+    assert_string_equal(t, "new\n");
+    free(t);
+    /* a directory that cannot take the file: an I/O error, nothing left */
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s/no/such/dir/x.json", f->dir);
+    assert_int_equal(cli_write_file(bad, "x", NULL, 0, &err), ST_EIO);
+}
+
+static void test_shell_quote(void **state)
+{
+    fixture *f = *state;
+    char q[256], cmd[1200], path[600];
+    cli_shell_quote("plain-arg_1.json", q, sizeof q);
+    assert_string_equal(q, "plain-arg_1.json");
+    cli_shell_quote("it's a $HOME `x` \"y\"", q, sizeof q);
+    assert_string_equal(q, "'it'\\''s a $HOME `x` \"y\"'");
+    cli_shell_quote("", q, sizeof q);
+    assert_string_equal(q, "''");
+    /* what the shell reads back is the text itself */
+    snprintf(path, sizeof path, "%s/q.txt", f->dir);
+    cli_shell_quote("it's a $HOME `x` \"y\"", q, sizeof q);
+    snprintf(cmd, sizeof cmd, "printf '%%s' %s > %s", q, path);
+    assert_int_equal(system(cmd), 0);
+    char *t = NULL;
+    size_t n = 0;
+    st_err err = {0};
+    assert_int_equal(data_read_file(path, &t, &n, &err), ST_OK);
+    assert_string_equal(t, "it's a $HOME `x` \"y\"");
+    free(t);
+}
+
+static void test_host_names(void **state)
+{
+    (void)state;
+    char h[32], inst[64], gpu[64];
+    cli_host_name(h, sizeof h);
+    assert_true(h[0] != '\0');
+    for (const char *p = h; *p; p++)
+        assert_true((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                    (*p >= '0' && *p <= '9') || *p == '-');
+    cli_host_entry_names(1, inst, sizeof inst, gpu, sizeof gpu);
+    assert_true(!strncmp(inst, "host-", 5) && !strcmp(inst + 5, h));
+    assert_true(!strncmp(gpu, "cpu-", 4) && !strcmp(gpu + 4, h));
+    cli_host_entry_names(4, inst, sizeof inst, gpu, sizeof gpu);
+    assert_non_null(strstr(inst, "-t4"));
+    assert_non_null(strstr(gpu, "-t4"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_exit_status_and_logs, setup, teardown),
+        cmocka_unit_test(test_timeout_ends_everything),
+        cmocka_unit_test(test_orphan_swept),
+        cmocka_unit_test(test_cannot_start),
+        cmocka_unit_test(test_session_helper),
+        cmocka_unit_test_setup_teardown(test_write_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shell_quote, setup, teardown),
+        cmocka_unit_test(test_host_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
