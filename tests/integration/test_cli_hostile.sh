@@ -123,12 +123,13 @@ run batch-1e8-sim 0 "$bin" simulate --params 30B --instances 16xp4d --global-bat
 grep -q '"extrapolated_from_microbatches"' "$tmp/out" || { echo "FAIL batch-1e8-sim: not in the JSON"; fail=1; }
 
 # A deep pipeline of many chunks (256 stages x 2 virtual, 16384 microbatches):
-# the windows shrink so the work stays bounded (it took 2.6 s and 880 MB).
+# the windows shrink so the work stays bounded (0.7 s and 220 MB here; 2.6 s and
+# 880 MB with windows of 8 microbatches per stage).
 start=$(date +%s%N)
 run deep-pipeline 0 "$bin" simulate --params 30B --instances 64xp4d --tp 1 --pp 256 --layers 512 \
   --schedule virtual --virtual-stages 2 --global-batch 65536 --framework megatron
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
-[ "$ms" -lt 2500 ] || { echo "FAIL deep-pipeline: $ms ms"; fail=1; }
+[ "$ms" -lt 5000 ] || { echo "FAIL deep-pipeline: $ms ms"; fail=1; }
 grep -q "windows of 512 and 1024" "$tmp/out" || { echo "FAIL deep-pipeline: windows"; grep extrapolated "$tmp/out"; fail=1; }
 
 # ---- inputs: pipes, FIFOs and devices are streams ----------------------------
