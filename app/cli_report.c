@@ -222,10 +222,12 @@ static int add_summary(rpt_report *r, const db_plan *one, const plan_model *m, c
             snprintf(val[n], FACT_LEN, "no price was known for %s when it was planned",
                      one->instance_type);
         f[n] = (rpt_fact){"Cost", val[n]}, n++;
-        double head = e->capacity_bytes - e->mem.total_bytes;
-        snprintf(val[n], FACT_LEN, "%s to spare per GPU on the fullest stage (stage %d uses %s "
-                 "of %.1f GiB, %.0f%% free)", units_fmt_bytes(head, a, sizeof a),
-                 e->worst_stage, units_fmt_bytes(e->mem.total_bytes, b, sizeof b),
+        /* what the plan needs, as the plan table and --emit say; the
+         * allocator's reserve comes on top in nvidia-smi */
+        double need = plan_mem_need_bytes(&e->mem), head = e->capacity_bytes - need;
+        snprintf(val[n], FACT_LEN, "%s to spare per GPU on the fullest stage (stage %d needs %s "
+                 "of %.1f GiB, %.0f%% free; the allocator's reserve comes on top)", units_fmt_bytes(head, a, sizeof a),
+                 e->worst_stage, units_fmt_bytes(need, b, sizeof b),
                  e->capacity_bytes / 1073741824.0,
                  e->capacity_bytes > 0 ? 100.0 * head / e->capacity_bytes : 0.0);
         f[n] = (rpt_fact){"Memory headroom", val[n]}, n++;
