@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 
 #include "app/cli_int.h"
+#include "common/outfile.h"
 #include "data/data.h"
 #include "data/data_csv.h"
 #include "planner/plan_calibrate.h"
@@ -125,10 +126,13 @@ static int write_override(const char *path, const plan_catalog *cat, const plan_
     cJSON_Delete(root);
     if (!s)
         return ST_RAISE(err, ST_ENOMEM, "out of memory writing %s", path);
-    FILE *f = fopen(path, "w");
-    int rc = ST_OK;
-    if (!f || fprintf(f, "%s\n", s) < 0 || fclose(f) != 0)
-        rc = ST_RAISE(err, ST_EIO, "%s: cannot write", path);
+    /* whole or not at all: a temporary beside path, renamed over it */
+    outfile out;
+    int rc = outfile_open(&out, path, "--write", err);
+    if (rc == ST_OK) {
+        fprintf(out.f, "%s\n", s);
+        rc = outfile_commit(&out, err);
+    }
     free(s);
     return rc;
 }
@@ -170,7 +174,7 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
                     first ? g->silicon : "", "", "", plan_eff_param_name((plan_eff_param)p),
                     *plan_eff_ref((plan_eff *)&g->before, (plan_eff_param)p),
                     *plan_eff_ref((plan_eff *)&g->after, (plan_eff_param)p), se,
-                    fitted ? "fitted" : "kept: the runs do not constrain it");
+                    fitted ? "fitted" : "kept");
             if (first) {
                 fprintf(f, "%-10s %-6s %5d %4d\n", "", "", g->rows, g->sources);
                 first = 0;
@@ -183,16 +187,31 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
                 g->converged || !g->fitted ? "" : " (stopped before the tolerance)",
                 g->rejected ? "; REJECTED: " : "", g->rejected ? g->why : "");
     }
-    fprintf(f, "%-26s %5s %-10s %-6s %10s %10s  %s\n", "source", "rows", "framework", "chip",
-            "fitted", "held out", "held out, predicted by");
-    for (int s = 0; s < rep->nsources; s++) {
-        const plan_cal_source *x = &rep->source[s];
-        char lo[16] = "-";
+    fputs("(kept: a parameter the runs do not constrain keeps its value)\n\n", f);
+    cli_table *t = cli_table_new();
+    const char *const head[] = {"source", "rows", "framework", "chip", "fitted", "held out",
+                                "held out, predicted by"};
+    const int right[] = {0, 1, 0, 0, 1, 1, 0};
+    const int prio[] = {0, 2, 0, 0, 0, 0, 1};
+    for (int k = 0; t && k < 7; k++)
+        cli_table_col(t, head[k], right[k], prio[k]);
+    for (int i = 0; t && i < rep->nsources; i++) {
+        const plan_cal_source *x = &rep->source[i];
+        cli_table_row(t);
+        cli_table_cell(t, "%s", x->source_key);
+        cli_table_cell(t, "%d", x->rows);
+        cli_table_cell(t, "%s", x->framework);
+        cli_table_cell(t, "%s", x->silicon);
+        cli_table_cell(t, "%.1f%%", x->mean_abs_err_pct);
         if (!isnan(x->loso_mean_abs_err_pct))
-            snprintf(lo, sizeof lo, "%.1f%%", x->loso_mean_abs_err_pct);
-        fprintf(f, "%-26.26s %5d %-10s %-6s %9.1f%% %10s  %s\n", x->source_key, x->rows,
-                x->framework, x->silicon, x->mean_abs_err_pct, lo, x->loso_basis);
+            cli_table_cell(t, "%.1f%%", x->loso_mean_abs_err_pct);
+        else
+            cli_table_cell(t, "-");
+        cli_table_cell(t, "%s", x->loso_basis);
     }
+    if (t)
+        cli_table_print(f, t, "");
+    cli_table_free(t);
     fprintf(f, "\nmean over sources of the mean |error|: %.1f%% (worst source %.1f%%)", 
             rep->mean_source_err_pct, rep->max_source_err_pct);
     if (!isnan(rep->loso_mean_source_err_pct))
@@ -235,6 +254,12 @@ int cli_calibrate_cmd(int argc, char **argv)
         return 2;
     }
     const char *path = argv[optind];
+    if (write && (strcmp(write, path) == 0 || outfile_same_file(write, path))) {
+        fprintf(stderr, "smdplan: calibrate: --write %s: that is the input file; give another "
+                        "name (the fitted values are a catalog override, not a runs table)\n",
+                write);
+        return 2;
+    }
     if (opt.framework) {
         int known = 0;
         for (int f = 0; f < PLAN_FW__COUNT; f++)
@@ -279,7 +304,10 @@ int cli_calibrate_cmd(int argc, char **argv)
         ex = cli_fail(&err);
         goto done;
     }
-    print_report(stdout, path, csv.nrows, rep);
+    cli_capture_buf cb;
+    FILE *pf = cli_capture(&cb);
+    print_report(pf ? pf : stdout, path, csv.nrows, rep);
+    cli_capture_wrap(&cb, stdout, "", "");
     if (write)
         printf("wrote %s (apply with --catalog %s)\n", write, write);
     calibrate_record rec = {path, rep};

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/cli_int.h"
 #include "common/units.h"
 #include "data/data.h"
 
@@ -27,6 +28,7 @@
 
 typedef struct cat_opts {
     const char *catalog_file;
+    const char *region, *prices_file;
     int json;
 } cat_opts;
 
@@ -39,13 +41,16 @@ static int fail(const st_err *err)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: smdplan catalog [--catalog FILE] [--json] [--no-record]\n"
+            "usage: smdplan catalog [--catalog FILE] [--region R [--prices FILE]] [--json] [--no-record]\n"
             "\n"
             "List the instance types the planner knows (use their names or aliases in\n"
             "--instances, e.g. 16xp4d, p4d:16, 16xml.p4d.24xlarge).\n"
             "\n"
             "  --catalog FILE  merge a user catalog file: new names add instance types,\n"
             "                  existing names have the fields given replaced\n"
+            "  --region R      prices: SageMaker's published ml.* prices in region R\n"
+            "                  (default: the catalog's EC2 on-demand prices)\n"
+            "  --prices FILE   SageMaker price lists (default data/sagemaker_prices.json)\n"
             "  --json          print the merged catalog as JSON (the catalog file's schema)\n"
             "  --no-record     do not record this run\n"
             "  -h, --help      show this help\n"
@@ -57,9 +62,11 @@ static void usage(FILE *f)
 /* 0: parsed; 1: help printed; otherwise an exit code. */
 static int parse_args(int argc, char **argv, cat_opts *o)
 {
-    enum { O_CATALOG = 256, O_JSON, O_NO_RECORD };
+    enum { O_CATALOG = 256, O_JSON, O_NO_RECORD, O_REGION, O_PRICES };
     static const struct option lo[] = {
         {"catalog", required_argument, NULL, O_CATALOG},
+        {"region", required_argument, NULL, O_REGION},
+        {"prices", required_argument, NULL, O_PRICES},
         {"json", no_argument, NULL, O_JSON},
         {"no-record", no_argument, NULL, O_NO_RECORD},
         {"help", no_argument, NULL, 'h'},
@@ -71,13 +78,15 @@ static int parse_args(int argc, char **argv, cat_opts *o)
     while ((id = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (id) {
         case O_CATALOG: o->catalog_file = optarg; break;
+        case O_REGION: o->region = optarg; break;
+        case O_PRICES: o->prices_file = optarg; break;
         case O_JSON: o->json = 1; break;
         case O_NO_RECORD: break; /* nothing is recorded yet */
         case 'h': usage(stdout); return 1;
         default:
             fprintf(stderr,
                     "smdplan catalog: unknown option or missing value: '%s'; allowed: "
-                    "--catalog FILE, --json, --no-record, --help\n",
+                    "--catalog FILE, --region R, --prices FILE, --json, --no-record, --help\n",
                     argv[optind - 1] ? argv[optind - 1] : "?");
             return 2;
         }
@@ -122,38 +131,30 @@ static void instance_cells(const plan_catalog *cat, const plan_instance *in,
         snprintf(cell[8], CAT_CELL, "-");
 }
 
-static void print_row(FILE *f, char cell[CAT_COLS][CAT_CELL], const int *w)
-{
-    for (int c = 0; c < CAT_COLS; c++) {
-        int left = c < 3; /* names left, numbers right */
-        fprintf(f, left ? "%s%-*s" : "%s%*s", c ? "  " : "", w[c], cell[c]);
-    }
-    fputc('\n', f);
-}
-
 static int print_table(FILE *f, const plan_catalog *cat)
 {
-    char (*cells)[CAT_COLS][CAT_CELL] = calloc((size_t)cat->ninstances + 1, sizeof *cells);
-    if (!cells)
+    cli_table *t = cli_table_new();
+    if (!t)
         return 1;
-    int w[CAT_COLS] = {0};
+    static const int prio[CAT_COLS] = {0, 3, 0, 0, 1, 2, 2, 2, 0};
     for (int c = 0; c < CAT_COLS; c++)
-        snprintf(cells[0][c], CAT_CELL, "%s", cat_head[c]);
-    for (int i = 0; i < cat->ninstances; i++)
-        instance_cells(cat, &cat->instances[i], cells[i + 1]);
-    for (int r = 0; r <= cat->ninstances; r++)
-        for (int c = 0; c < CAT_COLS; c++) {
-            int n = (int)strlen(cells[r][c]);
-            if (n > w[c])
-                w[c] = n;
-        }
-    for (int r = 0; r <= cat->ninstances; r++)
-        print_row(f, cells[r], w);
-    fprintf(f,
-            "\nGPU memory per GPU; peak: dense FP16/BF16; link: GPU-to-GPU per GPU, one "
-            "direction (sw = NVSwitch; PCIe where there is no NVLink); net: per node, one "
-            "direction; $/h: on demand, '-' = unknown. Sources: smdplan catalog --json.\n");
-    free(cells);
+        cli_table_col(t, cat_head[c], c >= 3, prio[c]);
+    for (int i = 0; i < cat->ninstances; i++) {
+        char cell[CAT_COLS][CAT_CELL];
+        instance_cells(cat, &cat->instances[i], cell);
+        cli_table_row(t);
+        for (int c = 0; c < CAT_COLS; c++)
+            cli_table_cell(t, "%s", cell[c]);
+    }
+    cli_table_print(f, t, "");
+    cli_table_free(t);
+    char note[800];
+    snprintf(note, sizeof note,
+             "\nGPU memory per GPU; peak: dense FP16/BF16; link: GPU-to-GPU per GPU, one "
+             "direction (sw = NVSwitch; PCIe where there is no NVLink); net: per node, one "
+             "direction; $/h: %s; '-' = unknown. Sources: smdplan catalog --json.",
+             cli_price_list());
+    cli_wrap(f, note, "", "");
     return 0;
 }
 
@@ -278,7 +279,8 @@ int cli_catalog_cmd(int argc, char **argv)
     plan_catalog cat = {0};
     st_err err = {0};
     if (data_catalog_load(NULL, &cat, &err) != ST_OK ||
-        (o.catalog_file && data_catalog_merge(&cat, o.catalog_file, &err) != ST_OK)) {
+        (o.catalog_file && data_catalog_merge(&cat, o.catalog_file, &err) != ST_OK) ||
+        cli_prices_apply(&cat, o.region, o.prices_file, &err) != ST_OK) {
         plan_catalog_free(&cat);
         return fail(&err);
     }

@@ -67,8 +67,11 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
         return 1;
     }
     int n = 0, ex = 0;
+    cli_progress prog;
+    cli_progress_start(&prog, "comparing instance types");
     for (int i = 0; i < x->cat.ninstances && !ex; i++) {
         const plan_instance *in = &x->cat.instances[i];
+        cli_progress_step(&prog, i, x->cat.ninstances);
         for (int nodes = 1; nodes <= o->max_instances && n < cap; nodes *= 2) {
             plan_cluster c;
             if (plan_cluster_make(&x->cat, in, nodes, &c, &err) != ST_OK) {
@@ -90,6 +93,7 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
             r->train_cost = in->price_per_hour > 0 ? r->train_s / 3600.0 * in->price_per_hour * nodes : 0;
         }
     }
+    cli_progress_end(&prog);
     if (ex) {
         free(rows);
         free(res);
@@ -107,6 +111,7 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
         cJSON *root = cJSON_CreateObject();
         cJSON_AddItemToObject(root, "model", cli_json_model(&x->model));
         cJSON_AddNumberToObject(root, "tokens", o->tokens);
+        cJSON_AddStringToObject(root, "price_list", cli_price_list());
         cJSON *arr = cJSON_CreateArray();
         for (int i = 0; i < n; i++) {
             cJSON *j = cJSON_CreateObject();
@@ -126,31 +131,76 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
         free(s);
         cJSON_Delete(root);
     } else {
-        cli_print_model(stdout, &x->model);
-        printf("compare: every catalog type at 1..%d instances (powers of two), training %s tokens\n\n",
-               o->max_instances, units_fmt_count(o->tokens, tok, sizeof tok));
-        printf("%-16s %5s %5s  %-22s %8s %11s %6s %9s %10s %12s\n", "instance", "count", "GPUs",
-               "best layout", "step s", "tokens/s", "MFU", "$/h", "train", "train $");
+        cli_capture_buf hb;
+        FILE *h = cli_capture(&hb);
+        cli_print_model(h ? h : stdout, &x->model);
+        fprintf(h ? h : stdout,
+                "compare: every catalog type at 1..%d instances (powers of two), training %s "
+                "tokens\nprices:  %s\n",
+                o->max_instances, units_fmt_count(o->tokens, tok, sizeof tok), cli_price_list());
+        cli_capture_wrap(&hb, stdout, "", "         ");
+        printf("\n");
+        cli_table *t = cli_table_new();
+        cli_table_col(t, "instance", 0, 0);
+        cli_table_col(t, "count", 1, 0);
+        cli_table_col(t, "GPUs", 1, 2);
+        cli_table_col(t, "batch", 1, 1);
+        cli_table_col(t, "best layout", 0, 3);
+        cli_table_col(t, "step s", 1, 2);
+        cli_table_col(t, "tokens/s", 1, 1);
+        cli_table_col(t, "MFU", 1, 3);
+        cli_table_col(t, "$/h", 1, 2);
+        cli_table_col(t, "train", 1, 0);
+        cli_table_col(t, "train $", 1, 0);
+        cli_table_col(t, "", 0, 0);
+        int64_t bmin = 0, bmax = 0;
         for (int i = 0; i < n; i++) {
             const option_row *r = &rows[i];
             const plan_layout *l = &r->best.layout;
-            char lay[40], t[24], cost[24];
-            snprintf(lay, sizeof lay, "tp%d pp%d dp%d mbs%d %s", l->tp, l->pp, l->dp, l->micro_batch,
-                     l->recompute == PLAN_RECOMP_NONE ? "" : l->recompute == PLAN_RECOMP_FULL ? "rc" : "sel");
-            units_fmt_seconds(r->train_s, t, sizeof t);
-            if (r->train_cost > 0)
-                snprintf(cost, sizeof cost, "%.0f", r->train_cost);
-            else
-                snprintf(cost, sizeof cost, "-");
-            char price[24];
+            char lay[48], tt[24];
+            snprintf(lay, sizeof lay, "tp%d pp%d dp%d mbs%d%s", l->tp, l->pp, l->dp,
+                     l->micro_batch,
+                     l->recompute == PLAN_RECOMP_NONE   ? ""
+                     : l->recompute == PLAN_RECOMP_FULL ? " rc"
+                                                        : " sel");
+            units_fmt_seconds(r->train_s, tt, sizeof tt);
+            cli_table_row(t);
+            cli_table_cell(t, "%s", r->inst->name);
+            cli_table_cell(t, "%d", r->nodes);
+            cli_table_cell(t, "%d", r->nodes * r->inst->gpus_per_node);
+            cli_table_cell(t, "%lld", (long long)l->global_batch);
+            cli_table_cell(t, "%s", lay);
+            cli_table_cell(t, "%.3f", r->best.est.time.step_s);
+            cli_table_cell(t, "%.0f", r->best.est.tokens_per_s);
+            cli_table_cell(t, "%.1f%%", 100 * r->best.est.mfu);
             if (r->best.est.cost_per_hour > 0)
-                snprintf(price, sizeof price, "%.2f", r->best.est.cost_per_hour);
+                cli_table_cell(t, "%.2f", r->best.est.cost_per_hour);
             else
-                snprintf(price, sizeof price, "-");
-            printf("%-16s %5d %5d  %-22s %8.3f %11.0f %5.1f%% %9s %10s %12s%s%s\n", r->inst->name,
-                   r->nodes, r->nodes * r->inst->gpus_per_node, lay, r->best.est.time.step_s,
-                   r->best.est.tokens_per_s, 100 * r->best.est.mfu, price, t, cost,
-                   i == fastest ? "  <- fastest" : "", i == cheapest ? "  <- cheapest" : "");
+                cli_table_cell(t, "-");
+            cli_table_cell(t, "%s", tt);
+            if (r->train_cost > 0)
+                cli_table_cell(t, "%.0f", r->train_cost);
+            else
+                cli_table_cell(t, "-");
+            cli_table_cell(t, "%s%s", i == fastest ? "<- fastest" : "",
+                           i == cheapest ? (i == fastest ? ", cheapest" : "<- cheapest") : "");
+            if (i == 0 || l->global_batch < bmin)
+                bmin = l->global_batch;
+            if (i == 0 || l->global_batch > bmax)
+                bmax = l->global_batch;
+        }
+        if (n > 0)
+            cli_table_print(stdout, t, "");
+        cli_table_free(t);
+        if (n > 0 && bmin != bmax) {
+            char note[400];
+            snprintf(note, sizeof note,
+                     "batch: sequences per step, the GPT-3 schedule's batch for this model "
+                     "rounded to a multiple of each cluster's GPUs, so it changes per row (%lld "
+                     "to %lld); time and cost to train count tokens, so the rows compare; set "
+                     "--global-batch to compare steps at one batch.",
+                     (long long)bmin, (long long)bmax);
+            cli_wrap(stdout, note, "", "");
         }
         if (n == 0)
             printf("No instance type fits this model at up to %d instances; raise --max-instances.\n",

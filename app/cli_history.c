@@ -34,7 +34,7 @@
 #define LIMIT_MAX 100000
 #define IDS_MAX 64
 
-enum { O_HELP = 'h', O_DB = 256, O_JSON, O_CSV, O_KIND, O_LIMIT, O_MODEL, O_INSTANCE, O_ALL };
+enum { O_HELP = 'h', O_DB = 256, O_JSON, O_CSV, O_KIND, O_LIMIT, O_MODEL, O_INSTANCE, O_ALL, O_CHECK };
 
 typedef struct hist_opts {
     const char *db_path;
@@ -43,6 +43,7 @@ typedef struct hist_opts {
     int limit;
     const char *model, *instance;
     int all;
+    int check;                   /* history --check: the full integrity check */
     int nids;
     int64_t ids[IDS_MAX];
 } hist_opts;
@@ -82,7 +83,9 @@ static void usage(FILE *f, const char *cmd)
                    "Lists recorded answers, newest first: plan, simulation, run, calibration and\n"
                    "bench records, each with its id (for smdplan show ID), time (UTC) and a summary.\n\n"
                    "  --kind K   only records of kind K: plan, simulation, run, calibration, bench\n"
-                   "  --limit N  at most N records (default %d)\n",
+                   "  --limit N  at most N records (default %d)\n"
+                   "  --check    check the whole file (every page and index; seconds on a large\n"
+                   "             one); opening checks files up to 16 MiB, larger ones cheaply\n",
                 HISTORY_DEFAULT_LIMIT);
     fprintf(f, "  --json     JSON\n"
                "  --csv      CSV with a header row\n"
@@ -107,6 +110,7 @@ static int parse_args(const char *cmd, int argc, char **argv, hist_opts *o)
         {"db", 1, NULL, O_DB},         {"json", 0, NULL, O_JSON},   {"csv", 0, NULL, O_CSV},
         {"kind", 1, NULL, O_KIND},     {"limit", 1, NULL, O_LIMIT}, {"model", 1, NULL, O_MODEL},
         {"instance", 1, NULL, O_INSTANCE}, {"all", 0, NULL, O_ALL}, {"help", 0, NULL, O_HELP},
+        {"check", 0, NULL, O_CHECK},
         {NULL, 0, NULL, 0},
     };
     int is_hist = !strcmp(cmd, "history"), is_cmp = !strcmp(cmd, "compare");
@@ -142,6 +146,7 @@ static int parse_args(const char *cmd, int argc, char **argv, hist_opts *o)
         case O_MODEL: ok = is_cmp; o->model = optarg; break;
         case O_INSTANCE: ok = is_cmp; o->instance = optarg; break;
         case O_ALL: ok = is_cmp; o->all = 1; break;
+        case O_CHECK: ok = is_hist; o->check = 1; break;
         default: ok = 0; break;
         }
         if (!ok && li >= 0) { /* an option of another of these commands */
@@ -233,6 +238,31 @@ static void csv_json(FILE *f, const cJSON *v)
 
 /* ---- history ---- */
 
+/* history --check: PRAGMA integrity_check over the whole file. */
+static int check_db(const hist_opts *o)
+{
+    st_err err = {0};
+    db *d = NULL;
+    const char *path = db_default_path(o->db_path);
+    cli_progress prog;
+    cli_progress_start(&prog, "checking");
+    char report[4096];
+    report[0] = '\0';
+    int rc = db_open(path, DB_OPEN_READ, &d, &err);
+    if (rc == ST_OK)
+        rc = db_check(d, report, sizeof report, &err);
+    db_close(d);
+    cli_progress_end(&prog);
+    if (rc != ST_OK) {
+        int ex = fail(&err);
+        if (report[0])
+            fprintf(stderr, "%s\n", report);
+        return ex;
+    }
+    printf("%s: ok (every page and index checked)\n", path);
+    return 0;
+}
+
 int cli_history_cmd(int argc, char **argv)
 {
     hist_opts o;
@@ -243,6 +273,8 @@ int cli_history_cmd(int argc, char **argv)
         return ex == 1 ? 0 : ex;
     st_err err = {0};
     db *d = NULL;
+    if (o.check)
+        return check_db(&o);
     db_summary *rows = calloc((size_t)o.limit, sizeof *rows);
     int n = 0;
     int rc = rows ? ST_OK : ST_RAISE(&err, ST_ENOMEM, "out of memory");
@@ -285,15 +317,25 @@ int cli_history_cmd(int argc, char **argv)
             printf("no records%s%s\n", o.kind ? " of kind " : "", o.kind ? o.kind : "");
         else
             printf("%6s  %-11s  %-24s  %s\n", "id", "kind", "created (UTC)", "summary");
-        for (int i = 0; i < n; i++)
-            printf("%6lld  %-11s  %-24s  %s\n", (long long)rows[i].id, rows[i].kind,
-                   rows[i].created_at, rows[i].summary);
+        /* the summary wrapped under itself */
+        for (int i = 0; i < n; i++) {
+            char lead[64];
+            snprintf(lead, sizeof lead, "%6lld  %-11s  %-24s  ", (long long)rows[i].id,
+                     rows[i].kind, rows[i].created_at);
+            char rest[64];
+            snprintf(rest, sizeof rest, "%*s", (int)strlen(lead), "");
+            cli_wrap(stdout, rows[i].summary, lead, rest);
+        }
     }
     free(rows);
     return 0;
 }
 
 /* ---- show ---- */
+
+/* Where show's human output goes: a buffer that is wrapped to the terminal
+ * at the end (cli_wrap_lines). */
+static FILE *out;
 
 static double num(const cJSON *o, const char *k)
 {
@@ -323,7 +365,7 @@ static const char *bytes(double b, char *buf, int n)
 static void show_model(const cJSON *m)
 {
     char p[24];
-    printf("model:    %s (%s), %s params: %.0f layers, hidden %.0f, %.0f heads (kv %.0f), "
+    fprintf(out, "model:    %s (%s), %s params: %.0f layers, hidden %.0f, %.0f heads (kv %.0f), "
            "ffn %.0f, seq %.0f, vocab %.0f\n",
            str(m, "name"), str(m, "arch"), units_fmt_count(num(m, "params"), p, sizeof p),
            num(m, "layers"), num(m, "hidden"), num(m, "heads"), num(m, "kv_heads"), num(m, "ffn"),
@@ -341,12 +383,12 @@ static const cJSON *find_id(const cJSON *list, double id)
 static void show_prediction(const cJSON *pr)
 {
     char a[32], b[32];
-    printf("  memory per GPU (worst stage %.0f of %.0f): %s of %s", num(pr, "worst_stage"),
+    fprintf(out, "  memory per GPU (worst stage %.0f of %.0f): %s of %s", num(pr, "worst_stage"),
            num(pr, "nstages"), bytes(num(pr, "total_bytes"), a, sizeof a),
            bytes(num(pr, "capacity_bytes"), b, sizeof b));
     if (strcmp(str(pr, "reject"), "ok") != 0)
-        printf("  (rejected: %s: %s)", str(pr, "reject"), str(pr, "reason"));
-    printf("\n    ");
+        fprintf(out, "  (rejected: %s: %s)", str(pr, "reject"), str(pr, "reason"));
+    fprintf(out, "\n    ");
     static const char *const mem[][2] = {
         {"weights_bytes", "weights"}, {"grads_bytes", "gradients"},
         {"optimizer_bytes", "optimizer"}, {"activations_bytes", "activations"},
@@ -354,27 +396,27 @@ static void show_prediction(const cJSON *pr)
         {"comm_buffers_bytes", "comm buffers"}, {"context_bytes", "context"},
         {"allocator_bytes", "allocator"}};
     for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++)
-        printf("%s%s %s", i ? ", " : "", mem[i][1], bytes(num(pr, mem[i][0]), a, sizeof a));
-    printf("\n");
+        fprintf(out, "%s%s %s", i ? ", " : "", mem[i][1], bytes(num(pr, mem[i][0]), a, sizeof a));
+    fprintf(out, "\n");
     const cJSON *st = arr(pr, "stages");
     if (st && cJSON_GetArraySize(st) > 1) {
-        printf("    per stage:");
+        fprintf(out, "    per stage:");
         int k = 0;
         for (const cJSON *s = st->child; s; s = s->next, k++)
-            printf("%s %s (%.0f layers)", k ? "," : "", bytes(num(s, "mem_bytes"), a, sizeof a),
+            fprintf(out, "%s %s (%.0f layers)", k ? "," : "", bytes(num(s, "mem_bytes"), a, sizeof a),
                    num(s, "layers"));
-        printf("\n");
+        fprintf(out, "\n");
     }
-    printf("  step %.4f s: compute %.4f, tp comm %.4f, cp comm %.4f, pp comm %.4f, dp exposed "
+    fprintf(out, "  step %.4f s: compute %.4f, tp comm %.4f, cp comm %.4f, pp comm %.4f, dp exposed "
            "%.4f, bubble %.4f, optimizer %.4f (dp total %.4f)\n",
            num(pr, "step_s"), num(pr, "compute_s"), num(pr, "tp_comm_s"), num(pr, "cp_comm_s"),
            num(pr, "pp_comm_s"), num(pr, "dp_exposed_s"), num(pr, "bubble_s"),
            num(pr, "optimizer_s"), num(pr, "dp_total_s"));
-    printf("  %.0f tokens/s, MFU %.1f%%", num(pr, "tokens_per_s"), 100 * num(pr, "mfu"));
+    fprintf(out, "  %.0f tokens/s, MFU %.1f%%", num(pr, "tokens_per_s"), 100 * num(pr, "mfu"));
     if (num(pr, "cost_per_hour") > 0)
-        printf(", $%.2f/h, $%.4f per 1M tokens", num(pr, "cost_per_hour"),
+        fprintf(out, ", $%.2f/h, $%.4f per 1M tokens", num(pr, "cost_per_hour"),
                num(pr, "cost_per_mtokens"));
-    printf("\n");
+    fprintf(out, "\n");
 }
 
 static void show_plans(const cJSON *rec)
@@ -383,25 +425,25 @@ static void show_plans(const cJSON *rec)
     for (const cJSON *p = plans ? plans->child : NULL; p; p = p->next) {
         const char *role = str(p, "role");
         const cJSON *it = find_id(its, num(p, "instance_type_id"));
-        printf("\n");
+        fprintf(out, "\n");
         if (!strcmp(role, "top"))
-            printf("plan %.0f: ", num(p, "rank"));
+            fprintf(out, "plan %.0f: ", num(p, "rank"));
         else if (!strcmp(role, "closest_oom"))
-            printf("closest layout (out of memory): ");
+            fprintf(out, "closest layout (out of memory): ");
         else if (!strcmp(role, "option"))
-            printf("%.0f x %s: ", num(p, "nodes"), it ? str(it, "name") : "?");
+            fprintf(out, "%.0f x %s: ", num(p, "nodes"), it ? str(it, "name") : "?");
         else
-            printf("layout: ");
-        printf("%s, placement %s, global batch %.0f", str(p, "label"), str(p, "placement"),
+            fprintf(out, "layout: ");
+        fprintf(out, "%s, placement %s, global batch %.0f", str(p, "label"), str(p, "placement"),
                num(p, "global_batch"));
         if (*str(p, "framework")) /* recorded from schema version 3 on */
-            printf(", %s %s", str(p, "framework"), str(p, "precision"));
-        printf("\n");
+            fprintf(out, ", %s %s", str(p, "framework"), str(p, "precision"));
+        fprintf(out, "\n");
         const cJSON *pr = cJSON_GetObjectItemCaseSensitive(p, "prediction");
         if (pr)
             show_prediction(pr);
         if (num(p, "simulated_step_s") > 0)
-            printf("  simulated step %.4f s\n", num(p, "simulated_step_s"));
+            fprintf(out, "  simulated step %.4f s\n", num(p, "simulated_step_s"));
     }
 }
 
@@ -410,28 +452,41 @@ static void show_simulations(const cJSON *rec)
     const cJSON *sims = arr(rec, "simulations");
     for (const cJSON *s = sims ? sims->child : NULL; s; s = s->next) {
         char a[32], b[32];
-        printf("\nsimulated step %.4f s (planner %.4f s), pipeline span %.4f s, bubble %.1f%%, "
+        fprintf(out, "\nsimulated step %.4f s (planner %.4f s), pipeline span %.4f s, bubble %.1f%%, "
                "%.0f events\n",
                num(s, "step_s"), num(s, "planner_step_s"), num(s, "pipeline_s"),
                100 * num(s, "bubble_fraction"), num(s, "events"));
         if (num(s, "steps") > 1)
-            printf("%.0f steps, jitter sigma %.3f, seed %.0f: p50 %.4f s, p95 %.4f s, p99 %.4f s\n",
+            fprintf(out, "%.0f steps, jitter sigma %.3f, seed %.0f: p50 %.4f s, p95 %.4f s, p99 %.4f s\n",
                    num(s, "steps"), num(s, "jitter_sigma"), num(s, "seed"), num(s, "p50_s"),
                    num(s, "p95_s"), num(s, "p99_s"));
-        printf("bounds: compute %.4f s, busiest link %.4f s; critical path %.0f ops over %.0f "
+        fprintf(out, "bounds: compute %.4f s, busiest link %.4f s; critical path %.0f ops over %.0f "
                "stages\n",
                num(s, "compute_bound_s"), num(s, "comm_bound_s"), num(s, "critical_ops"),
                num(s, "critical_stages"));
-        printf(" stage  busy s  bubble  in flight  peak act   peak mem  send busy  DP exposed\n");
-        const cJSON *st = arr(s, "stages");
-        for (const cJSON *x = st ? st->child : NULL; x; x = x->next)
-            printf(" %5.0f %7.3f %6.1f%% %10.0f %9s %10s %9.3f %11.3f\n", num(x, "stage"),
-                   num(x, "busy_s"), 100 * num(x, "bubble_fraction"), num(x, "peak_inflight"),
-                   bytes(num(x, "peak_act_bytes"), a, sizeof a),
-                   bytes(num(x, "peak_mem_bytes"), b, sizeof b), num(x, "send_busy_s"),
-                   num(x, "dp_exposed_s"));
+        cli_table *t = cli_table_new();
+        if (t) {
+            const char *const head[] = {"stage", "busy s", "bubble", "in flight", "peak act",
+                                        "peak mem", "send busy", "DP exposed"};
+            for (int k = 0; k < 8; k++)
+                cli_table_col(t, head[k], 1, k < 3 ? 0 : k);
+            const cJSON *st = arr(s, "stages");
+            for (const cJSON *x = st ? st->child : NULL; x; x = x->next) {
+                cli_table_row(t);
+                cli_table_cell(t, "%.0f", num(x, "stage"));
+                cli_table_cell(t, "%.3f", num(x, "busy_s"));
+                cli_table_cell(t, "%.1f%%", 100 * num(x, "bubble_fraction"));
+                cli_table_cell(t, "%.0f", num(x, "peak_inflight"));
+                cli_table_cell(t, "%s", bytes(num(x, "peak_act_bytes"), a, sizeof a));
+                cli_table_cell(t, "%s", bytes(num(x, "peak_mem_bytes"), b, sizeof b));
+                cli_table_cell(t, "%.3f", num(x, "send_busy_s"));
+                cli_table_cell(t, "%.3f", num(x, "dp_exposed_s"));
+            }
+            cli_table_print(out, t, " ");
+            cli_table_free(t);
+        }
         if (num(s, "trace_ops") > 0)
-            printf("trace: %.0f ops kept (in --json)\n", num(s, "trace_ops"));
+            fprintf(out, "trace: %.0f ops kept (in --json)\n", num(s, "trace_ops"));
     }
 }
 
@@ -448,42 +503,63 @@ static void show_runs(const cJSON *rec)
     const cJSON *runs = arr(rec, "runs"), *plans = arr(rec, "plans"), *models = arr(rec, "models");
     if (!runs)
         return;
-    printf("\n%-6s %-10s %-20s %-22s %-13s %-22s %9s %9s %8s %9s  %s\n", "run", "source", "row",
-           "model", "framework", "layout", "measured", "predicted", "error", "simulated",
-           "status / notes");
+    cli_table *t = cli_table_new();
+    if (!t)
+        return;
+    const char *const head[] = {"run", "source", "row", "model", "framework", "layout",
+                                "measured", "predicted", "error", "simulated", "status"};
+    const int right[] = {1, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0};
+    const int prio[] = {0, 3, 0, 2, 3, 1, 0, 0, 0, 1, 2};
+    for (int k = 0; k < 11; k++)
+        cli_table_col(t, head[k], right[k], prio[k]);
     for (const cJSON *r = runs->child; r; r = r->next) {
         const cJSON *p = find_id(plans, num(r, "plan_id"));
         const cJSON *m = find_id(models, num(r, "model_id"));
-        char meas[24], pred[24], e[24], sim[24], row[48];
+        char meas[24], pred[24], e[24], sim[24];
         cell(meas, sizeof meas, "%.3f", num(r, "measured_step_s"));
         cell(pred, sizeof pred, "%.3f", num(r, "predicted_step_s"));
         cell(e, sizeof e, "%+.1f%%", num(r, "error_pct"));
         cell(sim, sizeof sim, "%.3f", num(r, "simulated_step_s"));
-        snprintf(row, sizeof row, "%s %s", str(r, "source_key"), str(r, "row_id"));
         const char *note = str(r, "error_text");
         if (!*note)
             note = num(r, "compared") == 0 && *str(r, "reason") ? str(r, "reason") : str(r, "notes");
         const char *fw = p && *str(p, "framework") ? str(p, "framework") : "-";
-        printf("%-6.0f %-10s %-20.20s %-22.22s %-13.13s %-22.22s %9s %9s %8s %9s  %s%s%s\n",
-               num(r, "id"), str(r, "source"), row, m ? str(m, "name") : "-", fw,
-               p ? str(p, "label") : "-", meas, pred, e, sim, str(r, "status"), *note ? ": " : "",
-               note);
+        cli_table_row(t);
+        cli_table_cell(t, "%.0f", num(r, "id"));
+        cli_table_cell(t, "%s", str(r, "source"));
+        cli_table_cell(t, "%s %s", str(r, "source_key"), str(r, "row_id"));
+        cli_table_cell(t, "%s", m ? str(m, "name") : "-");
+        cli_table_cell(t, "%s", fw);
+        cli_table_cell(t, "%s", p ? str(p, "label") : "-");
+        cli_table_cell(t, "%s", meas);
+        cli_table_cell(t, "%s", pred);
+        cli_table_cell(t, "%s", e);
+        cli_table_cell(t, "%s", sim);
+        cli_table_cell(t, "%s", str(r, "status"));
         const cJSON *steps = arr(r, "steps"), *ranks = arr(r, "ranks");
+        /* under the row: what an executed run measured (schema version 4),
+         * its steps, each rank's peak memory, how the row was read */
+        char *extra = NULL;
+        size_t xn = 0;
+        FILE *xf = open_memstream(&extra, &xn);
+        if (!xf)
+            continue;
         if (num(r, "nranks") > 0) { /* an executed run (schema version 4) */
-            printf("%-6s %.0f ranks, %s on %s, %.0f thread%s per rank", "", num(r, "nranks"),
-                   str(r, "backend"), str(r, "run_host"), num(r, "threads_per_rank"),
-                   num(r, "threads_per_rank") == 1 ? "" : "s");
+            fprintf(xf, "%.0f ranks, %s on %s, %.0f thread%s per rank", num(r, "nranks"),
+                    str(r, "backend"), str(r, "run_host"), num(r, "threads_per_rank"),
+                    num(r, "threads_per_rank") == 1 ? "" : "s");
             if (num(r, "tokens_per_s") > 0)
-                printf("; %.1f tokens/s, %.3g model FLOP/s", num(r, "tokens_per_s"),
-                       num(r, "achieved_flops"));
+                fprintf(xf, "; %.1f tokens/s, %.3g model FLOP/s", num(r, "tokens_per_s"),
+                        num(r, "achieved_flops"));
             if (num(r, "mfu") > 0)
-                printf(", MFU %.2f%% of %.3g FLOP/s", 100 * num(r, "mfu"), num(r, "peak_flops"));
-            printf("\n");
+                fprintf(xf, ", MFU %.2f%% of %.3g FLOP/s", 100 * num(r, "mfu"),
+                        num(r, "peak_flops"));
+            fprintf(xf, "\n");
             if (*str(r, "scaled"))
-                printf("%-6s scaled: %s\n", "", str(r, "scaled"));
+                fprintf(xf, "scaled: %s\n", str(r, "scaled"));
             if (num(r, "failed_rank") >= 0 && !cJSON_IsNull(cJSON_GetObjectItem(r, "failed_rank")))
-                printf("%-6s failed rank %.0f, launcher status %.0f\n", "", num(r, "failed_rank"),
-                       num(r, "exit_status"));
+                fprintf(xf, "failed rank %.0f, launcher status %.0f\n", num(r, "failed_rank"),
+                        num(r, "exit_status"));
             /* the mean phases of the measured steps */
             double ph[5] = {0};
             int nm = 0;
@@ -496,23 +572,34 @@ static void show_runs(const cJSON *rec)
                     nm++;
                 }
             if (nm > 0)
-                printf("%-6s per step (mean of %d measured): compute %.4f s, TP comm %.4f s, PP wait "
-                       "%.4f s, DP comm %.4f s, optimizer %.4f s\n", "", nm, ph[0] / nm, ph[1] / nm,
-                       ph[2] / nm, ph[3] / nm, ph[4] / nm);
+                fprintf(xf, "per step (mean of %d measured): compute %.4f s, TP comm %.4f s, PP "
+                        "wait %.4f s, DP comm %.4f s, optimizer %.4f s\n", nm, ph[0] / nm,
+                        ph[1] / nm, ph[2] / nm, ph[3] / nm, ph[4] / nm);
             if (*str(r, "run_dir"))
-                printf("%-6s run directory %s; launched: %s\n", "", str(r, "run_dir"),
-                       str(r, "launch_command"));
+                fprintf(xf, "run directory %s; launched: %s\n", str(r, "run_dir"),
+                        str(r, "launch_command"));
         }
         if (steps)
-            printf("%-6s %d steps recorded\n", "", cJSON_GetArraySize(steps));
+            fprintf(xf, "%d steps recorded\n", cJSON_GetArraySize(steps));
         if (ranks) {
             char a[32];
-            printf("%-6s peak memory per rank:", "");
+            fprintf(xf, "peak memory per rank:");
             for (const cJSON *k = ranks->child; k; k = k->next)
-                printf(" %s", bytes(num(k, "peak_mem_bytes"), a, sizeof a));
-            printf("\n");
+                fprintf(xf, " %s", bytes(num(k, "peak_mem_bytes"), a, sizeof a));
+            fprintf(xf, "\n");
         }
+        if (*note)
+            fprintf(xf, "%s", note);
+        fclose(xf);
+        while (xn > 0 && extra[xn - 1] == '\n')
+            extra[--xn] = '\0';
+        if (xn > 0)
+            cli_table_note(t, "%s", extra);
+        free(extra);
     }
+    fprintf(out, "\n");
+    cli_table_print(out, t, "");
+    cli_table_free(t);
 }
 
 /* "megatron on GA100", "GA100 pool" (every framework's runs on the chip),
@@ -532,14 +619,14 @@ static void show_calibrations(const cJSON *rec)
 {
     const cJSON *cals = arr(rec, "calibrations");
     if (cals)
-        printf("\nfits (a framework on a chip, or the chip's pool of every framework's runs):\n");
+        fprintf(out, "\nfits (a framework on a chip, or the chip's pool of every framework's runs):\n");
     for (const cJSON *c = cals ? cals->child : NULL; c; c = c->next) {
         char name[64];
         fit_name(c, name, sizeof name);
-        printf("\n%s: %.0f rows", name, num(c, "rows"));
+        fprintf(out, "\n%s: %.0f rows", name, num(c, "rows"));
         if (num(c, "sources") > 0)
-            printf(" from %.0f source%s", num(c, "sources"), num(c, "sources") == 1 ? "" : "s");
-        printf(", mean |error| %.1f%% -> %.1f%% (max %.1f%%), %.0f iterations%s\n",
+            fprintf(out, " from %.0f source%s", num(c, "sources"), num(c, "sources") == 1 ? "" : "s");
+        fprintf(out, ", mean |error| %.1f%% -> %.1f%% (max %.1f%%), %.0f iterations%s\n",
                num(c, "mean_abs_err_before_pct"), num(c, "mean_abs_err_after_pct"),
                num(c, "max_abs_err_after_pct"), num(c, "iterations"),
                num(c, "converged") > 0 ? "" : " (not converged)");
@@ -549,29 +636,43 @@ static void show_calibrations(const cJSON *rec)
             char se[32] = "";
             if (fitted && isfinite(num(p, "std_err")))
                 snprintf(se, sizeof se, "+- %.2g", num(p, "std_err"));
-            printf("  %-18s %10.4g -> %10.4g %-10s  %s\n", str(p, "name"), num(p, "before"),
+            fprintf(out, "  %-18s %10.4g -> %10.4g %-10s  %s\n", str(p, "name"), num(p, "before"),
                    num(p, "after"), se, fitted ? "fitted" : num(p, "asked") > 0 ? "kept (the "
                    "runs do not constrain it)" : "kept (not asked)");
         }
         if (num(c, "rejected") > 0)
-            printf("  rejected: %s; its runs use the %s pool\n", str(c, "why"),
+            fprintf(out, "  rejected: %s; its runs use the %s pool\n", str(c, "why"),
                    str(c, "silicon"));
     }
     const cJSON *srcs = arr(rec, "calibration_sources");
     if (!srcs)
         return;
-    printf("\nsources: mean |error| of their runs, fitted with every source and held out (fitted "
+    fprintf(out, "\nsources: mean |error| of their runs, fitted with every source and held out (fitted "
            "without the source's own runs)\n");
-    printf("%-28s %-14s %-8s %5s %8s %9s  %s\n", "source", "framework", "chip", "rows", "fitted",
-           "held out", "held out, predicted by");
+    cli_table *t = cli_table_new();
+    if (!t)
+        return;
+    const char *const head[] = {"source", "framework", "chip", "rows", "fitted", "held out",
+                                "held out, predicted by"};
+    const int right[] = {0, 0, 0, 1, 1, 1, 0};
+    const int prio[] = {0, 0, 0, 2, 0, 0, 1};
+    for (int k = 0; k < 7; k++)
+        cli_table_col(t, head[k], right[k], prio[k]);
     for (const cJSON *x = srcs->child; x; x = x->next) {
         char a[24], b[24];
         cell(a, sizeof a, "%.1f%%", num(x, "mean_abs_err_pct"));
         cell(b, sizeof b, "%.1f%%", num(x, "loso_mean_abs_err_pct"));
-        printf("%-28.28s %-14.14s %-8.8s %5.0f %8s %9s  %s\n", str(x, "source_key"),
-               str(x, "framework"), str(x, "silicon"), num(x, "rows"), a, b,
-               *str(x, "loso_basis") ? str(x, "loso_basis") : "-");
+        cli_table_row(t);
+        cli_table_cell(t, "%s", str(x, "source_key"));
+        cli_table_cell(t, "%s", str(x, "framework"));
+        cli_table_cell(t, "%s", str(x, "silicon"));
+        cli_table_cell(t, "%.0f", num(x, "rows"));
+        cli_table_cell(t, "%s", a);
+        cli_table_cell(t, "%s", b);
+        cli_table_cell(t, "%s", *str(x, "loso_basis") ? str(x, "loso_basis") : "-");
     }
+    cli_table_print(out, t, "");
+    cli_table_free(t);
 }
 
 /* A bench record: the host, the entry made, the measurements by kind. */
@@ -581,27 +682,27 @@ static void show_bench(const cJSON *rec)
     if (!b)
         return;
     char a[32];
-    printf("host:     %s, %.0f cores, %s memory, %s\n", str(b, "host"), num(b, "cores"),
+    fprintf(out, "host:     %s, %.0f cores, %s memory, %s\n", str(b, "host"), num(b, "cores"),
            bytes(num(b, "mem_bytes"), a, sizeof a), str(b, "cpu_model"));
     if (*str(b, "blas"))
-        printf("BLAS:     %s\n", str(b, "blas"));
+        fprintf(out, "BLAS:     %s\n", str(b, "blas"));
     if (num(b, "peak_flops") > 0)
-        printf("device:   %s: peak %.2f GFLOP/s per rank (%.0f thread%s), gemm_dim_half %.1f "
+        fprintf(out, "device:   %s: peak %.2f GFLOP/s per rank (%.0f thread%s), gemm_dim_half %.1f "
                "(rms %.1f%%), misaligned factor %.3f, triad %.2f GB/s per rank\n",
                str(b, "gpu_name"), num(b, "peak_flops") / 1e9, num(b, "threads_per_rank"),
                num(b, "threads_per_rank") == 1 ? "" : "s", num(b, "gemm_dim_half"),
                100 * num(b, "gemm_rms_log_err"), num(b, "misaligned_factor"),
                num(b, "hbm_bps") / 1e9);
     if (num(b, "allreduce_busbw_bps") > 0)
-        printf("links:    %s between %.0f ranks: all-reduce busbw %.2f GB/s, %.2f us at <= 1 KiB; "
+        fprintf(out, "links:    %s between %.0f ranks: all-reduce busbw %.2f GB/s, %.2f us at <= 1 KiB; "
                "send/recv %.2f GB/s\n", str(b, "transport"), num(b, "ranks"),
                num(b, "allreduce_busbw_bps") / 1e9, 1e6 * num(b, "allreduce_latency_s"),
                num(b, "p2p_bps") / 1e9);
     if (*str(b, "instance_name"))
-        printf("entry:    %s%s%s\n", str(b, "instance_name"), *str(b, "catalog_file") ? " in " : "",
+        fprintf(out, "entry:    %s%s%s\n", str(b, "instance_name"), *str(b, "catalog_file") ? " in " : "",
                str(b, "catalog_file"));
     const cJSON *g = arr(b, "gemm"), *m = arr(b, "mem"), *c = arr(b, "comm");
-    printf("measured: %d GEMMs, %d triads, %d collectives (smdplan show %.0f --json has each)\n",
+    fprintf(out, "measured: %d GEMMs, %d triads, %d collectives (smdplan show %.0f --json has each)\n",
            g ? cJSON_GetArraySize(g) : 0, m ? cJSON_GetArraySize(m) : 0,
            c ? cJSON_GetArraySize(c) : 0, num(rec, "id"));
 }
@@ -609,10 +710,10 @@ static void show_bench(const cJSON *rec)
 static void show_human(const cJSON *rec)
 {
     const cJSON *prov = cJSON_GetObjectItemCaseSensitive(rec, "provenance");
-    printf("record %.0f: %s, %s\n", num(rec, "id"), str(rec, "kind"), str(rec, "created_at"));
-    printf("summary:  %s\n", str(rec, "summary"));
-    printf("command:  %s\n", str(prov, "command_line"));
-    printf("by:       smdplan %s (git %s), %s; %s; host %s\n", str(prov, "tool_version"),
+    fprintf(out, "record %.0f: %s, %s\n", num(rec, "id"), str(rec, "kind"), str(rec, "created_at"));
+    fprintf(out, "summary:  %s\n", str(rec, "summary"));
+    fprintf(out, "command:  %s\n", str(prov, "command_line"));
+    fprintf(out, "by:       smdplan %s (git %s), %s; %s; host %s\n", str(prov, "tool_version"),
            str(prov, "git_rev"), str(prov, "build_features"), str(prov, "library_versions"),
            str(prov, "host"));
     const cJSON *models = arr(rec, "models");
@@ -625,20 +726,20 @@ static void show_human(const cJSON *rec)
     if (plans && its && cJSON_GetArraySize(its) == 1 && !arr(rec, "runs")) {
         const cJSON *it = its->child, *p = plans->child;
         char a[32];
-        printf("cluster:  %.0f x %s (%.0f GPUs, %s, %s each)\n", num(p, "nodes"), str(it, "name"),
+        fprintf(out, "cluster:  %.0f x %s (%.0f GPUs, %s, %s each)\n", num(p, "nodes"), str(it, "name"),
                num(p, "gpus"), str(it, "gpu"), bytes(num(it, "gpu_mem_bytes"), a, sizeof a));
     }
     if (search && !strcmp(str(search, "mode"), "compare")) {
         char t[24];
-        printf("compare:  objective %s, the best plan of each instance type and count; training "
+        fprintf(out, "compare:  objective %s, the best plan of each instance type and count; training "
                "%s tokens\n",
                str(search, "objective"), units_fmt_count(num(search, "tokens"), t, sizeof t));
     } else if (search) {
-        printf("search:   objective %s, %.0f layouts evaluated, %.0f feasible",
+        fprintf(out, "search:   objective %s, %.0f layouts evaluated, %.0f feasible",
                str(search, "objective"), num(search, "evaluated"), num(search, "feasible"));
         if (num(search, "global_batch") > 0)
-            printf(", global batch %.0f", num(search, "global_batch"));
-        printf("\n");
+            fprintf(out, ", global batch %.0f", num(search, "global_batch"));
+        fprintf(out, "\n");
     }
     if (!arr(rec, "runs"))
         show_plans(rec);
@@ -747,6 +848,21 @@ static void show_csv(const cJSON *rec)
     }
 }
 
+/* Byte counts as whole numbers in what show prints: the records keep the
+ * planner's exact figures (products of fractions: 0.8 GiB of CUDA context
+ * is 858993459.2 bytes), a byte count is read as a whole number. */
+static void round_bytes(cJSON *v, int bytes)
+{
+    for (cJSON *c = v ? v->child : NULL; c; c = c->next) {
+        size_t n = c->string ? strlen(c->string) : 0;
+        int b = bytes || (n > 6 && strcmp(c->string + n - 6, "_bytes") == 0);
+        if (cJSON_IsNumber(c) && b && isfinite(c->valuedouble))
+            cJSON_SetNumberValue(c, round(c->valuedouble));
+        else if (cJSON_IsArray(c) || cJSON_IsObject(c))
+            round_bytes(c, b && cJSON_IsArray(c));
+    }
+}
+
 int cli_show_cmd(int argc, char **argv)
 {
     hist_opts o;
@@ -763,6 +879,7 @@ int cli_show_cmd(int argc, char **argv)
     db_close(d);
     if (rc != ST_OK)
         return fail(&err);
+    round_bytes(rec, 0);
     if (o.json) {
         char *s = cJSON_Print(rec);
         if (s)
@@ -771,7 +888,20 @@ int cli_show_cmd(int argc, char **argv)
     } else if (o.csv) {
         show_csv(rec);
     } else {
-        show_human(rec);
+        cli_capture_buf cb;
+        out = cli_capture(&cb);
+        if (!out) {
+            out = stdout;
+            show_human(rec);
+        } else {
+            show_human(rec);
+            fclose(cb.f);
+            cb.f = NULL;
+            if (cb.text)
+                cli_wrap_lines(stdout, cb.text);
+            free(cb.text);
+        }
+        out = NULL;
     }
     cJSON_Delete(rec);
     return 0;
@@ -895,12 +1025,17 @@ int cli_compare_cmd(int argc, char **argv)
         printf("nothing to compare: no plan has %s of prediction, simulation and measurement "
                "(see smdplan compare --help)\n", o.all ? "any" : "two");
     } else {
-        printf("%-20s %-16s %4s  %-40s %-18s %9s %9s %9s %9s %8s %8s  %s\n", "model", "instance",
-               "n", "layout", "framework", "predicted", "simulated", "measured", "pred/meas",
-               "sim/meas", "sim/pred", "records p/s/m");
-        for (int i = 0; i < n; i++) {
+        cli_table *t = cli_table_new();
+        const char *const head[] = {"model", "instance", "n", "layout", "framework",
+                                    "predicted", "simulated", "measured", "pred/meas",
+                                    "sim/meas", "sim/pred", "records p/s/m"};
+        const int right[] = {0, 0, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1};
+        const int prio[] = {2, 0, 0, -1, 3, 0, 0, 0, 0, 1, 1, 0};
+        for (int k = 0; t && k < 12; k++)
+            cli_table_col(t, head[k], right[k], prio[k]);
+        for (int i = 0; t && i < n; i++) {
             const db_compare_row *r = &rows[i];
-            char p[16], s[16], m[16], e1[16], e2[16], e3[16];
+            char p[16], s[16], m[16], e1[16], e2[16], e3[16], ids[3][24];
             /* three significant digits at least: an executed run on a CPU
              * steps in milliseconds */
             const char *tf = "%.3f";
@@ -912,28 +1047,35 @@ int cli_compare_cmd(int argc, char **argv)
             cell(p, sizeof p, tf, r->predicted_s > 0 ? r->predicted_s : NAN);
             cell(s, sizeof s, tf, r->simulated_s > 0 ? r->simulated_s : NAN);
             cell(m, sizeof m, tf, r->measured_s > 0 ? r->measured_s : NAN);
-            char ids[72];
-            char a[24] = "-", b[24] = "-", c[24] = "-";
-            if (r->predicted_id > 0)
-                snprintf(a, sizeof a, "%lld", (long long)r->predicted_id);
-            if (r->simulated_id > 0)
-                snprintf(b, sizeof b, "%lld", (long long)r->simulated_id);
-            if (r->measured_id > 0)
-                snprintf(c, sizeof c, "%lld", (long long)r->measured_id);
-            snprintf(ids, sizeof ids, "%s/%s/%s", a, b, c);
             cell(e1, sizeof e1, "%+.1f%%", db_error_pct(r->predicted_s, r->measured_s));
             cell(e2, sizeof e2, "%+.1f%%", db_error_pct(r->simulated_s, r->measured_s));
             cell(e3, sizeof e3, "%+.1f%%", db_error_pct(r->simulated_s, r->predicted_s));
-            char stack[32];
+            const int64_t rid[3] = {r->predicted_id, r->simulated_id, r->measured_id};
+            for (int k = 0; k < 3; k++)
+                cell(ids[k], sizeof ids[k], "%.0f", rid[k] > 0 ? (double)rid[k] : NAN);
+            cli_table_row(t);
+            cli_table_cell(t, "%s", r->model);
+            cli_table_cell(t, "%s", r->instance_type);
+            cli_table_cell(t, "%d", r->nodes);
+            cli_table_cell(t, "%s", r->layout); /* whole: a cut layout is another layout */
             if (r->framework[0])
-                snprintf(stack, sizeof stack, "%s %s", r->framework, r->precision);
+                cli_table_cell(t, "%s %s", r->framework, r->precision);
             else /* recorded before frameworks */
-                snprintf(stack, sizeof stack, "-");
-            printf("%-20.20s %-16.16s %4d  %-40.40s %-18.18s %9s %9s %9s %9s %8s %8s  %s\n",
-                   r->model, r->instance_type, r->nodes, r->layout, stack, p, s, m, e1, e2, e3, ids);
+                cli_table_cell(t, "-");
+            cli_table_cell(t, "%s", p);
+            cli_table_cell(t, "%s", s);
+            cli_table_cell(t, "%s", m);
+            cli_table_cell(t, "%s", e1);
+            cli_table_cell(t, "%s", e2);
+            cli_table_cell(t, "%s", e3);
+            cli_table_cell(t, "%s/%s/%s", ids[0], ids[1], ids[2]);
         }
-        printf("(step times in s, latest of each; errors 100 (a - b) / b; n = instances; records: "
-               "of the prediction, simulation and measurement, see smdplan show ID)\n");
+        if (t)
+            cli_table_print(stdout, t, "");
+        cli_table_free(t);
+        cli_wrap(stdout, "(step times in s, latest of each; errors 100 (a - b) / b; n = instances; "
+                         "records p/s/m: the records of the prediction, simulation and measurement, "
+                         "for smdplan show ID)", "", " ");
     }
     free(rows);
     return 0;

@@ -12,6 +12,62 @@
 #include "planner/plan.h"
 #include "sim/sim.h"
 
+/* Replace stdout and stderr by streams that print control characters as
+ * \u00XX (cli_term.c); main calls it once. */
+void cli_term_install(void);
+/* The escaping itself: n bytes of buf into out (room for 6 n bytes);
+ * *pending_c2 carries a 0xC2 (a possible C1 lead) between calls. */
+size_t cli_term_escape(const char *buf, size_t n, int *pending_c2, char *out);
+
+/* A progress line for work that may take more than a second: shown on a
+ * terminal only, after a second, erased at the end (cli_progress.c). */
+typedef struct cli_progress {
+    const char *what;            /* "comparing instance types" */
+    double t0, last;
+    size_t width;                /* of the line shown, 0 = none */
+    int tty;
+} cli_progress;
+void cli_progress_start(cli_progress *p, const char *what);
+void cli_progress_step(cli_progress *p, long done, long total); /* total 0: unknown */
+void cli_progress_end(cli_progress *p);
+/* sim_config.progress for a cli_progress passed as its context */
+void cli_progress_sim(void *ctx, int done, int total);
+
+/* Tables and paragraphs that fit the terminal (cli_table.c). The width is
+ * the terminal's, else $COLUMNS, else unlimited; --wide (any command)
+ * makes it unlimited. */
+void cli_set_wide(int on);
+int cli_width(void);         /* 0: unlimited */
+typedef struct cli_table cli_table;
+cli_table *cli_table_new(void);
+void cli_table_free(cli_table *t);
+/* A column: right-aligned or not; priority 0 always shown, higher numbers
+ * are left out first when the table is too wide, and a negative priority
+ * moves the column under each row when that is not enough. Before the
+ * first row. */
+void cli_table_col(cli_table *t, const char *head, int right, int prio);
+void cli_table_row(cli_table *t);
+void cli_table_cell(cli_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A line of text printed (wrapped) under the current row. */
+void cli_table_note(cli_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print with each line prefixed by indent; returns the columns left out. */
+int cli_table_print(FILE *f, const cli_table *t, const char *indent);
+/* Text wrapped at spaces to the width: each line of text starts after
+ * first, its continuations after rest. */
+void cli_wrap(FILE *f, const char *text, const char *first, const char *rest);
+/* Every line of text wrapped: its continuations under the value of a
+ * "key:  value" line, else four columns in from its own indent. */
+void cli_wrap_lines(FILE *f, const char *text);
+/* Print into a buffer (cli_capture gives the stream; NULL when it cannot
+ * be made), then wrap what was printed onto f. */
+typedef struct cli_capture_buf {
+    FILE *f;
+    char *text;
+    size_t n;
+} cli_capture_buf;
+FILE *cli_capture(cli_capture_buf *c);
+void cli_capture_wrap(cli_capture_buf *c, FILE *f, const char *first, const char *rest);
+
 /* Print "smdplan: <message>" on stderr and return the exit code for code. */
 int cli_fail(const st_err *err);
 
@@ -24,6 +80,8 @@ typedef struct cli_plan_opts {
     const char *model_file;      /* --model config.json */
     const char *instances;       /* --instances */
     const char *catalog_file;    /* --catalog */
+    const char *region;          /* --region: SageMaker prices of this region */
+    const char *prices_file;     /* --prices: price lists (default data/sagemaker_prices.json) */
     int64_t layers, hidden, heads, kv_heads, ffn, seq, vocab; /* overrides, 0 = unset */
     int64_t batch_size;          /* SMP script batch per model-parallel group, 0 = unset */
     int max_instances;           /* comparison mode: largest count tried */
@@ -70,7 +128,21 @@ typedef struct cli_sim_col {
     double step_s[PLAN_TOPK_MAX];
     double threshold_pct;
     int reranked;                /* the order changed after simulating */
+    int extrapolated;            /* plans whose step was extrapolated from windows */
 } cli_sim_col;
+
+/* Prices (cli_prices.c). With a region, every instance of cat takes its
+ * SageMaker price in that region's list (0, unknown, when the list has
+ * none); without, the catalog's EC2 on-demand prices stay. Either way the
+ * list is remembered for cli_price_list(). A region without a list is bad
+ * input, naming the regions that have one. */
+int cli_prices_apply(plan_catalog *cat, const char *region, const char *prices_file,
+                     st_err *err);
+/* Which price list the costs come from, one phrase with its source and
+ * date ("SageMaker training, on demand, us-east-1 (URL, read 2025-01-31)"). */
+const char *cli_price_list(void);
+/* 1 when the costs are SageMaker's (a --region list). */
+int cli_price_is_sagemaker(void);
 
 /* Human output of a search (cli_out.c). */
 void cli_print_model(FILE *f, const plan_model *m);
@@ -91,6 +163,10 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
 /* JSON objects of one plan and of a model (cli_json.c); caller owns. */
 struct cJSON;
 struct cJSON *cli_json_plan(const plan_candidate *c);
+/* A byte count as a whole number (null when not finite). */
+struct cJSON *cli_json_bytes(double v);
+/* --explain's terms as an array (each with value, unit, formula, source). */
+struct cJSON *cli_json_terms(const plan_terms *t);
 struct cJSON *cli_json_model(const plan_model *m);
 
 /* --emit sagemaker | mpirun (cli_emit.c): the launch settings of r->top[0],
@@ -113,9 +189,10 @@ struct cJSON *cli_emit_json(const char *what, const cli_plan_opts *o, const plan
 int cli_sim_layout(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                    const sim_config *cfg, sim_result *out, st_err *err);
 void cli_print_sim(FILE *f, const sim_config *cfg, const sim_result *r, double threshold_pct);
-/* Simulate the top plans of r and re-rank them by the simulated step. */
+/* Simulate the top plans of r and re-rank them by the simulated step
+ * (not for --objective memory). */
 int cli_sim_top(const plan_model *m, const plan_cluster *c, plan_result *r, const sim_config *cfg,
-                double threshold_pct, cli_sim_col *col, st_err *err);
+                plan_objective objective, double threshold_pct, cli_sim_col *col, st_err *err);
 struct cJSON *cli_json_sim(const sim_result *r);
 
 /* Presets that publish the layout they were trained with (cli_preset.c). */

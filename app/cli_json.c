@@ -2,8 +2,10 @@
  * cli_json.c: `smdplan --json`: the resolved model and cluster and the
  * ranked plans, with stable field names (units in the names).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -29,6 +31,18 @@ cJSON *cli_json_model(const plan_model *m)
     return j;
 }
 
+/* Bytes as a whole number: the planner's terms are products of fractions
+ * (0.8 GiB of CUDA context is 858993459.2 bytes), a byte count is not. */
+cJSON *cli_json_bytes(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(round(v)) : cJSON_CreateNull();
+}
+
+static void add_bytes(cJSON *o, const char *k, double v)
+{
+    cJSON_AddItemToObject(o, k, cli_json_bytes(v));
+}
+
 static cJSON *cluster_json(const plan_cluster *c)
 {
     cJSON *j = cJSON_CreateObject();
@@ -37,25 +51,29 @@ static cJSON *cluster_json(const plan_cluster *c)
     cJSON_AddNumberToObject(j, "gpus", c->gpus);
     cJSON_AddNumberToObject(j, "gpus_per_instance", c->inst->gpus_per_node);
     cJSON_AddStringToObject(j, "gpu", c->gpu->name);
-    cJSON_AddNumberToObject(j, "gpu_memory_bytes", c->gpu->mem_bytes);
+    add_bytes(j, "gpu_memory_bytes", c->gpu->mem_bytes);
     cJSON_AddNumberToObject(j, "gpu_peak_flops", c->gpu->peak_flops);
-    cJSON_AddNumberToObject(j, "price_per_hour", c->inst->price_per_hour * c->nodes);
+    if (c->inst->price_per_hour > 0)
+        cJSON_AddNumberToObject(j, "price_per_hour", c->inst->price_per_hour * c->nodes);
+    else
+        cJSON_AddNullToObject(j, "price_per_hour");
+    cJSON_AddStringToObject(j, "price_list", cli_price_list());
     return j;
 }
 
 static cJSON *mem_json(const plan_mem *m)
 {
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "total", m->total_bytes);
-    cJSON_AddNumberToObject(j, "weights", m->weights_bytes);
-    cJSON_AddNumberToObject(j, "gradients", m->grads_bytes);
-    cJSON_AddNumberToObject(j, "optimizer", m->optimizer_bytes);
-    cJSON_AddNumberToObject(j, "activations", m->activations_bytes);
-    cJSON_AddNumberToObject(j, "recompute_working_set", m->recompute_bytes);
-    cJSON_AddNumberToObject(j, "logits", m->logits_bytes);
-    cJSON_AddNumberToObject(j, "comm_buffers", m->comm_buffers_bytes);
-    cJSON_AddNumberToObject(j, "cuda_context", m->context_bytes);
-    cJSON_AddNumberToObject(j, "allocator", m->allocator_bytes);
+    add_bytes(j, "total", m->total_bytes);
+    add_bytes(j, "weights", m->weights_bytes);
+    add_bytes(j, "gradients", m->grads_bytes);
+    add_bytes(j, "optimizer", m->optimizer_bytes);
+    add_bytes(j, "activations", m->activations_bytes);
+    add_bytes(j, "recompute_working_set", m->recompute_bytes);
+    add_bytes(j, "logits", m->logits_bytes);
+    add_bytes(j, "comm_buffers", m->comm_buffers_bytes);
+    add_bytes(j, "cuda_context", m->context_bytes);
+    add_bytes(j, "allocator", m->allocator_bytes);
     return j;
 }
 
@@ -99,12 +117,12 @@ cJSON *cli_json_plan(const plan_candidate *c)
     cJSON_AddStringToObject(j, "placement", l->placement);
     cJSON_AddNumberToObject(j, "global_batch", (double)l->global_batch);
     cJSON_AddItemToObject(j, "memory_per_gpu_bytes", mem_json(&e->mem));
-    cJSON_AddNumberToObject(j, "memory_capacity_bytes", e->capacity_bytes);
+    add_bytes(j, "memory_capacity_bytes", e->capacity_bytes);
     cJSON_AddNumberToObject(j, "worst_stage", e->worst_stage);
     cJSON *sl = cJSON_CreateArray(), *sm = cJSON_CreateArray();
     for (int i = 0; i < e->nstages; i++) {
         cJSON_AddItemToArray(sl, cJSON_CreateNumber(e->stage_layers[i]));
-        cJSON_AddItemToArray(sm, cJSON_CreateNumber(e->stage_mem_bytes[i]));
+        cJSON_AddItemToArray(sm, cli_json_bytes(e->stage_mem_bytes[i]));
     }
     cJSON_AddItemToObject(j, "stage_layers", sl);
     cJSON_AddItemToObject(j, "stage_memory_bytes", sm);
@@ -120,6 +138,28 @@ cJSON *cli_json_plan(const plan_candidate *c)
         cJSON_AddStringToObject(j, "reason", plan_estimate_reason(e, why, sizeof why));
     }
     return j;
+}
+
+/* --explain's terms: each with its value, unit, formula and source. */
+cJSON *cli_json_terms(const plan_terms *t)
+{
+    cJSON *ex = cJSON_CreateArray();
+    for (int i = 0; ex && i < t->n; i++) {
+        const plan_term *x = &t->v[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "group", x->group);
+        cJSON_AddStringToObject(j, "name", x->name);
+        if (!strcmp(x->unit, "bytes"))
+            cJSON_AddItemToObject(j, "value", cli_json_bytes(x->value));
+        else
+            cJSON_AddNumberToObject(j, "value", x->value);
+        cJSON_AddStringToObject(j, "unit", x->unit);
+        cJSON_AddStringToObject(j, "formula", x->formula);
+        if (x->source && x->source[0])
+            cJSON_AddStringToObject(j, "source", x->source);
+        cJSON_AddItemToArray(ex, j);
+    }
+    return ex;
 }
 
 int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const plan_cluster *c,
@@ -138,6 +178,7 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
     cJSON_AddNumberToObject(root, "layouts_evaluated", (double)r->evaluated);
     cJSON_AddNumberToObject(root, "layouts_feasible", (double)r->feasible);
     cJSON_AddNumberToObject(root, "search_s", r->search_s);
+    cJSON_AddNumberToObject(root, "twins_collapsed", (double)r->twins);
     cJSON *plans = cJSON_CreateArray();
     for (int i = 0; i < r->ntop; i++) {
         cJSON *p = cli_json_plan(&r->top[i]);

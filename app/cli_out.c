@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app/cli_int.h"
@@ -35,7 +36,9 @@ void cli_print_cluster(FILE *f, const plan_cluster *c)
             in->nvswitch ? "NVSwitch" : "NVLink/PCIe", in->nvlink_bps / 1e9, in->net_bps * 8 / 1e9);
     if (in->price_per_hour > 0)
         fprintf(f, ", $%.2f/h", in->price_per_hour * c->nodes);
-    fprintf(f, "\n");
+    else
+        fprintf(f, ", no price");
+    fprintf(f, "\nprices:  %s\n", cli_price_list());
 }
 
 static const char *sched_label(const plan_layout *l, char *buf, size_t n)
@@ -58,75 +61,167 @@ static const char *recomp_label(const plan_layout *l, char *buf, size_t n)
     return buf;
 }
 
+/* A time term: tiny negatives from rounding read as 0. */
+static double term(double v)
+{
+    return fabs(v) < 5e-7 ? 0.0 : v;
+}
+
+/* The ranked plans: the layout and the figures that decide, always; the
+ * time terms, the knobs at their usual values and prices go first when the
+ * terminal is narrow (cli_table.c). */
 static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
 {
-    fprintf(f,
-            "\n  # TP PP  DP mbs   mb act sched        recomp     sharding   SP place  mem GiB   "
-            "  step s  compute     TP     PP  DPexp bubble    opt   tokens/s   MFU      $/h  $/1M tok%s\n",
-            sim && sim->n ? "    sim s" : "");
+    int simulated = sim && sim->n;
+    cli_table *t = cli_table_new();
+    if (!t)
+        return;
+    cli_table_col(t, "#", 1, 0);
+    cli_table_col(t, "TP", 1, 0);
+    cli_table_col(t, "PP", 1, 0);
+    cli_table_col(t, "DP", 1, 0);
+    cli_table_col(t, "mbs", 1, 0);
+    cli_table_col(t, "mb", 1, 0);
+    cli_table_col(t, "act", 1, 3);
+    cli_table_col(t, "sched", 0, 2);
+    cli_table_col(t, "recomp", 0, 0);
+    cli_table_col(t, "sharding", 0, 0);
+    cli_table_col(t, "SP", 0, 3);
+    cli_table_col(t, "place", 0, 3);
+    cli_table_col(t, "mem GiB", 1, 0);
+    cli_table_col(t, "step s", 1, 0);
+    cli_table_col(t, "compute", 1, 4);
+    cli_table_col(t, "TP", 1, 4);
+    cli_table_col(t, "PP", 1, 4);
+    cli_table_col(t, "DPexp", 1, 4);
+    cli_table_col(t, "bubble", 1, 4);
+    cli_table_col(t, "opt", 1, 5);
+    cli_table_col(t, "tokens/s", 1, 1);
+    cli_table_col(t, "MFU", 1, 3);
+    cli_table_col(t, "$/h", 1, 5);
+    cli_table_col(t, "$/1M tok", 1, 2);
+    if (simulated)
+        cli_table_col(t, "sim s", 1, 0);
     for (int i = 0; i < r->ntop; i++) {
         const plan_layout *l = &r->top[i].layout;
         const plan_estimate *e = &r->top[i].est;
-        const plan_time *t = &e->time;
+        const plan_time *tm = &e->time;
         char s[24], rc[24];
-        fprintf(f,
-                "%3d %2d %2d %3d %3d %4d %3d %-12s %-10s %-10s %2s %-5s %4.1f/%-4.0f %8.3f %8.3f "
-                "%6.3f %6.3f %6.3f %6.3f %6.3f %10.0f %5.1f%% %8.2f %9.3f",
-                i + 1, l->tp, l->pp, l->dp, l->micro_batch, l->microbatches, l->active_microbatches,
-                sched_label(l, s, sizeof s), recomp_label(l, rc, sizeof rc),
-                plan_sharding_name(l->sharding), l->sequence_parallel ? "on" : "-", l->placement,
-                plan_mem_need_bytes(&e->mem) / GIB, e->capacity_bytes / GIB, t->step_s, t->compute_s,
-                t->tp_comm_s + t->cp_comm_s, t->pp_comm_s, t->dp_exposed_s, t->bubble_s,
-                t->optimizer_s, e->tokens_per_s, 100 * e->mfu, e->cost_per_hour,
-                e->cost_per_mtokens);
-        if (sim && sim->n > i) {
-            double d = 100.0 * (sim->step_s[i] - t->step_s) / t->step_s;
-            fprintf(f, " %8.3f%s", sim->step_s[i], fabs(d) > sim->threshold_pct ? " !" : "");
+        cli_table_row(t);
+        cli_table_cell(t, "%d", i + 1);
+        cli_table_cell(t, "%d", l->tp);
+        cli_table_cell(t, "%d", l->pp);
+        cli_table_cell(t, "%d", l->dp);
+        cli_table_cell(t, "%d", l->micro_batch);
+        cli_table_cell(t, "%d", l->microbatches);
+        cli_table_cell(t, "%d", l->active_microbatches);
+        cli_table_cell(t, "%s", sched_label(l, s, sizeof s));
+        cli_table_cell(t, "%s", recomp_label(l, rc, sizeof rc));
+        cli_table_cell(t, "%s", plan_sharding_name(l->sharding));
+        cli_table_cell(t, "%s", l->sequence_parallel ? "on" : "-");
+        cli_table_cell(t, "%s", l->placement);
+        cli_table_cell(t, "%.1f/%.0f", plan_mem_need_bytes(&e->mem) / GIB, e->capacity_bytes / GIB);
+        cli_table_cell(t, "%.3f", tm->step_s);
+        cli_table_cell(t, "%.3f", term(tm->compute_s));
+        cli_table_cell(t, "%.3f", term(tm->tp_comm_s + tm->cp_comm_s));
+        cli_table_cell(t, "%.3f", term(tm->pp_comm_s));
+        cli_table_cell(t, "%.3f", term(tm->dp_exposed_s));
+        cli_table_cell(t, "%.3f", term(tm->bubble_s));
+        cli_table_cell(t, "%.3f", term(tm->optimizer_s));
+        cli_table_cell(t, "%.0f", e->tokens_per_s);
+        cli_table_cell(t, "%.1f%%", 100 * e->mfu);
+        if (e->cost_per_hour > 0) {
+            cli_table_cell(t, "%.2f", e->cost_per_hour);
+            cli_table_cell(t, "%.3f", e->cost_per_mtokens);
+        } else {
+            cli_table_cell(t, "-");
+            cli_table_cell(t, "-");
         }
-        fprintf(f, "\n");
+        if (simulated && sim->n > i) {
+            double d = 100.0 * (sim->step_s[i] - tm->step_s) / tm->step_s;
+            cli_table_cell(t, "%.3f%s", sim->step_s[i], fabs(d) > sim->threshold_pct ? " !" : "");
+        }
     }
+    fputc('\n', f);
+    cli_table_print(f, t, "");
+    cli_table_free(t);
 }
 
-/* The time term that differs most between the two plans. */
-static void why(FILE *f, const plan_result *r)
+/* Why #1 ranks above #2, from the figures the ranking used: the simulated
+ * steps when the simulator re-ranked the plans, the planner's otherwise;
+ * memory for --objective memory. The planner's terms say where a time
+ * difference comes from when they agree with it. */
+static void why(FILE *f, const plan_result *r, const cli_sim_col *sim, plan_objective obj)
 {
     if (r->ntop < 2) {
         fprintf(f, "\nWhy #1: it is the only layout that fits.\n");
         return;
     }
-    const plan_time *a = &r->top[0].est.time, *b = &r->top[1].est.time;
-    struct { const char *name; double a, b; } terms[] = {
-        {"compute", a->compute_s, b->compute_s},
-        {"TP communication", a->tp_comm_s + a->cp_comm_s, b->tp_comm_s + b->cp_comm_s},
-        {"pipeline communication", a->pp_comm_s, b->pp_comm_s},
-        {"exposed gradient sync", a->dp_exposed_s, b->dp_exposed_s},
-        {"pipeline bubble", a->bubble_s, b->bubble_s},
-        {"optimizer step", a->optimizer_s, b->optimizer_s},
-    };
-    int best = 0;
-    for (int i = 1; i < (int)(sizeof terms / sizeof terms[0]); i++)
-        if (terms[i].b - terms[i].a > terms[best].b - terms[best].a)
-            best = i;
-    const plan_layout *la = &r->top[0].layout, *lb = &r->top[1].layout;
-    double gain = b->step_s > 0 ? 100.0 * (b->step_s - a->step_s) / b->step_s : 0.0;
-    if (gain < 0.05) {
-        fprintf(f,
-                "\nWhy #1: #1 and #2 take the same time (%.3f s); #1 ranks first because it needs "
-                "less memory (%.1f GiB against %.1f GiB) or fewer model-parallel ranks.\n",
-                a->step_s, r->top[0].est.mem.total_bytes / GIB, r->top[1].est.mem.total_bytes / GIB);
+    const plan_candidate *A = &r->top[0], *B = &r->top[1];
+    const plan_time *a = &A->est.time, *b = &B->est.time;
+    const plan_layout *la = &A->layout, *lb = &B->layout;
+    double ma = plan_mem_need_bytes(&A->est.mem) / GIB, mb = plan_mem_need_bytes(&B->est.mem) / GIB;
+    if (obj == PLAN_OBJ_MEMORY) {
+        fprintf(f, "\nWhy #1: it needs the least memory per GPU (%.2f GiB against #2's %.2f GiB; "
+                   "--objective memory).\n", ma, mb);
         return;
     }
-    fprintf(f,
-            "\nWhy #1: its step is %.1f%% shorter than #2's (%.3f s vs %.3f s), mostly because its "
-            "%s takes %.3f s against %.3f s",
-            gain, a->step_s, b->step_s, terms[best].name, terms[best].a, terms[best].b);
+    int simulated = sim && sim->n >= 2;
+    double ta = simulated ? sim->step_s[0] : a->step_s, tb = simulated ? sim->step_s[1] : b->step_s;
+    const char *step = simulated ? "simulated step" : "step";
+    double gain = tb > 0 ? 100.0 * (tb - ta) / tb : 0.0;
+    if (gain < 0.05) {
+        fprintf(f, "\nWhy #1: #1 and #2 take the same time (%s %.3f s against %.3f s); #1 ranks "
+                   "first because ", step, ta, tb);
+        int ra = la->tp * la->pp, rb = lb->tp * lb->pp;
+        if (simulated && a->step_s < b->step_s * (1 - 5e-4))
+            fprintf(f, "the planner's estimate of its step is shorter (%.3f s against %.3f s)",
+                    a->step_s, b->step_s);
+        else if (mb - ma >= 0.05)
+            fprintf(f, "it needs less memory (%.1f GiB against %.1f GiB)", ma, mb);
+        else if (mb > ma)
+            fprintf(f, "it needs a little less memory (%.0f MiB less, of %.1f GiB)",
+                    (mb - ma) * 1024, mb);
+        else if (ra < rb)
+            fprintf(f, "it uses fewer model-parallel ranks (TP x PP %d against %d)", ra, rb);
+        else
+            fprintf(f, "it was found first: the two are equivalent");
+        fprintf(f, ".\n");
+        return;
+    }
+    char diff[96] = "";
     if (la->tp != lb->tp || la->pp != lb->pp)
-        fprintf(f, " (TP %d x PP %d against TP %d x PP %d)", la->tp, la->pp, lb->tp, lb->pp);
+        snprintf(diff, sizeof diff, "TP %d x PP %d against TP %d x PP %d: ", la->tp, la->pp,
+                 lb->tp, lb->pp);
     else if (la->recompute != lb->recompute)
-        fprintf(f, " (recompute %s against %s)", plan_recompute_name(la->recompute),
-                plan_recompute_name(lb->recompute));
+        snprintf(diff, sizeof diff, "recompute %s against %s: ", plan_recompute_name(la->recompute),
+                 plan_recompute_name(lb->recompute));
     else if (la->micro_batch != lb->micro_batch)
-        fprintf(f, " (micro-batch %d against %d)", la->micro_batch, lb->micro_batch);
+        snprintf(diff, sizeof diff, "micro-batch %d against %d: ", la->micro_batch, lb->micro_batch);
+    fprintf(f, "\nWhy #1: its %s is %.1f%% shorter than #2's (%s%.3f s against %.3f s)", step,
+            gain, diff, ta, tb);
+    if (simulated && !(a->step_s < b->step_s)) {
+        fprintf(f, "; the planner's estimates have them the other way round (%.3f s against "
+                   "%.3f s): the difference is in how the step plays out (overlap of sends, "
+                   "bubbles, link contention), which only the simulator follows",
+                a->step_s, b->step_s);
+    } else {
+        struct { const char *name; double a, b; } terms[] = {
+            {"compute", a->compute_s, b->compute_s},
+            {"TP communication", a->tp_comm_s + a->cp_comm_s, b->tp_comm_s + b->cp_comm_s},
+            {"pipeline communication", a->pp_comm_s, b->pp_comm_s},
+            {"exposed gradient sync", a->dp_exposed_s, b->dp_exposed_s},
+            {"pipeline bubble", a->bubble_s, b->bubble_s},
+            {"optimizer step", a->optimizer_s, b->optimizer_s},
+        };
+        int best = 0;
+        for (int i = 1; i < (int)(sizeof terms / sizeof terms[0]); i++)
+            if (terms[i].b - terms[i].a > terms[best].b - terms[best].a)
+                best = i;
+        fprintf(f, ", mostly because%s its %s takes %.3f s against %.3f s",
+                simulated ? ", by the planner's terms," : "", terms[best].name, terms[best].a,
+                terms[best].b);
+    }
     fprintf(f, ".\n");
 }
 
@@ -196,13 +291,20 @@ static void print_header(FILE *f, const cli_plan_opts *o, const plan_model *m,
 void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
                       const plan_cluster *c, const plan_result *r, const cli_sim_col *sim)
 {
-    (void)o;
-    print_header(f, o, m, c, r);
+    cli_capture_buf hb;
+    FILE *h = cli_capture(&hb);
+    print_header(h ? h : f, o, m, c, r);
+    cli_capture_wrap(&hb, f, "", "         ");
     print_table(f, r, sim);
-    fprintf(f, "(mem: worst stage needed/available (nvidia-smi shows the allocator's reserve on top); times per step in seconds; DPexp: gradient sync "
-               "not hidden behind backward%s)\n",
-            sim && sim->n ? "; sim s: the step played out by the simulator, ! where it differs "
-                            "from the planner's by more than the --sim-threshold" : "");
+    char key[512];
+    snprintf(key, sizeof key,
+             "(mb: microbatches; act: microbatches in flight; mem: worst stage needed/available "
+             "(nvidia-smi shows the allocator's reserve on top); "
+             "times per step in seconds, the second TP and PP their communication; DPexp: "
+             "gradient sync not hidden behind backward%s)",
+             sim && sim->n ? "; sim s: the step played out by the simulator, ! where it differs "
+                             "from the planner's by more than the --sim-threshold" : "");
+    cli_wrap(f, key, "", " ");
     if (sim && sim->n) {
         int flagged = 0;
         for (int i = 0; i < sim->n; i++)
@@ -210,19 +312,36 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
                        sim->threshold_pct / 100.0 * r->top[i].est.time.step_s;
         if (sim->reranked)
             fprintf(f, "Ranked by the simulated step, which reorders the planner's ranking.\n");
+        if (sim->extrapolated)
+            fprintf(f, "%d plan%s too many microbatches to play out one by one: the simulator "
+                       "played out two windows of them and extrapolated the step.\n",
+                    sim->extrapolated, sim->extrapolated == 1 ? " has" : "s have");
         if (flagged)
             fprintf(f, "%d plan%s: simulation and planner differ by more than %.0f%%.\n", flagged,
                     flagged == 1 ? "" : "s", sim->threshold_pct);
     }
-    why(f, r);
-    print_rejected(f, r);
+    /* the sentences, wrapped to the terminal */
+    cli_capture_buf wb;
+    FILE *ms = cli_capture(&wb);
+    if (r->twins)
+        fprintf(ms ? ms : f, "%lld more layout%s left out as twin%s of a plan shown: the same "
+                "degrees, micro-batching and step time, differing only in knobs that then "
+                "change memory alone (sharding, recompute, microbatches in flight, placement); "
+                "the table keeps the one that needs the least memory.\n",
+                (long long)r->twins, r->twins == 1 ? " is" : "s are", r->twins == 1 ? "" : "s");
+    why(ms ? ms : f, r, sim, o->cfg.objective);
+    print_rejected(ms ? ms : f, r);
+    cli_capture_wrap(&wb, f, "", "");
 }
 
 void cli_print_infeasible(FILE *f, const cli_plan_opts *o, const plan_model *m,
                           const plan_cluster *c, const plan_result *r, int min_nodes)
 {
     (void)o;
-    print_header(f, o, m, c, r);
+    cli_capture_buf hb;
+    FILE *h = cli_capture(&hb);
+    print_header(h ? h : f, o, m, c, r);
+    cli_capture_wrap(&hb, f, "", "         ");
     fprintf(f, "\nNo layout fits: %lld layouts looked at, none feasible.\n", (long long)r->evaluated);
     print_rejected(f, r);
     if (r->min_oom_excess_bytes > 0) {
@@ -258,9 +377,18 @@ void cli_print_terms(FILE *f, const plan_terms *t)
             snprintf(val, sizeof val, "%.3e", x->value);
         else
             snprintf(val, sizeof val, "%.4g", x->value);
-        fprintf(f, "  %-24s %12s  = %s", x->name, val, x->formula);
-        if (x->source && x->source[0])
-            fprintf(f, "  [%s]", x->source);
-        fprintf(f, "\n");
+        /* one line when it fits; else the value, then the formula and
+         * its source wrapped under it */
+        char rest[1600];
+        snprintf(rest, sizeof rest, "= %s%s%s%s", x->formula,
+                 x->source && x->source[0] ? "  [" : "", x->source ? x->source : "",
+                 x->source && x->source[0] ? "]" : "");
+        int width = cli_width();
+        if (!width || 2 + 24 + 1 + 12 + 2 + (int)strlen(rest) <= width) {
+            fprintf(f, "  %-24s %12s  %s\n", x->name, val, rest);
+        } else {
+            fprintf(f, "  %-24s %12s\n", x->name, val);
+            cli_wrap(f, rest, "      ", "        ");
+        }
     }
 }

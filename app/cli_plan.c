@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "app/cli_int.h"
+#include "common/outfile.h"
 #include "common/units.h"
 #include "data/data.h"
 #include "planner/plan_framework.h"
@@ -32,7 +33,8 @@ enum {
     O_FLASH, O_DP_OVERLAP, O_FP32_GRADS, O_TP_OVERLAP, O_PP_OVERLAP, O_DP_BUCKET, O_LAUNCH_BLOCKING, O_GLOBAL_BATCH, O_BATCH_SIZE,
     O_OBJECTIVE, O_TOP, O_ALLOW_TP_NODES, O_JSON, O_EXPLAIN, O_EMIT, O_NO_RECORD, O_VERSION,
     O_FRAMEWORK, O_PRECISION,
-    O_SEED, O_JITTER, O_STRAGGLER, O_MONTE_CARLO, O_TRACE, O_SIM_THRESHOLD, O_NO_SIM, O_DB,
+    O_SEED, O_JITTER, O_STRAGGLER, O_MONTE_CARLO, O_TRACE, O_SIM_THRESHOLD, O_NO_SIM, O_DB, O_WIDE,
+    O_REGION, O_PRICES,
 };
 
 typedef struct opt_def {
@@ -61,6 +63,8 @@ static const opt_def opt_table[] = {
     {"catalog", 1, O_CATALOG, "FILE", "JSON file adding or overriding instance types and GPUs"},
     {"max-instances", 1, O_MAX_INSTANCES, "N", "comparison: largest instance count tried (default 64)"},
     {"tokens", 1, O_TOKENS, "N", "comparison: tokens to train for time and cost (default 300B)"},
+    {"region", 1, O_REGION, "R", "price the ml.* instances with SageMaker's published prices of region R (default: the catalog's EC2 on-demand prices)"},
+    {"prices", 1, O_PRICES, "FILE", "SageMaker price lists to use with --region (default data/sagemaker_prices.json)"},
     {NULL, 0, 0, NULL, "Stack"},
     {"framework", 1, O_FRAMEWORK, "F", "the training stack the plan is for: smp (SageMaker model parallel v1, default), megatron, deepspeed, fsdp, jax, smdplan"},
     {"precision", 1, O_PRECISION, "P", "bf16 (default; fp16 costs the same), fp8 (FP8 linears: megatron or jax on H100/H200), fp32"},
@@ -106,6 +110,7 @@ static const opt_def opt_table[] = {
     {"json", 0, O_JSON, NULL, "print JSON with stable field names"},
     {"explain", 0, O_EXPLAIN, NULL, "print every memory and time term of the best plan with its formula and source"},
     {"emit", 1, O_EMIT, "W", "print the launch settings of plan #1 as the table ranks it, for SMP v1: sagemaker (Python) or mpirun (shell); with --json, inside the document"},
+    {"wide", 0, O_WIDE, NULL, "every column of every table, whatever the terminal's width (any command)"},
     {"no-record", 0, O_NO_RECORD, NULL, "do not record this run"},
     {"db", 1, O_DB, "FILE", "record into this database (default $SMDPLAN_DB, else smdplan.db; see smdplan history)"},
     {"version", 0, O_VERSION, NULL, "print the version and build features"},
@@ -119,7 +124,8 @@ static void usage(FILE *f)
             "usage: smdplan [plan] --params SIZE [--instances N x TYPE] [options]\n"
             "       smdplan simulate --params SIZE --instances N x TYPE [layout options] [--trace FILE]\n"
             "       smdplan catalog | validate FILE.csv | calibrate FILE.csv | --version\n"
-            "       smdplan history | show ID | compare       what was recorded (see smdplan history --help)\n\n"
+            "       smdplan history | show ID | compare       what was recorded (see smdplan history --help)\n"
+            "       smdplan report [--out DIR]                 plots and a page of the records (see smdplan report --help)\n\n"
             "Recommends how to split a GPT-style model over a cluster: tensor, pipeline and data\n"
             "parallel degrees, micro-batching, recomputation, sharding and placement, with the\n"
             "per-GPU memory, step time, tokens/s, MFU and cost of each plan.\n");
@@ -197,6 +203,8 @@ static int apply(cli_plan_opts *o, const opt_def *d, const char *a, st_err *err)
     case O_VOCAB: return parse_i64_opt(d->name, a, PLAN_MAX_VOCAB, &o->vocab, err);
     case O_INSTANCES: o->instances = a; return ST_OK;
     case O_CATALOG: o->catalog_file = a; return ST_OK;
+    case O_REGION: o->region = a; return ST_OK;
+    case O_PRICES: o->prices_file = a; return ST_OK;
     case O_MAX_INSTANCES: return parse_int_opt(d->name, a, 100000, &o->max_instances, err);
     case O_TOKENS: {
         int rc = units_parse_count(a, "--tokens", &o->tokens, err);
@@ -270,6 +278,7 @@ static int apply(cli_plan_opts *o, const opt_def *d, const char *a, st_err *err)
     case O_JSON: o->json = 1; return ST_OK;
     case O_TRACE: o->trace_path = a; return ST_OK;
     case O_NO_SIM: o->no_sim = 1; return ST_OK;
+    case O_WIDE: cli_set_wide(1); return ST_OK; /* cli_main takes it first */
     case O_MONTE_CARLO: return parse_int_opt(d->name, a, 100000, &o->sim.monte_carlo, err);
     case O_SEED: {
         int64_t seed;
@@ -460,6 +469,8 @@ int cli_plan_resolve(const cli_plan_opts *o, cli_plan_ctx *x, int need_model, st
     int rc = data_catalog_load(NULL, &x->cat, err);
     if (rc == ST_OK && o->catalog_file)
         rc = data_catalog_merge(&x->cat, o->catalog_file, err);
+    if (rc == ST_OK)
+        rc = cli_prices_apply(&x->cat, o->region, o->prices_file, err);
     if (rc == ST_OK && need_model && (o->params || !o->model_file))
         rc = data_presets_load(NULL, &x->presets, err);
     if (rc == ST_OK && need_model)
@@ -522,24 +533,31 @@ static int run_simulate(const cli_plan_opts *o, cli_plan_ctx *x, const plan_resu
     sc.keep_trace = o->trace_path != NULL;
     sim_result sr;
     const plan_candidate *best = &res->top[0];
+    cli_progress prog;
+    cli_progress_start(&prog, "simulating steps");
+    sc.progress = cli_progress_sim;
+    sc.progress_ctx = &prog;
     int rc = cli_sim_layout(&x->model, &x->cluster, &best->layout, &sc, &sr, &err);
+    cli_progress_end(&prog);
+    sc.progress = NULL;
     if (rc != ST_OK)
         return cli_fail(&err);
     if (o->trace_path) {
-        FILE *f = fopen(o->trace_path, "w");
-        if (!f) {
-            ST_RAISE(&err, ST_EIO, "--trace %s: cannot open for writing", o->trace_path);
-        } else {
+        /* a temporary beside the path, renamed over it once complete: a
+         * failed write leaves whatever was there */
+        outfile out;
+        rc = outfile_open(&out, o->trace_path, "--trace", &err);
+        if (rc == ST_OK) {
             char title[160];
             snprintf(title, sizeof title, "%s on %d x %s", x->model.name, x->cluster.nodes,
                      x->cluster.inst->name);
-            rc = sim_trace_write(f, &sr, title, &err);
-            if (fclose(f) != 0 && rc == ST_OK)
-                rc = ST_RAISE(&err, ST_EIO, "--trace %s: write failed", o->trace_path);
-            if (rc != ST_OK)
-                remove(o->trace_path); /* nothing half-written */
+            rc = sim_trace_write(out.f, &sr, title, &err);
+            if (rc == ST_OK)
+                rc = outfile_commit(&out, &err);
+            else
+                outfile_abort(&out);
         }
-        if (err.code) {
+        if (rc != ST_OK) {
             sim_result_fini(&sr);
             return cli_fail(&err);
         }
@@ -597,6 +615,19 @@ int cli_plan_run(int argc, char **argv, int simulate)
     if (!x.have_cluster && o.simulate) {
         ctx_free(&x);
         ST_RAISE(&err, ST_EINVAL, "simulate: give the cluster with --instances (e.g. 16xp4d)");
+        return cli_fail(&err);
+    }
+    if (!x.have_cluster && o.emit) {
+        ctx_free(&x);
+        ST_RAISE(&err, ST_EINVAL, "--emit %s: the launch settings are for one cluster; give it "
+                 "with --instances (e.g. 16xp4d); without --instances smdplan compares instance "
+                 "types", o.emit);
+        return cli_fail(&err);
+    }
+    if (o.trace_path && !o.simulate) {
+        ctx_free(&x);
+        ST_RAISE(&err, ST_EINVAL, "--trace %s: only with smdplan simulate (the plan command "
+                 "simulates its top plans without a trace)", o.trace_path);
         return cli_fail(&err);
     }
     if (!x.have_cluster) {
@@ -686,14 +717,16 @@ int cli_plan_run(int argc, char **argv, int simulate)
     }
     cli_sim_col simcol = {0};
     if (res->ntop > 0 && !o.no_sim &&
-        cli_sim_top(&x.model, &x.cluster, res, &o.sim, o.sim_threshold_pct, &simcol, &err) != ST_OK) {
+        cli_sim_top(&x.model, &x.cluster, res, &o.sim, o.cfg.objective, o.sim_threshold_pct,
+                    &simcol, &err) != ST_OK) {
         free(res);
         ctx_free(&x);
         return cli_fail(&err);
     }
 
-    /* --emit refuses before anything is printed; --json carries its settings
-     * and the preset's reference in the document (cli_emit.c, cli_preset.c) */
+    /* --emit refuses before anything is printed; --json carries its settings,
+     * the preset's reference and --explain's terms in the document
+     * (cli_emit.c, cli_preset.c, cli_json.c) */
     cli_preset_cmp *cmp = calloc(1, sizeof *cmp);
     o.json_extra = cJSON_CreateObject();
     if (!cmp || !o.json_extra)
@@ -715,6 +748,21 @@ int cli_plan_run(int argc, char **argv, int simulate)
         ex = cli_fail(&err);
     if (!ex && o.json && cmp->shown)
         cJSON_AddItemToObject(o.json_extra, "preset_reference", cli_preset_json(cmp));
+    /* --explain: the terms of #1, for the text or the JSON */
+    plan_terms *terms = NULL;
+    if (!ex && res->ntop > 0 && o.explain) {
+        terms = calloc(1, sizeof *terms);
+        plan_estimate *e = calloc(1, sizeof *e);
+        st_err terr = {0};
+        if (!terms || !e ||
+            plan_evaluate(&x.model, &x.cluster, &res->top[0].layout, e, terms, &terr) != ST_OK) {
+            free(terms);
+            terms = NULL;
+        }
+        free(e);
+        if (terms && o.json)
+            cJSON_AddItemToObject(o.json_extra, "explain", cli_json_terms(terms));
+    }
     if (ex) {
         /* nothing printed */
     } else if (o.json)
@@ -725,15 +773,9 @@ int cli_plan_run(int argc, char **argv, int simulate)
         cli_print_result(stdout, &o, &x.model, &x.cluster, res, &simcol);
         cli_preset_print(stdout, cmp, &res->top[0]);
     }
-
-    if (!ex && res->ntop > 0 && o.explain && !o.json) {
-        plan_terms *t = calloc(1, sizeof *t);
-        plan_estimate *e = calloc(1, sizeof *e);
-        if (t && e && plan_evaluate(&x.model, &x.cluster, &res->top[0].layout, e, t, &err) == ST_OK)
-            cli_print_terms(stdout, t);
-        free(t);
-        free(e);
-    }
+    if (!ex && terms && !o.json)
+        cli_print_terms(stdout, terms);
+    free(terms);
     if (res->ntop > 0 && o.emit && !o.json && !ex) {
         ex = cli_emit(stdout, o.emit, &o, &x.model, &x.cluster, res, &simcol, &err);
         if (ex)

@@ -285,22 +285,33 @@ int cli_preset_compare(const cli_plan_opts *o, const cli_plan_ctx *x, const plan
     return ST_OK;
 }
 
-static void row(FILE *f, const char *label, const plan_candidate *cand)
+static void row(cli_table *t, const char *label, const plan_candidate *cand)
 {
     const plan_layout *l = &cand->layout;
     const plan_estimate *e = &cand->est;
-    const plan_time *t = &e->time;
-    char rc[24];
-    snprintf(rc, sizeof rc, "%s%s", plan_recompute_name(l->recompute),
-             l->offload_activations ? "+off" : "");
-    fprintf(f,
-            "  %-9s %2d %2d %3d %3d %4d %3d %-12s %-10s %-10s %3s %-5s %4.1f/%-4.0f %8.3f %8.3f "
-            "%6.3f %6.3f %6.3f %6.3f %6.3f\n",
-            label, l->tp, l->pp, l->dp, l->micro_batch, l->microbatches, l->active_microbatches,
-            plan_schedule_name(l->schedule), rc, plan_sharding_name(l->sharding),
-            l->sequence_parallel ? "on" : "-", l->placement, plan_mem_need_bytes(&e->mem) / GIB,
-            e->capacity_bytes / GIB, t->step_s, t->compute_s, t->tp_comm_s + t->cp_comm_s,
-            t->pp_comm_s, t->dp_exposed_s, t->bubble_s, t->optimizer_s);
+    const plan_time *tm = &e->time;
+    cli_table_row(t);
+    cli_table_cell(t, "%s", label);
+    cli_table_cell(t, "%d", l->tp);
+    cli_table_cell(t, "%d", l->pp);
+    cli_table_cell(t, "%d", l->dp);
+    cli_table_cell(t, "%d", l->micro_batch);
+    cli_table_cell(t, "%d", l->microbatches);
+    cli_table_cell(t, "%d", l->active_microbatches);
+    cli_table_cell(t, "%s", plan_schedule_name(l->schedule));
+    cli_table_cell(t, "%s%s", plan_recompute_name(l->recompute),
+                   l->offload_activations ? "+off" : "");
+    cli_table_cell(t, "%s", plan_sharding_name(l->sharding));
+    cli_table_cell(t, "%s", l->sequence_parallel ? "on" : "-");
+    cli_table_cell(t, "%s", l->placement);
+    cli_table_cell(t, "%.1f/%.0f", plan_mem_need_bytes(&e->mem) / GIB, e->capacity_bytes / GIB);
+    cli_table_cell(t, "%.3f", tm->step_s);
+    cli_table_cell(t, "%.3f", tm->compute_s);
+    cli_table_cell(t, "%.3f", tm->tp_comm_s + tm->cp_comm_s);
+    cli_table_cell(t, "%.3f", tm->pp_comm_s);
+    cli_table_cell(t, "%.3f", tm->dp_exposed_s);
+    cli_table_cell(t, "%.3f", tm->bubble_s);
+    cli_table_cell(t, "%.3f", tm->optimizer_s);
 }
 
 void cli_preset_print(FILE *f, const cli_preset_cmp *p, const plan_candidate *ours)
@@ -309,14 +320,30 @@ void cli_preset_print(FILE *f, const cli_preset_cmp *p, const plan_candidate *ou
         return;
     fprintf(f, "\n");
     if (p->status != CLI_PRESET_UNPLACEABLE) {
-        fprintf(f, "SMP's own layout for %s (%s), with this plan's global batch, by the planner:\n",
-                p->preset->key, p->preset->ref.source);
-        fprintf(f, "            TP PP  DP mbs   mb act sched        recomp     sharding    SP place "
-                   " mem GiB     step s  compute     TP     PP  DPexp bubble    opt\n");
-        row(f, "ours #1", ours);
-        row(f, p->status == CLI_PRESET_OOM ? "SMP (OOM)" : "SMP ref", &p->ref);
+        char head[600];
+        snprintf(head, sizeof head, "SMP's own layout for %s (%s), with this plan's global batch, "
+                 "by the planner:", p->preset->key, p->preset->ref.source);
+        cli_wrap(f, head, "", "");
+        /* the columns of the plan table, left out in the same order when narrow */
+        static const char *const head_[] = {"", "TP", "PP", "DP", "mbs", "mb", "act", "sched",
+                                            "recomp", "sharding", "SP", "place", "mem GiB",
+                                            "step s", "compute", "TP", "PP", "DPexp", "bubble",
+                                            "opt"};
+        static const int prio[] = {0, 0, 0, 0, 0, 0, 3, 2, 0, 0, 3, 3, 0, 0, 4, 4, 4, 4, 4, 5};
+        cli_table *t = cli_table_new();
+        for (int k = 0; t && k < 20; k++)
+            cli_table_col(t, head_[k], k > 0 && (k < 7 || k > 11), prio[k]);
+        if (t) {
+            row(t, "ours #1", ours);
+            row(t, p->status == CLI_PRESET_OOM ? "SMP (OOM)" : "SMP ref", &p->ref);
+            cli_table_print(f, t, "  ");
+        }
+        cli_table_free(t);
     }
-    fprintf(f, "%s%s\n", p->status == CLI_PRESET_UNPLACEABLE ? "" : "Why ours differs: ", p->why);
+    char why[1200];
+    snprintf(why, sizeof why, "%s%s", p->status == CLI_PRESET_UNPLACEABLE ? "" : "Why ours differs: ",
+             p->why);
+    cli_wrap(f, why, "", "");
 }
 
 cJSON *cli_preset_json(const cli_preset_cmp *p)

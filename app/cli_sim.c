@@ -36,8 +36,14 @@ void cli_print_sim(FILE *f, const sim_config *cfg, const sim_result *r, double t
     if (r->steps > 1)
         fprintf(f, "steps: %d with jitter sigma %.3f (seed %llu): p50 %.4f s, p95 %.4f s, p99 %.4f s\n",
                 r->steps, cfg->jitter_sigma, (unsigned long long)cfg->seed, r->p50_s, r->p95_s, r->p99_s);
-    fprintf(f, "pipeline span %.4f s, bubble %.1f%% of the ideal time, %llu events\n", r->pipeline_s,
-            100 * r->bubble_fraction, (unsigned long long)r->events);
+    if (r->window_microbatches[0] > 0)
+        fprintf(f, "extrapolated: %d microbatches are too many to play out one by one; windows "
+                   "of %d and %d were, and the step is extrapolated from them (the steady state "
+                   "adds the same time per microbatch)\n",
+                r->microbatches, r->window_microbatches[0], r->window_microbatches[1]);
+    fprintf(f, "pipeline span %.4f s, bubble %.1f%% of the ideal time, %llu events%s\n", r->pipeline_s,
+            100 * r->bubble_fraction, (unsigned long long)r->events,
+            r->window_microbatches[0] > 0 ? " (extrapolated)" : "");
     fprintf(f, "bounds: compute %.4f s, busiest link %.4f s\n", r->compute_bound_s, r->comm_bound_s);
     fprintf(f, "critical path: %d ops over %d stage%s: compute %.4f s, transfers %.4f s, gradient "
                "sync and optimizer %.4f s\n",
@@ -61,6 +67,12 @@ cJSON *cli_json_sim(const sim_result *r)
     cJSON_AddNumberToObject(j, "planner_step_time_s", r->planner_step_s);
     cJSON_AddNumberToObject(j, "pipeline_s", r->pipeline_s);
     cJSON_AddNumberToObject(j, "events", (double)r->events);
+    cJSON_AddNumberToObject(j, "microbatches", r->microbatches);
+    if (r->window_microbatches[0] > 0) {
+        cJSON *w = cJSON_AddArrayToObject(j, "extrapolated_from_microbatches");
+        cJSON_AddItemToArray(w, cJSON_CreateNumber(r->window_microbatches[0]));
+        cJSON_AddItemToArray(w, cJSON_CreateNumber(r->window_microbatches[1]));
+    }
     cJSON_AddNumberToObject(j, "steps", r->steps);
     cJSON_AddNumberToObject(j, "p50_s", r->p50_s);
     cJSON_AddNumberToObject(j, "p95_s", r->p95_s);
@@ -90,9 +102,10 @@ cJSON *cli_json_sim(const sim_result *r)
 }
 
 int cli_sim_top(const plan_model *m, const plan_cluster *c, plan_result *r, const sim_config *cfg,
-                double threshold_pct, cli_sim_col *col, st_err *err)
+                plan_objective objective, double threshold_pct, cli_sim_col *col, st_err *err)
 {
     col->n = 0;
+    col->extrapolated = 0;
     col->threshold_pct = threshold_pct;
     col->reranked = 0;
     sim_config one = *cfg;
@@ -103,10 +116,15 @@ int cli_sim_top(const plan_model *m, const plan_cluster *c, plan_result *r, cons
         if (rc != ST_OK)
             return rc;
         col->step_s[i] = s.step_s;
+        col->extrapolated += s.window_microbatches[0] > 0;
         sim_result_fini(&s);
     }
     col->n = r->ntop;
-    /* re-rank by the simulated step (insertion sort: a handful of plans) */
+    /* --objective memory ranks by memory, which the simulator does not change */
+    if (objective == PLAN_OBJ_MEMORY)
+        return ST_OK;
+    /* re-rank by the simulated step (insertion sort: a handful of plans);
+     * on one cluster cost and throughput rank as the step does */
     for (int i = 1; i < r->ntop; i++) {
         plan_candidate cand = r->top[i];
         double t = col->step_s[i];

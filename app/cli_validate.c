@@ -30,7 +30,7 @@
 /* The goal for the mean absolute time error, percent. */
 #define GOAL_MEAN_ABS_ERROR_PCT 5.0
 #define GOAL_MAX_SOURCE_ERROR_PCT 10.0
-#define GB 1e9
+#define GIB 1073741824.0 /* memory is shown in GiB, as everywhere */
 
 enum { O_HELP = 'h', O_CATALOG = 256, O_JSON, O_NO_RECORD, O_SIM, O_DB, O_EXPLAIN };
 
@@ -150,77 +150,130 @@ static void layout_label(const plan_validate_result *r, char *buf, size_t n)
 
 static void print_rows(FILE *f, const plan_validate_result *v, const double *sim_s, int n)
 {
-    fprintf(f, "%-5s %-20s %-22s %6s %5s %-11s %4s %9s %9s %8s %13s %s %s\n", "row", "source",
-            "model", "params", "GPUs", "tp/pp/dp", "mbs", "pred s", "ref s", "error", "mem GB p/r",
-            sim_s ? "    sim s  sim err" : "", "notes");
+    cli_table *t = cli_table_new();
+    if (!t)
+        return;
+    cli_table_col(t, "row", 0, 0);
+    cli_table_col(t, "source", 0, 2);
+    cli_table_col(t, "model", 0, 3);
+    cli_table_col(t, "params", 1, 1);
+    cli_table_col(t, "GPUs", 1, 1);
+    cli_table_col(t, "tp/pp/dp", 0, 1);
+    cli_table_col(t, "mbs", 1, 3);
+    cli_table_col(t, "pred s", 1, 0);
+    cli_table_col(t, "ref s", 1, 0);
+    cli_table_col(t, "error", 1, 0);
+    cli_table_col(t, "mem GiB p/r", 1, 2);
+    if (sim_s) {
+        cli_table_col(t, "sim s", 1, 1);
+        cli_table_col(t, "sim err", 1, 1);
+    }
     for (int i = 0; i < n; i++) {
         const plan_validate_result *r = &v[i];
-        char params[16] = "-", gpus[16] = "-", lay[32] = "-", mbs[16] = "-";
-        char pred[16] = "-", ref[16] = "-", err[16] = "-", mem[32] = "-";
+        char params[16] = "-", lay[32] = "-";
         if (r->have_model)
             units_fmt_count((double)r->model.params, params, sizeof params);
+        cli_table_row(t);
+        cli_table_cell(t, "%s", r->row_id);
+        cli_table_cell(t, "%s", r->source_key);
+        cli_table_cell(t, "%.24s", r->have_model ? r->model.name : "-");
+        cli_table_cell(t, "%s", params);
         if (r->have_layout) {
-            snprintf(gpus, sizeof gpus, "%d", r->gpus);
             layout_label(r, lay, sizeof lay);
-            snprintf(mbs, sizeof mbs, "%d%s", r->layout.micro_batch,
-                     r->micro_batch_searched ? "*" : "");
-            snprintf(pred, sizeof pred, "%.3f", r->pred_time_s);
-            if (r->have_mem)
-                snprintf(mem, sizeof mem, "%.1f/%.1f", r->pred_mem_bytes / GB,
-                         r->ref_mem_bytes / GB);
-            else
-                snprintf(mem, sizeof mem, "%.1f/%s", r->pred_mem_bytes / GB,
-                         r->ref_oom ? "OOM" : "-");
+            cli_table_cell(t, "%d", r->gpus);
+            cli_table_cell(t, "%s", lay);
+            cli_table_cell(t, "%d%s", r->layout.micro_batch, r->micro_batch_searched ? "*" : "");
+            cli_table_cell(t, "%.3f", r->pred_time_s);
+        } else {
+            for (int k = 0; k < 4; k++)
+                cli_table_cell(t, "-");
         }
         if (r->compared) {
-            snprintf(ref, sizeof ref, "%.3f", r->ref_time_s);
-            snprintf(err, sizeof err, "%+.1f%%", r->error_pct);
+            cli_table_cell(t, "%.3f", r->ref_time_s);
+            cli_table_cell(t, "%+.1f%%", r->error_pct);
+        } else {
+            cli_table_cell(t, "-");
+            cli_table_cell(t, "-");
         }
-        const char *text = r->compared ? r->notes : r->reason;
-        char simcol[32] = "";
-        if (sim_s && sim_s[i] > 0 && r->compared)
-            snprintf(simcol, sizeof simcol, " %9.3f %+7.1f%%", sim_s[i],
-                     100.0 * (sim_s[i] - r->ref_time_s) / r->ref_time_s);
-        else if (sim_s)
-            snprintf(simcol, sizeof simcol, " %9s %8s", "-", "-");
-        fprintf(f, "%-5s %-20.20s %-22.22s %6s %5s %-11s %4s %9s %9s %8s %13s%s  %s%s\n",
-                r->row_id, r->source_key, r->have_model ? r->model.name : "-", params, gpus, lay,
-                mbs, pred, ref, err, mem, simcol, r->compared ? "" : "not compared: ", text);
-        if (!r->compared && r->notes[0])
-            fprintf(f, "%-5s %-20s   (%s)\n", "", "", r->notes);
+        if (!r->have_layout)
+            cli_table_cell(t, "-");
+        else if (r->have_mem)
+            cli_table_cell(t, "%.1f/%.1f", r->pred_mem_bytes / GIB, r->ref_mem_bytes / GIB);
+        else
+            cli_table_cell(t, "%.1f/%s", r->pred_mem_bytes / GIB, r->ref_oom ? "OOM" : "-");
+        if (sim_s && sim_s[i] > 0 && r->compared) {
+            cli_table_cell(t, "%.3f", sim_s[i]);
+            cli_table_cell(t, "%+.1f%%", 100.0 * (sim_s[i] - r->ref_time_s) / r->ref_time_s);
+        } else if (sim_s) {
+            cli_table_cell(t, "-");
+            cli_table_cell(t, "-");
+        }
+        if (!r->compared)
+            cli_table_note(t, "not compared: %s%s%s%s", r->reason, r->notes[0] ? " (" : "",
+                           r->notes, r->notes[0] ? ")" : "");
+        else if (r->notes[0])
+            cli_table_note(t, "%s", r->notes);
     }
-    fprintf(f, "(error = (predicted - reference) / reference; mbs * = micro-batch searched, not "
-               "published; memory in GB = 1e9 bytes, the worst pipeline stage)\n");
+    cli_table_print(f, t, "");
+    cli_table_free(t);
+    cli_wrap(f, "(error = (predicted - reference) / reference; mbs * = micro-batch searched, not "
+                "published; memory in GiB (2^30 bytes), predicted / reference, the worst pipeline "
+                "stage; under each row how it was read)", "", " ");
 }
 
-static void print_stats_line(FILE *f, const char *label, const plan_validate_stats *s)
+static void stats_row(cli_table *t, const char *label, const plan_validate_stats *s)
 {
-    char mean[16] = "-", max[64] = "-", bias[16] = "-", mem[64] = "-", oom[32] = "-";
+    cli_table_row(t);
+    cli_table_cell(t, "%s", label);
+    cli_table_cell(t, "%d", s->rows);
+    cli_table_cell(t, "%d", s->compared);
     if (s->compared) {
-        snprintf(mean, sizeof mean, "%.1f%%", s->mean_abs_error_pct);
-        snprintf(max, sizeof max, "%.1f%% (%s)", s->max_abs_error_pct, s->worst_row_id);
-        snprintf(bias, sizeof bias, "%+.1f%%", s->mean_error_pct);
+        cli_table_cell(t, "%.1f%%", s->mean_abs_error_pct);
+        cli_table_cell(t, "%.1f%% (%s)", s->max_abs_error_pct, s->worst_row_id);
+        cli_table_cell(t, "%+.1f%%", s->mean_error_pct);
+    } else {
+        for (int k = 0; k < 3; k++)
+            cli_table_cell(t, "-");
     }
     if (s->mem_compared)
-        snprintf(mem, sizeof mem, "%d: %.1f%% / %.1f%%", s->mem_compared, s->mem_mean_abs_error_pct,
-                 s->mem_max_abs_error_pct);
+        cli_table_cell(t, "%d: %.1f%% / %.1f%%", s->mem_compared, s->mem_mean_abs_error_pct,
+                       s->mem_max_abs_error_pct);
+    else
+        cli_table_cell(t, "-");
     if (s->oom_reference)
-        snprintf(oom, sizeof oom, "%d of %d", s->oom_agreed, s->oom_reference);
-    fprintf(f, "%-22s %5d %8d %10s %16s %9s %22s %10s %8d\n", label, s->rows, s->compared, mean,
-            max, bias, mem, oom, s->pred_oom_of_ran);
+        cli_table_cell(t, "%d of %d", s->oom_agreed, s->oom_reference);
+    else
+        cli_table_cell(t, "-");
+    cli_table_cell(t, "%d", s->pred_oom_of_ran);
 }
 
 static void print_summary(FILE *f, const plan_validate_summary *s)
 {
-    fprintf(f, "\n%-22s %5s %8s %10s %16s %9s %22s %10s %8s\n", "source", "rows", "compared",
-            "mean|err|", "max|err| (row)", "mean err", "memory n: mean / max", "OOM agreed",
-            "pred OOM");
+    cli_table *t = cli_table_new();
+    if (!t)
+        return;
+    cli_table_col(t, "source", 0, 0);
+    cli_table_col(t, "rows", 1, 2);
+    cli_table_col(t, "compared", 1, 0);
+    cli_table_col(t, "mean|err|", 1, 0);
+    cli_table_col(t, "max|err| (row)", 1, 1);
+    cli_table_col(t, "mean err", 1, 1);
+    cli_table_col(t, "memory n: mean / max", 1, 3);
+    cli_table_col(t, "OOM agreed", 1, 3);
+    cli_table_col(t, "pred OOM", 1, 3);
     for (int k = 0; k < s->nsources; k++)
-        print_stats_line(f, s->source[k].source_key, &s->source[k]);
-    print_stats_line(f, "all", &s->all);
-    fprintf(f, "(mean err > 0: the planner predicts slower steps than measured; memory errors are "
-               "not in the time figures;\n pred OOM: runs that ran but the planner says do not "
-               "fit)\n");
+        stats_row(t, s->source[k].source_key, &s->source[k]);
+    stats_row(t, "all", &s->all);
+    fprintf(f, "\n");
+    cli_table_print(f, t, "");
+    cli_table_free(t);
+    cli_wrap(f, "(mean err > 0: the planner predicts slower steps than measured; memory errors are "
+                "not in the time figures; pred OOM: runs that ran but the planner says do not "
+                "fit)", "", " ");
+    cli_capture_buf cb;
+    FILE *out = f;
+    if ((f = cli_capture(&cb)) == NULL)
+        f = out;
     if (s->all.compared) {
         fprintf(f, "\nEvery source weighs the same: mean over sources of the mean |time error| "
                    "%.1f%%, worst source %.1f%% (%s)",
@@ -239,6 +292,7 @@ static void print_summary(FILE *f, const plan_validate_summary *s)
     } else {
         fprintf(f, "\nNo row could be compared.\n");
     }
+    cli_capture_wrap(&cb, out, "", "");
 }
 
 /* ---- JSON ---- */
@@ -315,8 +369,9 @@ static cJSON *row_json(const plan_validate_result *r, double sim_s)
         cJSON_AddNumberToObject(o, "error_pct", r->error_pct);
     }
     if (r->have_layout) {
-        cJSON_AddNumberToObject(o, "predicted_memory_per_gpu_bytes", r->pred_mem_bytes);
-        add_num_or_null(o, "reference_memory_per_gpu_bytes", r->have_mem, r->ref_mem_bytes);
+        cJSON_AddItemToObject(o, "predicted_memory_per_gpu_bytes", cli_json_bytes(r->pred_mem_bytes));
+        cJSON_AddItemToObject(o, "reference_memory_per_gpu_bytes",
+                              r->have_mem ? cli_json_bytes(r->ref_mem_bytes) : cJSON_CreateNull());
         add_num_or_null(o, "memory_error_pct", r->have_mem, r->mem_error_pct);
         cJSON_AddBoolToObject(o, "predicted_oom", r->pred_oom);
         cJSON_AddBoolToObject(o, "reference_oom", r->ref_oom);
@@ -496,8 +551,13 @@ int cli_validate_cmd(int argc, char **argv)
             ex = cli_fail(&err);
             goto done;
         }
-        for (int i = 0; i < csv.nrows; i++)
+        cli_progress prog;
+        cli_progress_start(&prog, "simulating the rows");
+        for (int i = 0; i < csv.nrows; i++) {
             res[i].sim_time_s = sim_s[i] = simulate_row(&cat, &res[i]);
+            cli_progress_step(&prog, i + 1, csv.nrows);
+        }
+        cli_progress_end(&prog);
     }
 
     plan_validate_summary sum;

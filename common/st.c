@@ -3,6 +3,7 @@
  */
 #include "common/st.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,4 +71,46 @@ int st_exit_code(int code)
     default:
         return 1;
     }
+}
+
+int st_errno_status(int errnum)
+{
+    switch (errnum) {
+    case ENOENT:
+    case ENOTDIR:
+        return ST_ENOENT;
+    case EACCES:
+    case EPERM:
+    case EROFS:
+    case EISDIR:
+    case ENAMETOOLONG:
+    case ELOOP:
+    case ENXIO:
+    case ETXTBSY:
+    case EEXIST:
+    case EINVAL:
+        return ST_EINVAL;
+    case ENOMEM:
+        return ST_ENOMEM;
+    default:
+        return ST_EIO;
+    }
+}
+
+char *st_path_fit(const char *path, char *buf, size_t n)
+{
+    if (!path)
+        path = "(null)";
+    size_t len = strlen(path);
+    if (len < n) {
+        memcpy(buf, path, len + 1);
+        return buf;
+    }
+    /* head ... tail: the tail names the file, the head where it is */
+    size_t keep = n - 4, head = keep / 3, tail = keep - head;
+    memcpy(buf, path, head);
+    memcpy(buf + head, "...", 3);
+    memcpy(buf + head + 3, path + len - tail, tail);
+    buf[head + 3 + tail] = '\0';
+    return buf;
 }

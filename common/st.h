@@ -56,4 +56,18 @@ int st_raise(st_err *err, int code, const char *file, int line, const char *fmt,
  * 1 anything else. */
 int st_exit_code(int code);
 
+/* The status of a failed system call on a path the user gave: a path that
+ * does not exist is ST_ENOENT, one the user may not use (permissions, a
+ * read-only file system, a directory where a file was wanted, a name too
+ * long) is ST_EINVAL, both bad input; a full disk or a device error is
+ * ST_EIO, out of memory ST_ENOMEM. */
+int st_errno_status(int errnum);
+
+/* A path for a one-line message: path itself when shorter than n bytes,
+ * else its head and tail around "...", so the reason after it in an
+ * ST_MSG_MAX message is never cut. Writes at most n bytes (n >= 16) into
+ * buf; returns buf. */
+#define ST_PATH_SHOWN 160
+char *st_path_fit(const char *path, char *buf, size_t n);
+
 #endif

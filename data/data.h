@@ -59,6 +59,40 @@ int data_hfconfig_parse(const char *text, size_t len, const char *name, plan_mod
 int data_catalog_parse(const char *text, size_t len, const char *name, plan_catalog *cat,
                        st_err *err);
 
+/* SageMaker price lists by region (data_prices.c): each region's published
+ * per-hour prices of ml.* instances with the page they came from and the
+ * date they were read. */
+typedef struct data_price {
+    char instance[64];           /* "ml.p4d.24xlarge" */
+    double usd_per_hour;         /* > 0 */
+} data_price;
+typedef struct data_price_list {
+    char region[32];             /* "us-east-1" */
+    char what[96];               /* "SageMaker training, on demand" */
+    char source[PLAN_SOURCE_MAX];/* the URL the prices were published at */
+    char as_of[16];              /* YYYY-MM-DD they were read */
+    int n;
+    data_price *price;           /* owned */
+} data_price_list;
+typedef struct data_prices {
+    int n;
+    data_price_list *list;       /* owned */
+} data_prices;
+
+/* Read the price lists; NULL means data_dir()/sagemaker_prices.json. A price
+ * without a URL and a date, a region given twice, a price that is not a
+ * positive number are refused with a message naming the file, the list and
+ * the entry. data_prices_free releases. */
+int data_prices_load(const char *path, data_prices *out, st_err *err);
+int data_prices_parse(const char *text, size_t len, const char *name, data_prices *out,
+                      st_err *err);
+void data_prices_free(data_prices *p);
+/* The list of a region, or NULL. */
+const data_price_list *data_prices_region(const data_prices *p, const char *region);
+/* USD per hour of an instance type in a list ("ml." optional), 0 when the
+ * list has none. */
+double data_price_of(const data_price_list *l, const char *instance);
+
 /* Read a whole file into a NUL-terminated heap buffer (free()). */
 int data_read_file(const char *path, char **out, size_t *len, st_err *err);
 

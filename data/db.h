@@ -113,6 +113,15 @@ int db_open(const char *path, int mode, db **out, st_err *err);
 /* Close (NULL is harmless). */
 void db_close(db *d);
 
+/* The full check (PRAGMA integrity_check: every page, every index against
+ * its table), which db_open runs only in its quick form and only on files
+ * up to 16 MiB. ST_OK, or ST_EPARSE "corrupt database" with the first
+ * DB_CHECK_PROBLEMS_MAX problems, one per line, in report (n bytes; may be
+ * NULL). Seconds on a large file. */
+#define DB_CHECK_PROBLEMS_MAX 20
+#define DB_CHECK_PROBLEMS_MAX_STR "20"
+int db_check(db *d, char *report, size_t n, st_err *err);
+
 /* Schema version of an open database. */
 int db_schema_version(const db *d);
 

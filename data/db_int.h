@@ -21,7 +21,13 @@ struct db {
     int version;                 /* user_version after open */
     int last_rc;                 /* extended SQLite code of the last db__fail */
     char path[1024];
+    char shown[ST_PATH_SHOWN];   /* path as messages show it (st_path_fit) */
 };
+
+/* Files larger than this get the cheap check on open, not quick_check
+ * (db_open.c); a variable so tests can lower it. */
+#define DB_FULL_CHECK_MAX_BYTES ((int64_t)16 << 20)
+extern int64_t db__full_check_max_bytes;
 
 /* Status for an SQLite result code: corrupt / not a database -> ST_EPARSE,
  * no memory -> ST_ENOMEM, busy, read-only, I/O, full disk, cannot open ->

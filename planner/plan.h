@@ -714,6 +714,12 @@ typedef struct plan_result {
      * past PLAN_GRID_MAX are not kept. */
     int ngrid;
     plan_grid_cell grid[PLAN_GRID_MAX];
+    /* Layouts left out of top[] as twins of one in it: the same degrees,
+     * micro-batching and step time, differing only in knobs that then
+     * change memory alone (ZeRO-1 against ZeRO-2, recompute that costs no
+     * time, ...); top[] keeps the one that needs the least memory. Not
+     * collapsed for the memory objective. */
+    int64_t twins;
 } plan_result;
 
 /* Search layouts for a model on a cluster. A model that fits on no layout is

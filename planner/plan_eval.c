@@ -895,11 +895,12 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
          "attention core, elementwise at HBM bandwidth; with blocking launches plus "
          PLAN__XSTR(PLAN__HOST_OP_US) " us host time per kernel (" PLAN__XSTR(PLAN__KERNELS_FWD)
          " forward, " PLAN__XSTR(PLAN__KERNELS_BWD) " backward per layer), else that as a floor",
-         "plan_hw.c; Narayanan et al. 2021 Eq. 3 FLOP counts; PyTorch eager dispatch");
+         "GEMM efficiency by tile occupancy and alignment (NVIDIA Matrix Multiplication "
+         "Background guide); Narayanan et al. 2021 Eq. 3 FLOP counts; PyTorch eager dispatch");
     TERM(terms, "time", "  GEMMs", cs->gemm_s, "s",
          "the linear layers and the LM head: 3 GEMMs per forward GEMM (input and weight "
          "gradients), a fourth with full recompute; FP8 casts with FP8 linears",
-         "Qi et al. 2023, Sec. 2; plan_hw.c GEMM efficiency");
+         "Qi et al. 2023, Sec. 2; NVIDIA Matrix Multiplication Background guide");
     TERM(terms, "time", "  attention core", cs->attn_s, "s",
          "flash: 4 b a s^2 d causal half at flash_eff of peak, backward 2.5x; unfused: "
          "batched GEMMs and the score tensors through HBM",

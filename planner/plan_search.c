@@ -28,6 +28,13 @@
 #include <string.h>
 #include <time.h>
 
+/* Largest micro-batch size and microbatch count a layout holds (an int,
+ * with room to multiply by small factors). */
+#define PLAN_MICRO_MAX (1 << 30)
+
+/* Step times this close are the same time: twins (see keep_top). */
+#define PLAN_TWIN_REL 1e-9
+
 static double objective_value(const plan_candidate *c, plan_objective o)
 {
     switch (o) {
@@ -57,8 +64,33 @@ int plan_candidate_cmp(const plan_candidate *a, const plan_candidate *b, plan_ob
     return (ma > mb) - (ma < mb);
 }
 
+/* Same degrees, same micro-batching, same step: what else differs changes
+ * only memory, and a table of both would show one plan twice. */
+static int twins(const plan_candidate *a, const plan_candidate *b)
+{
+    const plan_layout *x = &a->layout, *y = &b->layout;
+    double ta = a->est.time.step_s, tb = b->est.time.step_s;
+    return x->tp == y->tp && x->pp == y->pp && x->dp == y->dp && x->cp == y->cp &&
+           x->micro_batch == y->micro_batch && x->microbatches == y->microbatches &&
+           fabs(ta - tb) <= PLAN_TWIN_REL * fmax(ta, tb);
+}
+
 static void keep_top(plan_result *res, const plan_candidate *c, int k, plan_objective o)
 {
+    if (o != PLAN_OBJ_MEMORY) {
+        for (int j = 0; j < res->ntop; j++) {
+            if (!twins(c, &res->top[j]))
+                continue;
+            res->twins++;
+            if (plan_candidate_cmp(c, &res->top[j], o) >= 0)
+                return; /* the twin shown needs no more memory */
+            /* c replaces its twin: take the twin out, then insert c */
+            memmove(&res->top[j], &res->top[j + 1],
+                    (size_t)(res->ntop - j - 1) * sizeof res->top[0]);
+            res->ntop--;
+            break;
+        }
+    }
     int n = res->ntop;
     if (n == k && plan_candidate_cmp(c, &res->top[n - 1], o) >= 0)
         return;
@@ -213,7 +245,9 @@ static int search_inner(search_ctx *x, plan_layout *l)
             else if (!fw->active_cap || s == PLAN_SCHED_VIRTUAL || s == PLAN_SCHED_ZB_H1)
                 caps[ncap++] = m; /* SMP's cap is a knob of its own schedules only */
             else {
-                caps[ncap++] = p + 2; /* SMP default: partitions + 2 */
+                /* SMP default: partitions + 2; never more than there are
+                 * microbatches (SMP runs min(active, microbatches) at once) */
+                caps[ncap++] = p + 2 < m ? p + 2 : m;
                 if (p >= 4 && p / 2 < m)
                     caps[ncap++] = p / 2;
             }
@@ -428,7 +462,7 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
             int nmbs = 0;
             if (cfg->micro_batch || cfg->microbatches) {
                 int64_t mbs = cfg->micro_batch ? cfg->micro_batch : per_replica / cfg->microbatches;
-                if (mbs < 1 || per_replica % mbs != 0 ||
+                if (mbs < 1 || mbs > PLAN_MICRO_MAX || per_replica % mbs != 0 ||
                     (cfg->microbatches && per_replica / mbs != cfg->microbatches)) {
                     reject_outer(&x, PLAN_REJ_BATCH);
                     continue;
@@ -441,7 +475,9 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
             }
             for (int im = 0; im < nmbs; im++) {
                 int64_t mb = per_replica / mbs_list[im];
-                if (mb > 1 << 30)
+                /* the layout holds both as int: a batch of 2^32 sequences
+                 * on one replica has micro-batches past INT_MAX */
+                if (mb > PLAN_MICRO_MAX || mbs_list[im] > PLAN_MICRO_MAX)
                     continue;
                 l.tp = tp;
                 l.pp = pp;

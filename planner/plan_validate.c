@@ -1080,7 +1080,13 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     out->ref_oom = contains(row->memory_metric, "OOM") || contains(row->memory_per_gpu_gb, "OOM") ||
                    contains(row->other_metrics, "OOM") || contains(row->notes, "went OOM");
     double gb;
-    if (!out->ref_oom && parse_num(row->memory_per_gpu_gb, &gb) == 1 && gb > 0) {
+    int mem_read = out->ref_oom ? 0 : parse_num(row->memory_per_gpu_gb, &gb);
+    if (mem_read == -1)
+        note(out, "memory_per_gpu_gb '%.40s': not a finite number, not compared",
+             row->memory_per_gpu_gb);
+    else if (mem_read == 1 && !(gb > 0))
+        note(out, "memory_per_gpu_gb %g: not a GPU's memory, not compared", gb);
+    if (mem_read == 1 && gb > 0) {
         if (gb > 1e6) {
             note(out, "memory_per_gpu_gb %g: not a GPU's memory, not compared", gb);
         } else {

@@ -84,8 +84,9 @@ typedef struct rpt_config {
 void rpt_config_default(rpt_config *cfg);
 
 /* Start a report in dir, creating the directory (and its parents) when
- * missing. cfg may be NULL (defaults). ST_EINVAL for a bad config, ST_EIO
- * when dir cannot be created or is not a directory, ST_ENOMEM. */
+ * missing. cfg may be NULL (defaults). ST_EINVAL for a bad config or when
+ * dir is not a directory or may not be written, ST_ENOENT / ST_EIO when it
+ * cannot be created (with the system's reason), ST_ENOMEM. */
 int rpt_report_new(const char *dir, const rpt_config *cfg, rpt_report **out, st_err *err);
 
 /* rpt_report_free(NULL) is harmless. Files already written stay. */
@@ -103,8 +104,13 @@ const char *rpt_report_plot_name(const rpt_report *r, int i);
  * Every plot writer below:
  *   - validates its input (ST_EINVAL with a message naming the bad value;
  *     nothing is written then), and refuses a name already used in r;
- *   - writes NAME.dat and NAME.gp (ST_EIO when a file cannot be written);
- *   - with rendering on, removes any old NAME.png / NAME.svg and runs gnuplot:
+ *   - writes NAME.dat and NAME.gp, each whole or not at all (a temporary
+ *     renamed over the old file; a file that cannot be written is an error
+ *     with the system's reason: ST_EINVAL / ST_ENOENT for a path that may not
+ *     be written, ST_EIO for a failed write);
+ *   - with rendering on, runs gnuplot on temporary image names and renames
+ *     them to NAME.png / NAME.svg once both are complete (images a failed
+ *     run did not make are left alone, and the page does not show them):
  *     *render (if non-NULL) gets RPT_RENDER_OK, RPT_RENDER_NO_GNUPLOT (the
  *     call still returns ST_OK) or RPT_RENDER_FAILED (returns ST_EIO with
  *     gnuplot's error message; the plot stays in the report, so the page can
@@ -213,8 +219,11 @@ int rpt_scaling_write(rpt_report *r, const rpt_scaling *in, rpt_render *render, 
 /* The ops of a simulated step as sim_step_run keeps them (sim_result.trace
  * with keep_trace): compute ops (F, B, Bi, W) on the compute lane of their
  * stage, sends (sendF, sendB) on its send lane, gradient buckets on its
- * gradient-sync lane, each kind in its own colour. Time in milliseconds
- * from the start of the step. */
+ * gradient-sync lane, each kind in its own colour. Time from the start of
+ * the step, in seconds for a step of SECONDS_FROM_S or more (milliseconds
+ * below), the data always in milliseconds. A send or bucket too short to
+ * see is drawn at least a fixed share of the step wide, and the caption
+ * says so. */
 typedef struct rpt_timeline {
     const char *name;            /* default "timeline" */
     const char *title;           /* "tp8 pp4 1F1B, 8 microbatches" */
@@ -222,6 +231,8 @@ typedef struct rpt_timeline {
     int ntrace;                  /* 1..RPT_TIMELINE_OPS_MAX */
     const sim_trace_rec *trace;  /* start_ns <= end_ns, start_ns >= 0 */
     double step_s;               /* > 0: a dashed line at the step's end; 0 = none */
+    const char *note;            /* optional: a sentence added to the caption (which layout
+                                  * this is, against the plan recommended) */
 } rpt_timeline;
 
 #define RPT_TIMELINE_OPS_MAX (1 << 20)
@@ -259,6 +270,25 @@ typedef struct rpt_accuracy {
 int rpt_accuracy_write(rpt_report *r, const rpt_accuracy *in, rpt_render *render, st_err *err);
 
 /* ------------------------------------------------------------------------ */
+/* 6. Busy time and bubble per pipeline stage of a simulated step            */
+/* ------------------------------------------------------------------------ */
+
+/* The per-stage figures of a simulation (sim_result.stage, recorded with or
+ * without the trace): one stacked bar per stage, compute, bubble (span minus
+ * busy) and the gradient sync past the last backward. */
+typedef struct rpt_stages {
+    const char *name;            /* default "stages" */
+    const char *title;
+    int pp;                      /* 1..PLAN_PP_MAX */
+    const sim_stage_stats *stage;/* pp entries */
+    double pipeline_s;           /* > 0: first forward to last backward */
+    double step_s;               /* > 0: a dashed line at the step; 0 = none */
+    const char *note;            /* optional sentence added to the caption */
+} rpt_stages;
+
+int rpt_stages_write(rpt_report *r, const rpt_stages *in, rpt_render *render, st_err *err);
+
+/* ------------------------------------------------------------------------ */
 /* Helpers                                                                   */
 /* ------------------------------------------------------------------------ */
 
@@ -273,11 +303,35 @@ char *rpt_layout_label(const plan_layout *l, char *buf, size_t n);
 /* The page                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* The page's opening: what the report recommends, before any plot. A
+ * heading, a lead sentence, label/value facts (the plan, its predicted
+ * step, cost, memory headroom, ...) and a preformatted block (the launch
+ * settings) with its title; any of them may be NULL / 0. Copied (escaped)
+ * into r; a second call replaces the first. ST_ENOMEM. */
+typedef struct rpt_fact {
+    const char *label;
+    const char *value;
+} rpt_fact;
+
+typedef struct rpt_summary {
+    const char *heading;         /* "Recommended plan" */
+    const char *lead;
+    int nfacts;
+    const rpt_fact *facts;
+    const char *code_title;      /* "Launch settings (SageMaker estimator)" */
+    const char *code;
+} rpt_summary;
+
+int rpt_report_set_summary(rpt_report *r, const rpt_summary *s, st_err *err);
+
 /* Write DIR/index.html: title (NULL = "smdplan report"), an optional note
  * under it (what the report was made from; the place for a date, which the
- * library never adds), a contents list, then every plot in the order written:
- * heading, the PNG linked to the SVG, the caption, links to NAME.dat and
- * NAME.gp, and the table (the first html_max_rows rows of NAME.dat). In place
+ * library never adds), the summary (rpt_report_set_summary) if any, a
+ * contents list, then every plot in the order written: a heading naming
+ * what the plot is and its title (contents entries and headings are
+ * unique), one sentence on how to read it, the PNG linked to the SVG, the
+ * caption, links to NAME.dat and NAME.gp, and the table (the first
+ * html_max_rows rows of NAME.dat). In place
  * of the image, a plot gnuplot could not render (not found, or failed) gets
  * a line saying why and how to render it; with rendering off the page still
  * shows NAME.png, for a caller that renders the scripts later. All text is

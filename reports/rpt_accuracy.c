@@ -167,6 +167,10 @@ static int write_plot(rpt_report *r, const rpt_accuracy *in, rpt_render *render,
                     predictor, in->npoints, in->npoints == 1 ? "" : "s", nseries,
                     nseries == 1 ? "" : "s", 100 * band, 100 * sum_abs / in->npoints, within,
                     in->npoints);
+    rpt__plot_howto(p, "Each point is one run, its measured step time across and the "
+                       "predicted one up, both logarithmic: on the diagonal the prediction was "
+                       "exact, inside the shaded band within its error bound, above it the "
+                       "prediction is slower than the run was.");
     rc = rpt__plot_finish(r, p, "predicted and measured step time per run, one block per "
                                 "source", &gp, &cap, render, err);
     rpt__buf_fini(&gp);

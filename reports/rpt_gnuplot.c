@@ -79,8 +79,8 @@ static int cloexec_pipe(int fd[2])
 
 /* Child: never returns. Reports (step, errno) through report_fd on failure:
  * step 1 = chdir, 2 = exec. Only async-signal-safe calls. */
-static void child(const char *path, const char *dir, const char *script, int err_fd,
-                  int report_fd)
+static void child(const char *path, const char *dir, const char *set, const char *script,
+                  int err_fd, int report_fd)
 {
     int msg[2] = {1, 0};
     if (chdir(dir) != 0)
@@ -90,8 +90,9 @@ static void child(const char *path, const char *dir, const char *script, int err
     if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0 || dup2(err_fd, 2) < 0)
         goto fail;
     msg[0] = 2;
-    char *const argv[] = {(char *)path, (char *)script, NULL};
-    execv(path, argv);
+    char *const with_set[] = {(char *)path, (char *)"-e", (char *)set, (char *)script, NULL};
+    char *const plain[] = {(char *)path, (char *)script, NULL};
+    execv(path, set ? with_set : plain);
 fail:
     msg[1] = errno;
     ssize_t w = write(report_fd, msg, sizeof msg);
@@ -124,8 +125,8 @@ static void last_line(const char *text, size_t n, char *out, size_t outn)
     }
 }
 
-int rpt__gnuplot_run(const char *program, const char *dir, const char *script, rpt_render *out,
-                     st_err *err)
+int rpt__gnuplot_run(const char *program, const char *dir, const char *set, const char *script,
+                     rpt_render *out, st_err *err)
 {
     *out = RPT_RENDER_FAILED;
     rpt__buf path = {0};
@@ -150,7 +151,7 @@ int rpt__gnuplot_run(const char *program, const char *dir, const char *script, r
     }
     pid_t pid = fork();
     if (pid == 0)
-        child(path.p, dir, script, errp[1], rep[1]);
+        child(path.p, dir, set, script, errp[1], rep[1]);
     int fork_errno = errno;
     close(errp[1]);
     close(rep[1]);

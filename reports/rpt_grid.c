@@ -6,7 +6,8 @@
  * one cell per pair (so non-powers of two sit evenly between their
  * neighbours). A feasible cell is coloured by its step time and labelled
  * with it; an infeasible one is hatched grey and labelled with its reason;
- * a pair that was not given is left blank ("not evaluated" in the table).
+ * a pair that was not given is light grey and labelled "not evaluated". The
+ * colours are viridis, readable with any colour vision and in grey.
  * The fastest cell is outlined. The colour scale turns logarithmic when the
  * step times span more than LOG_CB_SPAN, so near-optimal cells stay apart.
  *
@@ -172,10 +173,25 @@ static int write_plot(rpt_report *r, const rpt_grid *in, rpt_render *render, st_
     rpt__buf_printf(&gp, ")\nset xrange [-0.5:%d.5]\nset yrange [-0.5:%d.5]\n", ntp - 1, npp - 1);
     rpt__buf_puts(&gp, "unset key\n"
                        "set cblabel 'step time (s)'\n"
-                       "# green is fast, red is slow (ColorBrewer RdYlGn)\n"
-                       "set palette defined (0 '#1a9850', 0.5 '#ffffbf', 1 '#d73027')\n");
-    if (nfeasible > 0 && hi / lo > LOG_CB_SPAN)
+                       "ok(s) = s eq 'ok'\n"
+                       "# dark is fast, yellow is slow: viridis (van der Walt and Smith 2015),\n"
+                       "# even in lightness and readable with any colour vision\n"
+                       "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21908d', "
+                       "0.75 '#5dc963', 1 '#fde725')\n");
+    int logcb = nfeasible > 0 && hi / lo > LOG_CB_SPAN;
+    if (logcb)
         rpt__buf_puts(&gp, "set logscale cb\n");
+    /* a cell's label in white on the dark (fast) half of the scale */
+    rpt__buf_puts(&gp, "# the label of a cell: white on the dark half of the colour scale\n"
+                       "lo = ");
+    rpt__gp_num(&gp, nfeasible > 0 ? lo : 1.0);
+    rpt__buf_puts(&gp, "\nhi = ");
+    rpt__gp_num(&gp, nfeasible > 0 && hi > lo ? hi : (nfeasible > 0 ? lo * 2 : 2.0));
+    rpt__buf_printf(&gp, "\nshade(t) = %s\n",
+                    logcb ? "(log(t) - log(lo)) / (log(hi) - log(lo))" : "(t - lo) / (hi - lo)");
+    rpt__buf_puts(&gp, "# (t is the step as text: a '-' in a numeric column would drop the label)\n"
+                       "label_rgb(s, t) = ok(s) ? (shade(t + 0) < 0.5 ? 0xffffff : 0x000000) : "
+                       "0x000000\n");
     if (nfeasible == 0)
         rpt__buf_puts(&gp, "unset colorbox\n");
     if (best >= 0) {
@@ -183,13 +199,11 @@ static int write_plot(rpt_report *r, const rpt_grid *in, rpt_render *render, st_
         int by = index_of(pps, npp, in->cells[best].pp);
         rpt__buf_printf(&gp, "# the fastest cell: TP %d, PP %d\n"
                              "set object 1 rect center %d,%d size 0.96,0.96 front "
-                             "fillstyle empty border lc rgb 'black' lw 3\n",
+                             "fillstyle empty border lc rgb '#e69f00' lw 4\n",
                         tps[bx], pps[by], bx, by);
     }
-    rpt__buf_puts(&gp, "ok(s) = s eq 'ok'\n"
-                       "# Step time as text: a '-' in a numeric column would drop the label.\n"
-                       "cell_label(s, step) = ok(s) ? sprintf('%.3g s', step + 0) : "
-                       "(s eq '" NOT_EVALUATED "' ? '' : s)\n");
+    rpt__buf_puts(&gp, "# Step time as text: a '-' in a numeric column would drop the label.\n"
+                       "cell_label(s, step) = ok(s) ? sprintf('%.3g s', step + 0) : s\n");
     rpt__gp_loop_begin(&gp, p);
     rpt__buf_puts(&gp, "    plot ");
     if (nfeasible > 0)
@@ -200,8 +214,12 @@ static int write_plot(rpt_report *r, const rpt_grid *in, rpt_render *render, st_
         rpt__buf_puts(&gp, "data_file using 1:(ok(strcol(6)) || strcol(6) eq '" NOT_EVALUATED
                            "' ? NaN : $2):(0.5):(0.5) with boxxyerror fillstyle pattern 4 "
                            "border lc rgb 'white' fillcolor rgb '#bbbbbb', \\\n         ");
-    rpt__buf_puts(&gp, "data_file using 1:2:(cell_label(strcol(6), strcol(5))) with labels "
-                       "font ',9' tc rgb 'black'\n");
+    if (ntp * npp > in->ncells)
+        rpt__buf_puts(&gp, "data_file using 1:(strcol(6) eq '" NOT_EVALUATED "' ? $2 : NaN):"
+                           "(0.5):(0.5) with boxxyerror fillstyle solid 1.0 border lc rgb "
+                           "'white' fillcolor rgb '#f2f2f2', \\\n         ");
+    rpt__buf_puts(&gp, "data_file using 1:2:(cell_label(strcol(6), strcol(5))):"
+                       "(label_rgb(strcol(6), strcol(5))) with labels font ',9' tc rgb variable\n");
     rpt__gp_loop_end(&gp);
 
     rpt__buf_printf(&cap, "Step time of the best layout at each tensor-parallel (TP) and "
@@ -215,10 +233,15 @@ static int write_plot(rpt_report *r, const rpt_grid *in, rpt_render *render, st_
                         ninfeasible, ninfeasible == 1 ? " is" : "s are");
     int blank = ntp * npp - in->ncells;
     if (blank > 0)
-        rpt__buf_printf(&cap, "%s%d not evaluated %s blank", ninfeasible > 0 ? "; " : ". ",
-                        blank, blank == 1 ? "is" : "are");
+        rpt__buf_printf(&cap, "%s%d pair%s the search did not evaluate %s labelled \"not "
+                        "evaluated\"", ninfeasible > 0 ? "; " : ". ", blank,
+                        blank == 1 ? "" : "s", blank == 1 ? "is" : "are");
     rpt__buf_puts(&cap, ".");
     free(at);
+    rpt__plot_howto(p, "Each cell is the fastest layout the search found with that tensor- and "
+                       "pipeline-parallel degree: dark purple is fast, yellow slow (the bar on "
+                       "the right gives seconds), the outlined cell is the fastest, hatched cells "
+                       "do not fit in memory and grey ones were not evaluated.");
     rc = rpt__plot_finish(r, p, "step time per (TP, PP); x and y are the cell's position on "
                                 "the axes, step_s '-' where no layout runs", &gp, &cap, render,
                           err);

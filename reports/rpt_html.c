@@ -30,7 +30,13 @@ static const char style[] =
     "th, td { border: 1px solid #ddd; padding: 2px 8px; white-space: nowrap; }\n"
     "th { background: #f2f2f2; position: sticky; top: 0; }\n"
     "td.num { text-align: right; font-variant-numeric: tabular-nums; }\n"
-    "code { background: #f4f4f4; padding: 0 3px; }\n";
+    "code { background: #f4f4f4; padding: 0 3px; }\n"
+    "p.howto { font-style: italic; margin: 0.3em 0; }\n"
+    "section#summary { background: #f6f8fa; border: 1px solid #d0d7de; padding: 0.2em 1em 1em; }\n"
+    "section#summary dl { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }\n"
+    "section#summary dt { font-weight: bold; }\n"
+    "section#summary dd { margin: 0; }\n"
+    "pre { background: #fff; border: 1px solid #ddd; padding: 0.6em; overflow: auto; }\n";
 
 static void h(rpt__buf *b, const char *s)
 {
@@ -67,12 +73,37 @@ static void table(rpt__buf *b, const rpt_report *r, const rpt__plot *p)
                         n, t->nrows, p->name, p->name);
 }
 
-static void section(rpt__buf *b, const rpt_report *r, const rpt__plot *p)
+/* A plot's heading and contents entry: what it is, then its title; the
+ * plot's name in parentheses when another plot would read the same. */
+static void heading(rpt__buf *b, const rpt_report *r, int i)
 {
+    const rpt__plot *p = r->plot[i];
+    h(b, p->kind);
+    if (strcmp(p->kind, p->title) != 0) {
+        rpt__buf_puts(b, ": ");
+        h(b, p->title);
+    }
+    for (int j = 0; j < r->nplots; j++)
+        if (j != i && !strcmp(r->plot[j]->kind, p->kind) &&
+            !strcmp(r->plot[j]->title, p->title)) {
+            rpt__buf_printf(b, " (%s)", p->name);
+            break;
+        }
+}
+
+static void section(rpt__buf *b, const rpt_report *r, int i)
+{
+    const rpt__plot *p = r->plot[i];
     const char *n = p->name; /* [A-Za-z0-9_-]: safe in attributes and URLs as is */
     rpt__buf_printf(b, "<section id=\"%s\">\n<h2>", n);
-    h(b, p->title);
-    rpt__buf_puts(b, "</h2>\n<figure>\n");
+    heading(b, r, i);
+    rpt__buf_puts(b, "</h2>\n");
+    if (p->howto) {
+        rpt__buf_puts(b, "<p class=\"howto\">");
+        h(b, p->howto);
+        rpt__buf_puts(b, "</p>\n");
+    }
+    rpt__buf_puts(b, "<figure>\n");
     switch (p->render) {
     case RPT_RENDER_OK:
     case RPT_RENDER_OFF:
@@ -127,19 +158,23 @@ static int write_page(const rpt_report *r, const char *title, const char *note, 
         h(&b, note);
         rpt__buf_puts(&b, "</p>\n");
     }
+    if (r->summary.n)
+        rpt__buf_put(&b, r->summary.p, r->summary.n);
     if (r->nplots == 0) {
         rpt__buf_puts(&b, "<p>No plots: there was nothing recorded to show.</p>\n");
     } else {
         rpt__buf_puts(&b, "<nav>\n<ul>\n");
+        if (r->summary.n)
+            rpt__buf_puts(&b, "<li><a href=\"#summary\">Summary</a></li>\n");
         for (int i = 0; i < r->nplots; i++) {
             rpt__buf_printf(&b, "<li><a href=\"#%s\">", r->plot[i]->name);
-            h(&b, r->plot[i]->title);
+            heading(&b, r, i);
             rpt__buf_puts(&b, "</a></li>\n");
         }
         rpt__buf_puts(&b, "</ul>\n</nav>\n");
     }
     for (int i = 0; i < r->nplots; i++)
-        section(&b, r, r->plot[i]);
+        section(&b, r, i);
     rpt__buf_puts(&b, "</body>\n</html>\n");
     if (b.oom) {
         rpt__buf_fini(&b);
@@ -157,4 +192,46 @@ int rpt_html_write(const rpt_report *r, const char *title, const char *note, st_
     int rc = write_page(r, title, note, err);
     rpt__locale_leave(&loc);
     return rc;
+}
+
+int rpt_report_set_summary(rpt_report *r, const rpt_summary *s, st_err *err)
+{
+    rpt__buf b = {0};
+    rpt__buf_puts(&b, "<section id=\"summary\">\n<h2>");
+    h(&b, s->heading && *s->heading ? s->heading : "Summary");
+    rpt__buf_puts(&b, "</h2>\n");
+    if (s->lead && *s->lead) {
+        rpt__buf_puts(&b, "<p>");
+        h(&b, s->lead);
+        rpt__buf_puts(&b, "</p>\n");
+    }
+    if (s->nfacts > 0 && s->facts) {
+        rpt__buf_puts(&b, "<dl>\n");
+        for (int i = 0; i < s->nfacts; i++) {
+            rpt__buf_puts(&b, "<dt>");
+            h(&b, s->facts[i].label);
+            rpt__buf_puts(&b, "</dt><dd>");
+            h(&b, s->facts[i].value);
+            rpt__buf_puts(&b, "</dd>\n");
+        }
+        rpt__buf_puts(&b, "</dl>\n");
+    }
+    if (s->code && *s->code) {
+        if (s->code_title && *s->code_title) {
+            rpt__buf_puts(&b, "<p><strong>");
+            h(&b, s->code_title);
+            rpt__buf_puts(&b, "</strong></p>\n");
+        }
+        rpt__buf_puts(&b, "<pre>");
+        h(&b, s->code);
+        rpt__buf_puts(&b, "</pre>\n");
+    }
+    rpt__buf_puts(&b, "</section>\n");
+    if (b.oom) {
+        rpt__buf_fini(&b);
+        return ST_RAISE(err, ST_ENOMEM, "report: out of memory");
+    }
+    rpt__buf_fini(&r->summary);
+    r->summary = b;
+    return ST_OK;
 }

@@ -92,7 +92,10 @@ const char *rpt__table_get(const rpt__table *t, int row, int col);
 
 typedef struct rpt__plot {
     char name[RPT_NAME_MAX];
+    char *kind;                  /* owned: what the plot is ("Step time over TP x PP"), for
+                                  * its heading beside the title */
     char *title;                 /* owned */
+    char *howto;                 /* owned: one sentence on how to read it; may be NULL */
     char *caption;               /* owned: what the plot shows (no re-render hint) */
     int width_px, height_px;
     rpt__table table;
@@ -102,6 +105,7 @@ typedef struct rpt__plot {
 
 struct rpt_report {
     char *dir;                   /* owned */
+    rpt__buf summary;            /* the page's summary section, HTML (rpt_report_set_summary) */
     int render;
     char *gnuplot;               /* owned: program name or path */
     int width_px, height_px;
@@ -115,6 +119,8 @@ struct rpt_report {
 int rpt__plot_begin(rpt_report *r, const char *name, const char *default_name,
                     const char *title, const char *default_title, int width_px,
                     int height_px, rpt__plot **out, st_err *err);
+/* Set the plot's sentence on how to read it (copied). */
+void rpt__plot_howto(rpt__plot *p, const char *text);
 /* Drop a plot that was begun but not finished. */
 void rpt__plot_free(rpt__plot *p);
 
@@ -139,11 +145,11 @@ int rpt__write_file(const rpt_report *r, const char *name, const char *ext, cons
                     size_t n, st_err *err);
 
 /* Run gnuplot on script (a file name in dir) with dir as its working
- * directory. *out gets RPT_RENDER_OK or RPT_RENDER_NO_GNUPLOT (program not
+ * directory; set (NULL: none) is a command run first (gnuplot -e set). *out gets RPT_RENDER_OK or RPT_RENDER_NO_GNUPLOT (program not
  * found or not executable: returns ST_OK); a run that fails returns ST_EIO
  * with gnuplot's last error line (and *out = RPT_RENDER_FAILED). */
-int rpt__gnuplot_run(const char *program, const char *dir, const char *script, rpt_render *out,
-                     st_err *err);
+int rpt__gnuplot_run(const char *program, const char *dir, const char *set, const char *script,
+                     rpt_render *out, st_err *err);
 
 /* Numbers in the files are read by gnuplot and by people in any locale, so
  * every public writer formats them in the "C" numeric locale (a '.' before

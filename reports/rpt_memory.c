@@ -23,6 +23,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #define NTERMS 9
 #define DEFAULT_W 1100
@@ -226,14 +227,44 @@ static void script(rpt__buf *gp, const rpt__plot *p, const rpt_memory *in, int n
         rpt__buf_puts(gp, ", \\\n         keyentry with points pt -1 lc rgb 'white' title ' ', "
                           "\\\n         keyentry with points pt -1 lc rgb 'white' title 'plans:'");
         for (int i = 0; i < in->nplans; i++) {
-            rpt__buf lab = {0};
-            if (in->plans[i].label)
-                rpt__buf_printf(&lab, "#%d %.*s", i + 1, KEY_LABEL_MAX, in->plans[i].label);
-            else
-                rpt__buf_printf(&lab, "#%d plan %d", i + 1, i + 1);
-            rpt__buf_puts(gp, ", \\\n         keyentry with points pt -1 lc rgb 'white' title ");
-            rpt__gp_str(gp, lab.oom ? "" : lab.p);
-            rpt__buf_fini(&lab);
+            /* a long label goes on over a second entry, broken at a space:
+             * plans often differ only at the end of theirs */
+            const char *text = in->plans[i].label;
+            char num[16];
+            snprintf(num, sizeof num, "#%d ", i + 1);
+            for (int line = 0; line < 2; line++) {
+                rpt__buf lab = {0};
+                size_t len = text ? strlen(text) : 0, take = len;
+                if (line == 0 && len > KEY_LABEL_MAX) {
+                    take = KEY_LABEL_MAX;
+                    while (take > KEY_LABEL_MAX / 2 && text[take] != ' ')
+                        take--;
+                } else if (take > KEY_LABEL_MAX) {
+                    take = KEY_LABEL_MAX;
+                }
+                if (!text)
+                    rpt__buf_printf(&lab, "#%d plan %d", i + 1, i + 1);
+                else
+                    rpt__buf_printf(&lab, "%*s%.*s", line ? (int)strlen(num) + 1 : 0, "",
+                                    (int)take, text);
+                if (line == 0 && text) {
+                    rpt__buf lab2 = {0};
+                    rpt__buf_printf(&lab2, "%s%s", num, lab.p ? lab.p : "");
+                    rpt__buf_fini(&lab);
+                    lab = lab2;
+                }
+                rpt__buf_puts(gp, ", \\\n         keyentry with points pt -1 lc rgb 'white' "
+                                  "title ");
+                rpt__gp_str(gp, lab.oom ? "" : lab.p);
+                rpt__buf_fini(&lab);
+                if (!text || take >= len)
+                    break;
+                text += take;
+                while (*text == ' ')
+                    text++;
+                if (!*text)
+                    break;
+            }
         }
     }
     rpt__buf_puts(gp, "\n");
@@ -341,6 +372,9 @@ static int write_plot(rpt_report *r, const rpt_memory *in, rpt_render *render, s
         rpt__buf_puts(&cap, "Every stage fits.");
     for (int i = 0; i < in->nplans; i++)
         partial_note(&cap, &in->plans[i], i + 1);
+    rpt__plot_howto(p, "Each bar is one pipeline stage of a plan, stacked by what holds the "
+                       "memory of one of its GPUs; the dashed line is the GPU's memory, so the "
+                       "gap above a bar is its headroom and a bar over the line would not fit.");
     rc = rpt__plot_finish(r, p, "memory per GPU by term (GiB = 2^30 bytes), one row per "
                                 "(plan, pipeline stage) drawn", &gp, &cap, render, err);
     rpt__buf_fini(&gp);

@@ -11,6 +11,8 @@
  */
 #include "reports/rpt_int.h"
 
+#include "common/outfile.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,8 +84,9 @@ static int make_dirs(const char *dir, st_err *err)
         char c = *p;
         *p = '\0';
         if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-            rc = ST_RAISE(err, ST_EIO, "report: cannot create directory '%s': %s", path,
-                          strerror(errno));
+            char shown[ST_PATH_SHOWN];
+            rc = ST_RAISE(err, st_errno_status(errno), "report: cannot create directory '%s': %s",
+                          st_path_fit(path, shown, sizeof shown), strerror(errno));
             break;
         }
         *p = c;
@@ -94,10 +97,16 @@ static int make_dirs(const char *dir, st_err *err)
     if (rc != ST_OK)
         return rc;
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return ST_RAISE(err, ST_EIO, "report: '%s' is not a directory", dir);
+    char shown[ST_PATH_SHOWN];
+    st_path_fit(dir, shown, sizeof shown);
+    if (stat(dir, &st) != 0)
+        return ST_RAISE(err, st_errno_status(errno), "report: '%s': %s", shown, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return ST_RAISE(err, ST_EINVAL, "report: '%s' is not a directory (--out names the "
+                        "directory to write the report in)", shown);
     if (access(dir, W_OK | X_OK) != 0)
-        return ST_RAISE(err, ST_EIO, "report: cannot write in '%s': %s", dir, strerror(errno));
+        return ST_RAISE(err, st_errno_status(errno), "report: cannot write in '%s': %s", shown,
+                        strerror(errno));
     return ST_OK;
 }
 
@@ -149,10 +158,18 @@ int rpt_report_new(const char *dir, const rpt_config *cfg, rpt_report **out, st_
     return ST_OK;
 }
 
+void rpt__plot_howto(rpt__plot *p, const char *text)
+{
+    free(p->howto);
+    p->howto = text ? dup_str(text) : NULL;
+}
+
 void rpt__plot_free(rpt__plot *p)
 {
     if (!p)
         return;
+    free(p->kind);
+    free(p->howto);
     free(p->title);
     free(p->caption);
     rpt__table_fini(&p->table);
@@ -166,6 +183,7 @@ void rpt_report_free(rpt_report *r)
     for (int i = 0; i < r->nplots; i++)
         rpt__plot_free(r->plot[i]);
     free(r->plot);
+    rpt__buf_fini(&r->summary);
     free(r->dir);
     free(r->gnuplot);
     free(r);
@@ -222,8 +240,9 @@ int rpt__plot_begin(rpt_report *r, const char *name, const char *default_name,
         return ST_RAISE(err, ST_ENOMEM, "report: out of memory");
     snprintf(p->name, sizeof p->name, "%s", name);
     p->title = dup_str(title && *title ? title : default_title);
-    if (!p->title) {
-        free(p);
+    p->kind = dup_str(default_title);
+    if (!p->title || !p->kind) {
+        rpt__plot_free(p);
         return ST_RAISE(err, ST_ENOMEM, "report: out of memory");
     }
     p->width_px = r->width_px > 0 ? r->width_px : width_px;
@@ -243,8 +262,11 @@ void rpt__gp_head(rpt__buf *gp, const rpt__plot *p, const char *what)
                     "set encoding utf8\n"
                     "set datafile missing \"" RPT__MISSING "\"\n"
                     "data_file = '%s.dat'\n"
+                    "# smdplan renders to temporary names (gnuplot -e \"out_base='...'\") and\n"
+                    "# renames them once both images are complete.\n"
+                    "if (!exists(\"out_base\")) out_base = '%s'\n"
                     "title_text = ",
-                    p->name, p->name, p->name, p->name, p->name);
+                    p->name, p->name, p->name, p->name, p->name, p->name);
     rpt__gp_str(gp, p->title);
     rpt__buf_puts(gp, "\n");
 }
@@ -260,8 +282,8 @@ void rpt__gp_loop_begin(rpt__buf *gp, const rpt__plot *p)
                     "        set terminal svg size %d,%d noenhanced font \"sans,10\" "
                     "background rgb \"white\"\n"
                     "    }\n"
-                    "    set output \"%s.\" . fmt\n",
-                    p->width_px, p->height_px, p->width_px, p->height_px, p->name);
+                    "    set output out_base . \".\" . fmt\n",
+                    p->width_px, p->height_px, p->width_px, p->height_px);
 }
 
 void rpt__gp_loop_end(rpt__buf *gp)
@@ -269,7 +291,8 @@ void rpt__gp_loop_end(rpt__buf *gp)
     rpt__buf_puts(gp, "    set output\n}\n");
 }
 
-/* Write text to DIR/NAME.EXT. */
+/* Write text to DIR/NAME.EXT, whole or not at all (common/outfile.h): a
+ * failed write leaves what was there. */
 int rpt__write_file(const rpt_report *r, const char *name, const char *ext, const char *text,
                     size_t n, st_err *err)
 {
@@ -277,39 +300,53 @@ int rpt__write_file(const rpt_report *r, const char *name, const char *ext, cons
     rpt__buf_printf(&path, "%s/%s.%s", r->dir, name, ext);
     if (path.oom)
         return ST_RAISE(err, ST_ENOMEM, "report: out of memory");
-    int rc = ST_OK;
-    FILE *f = fopen(path.p, "wb");
-    if (!f) {
-        rc = ST_RAISE(err, ST_EIO, "report: cannot write '%s': %s", path.p, strerror(errno));
-    } else {
-        size_t w = n ? fwrite(text, 1, n, f) : 0;
-        int bad = w != n || ferror(f);
-        if (fclose(f) != 0)
-            bad = 1;
-        if (bad)
-            rc = ST_RAISE(err, ST_EIO, "report: writing '%s' failed", path.p);
-    }
+    int rc = outfile_write(path.p, "report", text, n, err);
     rpt__buf_fini(&path);
     return rc;
 }
 
-static void remove_file(const rpt_report *r, const char *name, const char *ext)
+static int file_nonempty(const char *path)
 {
-    rpt__buf path = {0};
-    rpt__buf_printf(&path, "%s/%s.%s", r->dir, name, ext);
-    if (!path.oom)
-        (void)unlink(path.p);
-    rpt__buf_fini(&path);
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
 }
 
-static int file_nonempty(const rpt_report *r, const char *name, const char *ext)
+/* Render p's script: gnuplot writes .NAME.render-PID.png and .svg (names
+ * this process owns), which are renamed to NAME.png and NAME.svg once both
+ * are there. A failed render removes its own temporaries only: images a
+ * run did not make are never removed (the page does not show them). */
+static int render_plot(const rpt_report *r, rpt__plot *p, st_err *gerr)
 {
-    rpt__buf path = {0};
-    rpt__buf_printf(&path, "%s/%s.%s", r->dir, name, ext);
-    struct stat st;
-    int ok = !path.oom && stat(path.p, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
-    rpt__buf_fini(&path);
-    return ok;
+    char script[RPT_NAME_MAX + 4], base[RPT_NAME_MAX + 32], set[RPT_NAME_MAX + 48];
+    snprintf(script, sizeof script, "%s.gp", p->name);
+    snprintf(base, sizeof base, ".%s.render-%ld", p->name, (long)getpid());
+    snprintf(set, sizeof set, "out_base='%s'", base);
+    rpt__buf tmp[2] = {{0}, {0}}, dst[2] = {{0}, {0}};
+    static const char *const ext[2] = {"png", "svg"};
+    for (int i = 0; i < 2; i++) {
+        rpt__buf_printf(&tmp[i], "%s/%s.%s", r->dir, base, ext[i]);
+        rpt__buf_printf(&dst[i], "%s/%s.%s", r->dir, p->name, ext[i]);
+    }
+    int rc = ST_OK;
+    if (tmp[0].oom || tmp[1].oom || dst[0].oom || dst[1].oom)
+        rc = ST_RAISE(gerr, ST_ENOMEM, "report: out of memory");
+    if (rc == ST_OK)
+        rc = rpt__gnuplot_run(r->gnuplot, r->dir, set, script, &p->render, gerr);
+    if (rc == ST_OK && p->render == RPT_RENDER_OK &&
+        (!file_nonempty(tmp[0].p) || !file_nonempty(tmp[1].p)))
+        rc = ST_RAISE(gerr, ST_EIO, "gnuplot ran %s but wrote no %s.png / %s.svg", script,
+                      p->name, p->name);
+    for (int i = 0; rc == ST_OK && p->render == RPT_RENDER_OK && i < 2; i++)
+        if (rename(tmp[i].p, dst[i].p) != 0)
+            rc = ST_RAISE(gerr, ST_EIO, "report: cannot write %s.%s: %s", p->name, ext[i],
+                          strerror(errno));
+    for (int i = 0; i < 2; i++) {
+        if (!tmp[i].oom && tmp[i].p)
+            (void)unlink(tmp[i].p); /* ours; gone already after a rename */
+        rpt__buf_fini(&tmp[i]);
+        rpt__buf_fini(&dst[i]);
+    }
+    return rc;
 }
 
 /* NAME.dat: a comment header (what, the columns), then the rows; two blank
@@ -382,17 +419,8 @@ int rpt__plot_finish(rpt_report *r, rpt__plot *p, const char *dat_what, rpt__buf
         return rc;
     }
     if (r->render) {
-        /* Old images would pass for new ones when this run cannot render. */
-        remove_file(r, p->name, "png");
-        remove_file(r, p->name, "svg");
-        char script[RPT_NAME_MAX + 4];
-        snprintf(script, sizeof script, "%s.gp", p->name);
         st_err gerr = {0};
-        rc = rpt__gnuplot_run(r->gnuplot, r->dir, script, &p->render, &gerr);
-        if (rc == ST_OK && p->render == RPT_RENDER_OK &&
-            (!file_nonempty(r, p->name, "png") || !file_nonempty(r, p->name, "svg")))
-            rc = ST_RAISE(&gerr, ST_EIO, "gnuplot ran %s but wrote no %s.png / %s.svg", script,
-                          p->name, p->name);
+        rc = render_plot(r, p, &gerr);
         if (rc != ST_OK) {
             p->render = RPT_RENDER_FAILED;
             snprintf(p->render_msg, sizeof p->render_msg, "%s", gerr.msg);

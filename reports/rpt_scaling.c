@@ -1,7 +1,9 @@
 /*
  * rpt_scaling.c: plot 3, throughput (tokens/s) and cost (USD per 1M tokens)
  * against instance count, one curve per instance type: two panels side by
- * side sharing a log2 x axis (cluster sizes are usually doubled).
+ * side sharing a log2 x axis (cluster sizes are usually doubled), log y
+ * axes (types differ by orders of magnitude), each type in a colour, dash
+ * and marker of its own (up to 24 types, any colour vision).
  *
  * scaling.dat has one block per instance type (gnuplot `index`), in the
  * order the types first appear, each ordered by instance count. A count
@@ -18,6 +20,14 @@
 
 #define DEFAULT_W 1200
 #define DEFAULT_H 560
+
+/* Okabe and Ito's colours (Color Universal Design, 2008), distinct for
+ * every colour vision; yellow left out, it vanishes on white. */
+static const char *const safe_color[] = {"#000000", "#e69f00", "#56b4e9", "#009e73",
+                                         "#0072b2", "#d55e00", "#cc79a7"};
+#define NSAFE 7
+static const int point_type[] = {7, 5, 9, 11, 13, 15, 4, 6, 8, 10};
+#define NPOINTS 10
 
 static const char *const cols[] = {"instance", "instances", "gpus", "tokens_per_s",
                                    "usd_per_mtokens", "layout", NULL};
@@ -56,10 +66,13 @@ static void panel(rpt__buf *gp, int nseries, const char *const *names, const int
         rpt__buf_puts(gp, "    set label 1 ");
         rpt__gp_str(gp, empty_msg);
         rpt__buf_puts(gp, " at graph 0.5, graph 0.5 center\n"
+                          "    unset logscale y\n"
                           "    set yrange [0:1]\n"
                           "    set format y ''\n"
                           "    plot data_file using 2:(0) with points ps 0 notitle\n"
-                          "    unset label 1\n");
+                          "    unset label 1\n"
+                          "    set autoscale y\n"
+                          "    set logscale y\n");
         return;
     }
     rpt__buf_puts(gp, "    plot ");
@@ -67,10 +80,11 @@ static void panel(rpt__buf *gp, int nseries, const char *const *names, const int
     for (int s = 0; s < nseries; s++) {
         if (!have[s])
             continue;
-        rpt__buf_printf(gp, "%sdata_file index %d using 2:%d with linespoints lw 2 pt %d "
+        /* colour, dash and point together tell up to 24 types apart */
+        rpt__buf_printf(gp, "%sdata_file index %d using 2:%d with linespoints lw 2 dt %d pt %d "
                             "ps 1.2 lc rgb '%s' title ",
-                        first ? "" : ", \\\n         ", s, col, 5 + 2 * (s % 4),
-                        rpt__series_color[s % RPT_NCOLORS]);
+                        first ? "" : ", \\\n         ", s, col, 1 + s / NSAFE % 3,
+                        point_type[(s + s / NSAFE) % NPOINTS], safe_color[s % NSAFE]);
         rpt__gp_str(gp, names[s]);
         first = 0;
     }
@@ -166,20 +180,22 @@ static int write_plot(rpt_report *r, const rpt_scaling *in, rpt_render *render, 
                        "set offsets graph 0.05, graph 0.05, graph 0.05, 0\n");
     rpt__gp_loop_begin(&gp, p);
     rpt__buf_puts(&gp, "    set multiplot layout 1,2 title title_text\n"
-                       "    set ylabel 'throughput (tokens/s)'\n"
-                       "    set yrange [0:*]\n"
-                       "    set format y '%.1s%c'\n");
+                       "    # log y: the small types keep their shape beside the large ones\n"
+                       "    set logscale y\n"
+                       "    set ylabel 'throughput (tokens/s, log scale)'\n"
+                       "    set format y '%.1s%c'\n"
+                       "    set key top left reverse Left samplen 3\n");
     panel(&gp, nseries, names, have_tput, 4, "no cluster size fits the model");
-    rpt__buf_puts(&gp, "    set ylabel 'cost (USD per 1M tokens)'\n"
-                       "    set yrange [0:*]\n"
-                       "    set format y '%g'\n");
+    rpt__buf_puts(&gp, "    set ylabel 'cost (USD per 1M tokens, log scale)'\n"
+                       "    set format y '%g'\n"
+                       "    unset key\n");
     panel(&gp, nseries, names, have_cost, 5, "no price known");
     rpt__buf_puts(&gp, "    unset multiplot\n");
     rpt__gp_loop_end(&gp);
 
     rpt__buf_printf(&cap, "Training throughput (left, tokens/s) and cost (right, USD per million "
                           "tokens at on-demand prices) of the best layout against the number of "
-                          "instances, for %d instance type%s (log2 x axis). ",
+                          "instances, for %d instance type%s (log2 x axis, log y axes). ",
                     nseries, nseries == 1 ? "" : "s");
     rpt__buf_printf(&cap, "%d of %d cluster sizes fit the model", nfeasible, in->npoints);
     if (nfeasible < in->npoints)
@@ -188,6 +204,10 @@ static int write_plot(rpt_report *r, const rpt_scaling *in, rpt_render *render, 
         rpt__buf_printf(&cap, "; %d without a known price %s no cost", nfeasible - ncost,
                         nfeasible - ncost == 1 ? "has" : "have");
     rpt__buf_puts(&cap, ".");
+    rpt__plot_howto(p, "Both axes are logarithmic: on the left a line rising at the slope of the "
+                       "grid's diagonal scales perfectly with the instances, a flatter one loses "
+                       "throughput to communication; on the right lower is cheaper per token, and "
+                       "each type keeps its colour, dash and marker from the key on the left.");
     rc = rpt__plot_finish(r, p, "best layout per cluster size, one block per instance type; '-' "
                                 "where nothing fits or no price is known",
                           &gp, &cap, render, err);

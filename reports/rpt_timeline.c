@@ -25,6 +25,8 @@
 #define LABEL_MAX_OPS 48         /* compute ops on a stage above which labels would overlap */
 #define BORDER_MAX_OPS 400       /* above this, op borders would hide the ops */
 #define YTICS_MAX_STAGES 32      /* above this, stage tics are left to gnuplot */
+#define SECONDS_FROM_S 2.0       /* a step this long is drawn in seconds, not ms */
+#define MIN_WIDTH_SHARE 0.002    /* the narrowest send or bucket drawn, a share of the span */
 
 static const char *const cols[] = {"stage", "stream", "kind", "microbatch", "chunk",
                                    "start_ms", "end_ms", NULL};
@@ -165,16 +167,28 @@ static int write_plot(rpt_report *r, const rpt_timeline *in, rpt_render *render,
 
     rpt__buf gp = {0}, cap = {0};
     rpt__gp_head(&gp, p, "the pipeline timeline of a simulated step, a Gantt chart per stage.");
+    double span_ms = (double)end_ns / 1e6;
+    if (in->step_s * 1e3 > span_ms)
+        span_ms = in->step_s * 1e3;
+    int in_s = span_ms >= SECONDS_FROM_S * 1e3;
     rpt__buf_puts(&gp, "# Lanes of a stage's band: compute ops tall, sends and gradient buckets "
-                       "thin below.\n"
+                       "below.\n"
                        "compute(k) = k eq 'F' || k eq 'B' || k eq 'Bi' || k eq 'W'\n"
-                       "lane(k) = compute(k) ? -0.12 : (k eq 'bucket' ? 0.36 : 0.22)\n"
-                       "half(k) = compute(k) ? 0.25 : (k eq 'bucket' ? 0.05 : 0.06)\n"
+                       "lane(k) = compute(k) ? -0.12 : (k eq 'bucket' ? 0.37 : 0.22)\n"
+                       "half(k) = compute(k) ? 0.25 : (k eq 'bucket' ? 0.06 : 0.08)\n"
                        "# The box of an op of kind k, NaN (skipped) for the other kinds.\n"
-                       "op_y(k) = strcol(3) eq k ? $1 + lane(k) : NaN\n"
-                       "set title title_text\n"
-                       "set xlabel 'time from the start of the step (ms)'\n"
-                       "set ylabel 'pipeline stage'\n");
+                       "op_y(k) = strcol(3) eq k ? $1 + lane(k) : NaN\n");
+    rpt__buf_printf(&gp, "# Time unit: the data is in ms; a step of %.0f s or more is drawn in s.\n"
+                         "unit = %s\n"
+                         "# A send or bucket shorter than this (ms) is drawn this wide, to be seen.\n"
+                         "min_ms = ",
+                    SECONDS_FROM_S, in_s ? "1000.0" : "1.0");
+    rpt__gp_num(&gp, span_ms * MIN_WIDTH_SHARE);
+    rpt__buf_printf(&gp, "\nhalf_w(k, a, b) = compute(k) || b - a >= min_ms ? (b - a) / 2 : min_ms / 2\n"
+                         "set title title_text\n"
+                         "set xlabel 'time from the start of the step (%s)'\n"
+                         "set ylabel 'pipeline stage'\n",
+                    in_s ? "s" : "ms");
     rpt__buf_printf(&gp, "set yrange [%d.5:-0.5]\n", in->pp - 1);
     if (in->pp <= YTICS_MAX_STAGES)
         rpt__buf_puts(&gp, "set ytics 1 scale 0\n");
@@ -187,7 +201,7 @@ static int write_plot(rpt_report *r, const rpt_timeline *in, rpt_render *render,
         rpt__buf_puts(&gp, "# The end of the step (optimizer included), a dashed line.\n"
                            "$step_end << EOD\n");
         for (int k = 0; k < 2; k++) {
-            rpt__gp_num(&gp, in->step_s * 1e3);
+            rpt__gp_num(&gp, in_s ? in->step_s : in->step_s * 1e3);
             rpt__buf_puts(&gp, " ");
             rpt__gp_num(&gp, k ? in->pp - 0.5 : -0.5);
             rpt__buf_puts(&gp, "\n");
@@ -200,17 +214,17 @@ static int write_plot(rpt_report *r, const rpt_timeline *in, rpt_render *render,
     for (int k = 0; k < NKINDS; k++) {
         if (!present[k])
             continue;
-        rpt__buf_printf(&gp, "%sdata_file using (($6+$7)/2):(op_y('%s')):(($7-$6)/2):"
-                             "(half('%s')) with boxxyerror fillstyle solid 1.0 %s "
-                             "fillcolor rgb '%s' title '%s'",
-                        first ? "" : ", \\\n         ", kind_name[k], kind_name[k],
+        rpt__buf_printf(&gp, "%sdata_file using (($6+$7)/2/unit):(op_y('%s')):"
+                             "(half_w('%s', $6, $7)/unit):(half('%s')) with boxxyerror "
+                             "fillstyle solid 1.0 %s fillcolor rgb '%s' title '%s'",
+                        first ? "" : ", \\\n         ", kind_name[k], kind_name[k], kind_name[k],
                         is_compute(k) && most_ops <= BORDER_MAX_OPS ? "border lw 0.5 lc rgb 'white'"
                                                                     : "noborder",
                         kind_color[k], kind_title[k]);
         first = 0;
     }
     if (most_ops <= LABEL_MAX_OPS)
-        rpt__buf_printf(&gp, ", \\\n         data_file using (($6+$7)/2):"
+        rpt__buf_printf(&gp, ", \\\n         data_file using (($6+$7)/2/unit):"
                              "(compute(strcol(3)) ? $1 + lane('F') : NaN):(%s) with labels "
                              "font ',7' tc rgb 'white' notitle",
                         chunks ? "sprintf('%d.%d', $4, $5)" : "sprintf('%d', $4)");
@@ -224,9 +238,9 @@ static int write_plot(rpt_report *r, const rpt_timeline *in, rpt_render *render,
     for (int k = 0; k <= K_W; k++)
         ncompute += present[k];
     rpt__buf_printf(&cap, "Every op of one simulated training step on each of the %d pipeline "
-                          "stage%s (stage 0 on top), over time in milliseconds: compute ops in "
-                          "the tall lane",
-                    in->pp, in->pp == 1 ? "" : "s");
+                          "stage%s (stage 0 on top), over time in %s: compute ops in the tall "
+                          "lane",
+                    in->pp, in->pp == 1 ? "" : "s", in_s ? "seconds" : "milliseconds");
     if (ncompute > 0) {
         rpt__buf_puts(&cap, " (");
         for (int k = 0, n = 0; k <= K_W; k++)
@@ -239,11 +253,23 @@ static int write_plot(rpt_report *r, const rpt_timeline *in, rpt_render *render,
     if (most_ops <= LABEL_MAX_OPS)
         rpt__buf_printf(&cap, "; compute ops are labelled with their microbatch%s",
                         chunks ? ".chunk" : "");
-    rpt__buf_printf(&cap, ". %d ops, the last ending at %.3f ms", in->ntrace, (double)end_ns / 1e6);
+    rpt__buf_printf(&cap, ". %d ops, the last ending at %.3f %s", in->ntrace,
+                    in_s ? (double)end_ns / 1e9 : (double)end_ns / 1e6, in_s ? "s" : "ms");
     if (in->step_s > 0)
-        rpt__buf_printf(&cap, "; the dashed line is the step's end (%.3f ms, optimizer included)",
-                        in->step_s * 1e3);
-    rpt__buf_puts(&cap, ". Idle gaps in the tall lane are the pipeline bubble.");
+        rpt__buf_printf(&cap, "; the dashed line is the step's end (%.3f %s, optimizer included)",
+                        in_s ? in->step_s : in->step_s * 1e3, in_s ? "s" : "ms");
+    rpt__buf_printf(&cap, "; sends and buckets shorter than %.2g %s are drawn that wide so they "
+                          "show. Idle gaps in the tall lane are the pipeline bubble.",
+                    (in_s ? span_ms / 1e3 : span_ms) * MIN_WIDTH_SHARE, in_s ? "s" : "ms");
+    if (in->note && *in->note) {
+        rpt__buf_puts(&cap, " ");
+        rpt__buf_puts(&cap, in->note);
+    }
+    rpt__plot_howto(p, "Each band is one pipeline stage over the step, time left to right: tall "
+                       "boxes are compute (forward, backward), thin ones below are the "
+                       "activations and gradients sent to the next stage and the gradient "
+                       "all-reduce; white gaps in the tall lane are the bubble, time the stage "
+                       "waits.");
     rc = rpt__plot_finish(r, p, "one row per op of the simulated step; times in ms from its start",
                           &gp, &cap, render, err);
     rpt__buf_fini(&gp);

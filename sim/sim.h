@@ -35,6 +35,10 @@ typedef struct sim_config {
     double straggler_factor;     /* its durations are multiplied by this (>= 1) */
     int monte_carlo;             /* steps simulated with seeds seed, seed+1, ... (>= 1) */
     int keep_trace;              /* keep every op of the (first) step for a trace */
+    int whole_step;              /* 1: play out every microbatch however many (no windows) */
+    /* Called after each Monte Carlo step (done of total); NULL = none. */
+    void (*progress)(void *ctx, int done, int total);
+    void *progress_ctx;
 } sim_config;
 
 void sim_config_default(sim_config *cfg);
@@ -80,13 +84,24 @@ typedef struct sim_result {
     double critical_compute_s, critical_transfer_s, critical_tail_s;
     int critical_ops;
     int critical_stages;         /* distinct ranks the path runs through */
-    /* With keep_trace: every op of the first step (owned; sim_result_fini). */
+    /* With keep_trace: every op of the first step (owned; sim_result_fini);
+     * of the first window when the step was extrapolated. */
     sim_trace_rec *trace;
     int ntrace;
+    int microbatches;            /* the step's microbatches */
+    /* A step of many microbatches is not played out whole: windows of
+     * window_microbatches[0] and [1] microbatches are, and every figure
+     * that grows with the microbatches is extrapolated linearly from the
+     * two (the pipeline's steady state adds the same per microbatch). Both
+     * 0 when the whole step was played out. */
+    int window_microbatches[2];
 } sim_result;
 
-/* Simulate a step of the layout whose costs are given. ST_EINVAL for a
- * schedule the generator refuses (message names the value), ST_ENOMEM. */
+/* Simulate a step of the layout whose costs are given. The work is bounded
+ * by the pipeline's depth, not the batch: a step of more than a few hundred
+ * microbatches is extrapolated from two windows of them (see
+ * window_microbatches). ST_EINVAL for a schedule the generator refuses
+ * (message names the value), ST_ENOMEM. */
 int sim_step_run(const plan_costs *costs, const sim_config *cfg, sim_result *out, st_err *err);
 
 /* Release what a result owns (its trace). */

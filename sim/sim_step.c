@@ -20,6 +20,7 @@
 #include "sim/sim.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,19 @@
 #include <gsl/gsl_statistics_double.h>
 
 #define NS_PER_S 1e9
+
+/* A step of more microbatches than SIM_WINDOW_FACTOR times the second
+ * window is extrapolated from two windows (see window()). The windows hold
+ * SIM_WINDOW_PER_STAGE microbatches per pipeline rank: the 1F1B warm-up and
+ * drain take pp - 1 each (Narayanan et al. 2021, Sec. 2.2), so a window of
+ * 8 pp is three quarters steady state; a deep pipeline of many chunks gets
+ * down to 2 per stage (still a steady state as long as the warm-up), so
+ * the work stays bounded (SIM_WINDOW_OPS_MAX). */
+#define SIM_WINDOW_PER_STAGE 8
+#define SIM_WINDOW_PER_STAGE_MIN 2
+#define SIM_WINDOW_OPS_MAX (1 << 19) /* (microbatch, chunk, stage) slots of the second window */
+#define SIM_WINDOW_MIN 64
+#define SIM_WINDOW_FACTOR 4
 
 void sim_config_default(sim_config *cfg)
 {
@@ -445,11 +459,129 @@ static int one_step(const plan_costs *c, const sim_config *cfg, uint64_t seed, i
     return ST_OK;
 }
 
+/* Every step of cfg (seeds seed, seed + 1, ...) of the layout c: the first
+ * step's figures in out, each step's time in t[monte_carlo]. */
+static int run_steps(const plan_costs *c, const sim_config *cfg, sim_result *out, double *t,
+                     st_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->pp = c->pp;
+    out->planner_step_s = c->planner_step_s;
+    out->microbatches = c->microbatches;
+    int rc = ST_OK;
+    for (int i = 0; i < cfg->monte_carlo && rc == ST_OK; i++) {
+        rc = one_step(c, cfg, cfg->seed + (uint64_t)i, i == 0, out, &t[i], err);
+        if (cfg->progress && cfg->monte_carlo > 1)
+            cfg->progress(cfg->progress_ctx, i + 1, cfg->monte_carlo);
+    }
+    if (rc != ST_OK)
+        sim_result_fini(out);
+    return rc;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The two windows of microbatches simulated for a step of m (0 when the
+ * whole step is simulated). A window must hold the pipeline's warm-up and
+ * drain and steady state between them: SIM_WINDOW_PER_STAGE microbatches
+ * per pipeline rank, at least SIM_WINDOW_MIN. The steady state repeats with
+ * a period of the cap on microbatches in flight (SMP's active
+ * microbatches admit them in groups) and of pp (virtual stages go round
+ * the pipeline in groups of pp), so the base W is a multiple of both when
+ * that is not much longer, else of pp, and the windows are W + r and
+ * 2W + r with r = m mod W: m is the second window plus whole periods. */
+static int window(const plan_costs *c, int *w1, int *w2)
+{
+    /* fewer per stage for a deep pipeline of many chunks, so the second
+     * window's ops (pp x v x 2 base) stay within SIM_WINDOW_OPS_MAX */
+    int64_t per_stage = SIM_WINDOW_PER_STAGE;
+    while (per_stage > SIM_WINDOW_PER_STAGE_MIN &&
+           (int64_t)c->pp * c->virtual_stages * 2 * per_stage * c->pp > SIM_WINDOW_OPS_MAX)
+        per_stage /= 2;
+    int64_t base = per_stage * (int64_t)c->pp;
+    if (base < SIM_WINDOW_MIN)
+        base = SIM_WINDOW_MIN;
+    int64_t cap = c->active_microbatches < c->microbatches ? c->active_microbatches
+                                                          : c->microbatches;
+    if (cap < 1)
+        cap = 1;
+    int64_t period = c->pp / gcd64(c->pp, cap) * cap;
+    if (period > 4 * base)
+        period = c->pp;
+    int64_t w = (base + period - 1) / period * period;
+    int64_t r = c->microbatches % w;
+    if ((2 * w + r) * SIM_WINDOW_FACTOR > c->microbatches)
+        return 0;
+    *w1 = (int)(w + r);
+    *w2 = (int)(2 * w + r);
+    return 1;
+}
+
+/* a at m microbatches on the line through (m1, a1) and (m2, a2) */
+static double line(double a1, double a2, int m1, int m2, int m)
+{
+    return a2 + (a2 - a1) * (double)(m - m2) / (double)(m2 - m1);
+}
+
+/* A step of m microbatches from the windows r1 (m1, with the trace) and r2
+ * (m2): every figure that grows with the microbatches grows on the line
+ * through the two (the steady state adds the same time per microbatch);
+ * what happens once per step (the gradient sync past the last backward,
+ * the optimizer, the ranks on the critical path) is r2's. */
+static void extrapolate(const plan_costs *c, sim_result *r1, const sim_result *r2, int m1,
+                        int m2, sim_result *out)
+{
+    int m = c->microbatches;
+    *out = *r2;
+    out->microbatches = m;
+    out->window_microbatches[0] = m1;
+    out->window_microbatches[1] = m2;
+    out->trace = r1->trace; /* the smaller window's ops, handed over */
+    out->ntrace = r1->ntrace;
+    r1->trace = NULL;
+    r1->ntrace = 0;
+    out->pipeline_s = line(r1->pipeline_s, r2->pipeline_s, m1, m2, m);
+    double ev = line((double)r1->events, (double)r2->events, m1, m2, m);
+    out->events = ev > 0 ? (uint64_t)llround(ev) : 0;
+    out->compute_bound_s = out->comm_bound_s = 0;
+    double busy_sum = 0;
+    for (int i = 0; i < c->pp; i++) {
+        const sim_stage_stats *a = &r1->stage[i], *b = &r2->stage[i];
+        sim_stage_stats *s = &out->stage[i];
+        s->busy_s = line(a->busy_s, b->busy_s, m1, m2, m);
+        s->send_busy_s = line(a->send_busy_s, b->send_busy_s, m1, m2, m);
+        double peak = line(a->peak_inflight, b->peak_inflight, m1, m2, m);
+        s->peak_inflight = peak > m ? m : (int)llround(peak);
+        s->peak_act_bytes = s->peak_inflight * c->stage[i].act_bytes;
+        s->peak_mem_bytes = c->stage[i].static_bytes + s->peak_act_bytes;
+        s->bubble_fraction = s->busy_s > 0 ? (out->pipeline_s - s->busy_s) / s->busy_s : 0.0;
+        busy_sum += s->busy_s;
+        if (s->busy_s > out->compute_bound_s)
+            out->compute_bound_s = s->busy_s;
+        if (s->send_busy_s > out->comm_bound_s)
+            out->comm_bound_s = s->send_busy_s;
+    }
+    out->bubble_fraction = busy_sum > 0 ? (c->pp * out->pipeline_s - busy_sum) / busy_sum : 0.0;
+    out->critical_compute_s = line(r1->critical_compute_s, r2->critical_compute_s, m1, m2, m);
+    out->critical_transfer_s = line(r1->critical_transfer_s, r2->critical_transfer_s, m1, m2, m);
+    double ops = line(r1->critical_ops, r2->critical_ops, m1, m2, m);
+    out->critical_ops = ops > INT32_MAX ? INT32_MAX : (int)llround(ops);
+}
+
 int sim_step_run(const plan_costs *c, const sim_config *cfg, sim_result *out, st_err *err)
 {
     memset(out, 0, sizeof *out);
     out->pp = c->pp;
     out->planner_step_s = c->planner_step_s;
+    out->microbatches = c->microbatches;
     if (cfg->monte_carlo < 1 || cfg->jitter_sigma < 0 || !isfinite(cfg->jitter_sigma) ||
         (cfg->straggler_stage >= 0 && !(cfg->straggler_factor >= 1.0)))
         return ST_RAISE(err, ST_EINVAL,
@@ -457,13 +589,46 @@ int sim_step_run(const plan_costs *c, const sim_config *cfg, sim_result *out, st
     if (cfg->straggler_stage >= c->pp)
         return ST_RAISE(err, ST_EINVAL, "simulate: straggler stage %d: allowed 0 to %d",
                         cfg->straggler_stage, c->pp - 1);
+    if (c->microbatches < 1)
+        return ST_RAISE(err, ST_EINVAL, "simulate: microbatches %d: must be at least 1",
+                        c->microbatches);
     int n = cfg->monte_carlo;
-    double *t = malloc((size_t)n * sizeof *t);
+    double *t = malloc(2 * (size_t)n * sizeof *t);
     if (!t)
         return ST_RAISE(err, ST_ENOMEM, "simulate: cannot allocate %d step times", n);
-    int rc = ST_OK;
-    for (int i = 0; i < n && rc == ST_OK; i++)
-        rc = one_step(c, cfg, cfg->seed + (uint64_t)i, i == 0, out, &t[i], err);
+    int rc, m1, m2;
+    if (cfg->whole_step || !window(c, &m1, &m2)) {
+        rc = run_steps(c, cfg, out, t, err);
+    } else {
+        /* A long step (a large batch): two windows of its microbatches are
+         * played out and the step is extrapolated from them, so the work is
+         * bounded by the pipeline's depth, not by the batch. */
+        plan_costs *w = malloc(sizeof *w);
+        sim_result *r = calloc(2, sizeof *r);
+        rc = w && r ? ST_OK : ST_RAISE(err, ST_ENOMEM, "simulate: out of memory");
+        sim_config one = *cfg;
+        if (rc == ST_OK) {
+            *w = *c;
+            w->microbatches = m1;
+            rc = run_steps(w, &one, &r[0], t, err);
+        }
+        if (rc == ST_OK) {
+            w->microbatches = m2;
+            one.keep_trace = 0;
+            rc = run_steps(w, &one, &r[1], t + n, err);
+        }
+        if (rc == ST_OK) {
+            for (int i = 0; i < n; i++)
+                t[i] = line(t[i], t[n + i], m1, m2, c->microbatches);
+            extrapolate(c, &r[0], &r[1], m1, m2, out);
+        }
+        if (r) {
+            sim_result_fini(&r[0]);
+            sim_result_fini(&r[1]);
+        }
+        free(r);
+        free(w);
+    }
     if (rc == ST_OK) {
         out->steps = n;
         out->step_s = gsl_stats_mean(t, 1, (size_t)n);

@@ -24,8 +24,9 @@
 
 #define GOLDEN_DIR SMD_TEST_FIXTURES "/reports"
 
-static const char *const plot_names[] = {"memory", "grid", "scaling", "timeline", "accuracy"};
-#define NPLOTS 5
+static const char *const plot_names[] = {"memory", "grid", "scaling", "timeline", "accuracy",
+                                         "stages"};
+#define NPLOTS 6
 
 static rpt_report *open_report(const char *dir, int max_rows)
 {
@@ -61,12 +62,18 @@ static void write_sample(const char *dir, int max_rows)
     rpt_scaling sc = sample_scaling();
     rpt_timeline tl = sample_timeline();
     rpt_accuracy acc = sample_accuracy();
+    rpt_stages stg = sample_stages();
     ok(rpt_memory_write(r, &mem, &rr, &err), &err);
     assert_int_equal(rr, RPT_RENDER_OFF);
     ok(rpt_grid_write(r, &grid, &rr, &err), &err);
     ok(rpt_scaling_write(r, &sc, &rr, &err), &err);
     ok(rpt_timeline_write(r, &tl, &rr, &err), &err);
     ok(rpt_accuracy_write(r, &acc, NULL, &err), &err);
+    ok(rpt_stages_write(r, &stg, NULL, &err), &err);
+    rpt_fact facts[] = {{"Recommended plan (#1)", "tp 8 pp 2 <best>"}, {"Cost", "$1 & more"}};
+    rpt_summary sum = {"Recommended plan", "What the sample recommends.", 2, facts,
+                       "Launch settings", "instance_count = 2\n"};
+    ok(rpt_report_set_summary(r, &sum, &err), &err);
     assert_int_equal(rpt_report_nplots(r), NPLOTS);
     for (int i = 0; i < NPLOTS; i++)
         assert_string_equal(rpt_report_plot_name(r, i), plot_names[i]);
@@ -422,7 +429,8 @@ static void renamed_plot_reads_its_own_data(void **state)
     ok(rpt_timeline_write(r, &b, NULL, &err), &err);
     char *gp = file_slurp(dir, "timeline_zb.gp", NULL);
     assert_non_null(strstr(gp, "data_file = 'timeline_zb.dat'\n"));
-    assert_non_null(strstr(gp, "set output \"timeline_zb.\" . fmt"));
+    assert_non_null(strstr(gp, "if (!exists(\"out_base\")) out_base = 'timeline_zb'\n"));
+    assert_non_null(strstr(gp, "set output out_base . \".\" . fmt"));
     assert_null(strstr(gp, "'timeline.dat'"));
     free(gp);
     /* The same name twice is refused. */
@@ -654,9 +662,11 @@ static void report_directory(void **state)
     assert_non_null(f);
     fclose(f);
     r = (rpt_report *)1;
-    assert_int_equal(rpt_report_new(file, NULL, &r, &err), ST_EIO);
+    /* a file where the directory should be is the user's mistake: bad input */
+    assert_int_equal(rpt_report_new(file, NULL, &r, &err), ST_EINVAL);
     assert_null(r);
     assert_non_null(strstr(err.msg, "plain"));
+    assert_non_null(strstr(err.msg, "not a directory"));
 
     st_err_clear(&err);
     assert_int_equal(rpt_report_new("", NULL, &r, &err), ST_EINVAL);
@@ -693,9 +703,10 @@ static void report_directory(void **state)
     rmdir(dir);
 }
 
-/* A file that cannot be written is ST_EIO naming it, and the plot is not
- * kept. A directory in its place stands in for any write failure (it stops
- * root too, unlike permissions). */
+/* A file that cannot be written is an error naming it with the system's
+ * reason, and the plot is not kept. A directory in its place stands in for
+ * a path the user cannot write (it stops root too, unlike permissions): bad
+ * input, ST_EINVAL, and the directory is left as it was. */
 static void unwritable_files(void **state)
 {
     char dir[512], sub[700];
@@ -705,8 +716,9 @@ static void unwritable_files(void **state)
     snprintf(sub, sizeof sub, "%s/grid.gp", dir);
     assert_int_equal(mkdir(sub, 0755), 0);
     rpt_grid grid = sample_grid();
-    assert_int_equal(rpt_grid_write(r, &grid, NULL, &err), ST_EIO);
+    assert_int_equal(rpt_grid_write(r, &grid, NULL, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "grid.gp"));
+    assert_non_null(strstr(err.msg, "Is a directory"));
     assert_int_equal(rpt_report_nplots(r), 0);
     rmdir(sub);
     st_err_clear(&err);
@@ -716,7 +728,7 @@ static void unwritable_files(void **state)
     snprintf(sub, sizeof sub, "%s/index.html", dir);
     assert_int_equal(mkdir(sub, 0755), 0);
     st_err_clear(&err);
-    assert_int_equal(rpt_html_write(r, NULL, NULL, &err), ST_EIO);
+    assert_int_equal(rpt_html_write(r, NULL, NULL, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "index.html"));
     rmdir(sub);
     rpt_report_free(r);

@@ -17,6 +17,8 @@
  */
 #include "test_util.h"
 
+#include <dirent.h>
+
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -140,6 +142,9 @@ static void renders_with_gnuplot(void **state)
     assert_int_equal(rr, RPT_RENDER_OK);
     ok(rpt_accuracy_write(r, &acc, &rr, &err), &err);
     assert_int_equal(rr, RPT_RENDER_OK);
+    rpt_stages stg = sample_stages();
+    ok(rpt_stages_write(r, &stg, &rr, &err), &err);
+    assert_int_equal(rr, RPT_RENDER_OK);
     assert_int_equal(rpt_report_render(r), RPT_RENDER_OK);
     ok(rpt_html_write(r, "Rendered sample", NULL, &err), &err);
     rpt_report_free(r);
@@ -149,6 +154,7 @@ static void renders_with_gnuplot(void **state)
     check_png(dir, "scaling", 1200, 560);
     check_png(dir, "timeline", 1200, 420);
     check_png(dir, "accuracy", 820, 760);
+    check_png(dir, "stages", 900, 520);
     char *html = file_slurp(dir, "index.html", NULL);
     assert_null(strstr(html, "Not rendered"));
     assert_non_null(strstr(html, "<img src=\"timeline.png\" width=\"1200\" height=\"420\""));
@@ -225,7 +231,7 @@ static void renders_edge_cases(void **state)
     sim_result res;
     ok(sim_step_run(c, &scfg, &res, &err), &err);
     rpt_timeline tl = {NULL, "ZB-H1, 4 stages, 8 microbatches", res.pp, res.ntrace, res.trace,
-                       res.step_s};
+                       res.step_s, NULL};
     ok(rpt_timeline_write(r, &tl, &rr, &err), &err);
     assert_int_equal(rr, RPT_RENDER_OK);
     sim_result_fini(&res);
@@ -276,8 +282,10 @@ static void check_not_rendered(const char *dir)
 {
     assert_true(file_exists(dir, "memory.dat"));
     assert_true(file_exists(dir, "memory.gp"));
-    assert_false(file_exists(dir, "memory.png")); /* the stale one is gone */
-    assert_false(file_exists(dir, "memory.svg"));
+    /* images this run did not make are never removed, and never shown */
+    char *png = file_slurp(dir, "memory.png", NULL);
+    assert_string_equal(png, "stale");
+    free(png);
     char *html = file_slurp(dir, "index.html", NULL);
     assert_non_null(strstr(html, "Not rendered: gnuplot was not found"));
     assert_non_null(strstr(html, "apt-get install gnuplot-nox"));
@@ -333,6 +341,18 @@ static void gnuplot_missing(void **state)
     scratch_remove(dir);
 }
 
+/* Any ".NAME.render-PID.*" image a render left behind. */
+static int temporaries_left(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strstr(e->d_name, ".render-") != NULL;
+    closedir(d);
+    return n;
+}
+
 /* A stand-in for gnuplot: a shell script in its own directory. */
 static void fake(const char *bin, const char *name, const char *body, char *path, size_t n)
 {
@@ -356,16 +376,21 @@ static void gnuplot_runs_and_fails(void **state)
     rpt_render rr, state_r;
 
     /* Run in the report directory, on the script's relative name. */
-    fake(bin, "good", "case \"$1\" in */*) exit 3;; esac\n"
-                      "base=${1%.gp}\n"
-                      "test -f \"$1\" && test -f \"$base.dat\" || exit 4\n"
-                      "echo png > \"$base.png\"; echo svg > \"$base.svg\"",
+    fake(bin, "good", "test \"$1\" = -e || exit 5\n"
+                      "out=$(echo \"$2\" | sed \"s/^out_base='\\(.*\\)'$/\\1/\")\n"
+                      "case \"$3\" in */*) exit 3;; esac\n"
+                      "base=${3%.gp}\n"
+                      "test -f \"$3\" && test -f \"$base.dat\" || exit 4\n"
+                      "echo png > \"$out.png\"; echo svg > \"$out.svg\"",
          prog, sizeof prog);
     setenv("SMDPLAN_GNUPLOT", prog, 1); /* through the environment this time */
     ok(memory_plot(dir, NULL, &rr, &err, &state_r), &err);
     assert_int_equal(rr, RPT_RENDER_OK);
     assert_int_equal(state_r, RPT_RENDER_OK);
     assert_true(file_exists(dir, "memory.png"));
+    char *png = file_slurp(dir, "memory.png", NULL);
+    assert_string_equal(png, "png\n");
+    free(png);
     unsetenv("SMDPLAN_GNUPLOT");
 
     /* Fails: ST_EIO with its last error line; the page says so, escaped. */
@@ -399,10 +424,17 @@ static void gnuplot_runs_and_fails(void **state)
     st_err_clear(&err);
     assert_int_equal(memory_plot(dir, &cfg, &rr, &err, &state_r), ST_EIO);
     assert_non_null(strstr(err.msg, "killed by signal 9"));
+    /* a failed render leaves none of its temporaries, and the image of the
+     * good run is still there */
+    assert_false(temporaries_left(dir));
+    png = file_slurp(dir, "memory.png", NULL);
+    assert_string_equal(png, "png\n");
+    free(png);
 
     /* A failed plot does not stop the next one, and the report keeps both. */
-    fake(bin, "picky", "case \"$1\" in memory.gp) echo 'no memory today' >&2; exit 2;; esac\n"
-                       "base=${1%.gp}; echo png > \"$base.png\"; echo svg > \"$base.svg\"",
+    fake(bin, "picky", "case \"$3\" in memory.gp) echo 'no memory today' >&2; exit 2;; esac\n"
+                       "out=$(echo \"$2\" | sed \"s/^out_base='\\(.*\\)'$/\\1/\")\n"
+                       "echo png > \"$out.png\"; echo svg > \"$out.svg\"",
          prog, sizeof prog);
     rpt_report *r = open_report(dir, &cfg);
     rpt_memory mem = sample_memory();

@@ -267,6 +267,84 @@ static void agrees_with_planner(void **state)
     plan_presets_free(&presets);
 }
 
+/* A step of many microbatches is extrapolated from two windows of them:
+ * the same step time, stage busy times, bubbles and peaks as playing every
+ * microbatch out (the steady state is linear), and a step past the
+ * schedule generator's limit still simulates, in bounded work. */
+static void long_steps_extrapolated(void **state)
+{
+    plan_catalog cat = {0};
+    plan_presets presets = {0};
+    st_err err = {0};
+    assert_int_equal(data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err), ST_OK);
+    assert_int_equal(data_presets_load(SMD_TEST_DATA_DIR "/models.json", &presets, &err), ST_OK);
+    plan_model m;
+    plan_cluster c;
+    assert_int_equal(plan_model_resolve(&presets, 13e9, PLAN_ARCH_GPT, "gpt3", &m, &err), ST_OK);
+    assert_int_equal(plan_cluster_parse(&cat, "4xp4de", &c, &err), ST_OK);
+    static const struct { int tp, pp, m, v, cap; plan_schedule s; } cases[] = {
+        {8, 4, 1500, 1, 6, PLAN_SCHED_INTERLEAVED}, {4, 4, 777, 1, 2, PLAN_SCHED_SIMPLE},
+        {4, 8, 1040, 2, 1040, PLAN_SCHED_VIRTUAL},  {2, 8, 1999, 1, 1999, PLAN_SCHED_ZB_H1},
+    };
+    plan_costs *costs = malloc(sizeof *costs);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        plan_layout l;
+        plan_layout_default(&l);
+        l.tp = cases[i].tp;
+        l.pp = cases[i].pp;
+        l.dp = 32 / (l.tp * l.pp);
+        l.micro_batch = 1;
+        l.microbatches = cases[i].m;
+        l.global_batch = (int64_t)l.dp * l.microbatches;
+        l.schedule = cases[i].s;
+        l.virtual_stages = cases[i].v;
+        l.active_microbatches = cases[i].cap;
+        l.recompute = PLAN_RECOMP_FULL;
+        l.sharding = PLAN_SHARD_OPTIMIZER;
+        l.sequence_parallel = 1;
+        assert_int_equal(plan_costs_compute(&m, &c, &l, costs, &err), ST_OK);
+        sim_config cfg;
+        sim_config_default(&cfg);
+        cfg.straggler_stage = 1;
+        cfg.straggler_factor = 1.3;
+        sim_result w = run(costs, &cfg);
+        cfg.whole_step = 1;
+        sim_result all = run(costs, &cfg);
+        assert_int_equal(all.window_microbatches[0], 0);
+        assert_true(w.window_microbatches[0] > 0 && w.window_microbatches[1] < cases[i].m);
+        assert_int_equal(w.microbatches, cases[i].m);
+        assert_rel(w.step_s, all.step_s, 1e-6);
+        assert_rel(w.pipeline_s, all.pipeline_s, 1e-6);
+        assert_rel(w.bubble_fraction, all.bubble_fraction, 1e-4);
+        assert_rel((double)w.events, (double)all.events, 1e-3);
+        for (int s = 0; s < l.pp; s++) {
+            assert_rel(w.stage[s].busy_s, all.stage[s].busy_s, 1e-6);
+            assert_rel(w.stage[s].send_busy_s, all.stage[s].send_busy_s, 1e-6);
+            assert_int_equal(w.stage[s].peak_inflight, all.stage[s].peak_inflight);
+            assert_rel(w.stage[s].dp_exposed_s, all.stage[s].dp_exposed_s, 1e-6);
+        }
+        assert_rel(w.critical_compute_s, all.critical_compute_s, 1e-3);
+        sim_result_fini(&w);
+        sim_result_fini(&all);
+    }
+    /* past the generator's 2^20 microbatches: windows only, a trace of the first */
+    costs->microbatches = 4 << 20;
+    costs->active_microbatches = costs->pp + 2;
+    costs->schedule = PLAN_SCHED_INTERLEAVED;
+    costs->virtual_stages = 1;
+    sim_config cfg;
+    sim_config_default(&cfg);
+    cfg.keep_trace = 1;
+    sim_result big = run(costs, &cfg);
+    assert_int_equal(big.microbatches, 4 << 20);
+    assert_true(big.ntrace > 0 && big.ntrace < 100000);
+    assert_true(big.step_s > (4 << 20) * costs->stage[0].fwd_s);
+    sim_result_fini(&big);
+    free(costs);
+    plan_catalog_free(&cat);
+    plan_presets_free(&presets);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +354,7 @@ int main(void)
         cmocka_unit_test(seeded_jitter_is_reproducible),
         cmocka_unit_test(refuses_bad_schedules),
         cmocka_unit_test(agrees_with_planner),
+        cmocka_unit_test(long_steps_extrapolated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

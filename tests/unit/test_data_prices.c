@@ -1,0 +1,93 @@
+/*
+ * test_data_prices.c: SageMaker price lists (data/data_prices.c).
+ *
+ * A list reads back with its region, source and date; a price is looked up
+ * with or without "ml."; a type a list does not price is 0 (unknown), never
+ * another list's; a price without a URL or a date, a region given twice, a
+ * negative or non-ml price are refused naming the list; the shipped file
+ * reads (it may hold no list, and then every region is refused by the CLI).
+ */
+#include "test_util.h"
+
+#include <stdlib.h>
+
+#include "data/data.h"
+
+static const char *good =
+    "{\"lists\": [{\"region\": \"xx-east-1\", \"what\": \"SageMaker training\", "
+    "\"source\": \"https://example.com/p\", \"as_of\": \"2025-03-04\", "
+    "\"prices\": {\"ml.p4d.24xlarge\": 12.5, \"_comment\": 1, \"ml.g5.48xlarge\": 3.25}}]}";
+
+static void reads_and_looks_up(void **state)
+{
+    data_prices p;
+    st_err err = {0};
+    assert_int_equal(data_prices_parse(good, strlen(good), "t.json", &p, &err), ST_OK);
+    assert_int_equal(p.n, 1);
+    const data_price_list *l = data_prices_region(&p, "xx-east-1");
+    assert_non_null(l);
+    assert_string_equal(l->source, "https://example.com/p");
+    assert_string_equal(l->as_of, "2025-03-04");
+    assert_int_equal(l->n, 2);
+    assert_rel(data_price_of(l, "p4d.24xlarge"), 12.5, 1e-12);
+    assert_rel(data_price_of(l, "ml.g5.48xlarge"), 3.25, 1e-12);
+    assert_true(data_price_of(l, "p5.48xlarge") == 0);
+    assert_null(data_prices_region(&p, "xx-west-2"));
+    data_prices_free(&p);
+}
+
+static void refuses_unsourced_and_bad(void **state)
+{
+    static const struct { const char *text, *needle; } bad[] = {
+        {"{\"lists\": [{\"region\": \"a-1\", \"what\": \"w\", \"as_of\": \"2025-01-01\", "
+         "\"prices\": {\"ml.x\": 1}}]}", "\"source\" missing"},
+        {"{\"lists\": [{\"region\": \"a-1\", \"what\": \"w\", \"source\": \"my notes\", "
+         "\"as_of\": \"2025-01-01\", \"prices\": {\"ml.x\": 1}}]}", "not a URL"},
+        {"{\"lists\": [{\"region\": \"a-1\", \"what\": \"w\", \"source\": \"https://e.com\", "
+         "\"as_of\": \"last year\", \"prices\": {\"ml.x\": 1}}]}", "YYYY-MM-DD"},
+        {"{\"lists\": [{\"region\": \"a-1\", \"what\": \"w\", \"source\": \"https://e.com\", "
+         "\"as_of\": \"2025-01-01\", \"prices\": {\"ml.x\": -1}}]}", "above 0"},
+        {"{\"lists\": [{\"region\": \"a-1\", \"what\": \"w\", \"source\": \"https://e.com\", "
+         "\"as_of\": \"2025-01-01\", \"prices\": {\"p4d\": 1}}]}", "SageMaker instance type"},
+        {"{\"lists\": [{\"region\": \"A 1\", \"what\": \"w\", \"source\": \"https://e.com\", "
+         "\"as_of\": \"2025-01-01\", \"prices\": {\"ml.x\": 1}}]}", "region 'A 1'"},
+        {"{\"lists\": [{\"region\": \"a-1\", \"what\": \"w\", \"source\": \"https://e.com\", "
+         "\"as_of\": \"2025-01-01\", \"prices\": {\"ml.x\": 1}}, {\"region\": \"a-1\", \"what\": "
+         "\"w\", \"source\": \"https://e.com\", \"as_of\": \"2025-01-01\", \"prices\": {\"ml.x\": "
+         "2}}]}", "two lists"},
+        {"[1, 2]", "\"lists\" array"},
+        {"{\"lists\": [", "not JSON"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        data_prices p;
+        st_err err = {0};
+        int rc = data_prices_parse(bad[i].text, strlen(bad[i].text), "bad.json", &p, &err);
+        assert_int_not_equal(rc, ST_OK);
+        if (!strstr(err.msg, bad[i].needle))
+            print_error("case %zu: '%s' lacks '%s'\n", i, err.msg, bad[i].needle);
+        assert_non_null(strstr(err.msg, bad[i].needle));
+        assert_int_equal(p.n, 0);
+        assert_null(p.list);
+    }
+}
+
+static void shipped_file_reads(void **state)
+{
+    data_prices p;
+    st_err err = {0};
+    assert_int_equal(data_prices_load(SMD_TEST_DATA_DIR "/sagemaker_prices.json", &p, &err),
+                     ST_OK);
+    for (int i = 0; i < p.n; i++) /* whatever it holds is sourced and dated */
+        assert_true(p.list[i].source[0] && p.list[i].as_of[0]);
+    data_prices_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reads_and_looks_up),
+        cmocka_unit_test(refuses_unsourced_and_bad),
+        cmocka_unit_test(shipped_file_reads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
