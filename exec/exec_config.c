@@ -428,17 +428,13 @@ int exec_config_parse(const char *json, exec_config *cfg, st_err *err)
         }
         cfg->fail_hang = strcmp(mode, "hang") == 0;
     }
-    /* Backends by name from the registry (exec_features.c): one that this
-     * build lacks is named with what was built. */
+    /* Devices by name from the registry (exec_features.c): one that this
+     * build lacks is named with what was built. (A transport is looked up
+     * when the rank program opens it, with the same message.) */
     const exec_dev_ops *dev = exec_dev_find(cfg->device);
     if (!dev) {
         rc = ST_RAISE(err, ST_EINVAL, "config: device \"%s\" is not in this build (built: %s)",
                       cfg->device, exec_dev_names());
-        goto done;
-    }
-    if (!exec_comm_find(cfg->transport)) {
-        rc = ST_RAISE(err, ST_EINVAL, "config: transport \"%s\" is not in this build (built: "
-                      "%s)", cfg->transport, exec_comm_names());
         goto done;
     }
     if (cfg->layout.flash_attention && !dev->flash_fwd) {
