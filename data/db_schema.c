@@ -235,6 +235,9 @@ static const char schema_v3[] =
  * procedure requires; the other tables' REFERENCES records (id) name the
  * table, which exists again under that name when the step commits.
  *
+ * An instance type's GPU keeps the compute floors of a CPU device's
+ * elementwise kernels (act_*_s, glu_*_s, opt_param_s: plan_gpu).
+ *
  * A measured run (runs.source 'measured') keeps what the executor reported
  * and what smdplan derived from it: ranks (nranks), device, transport and threads
  * per rank, the host it ran on, tokens per step and per second, the model
@@ -270,6 +273,11 @@ static const char schema_v4[] =
     "ALTER TABLE records_v4 RENAME TO records;"
     "CREATE INDEX records_kind ON records (kind, id);"
 
+    "ALTER TABLE instance_types ADD COLUMN act_fwd_s REAL;"
+    "ALTER TABLE instance_types ADD COLUMN act_bwd_s REAL;"
+    "ALTER TABLE instance_types ADD COLUMN glu_fwd_s REAL;"
+    "ALTER TABLE instance_types ADD COLUMN glu_bwd_s REAL;"
+    "ALTER TABLE instance_types ADD COLUMN opt_param_s REAL;"
     "ALTER TABLE runs ADD COLUMN nranks INTEGER;"
     "ALTER TABLE runs ADD COLUMN device TEXT;"
     "ALTER TABLE runs ADD COLUMN transport TEXT;"
