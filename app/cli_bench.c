@@ -395,10 +395,28 @@ static link_fit fit_link(const exec_bench_comm *c, const char *op)
 typedef struct dev_fit {
     int threads;
     plan_gemm_fit gemm;
+    int device_gemms;            /* 1: fitted to the executor's own linears */
     double misaligned;           /* rate(1023^3) / model(1024^3), at most 1; NAN: not measured */
     double triad_bps;            /* at this thread count */
+    /* the executor's elementwise kernels, seconds per element; NAN: not measured */
+    double act_fwd_s, act_bwd_s, glu_fwd_s, glu_bwd_s, opt_param_s;
+    double norm_s;               /* a layer's norm and residual kernels, forward and backward,
+                                  * per token x hidden element */
     int ok;
 } dev_fit;
+
+/* The planner's bytes of a layer's norm and residual kernels per token x
+ * hidden element: 11 h-sized passes forward (ELEM_H_GPT), twice that
+ * backward (ELEM_BWD_OVER_FWD; planner/plan_eval.c), 4 bytes each in fp32. */
+#define NORM_BYTES_PER_ELEM (4.0 * 11.0 * 3.0)
+
+static double elem_of(const exec_bench_cpu *b, int threads, const char *op)
+{
+    for (int i = 0; i < b->nelem; i++)
+        if (b->elem[i].threads == threads && !strcmp(b->elem[i].op, op))
+            return b->elem[i].elem_s;
+    return NAN;
+}
 
 static dev_fit fit_device(const exec_bench_cpu *b, int threads, st_err *err)
 {
@@ -408,19 +426,31 @@ static dev_fit fit_device(const exec_bench_cpu *b, int threads, st_err *err)
     d.misaligned = NAN;
     plan_gemm_sample s[EXEC_BENCH_GEMM_MAX];
     memset(s, 0, sizeof s);
+    /* the executor's own linears when measured (what it runs), else sgemm */
+    for (int i = 0; i < b->ngemm; i++)
+        d.device_gemms |= b->gemm[i].threads == threads && strcmp(b->gemm[i].kind, "sgemm") != 0;
     int n = 0;
     for (int i = 0; i < b->ngemm; i++)
-        if (b->gemm[i].threads == threads)
+        if (b->gemm[i].threads == threads &&
+            (strcmp(b->gemm[i].kind, "sgemm") != 0) == d.device_gemms)
             s[n++] = (plan_gemm_sample){(double)b->gemm[i].m, (double)b->gemm[i].n,
                                         (double)b->gemm[i].k, b->gemm[i].flops};
     if (plan_gemm_fit_run(s, n, &d.gemm, err) != ST_OK)
         return d;
-    for (int i = 0; i < n; i++)
-        if (s[i].m == 1023 && s[i].n == 1023 && s[i].k == 1023)
-            d.misaligned = fmin(1.0, s[i].flops / plan_gemm_fit_rate(&d.gemm, 1024, 1024, 1024));
+    for (int i = 0; i < b->ngemm; i++) {
+        const exec_bench_gemm *g = &b->gemm[i];
+        if (g->threads == threads && g->m == 1023 && g->n == 1023 && g->k == 1023)
+            d.misaligned = fmin(1.0, g->flops / plan_gemm_fit_rate(&d.gemm, 1024, 1024, 1024));
+    }
     for (int i = 0; i < b->nmem; i++)
         if (b->mem[i].threads == threads)
             d.triad_bps = b->mem[i].triad_bps;
+    d.act_fwd_s = elem_of(b, threads, "gelu_fwd");
+    d.act_bwd_s = elem_of(b, threads, "gelu_bwd");
+    d.glu_fwd_s = elem_of(b, threads, "swiglu_fwd");
+    d.glu_bwd_s = elem_of(b, threads, "swiglu_bwd");
+    d.opt_param_s = elem_of(b, threads, "optimizer");
+    d.norm_s = elem_of(b, threads, "norm_fwd") + elem_of(b, threads, "norm_bwd");
     d.ok = 1;
     return d;
 }
@@ -491,6 +521,13 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     int slots = cpu->cores / T;
     double hbm = full_triad(cpu) / slots;
     double mis = isfinite(d.misaligned) ? d.misaligned : 1.0;
+    /* the norm and residual kernels' bytes as the planner counts them, over
+     * their time, against the triad: the executor's elementwise efficiency
+     * (at most 1: its kernels move less than the planner counts when they
+     * keep no dropout masks) */
+    double hbm_eff = isfinite(d.norm_s) && d.norm_s > 0 ? fmin(1.0, NORM_BYTES_PER_ELEM /
+                                                                         (d.norm_s * hbm))
+                                                        : 1.0;
 
     cJSON *g = cJSON_CreateObject();
     add_str(g, "name", gname);
@@ -501,8 +538,15 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     cJSON_AddNumberToObject(g, "gemm_eff_max", 1.0);
     cJSON_AddNumberToObject(g, "gemm_dim_half", d.gemm.dim_half);
     cJSON_AddNumberToObject(g, "misaligned_factor", mis);
-    cJSON_AddNumberToObject(g, "hbm_eff", 1.0);
+    cJSON_AddNumberToObject(g, "hbm_eff", hbm_eff);
     cJSON_AddNumberToObject(g, "flash_eff", 1.0);
+    const struct { const char *key; double v; } floors[] = {
+        {"act_fwd_s", d.act_fwd_s}, {"act_bwd_s", d.act_bwd_s}, {"glu_fwd_s", d.glu_fwd_s},
+        {"glu_bwd_s", d.glu_bwd_s}, {"opt_param_s", d.opt_param_s},
+    };
+    for (size_t i = 0; i < sizeof floors / sizeof floors[0]; i++)
+        if (isfinite(floors[i].v) && floors[i].v > 0)
+            cJSON_AddNumberToObject(g, floors[i].key, floors[i].v);
     char src[PLAN_SOURCE_MAX];
     setf(src, sizeof src, "smdplan bench on %.40s: %d thread%s per rank, sgemm fit over %d "
              "shapes (rms %.1f%%), triad %.1f GB/s over %d slots", cpu->host, T, T == 1 ? "" : "s",
@@ -511,19 +555,26 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     char note[600];
     setf(note, sizeof note,
              "CPU device of %s (%s; %s). peak_flops: asymptote of the GEMM model fitted to "
-             "cblas_sgemm rates at %d thread%s (worst shape %.1f%% off); gemm_eff_max 1: the peak "
-             "is the measured rate; misaligned_factor: 1023^3 against the model at 1024^3; "
-             "hbm_bps: STREAM triad with every core busy / %d slots, hbm_eff 1 by the triad's "
-             "definition; flash_eff unused (no fused attention on the CPU device).",
-             cpu->host, cpu->cpu_model[0] ? cpu->cpu_model : "CPU model unknown", cpu->blas, T,
-             T == 1 ? "" : "s", d.gemm.max_abs_err_pct, slots);
+             "%s at %d thread%s (worst shape %.1f%% off); gemm_eff_max 1: the peak is the "
+             "measured rate; misaligned_factor: sgemm 1023^3 against the model at 1024^3; "
+             "hbm_bps: STREAM triad with every core busy / %d slots; hbm_eff: the executor's norm "
+             "and residual kernels' bytes (as the planner counts them) over their time; act_*_s, "
+             "glu_*_s, opt_param_s: the executor's GELU, SwiGLU and optimizer step per element; "
+             "flash_eff unused (no fused attention on the CPU device).",
+             cpu->host, cpu->cpu_model[0] ? cpu->cpu_model : "CPU model unknown", cpu->blas,
+             d.device_gemms ? "the executor's linears (forward, input and weight gradients)"
+                            : "cblas_sgemm rates",
+             T, T == 1 ? "" : "s", d.gemm.max_abs_err_pct, slots);
     add_str(g, "_note", note);
     cJSON_AddItemToArray(gpus, g);
 
     *e = (db_bench_entry){.threads_per_rank = T, .peak_flops = d.gemm.asymptote_flops,
                           .gemm_dim_half = d.gemm.dim_half,
                           .gemm_rms_log_err = d.gemm.rms_log_err, .misaligned_factor = mis,
-                          .hbm_bps = hbm, .p2p_bps = NAN, .p2p_latency_s = NAN,
+                          .hbm_bps = hbm, .hbm_eff = hbm_eff, .act_fwd_s = d.act_fwd_s,
+                          .act_bwd_s = d.act_bwd_s, .glu_fwd_s = d.glu_fwd_s,
+                          .glu_bwd_s = d.glu_bwd_s, .opt_param_s = d.opt_param_s,
+                          .p2p_bps = NAN, .p2p_latency_s = NAN,
                           .allreduce_busbw_bps = NAN, .allreduce_latency_s = NAN};
     if (!comm)
         return ST_OK;
@@ -714,8 +765,8 @@ static void print_cpu(const exec_bench_cpu *b)
     printf("host %s: %d cores, %s memory, %s\nBLAS: %s\n\n", b->host, b->cores,
            units_fmt_bytes(b->mem_bytes, mem, sizeof mem),
            b->cpu_model[0] ? b->cpu_model : "CPU model unknown", b->blas);
-    printf("%7s %7s %7s %7s %6s %11s %9s %9s\n", "threads", "m", "n", "k", "reps", "time",
-           "GFLOP/s", "model");
+    printf("%-10s %7s %7s %7s %7s %6s %11s %9s %9s\n", "GEMM", "threads", "m", "n", "k", "reps",
+           "time", "GFLOP/s", "model");
     for (int t = 0; t < b->nthreads; t++) {
         st_err err = {0};
         dev_fit d = fit_device(b, b->threads[t], &err);
@@ -724,18 +775,24 @@ static void print_cpu(const exec_bench_cpu *b)
             if (g->threads != b->threads[t])
                 continue;
             char ts[32];
-            printf("%7d %7lld %7lld %7lld %6d %11s %9.2f %9.2f\n", g->threads, (long long)g->m,
+            printf("%-10s %7d %7lld %7lld %7lld %6d %11s %9.2f %9.2f\n", g->kind, g->threads,
+                   (long long)g->m,
                    (long long)g->n, (long long)g->k, g->reps,
                    units_fmt_seconds(g->time_s, ts, sizeof ts), g->flops / 1e9,
                    d.ok ? plan_gemm_fit_rate(&d.gemm, (double)g->m, (double)g->n, (double)g->k) / 1e9
                         : NAN);
         }
+        for (int i = 0; i < b->nelem; i++)
+            if (b->elem[i].threads == b->threads[t])
+                printf("%-10s %7d %7lld elements %18s %9.3f ns per element\n", b->elem[i].op,
+                       b->elem[i].threads, (long long)b->elem[i].n, "", 1e9 * b->elem[i].elem_s);
         if (d.ok)
-            printf("  %d thread%s: peak (asymptote) %.2f GFLOP/s, gemm_dim_half %.1f, rms %.1f%%, "
-                   "worst %.1f%%, misaligned factor %.3f; triad %.2f GB/s\n\n",
-                   b->threads[t], b->threads[t] == 1 ? "" : "s", d.gemm.asymptote_flops / 1e9,
-                   d.gemm.dim_half, 100 * d.gemm.rms_log_err, d.gemm.max_abs_err_pct,
-                   d.misaligned, d.triad_bps / 1e9);
+            printf("  %d thread%s: peak (asymptote of the %s) %.2f GFLOP/s, gemm_dim_half %.1f, "
+                   "rms %.1f%%, worst %.1f%%, misaligned factor %.3f; triad %.2f GB/s\n\n",
+                   b->threads[t], b->threads[t] == 1 ? "" : "s",
+                   d.device_gemms ? "executor's linears" : "sgemm rates",
+                   d.gemm.asymptote_flops / 1e9, d.gemm.dim_half, 100 * d.gemm.rms_log_err,
+                   d.gemm.max_abs_err_pct, d.misaligned, d.triad_bps / 1e9);
     }
 }
 
@@ -764,6 +821,7 @@ static cJSON *cpu_json(const exec_bench_cpu *b)
     cJSON *g = cJSON_AddArrayToObject(o, "gemm");
     for (int i = 0; i < b->ngemm; i++) {
         cJSON *x = cJSON_CreateObject();
+        add_str(x, "kind", b->gemm[i].kind);
         cJSON_AddNumberToObject(x, "threads", b->gemm[i].threads);
         cJSON_AddNumberToObject(x, "m", (double)b->gemm[i].m);
         cJSON_AddNumberToObject(x, "n", (double)b->gemm[i].n);
@@ -771,6 +829,16 @@ static cJSON *cpu_json(const exec_bench_cpu *b)
         cJSON_AddNumberToObject(x, "time_s", b->gemm[i].time_s);
         cJSON_AddNumberToObject(x, "achieved_flops", b->gemm[i].flops);
         cJSON_AddItemToArray(g, x);
+    }
+    cJSON *el = cJSON_AddArrayToObject(o, "elementwise");
+    for (int i = 0; i < b->nelem; i++) {
+        cJSON *x = cJSON_CreateObject();
+        add_str(x, "op", b->elem[i].op);
+        cJSON_AddNumberToObject(x, "threads", b->elem[i].threads);
+        cJSON_AddNumberToObject(x, "n", (double)b->elem[i].n);
+        cJSON_AddNumberToObject(x, "time_s", b->elem[i].time_s);
+        cJSON_AddNumberToObject(x, "elem_s", b->elem[i].elem_s);
+        cJSON_AddItemToArray(el, x);
     }
     cJSON *m = cJSON_AddArrayToObject(o, "triad");
     for (int i = 0; i < b->nmem; i++) {

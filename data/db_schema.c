@@ -250,8 +250,9 @@ static const char schema_v3[] =
  * optimizer_s was there), the learning rate, the gradient norm and whether
  * the step counts in the medians; run_ranks each rank's place in the
  * layout and its phase totals. The bench tables hold a bench record's
- * host, every GEMM and triad measurement, every collective measurement and
- * the catalog entry made from them. Rows recorded under version 3 keep
+ * host, every GEMM (cblas_sgemm and the executor's own linears), elementwise
+ * kernel, triad and collective measurement, and the catalog entry made from
+ * them. Rows recorded under version 3 keep
  * NULL in the new columns. */
 static const char schema_v4[] =
     "CREATE TABLE records_v4 ("
@@ -320,13 +321,20 @@ static const char schema_v4[] =
     " threads_per_rank INTEGER, ranks INTEGER, transport TEXT,"
     " instance_name TEXT, gpu_name TEXT, catalog_file TEXT, catalog_json TEXT,"
     " peak_flops REAL, gemm_dim_half REAL, gemm_rms_log_err REAL, misaligned_factor REAL,"
-    " hbm_bps REAL, p2p_bps REAL, p2p_latency_s REAL, allreduce_busbw_bps REAL,"
-    " allreduce_latency_s REAL);"
+    " hbm_bps REAL, hbm_eff REAL, act_fwd_s REAL, act_bwd_s REAL, glu_fwd_s REAL,"
+    " glu_bwd_s REAL, opt_param_s REAL, device TEXT,"
+    " p2p_bps REAL, p2p_latency_s REAL, allreduce_busbw_bps REAL, allreduce_latency_s REAL);"
 
     "CREATE TABLE bench_gemm ("
     " record_id INTEGER NOT NULL REFERENCES records (id),"
-    " seq INTEGER NOT NULL, threads INTEGER, m INTEGER, n INTEGER, k INTEGER, reps INTEGER,"
-    " time_s REAL, achieved_flops REAL,"
+    " seq INTEGER NOT NULL, kind TEXT, threads INTEGER, m INTEGER, n INTEGER, k INTEGER,"
+    " reps INTEGER, time_s REAL, achieved_flops REAL,"
+    " PRIMARY KEY (record_id, seq)) WITHOUT ROWID;"
+
+    "CREATE TABLE bench_elem ("
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " seq INTEGER NOT NULL, op TEXT, threads INTEGER, n INTEGER, reps INTEGER, time_s REAL,"
+    " elem_s REAL,"
     " PRIMARY KEY (record_id, seq)) WITHOUT ROWID;"
 
     "CREATE TABLE bench_mem ("

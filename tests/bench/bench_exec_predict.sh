@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# bench_exec_predict.sh: close the loop on this host. Runs smdplan exec of
+# one model on 1 rank and on 2 ranks (data, pipeline and tensor parallel)
+# and prints, for each, the planner's predicted step time, the simulator's,
+# and the measured median step, with their errors (target: within 10 %).
+#
+#   tests/bench/bench_exec_predict.sh [BUILD_DIR] [CATALOG.json]
+#
+# CATALOG.json is this host's entry from `smdplan bench --write-catalog`;
+# without it the script measures the host first (a minute or so). A
+# benchmark, not a test: timings on a busy host are not the host's, so the
+# load average is printed and a loaded host is said to be one. Rows for
+# machines follow the table: "case=... ranks=... measured_s=... ...".
+set -u
+build=${1:-build}
+bin="$build/smdplan"
+[ -x "$bin" ] && [ -x "$build/smdplan-rank" ] || { echo "bench_exec_predict: build $bin and $build/smdplan-rank first" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cat=${2:-}
+if [ -z "$cat" ]; then
+  cat="$tmp/host.json"
+  echo "measuring this host: $bin bench --write-catalog $cat" >&2
+  "$bin" bench --write-catalog "$cat" --no-record >"$tmp/bench.out" 2>&1 || { cat "$tmp/bench.out"; exit 1; }
+fi
+load=$(cut -d' ' -f1 /proc/loadavg)
+echo "host $(hostname), $(nproc) cores, load average $load$(awk -v l="$load" 'BEGIN { if (l > 0.5) print " (busy: other processes share the cores; figures are not the host'"'"'s)" }')"
+
+# GPT, 4 layers, hidden 512 (8 heads), sequence 256, vocabulary 1024; the
+# same tokens per step in every case: 4 microbatches of one sequence per
+# model replica, 2 per replica with dp 2.
+model="--layers 4 --hidden 512 --heads 8 --seq 256 --vocab 1024 --steps 12"
+cases=(
+  "1-rank|--microbatches 4"
+  "dp2|--dp 2 --microbatches 2"
+  "pp2|--pp 2 --microbatches 4"
+  "tp2|--tp 2 --microbatches 4"
+)
+printf '%-8s %5s %11s %11s %8s %11s %8s\n' case ranks measured_s predicted_s error simulated_s error
+rows=()
+worst=0
+for c in "${cases[@]}"; do
+  name=${c%%|*}
+  layout=${c#*|}
+  # shellcheck disable=SC2086
+  "$bin" exec --catalog "$cat" $model $layout --json --no-record --run-dir "$tmp/$name" \
+    >"$tmp/$name.json" 2>"$tmp/$name.err" || { echo "$name: failed"; cat "$tmp/$name.err"; continue; }
+  read -r ranks meas pred sim <<<"$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["ranks"], d["step_time_s"], d["predicted_step_s"], d["simulated_step_s"])' "$tmp/$name.json")"
+  line=$(awk -v n="$name" -v r="$ranks" -v m="$meas" -v p="$pred" -v s="$sim" 'BEGIN {
+    ep = 100 * (p - m) / m; es = 100 * (s - m) / m
+    printf "%-8s %5d %11.4f %11.4f %+7.1f%% %11.4f %+7.1f%%", n, r, m, p, ep, s, es }')
+  echo "$line"
+  rows+=("case=$name ranks=$ranks measured_s=$meas predicted_s=$pred simulated_s=$sim")
+  worst=$(awk -v w="$worst" -v m="$meas" -v p="$pred" -v s="$sim" 'BEGIN {
+    a = p > m ? (p - m) / m : (m - p) / m; b = s > m ? (s - m) / m : (m - s) / m
+    x = a > b ? a : b; print (100 * x > w ? 100 * x : w) }')
+done
+printf 'worst |error| %.1f%% (target 10%%)\n' "$worst"
+printf '%s\n' "${rows[@]}"
