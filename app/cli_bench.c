@@ -85,7 +85,7 @@
 
 enum {
     O_HELP = 'h', O_QUICK = 256, O_THREADS, O_RANKS, O_MAX_BYTES, O_OPS, O_WRITE, O_FORCE,
-    O_NAME, O_TIMEOUT, O_JSON, O_DB, O_NO_RECORD, O_ITERS,
+    O_NAME, O_TIMEOUT, O_JSON, O_DB, O_NO_RECORD, O_ITERS, O_FROM_RECORD,
 };
 
 static const struct option long_opts[] = {
@@ -95,7 +95,8 @@ static const struct option long_opts[] = {
     {"force", 0, NULL, O_FORCE},         {"name", 1, NULL, O_NAME},
     {"timeout", 1, NULL, O_TIMEOUT},     {"json", 0, NULL, O_JSON},
     {"db", 1, NULL, O_DB},               {"no-record", 0, NULL, O_NO_RECORD},
-    {"iters", 1, NULL, O_ITERS},         {"help", 0, NULL, O_HELP},
+    {"iters", 1, NULL, O_ITERS},         {"from-record", 1, NULL, O_FROM_RECORD},
+    {"help", 0, NULL, O_HELP},
     {NULL, 0, NULL, 0},
 };
 
@@ -110,6 +111,7 @@ typedef struct bench_opts {
     const char *write, *name, *db_path;
     int force, json, no_record;
     double timeout_s;
+    int64_t from_record;         /* -1: measure; 0: this host's newest bench record; > 0 that one */
 } bench_opts;
 
 static void usage(FILE *f)
@@ -133,6 +135,8 @@ static void usage(FILE *f)
             "  --iters N              comm: timed iterations per size (default 20, nccl-tests')\n"
             "  --timeout S            comm: wall-clock limit of the job (default 900)\n"
             "  --quick                fewer shapes and sizes, for a fast check\n"
+            "  --from-record ID       measure nothing: the entry from bench record ID (0: this\n"
+            "                         host's newest; smdplan calibrate --bench does the same)\n"
             "  --json                 print the measurements and the entry as JSON\n"
             "  --db FILE, --no-record where to record, or not\n\n"
             "Example:\n"
@@ -206,6 +210,9 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             snprintf(o->ops, sizeof o->ops, "%s", optarg);
             break;
         }
+        case O_FROM_RECORD:
+            rc = units_parse_int(optarg, "--from-record", 0, INT64_MAX / 2, &o->from_record, &err);
+            break;
         case O_ITERS:
             rc = units_parse_int(optarg, "--iters", 1, 100000, &v, &err);
             o->iters = (int)v;
@@ -858,6 +865,7 @@ int cli_bench_cmd(int argc, char **argv)
     o.cpu = o.comm = 1;
     o.threads[0] = 1;
     o.nthreads = 1;
+    o.from_record = -1;
     int ex = parse_args(argc, argv, &o);
     if (ex)
         return ex == 1 ? 0 : ex;
@@ -886,6 +894,26 @@ int cli_bench_cmd(int argc, char **argv)
     int have_cpu = 0, have_comm = 0, rc = ST_OK;
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
     int cores = nc > 0 ? (int)nc : 1;
+    if (o.from_record >= 0) { /* nothing measured: a recorded bench */
+        o.cpu = o.comm = 0;
+        char h[64];
+        cli_host_name(h, sizeof h);
+        db *d = NULL;
+        rc = db_open(db_default_path(o.db_path), DB_OPEN_READ, &d, &err);
+        if (rc == ST_OK && o.from_record > 0)
+            rc = db_bench_read(d, o.from_record, NULL, cpu, &have_cpu, comm, &have_comm, NULL, &err);
+        db_close(d);
+        if (rc == ST_OK && o.from_record == 0) {
+            snprintf(cpu->host, sizeof cpu->host, "%s", h);
+            snprintf(comm->host, sizeof comm->host, "%s", h);
+            /* the host's name as gethostname gives it: the records keep that */
+            char full[EXEC_BENCH_NAME_MAX] = "";
+            if (gethostname(full, sizeof full - 1) == 0 && full[0]) {
+                snprintf(cpu->host, sizeof cpu->host, "%s", full);
+                snprintf(comm->host, sizeof comm->host, "%s", full);
+            }
+        }
+    }
     if (o.cpu) {
         exec_bench_cpu_config cfg;
         exec_bench_cpu_config_default(&cfg);
@@ -908,11 +936,19 @@ int cli_bench_cmd(int argc, char **argv)
     }
     char host[EXEC_BENCH_NAME_MAX];
     snprintf(host, sizeof host, "%s", have_cpu ? cpu->host : comm->host);
-    int64_t from_cpu = 0, from_comm = 0;
-    if (!have_cpu)
+    int64_t from_cpu = o.from_record > 0 && have_cpu ? o.from_record : 0;
+    int64_t from_comm = o.from_record > 0 && have_comm ? o.from_record : 0;
+    if (!have_cpu && o.from_record <= 0)
         from_cpu = recorded(&o, host, cpu, &have_cpu, NULL, NULL);
-    if (!have_comm)
+    if (!have_comm && o.from_record <= 0)
         from_comm = recorded(&o, host, NULL, NULL, comm, &have_comm);
+    if (o.from_record >= 0 && !have_cpu && !have_comm) {
+        free(cpu);
+        free(comm);
+        ST_RAISE(&err, ST_ENOENT, "--from-record: no bench measurements of %s recorded in %s",
+                 host, db_default_path(o.db_path));
+        return cli_fail(&err);
+    }
 
     /* the entry */
     cJSON *gpus = cJSON_CreateArray(), *insts = cJSON_CreateArray(), *curves = cJSON_CreateArray();
@@ -951,7 +987,7 @@ int cli_bench_cmd(int argc, char **argv)
     /* recorded: what was measured now (and the entry, with the first
      * thread count's figures) */
     bench_record br = {o.cpu ? cpu : NULL, o.comm ? comm : NULL, nentries ? &entry[0] : NULL};
-    int recorded_ok = cli_record(o.db_path, o.no_record, record_bench, &br);
+    int recorded_ok = o.cpu || o.comm ? cli_record(o.db_path, o.no_record, record_bench, &br) : 0;
 
     if (o.json) {
         cJSON *root = cJSON_CreateObject();
