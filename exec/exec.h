@@ -64,6 +64,8 @@ typedef struct exec_train {
     double beta1, beta2, eps;    /* Adam */
     double grad_clip;            /* global gradient-norm limit; 0: no clipping */
     int64_t warmup_steps_unmeasured; /* first steps reported "measured": false */
+    int64_t stop_after;          /* end after this many steps as if interrupted (the
+                                  * schedule still spans `steps`); 0: run them all */
 } exec_train;
 
 typedef struct exec_config {
@@ -86,6 +88,12 @@ typedef struct exec_config {
      * rank writes the weights it owns, by global tensor and offset
      * (exec_dump.h), so runs on different layouts can be compared. */
     char dump_dir[EXEC_PATH_MAX];
+    /* Fault injection ("debug": {"fail_rank": R, "fail_step": S, "fail_mode":
+     * "error" | "hang"}): rank R fails at the start of step S (1-based) with
+     * an error, or stops answering (the others time out). -1: none. */
+    int fail_rank;
+    int64_t fail_step;
+    int fail_hang;
 } exec_config;
 
 /* The contract's example defaults: gpt, 1-way layout, 20 steps, seed 1234,

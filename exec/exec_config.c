@@ -85,6 +85,7 @@ void exec_config_default(exec_config *cfg)
     cfg->threads_per_rank = 1;
     cfg->timeout_s = 60;
     cfg->progress = 1;
+    cfg->fail_rank = -1;
 }
 
 /* ---- reading ---------------------------------------------------------- */
@@ -300,7 +301,7 @@ static int read_train(const obj *o, exec_train *t, st_err *err)
 {
     static const char *const keys[] = {"steps", "seed", "lr", "min_lr", "warmup_steps",
                                        "weight_decay", "beta1", "beta2", "eps", "grad_clip",
-                                       "warmup_steps_unmeasured", NULL};
+                                       "warmup_steps_unmeasured", "stop_after", NULL};
     int64_t seed = (int64_t)t->seed;
     int rc;
     if ((rc = check_keys(o, keys, err)) ||
@@ -315,7 +316,8 @@ static int read_train(const obj *o, exec_train *t, st_err *err)
         (rc = get_num(o, "eps", 1e-30, 1, &t->eps, err)) ||
         (rc = get_num(o, "grad_clip", 0, 1e30, &t->grad_clip, err)) ||
         (rc = get_int(o, "warmup_steps_unmeasured", 0, (int64_t)1 << 40,
-                      &t->warmup_steps_unmeasured, err)))
+                      &t->warmup_steps_unmeasured, err)) ||
+        (rc = get_int(o, "stop_after", 0, (int64_t)1 << 40, &t->stop_after, err)))
         return rc;
     t->seed = (uint64_t)seed;
     if (t->min_lr > t->lr)
@@ -405,10 +407,21 @@ int exec_config_parse(const char *json, exec_config *cfg, st_err *err)
     if ((rc = get_obj(&top, "debug", &o, err)))
         goto done;
     if (o.j) {
-        static const char *const gkeys[] = {"dump_weights", NULL};
+        static const char *const gkeys[] = {"dump_weights", "fail_rank", "fail_step",
+                                            "fail_mode", NULL};
+        char mode[16] = "";
         if ((rc = check_keys(&o, gkeys, err)) ||
-            (rc = get_str(&o, "dump_weights", 1, cfg->dump_dir, sizeof cfg->dump_dir, err)))
+            (rc = get_str(&o, "dump_weights", 1, cfg->dump_dir, sizeof cfg->dump_dir, err)) ||
+            (rc = get_i(&o, "fail_rank", -1, 1 << 30, &cfg->fail_rank, err)) ||
+            (rc = get_int(&o, "fail_step", 0, (int64_t)1 << 40, &cfg->fail_step, err)) ||
+            (rc = get_str(&o, "fail_mode", 0, mode, sizeof mode, err)))
             goto done;
+        if (*mode && strcmp(mode, "error") != 0 && strcmp(mode, "hang") != 0) {
+            rc = ST_RAISE(err, ST_EINVAL, "config: debug.fail_mode \"%s\": allowed are error, "
+                          "hang", mode);
+            goto done;
+        }
+        cfg->fail_hang = strcmp(mode, "hang") == 0;
     }
     if (strcmp(cfg->device, "cpu") != 0 && strcmp(cfg->device, "cpu64") != 0) {
         rc = ST_RAISE(err, ST_EINVAL, "config: device \"%s\": allowed are cpu, cpu64",
@@ -534,6 +547,8 @@ char *exec_config_json(const exec_config *cfg)
     cJSON_AddNumberToObject(o, "eps", t->eps);
     cJSON_AddNumberToObject(o, "grad_clip", t->grad_clip);
     cJSON_AddNumberToObject(o, "warmup_steps_unmeasured", (double)t->warmup_steps_unmeasured);
+    if (t->stop_after > 0)
+        cJSON_AddNumberToObject(o, "stop_after", (double)t->stop_after);
     o = cJSON_AddObjectToObject(root, "data");
     cJSON_AddStringToObject(o, "kind", exec_data_kind_name(cfg->data_kind));
     cJSON_AddItemToObject(o, "path", str_or_null(cfg->data_path));
@@ -546,9 +561,15 @@ char *exec_config_json(const exec_config *cfg)
     cJSON_AddItemToObject(o, "resume_dir", str_or_null(cfg->resume_dir));
     cJSON_AddNumberToObject(root, "timeout_s", cfg->timeout_s);
     cJSON_AddBoolToObject(root, "progress", cfg->progress);
-    if (*cfg->dump_dir) {
+    if (*cfg->dump_dir || cfg->fail_rank >= 0) {
         o = cJSON_AddObjectToObject(root, "debug");
-        cJSON_AddStringToObject(o, "dump_weights", cfg->dump_dir);
+        if (*cfg->dump_dir)
+            cJSON_AddStringToObject(o, "dump_weights", cfg->dump_dir);
+        if (cfg->fail_rank >= 0) {
+            cJSON_AddNumberToObject(o, "fail_rank", cfg->fail_rank);
+            cJSON_AddNumberToObject(o, "fail_step", (double)cfg->fail_step);
+            cJSON_AddStringToObject(o, "fail_mode", cfg->fail_hang ? "hang" : "error");
+        }
     }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);

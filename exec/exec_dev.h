@@ -135,7 +135,7 @@ struct exec_dev_ops {
     void (*attention_fwd)(exec_dev *d, void *out, void *probs, const void *qkv, int64_t T,
                           int64_t B, int64_t Hq, int64_t Hkv, int64_t hd);
     /* dqkv = gradient through attention (overwritten); dprobs is scratch of
-     * probs' size. */
+     * probs' size [B, Hq, T, T]. */
     void (*attention_bwd)(exec_dev *d, void *dqkv, void *dprobs, const void *dout,
                           const void *qkv, const void *probs, int64_t T, int64_t B, int64_t Hq,
                           int64_t Hkv, int64_t hd);
@@ -145,10 +145,12 @@ struct exec_dev_ops {
      * steps the caller all-reduces over the TP group: rowmax with MAX, the
      * [2n] (sum of exp, target logit) with SUM. ---- */
     void (*ce_rowmax)(exec_dev *d, void *rowmax, const void *logits, int64_t n, int64_t vn);
-    void (*ce_stats)(exec_dev *d, void *stats, const void *logits, const void *rowmax,
+    /* stats[0..n) = sum of exp(logit - max), stats[n..2n) = the target's
+     * logit (0 off this rank); the logits become exp(logit - max). */
+    void (*ce_stats)(exec_dev *d, void *stats, void *logits, const void *rowmax,
                      const int32_t *targets, int64_t n, int64_t vn, int64_t v0);
-    /* losses[n] = log(sum) + max - target; logits become dlogits = (softmax
-     * - onehot) * scale, in place. */
+    /* losses[n] = log(sum) + max - target; the exponentials become dlogits =
+     * (softmax - onehot) * scale, in place. */
     void (*ce_loss_bwd)(exec_dev *d, void *losses, void *logits, const void *rowmax,
                         const void *stats, const int32_t *targets, int64_t n, int64_t vn,
                         int64_t v0, double scale);

@@ -6,10 +6,17 @@
  * are written once, in exec_dev_cpu_impl.h, and compiled for each type.
  *
  * Buffers are host memory (malloc, zeroed), so a host transport (MPI) takes
- * them directly. BLAS threads per rank are set at open
- * (openblas_set_num_threads); the loops themselves run on one thread.
+ * them directly. With threads_per_rank T, OpenBLAS runs its products on T
+ * threads (openblas_set_num_threads) and the device's own loops (norms,
+ * activations, softmax, cross-entropy, AdamW ...) are split into T equal
+ * ranges run by a small pool of T - 1 workers and the caller (cpu_parallel):
+ * with one thread they would leave every other core idle between products.
+ * A range never depends on how many ranges there are: elementwise ops split
+ * elements, row ops rows, column sums columns, and sums of squares add
+ * fixed blocks in a fixed order, so results are the same for any T.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tgmath.h>
@@ -19,10 +26,129 @@
 #include "exec/exec_dev.h"
 #include "exec/exec_dev_int.h"
 
+/* One parallel range: [lo, hi) of a loop, tid the range's index. */
+typedef void (*cpu_range_fn)(const void *args, int64_t lo, int64_t hi, int tid);
+
+/* The arguments of an op for its ranges. */
+typedef struct cpu_args {
+    void *p[8];
+    const void *c[8];
+    int64_t k[8];
+    double s[4];
+    const int32_t *tok;
+    double *part;                /* per-block partial sums */
+    exec_dev *d;
+} cpu_args;
+
 typedef struct cpu_dev {
-    void *scratch;               /* small per-op scratch (RoPE's angle table) */
+    void *scratch;               /* per-thread scratch (RoPE's angle tables) */
     size_t scratch_bytes;
+    int nthreads;
+    pthread_t *workers;
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    unsigned long gen;           /* bumped for each parallel loop */
+    int pending;                 /* workers still running the current loop */
+    int quit;
+    cpu_range_fn fn;
+    const void *args;
+    int64_t n;
 } cpu_dev;
+
+static void range_of(int64_t n, int parts, int k, int64_t *lo, int64_t *hi)
+{
+    *lo = n * k / parts;
+    *hi = n * (k + 1) / parts;
+}
+
+typedef struct worker_arg {
+    cpu_dev *c;
+    int tid;
+} worker_arg;
+
+static void *worker_main(void *p)
+{
+    worker_arg *w = p;
+    cpu_dev *c = w->c;
+    int tid = w->tid;
+    free(w);
+    unsigned long seen = 0;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        while (c->gen == seen && !c->quit)
+            pthread_cond_wait(&c->go, &c->mu);
+        if (c->quit)
+            break;
+        seen = c->gen;
+        cpu_range_fn fn = c->fn;
+        const void *args = c->args;
+        int64_t n = c->n, lo, hi;
+        pthread_mutex_unlock(&c->mu);
+        range_of(n, c->nthreads, tid, &lo, &hi);
+        if (hi > lo)
+            fn(args, lo, hi, tid);
+        pthread_mutex_lock(&c->mu);
+        if (--c->pending == 0)
+            pthread_cond_signal(&c->done);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* Run fn over [0, n) in nthreads ranges (the caller takes range 0); loops
+ * shorter than min_n run on the caller alone. */
+static void cpu_parallel(exec_dev *d, int64_t n, int64_t min_n, cpu_range_fn fn,
+                         const void *args)
+{
+    cpu_dev *c = d->impl;
+    if (c->nthreads <= 1 || n < min_n) {
+        if (n > 0)
+            fn(args, 0, n, 0);
+        return;
+    }
+    pthread_mutex_lock(&c->mu);
+    c->fn = fn;
+    c->args = args;
+    c->n = n;
+    c->pending = c->nthreads - 1;
+    c->gen++;
+    pthread_cond_broadcast(&c->go);
+    pthread_mutex_unlock(&c->mu);
+    int64_t lo, hi;
+    range_of(n, c->nthreads, 0, &lo, &hi);
+    if (hi > lo)
+        fn(args, lo, hi, 0);
+    pthread_mutex_lock(&c->mu);
+    while (c->pending > 0)
+        pthread_cond_wait(&c->done, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Smallest loop worth waking the workers for (elements or rows x width):
+ * a wake-up costs some microseconds, a few thousand elements about one. */
+#define CPU_PAR_MIN 16384
+
+static void cpu_close(exec_dev *d)
+{
+    cpu_dev *c = d->impl;
+    if (!c)
+        return;
+    if (c->workers) {
+        pthread_mutex_lock(&c->mu);
+        c->quit = 1;
+        pthread_cond_broadcast(&c->go);
+        pthread_mutex_unlock(&c->mu);
+        for (int i = 0; i < c->nthreads - 1; i++)
+            pthread_join(c->workers[i], NULL);
+        free(c->workers);
+    }
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->go);
+    pthread_cond_destroy(&c->done);
+    free(c->scratch);
+    free(c);
+    d->impl = NULL;
+}
 
 static int cpu_open(exec_dev *d, int threads, st_err *err)
 {
@@ -30,17 +156,33 @@ static int cpu_open(exec_dev *d, int threads, st_err *err)
     if (!c)
         return ST_RAISE(err, ST_ENOMEM, "cannot allocate the cpu device");
     d->impl = c;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->go, NULL);
+    pthread_cond_init(&c->done, NULL);
+    c->nthreads = 1;
     openblas_set_num_threads(threads);
+    if (threads > 1) {
+        c->workers = calloc((size_t)threads - 1, sizeof *c->workers);
+        if (!c->workers) {
+            cpu_close(d);
+            return ST_RAISE(err, ST_ENOMEM, "cannot allocate the cpu device's threads");
+        }
+        for (int i = 0; i < threads - 1; i++) {
+            worker_arg *w = malloc(sizeof *w);
+            if (w) {
+                w->c = c;
+                w->tid = i + 1;
+            }
+            if (!w || pthread_create(&c->workers[i], NULL, worker_main, w) != 0) {
+                free(w);
+                c->nthreads = i + 1; /* join the ones started */
+                cpu_close(d);
+                return ST_RAISE(err, ST_EIO, "cannot start the cpu device's thread %d", i + 1);
+            }
+        }
+        c->nthreads = threads;
+    }
     return ST_OK;
-}
-
-static void cpu_close(exec_dev *d)
-{
-    cpu_dev *c = d->impl;
-    if (c)
-        free(c->scratch);
-    free(c);
-    d->impl = NULL;
 }
 
 static void *cpu_alloc(exec_dev *d, size_t bytes)
@@ -75,11 +217,13 @@ static void *cpu_stream(exec_dev *d)
     return NULL;
 }
 
-/* Scratch of at least bytes, kept between calls; NULL if out of memory
- * (the op then does nothing, and the caller's next allocation fails). */
+/* Scratch of at least bytes per thread (thread k's at k * bytes), kept
+ * between calls; NULL if out of memory (the op then does nothing, and the
+ * caller's next allocation fails). */
 static void *cpu_scratch(exec_dev *d, size_t bytes)
 {
     cpu_dev *c = d->impl;
+    bytes *= (size_t)c->nthreads;
     if (c->scratch_bytes < bytes) {
         void *p = realloc(c->scratch, bytes);
         if (!p)

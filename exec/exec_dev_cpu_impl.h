@@ -5,12 +5,15 @@
  * difference checks of every backward). Not a header to include elsewhere.
  *
  * Before including: REAL, SFX (name suffix), GEMM (cblas_sgemm or
- * cblas_dgemm), CPU_NAME, CPU_DTYPE and CPU_TABLE (the table's name). Math goes through <tgmath.h>, so exp() of a float is
- * expf(). Sums over a row accumulate in double either way.
+ * cblas_dgemm), CPU_NAME, CPU_DTYPE and CPU_TABLE (the table's name). Math
+ * goes through <tgmath.h>, so exp() of a float is expf(). Sums over a row
+ * accumulate in double either way.
  *
  * The ops follow llm.c's CPU reference (train_gpt2.c): one loop nest per
  * op, forward and backward side by side; matrix products, including the
- * attention scores and values per (sequence, head), go to BLAS.
+ * attention scores and values per (sequence, head), go to BLAS. A loop
+ * body is a range function (rows, elements or columns [lo, hi)) that
+ * cpu_parallel splits over the device's threads.
  */
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -18,13 +21,14 @@
 
 /* ---- embedding ---- */
 
-static void FN(embed_fwd)(exec_dev *d, void *out_, const int32_t *tok, const void *wte_,
-                          int64_t n, int64_t C, int64_t v0, int64_t vn)
+static void FN(embed_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 {
-    REAL *out = out_;
-    const REAL *wte = wte_;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t t = (int64_t)tok[i] - v0;
+    const cpu_args *a = a_;
+    REAL *out = a->p[0];
+    const REAL *wte = a->c[0];
+    int64_t C = a->k[0], v0 = a->k[1], vn = a->k[2];
+    for (int64_t i = lo; i < hi; i++) {
+        int64_t t = (int64_t)a->tok[i] - v0;
         if (t >= 0 && t < vn)
             memcpy(out + i * C, wte + t * C, (size_t)C * sizeof(REAL));
         else
@@ -32,28 +36,46 @@ static void FN(embed_fwd)(exec_dev *d, void *out_, const int32_t *tok, const voi
     }
 }
 
-static void FN(embed_bwd)(exec_dev *d, void *dwte_, const void *dout_, const int32_t *tok,
-                          int64_t n, int64_t C, int64_t v0, int64_t vn)
+static void FN(embed_fwd)(exec_dev *d, void *out, const int32_t *tok, const void *wte, int64_t n,
+                          int64_t C, int64_t v0, int64_t vn)
 {
-    REAL *dwte = dwte_;
-    const REAL *dout = dout_;
+    cpu_args a = {.p = {out}, .c = {wte}, .k = {C, v0, vn}, .tok = tok};
+    cpu_parallel(d, n, CPU_PAR_MIN / (C + 1), FN(embed_fwd_r), &a);
+}
+
+/* Rows of the table take gradient from every token naming them: split the
+ * table's columns, so two ranges never add into the same element. */
+static void FN(embed_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    REAL *dwte = a->p[0];
+    const REAL *dout = a->c[0];
+    int64_t n = a->k[0], C = a->k[1], v0 = a->k[2], vn = a->k[3];
     for (int64_t i = 0; i < n; i++) {
-        int64_t t = (int64_t)tok[i] - v0;
+        int64_t t = (int64_t)a->tok[i] - v0;
         if (t < 0 || t >= vn)
             continue;
         REAL *row = dwte + t * C;
         const REAL *g = dout + i * C;
-        for (int64_t c = 0; c < C; c++)
+        for (int64_t c = lo; c < hi; c++)
             row[c] += g[c];
     }
 }
 
-static void FN(pos_fwd)(exec_dev *d, void *x_, const void *wpe_, int64_t T, int64_t B,
-                        int64_t C, int64_t t0)
+static void FN(embed_bwd)(exec_dev *d, void *dwte, const void *dout, const int32_t *tok,
+                          int64_t n, int64_t C, int64_t v0, int64_t vn)
 {
-    REAL *x = x_;
-    const REAL *wpe = wpe_;
-    for (int64_t t = 0; t < T; t++)
+    cpu_args a = {.p = {dwte}, .c = {dout}, .k = {n, C, v0, vn}, .tok = tok};
+    cpu_parallel(d, C, n * C >= CPU_PAR_MIN ? 2 : C + 1, FN(embed_bwd_r), &a);
+}
+
+static void FN(pos_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    REAL *x = a->p[0];
+    const REAL *wpe = a->c[0];
+    int64_t B = a->k[0], C = a->k[1], t0 = a->k[2];
+    for (int64_t t = lo; t < hi; t++)
         for (int64_t b = 0; b < B; b++) {
             REAL *row = x + (t * B + b) * C;
             const REAL *p = wpe + (t0 + t) * C;
@@ -62,12 +84,20 @@ static void FN(pos_fwd)(exec_dev *d, void *x_, const void *wpe_, int64_t T, int6
         }
 }
 
-static void FN(pos_bwd)(exec_dev *d, void *dwpe_, const void *dout_, int64_t T, int64_t B,
-                        int64_t C, int64_t t0)
+static void FN(pos_fwd)(exec_dev *d, void *x, const void *wpe, int64_t T, int64_t B, int64_t C,
+                        int64_t t0)
 {
-    REAL *dwpe = dwpe_;
-    const REAL *dout = dout_;
-    for (int64_t t = 0; t < T; t++)
+    cpu_args a = {.p = {x}, .c = {wpe}, .k = {B, C, t0}};
+    cpu_parallel(d, T, CPU_PAR_MIN / (B * C + 1), FN(pos_fwd_r), &a);
+}
+
+static void FN(pos_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    REAL *dwpe = a->p[0];
+    const REAL *dout = a->c[0];
+    int64_t B = a->k[0], C = a->k[1], t0 = a->k[2];
+    for (int64_t t = lo; t < hi; t++)
         for (int64_t b = 0; b < B; b++) {
             REAL *p = dwpe + (t0 + t) * C;
             const REAL *g = dout + (t * B + b) * C;
@@ -76,14 +106,23 @@ static void FN(pos_bwd)(exec_dev *d, void *dwpe_, const void *dout_, int64_t T, 
         }
 }
 
+static void FN(pos_bwd)(exec_dev *d, void *dwpe, const void *dout, int64_t T, int64_t B,
+                        int64_t C, int64_t t0)
+{
+    cpu_args a = {.p = {dwpe}, .c = {dout}, .k = {B, C, t0}};
+    cpu_parallel(d, T, CPU_PAR_MIN / (B * C + 1), FN(pos_bwd_r), &a);
+}
+
 /* ---- norms ---- */
 
-static void FN(norm_fwd)(exec_dev *d, void *out_, void *mean_, void *rstd_, const void *inp_,
-                         const void *w_, const void *b_, int64_t n, int64_t C, int rms)
+static void FN(norm_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 {
-    REAL *out = out_, *mean = mean_, *rstd = rstd_;
-    const REAL *inp = inp_, *w = w_, *b = b_;
-    for (int64_t i = 0; i < n; i++) {
+    const cpu_args *a = a_;
+    REAL *out = a->p[0], *mean = a->p[1], *rstd = a->p[2];
+    const REAL *inp = a->c[0], *w = a->c[1], *b = a->c[2];
+    int64_t C = a->k[0];
+    int rms = (int)a->k[1];
+    for (int64_t i = lo; i < hi; i++) {
         const REAL *x = inp + i * C;
         double m = 0, v = 0;
         if (!rms) {
@@ -105,16 +144,24 @@ static void FN(norm_fwd)(exec_dev *d, void *out_, void *mean_, void *rstd_, cons
     }
 }
 
+static void FN(norm_fwd)(exec_dev *d, void *out, void *mean, void *rstd, const void *inp,
+                         const void *w, const void *b, int64_t n, int64_t C, int rms)
+{
+    cpu_args a = {.p = {out, mean, rstd}, .c = {inp, w, b}, .k = {C, rms}};
+    cpu_parallel(d, n, CPU_PAR_MIN / (C + 1), FN(norm_fwd_r), &a);
+}
+
 /* LayerNorm's input gradient (llm.c layernorm_backward):
  * dx = rstd (dn - mean(dn) - xhat mean(dn xhat)), dn = dout w; RMSNorm's is
  * the same without the mean term. */
-static void FN(norm_bwd_input)(exec_dev *d, void *dinp_, const void *dout_, const void *inp_,
-                               const void *w_, const void *mean_, const void *rstd_, int64_t n,
-                               int64_t C, int rms, int accumulate)
+static void FN(norm_bwd_input_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 {
-    REAL *dinp = dinp_;
-    const REAL *dout = dout_, *inp = inp_, *w = w_, *mean = mean_, *rstd = rstd_;
-    for (int64_t i = 0; i < n; i++) {
+    const cpu_args *a = a_;
+    REAL *dinp = a->p[0];
+    const REAL *dout = a->c[0], *inp = a->c[1], *w = a->c[2], *mean = a->c[3], *rstd = a->c[4];
+    int64_t C = a->k[0];
+    int rms = (int)a->k[1], accumulate = (int)a->k[2];
+    for (int64_t i = lo; i < hi; i++) {
         const REAL *g = dout + i * C, *x = inp + i * C;
         double m = rms ? 0.0 : (double)mean[i], s = (double)rstd[i];
         double dn_mean = 0, dn_xh = 0;
@@ -123,10 +170,8 @@ static void FN(norm_bwd_input)(exec_dev *d, void *dinp_, const void *dout_, cons
             dn_mean += dn;
             dn_xh += dn * ((double)x[c] - m) * s;
         }
-        dn_mean /= (double)C;
+        dn_mean = rms ? 0.0 : dn_mean / (double)C;
         dn_xh /= (double)C;
-        if (rms)
-            dn_mean = 0;
         REAL *dx = dinp + i * C;
         for (int64_t c = 0; c < C; c++) {
             double xh = ((double)x[c] - m) * s;
@@ -136,16 +181,26 @@ static void FN(norm_bwd_input)(exec_dev *d, void *dinp_, const void *dout_, cons
     }
 }
 
-static void FN(norm_bwd_weight)(exec_dev *d, void *dw_, void *db_, const void *dout_,
-                                const void *inp_, const void *mean_, const void *rstd_,
-                                int64_t n, int64_t C, int rms)
+static void FN(norm_bwd_input)(exec_dev *d, void *dinp, const void *dout, const void *inp,
+                               const void *w, const void *mean, const void *rstd, int64_t n,
+                               int64_t C, int rms, int accumulate)
 {
-    REAL *dw = dw_, *db = db_;
-    const REAL *dout = dout_, *inp = inp_, *mean = mean_, *rstd = rstd_;
+    cpu_args a = {.p = {dinp}, .c = {dout, inp, w, mean, rstd}, .k = {C, rms, accumulate}};
+    cpu_parallel(d, n, CPU_PAR_MIN / (C + 1), FN(norm_bwd_input_r), &a);
+}
+
+/* Weight and bias gradients sum over rows: ranges split the columns. */
+static void FN(norm_bwd_weight_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    REAL *dw = a->p[0], *db = a->p[1];
+    const REAL *dout = a->c[0], *inp = a->c[1], *mean = a->c[2], *rstd = a->c[3];
+    int64_t n = a->k[0], C = a->k[1];
+    int rms = (int)a->k[2];
     for (int64_t i = 0; i < n; i++) {
         const REAL *g = dout + i * C, *x = inp + i * C;
         REAL m = rms ? (REAL)0 : mean[i], s = rstd[i];
-        for (int64_t c = 0; c < C; c++) {
+        for (int64_t c = lo; c < hi; c++) {
             dw[c] += g[c] * ((x[c] - m) * s);
             if (db)
                 db[c] += g[c];
@@ -153,16 +208,32 @@ static void FN(norm_bwd_weight)(exec_dev *d, void *dw_, void *db_, const void *d
     }
 }
 
+static void FN(norm_bwd_weight)(exec_dev *d, void *dw, void *db, const void *dout,
+                                const void *inp, const void *mean, const void *rstd, int64_t n,
+                                int64_t C, int rms)
+{
+    cpu_args a = {.p = {dw, db}, .c = {dout, inp, mean, rstd}, .k = {n, C, rms}};
+    cpu_parallel(d, C, n * C >= CPU_PAR_MIN ? 2 : C + 1, FN(norm_bwd_weight_r), &a);
+}
+
 /* ---- linear ---- */
 
-static void FN(matmul_fwd)(exec_dev *d, void *out_, const void *inp_, const void *w_,
-                           const void *bias_, int64_t n, int64_t C, int64_t OC)
+static void FN(bias_rows_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 {
-    REAL *out = out_;
-    const REAL *inp = inp_, *w = w_, *bias = bias_;
-    if (bias)
-        for (int64_t i = 0; i < n; i++)
-            memcpy(out + i * OC, bias, (size_t)OC * sizeof(REAL));
+    const cpu_args *a = a_;
+    REAL *out = a->p[0];
+    int64_t OC = a->k[0];
+    for (int64_t i = lo; i < hi; i++)
+        memcpy(out + i * OC, a->c[0], (size_t)OC * sizeof(REAL));
+}
+
+static void FN(matmul_fwd)(exec_dev *d, void *out, const void *inp, const void *w,
+                           const void *bias, int64_t n, int64_t C, int64_t OC)
+{
+    if (bias) {
+        cpu_args a = {.p = {out}, .c = {bias}, .k = {OC}};
+        cpu_parallel(d, n, CPU_PAR_MIN / (OC + 1), FN(bias_rows_r), &a);
+    }
     GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)OC, (int)C, 1, inp, (int)C, w,
          (int)C, bias ? 1 : 0, out, (int)OC);
     d->flops += 2.0 * (double)n * (double)C * (double)OC;
@@ -176,18 +247,26 @@ static void FN(matmul_bwd_input)(exec_dev *d, void *dinp, const void *dout, cons
     d->flops += 2.0 * (double)n * (double)C * (double)OC;
 }
 
-static void FN(matmul_bwd_weight)(exec_dev *d, void *dw, void *dbias_, const void *dout_,
+static void FN(colsum_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    REAL *dbias = a->p[0];
+    const REAL *dout = a->c[0];
+    int64_t n = a->k[0], OC = a->k[1];
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t o = lo; o < hi; o++)
+            dbias[o] += dout[i * OC + o];
+}
+
+static void FN(matmul_bwd_weight)(exec_dev *d, void *dw, void *dbias, const void *dout,
                                   const void *inp, int64_t n, int64_t C, int64_t OC)
 {
-    GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)OC, (int)C, (int)n, 1, dout_, (int)OC,
+    GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)OC, (int)C, (int)n, 1, dout, (int)OC,
          inp, (int)C, 1, dw, (int)C);
     d->flops += 2.0 * (double)n * (double)C * (double)OC;
-    if (dbias_) {
-        REAL *dbias = dbias_;
-        const REAL *dout = dout_;
-        for (int64_t i = 0; i < n; i++)
-            for (int64_t o = 0; o < OC; o++)
-                dbias[o] += dout[i * OC + o];
+    if (dbias) {
+        cpu_args a = {.p = {dbias}, .c = {dout}, .k = {n, OC}};
+        cpu_parallel(d, OC, n * OC >= CPU_PAR_MIN ? 2 : OC + 1, FN(colsum_r), &a);
     }
 }
 
@@ -196,37 +275,61 @@ static void FN(matmul_bwd_weight)(exec_dev *d, void *dw, void *dbias_, const voi
 /* sqrt(2 / pi), GPT-2's tanh approximation of GELU */
 #define GELU_K 0.7978845608028654
 
-static void FN(gelu_fwd)(exec_dev *d, void *out_, const void *inp_, int64_t n)
+/* tanh(u) = 1 - 2 / (exp(2u) + 1): one exp instead of tanh's expm1 (an
+ * eighth of a step went to tanh alone); exact at both limits (exp gives 0
+ * or inf) and within a few ulps of tanh elsewhere. */
+static inline REAL FN(tanh_fast)(REAL u)
 {
-    REAL *out = out_;
-    const REAL *inp = inp_;
-    for (int64_t i = 0; i < n; i++) {
+    return (REAL)1 - (REAL)2 / (exp((REAL)2 * u) + (REAL)1);
+}
+
+static void FN(gelu_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    REAL *out = a->p[0];
+    const REAL *inp = a->c[0];
+    for (int64_t i = lo; i < hi; i++) {
         REAL x = inp[i];
-        out[i] = (REAL)0.5 * x * ((REAL)1 + tanh((REAL)GELU_K * (x + (REAL)0.044715 * x * x * x)));
+        out[i] = (REAL)0.5 * x *
+                 ((REAL)1 + FN(tanh_fast)((REAL)GELU_K * (x + (REAL)0.044715 * x * x * x)));
     }
 }
 
-static void FN(gelu_bwd)(exec_dev *d, void *dinp_, const void *inp_, const void *dout_,
-                         int64_t n)
+static void FN(gelu_fwd)(exec_dev *d, void *out, const void *inp, int64_t n)
 {
-    REAL *dinp = dinp_;
-    const REAL *inp = inp_, *dout = dout_;
-    for (int64_t i = 0; i < n; i++) {
+    cpu_args a = {.p = {out}, .c = {inp}};
+    cpu_parallel(d, n, CPU_PAR_MIN, FN(gelu_fwd_r), &a);
+}
+
+/* d/dx: 0.5 (1 + th) + 0.5 x (1 - th^2) k (1 + 3 0.044715 x^2), th = tanh(u) */
+static void FN(gelu_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    REAL *dinp = a->p[0];
+    const REAL *inp = a->c[0], *dout = a->c[1];
+    for (int64_t i = lo; i < hi; i++) {
         REAL x = inp[i];
-        REAL u = (REAL)GELU_K * (x + (REAL)0.044715 * x * x * x);
-        REAL th = tanh(u), ch = cosh(u);
-        REAL sech2 = (REAL)1 / (ch * ch);
+        REAL th = FN(tanh_fast)((REAL)GELU_K * (x + (REAL)0.044715 * x * x * x));
         REAL g = (REAL)0.5 * ((REAL)1 + th) +
-                 x * (REAL)0.5 * sech2 * (REAL)GELU_K * ((REAL)1 + (REAL)3 * (REAL)0.044715 * x * x);
+                 x * (REAL)0.5 * ((REAL)1 - th * th) * (REAL)GELU_K *
+                     ((REAL)1 + (REAL)3 * (REAL)0.044715 * x * x);
         dinp[i] = g * dout[i];
     }
 }
 
-static void FN(swiglu_fwd)(exec_dev *d, void *out_, const void *inp_, int64_t n, int64_t F)
+static void FN(gelu_bwd)(exec_dev *d, void *dinp, const void *inp, const void *dout, int64_t n)
 {
-    REAL *out = out_;
-    const REAL *inp = inp_;
-    for (int64_t i = 0; i < n; i++) {
+    cpu_args a = {.p = {dinp}, .c = {inp, dout}};
+    cpu_parallel(d, n, CPU_PAR_MIN, FN(gelu_bwd_r), &a);
+}
+
+static void FN(swiglu_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    REAL *out = a->p[0];
+    const REAL *inp = a->c[0];
+    int64_t F = a->k[0];
+    for (int64_t i = lo; i < hi; i++) {
         const REAL *g = inp + i * 2 * F, *u = g + F;
         REAL *o = out + i * F;
         for (int64_t j = 0; j < F; j++)
@@ -234,12 +337,19 @@ static void FN(swiglu_fwd)(exec_dev *d, void *out_, const void *inp_, int64_t n,
     }
 }
 
-static void FN(swiglu_bwd)(exec_dev *d, void *dinp_, const void *inp_, const void *dout_,
-                           int64_t n, int64_t F)
+static void FN(swiglu_fwd)(exec_dev *d, void *out, const void *inp, int64_t n, int64_t F)
 {
-    REAL *dinp = dinp_;
-    const REAL *inp = inp_, *dout = dout_;
-    for (int64_t i = 0; i < n; i++) {
+    cpu_args a = {.p = {out}, .c = {inp}, .k = {F}};
+    cpu_parallel(d, n, CPU_PAR_MIN / (F + 1), FN(swiglu_fwd_r), &a);
+}
+
+static void FN(swiglu_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    REAL *dinp = a->p[0];
+    const REAL *inp = a->c[0], *dout = a->c[1];
+    int64_t F = a->k[0];
+    for (int64_t i = lo; i < hi; i++) {
         const REAL *g = inp + i * 2 * F, *u = g + F, *go = dout + i * F;
         REAL *dg = dinp + i * 2 * F, *du = dg + F;
         for (int64_t j = 0; j < F; j++) {
@@ -250,23 +360,29 @@ static void FN(swiglu_bwd)(exec_dev *d, void *dinp_, const void *inp_, const voi
     }
 }
 
+static void FN(swiglu_bwd)(exec_dev *d, void *dinp, const void *inp, const void *dout,
+                           int64_t n, int64_t F)
+{
+    cpu_args a = {.p = {dinp}, .c = {inp, dout}, .k = {F}};
+    cpu_parallel(d, n, CPU_PAR_MIN / (F + 1), FN(swiglu_bwd_r), &a);
+}
+
 /* ---- attention ---- */
 
 /* Rotate pairs (j, j + hd/2) of every head by angle t theta^(-2j/hd) (sign
- * +1) or back (sign -1). */
-static void FN(rope)(exec_dev *d, void *x_, int64_t T, int64_t B, int64_t H, int64_t hd,
-                     int64_t ld, double theta, double sign)
+ * +1) or back (sign -1); ranges split positions t. */
+static void FN(rope_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 {
-    REAL *x = x_;
-    int64_t half = hd / 2;
-    double *cs = cpu_scratch(d, (size_t)hd * sizeof(double));
-    if (!cs)
-        return;
-    for (int64_t t = 0; t < T; t++) {
+    const cpu_args *a = a_;
+    REAL *x = a->p[0];
+    double *cs = (double *)a->p[1] + (size_t)tid * (size_t)a->k[3];
+    int64_t B = a->k[0], H = a->k[1], hd = a->k[2], ld = a->k[4], half = hd / 2;
+    double theta = a->s[0], sign = a->s[1];
+    for (int64_t t = lo; t < hi; t++) {
         for (int64_t j = 0; j < half; j++) {
-            double a = (double)t * pow(theta, -2.0 * (double)j / (double)hd);
-            cs[j] = cos(a);
-            cs[half + j] = sign * sin(a);
+            double ang = (double)t * pow(theta, -2.0 * (double)j / (double)hd);
+            cs[j] = cos(ang);
+            cs[half + j] = sign * sin(ang);
         }
         for (int64_t b = 0; b < B; b++)
             for (int64_t h = 0; h < H; h++) {
@@ -281,6 +397,16 @@ static void FN(rope)(exec_dev *d, void *x_, int64_t T, int64_t B, int64_t H, int
     }
 }
 
+static void FN(rope)(exec_dev *d, void *x, int64_t T, int64_t B, int64_t H, int64_t hd,
+                     int64_t ld, double theta, double sign)
+{
+    double *cs = cpu_scratch(d, (size_t)hd * sizeof(double));
+    if (!cs)
+        return;
+    cpu_args a = {.p = {x, cs}, .k = {B, H, hd, hd, ld}, .s = {theta, sign}};
+    cpu_parallel(d, T, 2, FN(rope_r), &a);
+}
+
 static void FN(rope_fwd)(exec_dev *d, void *x, int64_t T, int64_t B, int64_t H, int64_t hd,
                          int64_t ld, double theta)
 {
@@ -293,10 +419,35 @@ static void FN(rope_bwd)(exec_dev *d, void *dx, int64_t T, int64_t B, int64_t H,
     FN(rope)(d, dx, T, B, H, hd, ld, theta, -1.0);
 }
 
+/* Causal softmax of score rows: row r is row r % T of a T x T matrix. */
+static void FN(softmax_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    REAL *P = a->p[0];
+    int64_t T = a->k[0];
+    for (int64_t r = lo; r < hi; r++) {
+        int64_t i = r % T;
+        REAL *row = P + r * T;
+        REAL mx = row[0];
+        for (int64_t j = 1; j <= i; j++)
+            mx = row[j] > mx ? row[j] : mx;
+        double s = 0;
+        for (int64_t j = 0; j <= i; j++) {
+            row[j] = exp(row[j] - mx);
+            s += row[j];
+        }
+        REAL inv = (REAL)(1.0 / s);
+        for (int64_t j = 0; j <= i; j++)
+            row[j] *= inv;
+        for (int64_t j = i + 1; j < T; j++)
+            row[j] = 0;
+    }
+}
+
 /* Per (sequence b, query head h): S = Q K^T / sqrt(hd) through one GEMM
  * (the full T x T, as the planner counts attention FLOPs), causal softmax
- * by rows, O = P V through another. Q of head h is a T x hd matrix whose
- * rows are B (Hq + 2 Hkv) hd apart. */
+ * by rows (all heads at once), O = P V through another GEMM. Q of head h is
+ * a T x hd matrix whose rows are B (Hq + 2 Hkv) hd apart. */
 static void FN(attention_fwd)(exec_dev *d, void *out_, void *probs_, const void *qkv_,
                               int64_t T, int64_t B, int64_t Hq, int64_t Hkv, int64_t hd)
 {
@@ -307,40 +458,49 @@ static void FN(attention_fwd)(exec_dev *d, void *out_, void *probs_, const void 
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < Hq; h++) {
             int64_t kh = h / group;
-            const REAL *Q = qkv + b * W + h * hd;
-            const REAL *K = qkv + b * W + (Hq + kh) * hd;
-            const REAL *V = qkv + b * W + (Hq + Hkv + kh) * hd;
-            REAL *P = probs + (b * Hq + h) * T * T;
-            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hd, scale, Q,
-                 (int)ld, K, (int)ld, 0, P, (int)T);
-            for (int64_t i = 0; i < T; i++) {
-                REAL *row = P + i * T;
-                REAL mx = row[0];
-                for (int64_t j = 1; j <= i; j++)
-                    mx = row[j] > mx ? row[j] : mx;
-                double s = 0;
-                for (int64_t j = 0; j <= i; j++) {
-                    row[j] = exp(row[j] - mx);
-                    s += row[j];
-                }
-                REAL inv = (REAL)(1.0 / s);
-                for (int64_t j = 0; j <= i; j++)
-                    row[j] *= inv;
-                for (int64_t j = i + 1; j < T; j++)
-                    row[j] = 0;
-            }
-            if (out)
-                GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hd, (int)T, 1, P,
-                     (int)T, V, (int)ld, 0, out + b * Hq * hd + h * hd, (int)ldo);
+            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hd, scale,
+                 qkv + b * W + h * hd, (int)ld, qkv + b * W + (Hq + kh) * hd, (int)ld, 0,
+                 probs + (b * Hq + h) * T * T, (int)T);
         }
+    cpu_args a = {.p = {probs}, .k = {T}};
+    cpu_parallel(d, B * Hq * T, CPU_PAR_MIN / (T + 1), FN(softmax_r), &a);
+    if (out)
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t h = 0; h < Hq; h++) {
+                int64_t kh = h / group;
+                GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hd, (int)T, 1,
+                     probs + (b * Hq + h) * T * T, (int)T, qkv + b * W + (Hq + Hkv + kh) * hd,
+                     (int)ld, 0, out + b * Hq * hd + h * hd, (int)ldo);
+            }
     d->flops += (out ? 4.0 : 2.0) * (double)B * (double)Hq * (double)T * (double)T * (double)hd;
+}
+
+/* softmax backward by rows: dS = P (dP - rowsum(P dP)); masked P are 0 */
+static void FN(softmax_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    REAL *dP = a->p[0];
+    const REAL *P = a->c[0];
+    int64_t T = a->k[0];
+    for (int64_t r = lo; r < hi; r++) {
+        int64_t i = r % T;
+        const REAL *p = P + r * T;
+        REAL *g = dP + r * T;
+        double dot = 0;
+        for (int64_t j = 0; j <= i; j++)
+            dot += (double)p[j] * (double)g[j];
+        for (int64_t j = 0; j <= i; j++)
+            g[j] = p[j] * (g[j] - (REAL)dot);
+        for (int64_t j = i + 1; j < T; j++)
+            g[j] = 0;
+    }
 }
 
 static void FN(attention_bwd)(exec_dev *d, void *dqkv_, void *dprobs_, const void *dout_,
                               const void *qkv_, const void *probs_, int64_t T, int64_t B,
                               int64_t Hq, int64_t Hkv, int64_t hd)
 {
-    REAL *dqkv = dqkv_, *dP = dprobs_;
+    REAL *dqkv = dqkv_, *dprobs = dprobs_;
     const REAL *dout = dout_, *qkv = qkv_, *probs = probs_;
     int64_t W = (Hq + 2 * Hkv) * hd, ld = B * W, ldo = B * Hq * hd, group = Hq / Hkv;
     REAL scale = (REAL)(1.0 / sqrt((double)hd));
@@ -348,34 +508,28 @@ static void FN(attention_bwd)(exec_dev *d, void *dqkv_, void *dprobs_, const voi
      * gradients accumulate, so start from zero */
     for (int64_t r = 0; r < T * B; r++)
         memset(dqkv + r * W + Hq * hd, 0, (size_t)(2 * Hkv * hd) * sizeof(REAL));
+    /* dP = dO V^T; dV += P^T dO */
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < Hq; h++) {
+            int64_t vo = b * W + (Hq + Hkv + h / group) * hd;
+            const REAL *P = probs + (b * Hq + h) * T * T;
+            const REAL *dO = dout + b * Hq * hd + h * hd;
+            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hd, 1, dO,
+                 (int)ldo, qkv + vo, (int)ld, 0, dprobs + (b * Hq + h) * T * T, (int)T);
+            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hd, (int)T, 1, P, (int)T,
+                 dO, (int)ldo, 1, dqkv + vo, (int)ld);
+        }
+    cpu_args a = {.p = {dprobs}, .c = {probs}, .k = {T}};
+    cpu_parallel(d, B * Hq * T, CPU_PAR_MIN / (T + 1), FN(softmax_bwd_r), &a);
+    /* dQ = scale dS K; dK += scale dS^T Q */
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < Hq; h++) {
             int64_t kh = h / group;
-            int64_t qo = b * W + h * hd, ko = b * W + (Hq + kh) * hd,
-                    vo = b * W + (Hq + Hkv + kh) * hd;
-            const REAL *P = probs + (b * Hq + h) * T * T;
-            const REAL *dO = dout + b * Hq * hd + h * hd;
-            /* dP = dO V^T; dV += P^T dO */
-            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hd, 1, dO,
-                 (int)ldo, qkv + vo, (int)ld, 0, dP, (int)T);
-            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hd, (int)T, 1, P, (int)T,
-                 dO, (int)ldo, 1, dqkv + vo, (int)ld);
-            /* softmax backward: dS = P (dP - rowsum(P dP)); masked P are 0 */
-            for (int64_t i = 0; i < T; i++) {
-                const REAL *p = P + i * T;
-                REAL *g = dP + i * T;
-                double dot = 0;
-                for (int64_t j = 0; j <= i; j++)
-                    dot += (double)p[j] * (double)g[j];
-                for (int64_t j = 0; j <= i; j++)
-                    g[j] = p[j] * (g[j] - (REAL)dot);
-                for (int64_t j = i + 1; j < T; j++)
-                    g[j] = 0;
-            }
-            /* dQ = scale dS K; dK += scale dS^T Q */
-            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hd, (int)T, scale, dP,
+            int64_t qo = b * W + h * hd, ko = b * W + (Hq + kh) * hd;
+            const REAL *dS = dprobs + (b * Hq + h) * T * T;
+            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hd, (int)T, scale, dS,
                  (int)T, qkv + ko, (int)ld, 0, dqkv + qo, (int)ld);
-            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hd, (int)T, scale, dP,
+            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hd, (int)T, scale, dS,
                  (int)T, qkv + qo, (int)ld, 1, dqkv + ko, (int)ld);
         }
     d->flops += 8.0 * (double)B * (double)Hq * (double)T * (double)T * (double)hd;
@@ -383,12 +537,13 @@ static void FN(attention_bwd)(exec_dev *d, void *dqkv_, void *dprobs_, const voi
 
 /* ---- vocab-parallel cross-entropy ---- */
 
-static void FN(ce_rowmax)(exec_dev *d, void *rowmax_, const void *logits_, int64_t n,
-                          int64_t vn)
+static void FN(ce_rowmax_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 {
-    REAL *rowmax = rowmax_;
-    const REAL *logits = logits_;
-    for (int64_t i = 0; i < n; i++) {
+    const cpu_args *a = a_;
+    REAL *rowmax = a->p[0];
+    const REAL *logits = a->c[0];
+    int64_t vn = a->k[0];
+    for (int64_t i = lo; i < hi; i++) {
         const REAL *l = logits + i * vn;
         REAL mx = l[0];
         for (int64_t j = 1; j < vn; j++)
@@ -397,97 +552,170 @@ static void FN(ce_rowmax)(exec_dev *d, void *rowmax_, const void *logits_, int64
     }
 }
 
-static void FN(ce_stats)(exec_dev *d, void *stats_, const void *logits_, const void *rowmax_,
-                         const int32_t *targets, int64_t n, int64_t vn, int64_t v0)
+static void FN(ce_rowmax)(exec_dev *d, void *rowmax, const void *logits, int64_t n, int64_t vn)
 {
-    REAL *stats = stats_;
-    const REAL *logits = logits_, *rowmax = rowmax_;
-    for (int64_t i = 0; i < n; i++) {
-        const REAL *l = logits + i * vn;
-        double s = 0;
-        for (int64_t j = 0; j < vn; j++)
-            s += exp((double)(l[j] - rowmax[i]));
-        int64_t t = (int64_t)targets[i] - v0;
-        stats[i] = (REAL)s;
+    cpu_args a = {.p = {rowmax}, .c = {logits}, .k = {vn}};
+    cpu_parallel(d, n, CPU_PAR_MIN / (vn + 1), FN(ce_rowmax_r), &a);
+}
+
+/* Sum of exp(logit - max) and the target's logit; the logits become
+ * exp(logit - max) (what ce_loss_bwd needs), so exp runs once per logit. */
+static void FN(ce_stats_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    REAL *stats = a->p[0], *logits = a->p[1];
+    const REAL *rowmax = a->c[0];
+    int64_t n = a->k[0], vn = a->k[1], v0 = a->k[2];
+    for (int64_t i = lo; i < hi; i++) {
+        REAL *l = logits + i * vn, mx = rowmax[i];
+        int64_t t = (int64_t)a->tok[i] - v0;
         stats[n + i] = t >= 0 && t < vn ? l[t] : (REAL)0;
+        double s = 0;
+        for (int64_t j = 0; j < vn; j++) {
+            l[j] = exp(l[j] - mx);
+            s += (double)l[j];
+        }
+        stats[i] = (REAL)s;
     }
 }
 
-static void FN(ce_loss_bwd)(exec_dev *d, void *losses_, void *logits_, const void *rowmax_,
-                            const void *stats_, const int32_t *targets, int64_t n, int64_t vn,
-                            int64_t v0, double scale)
+static void FN(ce_stats)(exec_dev *d, void *stats, void *logits, const void *rowmax,
+                         const int32_t *targets, int64_t n, int64_t vn, int64_t v0)
 {
-    REAL *losses = losses_, *logits = logits_;
-    const REAL *rowmax = rowmax_, *stats = stats_;
-    for (int64_t i = 0; i < n; i++) {
-        REAL *l = logits + i * vn;
+    cpu_args a = {.p = {stats, logits}, .c = {rowmax}, .k = {n, vn, v0}, .tok = targets};
+    cpu_parallel(d, n, CPU_PAR_MIN / (vn + 1), FN(ce_stats_r), &a);
+}
+
+static void FN(ce_loss_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    REAL *losses = a->p[0], *e = a->p[1];
+    const REAL *rowmax = a->c[0], *stats = a->c[1];
+    int64_t n = a->k[0], vn = a->k[1], v0 = a->k[2];
+    double scale = a->s[0];
+    for (int64_t i = lo; i < hi; i++) {
+        REAL *l = e + i * vn;
         double sum = (double)stats[i];
         losses[i] = (REAL)(log(sum) + (double)rowmax[i] - (double)stats[n + i]);
-        int64_t t = (int64_t)targets[i] - v0;
-        for (int64_t j = 0; j < vn; j++) {
-            double p = exp((double)(l[j] - rowmax[i])) / sum;
-            l[j] = (REAL)((p - (j == t ? 1.0 : 0.0)) * scale);
-        }
+        int64_t t = (int64_t)a->tok[i] - v0;
+        REAL k = (REAL)(scale / sum);
+        for (int64_t j = 0; j < vn; j++)
+            l[j] *= k;
+        if (t >= 0 && t < vn)
+            l[t] -= (REAL)scale;
     }
+}
+
+static void FN(ce_loss_bwd)(exec_dev *d, void *losses, void *logits, const void *rowmax,
+                            const void *stats, const int32_t *targets, int64_t n, int64_t vn,
+                            int64_t v0, double scale)
+{
+    cpu_args a = {.p = {losses, logits}, .c = {rowmax, stats}, .k = {n, vn, v0}, .s = {scale},
+                  .tok = targets};
+    cpu_parallel(d, n, CPU_PAR_MIN / (vn + 1), FN(ce_loss_bwd_r), &a);
 }
 
 /* ---- elementwise, reductions ---- */
 
-static void FN(add)(exec_dev *d, void *y_, const void *x_, int64_t n)
+static void FN(add_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 {
-    REAL *y = y_;
-    const REAL *x = x_;
-    for (int64_t i = 0; i < n; i++)
-        y[i] += x[i];
+    const cpu_args *a = a_;
+    REAL *y = a->p[0];
+    const REAL *x = a->c[0], *b = a->c[1];
+    if (b)
+        for (int64_t i = lo; i < hi; i++)
+            y[i] = x[i] + b[i];
+    else
+        for (int64_t i = lo; i < hi; i++)
+            y[i] += x[i];
 }
 
-static void FN(add3)(exec_dev *d, void *out_, const void *a_, const void *b_, int64_t n)
+static void FN(add)(exec_dev *d, void *y, const void *x, int64_t n)
 {
-    REAL *out = out_;
-    const REAL *a = a_, *b = b_;
-    for (int64_t i = 0; i < n; i++)
-        out[i] = a[i] + b[i];
+    cpu_args a = {.p = {y}, .c = {x, NULL}};
+    cpu_parallel(d, n, CPU_PAR_MIN, FN(add_r), &a);
 }
 
-static void FN(scale)(exec_dev *d, void *x_, double s, int64_t n)
+static void FN(add3)(exec_dev *d, void *out, const void *x, const void *b, int64_t n)
 {
-    REAL *x = x_;
-    for (int64_t i = 0; i < n; i++)
-        x[i] *= (REAL)s;
+    cpu_args a = {.p = {out}, .c = {x, b}};
+    cpu_parallel(d, n, CPU_PAR_MIN, FN(add_r), &a);
 }
 
-static double FN(sum)(exec_dev *d, const void *x_, int64_t n)
+static void FN(scale_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 {
-    const REAL *x = x_;
+    const cpu_args *a = a_;
+    REAL *x = a->p[0], s = (REAL)a->s[0];
+    for (int64_t i = lo; i < hi; i++)
+        x[i] *= s;
+}
+
+static void FN(scale)(exec_dev *d, void *x, double s, int64_t n)
+{
+    cpu_args a = {.p = {x}, .s = {s}};
+    cpu_parallel(d, n, CPU_PAR_MIN, FN(scale_r), &a);
+}
+
+/* Sums by fixed blocks of CPU_SUM_BLOCK elements, added in block order: the
+ * same result for any number of threads. */
+#define CPU_SUM_BLOCK 65536
+
+static void FN(sum_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    const REAL *x = a->c[0];
+    int64_t n = a->k[0];
+    int sq = (int)a->k[1];
+    for (int64_t blk = lo; blk < hi; blk++) {
+        int64_t i0 = blk * CPU_SUM_BLOCK, i1 = i0 + CPU_SUM_BLOCK < n ? i0 + CPU_SUM_BLOCK : n;
+        double s = 0;
+        if (sq)
+            for (int64_t i = i0; i < i1; i++)
+                s += (double)x[i] * (double)x[i];
+        else
+            for (int64_t i = i0; i < i1; i++)
+                s += (double)x[i];
+        a->part[blk] = s;
+    }
+}
+
+static double FN(reduce)(exec_dev *d, const void *x, int64_t n, int sq)
+{
+    int64_t blocks = (n + CPU_SUM_BLOCK - 1) / CPU_SUM_BLOCK;
+    double one = 0, *part = &one;
+    if (blocks > 1 && !(part = cpu_scratch(d, (size_t)blocks * sizeof(double))))
+        return NAN;
+    cpu_args a = {.c = {x}, .k = {n, sq}, .part = part};
+    cpu_parallel(d, blocks, 2, FN(sum_r), &a);
     double s = 0;
-    for (int64_t i = 0; i < n; i++)
-        s += (double)x[i];
+    for (int64_t b = 0; b < blocks; b++)
+        s += part[b];
     return s;
 }
 
-static double FN(sumsq)(exec_dev *d, const void *x_, int64_t n)
+static double FN(sum)(exec_dev *d, const void *x, int64_t n)
 {
-    const REAL *x = x_;
-    double s = 0;
-    for (int64_t i = 0; i < n; i++)
-        s += (double)x[i] * (double)x[i];
-    return s;
+    return FN(reduce)(d, x, n, 0);
+}
+
+static double FN(sumsq)(exec_dev *d, const void *x, int64_t n)
+{
+    return FN(reduce)(d, x, n, 1);
 }
 
 /* AdamW, llm.c's adamw_update: m, v moments with bias correction, the
  * decay decoupled from the gradient (Loshchilov & Hutter 2019). The
  * parameters are the master copy here (the device computes in its state
  * type), so master is unused. */
-static void FN(adamw)(exec_dev *d, void *param_, void *master, const void *grad_, void *m_,
-                      void *v_, int64_t n, const exec_adamw *a)
+static void FN(adamw_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 {
-    REAL *p = param_, *m = m_, *v = v_;
-    const REAL *g = grad_;
-    double c1 = 1.0 - pow(a->beta1, (double)a->step), c2 = 1.0 - pow(a->beta2, (double)a->step);
-    REAL b1 = (REAL)a->beta1, b2 = (REAL)a->beta2, gs = (REAL)a->grad_scale;
-    REAL lr = (REAL)a->lr, wd = (REAL)a->weight_decay, eps = (REAL)a->eps;
-    REAL ic1 = (REAL)(1.0 / c1), ic2 = (REAL)(1.0 / c2);
-    for (int64_t i = 0; i < n; i++) {
+    const cpu_args *a = a_;
+    REAL *p = a->p[0], *m = a->p[1], *v = a->p[2];
+    const REAL *g = a->c[0];
+    REAL b1 = (REAL)a->s[0], b2 = (REAL)a->s[1], gs = (REAL)a->s[2], eps = (REAL)a->s[3];
+    const double *k = (const double *)a->c[1];
+    REAL lr = (REAL)k[0], wd = (REAL)k[1], ic1 = (REAL)k[2], ic2 = (REAL)k[3];
+    for (int64_t i = lo; i < hi; i++) {
         REAL gi = g[i] * gs;
         REAL mi = b1 * m[i] + ((REAL)1 - b1) * gi;
         REAL vi = b2 * v[i] + ((REAL)1 - b2) * gi * gi;
@@ -496,6 +724,16 @@ static void FN(adamw)(exec_dev *d, void *param_, void *master, const void *grad_
         REAL mh = mi * ic1, vh = vi * ic2;
         p[i] -= lr * (mh / (sqrt(vh) + eps) + wd * p[i]);
     }
+}
+
+static void FN(adamw)(exec_dev *d, void *param, void *master, const void *grad, void *m, void *v,
+                      int64_t n, const exec_adamw *ad)
+{
+    double c1 = 1.0 - pow(ad->beta1, (double)ad->step), c2 = 1.0 - pow(ad->beta2, (double)ad->step);
+    double k[4] = {ad->lr, ad->weight_decay, 1.0 / c1, 1.0 / c2};
+    cpu_args a = {.p = {param, m, v}, .c = {grad, k},
+                  .s = {ad->beta1, ad->beta2, ad->grad_scale, ad->eps}};
+    cpu_parallel(d, n, CPU_PAR_MIN, FN(adamw_r), &a);
 }
 
 static void FN(upload_f64)(exec_dev *d, void *dst_, const double *src, int64_t n)
@@ -563,3 +801,4 @@ const exec_dev_ops CPU_TABLE = {
 #undef CAT
 #undef CAT_
 #undef GELU_K
+#undef CPU_SUM_BLOCK

@@ -95,21 +95,33 @@ typedef struct slot_view {
 } slot_view;
 
 static void carve_slot(carve *c, const exec_model *x, const exec_chunk *ch, exec_acts *acts,
-                       void **ckpt)
+                       void **ckpt, void **in0)
 {
     const exec_dims *d = &x->d;
+    if (ch->nlayers == 0) {
+        /* a chunk without layers (the planner's split can leave a rank fewer
+         * layers than chunks): it passes its input on, or to the head */
+        void *p = take_el(c, x, d->Nr * d->C);
+        if (in0)
+            *in0 = p;
+        return;
+    }
     if (full_recompute(x)) {
         int k = x->l->recompute_group, groups = (ch->nlayers + k - 1) / k;
         for (int i = 0; i < groups; i++) {
             void *p = take_el(c, x, d->Nr * d->C);
             if (ckpt)
                 ckpt[i] = p;
+            if (in0 && i == 0)
+                *in0 = p;
         }
     } else {
         exec_acts dummy;
         int probs = x->l->recompute == PLAN_RECOMP_NONE;
         for (int i = 0; i < ch->nlayers; i++)
             carve_acts(c, x, acts ? &acts[i] : &dummy, probs);
+        if (in0)
+            *in0 = acts ? acts[0].x_in : NULL;
     }
 }
 
@@ -126,7 +138,7 @@ static void carve_head(carve *c, const exec_model *x, exec_head_acts *h)
 size_t exec_slot_bytes(const exec_model *x, const exec_chunk *ch, int unused)
 {
     carve c = {NULL, 0};
-    carve_slot(&c, x, ch, NULL, NULL);
+    carve_slot(&c, x, ch, NULL, NULL, NULL);
     if (ch->last) {
         exec_head_acts h;
         carve_head(&c, x, &h);
@@ -181,6 +193,8 @@ static int reduce_residual(exec_model *x, void *out, const void *base, void *par
     const exec_dev_ops *o = x->dev->ops;
     int rc;
     if (x->sp) {
+        if (!base)
+            return exec_tp_reduce_scatter(x, part, out, d->Nr * d->C, err);
         if ((rc = exec_tp_reduce_scatter(x, part, x->ws.lnl, d->Nr * d->C, err)))
             return rc;
         o->add3(x->dev, out, base, x->ws.lnl, d->Nr * d->C);
@@ -461,10 +475,10 @@ static int head_wgrad(exec_model *x, const exec_chunk *ch, const exec_head_acts 
 /* ---- chunks ---- */
 
 static void view_slot(const exec_model *x, const exec_chunk *ch, void *slot, exec_acts *acts,
-                      void **ckpt, exec_head_acts *h)
+                      void **ckpt, void **in0, exec_head_acts *h)
 {
     carve c = {slot, 0};
-    carve_slot(&c, x, ch, acts, ckpt);
+    carve_slot(&c, x, ch, acts, ckpt, in0);
     if (ch->last)
         carve_head(&c, x, h);
 }
@@ -523,9 +537,9 @@ int exec_chunk_fwd(exec_model *x, int ci, void *slot, const int32_t *tokens,
     exec_acts *acts = x->view.acts;
     void **ckpt = x->view.ckpt;
     exec_head_acts h = {0};
-    view_slot(x, ch, slot, acts, ckpt, &h);
+    void *x0 = NULL;
+    view_slot(x, ch, slot, acts, ckpt, &x0, &h);
     int full = full_recompute(x), rc;
-    void *x0 = full ? ckpt[0] : acts[0].x_in;
     if (ch->first) {
         if ((rc = embed_fwd(x, ch, tokens, x0, err)))
             return rc;
@@ -533,7 +547,10 @@ int exec_chunk_fwd(exec_model *x, int ci, void *slot, const int32_t *tokens,
         x->dev->ops->copy(x->dev, x0, input, rbytes);
     }
     void *final = ch->last ? h.x : output;
-    if (full) {
+    if (ch->nlayers == 0) {
+        if (final != x0)
+            x->dev->ops->copy(x->dev, final, x0, rbytes);
+    } else if (full) {
         /* keep each group's input; the rest goes through the workspace */
         int k = x->l->recompute_group;
         for (int i0 = 0; i0 < ch->nlayers; i0 += k) {
@@ -570,7 +587,7 @@ int exec_chunk_bwd(exec_model *x, int ci, void *slot, const int32_t *tokens, con
     exec_douts *wg = x->view.douts;
     void **ckpt = x->view.ckpt;
     exec_head_acts h = {0};
-    view_slot(x, ch, slot, acts, ckpt, &h);
+    view_slot(x, ch, slot, acts, ckpt, NULL, &h);
     wstore_view w = {wg, wacts, NULL, NULL, NULL};
     if (split) {
         carve c = {wstore, 0};
@@ -639,7 +656,7 @@ int exec_chunk_wgrad(exec_model *x, int ci, void *slot, const int32_t *tokens, v
     exec_douts *wg = x->view.douts;
     void **ckpt = x->view.ckpt;
     exec_head_acts h = {0};
-    view_slot(x, ch, slot, acts, ckpt, &h);
+    view_slot(x, ch, slot, acts, ckpt, NULL, &h);
     wstore_view w = {wg, wacts, NULL, NULL, NULL};
     carve c = {wstore, 0};
     carve_wstore(&c, x, ch, &w);
@@ -674,7 +691,7 @@ void exec_ws_layout(exec_model *x, void *ws_block, void *rec_block)
     x->ws.lnl = take_el(&c, x, d->Nr * d->C);
     x->ws.big = take_el(&c, x, d->N * wide);
     x->ws.probs = x->ws.a.probs; /* selective recompute's and the full one's never overlap */
-    x->ws.dprobs = take_el(&c, x, d->T * d->T);
+    x->ws.dprobs = take_el(&c, x, d->B * d->Hl * d->T * d->T);
     x->ws.dres = take_el(&c, x, d->Nr * d->C);
     x->ws.dx = take_el(&c, x, d->N * wide);
     x->ws.rowmax = take_el(&c, x, d->N);

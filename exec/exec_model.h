@@ -221,7 +221,7 @@ typedef struct exec_model {
         void *lnl;               /* [Nr, C] a norm's local output before the gather */
         void *big;               /* [N, max(C, Ffc, Wqkv)] gathered / partial products */
         void *probs;             /* [B, Hl, T, T] selective recompute */
-        void *dprobs;            /* [T, T] */
+        void *dprobs;            /* [B, Hl, T, T] */
         void *dres;              /* [Nr, C] residual gradient */
         void *dx;                /* [N, max(C, Ffc, Wqkv)] */
         void *rowmax, *stats, *losses; /* [N], [2N], [N] */

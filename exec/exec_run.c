@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec/exec_rt.h"
@@ -223,6 +224,20 @@ done:
     return rc;
 }
 
+/* debug.fail_*: fail now, or stop answering for longer than any wait. */
+static int inject_failure(const exec_config *cfg, const exec_rt *rt, st_err *err)
+{
+    if (cfg->fail_hang) {
+        double until = exec_now_s() + 10 * cfg->timeout_s + 30;
+        while (exec_now_s() < until) {
+            struct timespec ts = {0, 100000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return ST_RAISE(err, ST_EIO, "failure injected at step %lld (debug.fail_rank %d)",
+                    (long long)rt->step + 1, cfg->fail_rank);
+}
+
 int exec_run(const exec_config *cfg, exec_comm *world, exec_result *res, st_err *err)
 {
     exec_result_init(res);
@@ -237,7 +252,13 @@ int exec_run(const exec_config *cfg, exec_comm *world, exec_result *res, st_err 
     int64_t first = rt.step;
     double t_start = exec_now_s(), run_s = 0;
     int64_t timed = 0;
-    for (; rt.step < cfg->train.steps;) {
+    int64_t end = cfg->train.steps;
+    if (cfg->train.stop_after > 0 && cfg->train.stop_after < end)
+        end = cfg->train.stop_after;
+    for (; rt.step < end;) {
+        if (cfg->fail_rank == rt.rank && cfg->fail_step == rt.step + 1 &&
+            (rc = inject_failure(cfg, &rt, err)))
+            goto done;
         if ((rc = exec_pipe_step(&rt, err)))
             goto done;
         const exec_step_stat *s = &rt.stats[rt.step - 1];
@@ -253,7 +274,7 @@ int exec_run(const exec_config *cfg, exec_comm *world, exec_result *res, st_err 
         }
         int save = *cfg->save_dir &&
                    ((cfg->save_every > 0 && rt.step % cfg->save_every == 0) ||
-                    rt.step == cfg->train.steps);
+                    rt.step == end);
         if (save && (rc = exec_ckpt_save(&rt, cfg->save_dir, err)))
             goto done;
     }

@@ -258,7 +258,7 @@ static void attn_case(int64_t Hq, int64_t Hkv, int rope)
     c.probs = calloc(c.B * Hq * c.T * c.T, 8);
     c.R = rnd(rows * Hq * c.hd, 1);
     attn_loss(&c);
-    double *dqkv = calloc(rows * W, 8), *dP = calloc(c.T * c.T, 8);
+    double *dqkv = calloc(rows * W, 8), *dP = calloc(c.B * Hq * c.T * c.T, 8);
     dev64->ops->attention_bwd(dev64, dqkv, dP, c.R, c.work, c.probs, c.T, c.B, Hq, Hkv, c.hd);
     if (rope)
         dev64->ops->rope_bwd(dev64, dqkv, c.T, c.B, Hq + Hkv, c.hd, W, 10000.0);
@@ -380,6 +380,61 @@ static void test_f32_and_adamw(void **state)
     exec_dev_close(d32);
 }
 
+/* The device's own loops give the same bits on any number of threads:
+ * elementwise ops split elements, row ops rows, column sums columns, sums
+ * fixed blocks. */
+static void test_threads(void **state)
+{
+    st_err err = {0};
+    exec_dev *d[2] = {NULL, NULL};
+    assert_int_equal(exec_dev_open("cpu", 1, &d[0], &err), ST_OK);
+    assert_int_equal(exec_dev_open("cpu", 3, &d[1], &err), ST_OK);
+    int64_t n = 300, C = 97, F = 77, V = 131, N = n * C;
+    double *src = rnd(4 * N + 200000, 2);
+    float *in[2], *out[2][8];
+    int32_t tok[300];
+    for (int i = 0; i < 300; i++)
+        tok[i] = (int32_t)((i * 37) % 140);
+    for (int k = 0; k < 2; k++) {
+        in[k] = malloc((size_t)(4 * N + 200000) * 4);
+        d[k]->ops->upload_f64(d[k], in[k], src, 4 * N + 200000);
+        for (int j = 0; j < 8; j++)
+            out[k][j] = calloc((size_t)(2 * N + 200000), 4);
+    }
+    double sq[2];
+    for (int k = 0; k < 2; k++) { /* m and v of AdamW start at zero: out[5], out[6] + 2N */
+        const exec_dev_ops *o = d[k]->ops;
+        float *x = in[k], *w = in[k] + N, *g = in[k] + 2 * N;
+        o->norm_fwd(d[k], out[k][0], out[k][1], out[k][2], x, w, w + C, n, C, 0);
+        o->norm_bwd_input(d[k], out[k][3], g, x, w, out[k][1], out[k][2], n, C, 0, 0);
+        o->norm_bwd_weight(d[k], out[k][4], out[k][4] + C, g, x, out[k][1], out[k][2], n, C, 0);
+        o->gelu_bwd(d[k], out[k][5], x, g, N);
+        o->swiglu_bwd(d[k], out[k][6], x, g, n, F);
+        memcpy(out[k][7], x, (size_t)(n * V) * 4);
+        o->ce_rowmax(d[k], out[k][1], out[k][7], n, V);
+        o->ce_stats(d[k], out[k][2], out[k][7], out[k][1], tok, n, V, 10);
+        o->ce_loss_bwd(d[k], out[k][0] + N, out[k][7], out[k][1], out[k][2], tok, n, V, 10, 0.5);
+        o->embed_bwd(d[k], out[k][4] + 2 * C, g, tok, n, C, 3, 100);
+        o->adamw(d[k], x + 3 * N, NULL, g, out[k][5] + 2 * N, out[k][6] + 2 * N, N,
+                 &(exec_adamw){.lr = 0.1, .beta1 = 0.9, .beta2 = 0.95, .eps = 1e-8,
+                               .weight_decay = 0.1, .grad_scale = 0.7, .step = 3});
+        sq[k] = o->sumsq(d[k], in[k], 4 * N + 200000);
+    }
+    for (int j = 0; j < 8; j++)
+        assert_memory_equal(out[0][j], out[1][j], (size_t)(2 * N + 200000) * 4);
+    assert_memory_equal(in[0], in[1], (size_t)(4 * N + 200000) * 4);
+    if (sq[0] != sq[1])
+        print_error("sumsq %.17g and %.17g\n", sq[0], sq[1]);
+    assert_true(isfinite(sq[0]) && sq[0] == sq[1]);
+    for (int k = 0; k < 2; k++) {
+        free(in[k]);
+        for (int j = 0; j < 8; j++)
+            free(out[k][j]);
+        exec_dev_close(d[k]);
+    }
+    free(src);
+}
+
 /* Memory accounting by class, and an unknown device. */
 static void test_accounting(void **state)
 {
@@ -419,7 +474,8 @@ int main(void)
         cmocka_unit_test(test_matmul),       cmocka_unit_test(test_norms),
         cmocka_unit_test(test_activations),  cmocka_unit_test(test_embedding),
         cmocka_unit_test(test_attention),    cmocka_unit_test(test_cross_entropy),
-        cmocka_unit_test(test_f32_and_adamw), cmocka_unit_test(test_accounting),
+        cmocka_unit_test(test_f32_and_adamw), cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_accounting),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
