@@ -409,6 +409,7 @@ typedef struct dev_fit {
     double act_fwd_s, act_bwd_s, glu_fwd_s, glu_bwd_s, opt_param_s;
     double norm_s;               /* a layer's norm and residual kernels, forward and backward,
                                   * per token x hidden element */
+    double attn_fwd_flops, attn_bwd_flops; /* the attention core's median rates */
     int ok;
 } dev_fit;
 
@@ -425,6 +426,21 @@ static double elem_of(const exec_bench_cpu *b, int threads, const char *op)
     return NAN;
 }
 
+/* The median rate of the attention core's measurements of kind at threads
+ * (NAN: none). */
+static double attn_rate(const exec_bench_cpu *b, int threads, const char *kind)
+{
+    double r[EXEC_BENCH_GEMM_MAX];
+    int n = 0;
+    for (int i = 0; i < b->ngemm; i++)
+        if (b->gemm[i].threads == threads && !strcmp(b->gemm[i].kind, kind))
+            r[n++] = b->gemm[i].flops;
+    if (!n)
+        return NAN;
+    qsort(r, (size_t)n, sizeof r[0], cmp_double);
+    return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+}
+
 static dev_fit fit_device(const exec_bench_cpu *b, int threads, st_err *err)
 {
     dev_fit d;
@@ -438,10 +454,10 @@ static dev_fit fit_device(const exec_bench_cpu *b, int threads, st_err *err)
         d.device_gemms |= b->gemm[i].threads == threads && strcmp(b->gemm[i].kind, "sgemm") != 0;
     int n = 0;
     for (int i = 0; i < b->ngemm; i++)
-        if (b->gemm[i].threads == threads &&
+        if (b->gemm[i].threads == threads && strncmp(b->gemm[i].kind, "attn", 4) != 0 &&
             (strcmp(b->gemm[i].kind, "sgemm") != 0) == d.device_gemms)
             s[n++] = (plan_gemm_sample){(double)b->gemm[i].m, (double)b->gemm[i].n,
-                                        (double)b->gemm[i].k, b->gemm[i].flops};
+                                        (double)b->gemm[i].k, b->gemm[i].flops, b->gemm[i].group};
     if (plan_gemm_fit_run(s, n, &d.gemm, err) != ST_OK)
         return d;
     for (int i = 0; i < b->ngemm; i++) {
@@ -458,6 +474,8 @@ static dev_fit fit_device(const exec_bench_cpu *b, int threads, st_err *err)
     d.glu_bwd_s = elem_of(b, threads, "swiglu_bwd");
     d.opt_param_s = elem_of(b, threads, "optimizer");
     d.norm_s = elem_of(b, threads, "norm_fwd") + elem_of(b, threads, "norm_bwd");
+    d.attn_fwd_flops = attn_rate(b, threads, "attn_fwd");
+    d.attn_bwd_flops = attn_rate(b, threads, "attn_bwd");
     d.ok = 1;
     return d;
 }
@@ -550,6 +568,7 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     const struct { const char *key; double v; } floors[] = {
         {"act_fwd_s", d.act_fwd_s}, {"act_bwd_s", d.act_bwd_s}, {"glu_fwd_s", d.glu_fwd_s},
         {"glu_bwd_s", d.glu_bwd_s}, {"opt_param_s", d.opt_param_s},
+        {"attn_fwd_flops", d.attn_fwd_flops}, {"attn_bwd_flops", d.attn_bwd_flops},
     };
     for (size_t i = 0; i < sizeof floors / sizeof floors[0]; i++)
         if (isfinite(floors[i].v) && floors[i].v > 0)
@@ -567,6 +586,7 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
              "hbm_bps: STREAM triad with every core busy / %d slots; hbm_eff: the executor's norm "
              "and residual kernels' bytes (as the planner counts them) over their time; act_*_s, "
              "glu_*_s, opt_param_s: the executor's GELU, SwiGLU and optimizer step per element; "
+             "attn_*_flops: its attention core's median rate; "
              "flash_eff unused (no fused attention on the CPU device).",
              cpu->host, cpu->cpu_model[0] ? cpu->cpu_model : "CPU model unknown", cpu->blas,
              d.device_gemms ? "the executor's linears (forward, input and weight gradients)"
@@ -581,6 +601,7 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
                           .hbm_bps = hbm, .hbm_eff = hbm_eff, .act_fwd_s = d.act_fwd_s,
                           .act_bwd_s = d.act_bwd_s, .glu_fwd_s = d.glu_fwd_s,
                           .glu_bwd_s = d.glu_bwd_s, .opt_param_s = d.opt_param_s,
+                          .attn_fwd_flops = d.attn_fwd_flops, .attn_bwd_flops = d.attn_bwd_flops,
                           .p2p_bps = NAN, .p2p_latency_s = NAN,
                           .allreduce_busbw_bps = NAN, .allreduce_latency_s = NAN};
     if (!comm)

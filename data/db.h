@@ -260,6 +260,7 @@ typedef struct db_bench_entry {
     double hbm_eff;              /* the norm and residual kernels' fraction of it */
     double act_fwd_s, act_bwd_s, glu_fwd_s, glu_bwd_s, opt_param_s; /* compute floors
                                   * (plan_gpu), NAN: not measured */
+    double attn_fwd_flops, attn_bwd_flops; /* the attention core's rates (plan_gpu) */
     double p2p_bps, p2p_latency_s; /* send/recv between two ranks (NAN: not measured) */
     double allreduce_busbw_bps, allreduce_latency_s;
 } db_bench_entry;

@@ -699,8 +699,9 @@ int db_bench_read(db *d, int64_t record_id, const char *host, exec_bench_cpu *cp
     st = NULL;
 
     if (cpu) {
-        rc = db__prepare(d, "SELECT kind, threads, m, n, k, reps, time_s, achieved_flops FROM"
-                            " bench_gemm WHERE record_id = ?1 ORDER BY seq", &st, err);
+        rc = db__prepare(d, "SELECT kind, threads, m, n, k, reps, time_s, achieved_flops,"
+                            " layer_group FROM bench_gemm WHERE record_id = ?1 ORDER BY seq", &st,
+                         err);
         if (rc == ST_OK)
             sqlite3_bind_int64(st, 1, rec);
         while (rc == ST_OK && (s = sqlite3_step(st)) == SQLITE_ROW &&
@@ -714,6 +715,7 @@ int db_bench_read(db *d, int64_t record_id, const char *host, exec_bench_cpu *cp
             g->reps = sqlite3_column_int(st, 5);
             g->time_s = sqlite3_column_double(st, 6);
             g->flops = sqlite3_column_double(st, 7);
+            g->group = sqlite3_column_int(st, 8);
         }
         if (rc == ST_OK && s != SQLITE_ROW && s != SQLITE_DONE)
             rc = db__fail(d, s, err, "read bench_gemm");

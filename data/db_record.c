@@ -908,7 +908,8 @@ static int bench_body(db *d, int64_t rec, void *vctx, st_err *err)
                              " ranks, transport, instance_name, gpu_name, catalog_file,"
                              " catalog_json, peak_flops, gemm_dim_half, gemm_rms_log_err,"
                              " misaligned_factor, hbm_bps, hbm_eff, act_fwd_s, act_bwd_s,"
-                             " glu_fwd_s, glu_bwd_s, opt_param_s, p2p_bps, p2p_latency_s,"
+                             " glu_fwd_s, glu_bwd_s, opt_param_s, attn_fwd_flops,"
+                             " attn_bwd_flops, p2p_bps, p2p_latency_s,"
                              " allreduce_busbw_bps, allreduce_latency_s, device",
                              NULL, 0, err);
     if (rc == ST_OK) {
@@ -944,7 +945,8 @@ static int bench_body(db *d, int64_t rec, void *vctx, st_err *err)
                              e ? &e->hbm_bps : &nan,           e ? &e->hbm_eff : &nan,
                              e ? &e->act_fwd_s : &nan,         e ? &e->act_bwd_s : &nan,
                              e ? &e->glu_fwd_s : &nan,         e ? &e->glu_bwd_s : &nan,
-                             e ? &e->opt_param_s : &nan,       e ? &e->p2p_bps : &nan,
+                             e ? &e->opt_param_s : &nan,       e ? &e->attn_fwd_flops : &nan,
+                             e ? &e->attn_bwd_flops : &nan,    e ? &e->p2p_bps : &nan,
                              e ? &e->p2p_latency_s : &nan,     e ? &e->allreduce_busbw_bps : &nan,
                              e ? &e->allreduce_latency_s : &nan};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
@@ -955,7 +957,8 @@ static int bench_body(db *d, int64_t rec, void *vctx, st_err *err)
     db__ins_finalize(&s);
     if (rc == ST_OK && x->cpu && x->cpu->ngemm > 0) {
         rc = db__ins_prepare(d, &s, "bench_gemm",
-                             "record_id, seq, kind, threads, m, n, k, reps, time_s, achieved_flops",
+                             "record_id, seq, kind, threads, m, n, k, reps, time_s, achieved_flops,"
+                             " layer_group",
                              NULL, 0, err);
         for (int i = 0; rc == ST_OK && i < x->cpu->ngemm; i++) {
             const exec_bench_gemm *g = &x->cpu->gemm[i];
@@ -969,6 +972,7 @@ static int bench_body(db *d, int64_t rec, void *vctx, st_err *err)
             db__b_i64(&s, g->reps);
             db__b_dbl(&s, g->time_s);
             db__b_dbl(&s, g->flops);
+            db__b_i64(&s, g->group);
             rc = db__ins_step(d, &s, NULL, err);
         }
         db__ins_finalize(&s);

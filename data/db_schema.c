@@ -236,7 +236,8 @@ static const char schema_v3[] =
  * table, which exists again under that name when the step commits.
  *
  * An instance type's GPU keeps the compute floors of a CPU device's
- * elementwise kernels (act_*_s, glu_*_s, opt_param_s: plan_gpu).
+ * elementwise kernels (act_*_s, glu_*_s, opt_param_s) and attention core
+ * (attn_*_flops: plan_gpu).
  *
  * A measured run (runs.source 'measured') keeps what the executor reported
  * and what smdplan derived from it: ranks (nranks), device, transport and threads
@@ -279,6 +280,8 @@ static const char schema_v4[] =
     "ALTER TABLE instance_types ADD COLUMN glu_fwd_s REAL;"
     "ALTER TABLE instance_types ADD COLUMN glu_bwd_s REAL;"
     "ALTER TABLE instance_types ADD COLUMN opt_param_s REAL;"
+    "ALTER TABLE instance_types ADD COLUMN attn_fwd_flops REAL;"
+    "ALTER TABLE instance_types ADD COLUMN attn_bwd_flops REAL;"
     "ALTER TABLE runs ADD COLUMN nranks INTEGER;"
     "ALTER TABLE runs ADD COLUMN device TEXT;"
     "ALTER TABLE runs ADD COLUMN transport TEXT;"
@@ -322,13 +325,13 @@ static const char schema_v4[] =
     " instance_name TEXT, gpu_name TEXT, catalog_file TEXT, catalog_json TEXT,"
     " peak_flops REAL, gemm_dim_half REAL, gemm_rms_log_err REAL, misaligned_factor REAL,"
     " hbm_bps REAL, hbm_eff REAL, act_fwd_s REAL, act_bwd_s REAL, glu_fwd_s REAL,"
-    " glu_bwd_s REAL, opt_param_s REAL, device TEXT,"
+    " glu_bwd_s REAL, opt_param_s REAL, attn_fwd_flops REAL, attn_bwd_flops REAL, device TEXT,"
     " p2p_bps REAL, p2p_latency_s REAL, allreduce_busbw_bps REAL, allreduce_latency_s REAL);"
 
     "CREATE TABLE bench_gemm ("
     " record_id INTEGER NOT NULL REFERENCES records (id),"
     " seq INTEGER NOT NULL, kind TEXT, threads INTEGER, m INTEGER, n INTEGER, k INTEGER,"
-    " reps INTEGER, time_s REAL, achieved_flops REAL,"
+    " reps INTEGER, time_s REAL, achieved_flops REAL, layer_group INTEGER,"
     " PRIMARY KEY (record_id, seq)) WITHOUT ROWID;"
 
     "CREATE TABLE bench_elem ("

@@ -27,7 +27,7 @@
 #include "common/st.h"
 
 #define EXEC_BENCH_THREADS_MAX 8      /* thread counts measured */
-#define EXEC_BENCH_GEMM_MAX 160       /* GEMM measurements kept */
+#define EXEC_BENCH_GEMM_MAX 256       /* GEMM measurements kept */
 #define EXEC_BENCH_NAME_MAX 128
 
 /* One timed GEMM: C[m x n] = A[m x k] B[k x n] in fp32, row-major, with B
@@ -37,12 +37,18 @@ typedef struct exec_bench_gemm {
     char kind[12];               /* "sgemm" (cblas_sgemm, C = A B^T); the executor's own
                                   * linear through the device table: "fwd" (out = inp W^T +
                                   * bias), "bwd_input" (dinp = dout W), "bwd_weight" (dW +=
-                                  * dout^T inp, dbias += column sums) */
+                                  * dout^T inp, dbias += column sums); the attention core
+                                  * of every head through the device table, softmax
+                                  * included: "attn_fwd", "attn_bwd" (m, n, k: T, T, head
+                                  * size; FLOPs 4 T^2 hd per head forward, 8 backward) */
     int threads;
     int64_t m, n, k;
     int reps;                    /* timed repetitions after one warm-up */
     double time_s;               /* median time of one */
     double flops;                /* achieved FLOP/s: 2 m n k / time_s */
+    int group;                   /* > 0: the linears of one transformer layer at one size
+                                  * (their three passes), fitted as a whole (plan_hwfit.h);
+                                  * 0: none */
 } exec_bench_gemm;
 
 /* One of the executor's elementwise kernels, through the device table:

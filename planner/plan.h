@@ -193,6 +193,10 @@ typedef struct plan_gpu {
     double glu_fwd_s;            /* SwiGLU forward, per output element */
     double glu_bwd_s;            /* SwiGLU backward, per output element */
     double opt_param_s;          /* optimizer step (AdamW and the gradient norm), per parameter */
+    double attn_fwd_flops;       /* the unfused attention core's rate, softmax included: FLOP/s
+                                  * of its forward (4 d per score) and backward (8 d) products;
+                                  * 0: the GEMM model and the scores' bytes alone */
+    double attn_bwd_flops;
     char source[PLAN_SOURCE_MAX];
 } plan_gpu;
 

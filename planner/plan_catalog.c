@@ -113,6 +113,11 @@ static int check_gpu(const plan_gpu *g, st_err *err)
         if (!isfinite(floors[i].v) || floors[i].v < 0 || floors[i].v > 1e-3)
             return ST_RAISE(err, ST_EINVAL, "gpu '%s': %s %g; allowed: 0 (none) to 1e-3 s per "
                             "element", g->name, floors[i].what, floors[i].v);
+    if (!isfinite(g->attn_fwd_flops) || g->attn_fwd_flops < 0 || !isfinite(g->attn_bwd_flops) ||
+        g->attn_bwd_flops < 0)
+        return ST_RAISE(err, ST_EINVAL, "gpu '%s': attn_fwd_flops %g, attn_bwd_flops %g; allowed: "
+                        "0 (none) or a positive rate", g->name, g->attn_fwd_flops,
+                        g->attn_bwd_flops);
     if (!isfinite(g->gemm_dim_half) || g->gemm_dim_half < 0)
         return ST_RAISE(err, ST_EINVAL, "gpu '%s': gemm_dim_half %g; allowed: >= 0", g->name,
                         g->gemm_dim_half);

@@ -188,6 +188,14 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         double mm = plan__gemm_s(c, sq, sk, d, b * ah) + plan__gemm_s(c, sq, d, sk, b * ah);
         attn_f = mm + plan__mem_s(c, SCORE_BYTES_FWD * scores);
         attn_b = 2.0 * mm + plan__mem_s(c, SCORE_BYTES_BWD * scores);
+        /* a device whose attention core runs below its GEMM model (a CPU:
+         * products with the head dimension as a side, a softmax per score;
+         * catalog attn_*_flops, measured by smdplan bench) is bounded by
+         * its measured rate (roofline, Williams et al. 2009) */
+        if (c->gpu->attn_fwd_flops > 0)
+            attn_f = fmax(attn_f, 4.0 * scores * d / c->gpu->attn_fwd_flops);
+        if (c->gpu->attn_bwd_flops > 0)
+            attn_b = fmax(attn_b, 8.0 * scores * d / c->gpu->attn_bwd_flops);
     }
 
     double eh = llama ? ELEM_H_LLAMA : ELEM_H_GPT, ef = gated ? ELEM_F_LLAMA : ELEM_F_GPT;

@@ -23,8 +23,12 @@ if [ -z "$cat" ]; then
   echo "measuring this host: $bin bench --write-catalog $cat" >&2
   "$bin" bench --write-catalog "$cat" --no-record >"$tmp/bench.out" 2>&1 || { cat "$tmp/bench.out"; exit 1; }
 fi
-load=$(cut -d' ' -f1 /proc/loadavg)
-echo "host $(hostname), $(nproc) cores, load average $load$(awk -v l="$load" 'BEGIN { if (l > 0.5) print " (busy: other processes share the cores; figures are not the host'"'"'s)" }')"
+# idle share of the cores over 2 s (proc(5): /proc/stat's cpu line)
+read -r _ a b c d e f g h _ </proc/stat; t1=$((a + b + c + d + e + f + g + h)); i1=$d
+sleep 2
+read -r _ a b c d e f g h _ </proc/stat; t2=$((a + b + c + d + e + f + g + h)); i2=$d
+idle=$((100 * (i2 - i1) / (t2 - t1)))
+echo "host $(hostname), $(nproc) cores, ${idle}% idle before the runs$([ "$idle" -lt 90 ] && echo " (busy: other processes share the cores; the figures are not the host's)")"
 
 # GPT, 4 layers, hidden 512 (8 heads), sequence 256, vocabulary 1024; the
 # same tokens per step in every case: 4 microbatches of one sequence per

@@ -518,7 +518,7 @@ static void test_migrate_v3_to_v4(void **state)
     cpu->cores = 2;
     cpu->ngemm = 1;
     cpu->gemm[0] = (exec_bench_gemm){"sgemm", 1, 256, 256, 256, 10, 1e-3,
-                                      2.0 * 256 * 256 * 256 / 1e-3};
+                                      2.0 * 256 * 256 * 256 / 1e-3, 0};
     db_provenance p = test_provenance();
     int64_t id = 0;
     assert_int_equal(db_record_bench(d, &p, cpu, NULL, NULL, &id, &err), ST_OK);

@@ -940,7 +940,7 @@ static void test_bench_round_trip(void **state)
         int64_t d = 128 << (i % 3);
         exec_bench_gemm *g = &cpu->gemm[cpu->ngemm++];
         *g = (exec_bench_gemm){"sgemm", 1 + i / 3, d, d, 3 * d, 10 + i, 1e-3 * (i + 1),
-                               2.0 * d * d * 3 * d / (1e-3 * (i + 1))};
+                               2.0 * d * d * 3 * d / (1e-3 * (i + 1)), i % 3};
         if (i % 2) {
             memset(g->kind, 0, sizeof g->kind);
             snprintf(g->kind, sizeof g->kind, "fwd");

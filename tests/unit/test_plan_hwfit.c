@@ -2,8 +2,9 @@
  * test_plan_hwfit.c: the device parameters measured by smdplan bench.
  *
  * The GEMM fit finds a known asymptote and gemm_dim_half back from rates
- * made by the model itself (with and without noise), leaves sides that are
- * not multiples of 8 out, and refuses too few or bad samples. The compute
+ * made by the model itself (with and without noise, one by one and by
+ * groups whose totals it matches), leaves sides that are not multiples of 8
+ * out, and refuses too few or bad samples. The compute
  * floors of a CPU device (catalog act_*_s, glu_*_s, opt_param_s) change
  * the step exactly as their closed form says, only for the architecture's
  * own activation, and leave a device without them bit for bit as before.
@@ -27,9 +28,9 @@ static void fit_recovers_model(void **state)
     for (int i = 0; i < 5; i++)
         for (int j = 0; j < 5; j += 2) {
             double m = sides[i], k = sides[j], nn = 3 * sides[(i + j) % 5];
-            s[n++] = (plan_gemm_sample){m, nn, k, plan_gemm_fit_rate(&truth, m, nn, k)};
+            s[n++] = (plan_gemm_sample){m, nn, k, plan_gemm_fit_rate(&truth, m, nn, k), 0};
         }
-    s[n++] = (plan_gemm_sample){1023, 1023, 1023, 1.0}; /* misaligned: left out */
+    s[n++] = (plan_gemm_sample){1023, 1023, 1023, 1.0, 0}; /* misaligned: left out */
     plan_gemm_fit f;
     st_err err = {0};
     assert_int_equal(plan_gemm_fit_run(s, n, &f, &err), ST_OK);
@@ -53,6 +54,41 @@ static void fit_recovers_model(void **state)
     s[0].flops = -1;
     assert_int_equal(plan_gemm_fit_run(s, n, &f, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "must be positive"));
+}
+
+/* Grouped samples: the fit matches each group's total time. Two groups of
+ * a fast and a slow GEMM (the slow one below the model) and the model
+ * itself found back from totals made by it. */
+static void fit_by_groups(void **state)
+{
+    (void)state;
+    plan_gemm_fit truth = {.asymptote_flops = 1.5e11, .dim_half = 40.0};
+    plan_gemm_sample s[12];
+    int n = 0;
+    static const double T[] = {128, 512, 2048};
+    for (int g = 0; g < 3; g++) {
+        double sides[3][3] = {{T[g], 768, 256}, {T[g], 256, 1024}, {T[g], T[g], 64}};
+        for (int q = 0; q < 3; q++)
+            s[n++] = (plan_gemm_sample){sides[q][0], sides[q][1], sides[q][2],
+                                        plan_gemm_fit_rate(&truth, sides[q][0], sides[q][1],
+                                                           sides[q][2]),
+                                        g + 1};
+    }
+    /* one group's two GEMMs trade time: 10 % slower and faster so that
+     * their total is the model's */
+    double t0 = 2 * s[0].m * s[0].n * s[0].k / s[0].flops;
+    double t1 = 2 * s[1].m * s[1].n * s[1].k / s[1].flops;
+    double d = 0.1 * fmin(t0, t1);
+    s[0].flops = 2 * s[0].m * s[0].n * s[0].k / (t0 + d);
+    s[1].flops = 2 * s[1].m * s[1].n * s[1].k / (t1 - d);
+    plan_gemm_fit f;
+    st_err err = {0};
+    assert_int_equal(plan_gemm_fit_run(s, n, &f, &err), ST_OK);
+    assert_int_equal(f.groups, 3);
+    assert_int_equal(f.used, 9);
+    assert_rel(f.asymptote_flops, 1.5e11, 1e-6);
+    assert_rel(f.dim_half, 40.0, 1e-5);
+    assert_true(f.max_abs_err_pct < 1e-4);
 }
 
 static plan_gpu gpu;
@@ -168,6 +204,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fit_recovers_model),
+        cmocka_unit_test(fit_by_groups),
         cmocka_unit_test(compute_floors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
