@@ -75,7 +75,7 @@ static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
                 i + 1, l->tp, l->pp, l->dp, l->micro_batch, l->microbatches, l->active_microbatches,
                 sched_label(l, s, sizeof s), recomp_label(l, rc, sizeof rc),
                 plan_sharding_name(l->sharding), l->sequence_parallel ? "on" : "-", l->placement,
-                e->mem.total_bytes / GIB, e->capacity_bytes / GIB, t->step_s, t->compute_s,
+                plan_mem_need_bytes(&e->mem) / GIB, e->capacity_bytes / GIB, t->step_s, t->compute_s,
                 t->tp_comm_s + t->cp_comm_s, t->pp_comm_s, t->dp_exposed_s, t->bubble_s,
                 t->optimizer_s, e->tokens_per_s, 100 * e->mfu, e->cost_per_hour,
                 e->cost_per_mtokens);
@@ -192,7 +192,7 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
     (void)o;
     print_header(f, m, c, r);
     print_table(f, r, sim);
-    fprintf(f, "(mem: worst stage used/available; times per step in seconds; DPexp: gradient sync "
+    fprintf(f, "(mem: worst stage needed/available (nvidia-smi shows the allocator's reserve on top); times per step in seconds; DPexp: gradient sync "
                "not hidden behind backward%s)\n",
             sim && sim->n ? "; sim s: the step played out by the simulator, ! where it differs "
                             "from the planner's by more than the --sim-threshold" : "");
@@ -222,7 +222,7 @@ void cli_print_infeasible(FILE *f, const cli_plan_opts *o, const plan_model *m,
         const plan_estimate *e = &r->closest_oom.est;
         fprintf(f, "The closest layout needs %.1f GiB per GPU on stage %d, %.1f GiB more than the "
                    "%.1f GiB a %s has.\n",
-                e->mem.total_bytes / GIB, e->worst_stage, e->oom_excess_bytes / GIB,
+                plan_mem_need_bytes(&e->mem) / GIB, e->worst_stage, e->oom_excess_bytes / GIB,
                 e->capacity_bytes / GIB, c->gpu->name);
     }
     if (min_nodes > 0)

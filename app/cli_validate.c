@@ -303,6 +303,11 @@ static cJSON *row_json(const plan_validate_result *r, double sim_s)
         cJSON_AddNumberToObject(tj, "dp_exposed", t->dp_exposed_s);
         cJSON_AddNumberToObject(tj, "bubble", t->bubble_s);
         cJSON_AddNumberToObject(tj, "optimizer", t->optimizer_s);
+        cJSON *cj = cJSON_AddObjectToObject(o, "predicted_compute_s");
+        cJSON_AddNumberToObject(cj, "gemm", r->est.compute.gemm_s);
+        cJSON_AddNumberToObject(cj, "attention", r->est.compute.attn_s);
+        cJSON_AddNumberToObject(cj, "elementwise", r->est.compute.elem_s);
+        cJSON_AddNumberToObject(cj, "host", r->est.compute.host_s);
     }
     if (r->compared) {
         cJSON_AddNumberToObject(o, "reference_iteration_time_s", r->ref_time_s);

@@ -8,7 +8,16 @@
  *    reader and writer.
  *  - exec_result: what one run measured (RESULT.json version 1), with its
  *    writer (atomic: temp file, fsync, rename) and reader.
- *  - exec_run: run a config on this rank (collective over the world group).
+ *  - exec_run (exec/exec_run.h): run a config on this rank (collective over
+ *    the world group), what the rank program build/smdplan-rank does.
+ *
+ * Beyond the contract's first version: model.mlp ("plain" | "gated", the
+ * architecture's own when absent), train.stop_after, the "debug" object
+ * (dump_weights, fail_rank / fail_step / fail_mode for fault injection) and,
+ * per rank, peak_memory_by_class_bytes and max_rss_bytes. A rank program
+ * with threads_per_rank > 1 should be launched unbound (mpirun --bind-to
+ * none, or a binding of that many cores per rank): Open MPI binds each rank
+ * to one core by default, and its BLAS and loop threads would share it.
  *
  * The model shape and the layout are the planner's own structs, so a plan
  * runs exactly as the planner described it; the enum strings in the JSON are
@@ -121,6 +130,11 @@ int exec_config_write(const char *path, const exec_config *cfg, st_err *err);
  * (sim_sched_check). ST_EINVAL with one line. */
 int exec_config_check(const exec_config *cfg, int ranks, st_err *err);
 
+/* Checks of the files a config names, before any work: the data file is
+ * readable, a resume directory has a checkpoint (latest.json), a save
+ * directory's parent exists. ST_ENOENT / ST_EINVAL with the path. */
+int exec_config_check_files(const exec_config *cfg, st_err *err);
+
 /* ------------------------------------------------------------------------ */
 /* RESULT.json                                                               */
 /* ------------------------------------------------------------------------ */
@@ -128,7 +142,8 @@ int exec_config_check(const exec_config *cfg, int ranks, st_err *err);
 /* Wall time by phase, seconds. */
 typedef struct exec_phases {
     double compute_s;            /* forward, backward, recompute, loss */
-    double tp_comm_s;            /* tensor-parallel collectives */
+    double tp_comm_s;            /* tensor-parallel collectives (with sequence parallelism
+                                  * also the sum of the norms' gradients over TP) */
     double pp_wait_s;            /* waiting for pipeline receives (and sends at the end) */
     double dp_comm_s;            /* data-parallel gradient sync and parameter gathers
                                   * not hidden behind compute */

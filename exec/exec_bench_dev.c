@@ -255,9 +255,9 @@ int exec_bench_dev_run(const char *device, const exec_bench_cpu_config *cfg, exe
      * ones (2048): a CPU run's microbatches are small, and a GEMM's rate
      * falls with its smallest side */
     static const int64_t tok_full[] = {128, 512, 2048}, hid_full[] = {256, 768};
-    static const int64_t tok_quick[] = {256}, hid_quick[] = {128};
+    static const int64_t tok_quick[] = {128, 256}, hid_quick[] = {128};
     const int64_t *tok = cfg->quick ? tok_quick : tok_full, *hid = cfg->quick ? hid_quick : hid_full;
-    int nt = cfg->quick ? 1 : 3, nh = cfg->quick ? 1 : 2;
+    int nt = cfg->quick ? 2 : 3, nh = cfg->quick ? 1 : 2;
     int64_t Tmax = tok[nt - 1], hmax = hid[nh - 1];
     double min_time = (cfg->quick ? fmin(cfg->min_time_s, 0.02) : cfg->min_time_s) / 2;
     snprintf(out->device, sizeof out->device, "%s", device);

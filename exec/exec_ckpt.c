@@ -12,9 +12,14 @@
  * seed, so no generator state needs keeping: a resumed run on the same
  * layout continues bit for bit.
  *
- * A checkpoint loads only on the layout that wrote it (resharding is not
- * done): the header's layout and model must match, else the load fails
- * with the difference named.
+ * On the layout that wrote it a checkpoint loads as it was written. On
+ * another layout of the same model (other tp, pp, dp, virtual stages,
+ * sharding or buckets) it is resharded: every rank reads every old rank's
+ * file, rebuilds how that rank held the model (exec_model_tables with the
+ * old layout and the old rank's coordinates, all in the header), maps each
+ * parameter and each AdamW moment it held to its global element, and takes
+ * the elements it holds itself. A different model, device type or seed's
+ * model shape is refused with the difference named.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,6 +43,8 @@ typedef struct ckpt_head {
     int64_t layers, hidden, heads, kv_heads, ffn, seq, vocab, arch, tied, gated;
     int64_t elem_bytes, state_bytes, param_numel, held_numel;
     int64_t seed, step;
+    int64_t tp_rank, pp_rank, dp_rank; /* the writer's place in its layout */
+    double dp_bucket_bytes;      /* the writer's buckets (they set its shards) */
 } ckpt_head;
 
 static void fill_head(const exec_rt *rt, ckpt_head *h)
@@ -71,6 +78,10 @@ static void fill_head(const exec_rt *rt, ckpt_head *h)
     h->held_numel = x->held_numel;
     h->seed = (int64_t)rt->cfg->train.seed;
     h->step = rt->step;
+    h->tp_rank = rt->tp_rank;
+    h->pp_rank = rt->pp_rank;
+    h->dp_rank = rt->dp_rank;
+    h->dp_bucket_bytes = l->dp_bucket_bytes;
 }
 
 static void *param_buf(const exec_rt *rt)
@@ -158,23 +169,199 @@ int exec_ckpt_save(exec_rt *rt, const char *dir, st_err *err)
     return agree(rt, rc, err);
 }
 
-/* The first field where a and b differ, NULL if none. */
-static const char *differs(const ckpt_head *a, const ckpt_head *b)
+/* The first field where a and b differ, NULL if none: the layout's
+ * fields (layout != 0) or the model's and the device's. */
+static const char *differs(const ckpt_head *a, const ckpt_head *b, int layout)
 {
 #define CMP(f)                                                                                  \
     if (a->f != b->f)                                                                           \
         return #f;
-    CMP(version) CMP(world) CMP(rank) CMP(tp) CMP(pp) CMP(dp) CMP(virt) CMP(sharding)
-    CMP(layers) CMP(hidden) CMP(heads) CMP(kv_heads) CMP(ffn) CMP(seq) CMP(vocab) CMP(arch)
-    CMP(tied) CMP(gated) CMP(elem_bytes) CMP(state_bytes) CMP(param_numel) CMP(held_numel)
-    CMP(seed)
+    if (layout) {
+        CMP(world) CMP(rank) CMP(tp) CMP(pp) CMP(dp) CMP(virt) CMP(sharding) CMP(param_numel)
+        CMP(held_numel) CMP(dp_bucket_bytes)
+    } else {
+        CMP(version) CMP(layers) CMP(hidden) CMP(heads) CMP(kv_heads) CMP(ffn) CMP(seq)
+        CMP(vocab) CMP(arch) CMP(tied) CMP(gated) CMP(elem_bytes) CMP(state_bytes)
+    }
 #undef CMP
     return NULL;
 }
 
+/* Element i of a raw buffer of elements of size eb (the CPU devices' f32
+ * and f64). */
+static double raw_at(const char *p, size_t eb, int64_t i)
+{
+    if (eb == 4) {
+        float f;
+        memcpy(&f, p + (size_t)i * 4, 4);
+        return f;
+    }
+    double d;
+    memcpy(&d, p + (size_t)i * 8, 8);
+    return d;
+}
+
+/* The whole model's parameters and moments (global order) from the files
+ * of every rank of the layout that wrote the checkpoint. */
+static int read_global(exec_rt *rt, const char *subdir, const ckpt_head *mine, double *P,
+                       double *M, double *V, int64_t *step, st_err *err)
+{
+    char path[EXEC_PATH_MAX + 96];
+    int rc = ST_OK;
+    for (int64_t r = 0; rc == ST_OK && r < mine->world; r++) {
+        char *buf = NULL;
+        size_t len = 0;
+        snprintf(path, sizeof path, "%s/rank-%05d.bin", subdir, (int)r);
+        if ((rc = exec__read_file(path, &buf, &len, err)))
+            break;
+        ckpt_head h;
+        const char *bad = NULL;
+        if (len < sizeof h || memcmp(buf, CKPT_MAGIC, 8) != 0) {
+            rc = ST_RAISE(err, ST_EPARSE, "%s: not a checkpoint", path);
+        } else {
+            memcpy(&h, buf, sizeof h);
+            if ((bad = differs(&h, mine, 0)) || h.world != mine->world || h.step != mine->step)
+                rc = ST_RAISE(err, ST_EINVAL, "%s: written with %s different from the other "
+                              "files or this run", path, bad ? bad : "world or step");
+            else if (h.elem_bytes != 4 && h.elem_bytes != 8)
+                rc = ST_RAISE(err, ST_EUNSUPPORTED, "%s: %lld-byte parameters cannot be "
+                              "resharded", path, (long long)h.elem_bytes);
+        }
+        plan_layout ol = rt->cfg->layout;
+        exec_model om;
+        memset(&om, 0, sizeof om);
+        if (rc == ST_OK) {
+            ol.tp = (int)h.tp;
+            ol.pp = (int)h.pp;
+            ol.dp = (int)h.dp;
+            ol.virtual_stages = (int)h.virt;
+            ol.sharding = (plan_sharding)h.sharding;
+            ol.dp_bucket_bytes = h.dp_bucket_bytes;
+            ol.sequence_parallel = 0; /* does not change how parameters are held */
+            om.m = &rt->cfg->model;
+            om.l = &ol;
+            om.tp_rank = (int)h.tp_rank;
+            om.dp_rank = (int)h.dp_rank;
+            rc = exec_model_tables(&om, (int)h.pp_rank, (size_t)h.elem_bytes, err);
+        }
+        size_t eb = (size_t)h.elem_bytes, sb = (size_t)h.state_bytes;
+        if (rc == ST_OK && (h.param_numel != (om.zero3 ? om.held_numel : om.flat_numel) ||
+                            h.held_numel != om.held_numel ||
+                            len != sizeof h + (size_t)h.param_numel * eb +
+                                       2 * (size_t)h.held_numel * sb))
+            rc = ST_RAISE(err, ST_EPARSE, "%s: its sizes do not match the layout it names", path);
+        const char *pp = buf + sizeof h, *pm = pp + (size_t)h.param_numel * eb,
+                   *pv = pm + (size_t)h.held_numel * sb;
+        for (int bi = 0; rc == ST_OK && bi < om.nb; bi++) {
+            const exec_bucket *b = &om.b[bi];
+            for (int ui = b->unit0; ui < b->unit0 + b->nunits; ui++)
+                for (int role = 0; role < R__COUNT; role++) {
+                    int ti = om.u[ui].tensor[role];
+                    if (ti < 0)
+                        continue;
+                    const exec_tensor *t = &om.t[ti];
+                    int64_t e0 = om.u[ui].off + t->off;
+                    for (int64_t k = 0; k < t->numel; k++) {
+                        int64_t e = e0 + k, g = exec_tensor_global(&om, t, k);
+                        int held = e >= b->held_off && e < b->held_off + b->held_len;
+                        if (held) {
+                            int64_t s = b->shard_off + (e - b->held_off);
+                            M[g] = raw_at(pm, sb, s);
+                            V[g] = raw_at(pv, sb, s);
+                            if (om.zero3)
+                                P[g] = raw_at(pp, eb, s);
+                        }
+                        if (!om.zero3)
+                            P[g] = raw_at(pp, eb, e);
+                    }
+                }
+        }
+        *step = h.step;
+        exec_model_free(&om);
+        free(buf);
+    }
+    return rc;
+}
+
+/* Fill this rank's parameters and moments from the global arrays. */
+static void take_global(exec_rt *rt, const double *P, const double *M, const double *V)
+{
+    exec_model *x = &rt->x;
+    exec_dev *dev = rt->dev;
+    double *pbuf = malloc((size_t)(x->zero3 ? x->held_numel : x->flat_numel) * sizeof *pbuf);
+    double *mbuf = malloc((size_t)x->held_numel * sizeof *mbuf);
+    double *vbuf = malloc((size_t)x->held_numel * sizeof *vbuf);
+    if (!pbuf || !mbuf || !vbuf) {
+        free(pbuf), free(mbuf), free(vbuf);
+        return;
+    }
+    memset(pbuf, 0, (size_t)(x->zero3 ? x->held_numel : x->flat_numel) * sizeof *pbuf);
+    memset(mbuf, 0, (size_t)x->held_numel * sizeof *mbuf);
+    memset(vbuf, 0, (size_t)x->held_numel * sizeof *vbuf);
+    for (int bi = 0; bi < x->nb; bi++) {
+        const exec_bucket *b = &x->b[bi];
+        for (int ui = b->unit0; ui < b->unit0 + b->nunits; ui++)
+            for (int role = 0; role < R__COUNT; role++) {
+                int ti = x->u[ui].tensor[role];
+                if (ti < 0)
+                    continue;
+                const exec_tensor *t = &x->t[ti];
+                int64_t e0 = x->u[ui].off + t->off;
+                for (int64_t k = 0; k < t->numel; k++) {
+                    int64_t e = e0 + k, g = exec_tensor_global(x, t, k);
+                    if (e >= b->held_off && e < b->held_off + b->held_len) {
+                        int64_t s = b->shard_off + (e - b->held_off);
+                        mbuf[s] = M[g];
+                        vbuf[s] = V[g];
+                        if (x->zero3)
+                            pbuf[s] = P[g];
+                    }
+                    if (!x->zero3)
+                        pbuf[e] = P[g];
+                }
+            }
+    }
+    dev->ops->upload_f64(dev, x->zero3 ? x->pshard : x->params, pbuf,
+                         x->zero3 ? x->held_numel : x->flat_numel);
+    /* the moments are of the state type: the CPU devices' state type is
+     * their parameter type, which upload_f64 writes */
+    dev->ops->upload_f64(dev, rt->opt.m, mbuf, x->held_numel);
+    dev->ops->upload_f64(dev, rt->opt.v, vbuf, x->held_numel);
+    free(pbuf), free(mbuf), free(vbuf);
+}
+
+static int reshard(exec_rt *rt, const char *subdir, const ckpt_head *want, const ckpt_head *got,
+                   st_err *err)
+{
+    if (rt->dev->ops->state_dtype != rt->dev->ops->dtype)
+        return ST_RAISE(err, ST_EUNSUPPORTED, "device %s: resharding needs moments of the "
+                        "parameters' type", rt->dev->ops->name);
+    int64_t n = 0;
+    for (int g = 0; g < rt->x.ngt; g++)
+        n += rt->x.gt[g].rows * rt->x.gt[g].cols;
+    double *P = calloc((size_t)n, sizeof *P), *M = calloc((size_t)n, sizeof *M),
+           *V = calloc((size_t)n, sizeof *V);
+    if (!P || !M || !V) {
+        free(P), free(M), free(V);
+        return ST_RAISE(err, ST_ENOMEM, "out of memory resharding a checkpoint of %lld "
+                        "parameters", (long long)n);
+    }
+    ckpt_head old = *got;
+    old.step = got->step;
+    int64_t step = 0;
+    int rc = read_global(rt, subdir, &old, P, M, V, &step, err);
+    if (rc == ST_OK) {
+        take_global(rt, P, M, V);
+        rt->step = step;
+    }
+    free(P), free(M), free(V);
+    (void)want;
+    return rc;
+}
+
 int exec_ckpt_load(exec_rt *rt, const char *dir, st_err *err)
 {
-    char path[EXEC_PATH_MAX + 64], *text = NULL, *buf = NULL;
+    char path[EXEC_PATH_MAX + 64], subdir[EXEC_PATH_MAX + 32], *text = NULL, *buf = NULL;
     size_t len = 0;
     snprintf(path, sizeof path, "%s/latest.json", dir);
     int rc = exec__read_file(path, &text, NULL, err);
@@ -187,40 +374,66 @@ int exec_ckpt_load(exec_rt *rt, const char *dir, st_err *err)
         cJSON_Delete(j);
         return agree(rt, ST_RAISE(err, ST_EPARSE, "%s: no checkpoint directory named", path), err);
     }
-    snprintf(path, sizeof path, "%s/%s/rank-%05d.bin", dir, sub->valuestring, rt->rank);
+    snprintf(subdir, sizeof subdir, "%s/%s", dir, sub->valuestring);
     cJSON_Delete(j);
+    /* this rank's file if the layout is the same, rank 0's otherwise */
+    snprintf(path, sizeof path, "%s/rank-%05d.bin", subdir, rt->rank);
     rc = exec__read_file(path, &buf, &len, err);
+    if (rc == ST_ENOENT) {
+        st_err_clear(err);
+        snprintf(path, sizeof path, "%s/rank-%05d.bin", subdir, 0);
+        rc = exec__read_file(path, &buf, &len, err);
+    }
     ckpt_head want, got;
     fill_head(rt, &want);
     size_t pbytes = (size_t)want.param_numel * rt->dev->elem_bytes;
     size_t sbytes = (size_t)want.held_numel * rt->dev->state_bytes;
+    const char *bad = NULL;
+    int same = 0;
     if (rc == ST_OK) {
-        const char *bad = NULL;
         if (len < sizeof got) {
             rc = ST_RAISE(err, ST_EPARSE, "%s: truncated checkpoint", path);
         } else {
             memcpy(&got, buf, sizeof got);
             if (memcmp(got.magic, CKPT_MAGIC, 8) != 0)
                 rc = ST_RAISE(err, ST_EPARSE, "%s: not a checkpoint", path);
-            else if ((bad = differs(&got, &want)))
+            else if ((bad = differs(&got, &want, 0)))
                 rc = ST_RAISE(err, ST_EINVAL, "%s: written with %s different from this run's (a "
-                              "checkpoint loads on the layout and model that wrote it)",
+                              "checkpoint loads on the model and device that wrote it)",
                               path, bad);
-            else if (len != sizeof got + pbytes + 2 * sbytes)
-                rc = ST_RAISE(err, ST_EPARSE, "%s: %zu bytes, expected %zu", path, len,
-                              sizeof got + pbytes + 2 * sbytes);
+            else if (got.step < 0 || got.step > rt->cfg->train.steps)
+                rc = ST_RAISE(err, ST_EINVAL, "%s: step %lld outside this run's %lld steps", path,
+                              (long long)got.step, (long long)rt->cfg->train.steps);
+            else
+                same = got.rank == rt->rank && !differs(&got, &want, 1);
         }
     }
-    if (rc == ST_OK) {
-        exec_dev *dev = rt->dev;
-        dev->ops->upload(dev, param_buf(rt), buf + sizeof got, pbytes);
-        dev->ops->upload(dev, rt->opt.m, buf + sizeof got + pbytes, sbytes);
-        dev->ops->upload(dev, rt->opt.v, buf + sizeof got + pbytes + sbytes, sbytes);
-        if (got.step < 0 || got.step > rt->cfg->train.steps)
-            rc = ST_RAISE(err, ST_EINVAL, "%s: step %lld outside this run's %lld steps", path,
-                          (long long)got.step, (long long)rt->cfg->train.steps);
-        else
+    /* every rank takes the same path (resharding reads every file): agree
+     * on the status first, then on whether every rank has its own file */
+    if ((rc = agree(rt, rc, err))) {
+        free(buf);
+        return rc;
+    }
+    int64_t all_same = same;
+    if ((rc = exec_comm_allreduce(rt->world, &all_same, &all_same, 1, EXEC_DT_I64, EXEC_RED_SUM,
+                                  NULL, err))) {
+        free(buf);
+        return rc;
+    }
+    same = all_same == rt->world->size;
+    if (rc == ST_OK && same) {
+        if (len != sizeof got + pbytes + 2 * sbytes) {
+            rc = ST_RAISE(err, ST_EPARSE, "%s: %zu bytes, expected %zu", path, len,
+                          sizeof got + pbytes + 2 * sbytes);
+        } else {
+            exec_dev *dev = rt->dev;
+            dev->ops->upload(dev, param_buf(rt), buf + sizeof got, pbytes);
+            dev->ops->upload(dev, rt->opt.m, buf + sizeof got + pbytes, sbytes);
+            dev->ops->upload(dev, rt->opt.v, buf + sizeof got + pbytes + sbytes, sbytes);
             rt->step = got.step;
+        }
+    } else if (rc == ST_OK) {
+        rc = reshard(rt, subdir, &want, &got, err);
     }
     free(buf);
     return agree(rt, rc, err);

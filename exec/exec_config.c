@@ -9,10 +9,12 @@
  * of the layout the executor does not run are refused by name here, on every
  * rank, before any work starts.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -485,6 +487,31 @@ int exec_config_check(const exec_config *cfg, int ranks, st_err *err)
     sim_sched s;
     sim_sched_from_layout(&s, l);
     return sim_sched_check(&s, err);
+}
+
+int exec_config_check_files(const exec_config *cfg, st_err *err)
+{
+    char path[EXEC_PATH_MAX + 32];
+    if (cfg->data_kind != EXEC_DATA_SYNTHETIC && access(cfg->data_path, R_OK) != 0)
+        return ST_RAISE(err, ST_ENOENT, "config: data.path %s: cannot read it: %s",
+                        cfg->data_path, strerror(errno));
+    if (*cfg->resume_dir) {
+        snprintf(path, sizeof path, "%s/latest.json", cfg->resume_dir);
+        if (access(path, R_OK) != 0)
+            return ST_RAISE(err, ST_ENOENT, "config: checkpoint.resume_dir %s: no checkpoint "
+                            "there (%s: %s)", cfg->resume_dir, path, strerror(errno));
+    }
+    if (*cfg->save_dir) {
+        snprintf(path, sizeof path, "%s", cfg->save_dir);
+        char *slash = strrchr(path, '/');
+        if (slash && slash != path) {
+            *slash = '\0';
+            if (access(path, W_OK) != 0)
+                return ST_RAISE(err, ST_ENOENT, "config: checkpoint.save_dir %s: its directory "
+                                "%s is not writable: %s", cfg->save_dir, path, strerror(errno));
+        }
+    }
+    return ST_OK;
 }
 
 /* ---- writing ---------------------------------------------------------- */

@@ -6,11 +6,14 @@
  * are written once, in exec_dev_cpu_impl.h, and compiled for each type.
  *
  * Buffers are host memory (malloc, zeroed), so a host transport (MPI) takes
- * them directly. With threads_per_rank T, OpenBLAS runs its products on T
- * threads (openblas_set_num_threads) and the device's own loops (norms,
- * activations, softmax, cross-entropy, AdamW ...) are split into T equal
- * ranges run by a small pool of T - 1 workers and the caller (cpu_parallel):
- * with one thread they would leave every other core idle between products.
+ * them directly. With threads_per_rank T, the device's work is split into T
+ * equal ranges run by a small pool of T - 1 workers and the caller
+ * (cpu_parallel): its own loops (norms, activations, softmax, cross-entropy,
+ * AdamW ...), the attention by (sequence, kv head), and large matrix
+ * products by rows of the result, each range one single-threaded OpenBLAS
+ * call (openblas_set_num_threads(1)). One pool for everything: OpenBLAS's
+ * own threads spin (sched_yield) between its calls, which with the device's
+ * loops between products took a fifth of the machine.
  * A range never depends on how many ranges there are: elementwise ops split
  * elements, row ops rows, column sums columns, and sums of squares add
  * fixed blocks in a fixed order, so results are the same for any T.
@@ -160,7 +163,7 @@ static int cpu_open(exec_dev *d, int threads, st_err *err)
     pthread_cond_init(&c->go, NULL);
     pthread_cond_init(&c->done, NULL);
     c->nthreads = 1;
-    openblas_set_num_threads(threads);
+    openblas_set_num_threads(1);
     if (threads > 1) {
         c->workers = calloc((size_t)threads - 1, sizeof *c->workers);
         if (!c->workers) {
@@ -195,16 +198,44 @@ static void cpu_free(exec_dev *d, void *p)
     free(p);
 }
 
+/* Large copies and clears in blocks over the threads (a step clears every
+ * gradient). */
+#define CPU_MEM_BLOCK 65536
+
+static void copy_r(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    size_t bytes = (size_t)a->k[0], from = (size_t)lo * CPU_MEM_BLOCK;
+    size_t to = (size_t)hi * CPU_MEM_BLOCK < bytes ? (size_t)hi * CPU_MEM_BLOCK : bytes;
+    if (a->c[0])
+        memcpy((char *)a->p[0] + from, (const char *)a->c[0] + from, to - from);
+    else
+        memset((char *)a->p[0] + from, 0, to - from);
+}
+
 static void cpu_copy(exec_dev *d, void *dst, const void *src, size_t bytes)
 {
-    if (dst != src && bytes)
+    if (dst == src || !bytes)
+        return;
+    const char *s = src, *t = dst;
+    if ((s < t + bytes && t < s + bytes) || bytes < 4 * CPU_MEM_BLOCK) { /* overlap or small */
         memmove(dst, src, bytes);
+        return;
+    }
+    cpu_args a = {.p = {dst}, .c = {src}, .k = {(int64_t)bytes}};
+    cpu_parallel(d, (int64_t)((bytes + CPU_MEM_BLOCK - 1) / CPU_MEM_BLOCK), 2, copy_r, &a);
 }
 
 static void cpu_zero(exec_dev *d, void *p, size_t bytes)
 {
-    if (bytes)
+    if (!bytes)
+        return;
+    if (bytes < 4 * CPU_MEM_BLOCK) {
         memset(p, 0, bytes);
+        return;
+    }
+    cpu_args a = {.p = {p}, .c = {NULL}, .k = {(int64_t)bytes}};
+    cpu_parallel(d, (int64_t)((bytes + CPU_MEM_BLOCK - 1) / CPU_MEM_BLOCK), 2, copy_r, &a);
 }
 
 static int cpu_sync(exec_dev *d, st_err *err)

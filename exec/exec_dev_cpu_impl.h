@@ -12,8 +12,9 @@
  * The ops follow llm.c's CPU reference (train_gpt2.c): one loop nest per
  * op, forward and backward side by side; matrix products, including the
  * attention scores and values per (sequence, head), go to BLAS. A loop
- * body is a range function (rows, elements or columns [lo, hi)) that
- * cpu_parallel splits over the device's threads.
+ * body is a range function (rows, elements, columns or tasks [lo, hi))
+ * that cpu_parallel splits over the device's threads; BLAS itself runs on
+ * one thread per call, large products split by rows of the result.
  */
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -216,6 +217,42 @@ static void FN(norm_bwd_weight)(exec_dev *d, void *dw, void *db, const void *dou
     cpu_parallel(d, C, n * C >= CPU_PAR_MIN ? 2 : C + 1, FN(norm_bwd_weight_r), &a);
 }
 
+/* ---- matrix products ---- */
+
+/* Rows of C per block when a product is split over the threads (a multiple
+ * of the kernels' register tiles). */
+#define CPU_GEMM_ROWS 32
+/* Products smaller than this many multiply-adds run on one thread. */
+#define CPU_GEMM_PAR_MIN (1 << 21)
+
+/* Rows [lo, hi) blocks of C = alpha op(A) op(B) + beta C, row-major: one
+ * single-threaded BLAS call per range (BLAS runs on one thread; the
+ * device's pool splits the work, so no BLAS thread spins while the pool's
+ * loops run). */
+static void FN(gemm_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    int ta = (int)a->k[0], tb = (int)a->k[1];
+    int64_t M = a->k[7], N = a->k[2], K = a->k[3], lda = a->k[4], ldb = a->k[5], ldc = a->k[6];
+    int64_t r0 = lo * CPU_GEMM_ROWS, r1 = hi * CPU_GEMM_ROWS < M ? hi * CPU_GEMM_ROWS : M;
+    const REAL *A = a->c[0], *B = a->c[1];
+    REAL *C = a->p[0];
+    GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+         (int)(r1 - r0), (int)N, (int)K, (REAL)a->s[0], ta ? A + r0 : A + r0 * lda, (int)lda, B,
+         (int)ldb, (REAL)a->s[1], C + r0 * ldc, (int)ldc);
+}
+
+static void FN(gemm)(exec_dev *d, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
+                     const REAL *A, int64_t lda, const REAL *B, int64_t ldb, double beta, REAL *C,
+                     int64_t ldc)
+{
+    cpu_args a = {.p = {C}, .c = {A, B}, .k = {ta, tb, N, K, lda, ldb, ldc, M},
+                  .s = {alpha, beta}};
+    int64_t blocks = (M + CPU_GEMM_ROWS - 1) / CPU_GEMM_ROWS;
+    cpu_parallel(d, blocks, (double)M * (double)N * (double)K >= CPU_GEMM_PAR_MIN ? 2 : blocks + 1,
+                 FN(gemm_r), &a);
+}
+
 /* ---- linear ---- */
 
 static void FN(bias_rows_r)(const void *a_, int64_t lo, int64_t hi, int tid)
@@ -234,16 +271,14 @@ static void FN(matmul_fwd)(exec_dev *d, void *out, const void *inp, const void *
         cpu_args a = {.p = {out}, .c = {bias}, .k = {OC}};
         cpu_parallel(d, n, CPU_PAR_MIN / (OC + 1), FN(bias_rows_r), &a);
     }
-    GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)OC, (int)C, 1, inp, (int)C, w,
-         (int)C, bias ? 1 : 0, out, (int)OC);
+    FN(gemm)(d, 0, 1, n, OC, C, 1, inp, C, w, C, bias ? 1 : 0, out, OC);
     d->flops += 2.0 * (double)n * (double)C * (double)OC;
 }
 
 static void FN(matmul_bwd_input)(exec_dev *d, void *dinp, const void *dout, const void *w,
                                  int64_t n, int64_t C, int64_t OC, int accumulate)
 {
-    GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)C, (int)OC, 1, dout, (int)OC,
-         w, (int)C, accumulate ? 1 : 0, dinp, (int)C);
+    FN(gemm)(d, 0, 0, n, C, OC, 1, dout, OC, w, C, accumulate ? 1 : 0, dinp, C);
     d->flops += 2.0 * (double)n * (double)C * (double)OC;
 }
 
@@ -261,8 +296,7 @@ static void FN(colsum_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 static void FN(matmul_bwd_weight)(exec_dev *d, void *dw, void *dbias, const void *dout,
                                   const void *inp, int64_t n, int64_t C, int64_t OC)
 {
-    GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)OC, (int)C, (int)n, 1, dout, (int)OC,
-         inp, (int)C, 1, dw, (int)C);
+    FN(gemm)(d, 1, 0, OC, C, n, 1, dout, OC, inp, C, 1, dw, C);
     d->flops += 2.0 * (double)n * (double)C * (double)OC;
     if (dbias) {
         cpu_args a = {.p = {dbias}, .c = {dout}, .k = {n, OC}};
@@ -419,15 +453,11 @@ static void FN(rope_bwd)(exec_dev *d, void *dx, int64_t T, int64_t B, int64_t H,
     FN(rope)(d, dx, T, B, H, hd, ld, theta, -1.0);
 }
 
-/* Causal softmax of score rows: row r is row r % T of a T x T matrix. */
-static void FN(softmax_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+/* Causal softmax of the rows of one T x T score matrix. */
+static void FN(softmax_rows)(REAL *P, int64_t T)
 {
-    const cpu_args *a = a_;
-    REAL *P = a->p[0];
-    int64_t T = a->k[0];
-    for (int64_t r = lo; r < hi; r++) {
-        int64_t i = r % T;
-        REAL *row = P + r * T;
+    for (int64_t i = 0; i < T; i++) {
+        REAL *row = P + i * T;
         REAL mx = row[0];
         for (int64_t j = 1; j <= i; j++)
             mx = row[j] > mx ? row[j] : mx;
@@ -444,48 +474,12 @@ static void FN(softmax_r)(const void *a_, int64_t lo, int64_t hi, int tid)
     }
 }
 
-/* Per (sequence b, query head h): S = Q K^T / sqrt(hd) through one GEMM
- * (the full T x T, as the planner counts attention FLOPs), causal softmax
- * by rows (all heads at once), O = P V through another GEMM. Q of head h is
- * a T x hd matrix whose rows are B (Hq + 2 Hkv) hd apart. */
-static void FN(attention_fwd)(exec_dev *d, void *out_, void *probs_, const void *qkv_,
-                              int64_t T, int64_t B, int64_t Hq, int64_t Hkv, int64_t hd)
+/* Its backward: dS = P (dP - rowsum(P dP)), in place over dP; masked P are 0. */
+static void FN(softmax_rows_bwd)(REAL *dP, const REAL *P, int64_t T)
 {
-    REAL *out = out_, *probs = probs_;
-    const REAL *qkv = qkv_;
-    int64_t W = (Hq + 2 * Hkv) * hd, ld = B * W, ldo = B * Hq * hd, group = Hq / Hkv;
-    REAL scale = (REAL)(1.0 / sqrt((double)hd));
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t h = 0; h < Hq; h++) {
-            int64_t kh = h / group;
-            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hd, scale,
-                 qkv + b * W + h * hd, (int)ld, qkv + b * W + (Hq + kh) * hd, (int)ld, 0,
-                 probs + (b * Hq + h) * T * T, (int)T);
-        }
-    cpu_args a = {.p = {probs}, .k = {T}};
-    cpu_parallel(d, B * Hq * T, CPU_PAR_MIN / (T + 1), FN(softmax_r), &a);
-    if (out)
-        for (int64_t b = 0; b < B; b++)
-            for (int64_t h = 0; h < Hq; h++) {
-                int64_t kh = h / group;
-                GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hd, (int)T, 1,
-                     probs + (b * Hq + h) * T * T, (int)T, qkv + b * W + (Hq + Hkv + kh) * hd,
-                     (int)ld, 0, out + b * Hq * hd + h * hd, (int)ldo);
-            }
-    d->flops += (out ? 4.0 : 2.0) * (double)B * (double)Hq * (double)T * (double)T * (double)hd;
-}
-
-/* softmax backward by rows: dS = P (dP - rowsum(P dP)); masked P are 0 */
-static void FN(softmax_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
-{
-    const cpu_args *a = a_;
-    REAL *dP = a->p[0];
-    const REAL *P = a->c[0];
-    int64_t T = a->k[0];
-    for (int64_t r = lo; r < hi; r++) {
-        int64_t i = r % T;
-        const REAL *p = P + r * T;
-        REAL *g = dP + r * T;
+    for (int64_t i = 0; i < T; i++) {
+        const REAL *p = P + i * T;
+        REAL *g = dP + i * T;
         double dot = 0;
         for (int64_t j = 0; j <= i; j++)
             dot += (double)p[j] * (double)g[j];
@@ -496,42 +490,87 @@ static void FN(softmax_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
     }
 }
 
-static void FN(attention_bwd)(exec_dev *d, void *dqkv_, void *dprobs_, const void *dout_,
-                              const void *qkv_, const void *probs_, int64_t T, int64_t B,
-                              int64_t Hq, int64_t Hkv, int64_t hd)
+/* Attention runs as B x Hkv tasks, one per (sequence b, kv head): the
+ * query heads sharing that kv head one after another, so a task alone
+ * writes its keys' and values' gradients. Per query head h: S = Q K^T /
+ * sqrt(hd) through one GEMM (the full T x T, as the planner counts
+ * attention FLOPs), the causal softmax by rows, O = P V through another.
+ * Q of head h is a T x hd matrix whose rows are B (Hq + 2 Hkv) hd apart
+ * (sequence-first rows). */
+static void FN(attention_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 {
-    REAL *dqkv = dqkv_, *dprobs = dprobs_;
-    const REAL *dout = dout_, *qkv = qkv_, *probs = probs_;
+    const cpu_args *a = a_;
+    REAL *out = a->p[0], *probs = a->p[1];
+    const REAL *qkv = a->c[0];
+    int64_t T = a->k[0], B = a->k[1], Hq = a->k[2], Hkv = a->k[3], hd = a->k[4];
     int64_t W = (Hq + 2 * Hkv) * hd, ld = B * W, ldo = B * Hq * hd, group = Hq / Hkv;
     REAL scale = (REAL)(1.0 / sqrt((double)hd));
-    /* keys and values are shared by a group of query heads: their
-     * gradients accumulate, so start from zero */
-    for (int64_t r = 0; r < T * B; r++)
-        memset(dqkv + r * W + Hq * hd, 0, (size_t)(2 * Hkv * hd) * sizeof(REAL));
-    /* dP = dO V^T; dV += P^T dO */
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t h = 0; h < Hq; h++) {
-            int64_t vo = b * W + (Hq + Hkv + h / group) * hd;
+    for (int64_t task = lo; task < hi; task++) {
+        int64_t b = task / Hkv, kh = task % Hkv;
+        for (int64_t h = kh * group; h < (kh + 1) * group; h++) {
+            REAL *P = probs + (b * Hq + h) * T * T;
+            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hd, scale,
+                 qkv + b * W + h * hd, (int)ld, qkv + b * W + (Hq + kh) * hd, (int)ld, 0, P,
+                 (int)T);
+            FN(softmax_rows)(P, T);
+            if (out)
+                GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hd, (int)T, 1, P,
+                     (int)T, qkv + b * W + (Hq + Hkv + kh) * hd, (int)ld, 0,
+                     out + b * Hq * hd + h * hd, (int)ldo);
+        }
+    }
+}
+
+static void FN(attention_fwd)(exec_dev *d, void *out, void *probs, const void *qkv, int64_t T,
+                              int64_t B, int64_t Hq, int64_t Hkv, int64_t hd)
+{
+    cpu_args a = {.p = {out, probs}, .c = {qkv}, .k = {T, B, Hq, Hkv, hd}};
+    cpu_parallel(d, B * Hkv, 2, FN(attention_fwd_r), &a);
+    d->flops += (out ? 4.0 : 2.0) * (double)B * (double)Hq * (double)T * (double)T * (double)hd;
+}
+
+static void FN(attention_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+{
+    const cpu_args *a = a_;
+    REAL *dqkv = a->p[0], *dprobs = a->p[1];
+    const REAL *dout = a->c[0], *qkv = a->c[1], *probs = a->c[2];
+    int64_t T = a->k[0], B = a->k[1], Hq = a->k[2], Hkv = a->k[3], hd = a->k[4];
+    int64_t W = (Hq + 2 * Hkv) * hd, ld = B * W, ldo = B * Hq * hd, group = Hq / Hkv;
+    REAL scale = (REAL)(1.0 / sqrt((double)hd));
+    for (int64_t task = lo; task < hi; task++) {
+        int64_t b = task / Hkv, kh = task % Hkv;
+        int64_t ko = b * W + (Hq + kh) * hd, vo = b * W + (Hq + Hkv + kh) * hd;
+        /* the kv head's gradients accumulate over its query heads */
+        for (int64_t t = 0; t < T; t++) {
+            memset(dqkv + t * ld + ko, 0, (size_t)hd * sizeof(REAL));
+            memset(dqkv + t * ld + vo, 0, (size_t)hd * sizeof(REAL));
+        }
+        for (int64_t h = kh * group; h < (kh + 1) * group; h++) {
+            int64_t qo = b * W + h * hd;
             const REAL *P = probs + (b * Hq + h) * T * T;
             const REAL *dO = dout + b * Hq * hd + h * hd;
+            REAL *dP = dprobs + (b * Hq + h) * T * T;
+            /* dP = dO V^T; dV += P^T dO */
             GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hd, 1, dO,
-                 (int)ldo, qkv + vo, (int)ld, 0, dprobs + (b * Hq + h) * T * T, (int)T);
+                 (int)ldo, qkv + vo, (int)ld, 0, dP, (int)T);
             GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hd, (int)T, 1, P, (int)T,
                  dO, (int)ldo, 1, dqkv + vo, (int)ld);
-        }
-    cpu_args a = {.p = {dprobs}, .c = {probs}, .k = {T}};
-    cpu_parallel(d, B * Hq * T, CPU_PAR_MIN / (T + 1), FN(softmax_bwd_r), &a);
-    /* dQ = scale dS K; dK += scale dS^T Q */
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t h = 0; h < Hq; h++) {
-            int64_t kh = h / group;
-            int64_t qo = b * W + h * hd, ko = b * W + (Hq + kh) * hd;
-            const REAL *dS = dprobs + (b * Hq + h) * T * T;
-            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hd, (int)T, scale, dS,
+            FN(softmax_rows_bwd)(dP, P, T);
+            /* dQ = scale dS K; dK += scale dS^T Q */
+            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hd, (int)T, scale, dP,
                  (int)T, qkv + ko, (int)ld, 0, dqkv + qo, (int)ld);
-            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hd, (int)T, scale, dS,
+            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hd, (int)T, scale, dP,
                  (int)T, qkv + qo, (int)ld, 1, dqkv + ko, (int)ld);
         }
+    }
+}
+
+static void FN(attention_bwd)(exec_dev *d, void *dqkv, void *dprobs, const void *dout,
+                              const void *qkv, const void *probs, int64_t T, int64_t B,
+                              int64_t Hq, int64_t Hkv, int64_t hd)
+{
+    cpu_args a = {.p = {dqkv, dprobs}, .c = {dout, qkv, probs}, .k = {T, B, Hq, Hkv, hd}};
+    cpu_parallel(d, B * Hkv, 2, FN(attention_bwd_r), &a);
     d->flops += 8.0 * (double)B * (double)Hq * (double)T * (double)T * (double)hd;
 }
 
@@ -802,3 +841,5 @@ const exec_dev_ops CPU_TABLE = {
 #undef CAT_
 #undef GELU_K
 #undef CPU_SUM_BLOCK
+#undef CPU_GEMM_ROWS
+#undef CPU_GEMM_PAR_MIN

@@ -174,7 +174,8 @@ int exec_dp_progress(exec_model *x, st_err *err)
 
 /* Sum, over group c, the parts of the held gradients in tensors with any
  * of the flags (packed into one message). */
-static int sync_flagged(exec_model *x, exec_comm *c, unsigned flags, int only_kind, st_err *err)
+static int sync_flagged(exec_model *x, exec_comm *c, unsigned flags, int only_kind,
+                        double *timer, st_err *err)
 {
     exec_dev *dev = x->dev;
     size_t es = dev->elem_bytes;
@@ -186,7 +187,7 @@ static int sync_flagged(exec_model *x, exec_comm *c, unsigned flags, int only_ki
             double t0 = exec_now_s();
             int rc = exec_comm_allreduce(c, x->sp_pack, x->sp_pack, (size_t)n, dev->ops->dtype,
                                          EXEC_RED_SUM, NULL, err);
-            x->timers->dp_s += elapsed(t0);
+            *timer += elapsed(t0);
             if (rc != ST_OK)
                 return rc;
             n = 0;
@@ -243,12 +244,12 @@ int exec_dp_finish(exec_model *x, st_err *err)
         if ((rc = exec_comm_wait(&x->b[i].req, "the gradient reduction", err)))
             return rc;
     x->timers->dp_s += elapsed(t0);
-    if (x->sp && (rc = sync_flagged(x, x->tp, EXEC_T_SP_PARTIAL, -1, err)))
+    if (x->sp && (rc = sync_flagged(x, x->tp, EXEC_T_SP_PARTIAL, -1, &x->timers->tp_s, err)))
         return rc;
     if (x->emb && x->emb->size > 1) {
         /* the embedding on stage 0 and its copy on the last stage */
-        if ((rc = sync_flagged(x, x->emb, EXEC_T_DECAY, U_EMBED, err)) ||
-            (rc = sync_flagged(x, x->emb, EXEC_T_TIED_COPY, U_HEAD, err)))
+        if ((rc = sync_flagged(x, x->emb, EXEC_T_DECAY, U_EMBED, &x->timers->emb_s, err)) ||
+            (rc = sync_flagged(x, x->emb, EXEC_T_TIED_COPY, U_HEAD, &x->timers->emb_s, err)))
             return rc;
     }
     return ST_OK;

@@ -135,7 +135,7 @@ static void carve_head(carve *c, const exec_model *x, exec_head_acts *h)
     h->dlogits = take_el(c, x, d->N * d->Vl);
 }
 
-size_t exec_slot_bytes(const exec_model *x, const exec_chunk *ch, int unused)
+size_t exec_slot_bytes(const exec_model *x, const exec_chunk *ch)
 {
     carve c = {NULL, 0};
     carve_slot(&c, x, ch, NULL, NULL, NULL);

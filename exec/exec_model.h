@@ -175,8 +175,9 @@ typedef struct exec_head_acts {
 
 /* Per-rank timers, seconds, accumulated over a step. */
 typedef struct exec_timers {
-    double tp_s;                 /* TP collectives */
+    double tp_s;                 /* TP collectives (and the SP-partial gradients' sum) */
     double dp_s;                 /* DP collectives and ZeRO-3 gathers */
+    double emb_s;                /* the tied embedding's sum over its group (optimizer) */
 } exec_timers;
 
 /* Everything the layers need. */
@@ -189,6 +190,7 @@ typedef struct exec_model {
     exec_comm *emb;              /* first and last pipeline stage (tied embedding), or NULL */
     int tp_rank, dp_rank;
     exec_dims d;
+    size_t elem_bytes;           /* bytes of a parameter (the device's dtype) */
     int sp;                      /* sequence parallel */
     int zero3;
     exec_timers *timers;
@@ -243,6 +245,13 @@ typedef struct exec_model {
  * chunks for its (tp_rank, pp_rank), allocate the flat buffers and fill the
  * parameters from the seed. */
 int exec_model_build(exec_model *x, int pp_rank, uint64_t seed, st_err *err);
+/* Only the tables (no device, nothing allocated on one): how a rank of any
+ * layout holds the model, e.g. the layout that wrote a checkpoint. m, l,
+ * tp_rank and dp_rank must be set; elem_bytes sizes the buckets. */
+int exec_model_tables(exec_model *x, int pp_rank, size_t elem_bytes, st_err *err);
+
+/* Global flat index (exec_gtensor.offset order) of element k of tensor t. */
+int64_t exec_tensor_global(const exec_model *x, const exec_tensor *t, int64_t k);
 void exec_model_free(exec_model *x);
 
 /* Parameter / gradient pointer of role r in unit u, NULL if absent. With
@@ -256,7 +265,7 @@ double exec_init_value(const exec_gtensor *g, int gid, int64_t i, uint64_t seed)
 /* ---- exec_model.c: forward and backward ---- */
 
 /* Bytes of one (microbatch, chunk) slot of stored activations. */
-size_t exec_slot_bytes(const exec_model *x, const exec_chunk *c, int unused);
+size_t exec_slot_bytes(const exec_model *x, const exec_chunk *c);
 /* Where a chunk's received input activation goes in its slot. */
 void *exec_slot_input(const exec_model *x, int chunk, void *slot);
 

@@ -266,7 +266,7 @@ static void build_buckets(exec_model *x)
         }
         if (cur < 0)
             cur_alone = alone;
-        bytes += (double)u->numel * (double)x->dev->elem_bytes;
+        bytes += (double)u->numel * (double)x->elem_bytes;
         cur = i;
     }
     first[nb++] = cur;
@@ -325,6 +325,20 @@ void *exec_grad(const exec_model *x, int u, exec_role r)
     return exec_dev_at(x->dev, x->grads, un->off + x->t[t].off);
 }
 
+int64_t exec_tensor_global(const exec_model *x, const exec_tensor *t, int64_t k)
+{
+    for (int i = 0; i < t->npieces; i++) {
+        const exec_piece *pc = &t->piece[i];
+        int64_t n = pc->nrows * pc->ncols;
+        if (k < n) {
+            const exec_gtensor *g = &x->gt[pc->gid];
+            return g->offset + (pc->row0 + k / pc->ncols) * g->cols + pc->col0 + k % pc->ncols;
+        }
+        k -= n;
+    }
+    return -1;
+}
+
 /* Fill a unit's parameters (all of them, padding zero) into host doubles. */
 static void unit_init(const exec_model *x, int u, uint64_t seed, double *out)
 {
@@ -347,7 +361,7 @@ static void unit_init(const exec_model *x, int u, uint64_t seed, double *out)
     }
 }
 
-int exec_model_build(exec_model *x, int pp_rank, uint64_t seed, st_err *err)
+int exec_model_tables(exec_model *x, int pp_rank, size_t elem_bytes, st_err *err)
 {
     const plan_model *m = x->m;
     const plan_layout *l = x->l;
@@ -448,7 +462,17 @@ int exec_model_build(exec_model *x, int pp_rank, uint64_t seed, st_err *err)
     if (m->tied_embedding && pp == 1)
         x->u[x->chunk[0].unit_embed].contrib = 2; /* the embedding and the head */
 
+    x->elem_bytes = elem_bytes;
     build_buckets(x);
+    return ST_OK;
+}
+
+int exec_model_build(exec_model *x, int pp_rank, uint64_t seed, st_err *err)
+{
+    const plan_layout *l = x->l;
+    int rc = exec_model_tables(x, pp_rank, x->dev->elem_bytes, err);
+    if (rc != ST_OK)
+        return rc;
 
     /* flat buffers and the workspace */
     exec_dev *dev = x->dev;
@@ -487,7 +511,7 @@ int exec_model_build(exec_model *x, int pp_rank, uint64_t seed, st_err *err)
             }
     }
     x->sp_pack_numel = x->sp ? sp_total : 0;
-    if (wte_held > x->sp_pack_numel)
+    if (x->emb && wte_held > x->sp_pack_numel) /* the embedding group sums it */
         x->sp_pack_numel = wte_held;
     if (x->sp_pack_numel > 0 &&
         !(x->sp_pack = exec_dev_alloc(dev, (size_t)x->sp_pack_numel * es, EXEC_MEM_COMM, err)))

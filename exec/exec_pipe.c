@@ -8,7 +8,9 @@
  * are non-blocking and their buffers return to a pool when they complete,
  * as sim/sim_schedule.h's contract requires (a blocking send deadlocks
  * 1F1B). Activations of a (microbatch, chunk) live in a slot from its F to
- * its B (or W); a W store keeps what W needs from Bi.
+ * its B (or W); a W store keeps what W needs from Bi. With one pipeline rank
+ * and several chunks (virtual stages on pp = 1) the generator lists no
+ * communication: a chunk's output is handed to the next chunk in memory.
  *
  * After the op list: the sends are completed, the gradients synced
  * (exec_dp.c), the global norm and the loss summed over the world, and the
@@ -88,10 +90,13 @@ int exec_pipe_init(exec_rt *rt, st_err *err)
     rt->slot_pool = calloc((size_t)v, sizeof *rt->slot_pool);
     rt->wstore_pool = calloc((size_t)v, sizeof *rt->wstore_pool);
     rt->host_tok = malloc((size_t)(2 * N + 2 * x->d.T) * sizeof *rt->host_tok);
-    if (!rt->slot || !rt->wstore || !rt->slot_pool || !rt->wstore_pool || !rt->host_tok)
+    rt->hand_fwd = calloc((size_t)v * m, sizeof *rt->hand_fwd);
+    rt->hand_bwd = calloc((size_t)v * m, sizeof *rt->hand_bwd);
+    if (!rt->slot || !rt->wstore || !rt->slot_pool || !rt->wstore_pool || !rt->host_tok ||
+        !rt->hand_fwd || !rt->hand_bwd)
         return ST_RAISE(err, ST_ENOMEM, "cannot allocate the runner's tables");
     for (int c = 0; c < v; c++) {
-        rt->slot_pool[c].bytes = exec_slot_bytes(x, &x->chunk[c], 0);
+        rt->slot_pool[c].bytes = exec_slot_bytes(x, &x->chunk[c]);
         rt->slot_pool[c].cls = EXEC_MEM_ACTIVATIONS;
         rt->wstore_pool[c].bytes = exec_wstore_bytes(x, &x->chunk[c]);
         rt->wstore_pool[c].cls = EXEC_MEM_ACTIVATIONS;
@@ -128,6 +133,13 @@ void exec_pipe_fini(exec_rt *rt)
         pool_fini(rt, &rt->slot_pool[c]);
         pool_fini(rt, &rt->wstore_pool[c]);
     }
+    for (int i = 0; rt->hand_fwd && i < v * m; i++) {
+        exec_dev_free(rt->dev, rt->hand_fwd[i], rt->send_pool.bytes, EXEC_MEM_COMM);
+        exec_dev_free(rt->dev, rt->hand_bwd[i], rt->send_pool.bytes, EXEC_MEM_COMM);
+    }
+    free(rt->hand_fwd);
+    free(rt->hand_bwd);
+    rt->hand_fwd = rt->hand_bwd = NULL;
     for (int i = 0; i < rt->nsends; i++)
         if (!rt->sends[i].req) /* never free a buffer a send may still read */
             exec_dev_free(rt->dev, rt->sends[i].buf, rt->send_pool.bytes, EXEC_MEM_COMM);
@@ -291,10 +303,20 @@ static int run_op(exec_rt *rt, const sim_op *op, exec_phases *ph, st_err *err)
         if (!ch->last && !(out = pool_get(rt, &rt->send_pool, err)))
             return ST_ENOMEM;
         double scale = 1.0 / ((double)l->global_batch * (double)x->d.T), loss = 0;
-        rc = exec_chunk_fwd(x, c, rt->slot[idx], tin, ttg, exec_slot_input(x, c, rt->slot[idx]),
-                            out, scale, &loss, err);
+        const void *input = exec_slot_input(x, c, rt->slot[idx]);
+        int local = rt->sched.pp == 1 && c > 0; /* the previous chunk is on this rank */
+        if (local)
+            input = rt->hand_fwd[idx - m];
+        rc = exec_chunk_fwd(x, c, rt->slot[idx], tin, ttg, input, out, scale, &loss, err);
+        if (local && rc == ST_OK) {
+            rc = pool_put(rt, &rt->send_pool, rt->hand_fwd[idx - m], err);
+            rt->hand_fwd[idx - m] = NULL;
+        }
         rt->loss_sum += loss;
-        rt->pending_out = out;
+        if (rt->sched.pp == 1 && !ch->last)
+            rt->hand_fwd[idx] = out;
+        else
+            rt->pending_out = out;
         compute = 1;
         break;
     }
@@ -306,8 +328,17 @@ static int run_op(exec_rt *rt, const sim_op *op, exec_phases *ph, st_err *err)
             return ST_ENOMEM;
         if (split && !(rt->wstore[idx] = pool_get(rt, &rt->wstore_pool[c], err)))
             return ST_ENOMEM;
-        rc = exec_chunk_bwd(x, c, rt->slot[idx], tin, x->ws.dres, din, split, rt->wstore[idx], err);
-        rt->pending_out = din;
+        int local = rt->sched.pp == 1 && !ch->last; /* the next chunk is on this rank */
+        const void *dout = local ? rt->hand_bwd[idx + m] : x->ws.dres;
+        rc = exec_chunk_bwd(x, c, rt->slot[idx], tin, dout, din, split, rt->wstore[idx], err);
+        if (local && rc == ST_OK) {
+            rc = pool_put(rt, &rt->send_pool, rt->hand_bwd[idx + m], err);
+            rt->hand_bwd[idx + m] = NULL;
+        }
+        if (rt->sched.pp == 1 && !ch->first)
+            rt->hand_bwd[idx] = din;
+        else
+            rt->pending_out = din;
         if (rc == ST_OK && !split) {
             rc = pool_put(rt, &rt->slot_pool[c], rt->slot[idx], err);
             rt->slot[idx] = NULL;
@@ -337,7 +368,7 @@ static int run_op(exec_rt *rt, const sim_op *op, exec_phases *ph, st_err *err)
 int exec_pipe_grads(exec_rt *rt, exec_phases *ph, st_err *err)
 {
     exec_model *x = &rt->x;
-    rt->timers.tp_s = rt->timers.dp_s = 0;
+    rt->timers.tp_s = rt->timers.dp_s = rt->timers.emb_s = 0;
     rt->loss_sum = 0;
     exec_dp_step_begin(x);
     int rc = load_tokens(rt);
@@ -384,7 +415,7 @@ int exec_pipe_step(exec_rt *rt, st_err *err)
                      exec_clip_scale(st->grad_norm, cfg->train.grad_clip));
     if ((rc = exec_dp_gather_params(x, err)) || (rc = rt->dev->ops->sync(rt->dev, err)))
         return rc;
-    ph->optimizer_s = exec_now_s() - t0 - (rt->timers.dp_s - dp_before);
+    ph->optimizer_s = exec_now_s() - t0 - (rt->timers.dp_s - dp_before) + rt->timers.emb_s;
     ph->tp_comm_s = rt->timers.tp_s;
     ph->dp_comm_s = rt->timers.dp_s;
     st->wall_s = exec_now_s() - t_step;

@@ -81,7 +81,8 @@ int main(int argc, char **argv)
     }
     static exec_config cfg;
     st_err err = {0};
-    if (exec_config_read(config, &cfg, &err) != ST_OK) {
+    if (exec_config_read(config, &cfg, &err) != ST_OK ||
+        exec_config_check_files(&cfg, &err) != ST_OK) {
         int rank = env_rank();
         fprintf(stderr, "smdplan-rank: rank %d: %s\n", rank, err.msg);
         if (rank == 0)

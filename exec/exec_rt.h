@@ -59,6 +59,8 @@ typedef struct exec_rt {
     exec_send *sends;
     int nsends, sends_cap;
     void *pending_out;           /* output of the last F / B, for its SEND */
+    void **hand_fwd, **hand_bwd; /* [chunk][mb] with pp == 1: a chunk's output (input
+                                  * gradient) for the next (previous) chunk on this rank */
     double loss_sum;             /* this step's loss contributions */
 
     exec_step_stat *stats;       /* [steps] */

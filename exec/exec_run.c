@@ -250,7 +250,7 @@ int exec_run(const exec_config *cfg, exec_comm *world, exec_result *res, st_err 
     if (*cfg->resume_dir && (rc = exec_ckpt_load(&rt, cfg->resume_dir, err)))
         goto done;
     int64_t first = rt.step;
-    double t_start = exec_now_s(), run_s = 0;
+    double run_s = 0;
     int64_t timed = 0;
     int64_t end = cfg->train.steps;
     if (cfg->train.stop_after > 0 && cfg->train.stop_after < end)
@@ -278,7 +278,6 @@ int exec_run(const exec_config *cfg, exec_comm *world, exec_result *res, st_err 
         if (save && (rc = exec_ckpt_save(&rt, cfg->save_dir, err)))
             goto done;
     }
-    (void)t_start;
     if (*cfg->dump_dir && (rc = exec_dump_weights(&rt, cfg->dump_dir, err)))
         goto done;
     rc = gather_results(&rt, first, res, err);

@@ -450,9 +450,19 @@ typedef struct plan_mem {
     double logits_bytes;         /* LM head logits and loss (last stage) */
     double comm_buffers_bytes;   /* DP buckets, p2p buffers, NCCL buffers */
     double context_bytes;        /* CUDA context and library workspaces */
-    double allocator_bytes;      /* caching-allocator fragmentation */
-    double total_bytes;
+    double allocator_bytes;      /* what the caching allocator reserves beyond the
+                                  * tensors (cached free blocks, fragmentation): shows
+                                  * in nvidia-smi, released and retried before an
+                                  * out-of-memory error */
+    double total_bytes;          /* the process's footprint as nvidia-smi shows it */
 } plan_mem;
+
+/* What a stage must hold at its peak: everything but the allocator's
+ * reserve. PyTorch's caching allocator, when cudaMalloc fails, frees its
+ * cached blocks and retries before it raises out of memory (c10/cuda/
+ * CUDACachingAllocator.cpp, release_cached_blocks), so a layout fits when
+ * this fits, though nvidia-smi then shows up to total_bytes. */
+double plan_mem_need_bytes(const plan_mem *m);
 
 /* Step time split into the terms the user sees, seconds. The terms sum to
  * step_s. */
@@ -467,6 +477,14 @@ typedef struct plan_time {
     double step_s;
     double dp_total_s;           /* whole DP sync, hidden or not (for reference) */
 } plan_time;
+
+/* plan_time's compute_s by kind of kernel (they sum to it): the linear
+ * layers' GEMMs (with FP8 casts), the attention core, elementwise kernels
+ * (norms, activations, residuals, the loss), and the host's launch time
+ * where it exceeds the GPU's (a floor, or added with blocking launches). */
+typedef struct plan_compute_split {
+    double gemm_s, attn_s, elem_s, host_s;
+} plan_compute_split;
 
 typedef enum plan_reject {
     PLAN_OK = 0,
@@ -491,6 +509,7 @@ typedef struct plan_estimate {
 
     /* Memory: the worst stage decides feasibility. */
     plan_mem mem;                /* worst stage */
+    plan_compute_split compute;  /* time.compute_s by kind of kernel */
     int worst_stage;
     double capacity_bytes;       /* GPU memory */
     double oom_excess_bytes;     /* > 0: by how much the worst stage misses */

@@ -238,7 +238,10 @@ static void drop_unconstrained(cal *c)
 }
 
 /* Standard errors of the fitted parameters: s^2 (J^T W J)^-1 with J the
- * derivative of each row's log error by each physical parameter. */
+ * derivative of each row's log error by each physical parameter and W the
+ * rows' weights scaled to a mean of 1 (so that n rows carry n rows'
+ * information; weights summing to 1 would inflate every error by sqrt(n)),
+ * s^2 the weighted mean square residual with n - p degrees of freedom. */
 static void std_errors(cal *c, double *se)
 {
     int n = c->nuse, p = c->np;
@@ -263,7 +266,7 @@ static void std_errors(cal *c, double *se)
         *x = x0 + CAL_FD_STEP;
         for (int k = 0; k < n; k++)
             gsl_matrix_set(J, (size_t)k, (size_t)j,
-                           sqrt(c->w[k] / wsum) * (row_error(c, c->use[k], &c->eff) - e0[k]) /
+                           sqrt(c->w[k] * n / wsum) * (row_error(c, c->use[k], &c->eff) - e0[k]) /
                                CAL_FD_STEP);
         *x = x0;
     }

@@ -116,6 +116,9 @@ typedef struct layer_cost {
     double act_full_bytes;    /* stored activations, no recompute */
     double act_stored_bytes;  /* stored under the plan's recompute, per layer */
     double act_input_bytes;   /* one layer input (checkpoint) */
+    /* fwd + bwd + recompute by kind (plan_time's compute split): GEMMs,
+     * attention core, elementwise, host launch time beyond the GPU's */
+    double gemm_s, attn_s, elem_s, host_s;
 } layer_cost;
 
 static double tokens_per_mb(const plan_model *m, const plan_layout *l)
@@ -219,6 +222,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     lc->attn_fwd_s = attn_f;
     lc->fwd_comp_s = gemm + attn_f + elem_f;
     lc->bwd_comp_s = 2.0 * gemm_only + cast_b + attn_b + elem_b;
+    double gpu_f = lc->fwd_comp_s, gpu_b = lc->bwd_comp_s;
     /* The host's share: added to every kernel with blocking launches, else
      * a floor the GPU cannot beat when its kernels are shorter than it.
      * Compiled stacks (XLA) launch a whole step and pay none per kernel. */
@@ -233,6 +237,11 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         lc->fwd_comp_s = fmax(lc->fwd_comp_s, host_f);
         lc->bwd_comp_s = fmax(lc->bwd_comp_s, host_b);
     }
+    double host_xf = lc->fwd_comp_s - gpu_f, host_xb = lc->bwd_comp_s - gpu_b;
+    lc->gemm_s = gemm + 2.0 * gemm_only + cast_b;
+    lc->attn_s = attn_f + attn_b;
+    lc->elem_s = elem_f + elem_b;
+    lc->host_s = host_xf + host_xb;
 
     /* TP: two all-reduces of the layer's [T, h] output forward, two backward
      * (Shoeybi et al. 2019); with sequence parallelism each becomes a
@@ -298,13 +307,19 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         break;
     case PLAN_RECOMP_SELECTIVE:
         lc->act_stored_bytes = T * per_tok; /* the score tensors are recomputed */
-        if (!l->flash_attention) /* the fused kernel already recomputes */
+        if (!l->flash_attention) { /* the fused kernel already recomputes */
             lc->recomp_comp_s = attn_f;
+            lc->attn_s += attn_f;
+        }
         break;
     case PLAN_RECOMP_FULL:
     default:
         lc->act_stored_bytes = lc->act_input_bytes / l->recompute_group;
         lc->recomp_comp_s = lc->fwd_comp_s;
+        lc->gemm_s += gemm;
+        lc->attn_s += attn_f;
+        lc->elem_s += elem_f;
+        lc->host_s += host_xf;
         lc->tp_recomp_s = lc->tp_fwd_s; /* the recomputed forward's collectives */
         break;
     }
@@ -525,18 +540,20 @@ static int check_degrees(const plan_layout *l, st_err *err)
  * microbatch on the last stage (the loss traffic split a third forward, two
  * thirds backward). */
 static void head_times(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                       double *fwd_s, double *bwd_s)
+                       double *fwd_s, double *bwd_s, double *gemm_s)
 {
     double T = tokens_per_mb(m, l), h = (double)m->hidden, V = (double)m->vocab, t = l->tp;
     double g = plan__gemm_s(c, T, V / t, h, 1);
     double loss = plan__mem_s(c, LOSS_BYTES_PER_LOGIT * T * V / t);
     *fwd_s = g + loss / 3.0;
     *bwd_s = 2.0 * g + 2.0 * loss / 3.0;
+    *gemm_s = 3.0 * g;
 }
 
 /* One microbatch through a whole pipeline rank (all its chunks). */
 typedef struct stage_time {
     double comp;              /* forward + backward (+ recompute) compute */
+    double gemm, attn, elem, host; /* comp by kind (layer_cost) */
     double tp, cp;            /* exposed TP and CP communication */
     double zero;              /* exposed sharded-data-parallel collectives */
     double f;                 /* forward: compute + TP + CP + sharding */
@@ -595,10 +612,14 @@ static void zero_microbatch(const plan_model *m, const plan_cluster *c, const pl
 }
 
 static void stage_time_of(const layer_cost *lc, const zero_mb *z, double n, int last,
-                          double head_f, double head_b, stage_time *st)
+                          double head_f, double head_b, double head_gemm, stage_time *st)
 {
     st->comp = n * (lc->fwd_comp_s + lc->bwd_comp_s + lc->recomp_comp_s) +
                (last ? head_f + head_b : 0.0);
+    st->gemm = n * lc->gemm_s + (last ? head_gemm : 0.0);
+    st->attn = n * lc->attn_s;
+    st->host = n * lc->host_s;
+    st->elem = st->comp - st->gemm - st->attn - st->host;
     st->tp = n * (lc->tp_fwd_s + lc->tp_bwd_s + lc->tp_recomp_s);
     st->cp = n * (lc->cp_fwd_s + lc->cp_bwd_s);
     st->zero = z->fwd_s + z->bwd_s;
@@ -775,13 +796,17 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     TERM(terms, "memory", "allocator", worst.allocator_bytes, "bytes",
          "alloc_frac x the tensors' memory: what the caching allocator reserves beyond it",
          "c10 CUDA caching allocator; alloc_frac fitted per stack to measured memory");
-    TERM(terms, "memory", "total (worst stage)", worst.total_bytes, "bytes", "sum of the above",
-         "");
+    TERM(terms, "memory", "total (worst stage)", worst.total_bytes, "bytes",
+         "sum of the above: what nvidia-smi shows", "");
+    TERM(terms, "memory", "needed (worst stage)", plan_mem_need_bytes(&worst), "bytes",
+         "total less the allocator's reserve: a layout fits when this fits (the allocator "
+         "frees its cached blocks and retries before it fails)",
+         "c10 CUDACachingAllocator, release_cached_blocks");
 
-    if (worst.total_bytes > est->capacity_bytes) {
+    if (plan_mem_need_bytes(&worst) > est->capacity_bytes) {
         /* the reason is formatted on demand (plan_estimate_reason): most
          * layouts a search rejects for memory are never shown */
-        est->oom_excess_bytes = worst.total_bytes - est->capacity_bytes;
+        est->oom_excess_bytes = plan_mem_need_bytes(&worst) - est->capacity_bytes;
         est->reject = PLAN_REJ_OOM;
     }
 
@@ -790,8 +815,8 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
 
     /* ---- time ---- */
     double T = tokens_per_mb(m, l);
-    double head_f, head_b;
-    head_times(m, c, l, &head_f, &head_b);
+    double head_f, head_b, head_gemm;
+    head_times(m, c, l, &head_f, &head_b, &head_gemm);
     /* The activation a stage sends is split over its TP ranks: sequence
      * parallelism shards it, and Megatron's scatter/gather optimisation sends
      * 1/t from each TP rank and all-gathers over NVLink (Narayanan et al.
@@ -803,6 +828,7 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     double maxT = 0, sumT = 0, zero_total = 0;
     double crit_comp = 0, crit_tp = 0, crit_cp = 0, crit_pp = 0, crit_zero = 0, crit_f = 0,
            crit_b = 0;
+    stage_time crit = {0};
     stage_time st;
     zero_mb z;
     int prev_layers = -1;
@@ -811,7 +837,7 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
         int last = i == l->pp - 1;
         if (est->stage_layers[i] != prev_layers || last) {
             zero_microbatch(m, c, l, &sp_g, &lc, est->stage_layers[i], &z);
-            stage_time_of(&lc, &z, est->stage_layers[i], last, head_f, head_b, &st);
+            stage_time_of(&lc, &z, est->stage_layers[i], last, head_f, head_b, head_gemm, &st);
             prev_layers = est->stage_layers[i];
         }
         double pp = stage_p2p_s(l, &st, p2p);
@@ -824,6 +850,7 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
         if (Ti > maxT) {
             maxT = Ti;
             crit_comp = st.comp;
+            crit = st;
             crit_tp = st.tp;
             crit_cp = st.cp;
             crit_zero = st.zero;
@@ -836,6 +863,11 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     double t_pipe = pipeline_s(l, maxT, sumT);
     plan_time *tm = &est->time;
     tm->compute_s = mb * crit_comp;
+    plan_compute_split *cs = &est->compute;
+    cs->gemm_s = mb * crit.gemm;
+    cs->attn_s = mb * crit.attn;
+    cs->host_s = mb * crit.host;
+    cs->elem_s = tm->compute_s - cs->gemm_s - cs->attn_s - cs->host_s;
     tm->tp_comm_s = mb * crit_tp;
     tm->cp_comm_s = mb * crit_cp;
     tm->pp_comm_s = mb * crit_pp;
@@ -889,6 +921,20 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
          PLAN__XSTR(PLAN__HOST_OP_US) " us host time per kernel (" PLAN__XSTR(PLAN__KERNELS_FWD)
          " forward, " PLAN__XSTR(PLAN__KERNELS_BWD) " backward per layer), else that as a floor",
          "plan_hw.c; Narayanan et al. 2021 Eq. 3 FLOP counts; PyTorch eager dispatch");
+    TERM(terms, "time", "  GEMMs", cs->gemm_s, "s",
+         "the linear layers and the LM head: 3 GEMMs per forward GEMM (input and weight "
+         "gradients), a fourth with full recompute; FP8 casts with FP8 linears",
+         "Qi et al. 2023, Sec. 2; plan_hw.c GEMM efficiency");
+    TERM(terms, "time", "  attention core", cs->attn_s, "s",
+         "flash: 4 b a s^2 d causal half at flash_eff of peak, backward 2.5x; unfused: "
+         "batched GEMMs and the score tensors through HBM",
+         "Dao 2023 (FlashAttention-2)");
+    TERM(terms, "time", "  elementwise", cs->elem_s, "s",
+         "norms, activations, residuals, dropout and the loss at hbm_eff of HBM bandwidth",
+         "Korthikanti et al. 2022, Fig. 2 op list");
+    TERM(terms, "time", "  host launch", cs->host_s, "s",
+         "host time per kernel beyond the GPU's time (blocking launches: all of it)",
+         "PyTorch eager dispatch");
     TERM(terms, "time", "TP communication", tm->tp_comm_s, "s",
          "m x layers x 4 all-reduces of s b h x 2 B (6 with full recompute)",
          "Shoeybi et al. 2019, Fig. 4; nccl-tests PERFORMANCE.md bus bandwidth");
@@ -932,12 +978,17 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     return ST_OK;
 }
 
+double plan_mem_need_bytes(const plan_mem *m)
+{
+    return m->total_bytes - m->allocator_bytes;
+}
+
 const char *plan_estimate_reason(const plan_estimate *est, char *buf, size_t n)
 {
     if (est->reject == PLAN_REJ_OOM && !est->reason[0])
         snprintf(buf, n, "stage %d needs %.1f GiB of %.1f GiB (%.1f GiB over)", est->worst_stage,
-                 est->mem.total_bytes / 1073741824.0, est->capacity_bytes / 1073741824.0,
-                 est->oom_excess_bytes / 1073741824.0);
+                 plan_mem_need_bytes(&est->mem) / 1073741824.0,
+                 est->capacity_bytes / 1073741824.0, est->oom_excess_bytes / 1073741824.0);
     else
         snprintf(buf, n, "%s", est->reason);
     return buf;
@@ -1038,8 +1089,8 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
     plan__span sp_g = {sp_d.ranks_per_node * sp_c.ranks_per_node, sp_d.nodes * sp_c.nodes};
     layer_cost lc;
     layer_costs(m, c, l, &sp_t, &sp_c, &lc);
-    double head_f, head_b;
-    head_times(m, c, l, &head_f, &head_b);
+    double head_f, head_b, head_gemm;
+    head_times(m, c, l, &head_f, &head_b, &head_gemm);
 
     double T = tokens_per_mb(m, l), v = l->virtual_stages;
     out->p2p_bytes = elem_bytes(l) * T * (double)m->hidden / l->tp;
@@ -1055,7 +1106,7 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
         stage_time st;
         zero_mb z;
         zero_microbatch(m, c, l, &sp_g, &lc, n, &z);
-        stage_time_of(&lc, &z, n, last, head_f, head_b, &st);
+        stage_time_of(&lc, &z, n, last, head_f, head_b, head_gemm, &st);
         sc->layers = n;
         sc->fwd_s = st.f / v;
         sc->bwd_s = st.b / v;

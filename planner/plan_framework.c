@@ -306,7 +306,7 @@ const plan_framework plan_frameworks[] = {
         .vocab_multiple = 128,
         .family = PLAN_FW_DEEPSPEED,
         .label = "DeepSpeed (Megatron-DeepSpeed)",
-        .names = {"DeepSpeed", NULL},
+        .names = {"Megatron-DeepSpeed", "DeepSpeed", NULL},
         .user = 1,
         .schedules = B(PLAN_SCHED_INTERLEAVED),
         .shardings = SH_ALL,
@@ -530,29 +530,37 @@ int plan_framework_find(const char *key, int *index, st_err *err)
 }
 
 /* Case-insensitive substring test. */
-static int contains(const char *hay, const char *needle)
+/* Offset of needle in hay, case-insensitive; -1 when absent. */
+static long find(const char *hay, const char *needle)
 {
     size_t n = strlen(needle);
     for (const char *p = hay; *p; p++)
         if (strncasecmp(p, needle, n) == 0)
-            return 1;
-    return 0;
+            return (long)(p - hay);
+    return -1;
 }
 
 int plan_framework_match(const char *text)
 {
     if (!text || !*text)
         return -1;
-    /* The most specific name first: a profile whose name is longer wins over
-     * a shorter one that also occurs ("Megatron-DeepSpeed" is DeepSpeed's,
-     * "NeMo Megatron (launcher)" is not Megatron-Core's). */
+    /* The stack a text names first is the one it ran ("NeMo 24.07
+     * (Megatron-Core)" is NeMo's, whose engine is Megatron-Core; "Composer +
+     * PyTorch FSDP" is FSDP's); among names found at the same place the
+     * longest wins ("Megatron-DeepSpeed" is DeepSpeed's, "Megatron-LM
+     * (PTD-P)" the 2021 profile's, not Megatron-LM's). */
     int best = -1;
+    long best_at = -1;
     size_t best_len = 0;
     for (int i = 0; i < plan_nframeworks; i++)
         for (int k = 0; k < 6 && plan_frameworks[i].names[k]; k++) {
             size_t n = strlen(plan_frameworks[i].names[k]);
-            if (n > best_len && contains(text, plan_frameworks[i].names[k])) {
+            long at = find(text, plan_frameworks[i].names[k]);
+            if (at < 0)
+                continue;
+            if (best < 0 || at < best_at || (at == best_at && n > best_len)) {
                 best = i;
+                best_at = at;
                 best_len = n;
             }
         }

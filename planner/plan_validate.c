@@ -1110,7 +1110,8 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     /* ---- time ---- */
     if (out->ref_oom) {
         skip(out, "published run went out of memory; planner %s (worst stage %.1f GiB of %.1f)",
-             out->pred_oom ? "agrees: OOM" : "says it fits", est->mem.total_bytes / 1073741824.0,
+             out->pred_oom ? "agrees: OOM" : "says it fits",
+             plan_mem_need_bytes(&est->mem) / 1073741824.0,
              est->capacity_bytes / 1073741824.0);
         return ST_OK;
     }

@@ -46,8 +46,10 @@ static plan_instance inst = {
     .name = "dgx-a100", .gpu = "FUZZ-80GB", .gpus_per_node = 8, .nvlink_bps = 300e9,
     .nvswitch = 1, .intra_busbw_bps = 230e9, .intra_latency_s = 10e-6, .net_bps = 200e9,
     .net_latency_s = 50e-6, .intra_curve = "flat", .net_curve = "flat",
+    .net_ring_eff = 0.8, .net_tree_eff = 0.8, .net_latency_nodes = 2,
 };
-static plan_catalog cat = {&gpu, 1, &inst, 1, &flat, 1};
+static plan_catalog cat = {.gpus = &gpu, .ngpus = 1, .instances = &inst, .ninstances = 1,
+                           .curves = &flat, .ncurves = 1};
 
 static void check_failure(int rc, const st_err *err, const data_csv *csv)
 {

@@ -19,8 +19,9 @@
  * (none, selective, full), sequence parallelism, dp_overlap on and off,
  * both architectures and every placement order appear.
  *
- * Other cases: "resume" (a run interrupted after 2 of 4 steps, saved and
- * resumed, ends bit for bit where the uninterrupted run ends), "refuse" (a
+ * Other cases: "resume" (a run interrupted after 2 of 3 steps, saved and
+ * resumed, ends bit for bit where the uninterrupted run ends), "reshard"
+ * (a checkpoint of one layout continues on two others), "refuse" (a
  * knob the executor does not run: exit 2, one line naming it, a failed
  * RESULT.json), "fail_error" and "fail_hang" (one rank fails, or stops
  * answering: the job ends within 30 s, non-zero, with a failed RESULT.json
@@ -273,18 +274,74 @@ static int resume_case(void)
     printf("resume: steps 3-%d after a restart at step 2: max |loss diff| %.3g, max |weight "
            "diff| %.3g (both must be 0: bit for bit)\n", STEPS, dl, dw);
     fail |= dl != 0 || dw != 0;
-    /* a checkpoint does not load on another layout */
-    write_config(cfg, "gpt", "cpu", 0, "\"microbatches\": 4, \"tp\": 2", "mpi", json_more);
+    /* a checkpoint does not load on another model */
+    write_config(cfg, "llama", "cpu", 0, "\"microbatches\": 4, \"tp\": 2", "mpi", json_more);
     int rc = run(2, cfg, res, NULL);
     exec_result_free(&a);
     exec_result_free(&b);
     if (rc != 1 || read_result(res, &b)) {
-        fprintf(stderr, "resume on another layout: exit %d\n", rc);
+        fprintf(stderr, "resume with another model: exit %d\n", rc);
         return 1;
     }
-    printf("resume on another layout: exit %d, \"%s\"\n", rc, b.error);
+    printf("resume with another model: exit %d, \"%s\"\n", rc, b.error);
     fail |= strcmp(b.status, "failed") != 0 || !strstr(b.error, "different from this run");
     exec_result_free(&b);
+    return fail;
+}
+
+/* A checkpoint written on one layout continues on others (resharding):
+ * stopped after step 1 of 3 on TP2 x DP2 with ZeRO-2 (4 ranks), resumed on
+ * PP2 with virtual stages and on DP2 with ZeRO-3; both end where one rank
+ * ends (double precision, 1e-10). */
+static int reshard_case(void)
+{
+    char cfg[300], res[300], ref[300], out[300], ck[300], more[800], edit[1200];
+    snprintf(cfg, sizeof cfg, "%s/c.json", tmp);
+    snprintf(res, sizeof res, "%s/r.json", tmp);
+    snprintf(ref, sizeof ref, "%s/ref", tmp);
+    snprintf(out, sizeof out, "%s/out", tmp);
+    snprintf(ck, sizeof ck, "%s/ckpt", tmp);
+    if (mkdir_p(ref) || mkdir_p(out))
+        return 1;
+    snprintf(more, sizeof more, ", \"debug\": {\"dump_weights\": \"%s\"}", ref);
+    write_config(cfg, "llama", "cpu64", 0, "\"microbatches\": 4", "self", more);
+    exec_result a, b;
+    if (run(1, cfg, res, NULL) || read_result(res, &a))
+        return 1;
+    snprintf(more, sizeof more, ", \"checkpoint\": {\"save_dir\": \"%s\"}", ck);
+    write_config(cfg, "llama", "cpu64", 0,
+                 "\"microbatches\": 2, \"tp\": 2, \"dp\": 2, \"sharding\": \"gradients\"",
+                 "mpi", more);
+    snprintf(edit, sizeof edit, "sed -i 's/\"warmup_steps\": 1,/\"warmup_steps\": 1, "
+             "\"stop_after\": 1,/' %s", cfg);
+    if (system(edit) != 0 || run(4, cfg, res, NULL) != 0)
+        return 1;
+    const char *targets[2][2] = {
+        {"pp2 virtual", "\"microbatches\": 4, \"pp\": 2, \"schedule\": \"virtual\", "
+                        "\"virtual_stages\": 2"},
+        {"dp2 zero3", "\"microbatches\": 2, \"dp\": 2, \"sharding\": \"params\""},
+    };
+    int fail = 0;
+    for (int i = 0; i < 2; i++) {
+        char rm[400];
+        snprintf(rm, sizeof rm, "rm -f %s/*", out);
+        if (system(rm) != 0)
+            return 1;
+        snprintf(more, sizeof more, ", \"checkpoint\": {\"resume_dir\": \"%s\"}, \"debug\": "
+                 "{\"dump_weights\": \"%s\"}", ck, out);
+        write_config(cfg, "llama", "cpu64", 0, targets[i][1], "mpi", more);
+        if (run(2, cfg, res, NULL) || read_result(res, &b))
+            return 1;
+        double dl = 0;
+        for (int k = 0; k < b.nsteps; k++)
+            dl = fmax(dl, fabs(a.steps[1 + k].loss - b.steps[k].loss));
+        double dw = weights_diff(ref, out);
+        printf("reshard: TP2 x DP2 ZeRO-2 at step 1 -> %s, steps 2-%d: max |loss diff| %.3g, "
+               "max |weight diff| %.3g (tolerance 1e-10)\n", targets[i][0], STEPS, dl, dw);
+        fail |= b.nsteps != STEPS - 1 || !(dl <= 1e-10) || !(dw >= 0 && dw <= 1e-10);
+        exec_result_free(&b);
+    }
+    exec_result_free(&a);
     return fail;
 }
 
@@ -359,6 +416,8 @@ int main(int argc, char **argv)
             rc = compare_case(&cases[i]);
     if (strcmp(name, "resume") == 0)
         rc = resume_case();
+    else if (strcmp(name, "reshard") == 0)
+        rc = reshard_case();
     else if (strcmp(name, "refuse") == 0)
         rc = refuse_case();
     else if (strcmp(name, "fail_error") == 0)

@@ -422,6 +422,21 @@ static void test_threads(void **state)
     }
     for (int j = 0; j < 8; j++)
         assert_memory_equal(out[0][j], out[1][j], (size_t)(2 * N + 200000) * 4);
+    /* matrix products split by rows over the threads, attention by (sequence,
+     * kv head): the same results within rounding */
+    int64_t T = 64, B = 3, Hq = 4, Hkv = 2, hd = 16, W = (Hq + 2 * Hkv) * hd;
+    for (int k = 0; k < 2; k++) {
+        const exec_dev_ops *o = d[k]->ops;
+        float *x = in[k], *w = in[k] + N, *g = in[k] + 2 * N;
+        o->matmul_fwd(d[k], out[k][0], x, w, NULL, 300, 97, 77);
+        o->matmul_bwd_weight(d[k], out[k][1], NULL, g, x, 300, 97, 77);
+        o->attention_fwd(d[k], out[k][2], out[k][3], x, T, B, Hq, Hkv, hd);
+        o->attention_bwd(d[k], out[k][4], out[k][5], g, x, out[k][3], T, B, Hq, Hkv, hd);
+    }
+    int64_t sizes[6] = {300 * 77, 77 * 97, T * B * Hq * hd, B * Hq * T * T, T * B * W};
+    for (int j = 0; j < 5; j++)
+        for (int64_t i = 0; i < sizes[j]; i++)
+            assert_true(fabsf(out[0][j][i] - out[1][j][i]) <= 1e-5f * (1 + fabsf(out[0][j][i])));
     assert_memory_equal(in[0], in[1], (size_t)(4 * N + 200000) * 4);
     if (sq[0] != sq[1])
         print_error("sumsq %.17g and %.17g\n", sq[0], sq[1]);

@@ -5,8 +5,10 @@
  *    double precision (the cpu64 device): the gradient of the step's loss
  *    with respect to every parameter, from the executor's backward through
  *    the pipeline runner, matches central finite differences of the loss.
- *  - Selective and full recompute (groups of 2 and 1) and zero bubble's
- *    split backward give the same gradients as the plain backward.
+ *  - Selective and full recompute (groups of 2 and 1), zero bubble's split
+ *    backward and virtual stages on one rank (chunks handing activations
+ *    to each other in memory) give the same gradients as the plain
+ *    backward.
  *  - The parameter count is the planner's (plan_model_finish).
  *  - Training: the loss falls over 50 steps on a small text, for both
  *    architectures, in fp32.
@@ -137,6 +139,8 @@ static void test_variants(void **state)
             ", \"schedule\": \"zb-h1\"",
             ", \"schedule\": \"zb-h1\", \"recompute\": \"full\", \"recompute_group\": 2",
             ", \"schedule\": \"simple\", \"active_microbatches\": 1",
+            ", \"schedule\": \"virtual\", \"virtual_stages\": 3",
+            ", \"schedule\": \"virtual\", \"virtual_stages\": 2, \"recompute\": \"full\"",
         };
         for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
             tiny(&c, llama, "cpu64", variants[v]);
