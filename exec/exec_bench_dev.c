@@ -13,8 +13,9 @@
  * two norms and two residual adds; backward: the two norms' input and
  * weight gradients) per token x hidden element. Each is checked once on its
  * inputs before it is timed (llm.c's and the device's own formulas), then
- * timed as exec_bench_cpu_run times sgemm: repetitions until half its
- * min_time_s has passed (at least three), the median kept.
+ * timed as exec_bench_cpu_run times sgemm, with the caches refilled between
+ * repetitions (see evict): repetitions until half its min_time_s has passed
+ * (at least three), the median kept.
  */
 #include "exec/exec_bench.h"
 
@@ -46,15 +47,33 @@ static int cmp_double(const void *a, const void *b)
 /* One kernel call, for timing. */
 typedef void (*call_fn)(void *ctx);
 
+/* Between repetitions the caches are refilled with other data, as a step
+ * does between one layer's use of its operands and the next (a kernel
+ * timed in a tight loop finds them in cache and runs faster than it does
+ * in a step): EVICT_BYTES, past this host's per-core L2 caches, written
+ * outside the timed region. */
+#define EVICT_BYTES (16u << 20)
+
+static void evict(void)
+{
+    static unsigned char *junk;
+    if (!junk)
+        junk = calloc(EVICT_BYTES, 1);
+    for (size_t i = 0; junk && i < EVICT_BYTES; i += 64)
+        junk[i]++;
+}
+
 static double time_median(call_fn f, void *ctx, double min_time_s, double *times, int *reps)
 {
     f(ctx); /* warm-up */
     int n = 0;
-    double start = now_s();
-    while (n < MAX_REPS && (n < MIN_REPS || now_s() - start < min_time_s)) {
+    double start = now_s(), spent = 0;
+    while (n < MAX_REPS && (n < MIN_REPS || spent < min_time_s)) {
+        evict();
         double t0 = now_s();
         f(ctx);
         times[n++] = now_s() - t0;
+        spent = now_s() - start;
     }
     qsort(times, (size_t)n, sizeof *times, cmp_double);
     *reps = n;
