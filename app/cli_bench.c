@@ -17,17 +17,29 @@
  * The catalog entry (--write-catalog FILE; loadable with --catalog FILE):
  * for each thread count T per rank, an instance type host-NAME[-tT] with
  * cores / T "GPUs" per node, each a device entry cpu-NAME[-tT]:
- *   peak_flops     the asymptote of the GEMM model fitted to the sgemm
- *                  rates at T threads (plan_hwfit.h): the rate a GEMM
- *                  approaches as its sides grow, the device's peak;
+ *   peak_flops     the asymptote of the GEMM model fitted to the executor's
+ *                  own linears at T threads (their forward, input- and
+ *                  weight-gradient passes through the device table, a
+ *                  layer's worth at each size fitted as a whole:
+ *                  plan_hwfit.h), the rate a GEMM approaches as its sides
+ *                  grow: the device's peak (sgemm's rates without the
+ *                  device measurements);
  *   gemm_eff_max   1 (the peak is the measured rate itself);
  *   gemm_dim_half  fitted with it (how a GEMM's sides lower its rate);
- *   misaligned_factor  the rate of 1023^3 over the model's rate at 1024^3
+ *   misaligned_factor  the rate of sgemm 1023^3 over the model's at 1024^3
  *                  (at most 1);
+ *   act_*_s, glu_*_s  the executor's GELU and SwiGLU, forward and backward,
+ *                  per element: the compute floors of the activation kernels;
+ *   attn_*_flops   the executor's attention core (products and softmax) at
+ *                  its median rate, forward and backward;
  *   hbm_bps        the triad bandwidth with every core busy, shared by the
  *                  device slots (bandwidth per rank when the host is full);
- *   hbm_eff        1 (STREAM's triad is the bandwidth a streaming loop
- *                  reaches, by its definition);
+ *   hbm_eff, opt_param_s  from the executor's own step on a reference model
+ *                  (ref_step): the fraction of hbm_bps that makes the
+ *                  planner's compute time of that step the measured one,
+ *                  and its optimizer phase per parameter (without it: the
+ *                  norm kernels' bytes over their time, and the optimizer
+ *                  kernels' time per parameter);
  *   mem_bytes      physical memory / device slots;
  *   flash_eff      1, unused: the smdplan framework runs no fused attention
  *                  kernel on the CPU device (plan_framework.c).
@@ -68,7 +80,9 @@
 #include "app/cli_launch.h"
 #include "common/units.h"
 #include "data/data.h"
+#include "exec/exec.h"
 #include "exec/exec_bench.h"
+#include "planner/plan_framework.h"
 #include "planner/plan_hwfit.h"
 
 #define BENCH_MARKER_KEY "_generated_by"
@@ -344,6 +358,195 @@ static int run_comm(const bench_opts *o, int cores, exec_bench_comm *out, st_err
     return rc;
 }
 
+/* ---- the executor's own step on a reference model ----
+ * The kernels above are timed one by one; a training step also zeroes its
+ * gradients, copies activations between layers, computes the loss and
+ * reduces the gradient norm, work the planner's elementwise bytes stand
+ * for only in sum. So the executor itself runs a reference model on one
+ * rank (transport "self", no MPI) and its median compute and optimizer
+ * phases are kept: hbm_eff is then set so that the planner's compute time
+ * of that model, with every other figure of the entry, equals the
+ * executor's, and opt_param_s is its optimizer phase per parameter. The
+ * reference is fixed here (a GPT of REF_* shape, one rank, REF_MICROBATCHES
+ * microbatches of one sequence), apart from every model the benchmarks
+ * validate against. */
+#define REF_LAYERS 2
+#define REF_HIDDEN 384
+#define REF_HEADS 6
+#define REF_SEQ 128
+#define REF_VOCAB 512
+#define REF_MICROBATCHES 8
+#define REF_STEPS 6
+
+static void ref_model(plan_model *m)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "bench-reference");
+    snprintf(m->source, sizeof m->source, "smdplan bench's reference step");
+    m->arch = PLAN_ARCH_GPT;
+    m->layers = REF_LAYERS;
+    m->hidden = REF_HIDDEN;
+    m->heads = m->kv_heads = REF_HEADS;
+    m->ffn = 4 * REF_HIDDEN;
+    m->seq = REF_SEQ;
+    m->vocab = REF_VOCAB;
+    m->tied_embedding = 1;
+    m->dropout = PLAN_DROPOUT_OFF;
+}
+
+static void ref_layout(plan_layout *l)
+{
+    int fw = PLAN_FW_DEFAULT;
+    st_err ignore = {0};
+    plan_framework_find("smdplan", &fw, &ignore);
+    plan_layout_default(l);
+    plan_framework_apply(plan_framework_get(fw), fw, l);
+    l->microbatches = l->active_microbatches = REF_MICROBATCHES;
+    l->global_batch = REF_MICROBATCHES;
+    l->precision = PLAN_PREC_FP32;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Run the reference step at `threads` threads; its median compute and
+ * optimizer phases are appended to cpu's elementwise list ("ref_compute":
+ * n the tokens of a step; "ref_optimizer": n the parameters). A build
+ * without the rank program measures no reference (ST_OK, nothing added). */
+static int ref_step(int threads, exec_bench_cpu *cpu, st_err *err)
+{
+    char prog[CLI_PATH_MAX];
+    find_program("smdplan-rank", prog, sizeof prog);
+    if (!prog[0])
+        return ST_OK;
+    const char *tmp = getenv("TMPDIR");
+    char dir[CLI_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/smdplan-ref-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        return ST_RAISE(err, ST_EIO, "bench: cannot make a directory under %s",
+                        tmp && *tmp ? tmp : "/tmp");
+    exec_config *cfg = calloc(1, sizeof *cfg);
+    if (!cfg) {
+        rmdir(dir);
+        return ST_RAISE(err, ST_ENOMEM, "bench: out of memory");
+    }
+    exec_config_default(cfg);
+    ref_model(&cfg->model);
+    ref_layout(&cfg->layout);
+    cfg->train.steps = REF_STEPS;
+    snprintf(cfg->transport, sizeof cfg->transport, "self");
+    cfg->threads_per_rank = threads;
+    cfg->progress = 0;
+    char conf[CLI_PATH_MAX + 16], res[CLI_PATH_MAX + 16];
+    snprintf(conf, sizeof conf, "%s/CONFIG.json", dir);
+    snprintf(res, sizeof res, "%s/RESULT.json", dir);
+    int rc = exec_config_write(conf, cfg, err);
+    int64_t params = 0;
+    if (rc == ST_OK)
+        rc = plan_model_finish(&cfg->model, err);
+    params = cfg->model.params;
+    free(cfg);
+    char *argv[] = {prog, (char *)"--config", conf, (char *)"--result", res, NULL};
+    cli_launch l = {argv, NULL, 300, NULL, NULL, NULL};
+    cli_launch_result lr;
+    if (rc == ST_OK)
+        rc = cli_launch_run(&l, &lr, err);
+    exec_result r;
+    exec_result_init(&r);
+    if (rc == ST_OK && lr.exit_status != 0) {
+        char line[512];
+        cli_launch_last_line(&lr, line, sizeof line);
+        rc = ST_RAISE(err, ST_EIO, "bench: the reference step failed (status %d)%s%s",
+                      lr.exit_status, line[0] ? ": " : "", line);
+    }
+    if (rc == ST_OK)
+        rc = exec_result_read(res, &r, err);
+    double comp[REF_STEPS], opt[REF_STEPS];
+    int n = 0;
+    for (int i = 0; rc == ST_OK && i < r.nsteps && n < REF_STEPS; i++)
+        if (r.steps[i].measured) {
+            comp[n] = r.steps[i].phases.compute_s;
+            opt[n++] = r.steps[i].phases.optimizer_s;
+        }
+    if (rc == ST_OK && n > 0 && cpu->nelem + 2 <= EXEC_BENCH_ELEM_MAX) {
+        qsort(comp, (size_t)n, sizeof comp[0], cmp_dbl);
+        qsort(opt, (size_t)n, sizeof opt[0], cmp_dbl);
+        double mc = n % 2 ? comp[n / 2] : 0.5 * (comp[n / 2 - 1] + comp[n / 2]);
+        double mo = n % 2 ? opt[n / 2] : 0.5 * (opt[n / 2 - 1] + opt[n / 2]);
+        int64_t tokens = (int64_t)REF_MICROBATCHES * REF_SEQ;
+        cpu->elem[cpu->nelem++] = (exec_bench_elem){"ref_compute", threads, tokens, n, mc,
+                                                    mc / (double)tokens};
+        cpu->elem[cpu->nelem++] = (exec_bench_elem){"ref_optimizer", threads, params, n, mo,
+                                                    mo / (double)params};
+    }
+    exec_result_free(&r);
+    unlink(conf); /* ours, in a directory of our own */
+    unlink(res);
+    rmdir(dir);
+    return rc;
+}
+
+/* hbm_eff in (0, 1] such that the planner's compute time of the reference
+ * step on device g (one rank) is the executor's measured one: bisection on
+ * a time that falls as hbm_eff grows. 1 when even the triad's full rate
+ * leaves the planner slower; *how says which. */
+static double fit_hbm_eff(plan_gpu g, double measured_s, const char **how)
+{
+    plan_model m;
+    ref_model(&m);
+    st_err err = {0};
+    plan_model_finish(&m, &err);
+    plan_layout l;
+    ref_layout(&l);
+    plan_curve flat;
+    memset(&flat, 0, sizeof flat);
+    snprintf(flat.name, sizeof flat.name, "flat");
+    flat.n = 1;
+    flat.log2_bytes[0] = 20;
+    flat.eff[0] = 1;
+    plan_instance in;
+    memset(&in, 0, sizeof in);
+    snprintf(in.name, sizeof in.name, "reference");
+    in.gpus_per_node = 1;
+    in.nvlink_bps = in.intra_busbw_bps = in.net_bps = 1e10; /* one rank: no link is used */
+    in.net_ring_eff = in.net_tree_eff = 1;
+    in.net_latency_nodes = 2;
+    plan_cluster c;
+    memset(&c, 0, sizeof c);
+    c.inst = &in;
+    c.gpu = &g;
+    c.intra_curve = c.net_curve = &flat;
+    c.nodes = c.gpus = 1;
+    double lo = 0.01, hi = 1.0;
+    plan_estimate e;
+    for (int it = 0; it < 50; it++) {
+        double mid = it == 0 ? hi : 0.5 * (lo + hi);
+        g.hbm_eff = mid;
+        plan_cluster_use(NULL, NULL, &c);
+        if (plan_evaluate(&m, &c, &l, &e, NULL, &err) != ST_OK) {
+            *how = "the planner could not time the reference";
+            return 1.0;
+        }
+        if (it == 0) {
+            if (e.time.compute_s >= measured_s) {
+                *how = "the triad's full rate already times the reference at or above the "
+                       "executor";
+                return 1.0;
+            }
+            continue;
+        }
+        if (e.time.compute_s > measured_s)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *how = "the executor's reference step";
+    return 0.5 * (lo + hi);
+}
+
 /* ---- what the entry takes from the measurements ---- */
 
 typedef struct link_fit {
@@ -553,6 +756,31 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     double hbm_eff = isfinite(d.norm_s) && d.norm_s > 0 ? fmin(1.0, NORM_BYTES_PER_ELEM /
                                                                          (d.norm_s * hbm))
                                                         : 1.0;
+    /* the executor's own step, when measured: hbm_eff and the optimizer from
+     * it (see ref_step) */
+    double ref_c = elem_of(cpu, T, "ref_compute"), ref_o = elem_of(cpu, T, "ref_optimizer");
+    const char *hbm_how = "the norm and residual kernels";
+    if (isfinite(ref_o) && ref_o > 0)
+        d.opt_param_s = ref_o;
+    if (isfinite(ref_c) && ref_c > 0) {
+        plan_gpu g;
+        memset(&g, 0, sizeof g);
+        g.mem_bytes = cpu->mem_bytes / slots;
+        g.peak_flops = d.gemm.asymptote_flops;
+        g.hbm_bps = hbm;
+        g.gemm_eff_max = 1;
+        g.gemm_dim_half = d.gemm.dim_half;
+        g.misaligned_factor = mis;
+        g.flash_eff = 1;
+        g.act_fwd_s = isfinite(d.act_fwd_s) ? d.act_fwd_s : 0;
+        g.act_bwd_s = isfinite(d.act_bwd_s) ? d.act_bwd_s : 0;
+        g.glu_fwd_s = isfinite(d.glu_fwd_s) ? d.glu_fwd_s : 0;
+        g.glu_bwd_s = isfinite(d.glu_bwd_s) ? d.glu_bwd_s : 0;
+        g.opt_param_s = d.opt_param_s;
+        g.attn_fwd_flops = isfinite(d.attn_fwd_flops) ? d.attn_fwd_flops : 0;
+        g.attn_bwd_flops = isfinite(d.attn_bwd_flops) ? d.attn_bwd_flops : 0;
+        hbm_eff = fit_hbm_eff(g, ref_c * (double)REF_MICROBATCHES * REF_SEQ, &hbm_how);
+    }
 
     cJSON *g = cJSON_CreateObject();
     add_str(g, "name", gname);
@@ -583,15 +811,14 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
              "CPU device of %s (%s; %s). peak_flops: asymptote of the GEMM model fitted to "
              "%s at %d thread%s (worst shape %.1f%% off); gemm_eff_max 1: the peak is the "
              "measured rate; misaligned_factor: sgemm 1023^3 against the model at 1024^3; "
-             "hbm_bps: STREAM triad with every core busy / %d slots; hbm_eff: the executor's norm "
-             "and residual kernels' bytes (as the planner counts them) over their time; act_*_s, "
-             "glu_*_s, opt_param_s: the executor's GELU, SwiGLU and optimizer step per element; "
-             "attn_*_flops: its attention core's median rate; "
+             "hbm_bps: STREAM triad with every core busy / %d slots; hbm_eff: from %s; act_*_s, "
+             "glu_*_s: the executor's GELU and SwiGLU per element; opt_param_s: its optimizer "
+             "step per parameter; attn_*_flops: its attention core's median rate; "
              "flash_eff unused (no fused attention on the CPU device).",
              cpu->host, cpu->cpu_model[0] ? cpu->cpu_model : "CPU model unknown", cpu->blas,
              d.device_gemms ? "the executor's linears (forward, input and weight gradients)"
                             : "cblas_sgemm rates",
-             T, T == 1 ? "" : "s", d.gemm.max_abs_err_pct, slots);
+             T, T == 1 ? "" : "s", d.gemm.max_abs_err_pct, slots, hbm_how);
     add_str(g, "_note", note);
     cJSON_AddItemToArray(gpus, g);
 
@@ -942,6 +1169,10 @@ int cli_bench_cmd(int argc, char **argv)
         if (!o.json)
             fprintf(stderr, "measuring the CPU device (sgemm, triad)...\n");
         rc = exec_bench_cpu_run(&cfg, cpu, &err);
+        if (rc == ST_OK && !o.quick && !o.json)
+            fprintf(stderr, "measuring the executor's reference step...\n");
+        for (int t = 0; rc == ST_OK && !o.quick && t < o.nthreads; t++)
+            rc = ref_step(o.threads[t], cpu, &err);
         have_cpu = rc == ST_OK;
     }
     if (rc == ST_OK && o.comm) {
