@@ -200,12 +200,42 @@ static void compute_floors(void **state)
     }
 }
 
+/* The attention core's measured rates bound the unfused attention: with
+ * rates far below the GEMM model, a step's attention time is exactly the
+ * counted work over them (4 d per score forward, 8 d backward, the full
+ * s x s as the planner counts it). */
+static void attention_rates(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    make_cluster(&c);
+    st_err err = {0};
+    plan_model m = model(PLAN_ARCH_GPT);
+    plan_layout l = one_rank(3, 5);
+    l.flash_attention = 0;
+    plan_estimate e0, e1;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e0, NULL, &err), ST_OK);
+    gpu.attn_fwd_flops = 1e9;
+    gpu.attn_bwd_flops = 2e9;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e1, NULL, &err), ST_OK);
+    double scores = 3.0 * 10 * 384 * 384, d = 64;
+    double want = 13 * 5 * (4 * scores * d / 1e9 + 8 * scores * d / 2e9);
+    assert_rel(e1.compute.attn_s, want, 1e-9);
+    assert_true(e1.compute.attn_s > e0.compute.attn_s);
+    assert_rel(e1.time.compute_s - e0.time.compute_s, want - e0.compute.attn_s, 1e-9);
+    /* rates far above it: the GEMM model and the scores' bytes decide */
+    gpu.attn_fwd_flops = gpu.attn_bwd_flops = 1e20;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e1, NULL, &err), ST_OK);
+    assert_true(e1.time.compute_s == e0.time.compute_s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fit_recovers_model),
         cmocka_unit_test(fit_by_groups),
         cmocka_unit_test(compute_floors),
+        cmocka_unit_test(attention_rates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
