@@ -99,7 +99,7 @@
 
 enum {
     O_HELP = 'h', O_QUICK = 256, O_THREADS, O_RANKS, O_MAX_BYTES, O_OPS, O_WRITE, O_FORCE,
-    O_NAME, O_TIMEOUT, O_JSON, O_DB, O_NO_RECORD, O_ITERS, O_FROM_RECORD,
+    O_NAME, O_TIMEOUT, O_JSON, O_DB, O_NO_RECORD, O_ITERS, O_FROM_RECORD, O_TRANSPORT,
 };
 
 static const struct option long_opts[] = {
@@ -110,6 +110,7 @@ static const struct option long_opts[] = {
     {"timeout", 1, NULL, O_TIMEOUT},     {"json", 0, NULL, O_JSON},
     {"db", 1, NULL, O_DB},               {"no-record", 0, NULL, O_NO_RECORD},
     {"iters", 1, NULL, O_ITERS},         {"from-record", 1, NULL, O_FROM_RECORD},
+    {"transport", 1, NULL, O_TRANSPORT},
     {"help", 0, NULL, O_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -126,6 +127,7 @@ typedef struct bench_opts {
     int force, json, no_record;
     double timeout_s;
     int64_t from_record;         /* -1: measure; 0: this host's newest bench record; > 0 that one */
+    const char *transport;       /* comm: the transport table's entry (default "mpi") */
 } bench_opts;
 
 static void usage(FILE *f)
@@ -147,6 +149,7 @@ static void usage(FILE *f)
             "  --max-bytes SIZE       comm: largest message (default 1GiB, capped by memory)\n"
             "  --ops LIST             comm: allreduce,reducescatter,allgather,sendrecv (default all)\n"
             "  --iters N              comm: timed iterations per size (default 20, nccl-tests')\n"
+            "  --transport T          comm: mpi (default) or nccl (a build with NCCL)\n"
             "  --timeout S            comm: wall-clock limit of the job (default 900)\n"
             "  --quick                fewer shapes and sizes, for a fast check\n"
             "  --from-record ID       measure nothing: the entry from bench record ID (0: this\n"
@@ -224,6 +227,12 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             snprintf(o->ops, sizeof o->ops, "%s", optarg);
             break;
         }
+        case O_TRANSPORT:
+            if (strcmp(optarg, "mpi") && strcmp(optarg, "nccl"))
+                rc = ST_RAISE(&err, ST_EINVAL, "--transport '%s': allowed are mpi, nccl (when "
+                              "built)", optarg);
+            o->transport = optarg;
+            break;
         case O_FROM_RECORD:
             rc = units_parse_int(optarg, "--from-record", 0, INT64_MAX / 2, &o->from_record, &err);
             break;
@@ -329,6 +338,10 @@ static int run_comm(const bench_opts *o, int cores, exec_bench_comm *out, st_err
         argv[n++] = (char *)"--ops";
         argv[n++] = (char *)o->ops;
     }
+    if (o->transport) {
+        argv[n++] = (char *)"--transport";
+        argv[n++] = (char *)o->transport;
+    }
     argv[n] = NULL;
     char *env[3] = {NULL, NULL, NULL};
     char e1[] = "OMPI_ALLOW_RUN_AS_ROOT=1", e2[] = "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1";
@@ -343,7 +356,7 @@ static int run_comm(const bench_opts *o, int cores, exec_bench_comm *out, st_err
     size_t len = 0;
     if (rc == ST_OK && (r.exit_status != 0 || r.timed_out || r.interrupted)) {
         char line[512];
-        cli_launch_last_line(&r, line, sizeof line);
+        cli_launch_error_line(&r, BENCH_RANK_PROGRAM ": ", line, sizeof line);
         rc = ST_RAISE(err, ST_EIO, "bench comm: the job %s (status %d)%s%s",
                       r.timed_out ? "timed out" : r.interrupted ? "was interrupted" : "failed",
                       r.exit_status, line[0] ? ": " : "", line);
@@ -458,7 +471,7 @@ static int ref_step(int threads, exec_bench_cpu *cpu, st_err *err)
     exec_result_init(&r);
     if (rc == ST_OK && lr.exit_status != 0) {
         char line[512];
-        cli_launch_last_line(&lr, line, sizeof line);
+        cli_launch_error_line(&lr, "smdplan-rank: ", line, sizeof line);
         rc = ST_RAISE(err, ST_EIO, "bench: the reference step failed (status %d)%s%s",
                       lr.exit_status, line[0] ? ": " : "", line);
     }

@@ -1022,7 +1022,7 @@ static void judge(const exec_opts *o, const cli_launch_result *lr, int have_resu
     oc->step_s = oc->tokens_per_s = oc->achieved_flops = oc->peak_flops = oc->mfu = NAN;
     oc->peak_mem_bytes = NAN;
     char last[512];
-    cli_launch_last_line(lr, last, sizeof last);
+    cli_launch_error_line(lr, RANK_PROGRAM ": ", last, sizeof last);
     if (have_result) {
         snprintf(oc->status, sizeof oc->status, "%s", res->status);
         snprintf(oc->error, sizeof oc->error, "%s", res->error);
