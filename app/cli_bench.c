@@ -21,17 +21,29 @@
  * The catalog entry (--write-catalog FILE; loadable with --catalog FILE):
  * for each thread count T per rank, an instance type host-NAME[-tT] with
  * cores / T "GPUs" per node, each a device entry cpu-NAME[-tT]:
- *   peak_flops     the asymptote of the GEMM model fitted to the sgemm
- *                  rates at T threads (plan_hwfit.h): the rate a GEMM
- *                  approaches as its sides grow, the device's peak;
+ *   peak_flops     the asymptote of the GEMM model fitted to the executor's
+ *                  own linears at T threads (their forward, input- and
+ *                  weight-gradient passes through the device table, a
+ *                  layer's worth at each size fitted as a whole:
+ *                  plan_hwfit.h), the rate a GEMM approaches as its sides
+ *                  grow: the device's peak (sgemm's rates without the
+ *                  device measurements);
  *   gemm_eff_max   1 (the peak is the measured rate itself);
  *   gemm_dim_half  fitted with it (how a GEMM's sides lower its rate);
- *   misaligned_factor  the rate of 1023^3 over the model's rate at 1024^3
+ *   misaligned_factor  the rate of sgemm 1023^3 over the model's at 1024^3
  *                  (at most 1);
+ *   act_*_s, glu_*_s  the executor's GELU and SwiGLU, forward and backward,
+ *                  per element: the compute floors of the activation kernels;
+ *   attn_*_flops   the executor's attention core (products and softmax) at
+ *                  its median rate, forward and backward;
  *   hbm_bps        the triad bandwidth with every core busy, shared by the
  *                  device slots (bandwidth per rank when the host is full);
- *   hbm_eff        1 (STREAM's triad is the bandwidth a streaming loop
- *                  reaches, by its definition);
+ *   hbm_eff, opt_param_s  from the executor's own step on a reference model
+ *                  (ref_step): the fraction of hbm_bps that makes the
+ *                  planner's compute time of that step the measured one,
+ *                  and its optimizer phase per parameter (without it: the
+ *                  norm kernels' bytes over their time, and the optimizer
+ *                  kernels' time per parameter);
  *   mem_bytes      physical memory / device slots;
  *   flash_eff      1, unused: the smdplan framework runs no fused attention
  *                  kernel on the CPU device (plan_framework.c).
@@ -75,6 +87,7 @@
 #include "exec/exec.h"
 #include "exec/exec_bench.h"
 #include "exec/exec_comm.h"
+#include "planner/plan_framework.h"
 #include "planner/plan_hwfit.h"
 
 #define BENCH_MARKER_KEY "_generated_by"
@@ -91,7 +104,7 @@
 
 enum {
     O_HELP = 'h', O_QUICK = 256, O_THREADS, O_RANKS, O_MAX_BYTES, O_OPS, O_WRITE, O_FORCE,
-    O_NAME, O_TIMEOUT, O_JSON, O_DB, O_NO_RECORD, O_ITERS, O_TRANSPORT,
+    O_NAME, O_TIMEOUT, O_JSON, O_DB, O_NO_RECORD, O_ITERS, O_FROM_RECORD, O_TRANSPORT,
 };
 
 static const struct option long_opts[] = {
@@ -101,8 +114,9 @@ static const struct option long_opts[] = {
     {"force", 0, NULL, O_FORCE},         {"name", 1, NULL, O_NAME},
     {"timeout", 1, NULL, O_TIMEOUT},     {"json", 0, NULL, O_JSON},
     {"db", 1, NULL, O_DB},               {"no-record", 0, NULL, O_NO_RECORD},
-    {"iters", 1, NULL, O_ITERS},         {"help", 0, NULL, O_HELP},
+    {"iters", 1, NULL, O_ITERS},         {"from-record", 1, NULL, O_FROM_RECORD},
     {"transport", 1, NULL, O_TRANSPORT},
+    {"help", 0, NULL, O_HELP},
     {NULL, 0, NULL, 0},
 };
 
@@ -118,6 +132,7 @@ typedef struct bench_opts {
     const char *write, *name, *db_path;
     int force, json, no_record;
     double timeout_s;
+    int64_t from_record;         /* -1: measure; 0: this host's newest bench record; > 0 that one */
 } bench_opts;
 
 static void usage(FILE *f)
@@ -143,6 +158,8 @@ static void usage(FILE *f)
             "  --iters N              comm: timed iterations per size (default 20, nccl-tests')\n"
             "  --timeout S            comm: wall-clock limit of the job (default 900)\n"
             "  --quick                fewer shapes and sizes, for a fast check\n"
+            "  --from-record ID       measure nothing: the entry from bench record ID (0: this\n"
+            "                         host's newest; smdplan calibrate --bench does the same)\n"
             "  --json                 print the measurements and the entry as JSON\n"
             "  --db FILE, --no-record where to record, or not\n\n"
             "Example:\n"
@@ -216,6 +233,9 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             snprintf(o->ops, sizeof o->ops, "%s", optarg);
             break;
         }
+        case O_FROM_RECORD:
+            rc = units_parse_int(optarg, "--from-record", 0, INT64_MAX / 2, &o->from_record, &err);
+            break;
         case O_ITERS:
             rc = units_parse_int(optarg, "--iters", 1, 100000, &v, &err);
             o->iters = (int)v;
@@ -356,7 +376,7 @@ static int run_comm(const bench_opts *o, int cores, exec_bench_comm *out, st_err
     size_t len = 0;
     if (rc == ST_OK && (r.exit_status != 0 || r.timed_out || r.interrupted)) {
         char line[512];
-        cli_launch_last_line(&r, line, sizeof line);
+        cli_launch_error_line(&r, BENCH_RANK_PROGRAM ": ", line, sizeof line);
         rc = ST_RAISE(err, ST_EIO, "bench comm: the job %s (status %d)%s%s",
                       r.timed_out ? "timed out" : r.interrupted ? "was interrupted" : "failed",
                       r.exit_status, line[0] ? ": " : "", line);
@@ -369,6 +389,195 @@ static int run_comm(const bench_opts *o, int cores, exec_bench_comm *out, st_err
     unlink(a_out); /* ours, in a directory of our own */
     rmdir(dir);
     return rc;
+}
+
+/* ---- the executor's own step on a reference model ----
+ * The kernels above are timed one by one; a training step also zeroes its
+ * gradients, copies activations between layers, computes the loss and
+ * reduces the gradient norm, work the planner's elementwise bytes stand
+ * for only in sum. So the executor itself runs a reference model on one
+ * rank (transport "self", no MPI) and its median compute and optimizer
+ * phases are kept: hbm_eff is then set so that the planner's compute time
+ * of that model, with every other figure of the entry, equals the
+ * executor's, and opt_param_s is its optimizer phase per parameter. The
+ * reference is fixed here (a GPT of REF_* shape, one rank, REF_MICROBATCHES
+ * microbatches of one sequence), apart from every model the benchmarks
+ * validate against. */
+#define REF_LAYERS 2
+#define REF_HIDDEN 384
+#define REF_HEADS 6
+#define REF_SEQ 128
+#define REF_VOCAB 512
+#define REF_MICROBATCHES 8
+#define REF_STEPS 6
+
+static void ref_model(plan_model *m)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "bench-reference");
+    snprintf(m->source, sizeof m->source, "smdplan bench's reference step");
+    m->arch = PLAN_ARCH_GPT;
+    m->layers = REF_LAYERS;
+    m->hidden = REF_HIDDEN;
+    m->heads = m->kv_heads = REF_HEADS;
+    m->ffn = 4 * REF_HIDDEN;
+    m->seq = REF_SEQ;
+    m->vocab = REF_VOCAB;
+    m->tied_embedding = 1;
+    m->dropout = PLAN_DROPOUT_OFF;
+}
+
+static void ref_layout(plan_layout *l)
+{
+    int fw = PLAN_FW_DEFAULT;
+    st_err ignore = {0};
+    plan_framework_find("smdplan", &fw, &ignore);
+    plan_layout_default(l);
+    plan_framework_apply(plan_framework_get(fw), fw, l);
+    l->microbatches = l->active_microbatches = REF_MICROBATCHES;
+    l->global_batch = REF_MICROBATCHES;
+    l->precision = PLAN_PREC_FP32;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Run the reference step at `threads` threads; its median compute and
+ * optimizer phases are appended to cpu's elementwise list ("ref_compute":
+ * n the tokens of a step; "ref_optimizer": n the parameters). A build
+ * without the rank program measures no reference (ST_OK, nothing added). */
+static int ref_step(int threads, exec_bench_cpu *cpu, st_err *err)
+{
+    char prog[CLI_PATH_MAX];
+    find_program("smdplan-rank", prog, sizeof prog);
+    if (!prog[0])
+        return ST_OK;
+    const char *tmp = getenv("TMPDIR");
+    char dir[CLI_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/smdplan-ref-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        return ST_RAISE(err, ST_EIO, "bench: cannot make a directory under %s",
+                        tmp && *tmp ? tmp : "/tmp");
+    exec_config *cfg = calloc(1, sizeof *cfg);
+    if (!cfg) {
+        rmdir(dir);
+        return ST_RAISE(err, ST_ENOMEM, "bench: out of memory");
+    }
+    exec_config_default(cfg);
+    ref_model(&cfg->model);
+    ref_layout(&cfg->layout);
+    cfg->train.steps = REF_STEPS;
+    snprintf(cfg->transport, sizeof cfg->transport, "self");
+    cfg->threads_per_rank = threads;
+    cfg->progress = 0;
+    char conf[CLI_PATH_MAX + 16], res[CLI_PATH_MAX + 16];
+    snprintf(conf, sizeof conf, "%s/CONFIG.json", dir);
+    snprintf(res, sizeof res, "%s/RESULT.json", dir);
+    int rc = exec_config_write(conf, cfg, err);
+    int64_t params = 0;
+    if (rc == ST_OK)
+        rc = plan_model_finish(&cfg->model, err);
+    params = cfg->model.params;
+    free(cfg);
+    char *argv[] = {prog, (char *)"--config", conf, (char *)"--result", res, NULL};
+    cli_launch l = {argv, NULL, 300, NULL, NULL, NULL};
+    cli_launch_result lr;
+    if (rc == ST_OK)
+        rc = cli_launch_run(&l, &lr, err);
+    exec_result r;
+    exec_result_init(&r);
+    if (rc == ST_OK && lr.exit_status != 0) {
+        char line[512];
+        cli_launch_error_line(&lr, "smdplan-rank: ", line, sizeof line);
+        rc = ST_RAISE(err, ST_EIO, "bench: the reference step failed (status %d)%s%s",
+                      lr.exit_status, line[0] ? ": " : "", line);
+    }
+    if (rc == ST_OK)
+        rc = exec_result_read(res, &r, err);
+    double comp[REF_STEPS], opt[REF_STEPS];
+    int n = 0;
+    for (int i = 0; rc == ST_OK && i < r.nsteps && n < REF_STEPS; i++)
+        if (r.steps[i].measured) {
+            comp[n] = r.steps[i].phases.compute_s;
+            opt[n++] = r.steps[i].phases.optimizer_s;
+        }
+    if (rc == ST_OK && n > 0 && cpu->nelem + 2 <= EXEC_BENCH_ELEM_MAX) {
+        qsort(comp, (size_t)n, sizeof comp[0], cmp_dbl);
+        qsort(opt, (size_t)n, sizeof opt[0], cmp_dbl);
+        double mc = n % 2 ? comp[n / 2] : 0.5 * (comp[n / 2 - 1] + comp[n / 2]);
+        double mo = n % 2 ? opt[n / 2] : 0.5 * (opt[n / 2 - 1] + opt[n / 2]);
+        int64_t tokens = (int64_t)REF_MICROBATCHES * REF_SEQ;
+        cpu->elem[cpu->nelem++] = (exec_bench_elem){"ref_compute", threads, tokens, n, mc,
+                                                    mc / (double)tokens};
+        cpu->elem[cpu->nelem++] = (exec_bench_elem){"ref_optimizer", threads, params, n, mo,
+                                                    mo / (double)params};
+    }
+    exec_result_free(&r);
+    unlink(conf); /* ours, in a directory of our own */
+    unlink(res);
+    rmdir(dir);
+    return rc;
+}
+
+/* hbm_eff in (0, 1] such that the planner's compute time of the reference
+ * step on device g (one rank) is the executor's measured one: bisection on
+ * a time that falls as hbm_eff grows. 1 when even the triad's full rate
+ * leaves the planner slower; *how says which. */
+static double fit_hbm_eff(plan_gpu g, double measured_s, const char **how)
+{
+    plan_model m;
+    ref_model(&m);
+    st_err err = {0};
+    plan_model_finish(&m, &err);
+    plan_layout l;
+    ref_layout(&l);
+    plan_curve flat;
+    memset(&flat, 0, sizeof flat);
+    snprintf(flat.name, sizeof flat.name, "flat");
+    flat.n = 1;
+    flat.log2_bytes[0] = 20;
+    flat.eff[0] = 1;
+    plan_instance in;
+    memset(&in, 0, sizeof in);
+    snprintf(in.name, sizeof in.name, "reference");
+    in.gpus_per_node = 1;
+    in.nvlink_bps = in.intra_busbw_bps = in.net_bps = 1e10; /* one rank: no link is used */
+    in.net_ring_eff = in.net_tree_eff = 1;
+    in.net_latency_nodes = 2;
+    plan_cluster c;
+    memset(&c, 0, sizeof c);
+    c.inst = &in;
+    c.gpu = &g;
+    c.intra_curve = c.net_curve = &flat;
+    c.nodes = c.gpus = 1;
+    double lo = 0.01, hi = 1.0;
+    plan_estimate e;
+    for (int it = 0; it < 50; it++) {
+        double mid = it == 0 ? hi : 0.5 * (lo + hi);
+        g.hbm_eff = mid;
+        plan_cluster_use(NULL, NULL, &c);
+        if (plan_evaluate(&m, &c, &l, &e, NULL, &err) != ST_OK) {
+            *how = "the planner could not time the reference";
+            return 1.0;
+        }
+        if (it == 0) {
+            if (e.time.compute_s >= measured_s) {
+                *how = "the triad's full rate already times the reference at or above the "
+                       "executor";
+                return 1.0;
+            }
+            continue;
+        }
+        if (e.time.compute_s > measured_s)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *how = "the executor's reference step";
+    return 0.5 * (lo + hi);
 }
 
 /* ---- what the entry takes from the measurements ---- */
@@ -429,10 +638,44 @@ static link_fit fit_link(const exec_bench_comm *c, const char *op)
 typedef struct dev_fit {
     int threads;
     plan_gemm_fit gemm;
+    int device_gemms;            /* 1: fitted to the executor's own linears */
     double misaligned;           /* rate(1023^3) / model(1024^3), at most 1; NAN: not measured */
     double triad_bps;            /* at this thread count */
+    /* the executor's elementwise kernels, seconds per element; NAN: not measured */
+    double act_fwd_s, act_bwd_s, glu_fwd_s, glu_bwd_s, opt_param_s;
+    double norm_s;               /* a layer's norm and residual kernels, forward and backward,
+                                  * per token x hidden element */
+    double attn_fwd_flops, attn_bwd_flops; /* the attention core's median rates */
     int ok;
 } dev_fit;
+
+/* The planner's bytes of a layer's norm and residual kernels per token x
+ * hidden element: 11 h-sized passes forward (ELEM_H_GPT), twice that
+ * backward (ELEM_BWD_OVER_FWD; planner/plan_eval.c), 4 bytes each in fp32. */
+#define NORM_BYTES_PER_ELEM (4.0 * 11.0 * 3.0)
+
+static double elem_of(const exec_bench_cpu *b, int threads, const char *op)
+{
+    for (int i = 0; i < b->nelem; i++)
+        if (b->elem[i].threads == threads && !strcmp(b->elem[i].op, op))
+            return b->elem[i].elem_s;
+    return NAN;
+}
+
+/* The median rate of the attention core's measurements of kind at threads
+ * (NAN: none). */
+static double attn_rate(const exec_bench_cpu *b, int threads, const char *kind)
+{
+    double r[EXEC_BENCH_GEMM_MAX];
+    int n = 0;
+    for (int i = 0; i < b->ngemm; i++)
+        if (b->gemm[i].threads == threads && !strcmp(b->gemm[i].kind, kind))
+            r[n++] = b->gemm[i].flops;
+    if (!n)
+        return NAN;
+    qsort(r, (size_t)n, sizeof r[0], cmp_double);
+    return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+}
 
 static dev_fit fit_device(const exec_bench_cpu *b, int threads, st_err *err)
 {
@@ -442,19 +685,33 @@ static dev_fit fit_device(const exec_bench_cpu *b, int threads, st_err *err)
     d.misaligned = NAN;
     plan_gemm_sample s[EXEC_BENCH_GEMM_MAX];
     memset(s, 0, sizeof s);
+    /* the executor's own linears when measured (what it runs), else sgemm */
+    for (int i = 0; i < b->ngemm; i++)
+        d.device_gemms |= b->gemm[i].threads == threads && strcmp(b->gemm[i].kind, "sgemm") != 0;
     int n = 0;
     for (int i = 0; i < b->ngemm; i++)
-        if (b->gemm[i].threads == threads)
+        if (b->gemm[i].threads == threads && strncmp(b->gemm[i].kind, "attn", 4) != 0 &&
+            (strcmp(b->gemm[i].kind, "sgemm") != 0) == d.device_gemms)
             s[n++] = (plan_gemm_sample){(double)b->gemm[i].m, (double)b->gemm[i].n,
-                                        (double)b->gemm[i].k, b->gemm[i].flops};
+                                        (double)b->gemm[i].k, b->gemm[i].flops, b->gemm[i].group};
     if (plan_gemm_fit_run(s, n, &d.gemm, err) != ST_OK)
         return d;
-    for (int i = 0; i < n; i++)
-        if (s[i].m == 1023 && s[i].n == 1023 && s[i].k == 1023)
-            d.misaligned = fmin(1.0, s[i].flops / plan_gemm_fit_rate(&d.gemm, 1024, 1024, 1024));
+    for (int i = 0; i < b->ngemm; i++) {
+        const exec_bench_gemm *g = &b->gemm[i];
+        if (g->threads == threads && g->m == 1023 && g->n == 1023 && g->k == 1023)
+            d.misaligned = fmin(1.0, g->flops / plan_gemm_fit_rate(&d.gemm, 1024, 1024, 1024));
+    }
     for (int i = 0; i < b->nmem; i++)
         if (b->mem[i].threads == threads)
             d.triad_bps = b->mem[i].triad_bps;
+    d.act_fwd_s = elem_of(b, threads, "gelu_fwd");
+    d.act_bwd_s = elem_of(b, threads, "gelu_bwd");
+    d.glu_fwd_s = elem_of(b, threads, "swiglu_fwd");
+    d.glu_bwd_s = elem_of(b, threads, "swiglu_bwd");
+    d.opt_param_s = elem_of(b, threads, "optimizer");
+    d.norm_s = elem_of(b, threads, "norm_fwd") + elem_of(b, threads, "norm_bwd");
+    d.attn_fwd_flops = attn_rate(b, threads, "attn_fwd");
+    d.attn_bwd_flops = attn_rate(b, threads, "attn_bwd");
     d.ok = 1;
     return d;
 }
@@ -525,6 +782,38 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     int slots = cpu->cores / T;
     double hbm = full_triad(cpu) / slots;
     double mis = isfinite(d.misaligned) ? d.misaligned : 1.0;
+    /* the norm and residual kernels' bytes as the planner counts them, over
+     * their time, against the triad: the executor's elementwise efficiency
+     * (at most 1: its kernels move less than the planner counts when they
+     * keep no dropout masks) */
+    double hbm_eff = isfinite(d.norm_s) && d.norm_s > 0 ? fmin(1.0, NORM_BYTES_PER_ELEM /
+                                                                         (d.norm_s * hbm))
+                                                        : 1.0;
+    /* the executor's own step, when measured: hbm_eff and the optimizer from
+     * it (see ref_step) */
+    double ref_c = elem_of(cpu, T, "ref_compute"), ref_o = elem_of(cpu, T, "ref_optimizer");
+    const char *hbm_how = "the norm and residual kernels";
+    if (isfinite(ref_o) && ref_o > 0)
+        d.opt_param_s = ref_o;
+    if (isfinite(ref_c) && ref_c > 0) {
+        plan_gpu g;
+        memset(&g, 0, sizeof g);
+        g.mem_bytes = cpu->mem_bytes / slots;
+        g.peak_flops = d.gemm.asymptote_flops;
+        g.hbm_bps = hbm;
+        g.gemm_eff_max = 1;
+        g.gemm_dim_half = d.gemm.dim_half;
+        g.misaligned_factor = mis;
+        g.flash_eff = 1;
+        g.act_fwd_s = isfinite(d.act_fwd_s) ? d.act_fwd_s : 0;
+        g.act_bwd_s = isfinite(d.act_bwd_s) ? d.act_bwd_s : 0;
+        g.glu_fwd_s = isfinite(d.glu_fwd_s) ? d.glu_fwd_s : 0;
+        g.glu_bwd_s = isfinite(d.glu_bwd_s) ? d.glu_bwd_s : 0;
+        g.opt_param_s = d.opt_param_s;
+        g.attn_fwd_flops = isfinite(d.attn_fwd_flops) ? d.attn_fwd_flops : 0;
+        g.attn_bwd_flops = isfinite(d.attn_bwd_flops) ? d.attn_bwd_flops : 0;
+        hbm_eff = fit_hbm_eff(g, ref_c * (double)REF_MICROBATCHES * REF_SEQ, &hbm_how);
+    }
 
     cJSON *g = cJSON_CreateObject();
     add_str(g, "name", gname);
@@ -535,8 +824,16 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     cJSON_AddNumberToObject(g, "gemm_eff_max", 1.0);
     cJSON_AddNumberToObject(g, "gemm_dim_half", d.gemm.dim_half);
     cJSON_AddNumberToObject(g, "misaligned_factor", mis);
-    cJSON_AddNumberToObject(g, "hbm_eff", 1.0);
+    cJSON_AddNumberToObject(g, "hbm_eff", hbm_eff);
     cJSON_AddNumberToObject(g, "flash_eff", 1.0);
+    const struct { const char *key; double v; } floors[] = {
+        {"act_fwd_s", d.act_fwd_s}, {"act_bwd_s", d.act_bwd_s}, {"glu_fwd_s", d.glu_fwd_s},
+        {"glu_bwd_s", d.glu_bwd_s}, {"opt_param_s", d.opt_param_s},
+        {"attn_fwd_flops", d.attn_fwd_flops}, {"attn_bwd_flops", d.attn_bwd_flops},
+    };
+    for (size_t i = 0; i < sizeof floors / sizeof floors[0]; i++)
+        if (isfinite(floors[i].v) && floors[i].v > 0)
+            cJSON_AddNumberToObject(g, floors[i].key, floors[i].v);
     char src[PLAN_SOURCE_MAX];
     setf(src, sizeof src, "smdplan bench on %.40s: %d thread%s per rank, sgemm fit over %d "
              "shapes (rms %.1f%%), triad %.1f GB/s over %d slots", cpu->host, T, T == 1 ? "" : "s",
@@ -545,19 +842,27 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     char note[600];
     setf(note, sizeof note,
              "CPU device of %s (%s; %s). peak_flops: asymptote of the GEMM model fitted to "
-             "cblas_sgemm rates at %d thread%s (worst shape %.1f%% off); gemm_eff_max 1: the peak "
-             "is the measured rate; misaligned_factor: 1023^3 against the model at 1024^3; "
-             "hbm_bps: STREAM triad with every core busy / %d slots, hbm_eff 1 by the triad's "
-             "definition; flash_eff unused (no fused attention on the CPU device).",
-             cpu->host, cpu->cpu_model[0] ? cpu->cpu_model : "CPU model unknown", cpu->blas, T,
-             T == 1 ? "" : "s", d.gemm.max_abs_err_pct, slots);
+             "%s at %d thread%s (worst shape %.1f%% off); gemm_eff_max 1: the peak is the "
+             "measured rate; misaligned_factor: sgemm 1023^3 against the model at 1024^3; "
+             "hbm_bps: STREAM triad with every core busy / %d slots; hbm_eff: from %s; act_*_s, "
+             "glu_*_s: the executor's GELU and SwiGLU per element; opt_param_s: its optimizer "
+             "step per parameter; attn_*_flops: its attention core's median rate; "
+             "flash_eff unused (no fused attention on the CPU device).",
+             cpu->host, cpu->cpu_model[0] ? cpu->cpu_model : "CPU model unknown", cpu->blas,
+             d.device_gemms ? "the executor's linears (forward, input and weight gradients)"
+                            : "cblas_sgemm rates",
+             T, T == 1 ? "" : "s", d.gemm.max_abs_err_pct, slots, hbm_how);
     add_str(g, "_note", note);
     cJSON_AddItemToArray(gpus, g);
 
     *e = (db_bench_entry){.threads_per_rank = T, .peak_flops = d.gemm.asymptote_flops,
                           .gemm_dim_half = d.gemm.dim_half,
                           .gemm_rms_log_err = d.gemm.rms_log_err, .misaligned_factor = mis,
-                          .hbm_bps = hbm, .p2p_bps = NAN, .p2p_latency_s = NAN,
+                          .hbm_bps = hbm, .hbm_eff = hbm_eff, .act_fwd_s = d.act_fwd_s,
+                          .act_bwd_s = d.act_bwd_s, .glu_fwd_s = d.glu_fwd_s,
+                          .glu_bwd_s = d.glu_bwd_s, .opt_param_s = d.opt_param_s,
+                          .attn_fwd_flops = d.attn_fwd_flops, .attn_bwd_flops = d.attn_bwd_flops,
+                          .p2p_bps = NAN, .p2p_latency_s = NAN,
                           .allreduce_busbw_bps = NAN, .allreduce_latency_s = NAN};
     if (!comm)
         return ST_OK;
@@ -748,8 +1053,8 @@ static void print_cpu(const exec_bench_cpu *b)
     printf("host %s: %d cores, %s memory, %s\nBLAS: %s\n\n", b->host, b->cores,
            units_fmt_bytes(b->mem_bytes, mem, sizeof mem),
            b->cpu_model[0] ? b->cpu_model : "CPU model unknown", b->blas);
-    printf("%7s %7s %7s %7s %6s %11s %9s %9s\n", "threads", "m", "n", "k", "reps", "time",
-           "GFLOP/s", "model");
+    printf("%-10s %7s %7s %7s %7s %6s %11s %9s %9s\n", "GEMM", "threads", "m", "n", "k", "reps",
+           "time", "GFLOP/s", "model");
     for (int t = 0; t < b->nthreads; t++) {
         st_err err = {0};
         dev_fit d = fit_device(b, b->threads[t], &err);
@@ -758,18 +1063,24 @@ static void print_cpu(const exec_bench_cpu *b)
             if (g->threads != b->threads[t])
                 continue;
             char ts[32];
-            printf("%7d %7lld %7lld %7lld %6d %11s %9.2f %9.2f\n", g->threads, (long long)g->m,
+            printf("%-10s %7d %7lld %7lld %7lld %6d %11s %9.2f %9.2f\n", g->kind, g->threads,
+                   (long long)g->m,
                    (long long)g->n, (long long)g->k, g->reps,
                    units_fmt_seconds(g->time_s, ts, sizeof ts), g->flops / 1e9,
                    d.ok ? plan_gemm_fit_rate(&d.gemm, (double)g->m, (double)g->n, (double)g->k) / 1e9
                         : NAN);
         }
+        for (int i = 0; i < b->nelem; i++)
+            if (b->elem[i].threads == b->threads[t])
+                printf("%-10s %7d %7lld elements %18s %9.3f ns per element\n", b->elem[i].op,
+                       b->elem[i].threads, (long long)b->elem[i].n, "", 1e9 * b->elem[i].elem_s);
         if (d.ok)
-            printf("  %d thread%s: peak (asymptote) %.2f GFLOP/s, gemm_dim_half %.1f, rms %.1f%%, "
-                   "worst %.1f%%, misaligned factor %.3f; triad %.2f GB/s\n\n",
-                   b->threads[t], b->threads[t] == 1 ? "" : "s", d.gemm.asymptote_flops / 1e9,
-                   d.gemm.dim_half, 100 * d.gemm.rms_log_err, d.gemm.max_abs_err_pct,
-                   d.misaligned, d.triad_bps / 1e9);
+            printf("  %d thread%s: peak (asymptote of the %s) %.2f GFLOP/s, gemm_dim_half %.1f, "
+                   "rms %.1f%%, worst %.1f%%, misaligned factor %.3f; triad %.2f GB/s\n\n",
+                   b->threads[t], b->threads[t] == 1 ? "" : "s",
+                   d.device_gemms ? "executor's linears" : "sgemm rates",
+                   d.gemm.asymptote_flops / 1e9, d.gemm.dim_half, 100 * d.gemm.rms_log_err,
+                   d.gemm.max_abs_err_pct, d.misaligned, d.triad_bps / 1e9);
     }
 }
 
@@ -798,6 +1109,7 @@ static cJSON *cpu_json(const exec_bench_cpu *b)
     cJSON *g = cJSON_AddArrayToObject(o, "gemm");
     for (int i = 0; i < b->ngemm; i++) {
         cJSON *x = cJSON_CreateObject();
+        add_str(x, "kind", b->gemm[i].kind);
         cJSON_AddNumberToObject(x, "threads", b->gemm[i].threads);
         cJSON_AddNumberToObject(x, "m", (double)b->gemm[i].m);
         cJSON_AddNumberToObject(x, "n", (double)b->gemm[i].n);
@@ -805,6 +1117,16 @@ static cJSON *cpu_json(const exec_bench_cpu *b)
         cJSON_AddNumberToObject(x, "time_s", b->gemm[i].time_s);
         cJSON_AddNumberToObject(x, "achieved_flops", b->gemm[i].flops);
         cJSON_AddItemToArray(g, x);
+    }
+    cJSON *el = cJSON_AddArrayToObject(o, "elementwise");
+    for (int i = 0; i < b->nelem; i++) {
+        cJSON *x = cJSON_CreateObject();
+        add_str(x, "op", b->elem[i].op);
+        cJSON_AddNumberToObject(x, "threads", b->elem[i].threads);
+        cJSON_AddNumberToObject(x, "n", (double)b->elem[i].n);
+        cJSON_AddNumberToObject(x, "time_s", b->elem[i].time_s);
+        cJSON_AddNumberToObject(x, "elem_s", b->elem[i].elem_s);
+        cJSON_AddItemToArray(el, x);
     }
     cJSON *m = cJSON_AddArrayToObject(o, "triad");
     for (int i = 0; i < b->nmem; i++) {
@@ -824,6 +1146,7 @@ int cli_bench_cmd(int argc, char **argv)
     o.cpu = o.comm = 1;
     o.threads[0] = 1;
     o.nthreads = 1;
+    o.from_record = -1;
     int ex = parse_args(argc, argv, &o);
     if (ex)
         return ex == 1 ? 0 : ex;
@@ -852,6 +1175,26 @@ int cli_bench_cmd(int argc, char **argv)
     int have_cpu = 0, have_comm = 0, rc = ST_OK;
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
     int cores = nc > 0 ? (int)nc : 1;
+    if (o.from_record >= 0) { /* nothing measured: a recorded bench */
+        o.cpu = o.comm = 0;
+        char h[64];
+        cli_host_name(h, sizeof h);
+        db *d = NULL;
+        rc = db_open(db_default_path(o.db_path), DB_OPEN_READ, &d, &err);
+        if (rc == ST_OK && o.from_record > 0)
+            rc = db_bench_read(d, o.from_record, NULL, cpu, &have_cpu, comm, &have_comm, NULL, &err);
+        db_close(d);
+        if (rc == ST_OK && o.from_record == 0) {
+            snprintf(cpu->host, sizeof cpu->host, "%s", h);
+            snprintf(comm->host, sizeof comm->host, "%s", h);
+            /* the host's name as gethostname gives it: the records keep that */
+            char full[EXEC_BENCH_NAME_MAX] = "";
+            if (gethostname(full, sizeof full - 1) == 0 && full[0]) {
+                snprintf(cpu->host, sizeof cpu->host, "%s", full);
+                snprintf(comm->host, sizeof comm->host, "%s", full);
+            }
+        }
+    }
     if (o.cpu) {
         exec_bench_cpu_config cfg;
         exec_bench_cpu_config_default(&cfg);
@@ -859,6 +1202,10 @@ int cli_bench_cmd(int argc, char **argv)
         if (!o.json)
             fprintf(stderr, "measuring the CPU device (sgemm, triad)...\n");
         rc = exec_bench_cpu_run(&cfg, cpu, &err);
+        if (rc == ST_OK && !o.quick && !o.json)
+            fprintf(stderr, "measuring the executor's reference step...\n");
+        for (int t = 0; rc == ST_OK && !o.quick && t < o.nthreads; t++)
+            rc = ref_step(o.threads[t], cpu, &err);
         have_cpu = rc == ST_OK;
     }
     if (rc == ST_OK && o.comm) {
@@ -874,11 +1221,19 @@ int cli_bench_cmd(int argc, char **argv)
     }
     char host[EXEC_BENCH_NAME_MAX];
     snprintf(host, sizeof host, "%s", have_cpu ? cpu->host : comm->host);
-    int64_t from_cpu = 0, from_comm = 0;
-    if (!have_cpu)
+    int64_t from_cpu = o.from_record > 0 && have_cpu ? o.from_record : 0;
+    int64_t from_comm = o.from_record > 0 && have_comm ? o.from_record : 0;
+    if (!have_cpu && o.from_record <= 0)
         from_cpu = recorded(&o, host, cpu, &have_cpu, NULL, NULL);
-    if (!have_comm)
+    if (!have_comm && o.from_record <= 0)
         from_comm = recorded(&o, host, NULL, NULL, comm, &have_comm);
+    if (o.from_record >= 0 && !have_cpu && !have_comm) {
+        free(cpu);
+        free(comm);
+        ST_RAISE(&err, ST_ENOENT, "--from-record: no bench measurements of %s recorded in %s",
+                 host, db_default_path(o.db_path));
+        return cli_fail(&err);
+    }
 
     /* the entry */
     cJSON *gpus = cJSON_CreateArray(), *insts = cJSON_CreateArray(), *curves = cJSON_CreateArray();
@@ -917,7 +1272,7 @@ int cli_bench_cmd(int argc, char **argv)
     /* recorded: what was measured now (and the entry, with the first
      * thread count's figures) */
     bench_record br = {o.cpu ? cpu : NULL, o.comm ? comm : NULL, nentries ? &entry[0] : NULL};
-    int recorded_ok = cli_record(o.db_path, o.no_record, record_bench, &br);
+    int recorded_ok = o.cpu || o.comm ? cli_record(o.db_path, o.no_record, record_bench, &br) : 0;
 
     if (o.json) {
         cJSON *root = cJSON_CreateObject();

@@ -61,6 +61,8 @@ static void usage(FILE *f)
             "  --no-loso         skip leave-one-source-out (and the rejection test)\n"
             "  --no-record       do not record this run\n"
             "  --db FILE         record into this database (default $SMDPLAN_DB, else smdplan.db)\n\n"
+            "  smdplan calibrate --bench [ID] [--write FILE]   this host's catalog entry again\n"
+            "                    from a recorded smdplan bench (ID, or the host's newest)\n\n"
             "Example:\n  smdplan calibrate data/reference/calibration_runs.csv --write fitted.json\n"
             "  smdplan validate data/reference/calibration_runs.csv --catalog fitted.json\n");
 }
@@ -220,8 +222,49 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
     fprintf(f, "\n");
 }
 
+/* `smdplan calibrate --bench [ID] [--write FILE] [--force] [--json] [--db FILE]`: the
+ * host's catalog entry made again from a recorded bench (smdplan bench
+ * --from-record: the same code that made it when measured). */
+static int calibrate_bench(int argc, char **argv)
+{
+    char *rest[16];
+    int n = 0;
+    const char *id = "0";
+    for (int i = 1; i < argc; i++) {
+        if (n > 12) {
+            fprintf(stderr, "smdplan: calibrate --bench: too many arguments\n");
+            return 2;
+        }
+        if (!strcmp(argv[i], "--bench")) {
+            if (i + 1 < argc && argv[i + 1][0] != '-')
+                id = argv[++i];
+        } else if (!strcmp(argv[i], "--write") && i + 1 < argc) {
+            rest[n++] = (char *)"--write-catalog";
+            rest[n++] = argv[++i];
+        } else if ((!strcmp(argv[i], "--db") || !strcmp(argv[i], "--threads-per-rank")) &&
+                   i + 1 < argc) {
+            rest[n++] = argv[i];
+            rest[n++] = argv[++i];
+        } else if (!strcmp(argv[i], "--force") || !strcmp(argv[i], "--json")) {
+            rest[n++] = argv[i];
+        } else {
+            fprintf(stderr, "smdplan: calibrate --bench: '%s': allowed are --bench [ID], --write "
+                            "FILE, --force, --json, --db FILE, --threads-per-rank LIST\n", argv[i]);
+            return 2;
+        }
+    }
+    char *out[20] = {(char *)"bench", (char *)"--from-record", (char *)id};
+    for (int i = 0; i < n; i++)
+        out[3 + i] = rest[i];
+    out[3 + n] = NULL;
+    return cli_bench_cmd(3 + n, out);
+}
+
 int cli_calibrate_cmd(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--bench"))
+            return calibrate_bench(argc, argv);
     const char *catalog = NULL, *write = NULL, *db_path = NULL;
     plan_cal_options opt = {.loso = 1};
     int no_record = 0;

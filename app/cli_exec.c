@@ -1022,7 +1022,7 @@ static void judge(const exec_opts *o, const cli_launch_result *lr, int have_resu
     oc->step_s = oc->tokens_per_s = oc->achieved_flops = oc->peak_flops = oc->mfu = NAN;
     oc->peak_mem_bytes = NAN;
     char last[512];
-    cli_launch_last_line(lr, last, sizeof last);
+    cli_launch_error_line(lr, RANK_PROGRAM ": ", last, sizeof last);
     if (have_result) {
         snprintf(oc->status, sizeof oc->status, "%s", res->status);
         snprintf(oc->error, sizeof oc->error, "%s", res->error);
@@ -1092,6 +1092,7 @@ typedef struct rec_ctx {
     int exit_status;
     int64_t plan_record;
     int threads;
+    int64_t run_id;              /* set when recorded */
 } rec_ctx;
 
 static double nan0(double v)
@@ -1101,7 +1102,7 @@ static double nan0(double v)
 
 static int record_run(db *d, const db_provenance *p, void *vctx, st_err *err)
 {
-    const rec_ctx *x = vctx;
+    rec_ctx *x = vctx;
     const exec_result *r = x->res;
     int ns = x->have_result ? r->nsteps : 0, nr = x->have_result ? r->nranks : 0;
     db_run_step *steps = ns ? calloc((size_t)ns, sizeof *steps) : NULL;
@@ -1147,7 +1148,7 @@ static int record_run(db *d, const db_provenance *p, void *vctx, st_err *err)
         .simulated_step_s = x->h->simulated_s};
     const plan_cluster *c = x->h->have_entry ? &x->h->cluster : NULL;
     int rc = db_record_run(d, p, &x->j->model, c, &x->j->layout, x->h->have_est ? &x->h->est : NULL,
-                           &run, NULL, err);
+                           &run, &x->run_id, err);
     free(steps);
     free(ranks);
     return rc;
@@ -1171,20 +1172,6 @@ static void print_layout(FILE *f, const plan_layout *l, int ranks)
     fprintf(f, ", recompute %s, sharding %s%s, placement %s\n", plan_recompute_name(l->recompute),
             plan_sharding_name(l->sharding), l->sequence_parallel ? ", sequence parallel" : "",
             l->placement);
-}
-
-/* The latest record id of kind run in the database (the one just written). */
-static int64_t latest_run_id(const char *db_path)
-{
-    db *d = NULL;
-    st_err err = {0};
-    if (db_open(db_default_path(db_path), DB_OPEN_READ, &d, &err) != ST_OK)
-        return 0;
-    db_summary s;
-    int n = 0;
-    int64_t id = db_history(d, "run", &s, 1, &n, &err) == ST_OK && n == 1 ? s.id : 0;
-    db_close(d);
-    return id;
 }
 
 int cli_exec_cmd(int argc, char **argv)
@@ -1451,10 +1438,10 @@ int cli_exec_cmd(int argc, char **argv)
     cli_host_name(host, sizeof host);
     rec_ctx rx = {&j, h, &res, have_result, &oc, cmd, cmd_text, run_dir, config_text,
                   have_result && res.host[0] ? res.host : host, lr.exit_status, o.plan_id,
-                  o.threads};
+                  o.threads, 0};
     int64_t run_id = 0;
     if (cli_record(po.db_path, po.no_record, record_run, &rx))
-        run_id = latest_run_id(po.db_path);
+        run_id = rx.run_id;
 
     if (po.json) {
         cJSON *root = cJSON_CreateObject();

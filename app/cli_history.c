@@ -693,6 +693,11 @@ static void show_bench(const cJSON *rec)
                num(b, "threads_per_rank") == 1 ? "" : "s", num(b, "gemm_dim_half"),
                100 * num(b, "gemm_rms_log_err"), num(b, "misaligned_factor"),
                num(b, "hbm_bps") / 1e9);
+    if (num(b, "act_fwd_s") > 0 || num(b, "opt_param_s") > 0)
+        printf("kernels:  hbm_eff %.3f; ns per element: GELU %.2f + %.2f, SwiGLU %.2f + %.2f, "
+               "optimizer %.2f per parameter\n", num(b, "hbm_eff"), 1e9 * num(b, "act_fwd_s"),
+               1e9 * num(b, "act_bwd_s"), 1e9 * num(b, "glu_fwd_s"), 1e9 * num(b, "glu_bwd_s"),
+               1e9 * num(b, "opt_param_s"));
     if (num(b, "allreduce_busbw_bps") > 0)
         fprintf(out, "links:    %s between %.0f ranks: all-reduce busbw %.2f GB/s, %.2f us at <= 1 KiB; "
                "send/recv %.2f GB/s\n", str(b, "transport"), num(b, "ranks"),
@@ -702,8 +707,10 @@ static void show_bench(const cJSON *rec)
         fprintf(out, "entry:    %s%s%s\n", str(b, "instance_name"), *str(b, "catalog_file") ? " in " : "",
                str(b, "catalog_file"));
     const cJSON *g = arr(b, "gemm"), *m = arr(b, "mem"), *c = arr(b, "comm");
-    fprintf(out, "measured: %d GEMMs, %d triads, %d collectives (smdplan show %.0f --json has each)\n",
-           g ? cJSON_GetArraySize(g) : 0, m ? cJSON_GetArraySize(m) : 0,
+    const cJSON *el = arr(b, "elem");
+    fprintf(out, "measured: %d GEMMs, %d elementwise kernels, %d triads, %d collectives (smdplan "
+            "show %.0f --json has each)\n", g ? cJSON_GetArraySize(g) : 0,
+            el ? cJSON_GetArraySize(el) : 0, m ? cJSON_GetArraySize(m) : 0,
            c ? cJSON_GetArraySize(c) : 0, num(rec, "id"));
 }
 

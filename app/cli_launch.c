@@ -337,6 +337,21 @@ int cli_launch_run(const cli_launch *l, cli_launch_result *r, st_err *err)
     return ST_OK;
 }
 
+const char *cli_launch_error_line(const cli_launch_result *r, const char *prefix, char *buf,
+                                  size_t n)
+{
+    const char *t = r->stderr_tail, *hit = NULL;
+    for (const char *p = t; prefix && (p = strstr(p, prefix)); p++)
+        if (p == t || p[-1] == '\n')
+            hit = p;
+    if (!hit)
+        return cli_launch_last_line(r, buf, n);
+    const char *e = strchr(hit, '\n');
+    size_t len = e ? (size_t)(e - hit) : strlen(hit);
+    snprintf(buf, n, "%.*s", (int)len, hit);
+    return buf;
+}
+
 const char *cli_launch_last_line(const cli_launch_result *r, char *buf, size_t n)
 {
     /* the last non-empty line of the stderr tail that is not mpirun's

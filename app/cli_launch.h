@@ -43,6 +43,12 @@ int cli_launch_run(const cli_launch *l, cli_launch_result *r, st_err *err);
  * without /proc. */
 int cli_launch_session_pids(pid_t sid, pid_t *out, int max);
 
+/* The last line of the job's stderr that starts with prefix (a rank
+ * program's own error, "smdplan-rank: "), else the last meaningful line,
+ * into buf. Returns buf. */
+const char *cli_launch_error_line(const cli_launch_result *r, const char *prefix, char *buf,
+                                  size_t n);
+
 /* The last meaningful line of the job's stderr into buf. Returns buf. */
 const char *cli_launch_last_line(const cli_launch_result *r, char *buf, size_t n);
 

@@ -58,7 +58,8 @@
  *                      error after the fit and held out of it
  *   bench_hosts        (version 4) one per bench record: the host and the
  *                      catalog entry made from its measurements
- *   bench_gemm, bench_mem, bench_comm  (version 4) every measurement
+ *   bench_gemm, bench_elem, bench_mem, bench_comm  (version 4) every
+ *                      measurement
  */
 #ifndef SMD_DB_H
 #define SMD_DB_H
@@ -265,6 +266,10 @@ typedef struct db_bench_entry {
     double peak_flops;           /* the device's peak: sgemm asymptote at threads_per_rank */
     double gemm_dim_half, gemm_rms_log_err, misaligned_factor;
     double hbm_bps;              /* triad bandwidth per rank */
+    double hbm_eff;              /* the norm and residual kernels' fraction of it */
+    double act_fwd_s, act_bwd_s, glu_fwd_s, glu_bwd_s, opt_param_s; /* compute floors
+                                  * (plan_gpu), NAN: not measured */
+    double attn_fwd_flops, attn_bwd_flops; /* the attention core's rates (plan_gpu) */
     double p2p_bps, p2p_latency_s; /* send/recv between two ranks (NAN: not measured) */
     double allreduce_busbw_bps, allreduce_latency_s;
 } db_bench_entry;

@@ -75,6 +75,13 @@ static const db__field gpu_f[] = {
     F("fp8_peak_flops", DB_F_DBL, plan_gpu, fp8_peak_flops),
     F("fp8_gemm_eff", DB_F_DBL, plan_gpu, fp8_gemm_eff),
     F("gemm_ceiling", DB_F_DBL, plan_gpu, gemm_ceiling),
+    F("act_fwd_s", DB_F_DBL, plan_gpu, act_fwd_s),
+    F("act_bwd_s", DB_F_DBL, plan_gpu, act_bwd_s),
+    F("glu_fwd_s", DB_F_DBL, plan_gpu, glu_fwd_s),
+    F("glu_bwd_s", DB_F_DBL, plan_gpu, glu_bwd_s),
+    F("opt_param_s", DB_F_DBL, plan_gpu, opt_param_s),
+    F("attn_fwd_flops", DB_F_DBL, plan_gpu, attn_fwd_flops),
+    F("attn_bwd_flops", DB_F_DBL, plan_gpu, attn_bwd_flops),
 };
 LIST(db__gpu_fields, gpu_f);
 

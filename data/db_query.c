@@ -317,6 +317,7 @@ int db_show(db *d, int64_t id, cJSON **out, st_err *err)
     if (rc == ST_OK && bench) {
         static const char *const tables[][2] = {
             {"gemm", "SELECT * FROM bench_gemm WHERE record_id = ?1 ORDER BY seq"},
+            {"elem", "SELECT * FROM bench_elem WHERE record_id = ?1 ORDER BY seq"},
             {"mem", "SELECT * FROM bench_mem WHERE record_id = ?1 ORDER BY seq"},
             {"comm", "SELECT * FROM bench_comm WHERE record_id = ?1 ORDER BY seq"},
         };

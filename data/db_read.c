@@ -655,7 +655,7 @@ int db_bench_read(db *d, int64_t record_id, const char *host, exec_bench_cpu *cp
     sqlite3_stmt *st = NULL;
     rc = db__prepare(d,
                      "SELECT b.record_id, b.host, b.cpu_model, b.blas, b.cores, b.mem_bytes,"
-                     " b.ranks, b.transport, b.threads_per_rank FROM bench_hosts b"
+                     " b.ranks, b.transport, b.threads_per_rank, b.device FROM bench_hosts b"
                      " WHERE (?1 > 0 AND b.record_id = ?1) OR (?1 <= 0 AND (?2 IS NULL OR"
                      " b.host = ?2)) ORDER BY b.record_id DESC LIMIT 1",
                      &st, err);
@@ -686,6 +686,7 @@ int db_bench_read(db *d, int64_t record_id, const char *host, exec_bench_cpu *cp
         copy(cpu->blas, sizeof cpu->blas, sqlite3_column_text(st, 3));
         cpu->cores = sqlite3_column_int(st, 4);
         cpu->mem_bytes = sqlite3_column_double(st, 5);
+        copy(cpu->device, sizeof cpu->device, sqlite3_column_text(st, 9));
     }
     if (comm) {
         memset(comm, 0, sizeof *comm);
@@ -698,18 +699,45 @@ int db_bench_read(db *d, int64_t record_id, const char *host, exec_bench_cpu *cp
     st = NULL;
 
     if (cpu) {
-        rc = db__prepare(d, "SELECT threads, m, n, k, reps, time_s, achieved_flops FROM bench_gemm"
-                            " WHERE record_id = ?1 ORDER BY seq", &st, err);
+        rc = db__prepare(d, "SELECT kind, threads, m, n, k, reps, time_s, achieved_flops,"
+                            " layer_group FROM bench_gemm WHERE record_id = ?1 ORDER BY seq", &st,
+                         err);
         if (rc == ST_OK)
             sqlite3_bind_int64(st, 1, rec);
-        while (rc == ST_OK && (s = sqlite3_step(st)) == SQLITE_ROW && cpu->ngemm < EXEC_BENCH_GEMM_MAX)
-            cpu->gemm[cpu->ngemm++] = (exec_bench_gemm){
-                sqlite3_column_int(st, 0),    sqlite3_column_int64(st, 1),
-                sqlite3_column_int64(st, 2),  sqlite3_column_int64(st, 3),
-                sqlite3_column_int(st, 4),    sqlite3_column_double(st, 5),
-                sqlite3_column_double(st, 6)};
+        while (rc == ST_OK && (s = sqlite3_step(st)) == SQLITE_ROW &&
+               cpu->ngemm < EXEC_BENCH_GEMM_MAX) {
+            exec_bench_gemm *g = &cpu->gemm[cpu->ngemm++];
+            copy(g->kind, sizeof g->kind, sqlite3_column_text(st, 0));
+            g->threads = sqlite3_column_int(st, 1);
+            g->m = sqlite3_column_int64(st, 2);
+            g->n = sqlite3_column_int64(st, 3);
+            g->k = sqlite3_column_int64(st, 4);
+            g->reps = sqlite3_column_int(st, 5);
+            g->time_s = sqlite3_column_double(st, 6);
+            g->flops = sqlite3_column_double(st, 7);
+            g->group = sqlite3_column_int(st, 8);
+        }
         if (rc == ST_OK && s != SQLITE_ROW && s != SQLITE_DONE)
             rc = db__fail(d, s, err, "read bench_gemm");
+        sqlite3_finalize(st);
+        st = NULL;
+        if (rc == ST_OK)
+            rc = db__prepare(d, "SELECT op, threads, n, reps, time_s, elem_s FROM bench_elem"
+                                " WHERE record_id = ?1 ORDER BY seq", &st, err);
+        if (rc == ST_OK)
+            sqlite3_bind_int64(st, 1, rec);
+        while (rc == ST_OK && (s = sqlite3_step(st)) == SQLITE_ROW &&
+               cpu->nelem < EXEC_BENCH_ELEM_MAX) {
+            exec_bench_elem *e = &cpu->elem[cpu->nelem++];
+            copy(e->op, sizeof e->op, sqlite3_column_text(st, 0));
+            e->threads = sqlite3_column_int(st, 1);
+            e->n = sqlite3_column_int64(st, 2);
+            e->reps = sqlite3_column_int(st, 3);
+            e->time_s = sqlite3_column_double(st, 4);
+            e->elem_s = sqlite3_column_double(st, 5);
+        }
+        if (rc == ST_OK && s != SQLITE_ROW && s != SQLITE_DONE)
+            rc = db__fail(d, s, err, "read bench_elem");
         sqlite3_finalize(st);
         st = NULL;
         if (rc == ST_OK)

@@ -907,8 +907,10 @@ static int bench_body(db *d, int64_t rec, void *vctx, st_err *err)
                              "record_id, host, cpu_model, blas, cores, mem_bytes, threads_per_rank,"
                              " ranks, transport, instance_name, gpu_name, catalog_file,"
                              " catalog_json, peak_flops, gemm_dim_half, gemm_rms_log_err,"
-                             " misaligned_factor, hbm_bps, p2p_bps, p2p_latency_s,"
-                             " allreduce_busbw_bps, allreduce_latency_s",
+                             " misaligned_factor, hbm_bps, hbm_eff, act_fwd_s, act_bwd_s,"
+                             " glu_fwd_s, glu_bwd_s, opt_param_s, attn_fwd_flops,"
+                             " attn_bwd_flops, p2p_bps, p2p_latency_s,"
+                             " allreduce_busbw_bps, allreduce_latency_s, device",
                              NULL, 0, err);
     if (rc == ST_OK) {
         db__b_i64(&s, rec);
@@ -938,24 +940,31 @@ static int bench_body(db *d, int64_t rec, void *vctx, st_err *err)
         db__b_txt(&s, e ? e->catalog_file : NULL);
         db__b_txt(&s, e ? e->catalog_json : NULL);
         const double nan = NAN;
-        const double *v[] = {e ? &e->peak_flops : &nan, e ? &e->gemm_dim_half : &nan,
-                             e ? &e->gemm_rms_log_err : &nan, e ? &e->misaligned_factor : &nan,
-                             e ? &e->hbm_bps : &nan, e ? &e->p2p_bps : &nan,
-                             e ? &e->p2p_latency_s : &nan, e ? &e->allreduce_busbw_bps : &nan,
+        const double *v[] = {e ? &e->peak_flops : &nan,        e ? &e->gemm_dim_half : &nan,
+                             e ? &e->gemm_rms_log_err : &nan,  e ? &e->misaligned_factor : &nan,
+                             e ? &e->hbm_bps : &nan,           e ? &e->hbm_eff : &nan,
+                             e ? &e->act_fwd_s : &nan,         e ? &e->act_bwd_s : &nan,
+                             e ? &e->glu_fwd_s : &nan,         e ? &e->glu_bwd_s : &nan,
+                             e ? &e->opt_param_s : &nan,       e ? &e->attn_fwd_flops : &nan,
+                             e ? &e->attn_bwd_flops : &nan,    e ? &e->p2p_bps : &nan,
+                             e ? &e->p2p_latency_s : &nan,     e ? &e->allreduce_busbw_bps : &nan,
                              e ? &e->allreduce_latency_s : &nan};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
             db__b_dbl(&s, *v[i]);
+        db__b_txt(&s, x->cpu && x->cpu->device[0] ? x->cpu->device : NULL);
         rc = db__ins_step(d, &s, NULL, err);
     }
     db__ins_finalize(&s);
     if (rc == ST_OK && x->cpu && x->cpu->ngemm > 0) {
         rc = db__ins_prepare(d, &s, "bench_gemm",
-                             "record_id, seq, threads, m, n, k, reps, time_s, achieved_flops",
+                             "record_id, seq, kind, threads, m, n, k, reps, time_s, achieved_flops,"
+                             " layer_group",
                              NULL, 0, err);
         for (int i = 0; rc == ST_OK && i < x->cpu->ngemm; i++) {
             const exec_bench_gemm *g = &x->cpu->gemm[i];
             db__b_i64(&s, rec);
             db__b_i64(&s, i);
+            db__b_txt(&s, g->kind);
             db__b_i64(&s, g->threads);
             db__b_i64(&s, g->m);
             db__b_i64(&s, g->n);
@@ -963,6 +972,24 @@ static int bench_body(db *d, int64_t rec, void *vctx, st_err *err)
             db__b_i64(&s, g->reps);
             db__b_dbl(&s, g->time_s);
             db__b_dbl(&s, g->flops);
+            db__b_i64(&s, g->group);
+            rc = db__ins_step(d, &s, NULL, err);
+        }
+        db__ins_finalize(&s);
+    }
+    if (rc == ST_OK && x->cpu && x->cpu->nelem > 0) {
+        rc = db__ins_prepare(d, &s, "bench_elem",
+                             "record_id, seq, op, threads, n, reps, time_s, elem_s", NULL, 0, err);
+        for (int i = 0; rc == ST_OK && i < x->cpu->nelem; i++) {
+            const exec_bench_elem *k = &x->cpu->elem[i];
+            db__b_i64(&s, rec);
+            db__b_i64(&s, i);
+            db__b_txt(&s, k->op);
+            db__b_i64(&s, k->threads);
+            db__b_i64(&s, k->n);
+            db__b_i64(&s, k->reps);
+            db__b_dbl(&s, k->time_s);
+            db__b_dbl(&s, k->elem_s);
             rc = db__ins_step(d, &s, NULL, err);
         }
         db__ins_finalize(&s);

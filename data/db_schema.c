@@ -235,6 +235,10 @@ static const char schema_v3[] =
  * procedure requires; the other tables' REFERENCES records (id) name the
  * table, which exists again under that name when the step commits.
  *
+ * An instance type's GPU keeps the compute floors of a CPU device's
+ * elementwise kernels (act_*_s, glu_*_s, opt_param_s) and attention core
+ * (attn_*_flops: plan_gpu).
+ *
  * A measured run (runs.source 'measured') keeps what the executor reported
  * and what smdplan derived from it: ranks (nranks), device, transport and threads
  * per rank, the host it ran on, tokens per step and per second, the model
@@ -247,8 +251,9 @@ static const char schema_v3[] =
  * optimizer_s was there), the learning rate, the gradient norm and whether
  * the step counts in the medians; run_ranks each rank's place in the
  * layout and its phase totals. The bench tables hold a bench record's
- * host, every GEMM and triad measurement, every collective measurement and
- * the catalog entry made from them. Rows recorded under version 3 keep
+ * host, every GEMM (cblas_sgemm and the executor's own linears), elementwise
+ * kernel, triad and collective measurement, and the catalog entry made from
+ * them. Rows recorded under version 3 keep
  * NULL in the new columns. */
 static const char schema_v4[] =
     "CREATE TABLE records_v4 ("
@@ -270,6 +275,13 @@ static const char schema_v4[] =
     "ALTER TABLE records_v4 RENAME TO records;"
     "CREATE INDEX records_kind ON records (kind, id);"
 
+    "ALTER TABLE instance_types ADD COLUMN act_fwd_s REAL;"
+    "ALTER TABLE instance_types ADD COLUMN act_bwd_s REAL;"
+    "ALTER TABLE instance_types ADD COLUMN glu_fwd_s REAL;"
+    "ALTER TABLE instance_types ADD COLUMN glu_bwd_s REAL;"
+    "ALTER TABLE instance_types ADD COLUMN opt_param_s REAL;"
+    "ALTER TABLE instance_types ADD COLUMN attn_fwd_flops REAL;"
+    "ALTER TABLE instance_types ADD COLUMN attn_bwd_flops REAL;"
     "ALTER TABLE runs ADD COLUMN nranks INTEGER;"
     "ALTER TABLE runs ADD COLUMN device TEXT;"
     "ALTER TABLE runs ADD COLUMN transport TEXT;"
@@ -312,13 +324,20 @@ static const char schema_v4[] =
     " threads_per_rank INTEGER, ranks INTEGER, transport TEXT,"
     " instance_name TEXT, gpu_name TEXT, catalog_file TEXT, catalog_json TEXT,"
     " peak_flops REAL, gemm_dim_half REAL, gemm_rms_log_err REAL, misaligned_factor REAL,"
-    " hbm_bps REAL, p2p_bps REAL, p2p_latency_s REAL, allreduce_busbw_bps REAL,"
-    " allreduce_latency_s REAL);"
+    " hbm_bps REAL, hbm_eff REAL, act_fwd_s REAL, act_bwd_s REAL, glu_fwd_s REAL,"
+    " glu_bwd_s REAL, opt_param_s REAL, attn_fwd_flops REAL, attn_bwd_flops REAL, device TEXT,"
+    " p2p_bps REAL, p2p_latency_s REAL, allreduce_busbw_bps REAL, allreduce_latency_s REAL);"
 
     "CREATE TABLE bench_gemm ("
     " record_id INTEGER NOT NULL REFERENCES records (id),"
-    " seq INTEGER NOT NULL, threads INTEGER, m INTEGER, n INTEGER, k INTEGER, reps INTEGER,"
-    " time_s REAL, achieved_flops REAL,"
+    " seq INTEGER NOT NULL, kind TEXT, threads INTEGER, m INTEGER, n INTEGER, k INTEGER,"
+    " reps INTEGER, time_s REAL, achieved_flops REAL, layer_group INTEGER,"
+    " PRIMARY KEY (record_id, seq)) WITHOUT ROWID;"
+
+    "CREATE TABLE bench_elem ("
+    " record_id INTEGER NOT NULL REFERENCES records (id),"
+    " seq INTEGER NOT NULL, op TEXT, threads INTEGER, n INTEGER, reps INTEGER, time_s REAL,"
+    " elem_s REAL,"
     " PRIMARY KEY (record_id, seq)) WITHOUT ROWID;"
 
     "CREATE TABLE bench_mem ("

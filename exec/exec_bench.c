@@ -185,8 +185,8 @@ static int time_gemm(int threads, int64_t m, int64_t n, int64_t k, double min_ti
     }
     qsort(times, (size_t)reps, sizeof *times, cmp_double);
     double med = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
-    *out = (exec_bench_gemm){threads, m, n, k, reps, med,
-                             2.0 * (double)m * (double)n * (double)k / med};
+    *out = (exec_bench_gemm){"sgemm", threads, m, n, k, reps, med,
+                             2.0 * (double)m * (double)n * (double)k / med, 0};
 done:
     free(a);
     free(b);
@@ -379,5 +379,7 @@ int exec_bench_cpu_run(const exec_bench_cpu_config *cfg_in, exec_bench_cpu *out,
     }
     openblas_set_num_threads(1);
     free(times);
+    if (rc == ST_OK)
+        rc = exec_bench_dev_run("cpu", &cfg, out, err);
     return rc;
 }

@@ -27,19 +27,46 @@
 #include "common/st.h"
 
 #define EXEC_BENCH_THREADS_MAX 8      /* thread counts measured */
-#define EXEC_BENCH_GEMM_MAX 160       /* GEMM measurements kept */
+#define EXEC_BENCH_GEMM_MAX 256       /* GEMM measurements kept */
 #define EXEC_BENCH_NAME_MAX 128
 
 /* One timed GEMM: C[m x n] = A[m x k] B[k x n] in fp32, row-major, with B
  * stored transposed (n x k) as a linear layer's weight is (llm.c's
  * matmul_forward: out = inp W^T). */
 typedef struct exec_bench_gemm {
+    char kind[12];               /* "sgemm" (cblas_sgemm, C = A B^T); the executor's own
+                                  * linear through the device table: "fwd" (out = inp W^T +
+                                  * bias), "bwd_input" (dinp = dout W), "bwd_weight" (dW +=
+                                  * dout^T inp, dbias += column sums); the attention core
+                                  * of every head through the device table, softmax
+                                  * included: "attn_fwd", "attn_bwd" (m, n, k: T, T, head
+                                  * size; FLOPs 4 T^2 hd per head forward, 8 backward) */
     int threads;
     int64_t m, n, k;
     int reps;                    /* timed repetitions after one warm-up */
     double time_s;               /* median time of one */
     double flops;                /* achieved FLOP/s: 2 m n k / time_s */
+    int group;                   /* > 0: the linears of one transformer layer at one size
+                                  * (their three passes), fitted as a whole (plan_hwfit.h);
+                                  * 0: none */
 } exec_bench_gemm;
+
+/* One of the executor's elementwise kernels, through the device table:
+ * time per element (per parameter for "optimizer"). */
+typedef struct exec_bench_elem {
+    char op[20];                 /* "gelu_fwd", "gelu_bwd", "swiglu_fwd", "swiglu_bwd",
+                                  * "optimizer" (gradient sum of squares + AdamW),
+                                  * "norm_fwd" (two norms and two residual adds),
+                                  * "norm_bwd" (two norms' input and weight gradients) */
+    int threads;
+    int64_t n;                   /* elements (the activation's outputs, parameters, or
+                                  * tokens x hidden for the norms) */
+    int reps;
+    double time_s;               /* median of one */
+    double elem_s;               /* time_s / n */
+} exec_bench_elem;
+
+#define EXEC_BENCH_ELEM_MAX 64
 
 /* One STREAM triad measurement. */
 typedef struct exec_bench_mem {
@@ -62,6 +89,9 @@ typedef struct exec_bench_cpu {
     exec_bench_gemm gemm[EXEC_BENCH_GEMM_MAX];
     int nmem;
     exec_bench_mem mem[EXEC_BENCH_THREADS_MAX];
+    char device[16];             /* the executor's device measured ("cpu"), "" if none */
+    int nelem;
+    exec_bench_elem elem[EXEC_BENCH_ELEM_MAX];
 } exec_bench_cpu;
 
 /* One collective (or send/recv) at one message size, over the ranks of a
@@ -158,6 +188,14 @@ void exec_bench_cpu_config_default(exec_bench_cpu_config *cfg);
  * checked against a reference dot product first. ST_ENOMEM, ST_EINVAL for
  * a config out of range, ST_EINTERNAL when sgemm gives a wrong answer. */
 int exec_bench_cpu_run(const exec_bench_cpu_config *cfg, exec_bench_cpu *out, st_err *err);
+
+/* The executor's own kernels on device (the device table: "cpu"), at every
+ * thread count out->threads lists: its three linear passes over the
+ * transformer shapes of exec_bench_cpu_run (appended to out->gemm with their
+ * kind) and its elementwise kernels (out->elem). Called by
+ * exec_bench_cpu_run; each linear is checked against cblas first. */
+int exec_bench_dev_run(const char *device, const exec_bench_cpu_config *cfg, exec_bench_cpu *out,
+                       st_err *err);
 
 /* The thread counts measured for a host of `cores` cores up to max: 1, 2,
  * 4, ... and max itself; at most EXEC_BENCH_THREADS_MAX. Returns the count. */

@@ -204,6 +204,19 @@ typedef struct plan_gpu {
     double gemm_ceiling;         /* measured fraction of peak an isolated large GEMM reaches:
                                   * no fitted GEMM efficiency may exceed it (0: not
                                   * measured, the peak bounds it) */
+    /* Compute floors of kernels a CPU computes slower than it streams them
+     * (tanh and exp per element, Adam's square root), seconds per element,
+     * measured through the executor's own kernels by smdplan bench; 0 (a
+     * GPU): the kernel is memory-bound and only its bytes count. */
+    double act_fwd_s;            /* GELU forward, per element */
+    double act_bwd_s;            /* GELU backward, per element */
+    double glu_fwd_s;            /* SwiGLU forward, per output element */
+    double glu_bwd_s;            /* SwiGLU backward, per output element */
+    double opt_param_s;          /* optimizer step (AdamW and the gradient norm), per parameter */
+    double attn_fwd_flops;       /* the unfused attention core's rate, softmax included: FLOP/s
+                                  * of its forward (4 d per score) and backward (8 d) products;
+                                  * 0: the GEMM model and the scores' bytes alone */
+    double attn_bwd_flops;
     char source[PLAN_SOURCE_MAX];
 } plan_gpu;
 

@@ -105,6 +105,19 @@ static int check_gpu(const plan_gpu *g, st_err *err)
         return ST_RAISE(err, ST_EINVAL, "gpu '%s': fp8_peak_flops %g, fp8_gemm_eff %g; allowed: "
                         "no FP8 (0), or a positive peak with an efficiency in (0, 1]", g->name,
                         g->fp8_peak_flops, g->fp8_gemm_eff);
+    const struct { const char *what; double v; } floors[] = {
+        {"act_fwd_s", g->act_fwd_s}, {"act_bwd_s", g->act_bwd_s}, {"glu_fwd_s", g->glu_fwd_s},
+        {"glu_bwd_s", g->glu_bwd_s}, {"opt_param_s", g->opt_param_s},
+    };
+    for (size_t i = 0; i < sizeof floors / sizeof floors[0]; i++)
+        if (!isfinite(floors[i].v) || floors[i].v < 0 || floors[i].v > 1e-3)
+            return ST_RAISE(err, ST_EINVAL, "gpu '%s': %s %g; allowed: 0 (none) to 1e-3 s per "
+                            "element", g->name, floors[i].what, floors[i].v);
+    if (!isfinite(g->attn_fwd_flops) || g->attn_fwd_flops < 0 || !isfinite(g->attn_bwd_flops) ||
+        g->attn_bwd_flops < 0)
+        return ST_RAISE(err, ST_EINVAL, "gpu '%s': attn_fwd_flops %g, attn_bwd_flops %g; allowed: "
+                        "0 (none) or a positive rate", g->name, g->attn_fwd_flops,
+                        g->attn_bwd_flops);
     if (!isfinite(g->gemm_dim_half) || g->gemm_dim_half < 0)
         return ST_RAISE(err, ST_EINVAL, "gpu '%s': gemm_dim_half %g; allowed: >= 0", g->name,
                         g->gemm_dim_half);

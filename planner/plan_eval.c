@@ -191,15 +191,37 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         double mm = plan__gemm_s(c, sq, sk, d, b * ah) + plan__gemm_s(c, sq, d, sk, b * ah);
         attn_f = mm + plan__mem_s(c, SCORE_BYTES_FWD * scores);
         attn_b = 2.0 * mm + plan__mem_s(c, SCORE_BYTES_BWD * scores);
+        /* a device whose attention core runs below its GEMM model (a CPU:
+         * products with the head dimension as a side, a softmax per score;
+         * catalog attn_*_flops, measured by smdplan bench) is bounded by
+         * its measured rate (roofline, Williams et al. 2009) */
+        if (c->gpu->attn_fwd_flops > 0)
+            attn_f = fmax(attn_f, 4.0 * scores * d / c->gpu->attn_fwd_flops);
+        if (c->gpu->attn_bwd_flops > 0)
+            attn_b = fmax(attn_b, 8.0 * scores * d / c->gpu->attn_bwd_flops);
     }
 
     double eh = llama ? ELEM_H_LLAMA : ELEM_H_GPT, ef = gated ? ELEM_F_LLAMA : ELEM_F_GPT;
     double elem_f = plan__mem_s(c, eb * T * (eh * h / th + ef * f / t));
+    double elem_b = ELEM_BWD_OVER_FWD * elem_f;
+    /* The MLP activation's kernels stream ef passes of the ffn-sized
+     * tensor; a device with a compute floor for them (a CPU: tanh or exp per
+     * element, catalog act_*_s / glu_*_s measured by smdplan bench) takes
+     * the larger of moving and computing them (roofline, Williams et al.
+     * 2009); the other elementwise kernels stay memory-bound. */
+    double act_fs = gated ? c->gpu->glu_fwd_s : c->gpu->act_fwd_s;
+    double act_bs = gated ? c->gpu->glu_bwd_s : c->gpu->act_bwd_s;
+    if (act_fs > 0 || act_bs > 0) {
+        double act_n = T * f / t, mem_h = plan__mem_s(c, eb * T * eh * h / th);
+        double mem_a = plan__mem_s(c, eb * T * ef * f / t);
+        elem_f = mem_h + fmax(mem_a, act_n * act_fs);
+        elem_b = ELEM_BWD_OVER_FWD * mem_h + fmax(ELEM_BWD_OVER_FWD * mem_a, act_n * act_bs);
+    }
 
     lc->gemm_fwd_s = gemm_only;
     lc->attn_fwd_s = attn_f;
     lc->fwd_comp_s = gemm + attn_f + elem_f;
-    lc->bwd_comp_s = 2.0 * gemm_only + cast_b + attn_b + ELEM_BWD_OVER_FWD * elem_f;
+    lc->bwd_comp_s = 2.0 * gemm_only + cast_b + attn_b + elem_b;
     double gpu_f = lc->fwd_comp_s, gpu_b = lc->bwd_comp_s;
     /* The host's share: added to every kernel with blocking launches, else
      * a floor the GPU cannot beat when its kernels are shorter than it.
@@ -218,7 +240,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     double host_xf = lc->fwd_comp_s - gpu_f, host_xb = lc->bwd_comp_s - gpu_b;
     lc->gemm_s = gemm + 2.0 * gemm_only + cast_b;
     lc->attn_s = attn_f + attn_b;
-    lc->elem_s = (1.0 + ELEM_BWD_OVER_FWD) * elem_f;
+    lc->elem_s = elem_f + elem_b;
     lc->host_s = host_xf + host_xb;
 
     /* TP: two all-reduces of the layer's [T, h] output forward, two backward
@@ -887,6 +909,9 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     tm->optimizer_s = plan__mem_s(c, (l->precision == PLAN_PREC_FP32 ? ADAM_BYTES_FP32
                                                                       : ADAM_BYTES_PER_PARAM) *
                                          P_local);
+    /* a device that computes the step slower than it streams it (a CPU's
+     * square root and division per parameter: catalog opt_param_s) */
+    tm->optimizer_s = fmax(tm->optimizer_s, P_local * c->gpu->opt_param_s);
     tm->step_s = tm->compute_s + tm->tp_comm_s + tm->cp_comm_s + tm->pp_comm_s + tm->bubble_s +
                  tm->dp_exposed_s + tm->optimizer_s;
 

@@ -476,7 +476,15 @@ const plan_framework plan_frameworks[] = {
         /* behaviour */
         .placement = "DPT",
         .flash_attention = 0,         /* attention keeps its s x s scores, as llm.c's does */
-        .dp_overlap = 1,              /* gradient buckets all-reduced during the last backward */
+        /* Gradient buckets all-reduced after the last backward: the MPI
+         * transport's non-blocking collectives progress only inside MPI
+         * calls (Open MPI has no asynchronous progress thread for its
+         * shared-memory and TCP transports; LibNBC, Hoefler et al. 2007,
+         * progresses in test and wait), so starting a bucket during the
+         * backward hides nothing: a dp 2 step on a 2-core host took 0.456
+         * s overlapped and 0.442 s not (smdplan exec). A transport that
+         * progresses on its own (NCCL on a stream) is where overlap pays. */
+        .dp_overlap = 0,
         .dp_bucket_bytes = 25e6,      /* the contract's bucket, PyTorch DDP's 25 MB */
         .sync_sharded = PLAN_SYNC_PER_STEP, /* gradients reduced once per step */
         .param_gather_overlap = 0,
@@ -491,7 +499,8 @@ const plan_framework plan_frameworks[] = {
         .doc = "smdplan's executor (exec/, CONFIG.json of the rank program): every schedule of "
                "the simulator's generator sim_sched_ops with its active_microbatches cap; ZeRO-1/2/3 "
                "over the data-parallel group with gradients reduced once per step in 25 MB buckets "
-               "overlapped with the last backward; recompute none, selective or full in groups of "
+               "after the last backward (MPI progresses only inside its calls); recompute none, "
+               "selective or full in groups of "
                "k layers; Megatron tensor parallelism with sequence parallelism; no context "
                "parallelism and no activation offload (both refused); attention without a fused "
                "kernel; fp32 on the CPU device (OpenBLAS); C code, no per-op host overhead",

@@ -2,9 +2,10 @@
  * plan_hwfit.c: fitting the GEMM model of plan_hw.c to measured GEMM rates
  * (see plan_hwfit.h).
  *
- * For a fixed dim_half h, log A is the mean over samples of
- * log(rate) - sum_d log(d / (d + h)) (least squares in log(rate) with one
- * free offset); the residual sum of squares is then a function of h alone,
+ * For a fixed dim_half h, log A is the mean over groups of log(the group's
+ * model time at A = 1) - log(its measured time) (least squares in log time
+ * with one free offset); the residual sum of squares is then a function of
+ * h alone,
  * minimised by a scan of h over 0 and powers of two up to
  * PLAN_GEMM_DIM_HALF_MAX, refined by golden-section search (Kiefer 1953)
  * between the neighbours of the best point of the scan.
@@ -33,20 +34,58 @@ static double shape_log(const plan_gemm_sample *s, double h)
     return log(s->m / (s->m + h)) + log(s->n / (s->n + h)) + log(s->k / (s->k + h));
 }
 
-/* Residual sum of squares at h; *log_a gets the best offset. */
+/* Is sample i the first usable one of its group (or ungrouped)? */
+static int group_head(const plan_gemm_sample *s, int i)
+{
+    if (!usable(&s[i]))
+        return 0;
+    if (s[i].group <= 0)
+        return 1;
+    for (int j = 0; j < i; j++)
+        if (usable(&s[j]) && s[j].group == s[i].group)
+            return 0;
+    return 1;
+}
+
+/* For the group headed by i: log of the model's total time at h with A = 1
+ * (sum of flops / shape factor), and log of the measured total time. */
+static void group_logs(const plan_gemm_sample *s, int n, int i, double h, double *model,
+                       double *meas)
+{
+    double tm = 0, tt = 0;
+    for (int j = i; j < n; j++) {
+        if (!usable(&s[j]) || (j != i && (s[i].group <= 0 || s[j].group != s[i].group)))
+            continue;
+        double work = 2.0 * s[j].m * s[j].n * s[j].k;
+        tm += work * exp(-shape_log(&s[j], h));
+        tt += work / s[j].flops;
+        if (s[i].group <= 0)
+            break;
+    }
+    *model = log(tm);
+    *meas = log(tt);
+}
+
+/* Residual sum of squares over groups at h; *log_a gets the best offset:
+ * log(model time) = log(work / shape) - log A, so log A is the mean over
+ * groups of log(model at A = 1) - log(measured). */
 static double rss(const plan_gemm_sample *s, int n, double h, double *log_a)
 {
     double sum = 0;
-    int used = 0;
+    int groups = 0;
     for (int i = 0; i < n; i++)
-        if (usable(&s[i])) {
-            sum += log(s[i].flops) - shape_log(&s[i], h);
-            used++;
+        if (group_head(s, i)) {
+            double mo, me;
+            group_logs(s, n, i, h, &mo, &me);
+            sum += mo - me;
+            groups++;
         }
-    double la = sum / used, r = 0;
+    double la = sum / groups, r = 0;
     for (int i = 0; i < n; i++)
-        if (usable(&s[i])) {
-            double e = log(s[i].flops) - shape_log(&s[i], h) - la;
+        if (group_head(s, i)) {
+            double mo, me;
+            group_logs(s, n, i, h, &mo, &me);
+            double e = mo - la - me;
             r += e * e;
         }
     *log_a = la;
@@ -55,16 +94,17 @@ static double rss(const plan_gemm_sample *s, int n, double h, double *log_a)
 
 int plan_gemm_fit_run(const plan_gemm_sample *s, int n, plan_gemm_fit *out, st_err *err)
 {
-    int used = 0;
+    int used = 0, groups = 0;
     for (int i = 0; i < n; i++) {
         if (!(s[i].flops > 0) || !isfinite(s[i].flops) || !(s[i].m > 0 && s[i].n > 0 && s[i].k > 0))
             return ST_RAISE(err, ST_EINVAL, "GEMM sample %d (%gx%gx%g): rate %g FLOP/s; sides and "
                             "rate must be positive", i, s[i].m, s[i].n, s[i].k, s[i].flops);
         used += usable(&s[i]);
+        groups += group_head(s, i);
     }
-    if (used < 2)
-        return ST_RAISE(err, ST_EINVAL, "GEMM fit: %d samples with sides that are multiples of 8; "
-                        "at least 2 are needed", used);
+    if (groups < 2)
+        return ST_RAISE(err, ST_EINVAL, "GEMM fit: %d groups of samples with sides that are "
+                        "multiples of 8; at least 2 are needed", groups);
     /* scan: 0, 1, 2, 4, ... */
     double best_h = 0, la, best = rss(s, n, 0, &la);
     for (double h = 1; h <= PLAN_GEMM_DIM_HALF_MAX; h *= 2) {
@@ -101,15 +141,18 @@ int plan_gemm_fit_run(const plan_gemm_sample *s, int n, plan_gemm_fit *out, st_e
         h = best_h;
         r = rss(s, n, h, &la);
     }
+    /* log(model time) = log(work / shape) - log A: A = exp(la) */
     out->asymptote_flops = exp(la);
     out->dim_half = h;
-    out->rms_log_err = sqrt(r / used);
+    out->rms_log_err = sqrt(r / groups);
     out->used = used;
+    out->groups = groups;
     out->max_abs_err_pct = 0;
     for (int i = 0; i < n; i++)
-        if (usable(&s[i])) {
-            double e = 100.0 * fabs(plan_gemm_fit_rate(out, s[i].m, s[i].n, s[i].k) - s[i].flops) /
-                       s[i].flops;
+        if (group_head(s, i)) {
+            double mo, me;
+            group_logs(s, n, i, h, &mo, &me);
+            double e = 100.0 * fabs(exp(mo - la - me) - 1.0);
             if (e > out->max_abs_err_pct)
                 out->max_abs_err_pct = e;
         }

@@ -68,6 +68,20 @@ run dry-run-hostfile 0 "$bin" exec $tiny --dp 2 --hostfile "$fix/catalog_host.js
 has dry-run-hostfile "$tmp/out" "--hostfile $fix/catalog_host.json"
 [ ! -e "$tmp/smdplan-runs" ] && [ ! -e "$db" ] || { echo "FAIL dry-run wrote something"; fail=1; }
 
+# ---- a recorded plan, shrunk with --scale, keeping its layout ----
+pdb="$tmp/plans.db"
+"$bin" --params 1.3B --instances 1xp4d --tp 2 --pp 2 --no-sim --db "$pdb" >/dev/null || { echo "FAIL plan record"; fail=1; }
+run plan-dry 0 "$bin" exec --plan 1 --scale layers=4,hidden=128,heads=4,seq=64,vocab=512 \
+  --dry-run --db "$pdb"
+has plan-dry "$tmp/out" "mpirun -n 8 "
+run plan-scaled 0 "$bin" exec --plan 1 --scale layers=4,hidden=128,heads=4,seq=64,vocab=512 \
+  --steps 2 --db "$pdb" --run-dir "$tmp/runp"
+has plan-scaled "$tmp/out" "scaled:  layers 24 -> 4, hidden 2048 -> 128"
+has plan-scaled "$tmp/out" "layout:  tp 2, pp 2, dp 2 (8 ranks)"
+run plan-flag 2 "$bin" exec --plan 1 --tp 4 --db "$pdb"; one_line plan-flag "come from plan record 1"
+run plan-heads 2 "$bin" exec --plan 1 --scale hidden=100 --db "$pdb"; one_line plan-heads "not divisible by the 16 heads"
+run plan-vocab 2 "$bin" exec --plan 1 --db "$pdb"; one_line plan-vocab "vocabulary 50257 does not divide by tp 2"
+
 # ---- --emit slurm: a script the shell reads, never over a foreign file ----
 run slurm 0 "$bin" exec $tiny --pp 2 --emit slurm --out "$tmp/job.sbatch"
 bash -n "$tmp/job.sbatch" || { echo "FAIL slurm: not a shell script"; fail=1; }

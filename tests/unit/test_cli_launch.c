@@ -72,6 +72,13 @@ static void test_exit_status_and_logs(void **state)
     assert_int_equal(r.left_behind, 0);
     char line[256];
     assert_string_equal(cli_launch_last_line(&r, line, sizeof line), "smdplan-rank: rank 1: boom");
+    /* a rank program's own line wins over what its launcher prints after */
+    run_sh("echo 'smdplan-rank: rank 0: bad layout' >&2; echo 'Exit code:    2' >&2; exit 2", 0,
+           NULL, NULL, &r);
+    assert_string_equal(cli_launch_error_line(&r, "smdplan-rank: ", line, sizeof line),
+                        "smdplan-rank: rank 0: bad layout");
+    assert_string_equal(cli_launch_last_line(&r, line, sizeof line), "Exit code:    2");
+    assert_string_equal(cli_launch_error_line(&r, "other: ", line, sizeof line), "Exit code:    2");
     char *text = NULL;
     size_t n = 0;
     st_err err = {0};

@@ -121,8 +121,9 @@ static void check_current(db *d)
                                 " 'tp_comm_s', 'pp_wait_s', 'dp_comm_s', 'optimizer_s')"),
                      8);
     assert_int_equal(raw_int(d, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
-                                "name IN ('bench_hosts', 'bench_gemm', 'bench_mem', 'bench_comm')"),
-                     4);
+                                "name IN ('bench_hosts', 'bench_gemm', 'bench_elem', 'bench_mem',"
+                                " 'bench_comm')"),
+                     5);
     assert_non_null(strstr(db_kinds[4], "bench"));
     /* every row still has its record */
     assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
@@ -521,7 +522,8 @@ static void test_migrate_v3_to_v4(void **state)
     snprintf(cpu->host, sizeof cpu->host, "h1");
     cpu->cores = 2;
     cpu->ngemm = 1;
-    cpu->gemm[0] = (exec_bench_gemm){1, 256, 256, 256, 10, 1e-3, 2.0 * 256 * 256 * 256 / 1e-3};
+    cpu->gemm[0] = (exec_bench_gemm){"sgemm", 1, 256, 256, 256, 10, 1e-3,
+                                      2.0 * 256 * 256 * 256 / 1e-3, 0};
     db_provenance p = test_provenance();
     int64_t id = 0;
     assert_int_equal(db_record_bench(d, &p, cpu, NULL, NULL, &id, &err), ST_OK);

@@ -938,9 +938,17 @@ static void test_bench_round_trip(void **state)
     cpu->threads[1] = 2;
     for (int i = 0; i < 6; i++) {
         int64_t d = 128 << (i % 3);
-        cpu->gemm[cpu->ngemm++] = (exec_bench_gemm){1 + i / 3, d, d, 3 * d, 10 + i, 1e-3 * (i + 1),
-                                                    2.0 * d * d * 3 * d / (1e-3 * (i + 1))};
+        exec_bench_gemm *g = &cpu->gemm[cpu->ngemm++];
+        *g = (exec_bench_gemm){"sgemm", 1 + i / 3, d, d, 3 * d, 10 + i, 1e-3 * (i + 1),
+                               2.0 * d * d * 3 * d / (1e-3 * (i + 1)), i % 3};
+        if (i % 2) {
+            memset(g->kind, 0, sizeof g->kind);
+            snprintf(g->kind, sizeof g->kind, "fwd");
+        }
     }
+    snprintf(cpu->device, sizeof cpu->device, "cpu");
+    cpu->elem[cpu->nelem++] = (exec_bench_elem){"gelu_fwd", 1, 1 << 20, 7, 0.0125, 0.0125 / (1 << 20)};
+    cpu->elem[cpu->nelem++] = (exec_bench_elem){"optimizer", 2, 1 << 22, 5, 0.03, 0.03 / (1 << 22)};
     cpu->mem[cpu->nmem++] = (exec_bench_mem){1, 6.7e7, 5, 4.25e-3, 24 * 6.7e7 / 8 / 4.25e-3};
     cpu->mem[cpu->nmem++] = (exec_bench_mem){2, 6.7e7, 5, 2.5e-3, 24 * 6.7e7 / 8 / 2.5e-3};
     snprintf(comm->transport, sizeof comm->transport, "mpi");
@@ -961,7 +969,9 @@ static void test_bench_round_trip(void **state)
     db_bench_entry e = {.instance_name = "host-h1", .gpu_name = "cpu-h1",
                         .catalog_file = "host.json", .catalog_json = "{}", .threads_per_rank = 1,
                         .peak_flops = 1.8e11, .gemm_dim_half = 17.5, .gemm_rms_log_err = 0.03,
-                        .misaligned_factor = 0.97, .hbm_bps = 1.4e10, .p2p_bps = 5e9,
+                        .misaligned_factor = 0.97, .hbm_bps = 1.4e10, .hbm_eff = 0.5,
+                        .act_fwd_s = 1e-8, .act_bwd_s = 1.6e-8, .glu_fwd_s = 3e-9,
+                        .glu_bwd_s = 4e-9, .opt_param_s = 4e-9, .p2p_bps = 5e9,
                         .p2p_latency_s = 1e-6, .allreduce_busbw_bps = 4e9,
                         .allreduce_latency_s = 2e-6};
     int64_t id = 0, got = 0;
@@ -984,6 +994,9 @@ static void test_bench_round_trip(void **state)
     assert_string_equal(str(b, "instance_name"), "host-h1");
     assert_true(num(b, "peak_flops") == 1.8e11 && num(b, "ranks") == 2);
     assert_int_equal(cJSON_GetArraySize(get(b, "gemm")), 6);
+    assert_int_equal(cJSON_GetArraySize(get(b, "elem")), 2);
+    assert_true(num(b, "act_bwd_s") == 1.6e-8 && num(b, "hbm_eff") == 0.5);
+    assert_string_equal(str(b, "device"), "cpu");
     assert_int_equal(cJSON_GetArraySize(get(b, "mem")), 2);
     assert_int_equal(cJSON_GetArraySize(get(b, "comm")), 4);
     cJSON_Delete(rec);

@@ -1,0 +1,241 @@
+/*
+ * test_plan_hwfit.c: the device parameters measured by smdplan bench.
+ *
+ * The GEMM fit finds a known asymptote and gemm_dim_half back from rates
+ * made by the model itself (with and without noise, one by one and by
+ * groups whose totals it matches), leaves sides that are not multiples of 8
+ * out, and refuses too few or bad samples. The compute
+ * floors of a CPU device (catalog act_*_s, glu_*_s, opt_param_s) change
+ * the step exactly as their closed form says, only for the architecture's
+ * own activation, and leave a device without them bit for bit as before.
+ */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/plan.h"
+#include "planner/plan_hwfit.h"
+
+static void fit_recovers_model(void **state)
+{
+    (void)state;
+    plan_gemm_fit truth = {.asymptote_flops = 2.0e11, .dim_half = 24.0};
+    plan_gemm_sample s[32];
+    int n = 0;
+    static const double sides[] = {64, 128, 256, 768, 2048};
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 5; j += 2) {
+            double m = sides[i], k = sides[j], nn = 3 * sides[(i + j) % 5];
+            s[n++] = (plan_gemm_sample){m, nn, k, plan_gemm_fit_rate(&truth, m, nn, k), 0};
+        }
+    s[n++] = (plan_gemm_sample){1023, 1023, 1023, 1.0, 0}; /* misaligned: left out */
+    plan_gemm_fit f;
+    st_err err = {0};
+    assert_int_equal(plan_gemm_fit_run(s, n, &f, &err), ST_OK);
+    assert_int_equal(f.used, n - 1);
+    assert_rel(f.asymptote_flops, 2.0e11, 1e-6);
+    assert_rel(f.dim_half, 24.0, 1e-5);
+    assert_true(f.rms_log_err < 1e-6 && f.max_abs_err_pct < 1e-4);
+
+    /* +-3 % alternating noise: still close, and the error is reported */
+    for (int i = 0; i < n - 1; i++)
+        s[i].flops *= i % 2 ? 1.03 : 0.97;
+    assert_int_equal(plan_gemm_fit_run(s, n - 1, &f, &err), ST_OK);
+    assert_rel(f.asymptote_flops, 2.0e11, 0.05);
+    assert_true(fabs(f.dim_half - 24.0) < 10.0);
+    assert_true(f.rms_log_err > 0.02 && f.rms_log_err < 0.04);
+
+    /* too few usable samples, a bad rate */
+    assert_int_equal(plan_gemm_fit_run(s + n - 1, 1, &f, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "at least 2"));
+    st_err_clear(&err);
+    s[0].flops = -1;
+    assert_int_equal(plan_gemm_fit_run(s, n, &f, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "must be positive"));
+}
+
+/* Grouped samples: the fit matches each group's total time. Two groups of
+ * a fast and a slow GEMM (the slow one below the model) and the model
+ * itself found back from totals made by it. */
+static void fit_by_groups(void **state)
+{
+    (void)state;
+    plan_gemm_fit truth = {.asymptote_flops = 1.5e11, .dim_half = 40.0};
+    plan_gemm_sample s[12];
+    int n = 0;
+    static const double T[] = {128, 512, 2048};
+    for (int g = 0; g < 3; g++) {
+        double sides[3][3] = {{T[g], 768, 256}, {T[g], 256, 1024}, {T[g], T[g], 64}};
+        for (int q = 0; q < 3; q++)
+            s[n++] = (plan_gemm_sample){sides[q][0], sides[q][1], sides[q][2],
+                                        plan_gemm_fit_rate(&truth, sides[q][0], sides[q][1],
+                                                           sides[q][2]),
+                                        g + 1};
+    }
+    /* one group's two GEMMs trade time: 10 % slower and faster so that
+     * their total is the model's */
+    double t0 = 2 * s[0].m * s[0].n * s[0].k / s[0].flops;
+    double t1 = 2 * s[1].m * s[1].n * s[1].k / s[1].flops;
+    double d = 0.1 * fmin(t0, t1);
+    s[0].flops = 2 * s[0].m * s[0].n * s[0].k / (t0 + d);
+    s[1].flops = 2 * s[1].m * s[1].n * s[1].k / (t1 - d);
+    plan_gemm_fit f;
+    st_err err = {0};
+    assert_int_equal(plan_gemm_fit_run(s, n, &f, &err), ST_OK);
+    assert_int_equal(f.groups, 3);
+    assert_int_equal(f.used, 9);
+    assert_rel(f.asymptote_flops, 1.5e11, 1e-6);
+    assert_rel(f.dim_half, 40.0, 1e-5);
+    assert_true(f.max_abs_err_pct < 1e-4);
+}
+
+static plan_gpu gpu;
+static plan_instance inst;
+static plan_curve flat;
+
+/* One GPU per node, round numbers. */
+static void make_cluster(plan_cluster *c)
+{
+    memset(&gpu, 0, sizeof gpu);
+    strcpy(gpu.name, "CPU-TEST");
+    gpu.mem_bytes = 1e12;
+    gpu.peak_flops = 2e11;
+    gpu.hbm_bps = 2e10;
+    gpu.gemm_eff_max = 1.0;
+    gpu.gemm_dim_half = 16;
+    gpu.misaligned_factor = 1.0;
+    gpu.hbm_eff = 0.5;
+    gpu.flash_eff = 1.0;
+    memset(&flat, 0, sizeof flat);
+    strcpy(flat.name, "flat");
+    flat.n = 1;
+    flat.log2_bytes[0] = 20;
+    flat.eff[0] = 1.0;
+    memset(&inst, 0, sizeof inst);
+    strcpy(inst.name, "host-test");
+    strcpy(inst.gpu, gpu.name);
+    inst.gpus_per_node = 1;
+    inst.nvlink_bps = inst.intra_busbw_bps = inst.net_bps = 1e10;
+    inst.intra_latency_s = inst.net_latency_s = 2e-6;
+    inst.net_ring_eff = inst.net_tree_eff = 1.0;
+    inst.net_latency_nodes = 2;
+    c->inst = &inst;
+    c->gpu = &gpu;
+    c->intra_curve = c->net_curve = &flat;
+    c->nodes = 1;
+    c->gpus = 1;
+    plan_cluster_use(NULL, NULL, c);
+}
+
+static plan_model model(plan_arch arch)
+{
+    plan_model m = {.arch = arch, .layers = 13, .hidden = 640, .heads = 10, .kv_heads = 10,
+                    .ffn = arch == PLAN_ARCH_GPT ? 2560 : 1792, .seq = 384, .vocab = 4096,
+                    .tied_embedding = arch == PLAN_ARCH_GPT, .dropout = PLAN_DROPOUT_OFF};
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    return m;
+}
+
+static plan_layout one_rank(int mbs, int mb)
+{
+    plan_layout l;
+    plan_layout_default(&l);
+    l.micro_batch = mbs;
+    l.microbatches = mb;
+    l.active_microbatches = mb;
+    l.global_batch = (int64_t)mbs * mb;
+    l.precision = PLAN_PREC_FP32;
+    return l;
+}
+
+static void compute_floors(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    make_cluster(&c);
+    st_err err = {0};
+    for (int arch = 0; arch < 2; arch++) {
+        plan_model m = model((plan_arch)arch);
+        plan_layout l = one_rank(3, 5);
+        plan_estimate e0, e1;
+        make_cluster(&c);
+        assert_int_equal(plan_evaluate(&m, &c, &l, &e0, NULL, &err), ST_OK);
+        /* the other activation's floors change nothing, bit for bit */
+        if (arch == PLAN_ARCH_GPT)
+            gpu.glu_fwd_s = gpu.glu_bwd_s = 1e-6;
+        else
+            gpu.act_fwd_s = gpu.act_bwd_s = 1e-6;
+        assert_int_equal(plan_evaluate(&m, &c, &l, &e1, NULL, &err), ST_OK);
+        assert_memory_equal(&e0.time, &e1.time, sizeof e0.time);
+        /* the architecture's own: each layer's activation kernels take
+         * elements x floor instead of their bytes at the HBM rate */
+        double fs = 7e-9, bs = 1.1e-8;
+        if (arch == PLAN_ARCH_GPT) {
+            gpu.act_fwd_s = fs;
+            gpu.act_bwd_s = bs;
+        } else {
+            gpu.glu_fwd_s = fs;
+            gpu.glu_bwd_s = bs;
+        }
+        assert_int_equal(plan_evaluate(&m, &c, &l, &e1, NULL, &err), ST_OK);
+        double T = 3.0 * 384, n_act = T * (double)m.ffn;
+        double passes = arch == PLAN_ARCH_GPT ? 2.0 : 3.0; /* ELEM_F_GPT, ELEM_F_LLAMA */
+        double mem_a = 4.0 * T * passes * (double)m.ffn / (2e10 * 0.5);
+        double per_mb = 13 * ((n_act * fs - mem_a) + (n_act * bs - 2 * mem_a));
+        assert_rel(e1.time.compute_s - e0.time.compute_s, 5 * per_mb, 1e-9);
+        assert_true(e1.time.optimizer_s == e0.time.optimizer_s);
+        /* the optimizer: parameters x floor when that is the slower */
+        gpu.opt_param_s = 5e-9;
+        assert_int_equal(plan_evaluate(&m, &c, &l, &e1, NULL, &err), ST_OK);
+        assert_rel(e1.time.optimizer_s, (double)m.params * 5e-9, 1e-12);
+        assert_rel(e1.time.step_s, e1.time.compute_s + e1.time.optimizer_s + e1.time.bubble_s +
+                                       e1.time.pp_comm_s + e1.time.dp_exposed_s,
+                   1e-12);
+        gpu.opt_param_s = 1e-15; /* below the bytes: the bytes decide */
+        assert_int_equal(plan_evaluate(&m, &c, &l, &e1, NULL, &err), ST_OK);
+        assert_true(e1.time.optimizer_s == e0.time.optimizer_s);
+    }
+}
+
+/* The attention core's measured rates bound the unfused attention: with
+ * rates far below the GEMM model, a step's attention time is exactly the
+ * counted work over them (4 d per score forward, 8 d backward, the full
+ * s x s as the planner counts it). */
+static void attention_rates(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    make_cluster(&c);
+    st_err err = {0};
+    plan_model m = model(PLAN_ARCH_GPT);
+    plan_layout l = one_rank(3, 5);
+    l.flash_attention = 0;
+    plan_estimate e0, e1;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e0, NULL, &err), ST_OK);
+    gpu.attn_fwd_flops = 1e9;
+    gpu.attn_bwd_flops = 2e9;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e1, NULL, &err), ST_OK);
+    double scores = 3.0 * 10 * 384 * 384, d = 64;
+    double want = 13 * 5 * (4 * scores * d / 1e9 + 8 * scores * d / 2e9);
+    assert_rel(e1.compute.attn_s, want, 1e-9);
+    assert_true(e1.compute.attn_s > e0.compute.attn_s);
+    assert_rel(e1.time.compute_s - e0.time.compute_s, want - e0.compute.attn_s, 1e-9);
+    /* rates far above it: the GEMM model and the scores' bytes decide */
+    gpu.attn_fwd_flops = gpu.attn_bwd_flops = 1e20;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e1, NULL, &err), ST_OK);
+    assert_true(e1.time.compute_s == e0.time.compute_s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fit_recovers_model),
+        cmocka_unit_test(fit_by_groups),
+        cmocka_unit_test(compute_floors),
+        cmocka_unit_test(attention_rates),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
