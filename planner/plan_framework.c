@@ -315,7 +315,10 @@ const plan_framework plan_frameworks[] = {
         .vocab_multiple = 128,
         .family = PLAN_FW_DEEPSPEED,
         .label = "DeepSpeed (Megatron-DeepSpeed)",
-        .names = {"Megatron-DeepSpeed", "DeepSpeed", NULL},
+        /* GPT-NeoX and Megatron-Turing NLG run on DeepSpeed's engine (GPT-NeoX
+         * README: "based on Megatron-LM and DeepSpeed"; Smith et al. 2022) */
+        .names = {"Megatron-DeepSpeed", "DeepSpeed", "GPT-NeoX", "Megatron-Turing", "MT-NLG",
+                  NULL},
         .user = 1,
         .schedules = B(PLAN_SCHED_INTERLEAVED),
         .shardings = SH_ALL,
@@ -354,7 +357,10 @@ const plan_framework plan_frameworks[] = {
         .zero2_gathers = 1,
         .family = PLAN_FW_FSDP,
         .label = "PyTorch FSDP",
-        .names = {"FSDP", "llm-foundry", "torchtitan", "Composer", NULL},
+        /* metaseq (OPT) and fairscale shard with FairScale's FullyShardedDataParallel,
+         * the FSDP that PyTorch took in (Zhang et al. 2022, OPT, Sec. 2.3) */
+        .names = {"FSDP", "llm-foundry", "torchtitan", "Composer", "Fully Sharded", "metaseq",
+                  "fairscale", NULL},
         .user = 1,
         .schedules = B(PLAN_SCHED_INTERLEAVED),
         .shardings = B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
@@ -389,7 +395,7 @@ const plan_framework plan_frameworks[] = {
         .key = "jax",
         .family = PLAN_FW_JAX,
         .label = "JAX/XLA (MaxText, Paxml)",
-        .names = {"MaxText", "Paxml", "Pax", "JAX", "XLA", NULL},
+        .names = {"MaxText", "Paxml", "Pax", "JAX", "XLA", "T5X", "Levanter", NULL},
         .user = 1,
         .schedules = B(PLAN_SCHED_INTERLEAVED),
         .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_PARAMS),
@@ -571,7 +577,7 @@ int plan_framework_match(const char *text)
     long best_at = -1;
     size_t best_len = 0;
     for (int i = 0; i < plan_nframeworks; i++)
-        for (int k = 0; k < 6 && plan_frameworks[i].names[k]; k++) {
+        for (int k = 0; k < PLAN_FW_NAMES_MAX && plan_frameworks[i].names[k]; k++) {
             size_t n = strlen(plan_frameworks[i].names[k]);
             long at = find(text, plan_frameworks[i].names[k]);
             if (at < 0)

@@ -58,6 +58,9 @@ typedef enum plan_fw_sync {
     PLAN_SYNC_PER_MICROBATCH,
 } plan_fw_sync;
 
+/* Names a run's framework text may give a profile by (NULL-terminated). */
+#define PLAN_FW_NAMES_MAX 10
+
 typedef struct plan_framework {
     const char *key;             /* "smp", "megatron", "megatron-2020", ... */
     plan_fw_family family;
@@ -65,7 +68,7 @@ typedef struct plan_framework {
     /* Texts of a published run's framework column that name this profile
      * (case-insensitive substrings, NULL-terminated); the first profile in
      * table order with a matching text wins. */
-    const char *names[6];
+    const char *names[PLAN_FW_NAMES_MAX];
     int user;                    /* offered to --framework */
 
     /* ---- 1. knobs the stack has ---- */

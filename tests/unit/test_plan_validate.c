@@ -660,6 +660,34 @@ static void test_framework_defaults(void **state)
     assert_non_null(strstr(r->notes, "not known"));
 }
 
+/* A run's framework text names its stack first; the engine it runs on may
+ * follow in parentheses. */
+static void test_framework_names(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *key;
+    } cases[] = {
+        {"NeMo 24.07 (Megatron-Core)", "nemo"},
+        {"Megatron-Core r0.8.0", "megatron"},
+        {"Megatron-DeepSpeed", "deepspeed"},
+        {"Megatron-LM (PTD-P)", "megatron-2021"},
+        {"Composer + PyTorch FSDP (llm-foundry)", "fsdp"},
+        {"metaseq (FSDP + Megatron TP)", "fsdp"},
+        {"GPT-NeoX (DeepSpeed)", "deepspeed"},
+        {"Paxml (JAX)", "jax"},
+        {"T5X", "jax"},
+        {"SageMaker model parallel library v1 (smdistributed.modelparallel)", "smp"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int k = plan_framework_match(cases[i].text);
+        assert_true(k >= 0);
+        if (strcmp(plan_framework_get(k)->key, cases[i].key) != 0)
+            fail_msg("'%s': %s, want %s", cases[i].text, plan_framework_get(k)->key, cases[i].key);
+    }
+    assert_int_equal(plan_framework_match("Colossal-AI"), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -679,6 +707,7 @@ int main(void)
         cmocka_unit_test(test_model_parallel_size),
         cmocka_unit_test(test_tokens_fsdp_network),
         cmocka_unit_test(test_framework_defaults),
+        cmocka_unit_test(test_framework_names),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
