@@ -1127,7 +1127,9 @@ static int record_run(db *d, const db_provenance *p, void *vctx, st_err *err)
         const exec_rank_stat *k = &r->rank_stats[i];
         ranks[i] = (db_run_rank){k->rank, k->tp_rank, k->pp_rank, k->dp_rank, k->peak_memory_bytes,
                                  k->phases.compute_s, k->phases.tp_comm_s, k->phases.pp_wait_s,
-                                 k->phases.dp_comm_s, k->phases.optimizer_s};
+                                 k->phases.dp_comm_s, k->phases.optimizer_s,
+                                 isfinite(k->device_memory_peak_bytes)
+                                     ? k->device_memory_peak_bytes : 0.0};
     }
     const outcome *oc = x->oc;
     int failed_rank = oc->failed_rank, exit_status = x->exit_status;
@@ -1145,7 +1147,8 @@ static int record_run(db *d, const db_provenance *p, void *vctx, st_err *err)
         .exit_status = &exit_status, .measured_steps = oc->measured,
         .launch_command = x->cmd_text, .run_dir = x->run_dir, .config_json = x->config_text,
         .scaled = x->j->scaled, .plan_record_id = x->plan_record,
-        .simulated_step_s = x->h->simulated_s};
+        .simulated_step_s = x->h->simulated_s,
+        .device_name = x->have_result && r->device_name[0] ? r->device_name : NULL};
     const plan_cluster *c = x->h->have_entry ? &x->h->cluster : NULL;
     int rc = db_record_run(d, p, &x->j->model, c, &x->j->layout, x->h->have_est ? &x->h->est : NULL,
                            &run, &x->run_id, err);
