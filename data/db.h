@@ -472,6 +472,28 @@ typedef struct db_measured {
 
 int db_measured_runs(db *d, int64_t record_id, db_measured *out, int max, int *n, st_err *err);
 
+/* The executor's runs (runs.source 'measured', schema version 4 and later)
+ * that ended "ok" with a measured step, oldest first: what `smdplan
+ * calibrate --runs` fits to. The layout and model of each are its record's
+ * (db_plans: the plan of role "measured", db_model). A file older than
+ * version 4 has none (*n = 0). */
+typedef struct db_exec_run {
+    int64_t run_id, record_id;
+    int ranks;
+    char device[16];             /* "cpu", "cuda" */
+    char transport[16];          /* "mpi", "nccl" */
+    char device_name[256];       /* version 5: the device as it named itself; "" before */
+    char run_host[128];
+    char model[PLAN_NAME_MAX];
+    char instance_type[48];      /* of its plan: the catalog entry it was predicted on, or
+                                  * the host's name when there was none */
+    char framework[16];          /* the plan's plan_frameworks key */
+    double measured_s;           /* median of the measured steps */
+    double predicted_s, simulated_s; /* when it ran; 0 = none */
+} db_exec_run;
+
+int db_exec_runs(db *d, db_exec_run *out, int max, int *n, st_err *err);
+
 /* The calibration of a calibration record as plan_calibrate reported it:
  * every fit (groups, in the order recorded) with its parameters and their
  * standard errors, and every source with its fitted and held-out error. The

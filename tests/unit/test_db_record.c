@@ -917,6 +917,17 @@ static void test_exec_run_round_trip(void **state)
     assert_int_equal(db_record_run(f->d, &f->prov, &f->model, &f->cluster, &best->layout,
                                    &best->est, &bad, &id, &err),
                      ST_OK);
+    /* what calibrate --runs fits to: the run that ended ok, not the failed one */
+    db_exec_run x[4];
+    assert_int_equal(db_exec_runs(f->d, x, 4, &n, &err), ST_OK);
+    assert_int_equal(n, 1);
+    assert_true(x[0].measured_s == 0.3125 && x[0].predicted_s == best->est.time.step_s &&
+                x[0].simulated_s == 0.296875 && x[0].ranks == 2);
+    assert_string_equal(x[0].device, "cpu");
+    assert_string_equal(x[0].transport, "mpi");
+    assert_string_equal(x[0].device_name, "NVIDIA H100 80GB HBM3, compute capability 9.0");
+    assert_string_equal(x[0].instance_type, f->cluster.inst->name);
+    assert_string_equal(x[0].framework, plan_framework_get(best->layout.framework)->key);
     rec = show(f, id);
     r = get(rec, "runs")->child;
     assert_true(num(r, "failed_rank") == 1 && num(r, "exit_status") == 137);
