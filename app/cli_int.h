@@ -71,6 +71,9 @@ void cli_capture_wrap(cli_capture_buf *c, FILE *f, const char *first, const char
 /* Print "smdplan: <message>" on stderr and return the exit code for code. */
 int cli_fail(const st_err *err);
 
+/* --catalog files a command merges, at most. */
+#define CLI_CATALOGS_MAX 8
+
 /* Everything the plan command was asked. */
 typedef struct cli_plan_opts {
     plan_config cfg;
@@ -79,7 +82,9 @@ typedef struct cli_plan_opts {
     const char *family;          /* --family */
     const char *model_file;      /* --model config.json */
     const char *instances;       /* --instances */
-    const char *catalog_file;    /* --catalog */
+    const char *catalog_files[CLI_CATALOGS_MAX]; /* --catalog, in order: each merged over
+                                  * the catalog as it stands (later files override) */
+    int ncatalogs;
     const char *region;          /* --region: SageMaker prices of this region */
     const char *prices_file;     /* --prices: price lists (default data/sagemaker_prices.json) */
     int64_t layers, hidden, heads, kv_heads, ffn, seq, vocab; /* overrides, 0 = unset */
