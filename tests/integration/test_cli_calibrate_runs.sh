@@ -49,19 +49,22 @@ run bench 0 "$bin" bench --quick --write-catalog host.json --db "$db"
 entry=$(sed -n 's/^entry \(host-[^ ]*\) (device \([^)]*\)).*/\1 \2/p' "$tmp/out")
 inst=${entry% *}
 chip=${entry#* }
-[ -n "$inst" ] && [ -n "$chip" ] || { echo "FAIL bench: no entry line"; cat "$tmp/out"; exit 1; }
+if [ -z "$inst" ] || [ -z "$chip" ]; then echo "FAIL bench: no entry line"; cat "$tmp/out"; exit 1; fi
 run empty 2 "$bin" calibrate --runs --catalog host.json --db "$db"
 one_line empty "none of the 0 executed runs"
 shapes=("--layers 2 --hidden 128 --heads 4 --seq 64 --vocab 256"
         "--layers 3 --hidden 192 --heads 4 --seq 64 --vocab 512"
         "--layers 2 --hidden 256 --heads 4 --seq 128 --vocab 256")
+shape() { read -ra sh <<<"${shapes[$1]}"; } # the flags of shape $1, in sh
 for i in 0 1 2; do
-  run "exec-$i" 0 "$bin" exec --catalog host.json ${shapes[$i]} --steps 5 --db "$db" --json
+  shape "$i"
+  run "exec-$i" 0 "$bin" exec --catalog host.json "${sh[@]}" --steps 5 --db "$db" --json
   has "exec-$i" "$tmp/out" '"predicted_step_s":[[:space:]]*[0-9]'
 done
 first=$(sed -n 's/^[[:space:]]*"run_id":[[:space:]]*\([0-9]*\).*/\1/p' "$tmp/out")
 # a run of a host with no catalog entry: recorded, not predicted, left out
-run exec-bare 0 "$bin" exec --host no-entry ${shapes[0]} --steps 3 --db "$db"
+shape 0
+run exec-bare 0 "$bin" exec --host no-entry "${sh[@]}" --steps 3 --db "$db"
 bare=$(sed -n 's/^run \([0-9]*\): ok$/\1/p' "$tmp/out")
 
 # ---- the fit, with each shape held out ----
@@ -103,11 +106,13 @@ has history "$tmp/out" "calibrate runs.db: 3 rows from 3 sources"
 
 # ---- the override in force: the last shape predicted as the table says ----
 fitted=$(awk -v id="$first" '$1 == id { print $(NF - 2) }' "$tmp/fit.out")
-run exec-fitted 0 "$bin" exec --catalog host.json --catalog fitted.json ${shapes[2]} --steps 3 \
+shape 2
+run exec-fitted 0 "$bin" exec --catalog host.json --catalog fitted.json "${sh[@]}" --steps 3 \
   --db "$db" --json
 pred=$(sed -n 's/^[[:space:]]*"predicted_step_s":[[:space:]]*\([0-9.e+-]*\).*/\1/p' "$tmp/out")
-[ -n "$fitted" ] && [ -n "$pred" ] && [ "$(printf '%.4f' "$pred")" = "$fitted" ] ||
-  { echo "FAIL exec-fitted: predicted $pred with the override, the fit's table says $fitted"; fail=1; }
+if [ -z "$fitted" ] || [ -z "$pred" ] || [ "$(printf '%.4f' "$pred")" != "$fitted" ]; then
+  echo "FAIL exec-fitted: predicted $pred with the override, the fit's table says $fitted"; fail=1
+fi
 
 [ "$fail" -eq 0 ] && echo "all passed"
 exit "$fail"
