@@ -1141,6 +1141,7 @@ static void predict_on_gpu(const exec_opts *o, cli_plan_ctx *x, const exec_job *
     h->have_entry = 1;
     h->peak_flops_per_rank = h->cluster.gpu->peak_flops;
     h->peak_devices = gpus_used < j->ranks ? gpus_used : j->ranks;
+    h->cluster.gpus = j->ranks; /* the recorded plan's GPUs: one per rank, as its layout */
     if (gpus_used < j->ranks) {
         snprintf(h->note, sizeof h->note, "%d ranks share %d GPU%s: the planner predicts one GPU "
                  "per rank, no prediction", j->ranks, gpus_used, gpus_used == 1 ? "" : "s");
