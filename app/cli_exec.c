@@ -34,7 +34,6 @@
  */
 #include "app/cli.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -1045,60 +1044,6 @@ static int choose_transport(const exec_opts *o, const gpu_hosts *g, int cuda, ch
     return ST_OK;
 }
 
-/* Does name contain word (case-insensitive) not inside a longer word? */
-static int has_word(const char *name, const char *word)
-{
-    size_t n = strlen(word);
-    for (const char *p = name; n && *p; p++)
-        if (!strncasecmp(p, word, n) && (p == name || !isalnum((unsigned char)p[-1])) &&
-            !isalnum((unsigned char)p[n]))
-            return 1;
-    return 0;
-}
-
-/* GiB a device's name or description states ("80GB", "79.1 GiB"); 0 when
- * none. The catalog's nominal GB are GiB, as plan_validate reads them. */
-static double stated_gib(const char *name)
-{
-    for (const char *p = name; *p; p++) {
-        if (!isdigit((unsigned char)*p) || (p > name && (isdigit((unsigned char)p[-1]) ||
-                                                          p[-1] == '.')))
-            continue;
-        char *e;
-        double v = strtod(p, &e);
-        while (*e == ' ')
-            e++;
-        if (v >= 1 && v <= 4096 && (!strncmp(e, "GB", 2) || !strncmp(e, "GiB", 3)))
-            return v;
-    }
-    return 0;
-}
-
-/* The catalog GPU a CUDA device's description names: the chip a catalog
- * name starts with ("H100" of "H100-80GB") as a word of the description,
- * and among that chip's GPUs the one whose memory is closest to what the
- * description states (the first in catalog order when it states none).
- * -1 when no catalog GPU's chip is named. */
-static int gpu_by_name(const plan_catalog *cat, const char *desc)
-{
-    double gib = stated_gib(desc);
-    int best = -1;
-    double best_d = INFINITY;
-    for (int i = 0; i < cat->ngpus; i++) {
-        char chip[32];
-        snprintf(chip, sizeof chip, "%.*s", (int)strcspn(cat->gpus[i].name, "-"),
-                 cat->gpus[i].name);
-        if (!chip[0] || !has_word(desc, chip))
-            continue;
-        double d = gib > 0 ? fabs(log(cat->gpus[i].mem_bytes / 1073741824.0 / gib)) : 0;
-        if (d < best_d) {
-            best = i;
-            best_d = d;
-        }
-    }
-    return best;
-}
-
 /* The prediction of a cuda run: the catalog's instance type given by --host
  * or --instances, else the first instance type of the catalog GPU the
  * device names (desc: RESULT.json's device_name; NULL before the run),
@@ -1114,7 +1059,7 @@ static void predict_on_gpu(const exec_opts *o, cli_plan_ctx *x, const exec_job *
     else if (x->have_cluster)
         in = x->cluster.inst;
     else if (desc && *desc) {
-        int gi = gpu_by_name(&x->cat, desc);
+        int gi = cli_catalog_gpu_of_device(&x->cat, desc);
         for (int i = 0; gi >= 0 && i < x->cat.ninstances && !in; i++)
             if (x->cat.instances[i].gpu_index == gi && x->cat.instances[i].gpus_per_node >= gpus_used)
                 in = &x->cat.instances[i];
