@@ -1540,6 +1540,9 @@ int cli_exec_cmd(int argc, char **argv)
         if (rc == ST_OK && o.host_type && !plan_catalog_find(&x.cat, o.host_type))
             rc = ST_RAISE(&err, ST_EINVAL, "--host %s: not an instance type of the catalog (see "
                           "smdplan catalog; add one with --catalog FILE)", o.host_type);
+        if (rc == ST_OK && o.emit && gh.gpus == 0)
+            rc = ST_RAISE(&err, ST_EINVAL, "--emit slurm --device cuda: the GPUs of a node are "
+                          "not known here (no plan cluster, none visible); give --gpus-per-host N");
         if (rc == ST_OK && gh.visible == 0 && !o.dry_run && !o.emit)
             rc = ST_RAISE(&err, ST_EINVAL, "--device cuda: CUDA sees no GPU on this host; nothing "
                           "launched (--dry-run or --emit slurm, with --gpus-per-host N, prepare a "

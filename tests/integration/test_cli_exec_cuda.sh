@@ -123,6 +123,10 @@ run emit 0 "$bin" exec "${tiny[@]}" --device cuda --dp 2 --gpus-per-host 2 --emi
 has emit "$tmp/out" "#SBATCH --gpus-per-node=2"
 has emit "$tmp/out" '"device":[[:space:]]*"cuda"'
 bash -n "$tmp/out" || { echo "FAIL emit: the script does not parse"; fail=1; }
+if [ "$gpus" -eq 0 ]; then
+  run emit-unknown 2 "$bin" exec "${tiny[@]}" --device cuda --emit slurm --db "$db"
+  one_line emit-unknown "give --gpus-per-host N"
+fi
 nothing_written emit
 
 [ "$fail" -eq 0 ] && echo "all passed"
