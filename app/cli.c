@@ -34,6 +34,9 @@ static void print_version(void)
     exec_features f = exec_features_built();
     printf("build features: CUDA %s, NCCL %s, MPI %s\n", f.cuda ? "yes" : "no",
            f.nccl ? "yes" : "no", f.mpi ? "yes" : "no");
+    /* what smdplan exec --device cuda would find here (scripts test it) */
+    if (f.cuda)
+        printf("GPUs visible to CUDA: %d\n", exec_device_count("cuda"));
 }
 
 int cli_main(int argc, char **argv)

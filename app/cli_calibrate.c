@@ -7,6 +7,20 @@
  * shipped calibration (data/calibration.json, which every other command
  * merges over the catalog), so `smdplan calibrate data/reference/
  * calibration_runs.csv --write data/calibration.json` remakes that file.
+ *
+ * `smdplan calibrate --runs` fits the same way to the executor's own runs
+ * recorded in the database (smdplan exec): each run that ended "ok" with a
+ * measured step and was predicted when it ran (its plan names a catalog
+ * entry) becomes a row of plan_calibrate_results with exactly the model,
+ * layout and node it ran (its record's), its measured median step as the
+ * reference and its model shape as its source (leave-one-source-out then
+ * predicts each shape from the others). Only the framework's efficiencies
+ * are fitted (plan_cal_options.keep_chips): the chip's own values stay
+ * those smdplan bench measured (a CPU host) or the published runs' pools
+ * gave (a GPU), so the override --write makes holds one "efficiencies"
+ * entry per (framework, chip) and changes nothing else. It starts from
+ * the catalog as every command loads it (with the shipped calibration)
+ * and the --catalog files (in order).
  */
 #include "app/cli.h"
 
@@ -62,7 +76,9 @@ static void usage(FILE *f)
             "  --no-record       do not record this run\n"
             "  --db FILE         record into this database (default $SMDPLAN_DB, else smdplan.db)\n\n"
             "  smdplan calibrate --bench [ID] [--write FILE]   this host's catalog entry again\n"
-            "                    from a recorded smdplan bench (ID, or the host's newest)\n\n"
+            "                    from a recorded smdplan bench (ID, or the host's newest)\n"
+            "  smdplan calibrate --runs [--catalog FILE]... [--write FILE]   the executor's\n"
+            "                    efficiencies from its runs recorded by smdplan exec (--runs --help)\n\n"
             "Example:\n  smdplan calibrate data/reference/calibration_runs.csv --write fitted.json\n"
             "  smdplan validate data/reference/calibration_runs.csv --catalog fitted.json\n");
 }
@@ -214,7 +230,7 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
     if (t)
         cli_table_print(f, t, "");
     cli_table_free(t);
-    fprintf(f, "\nmean over sources of the mean |error|: %.1f%% (worst source %.1f%%)", 
+    fprintf(f, "\nmean over sources of the mean |error|: %.1f%% (worst source %.1f%%)",
             rep->mean_source_err_pct, rep->max_source_err_pct);
     if (!isnan(rep->loso_mean_source_err_pct))
         fprintf(f, "; held out: %.1f%% (worst %.1f%%)", rep->loso_mean_source_err_pct,
@@ -260,11 +276,312 @@ static int calibrate_bench(int argc, char **argv)
     return cli_bench_cmd(3 + n, out);
 }
 
+/* ---- smdplan calibrate --runs ---- */
+
+#define RUNS_MAX 4096
+#define RUN_PLANS_MAX 8
+
+/* A run's model shape, its source: "gpt L4 H512 A8 S256 V1024". */
+static void shape_key(const plan_model *m, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s L%lld H%lld A%lld S%lld V%lld",
+             m->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt", (long long)m->layers,
+             (long long)m->hidden, (long long)m->heads, (long long)m->seq, (long long)m->vocab);
+}
+
+/* One recorded run made a row: what it ran and what it measured. 0 and r
+ * filled, or 1 and why it cannot take part. */
+static int run_row(db *d, const plan_catalog *cat, const db_exec_run *x,
+                   plan_validate_result *r, char *why, size_t nwhy)
+{
+    memset(r, 0, sizeof *r);
+    if (!(x->predicted_s > 0)) {
+        snprintf(why, nwhy, "not predicted when it ran (no catalog entry, more ranks than "
+                 "devices, or ranks sharing a GPU)");
+        return 1;
+    }
+    const plan_instance *in = plan_catalog_find(cat, x->instance_type);
+    if (!in) {
+        snprintf(why, nwhy, "instance type %s is not in the catalog (give its --catalog file)",
+                 x->instance_type);
+        return 1;
+    }
+    db_plan *p = calloc(RUN_PLANS_MAX, sizeof *p);
+    st_err err = {0};
+    int np = 0, rc = p ? db_plans(d, x->record_id, p, RUN_PLANS_MAX, &np, &err) : ST_ENOMEM;
+    const db_plan *pick = NULL;
+    for (int i = 0; rc == ST_OK && i < np && !pick; i++)
+        if (!strcmp(p[i].role, "measured"))
+            pick = &p[i];
+    if (rc == ST_OK && pick)
+        rc = db_model(d, x->record_id, &r->model, &err);
+    if (rc != ST_OK || !pick) {
+        snprintf(why, nwhy, "its record has no plan or model: %.150s", rc ? err.msg : "none");
+        free(p);
+        return 1;
+    }
+    snprintf(r->row_id, sizeof r->row_id, "run %lld", (long long)x->record_id);
+    shape_key(&r->model, r->source_key, sizeof r->source_key);
+    r->have_model = 1;
+    r->layout = pick->layout;
+    r->framework = pick->layout.framework;
+    r->inst = *in;
+    snprintf(r->instance, sizeof r->instance, "%s", in->name);
+    r->nodes = pick->nodes;
+    r->gpus = pick->gpus;
+    snprintf(r->notes, sizeof r->notes, "%s", pick->label); /* for the table */
+    free(p);
+    r->have_layout = 1;
+    plan_cluster c;
+    if (plan_validate_cluster(cat, r, &c, &err) != ST_OK ||
+        plan_evaluate(&r->model, &c, &r->layout, &r->est, NULL, &err) != ST_OK) {
+        snprintf(why, nwhy, "cannot be predicted now: %.150s", err.msg);
+        return 1;
+    }
+    if ((r->est.reject != PLAN_OK && r->est.reject != PLAN_REJ_OOM) || !(r->est.time.step_s > 0)) {
+        char w[160];
+        snprintf(why, nwhy, "the planner rejects its layout now: %.150s",
+                 plan_estimate_reason(&r->est, w, sizeof w));
+        return 1;
+    }
+    r->pred_oom = r->est.reject == PLAN_REJ_OOM;
+    r->pred_time_s = r->est.time.step_s;
+    r->pred_mem_bytes = r->est.mem.total_bytes;
+    r->basis = PLAN_VAL_BASIS_TIME;
+    r->ref_time_s = x->measured_s;
+    r->error_pct = 100.0 * (r->pred_time_s - r->ref_time_s) / r->ref_time_s;
+    r->compared = 1;
+    return 0;
+}
+
+/* The step time of row r under the catalog as it stands (0: none). */
+static double row_step_s(const plan_catalog *cat, const plan_validate_result *r)
+{
+    plan_cluster c;
+    plan_estimate e;
+    st_err err = {0};
+    if (plan_validate_cluster(cat, r, &c, &err) != ST_OK ||
+        plan_evaluate(&r->model, &c, &r->layout, &e, NULL, &err) != ST_OK)
+        return 0;
+    return e.time.step_s;
+}
+
+static void runs_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: smdplan calibrate --runs [--framework F] [--gpu CHIP] [--fit P1,P2]\n"
+            "                         [--catalog FILE]... [--write OUT.json] [--no-loso] [--db FILE]\n\n"
+            "Fits the efficiencies of the executor's framework (smdplan) on each chip to the runs\n"
+            "smdplan exec recorded in the database, as smdplan calibrate FILE.csv fits published\n"
+            "runs: each run that ended ok with a measured step and was predicted when it ran is a\n"
+            "row with the exact model, layout and node it ran, its median step the reference, its\n"
+            "model shape its source (each shape is also predicted held out of the fit). The chip's\n"
+            "own values (smdplan bench's, or the published runs' pool) are kept; --write saves the\n"
+            "fit as a catalog override (one efficiencies entry per framework and chip), which\n"
+            "--catalog applies, after the files the runs were predicted with.\n\n"
+            "Example (this host):\n"
+            "  smdplan bench --quick --write-catalog host.json\n"
+            "  smdplan exec --catalog host.json --layers 4 --hidden 256 --heads 4 --seq 128 --vocab 512\n"
+            "  smdplan calibrate --runs --catalog host.json --write fitted.json\n"
+            "  smdplan exec --catalog host.json --catalog fitted.json ...   # predicted with the fit\n");
+}
+
+static int calibrate_runs(int argc, char **argv)
+{
+    enum { R_RUNS = 300, R_CATALOG, R_GPU, R_FRAMEWORK, R_FIT, R_WRITE, R_NO_LOSO, R_NO_RECORD,
+           R_DB, R_HELP };
+    static const struct option ropts[] = {
+        {"runs", 0, NULL, R_RUNS},           {"catalog", 1, NULL, R_CATALOG},
+        {"gpu", 1, NULL, R_GPU},             {"framework", 1, NULL, R_FRAMEWORK},
+        {"fit", 1, NULL, R_FIT},             {"write", 1, NULL, R_WRITE},
+        {"no-loso", 0, NULL, R_NO_LOSO},     {"no-record", 0, NULL, R_NO_RECORD},
+        {"db", 1, NULL, R_DB},               {"help", 0, NULL, R_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    const char *catalogs[CLI_CATALOGS_MAX], *write = NULL, *db_path = NULL;
+    int ncat = 0, no_record = 0;
+    plan_cal_options opt = {.loso = 1, .keep_chips = 1};
+    st_err err = {0};
+    optind = 1;
+    opterr = 0;
+    int id;
+    while ((id = getopt_long(argc, argv, "h", ropts, NULL)) != -1) {
+        switch (id) {
+        case R_RUNS: break;
+        case 'h':
+        case R_HELP: runs_usage(stdout); return 0;
+        case R_CATALOG:
+            if (ncat == CLI_CATALOGS_MAX) {
+                fprintf(stderr, "smdplan: calibrate: --catalog %s: at most %d catalog files\n",
+                        optarg, CLI_CATALOGS_MAX);
+                return 2;
+            }
+            catalogs[ncat++] = optarg;
+            break;
+        case R_GPU: opt.silicon = optarg; break;
+        case R_FRAMEWORK: opt.framework = optarg; break;
+        case R_WRITE: write = optarg; break;
+        case R_NO_LOSO: opt.loso = 0; break;
+        case R_NO_RECORD: no_record = 1; break;
+        case R_DB: db_path = optarg; break;
+        case R_FIT:
+            if (plan_cal_params_parse(optarg, &opt.params, &err))
+                return cli_fail(&err);
+            break;
+        default:
+            fprintf(stderr, "smdplan: calibrate --runs: unknown option or missing value: '%s' "
+                            "(see smdplan calibrate --runs --help)\n", argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind != argc) {
+        fprintf(stderr, "smdplan: calibrate --runs: '%s': the runs come from the database; no "
+                        "file is read (see smdplan calibrate --runs --help)\n", argv[optind]);
+        return 2;
+    }
+    if (opt.framework) {
+        int known = 0;
+        for (int f = 0; f < PLAN_FW__COUNT; f++)
+            known |= strcasecmp(opt.framework, plan_fw_family_key((plan_fw_family)f)) == 0;
+        if (!known) {
+            fprintf(stderr, "smdplan: calibrate: --framework '%s': allowed are smp, megatron, "
+                            "deepspeed, fsdp, jax, smdplan, pytorch\n", opt.framework);
+            return 2;
+        }
+    }
+    const char *path = db_default_path(db_path);
+    char label[CLI_PATH_MAX + 32];
+    snprintf(label, sizeof label, "the executed runs in %s", path);
+
+    plan_catalog cat = {0};
+    db *d = NULL;
+    db_exec_run *runs = calloc(RUNS_MAX, sizeof *runs);
+    plan_validate_result *res = calloc(RUNS_MAX, sizeof *res);
+    plan_cal_report *rep = calloc(1, sizeof *rep);
+    int nruns = 0, nrows = 0, ex = 0, left = 0;
+    int rc = runs && res && rep ? data_catalog_load(NULL, &cat, &err)
+                                : ST_RAISE(&err, ST_ENOMEM, "out of memory");
+    for (int i = 0; rc == ST_OK && i < ncat; i++)
+        rc = data_catalog_merge(&cat, catalogs[i], &err);
+    if (rc == ST_OK && opt.silicon) {
+        int known = 0;
+        for (int i = 0; i < cat.ngpus; i++)
+            known |= strcasecmp(cat.gpus[i].silicon, opt.silicon) == 0;
+        if (!known)
+            rc = ST_RAISE(&err, ST_EINVAL, "--gpu '%s': not a chip of the catalog (its GPUs' "
+                          "silicon: see smdplan catalog --json)", opt.silicon);
+    }
+    if (rc == ST_OK)
+        rc = db_open(path, DB_OPEN_READ, &d, &err);
+    if (rc == ST_OK)
+        rc = db_exec_runs(d, runs, RUNS_MAX, &nruns, &err);
+    if (rc != ST_OK) {
+        ex = cli_fail(&err);
+        goto done;
+    }
+    /* every run that can take part, and why the others cannot */
+    char (*why)[200] = calloc((size_t)(nruns > 0 ? nruns : 1), sizeof *why);
+    if (!why) {
+        ex = 1;
+        goto done;
+    }
+    for (int i = 0; i < nruns; i++) {
+        int fwi = -1;
+        st_err fe = {0};
+        if (plan_framework_find(runs[i].framework, &fwi, &fe) != ST_OK)
+            snprintf(why[i], sizeof why[i], "its plan names no framework");
+        else if (opt.framework &&
+                 strcasecmp(opt.framework, plan_fw_family_key(plan_framework_get(fwi)->family)))
+            continue; /* another framework's: not asked for */
+        else if (run_row(d, &cat, &runs[i], &res[nrows], why[i], sizeof why[i]) == 0) {
+            nrows++;
+            continue;
+        }
+        left++;
+    }
+    db_close(d);
+    d = NULL;
+    if (nrows == 0) {
+        fprintf(stderr, "smdplan: calibrate --runs: none of the %d executed run%s in %s can be "
+                        "fitted%s%s\n", nruns, nruns == 1 ? "" : "s", path,
+                nruns ? "; the first: " : " (record some with smdplan exec)",
+                nruns ? why[0] : "");
+        free(why);
+        ex = 2;
+        goto done;
+    }
+    /* what each run was predicted at before the fit */
+    double *before = calloc((size_t)nrows, sizeof *before);
+    for (int i = 0; before && i < nrows; i++)
+        before[i] = row_step_s(&cat, &res[i]);
+    rc = plan_calibrate_results(&cat, res, nrows, &opt, rep, &err);
+    if (rc == ST_OK && write)
+        rc = write_override(write, &cat, rep, label, &err);
+    if (rc != ST_OK) {
+        ex = cli_fail(&err);
+        free(before);
+        free(why);
+        goto done;
+    }
+    cli_capture_buf cb;
+    FILE *pf = cli_capture(&cb);
+    FILE *f = pf ? pf : stdout;
+    print_report(f, label, nrows, rep);
+    fprintf(f, "\n");
+    cli_table *t = cli_table_new();
+    const char *const head[] = {"run", "model", "layout", "on", "measured", "before",
+                                "error", "fitted", "error"};
+    const int right[] = {1, 0, 0, 0, 1, 1, 1, 1, 1};
+    const int prio[] = {0, 1, 2, 1, 0, 0, 0, 0, 0};
+    for (int k = 0; t && k < 9; k++)
+        cli_table_col(t, head[k], right[k], prio[k]);
+    for (int i = 0; t && i < nrows; i++) {
+        const plan_validate_result *r = &res[i];
+        double after = row_step_s(&cat, r);
+        cli_table_row(t);
+        cli_table_cell(t, "%s", r->row_id + 4);
+        cli_table_cell(t, "%s", r->source_key);
+        cli_table_cell(t, "%s", r->notes);
+        cli_table_cell(t, "%s", r->instance);
+        cli_table_cell(t, "%.4f s", r->ref_time_s);
+        cli_table_cell(t, "%.4f s", before ? before[i] : 0.0);
+        cli_table_cell(t, "%+.1f%%", before ? db_error_pct(before[i], r->ref_time_s) : NAN);
+        cli_table_cell(t, "%.4f s", after);
+        cli_table_cell(t, "%+.1f%%", db_error_pct(after, r->ref_time_s));
+    }
+    if (t)
+        cli_table_print(f, t, "");
+    cli_table_free(t);
+    if (left)
+        fprintf(f, "%d executed run%s left out:\n", left, left == 1 ? "" : "s");
+    for (int i = 0; i < nruns; i++)
+        if (why[i][0])
+            fprintf(f, "  run %lld: %s\n", (long long)runs[i].record_id, why[i]);
+    cli_capture_wrap(&cb, stdout, "", "");
+    if (write)
+        printf("wrote %s (apply with --catalog %s, after the catalog files above)\n", write,
+               write);
+    calibrate_record crec = {label, rep};
+    cli_record(db_path, no_record, record_calibration, &crec);
+    free(before);
+    free(why);
+done:
+    db_close(d);
+    free(rep);
+    free(res);
+    free(runs);
+    plan_catalog_free(&cat);
+    return ex;
+}
+
 int cli_calibrate_cmd(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--bench"))
             return calibrate_bench(argc, argv);
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--runs"))
+            return calibrate_runs(argc, argv);
     const char *catalog = NULL, *write = NULL, *db_path = NULL;
     plan_cal_options opt = {.loso = 1};
     int no_record = 0;

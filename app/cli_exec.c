@@ -72,7 +72,8 @@ enum {
     X_HELP = 'h',
     X_PLAN = 1000, X_PLAN_RANK, X_STEPS, X_SCALE, X_DATA, X_SEED, X_SAVE, X_SAVE_EVERY, X_RESUME,
     X_TIMEOUT, X_WAIT_TIMEOUT, X_THREADS, X_HOSTFILE, X_HOST, X_RUN_DIR, X_DRY_RUN, X_EMIT, X_OUT,
-    X_FORCE, X_LR, X_MIN_LR, X_WARMUP, X_WEIGHT_DECAY, X_GRAD_CLIP,
+    X_FORCE, X_LR, X_MIN_LR, X_WARMUP, X_WEIGHT_DECAY, X_GRAD_CLIP, X_DEVICE, X_TRANSPORT,
+    X_GPUS_PER_HOST,
 };
 
 typedef struct xopt {
@@ -101,12 +102,16 @@ static const xopt xopts[] = {
     {"save", 1, X_SAVE, "DIR", "write model and optimizer state to DIR"},
     {"save-every", 1, X_SAVE_EVERY, "N", "with --save: every N steps (default: at the end)"},
     {"resume", 1, X_RESUME, "DIR", "continue from a checkpoint written with the same layout"},
+    {NULL, 0, 0, NULL, "Device"},
+    {"device", 1, X_DEVICE, "D", "cpu (default: fp32, OpenBLAS) or cuda (bf16 on one GPU per rank, fp32 master weights)"},
+    {"transport", 1, X_TRANSPORT, "T", "with --device cuda: nccl (the default when each rank has a GPU of its own) or mpi (staged through host memory: ranks may share a GPU)"},
+    {"gpus-per-host", 1, X_GPUS_PER_HOST, "N", "with --device cuda: GPUs each host gives the job (default: those CUDA sees here)"},
     {NULL, 0, 0, NULL, "Launch"},
     {"threads", 1, X_THREADS, "N", "threads per rank (OpenBLAS; default 1)"},
     {"timeout", 1, X_TIMEOUT, "S", "hard wall-clock limit of the whole run, seconds (default none)"},
     {"wait-timeout", 1, X_WAIT_TIMEOUT, "S", "longest blocking wait inside the job before it aborts (default 60)"},
     {"hostfile", 1, X_HOSTFILE, "FILE", "passed to mpirun --hostfile"},
-    {"host", 1, X_HOST, "TYPE", "this host's catalog instance type (default host-NAME from smdplan bench)"},
+    {"host", 1, X_HOST, "TYPE", "this host's catalog instance type (cpu: default host-NAME from smdplan bench; cuda: default an instance type of the GPU the run names)"},
     {"run-dir", 1, X_RUN_DIR, "DIR", "run directory to create (default smdplan-runs/TIME-PID)"},
     {"dry-run", 0, X_DRY_RUN, NULL, "print the mpirun command and write nothing"},
     {"emit", 1, X_EMIT, "slurm", "print an sbatch script that runs the plan (with --out FILE: write it)"},
@@ -146,6 +151,9 @@ typedef struct exec_opts {
     int threads;
     const char *hostfile, *host_type, *run_dir, *emit, *out;
     int dry_run, force;
+    char device[8];              /* "cpu" or "cuda" */
+    char transport[8];           /* "nccl", "mpi", or "" (chosen: choose_transport) */
+    int gpus_per_host;           /* 0: CUDA's count on this host */
     int min_lr_given;
     int framework_given, precision_given;
     int shape_opt_given;
@@ -159,10 +167,12 @@ static void usage(FILE *f)
             "usage: smdplan exec --plan ID [--scale K=N,...] [options]\n"
             "       smdplan exec [model and layout flags of smdplan plan] [options]\n\n"
             "Runs a plan for real: a GPT or Llama model trained over MPI ranks on this host's CPUs\n"
-            "with the plan's tensor, pipeline and data parallelism and the simulator's own pipeline\n"
-            "schedule, measured and recorded beside the planner's prediction and the simulated step\n"
-            "for the same layout on this host (its catalog entry: smdplan bench --write-catalog\n"
-            "FILE, then --catalog FILE). The model and layout flags are the plan command's (see\n"
+            "(or, with --device cuda, on its GPUs in bf16 over NCCL) with the plan's tensor, pipeline\n"
+            "and data parallelism and the simulator's own pipeline schedule, measured and recorded\n"
+            "beside the planner's prediction and the simulated step for the same layout on this\n"
+            "host (its catalog entry: smdplan bench --write-catalog FILE, then --catalog FILE; on a\n"
+            "GPU the catalog's instance type of that GPU, or --host TYPE, with the smdplan-cuda\n"
+            "profile). The model and layout flags are the plan command's (see\n"
             "smdplan --help); without --plan or --instances the layout is the flags' on this host,\n"
             "the knobs not given being 1-way parallelism, micro-batch 1, 2 x pp microbatches, the\n"
             "interleaved (1F1B) schedule, no recompute, no sharding.\n");
@@ -178,13 +188,16 @@ static void usage(FILE *f)
         fprintf(f, "  %-26s %s\n", lhs, o->help);
     }
     fprintf(f,
-            "\nAlso: --catalog FILE, --json (run_id, status, ranks, step_time_s, tokens_per_s, mfu,\n"
-            "peak_memory_bytes, losses, predicted_step_s, simulated_step_s), --db FILE, --no-record.\n"
+            "\nAlso: --catalog FILE (more than once: later files override), --json (run_id, status,\n"
+            "ranks, step_time_s, tokens_per_s, mfu, peak_memory_bytes, losses, predicted_step_s,\n"
+            "simulated_step_s; with --dry-run: the command and the CONFIG.json it would write),\n"
+            "--flash-attention on (the fused attention kernel, --device cuda), --db FILE, --no-record.\n"
             "\nExamples:\n"
             "  smdplan exec --layers 4 --hidden 256 --heads 4 --seq 128 --vocab 512 --tp 2 --steps 20\n"
             "  smdplan --params 30B --instances 16xp4d                       # record 12, say\n"
             "  smdplan exec --plan 12 --scale layers=4,hidden=256,seq=128,vocab=512 --dry-run\n"
             "  smdplan exec --plan 12 --scale layers=4,hidden=256 --emit slurm --out job.sbatch\n"
+            "  smdplan exec --device cuda --layers 24 --hidden 2048 --heads 16 --seq 1024 --steps 20\n"
             "\nExit codes: 0 the run succeeded, 1 it failed (recorded with its error), 2 bad input.\n");
 }
 
@@ -305,6 +318,20 @@ static int apply_xopt(exec_opts *o, const xopt *d, const char *a, st_err *err)
         return ST_OK;
     case X_OUT: o->out = a; return ST_OK;
     case X_FORCE: o->force = 1; return ST_OK;
+    case X_DEVICE:
+        if (strcmp(a, "cpu") && strcmp(a, "cuda"))
+            return ST_RAISE(err, ST_EINVAL, "--device '%s': allowed cpu, cuda", a);
+        snprintf(o->device, sizeof o->device, "%s", a);
+        return ST_OK;
+    case X_TRANSPORT:
+        if (strcmp(a, "nccl") && strcmp(a, "mpi"))
+            return ST_RAISE(err, ST_EINVAL, "--transport '%s': allowed nccl, mpi", a);
+        snprintf(o->transport, sizeof o->transport, "%s", a);
+        return ST_OK;
+    case X_GPUS_PER_HOST:
+        rc = units_parse_int(a, "--gpus-per-host", 1, 1024, &v, err);
+        o->gpus_per_host = (int)v;
+        return rc;
     case X_LR: return parse_double("lr", a, 0, 10, &o->train.lr, err);
     case X_MIN_LR:
         o->min_lr_given = 1;
@@ -400,13 +427,23 @@ typedef struct exec_job {
     char plan_instance[48];
 } exec_job;
 
-/* The executor's own behaviour (plan_framework.c, profile "smdplan"), with
- * the knobs CONFIG.json carries kept as the plan set them. */
-static void executor_layout(plan_layout *l)
+/* The executor's profile on a device (plan_framework.c): "smdplan" on the
+ * CPU, "smdplan-cuda" on the GPU (what differs there, with its sources). */
+static int device_profile(int cuda)
 {
     int idx = PLAN_FW_DEFAULT;
     st_err ignore = {0};
-    plan_framework_find("smdplan", &idx, &ignore);
+    plan_framework_find(cuda ? "smdplan-cuda" : "smdplan", &idx, &ignore);
+    return idx;
+}
+
+/* The executor's own behaviour (the device's profile), with the knobs
+ * CONFIG.json carries kept as the plan set them; the attention kernel as
+ * --flash-attention says (the profile's otherwise), the device's precision:
+ * fp32 on the CPU, bf16 with fp32 master weights on the GPU. */
+static void executor_layout(plan_layout *l, int cuda, int flash)
+{
+    int idx = device_profile(cuda);
     int dp_overlap = l->dp_overlap;
     double bucket = l->dp_bucket_bytes;
     char placement[4];
@@ -415,17 +452,18 @@ static void executor_layout(plan_layout *l)
     l->dp_overlap = dp_overlap;
     l->dp_bucket_bytes = bucket;
     memcpy(l->placement, placement, 4);
-    l->precision = PLAN_PREC_FP32; /* the CPU device computes in fp32 */
+    if (flash >= 0)
+        l->flash_attention = flash;
+    l->precision = cuda ? PLAN_PREC_BF16 : PLAN_PREC_FP32;
     l->prescaled_batch = 0;
 }
 
 /* A layout from the flags alone (no search): the knobs given, the defaults
- * above for the others, the smdplan framework's behaviour. */
-static int layout_from_flags(const plan_config *cfg, const plan_model *m, plan_layout *l,
-                             st_err *err)
+ * above for the others, the device's profile's behaviour. */
+static int layout_from_flags(const plan_config *cfg, const plan_model *m, int cuda,
+                             plan_layout *l, st_err *err)
 {
-    int idx = PLAN_FW_DEFAULT;
-    plan_framework_find("smdplan", &idx, err);
+    int idx = device_profile(cuda);
     const plan_framework *fw = plan_framework_get(idx);
     plan_layout_default(l);
     plan_framework_apply(fw, idx, l);
@@ -589,19 +627,19 @@ static int check_shape(const plan_model *m, const plan_layout *l, const char *da
     return ST_OK;
 }
 
-/* Knobs the CPU executor does not run: refused by name (issue: never
+/* Knobs the executor does not run: refused by name (issue: never
  * ignored). */
-static int check_knobs(const plan_layout *l, st_err *err)
+static int check_knobs(const plan_layout *l, int cuda, st_err *err)
 {
     if (l->cp > 1)
         return ST_RAISE(err, ST_EINVAL, "layout: context parallel %d; the executor has no context "
                         "parallelism (cp must be 1)", l->cp);
     if (l->offload_activations)
-        return ST_RAISE(err, ST_EINVAL, "layout: activation offload; the CPU device keeps "
+        return ST_RAISE(err, ST_EINVAL, cuda ? "layout: activation offload; the executor does not "
+                        "offload activations to the host (offload must be off)"
+                        : "layout: activation offload; the CPU device keeps "
                         "activations in host memory already (offload must be off)");
-    int idx = PLAN_FW_DEFAULT;
-    st_err ignore = {0};
-    plan_framework_find("smdplan", &idx, &ignore);
+    int idx = device_profile(cuda);
     char why[200];
     if (plan_framework_check(plan_framework_get(idx), l, why, sizeof why))
         return ST_RAISE(err, ST_EINVAL, "layout: %s", why);
@@ -841,42 +879,17 @@ typedef struct host_pred {
     plan_estimate est;
     double simulated_s;          /* 0: not simulated */
     double peak_flops_per_rank;  /* the device's peak (catalog) */
+    int peak_devices;            /* devices the peak counts: the ranks, or the GPUs they
+                                  * share */
     char note[256];              /* why there is no prediction */
 } host_pred;
 
-static void predict_on_host(const exec_opts *o, cli_plan_ctx *x, const exec_job *j, host_pred *h)
+/* The planner's estimate and the simulator's step of the job's layout on
+ * h->cluster (its entry set), with the device's profile's efficiencies. */
+static void predict_layout(cli_plan_ctx *x, const exec_job *j, int cuda, host_pred *h)
 {
-    memset(h, 0, sizeof *h);
-    int threads = o->threads > 0 ? o->threads : 1;
-    char gpu[64];
-    if (o->host_type)
-        snprintf(h->type, sizeof h->type, "%s", o->host_type);
-    else
-        cli_host_entry_names(threads, h->type, sizeof h->type, gpu, sizeof gpu);
-    const plan_instance *in = plan_catalog_find(&x->cat, h->type);
-    if (!in) {
-        snprintf(h->note, sizeof h->note,
-                 "no catalog entry %s for this host: no prediction (smdplan bench --write-catalog "
-                 "FILE, then --catalog FILE)", h->type);
-        return;
-    }
     st_err err = {0};
-    if (plan_cluster_make(&x->cat, in, 1, &h->cluster, &err) != ST_OK) {
-        setf(h->note, sizeof h->note, "catalog entry %s: %s", h->type, err.msg);
-        return;
-    }
-    h->have_entry = 1;
-    h->peak_flops_per_rank = h->cluster.gpu->peak_flops;
-    if (j->ranks > in->gpus_per_node) {
-        snprintf(h->note, sizeof h->note,
-                 "%d ranks on %s's %d device slots (cores / threads per rank): oversubscribed, "
-                 "no prediction", j->ranks, h->type, in->gpus_per_node);
-        return;
-    }
-    h->cluster.gpus = j->ranks;
-    int idx = PLAN_FW_DEFAULT;
-    plan_framework_find("smdplan", &idx, &err);
-    plan_cluster_use_framework(&x->cat, idx, &h->cluster);
+    plan_cluster_use_framework(&x->cat, device_profile(cuda), &h->cluster);
     plan_terms *none = NULL;
     if (plan_evaluate(&j->model, &h->cluster, &j->layout, &h->est, none, &err) != ST_OK) {
         setf(h->note, sizeof h->note, "prediction: %s", err.msg);
@@ -906,10 +919,187 @@ static void predict_on_host(const exec_opts *o, cli_plan_ctx *x, const exec_job 
     }
 }
 
+static void predict_on_host(const exec_opts *o, cli_plan_ctx *x, const exec_job *j, host_pred *h)
+{
+    memset(h, 0, sizeof *h);
+    int threads = o->threads > 0 ? o->threads : 1;
+    char gpu[64];
+    if (o->host_type)
+        snprintf(h->type, sizeof h->type, "%s", o->host_type);
+    else
+        cli_host_entry_names(threads, h->type, sizeof h->type, gpu, sizeof gpu);
+    const plan_instance *in = plan_catalog_find(&x->cat, h->type);
+    if (!in) {
+        snprintf(h->note, sizeof h->note,
+                 "no catalog entry %s for this host: no prediction (smdplan bench --write-catalog "
+                 "FILE, then --catalog FILE)", h->type);
+        return;
+    }
+    st_err err = {0};
+    if (plan_cluster_make(&x->cat, in, 1, &h->cluster, &err) != ST_OK) {
+        setf(h->note, sizeof h->note, "catalog entry %s: %s", h->type, err.msg);
+        return;
+    }
+    h->have_entry = 1;
+    h->peak_flops_per_rank = h->cluster.gpu->peak_flops;
+    h->peak_devices = j->ranks;
+    if (j->ranks > in->gpus_per_node) {
+        snprintf(h->note, sizeof h->note,
+                 "%d ranks on %s's %d device slots (cores / threads per rank): oversubscribed, "
+                 "no prediction", j->ranks, h->type, in->gpus_per_node);
+        return;
+    }
+    h->cluster.gpus = j->ranks;
+    predict_layout(x, j, 0, h);
+}
+
+/* ---- the GPU: transport, catalog entry ---- */
+
+/* The largest "slots=N" of an Open MPI hostfile: the ranks mpirun places on
+ * one host before it moves to the next (mpirun(1), --map-by slot); 0 when
+ * the file gives none. */
+static int hostfile_slots(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char line[512];
+    int most = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        for (const char *p = strstr(line, "slots="); p; p = strstr(p + 1, "slots=")) {
+            if (p != line && p[-1] != ' ' && p[-1] != '\t')
+                continue; /* max_slots= */
+            long v = strtol(p + 6, NULL, 10);
+            if (v > most && v < 1 << 20)
+                most = (int)v;
+        }
+    }
+    fclose(f);
+    return most;
+}
+
+/* Where the job's ranks find their GPUs. */
+typedef struct gpu_hosts {
+    int visible;                 /* GPUs CUDA sees on this host */
+    int gpus;                    /* GPUs each host gives the job */
+    int ranks_per_host;          /* most ranks one host runs */
+} gpu_hosts;
+
+/* The GPUs and ranks per host of a cuda job: --gpus-per-host, else (for
+ * --emit slurm) the plan's instance type's GPUs per node, else CUDA's count
+ * here; the ranks of one host: all of them here, a hostfile's slots, or the
+ * plan's ranks per node in a Slurm script. */
+static void gpu_hosts_of(const exec_opts *o, const cli_plan_ctx *x, const exec_job *j,
+                         gpu_hosts *g)
+{
+    g->visible = exec_device_count("cuda");
+    int nodes = j->plan_nodes > 0 ? j->plan_nodes : 1;
+    const plan_instance *pi = j->plan_instance[0] ? plan_catalog_find(&x->cat, j->plan_instance)
+                                                  : NULL;
+    if (o->gpus_per_host > 0)
+        g->gpus = o->gpus_per_host;
+    else if (o->emit && pi)
+        g->gpus = pi->gpus_per_node;
+    else
+        g->gpus = g->visible;
+    if (o->emit)
+        g->ranks_per_host = (j->ranks + nodes - 1) / nodes;
+    else if (o->hostfile) {
+        int slots = hostfile_slots(o->hostfile);
+        g->ranks_per_host = slots > 0 && slots < j->ranks ? slots : j->ranks;
+    } else
+        g->ranks_per_host = j->ranks;
+}
+
+/* The transport of a job: mpi on the CPU; on the GPU nccl when each rank
+ * has a GPU of its own (NCCL: one GPU cannot hold two ranks of a
+ * communicator, exec_comm_nccl.c), else mpi staged through host memory. An
+ * nccl asked for where ranks would share a GPU is refused, as is one this
+ * build lacks. */
+static int choose_transport(const exec_opts *o, const gpu_hosts *g, int cuda, char *out,
+                            size_t n, st_err *err)
+{
+    if (!cuda) {
+        snprintf(out, n, "mpi");
+        return ST_OK;
+    }
+    int own = g->ranks_per_host <= g->gpus;
+    int nccl = exec_features_built().nccl && exec_features_built().mpi;
+    if (!o->transport[0]) {
+        snprintf(out, n, "%s", own && nccl ? "nccl" : "mpi");
+        return ST_OK;
+    }
+    if (!strcmp(o->transport, "nccl") && !nccl)
+        return ST_RAISE(err, ST_EINVAL, "--transport nccl: this build has no NCCL transport "
+                        "(build features: %s); use --transport mpi", exec_features_str());
+    if (!strcmp(o->transport, "nccl") && !own)
+        return ST_RAISE(err, ST_EINVAL, "--transport nccl: %d ranks per host on %d GPU%s would "
+                        "share a GPU, and one GPU cannot hold two ranks of an NCCL communicator; "
+                        "use --transport mpi (staged through host memory) or --gpus-per-host",
+                        g->ranks_per_host, g->gpus, g->gpus == 1 ? "" : "s");
+    snprintf(out, n, "%s", o->transport);
+    return ST_OK;
+}
+
+/* The prediction of a cuda run: the catalog's instance type given by --host
+ * or --instances, else the first instance type of the catalog GPU the
+ * device names (desc: RESULT.json's device_name; NULL before the run),
+ * with the smdplan-cuda profile in bf16. gpus_used: the GPUs the ranks run
+ * on (fewer than the ranks when they share). */
+static void predict_on_gpu(const exec_opts *o, cli_plan_ctx *x, const exec_job *j,
+                           const char *desc, int gpus_used, host_pred *h)
+{
+    memset(h, 0, sizeof *h);
+    const plan_instance *in = NULL;
+    if (o->host_type)
+        in = plan_catalog_find(&x->cat, o->host_type);
+    else if (x->have_cluster)
+        in = x->cluster.inst;
+    else if (desc && *desc) {
+        int gi = cli_catalog_gpu_of_device(&x->cat, desc);
+        for (int i = 0; gi >= 0 && i < x->cat.ninstances && !in; i++)
+            if (x->cat.instances[i].gpu_index == gi && x->cat.instances[i].gpus_per_node >= gpus_used)
+                in = &x->cat.instances[i];
+        for (int i = 0; gi >= 0 && i < x->cat.ninstances && !in; i++)
+            if (x->cat.instances[i].gpu_index == gi)
+                in = &x->cat.instances[i];
+        if (!in) {
+            snprintf(h->note, sizeof h->note, "no catalog GPU for the device \"%.120s\": no "
+                     "prediction and no MFU (give --host TYPE, or add the GPU with --catalog)",
+                     desc);
+            return;
+        }
+    } else {
+        snprintf(h->note, sizeof h->note, "the GPU is named by the run: predicted after it");
+        return;
+    }
+    snprintf(h->type, sizeof h->type, "%s", in->name);
+    int per = in->gpus_per_node > 0 ? in->gpus_per_node : 1;
+    st_err err = {0};
+    if (plan_cluster_make(&x->cat, in, (j->ranks + per - 1) / per, &h->cluster, &err) != ST_OK) {
+        setf(h->note, sizeof h->note, "catalog entry %s: %s", h->type, err.msg);
+        return;
+    }
+    h->have_entry = 1;
+    h->peak_flops_per_rank = h->cluster.gpu->peak_flops;
+    h->peak_devices = gpus_used < j->ranks ? gpus_used : j->ranks;
+    h->cluster.gpus = j->ranks; /* the recorded plan's GPUs: one per rank, as its layout */
+    if (gpus_used < j->ranks) {
+        snprintf(h->note, sizeof h->note, "%d ranks share %d GPU%s: the planner predicts one GPU "
+                 "per rank, no prediction", j->ranks, gpus_used, gpus_used == 1 ? "" : "s");
+        return;
+    }
+    h->cluster.gpus = j->ranks;
+    predict_layout(x, j, 1, h);
+}
+
 /* ---- --emit slurm ---- */
 
 static char *slurm_script(const exec_opts *o, const exec_job *j, const launch_cmd *c,
-                          const char *config_text)
+                          const char *config_text, const gpu_hosts *g)
 {
     size_t cap = strlen(config_text) + 16384;
     char *s = malloc(cap);
@@ -940,6 +1130,9 @@ static char *slurm_script(const exec_opts *o, const exec_job *j, const launch_cm
     catf(s, cap, "#SBATCH --ntasks=%d\n", j->ranks);
     catf(s, cap, "#SBATCH --ntasks-per-node=%d\n", per_node);
     catf(s, cap, "#SBATCH --cpus-per-task=%d\n", threads);
+    if (g) /* a cuda job: the GPUs its ranks use on each node */
+        catf(s, cap, "#SBATCH --gpus-per-node=%d\n",
+             g->ranks_per_host < g->gpus ? g->ranks_per_host : g->gpus);
     if (o->timeout_s > 0)
         catf(s, cap, "#SBATCH --time=%d\n", (int)ceil(o->timeout_s / 60.0));
     catf(s, cap, "set -euo pipefail\n");
@@ -969,6 +1162,7 @@ typedef struct outcome {
     int failed_rank;             /* -1 none */
     int bad_config;              /* the rank program refused the config (exit 2) */
     double step_s, tokens_per_s, achieved_flops, peak_flops, mfu, peak_mem_bytes;
+    double device_mem_bytes;     /* the largest rank's GPU memory (CUDA's count); NAN: none */
     int measured;
 } outcome;
 
@@ -1020,7 +1214,7 @@ static void judge(const exec_opts *o, const cli_launch_result *lr, int have_resu
     memset(oc, 0, sizeof *oc);
     oc->failed_rank = -1;
     oc->step_s = oc->tokens_per_s = oc->achieved_flops = oc->peak_flops = oc->mfu = NAN;
-    oc->peak_mem_bytes = NAN;
+    oc->peak_mem_bytes = oc->device_mem_bytes = NAN;
     char last[512];
     cli_launch_error_line(lr, RANK_PROGRAM ": ", last, sizeof last);
     if (have_result) {
@@ -1028,10 +1222,14 @@ static void judge(const exec_opts *o, const cli_launch_result *lr, int have_resu
         snprintf(oc->error, sizeof oc->error, "%s", res->error);
         oc->failed_rank = res->failed_rank;
         oc->step_s = median_step_s(res, &oc->measured);
-        for (int i = 0; i < res->nranks; i++)
+        for (int i = 0; i < res->nranks; i++) {
             if (isfinite(res->rank_stats[i].peak_memory_bytes) &&
                 !(oc->peak_mem_bytes >= res->rank_stats[i].peak_memory_bytes))
                 oc->peak_mem_bytes = res->rank_stats[i].peak_memory_bytes;
+            double dm = res->rank_stats[i].device_memory_peak_bytes;
+            if (dm > 0 && !(oc->device_mem_bytes >= dm))
+                oc->device_mem_bytes = dm;
+        }
     } else {
         snprintf(oc->status, sizeof oc->status, "failed");
     }
@@ -1074,8 +1272,9 @@ static void judge(const exec_opts *o, const cli_launch_result *lr, int have_resu
             oc->achieved_flops = res->model_flops_per_step / oc->step_s;
         if (h->have_entry && h->peak_flops_per_rank > 0) {
             /* the contract: the device's peak (the host entry's measured
-             * sgemm rate) x ranks */
-            oc->peak_flops = h->peak_flops_per_rank * j->ranks;
+             * sgemm rate; a GPU's dense bf16 peak from the catalog) x the
+             * devices: the ranks, or the GPUs ranks share */
+            oc->peak_flops = h->peak_flops_per_rank * h->peak_devices;
             oc->mfu = oc->achieved_flops / oc->peak_flops;
         }
     }
@@ -1092,6 +1291,7 @@ typedef struct rec_ctx {
     int exit_status;
     int64_t plan_record;
     int threads;
+    const char *device, *transport; /* as CONFIG.json says */
     int64_t run_id;              /* set when recorded */
 } rec_ctx;
 
@@ -1127,14 +1327,19 @@ static int record_run(db *d, const db_provenance *p, void *vctx, st_err *err)
         const exec_rank_stat *k = &r->rank_stats[i];
         ranks[i] = (db_run_rank){k->rank, k->tp_rank, k->pp_rank, k->dp_rank, k->peak_memory_bytes,
                                  k->phases.compute_s, k->phases.tp_comm_s, k->phases.pp_wait_s,
-                                 k->phases.dp_comm_s, k->phases.optimizer_s};
+                                 k->phases.dp_comm_s, k->phases.optimizer_s,
+                                 nan0(k->device_memory_peak_bytes)};
     }
     const outcome *oc = x->oc;
     int failed_rank = oc->failed_rank, exit_status = x->exit_status;
+    char backend[32];
+    snprintf(backend, sizeof backend, "%s+%s", x->device, x->transport);
     db_run run = {
-        .status = oc->status, .error_text = oc->error, .backend = "cpu+mpi",
+        .status = oc->status, .error_text = oc->error, .backend = backend,
         .measured_step_s = nan0(oc->step_s), .nsteps = ns, .steps = steps, .nranks = nr,
-        .rank_stats = ranks, .ranks = x->j->ranks, .device = "cpu", .transport = "mpi",
+        .rank_stats = ranks, .ranks = x->j->ranks, .device = x->device,
+        .transport = x->transport,
+        .device_name = x->have_result && r->device_name[0] ? r->device_name : NULL,
         .threads_per_rank = x->threads, .run_host = x->host,
         .tokens_per_step = x->have_result ? nan0(r->tokens_per_step) : 0,
         .tokens_per_s = nan0(oc->tokens_per_s),
@@ -1204,6 +1409,16 @@ int cli_exec_cmd(int argc, char **argv)
         fprintf(stderr, "smdplan: exec: --emit %s: smdplan exec emits slurm\n", po.emit);
         return 2;
     }
+    if (!o.device[0])
+        snprintf(o.device, sizeof o.device, "cpu");
+    int cuda = !strcmp(o.device, "cuda");
+    /* a device this build lacks: one line, before anything else is looked at */
+    if (cuda && !exec_features_built().cuda) {
+        fprintf(stderr, "smdplan: exec: --device cuda: this build has no CUDA device (build "
+                        "features: %s); configure with CUDA (-DWITH_CUDA=ON)\n",
+                exec_features_str());
+        return 2;
+    }
 
     /* ---- option checks that need no file ---- */
     if (!o.min_lr_given)
@@ -1226,12 +1441,31 @@ int cli_exec_cmd(int argc, char **argv)
                  "the model with --scale", o.shape_opt, (long long)o.plan_id);
     else if (o.plan_rank && !o.plan_id)
         ST_RAISE(&err, ST_EINVAL, "--plan-rank %d: only with --plan ID", o.plan_rank);
-    else if (o.framework_given && po.cfg.framework != plan_framework_match("smdplan"))
+    else if (o.framework_given &&
+             plan_framework_get(po.cfg.framework)->family != PLAN_FW_SMDPLAN)
         ST_RAISE(&err, ST_EINVAL, "--framework %s: smdplan exec runs the smdplan executor "
                  "(--framework smdplan)", plan_framework_get(po.cfg.framework)->key);
-    else if (o.precision_given && po.cfg.precision != PLAN_PREC_FP32)
-        ST_RAISE(&err, ST_EINVAL, "--precision %s: the CPU device computes in fp32",
+    else if (o.framework_given && po.cfg.framework != plan_framework_match("smdplan") &&
+             po.cfg.framework != device_profile(cuda))
+        ST_RAISE(&err, ST_EINVAL, "--framework %s: the executor's profile on the %s device is "
+                 "%s", plan_framework_get(po.cfg.framework)->key, o.device,
+                 plan_framework_get(device_profile(cuda))->key);
+    else if (o.precision_given && !cuda && po.cfg.precision != PLAN_PREC_FP32)
+        ST_RAISE(&err, ST_EINVAL, "--precision %s: the CPU device computes in fp32 (bf16 with "
+                 "--device cuda)", plan_precision_name((plan_precision)po.cfg.precision));
+    else if (o.precision_given && cuda && po.cfg.precision != PLAN_PREC_BF16)
+        ST_RAISE(&err, ST_EINVAL, "--precision %s: the CUDA device computes in bf16 (with fp32 "
+                 "master weights and optimizer state)",
                  plan_precision_name((plan_precision)po.cfg.precision));
+    else if (o.transport[0] && !cuda)
+        ST_RAISE(&err, ST_EINVAL, "--transport %s: only with --device cuda (the CPU device runs "
+                 "over mpi)", o.transport);
+    else if (o.gpus_per_host && !cuda)
+        ST_RAISE(&err, ST_EINVAL, "--gpus-per-host %d: only with --device cuda",
+                 o.gpus_per_host);
+    else if (po.cfg.flash_attention > 0 && !cuda)
+        ST_RAISE(&err, ST_EINVAL, "--flash-attention on: the CPU device has no fused attention "
+                 "kernel (it runs with --device cuda)");
     if (err.code)
         return cli_fail(&err);
     struct stat sb;
@@ -1252,11 +1486,9 @@ int cli_exec_cmd(int argc, char **argv)
     exec_job j;
     memset(&j, 0, sizeof j);
     cli_plan_ctx x;
-    int smd = plan_framework_match("smdplan");
-    if (!o.framework_given)
-        po.cfg.framework = smd;
+    po.cfg.framework = device_profile(cuda);
     if (!o.precision_given)
-        po.cfg.precision = PLAN_PREC_FP32;
+        po.cfg.precision = cuda ? PLAN_PREC_BF16 : PLAN_PREC_FP32;
     int rc = cli_plan_resolve(&po, &x, o.plan_id == 0, &err);
     if (rc != ST_OK)
         return cli_fail(&err);
@@ -1285,15 +1517,36 @@ int cli_exec_cmd(int argc, char **argv)
         free(res);
     } else {
         j.model_full = x.model;
-        rc = layout_from_flags(&po.cfg, &x.model, &j.layout, &err);
+        rc = layout_from_flags(&po.cfg, &x.model, cuda, &j.layout, &err);
         snprintf(j.source, sizeof j.source, "the layout flags on this host");
     }
     if (rc == ST_OK) {
-        executor_layout(&j.layout);
+        executor_layout(&j.layout, cuda, po.cfg.flash_attention);
         j.model = j.model_full;
         j.model.dropout = PLAN_DROPOUT_OFF; /* the executor trains without dropout */
         j.ranks = j.layout.tp * j.layout.pp * j.layout.dp * j.layout.cp;
-        rc = check_knobs(&j.layout, &err);
+        rc = check_knobs(&j.layout, cuda, &err);
+    }
+    /* the GPU: where the ranks find theirs, and the transport between them */
+    gpu_hosts gh = {0};
+    char transport[8] = "mpi";
+    if (rc == ST_OK && cuda) {
+        gpu_hosts_of(&o, &x, &j, &gh);
+        rc = choose_transport(&o, &gh, cuda, transport, sizeof transport, &err);
+        /* staged through host memory, a bucket progresses only inside MPI's
+         * calls: no overlap unless asked (the smdplan profile's reason) */
+        if (rc == ST_OK && !strcmp(transport, "mpi") && po.cfg.dp_overlap < 0)
+            j.layout.dp_overlap = 0;
+        if (rc == ST_OK && o.host_type && !plan_catalog_find(&x.cat, o.host_type))
+            rc = ST_RAISE(&err, ST_EINVAL, "--host %s: not an instance type of the catalog (see "
+                          "smdplan catalog; add one with --catalog FILE)", o.host_type);
+        if (rc == ST_OK && o.emit && gh.gpus == 0)
+            rc = ST_RAISE(&err, ST_EINVAL, "--emit slurm --device cuda: the GPUs of a node are "
+                          "not known here (no plan cluster, none visible); give --gpus-per-host N");
+        if (rc == ST_OK && gh.visible == 0 && !o.dry_run && !o.emit)
+            rc = ST_RAISE(&err, ST_EINVAL, "--device cuda: CUDA sees no GPU on this host; nothing "
+                          "launched (--dry-run or --emit slurm, with --gpus-per-host N, prepare a "
+                          "run for another host)");
     }
     if (rc == ST_OK && o.scale_text)
         rc = apply_scale(&o.scale, &j.layout, &j.model, j.scaled, sizeof j.scaled, &err);
@@ -1327,6 +1580,8 @@ int cli_exec_cmd(int argc, char **argv)
     absolute(o.resume_dir, cfg[0].resume_dir, sizeof cfg[0].resume_dir);
     cfg[0].timeout_s = o.wait_timeout_s;
     cfg[0].progress = 1;
+    snprintf(cfg[0].device, sizeof cfg[0].device, "%s", o.device);
+    snprintf(cfg[0].transport, sizeof cfg[0].transport, "%s", transport);
     char *config_text = exec_config_json(&cfg[0]);
     rc = config_text ? exec_config_parse(config_text, &cfg[1], &err) : ST_OK;
     if (rc == ST_OK && config_text)
@@ -1357,12 +1612,36 @@ int cli_exec_cmd(int argc, char **argv)
     cmd_line(cmd, cmd_text, CMD_MAX);
 
     ex = 0;
+    if (o.dry_run && po.json) {
+        /* the command and the CONFIG.json it would write, nothing written */
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "command", cmd_text);
+        cJSON_AddStringToObject(root, "run_dir", run_dir);
+        cJSON_AddNumberToObject(root, "ranks", j.ranks);
+        cJSON_AddStringToObject(root, "device", o.device);
+        cJSON_AddStringToObject(root, "transport", transport);
+        if (cuda) {
+            cJSON_AddNumberToObject(root, "gpus_per_host", gh.gpus);
+            cJSON_AddNumberToObject(root, "ranks_per_host", gh.ranks_per_host);
+        }
+        cJSON *conf = cJSON_Parse(config_text);
+        if (conf)
+            cJSON_AddItemToObject(root, "config", conf);
+        char *text = cJSON_Print(root);
+        cJSON_Delete(root);
+        if (text)
+            printf("%s\n", text);
+        else
+            ex = 1;
+        free(text);
+        goto done;
+    }
     if (o.dry_run) {
         printf("%s\n", cmd_text);
         goto done;
     }
     if (o.emit) {
-        char *script = slurm_script(&o, &j, cmd, config_text);
+        char *script = slurm_script(&o, &j, cmd, config_text, cuda ? &gh : NULL);
         if (!script)
             ex = 1;
         else if (o.out) {
@@ -1386,7 +1665,12 @@ int cli_exec_cmd(int argc, char **argv)
         ex = 1;
         goto done;
     }
-    predict_on_host(&o, &x, &j, h);
+    /* the GPUs the ranks run on: theirs, or the ones they share */
+    int gpus_used = cuda && !o.hostfile && gh.gpus < j.ranks ? gh.gpus : j.ranks;
+    if (cuda)
+        predict_on_gpu(&o, &x, &j, NULL, gpus_used, h);
+    else
+        predict_on_host(&o, &x, &j, h);
     if ((rc = make_run_dir(run_dir, &err)) != ST_OK) {
         ex = cli_fail(&err);
         free(h);
@@ -1405,6 +1689,11 @@ int cli_exec_cmd(int argc, char **argv)
             printf("scaled:  %s (from %s)\n", j.scaled, j.model_full.name);
         printf("from:    %s\n", j.source);
         print_layout(stdout, &j.layout, j.ranks);
+        if (cuda)
+            printf("device:  cuda (bf16, fp32 master weights)%s over %s%s, %d GPU%s\n",
+                   j.layout.flash_attention ? ", fused attention" : "", transport,
+                   !strcmp(transport, "mpi") ? " (staged through host memory)" : "", gpus_used,
+                   gpus_used == 1 ? "" : "s");
         if (h->have_est)
             printf("predicted on %s: %.4f s/step, simulated %.4f s/step\n", h->type,
                    h->est.time.step_s, h->simulated_s);
@@ -1429,6 +1718,9 @@ int cli_exec_cmd(int argc, char **argv)
     st_err rerr = {0};
     snprintf(path, sizeof path, "%s/RESULT.json", run_dir);
     int have_result = access(path, F_OK) == 0 && exec_result_read(path, &res, &rerr) == ST_OK;
+    /* a GPU named only by the run: its catalog entry, prediction and peak now */
+    if (cuda && !h->have_entry && have_result)
+        predict_on_gpu(&o, &x, &j, res.device_name, gpus_used, h);
     outcome oc;
     judge(&o, &lr, have_result, &res, h, &j, &oc);
     if (!have_result && rerr.code && !oc.error[0])
@@ -1438,7 +1730,7 @@ int cli_exec_cmd(int argc, char **argv)
     cli_host_name(host, sizeof host);
     rec_ctx rx = {&j, h, &res, have_result, &oc, cmd, cmd_text, run_dir, config_text,
                   have_result && res.host[0] ? res.host : host, lr.exit_status, o.plan_id,
-                  o.threads, 0};
+                  o.threads, o.device, transport, 0};
     int64_t run_id = 0;
     if (cli_record(po.db_path, po.no_record, record_run, &rx))
         run_id = rx.run_id;
@@ -1459,6 +1751,12 @@ int cli_exec_cmd(int argc, char **argv)
         else
             cJSON_AddNullToObject(root, "failed_rank");
         cJSON_AddNumberToObject(root, "ranks", j.ranks);
+        cJSON_AddStringToObject(root, "device", o.device);
+        cJSON_AddStringToObject(root, "transport", transport);
+        if (have_result && res.device_name[0])
+            cJSON_AddStringToObject(root, "device_name", res.device_name);
+        else
+            cJSON_AddNullToObject(root, "device_name");
         json_num(root, "step_time_s", oc.step_s);
         cJSON_AddNumberToObject(root, "measured_steps", oc.measured);
         json_num(root, "tokens_per_s", oc.tokens_per_s);
@@ -1466,6 +1764,7 @@ int cli_exec_cmd(int argc, char **argv)
         json_num(root, "peak_flops", oc.peak_flops);
         json_num(root, "mfu", oc.mfu);
         json_num(root, "peak_memory_bytes", oc.peak_mem_bytes);
+        json_num(root, "device_memory_peak_bytes", oc.device_mem_bytes);
         cJSON *losses = cJSON_AddArrayToObject(root, "losses");
         for (int i = 0; have_result && i < res.nsteps; i++)
             cJSON_AddItemToArray(losses, isfinite(res.steps[i].loss)
@@ -1508,8 +1807,9 @@ int cli_exec_cmd(int argc, char **argv)
         if (isfinite(oc.achieved_flops))
             printf(", model FLOP/s %.3g", oc.achieved_flops);
         if (isfinite(oc.mfu))
-            printf(", MFU %.1f%% of %d x %.3g FLOP/s", 100 * oc.mfu, j.ranks,
-                   h->peak_flops_per_rank);
+            printf(", MFU %.1f%% of %d x %.3g FLOP/s (%s)", 100 * oc.mfu, h->peak_devices,
+                   h->peak_flops_per_rank, cuda ? "the GPU's dense bf16 peak in the catalog"
+                   : "the host entry's sgemm peak");
         if (isfinite(oc.tokens_per_s))
             printf("\n");
         if (isfinite(oc.peak_mem_bytes)) {
@@ -1517,6 +1817,15 @@ int cli_exec_cmd(int argc, char **argv)
             printf("peak memory per rank: %s (largest)\n",
                    units_fmt_bytes(oc.peak_mem_bytes, b, sizeof b));
         }
+        if (isfinite(oc.device_mem_bytes)) {
+            char b[32];
+            printf("GPU memory in use at most: %s (largest rank, CUDA's count)\n",
+                   units_fmt_bytes(oc.device_mem_bytes, b, sizeof b));
+        }
+        if (have_result && cuda && res.device_name[0])
+            printf("device: %s\n", res.device_name);
+        if (cuda && h->have_entry && !h->have_est && h->note[0])
+            printf("note: %s\n", h->note);
         if (have_result && res.nsteps > 0)
             printf("loss: %.4f -> %.4f over %d steps\n", res.steps[0].loss,
                    res.steps[res.nsteps - 1].loss, res.nsteps);

@@ -555,6 +555,9 @@ static void show_runs(const cJSON *rec)
                 fprintf(xf, ", MFU %.2f%% of %.3g FLOP/s", 100 * num(r, "mfu"),
                         num(r, "peak_flops"));
             fprintf(xf, "\n");
+            /* schema version 5: the device as it named itself */
+            if (*str(r, "device_name") && strcmp(str(r, "device_name"), str(r, "device")))
+                fprintf(xf, "device: %s\n", str(r, "device_name"));
             if (*str(r, "scaled"))
                 fprintf(xf, "scaled: %s\n", str(r, "scaled"));
             if (num(r, "failed_rank") >= 0 && !cJSON_IsNull(cJSON_GetObjectItem(r, "failed_rank")))
@@ -583,10 +586,19 @@ static void show_runs(const cJSON *rec)
             fprintf(xf, "%d steps recorded\n", cJSON_GetArraySize(steps));
         if (ranks) {
             char a[32];
+            int gpu = 0;
             fprintf(xf, "peak memory per rank:");
-            for (const cJSON *k = ranks->child; k; k = k->next)
+            for (const cJSON *k = ranks->child; k; k = k->next) {
                 fprintf(xf, " %s", bytes(num(k, "peak_mem_bytes"), a, sizeof a));
+                gpu |= num(k, "device_memory_peak_bytes") > 0;
+            }
             fprintf(xf, "\n");
+            if (gpu) { /* schema version 5: as CUDA counted it, context and libraries too */
+                fprintf(xf, "GPU memory in use at most per rank (CUDA's count):");
+                for (const cJSON *k = ranks->child; k; k = k->next)
+                    fprintf(xf, " %s", bytes(num(k, "device_memory_peak_bytes"), a, sizeof a));
+                fprintf(xf, "\n");
+            }
         }
         if (*note)
             fprintf(xf, "%s", note);

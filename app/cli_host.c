@@ -3,6 +3,12 @@
  * the names of its catalog entries, and writing a file the way every
  * smdplan output file is written.
  *
+ * GPUs. A CUDA device names itself (exec's describe: "NVIDIA H100 80GB
+ * HBM3, compute capability 9.0, 79.1 GiB, 132 SMs, GPU 0"); the catalog
+ * GPU it is, for smdplan exec's MFU and prediction, is the one whose chip
+ * (the catalog name before its '-': "H100" of "H100-80GB") is a word of
+ * that, the closest in memory among a chip's variants.
+ *
  * Names. smdplan bench writes one instance type per thread count per rank
  * it measured: "host-NAME" for one thread per rank (a "GPU" per core),
  * "host-NAME-tT" for T threads per rank, each with its device entry
@@ -16,11 +22,14 @@
  * only when it carries the marker text smdplan writes into its own files,
  * or with force; otherwise it is left alone and the call fails.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -146,4 +155,53 @@ void cli_shell_quote(const char *s, char *buf, size_t n)
     if (u + 1 < n)
         buf[u++] = '\'';
     buf[u < n ? u : n - 1] = '\0';
+}
+
+/* Does name contain word (case-insensitive) not inside a longer word? */
+static int has_word(const char *name, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = name; n && *p; p++)
+        if (!strncasecmp(p, word, n) && (p == name || !isalnum((unsigned char)p[-1])) &&
+            !isalnum((unsigned char)p[n]))
+            return 1;
+    return 0;
+}
+
+/* GiB a device's name or description states ("80GB", "79.1 GiB"); 0 when
+ * none. The catalog's nominal GB are GiB, as plan_validate reads them. */
+static double stated_gib(const char *name)
+{
+    for (const char *p = name; *p; p++) {
+        if (!isdigit((unsigned char)*p) || (p > name && (isdigit((unsigned char)p[-1]) ||
+                                                          p[-1] == '.')))
+            continue;
+        char *e;
+        double v = strtod(p, &e);
+        while (*e == ' ')
+            e++;
+        if (v >= 1 && v <= 4096 && (!strncmp(e, "GB", 2) || !strncmp(e, "GiB", 3)))
+            return v;
+    }
+    return 0;
+}
+
+int cli_catalog_gpu_of_device(const plan_catalog *cat, const char *desc)
+{
+    double gib = stated_gib(desc);
+    int best = -1;
+    double best_d = INFINITY;
+    for (int i = 0; i < cat->ngpus; i++) {
+        char chip[32];
+        snprintf(chip, sizeof chip, "%.*s", (int)strcspn(cat->gpus[i].name, "-"),
+                 cat->gpus[i].name);
+        if (!chip[0] || !has_word(desc, chip))
+            continue;
+        double d = gib > 0 ? fabs(log(cat->gpus[i].mem_bytes / 1073741824.0 / gib)) : 0;
+        if (d < best_d) {
+            best = i;
+            best_d = d;
+        }
+    }
+    return best;
 }

@@ -71,6 +71,9 @@ void cli_capture_wrap(cli_capture_buf *c, FILE *f, const char *first, const char
 /* Print "smdplan: <message>" on stderr and return the exit code for code. */
 int cli_fail(const st_err *err);
 
+/* --catalog files a command merges, at most. */
+#define CLI_CATALOGS_MAX 8
+
 /* Everything the plan command was asked. */
 typedef struct cli_plan_opts {
     plan_config cfg;
@@ -79,7 +82,9 @@ typedef struct cli_plan_opts {
     const char *family;          /* --family */
     const char *model_file;      /* --model config.json */
     const char *instances;       /* --instances */
-    const char *catalog_file;    /* --catalog */
+    const char *catalog_files[CLI_CATALOGS_MAX]; /* --catalog, in order: each merged over
+                                  * the catalog as it stands (later files override) */
+    int ncatalogs;
     const char *region;          /* --region: SageMaker prices of this region */
     const char *prices_file;     /* --prices: price lists (default data/sagemaker_prices.json) */
     int64_t layers, hidden, heads, kv_heads, ffn, seq, vocab; /* overrides, 0 = unset */
@@ -248,6 +253,13 @@ void cli_host_name(char *buf, size_t n);
  * threads per rank: instance type "host-NAME" (or "host-NAME-tT") and its
  * device "cpu-NAME" (or "cpu-NAME-tT"). */
 void cli_host_entry_names(int threads_per_rank, char *inst, size_t ni, char *gpu, size_t ng);
+
+/* The catalog GPU a CUDA device's description names (cli_host.c): the chip
+ * a catalog GPU's name starts with ("H100" of "H100-80GB") as a word of
+ * desc, and among that chip's GPUs the one whose memory is closest to what
+ * desc states ("80GB", "79.1 GiB"; the first in catalog order when it states
+ * none). Its index in cat->gpus, or -1 when no catalog chip is named. */
+int cli_catalog_gpu_of_device(const plan_catalog *cat, const char *desc);
 /* Write text to path atomically (temporary file in the same directory,
  * fsync, rename). An existing file is replaced only with force or when it
  * holds marker (smdplan's own files carry one); otherwise ST_EINVAL naming

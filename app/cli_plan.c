@@ -60,13 +60,13 @@ static const opt_def opt_table[] = {
     {"vocab", 1, O_VOCAB, "N", "override: vocabulary size"},
     {NULL, 0, 0, NULL, "Cluster"},
     {"instances", 1, O_INSTANCES, "SPEC", "cluster: 16xp4d, 16xml.p4d.24xlarge or p4d:16 (see 'smdplan catalog'); without it, compare types and counts"},
-    {"catalog", 1, O_CATALOG, "FILE", "JSON file adding or overriding instance types and GPUs"},
+    {"catalog", 1, O_CATALOG, "FILE", "JSON file adding or overriding instance types and GPUs (more than once: in order, later files override)"},
     {"max-instances", 1, O_MAX_INSTANCES, "N", "comparison: largest instance count tried (default 64)"},
     {"tokens", 1, O_TOKENS, "N", "comparison: tokens to train for time and cost (default 300B)"},
     {"region", 1, O_REGION, "R", "price the ml.* instances with SageMaker's published prices of region R (default: the catalog's EC2 on-demand prices)"},
     {"prices", 1, O_PRICES, "FILE", "SageMaker price lists to use with --region (default data/sagemaker_prices.json)"},
     {NULL, 0, 0, NULL, "Stack"},
-    {"framework", 1, O_FRAMEWORK, "F", "the training stack the plan is for: smp (SageMaker model parallel v1, default), megatron, deepspeed, fsdp, jax, smdplan"},
+    {"framework", 1, O_FRAMEWORK, "F", "the training stack the plan is for: smp (SageMaker model parallel v1, default), megatron, deepspeed, fsdp, jax, smdplan (the executor on CPUs), smdplan-cuda (on GPUs)"},
     {"precision", 1, O_PRECISION, "P", "bf16 (default; fp16 costs the same), fp8 (FP8 linears: megatron or jax on H100/H200), fp32"},
     {NULL, 0, 0, NULL, "Layout (fix a knob; the others are searched)"},
     {"tp", 1, O_TP, "N", "tensor-parallel degree (SMP tensor_parallel_degree)"},
@@ -202,7 +202,12 @@ static int apply(cli_plan_opts *o, const opt_def *d, const char *a, st_err *err)
     case O_SEQ: return parse_i64_opt(d->name, a, PLAN_MAX_SEQ, &o->seq, err);
     case O_VOCAB: return parse_i64_opt(d->name, a, PLAN_MAX_VOCAB, &o->vocab, err);
     case O_INSTANCES: o->instances = a; return ST_OK;
-    case O_CATALOG: o->catalog_file = a; return ST_OK;
+    case O_CATALOG:
+        if (o->ncatalogs == CLI_CATALOGS_MAX)
+            return ST_RAISE(err, ST_EINVAL, "--catalog %s: at most %d catalog files", a,
+                            CLI_CATALOGS_MAX);
+        o->catalog_files[o->ncatalogs++] = a;
+        return ST_OK;
     case O_REGION: o->region = a; return ST_OK;
     case O_PRICES: o->prices_file = a; return ST_OK;
     case O_MAX_INSTANCES: return parse_int_opt(d->name, a, 100000, &o->max_instances, err);
@@ -467,8 +472,8 @@ int cli_plan_resolve(const cli_plan_opts *o, cli_plan_ctx *x, int need_model, st
 {
     memset(x, 0, sizeof *x);
     int rc = data_catalog_load(NULL, &x->cat, err);
-    if (rc == ST_OK && o->catalog_file)
-        rc = data_catalog_merge(&x->cat, o->catalog_file, err);
+    for (int i = 0; rc == ST_OK && i < o->ncatalogs; i++)
+        rc = data_catalog_merge(&x->cat, o->catalog_files[i], err);
     if (rc == ST_OK)
         rc = cli_prices_apply(&x->cat, o->region, o->prices_file, err);
     if (rc == ST_OK && need_model && (o->params || !o->model_file))

@@ -23,7 +23,7 @@
  * provenance (db_provenance); every row of the other tables belongs to one
  * record.
  *
- * The tables (schema version 4; data/db_schema.c has the full text):
+ * The tables (schema version 5; data/db_schema.c has the full text):
  *   records            id, kind, created_at, summary, provenance columns
  *   models             the model shape of a record (exact parameter counts)
  *   instance_types     the catalog entry as loaded (user overrides applied),
@@ -43,11 +43,12 @@
  *   sim_trace          every op of the step when the trace was kept
  *   runs               measured (executor) or published (validate) runs;
  *                      (version 4) an executed run's ranks, device, tokens/s,
- *                      FLOPs, MFU, launch command, config and failure
+ *                      FLOPs, MFU, launch command, config and failure;
+ *                      (version 5) the device as it named itself (the GPU)
  *   run_steps          per step: time by phase, loss (version 4: the
  *                      executor's phases, lr, gradient norm, measured or not)
  *   run_ranks          per rank: peak memory (version 4: place in the layout,
- *                      phase totals)
+ *                      phase totals; version 5: the GPU's own peak count)
  *   calibrations       one fit: a framework family on a chip, or the chip's
  *                      pool (framework ""); rows, sources, errors
  *                      before/after, rejected and why (version 2: one GPU
@@ -76,7 +77,7 @@
 typedef struct db db;
 
 /* Current schema version (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 4
+#define DB_SCHEMA_VERSION 5
 
 /* PRAGMA application_id of a smdplan database ("SMDP"), so that another
  * application's SQLite file is refused rather than migrated. */
@@ -207,6 +208,8 @@ typedef struct db_run_rank {
     int rank, tp_rank, pp_rank, dp_rank;
     double peak_mem_bytes;
     double compute_s, tp_comm_s, pp_wait_s, dp_comm_s, optimizer_s; /* totals, measured steps */
+    double device_mem_peak_bytes; /* schema version 5: the GPU's memory in use at most as
+                                   * CUDA counts it; 0 = none (the CPU device) */
 } db_run_rank;
 
 /* A measured run, as the executor reports it. Borrowed for the call. Fields
@@ -243,6 +246,8 @@ typedef struct db_run {
     int64_t plan_record_id;      /* the recorded plan it ran (0: layout flags) */
     double simulated_step_s;     /* the simulator's step for the same layout on this
                                   * host; 0 = not simulated */
+    const char *device_name;     /* schema version 5: the device as it named itself (the
+                                  * GPU's model); NULL or "" leaves it NULL */
 } db_run;
 
 /* A measured run of layout l of model m on cluster c (runs.source =
@@ -466,6 +471,28 @@ typedef struct db_measured {
 } db_measured;
 
 int db_measured_runs(db *d, int64_t record_id, db_measured *out, int max, int *n, st_err *err);
+
+/* The executor's runs (runs.source 'measured', schema version 4 and later)
+ * that ended "ok" with a measured step, oldest first: what `smdplan
+ * calibrate --runs` fits to. The layout and model of each are its record's
+ * (db_plans: the plan of role "measured", db_model). A file older than
+ * version 4 has none (*n = 0). */
+typedef struct db_exec_run {
+    int64_t run_id, record_id;
+    int ranks;
+    char device[16];             /* "cpu", "cuda" */
+    char transport[16];          /* "mpi", "nccl" */
+    char device_name[256];       /* version 5: the device as it named itself; "" before */
+    char run_host[128];
+    char model[PLAN_NAME_MAX];
+    char instance_type[48];      /* of its plan: the catalog entry it was predicted on, or
+                                  * the host's name when there was none */
+    char framework[16];          /* the plan's plan_frameworks key */
+    double measured_s;           /* median of the measured steps */
+    double predicted_s, simulated_s; /* when it ran; 0 = none */
+} db_exec_run;
+
+int db_exec_runs(db *d, db_exec_run *out, int max, int *n, st_err *err);
 
 /* The calibration of a calibration record as plan_calibrate reported it:
  * every fit (groups, in the order recorded) with its parameters and their

@@ -506,6 +506,50 @@ int db_measured_runs(db *d, int64_t record_id, db_measured *out, int max, int *n
     return rc;
 }
 
+int db_exec_runs(db *d, db_exec_run *out, int max, int *n, st_err *err)
+{
+    *n = 0;
+    if (d->version < 4)
+        return ST_OK; /* the executor's runs are recorded from version 4 */
+    sqlite3_stmt *st = NULL;
+    char sql[768];
+    snprintf(sql, sizeof sql,
+             "SELECT r.id, r.record_id, r.nranks, r.device, r.transport, %s, r.run_host, m.name,"
+             " i.name, p.framework, r.measured_step_s, r.predicted_step_s,"
+             " r.simulated_step_s FROM runs r"
+             " LEFT JOIN models m ON m.id = r.model_id"
+             " LEFT JOIN plans p ON p.id = r.plan_id"
+             " LEFT JOIN instance_types i ON i.id = p.instance_type_id"
+             " WHERE r.source = 'measured' AND r.status = 'ok' AND r.nranks IS NOT NULL"
+             " AND r.measured_step_s > 0 ORDER BY r.id",
+             d->version >= 5 ? "r.device_name" : "NULL");
+    int rc = db__prepare(d, sql, &st, err);
+    if (rc != ST_OK)
+        return rc;
+    int s = SQLITE_DONE;
+    while (*n < max && (s = sqlite3_step(st)) == SQLITE_ROW) {
+        db_exec_run *r = &out[(*n)++];
+        memset(r, 0, sizeof *r);
+        r->run_id = sqlite3_column_int64(st, 0);
+        r->record_id = sqlite3_column_int64(st, 1);
+        r->ranks = sqlite3_column_int(st, 2);
+        copy(r->device, sizeof r->device, sqlite3_column_text(st, 3));
+        copy(r->transport, sizeof r->transport, sqlite3_column_text(st, 4));
+        copy(r->device_name, sizeof r->device_name, sqlite3_column_text(st, 5));
+        copy(r->run_host, sizeof r->run_host, sqlite3_column_text(st, 6));
+        copy(r->model, sizeof r->model, sqlite3_column_text(st, 7));
+        copy(r->instance_type, sizeof r->instance_type, sqlite3_column_text(st, 8));
+        copy(r->framework, sizeof r->framework, sqlite3_column_text(st, 9));
+        r->measured_s = sqlite3_column_double(st, 10);
+        r->predicted_s = sqlite3_column_double(st, 11);
+        r->simulated_s = sqlite3_column_double(st, 12);
+    }
+    if (*n < max && s != SQLITE_ROW && s != SQLITE_DONE)
+        rc = db__fail(d, s, err, "read runs");
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* ---- calibration ---- */
 
 /* The parameters of calibration cid into g, matched by name; asked and

@@ -691,6 +691,8 @@ static void b_int_ptr(db__ins *s, const int *v)
     "model_flops_per_step, hardware_flops_per_step, achieved_flops, peak_flops, mfu, "          \
     "failed_rank, exit_status, measured_steps, launch_command, run_dir, config_json, scaled, "   \
     "plan_record_id"
+/* ... and version 5. */
+#define RUN_COLS_V5 "device_name"
 
 static int run_steps_insert(db *d, int64_t rid, const db_run *u, st_err *err)
 {
@@ -737,7 +739,8 @@ static int run_ranks_insert(db *d, int64_t rid, const db_run *u, st_err *err)
     db__ins t;
     int rc = db__ins_prepare(d, &t, "run_ranks",
                              "run_id, rank, peak_mem_bytes, tp_rank, pp_rank, dp_rank, compute_s, "
-                             "tp_comm_s, pp_wait_s, dp_comm_s, optimizer_s",
+                             "tp_comm_s, pp_wait_s, dp_comm_s, optimizer_s, "
+                             "device_memory_peak_bytes",
                              NULL, 0, err);
     for (int i = 0; rc == ST_OK && i < u->nranks; i++) {
         db__b_i64(&t, rid);
@@ -753,10 +756,11 @@ static int run_ranks_insert(db *d, int64_t rid, const db_run *u, st_err *err)
             db__b_dbl(&t, k->pp_wait_s);
             db__b_dbl(&t, k->dp_comm_s);
             db__b_dbl(&t, k->optimizer_s);
+            db__b_dbl(&t, given(k->device_mem_peak_bytes));
         } else {
             db__b_i64(&t, i);
             db__b_dbl(&t, u->rank_peak_mem_bytes[i]);
-            for (int k = 0; k < 8; k++)
+            for (int k = 0; k < 9; k++)
                 db__b_null(&t);
         }
         rc = db__ins_step(d, &t, NULL, err);
@@ -787,7 +791,8 @@ static int run_body(db *d, int64_t rec, void *vctx, st_err *err)
     memset(&s, 0, sizeof s);
     if (rc == ST_OK)
         rc = db__ins_prepare(d, &s, "runs",
-                             "record_id, plan_id, model_id, " RUN_COLS ", " RUN_COLS_V4, NULL, 0,
+                             "record_id, plan_id, model_id, " RUN_COLS ", " RUN_COLS_V4
+                             ", " RUN_COLS_V5, NULL, 0,
                              err);
     if (rc == ST_OK) {
         double pred = x->est ? x->est->time.step_s : NAN;
@@ -850,6 +855,8 @@ static int run_body(db *d, int64_t rec, void *vctx, st_err *err)
             db__b_i64(&s, u->plan_record_id);
         else
             db__b_null(&s);
+        /* version 5 */
+        db__b_txt(&s, u->device_name && *u->device_name ? u->device_name : NULL);
         rc = db__ins_step(d, &s, &rid, err);
     }
     db__ins_finalize(&s);

@@ -352,11 +352,26 @@ static const char schema_v4[] =
     " time_s REAL, algbw_bps REAL, busbw_bps REAL,"
     " PRIMARY KEY (record_id, seq)) WITHOUT ROWID;";
 
+/* Version 4 -> 5: the accelerator an executed run ran on. runs.device_name
+ * is what rank 0's device called itself (RESULT.json's device_name: the
+ * GPU's model, compute capability, memory and SMs; "cpu" on the CPU
+ * device), so a run names the GPU its MFU and its calibration are for;
+ * run_ranks.device_memory_peak_bytes is each rank's most memory in use on
+ * its GPU as CUDA counted it (RESULT.json: cudaMemGetInfo's total - free,
+ * the CUDA context and the libraries' buffers included, sampled at every
+ * sync), beside the executor's own count (peak_mem_bytes). Rows recorded
+ * before keep NULL; so does device_memory_peak_bytes on the CPU device,
+ * which has no such count. */
+static const char schema_v5[] =
+    "ALTER TABLE runs ADD COLUMN device_name TEXT;"
+    "ALTER TABLE run_ranks ADD COLUMN device_memory_peak_bytes REAL;";
+
 const db__migration db__migrations[] = {
     {0, schema_v1},
     {1, schema_v2},
     {2, schema_v3},
     {3, schema_v4},
+    {4, schema_v5},
 };
 const int db__nmigrations = (int)(sizeof db__migrations / sizeof db__migrations[0]);
 

@@ -2,7 +2,9 @@
  * exec_ckpt.c: checkpoints. A checkpoint of step S is a directory
  * DIR/step-SSSSSSSS/ with one file per rank (rank-NNNNN.bin: a header
  * naming the layout, the model, the seed and the step, then the rank's
- * parameters, or its ZeRO-3 shards, and its AdamW m and v), and
+ * parameters, or its ZeRO-3 shards, on a device with master weights
+ * (has_master: bf16 on CUDA) the fp32 master weights of the elements it
+ * updates, and its AdamW m and v), and
  * DIR/latest.json naming the newest complete one. Every file is written
  * atomically (temp file, fsync, rename); latest.json is replaced only after
  * every rank's file is in place (a barrier), so a crash while saving leaves
@@ -18,8 +20,14 @@
  * file, rebuilds how that rank held the model (exec_model_tables with the
  * old layout and the old rank's coordinates, all in the header), maps each
  * parameter and each AdamW moment it held to its global element, and takes
- * the elements it holds itself. A different model, device type or seed's
- * model shape is refused with the difference named.
+ * the elements it holds itself; with master weights the master is the
+ * parameter's value (the narrow parameter is its rounding: AdamW writes
+ * param = bf16(master), round to nearest even, and upload_f64 rounds the
+ * same way), so a resharded bf16 run continues from exactly the state it
+ * left. A different model, device type or seed's model shape is refused
+ * with the difference named. Every buffer moves through the device table
+ * (download, upload), so a checkpoint of GPU buffers is written and read
+ * as one of host buffers is.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -126,17 +134,26 @@ int exec_ckpt_save(exec_rt *rt, const char *dir, st_err *err)
     exec_dev *dev = rt->dev;
     size_t pbytes = (size_t)h.param_numel * dev->elem_bytes;
     size_t sbytes = (size_t)h.held_numel * dev->state_bytes;
-    size_t total = sizeof h + pbytes + 2 * sbytes;
+    size_t mbytes = rt->opt.master ? sbytes : 0;
+    size_t total = sizeof h + pbytes + mbytes + 2 * sbytes;
     char *buf = malloc(total);
     if (!buf) {
         rc = ST_RAISE(err, ST_ENOMEM, "out of memory writing a checkpoint");
     } else {
         memcpy(buf, &h, sizeof h);
-        dev->ops->download(dev, buf + sizeof h, param_buf(rt), pbytes);
-        dev->ops->download(dev, buf + sizeof h + pbytes, rt->opt.m, sbytes);
-        dev->ops->download(dev, buf + sizeof h + pbytes + sbytes, rt->opt.v, sbytes);
+        char *at = buf + sizeof h;
+        dev->ops->download(dev, at, param_buf(rt), pbytes);
+        at += pbytes;
+        if (mbytes)
+            dev->ops->download(dev, at, rt->opt.master, mbytes);
+        at += mbytes;
+        dev->ops->download(dev, at, rt->opt.m, sbytes);
+        dev->ops->download(dev, at + sbytes, rt->opt.v, sbytes);
+        /* a device whose copies can fail later (CUDA) says so at its sync */
+        rc = dev->ops->sync(dev, err);
         snprintf(path, sizeof path, "%s/rank-%05d.bin", sub, rt->rank);
-        rc = exec__write_atomic(path, buf, total, err);
+        if (rc == ST_OK)
+            rc = exec__write_atomic(path, buf, total, err);
         free(buf);
     }
     if ((rc = agree(rt, rc, err)))
@@ -202,12 +219,16 @@ static double raw_at(const char *p, size_t eb, int64_t i)
 }
 
 /* The whole model's parameters and moments (global order) from the files
- * of every rank of the layout that wrote the checkpoint. */
+ * of every rank of the layout that wrote the checkpoint. With master
+ * weights (master: this device keeps them, and so did the writer, whose
+ * device type was checked) a parameter is its master's value, taken from
+ * the rank that updates it. */
 static int read_global(exec_rt *rt, const char *subdir, const ckpt_head *mine, double *P,
                        double *M, double *V, int64_t *step, st_err *err)
 {
     char path[EXEC_PATH_MAX + 96];
     int rc = ST_OK;
+    int master = rt->opt.master != NULL;
     for (int64_t r = 0; rc == ST_OK && r < mine->world; r++) {
         char *buf = NULL;
         size_t len = 0;
@@ -223,9 +244,11 @@ static int read_global(exec_rt *rt, const char *subdir, const ckpt_head *mine, d
             if ((bad = differs(&h, mine, 0)) || h.world != mine->world || h.step != mine->step)
                 rc = ST_RAISE(err, ST_EINVAL, "%s: written with %s different from the other "
                               "files or this run", path, bad ? bad : "world or step");
-            else if (h.elem_bytes != 4 && h.elem_bytes != 8)
+            else if ((master ? h.state_bytes : h.elem_bytes) != 4 &&
+                     (master ? h.state_bytes : h.elem_bytes) != 8)
                 rc = ST_RAISE(err, ST_EUNSUPPORTED, "%s: %lld-byte parameters cannot be "
-                              "resharded", path, (long long)h.elem_bytes);
+                              "resharded", path,
+                              (long long)(master ? h.state_bytes : h.elem_bytes));
         }
         plan_layout ol = rt->cfg->layout;
         exec_model om;
@@ -245,13 +268,14 @@ static int read_global(exec_rt *rt, const char *subdir, const ckpt_head *mine, d
             rc = exec_model_tables(&om, (int)h.pp_rank, (size_t)h.elem_bytes, err);
         }
         size_t eb = (size_t)h.elem_bytes, sb = (size_t)h.state_bytes;
+        size_t mb = master ? (size_t)h.held_numel * sb : 0;
         if (rc == ST_OK && (h.param_numel != (om.zero3 ? om.held_numel : om.flat_numel) ||
                             h.held_numel != om.held_numel ||
-                            len != sizeof h + (size_t)h.param_numel * eb +
+                            len != sizeof h + (size_t)h.param_numel * eb + mb +
                                        2 * (size_t)h.held_numel * sb))
             rc = ST_RAISE(err, ST_EPARSE, "%s: its sizes do not match the layout it names", path);
-        const char *pp = buf + sizeof h, *pm = pp + (size_t)h.param_numel * eb,
-                   *pv = pm + (size_t)h.held_numel * sb;
+        const char *pp = buf + sizeof h, *pmaster = pp + (size_t)h.param_numel * eb,
+                   *pm = pmaster + mb, *pv = pm + (size_t)h.held_numel * sb;
         for (int bi = 0; rc == ST_OK && bi < om.nb; bi++) {
             const exec_bucket *b = &om.b[bi];
             for (int ui = b->unit0; ui < b->unit0 + b->nunits; ui++)
@@ -268,10 +292,12 @@ static int read_global(exec_rt *rt, const char *subdir, const ckpt_head *mine, d
                             int64_t s = b->shard_off + (e - b->held_off);
                             M[g] = raw_at(pm, sb, s);
                             V[g] = raw_at(pv, sb, s);
-                            if (om.zero3)
+                            if (master)
+                                P[g] = raw_at(pmaster, sb, s);
+                            else if (om.zero3)
                                 P[g] = raw_at(pp, eb, s);
                         }
-                        if (!om.zero3)
+                        if (!om.zero3 && !master)
                             P[g] = raw_at(pp, eb, e);
                     }
                 }
@@ -283,17 +309,37 @@ static int read_global(exec_rt *rt, const char *subdir, const ckpt_head *mine, d
     return rc;
 }
 
-/* Fill this rank's parameters and moments from the global arrays. */
-static void take_global(exec_rt *rt, const double *P, const double *M, const double *V)
+/* Upload n doubles into a buffer of the device's state type (f32 or f64),
+ * each rounded as C converts (to nearest even). */
+static void upload_state(exec_dev *dev, void *dst, const double *src, int64_t n)
+{
+    if (dev->state_bytes == sizeof(double)) {
+        dev->ops->upload(dev, dst, src, (size_t)n * sizeof(double));
+        return;
+    }
+    float *f = malloc((size_t)(n > 0 ? n : 1) * sizeof *f);
+    if (!f)
+        return;
+    for (int64_t i = 0; i < n; i++)
+        f[i] = (float)src[i];
+    dev->ops->upload(dev, dst, f, (size_t)n * sizeof *f);
+    free(f);
+}
+
+/* Fill this rank's parameters and moments (and master weights) from the
+ * global arrays. ST_ENOMEM when the host buffers cannot be had. */
+static int take_global(exec_rt *rt, const double *P, const double *M, const double *V,
+                       st_err *err)
 {
     exec_model *x = &rt->x;
     exec_dev *dev = rt->dev;
     double *pbuf = malloc((size_t)(x->zero3 ? x->held_numel : x->flat_numel) * sizeof *pbuf);
     double *mbuf = malloc((size_t)x->held_numel * sizeof *mbuf);
     double *vbuf = malloc((size_t)x->held_numel * sizeof *vbuf);
-    if (!pbuf || !mbuf || !vbuf) {
-        free(pbuf), free(mbuf), free(vbuf);
-        return;
+    double *kbuf = rt->opt.master ? malloc((size_t)x->held_numel * sizeof *kbuf) : NULL;
+    if (!pbuf || !mbuf || !vbuf || (rt->opt.master && !kbuf)) {
+        free(pbuf), free(mbuf), free(vbuf), free(kbuf);
+        return ST_RAISE(err, ST_ENOMEM, "out of memory resharding a checkpoint");
     }
     memset(pbuf, 0, (size_t)(x->zero3 ? x->held_numel : x->flat_numel) * sizeof *pbuf);
     memset(mbuf, 0, (size_t)x->held_numel * sizeof *mbuf);
@@ -313,6 +359,8 @@ static void take_global(exec_rt *rt, const double *P, const double *M, const dou
                         int64_t s = b->shard_off + (e - b->held_off);
                         mbuf[s] = M[g];
                         vbuf[s] = V[g];
+                        if (kbuf)
+                            kbuf[s] = P[g];
                         if (x->zero3)
                             pbuf[s] = P[g];
                     }
@@ -321,21 +369,24 @@ static void take_global(exec_rt *rt, const double *P, const double *M, const dou
                 }
             }
     }
+    /* the parameters in their own type (a bf16 one the rounding of its
+     * master), the moments and master weights in the state type */
     dev->ops->upload_f64(dev, x->zero3 ? x->pshard : x->params, pbuf,
                          x->zero3 ? x->held_numel : x->flat_numel);
-    /* the moments are of the state type: the CPU devices' state type is
-     * their parameter type, which upload_f64 writes */
-    dev->ops->upload_f64(dev, rt->opt.m, mbuf, x->held_numel);
-    dev->ops->upload_f64(dev, rt->opt.v, vbuf, x->held_numel);
-    free(pbuf), free(mbuf), free(vbuf);
+    upload_state(dev, rt->opt.m, mbuf, x->held_numel);
+    upload_state(dev, rt->opt.v, vbuf, x->held_numel);
+    if (kbuf)
+        upload_state(dev, rt->opt.master, kbuf, x->held_numel);
+    free(pbuf), free(mbuf), free(vbuf), free(kbuf);
+    return dev->ops->sync(dev, err);
 }
 
 static int reshard(exec_rt *rt, const char *subdir, const ckpt_head *want, const ckpt_head *got,
                    st_err *err)
 {
-    if (rt->dev->ops->state_dtype != rt->dev->ops->dtype)
+    if (rt->dev->ops->state_dtype != rt->dev->ops->dtype && !rt->opt.master)
         return ST_RAISE(err, ST_EUNSUPPORTED, "device %s: resharding needs moments of the "
-                        "parameters' type", rt->dev->ops->name);
+                        "parameters' type, or master weights", rt->dev->ops->name);
     int64_t n = 0;
     for (int g = 0; g < rt->x.ngt; g++)
         n += rt->x.gt[g].rows * rt->x.gt[g].cols;
@@ -350,10 +401,8 @@ static int reshard(exec_rt *rt, const char *subdir, const ckpt_head *want, const
     old.step = got->step;
     int64_t step = 0;
     int rc = read_global(rt, subdir, &old, P, M, V, &step, err);
-    if (rc == ST_OK) {
-        take_global(rt, P, M, V);
+    if (rc == ST_OK && (rc = take_global(rt, P, M, V, err)) == ST_OK)
         rt->step = step;
-    }
     free(P), free(M), free(V);
     (void)want;
     return rc;
@@ -388,6 +437,7 @@ int exec_ckpt_load(exec_rt *rt, const char *dir, st_err *err)
     fill_head(rt, &want);
     size_t pbytes = (size_t)want.param_numel * rt->dev->elem_bytes;
     size_t sbytes = (size_t)want.held_numel * rt->dev->state_bytes;
+    size_t mbytes = rt->opt.master ? sbytes : 0;
     const char *bad = NULL;
     int same = 0;
     if (rc == ST_OK) {
@@ -422,15 +472,22 @@ int exec_ckpt_load(exec_rt *rt, const char *dir, st_err *err)
     }
     same = all_same == rt->world->size;
     if (rc == ST_OK && same) {
-        if (len != sizeof got + pbytes + 2 * sbytes) {
+        if (len != sizeof got + pbytes + mbytes + 2 * sbytes) {
             rc = ST_RAISE(err, ST_EPARSE, "%s: %zu bytes, expected %zu", path, len,
-                          sizeof got + pbytes + 2 * sbytes);
+                          sizeof got + pbytes + mbytes + 2 * sbytes);
         } else {
             exec_dev *dev = rt->dev;
-            dev->ops->upload(dev, param_buf(rt), buf + sizeof got, pbytes);
-            dev->ops->upload(dev, rt->opt.m, buf + sizeof got + pbytes, sbytes);
-            dev->ops->upload(dev, rt->opt.v, buf + sizeof got + pbytes + sbytes, sbytes);
-            rt->step = got.step;
+            const char *at = buf + sizeof got;
+            dev->ops->upload(dev, param_buf(rt), at, pbytes);
+            at += pbytes;
+            if (mbytes) /* the master weights as saved, not widened again */
+                dev->ops->upload(dev, rt->opt.master, at, mbytes);
+            at += mbytes;
+            dev->ops->upload(dev, rt->opt.m, at, sbytes);
+            dev->ops->upload(dev, rt->opt.v, at + sbytes, sbytes);
+            rc = dev->ops->sync(dev, err);
+            if (rc == ST_OK)
+                rt->step = got.step;
         }
     } else if (rc == ST_OK) {
         rc = reshard(rt, subdir, &want, &got, err);

@@ -442,12 +442,6 @@ int exec_config_parse(const char *json, exec_config *cfg, st_err *err)
                       "fused attention kernel (allowed: false, or device cuda)", cfg->device);
         goto done;
     }
-    if (dev->has_master && (*cfg->save_dir || *cfg->resume_dir)) {
-        rc = ST_RAISE(err, ST_EINVAL, "config: checkpoint: the %s device keeps master weights, "
-                      "which checkpoints do not hold yet (run it without a checkpoint)",
-                      cfg->device);
-        goto done;
-    }
     /* What the executor does not run is refused by name, never ignored. */
     const plan_layout *l = &cfg->layout;
     if (l->cp > 1)

@@ -118,6 +118,8 @@ typedef struct cal {
     int np;
     plan_eff eff;                /* the values being tried */
     double hi_gemm;              /* the chip's GEMM ceiling */
+    double start[PLAN_EFF__COUNT]; /* the fit's starting values (the chip's own) */
+    int keep_chips;              /* plan_cal_options.keep_chips */
     int failed;
 } cal;
 
@@ -140,8 +142,13 @@ static const char *silicon_of(const plan_gpu *g)
  * forward, Shah et al. 2024, no more than a large GEMM does). */
 static double cal_hi(const cal *c, int p)
 {
-    return p == PLAN_EFF_GEMM || p == PLAN_EFF_FLASH ? fmin(ranges[p].hi, c->hi_gemm)
-                                                     : ranges[p].hi;
+    double hi = p == PLAN_EFF_GEMM || p == PLAN_EFF_FLASH ? fmin(ranges[p].hi, c->hi_gemm)
+                                                          : ranges[p].hi;
+    /* a chip measured above the range has the whole of its measured rate
+     * for range: a CPU host's efficiencies are fractions of its own
+     * measured peaks (smdplan bench: gemm_eff_max 1, the peak being the
+     * measured sgemm rate; hbm_eff from its triad) */
+    return c->start[p] > hi ? fmax(c->start[p], 1.0) : hi;
 }
 
 /* log(predicted / measured) of row i with efficiencies e (NULL: as the
@@ -197,12 +204,16 @@ static double to_phys(const cal *c, int p, double u)
 static double to_free(const cal *c, int p, double x)
 {
     double lo = ranges[p].lo, hi = cal_hi(c, p);
-    /* a start on a bound would sit where the logistic map is flat */
+    /* a start on a bound would sit where the logistic map is flat; a
+     * framework fitted on its chip's own values (keep_chips, no pool fitted
+     * before it) may start on one (GH100's pool has hbm_eff on its floor)
+     * and starts a tenth of the range inside */
+    double in = c->keep_chips ? 0.1 : 0.01;
     double f = (x - lo) / (hi - lo);
-    if (f < 0.01)
-        f = 0.01;
-    if (f > 0.99)
-        f = 0.99;
+    if (f < in)
+        f = in;
+    if (f > 1.0 - in)
+        f = 1.0 - in;
     return log(f / (1.0 - f));
 }
 
@@ -312,6 +323,8 @@ static int select(cal *c, const char *family, const char *silicon, int skip_sour
 static int fit(cal *c, const plan_eff *e0, unsigned asked, plan_cal_group *g, st_err *err)
 {
     c->eff = *e0;
+    for (int p = 0; p < PLAN_EFF__COUNT; p++)
+        c->start[p] = *plan_eff_ref((plan_eff *)e0, (plan_eff_param)p);
     g->before = g->after = *e0;
     g->asked = asked;
     c->np = 0;
@@ -498,7 +511,7 @@ static int fit_all(cal *c, const plan_cal_options *o, int skip, plan_cal_group *
     int nc = pairs_of(c, o, chips, PLAN_CAL_GROUPS_MAX, 1);
     int nf = pairs_of(c, o, fws, PLAN_CAL_GROUPS_MAX, 0);
     int ng = 0;
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = o->keep_chips ? 1 : 0; pass < 2; pass++) {
         int n = pass == 0 ? nc : nf;
         for (int i = 0; i < n; i++) {
             const pair *pr = pass == 0 ? &chips[i] : &fws[i];
@@ -768,26 +781,40 @@ static int loso_one(cal *c, const plan_catalog *start, const plan_cal_options *o
 int plan_calibrate(plan_catalog *cat, const plan_validate_row *rows, int nrows,
                    const plan_cal_options *opt, plan_cal_report *rep, st_err *err)
 {
+    memset(rep, 0, sizeof *rep);
+    plan_validate_result *res = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *res);
+    if (!res)
+        return ST_RAISE(err, ST_ENOMEM, "calibrate: out of memory");
+    /* map every row once */
+    for (int i = 0; i < nrows; i++) {
+        st_err e = {0};
+        if (plan_validate_run(cat, &rows[i], &res[i], NULL, &e) != ST_OK)
+            memset(&res[i], 0, sizeof res[i]); /* not used */
+    }
+    int rc = plan_calibrate_results(cat, res, nrows, opt, rep, err);
+    free(res);
+    return rc;
+}
+
+int plan_calibrate_results(plan_catalog *cat, const plan_validate_result *res, int nrows,
+                           const plan_cal_options *opt, plan_cal_report *rep, st_err *err)
+{
     plan_cal_options o = opt ? *opt : (plan_cal_options){0};
     memset(rep, 0, sizeof *rep);
     int rc = ST_OK;
-    plan_validate_result *res = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *res);
     cal_row *row = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *row);
     cal_row *mrow = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *mrow);
     int *use = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *use);
     double *w = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *w);
     plan_catalog start = {0};
-    if (!res || !row || !mrow || !use || !w || copy_catalog(&start, cat) != ST_OK) {
+    if (!row || !mrow || !use || !w || copy_catalog(&start, cat) != ST_OK) {
         rc = ST_RAISE(err, ST_ENOMEM, "calibrate: out of memory");
         goto done;
     }
-    cal c = {.cat = cat, .res = res, .row = row, .mrow = mrow, .rep = rep, .use = use, .w = w};
+    cal c = {.cat = cat, .res = res, .row = row, .mrow = mrow, .rep = rep, .use = use, .w = w,
+             .keep_chips = o.keep_chips};
 
-    /* map every row once */
     for (int i = 0; i < nrows; i++) {
-        st_err e = {0};
-        if (plan_validate_run(cat, &rows[i], &res[i], NULL, &e) != ST_OK)
-            continue;
         const plan_validate_result *r = &res[i];
         if (!r->have_layout || r->inst.gpu_index < 0 || r->inst.gpu_index >= cat->ngpus)
             continue;
@@ -872,7 +899,8 @@ int plan_calibrate(plan_catalog *cat, const plan_validate_row *rows, int nrows,
             gr->rejected = 1;
             snprintf(gr->why, sizeof gr->why,
                      "its %d sources, each held out, are predicted %.1f%% off on average by this "
-                     "fit, %.1f%% by the %s pool", n, fw_sum / n, pool_sum / n, gr->silicon);
+                     "fit, %.1f%% by the %s %s", n, fw_sum / n, pool_sum / n, gr->silicon,
+                     o.keep_chips ? "chip's own values" : "pool");
             drop_eff(cat, gr->framework, gr->silicon);
         }
     }
@@ -902,6 +930,5 @@ done:
     free(use);
     free(mrow);
     free(row);
-    free(res);
     return rc;
 }

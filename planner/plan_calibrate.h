@@ -60,6 +60,13 @@ typedef struct plan_cal_options {
     int loso;                    /* run leave-one-source-out (and the rejection test) */
     const char *framework;       /* fit only this family ("" or NULL: every one) */
     const char *silicon;         /* fit only this chip ("" or NULL: every one) */
+    /* 1: the chips' own values stay as the catalog has them (no pool is
+     * fitted): only frameworks are, each starting from and held out
+     * against its chip's values. For runs of one stack (the executor's own,
+     * `smdplan calibrate --runs`), whose chip values come from elsewhere
+     * (smdplan bench, or the published runs' pools) and must not be
+     * refitted from that one stack. */
+    int keep_chips;
 } plan_cal_options;
 
 /* One fit: a framework family on a chip, or a chip's pool (framework ""). */
@@ -119,5 +126,15 @@ typedef struct plan_cal_report {
  * simply not used. */
 int plan_calibrate(plan_catalog *cat, const plan_validate_row *rows, int nrows,
                    const plan_cal_options *opt, plan_cal_report *rep, st_err *err);
+
+/* The same fit from rows already mapped (plan_validate_run's results, or
+ * results made from measured runs whose model, layout, node and time are
+ * known exactly: the executor's recorded runs). A row takes part when it
+ * has a layout (have_layout, a catalog GPU in inst), a compared time
+ * (compared, ref_time_s) and the planner does not find it out of memory
+ * (pred_oom); its source_key groups it for the weights and leave-one-
+ * source-out. res is borrowed for the call. */
+int plan_calibrate_results(plan_catalog *cat, const plan_validate_result *res, int nrows,
+                           const plan_cal_options *opt, plan_cal_report *rep, st_err *err);
 
 #endif

@@ -511,6 +511,84 @@ const plan_framework plan_frameworks[] = {
                "parallelism and no activation offload (both refused); attention without a fused "
                "kernel; fp32 on the CPU device (OpenBLAS); C code, no per-op host overhead",
     },
+    /* ------------------------------------------------------------------ */
+    /* The same executor on the CUDA device (exec/exec_dev_cuda.c) over the
+     * NCCL transport (exec/exec_comm_nccl.c): the same knobs and the same
+     * schedule, the same rank program and runner; what differs from the
+     * CPU host is written here, each with its source. */
+    {
+        .key = "smdplan-cuda",
+        .family = PLAN_FW_SMDPLAN,   /* one family: fitted per chip, and the chips differ */
+        .label = "smdplan executor on CUDA",
+        .names = {"smdplan-cuda", "smdplan cuda", NULL},
+        .user = 1,
+        .schedules = SCH_ALL,
+        .shardings = SH_ALL,
+        .shardings_with_pp = SH_ALL,
+        .shardings_with_tp = SH_ALL,
+        .recomputes = RC_ALL,
+        .recompute_groups = 1,
+        .sequence_parallel = 1,
+        .context_parallel = 0,        /* refused by the executor on every device */
+        .active_cap = 1,
+        .offload = 0,                 /* refused: the executor has no activation offload */
+        .prescaled = 0,
+        .placement_search = 1,
+        .fp8 = 0,                     /* bf16 linears only (cuBLASLt, CUBLAS_COMPUTE_32F) */
+        .tp_max_in_node = 1,
+        .placement = "DPT",
+        /* The plain attention (cuBLAS strided batched products with the
+         * causal softmax between them, the T x T probabilities kept) unless
+         * the layout asks for the fused kernel (layout.flash_attention,
+         * smdplan exec --flash-attention on): the executor's default on
+         * every device. */
+        .flash_attention = 0,
+        /* Gradient buckets all-reduced during the backward: each NCCL group
+         * has its own stream, ordered after the compute stream by an event
+         * (exec_comm_nccl.c), and NCCL's collectives are kernels that run
+         * on their stream beside the compute without the host's help (NCCL
+         * User Guide, "CUDA Stream Semantics": an NCCL call returns once the
+         * operation is enqueued on the stream), so a bucket started when its
+         * last gradient is ready (exec_dp.c) hides behind the backward that
+         * follows, as PyTorch DDP's and Megatron's overlapped reductions do.
+         * Over the staged MPI transport (ranks sharing a GPU) the CPU host's
+         * reason holds again and smdplan exec runs without overlap. */
+        .dp_overlap = 1,
+        .dp_bucket_bytes = 25e6,
+        .sync_sharded = PLAN_SYNC_PER_STEP,
+        .param_gather_overlap = 0,
+        .tp_overlap = 0,              /* TP collectives are waited for by their layer */
+        /* Receives are posted right before the op that consumes them and
+         * waited for there (exec_pipe.c), so a transfer is exposed on the
+         * receiving stage even though NCCL moves it on the PP stream. */
+        .pp_overlap = 0,
+        .zero3_prefetch = 0,
+        .zero3_regather = 1,
+        /* Gradients are bf16, as the parameters (exec_dev_cuda.c: bf16
+         * parameters, activations and gradients; fp32 only for the master
+         * weights, Adam's moments and per-row statistics), and reduced in
+         * bf16 over NCCL. */
+        .fp32_grads = 0,
+        /* Every op is a kernel (or a cuBLASLt call) launched from C on one
+         * stream: no interpreter, but the launch itself. Back-to-back
+         * launches of a short kernel from C on one stream ran at 3.8 us per
+         * kernel (NVIDIA Developer Blog, Gray 2019, "Getting Started with
+         * CUDA Graphs": 3.8 us per kernel without a graph, the kernel itself
+         * 2.9 us), the rate a host issuing one kernel after another keeps
+         * up; launches are asynchronous, so it is a floor under kernels
+         * shorter than that, not an addition. */
+        .host_op_s = 3.8e-6,
+        .recompute_default = PLAN_RECOMP_NONE,
+        .sharding_default = PLAN_SHARD_NONE,
+        .doc = "smdplan's executor on the CUDA device (exec/exec_dev_cuda.c, exec_comm_nccl.c): "
+               "the knobs of the CPU host's profile; bf16 parameters, activations and gradients "
+               "with fp32 master weights and moments (no FP8); cuBLASLt products and the "
+               "project's own kernels launched from C (3.8 us per launch: NVIDIA's CUDA Graphs "
+               "post, 2019); gradient buckets all-reduced on NCCL's own stream during the "
+               "backward (NCCL User Guide, CUDA Stream Semantics); TP collectives and pipeline "
+               "receives waited for where they are needed; plain attention unless the layout "
+               "asks for the fused kernel",
+    },
 };
 const int plan_nframeworks = (int)(sizeof plan_frameworks / sizeof plan_frameworks[0]);
 

@@ -30,6 +30,18 @@
  *                       one GPU each, made over MPI), with ZeRO-2 so the
  *                       gradients go through an NCCL reduce-scatter every
  *                       step, against one CPU rank (2 %).
+ *   checkpoint          checkpoints of the CUDA device (bf16 parameters, fp32
+ *                       master weights and moments): two ranks sharing the
+ *                       GPU over the MPI transport, DP 2 with ZeRO-1 (each
+ *                       rank keeps the master weights of its shard), plain
+ *                       attention (every kernel of that path is
+ *                       deterministic, exec_cuda_kernels.cu), stopped after
+ *                       step 10 with a checkpoint and resumed: steps 11-20
+ *                       and the final weights equal the uninterrupted run's
+ *                       bit for bit; resumed on DP 2 without sharding (the
+ *                       checkpoint resharded: each parameter from its master
+ *                       on the rank that updated it), bit for bit too, as
+ *                       both layouts compute the same sums.
  *
  * Exit 77 (skipped) without the cuda device in this build or without a GPU.
  */
@@ -43,6 +55,7 @@
 #include "exec/exec.h"
 #include "exec/exec_comm.h"
 #include "exec/exec_dev.h"
+#include "exec/exec_dump.h"
 
 #define STEPS 20
 #define TOL_CPU 0.02
@@ -51,20 +64,25 @@
 static const char *mpiexec, *rankprog, *fixtures;
 static char tmp[256];
 
-static void write_config(const char *path, const char *arch, const char *device,
-                         const char *transport, int microbatches, const char *layout)
+/* A config; stop_after > 0 ends the run there (the schedule still spans
+ * STEPS), more is added to the top-level object (checkpoint, debug). */
+static void write_config_more(const char *path, const char *arch, const char *device,
+                              const char *transport, int microbatches, const char *layout,
+                              int stop_after, const char *more)
 {
-    char json[4096];
+    char json[4096], stop[48] = "";
+    if (stop_after > 0)
+        snprintf(stop, sizeof stop, ", \"stop_after\": %d", stop_after);
     snprintf(json, sizeof json,
              "{\"version\": 1, \"model\": {\"name\": \"small\", \"arch\": \"%s\", \"layers\": 4,"
              " \"hidden\": 64, \"heads\": 4, \"kv_heads\": %d, \"ffn\": 192, \"seq\": 64, "
              "\"vocab\": 256}, \"layout\": {\"micro_batch\": 4, \"microbatches\": %d%s%s}, "
              "\"train\": {\"steps\": %d, \"lr\": 0.003, \"min_lr\": 0.0003, \"warmup_steps\": 2, "
-             "\"seed\": 11}, \"data\": {\"kind\": \"text\", \"path\": \"%s/exec_tiny_text.txt\"}, "
-             "\"device\": \"%s\", \"transport\": \"%s\", \"progress\": false, \"timeout_s\": 60}",
+             "\"seed\": 11%s}, \"data\": {\"kind\": \"text\", \"path\": \"%s/exec_tiny_text.txt\"}, "
+             "\"device\": \"%s\", \"transport\": \"%s\", \"progress\": false, \"timeout_s\": 60%s}",
              arch, strcmp(arch, "llama") == 0 ? 2 : 4, microbatches, *layout ? ", " : "", layout,
-             STEPS,
-             fixtures, device, transport);
+             STEPS, stop,
+             fixtures, device, transport, more);
     FILE *f = fopen(path, "w");
     if (!f || fputs(json, f) < 0 || fclose(f) != 0) {
         fprintf(stderr, "test_gpu_train: cannot write %s\n", path);
@@ -72,8 +90,16 @@ static void write_config(const char *path, const char *arch, const char *device,
     }
 }
 
-/* Run the config on ranks ranks; 0 and the losses on success. */
-static int run(int ranks, const char *cfg, double *loss)
+static void write_config(const char *path, const char *arch, const char *device,
+                         const char *transport, int microbatches, const char *layout)
+{
+    write_config_more(path, arch, device, transport, microbatches, layout, 0, "");
+}
+
+/* Run the config on ranks ranks; 0 and the losses on success (nsteps, if
+ * non-NULL, gets the steps run and loss their losses; NULL: STEPS of them
+ * are required). */
+static int run_n(int ranks, const char *cfg, double *loss, int *nsteps)
 {
     char cmd[2048], res[300], log[300];
     snprintf(res, sizeof res, "%s/result.json", tmp);
@@ -99,8 +125,10 @@ static int run(int ranks, const char *cfg, double *loss)
         fprintf(stderr, "test_gpu_train: %s\n", err.msg);
         return 1;
     }
-    int ok = r.nsteps == STEPS;
-    for (int i = 0; ok && i < STEPS; i++)
+    int ok = nsteps ? r.nsteps >= 1 && r.nsteps <= STEPS : r.nsteps == STEPS;
+    if (nsteps)
+        *nsteps = r.nsteps;
+    for (int i = 0; ok && i < r.nsteps; i++)
         loss[i] = r.steps[i].loss;
     if (ok && r.nranks > 0)
         printf("  %s on %d rank(s): peak %.1f MiB by the executor's count, %.1f MiB on the GPU\n",
@@ -108,6 +136,89 @@ static int run(int ranks, const char *cfg, double *loss)
                r.rank_stats[0].device_memory_peak_bytes / 1048576.0);
     exec_result_free(&r);
     return ok ? 0 : 1;
+}
+
+static int run(int ranks, const char *cfg, double *loss)
+{
+    return run_n(ranks, cfg, loss, NULL);
+}
+
+/* Largest |a - b| of two weight dumps; -1 when they cannot be compared. */
+static double weights_diff(const char *da, const char *db)
+{
+    double *a = NULL, *b = NULL, worst = -1;
+    int64_t na = 0, nb = 0;
+    st_err err = {0};
+    if (exec_dump_read(da, &a, &na, &err) != ST_OK || exec_dump_read(db, &b, &nb, &err) != ST_OK)
+        fprintf(stderr, "test_gpu_train: %s\n", err.msg);
+    else if (na != nb)
+        fprintf(stderr, "test_gpu_train: dumps of %lld and %lld parameters\n", (long long)na,
+                (long long)nb);
+    else {
+        worst = 0;
+        for (int64_t i = 0; i < na; i++)
+            worst = fmax(worst, fabs(a[i] - b[i]));
+    }
+    free(a);
+    free(b);
+    return worst;
+}
+
+static int make_dir(const char *path)
+{
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", path);
+    return system(cmd) != 0;
+}
+
+/* The checkpoint case (see the file comment). */
+#define CKPT_STOP 10
+static int checkpoint_case(const char *arch)
+{
+    const char *zero1 = "\"dp\": 2, \"sharding\": \"optimizer\"";
+    const char *none = "\"dp\": 2, \"sharding\": \"none\"";
+    char cfg[300], full[300], ck[300], out[300], more[900];
+    snprintf(cfg, sizeof cfg, "%s/ck.json", tmp);
+    snprintf(full, sizeof full, "%s/full", tmp);
+    snprintf(ck, sizeof ck, "%s/ckpt", tmp);
+    double ref[STEPS], got[STEPS];
+    int n = 0, fail = 0;
+    if (make_dir(full))
+        return 1;
+    snprintf(more, sizeof more, ", \"debug\": {\"dump_weights\": \"%s\"}", full);
+    write_config_more(cfg, arch, "cuda", "mpi", 2, zero1, 0, more);
+    if (run(2, cfg, ref))
+        return 1;
+    snprintf(more, sizeof more, ", \"checkpoint\": {\"save_dir\": \"%s\"}", ck);
+    write_config_more(cfg, arch, "cuda", "mpi", 2, zero1, CKPT_STOP, more);
+    if (run_n(2, cfg, got, &n) || n != CKPT_STOP) {
+        fprintf(stderr, "test_gpu_train: the run to step %d with a checkpoint ran %d steps\n",
+                CKPT_STOP, n);
+        return 1;
+    }
+    const char *names[2] = {"resumed (dp 2, ZeRO-1)", "resharded (dp 2, no sharding)"};
+    const char *layouts[2] = {zero1, none};
+    for (int k = 0; k < 2; k++) {
+        snprintf(out, sizeof out, "%s/out%d", tmp, k);
+        if (make_dir(out))
+            return 1;
+        snprintf(more, sizeof more,
+                 ", \"checkpoint\": {\"resume_dir\": \"%s\"}, \"debug\": {\"dump_weights\": "
+                 "\"%s\"}", ck, out);
+        write_config_more(cfg, arch, "cuda", "mpi", 2, layouts[k], 0, more);
+        if (run_n(2, cfg, got, &n))
+            return 1;
+        double dl = n == STEPS - CKPT_STOP ? 0 : INFINITY;
+        for (int i = 0; i < n && i < STEPS - CKPT_STOP; i++)
+            dl = fmax(dl, fabs(got[i] - ref[CKPT_STOP + i]));
+        double dw = weights_diff(full, out);
+        int ok = dl == 0 && dw == 0;
+        printf("%-4s %-30s steps %d-%d after a restart at step %d: max |loss diff| %.3g, max "
+               "|weight diff| %.3g (both must be 0: bit for bit)\n",
+               ok ? "ok" : "FAIL", names[k], CKPT_STOP + 1, STEPS, CKPT_STOP, dl, dw);
+        fail |= !ok;
+    }
+    return fail;
 }
 
 /* Every step's relative difference within tol; the curve falls. */
@@ -161,6 +272,10 @@ int main(int argc, char **argv)
     snprintf(cfg, sizeof cfg, "%s/case.json", tmp);
     double ref[STEPS], got[STEPS], plain[STEPS];
     int rc = 1;
+    if (!strcmp(c, "checkpoint")) {
+        rc = checkpoint_case(arch);
+        goto done;
+    }
     write_config(ref_cfg, arch, "cpu", "self", 2, "");
     if (run(1, ref_cfg, ref))
         goto done;

@@ -230,6 +230,40 @@ static void test_host_names(void **state)
     assert_non_null(strstr(gpu, "-t4"));
 }
 
+/* The catalog GPU of a CUDA device's description (what smdplan exec
+ * --device cuda measures MFU against and predicts on): the chip as a word,
+ * the variant by memory, none for a GPU the catalog does not have. */
+static void test_gpu_of_device(void **state)
+{
+    (void)state;
+    plan_catalog cat = {0};
+    st_err err = {0};
+    assert_int_equal(data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err), ST_OK);
+    const struct {
+        const char *desc, *want;
+    } cases[] = {
+        {"NVIDIA H100 80GB HBM3, compute capability 9.0, 79.1 GiB, 132 SMs, GPU 0", "H100-80GB"},
+        {"NVIDIA H200, compute capability 9.0, 139.8 GiB, 132 SMs, GPU 0", "H200-141GB"},
+        {"NVIDIA A100-SXM4-40GB, compute capability 8.0, 39.4 GiB, 108 SMs, GPU 3", "A100-40GB"},
+        {"NVIDIA A100-SXM4-80GB, compute capability 8.0, 79.2 GiB, 108 SMs, GPU 0", "A100-80GB"},
+        {"NVIDIA A100 80GB PCIe, compute capability 8.0, 79.2 GiB, 108 SMs, GPU 1", "A100-80GB"},
+        {"NVIDIA A10G, compute capability 8.6, 22.0 GiB, 80 SMs, GPU 0", "A10G-24GB"},
+        {"Tesla V100-SXM2-32GB, compute capability 7.0, 31.7 GiB, 80 SMs, GPU 0", "V100-32GB"},
+        {"NVIDIA GeForce RTX 4090, compute capability 8.9, 23.6 GiB, 128 SMs, GPU 0", NULL},
+        {"NVIDIA L4, compute capability 8.9, 22.0 GiB, 58 SMs, GPU 0", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int g = cli_catalog_gpu_of_device(&cat, cases[i].desc);
+        if (!cases[i].want)
+            assert_int_equal(g, -1);
+        else {
+            assert_true(g >= 0);
+            assert_string_equal(cat.gpus[g].name, cases[i].want);
+        }
+    }
+    plan_catalog_free(&cat);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -241,6 +275,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_write_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shell_quote, setup, teardown),
         cmocka_unit_test(test_host_names),
+        cmocka_unit_test(test_gpu_of_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,10 +3,11 @@
  *
  * Migration from an empty path, a zero-byte file, a hand-made version-0
  * SQLite file, and version-1 and version-2 files made with the shipped
- * steps' own scripts, to version 4 (old rows keep NULL in the new columns,
+ * steps' own scripts, to version 5 (old rows keep NULL in the new columns,
  * and read back as documented; a version-3 file's records table is made
- * again with the bench kind, its rows and references intact; the migrated
- * schema is a new file's); the
+ * again with the bench kind, its rows and references intact; a version-4
+ * file's runs gain the device's name and each rank's GPU memory; the
+ * migrated schema is a new file's); the
  * framework applying a further (test-only) step;
  * a newer schema, another application's SQLite file, a file that is not a
  * database and one with a damaged page are refused with a clear error in
@@ -125,6 +126,13 @@ static void check_current(db *d)
                                 " 'bench_comm')"),
                      5);
     assert_non_null(strstr(db_kinds[4], "bench"));
+    /* version 5: the device an executed run ran on, each rank's GPU memory */
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_table_info('runs')"
+                                " WHERE name = 'device_name' AND type = 'TEXT'"),
+                     1);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_table_info('run_ranks')"
+                                " WHERE name = 'device_memory_peak_bytes' AND type = 'REAL'"),
+                     1);
     /* every row still has its record */
     assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 }
@@ -534,6 +542,41 @@ static void test_migrate_v3_to_v4(void **state)
     same_schema_as_new(f->dir, f->path);
 }
 
+/* The real step 4 -> 5: a version-4 file (the shipped steps 0 to 3 run by
+ * hand) holding an executed run keeps it, with NULL for the device's name
+ * and each rank's GPU memory; compare still joins it; the file takes a run
+ * that has them; its schema is a new file's. */
+static void test_migrate_v4_to_v5(void **state)
+{
+    fixture *f = *state;
+    make_v3_file(f->path);
+    raw_exec(f->path, db__migrations[3].sql);
+    raw_exec(f->path, "PRAGMA user_version = 4;"
+                      "UPDATE runs SET nranks = 1, device = 'cuda', transport = 'nccl',"
+                      " mfu = 0.375 WHERE id = 1;");
+    st_err err = {0};
+    db *d = NULL;
+    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_OK);
+    assert_int_equal(db_schema_version(d), 4);
+    db_close(d);
+    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
+    check_current(d);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM runs WHERE device = 'cuda' AND"
+                                " transport = 'nccl' AND mfu = 0.375 AND device_name IS NULL"),
+                     1);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM run_ranks WHERE peak_mem_bytes = 1.5e6"
+                                " AND device_memory_peak_bytes IS NULL"),
+                     1);
+    db_compare_row row;
+    int n = 0;
+    db_compare_filter all = {NULL, 0, NULL, NULL, 2};
+    assert_int_equal(db_compare(d, &all, &row, 1, &n, &err), ST_OK);
+    assert_true(n == 1 && row.measured_s == 0.625 && row.measured_id == 7);
+    db_close(d);
+    write_one(f->path);
+    same_schema_as_new(f->dir, f->path);
+}
+
 /* The framework takes a current file to the version a later build would
  * ship: one more step in the list, applied once, in order. */
 static void test_migrate_to_next(void **state)
@@ -843,6 +886,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_migrate_v1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v2_to_v3, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v3_to_v4, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_v4_to_v5, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_to_next, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_step_rolls_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),

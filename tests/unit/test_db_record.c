@@ -840,8 +840,8 @@ static void test_exec_run_round_trip(void **state)
                                  .compute_s = 0.25, .tp_comm_s = 0.015625, .pp_wait_s = 0.0078125,
                                  .dp_comm_s = 0.0, .lr = 3e-4, .grad_norm = 1.5,
                                  .measured = i > 0};
-    db_run_rank ranks[2] = {{0, 0, 0, 0, 1.25e6, 0.5, 0.03125, 0.015625, 0, 0.0625},
-                            {1, 0, 1, 0, 1.5e6, 0.4375, 0.03125, 0.09375, 0, 0.0625}};
+    db_run_rank ranks[2] = {{0, 0, 0, 0, 1.25e6, 0.5, 0.03125, 0.015625, 0, 0.0625, 2.5e9},
+                            {1, 0, 1, 0, 1.5e6, 0.4375, 0.03125, 0.09375, 0, 0.0625, 0}};
     int exit_status = 0;
     db_run run = {.status = "ok", .backend = "cpu+mpi", .measured_step_s = 0.3125, .nsteps = 3,
                   .steps = steps, .nranks = 2, .rank_stats = ranks, .ranks = 2, .device = "cpu",
@@ -852,7 +852,8 @@ static void test_exec_run_round_trip(void **state)
                   .mfu = 1.25e9 / 0.3125 / (2 * 1.75e11), .exit_status = &exit_status,
                   .measured_steps = 2, .launch_command = "mpirun -n 2 smdplan-rank",
                   .run_dir = "runs/x", .config_json = "{\"version\": 1}",
-                  .scaled = "layers 40 -> 4", .plan_record_id = 3, .simulated_step_s = 0.296875};
+                  .scaled = "layers 40 -> 4", .plan_record_id = 3, .simulated_step_s = 0.296875,
+                  .device_name = "NVIDIA H100 80GB HBM3, compute capability 9.0"};
     int64_t id = 0;
     assert_int_equal(db_record_run(f->d, &f->prov, &f->model, &f->cluster, &best->layout,
                                    &best->est, &run, &id, &err),
@@ -886,6 +887,10 @@ static void test_exec_run_round_trip(void **state)
     const cJSON *k1 = cJSON_GetArrayItem(rk, 1);
     assert_true(num(k1, "pp_rank") == 1 && num(k1, "pp_wait_s") == 0.09375);
     assert_true(num(k1, "peak_mem_bytes") == 1.5e6);
+    /* version 5: the device's name, each rank's peak on the GPU (none: NULL) */
+    assert_string_equal(str(r, "device_name"), "NVIDIA H100 80GB HBM3, compute capability 9.0");
+    assert_true(num(cJSON_GetArrayItem(rk, 0), "device_memory_peak_bytes") == 2.5e9);
+    assert_true(is_null(k1, "device_memory_peak_bytes"));
     const cJSON *pl = get(rec, "plans")->child;
     assert_true(num(pl, "simulated_step_s") == 0.296875);
     cJSON_Delete(rec);
@@ -912,10 +917,21 @@ static void test_exec_run_round_trip(void **state)
     assert_int_equal(db_record_run(f->d, &f->prov, &f->model, &f->cluster, &best->layout,
                                    &best->est, &bad, &id, &err),
                      ST_OK);
+    /* what calibrate --runs fits to: the run that ended ok, not the failed one */
+    db_exec_run x[4];
+    assert_int_equal(db_exec_runs(f->d, x, 4, &n, &err), ST_OK);
+    assert_int_equal(n, 1);
+    assert_true(x[0].measured_s == 0.3125 && x[0].predicted_s == best->est.time.step_s &&
+                x[0].simulated_s == 0.296875 && x[0].ranks == 2);
+    assert_string_equal(x[0].device, "cpu");
+    assert_string_equal(x[0].transport, "mpi");
+    assert_string_equal(x[0].device_name, "NVIDIA H100 80GB HBM3, compute capability 9.0");
+    assert_string_equal(x[0].instance_type, f->cluster.inst->name);
+    assert_string_equal(x[0].framework, plan_framework_get(best->layout.framework)->key);
     rec = show(f, id);
     r = get(rec, "runs")->child;
     assert_true(num(r, "failed_rank") == 1 && num(r, "exit_status") == 137);
-    assert_true(is_null(r, "measured_step_s") && is_null(r, "mfu"));
+    assert_true(is_null(r, "measured_step_s") && is_null(r, "mfu") && is_null(r, "device_name"));
     assert_non_null(strstr(str(rec, "summary"), "run failed (2 ranks): rank 1 killed by signal 9"));
     cJSON_Delete(rec);
 }

@@ -13,8 +13,10 @@
  * moved far off) and plan_calibrate must find each framework's values
  * back, leave flash_eff and fp8_gemm_eff alone (no row constrains them),
  * give small non-zero standard errors, and predict every source held out
- * of the fit (leave-one-source-out), saying what predicted it. Also:
- * parameter-list parsing.
+ * of the fit (leave-one-source-out), saying what predicted it. The same
+ * from rows mapped beforehand with the chips' own values kept (what
+ * calibrate --runs does with the executor's runs). Also: parameter-list
+ * parsing.
  */
 #include "test_util.h"
 
@@ -216,6 +218,63 @@ static void recovers_known_values(void **state)
     plan_catalog_free(&cat);
 }
 
+/* Rows mapped beforehand (plan_calibrate_results, as calibrate --runs
+ * hands in the executor's runs), with the chips' own values kept: no pool
+ * is fitted, the chip's values stay where they are (far off here), and
+ * each framework's values are found back from them. */
+static void keeps_the_chip_values(void **state)
+{
+    (void)state;
+    gsl_set_error_handler_off();
+    plan_catalog cat = {0};
+    st_err err = {0};
+    assert_int_equal(data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err), ST_OK);
+    set_known(&cat);
+    make_rows();
+    plan_validate_result *res = calloc(NROWS, sizeof *res);
+    assert_non_null(res);
+    for (int i = 0; i < NROWS; i++) {
+        snprintf(times[i], sizeof times[i], "1");
+        assert_int_equal(plan_validate_run(&cat, &rows[i], &res[i], NULL, &err), ST_OK);
+        snprintf(times[i], sizeof times[i], "%.17g",
+                 res[i].pred_time_s * (1 + NOISE * sin(7.0 * i)));
+        assert_int_equal(plan_validate_run(&cat, &rows[i], &res[i], NULL, &err), ST_OK);
+        assert_true(res[i].compared);
+    }
+    /* the chip's values far off, each on a bound of its range once (a
+     * start where the map from the solver's free variable is flat) */
+    const double starts[2][2] = {{0.50, 0.92}, {0.85, 0.30}};
+    plan_cal_report *rep = calloc(1, sizeof *rep);
+    assert_non_null(rep);
+    for (int t = 0; t < 2; t++) {
+        free(cat.effs);
+        cat.effs = NULL;
+        cat.neffs = 0;
+        set_chip(&cat, starts[t][0], starts[t][1]);
+        plan_cal_options opt = {.loso = 1, .keep_chips = 1};
+        assert_int_equal(plan_calibrate_results(&cat, res, NROWS, &opt, rep, &err), ST_OK);
+        assert_int_equal(rep->rows_used, NROWS);
+        assert_int_equal(rep->ngroups, 2); /* the frameworks only */
+        for (int i = 0; i < cat.ngpus; i++)
+            if (strcmp(cat.gpus[i].silicon, "GA100") == 0)
+                assert_true(cat.gpus[i].gemm_eff_max == starts[t][0] &&
+                            cat.gpus[i].hbm_eff == starts[t][1]);
+        for (int k = 0; k < 2; k++) {
+            const plan_cal_group *g = group_of(rep, stacks[k].family);
+            assert_false(g->rejected);
+            assert_true(g->before.gemm_eff_max == starts[t][0]); /* from the chip's own */
+            assert_rel(g->after.gemm_eff_max, stacks[k].gemm, 0.02);
+            assert_rel(g->after.hbm_eff, stacks[k].hbm, 0.05);
+            assert_non_null(plan_catalog_eff(&cat, stacks[k].family, "GA100"));
+        }
+        for (int src = 0; src < rep->nsources; src++)
+            assert_true(rep->source[src].loso_mean_abs_err_pct < 10.0);
+    }
+    free(rep);
+    free(res);
+    plan_catalog_free(&cat);
+}
+
 static void parses_parameter_lists(void **state)
 {
     (void)state;
@@ -313,6 +372,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(recovers_known_values),
+        cmocka_unit_test(keeps_the_chip_values),
         cmocka_unit_test(parses_parameter_lists),
         cmocka_unit_test(shipped_calibration_is_a_fixed_point),
     };

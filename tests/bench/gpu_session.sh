@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# gpu_session.sh: one command for a session on a machine with a GPU. It
+# measures every figure of the GPU backend and keeps the evidence.
+#
+#   [BUILD=build] tests/bench/gpu_session.sh OUT_DIR [STAGE...]
+#
+# Stages, in order (all of them when none is named; each can be run alone,
+# the database and logs accumulate in OUT_DIR, so a session whose commands
+# are limited in time runs them one or two at a time):
+#   ctest      the gpu label: every CUDA kernel against the CPU device,
+#              training on the GPU against the CPU, checkpoints resumed and
+#              resharded bit for bit, smdplan exec --device cuda recorded
+#   bench      bench_exec_gpu: a 1.31B GPT on the GPU in bf16, fused and
+#              plain attention: step, tokens/s, MFU against the dense bf16
+#              peak (target >= 45 %)
+#   runs       smdplan exec --device cuda, one rank, four shapes (one with
+#              the fused attention), recorded in OUT_DIR/gpu.db with the
+#              smdplan-cuda prediction made before the fit
+#   calibrate  smdplan calibrate --runs: the smdplan framework's
+#              efficiencies on this GPU's chip fitted to those runs (each
+#              shape also held out), written to OUT_DIR/fitted.json
+#   validate   two shapes the fit never saw (the 1.31B GPT with the fused
+#              attention among them: the recorded >= 1B run and its MFU),
+#              predicted with the fit: predicted vs measured (target 5 %)
+#   comm       smdplan bench comm --transport nccl between the GPUs (two or
+#              more; with one GPU there is nothing between GPUs to measure,
+#              and the one-rank runs above have no communication term)
+#   compare    smdplan compare: predicted, simulated, measured of every run
+# About 15 minutes of device time on an H100 for all of them (each stage
+# prints its own). OUT_DIR gets gpu.db (the records), fitted.json, logs/
+# (every command's output), runs/ (each run's CONFIG.json, RESULT.json and
+# mpirun logs), bench_exec_gpu/ and summary.txt (every figure, with the
+# command that produced it), which is printed at the end.
+#
+# Exit 77 (nothing run) in a build without CUDA or where CUDA sees no GPU;
+# 2 for bad arguments; otherwise 1 when a stage failed, 0 when all passed.
+set -u
+usage() {
+  echo "usage: [BUILD=build] tests/bench/gpu_session.sh OUT_DIR [ctest bench runs calibrate" \
+    "validate comm compare]" >&2
+  exit 2
+}
+[ $# -ge 1 ] || usage
+out=$1
+shift
+build=${BUILD:-build}
+bin="$build/smdplan"
+all=(ctest bench runs calibrate validate comm compare)
+stages=("$@")
+[ ${#stages[@]} -gt 0 ] || stages=("${all[@]}")
+for s in "${stages[@]}"; do
+  case " ${all[*]} " in *" $s "*) ;; *) echo "gpu_session: unknown stage '$s'" >&2; usage ;; esac
+done
+if [ ! -x "$bin" ]; then
+  echo "gpu_session: build $bin first (cmake --build $build)" >&2
+  exit 2
+fi
+
+# ---- a GPU, or nothing ----
+ver=$("$bin" --version) || { echo "gpu_session: $bin --version failed" >&2; exit 1; }
+if ! grep -q 'CUDA yes' <<<"$ver"; then
+  echo "gpu_session: $bin was built without CUDA; nothing run"
+  exit 77
+fi
+gpus=$(sed -n 's/^GPUs visible to CUDA: //p' <<<"$ver")
+if [ "${gpus:-0}" -lt 1 ]; then
+  echo "gpu_session: CUDA sees no GPU on this host; nothing run"
+  exit 77
+fi
+
+if [ ! -x "$build/smdplan-rank" ]; then
+  echo "gpu_session: build $build/smdplan-rank first (cmake --build $build)" >&2
+  exit 2
+fi
+mkdir -p "$out/logs" "$out/runs" || exit 2
+out=$(cd "$out" && pwd)
+db="$out/gpu.db"
+fitted="$out/fitted.json"
+summary="$out/summary.txt"
+export SMDPLAN_DB="$db"
+unset SMDPLAN_NO_RECORD
+status=0
+{
+  echo "== gpu_session $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), $gpus GPU(s) =="
+  echo "$ver"
+  nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null || true
+} | tee -a "$summary"
+
+say() { echo "$*" | tee -a "$summary"; }
+# A key's value in smdplan's --json output (one object, a key per line).
+val() { sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\\([^,]*\\),*\$/\\1/p" "$2" | head -1; }
+# Run a command with its output in logs/NAME.log; say how long it took.
+step() {
+  local name=$1 t0 rc
+  shift
+  say "\$ $*"
+  t0=$(date +%s)
+  "$@" >"$out/logs/$name.log" 2>&1
+  rc=$?
+  say "  ($name: exit $rc, $(($(date +%s) - t0)) s; log logs/$name.log)"
+  return "$rc"
+}
+want() { case " ${stages[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# GPT shapes, one rank: "name|flags". Hidden sizes and sequences that weigh
+# the GEMMs, the attention and the memory-bound kernels differently; one
+# with the fused attention so its efficiency is fitted too.
+fit_shapes=(
+  "h1024-s1024|--layers 4 --hidden 1024 --heads 16 --seq 1024 --vocab 32768 --micro-batch 4 --microbatches 2"
+  "h1536-s1024|--layers 8 --hidden 1536 --heads 16 --seq 1024 --vocab 32768 --micro-batch 4 --microbatches 2"
+  "h768-s2048|--layers 6 --hidden 768 --heads 12 --seq 2048 --vocab 50304 --micro-batch 4 --microbatches 2"
+  "h2048-s1024-fused|--layers 12 --hidden 2048 --heads 16 --seq 1024 --vocab 50304 --micro-batch 4 --microbatches 2 --flash-attention on"
+)
+# Held out of the fit: a 0.9B GPT (plain attention) and GPT-3 XL (1.31B,
+# bench_exec_gpu's shape) with the fused attention.
+check_shapes=(
+  "h2048-s2048|--layers 16 --hidden 2048 --heads 16 --ffn 8192 --seq 2048 --vocab 50304 --micro-batch 2 --microbatches 2"
+  "gpt3xl-fused|--layers 24 --hidden 2048 --heads 16 --ffn 8192 --seq 2048 --vocab 50304 --micro-batch 8 --microbatches 1 --flash-attention on"
+)
+
+# One recorded run of a shape; extra flags after it (--catalog ...). Prints
+# measured, predicted (and its error), MFU; returns the error in $err_pct.
+err_pct=""
+exec_run() {
+  local spec=$1 name flags json rc
+  shift
+  name=${spec%%|*}
+  read -ra flags <<<"${spec#*|}"
+  json="$out/logs/exec-$name.json"
+  step "exec-$name" "$bin" exec --device cuda "${flags[@]}" --steps 15 --timeout 600 \
+    --run-dir "$out/runs/$name-$(date +%s)" --db "$db" --json "$@"
+  rc=$?
+  cp "$out/logs/exec-$name.log" "$json"
+  local meas pred sim mfu tps mem
+  meas=$(val step_time_s "$json"); pred=$(val predicted_step_s "$json")
+  sim=$(val simulated_step_s "$json"); mfu=$(val mfu "$json"); tps=$(val tokens_per_s "$json")
+  mem=$(val device_memory_peak_bytes "$json")
+  err_pct=$(awk -v p="$pred" -v m="$meas" 'BEGIN { if (p + 0 > 0 && m + 0 > 0) printf "%+.1f", 100 * (p - m) / m }')
+  say "$(awk -v n="$name" -v m="$meas" -v p="$pred" -v s="$sim" -v e="$err_pct" -v f="$mfu" -v t="$tps" -v g="$mem" '
+    function num(x, fmt) { return (x == "" || x == "null") ? "-" : sprintf(fmt, x) }
+    BEGIN {
+      printf "  %-18s measured %s s, predicted %s s (%s%%), simulated %s s, %s tokens/s, MFU %s, GPU memory %s GiB",
+        n, num(m, "%.4f"), num(p, "%.4f"), e == "" ? "-" : e, num(s, "%.4f"), num(t, "%.0f"),
+        (f == "null" || f == "") ? "-" : sprintf("%.1f%%", 100 * f), (g == "" || g == "null") ? "-" : sprintf("%.2f", g / 1073741824) }')"
+  return "$rc"
+}
+
+# ---- ctest ----
+if want ctest; then
+  say ""
+  say "== 1. the gpu tests: kernels against the CPU device, training against the CPU, checkpoints =="
+  step ctest-gpu ctest --test-dir "$build" -L gpu -V --timeout 600 || status=1
+  grep -E '^[0-9]+: (ok|FAIL|skipped)|comparisons failed|tests passed|Passed|Failed|Skipped' \
+    "$out/logs/ctest-gpu.log" | sed 's/^/  /' | tee -a "$summary"
+fi
+
+# ---- bench ----
+if want bench; then
+  say ""
+  say "== 2. bench_exec_gpu: a 1.31B GPT in bf16 on one GPU, MFU (target >= 45 %) =="
+  if [ ! -x "$build/tests/bench/bench_exec_gpu" ]; then
+    step build-bench cmake --build "$build" --target bench_exec_gpu -j "$(nproc)" || status=1
+  fi
+  mkdir -p "$out/bench_exec_gpu"
+  step bench_exec_gpu "$build/tests/bench/bench_exec_gpu" --out "$out/bench_exec_gpu" || status=1
+  grep -E '^(device|dense|step time|tokens/s|model FLOP/s|MFU|memory|bench_exec_gpu,|.* attention:)' \
+    "$out/logs/bench_exec_gpu.log" | sed 's/^/  /' | tee -a "$summary"
+fi
+
+# ---- runs ----
+if want runs; then
+  say ""
+  say "== 3. smdplan exec --device cuda, one rank, recorded with the smdplan-cuda prediction (before any fit) =="
+  for spec in "${fit_shapes[@]}"; do
+    exec_run "$spec" || status=1
+  done
+fi
+
+# ---- calibrate ----
+if want calibrate; then
+  say ""
+  say "== 4. smdplan calibrate --runs: smdplan's efficiencies on this chip from the recorded runs =="
+  step calibrate "$bin" calibrate --runs --framework smdplan --db "$db" --write "$fitted" || status=1
+  sed 's/^/  /' "$out/logs/calibrate.log" | tee -a "$summary"
+fi
+
+# ---- validate ----
+if want validate; then
+  say ""
+  say "== 5. runs the fit never saw, predicted with it (target: within 5 %) =="
+  cat_flags=()
+  if [ -f "$fitted" ]; then
+    cat_flags=(--catalog "$fitted")
+  else
+    say "  (no $fitted: predicted with the catalog as shipped)"
+  fi
+  n=0
+  within=0
+  for spec in "${check_shapes[@]}"; do
+    exec_run "$spec" "${cat_flags[@]}" || status=1
+    n=$((n + 1))
+    if [ -n "$err_pct" ] && awk -v e="$err_pct" 'BEGIN { exit !(e <= 5 && e >= -5) }'; then
+      within=$((within + 1))
+    fi
+  done
+  say "  predicted within 5 % of the measured step: $within of $n"
+fi
+
+# ---- comm ----
+if want comm; then
+  say ""
+  say "== 6. smdplan bench comm --transport nccl (busbw as nccl-tests defines it) =="
+  if [ "$gpus" -ge 2 ]; then
+    step bench-comm "$bin" bench comm --transport nccl --max-bytes 1GiB --db "$db" || status=1
+    tail -n 40 "$out/logs/bench-comm.log" | sed 's/^/  /' | tee -a "$summary"
+  else
+    say "  not measured: one GPU, and NCCL between GPUs needs two (one GPU cannot hold two ranks"
+    say "  of a communicator); the one-rank runs above have no communication term to calibrate"
+  fi
+fi
+
+# ---- compare ----
+if want compare; then
+  say ""
+  say "== 7. smdplan compare: predicted, simulated and measured step of each run =="
+  step compare "$bin" compare --db "$db" --wide
+  sed 's/^/  /' "$out/logs/compare.log" | tee -a "$summary"
+fi
+
+say ""
+say "== done: $(date -u +%Y-%m-%dT%H:%M:%SZ); records $db, every log in $out/logs, summary $summary =="
+exit "$status"

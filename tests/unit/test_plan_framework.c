@@ -1,0 +1,118 @@
+/*
+ * test_plan_framework.c: the executor's two profiles, the CPU host's
+ * ("smdplan") and the CUDA device's ("smdplan-cuda").
+ *
+ * They are one family (fitted together per chip) with the same knobs, and
+ * differ where the device does, as plan_framework.c documents: the GPU
+ * overlaps its gradient buckets with the backward (NCCL on its own stream)
+ * and pays a host floor per kernel launch; the CPU host does neither. On a
+ * GPU cluster the overlap shows: a data-parallel 1.3B step of the CUDA
+ * profile exposes less data-parallel time than the CPU profile's, while a
+ * layout with no data parallelism costs the same under both (its kernels
+ * run longer than the launch floor). Texts name the profiles as
+ * plan_framework_match reads them.
+ */
+#include "test_util.h"
+
+#include <stdlib.h>
+
+#include "data/data.h"
+#include "planner/plan_framework.h"
+
+static int profile(const char *key)
+{
+    int i = -1;
+    st_err err = {0};
+    assert_int_equal(plan_framework_find(key, &i, &err), ST_OK);
+    return i;
+}
+
+static void same_knobs_one_family(void **state)
+{
+    (void)state;
+    const plan_framework *cpu = plan_framework_get(profile("smdplan"));
+    const plan_framework *gpu = plan_framework_get(profile("smdplan-cuda"));
+    assert_int_equal(cpu->family, PLAN_FW_SMDPLAN);
+    assert_int_equal(gpu->family, PLAN_FW_SMDPLAN);
+    assert_int_equal(gpu->schedules, cpu->schedules);
+    assert_int_equal(gpu->shardings, cpu->shardings);
+    assert_int_equal(gpu->shardings_with_pp, cpu->shardings_with_pp);
+    assert_int_equal(gpu->shardings_with_tp, cpu->shardings_with_tp);
+    assert_int_equal(gpu->recomputes, cpu->recomputes);
+    assert_int_equal(gpu->context_parallel, cpu->context_parallel);
+    assert_int_equal(gpu->offload, cpu->offload);
+    assert_int_equal(gpu->fp8, cpu->fp8);
+    /* where the devices differ */
+    assert_int_equal(cpu->dp_overlap, 0);
+    assert_int_equal(gpu->dp_overlap, 1);
+    assert_true(cpu->host_op_s == 0.0 && gpu->host_op_s > 0.0);
+    /* where they do not */
+    assert_int_equal(gpu->tp_overlap, cpu->tp_overlap);
+    assert_int_equal(gpu->pp_overlap, cpu->pp_overlap);
+    assert_int_equal(gpu->flash_attention, cpu->flash_attention);
+    assert_true(gpu->dp_bucket_bytes == cpu->dp_bucket_bytes);
+    assert_int_equal(plan_framework_match("smdplan"), profile("smdplan"));
+    assert_int_equal(plan_framework_match("smdplan-cuda"), profile("smdplan-cuda"));
+    assert_int_equal(plan_framework_match("smdplan cuda 0.1"), profile("smdplan-cuda"));
+    assert_non_null(strstr(plan_framework_user_keys(), "smdplan-cuda"));
+}
+
+/* The step of a 1.3B GPT in bf16 on n GPUs of one p5 node, dp n, under a
+ * profile; *dp_s gets its exposed data-parallel time. */
+static double step_s(const plan_catalog *cat, int fw, int n, double *dp_s)
+{
+    plan_model m = {.arch = PLAN_ARCH_GPT, .layers = 24, .hidden = 2048, .heads = 16,
+                    .kv_heads = 16, .ffn = 8192, .seq = 2048, .vocab = 50304,
+                    .tied_embedding = 1};
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    plan_cluster c;
+    const plan_instance *in = plan_catalog_find(cat, "p5.48xlarge");
+    assert_non_null(in);
+    assert_int_equal(plan_cluster_make(cat, in, 1, &c, &err), ST_OK);
+    c.gpus = n;
+    plan_cluster_use_framework(cat, fw, &c);
+    plan_layout l;
+    plan_layout_default(&l);
+    plan_framework_apply(plan_framework_get(fw), fw, &l);
+    l.dp = n;
+    l.micro_batch = 4;
+    l.microbatches = 2;
+    l.active_microbatches = 2;
+    l.global_batch = (int64_t)n * 8;
+    l.precision = PLAN_PREC_BF16;
+    plan_estimate e;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    assert_int_equal(e.reject, PLAN_OK);
+    *dp_s = e.time.dp_exposed_s;
+    return e.time.step_s;
+}
+
+static void overlap_shows_on_gpus(void **state)
+{
+    (void)state;
+    plan_catalog cat = {0};
+    st_err err = {0};
+    assert_int_equal(data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err), ST_OK);
+    int cpu = profile("smdplan"), gpu = profile("smdplan-cuda");
+    double dcpu, dgpu;
+    double scpu = step_s(&cat, cpu, 8, &dcpu), sgpu = step_s(&cat, gpu, 8, &dgpu);
+    assert_true(dcpu > 0);
+    assert_true(dgpu < dcpu);
+    assert_true(sgpu < scpu);
+    /* one GPU: nothing to overlap, and the kernels outlast the launch floor */
+    scpu = step_s(&cat, cpu, 1, &dcpu);
+    sgpu = step_s(&cat, gpu, 1, &dgpu);
+    assert_true(dcpu == 0 && dgpu == 0);
+    assert_rel(sgpu, scpu, 1e-12);
+    plan_catalog_free(&cat);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(same_knobs_one_family),
+        cmocka_unit_test(overlap_shows_on_gpus),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
