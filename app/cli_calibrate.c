@@ -40,15 +40,104 @@
 #include "planner/plan_calibrate.h"
 #include "planner/plan_framework.h"
 
-enum { O_HELP = 'h', O_CATALOG = 256, O_GPU, O_FRAMEWORK, O_FIT, O_WRITE, O_NO_LOSO, O_NO_RECORD, O_DB };
+enum { O_HELP = 'h', O_CATALOG = 256, O_GPU, O_FRAMEWORK, O_FIT, O_WRITE, O_NO_LOSO, O_NO_RECORD,
+       O_DB, O_RUNS };
 
 static const struct option long_opts[] = {
     {"catalog", 1, NULL, O_CATALOG},   {"gpu", 1, NULL, O_GPU},
     {"framework", 1, NULL, O_FRAMEWORK}, {"fit", 1, NULL, O_FIT},
     {"write", 1, NULL, O_WRITE},       {"no-loso", 0, NULL, O_NO_LOSO},
     {"no-record", 0, NULL, O_NO_RECORD}, {"db", 1, NULL, O_DB},
-    {"help", 0, NULL, O_HELP},         {NULL, 0, NULL, 0},
+    {"runs", 0, NULL, O_RUNS},         {"help", 0, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
 };
+
+/* What smdplan calibrate (FILE.csv or --runs) was asked. */
+typedef struct cal_args {
+    const char *catalogs[CLI_CATALOGS_MAX];
+    int ncat;
+    const char *write, *db_path;
+    int no_record;
+    plan_cal_options opt;
+    int runs;                    /* --runs: the executed runs in the database */
+    const char *file;            /* FILE.csv (not with --runs) */
+} cal_args;
+
+static void usage(FILE *f);
+static void runs_usage(FILE *f);
+
+/* Parse both forms of the command; 0 to go on, else the exit code (the
+ * help printed, or one line on stderr for bad input). */
+static int parse_args(int argc, char **argv, int runs, cal_args *a)
+{
+    const char *cmd = runs ? "calibrate --runs" : "calibrate";
+    memset(a, 0, sizeof *a);
+    a->runs = runs;
+    a->opt.loso = 1;
+    a->opt.keep_chips = runs; /* runs fit the executor's own: the chips' values stay */
+    st_err err = {0};
+    optind = 1;
+    opterr = 0;
+    int id;
+    while ((id = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+        switch (id) {
+        case O_RUNS: break;
+        case O_HELP:
+            (runs ? runs_usage : usage)(stdout);
+            return -1;
+        case O_CATALOG:
+            if (a->ncat == CLI_CATALOGS_MAX) {
+                fprintf(stderr, "smdplan: calibrate: --catalog %s: at most %d catalog files\n",
+                        optarg, CLI_CATALOGS_MAX);
+                return 2;
+            }
+            a->catalogs[a->ncat++] = optarg;
+            break;
+        case O_GPU: a->opt.silicon = optarg; break;
+        case O_FRAMEWORK: a->opt.framework = optarg; break;
+        case O_WRITE: a->write = optarg; break;
+        case O_NO_LOSO: a->opt.loso = 0; break;
+        case O_NO_RECORD: a->no_record = 1; break;
+        case O_DB: a->db_path = optarg; break;
+        case O_FIT:
+            if (plan_cal_params_parse(optarg, &a->opt.params, &err))
+                return cli_fail(&err);
+            break;
+        default:
+            fprintf(stderr, "smdplan: %s: unknown option or missing value: '%s' (see smdplan %s "
+                            "--help)\n", cmd, argv[optind - 1], cmd);
+            return 2;
+        }
+    }
+    if (runs && optind != argc) {
+        fprintf(stderr, "smdplan: calibrate --runs: '%s': the runs come from the database; no "
+                        "file is read (see smdplan calibrate --runs --help)\n", argv[optind]);
+        return 2;
+    }
+    if (!runs && optind != argc - 1) {
+        fprintf(stderr, "smdplan: calibrate: give exactly one FILE.csv (see smdplan calibrate --help)\n");
+        return 2;
+    }
+    a->file = runs ? NULL : argv[optind];
+    if (a->file && a->write &&
+        (strcmp(a->write, a->file) == 0 || outfile_same_file(a->write, a->file))) {
+        fprintf(stderr, "smdplan: calibrate: --write %s: that is the input file; give another "
+                        "name (the fitted values are a catalog override, not a runs table)\n",
+                a->write);
+        return 2;
+    }
+    if (a->opt.framework) {
+        int known = 0;
+        for (int f = 0; f < PLAN_FW__COUNT; f++)
+            known |= strcasecmp(a->opt.framework, plan_fw_family_key((plan_fw_family)f)) == 0;
+        if (!known) {
+            fprintf(stderr, "smdplan: calibrate: --framework '%s': allowed are smp, megatron, "
+                            "deepspeed, fsdp, jax, smdplan, pytorch\n", a->opt.framework);
+            return 2;
+        }
+    }
+    return 0;
+}
 
 static void usage(FILE *f)
 {
@@ -388,67 +477,15 @@ static void runs_usage(FILE *f)
 
 static int calibrate_runs(int argc, char **argv)
 {
-    enum { R_RUNS = 300, R_CATALOG, R_GPU, R_FRAMEWORK, R_FIT, R_WRITE, R_NO_LOSO, R_NO_RECORD,
-           R_DB, R_HELP };
-    static const struct option ropts[] = {
-        {"runs", 0, NULL, R_RUNS},           {"catalog", 1, NULL, R_CATALOG},
-        {"gpu", 1, NULL, R_GPU},             {"framework", 1, NULL, R_FRAMEWORK},
-        {"fit", 1, NULL, R_FIT},             {"write", 1, NULL, R_WRITE},
-        {"no-loso", 0, NULL, R_NO_LOSO},     {"no-record", 0, NULL, R_NO_RECORD},
-        {"db", 1, NULL, R_DB},               {"help", 0, NULL, R_HELP},
-        {NULL, 0, NULL, 0},
-    };
-    const char *catalogs[CLI_CATALOGS_MAX], *write = NULL, *db_path = NULL;
-    int ncat = 0, no_record = 0;
-    plan_cal_options opt = {.loso = 1, .keep_chips = 1};
+    cal_args a;
+    int pe = parse_args(argc, argv, 1, &a);
+    if (pe)
+        return pe < 0 ? 0 : pe;
+    const char *const *catalogs = a.catalogs;
+    int ncat = a.ncat, no_record = a.no_record;
+    const char *write = a.write, *db_path = a.db_path;
+    plan_cal_options opt = a.opt;
     st_err err = {0};
-    optind = 1;
-    opterr = 0;
-    int id;
-    while ((id = getopt_long(argc, argv, "h", ropts, NULL)) != -1) {
-        switch (id) {
-        case R_RUNS: break;
-        case 'h':
-        case R_HELP: runs_usage(stdout); return 0;
-        case R_CATALOG:
-            if (ncat == CLI_CATALOGS_MAX) {
-                fprintf(stderr, "smdplan: calibrate: --catalog %s: at most %d catalog files\n",
-                        optarg, CLI_CATALOGS_MAX);
-                return 2;
-            }
-            catalogs[ncat++] = optarg;
-            break;
-        case R_GPU: opt.silicon = optarg; break;
-        case R_FRAMEWORK: opt.framework = optarg; break;
-        case R_WRITE: write = optarg; break;
-        case R_NO_LOSO: opt.loso = 0; break;
-        case R_NO_RECORD: no_record = 1; break;
-        case R_DB: db_path = optarg; break;
-        case R_FIT:
-            if (plan_cal_params_parse(optarg, &opt.params, &err))
-                return cli_fail(&err);
-            break;
-        default:
-            fprintf(stderr, "smdplan: calibrate --runs: unknown option or missing value: '%s' "
-                            "(see smdplan calibrate --runs --help)\n", argv[optind - 1]);
-            return 2;
-        }
-    }
-    if (optind != argc) {
-        fprintf(stderr, "smdplan: calibrate --runs: '%s': the runs come from the database; no "
-                        "file is read (see smdplan calibrate --runs --help)\n", argv[optind]);
-        return 2;
-    }
-    if (opt.framework) {
-        int known = 0;
-        for (int f = 0; f < PLAN_FW__COUNT; f++)
-            known |= strcasecmp(opt.framework, plan_fw_family_key((plan_fw_family)f)) == 0;
-        if (!known) {
-            fprintf(stderr, "smdplan: calibrate: --framework '%s': allowed are smp, megatron, "
-                            "deepspeed, fsdp, jax, smdplan, pytorch\n", opt.framework);
-            return 2;
-        }
-    }
     const char *path = db_default_path(db_path);
     char label[CLI_PATH_MAX + 32];
     snprintf(label, sizeof label, "the executed runs in %s", path);
@@ -582,54 +619,14 @@ int cli_calibrate_cmd(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--runs"))
             return calibrate_runs(argc, argv);
-    const char *catalog = NULL, *write = NULL, *db_path = NULL;
-    plan_cal_options opt = {.loso = 1};
-    int no_record = 0;
+    cal_args a;
+    int pe = parse_args(argc, argv, 0, &a);
+    if (pe)
+        return pe < 0 ? 0 : pe;
+    const char *write = a.write, *db_path = a.db_path, *path = a.file;
+    int no_record = a.no_record;
+    plan_cal_options opt = a.opt;
     st_err err = {0};
-    optind = 1;
-    opterr = 0;
-    int id;
-    while ((id = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
-        switch (id) {
-        case O_HELP: usage(stdout); return 0;
-        case O_CATALOG: catalog = optarg; break;
-        case O_GPU: opt.silicon = optarg; break;
-        case O_FRAMEWORK: opt.framework = optarg; break;
-        case O_WRITE: write = optarg; break;
-        case O_NO_LOSO: opt.loso = 0; break;
-        case O_NO_RECORD: no_record = 1; break;
-        case O_DB: db_path = optarg; break;
-        case O_FIT:
-            if (plan_cal_params_parse(optarg, &opt.params, &err))
-                return cli_fail(&err);
-            break;
-        default:
-            fprintf(stderr, "smdplan: calibrate: unknown option or missing value: '%s' (see smdplan "
-                            "calibrate --help)\n", argv[optind - 1]);
-            return 2;
-        }
-    }
-    if (optind != argc - 1) {
-        fprintf(stderr, "smdplan: calibrate: give exactly one FILE.csv (see smdplan calibrate --help)\n");
-        return 2;
-    }
-    const char *path = argv[optind];
-    if (write && (strcmp(write, path) == 0 || outfile_same_file(write, path))) {
-        fprintf(stderr, "smdplan: calibrate: --write %s: that is the input file; give another "
-                        "name (the fitted values are a catalog override, not a runs table)\n",
-                write);
-        return 2;
-    }
-    if (opt.framework) {
-        int known = 0;
-        for (int f = 0; f < PLAN_FW__COUNT; f++)
-            known |= strcasecmp(opt.framework, plan_fw_family_key((plan_fw_family)f)) == 0;
-        if (!known) {
-            fprintf(stderr, "smdplan: calibrate: --framework '%s': allowed are smp, megatron, "
-                            "deepspeed, fsdp, jax, smdplan, pytorch\n", opt.framework);
-            return 2;
-        }
-    }
 
     plan_catalog cat = {0};
     data_csv csv = {0};
@@ -637,8 +634,8 @@ int cli_calibrate_cmd(int argc, char **argv)
     plan_cal_report *rep = calloc(1, sizeof *rep);
     int ex = 0;
     int rc = rep ? data_catalog_load_base(&cat, &err) : ST_RAISE(&err, ST_ENOMEM, "out of memory");
-    if (rc == ST_OK && catalog)
-        rc = data_catalog_merge(&cat, catalog, &err);
+    for (int i = 0; rc == ST_OK && i < a.ncat; i++)
+        rc = data_catalog_merge(&cat, a.catalogs[i], &err);
     if (rc == ST_OK)
         rc = data_csv_load(path, &csv, &err);
     if (rc == ST_OK) {

@@ -76,15 +76,8 @@ enum {
     X_GPUS_PER_HOST,
 };
 
-typedef struct xopt {
-    const char *name;            /* NULL: a heading */
-    int has_arg;
-    int id;
-    const char *arg;
-    const char *help;
-} xopt;
 
-static const xopt xopts[] = {
+static const cli_opt xopts[] = {
     {NULL, 0, 0, NULL, "What to run"},
     {"plan", 1, X_PLAN, "ID", "a recorded plan (a record id of smdplan plan; see smdplan history)"},
     {"plan-rank", 1, X_PLAN_RANK, "K", "with --plan: its plan of rank K (default 1, the best)"},
@@ -176,17 +169,7 @@ static void usage(FILE *f)
             "smdplan --help); without --plan or --instances the layout is the flags' on this host,\n"
             "the knobs not given being 1-way parallelism, micro-batch 1, 2 x pp microbatches, the\n"
             "interleaved (1F1B) schedule, no recompute, no sharding.\n");
-    for (int i = 0; i < NXOPTS; i++) {
-        const xopt *o = &xopts[i];
-        if (!o->name) {
-            fprintf(f, "\n%s:\n", o->help);
-            continue;
-        }
-        char lhs[48];
-        snprintf(lhs, sizeof lhs, "--%s%s%s", o->name, o->has_arg ? " " : "",
-                 o->has_arg ? o->arg : "");
-        fprintf(f, "  %-26s %s\n", lhs, o->help);
-    }
+    cli_print_opt_table(f, xopts, NXOPTS);
     fprintf(f,
             "\nAlso: --catalog FILE (more than once: later files override), --json (run_id, status,\n"
             "ranks, step_time_s, tokens_per_s, mfu, peak_memory_bytes, losses, predicted_step_s,\n"
@@ -201,7 +184,7 @@ static void usage(FILE *f)
             "\nExit codes: 0 the run succeeded, 1 it failed (recorded with its error), 2 bad input.\n");
 }
 
-static const xopt *find_xopt(const char *name, size_t len)
+static const cli_opt *find_xopt(const char *name, size_t len)
 {
     for (int i = 0; i < NXOPTS; i++)
         if (xopts[i].name && strlen(xopts[i].name) == len && !strncmp(xopts[i].name, name, len))
@@ -263,7 +246,7 @@ static int parse_scale(const char *s, scale_spec *sc, st_err *err)
     return ST_OK;
 }
 
-static int apply_xopt(exec_opts *o, const xopt *d, const char *a, st_err *err)
+static int apply_xopt(exec_opts *o, const cli_opt *d, const char *a, st_err *err)
 {
     int64_t v;
     int rc;
@@ -382,7 +365,7 @@ static int parse_exec_args(int argc, char **argv, exec_opts *o, char **pargv, in
             o->framework_given = 1;
         if (len == 9 && !strncmp(name, "precision", 9))
             o->precision_given = 1;
-        const xopt *d = find_xopt(name, len);
+        const cli_opt *d = find_xopt(name, len);
         if (!d) {
             pargv[n++] = argv[i];
             continue;

@@ -71,6 +71,19 @@ void cli_capture_wrap(cli_capture_buf *c, FILE *f, const char *first, const char
 /* Print "smdplan: <message>" on stderr and return the exit code for code. */
 int cli_fail(const st_err *err);
 
+/* One row of a command's option table: an option, or (name NULL) a heading
+ * of its --help. One table drives getopt_long, --help and the checks. */
+typedef struct cli_opt {
+    const char *name;            /* NULL: a heading in --help */
+    int has_arg;
+    int id;
+    const char *arg;             /* metavar with unit */
+    const char *help;            /* one line, with default and allowed values */
+} cli_opt;
+
+/* The option rows of t[0..n) under their headings, as --help lists them. */
+void cli_print_opt_table(FILE *f, const cli_opt *t, int n);
+
 /* --catalog files a command merges, at most. */
 #define CLI_CATALOGS_MAX 8
 

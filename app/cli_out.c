@@ -392,3 +392,18 @@ void cli_print_terms(FILE *f, const plan_terms *t)
         }
     }
 }
+
+void cli_print_opt_table(FILE *f, const cli_opt *t, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const cli_opt *o = &t[i];
+        if (!o->name) {
+            fprintf(f, "\n%s:\n", o->help);
+            continue;
+        }
+        char lhs[48];
+        snprintf(lhs, sizeof lhs, "--%s%s%s", o->name, o->has_arg ? " " : "",
+                 o->has_arg ? o->arg : "");
+        fprintf(f, "  %-26s %s\n", lhs, o->help);
+    }
+}

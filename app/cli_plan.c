@@ -37,15 +37,8 @@ enum {
     O_REGION, O_PRICES,
 };
 
-typedef struct opt_def {
-    const char *name;            /* NULL: a heading in --help */
-    int has_arg;
-    int id;
-    const char *arg;             /* metavar with unit */
-    const char *help;            /* one line, with default and allowed values */
-} opt_def;
 
-static const opt_def opt_table[] = {
+static const cli_opt opt_table[] = {
     {NULL, 0, 0, NULL, "Model"},
     {"params", 1, O_PARAMS, "N", "model size (350M, 1.3B, 30B, 175B, 1T): a published shape or one derived between them"},
     {"arch", 1, O_ARCH, "A", "gpt (GPT-2/3, Megatron) or llama (SwiGLU, GQA, RMSNorm); default gpt"},
@@ -129,17 +122,7 @@ static void usage(FILE *f)
             "Recommends how to split a GPT-style model over a cluster: tensor, pipeline and data\n"
             "parallel degrees, micro-batching, recomputation, sharding and placement, with the\n"
             "per-GPU memory, step time, tokens/s, MFU and cost of each plan.\n");
-    for (int i = 0; i < NOPTS; i++) {
-        const opt_def *o = &opt_table[i];
-        if (!o->name) {
-            fprintf(f, "\n%s:\n", o->help);
-            continue;
-        }
-        char lhs[48];
-        snprintf(lhs, sizeof lhs, "--%s%s%s", o->name, o->has_arg ? " " : "",
-                 o->has_arg ? o->arg : "");
-        fprintf(f, "  %-26s %s\n", lhs, o->help);
-    }
+    cli_print_opt_table(f, opt_table, NOPTS);
     fprintf(f,
             "\nExamples:\n"
             "  smdplan --params 30B --instances 16xp4d\n"
@@ -184,7 +167,7 @@ static int parse_i64_opt(const char *name, const char *s, int64_t max, int64_t *
 }
 
 /* Apply one option. */
-static int apply(cli_plan_opts *o, const opt_def *d, const char *a, st_err *err)
+static int apply(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
 {
     plan_config *c = &o->cfg;
     const int64_t big = 1 << 30;
@@ -382,7 +365,7 @@ int cli_plan_parse(int argc, char **argv, cli_plan_opts *o, st_err *err)
             cli_main(2, v);
             return 1;
         }
-        const opt_def *d = NULL;
+        const cli_opt *d = NULL;
         for (int i = 0; i < NOPTS && !d; i++)
             if (opt_table[i].name && opt_table[i].id == id)
                 d = &opt_table[i];
