@@ -559,10 +559,7 @@ static double mem_pred(cal *c, int i, double f)
     plan_estimate est;
     if (plan__evaluate(&r->model, &cl, &r->layout, &est, NULL, 0, &err) != ST_OK)
         return NAN;
-    double b = est.mem.total_bytes;
-    if (r->mem_allocated)
-        b -= est.mem.allocator_bytes + est.mem.context_bytes;
-    return b;
+    return plan_validate_mem_bytes(r, &est.mem);
 }
 
 typedef struct mem_set {
@@ -619,9 +616,9 @@ static double fit_alloc(mem_set *m, double *err_after)
             if (gsl_min_test_interval(a, b, 1e-5, 0.0) == GSL_SUCCESS)
                 break;
         }
-        double x = gsl_min_fminimizer_x_minimum(s);
-        if (mem_err(x, m) < best)
-            best_x = x, best = mem_err(x, m);
+        double x = gsl_min_fminimizer_x_minimum(s), e = mem_err(x, m);
+        if (e < best)
+            best_x = x, best = e;
     }
     gsl_min_fminimizer_free(s);
     *err_after = best;
@@ -825,11 +822,11 @@ int plan_calibrate_results(plan_catalog *cat, const plan_validate_result *res, i
                 plan_fw_family_key(plan_framework_get(r->framework)->family));
             cpy(m->silicon, sizeof m->silicon, silicon_of(&cat->gpus[r->inst.gpu_index]));
         }
+        if (!r->compared)
+            continue;
         /* a run whose published layout the planner finds out of memory
          * did not run as published: its time says nothing certain of the
          * efficiencies (validate still reports it) */
-        if (!r->compared)
-            continue;
         if (r->pred_oom) {
             rep->rows_oom++;
             continue;

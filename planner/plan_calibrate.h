@@ -32,8 +32,8 @@
  *
  * Memory: the allocator's reserve (plan_eff alloc_frac) is a stack
  * property too; it is fitted per (framework, chip) and per chip to the
- * runs that publish per-GPU memory (GSL's Brent minimiser of the mean
- * |log(predicted / measured)|), where such runs exist.
+ * runs that publish per-GPU memory (GSL's Brent minimiser of their mean
+ * |error| %, from the best of a coarse scan), where such runs exist.
  *
  * Pure computation: the catalog passed in is modified in place.
  */

@@ -207,6 +207,16 @@ const char *plan_validate_basis_name(plan_validate_basis b)
     }
 }
 
+double plan_validate_mem_bytes(const plan_validate_result *r, const plan_mem *m)
+{
+    /* what the tool measured: torch.cuda.max_memory_allocated counts the
+     * tensors only; nvidia-smi (and unspecified figures) the process's
+     * whole footprint: the allocator's reserve, the CUDA context and
+     * NCCL's buffers too */
+    return r->mem_allocated ? m->total_bytes - m->allocator_bytes - m->context_bytes
+                            : m->total_bytes;
+}
+
 double plan_validate_eq3_flops(double B, double s, double l, double h, double V)
 {
     /* Narayanan et al. 2021, Eq. 3 (forward, backward and the recomputed
@@ -1093,16 +1103,10 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
             double unit = contains(row->memory_metric, "GiB") ? 1073741824.0 : 1e9;
             out->have_mem = 1;
             out->ref_mem_bytes = gb * unit;
-            /* what the tool measured: torch.cuda.max_memory_allocated counts
-             * the tensors only; nvidia-smi (and unspecified figures) the
-             * process's whole footprint: the allocator's reserve, the CUDA
-             * context and NCCL's buffers too */
-            if (contains(row->memory_metric, "allocated")) {
-                out->mem_allocated = 1;
-                out->pred_mem_bytes = est->mem.total_bytes - est->mem.allocator_bytes -
-                                      est->mem.context_bytes;
+            out->mem_allocated = contains(row->memory_metric, "allocated");
+            out->pred_mem_bytes = plan_validate_mem_bytes(out, &est->mem);
+            if (out->mem_allocated)
                 note(out, "memory compared as allocated by tensors");
-            }
             out->mem_error_pct =
                 100.0 * (out->pred_mem_bytes - out->ref_mem_bytes) / out->ref_mem_bytes;
         }

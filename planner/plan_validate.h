@@ -119,6 +119,11 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
 int plan_validate_cluster(const plan_catalog *cat, const plan_validate_result *r,
                           plan_cluster *c, st_err *err);
 
+/* The predicted per-GPU memory m as r's tool measured it: the tensors only
+ * for torch.cuda.max_memory_allocated (r->mem_allocated), else the
+ * process's whole footprint as nvidia-smi shows it. */
+double plan_validate_mem_bytes(const plan_validate_result *r, const plan_mem *m);
+
 /* Reference FLOPs of one iteration by Narayanan et al. 2021, Eq. 3 (with
  * full recompute): 96 B s l h^2 (1 + s/(6h) + V/(16 l h)). */
 double plan_validate_eq3_flops(double batch, double seq, double layers, double hidden,
