@@ -116,9 +116,9 @@ typedef struct layer_cost {
     double act_full_bytes;    /* stored activations, no recompute */
     double act_stored_bytes;  /* stored under the plan's recompute, per layer */
     double act_input_bytes;   /* one layer input (checkpoint) */
-    /* fwd + bwd + recompute by kind (plan_time's compute split): GEMMs,
-     * attention core, elementwise, host launch time beyond the GPU's */
-    double gemm_s, attn_s, elem_s, host_s;
+    /* fwd + bwd + recompute by kind (the estimate's compute split): GEMMs,
+     * attention core, host launch time beyond the GPU's */
+    double gemm_s, attn_s, host_s;   /* elementwise is the rest of the compute */
 } layer_cost;
 
 static double tokens_per_mb(const plan_model *m, const plan_layout *l)
@@ -240,7 +240,6 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     double host_xf = lc->fwd_comp_s - gpu_f, host_xb = lc->bwd_comp_s - gpu_b;
     lc->gemm_s = gemm + 2.0 * gemm_only + cast_b;
     lc->attn_s = attn_f + attn_b;
-    lc->elem_s = elem_f + elem_b;
     lc->host_s = host_xf + host_xb;
 
     /* TP: two all-reduces of the layer's [T, h] output forward, two backward
@@ -318,7 +317,6 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         lc->recomp_comp_s = lc->fwd_comp_s;
         lc->gemm_s += gemm;
         lc->attn_s += attn_f;
-        lc->elem_s += elem_f;
         lc->host_s += host_xf;
         lc->tp_recomp_s = lc->tp_fwd_s; /* the recomputed forward's collectives */
         break;
