@@ -244,7 +244,10 @@ static void stats_row(cli_table *t, const char *label, const plan_validate_stats
         cli_table_cell(t, "%d of %d", s->oom_agreed, s->oom_reference);
     else
         cli_table_cell(t, "-");
-    cli_table_cell(t, "%d", s->pred_oom_of_ran);
+    if (s->oom_timed)
+        cli_table_cell(t, "%d (%.1f%%)", s->pred_oom_of_ran, s->oom_timed_mean_abs_error_pct);
+    else
+        cli_table_cell(t, "%d", s->pred_oom_of_ran);
 }
 
 static void print_summary(FILE *f, const plan_validate_summary *s)
@@ -254,7 +257,7 @@ static void print_summary(FILE *f, const plan_validate_summary *s)
         return;
     cli_table_col(t, "source", 0, 0);
     cli_table_col(t, "rows", 1, 2);
-    cli_table_col(t, "compared", 1, 0);
+    cli_table_col(t, "scored", 1, 0);
     cli_table_col(t, "mean|err|", 1, 0);
     cli_table_col(t, "max|err| (row)", 1, 1);
     cli_table_col(t, "mean err", 1, 1);
@@ -267,9 +270,11 @@ static void print_summary(FILE *f, const plan_validate_summary *s)
     fprintf(f, "\n");
     cli_table_print(f, t, "");
     cli_table_free(t);
-    cli_wrap(f, "(mean err > 0: the planner predicts slower steps than measured; memory errors are "
-                "not in the time figures; pred OOM: runs that ran but the planner says do not "
-                "fit)", "", " ");
+    cli_wrap(f, "(scored: rows whose time was compared and whose published layout the planner "
+                "finds fits; mean err > 0: the planner predicts slower steps than measured; "
+                "memory errors are not in the time figures; pred OOM: runs that ran but the "
+                "planner says do not fit, with the mean |time error| of those listed, which is "
+                "in no other figure)", "", " ");
     cli_capture_buf cb;
     FILE *out = f;
     if ((f = cli_capture(&cb)) == NULL)
@@ -283,6 +288,10 @@ static void print_summary(FILE *f, const plan_validate_summary *s)
                     s->sim_max_source_pct);
         fprintf(f, ".\nFit or out of memory predicted right: %d of %d runs.\n",
                 s->all.fit_agreed, s->all.fit_checked);
+        if (s->all.oom_timed)
+            fprintf(f, "Not scored: %d runs that ran but whose published layout the planner "
+                       "finds out of memory (mean |time error| %.1f%%).\n",
+                    s->all.oom_timed, s->all.oom_timed_mean_abs_error_pct);
         fprintf(f, "Goal: mean over sources <= %.0f%%, no source above %.0f%%: %s.\n",
                 GOAL_MEAN_ABS_ERROR_PCT, GOAL_MAX_SOURCE_ERROR_PCT,
                 s->mean_source_pct <= GOAL_MEAN_ABS_ERROR_PCT &&
@@ -367,6 +376,7 @@ static cJSON *row_json(const plan_validate_result *r, double sim_s)
         cJSON_AddNumberToObject(o, "reference_iteration_time_s", r->ref_time_s);
         cJSON_AddStringToObject(o, "reference_basis", plan_validate_basis_name(r->basis));
         cJSON_AddNumberToObject(o, "error_pct", r->error_pct);
+        cJSON_AddBoolToObject(o, "scored", plan_validate_scored(r));
     }
     if (r->have_layout) {
         cJSON_AddItemToObject(o, "predicted_memory_per_gpu_bytes", cli_json_bytes(r->pred_mem_bytes));
@@ -397,6 +407,9 @@ static cJSON *stats_json(const plan_validate_stats *s)
     cJSON_AddNumberToObject(o, "oom_reference", s->oom_reference);
     cJSON_AddNumberToObject(o, "oom_agreed", s->oom_agreed);
     cJSON_AddNumberToObject(o, "predicted_oom_of_runs_that_ran", s->pred_oom_of_ran);
+    cJSON_AddNumberToObject(o, "rows_timed_not_scored", s->oom_timed);
+    add_num_or_null(o, "not_scored_mean_abs_error_pct", s->oom_timed,
+                    s->oom_timed_mean_abs_error_pct);
     cJSON_AddNumberToObject(o, "fit_or_oom_checked", s->fit_checked);
     cJSON_AddNumberToObject(o, "fit_or_oom_agreed", s->fit_agreed);
     if (s->sim_compared) {
@@ -574,13 +587,13 @@ int cli_validate_cmd(int argc, char **argv)
             double tot = 0, mx = 0;
             int n = 0;
             for (int i = 0; i < csv.nrows; i++)
-                if (res[i].compared && sim_s[i] > 0) {
+                if (plan_validate_scored(&res[i]) && sim_s[i] > 0) {
                     double e = fabs(100.0 * (sim_s[i] - res[i].ref_time_s) / res[i].ref_time_s);
                     tot += e;
                     mx = e > mx ? e : mx;
                     n++;
                 }
-            printf("simulated: mean |error| %.1f%%, max %.1f%% over %d rows\n", n ? tot / n : 0.0,
+            printf("simulated: mean |error| %.1f%%, max %.1f%% over %d scored rows\n", n ? tot / n : 0.0,
                    mx, n);
         }
         print_summary(stdout, &sum);

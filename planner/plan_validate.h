@@ -144,7 +144,8 @@ double plan_validate_megatron_flops(const plan_model *m, double batch);
 typedef struct plan_validate_stats {
     char source_key[PLAN_VAL_KEY_MAX];  /* "" for all rows */
     int rows;                           /* rows in the group */
-    int compared;                       /* rows whose time was compared */
+    int compared;                       /* rows whose time was scored
+                                         * (plan_validate_scored) */
     double mean_abs_error_pct, max_abs_error_pct;
     double mean_error_pct;              /* signed: > 0 the planner is slow */
     char worst_row_id[PLAN_VAL_ID_MAX];
@@ -153,6 +154,8 @@ typedef struct plan_validate_stats {
     int oom_reference;                  /* published runs that went out of memory */
     int oom_agreed;                     /* ... where the planner says OOM too */
     int pred_oom_of_ran;                /* runs that ran but the planner calls OOM */
+    int oom_timed;                      /* ... whose time was compared, not scored */
+    double oom_timed_mean_abs_error_pct;
     int fit_checked;                    /* rows with a layout whose fit/OOM is known */
     int fit_agreed;                     /* ... where the planner agrees */
     int sim_compared;                   /* compared rows the simulator played out */
@@ -172,6 +175,11 @@ typedef struct plan_validate_summary {
     plan_validate_stats source[PLAN_VAL_SOURCES_MAX];
     int rows_unlisted;                  /* rows of sources past the maximum (counted in all) */
 } plan_validate_summary;
+
+/* 1 when r's time counts in the statistics: compared, and the planner finds
+ * the published layout fits (a layout it calls out of memory is listed with
+ * its time but summed apart, in oom_timed). */
+int plan_validate_scored(const plan_validate_result *r);
 
 /* Per-source and overall statistics of n results. */
 void plan_validate_summarize(const plan_validate_result *r, int n, plan_validate_summary *s);

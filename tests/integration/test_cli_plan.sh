@@ -92,7 +92,7 @@ grep -q "GiB" "$tmp/out" || { echo "FAIL fixed-oom: no size"; fail=1; }
 # model reach now, so a change that makes the predictions worse fails here.
 # Lower it whenever the figure improves; raise it only with a reason in the
 # commit that does.
-validate_bound=6.5
+validate_bound=5.0
 check validate 0 "$bin" validate "$src/data/reference/calibration_runs.csv" --json --no-record
 awk -v b="$validate_bound" '/"mean_source_abs_error_pct"/ { gsub(/[",]/, ""); v = $2 } END { exit !(v != "" && v + 0 <= b) }' \
   "$tmp/out" || { echo "FAIL validate: mean over sources above $validate_bound %"; grep '"mean_source_abs_error_pct"' "$tmp/out" | tail -1; fail=1; }
