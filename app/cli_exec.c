@@ -28,7 +28,11 @@
  * writes it) beside it.
  *
  * --dry-run prints the exact command and writes nothing; --emit slurm
- * prints (or --out writes) an sbatch script that runs the same command.
+ * prints (or --out writes) an sbatch script that runs the same command and
+ * then records the run itself: its last step is this command again, with
+ * --import RUN_DIR --exit-status S, which checks that RUN_DIR's CONFIG.json
+ * is the run the options describe, reads RESULT.json, predicts and records
+ * as after a launch, and marks RUN_DIR recorded (a second import is refused).
  * Exit codes: 0 the run succeeded, 1 it failed (recorded with the error),
  * 2 bad input (nothing launched), or the rank program refused the config.
  */
@@ -73,7 +77,7 @@ enum {
     X_PLAN = 1000, X_PLAN_RANK, X_STEPS, X_SCALE, X_DATA, X_SEED, X_SAVE, X_SAVE_EVERY, X_RESUME,
     X_TIMEOUT, X_WAIT_TIMEOUT, X_THREADS, X_HOSTFILE, X_HOST, X_RUN_DIR, X_DRY_RUN, X_EMIT, X_OUT,
     X_FORCE, X_LR, X_MIN_LR, X_WARMUP, X_WEIGHT_DECAY, X_GRAD_CLIP, X_DEVICE, X_TRANSPORT,
-    X_GPUS_PER_HOST,
+    X_GPUS_PER_HOST, X_IMPORT, X_EXIT_STATUS,
 };
 
 
@@ -110,6 +114,8 @@ static const cli_opt xopts[] = {
     {"emit", 1, X_EMIT, "slurm", "print an sbatch script that runs the plan (with --out FILE: write it)"},
     {"out", 1, X_OUT, "FILE", "with --emit: write the script to FILE"},
     {"force", 0, X_FORCE, NULL, "with --out: replace a file smdplan did not write"},
+    {"import", 1, X_IMPORT, "DIR", "record a run that another launcher ran, from its run directory (CONFIG.json, RESULT.json), with the options it was emitted with (the emitted slurm script does this itself)"},
+    {"exit-status", 1, X_EXIT_STATUS, "N", "with --import: the launcher's exit status (default 0)"},
     {"help", 0, X_HELP, NULL, "this help"},
 };
 #define NXOPTS ((int)(sizeof xopts / sizeof xopts[0]))
@@ -151,7 +157,12 @@ typedef struct exec_opts {
     int framework_given, precision_given;
     int shape_opt_given;
     char shape_opt[32];
-    char command_line[1024];
+    const char *import_dir;      /* --import DIR: record that run, launch nothing */
+    int exit_status, exit_status_given;
+    /* the arguments that describe the run (all but --emit, --out, --force,
+     * --dry-run, --run-dir): what the emitted script's --import repeats */
+    const char *run_args[2 * ARGS_MAX];
+    int nrun_args;
 } exec_opts;
 
 static void usage(FILE *f)
@@ -180,6 +191,7 @@ static void usage(FILE *f)
             "  smdplan --params 30B --instances 16xp4d                       # record 12, say\n"
             "  smdplan exec --plan 12 --scale layers=4,hidden=256,seq=128,vocab=512 --dry-run\n"
             "  smdplan exec --plan 12 --scale layers=4,hidden=256 --emit slurm --out job.sbatch\n"
+            "  sbatch job.sbatch        # the job records its run (smdplan exec ... --import DIR)\n"
             "  smdplan exec --device cuda --layers 24 --hidden 2048 --heads 16 --seq 1024 --steps 20\n"
             "\nExit codes: 0 the run succeeded, 1 it failed (recorded with its error), 2 bad input.\n");
 }
@@ -301,6 +313,12 @@ static int apply_xopt(exec_opts *o, const cli_opt *d, const char *a, st_err *err
         return ST_OK;
     case X_OUT: o->out = a; return ST_OK;
     case X_FORCE: o->force = 1; return ST_OK;
+    case X_IMPORT: o->import_dir = a; return ST_OK;
+    case X_EXIT_STATUS:
+        rc = units_parse_int(a, "--exit-status", 0, 255, &v, err);
+        o->exit_status = (int)v;
+        o->exit_status_given = 1;
+        return rc;
     case X_DEVICE:
         if (strcmp(a, "cpu") && strcmp(a, "cuda"))
             return ST_RAISE(err, ST_EINVAL, "--device '%s': allowed cpu, cuda", a);
@@ -328,6 +346,20 @@ static int apply_xopt(exec_opts *o, const cli_opt *d, const char *a, st_err *err
     }
 }
 
+/* Options that say how and where to launch, not what runs: the emitted
+ * script's --import leaves them out. */
+static int launch_only(int id)
+{
+    return id == X_EMIT || id == X_OUT || id == X_FORCE || id == X_DRY_RUN || id == X_RUN_DIR ||
+           id == X_IMPORT || id == X_EXIT_STATUS;
+}
+
+static void keep_run_arg(exec_opts *o, const char *a)
+{
+    if (o->nrun_args < 2 * ARGS_MAX)
+        o->run_args[o->nrun_args++] = a;
+}
+
 /* Split argv: exec's own options are applied here, the rest go to the
  * plan command's parser (pargv, with pargv[0] the command word). 0, 1 for
  * --help, or an exit code with the message printed. */
@@ -336,18 +368,16 @@ static int parse_exec_args(int argc, char **argv, exec_opts *o, char **pargv, in
     st_err err = {0};
     int n = 0;
     pargv[n++] = argv[0];
-    size_t used = 0;
-    for (int i = 0; i < argc && used + 2 < sizeof o->command_line; i++)
-        used += (size_t)snprintf(o->command_line + used, sizeof o->command_line - used, "%s%s",
-                                 i ? " " : "", argv[i]);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int first = i;
         if (!strcmp(a, "-h")) {
             usage(stdout);
             return 1;
         }
         if (strncmp(a, "--", 2) != 0 || !a[2]) {
             pargv[n++] = argv[i];
+            keep_run_arg(o, argv[i]);
             continue;
         }
         const char *name = a + 2, *eq = strchr(name, '=');
@@ -368,6 +398,7 @@ static int parse_exec_args(int argc, char **argv, exec_opts *o, char **pargv, in
         const cli_opt *d = find_xopt(name, len);
         if (!d) {
             pargv[n++] = argv[i];
+            keep_run_arg(o, argv[i]);
             continue;
         }
         if (d->id == X_HELP) {
@@ -391,6 +422,13 @@ static int parse_exec_args(int argc, char **argv, exec_opts *o, char **pargv, in
         }
         if (apply_xopt(o, d, val, &err) != ST_OK)
             return cli_fail(&err);
+        if (!launch_only(d->id))
+            for (int k = first; k <= i; k++)
+                keep_run_arg(o, argv[k]);
+    }
+    if (o->nrun_args >= 2 * ARGS_MAX) {
+        fprintf(stderr, "smdplan: exec: more than %d arguments\n", 2 * ARGS_MAX - 1);
+        return 2;
     }
     pargv[n] = NULL;
     *pargc = n;
@@ -1121,6 +1159,7 @@ static char *slurm_script(const exec_opts *o, const exec_job *j, const launch_cm
     catf(s, cap, "set -euo pipefail\n");
     catf(s, cap, "RUN_DIR=\"${SMDPLAN_RUN_DIR:-%s/slurm-${SLURM_JOB_ID:-$$}}\"\n", RUNS_DIR);
     catf(s, cap, "mkdir -p \"$RUN_DIR\"\n");
+    catf(s, cap, "RUN_DIR=\"$(cd \"$RUN_DIR\" && pwd)\"\n");
     catf(s, cap, "cat > \"$RUN_DIR/CONFIG.json\" <<'SMDPLAN_CONFIG_EOF'\n%s\nSMDPLAN_CONFIG_EOF\n",
          config_text);
     /* the same command as smdplan exec runs, inside the allocation */
@@ -1133,7 +1172,28 @@ static char *slurm_script(const exec_opts *o, const exec_job *j, const launch_cm
             cli_shell_quote(c->argv[i - 1], q, sizeof q);
             catf(s, cap, " %s", q);
         }
-    catf(s, cap, " --config \"$RUN_DIR/CONFIG.json\" --result \"$RUN_DIR/RESULT.json\"\n");
+    catf(s, cap, " --config \"$RUN_DIR/CONFIG.json\" --result \"$RUN_DIR/RESULT.json\""
+         " && status=0 || status=$?\n");
+    /* the run recorded as smdplan exec records its own: the same options,
+     * from the directory they were given in, with --import */
+    char self[CLI_PATH_MAX], cwd[CLI_PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[len > 0 ? len : 0] = '\0';
+    if (!getcwd(cwd, sizeof cwd))
+        cwd[0] = '\0';
+    cli_shell_quote(self[0] ? self : "smdplan", q, sizeof q);
+    catf(s, cap, "SMDPLAN=\"${SMDPLAN:-%s}\"\n", q);
+    char args[CMD_MAX] = "";
+    for (int i = 0; i < o->nrun_args; i++) {
+        cli_shell_quote(o->run_args[i], q, sizeof q);
+        catf(args, sizeof args, " %s", q);
+    }
+    cli_shell_quote(cwd[0] ? cwd : ".", q, sizeof q);
+    catf(s, cap, "(cd %s && \"$SMDPLAN\" exec%s --import \"$RUN_DIR\" --exit-status \"$status\") "
+         "|| echo \"smdplan: the run in $RUN_DIR (exit status $status) was not recorded: run "
+         "this script's smdplan exec --import line by hand\" >&2\n",
+         q, args);
+    catf(s, cap, "exit \"$status\"\n");
     return s;
 }
 
@@ -1362,6 +1422,55 @@ static void print_layout(FILE *f, const plan_layout *l, int ranks)
             l->placement);
 }
 
+/* ---- --import: a run another launcher ran ---- */
+
+/* Written into the run directory once the run is recorded: a second import
+ * of the same run is refused rather than recorded twice. */
+#define IMPORT_MARKER "RECORDED"
+
+/* DIR is the run these options describe (its CONFIG.json is the one exec
+ * builds from them, compared as the executor reads both) and was not
+ * recorded before. */
+static int import_check(const char *dir, const char *config_text, st_err *err)
+{
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return ST_RAISE(err, ST_EINVAL, "--import %s: no such directory", dir);
+    char path[CLI_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s", dir, IMPORT_MARKER);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        char line[128] = "";
+        if (!fgets(line, sizeof line, f))
+            line[0] = '\0';
+        fclose(f);
+        line[strcspn(line, "\n")] = '\0';
+        return ST_RAISE(err, ST_EINVAL, "--import %s: already recorded (%s); nothing recorded",
+                        dir, line[0] ? line : IMPORT_MARKER);
+    }
+    snprintf(path, sizeof path, "%s/CONFIG.json", dir);
+    exec_config *cfg = calloc(2, sizeof *cfg);
+    if (!cfg)
+        return ST_RAISE(err, ST_ENOMEM, "out of memory");
+    st_err e = {0};
+    int rc = exec_config_read(path, &cfg[0], &e);
+    if (rc != ST_OK)
+        rc = ST_RAISE(err, ST_EINVAL, "--import %s: %s", dir, e.msg);
+    else if ((rc = exec_config_parse(config_text, &cfg[1], err)) == ST_OK) {
+        char *a = exec_config_json(&cfg[0]), *b = exec_config_json(&cfg[1]);
+        if (!a || !b)
+            rc = ST_RAISE(err, ST_ENOMEM, "out of memory");
+        else if (strcmp(a, b) != 0)
+            rc = ST_RAISE(err, ST_EINVAL, "--import %s: its CONFIG.json is not the run these "
+                          "options describe (import with the options and from the directory "
+                          "the script was emitted with)", dir);
+        free(a);
+        free(b);
+    }
+    free(cfg);
+    return rc;
+}
+
 int cli_exec_cmd(int argc, char **argv)
 {
     exec_opts o;
@@ -1419,6 +1528,14 @@ int cli_exec_cmd(int argc, char **argv)
         ST_RAISE(&err, ST_EINVAL, "--out %s: only with --emit slurm", o.out);
     else if (o.emit && o.dry_run)
         ST_RAISE(&err, ST_EINVAL, "--emit and --dry-run: choose one");
+    else if (o.import_dir && (o.emit || o.dry_run))
+        ST_RAISE(&err, ST_EINVAL, "--import %s: records a run that has run; not with --%s",
+                 o.import_dir, o.emit ? "emit" : "dry-run");
+    else if (o.import_dir && o.run_dir)
+        ST_RAISE(&err, ST_EINVAL, "--run-dir %s: with --import the run directory is %s",
+                 o.run_dir, o.import_dir);
+    else if (o.exit_status_given && !o.import_dir)
+        ST_RAISE(&err, ST_EINVAL, "--exit-status %d: only with --import", o.exit_status);
     else if (o.plan_id && o.shape_opt_given)
         ST_RAISE(&err, ST_EINVAL, "--%s: the model and layout come from plan record %lld; shrink "
                  "the model with --scale", o.shape_opt, (long long)o.plan_id);
@@ -1526,7 +1643,7 @@ int cli_exec_cmd(int argc, char **argv)
         if (rc == ST_OK && o.emit && gh.gpus == 0)
             rc = ST_RAISE(&err, ST_EINVAL, "--emit slurm --device cuda: the GPUs of a node are "
                           "not known here (no plan cluster, none visible); give --gpus-per-host N");
-        if (rc == ST_OK && gh.visible == 0 && !o.dry_run && !o.emit)
+        if (rc == ST_OK && gh.visible == 0 && !o.dry_run && !o.emit && !o.import_dir)
             rc = ST_RAISE(&err, ST_EINVAL, "--device cuda: CUDA sees no GPU on this host; nothing "
                           "launched (--dry-run or --emit slurm, with --gpus-per-host N, prepare a "
                           "run for another host)");
@@ -1578,10 +1695,17 @@ int cli_exec_cmd(int argc, char **argv)
     char rank_prog[CLI_PATH_MAX];
     find_rank_program(rank_prog, sizeof rank_prog);
     char run_dir[CLI_PATH_MAX];
-    if (o.run_dir)
+    if (o.import_dir)
+        absolute(o.import_dir, run_dir, sizeof run_dir);
+    else if (o.run_dir)
         snprintf(run_dir, sizeof run_dir, "%s", o.run_dir);
     else
         default_run_dir(run_dir, sizeof run_dir);
+    if (o.import_dir && (rc = import_check(run_dir, config_text, &err)) != ST_OK) {
+        free(config_text);
+        cli_plan_ctx_free(&x);
+        return cli_fail(&err);
+    }
     launch_cmd *cmd = calloc(1, sizeof *cmd);
     char *cmd_text = malloc(CMD_MAX);
     if (!config_text || !cmd || !cmd_text) {
@@ -1635,7 +1759,7 @@ int cli_exec_cmd(int argc, char **argv)
         free(script);
         goto done;
     }
-    if (!rank_prog[0]) {
+    if (!rank_prog[0] && !o.import_dir) {
         ST_RAISE(&err, ST_ENOENT, "the rank program %s is neither next to smdplan nor on PATH "
                  "(build it: cmake --build build)", RANK_PROGRAM);
         cli_fail(&err);
@@ -1654,14 +1778,14 @@ int cli_exec_cmd(int argc, char **argv)
         predict_on_gpu(&o, &x, &j, NULL, gpus_used, h);
     else
         predict_on_host(&o, &x, &j, h);
-    if ((rc = make_run_dir(run_dir, &err)) != ST_OK) {
+    if (!o.import_dir && (rc = make_run_dir(run_dir, &err)) != ST_OK) {
         ex = cli_fail(&err);
         free(h);
         goto done;
     }
     char path[CLI_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/CONFIG.json", run_dir);
-    if ((rc = cli_write_file(path, config_text, NULL, 0, &err)) != ST_OK) {
+    if (!o.import_dir && (rc = cli_write_file(path, config_text, NULL, 0, &err)) != ST_OK) {
         ex = cli_fail(&err);
         free(h);
         goto done;
@@ -1682,7 +1806,11 @@ int cli_exec_cmd(int argc, char **argv)
                    h->est.time.step_s, h->simulated_s);
         else
             printf("note:    %s\n", h->note);
-        printf("run:     %s\n", cmd_text);
+        if (o.import_dir)
+            printf("import:  %s (run by another launcher, exit status %d)\n", run_dir,
+                   o.exit_status);
+        else
+            printf("run:     %s\n", cmd_text);
         fflush(stdout);
     }
     char out_log[CLI_PATH_MAX + 32], err_log[CLI_PATH_MAX + 32];
@@ -1691,7 +1819,12 @@ int cli_exec_cmd(int argc, char **argv)
     cli_launch L = {cmd->argv, cmd->env, o.timeout_s,
                     !po.json && isatty(STDOUT_FILENO) ? stdout : NULL, out_log, err_log};
     cli_launch_result lr;
-    if ((rc = cli_launch_run(&L, &lr, &err)) != ST_OK) {
+    if (o.import_dir) { /* it has run: what the launcher said of it */
+        memset(&lr, 0, sizeof lr);
+        lr.exited = 1;
+        lr.exit_status = o.exit_status;
+        lr.wall_s = NAN;
+    } else if ((rc = cli_launch_run(&L, &lr, &err)) != ST_OK) {
         ex = cli_fail(&err);
         free(h);
         goto done;
@@ -1717,6 +1850,15 @@ int cli_exec_cmd(int argc, char **argv)
     int64_t run_id = 0;
     if (cli_record(po.db_path, po.no_record, record_run, &rx))
         run_id = rx.run_id;
+    if (o.import_dir && run_id > 0) {
+        char mark[64];
+        snprintf(path, sizeof path, "%s/%s", run_dir, IMPORT_MARKER);
+        snprintf(mark, sizeof mark, "run %lld\n", (long long)run_id);
+        st_err merr = {0};
+        if (cli_write_file(path, mark, NULL, 0, &merr) != ST_OK)
+            fprintf(stderr, "smdplan: exec: recorded as run %lld, but %s\n", (long long)run_id,
+                    merr.msg);
+    }
 
     if (po.json) {
         cJSON *root = cJSON_CreateObject();

@@ -90,6 +90,31 @@ echo "mine" >"$tmp/mine.sbatch"
 run slurm-foreign 2 "$bin" exec $tiny --emit slurm --out "$tmp/mine.sbatch"; one_line slurm-foreign "not written by smdplan"
 [ "$(cat "$tmp/mine.sbatch")" = mine ] || { echo "FAIL slurm: a foreign file was changed"; fail=1; }
 
+# ---- the emitted script run as the batch system would: its --import line
+# records the run (once), and an import that names another run is refused ----
+sdb="$tmp/slurm.db"
+run slurm-emit 0 "$bin" exec $tiny --dp 2 --steps 3 $cat --db "$sdb" --emit slurm --out "$tmp/run.sbatch"
+export SMDPLAN_RUN_DIR="$tmp/srun"
+if [ "$(id -u)" -eq 0 ]; then # the script's mpirun, as root (a container)
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+run slurm-job 0 bash "$tmp/run.sbatch"
+unset SMDPLAN_RUN_DIR
+has slurm-job "$tmp/out" "import:  $tmp/srun"
+has slurm-job "$tmp/out" "run 1: ok"
+[ -s "$tmp/srun/RESULT.json" ] && grep -q "^run 1$" "$tmp/srun/RECORDED" ||
+  { echo "FAIL slurm-job: no RESULT.json or RECORDED"; fail=1; }
+run slurm-history 0 "$bin" history --kind run --db "$sdb"
+has slurm-history "$tmp/out" "run ok (2 ranks)"
+run slurm-again 2 "$bin" exec $tiny --dp 2 --steps 3 $cat --db "$sdb" --import "$tmp/srun"
+one_line slurm-again "already recorded (run 1)"
+rm "$tmp/srun/RECORDED"
+run slurm-other 2 "$bin" exec $tiny --dp 2 --steps 4 $cat --db "$sdb" --import "$tmp/srun"
+one_line slurm-other "not the run these options describe"
+run slurm-status 1 "$bin" exec $tiny --dp 2 --steps 3 $cat --db "$sdb" --import "$tmp/srun" --exit-status 1 --json
+has slurm-status "$tmp/out" '"status":[[:space:]]*"failed"'
+has slurm-status "$tmp/out" "exited with status 1 after the result was written"
+
 # ---- a tiny run over 2 ranks: ok, --json keys, recorded, compared ----
 run tiny-json 0 "$bin" exec $tiny --pp 2 --steps 6 $cat --json --db "$db" --run-dir "$tmp/run0"
 for k in run_id status ranks step_time_s tokens_per_s mfu peak_memory_bytes losses \
