@@ -328,16 +328,35 @@ static size_t chip_len(const char *name)
     return n;
 }
 
-/* Does the row's GPU text name catalog GPU g's chip? */
+/* A board variant of a chip that runs at other clocks, power and memory
+ * bandwidth than the SXM module of the same name (NVIDIA H100 datasheet:
+ * H100 PCIe 756 dense BF16 TFLOP/s and 2.0 TB/s, H100 NVL 835 and 3.9,
+ * against SXM's 989 and 3.35; A100 PCIe at 250-300 W against SXM's 400 W):
+ * the row's GPU text names one the catalog GPU's name does not. */
+static const char *const board_variants[] = {"PCIe", "NVL", NULL};
+
+static int variant_differs(const char *text, const char *name)
+{
+    for (int i = 0; board_variants[i]; i++)
+        if (contains(text, board_variants[i]) != contains(name, board_variants[i]))
+            return 1;
+    return 0;
+}
+
+/* Does the row's GPU text name catalog GPU g's chip, as a word of its own
+ * ("GH200" is Grace Hopper, not an H200) and the same board variant? */
 static int names_chip(const char *text, const plan_gpu *g)
 {
     char chip[32];
     size_t n = chip_len(g->name);
-    if (n == 0 || n >= sizeof chip)
+    if (n == 0 || n >= sizeof chip || variant_differs(text, g->name))
         return 0;
     memcpy(chip, g->name, n);
     chip[n] = '\0';
-    return contains(text, chip);
+    for (const char *p = text; *p; p++)
+        if (strncasecmp(p, chip, n) == 0 && (p == text || !isalnum((unsigned char)p[-1])))
+            return 1;
+    return 0;
 }
 
 /* Memory the row states for its GPU, bytes (gpu_mem_gb, else "80GB" in the
@@ -453,9 +472,25 @@ static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int6
         int gpn = 0;
         double net_bps = 0;
         in = closest_instance(cat, r, &net, stated_mem(r), &gpn, &net_bps);
-        if (!in)
-            return skip(out, "no catalog GPU for GPU '%s' (%s)", nz(r->gpu_type),
-                        blank(r->interconnect) ? "interconnect not given" : r->interconnect);
+        if (!in) {
+            for (int k = 0; board_variants[k]; k++)
+                if (contains(r->gpu_type, board_variants[k]))
+                    return skip(out, "no catalog GPU for GPU '%s': its %s board runs at other "
+                                "clocks and memory bandwidth than the catalog's modules of that "
+                                "chip (add it with --catalog FILE)", nz(r->gpu_type),
+                                board_variants[k]);
+            char chips[160] = "";
+            for (int k = 0; k < cat->ngpus; k++) {
+                size_t u = strlen(chips), n = chip_len(cat->gpus[k].name);
+                char chip[32];
+                snprintf(chip, sizeof chip, "%.*s", (int)(n < sizeof chip ? n : sizeof chip - 1),
+                         cat->gpus[k].name);
+                if (!strstr(chips, chip) && u + n + 3 < sizeof chips)
+                    snprintf(chips + u, sizeof chips - u, "%s%s", u ? ", " : "", chip);
+            }
+            return skip(out, "no catalog GPU for GPU '%s' (the catalog has %s; add one with "
+                        "--catalog FILE)", nz(r->gpu_type), chips);
+        }
         *inst = *in;
         net_tech tech = net.tech != NET_UNSTATED ? net.tech : NET_RDMA;
         int same = in->gpus_per_node == gpn && tech_of(cat, in) == tech &&

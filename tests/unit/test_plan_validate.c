@@ -357,6 +357,23 @@ static void test_bad_rows(void **state)
     assert_non_null(strstr(r->reason, "no catalog GPU"));
 
     x = narayanan_23;
+    x.gpu_type = "NVIDIA A100 PCIe 80GB"; /* not the SXM module the catalog has */
+    r = run(&x);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "PCIe board"));
+
+    x = narayanan_23;
+    x.gpu_type = "GH200 96GB"; /* Grace Hopper names no catalog chip as a word */
+    r = run(&x);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "the catalog has"));
+
+    x = narayanan_23;
+    x.gpu_type = "nvidia a100-sxm4-80gb"; /* the same module, spelt otherwise */
+    r = run(&x);
+    assert_true(r->compared);
+
+    x = narayanan_23;
     x.recompute = "sometimes";
     r = run(&x);
     assert_false(r->compared);
