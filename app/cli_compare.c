@@ -67,11 +67,20 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
         return 1;
     }
     int n = 0, ex = 0;
+    /* instance types the framework does not run on: left out, and said */
+    const plan_framework *fw = plan_framework_get(cfg.framework);
+    char left_out[512] = "";
     cli_progress prog;
     cli_progress_start(&prog, "comparing instance types");
     for (int i = 0; i < x->cat.ninstances && !ex; i++) {
         const plan_instance *in = &x->cat.instances[i];
         cli_progress_step(&prog, i, x->cat.ninstances);
+        if (!plan_framework_runs_on(fw, in)) {
+            size_t u = strlen(left_out);
+            if (u + strlen(in->name) + 3 < sizeof left_out)
+                snprintf(left_out + u, sizeof left_out - u, "%s%s", u ? ", " : "", in->name);
+            continue;
+        }
         for (int nodes = 1; nodes <= o->max_instances && n < cap; nodes *= 2) {
             plan_cluster c;
             if (plan_cluster_make(&x->cat, in, nodes, &c, &err) != ST_OK) {
@@ -125,6 +134,10 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
             cJSON_AddItemToArray(arr, j);
         }
         cJSON_AddItemToObject(root, "options", arr);
+        cJSON *lo = cJSON_AddArrayToObject(root, "instance_types_left_out");
+        for (int i = 0; i < x->cat.ninstances; i++)
+            if (!plan_framework_runs_on(fw, &x->cat.instances[i]))
+                cJSON_AddItemToArray(lo, cJSON_CreateString(x->cat.instances[i].name));
         char *s = cJSON_Print(root);
         if (s)
             printf("%s\n", s);
@@ -200,6 +213,15 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
                      "to %lld); time and cost to train count tokens, so the rows compare; set "
                      "--global-batch to compare steps at one batch.",
                      (long long)bmin, (long long)bmax);
+            cli_wrap(stdout, note, "", "");
+        }
+        if (left_out[0]) {
+            char types[160], note[900];
+            snprintf(note, sizeof note,
+                     "left out: %s, where %s does not run (it runs on %s: its documentation, "
+                     "Supported Instance Types); --framework NAME compares them for another "
+                     "stack.", left_out, fw->label,
+                     plan_framework_instance_list(fw, types, sizeof types));
             cli_wrap(stdout, note, "", "");
         }
         if (n == 0)

@@ -682,6 +682,8 @@ typedef struct plan_config {
     int64_t global_batch;        /* 0 = default (plan_default_global_batch) */
     plan_objective objective;
     int allow_tp_across_nodes;   /* default 0, as SMP's best practice says */
+    int any_instance;            /* 1: the framework's instance types are not checked (a
+                                  * published run ran where it ran) */
     int top_k;                   /* plans kept, default 5 */
 } plan_config;
 

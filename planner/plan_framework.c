@@ -56,6 +56,11 @@ const plan_framework plan_frameworks[] = {
         .placement_search = 1,
         .fp8 = 0,
         .tp_max_in_node = 1,
+        /* SMP v1 documentation, Supported Frameworks and AWS Regions,
+         * "Supported Instance Types": "The SageMaker model parallelism
+         * library requires one of the following ML instance types" */
+        .instance_types = {"g4dn.12xlarge", "p3.16xlarge", "p3dn.24xlarge", "p4d.24xlarge",
+                           "p4de.24xlarge", NULL},
         .placement = "DPT",
         .flash_attention = 0,
         .dp_overlap = 1,
@@ -774,4 +779,30 @@ void plan_framework_apply(const plan_framework *fw, int index, plan_layout *l)
     l->launch_blocking = fw->launch_blocking;
     if (!fw->placement_search)
         memcpy(l->placement, fw->placement, 4);
+}
+
+int plan_framework_runs_on(const plan_framework *fw, const plan_instance *in)
+{
+    if (!fw->instance_types[0])
+        return 1;
+    /* by the type's own name only: the names a stack documents are the
+     * ones its launchers are given (an alias is the user's shorthand) */
+    const char *name = strncasecmp(in->name, "ml.", 3) == 0 ? in->name + 3 : in->name;
+    for (int i = 0; fw->instance_types[i]; i++)
+        if (strcasecmp(name, fw->instance_types[i]) == 0)
+            return 1;
+    return 0;
+}
+
+const char *plan_framework_instance_list(const plan_framework *fw, char *buf, size_t n)
+{
+    if (n == 0)
+        return buf;
+    buf[0] = '\0';
+    for (int i = 0; fw->instance_types[i]; i++) {
+        size_t u = strlen(buf);
+        snprintf(buf + u, n - u, "%s%s%s", i ? ", " : "",
+                 fw->family == PLAN_FW_SMP ? "ml." : "", fw->instance_types[i]);
+    }
+    return buf;
 }

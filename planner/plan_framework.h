@@ -86,6 +86,9 @@ typedef struct plan_framework {
     int placement_search;        /* 1: rank order is a knob (SMP placement_strategy) */
     int fp8;                     /* 1: FP8 linears (Transformer Engine or XLA) */
     int tp_max_in_node;          /* TP degree at most the GPUs of a node, a power of two */
+    /* the instance types it runs on, as the catalog names them (NULL-
+     * terminated); none listed: any node */
+    const char *instance_types[PLAN_FW_NAMES_MAX];
 
     /* ---- 2. behaviour ---- */
     const char *placement;       /* rank order, outermost first ("PDT": TP innermost) */
@@ -148,6 +151,14 @@ const char *plan_framework_user_keys(void);
  * naming the knob and what the framework allows (e.g. "schedule zb-h1:
  * SageMaker model parallel v1 runs simple or interleaved"). */
 int plan_framework_check(const plan_framework *fw, const plan_layout *l, char *why, size_t n);
+
+/* Does fw run on instance type in (its name, with or without "ml.", in
+ * fw's list, or fw lists none)? 1 if so. */
+int plan_framework_runs_on(const plan_framework *fw, const plan_instance *in);
+
+/* "ml.g4dn.12xlarge, ml.p3.16xlarge, ...": the instance types fw runs on,
+ * into buf ("" when any). Returns buf. */
+const char *plan_framework_instance_list(const plan_framework *fw, char *buf, size_t n);
 
 /* Use the catalog's efficiencies fitted for framework index i's family on
  * c's chip (plan_cluster_use). Returns the fit used, or NULL. */

@@ -295,6 +295,12 @@ static int check_fixed(const plan_framework *fw, const plan_cluster *c, const pl
                        st_err *err)
 {
     char list[96] = "";
+    if (!cfg->any_instance && !plan_framework_runs_on(fw, c->inst)) {
+        char types[160];
+        return ST_RAISE(err, ST_EINVAL, "%s does not run on %s: it runs on %s; choose one of "
+                        "those, or another stack with --framework", fw->label, c->inst->name,
+                        plan_framework_instance_list(fw, types, sizeof types));
+    }
     if (cfg->schedule >= 0 && !(fw->schedules & (1u << cfg->schedule))) {
         for (int s = 0; s < PLAN_SCHED__COUNT; s++)
             if (fw->schedules & (1u << s)) {

@@ -924,6 +924,7 @@ static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l
     }
     if (!degrees)
         cfg.allow_tp_across_nodes = 1; /* the published layout is what ran */
+    cfg.any_instance = 1; /* ... and where it ran */
     cfg.top_k = 1;
 
     plan_result *res = calloc(1, sizeof *res);

@@ -247,7 +247,9 @@ static void test_scaling_and_measured(void **state)
     plan_cluster cl[3];
     plan_candidate cd[3];
     const char *const spec[3] = {"4xp5", "16xp4d", "8xp4d"};
-    int64_t id = record_options(f, spec, &f->cfg, cl, cd);
+    plan_config cfg = f->cfg; /* a stack that runs on p5 (SMP v1 does not) */
+    assert_int_equal(plan_framework_find("megatron", &cfg.framework, &err), ST_OK);
+    int64_t id = record_options(f, spec, &cfg, cl, cd);
     db_scaling_point pts[8];
     int n = 0;
     assert_int_equal(db_scaling(f->d, id, pts, 8, &n, &err), ST_OK);
@@ -261,7 +263,7 @@ static void test_scaling_and_measured(void **state)
     assert_true(pts[1].cost_per_mtokens == cd[1].est.cost_per_mtokens);
     assert_int_equal(pts[1].gpus, cl[1].gpus);
     for (int i = 0; i < n; i++) {
-        assert_string_equal(pts[i].framework, plan_framework_get(f->cfg.framework)->key);
+        assert_string_equal(pts[i].framework, plan_framework_get(cfg.framework)->key);
         assert_string_equal(pts[i].precision, "bf16");
     }
 

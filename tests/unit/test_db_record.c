@@ -338,6 +338,8 @@ static void test_plan_options(void **state)
     plan_candidate cd[3];
     const char *const spec[3] = {"8xp4d", "16xp4d", "4xp5"};
     plan_config cfg = f->cfg;
+    st_err err = {0}; /* a stack that runs on p5 (SMP v1 does not) */
+    assert_int_equal(plan_framework_find("megatron", &cfg.framework, &err), ST_OK);
     cfg.launch_blocking = 1; /* a knob off its default goes in and comes back */
     int64_t id = record_options(f, spec, &cfg, cl, cd);
     cJSON *rec = show(f, id);

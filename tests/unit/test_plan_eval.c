@@ -508,6 +508,10 @@ static void search_ranks_and_fixes(void **state)
     cfg.global_batch = 64;
     plan_result *r = calloc(1, sizeof *r);
     st_err err = {0};
+    /* SMP v1 (the default) runs on the instance types it documents only */
+    assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "does not run on test.8x"));
+    cfg.any_instance = 1; /* as validate reads a published run: where it ran */
     assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_OK);
     assert_true(r->ntop >= 2);
     for (int i = 1; i < r->ntop; i++)
