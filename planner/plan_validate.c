@@ -1046,9 +1046,20 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
 
     int fwi = plan_framework_match(row->framework);
     if (fwi < 0) {
-        fwi = plan_framework_find("pytorch", &fwi, NULL) == ST_OK ? fwi : PLAN_FW_DEFAULT;
-        note(out, "framework '%s' not known: %s", nz(row->framework),
-             plan_framework_get(fwi)->label);
+        /* A stack not known by name: one that publishes tensor, pipeline
+         * or context parallelism runs the Megatron-LM scheme its degrees
+         * name (Shoeybi et al. 2019, Narayanan et al. 2021, Korthikanti et
+         * al. 2022), so it reads as Megatron-Core; a data-parallel one as
+         * PyTorch's own. */
+        double v;
+        int mp = (parse_num(row->tp, &v) == 1 && v > 1) || (parse_num(row->pp, &v) == 1 && v > 1) ||
+                 (parse_num(row->cp, &v) == 1 && v > 1) ||
+                 (parse_num(row->model_parallel_size, &v) == 1 && v > 1);
+        if (plan_framework_find(mp ? "megatron" : "pytorch", &fwi, NULL) != ST_OK)
+            fwi = PLAN_FW_DEFAULT;
+        note(out, "framework '%s' not known: read as %s%s", nz(row->framework),
+             plan_framework_get(fwi)->label,
+             mp ? ", whose model-parallel scheme its published degrees name" : "");
     }
     out->framework = fwi;
     const plan_framework *fw = plan_framework_get(fwi);
