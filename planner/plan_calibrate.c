@@ -118,6 +118,7 @@ typedef struct cal {
     int np;
     plan_eff eff;                /* the values being tried */
     double hi_gemm;              /* the chip's GEMM ceiling */
+    int pool;                    /* fitting a chip's pool (cal_lo) */
     double start[PLAN_EFF__COUNT]; /* the fit's starting values (the chip's own) */
     int keep_chips;              /* plan_cal_options.keep_chips */
     int failed;
@@ -195,15 +196,29 @@ static double residuals(cal *c, gsl_vector *f, double *max_pct)
     return wsum > 0 ? sum / wsum : 0.0;
 }
 
+/* A chip's pool stands for the chip itself (the stacks without a fit of
+ * their own get it), so its HBM efficiency keeps to what streaming kernels
+ * reach on the chip: a device-to-device copy moves about 0.90 of the
+ * datasheet bandwidth on H100 and H200 (measured, reference/hardware.md),
+ * and a stack's elementwise kernels, at training's tensor sizes, no less
+ * than two thirds of that. A framework's own fit may go lower: unfused
+ * small kernels and launch gaps are its software's, not the chip's. */
+#define POOL_HBM_MIN 0.60
+
+static double cal_lo(const cal *c, int p)
+{
+    return p == PLAN_EFF_HBM && c->pool ? POOL_HBM_MIN : ranges[p].lo;
+}
+
 static double to_phys(const cal *c, int p, double u)
 {
-    double lo = ranges[p].lo, hi = cal_hi(c, p);
+    double lo = cal_lo(c, p), hi = cal_hi(c, p);
     return lo + (hi - lo) / (1.0 + exp(-u));
 }
 
 static double to_free(const cal *c, int p, double x)
 {
-    double lo = ranges[p].lo, hi = cal_hi(c, p);
+    double lo = cal_lo(c, p), hi = cal_hi(c, p);
     /* a start on a bound would sit where the logistic map is flat; a
      * framework fitted on its chip's own values (keep_chips, no pool fitted
      * before it) may start on one (GH100's pool has hbm_eff on its floor)
@@ -240,7 +255,7 @@ static void drop_unconstrained(cal *c)
     for (int i = 0; i < c->np; i++) {
         int p = c->idx[i];
         double *x = plan_eff_ref(&c->eff, (plan_eff_param)p);
-        double x0 = *x, span = cal_hi(c, p) - ranges[p].lo;
+        double x0 = *x, span = cal_hi(c, p) - cal_lo(c, p);
         *x = x0 + 0.02 * span * (x0 + 0.02 * span <= cal_hi(c, p) ? 1 : -1);
         int moved = 0;
         for (int k = 0; k < c->nuse && !moved; k++)
@@ -525,6 +540,7 @@ static int fit_all(cal *c, const plan_cal_options *o, int skip, plan_cal_group *
             if (g.rows == 0)
                 continue;
             c->hi_gemm = chip_ceiling(c->cat, pr->silicon);
+            c->pool = pass == 0;
             plan_eff e0 = chip_eff(c->cat, pr->silicon);
             /* a framework fits its efficiencies; the chip's pool also the dims */
             int rc = fit(c, &e0, pass == 0 ? asked : asked & PLAN_EFF_FRAMEWORK_MASK, &g, err);

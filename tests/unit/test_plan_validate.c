@@ -679,11 +679,16 @@ static void test_framework_defaults(void **state)
     assert_int_equal(r->layout.recompute, PLAN_RECOMP_NONE);
     assert_int_equal(r->layout.sharding, PLAN_SHARD_OPTIMIZER); /* distributed fused Adam */
     assert_non_null(strstr(r->notes, "GPT-2 BPE"));
-    /* an unknown stack is read as plain PyTorch, and said so */
+    /* an unknown stack that publishes TP is read as Megatron-Core, one that
+     * publishes data parallelism alone as plain PyTorch, and either says so */
     x.framework = "SomeFutureTrainer 3.0";
     r = run(&x);
+    assert_string_equal(plan_framework_get(r->framework)->key, "megatron");
+    assert_non_null(strstr(r->notes, "not known: read as Megatron"));
+    x.tp = "1";
+    r = run(&x);
     assert_string_equal(plan_framework_get(r->framework)->key, "pytorch");
-    assert_non_null(strstr(r->notes, "not known"));
+    assert_non_null(strstr(r->notes, "not known: read as PyTorch DDP"));
 }
 
 /* A run's framework text names its stack first; the engine it runs on may
