@@ -735,6 +735,23 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
     plan_layout *l = &rl->l;
     plan_layout_default(l);
     plan_framework_apply(fw, fwi, l);
+    /* The attention kernel, where the row names it: FlashAttention is
+     * optional in several stacks (Megatron-DeepSpeed --use-flash-attn,
+     * Megatron-LM --use-flash-attn before Transformer Engine), so a run
+     * that says it used it did, and one that says it did not, did not. */
+    const char *texts[] = {r->architecture, r->framework, r->notes, r->other_metrics};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        if (!contains(texts[i], "flash"))
+            continue;
+        int off = contains(texts[i], "no flash") || contains(texts[i], "without flash") ||
+                  contains(texts[i], "flash attention off") ||
+                  contains(texts[i], "flash_attention=false") ||
+                  contains(texts[i], "flash_attention: false");
+        if (l->flash_attention != !off)
+            note(out, "attention %s (the row says so)", off ? "unfused" : "fused (FlashAttention)");
+        l->flash_attention = !off;
+        break;
+    }
     rl->search_mbs = 0;
     int64_t tp, pp, cp, dp, v = 1, mbs = 0, gb = 0, nmb = 0, ga = 0, gbt = 0;
     int hmbs, hgb, hnmb, hga, hgbt;

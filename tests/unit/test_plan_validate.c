@@ -691,6 +691,25 @@ static void test_framework_defaults(void **state)
     assert_non_null(strstr(r->notes, "not known: read as PyTorch DDP"));
 }
 
+/* A row that names its attention kernel is read with it. */
+static void test_flash_named(void **state)
+{
+    (void)state;
+    plan_validate_row x = narayanan_23; /* Megatron-LM 2021: unfused by default */
+    const plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_false(r->layout.flash_attention);
+    double unfused_s = r->pred_time_s;
+    x.notes = "trained with FlashAttention-2 (--use-flash-attn)";
+    r = run(&x);
+    assert_true(r->layout.flash_attention);
+    assert_non_null(strstr(r->notes, "fused (FlashAttention)"));
+    assert_true(r->pred_time_s < unfused_s);
+    x.notes = "without FlashAttention";
+    r = run(&x);
+    assert_false(r->layout.flash_attention);
+}
+
 /* A run's framework text names its stack first; the engine it runs on may
  * follow in parentheses. */
 static void test_framework_names(void **state)
@@ -739,6 +758,7 @@ int main(void)
         cmocka_unit_test(test_tokens_fsdp_network),
         cmocka_unit_test(test_framework_defaults),
         cmocka_unit_test(test_framework_names),
+        cmocka_unit_test(test_flash_named),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
