@@ -575,26 +575,61 @@ static int first_word_in(const char *s, const char *const *words, int n)
     return 0;
 }
 
-static const char *const no_words[] = {"0", "false", "no", "off", "disabled", "none"};
-static const char *const yes_words[] = {"1", "true", "yes", "on", "enabled"};
+/* Does s (leading space skipped) start with one of the phrases, as whole
+ * words (case-insensitive)? */
+static int starts_with_phrase(const char *s, const char *const *phrases, int n)
+{
+    while (s && isspace((unsigned char)*s))
+        s++;
+    for (int i = 0; s && i < n; i++) {
+        size_t k = strlen(phrases[i]);
+        if (strncasecmp(s, phrases[i], k) == 0 &&
+            !(isalnum((unsigned char)phrases[i][k - 1]) && isalnum((unsigned char)s[k])))
+            return 1;
+    }
+    return 0;
+}
+
+static const char *const no_words[] = {"0", "false", "no", "off", "disabled", "none", "unused"};
+#define N_NO_WORDS 7
+static const char *const no_phrases[] = {"not used", "not enabled"};
+static const char *const yes_words[] = {"1", "true", "yes", "on", "enabled", "used"};
+#define N_YES_WORDS 6
+/* Not given, in words: the framework's default. */
+static const char *const na_phrases[] = {"n/a", "n.a.", "na", "-", "?", "not applicable",
+                                         "not given", "not published", "not reported"};
+#define NA_PHRASES ((int)(sizeof na_phrases / sizeof na_phrases[0]))
+
+/* "no", "off", "not used" ...: the row says it was not used. */
+static int says_no(const char *s)
+{
+    return first_word_in(s, no_words, N_NO_WORDS) ||
+           starts_with_phrase(s, no_phrases, (int)(sizeof no_phrases / sizeof no_phrases[0]));
+}
 
 /* A value the row names but does not state: the framework's default. */
 static int unstated(const char *s)
 {
     return blank(s) || contains(s, "not stated") || contains(s, "implied") ||
-           contains(s, "unknown") || contains(s, "default");
+           contains(s, "unknown") || contains(s, "default") ||
+           starts_with_phrase(s, na_phrases, NA_PHRASES);
 }
 
 /* Recompute text: -1 not understood, -2 the framework's default. */
 static int parse_recompute(const char *s)
 {
-    if (first_word_in(s, no_words, 6))
+    if (says_no(s))
         return PLAN_RECOMP_NONE;
     if (unstated(s))
         return -2;
     if (contains(s, "selective"))
         return PLAN_RECOMP_SELECTIVE;
-    if (contains(s, "full") || contains(s, "recomput") || contains(s, "checkpoint"))
+    /* Megatron's --recompute-method (NeMo activations_checkpoint_method)
+     * "uniform" and "block" recompute whole layers: full recomputation;
+     * checkpointing "on" without more is the per-layer kind */
+    if (contains(s, "full") || contains(s, "recomput") || contains(s, "checkpoint") ||
+        contains(s, "uniform") || contains(s, "block") ||
+        first_word_in(s, yes_words, N_YES_WORDS))
         return PLAN_RECOMP_FULL;
     return -1;
 }
@@ -606,7 +641,7 @@ static int parse_recompute(const char *s)
 static int parse_sharding(const char *s, int *degree)
 {
     *degree = 0;
-    if (first_word_in(s, no_words, 6))
+    if (says_no(s))
         return PLAN_SHARD_NONE;
     if (blank(s) || (unstated(s) && !contains(s, "distributed optimizer")))
         return -2;
@@ -629,7 +664,11 @@ static int parse_sharding(const char *s, int *degree)
         return PLAN_SHARD_PARAMS;
     if (contains(s, "zero-1") || contains(s, "zero1") || contains(s, "zero stage 1") ||
         contains(s, "optimizer state sharding") || contains(s, "distributed optimizer") ||
-        contains(s, "shard_optimizer_state") || contains(s, "BF16_Optimizer"))
+        contains(s, "distributed-optimizer") || contains(s, "distributed_optimizer") ||
+        contains(s, "shard_optimizer_state") || contains(s, "BF16_Optimizer") ||
+        (contains(s, "optimizer") && contains(s, "shard")) ||
+        /* the column names optimizer sharding: "yes" is its first stage */
+        first_word_in(s, yes_words, N_YES_WORDS))
         return PLAN_SHARD_OPTIMIZER;
     return -1;
 }
@@ -637,9 +676,9 @@ static int parse_sharding(const char *s, int *degree)
 /* Yes/no text: -1 not understood, -2 the framework's default. */
 static int parse_flag(const char *s)
 {
-    if (first_word_in(s, yes_words, 5))
+    if (first_word_in(s, yes_words, N_YES_WORDS))
         return 1;
-    if (first_word_in(s, no_words, 6))
+    if (says_no(s))
         return 0;
     if (unstated(s))
         return -2;

@@ -691,6 +691,41 @@ static void test_framework_defaults(void **state)
     assert_non_null(strstr(r->notes, "not known: read as PyTorch DDP"));
 }
 
+/* The words runs are published with, for recompute, sharding and sequence
+ * parallelism; "N/A" and the like are the stack's documented default. */
+static void test_phrasings(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *recompute, *sharding, *sp;
+        int want_rc, want_sh, want_sp;
+    } cases[] = {
+        {"uniform", "", "", PLAN_RECOMP_FULL, PLAN_SHARD_OPTIMIZER, 0},
+        {"block", "yes", "", PLAN_RECOMP_FULL, PLAN_SHARD_OPTIMIZER, 0},
+        {"enabled", "use-distributed-optimizer", "", PLAN_RECOMP_FULL, PLAN_SHARD_OPTIMIZER, 0},
+        {"N/A", "sharded optimizer states", "", PLAN_RECOMP_FULL, PLAN_SHARD_OPTIMIZER, 0},
+        {"not used", "N/A", "n/a", PLAN_RECOMP_NONE, PLAN_SHARD_OPTIMIZER, 0},
+        {"Full", "not used", "not used", PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        plan_validate_row x = narayanan_23;
+        x.framework = "Megatron-DeepSpeed"; /* full recompute, ZeRO-1 by default */
+        x.tflops_per_gpu = ""; /* a throughput that counts no recompute */
+        x.tflops_convention = "";
+        x.tokens_per_s_total = "200000";
+        x.recompute = cases[i].recompute;
+        x.optimizer_sharding = cases[i].sharding;
+        x.sequence_parallel = cases[i].sp;
+        const plan_validate_result *r = run(&x);
+        if (!r->compared)
+            print_message("case %zu: %s\n", i, r->reason);
+        assert_true(r->compared);
+        assert_int_equal(r->layout.recompute, cases[i].want_rc);
+        assert_int_equal(r->layout.sharding, cases[i].want_sh);
+        assert_int_equal(r->layout.sequence_parallel, cases[i].want_sp);
+    }
+}
+
 /* A row that names its attention kernel is read with it. */
 static void test_flash_named(void **state)
 {
@@ -759,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_framework_defaults),
         cmocka_unit_test(test_framework_names),
         cmocka_unit_test(test_flash_named),
+        cmocka_unit_test(test_phrasings),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
