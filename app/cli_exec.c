@@ -1427,6 +1427,10 @@ static void print_layout(FILE *f, const plan_layout *l, int ranks)
 /* Written into the run directory once the run is recorded: a second import
  * of the same run is refused rather than recorded twice. */
 #define IMPORT_MARKER "RECORDED"
+/* Sizes past any run's files: a CONFIG.json is a few KiB; a RESULT.json
+ * holds a few hundred bytes per step and per rank. */
+#define IMPORT_CONFIG_MAX ((off_t)1 << 20)
+#define IMPORT_RESULT_MAX ((off_t)1 << 30)
 
 /* DIR is the run these options describe (its CONFIG.json is the one exec
  * builds from them, compared as the executor reads both) and was not
@@ -1447,6 +1451,28 @@ static int import_check(const char *dir, const char *config_text, st_err *err)
         line[strcspn(line, "\n")] = '\0';
         return ST_RAISE(err, ST_EINVAL, "--import %s: already recorded (%s); nothing recorded",
                         dir, line[0] ? line : IMPORT_MARKER);
+    }
+    /* what the run wrote: plain files of a run's size (a FIFO or a device
+     * in their place would block or never end) */
+    static const struct {
+        const char *name;
+        off_t max_bytes;
+    } files[] = {{"CONFIG.json", IMPORT_CONFIG_MAX}, {"RESULT.json", IMPORT_RESULT_MAX}};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
+        if (stat(path, &sb) != 0) {
+            if (errno == ENOENT && i == 1)
+                continue; /* no result: the run failed before writing one */
+            return ST_RAISE(err, ST_EINVAL, "--import %s: %s: %s", dir, files[i].name,
+                            strerror(errno));
+        }
+        if (!S_ISREG(sb.st_mode))
+            return ST_RAISE(err, ST_EINVAL, "--import %s: %s is not a regular file", dir,
+                            files[i].name);
+        if (sb.st_size > files[i].max_bytes)
+            return ST_RAISE(err, ST_EINVAL, "--import %s: %s has %lld bytes; a run's has at "
+                            "most %lld", dir, files[i].name, (long long)sb.st_size,
+                            (long long)files[i].max_bytes);
     }
     snprintf(path, sizeof path, "%s/CONFIG.json", dir);
     exec_config *cfg = calloc(2, sizeof *cfg);
