@@ -364,8 +364,8 @@ const plan_framework plan_frameworks[] = {
         .label = "PyTorch FSDP",
         /* metaseq (OPT) and fairscale shard with FairScale's FullyShardedDataParallel,
          * the FSDP that PyTorch took in (Zhang et al. 2022, OPT, Sec. 2.3) */
-        .names = {"FSDP", "llm-foundry", "torchtitan", "Composer", "Fully Sharded", "metaseq",
-                  "fairscale", NULL},
+        .names = {"FSDP", "llm-foundry", "Composer", "Fully Sharded", "metaseq", "fairscale",
+                  NULL},
         .user = 1,
         .schedules = B(PLAN_SCHED_INTERLEAVED),
         .shardings = B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
@@ -394,6 +394,59 @@ const plan_framework plan_frameworks[] = {
                "flight; activation checkpointing wraps the block inside the FSDP unit, so "
                "the recomputed forward reuses the gathered parameters; llm-foundry trains "
                "with FlashAttention",
+    },
+    /* ------------------------------------------------------------------ */
+    {
+        /* torchtitan (pytorch/torchtitan, torchtitan/parallelisms/
+         * parallelize_llama.py and config_manager.py): PyTorch-native 4-D
+         * training on FSDP2, a profile of the FSDP family (its efficiencies
+         * are the family's) */
+        .key = "torchtitan",
+        .zero2_gathers = 1,
+        .family = PLAN_FW_FSDP,
+        .label = "torchtitan (FSDP2 + DTensor TP/PP/CP)",
+        .names = {"torchtitan", "TorchTitan", "FSDP2", NULL},
+        .user = 1,
+        /* torch.distributed.pipelining: GPipe, 1F1B, Interleaved1F1B, and the
+         * zero-bubble schedules */
+        .schedules = SCH_ALL,
+        /* fully_shard per transformer block; a data_parallel_shard_degree of
+         * 1 replicates instead (DDP); with a pipeline each block keeps its
+         * gathered parameters from forward to backward
+         * (reshard_after_forward=False: SHARD_GRAD_OP) */
+        .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
+        .shardings_with_pp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_GRADIENTS),
+        .shardings_with_tp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
+        .recomputes = RC_ALL,
+        .recompute_groups = 0,
+        /* TP with SequenceParallel on the norms and a parallel loss */
+        .sequence_parallel = 1,
+        .sp_default = 1,
+        .context_parallel = 1,
+        .fp8 = 1,                    /* torchao float8 linears */
+        .tp_max_in_node = 1,
+        .placement = "PDT",
+        .flash_attention = 1,        /* F.scaled_dot_product_attention */
+        .dp_overlap = 1,
+        .dp_bucket_bytes = 0,        /* one transformer block's gradients (dp_bucket_layer) */
+        .dp_bucket_layer = 1,
+        .sync_sharded = PLAN_SYNC_PER_MICROBATCH,
+        .tp_overlap = 0,             /* async TP only with torch.compile and its flag */
+        .zero3_prefetch = 1,
+        .zero3_regather = 0,         /* the checkpoint wrapper sits inside the FSDP unit */
+        .fp32_grads = 1,             /* training.mixed_precision_reduce = float32 */
+        .host_op_s = PLAN__HOST_OP_S, /* eager unless training.compile */
+        .recompute_default = PLAN_RECOMP_FULL, /* the shipped Llama 3 70B and 405B configs */
+        .sharding_default = PLAN_SHARD_PARAMS,
+        .doc = "torchtitan: FSDP2 fully_shard per transformer block (reshard_after_forward "
+               "except the last block, and never with pipeline parallelism), bf16 parameters "
+               "with fp32 gradient reduction (MixedPrecisionPolicy, mixed_precision_reduce "
+               "float32); DTensor tensor parallelism with SequenceParallel norms and a "
+               "parallel loss; torch.distributed.pipelining schedules; ring-attention "
+               "context parallelism; scaled_dot_product_attention; activation checkpointing "
+               "'full' in its Llama 3 70B and 405B configs (train_configs/*.toml), the "
+               "checkpoint wrapper inside the FSDP unit; eager kernel launches unless "
+               "training.compile",
     },
     /* ------------------------------------------------------------------ */
     {

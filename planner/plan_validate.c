@@ -903,6 +903,11 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
         return skip(out, "optimizer_sharding '%s' not understood", r->optimizer_sharding);
     if (sh == -2) {
         sh = fw->sharding_default;
+        /* a default the stack does not combine with its pipeline steps down
+         * to the strongest sharding it does (torchtitan keeps each block's
+         * gathered parameters with a pipeline: SHARD_GRAD_OP) */
+        while (pp > 1 && sh > PLAN_SHARD_NONE && !(fw->shardings_with_pp & (1u << sh)))
+            sh--;
         if (sh != PLAN_SHARD_NONE && dp * cp > 1)
             note(out, "sharding %s (%s default)", plan_sharding_name((plan_sharding)sh), fw->label);
     }

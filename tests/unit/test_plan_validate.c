@@ -726,6 +726,28 @@ static void test_phrasings(void **state)
     }
 }
 
+/* A sharding default the stack does not run with a pipeline steps down to
+ * one it does: torchtitan keeps each block's gathered parameters when
+ * pipelined (SHARD_GRAD_OP), and shards them fully without a pipeline. */
+static void test_sharding_default_with_pp(void **state)
+{
+    (void)state;
+    plan_validate_row x = narayanan_23;
+    x.framework = "torchtitan";
+    x.recompute = "full";
+    x.tflops_per_gpu = "";
+    x.tflops_convention = "";
+    x.tokens_per_s_total = "200000";
+    const plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_PARAMS);
+    x.pp = "2";
+    x.dp = "16";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_GRADIENTS);
+}
+
 /* A row that names its attention kernel is read with it. */
 static void test_flash_named(void **state)
 {
@@ -758,6 +780,7 @@ static void test_framework_names(void **state)
         {"Megatron-DeepSpeed", "deepspeed"},
         {"Megatron-LM (PTD-P)", "megatron-2021"},
         {"Composer + PyTorch FSDP (llm-foundry)", "fsdp"},
+        {"torchtitan (FSDP2 + TP)", "torchtitan"},
         {"metaseq (FSDP + Megatron TP)", "fsdp"},
         {"GPT-NeoX (DeepSpeed)", "deepspeed"},
         {"Paxml (JAX)", "jax"},
@@ -795,6 +818,7 @@ int main(void)
         cmocka_unit_test(test_framework_names),
         cmocka_unit_test(test_flash_named),
         cmocka_unit_test(test_phrasings),
+        cmocka_unit_test(test_sharding_default_with_pp),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
