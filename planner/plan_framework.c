@@ -362,10 +362,7 @@ const plan_framework plan_frameworks[] = {
         .zero2_gathers = 1,
         .family = PLAN_FW_FSDP,
         .label = "PyTorch FSDP",
-        /* metaseq (OPT) and fairscale shard with FairScale's FullyShardedDataParallel,
-         * the FSDP that PyTorch took in (Zhang et al. 2022, OPT, Sec. 2.3) */
-        .names = {"FSDP", "llm-foundry", "Composer", "Fully Sharded", "metaseq", "fairscale",
-                  NULL},
+        .names = {"FSDP", "llm-foundry", "Composer", "Fully Sharded", NULL},
         .user = 1,
         .schedules = B(PLAN_SCHED_INTERLEAVED),
         .shardings = B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
@@ -394,6 +391,45 @@ const plan_framework plan_frameworks[] = {
                "flight; activation checkpointing wraps the block inside the FSDP unit, so "
                "the recomputed forward reuses the gathered parameters; llm-foundry trains "
                "with FlashAttention",
+    },
+    /* ------------------------------------------------------------------ */
+    {
+        /* metaseq (OPT): FairScale's FullyShardedDataParallel, the FSDP
+         * PyTorch took in, with Megatron-LM tensor parallelism (Zhang et al.
+         * 2022, OPT, Sec. 2.3: "Fully Sharded Data Parallel with Megatron-LM
+         * Tensor Parallelism ... Adam state in FP32, since we shard it across
+         * all hosts, while the model weights remained in FP16"); a 2022 stack:
+         * Megatron's fused softmax, no FlashAttention, no sequence
+         * parallelism; activation checkpointing in its 175B configuration */
+        .key = "metaseq",
+        .zero2_gathers = 1,
+        .family = PLAN_FW_FSDP,
+        .label = "metaseq / FairScale FSDP + Megatron TP (2022)",
+        .names = {"metaseq", "fairscale", "FairScale", NULL},
+        .user = 0,
+        .schedules = B(PLAN_SCHED_INTERLEAVED),
+        .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
+        .shardings_with_pp = 0,
+        .shardings_with_tp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
+        .recomputes = B(PLAN_RECOMP_NONE) | B(PLAN_RECOMP_FULL),
+        .recompute_groups = 0,
+        .tp_max_in_node = 1,
+        .placement = "PDT",
+        .flash_attention = 0,
+        .dp_overlap = 1,
+        .dp_bucket_bytes = 0,
+        .dp_bucket_layer = 1,
+        .sync_sharded = PLAN_SYNC_PER_MICROBATCH,
+        .tp_overlap = 1,             /* Megatron's backward all-reduce beside the weight GEMM */
+        .zero3_prefetch = 1,
+        .zero3_regather = 0,
+        .fp32_grads = 0,
+        .host_op_s = PLAN__HOST_OP_S,
+        .recompute_default = PLAN_RECOMP_FULL,
+        .sharding_default = PLAN_SHARD_PARAMS,
+        .doc = "metaseq (OPT, Zhang et al. 2022, Sec. 2.3): FairScale FSDP with Megatron-LM "
+               "tensor parallelism, fp16 weights, fp32 Adam state sharded over all hosts; "
+               "Megatron's unfused scale-mask-softmax attention; activation checkpointing",
     },
     /* ------------------------------------------------------------------ */
     {

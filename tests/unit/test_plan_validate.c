@@ -781,7 +781,7 @@ static void test_framework_names(void **state)
         {"Megatron-LM (PTD-P)", "megatron-2021"},
         {"Composer + PyTorch FSDP (llm-foundry)", "fsdp"},
         {"torchtitan (FSDP2 + TP)", "torchtitan"},
-        {"metaseq (FSDP + Megatron TP)", "fsdp"},
+        {"metaseq (FSDP + Megatron TP)", "metaseq"},
         {"GPT-NeoX (DeepSpeed)", "deepspeed"},
         {"Paxml (JAX)", "jax"},
         {"T5X", "jax"},
