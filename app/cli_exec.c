@@ -1422,6 +1422,109 @@ static void print_layout(FILE *f, const plan_layout *l, int ranks)
             l->placement);
 }
 
+/* What a run came to, as JSON (--json): the keys the usage lists. */
+static void print_run_json(const rec_ctx *x, double wall_s)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (x->run_id > 0)
+        cJSON_AddNumberToObject(root, "run_id", (double)x->run_id);
+    else
+        cJSON_AddNullToObject(root, "run_id");
+    cJSON_AddStringToObject(root, "status", x->oc->status);
+    if (x->oc->error[0])
+        cJSON_AddStringToObject(root, "error", x->oc->error);
+    else
+        cJSON_AddNullToObject(root, "error");
+    if (x->oc->failed_rank >= 0)
+        cJSON_AddNumberToObject(root, "failed_rank", x->oc->failed_rank);
+    else
+        cJSON_AddNullToObject(root, "failed_rank");
+    cJSON_AddNumberToObject(root, "ranks", x->j->ranks);
+    cJSON_AddStringToObject(root, "device", x->device);
+    cJSON_AddStringToObject(root, "transport", x->transport);
+    if (x->have_result && x->res->device_name[0])
+        cJSON_AddStringToObject(root, "device_name", x->res->device_name);
+    else
+        cJSON_AddNullToObject(root, "device_name");
+    json_num(root, "step_time_s", x->oc->step_s);
+    cJSON_AddNumberToObject(root, "measured_steps", x->oc->measured);
+    json_num(root, "tokens_per_s", x->oc->tokens_per_s);
+    json_num(root, "achieved_flops", x->oc->achieved_flops);
+    json_num(root, "peak_flops", x->oc->peak_flops);
+    json_num(root, "mfu", x->oc->mfu);
+    json_num(root, "peak_memory_bytes", x->oc->peak_mem_bytes);
+    json_num(root, "device_memory_peak_bytes", x->oc->device_mem_bytes);
+    cJSON *losses = cJSON_AddArrayToObject(root, "losses");
+    for (int i = 0; x->have_result && i < x->res->nsteps; i++)
+        cJSON_AddItemToArray(losses, isfinite(x->res->steps[i].loss)
+                                         ? cJSON_CreateNumber(x->res->steps[i].loss)
+                                         : cJSON_CreateNull());
+    json_num(root, "predicted_step_s", x->h->have_est ? x->h->est.time.step_s : NAN);
+    json_num(root, "simulated_step_s", x->h->simulated_s > 0 ? x->h->simulated_s : NAN);
+    if (!x->h->have_est)
+        cJSON_AddStringToObject(root, "prediction_note", x->h->note);
+    cJSON_AddStringToObject(root, "host_type", x->h->type);
+    cJSON_AddItemToObject(root, "model", cli_json_model(&x->j->model));
+    if (x->j->scaled[0])
+        cJSON_AddStringToObject(root, "scaled", x->j->scaled);
+    cJSON_AddStringToObject(root, "layout_source", x->j->source);
+    cJSON_AddStringToObject(root, "run_dir", x->run_dir);
+    cJSON_AddStringToObject(root, "command", x->cmd_text);
+    cJSON_AddNumberToObject(root, "wall_s", wall_s);
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (s)
+        printf("%s\n", s);
+    free(s);
+}
+
+/* What a run came to, for a person. */
+static void print_run_text(const rec_ctx *x, int cuda)
+{
+    printf("\nrun%s%lld: %s", x->run_id > 0 ? " " : "", (long long)x->run_id, x->oc->status);
+    if (x->oc->error[0])
+        printf(": %s", x->oc->error);
+    printf("\n");
+    if (isfinite(x->oc->step_s)) {
+        printf("step time: %.4f s (median of %d measured steps)", x->oc->step_s, x->oc->measured);
+        if (x->h->have_est)
+            printf("; predicted %.4f s (%+.1f%%)", x->h->est.time.step_s,
+                   db_error_pct(x->h->est.time.step_s, x->oc->step_s));
+        if (x->h->simulated_s > 0)
+            printf(", simulated %.4f s (%+.1f%%)", x->h->simulated_s,
+                   db_error_pct(x->h->simulated_s, x->oc->step_s));
+        printf("\n");
+    }
+    if (isfinite(x->oc->tokens_per_s))
+        printf("tokens/s: %.1f", x->oc->tokens_per_s);
+    if (isfinite(x->oc->achieved_flops))
+        printf(", model FLOP/s %.3g", x->oc->achieved_flops);
+    if (isfinite(x->oc->mfu))
+        printf(", MFU %.1f%% of %d x %.3g FLOP/s (%s)", 100 * x->oc->mfu, x->h->peak_devices,
+               x->h->peak_flops_per_rank, cuda ? "the GPU's dense bf16 peak in the catalog"
+               : "the host entry's sgemm peak");
+    if (isfinite(x->oc->tokens_per_s))
+        printf("\n");
+    if (isfinite(x->oc->peak_mem_bytes)) {
+        char b[32];
+        printf("peak memory per rank: %s (largest)\n",
+               units_fmt_bytes(x->oc->peak_mem_bytes, b, sizeof b));
+    }
+    if (isfinite(x->oc->device_mem_bytes)) {
+        char b[32];
+        printf("GPU memory in use at most: %s (largest rank, CUDA's count)\n",
+               units_fmt_bytes(x->oc->device_mem_bytes, b, sizeof b));
+    }
+    if (x->have_result && cuda && x->res->device_name[0])
+        printf("device: %s\n", x->res->device_name);
+    if (cuda && x->h->have_entry && !x->h->have_est && x->h->note[0])
+        printf("note: %s\n", x->h->note);
+    if (x->have_result && x->res->nsteps > 0)
+        printf("loss: %.4f -> %.4f over %d steps\n", x->res->steps[0].loss,
+               x->res->steps[x->res->nsteps - 1].loss, x->res->nsteps);
+    printf("run directory: %s\n", x->run_dir);
+}
+
 /* ---- --import: a run another launcher ran ---- */
 
 /* Written into the run directory once the run is recorded: a second import
@@ -1879,6 +1982,7 @@ int cli_exec_cmd(int argc, char **argv)
     int64_t run_id = 0;
     if (cli_record(po.db_path, po.no_record, record_run, &rx))
         run_id = rx.run_id;
+    rx.run_id = run_id; /* 0 unless the record was committed */
     if (o.import_dir && run_id > 0) {
         char mark[64];
         snprintf(path, sizeof path, "%s/%s", run_dir, IMPORT_MARKER);
@@ -1889,102 +1993,10 @@ int cli_exec_cmd(int argc, char **argv)
                     merr.msg);
     }
 
-    if (po.json) {
-        cJSON *root = cJSON_CreateObject();
-        if (run_id > 0)
-            cJSON_AddNumberToObject(root, "run_id", (double)run_id);
-        else
-            cJSON_AddNullToObject(root, "run_id");
-        cJSON_AddStringToObject(root, "status", oc.status);
-        if (oc.error[0])
-            cJSON_AddStringToObject(root, "error", oc.error);
-        else
-            cJSON_AddNullToObject(root, "error");
-        if (oc.failed_rank >= 0)
-            cJSON_AddNumberToObject(root, "failed_rank", oc.failed_rank);
-        else
-            cJSON_AddNullToObject(root, "failed_rank");
-        cJSON_AddNumberToObject(root, "ranks", j.ranks);
-        cJSON_AddStringToObject(root, "device", o.device);
-        cJSON_AddStringToObject(root, "transport", transport);
-        if (have_result && res.device_name[0])
-            cJSON_AddStringToObject(root, "device_name", res.device_name);
-        else
-            cJSON_AddNullToObject(root, "device_name");
-        json_num(root, "step_time_s", oc.step_s);
-        cJSON_AddNumberToObject(root, "measured_steps", oc.measured);
-        json_num(root, "tokens_per_s", oc.tokens_per_s);
-        json_num(root, "achieved_flops", oc.achieved_flops);
-        json_num(root, "peak_flops", oc.peak_flops);
-        json_num(root, "mfu", oc.mfu);
-        json_num(root, "peak_memory_bytes", oc.peak_mem_bytes);
-        json_num(root, "device_memory_peak_bytes", oc.device_mem_bytes);
-        cJSON *losses = cJSON_AddArrayToObject(root, "losses");
-        for (int i = 0; have_result && i < res.nsteps; i++)
-            cJSON_AddItemToArray(losses, isfinite(res.steps[i].loss)
-                                             ? cJSON_CreateNumber(res.steps[i].loss)
-                                             : cJSON_CreateNull());
-        json_num(root, "predicted_step_s", h->have_est ? h->est.time.step_s : NAN);
-        json_num(root, "simulated_step_s", h->simulated_s > 0 ? h->simulated_s : NAN);
-        if (!h->have_est)
-            cJSON_AddStringToObject(root, "prediction_note", h->note);
-        cJSON_AddStringToObject(root, "host_type", h->type);
-        cJSON_AddItemToObject(root, "model", cli_json_model(&j.model));
-        if (j.scaled[0])
-            cJSON_AddStringToObject(root, "scaled", j.scaled);
-        cJSON_AddStringToObject(root, "layout_source", j.source);
-        cJSON_AddStringToObject(root, "run_dir", run_dir);
-        cJSON_AddStringToObject(root, "command", cmd_text);
-        cJSON_AddNumberToObject(root, "wall_s", lr.wall_s);
-        char *s = cJSON_Print(root);
-        cJSON_Delete(root);
-        if (s)
-            printf("%s\n", s);
-        free(s);
-    } else {
-        printf("\nrun%s%lld: %s", run_id > 0 ? " " : "", (long long)run_id, oc.status);
-        if (oc.error[0])
-            printf(": %s", oc.error);
-        printf("\n");
-        if (isfinite(oc.step_s)) {
-            printf("step time: %.4f s (median of %d measured steps)", oc.step_s, oc.measured);
-            if (h->have_est)
-                printf("; predicted %.4f s (%+.1f%%)", h->est.time.step_s,
-                       db_error_pct(h->est.time.step_s, oc.step_s));
-            if (h->simulated_s > 0)
-                printf(", simulated %.4f s (%+.1f%%)", h->simulated_s,
-                       db_error_pct(h->simulated_s, oc.step_s));
-            printf("\n");
-        }
-        if (isfinite(oc.tokens_per_s))
-            printf("tokens/s: %.1f", oc.tokens_per_s);
-        if (isfinite(oc.achieved_flops))
-            printf(", model FLOP/s %.3g", oc.achieved_flops);
-        if (isfinite(oc.mfu))
-            printf(", MFU %.1f%% of %d x %.3g FLOP/s (%s)", 100 * oc.mfu, h->peak_devices,
-                   h->peak_flops_per_rank, cuda ? "the GPU's dense bf16 peak in the catalog"
-                   : "the host entry's sgemm peak");
-        if (isfinite(oc.tokens_per_s))
-            printf("\n");
-        if (isfinite(oc.peak_mem_bytes)) {
-            char b[32];
-            printf("peak memory per rank: %s (largest)\n",
-                   units_fmt_bytes(oc.peak_mem_bytes, b, sizeof b));
-        }
-        if (isfinite(oc.device_mem_bytes)) {
-            char b[32];
-            printf("GPU memory in use at most: %s (largest rank, CUDA's count)\n",
-                   units_fmt_bytes(oc.device_mem_bytes, b, sizeof b));
-        }
-        if (have_result && cuda && res.device_name[0])
-            printf("device: %s\n", res.device_name);
-        if (cuda && h->have_entry && !h->have_est && h->note[0])
-            printf("note: %s\n", h->note);
-        if (have_result && res.nsteps > 0)
-            printf("loss: %.4f -> %.4f over %d steps\n", res.steps[0].loss,
-                   res.steps[res.nsteps - 1].loss, res.nsteps);
-        printf("run directory: %s\n", run_dir);
-    }
+    if (po.json)
+        print_run_json(&rx, lr.wall_s);
+    else
+        print_run_text(&rx, cuda);
     ex = !strcmp(oc.status, "ok") ? 0 : oc.bad_config ? 2 : 1;
     if (have_result)
         exec_result_free(&res);
