@@ -1603,6 +1603,76 @@ static int import_check(const char *dir, const char *config_text, st_err *err)
     return rc;
 }
 
+/* The options' own consistency, and the files they name: before anything
+ * is resolved, launched or written. */
+static int check_exec_opts(exec_opts *o, const plan_config *cfg, int cuda, st_err *err)
+{
+    if (!o->min_lr_given)
+        o->train.min_lr = o->train.lr * 0.1;
+    if (o->train.min_lr > o->train.lr)
+        ST_RAISE(err, ST_EINVAL, "--min-lr %g: above --lr %g", o->train.min_lr, o->train.lr);
+    else if (o->train.steps <= o->train.warmup_steps_unmeasured)
+        ST_RAISE(err, ST_EINVAL, "--steps %lld: the first %lld step%s not measured; give at "
+                 "least %lld", (long long)o->train.steps,
+                 (long long)o->train.warmup_steps_unmeasured,
+                 o->train.warmup_steps_unmeasured == 1 ? " is" : "s are",
+                 (long long)o->train.warmup_steps_unmeasured + 1);
+    else if (o->save_every && !o->save_dir)
+        ST_RAISE(err, ST_EINVAL, "--save-every %d: needs --save DIR", o->save_every);
+    else if (o->out && !o->emit)
+        ST_RAISE(err, ST_EINVAL, "--out %s: only with --emit slurm", o->out);
+    else if (o->emit && o->dry_run)
+        ST_RAISE(err, ST_EINVAL, "--emit and --dry-run: choose one");
+    else if (o->import_dir && (o->emit || o->dry_run))
+        ST_RAISE(err, ST_EINVAL, "--import %s: records a run that has run; not with --%s",
+                 o->import_dir, o->emit ? "emit" : "dry-run");
+    else if (o->import_dir && o->run_dir)
+        ST_RAISE(err, ST_EINVAL, "--run-dir %s: with --import the run directory is %s",
+                 o->run_dir, o->import_dir);
+    else if (o->exit_status_given && !o->import_dir)
+        ST_RAISE(err, ST_EINVAL, "--exit-status %d: only with --import", o->exit_status);
+    else if (o->plan_id && o->shape_opt_given)
+        ST_RAISE(err, ST_EINVAL, "--%s: the model and layout come from plan record %lld; shrink "
+                 "the model with --scale", o->shape_opt, (long long)o->plan_id);
+    else if (o->plan_rank && !o->plan_id)
+        ST_RAISE(err, ST_EINVAL, "--plan-rank %d: only with --plan ID", o->plan_rank);
+    else if (o->framework_given &&
+             plan_framework_get(cfg->framework)->family != PLAN_FW_SMDPLAN)
+        ST_RAISE(err, ST_EINVAL, "--framework %s: smdplan exec runs the smdplan executor "
+                 "(--framework smdplan)", plan_framework_get(cfg->framework)->key);
+    else if (o->framework_given && cfg->framework != plan_framework_match("smdplan") &&
+             cfg->framework != device_profile(cuda))
+        ST_RAISE(err, ST_EINVAL, "--framework %s: the executor's profile on the %s device is "
+                 "%s", plan_framework_get(cfg->framework)->key, o->device,
+                 plan_framework_get(device_profile(cuda))->key);
+    else if (o->precision_given && !cuda && cfg->precision != PLAN_PREC_FP32)
+        ST_RAISE(err, ST_EINVAL, "--precision %s: the CPU device computes in fp32 (bf16 with "
+                 "--device cuda)", plan_precision_name((plan_precision)cfg->precision));
+    else if (o->precision_given && cuda && cfg->precision != PLAN_PREC_BF16)
+        ST_RAISE(err, ST_EINVAL, "--precision %s: the CUDA device computes in bf16 (with fp32 "
+                 "master weights and optimizer state)",
+                 plan_precision_name((plan_precision)cfg->precision));
+    else if (o->transport[0] && !cuda)
+        ST_RAISE(err, ST_EINVAL, "--transport %s: only with --device cuda (the CPU device runs "
+                 "over mpi)", o->transport);
+    else if (o->gpus_per_host && !cuda)
+        ST_RAISE(err, ST_EINVAL, "--gpus-per-host %d: only with --device cuda",
+                 o->gpus_per_host);
+    else if (cfg->flash_attention > 0 && !cuda)
+        ST_RAISE(err, ST_EINVAL, "--flash-attention on: the CPU device has no fused attention "
+                 "kernel (it runs with --device cuda)");
+    if (err->code)
+        return err->code;
+    struct stat sb;
+    if (o->data_path && (stat(o->data_path, &sb) != 0 || !S_ISREG(sb.st_mode)))
+        return ST_RAISE(err, ST_EINVAL, "--data %s:%s: no such file", o->data_kind, o->data_path);
+    if (o->resume_dir && (stat(o->resume_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
+        return ST_RAISE(err, ST_EINVAL, "--resume %s: no such directory", o->resume_dir);
+    if (o->hostfile && access(o->hostfile, R_OK) != 0)
+        return ST_RAISE(err, ST_EINVAL, "--hostfile %s: cannot be read", o->hostfile);
+    return ST_OK;
+}
+
 int cli_exec_cmd(int argc, char **argv)
 {
     exec_opts o;
@@ -1644,75 +1714,9 @@ int cli_exec_cmd(int argc, char **argv)
         return 2;
     }
 
-    /* ---- option checks that need no file ---- */
-    if (!o.min_lr_given)
-        o.train.min_lr = o.train.lr * 0.1;
-    if (o.train.min_lr > o.train.lr)
-        ST_RAISE(&err, ST_EINVAL, "--min-lr %g: above --lr %g", o.train.min_lr, o.train.lr);
-    else if (o.train.steps <= o.train.warmup_steps_unmeasured)
-        ST_RAISE(&err, ST_EINVAL, "--steps %lld: the first %lld step%s not measured; give at "
-                 "least %lld", (long long)o.train.steps, (long long)o.train.warmup_steps_unmeasured,
-                 o.train.warmup_steps_unmeasured == 1 ? " is" : "s are",
-                 (long long)o.train.warmup_steps_unmeasured + 1);
-    else if (o.save_every && !o.save_dir)
-        ST_RAISE(&err, ST_EINVAL, "--save-every %d: needs --save DIR", o.save_every);
-    else if (o.out && !o.emit)
-        ST_RAISE(&err, ST_EINVAL, "--out %s: only with --emit slurm", o.out);
-    else if (o.emit && o.dry_run)
-        ST_RAISE(&err, ST_EINVAL, "--emit and --dry-run: choose one");
-    else if (o.import_dir && (o.emit || o.dry_run))
-        ST_RAISE(&err, ST_EINVAL, "--import %s: records a run that has run; not with --%s",
-                 o.import_dir, o.emit ? "emit" : "dry-run");
-    else if (o.import_dir && o.run_dir)
-        ST_RAISE(&err, ST_EINVAL, "--run-dir %s: with --import the run directory is %s",
-                 o.run_dir, o.import_dir);
-    else if (o.exit_status_given && !o.import_dir)
-        ST_RAISE(&err, ST_EINVAL, "--exit-status %d: only with --import", o.exit_status);
-    else if (o.plan_id && o.shape_opt_given)
-        ST_RAISE(&err, ST_EINVAL, "--%s: the model and layout come from plan record %lld; shrink "
-                 "the model with --scale", o.shape_opt, (long long)o.plan_id);
-    else if (o.plan_rank && !o.plan_id)
-        ST_RAISE(&err, ST_EINVAL, "--plan-rank %d: only with --plan ID", o.plan_rank);
-    else if (o.framework_given &&
-             plan_framework_get(po.cfg.framework)->family != PLAN_FW_SMDPLAN)
-        ST_RAISE(&err, ST_EINVAL, "--framework %s: smdplan exec runs the smdplan executor "
-                 "(--framework smdplan)", plan_framework_get(po.cfg.framework)->key);
-    else if (o.framework_given && po.cfg.framework != plan_framework_match("smdplan") &&
-             po.cfg.framework != device_profile(cuda))
-        ST_RAISE(&err, ST_EINVAL, "--framework %s: the executor's profile on the %s device is "
-                 "%s", plan_framework_get(po.cfg.framework)->key, o.device,
-                 plan_framework_get(device_profile(cuda))->key);
-    else if (o.precision_given && !cuda && po.cfg.precision != PLAN_PREC_FP32)
-        ST_RAISE(&err, ST_EINVAL, "--precision %s: the CPU device computes in fp32 (bf16 with "
-                 "--device cuda)", plan_precision_name((plan_precision)po.cfg.precision));
-    else if (o.precision_given && cuda && po.cfg.precision != PLAN_PREC_BF16)
-        ST_RAISE(&err, ST_EINVAL, "--precision %s: the CUDA device computes in bf16 (with fp32 "
-                 "master weights and optimizer state)",
-                 plan_precision_name((plan_precision)po.cfg.precision));
-    else if (o.transport[0] && !cuda)
-        ST_RAISE(&err, ST_EINVAL, "--transport %s: only with --device cuda (the CPU device runs "
-                 "over mpi)", o.transport);
-    else if (o.gpus_per_host && !cuda)
-        ST_RAISE(&err, ST_EINVAL, "--gpus-per-host %d: only with --device cuda",
-                 o.gpus_per_host);
-    else if (po.cfg.flash_attention > 0 && !cuda)
-        ST_RAISE(&err, ST_EINVAL, "--flash-attention on: the CPU device has no fused attention "
-                 "kernel (it runs with --device cuda)");
-    if (err.code)
+    /* ---- option checks ---- */
+    if (check_exec_opts(&o, &po.cfg, cuda, &err) != ST_OK)
         return cli_fail(&err);
-    struct stat sb;
-    if (o.data_path && (stat(o.data_path, &sb) != 0 || !S_ISREG(sb.st_mode))) {
-        ST_RAISE(&err, ST_EINVAL, "--data %s:%s: no such file", o.data_kind, o.data_path);
-        return cli_fail(&err);
-    }
-    if (o.resume_dir && (stat(o.resume_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
-        ST_RAISE(&err, ST_EINVAL, "--resume %s: no such directory", o.resume_dir);
-        return cli_fail(&err);
-    }
-    if (o.hostfile && access(o.hostfile, R_OK) != 0) {
-        ST_RAISE(&err, ST_EINVAL, "--hostfile %s: cannot be read", o.hostfile);
-        return cli_fail(&err);
-    }
 
     /* ---- the model and the layout ---- */
     exec_job j;
