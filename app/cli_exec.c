@@ -1603,6 +1603,50 @@ static int import_check(const char *dir, const char *config_text, st_err *err)
     return rc;
 }
 
+/* The job's model and layout: a recorded plan's, the planner's best on the
+ * cluster named, or the layout flags'; then as the executor runs it. */
+static int job_layout(const exec_opts *o, const cli_plan_opts *po, const cli_plan_ctx *x,
+                      int cuda, exec_job *j, st_err *err)
+{
+    int rc = ST_OK;
+    if (o->plan_id) {
+        rc = from_record(o, po->db_path, j, err);
+    } else if (x->have_cluster) {
+        /* the planner's search on the cluster named, as smdplan plan runs it */
+        j->model_full = x->model;
+        plan_result *res = calloc(1, sizeof *res);
+        if (!res)
+            rc = ST_RAISE(err, ST_ENOMEM, "out of memory");
+        if (rc == ST_OK)
+            rc = plan_search(&x->model, &x->cluster, &po->cfg, res, err);
+        if (rc == ST_OK && res->ntop == 0)
+            rc = ST_RAISE(err, ST_EINFEASIBLE, "the model fits on no layout of %d x %s (see "
+                          "smdplan plan with the same flags)", x->cluster.nodes,
+                          x->cluster.inst->name);
+        if (rc == ST_OK) {
+            j->layout = res->top[0].layout;
+            j->plan_nodes = x->cluster.nodes;
+            j->plan_gpus = x->cluster.gpus;
+            snprintf(j->plan_instance, sizeof j->plan_instance, "%s", x->cluster.inst->name);
+            snprintf(j->source, sizeof j->source, "the planner's best layout on %d x %s",
+                     x->cluster.nodes, x->cluster.inst->name);
+        }
+        free(res);
+    } else {
+        j->model_full = x->model;
+        rc = layout_from_flags(&po->cfg, &x->model, cuda, &j->layout, err);
+        snprintf(j->source, sizeof j->source, "the layout flags on this host");
+    }
+    if (rc == ST_OK) {
+        executor_layout(&j->layout, cuda, po->cfg.flash_attention);
+        j->model = j->model_full;
+        j->model.dropout = PLAN_DROPOUT_OFF; /* the executor trains without dropout */
+        j->ranks = j->layout.tp * j->layout.pp * j->layout.dp * j->layout.cp;
+        rc = check_knobs(&j->layout, cuda, err);
+    }
+    return rc;
+}
+
 /* The options' own consistency, and the files they name: before anything
  * is resolved, launched or written. */
 static int check_exec_opts(exec_opts *o, const plan_config *cfg, int cuda, st_err *err)
@@ -1728,41 +1772,7 @@ int cli_exec_cmd(int argc, char **argv)
     int rc = cli_plan_resolve(&po, &x, o.plan_id == 0, &err);
     if (rc != ST_OK)
         return cli_fail(&err);
-    if (o.plan_id) {
-        rc = from_record(&o, po.db_path, &j, &err);
-    } else if (x.have_cluster) {
-        /* the planner's search on the cluster named, as smdplan plan runs it */
-        j.model_full = x.model;
-        plan_result *res = calloc(1, sizeof *res);
-        if (!res)
-            rc = ST_RAISE(&err, ST_ENOMEM, "out of memory");
-        if (rc == ST_OK)
-            rc = plan_search(&x.model, &x.cluster, &po.cfg, res, &err);
-        if (rc == ST_OK && res->ntop == 0)
-            rc = ST_RAISE(&err, ST_EINFEASIBLE, "the model fits on no layout of %d x %s (see "
-                          "smdplan plan with the same flags)", x.cluster.nodes,
-                          x.cluster.inst->name);
-        if (rc == ST_OK) {
-            j.layout = res->top[0].layout;
-            j.plan_nodes = x.cluster.nodes;
-            j.plan_gpus = x.cluster.gpus;
-            snprintf(j.plan_instance, sizeof j.plan_instance, "%s", x.cluster.inst->name);
-            snprintf(j.source, sizeof j.source, "the planner's best layout on %d x %s",
-                     x.cluster.nodes, x.cluster.inst->name);
-        }
-        free(res);
-    } else {
-        j.model_full = x.model;
-        rc = layout_from_flags(&po.cfg, &x.model, cuda, &j.layout, &err);
-        snprintf(j.source, sizeof j.source, "the layout flags on this host");
-    }
-    if (rc == ST_OK) {
-        executor_layout(&j.layout, cuda, po.cfg.flash_attention);
-        j.model = j.model_full;
-        j.model.dropout = PLAN_DROPOUT_OFF; /* the executor trains without dropout */
-        j.ranks = j.layout.tp * j.layout.pp * j.layout.dp * j.layout.cp;
-        rc = check_knobs(&j.layout, cuda, &err);
-    }
+    rc = job_layout(&o, &po, &x, cuda, &j, &err);
     /* the GPU: where the ranks find theirs, and the transport between them */
     gpu_hosts gh = {0};
     char transport[8] = "mpi";
