@@ -1,5 +1,6 @@
 /*
- * test_plan_framework.c: the executor's two profiles, the CPU host's
+ * test_plan_framework.c: the instance types SMP v1 runs on; the executor's two
+ * profiles, the CPU host's
  * ("smdplan") and the CUDA device's ("smdplan-cuda").
  *
  * They are one family (fitted together per chip) with the same knobs, and
@@ -15,6 +16,7 @@
 #include "test_util.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "data/data.h"
 #include "planner/plan_framework.h"
@@ -25,6 +27,40 @@ static int profile(const char *key)
     st_err err = {0};
     assert_int_equal(plan_framework_find(key, &i, &err), ST_OK);
     return i;
+}
+
+/* SMP v1 runs on the instance types its documentation lists, by their own
+ * names with or without "ml."; a stack that lists none runs anywhere. */
+static void smp_instance_types(void **state)
+{
+    (void)state;
+    const plan_framework *smp = plan_framework_get(profile("smp"));
+    const plan_framework *meg = plan_framework_get(profile("megatron"));
+    plan_instance in;
+    memset(&in, 0, sizeof in);
+    static const struct {
+        const char *name;
+        int smp;
+    } cases[] = {
+        {"p4d.24xlarge", 1}, {"ml.p4de.24xlarge", 1}, {"P3dn.24xlarge", 1},
+        {"g4dn.12xlarge", 1}, {"p5.48xlarge", 0}, {"p3.2xlarge", 0}, {"dgx-a100", 0},
+        {"p4d.24xlarge.evil", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(in.name, sizeof in.name, "%s", cases[i].name);
+        assert_int_equal(plan_framework_runs_on(smp, &in), cases[i].smp);
+        assert_int_equal(plan_framework_runs_on(meg, &in), 1);
+    }
+    /* an alias is the user's shorthand, not a documented name */
+    snprintf(in.name, sizeof in.name, "mybox");
+    snprintf(in.aliases[0], sizeof in.aliases[0], "p4d.24xlarge");
+    in.naliases = 1;
+    assert_int_equal(plan_framework_runs_on(smp, &in), 0);
+    char list[160];
+    assert_string_equal(plan_framework_instance_list(smp, list, sizeof list),
+                        "ml.g4dn.12xlarge, ml.p3.16xlarge, ml.p3dn.24xlarge, ml.p4d.24xlarge, "
+                        "ml.p4de.24xlarge");
+    assert_string_equal(plan_framework_instance_list(meg, list, sizeof list), "");
 }
 
 static void same_knobs_one_family(void **state)
@@ -111,6 +147,7 @@ static void overlap_shows_on_gpus(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(smp_instance_types),
         cmocka_unit_test(same_knobs_one_family),
         cmocka_unit_test(overlap_shows_on_gpus),
     };
