@@ -1,7 +1,7 @@
 /*
- * test_plan_framework.c: the instance types SMP v1 runs on; the executor's two
- * profiles, the CPU host's
- * ("smdplan") and the CUDA device's ("smdplan-cuda").
+ * test_plan_framework.c: the instance types SMP v1 runs on; the executor's
+ * two profiles, the CPU host's ("smdplan") and the CUDA device's
+ * ("smdplan-cuda").
  *
  * They are one family (fitted together per chip) with the same knobs, and
  * differ where the device does, as plan_framework.c documents: the GPU
