@@ -405,7 +405,7 @@ const plan_framework plan_frameworks[] = {
         .zero2_gathers = 1,
         .family = PLAN_FW_FSDP,
         .label = "metaseq / FairScale FSDP + Megatron TP (2022)",
-        .names = {"metaseq", "fairscale", "FairScale", NULL},
+        .names = {"metaseq", "fairscale", NULL},
         .user = 0,
         .schedules = B(PLAN_SCHED_INTERLEAVED),
         .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
@@ -441,7 +441,7 @@ const plan_framework plan_frameworks[] = {
         .zero2_gathers = 1,
         .family = PLAN_FW_FSDP,
         .label = "torchtitan (FSDP2 + DTensor TP/PP/CP)",
-        .names = {"torchtitan", "TorchTitan", "FSDP2", NULL},
+        .names = {"torchtitan", "FSDP2", NULL},
         .user = 1,
         /* torch.distributed.pipelining: GPipe, 1F1B, Interleaved1F1B, and the
          * zero-bubble schedules */
