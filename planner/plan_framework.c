@@ -441,7 +441,7 @@ const plan_framework plan_frameworks[] = {
         .zero2_gathers = 1,
         .family = PLAN_FW_FSDP,
         .label = "torchtitan (FSDP2 + DTensor TP/PP/CP)",
-        .names = {"torchtitan", "FSDP2", NULL},
+        .names = {"torchtitan", NULL},
         .user = 1,
         /* torch.distributed.pipelining: GPipe, 1F1B, Interleaved1F1B, and the
          * zero-bubble schedules */
