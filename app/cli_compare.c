@@ -69,18 +69,13 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
     int n = 0, ex = 0;
     /* instance types the framework does not run on: left out, and said */
     const plan_framework *fw = plan_framework_get(cfg.framework);
-    char left_out[512] = "";
     cli_progress prog;
     cli_progress_start(&prog, "comparing instance types");
     for (int i = 0; i < x->cat.ninstances && !ex; i++) {
         const plan_instance *in = &x->cat.instances[i];
         cli_progress_step(&prog, i, x->cat.ninstances);
-        if (!plan_framework_runs_on(fw, in)) {
-            size_t u = strlen(left_out);
-            if (u + strlen(in->name) + 3 < sizeof left_out)
-                snprintf(left_out + u, sizeof left_out - u, "%s%s", u ? ", " : "", in->name);
+        if (!plan_framework_runs_on(fw, in))
             continue;
-        }
         for (int nodes = 1; nodes <= o->max_instances && n < cap; nodes *= 2) {
             plan_cluster c;
             if (plan_cluster_make(&x->cat, in, nodes, &c, &err) != ST_OK) {
@@ -214,6 +209,14 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
                      "--global-batch to compare steps at one batch.",
                      (long long)bmin, (long long)bmax);
             cli_wrap(stdout, note, "", "");
+        }
+        char left_out[512] = "";
+        for (int i = 0; i < x->cat.ninstances; i++) {
+            const char *name = x->cat.instances[i].name;
+            size_t u = strlen(left_out);
+            if (!plan_framework_runs_on(fw, &x->cat.instances[i]) &&
+                u + strlen(name) + 3 < sizeof left_out)
+                snprintf(left_out + u, sizeof left_out - u, "%s%s", u ? ", " : "", name);
         }
         if (left_out[0]) {
             char types[160], note[900];

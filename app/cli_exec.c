@@ -1545,10 +1545,11 @@ static int import_check(const char *dir, const char *config_text, st_err *err)
         return ST_RAISE(err, ST_EINVAL, "--import %s: no such directory", dir);
     char path[CLI_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/%s", dir, IMPORT_MARKER);
-    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+    int marked = lstat(path, &sb) == 0;
+    if (marked && !S_ISREG(sb.st_mode))
         return ST_RAISE(err, ST_EINVAL, "--import %s: %s is there and is not a regular file; "
                         "nothing recorded", dir, IMPORT_MARKER);
-    FILE *f = lstat(path, &sb) == 0 ? fopen(path, "r") : NULL;
+    FILE *f = marked ? fopen(path, "r") : NULL;
     if (f) {
         char line[128] = "";
         if (!fgets(line, sizeof line, f))

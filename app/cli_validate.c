@@ -583,19 +583,10 @@ int cli_validate_cmd(int argc, char **argv)
     } else {
         printf("validate: %s, %d rows\n\n", o.file, csv.nrows);
         print_rows(stdout, res, sim_s, csv.nrows);
-        if (sim_s) {
-            double tot = 0, mx = 0;
-            int n = 0;
-            for (int i = 0; i < csv.nrows; i++)
-                if (plan_validate_scored(&res[i]) && sim_s[i] > 0) {
-                    double e = fabs(100.0 * (sim_s[i] - res[i].ref_time_s) / res[i].ref_time_s);
-                    tot += e;
-                    mx = e > mx ? e : mx;
-                    n++;
-                }
-            printf("simulated: mean |error| %.1f%%, max %.1f%% over %d scored rows\n", n ? tot / n : 0.0,
-                   mx, n);
-        }
+        if (sum.all.sim_compared) /* the summary's own figures, over the scored rows */
+            printf("simulated: mean |error| %.1f%%, max %.1f%% over %d scored rows\n",
+                   sum.all.sim_mean_abs_error_pct, sum.all.sim_max_abs_error_pct,
+                   sum.all.sim_compared);
         print_summary(stdout, &sum);
     }
     validate_record rec = {&cat, o.file, res, sim_s, csv.nrows};

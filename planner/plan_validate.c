@@ -590,21 +590,19 @@ static int starts_with_phrase(const char *s, const char *const *phrases, int n)
     return 0;
 }
 
+#define NWORDS(a) ((int)(sizeof(a) / sizeof(a)[0]))
 static const char *const no_words[] = {"0", "false", "no", "off", "disabled", "none", "unused"};
-#define N_NO_WORDS 7
 static const char *const no_phrases[] = {"not used", "not enabled"};
 static const char *const yes_words[] = {"1", "true", "yes", "on", "enabled", "used"};
-#define N_YES_WORDS 6
 /* Not given, in words: the framework's default. */
 static const char *const na_phrases[] = {"n/a", "n.a.", "na", "-", "?", "not applicable",
                                          "not given", "not published", "not reported"};
-#define NA_PHRASES ((int)(sizeof na_phrases / sizeof na_phrases[0]))
 
 /* "no", "off", "not used" ...: the row says it was not used. */
 static int says_no(const char *s)
 {
-    return first_word_in(s, no_words, N_NO_WORDS) ||
-           starts_with_phrase(s, no_phrases, (int)(sizeof no_phrases / sizeof no_phrases[0]));
+    return first_word_in(s, no_words, NWORDS(no_words)) ||
+           starts_with_phrase(s, no_phrases, NWORDS(no_phrases));
 }
 
 /* A value the row names but does not state: the framework's default. */
@@ -612,7 +610,7 @@ static int unstated(const char *s)
 {
     return blank(s) || contains(s, "not stated") || contains(s, "implied") ||
            contains(s, "unknown") || contains(s, "default") ||
-           starts_with_phrase(s, na_phrases, NA_PHRASES);
+           starts_with_phrase(s, na_phrases, NWORDS(na_phrases));
 }
 
 /* Recompute text: -1 not understood, -2 the framework's default. */
@@ -629,7 +627,7 @@ static int parse_recompute(const char *s)
      * checkpointing "on" without more is the per-layer kind */
     if (contains(s, "full") || contains(s, "recomput") || contains(s, "checkpoint") ||
         contains(s, "uniform") || contains(s, "block") ||
-        first_word_in(s, yes_words, N_YES_WORDS))
+        first_word_in(s, yes_words, NWORDS(yes_words)))
         return PLAN_RECOMP_FULL;
     return -1;
 }
@@ -668,7 +666,7 @@ static int parse_sharding(const char *s, int *degree)
         contains(s, "shard_optimizer_state") || contains(s, "BF16_Optimizer") ||
         (contains(s, "optimizer") && contains(s, "shard")) ||
         /* the column names optimizer sharding: "yes" is its first stage */
-        first_word_in(s, yes_words, N_YES_WORDS))
+        first_word_in(s, yes_words, NWORDS(yes_words)))
         return PLAN_SHARD_OPTIMIZER;
     return -1;
 }
@@ -676,7 +674,7 @@ static int parse_sharding(const char *s, int *degree)
 /* Yes/no text: -1 not understood, -2 the framework's default. */
 static int parse_flag(const char *s)
 {
-    if (first_word_in(s, yes_words, N_YES_WORDS))
+    if (first_word_in(s, yes_words, NWORDS(yes_words)))
         return 1;
     if (says_no(s))
         return 0;
