@@ -288,30 +288,12 @@ static int parse_args(int argc, char **argv, bench_opts *o)
 
 /* ---- the measurements ---- */
 
-static void find_program(const char *name, char *buf, size_t n)
-{
-    char self[CLI_PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
-    buf[0] = '\0';
-    if (k <= 0)
-        return;
-    self[k] = '\0';
-    char *slash = strrchr(self, '/');
-    if (!slash)
-        return;
-    *slash = '\0';
-    char cand[CLI_PATH_MAX + 64];
-    snprintf(cand, sizeof cand, "%s/%s", self, name);
-    if (access(cand, X_OK) == 0 && strlen(cand) < n)
-        memcpy(buf, cand, strlen(cand) + 1);
-}
-
 /* The transport bench: mpirun on smdplan-bench-rank in a directory of our
  * own, supervised as smdplan exec supervises its runs. */
 static int run_comm(const bench_opts *o, int cores, exec_bench_comm *out, st_err *err)
 {
     char prog[CLI_PATH_MAX];
-    find_program(BENCH_RANK_PROGRAM, prog, sizeof prog);
+    cli_find_program(BENCH_RANK_PROGRAM, 0, prog, sizeof prog);
     if (!prog[0])
         return ST_RAISE(err, ST_ENOENT, "bench comm: %s is not next to smdplan (this build has "
                         "no MPI, or it was not built)", BENCH_RANK_PROGRAM);
@@ -452,7 +434,7 @@ static int cmp_dbl(const void *a, const void *b)
 static int ref_step(int threads, exec_bench_cpu *cpu, st_err *err)
 {
     char prog[CLI_PATH_MAX];
-    find_program("smdplan-rank", prog, sizeof prog);
+    cli_find_program("smdplan-rank", 0, prog, sizeof prog);
     if (!prog[0])
         return ST_OK;
     const char *tmp = getenv("TMPDIR");

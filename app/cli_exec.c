@@ -710,38 +710,6 @@ static int from_record(const exec_opts *o, const char *db_path, exec_job *j, st_
 
 /* ---- the command ---- */
 
-/* smdplan-rank next to this executable, else on PATH; "" when neither. */
-static void find_rank_program(char *buf, size_t n)
-{
-    char self[CLI_PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
-    buf[0] = '\0';
-    if (k > 0) {
-        self[k] = '\0';
-        char *slash = strrchr(self, '/');
-        if (slash) {
-            *slash = '\0';
-            char cand[CLI_PATH_MAX + 32];
-            snprintf(cand, sizeof cand, "%s/%s", self, RANK_PROGRAM);
-            if (access(cand, X_OK) == 0) {
-                setf(buf, n, "%s", cand);
-                return;
-            }
-        }
-    }
-    const char *path = getenv("PATH");
-    char dirs[CLI_PATH_MAX];
-    snprintf(dirs, sizeof dirs, "%s", path ? path : "");
-    for (char *dir = strtok(dirs, ":"); dir; dir = strtok(NULL, ":")) {
-        char cand[CLI_PATH_MAX + 32];
-        snprintf(cand, sizeof cand, "%s/%s", *dir ? dir : ".", RANK_PROGRAM);
-        if (access(cand, X_OK) == 0) {
-            setf(buf, n, "%s", cand);
-            return;
-        }
-    }
-}
-
 static int online_cores(void)
 {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1177,8 +1145,7 @@ static char *slurm_script(const exec_opts *o, const exec_job *j, const launch_cm
     /* the run recorded as smdplan exec records its own: the same options,
      * from the directory they were given in, with --import */
     char self[CLI_PATH_MAX], cwd[CLI_PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    self[len > 0 ? len : 0] = '\0';
+    cli_self_path(self, sizeof self);
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
     cli_shell_quote(self[0] ? self : "smdplan", q, sizeof q);
@@ -1840,7 +1807,7 @@ int cli_exec_cmd(int argc, char **argv)
         return cli_fail(&err);
     }
     char rank_prog[CLI_PATH_MAX];
-    find_rank_program(rank_prog, sizeof rank_prog);
+    cli_find_program(RANK_PROGRAM, 1, rank_prog, sizeof rank_prog);
     char run_dir[CLI_PATH_MAX];
     if (o.import_dir)
         absolute(o.import_dir, run_dir, sizeof run_dir);

@@ -281,6 +281,13 @@ int cli_write_file(const char *path, const char *text, const char *marker, int f
 /* s quoted for a POSIX shell (single quotes) unless it needs none. */
 void cli_shell_quote(const char *s, char *buf, size_t n);
 
+/* This executable's path into buf ("" when /proc does not say). */
+void cli_self_path(char *buf, size_t n);
+
+/* Program name next to this executable, else (search_path) the first on
+ * PATH, into buf; "" when neither has it. */
+void cli_find_program(const char *name, int search_path, char *buf, size_t n);
+
 /* smdplan exec and smdplan bench (cli_exec.c, cli_bench.c). */
 int cli_exec_cmd(int argc, char **argv);
 int cli_bench_cmd(int argc, char **argv);
