@@ -113,6 +113,24 @@ void *exec_held_grad(const exec_model *x, const exec_bucket *b, int64_t e)
     return exec_dev_at(x->dev, x->grads, e);
 }
 
+void exec_each_held(const exec_model *x, exec_held_fn f, void *ctx)
+{
+    for (int bi = 0; bi < x->nb; bi++) {
+        const exec_bucket *b = &x->b[bi];
+        for (int ui = b->unit0; ui < b->unit0 + b->nunits; ui++)
+            for (int r = 0; r < R__COUNT; r++) {
+                int ti = x->u[ui].tensor[r];
+                if (ti < 0)
+                    continue;
+                int64_t lo = x->u[ui].off + x->t[ti].off, hi = lo + x->t[ti].numel;
+                lo = lo > b->held_off ? lo : b->held_off;
+                hi = hi < b->held_off + b->held_len ? hi : b->held_off + b->held_len;
+                if (hi > lo)
+                    f(b, r, &x->t[ti], lo, hi, ctx);
+            }
+    }
+}
+
 int64_t exec_held_state(const exec_bucket *b, int64_t e)
 {
     return b->shard_off + (e - b->held_off);

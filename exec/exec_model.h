@@ -326,6 +326,13 @@ void *exec_held_param(const exec_model *x, const exec_bucket *b, int64_t e);
 void *exec_held_grad(const exec_model *x, const exec_bucket *b, int64_t e);
 int64_t exec_held_state(const exec_bucket *b, int64_t e);
 
+/* f on every piece of a tensor this rank holds: bucket b, the tensor's role
+ * r and its element range [lo, hi) in the flat buffer, in bucket and unit
+ * order. */
+typedef void (*exec_held_fn)(const exec_bucket *b, int r, const exec_tensor *t, int64_t lo,
+                             int64_t hi, void *ctx);
+void exec_each_held(const exec_model *x, exec_held_fn f, void *ctx);
+
 /* TP collectives, timed. exec_tp_allreduce takes the element type (the
  * device's dtype for activations, its stat_dtype for the cross-entropy's
  * statistics); the others move activations (dtype). */

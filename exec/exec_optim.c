@@ -94,23 +94,25 @@ void exec_optim_fini(exec_optim *o)
 }
 
 
+/* each_held's hop through exec_each_held */
+typedef struct held_hop {
+    exec_optim *o;
+    range_fn f;
+    void *ctx;
+} held_hop;
+
+static void hop(const exec_bucket *b, int r, const exec_tensor *t, int64_t lo, int64_t hi,
+                void *ctx)
+{
+    (void)r;
+    held_hop *h = ctx;
+    h->f(h->o, b, t, lo, hi, h->ctx);
+}
+
 static void each_held(exec_optim *o, range_fn f, void *ctx)
 {
-    const exec_model *x = o->x;
-    for (int bi = 0; bi < x->nb; bi++) {
-        const exec_bucket *b = &x->b[bi];
-        for (int ui = b->unit0; ui < b->unit0 + b->nunits; ui++)
-            for (int r = 0; r < R__COUNT; r++) {
-                int ti = x->u[ui].tensor[r];
-                if (ti < 0)
-                    continue;
-                int64_t lo = x->u[ui].off + x->t[ti].off, hi = lo + x->t[ti].numel;
-                lo = lo > b->held_off ? lo : b->held_off;
-                hi = hi < b->held_off + b->held_len ? hi : b->held_off + b->held_len;
-                if (hi > lo)
-                    f(o, b, &x->t[ti], lo, hi, ctx);
-            }
-    }
+    held_hop h = {o, f, ctx};
+    exec_each_held(o->x, hop, &h);
 }
 
 static void sumsq_range(exec_optim *o, const exec_bucket *b, const exec_tensor *t, int64_t lo,

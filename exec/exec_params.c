@@ -467,6 +467,22 @@ int exec_model_tables(exec_model *x, int pp_rank, size_t elem_bytes, st_err *err
     return ST_OK;
 }
 
+/* What this rank holds of SP-partial tensors and of the embedding. */
+typedef struct held_sums {
+    int64_t sp_partial, wte;
+} held_sums;
+
+static void add_held(const exec_bucket *b, int r, const exec_tensor *t, int64_t lo, int64_t hi,
+                     void *ctx)
+{
+    (void)b;
+    held_sums *s = ctx;
+    if (t->flags & EXEC_T_SP_PARTIAL)
+        s->sp_partial += hi - lo;
+    if (r == R_WTE)
+        s->wte += hi - lo;
+}
+
 int exec_model_build(exec_model *x, int pp_rank, uint64_t seed, st_err *err)
 {
     const plan_layout *l = x->l;
@@ -491,28 +507,11 @@ int exec_model_build(exec_model *x, int pp_rank, uint64_t seed, st_err *err)
     }
     /* the buffer that packs the SP-partial gradients of every bucket (or a
      * tied embedding's) for one message */
-    int64_t sp_total = 0, wte_held = 0;
-    for (int bi = 0; bi < x->nb; bi++) {
-        const exec_bucket *b = &x->b[bi];
-        for (int ui = b->unit0; ui < b->unit0 + b->nunits; ui++)
-            for (int r = 0; r < R__COUNT; r++) {
-                int ti = x->u[ui].tensor[r];
-                if (ti < 0)
-                    continue;
-                int64_t lo = x->u[ui].off + x->t[ti].off, hi = lo + x->t[ti].numel;
-                lo = lo > b->held_off ? lo : b->held_off;
-                hi = hi < b->held_off + b->held_len ? hi : b->held_off + b->held_len;
-                if (hi <= lo)
-                    continue;
-                if (x->t[ti].flags & EXEC_T_SP_PARTIAL)
-                    sp_total += hi - lo;
-                if (r == R_WTE)
-                    wte_held += hi - lo;
-            }
-    }
-    x->sp_pack_numel = x->sp ? sp_total : 0;
-    if (x->emb && wte_held > x->sp_pack_numel) /* the embedding group sums it */
-        x->sp_pack_numel = wte_held;
+    held_sums held = {0, 0};
+    exec_each_held(x, add_held, &held);
+    x->sp_pack_numel = x->sp ? held.sp_partial : 0;
+    if (x->emb && held.wte > x->sp_pack_numel) /* the embedding group sums it */
+        x->sp_pack_numel = held.wte;
     if (x->sp_pack_numel > 0 &&
         !(x->sp_pack = exec_dev_alloc(dev, (size_t)x->sp_pack_numel * es, EXEC_MEM_COMM, err)))
         return ST_ENOMEM;
