@@ -94,14 +94,7 @@ static const char *nz(const char *s)
 
 #define contains plan__contains
 
-static int blank(const char *s)
-{
-    if (!s)
-        return 1;
-    while (isspace((unsigned char)*s))
-        s++;
-    return *s == '\0';
-}
+#define blank plan__blank
 
 /* 0: absent, 1: parsed, -1: not a finite number. */
 static int parse_num(const char *s, double *out)
@@ -557,132 +550,6 @@ int plan_validate_cluster(const plan_catalog *cat, const plan_validate_result *r
 /* Row -> layout                                                             */
 /* ------------------------------------------------------------------------ */
 
-/* Is the text's first word one of words? */
-static int first_word_in(const char *s, const char *const *words, int n)
-{
-    char w[16];
-    int k = 0;
-    while (s && isspace((unsigned char)*s))
-        s++;
-    while (s && isalnum((unsigned char)s[k]) && k < (int)sizeof w - 1) {
-        w[k] = (char)tolower((unsigned char)s[k]);
-        k++;
-    }
-    w[k] = '\0';
-    for (int i = 0; i < n; i++)
-        if (strcmp(w, words[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* Does s (leading space skipped) start with one of the phrases, as whole
- * words (case-insensitive)? */
-static int starts_with_phrase(const char *s, const char *const *phrases, int n)
-{
-    while (s && isspace((unsigned char)*s))
-        s++;
-    for (int i = 0; s && i < n; i++) {
-        size_t k = strlen(phrases[i]);
-        if (strncasecmp(s, phrases[i], k) == 0 &&
-            !(isalnum((unsigned char)phrases[i][k - 1]) && isalnum((unsigned char)s[k])))
-            return 1;
-    }
-    return 0;
-}
-
-#define NWORDS(a) ((int)(sizeof(a) / sizeof(a)[0]))
-static const char *const no_words[] = {"0", "false", "no", "off", "disabled", "none", "unused"};
-static const char *const no_phrases[] = {"not used", "not enabled"};
-static const char *const yes_words[] = {"1", "true", "yes", "on", "enabled", "used"};
-/* Not given, in words: the framework's default. */
-static const char *const na_phrases[] = {"n/a", "n.a.", "na", "-", "?", "not applicable",
-                                         "not given", "not published", "not reported"};
-
-/* "no", "off", "not used" ...: the row says it was not used. */
-static int says_no(const char *s)
-{
-    return first_word_in(s, no_words, NWORDS(no_words)) ||
-           starts_with_phrase(s, no_phrases, NWORDS(no_phrases));
-}
-
-/* A value the row names but does not state: the framework's default. */
-static int unstated(const char *s)
-{
-    return blank(s) || contains(s, "not stated") || contains(s, "implied") ||
-           contains(s, "unknown") || contains(s, "default") ||
-           starts_with_phrase(s, na_phrases, NWORDS(na_phrases));
-}
-
-/* Recompute text: -1 not understood, -2 the framework's default. */
-static int parse_recompute(const char *s)
-{
-    if (says_no(s))
-        return PLAN_RECOMP_NONE;
-    if (unstated(s))
-        return -2;
-    if (contains(s, "selective"))
-        return PLAN_RECOMP_SELECTIVE;
-    /* Megatron's --recompute-method (NeMo activations_checkpoint_method)
-     * "uniform" and "block" recompute whole layers: full recomputation;
-     * checkpointing "on" without more is the per-layer kind */
-    if (contains(s, "full") || contains(s, "recomput") || contains(s, "checkpoint") ||
-        contains(s, "uniform") || contains(s, "block") ||
-        first_word_in(s, yes_words, NWORDS(yes_words)))
-        return PLAN_RECOMP_FULL;
-    return -1;
-}
-
-/* Sharding text: ZeRO stages, FSDP modes, SMP and Megatron names; sets
- * *degree for a shard group smaller than the data-parallel group (FSDP
- * HYBRID_SHARD shards inside a node: -1 asks for the node's GPUs). -1 not
- * understood, -2 the framework's default. */
-static int parse_sharding(const char *s, int *degree)
-{
-    *degree = 0;
-    if (says_no(s))
-        return PLAN_SHARD_NONE;
-    if (blank(s) || (unstated(s) && !contains(s, "distributed optimizer")))
-        return -2;
-    if (contains(s, "SHARD_GRAD_OP") || contains(s, "zero-2") || contains(s, "zero2") ||
-        contains(s, "zero stage 2"))
-        return PLAN_SHARD_GRADIENTS;
-    const char *g = strstr(s, "shard group");
-    if (g) {
-        double v;
-        char *e;
-        v = strtod(g + strlen("shard group"), &e);
-        if (v >= 1 && v <= 1 << 24)
-            *degree = (int)v;
-    }
-    if (contains(s, "HYBRID_SHARD"))
-        *degree = -1;
-    if (contains(s, "zero-3") || contains(s, "zero3") || contains(s, "zero stage 3") ||
-        contains(s, "FULL_SHARD") || contains(s, "HYBRID_SHARD") || contains(s, "FSDP") ||
-        contains(s, "sharded data parallel") || contains(s, "params"))
-        return PLAN_SHARD_PARAMS;
-    if (contains(s, "zero-1") || contains(s, "zero1") || contains(s, "zero stage 1") ||
-        contains(s, "optimizer state sharding") || contains(s, "distributed optimizer") ||
-        contains(s, "distributed-optimizer") || contains(s, "distributed_optimizer") ||
-        contains(s, "shard_optimizer_state") || contains(s, "BF16_Optimizer") ||
-        (contains(s, "optimizer") && contains(s, "shard")) ||
-        /* the column names optimizer sharding: "yes" is its first stage */
-        first_word_in(s, yes_words, NWORDS(yes_words)))
-        return PLAN_SHARD_OPTIMIZER;
-    return -1;
-}
-
-/* Yes/no text: -1 not understood, -2 the framework's default. */
-static int parse_flag(const char *s)
-{
-    if (first_word_in(s, yes_words, NWORDS(yes_words)))
-        return 1;
-    if (says_no(s))
-        return 0;
-    if (unstated(s))
-        return -2;
-    return -1;
-}
-
 typedef struct row_layout {
     plan_layout l;
     int search_mbs;              /* micro-batch not given: search it */
@@ -886,7 +753,7 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
     if (fw->launch_blocking)
         note(out, "blocking kernel launches (%s: CUDA_LAUNCH_BLOCKING=1)", fw->label);
 
-    int rc = parse_recompute(r->recompute);
+    int rc = plan__parse_recompute(r->recompute);
     if (rc == -1)
         return skip(out, "recompute '%s' not understood", r->recompute);
     if (rc == -2) {
@@ -896,7 +763,7 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
     l->recompute = (plan_recompute)rc;
 
     int degree;
-    int sh = parse_sharding(r->optimizer_sharding, &degree);
+    int sh = plan__parse_sharding(r->optimizer_sharding, &degree);
     if (sh == -1)
         return skip(out, "optimizer_sharding '%s' not understood", r->optimizer_sharding);
     if (sh == -2) {
@@ -920,7 +787,7 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
              (long long)(dp * cp / degree));
     }
 
-    int sp = parse_flag(r->sequence_parallel);
+    int sp = plan__parse_flag(r->sequence_parallel);
     if (sp == -1)
         return skip(out, "sequence_parallel '%s' not understood", r->sequence_parallel);
     if (sp == -2) {

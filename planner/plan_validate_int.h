@@ -14,6 +14,18 @@
 /* Case-insensitive substring test; an empty needle matches. */
 int plan__contains(const char *hay, const char *needle);
 
+/* NULL, empty or only spaces. */
+int plan__blank(const char *s);
+
+/* A row's recompute, optimizer sharding and yes/no texts: -1 not
+ * understood, -2 the framework's default (the text says nothing, "N/A",
+ * "not stated" ...), else the plan_recompute / plan_sharding value, or 0/1.
+ * plan__parse_sharding sets *degree for a shard group smaller than the
+ * data-parallel group (-1: the node's GPUs, FSDP HYBRID_SHARD). */
+int plan__parse_recompute(const char *s);
+int plan__parse_sharding(const char *s, int *degree);
+int plan__parse_flag(const char *s);
+
 /* The node a GPU was built into when a run does not describe its cluster:
  * NVIDIA's reference system for that chip. */
 typedef struct gpu_reference {
