@@ -1,6 +1,7 @@
 /*
  * plan_validate_rules.c: how smdplan validate reads a published run's
- * hardware and FLOP-convention text. The framework a run names is read by
+ * hardware and FLOP-convention text, and the words of its recompute,
+ * sharding and yes/no fields. The framework a run names is read by
  * plan_framework_match (plan_framework.c); the cluster by its GPU, memory
  * and network text here; nothing keys on a source.
  */
