@@ -10,6 +10,9 @@
 #   ctest      the gpu label: every CUDA kernel against the CPU device,
 #              training on the GPU against the CPU, checkpoints resumed and
 #              resharded bit for bit, smdplan exec --device cuda recorded
+#   attention  bench_attention_gpu: the fused attention alone, forward and
+#              forward+backward time and TFLOP/s at the reference shape (B8
+#              H16 T2048 d128, causal, bf16) and a few others
 #   bench      bench_exec_gpu: a 1.31B GPT on the GPU in bf16, fused and
 #              plain attention: step, tokens/s, MFU against the dense bf16
 #              peak (target >= 45 %)
@@ -36,7 +39,7 @@
 # 2 for bad arguments; otherwise 1 when a stage failed, 0 when all passed.
 set -u
 usage() {
-  echo "usage: [BUILD=build] tests/bench/gpu_session.sh OUT_DIR [ctest bench runs calibrate" \
+  echo "usage: [BUILD=build] tests/bench/gpu_session.sh OUT_DIR [ctest attention bench runs calibrate" \
     "validate comm compare]" >&2
   exit 2
 }
@@ -45,7 +48,7 @@ out=$1
 shift
 build=${BUILD:-build}
 bin="$build/smdplan"
-all=(ctest bench runs calibrate validate comm compare)
+all=(ctest attention bench runs calibrate validate comm compare)
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=("${all[@]}")
 for s in "${stages[@]}"; do
@@ -152,6 +155,18 @@ if want ctest; then
   step ctest-gpu ctest --test-dir "$build" -L gpu -V --timeout 600 || status=1
   grep -E '^[0-9]+: (ok|FAIL|skipped)|comparisons failed|tests passed|Passed|Failed|Skipped' \
     "$out/logs/ctest-gpu.log" | sed 's/^/  /' | tee -a "$summary"
+fi
+
+# ---- attention ----
+if want attention; then
+  say ""
+  say "== 2a. bench_attention_gpu: the fused attention alone (FlashAttention-2 on this GPU: 0.49 ms"
+  say "   forward, 2.29 ms forward+backward at B8 H16 T2048 d128; cuDNN 0.27 / 1.35 ms) =="
+  if [ ! -x "$build/tests/bench/bench_attention_gpu" ]; then
+    step build-bench-attn cmake --build "$build" --target bench_attention_gpu -j "$(nproc)" || status=1
+  fi
+  step bench_attention_gpu timeout 300 "$build/tests/bench/bench_attention_gpu" || status=1
+  grep -v '^bench_attention_gpu,' "$out/logs/bench_attention_gpu.log" | sed 's/^/  /' | tee -a "$summary"
 fi
 
 # ---- bench ----
