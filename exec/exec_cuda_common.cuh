@@ -55,7 +55,8 @@ static __device__ __forceinline__ float warp_max(float v)
     return v;
 }
 
-static inline int aligned16(const void *p)
+/* 16-byte aligned (NULL counts as aligned: an absent operand). */
+static inline __host__ __device__ int aligned16(const void *p)
 {
     return ((uintptr_t)p & 15u) == 0;
 }
@@ -132,6 +133,52 @@ static __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi)
 {
     __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<uint32_t *>(&v);
+}
+
+/* ---- 16-byte vectors of 8 bf16, for the memory-bound kernels ---- */
+
+#define VEC 8
+
+/* Every pointer 16-byte aligned (the vector paths' condition, with sizes
+ * that are multiples of VEC). */
+static inline __host__ __device__ int all_aligned16(const void *a, const void *b, const void *c, const void *d)
+{
+    return aligned16(a) && aligned16(b) && aligned16(c) && aligned16(d);
+}
+
+static __device__ __forceinline__ void load8(float f[VEC], const bf16 *p)
+{
+    uint4 u = *(const uint4 *)p;
+    const __nv_bfloat162 *h = (const __nv_bfloat162 *)&u;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        float2 v = __bfloat1622float2(h[k]);
+        f[2 * k] = v.x;
+        f[2 * k + 1] = v.y;
+    }
+}
+
+static __device__ __forceinline__ void store8(bf16 *p, const float f[VEC])
+{
+    uint4 u;
+    u.x = pack_bf16(f[0], f[1]);
+    u.y = pack_bf16(f[2], f[3]);
+    u.z = pack_bf16(f[4], f[5]);
+    u.w = pack_bf16(f[6], f[7]);
+    *(uint4 *)p = u;
+}
+
+static __device__ __forceinline__ void load8f(float f[VEC], const float *p)
+{
+    float4 a = *(const float4 *)p, b = *(const float4 *)(p + 4);
+    f[0] = a.x, f[1] = a.y, f[2] = a.z, f[3] = a.w;
+    f[4] = b.x, f[5] = b.y, f[6] = b.z, f[7] = b.w;
+}
+
+static __device__ __forceinline__ void store8f(float *p, const float f[VEC])
+{
+    *(float4 *)p = make_float4(f[0], f[1], f[2], f[3]);
+    *(float4 *)(p + 4) = make_float4(f[4], f[5], f[6], f[7]);
 }
 
 #endif

@@ -173,14 +173,69 @@ __global__ void norm_fwd_k(bf16 *out, float *mean, float *rstd, const bf16 *inp,
     }
 }
 
+/* The same with 16-byte loads and stores (C a multiple of 8, every row
+ * aligned): the row is read three times, from L1 after the first. */
+__global__ void norm_fwd_v_k(bf16 *out, float *mean, float *rstd, const bf16 *inp, const bf16 *w,
+                             const bf16 *b, int64_t n, int64_t C, int rms, float eps)
+{
+    int lane = threadIdx.x & 31;
+    int64_t i = (int64_t)blockIdx.x * ROWS_PER_BLOCK + (threadIdx.x >> 5);
+    if (i >= n)
+        return;
+    const bf16 *x = inp + i * C;
+    float m = 0.0f, f[VEC];
+    if (!rms) {
+        for (int64_t c = lane * VEC; c < C; c += 32 * VEC) {
+            load8(f, x + c);
+#pragma unroll
+            for (int k = 0; k < VEC; k++)
+                m += f[k];
+        }
+        m = warp_sum(m) / (float)C;
+    }
+    float v = 0.0f;
+    for (int64_t c = lane * VEC; c < C; c += 32 * VEC) {
+        load8(f, x + c);
+#pragma unroll
+        for (int k = 0; k < VEC; k++)
+            v += (f[k] - m) * (f[k] - m);
+    }
+    v = warp_sum(v) / (float)C;
+    float sd = 1.0f / sqrtf(v + eps);
+    bf16 *o = out + i * C;
+    for (int64_t c = lane * VEC; c < C; c += 32 * VEC) {
+        float wv[VEC], bv[VEC] = {0, 0, 0, 0, 0, 0, 0, 0};
+        load8(f, x + c);
+        load8(wv, w + c);
+        if (b)
+            load8(bv, b + c);
+#pragma unroll
+        for (int k = 0; k < VEC; k++)
+            f[k] = (f[k] - m) * sd * wv[k] + bv[k];
+        store8(o + c, f);
+    }
+    if (lane == 0) {
+        if (mean)
+            mean[i] = m;
+        rstd[i] = sd;
+    }
+}
+
 extern "C" cudaError_t exec_cuk_norm_fwd(cudaStream_t s, void *out, float *mean, float *rstd,
                                          const void *inp, const void *w, const void *b, int64_t n,
                                          int64_t C, int rms, double eps)
 {
-    if (n > 0)
-        norm_fwd_k<<<(unsigned)((n + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK), THREADS, 0, s>>>(
-            (bf16 *)out, mean, rstd, (const bf16 *)inp, (const bf16 *)w, (const bf16 *)b, n, C,
-            rms, (float)eps);
+    if (n <= 0)
+        return cudaGetLastError();
+    unsigned blocks = (unsigned)((n + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+    if (C % VEC == 0 && all_aligned16(out, inp, w, b))
+        norm_fwd_v_k<<<blocks, THREADS, 0, s>>>((bf16 *)out, mean, rstd, (const bf16 *)inp,
+                                                (const bf16 *)w, (const bf16 *)b, n, C, rms,
+                                                (float)eps);
+    else
+        norm_fwd_k<<<blocks, THREADS, 0, s>>>((bf16 *)out, mean, rstd, (const bf16 *)inp,
+                                              (const bf16 *)w, (const bf16 *)b, n, C, rms,
+                                              (float)eps);
     return cudaGetLastError();
 }
 
@@ -212,15 +267,65 @@ __global__ void norm_bwd_input_k(bf16 *dinp, const bf16 *dout, const bf16 *inp, 
     }
 }
 
+/* The same with 16-byte loads and stores. */
+__global__ void norm_bwd_input_v_k(bf16 *dinp, const bf16 *dout, const bf16 *inp, const bf16 *w,
+                                   const float *mean, const float *rstd, int64_t n, int64_t C,
+                                   int rms, int accumulate)
+{
+    int lane = threadIdx.x & 31;
+    int64_t i = (int64_t)blockIdx.x * ROWS_PER_BLOCK + (threadIdx.x >> 5);
+    if (i >= n)
+        return;
+    const bf16 *g = dout + i * C, *x = inp + i * C;
+    float m = rms ? 0.0f : mean[i], sd = rstd[i];
+    float dn_mean = 0.0f, dn_xh = 0.0f, gv[VEC], xv[VEC], wv[VEC];
+    for (int64_t c = lane * VEC; c < C; c += 32 * VEC) {
+        load8(gv, g + c);
+        load8(xv, x + c);
+        load8(wv, w + c);
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            float dn = gv[k] * wv[k];
+            dn_mean += dn;
+            dn_xh += dn * (xv[k] - m) * sd;
+        }
+    }
+    dn_mean = rms ? 0.0f : warp_sum(dn_mean) / (float)C;
+    dn_xh = warp_sum(dn_xh) / (float)C;
+    bf16 *dx = dinp + i * C;
+    for (int64_t c = lane * VEC; c < C; c += 32 * VEC) {
+        float dv[VEC];
+        load8(gv, g + c);
+        load8(xv, x + c);
+        load8(wv, w + c);
+        if (accumulate)
+            load8(dv, dx + c);
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            float xh = (xv[k] - m) * sd;
+            float v = sd * (gv[k] * wv[k] - dn_mean - xh * dn_xh);
+            dv[k] = accumulate ? dv[k] + v : v;
+        }
+        store8(dx + c, dv);
+    }
+}
+
 extern "C" cudaError_t exec_cuk_norm_bwd_input(cudaStream_t s, void *dinp, const void *dout,
                                                const void *inp, const void *w, const float *mean,
                                                const float *rstd, int64_t n, int64_t C, int rms,
                                                int accumulate)
 {
-    if (n > 0)
-        norm_bwd_input_k<<<(unsigned)((n + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK), THREADS, 0,
-                           s>>>((bf16 *)dinp, (const bf16 *)dout, (const bf16 *)inp,
-                                (const bf16 *)w, mean, rstd, n, C, rms, accumulate);
+    if (n <= 0)
+        return cudaGetLastError();
+    unsigned blocks = (unsigned)((n + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+    if (C % VEC == 0 && all_aligned16(dinp, dout, inp, w))
+        norm_bwd_input_v_k<<<blocks, THREADS, 0, s>>>((bf16 *)dinp, (const bf16 *)dout,
+                                                      (const bf16 *)inp, (const bf16 *)w, mean,
+                                                      rstd, n, C, rms, accumulate);
+    else
+        norm_bwd_input_k<<<blocks, THREADS, 0, s>>>((bf16 *)dinp, (const bf16 *)dout,
+                                                    (const bf16 *)inp, (const bf16 *)w, mean,
+                                                    rstd, n, C, rms, accumulate);
     return cudaGetLastError();
 }
 
@@ -285,16 +390,71 @@ __global__ void colsum_add_k(bf16 *dw, bf16 *db, const float *partial, int64_t C
     }
 }
 
+/* The same partials with 16-byte loads: a block covers 256 columns (32
+ * threads of 8) x 8 row lanes; the same chunks, so the same sums in the
+ * same order whichever kernel ran. */
+__global__ void colsum_part_v_k(float *partial, const bf16 *dout, const bf16 *inp,
+                                const float *mean, const float *rstd, int64_t n, int64_t C,
+                                int rms, int nchunks)
+{
+    __shared__ float sw[8][32 * VEC + 1], sb[8][32 * VEC + 1];
+    int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    int64_t c = ((int64_t)blockIdx.x * 32 + tx) * VEC;
+    int chunk = blockIdx.y;
+    int64_t r0 = n * chunk / nchunks, r1 = n * (chunk + 1) / nchunks;
+    float aw[VEC] = {0, 0, 0, 0, 0, 0, 0, 0}, ab[VEC] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (c < C)
+        for (int64_t r = r0 + ty; r < r1; r += 8) {
+            float g[VEC], x[VEC];
+            load8(g, dout + r * C + c);
+            if (inp) {
+                load8(x, inp + r * C + c);
+                float m = rms ? 0.0f : mean[r], sd = rstd[r];
+#pragma unroll
+                for (int k = 0; k < VEC; k++)
+                    aw[k] += g[k] * (x[k] - m) * sd;
+            }
+#pragma unroll
+            for (int k = 0; k < VEC; k++)
+                ab[k] += g[k];
+        }
+#pragma unroll
+    for (int k = 0; k < VEC; k++) {
+        sw[ty][tx * VEC + k] = aw[k];
+        sb[ty][tx * VEC + k] = ab[k];
+    }
+    __syncthreads();
+    if (ty == 0 && c < C) {
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            float w = 0.0f, b = 0.0f;
+            for (int y = 0; y < 8; y++) {
+                w += sw[y][tx * VEC + k];
+                b += sb[y][tx * VEC + k];
+            }
+            partial[(int64_t)chunk * 2 * C + c + k] = w;
+            partial[(int64_t)chunk * 2 * C + C + c + k] = b;
+        }
+    }
+}
+
 extern "C" cudaError_t exec_cuk_colsum(cudaStream_t s, void *dw, void *db, const void *dout,
                                        const void *inp, const float *mean, const float *rstd,
                                        int64_t n, int64_t C, int rms, float *partial, int nchunks)
 {
     if (C <= 0)
         return cudaGetLastError();
-    dim3 grid((unsigned)((C + 31) / 32), (unsigned)nchunks);
-    colsum_part_k<<<grid, THREADS, 0, s>>>(partial, (const bf16 *)dout,
-                                           dw ? (const bf16 *)inp : NULL, mean, rstd, n, C, rms,
-                                           nchunks);
+    if (C % VEC == 0 && all_aligned16(dout, dw ? inp : NULL, NULL, NULL)) {
+        dim3 grid((unsigned)((C / VEC + 31) / 32), (unsigned)nchunks);
+        colsum_part_v_k<<<grid, THREADS, 0, s>>>(partial, (const bf16 *)dout,
+                                                 dw ? (const bf16 *)inp : NULL, mean, rstd, n, C,
+                                                 rms, nchunks);
+    } else {
+        dim3 grid((unsigned)((C + 31) / 32), (unsigned)nchunks);
+        colsum_part_k<<<grid, THREADS, 0, s>>>(partial, (const bf16 *)dout,
+                                               dw ? (const bf16 *)inp : NULL, mean, rstd, n, C,
+                                               rms, nchunks);
+    }
     colsum_add_k<<<blocks_for(C, THREADS), THREADS, 0, s>>>((bf16 *)dw, (bf16 *)db, partial, C,
                                                             nchunks);
     return cudaGetLastError();
@@ -329,9 +489,47 @@ __global__ void gelu_bwd_k(bf16 *dinp, const bf16 *inp, const bf16 *dout, int64_
     }
 }
 
+/* The same, 8 elements per thread with 16-byte loads and stores. */
+__global__ void gelu_fwd_v_k(bf16 *out, const bf16 *inp, int64_t n8)
+{
+    GRID_STRIDE(i, n8)
+    {
+        float f[VEC];
+        load8(f, inp + i * VEC);
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            float x = f[k];
+            f[k] = 0.5f * x * (1.0f + tanhf(GELU_K * (x + GELU_C * x * x * x)));
+        }
+        store8(out + i * VEC, f);
+    }
+}
+
+__global__ void gelu_bwd_v_k(bf16 *dinp, const bf16 *inp, const bf16 *dout, int64_t n8)
+{
+    GRID_STRIDE(i, n8)
+    {
+        float f[VEC], go[VEC];
+        load8(f, inp + i * VEC);
+        load8(go, dout + i * VEC);
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            float x = f[k];
+            float th = tanhf(GELU_K * (x + GELU_C * x * x * x));
+            float g = 0.5f * (1.0f + th) +
+                      x * 0.5f * (1.0f - th * th) * GELU_K * (1.0f + 3.0f * GELU_C * x * x);
+            f[k] = g * go[k];
+        }
+        store8(dinp + i * VEC, f);
+    }
+}
+
 extern "C" cudaError_t exec_cuk_gelu_fwd(cudaStream_t s, void *out, const void *inp, int64_t n)
 {
-    if (n > 0)
+    if (n > 0 && n % VEC == 0 && all_aligned16(out, inp, NULL, NULL))
+        gelu_fwd_v_k<<<blocks_for(n / VEC, THREADS), THREADS, 0, s>>>((bf16 *)out,
+                                                                     (const bf16 *)inp, n / VEC);
+    else if (n > 0)
         gelu_fwd_k<<<blocks_for(n, THREADS), THREADS, 0, s>>>((bf16 *)out, (const bf16 *)inp, n);
     return cudaGetLastError();
 }
@@ -339,7 +537,10 @@ extern "C" cudaError_t exec_cuk_gelu_fwd(cudaStream_t s, void *out, const void *
 extern "C" cudaError_t exec_cuk_gelu_bwd(cudaStream_t s, void *dinp, const void *inp,
                                          const void *dout, int64_t n)
 {
-    if (n > 0)
+    if (n > 0 && n % VEC == 0 && all_aligned16(dinp, inp, dout, NULL))
+        gelu_bwd_v_k<<<blocks_for(n / VEC, THREADS), THREADS, 0, s>>>(
+            (bf16 *)dinp, (const bf16 *)inp, (const bf16 *)dout, n / VEC);
+    else if (n > 0)
         gelu_bwd_k<<<blocks_for(n, THREADS), THREADS, 0, s>>>((bf16 *)dinp, (const bf16 *)inp,
                                                              (const bf16 *)dout, n);
     return cudaGetLastError();
@@ -592,13 +793,24 @@ extern "C" cudaError_t exec_cuk_softmax_causal_bwd(cudaStream_t s, void *dp, con
 /* vocab-parallel cross-entropy: one block per row                           */
 /* ------------------------------------------------------------------------ */
 
+/* Rows of logits read 8 at a time where vn is a multiple of 8 (and the
+ * logits aligned: every row is then aligned), else one at a time. */
 __global__ void ce_rowmax_k(float *rowmax, const bf16 *logits, int64_t vn)
 {
     int64_t i = blockIdx.x;
     const bf16 *l = logits + i * vn;
     float mx = -INFINITY;
-    for (int64_t j = threadIdx.x; j < vn; j += blockDim.x)
-        mx = fmaxf(mx, __bfloat162float(l[j]));
+    if (vn % VEC == 0 && aligned16(logits))
+        for (int64_t j = threadIdx.x * VEC; j < vn; j += blockDim.x * VEC) {
+            float f[VEC];
+            load8(f, l + j);
+#pragma unroll
+            for (int k = 0; k < VEC; k++)
+                mx = fmaxf(mx, f[k]);
+        }
+    else
+        for (int64_t j = threadIdx.x; j < vn; j += blockDim.x)
+            mx = fmaxf(mx, __bfloat162float(l[j]));
     mx = block_reduce(mx, 1);
     if (threadIdx.x == 0)
         rowmax[i] = mx;
@@ -612,8 +824,17 @@ __global__ void ce_stats_k(float *stats, const bf16 *logits, const float *rowmax
     int64_t i = blockIdx.x;
     const bf16 *l = logits + i * vn;
     float mx = rowmax[i], sum = 0.0f;
-    for (int64_t j = threadIdx.x; j < vn; j += blockDim.x)
-        sum += expf(__bfloat162float(l[j]) - mx);
+    if (vn % VEC == 0 && aligned16(logits))
+        for (int64_t j = threadIdx.x * VEC; j < vn; j += blockDim.x * VEC) {
+            float f[VEC];
+            load8(f, l + j);
+#pragma unroll
+            for (int k = 0; k < VEC; k++)
+                sum += expf(f[k] - mx);
+        }
+    else
+        for (int64_t j = threadIdx.x; j < vn; j += blockDim.x)
+            sum += expf(__bfloat162float(l[j]) - mx);
     sum = block_reduce(sum, 0);
     if (threadIdx.x == 0) {
         int64_t t = (int64_t)targets[i] - v0;
@@ -631,6 +852,17 @@ __global__ void ce_loss_bwd_k(float *losses, bf16 *logits, const float *rowmax,
     float mx = rowmax[i], sum = stats[i], k = scale / sum;
     if (threadIdx.x == 0)
         losses[i] = logf(sum) + mx - stats[n + i];
+    if (vn % VEC == 0 && aligned16(logits)) {
+        for (int64_t j = threadIdx.x * VEC; j < vn; j += blockDim.x * VEC) {
+            float f[VEC];
+            load8(f, l + j);
+#pragma unroll
+            for (int q = 0; q < VEC; q++)
+                f[q] = expf(f[q] - mx) * k - (j + q == t ? scale : 0.0f);
+            store8(l + j, f);
+        }
+        return;
+    }
     for (int64_t j = threadIdx.x; j < vn; j += blockDim.x) {
         float g = expf(__bfloat162float(l[j]) - mx) * k;
         if (j == t)
@@ -678,10 +910,27 @@ __global__ void add_k(bf16 *y, const bf16 *a, const bf16 *b, int64_t n)
     y[i] = tb(__bfloat162float(b ? b[i] : y[i]) + __bfloat162float(a[i]));
 }
 
+__global__ void add_v_k(bf16 *y, const bf16 *a, const bf16 *b, int64_t n8)
+{
+    GRID_STRIDE(i, n8)
+    {
+        float x[VEC], z[VEC];
+        load8(x, a + i * VEC);
+        load8(z, (b ? b : y) + i * VEC);
+#pragma unroll
+        for (int k = 0; k < VEC; k++)
+            z[k] += x[k];
+        store8(y + i * VEC, z);
+    }
+}
+
 extern "C" cudaError_t exec_cuk_add(cudaStream_t s, void *y, const void *a, const void *b,
                                     int64_t n)
 {
-    if (n > 0)
+    if (n > 0 && n % VEC == 0 && all_aligned16(y, a, b, NULL))
+        add_v_k<<<blocks_for(n / VEC, THREADS), THREADS, 0, s>>>((bf16 *)y, (const bf16 *)a,
+                                                                (const bf16 *)b, n / VEC);
+    else if (n > 0)
         add_k<<<blocks_for(n, THREADS), THREADS, 0, s>>>((bf16 *)y, (const bf16 *)a,
                                                         (const bf16 *)b, n);
     return cudaGetLastError();
@@ -714,11 +963,22 @@ __global__ void reduce_k(double *partial, const void *x, int64_t n, int sq)
 {
     __shared__ double part[THREADS];
     double acc = 0.0;
-    GRID_STRIDE(i, n)
-    {
-        double v = sq ? (double)__bfloat162float(((const bf16 *)x)[i])
-                      : (double)((const float *)x)[i];
-        acc += sq ? v * v : v;
+    if (sq && n % VEC == 0 && aligned16(x)) {
+        GRID_STRIDE(i, n / VEC)
+        {
+            float f[VEC];
+            load8(f, (const bf16 *)x + i * VEC);
+#pragma unroll
+            for (int k = 0; k < VEC; k++)
+                acc += (double)f[k] * (double)f[k];
+        }
+    } else {
+        GRID_STRIDE(i, n)
+        {
+            double v = sq ? (double)__bfloat162float(((const bf16 *)x)[i])
+                          : (double)((const float *)x)[i];
+            acc += sq ? v * v : v;
+        }
     }
     part[threadIdx.x] = acc;
     __syncthreads();
@@ -759,15 +1019,68 @@ __global__ void adamw_k(bf16 *param, float *master, const bf16 *grad, float *m, 
     }
 }
 
+/* The same, 8 elements per thread: 16-byte loads and stores of the bf16
+ * parameter and gradient, two of 16 bytes of each fp32 array. */
+__global__ void adamw_v_k(bf16 *param, float *master, const bf16 *grad, float *m, float *v,
+                          int64_t n8, float lr, float b1, float b2, float eps, float wd, float gs,
+                          float ic1, float ic2)
+{
+    GRID_STRIDE(i, n8)
+    {
+        float g[VEC], mi[VEC], vi[VEC], p[VEC];
+        int64_t e = i * VEC;
+        load8(g, grad + e);
+        load8f(mi, m + e);
+        load8f(vi, v + e);
+        load8f(p, master + e);
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            float gk = g[k] * gs;
+            mi[k] = b1 * mi[k] + (1.0f - b1) * gk;
+            vi[k] = b2 * vi[k] + (1.0f - b2) * gk * gk;
+            p[k] -= lr * (mi[k] * ic1 / (sqrtf(vi[k] * ic2) + eps) + wd * p[k]);
+        }
+        store8f(m + e, mi);
+        store8f(v + e, vi);
+        store8f(master + e, p);
+        store8(param + e, p);
+    }
+}
+
 extern "C" cudaError_t exec_cuk_adamw(cudaStream_t s, void *param, float *master,
                                       const void *grad, float *m, float *v, int64_t n, double lr,
                                       double beta1, double beta2, double eps, double wd,
                                       double grad_scale, double ic1, double ic2)
 {
-    if (n > 0)
+    if (n > 0 && n % VEC == 0 && all_aligned16(param, master, grad, m) && aligned16(v))
+        adamw_v_k<<<blocks_for(n / VEC, THREADS), THREADS, 0, s>>>(
+            (bf16 *)param, master, (const bf16 *)grad, m, v, n / VEC, (float)lr, (float)beta1,
+            (float)beta2, (float)eps, (float)wd, (float)grad_scale, (float)ic1, (float)ic2);
+    else if (n > 0)
         adamw_k<<<blocks_for(n, THREADS), THREADS, 0, s>>>(
             (bf16 *)param, master, (const bf16 *)grad, m, v, n, (float)lr, (float)beta1,
             (float)beta2, (float)eps, (float)wd, (float)grad_scale, (float)ic1, (float)ic2);
+    return cudaGetLastError();
+}
+
+/* ------------------------------------------------------------------------ */
+/* initial weights                                                           */
+/* ------------------------------------------------------------------------ */
+
+__global__ void init_fill_k(bf16 *dst, exec_init_fill f, int64_t k0, int64_t n)
+{
+    GRID_STRIDE(e, n)
+    {
+        double v = exec_init_draw(f.kind, f.std, f.gid, exec_init_index(&f, k0 + e), f.seed);
+        dst[e] = __float2bfloat16_rn((float)v);
+    }
+}
+
+extern "C" cudaError_t exec_cuk_init_fill(cudaStream_t s, void *dst, exec_init_fill f, int64_t k0,
+                                          int64_t n)
+{
+    if (n > 0 && f.ncols > 0)
+        init_fill_k<<<blocks_for(n, THREADS), THREADS, 0, s>>>((bf16 *)dst, f, k0, n);
     return cudaGetLastError();
 }
 

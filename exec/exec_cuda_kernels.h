@@ -16,6 +16,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "exec/exec_init.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -110,6 +112,11 @@ cudaError_t exec_cuk_ce_stats(cudaStream_t s, float *stats, const void *logits,
 cudaError_t exec_cuk_ce_loss_bwd(cudaStream_t s, float *losses, void *logits,
                                  const float *rowmax, const float *stats, const int32_t *targets,
                                  int64_t n, int64_t vn, int64_t v0, double scale);
+
+/* ---- initial weights: dst[0 .. n) bf16 = elements k0 .. k0 + n of the
+ * piece f describes (exec_init.h's draw, in double, rounded once to fp32
+ * and then to bf16, as the host's upload of doubles rounds) ---- */
+cudaError_t exec_cuk_init_fill(cudaStream_t s, void *dst, exec_init_fill f, int64_t k0, int64_t n);
 
 /* ---- elementwise, reductions, optimizer ---- */
 cudaError_t exec_cuk_add(cudaStream_t s, void *y, const void *a, const void *b, int64_t n);

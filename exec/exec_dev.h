@@ -34,7 +34,8 @@
  *
  * Optional operations (NULL when a device has none): the fused attention
  * (flash_fwd / flash_bwd; a layout asking for it is refused on a device
- * without it) and widen (only a device with has_master needs it).
+ * without it), widen (only a device with has_master needs it) and
+ * init_fill (the host draws the initial weights otherwise).
  */
 #ifndef SMD_EXEC_DEV_H
 #define SMD_EXEC_DEV_H
@@ -45,6 +46,7 @@
 #include "common/st.h"
 #include "exec/exec.h"
 #include "exec/exec_comm.h"
+#include "exec/exec_init.h"
 
 typedef struct exec_dev exec_dev;
 typedef struct exec_dev_ops exec_dev_ops;
@@ -193,6 +195,11 @@ struct exec_dev_ops {
      * parameters (Megatron's Float16OptimizerWithFloat16Params clones its
      * fp32 main parameters from the bf16 model's). Optional (NULL). */
     void (*widen)(exec_dev *d, void *dst, const void *src, int64_t n);
+    /* Initial weights drawn on the device (exec_init.h): dst[0 .. n) of
+     * dtype = elements k0 .. k0 + n of the piece f describes, the same
+     * numbers exec_init_draw gives on the host, rounded to dtype. Optional
+     * (NULL: the host draws them and uploads). */
+    void (*init_fill)(exec_dev *d, void *dst, const exec_init_fill *f, int64_t k0, int64_t n);
     /* Fill a buffer of dtype from host doubles (initialisation, loading). */
     void (*upload_f64)(exec_dev *d, void *dst, const double *src, int64_t n);
     void (*download_f64)(exec_dev *d, double *dst, const void *src, int64_t n);

@@ -602,13 +602,16 @@ static cublasLtMatrixLayout_t layout(exec_dev *d, cudaDataType t, int64_t rows, 
 }
 
 /* D (m x n) = alpha op(A) op(B) + beta D (+ bias per row of D), all bf16,
- * column-major, batch products of strides sa, sb, sd. Returns 1 when the
- * bias epilogue had no algorithm (nothing was run; the caller adds the
- * bias itself), 0 otherwise. */
+ * column-major, batch products of strides sa, sb, sd. With bgrad, bias is
+ * written instead: the sums of op(B) over the product's k dimension, one
+ * per column of D (cuBLASLt's CUBLASLT_EPILOGUE_BGRADB, the bias gradient
+ * of a linear layer whose weight gradient this product is). Returns 1 when
+ * the epilogue had no algorithm (nothing was run; the caller adds the bias
+ * or sums the gradient itself), 0 otherwise. */
 static int lt_matmul(exec_dev *d, int ta, int tb, int64_t m, int64_t n, int64_t k,
                      const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb,
                      int64_t sb, void *D, int64_t ldd, int64_t sd, int batch, float alpha,
-                     float beta, const void *bias)
+                     float beta, const void *bias, int bgrad)
 {
     if (failed(d) || m == 0 || n == 0)
         return 0;
@@ -618,7 +621,7 @@ static int lt_matmul(exec_dev *d, int ta, int tb, int64_t m, int64_t n, int64_t 
     key.ta = ta;
     key.tb = tb;
     key.batch = batch;
-    key.epilogue = bias != NULL;
+    key.epilogue = bias ? 1 + (bgrad != 0) : 0;
     key.dtype_d = CUDA_R_16BF;
     key.m = m;
     key.n = n;
@@ -642,7 +645,7 @@ static int lt_matmul(exec_dev *d, int ta, int tb, int64_t m, int64_t n, int64_t 
         CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb)))
         goto done;
     if (bias) {
-        cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+        cublasLtEpilogue_t epi = bgrad ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_BIAS;
         cudaDataType bt = CUDA_R_16BF;
         if (CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi,
                                                   sizeof epi)) ||
@@ -688,8 +691,8 @@ done:
 static void cuda_matmul_fwd(exec_dev *d, void *out, const void *inp, const void *w,
                             const void *bias, int64_t n, int64_t C, int64_t OC)
 {
-    if (lt_matmul(d, 1, 0, OC, n, C, w, C, 0, inp, C, 0, out, OC, 0, 1, 1.0f, 0.0f, bias)) {
-        lt_matmul(d, 1, 0, OC, n, C, w, C, 0, inp, C, 0, out, OC, 0, 1, 1.0f, 0.0f, NULL);
+    if (lt_matmul(d, 1, 0, OC, n, C, w, C, 0, inp, C, 0, out, OC, 0, 1, 1.0f, 0.0f, bias, 0)) {
+        lt_matmul(d, 1, 0, OC, n, C, w, C, 0, inp, C, 0, out, OC, 0, 1, 1.0f, 0.0f, NULL, 0);
         if (!failed(d))
             CKK(d, exec_cuk_bias_rows(cu(d)->stream, out, bias, n, OC), "bias_rows");
     }
@@ -701,7 +704,7 @@ static void cuda_matmul_bwd_input(exec_dev *d, void *dinp, const void *dout, con
                                   int64_t n, int64_t C, int64_t OC, int accumulate)
 {
     lt_matmul(d, 0, 0, C, n, OC, w, C, 0, dout, OC, 0, dinp, C, 0, 1, 1.0f,
-              accumulate ? 1.0f : 0.0f, NULL);
+              accumulate ? 1.0f : 0.0f, NULL, 0);
     d->flops += 2.0 * (double)n * (double)C * (double)OC;
 }
 
@@ -720,10 +723,21 @@ static void colsum(exec_dev *d, void *dw, void *db, const void *dout, const void
 static void cuda_matmul_bwd_weight(exec_dev *d, void *dw, void *dbias, const void *dout,
                                    const void *inp, int64_t n, int64_t C, int64_t OC)
 {
-    lt_matmul(d, 0, 1, C, OC, n, inp, C, 0, dout, OC, 0, dw, C, 0, 1, 1.0f, 1.0f, NULL);
-    d->flops += 2.0 * (double)n * (double)C * (double)OC;
-    if (dbias)
+    void *db = NULL;
+    if (dbias) /* the product writes the bias gradient; it is then added */
+        db = scratch(d, (size_t)OC * 2);
+    if (!dbias ||
+        (db && !lt_matmul(d, 0, 1, C, OC, n, inp, C, 0, dout, OC, 0, dw, C, 0, 1, 1.0f, 1.0f, db,
+                          1))) {
+        if (!dbias)
+            lt_matmul(d, 0, 1, C, OC, n, inp, C, 0, dout, OC, 0, dw, C, 0, 1, 1.0f, 1.0f, NULL, 0);
+        else if (!failed(d))
+            CKK(d, exec_cuk_add(cu(d)->stream, dbias, db, NULL, OC), "add (bias gradient)");
+    } else if (!failed(d)) { /* no algorithm with the epilogue: sum the columns apart */
+        lt_matmul(d, 0, 1, C, OC, n, inp, C, 0, dout, OC, 0, dw, C, 0, 1, 1.0f, 1.0f, NULL, 0);
         colsum(d, NULL, dbias, dout, NULL, NULL, NULL, n, OC, 0);
+    }
+    d->flops += 2.0 * (double)n * (double)C * (double)OC;
 }
 
 /* ---- embedding ---- */
@@ -890,13 +904,13 @@ static void cuda_attention_fwd(exec_dev *d, void *out, void *probs, const void *
     float scale = (float)(1.0 / sqrt((double)hd));
     CKK(d, exec_cuk_attn_permute(st, q, k, v, qkv, T, B, Hq, Hkv, hd), "attn_permute");
     lt_matmul(d, 1, 0, T, T, hd, k, hd, T * hd, q, hd, T * hd, probs, T, TT, nb, scale, 0.0f,
-              NULL);
+              NULL, 0);
     if (!failed(d))
         CKK(d, exec_cuk_softmax_causal(st, probs, B * Hq, T), "softmax_causal");
     if (out) {
         /* O^T (hd x T) = v^T P^T: A = v stored hd x T, B = P stored T x T (= P^T) */
         lt_matmul(d, 0, 0, hd, T, T, v, hd, T * hd, probs, T, TT, o, hd, T * hd, nb, 1.0f, 0.0f,
-                  NULL);
+                  NULL, 0);
         if (!failed(d))
             CKK(d, exec_cuk_attn_unpermute(st, out, o, T, B, Hq, hd), "attn_unpermute");
     }
@@ -921,18 +935,18 @@ static void cuda_attention_bwd(exec_dev *d, void *dqkv, void *dprobs, const void
         CKK(d, exec_cuk_attn_heads(st, dO, dout, T, B, Hq, hd), "attn_heads");
     /* dP = dO v^T (as S = q k^T) */
     lt_matmul(d, 1, 0, T, T, hd, v, hd, T * hd, dO, hd, T * hd, dprobs, T, TT, nb, 1.0f, 0.0f,
-              NULL);
+              NULL, 0);
     /* dV^T (hd x T) = dO^T P: B = P stored T x T, transposed */
     lt_matmul(d, 0, 1, hd, T, T, dO, hd, T * hd, probs, T, TT, dv, hd, T * hd, nb, 1.0f, 0.0f,
-              NULL);
+              NULL, 0);
     if (!failed(d))
         CKK(d, exec_cuk_softmax_causal_bwd(st, dprobs, probs, B * Hq, T), "softmax_causal_bwd");
     /* dQ^T = scale k^T dS^T (dS stored T x T is dS^T column-major) */
     lt_matmul(d, 0, 0, hd, T, T, k, hd, T * hd, dprobs, T, TT, dq, hd, T * hd, nb, scale, 0.0f,
-              NULL);
+              NULL, 0);
     /* dK^T = scale q^T dS */
     lt_matmul(d, 0, 1, hd, T, T, q, hd, T * hd, dprobs, T, TT, dk, hd, T * hd, nb, scale, 0.0f,
-              NULL);
+              NULL, 0);
     if (!failed(d))
         CKK(d, exec_cuk_attn_unpermute_grad(st, dqkv, dq, dk, dv, T, B, Hq, Hkv, hd),
             "attn_unpermute_grad");
@@ -1077,6 +1091,12 @@ static void cuda_adamw(exec_dev *d, void *param, void *master, const void *grad,
         "adamw");
 }
 
+static void cuda_init_fill(exec_dev *d, void *dst, const exec_init_fill *f, int64_t k0, int64_t n)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_init_fill(cu(d)->stream, dst, *f, k0, n), "init_fill");
+}
+
 static void cuda_widen(exec_dev *d, void *dst, const void *src, int64_t n)
 {
     if (!failed(d))
@@ -1131,6 +1151,7 @@ const exec_dev_ops exec_dev_cuda_ops = {
     .sumsq = cuda_sumsq,
     .adamw = cuda_adamw,
     .widen = cuda_widen,
+    .init_fill = cuda_init_fill,
     .upload_f64 = cuda_upload_f64,
     .download_f64 = cuda_download_f64,
 };

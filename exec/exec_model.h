@@ -37,6 +37,7 @@
 #include "exec/exec.h"
 #include "exec/exec_comm.h"
 #include "exec/exec_dev.h"
+#include "exec/exec_init.h"
 
 /* Roles of the local tensors of a unit. */
 typedef enum exec_role {
@@ -62,7 +63,6 @@ typedef enum exec_unit_kind {
 } exec_unit_kind;
 
 /* Initialisation of a global tensor. */
-enum { EXEC_INIT_NORMAL = 0, EXEC_INIT_ZERO, EXEC_INIT_ONE };
 
 /* Flags of a local tensor. */
 enum {

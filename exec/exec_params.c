@@ -25,38 +25,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/exec_init.h"
 #include "exec/exec_model.h"
 
 /* GPT-2's initial standard deviation of every weight (Radford et al. 2019). */
 #define EXEC_INIT_STD 0.02
 
-#define EXEC_TWO_PI 6.283185307179586
-
-/* ---- the counter-based normal generator ---- */
-
-static uint64_t splitmix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in (0, 1), from 53 random bits. */
-static double unit_open(uint64_t bits)
-{
-    return ((double)(bits >> 11) + 0.5) / 9007199254740992.0;
-}
-
 double exec_init_value(const exec_gtensor *g, int gid, int64_t i, uint64_t seed)
 {
-    if (g->init == EXEC_INIT_ZERO)
-        return 0.0;
-    if (g->init == EXEC_INIT_ONE)
-        return 1.0;
-    uint64_t k = splitmix64(seed ^ splitmix64(((uint64_t)gid << 40) ^ (uint64_t)i));
-    double u1 = unit_open(k), u2 = unit_open(splitmix64(k));
-    return g->std * sqrt(-2.0 * log(u1)) * cos(EXEC_TWO_PI * u2);
+    return exec_init_draw(g->init, g->std, gid, i, seed);
 }
 
 /* ---- global tensors ---- */
@@ -361,6 +338,43 @@ static void unit_init(const exec_model *x, int u, uint64_t seed, double *out)
     }
 }
 
+/* The same values drawn by the device itself, piece by piece (the buffers
+ * come zeroed from exec_dev_alloc, so a unit's padding needs nothing). With
+ * ZeRO-3 only the part of each piece inside this rank's shard is drawn. */
+static int init_on_device(exec_model *x, uint64_t seed, st_err *err)
+{
+    exec_dev *dev = x->dev;
+    for (int u = 0; u < x->nu; u++) {
+        const exec_unit *un = &x->u[u];
+        const exec_bucket *b = &x->b[un->bucket];
+        /* the unit's elements this rank holds: [h0, h1) of the unit */
+        int64_t h0 = x->zero3 ? b->held_off - b->off : 0;
+        int64_t h1 = x->zero3 ? h0 + b->held_len : un->numel;
+        void *base = x->zero3 ? exec_dev_at(dev, x->pshard, b->shard_off)
+                              : exec_dev_at(dev, x->params, un->off);
+        for (int r = 0; r < R__COUNT; r++) {
+            int ti = un->tensor[r];
+            if (ti < 0)
+                continue;
+            const exec_tensor *t = &x->t[ti];
+            int64_t off = t->off; /* the piece's first element in the unit */
+            for (int k = 0; k < t->npieces; k++) {
+                const exec_piece *pc = &t->piece[k];
+                const exec_gtensor *g = &x->gt[pc->gid];
+                int64_t n = pc->nrows * pc->ncols, a = off > h0 ? off : h0,
+                        e = off + n < h1 ? off + n : h1;
+                if (a < e) {
+                    exec_init_fill f = {pc->gid, g->init, g->std, seed,
+                                        pc->row0, pc->col0, pc->ncols, g->cols};
+                    dev->ops->init_fill(dev, exec_dev_at(dev, base, a - h0), &f, a - off, e - a);
+                }
+                off += n;
+            }
+        }
+    }
+    return dev->ops->sync(dev, err);
+}
+
 int exec_model_tables(exec_model *x, int pp_rank, size_t elem_bytes, st_err *err)
 {
     const plan_model *m = x->m;
@@ -527,6 +541,8 @@ int exec_model_build(exec_model *x, int pp_rank, uint64_t seed, st_err *err)
     exec_ws_layout(x, x->ws_block, x->rec_block);
 
     /* initial values */
+    if (dev->ops->init_fill)
+        return init_on_device(x, seed, err);
     int64_t most = 0;
     for (int i = 0; i < x->nb; i++)
         most = x->b[i].len > most ? x->b[i].len : most;

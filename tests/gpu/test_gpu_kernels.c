@@ -34,6 +34,7 @@
 
 #include "exec/exec.h"
 #include "exec/exec_dev.h"
+#include "exec/exec_init.h"
 
 #define TOL_ELEM 1e-2
 #define TOL_SUM 2e-2
@@ -245,9 +246,9 @@ static void test_embedding(void)
     free(tok), free(w), free(dy), free(pe);
 }
 
-static void test_norm(int rms)
+static void test_norm(int rms, int64_t C)
 {
-    int64_t n = 257, C = 384;
+    int64_t n = 257;
     double *x = rnd(n * C, 2), *w = rnd(C, 1), *b = rnd(C, 0.5), *dy = rnd(n * C, 1);
     double *dx0 = rnd(n * C, 1);
     for (int64_t i = 0; i < n * C; i++) /* an offset, so LayerNorm's mean matters */
@@ -255,7 +256,8 @@ static void test_norm(int rms)
     pair X = mk(n * C, x, 0), Wt = mk(C, w, 0), Bi = mk(C, b, 0), Y = mk(n * C, NULL, 0);
     pair M = mk(n, NULL, 1), R = mk(n, NULL, 1), dY = mk(n * C, dy, 0), dX = mk(n * C, dx0, 0);
     pair dW = mk(C, NULL, 0), dB = mk(C, NULL, 0);
-    const char *nm = rms ? "rmsnorm" : "layernorm";
+    char nm[32];
+    snprintf(nm, sizeof nm, "%s C%lld", rms ? "rmsnorm" : "layernorm", (long long)C);
     char name[64];
     cpu->ops->norm_fwd(cpu, Y.c, rms ? NULL : M.c, R.c, X.c, Wt.c, rms ? NULL : Bi.c, n, C, rms);
     gpu->ops->norm_fwd(gpu, Y.g, rms ? NULL : M.g, R.g, X.g, Wt.g, rms ? NULL : Bi.g, n, C, rms);
@@ -423,9 +425,8 @@ static void test_cross_entropy(void)
     free(lg), free(tgt);
 }
 
-static void test_elementwise(void)
+static void test_elementwise(int64_t n)
 {
-    int64_t n = 1000003;
     double *a = rnd(n, 1), *b = rnd(n, 1);
     pair A = mk(n, a, 0), B = mk(n, b, 0), Y = mk(n, NULL, 0);
     cpu->ops->add3(cpu, Y.c, A.c, B.c, n);
@@ -452,9 +453,8 @@ static void test_elementwise(void)
 /* AdamW: the CPU updates its fp32 parameters directly, the GPU its fp32
  * master (the CPU's parameters are the master here) and rounds the bf16
  * parameter from it. */
-static void test_adamw(void)
+static void test_adamw(int64_t n)
 {
-    int64_t n = 300007;
     double *p = rnd(n, 1), *g = rnd(n, 0.1), *m = rnd(n, 0.01), *v = rnd(n, 0.001);
     for (int64_t i = 0; i < n; i++)
         v[i] = fabs(v[i]);
@@ -483,6 +483,48 @@ static void test_adamw(void)
     free(p), free(g), free(m), free(v), free(c), free(gg);
 }
 
+/* Initial weights drawn on the GPU against the host's draw of the same
+ * elements (exec_init.h): a piece of a 300 x 1000 tensor at (17, 40), from
+ * its 1234th element. Both draw in double from the same counter; the GPU's
+ * log and cos (CUDA's double functions, within 2 ulp of the exact value)
+ * may differ from the host's libm in the last bits, which survives the
+ * rounding to bf16 (8 bits) only at a rounding boundary: at most a 2^-8
+ * relative step on a few elements, none larger. */
+static void test_init_fill(void)
+{
+    exec_init_fill f = {7, EXEC_INIT_NORMAL, 0.02, 0x5eedull, 17, 40, 900, 1000};
+    int64_t k0 = 1234, n = 200000;
+    checks++;
+    st_err err = {0};
+    void *g = exec_dev_alloc(gpu, (size_t)n * 2, EXEC_MEM_WORKSPACE, &err);
+    double *got = malloc((size_t)n * sizeof *got);
+    if (!g || !got) {
+        fprintf(stderr, "test_gpu_kernels: %s\n", err.msg);
+        exit(1);
+    }
+    gpu->ops->init_fill(gpu, g, &f, k0, n);
+    gpu_ok("init_fill");
+    gpu->ops->download_f64(gpu, got, g, n);
+    int64_t same = 0, off = 0;
+    double worst = 0;
+    for (int64_t k = 0; k < n; k++) {
+        double want = bf16_round(exec_init_draw(f.kind, f.std, f.gid, exec_init_index(&f, k0 + k),
+                                                f.seed));
+        double rel = want != 0 ? fabs(got[k] - want) / fabs(want) : fabs(got[k]);
+        same += got[k] == want;
+        off += got[k] != want;
+        worst = fmax(worst, rel);
+    }
+    int ok = worst <= 1.0 / 256 && off <= n / 1000;
+    printf("%-4s %-30s %8lld elements  %lld identical, %lld one bf16 step apart at most (worst "
+           "rel %.2e)\n",
+           ok ? "ok" : "FAIL", "init_fill (the host's numbers)", (long long)n, (long long)same,
+           (long long)off, worst);
+    failures += !ok;
+    exec_dev_free(gpu, g, (size_t)n * 2, EXEC_MEM_WORKSPACE);
+    free(got);
+}
+
 int main(void)
 {
     st_err err = {0};
@@ -502,8 +544,11 @@ int main(void)
     test_matmul(1024, 768, 2304); /* a GPT-2 small layer's QKV */
     test_matmul(37, 24, 10);      /* odd shapes: unaligned rows */
     test_embedding();
-    test_norm(0);
-    test_norm(1);
+    /* C a multiple of 8: the 16-byte kernels; 100: the scalar ones */
+    test_norm(0, 384);
+    test_norm(1, 384);
+    test_norm(0, 100);
+    test_norm(1, 100);
     test_activations();
     test_rope();
     test_attention(64, 2, 4, 4, 16);
@@ -511,8 +556,11 @@ int main(void)
     test_attention(256, 2, 8, 2, 64);
     test_attention(130, 1, 2, 1, 128); /* the largest head size of the fused kernel */
     test_cross_entropy();
-    test_elementwise();
-    test_adamw();
+    test_elementwise(1000000); /* the 16-byte kernels */
+    test_elementwise(1000003); /* the scalar ones */
+    test_adamw(300000);
+    test_adamw(300007);
+    test_init_fill();
     gpu_ok("the end");
     printf("%d of %d comparisons failed\n", failures, checks);
     exec_dev_close(cpu);
