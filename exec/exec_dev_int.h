@@ -9,6 +9,7 @@
 
 extern const exec_dev_ops exec_dev_cpu_ops;
 extern const exec_dev_ops exec_dev_cpu64_ops;
+extern const exec_dev_ops exec_dev_cpu_bf16_ops;
 extern const exec_dev_ops exec_dev_cuda_ops;
 /* GPUs CUDA sees (exec_dev_cuda.c, built with CUDA only); 0 on any error. */
 int exec__cuda_count(void);

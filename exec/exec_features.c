@@ -74,6 +74,7 @@ const char *exec_comm_names(void)
 static const exec_dev_ops *const devices[] = {
     &exec_dev_cpu_ops,
     &exec_dev_cpu64_ops,
+    &exec_dev_cpu_bf16_ops,
 #if HAVE_CUDA
     &exec_dev_cuda_ops,
 #endif
@@ -102,9 +103,12 @@ int exec_device_count(const char *name)
 
 const char *exec_dev_names(void)
 {
-#if HAVE_CUDA
-    return "cpu cpu64 cuda";
-#else
-    return "cpu cpu64";
-#endif
+    static char names[64];
+    if (!names[0])
+        for (size_t i = 0; i < NDEVICES; i++) {
+            if (i)
+                strcat(names, " ");
+            strcat(names, devices[i]->name);
+        }
+    return names;
 }

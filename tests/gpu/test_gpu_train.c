@@ -5,31 +5,49 @@
  *
  * Each case trains the same small model from the same seed on the same
  * data (the text fixture, vocab 256) for STEPS steps with smdplan-rank, once
- * on the CPU device (fp32, one rank) and once as the case says, and
- * compares the losses step by step.
+ * on the CPU device that rounds like the GPU stores ("cpu-bf16": fp32
+ * arithmetic, every stored parameter, activation and gradient rounded to
+ * bf16, fp32 master weights and moments; one rank) and once as the case
+ * says, and compares the losses step by step.
  *
- *   gpt, llama          one rank, "cuda" (bf16, plain attention) against
- *                       "cpu": every step's loss within 2 % of the CPU's.
- *                       bf16 keeps 8 bits of mantissa (a relative rounding
- *                       of 2^-9 per stored value); over 20 steps of a
- *                       4-layer model the two loss curves stay within 1 %
- *                       when the code is right, while a wrong gradient
- *                       anywhere moves them apart by far more within a few
- *                       steps. The loss must also fall (last < first).
+ * The tolerance of step t. Both runs round the same stored values to bf16;
+ * what differs is the order of the fp32 sums (each a relative 2^-24 per
+ * term), which flips the bf16 rounding (one step of 2^-8) of some stored
+ * values, and the roundings a GPU kernel makes inside itself (the plain
+ * attention's scores, the fused attention's probabilities, each a relative
+ * 2^-9 before a sum over at most 64 keys). The size of such differences in
+ * the loss is known from the CPU alone: storing in bf16 at all (cpu-bf16
+ * against the fp32 "cpu", every stored value moved by up to 2^-9) moves
+ * this model's loss by at most 0.05 % on a step of ordinary gradient
+ * (measured on both architectures, steps 1-20); TOL, 1 %, is twenty times
+ * that, while a wrong gradient anywhere moves the curves apart by far more
+ * within a few steps. To first order two runs whose weights differ by
+ * dtheta at step t see losses differing by grad L_t . dtheta, at most
+ * |grad L_t| |dtheta|: a step whose gradient is k times the run's median
+ * magnifies the same weight difference k times. The GPT case has such a
+ * step (step 15: a gradient norm of 142 against a median of 1.5, the loss
+ * up from 3.23 to 4.59 and back to 3.18 on the next batch, on the CPU in
+ * fp32 and fp64 alike; cpu-bf16 alone moves it by 3.4 %), so step t's
+ * tolerance is TOL max(1, |grad L_t| / median |grad L|), the reference's
+ * gradient norms before clipping. The loss must also fall (last < first).
+ *
+ *   gpt, llama          one rank, "cuda" (bf16, plain attention).
  *   gpt_flash, llama_flash  the same with the fused attention
- *                       (layout.flash_attention), against the CPU (2 %)
- *                       and against the plain path on the GPU (1 %: both
- *                       bf16, they differ only in the attention's
- *                       rounding).
+ *                       (layout.flash_attention), against the CPU and
+ *                       against the plain path on the GPU (the same
+ *                       tolerance: both bf16, they differ in the
+ *                       attention's internal rounding only).
  *   tp2, pp2, dp2_zero2  two ranks on one GPU over the MPI transport (the
- *                       groups staged through host memory), CUDA compute,
- *                       against one CPU rank (2 %): TP's bf16 all-reduces
- *                       (summed in f32 on the host), the pipeline's sends,
- *                       ZeRO-2's reduce-scatter.
+ *                       groups staged through host memory), CUDA compute:
+ *                       TP's bf16 all-reduces (summed in f32 on the host),
+ *                       the pipeline's sends, ZeRO-2's reduce-scatter.
  *   nccl1               one rank over the NCCL transport (communicators of
  *                       one GPU each, made over MPI), with ZeRO-2 so the
  *                       gradients go through an NCCL reduce-scatter every
- *                       step, against one CPU rank (2 %).
+ *                       step.
+ *   cpu_gpt, cpu_llama  no GPU: the fp32 "cpu" device against the same
+ *                       reference under the same tolerance, the CPU's own
+ *                       check of the claims above (it runs in every build).
  *   checkpoint          checkpoints of the CUDA device (bf16 parameters, fp32
  *                       master weights and moments): two ranks sharing the
  *                       GPU over the MPI transport, DP 2 with ZeRO-1 (each
@@ -58,8 +76,7 @@
 #include "exec/exec_dump.h"
 
 #define STEPS 20
-#define TOL_CPU 0.02
-#define TOL_GPU 0.01
+#define TOL 0.01
 
 static const char *mpiexec, *rankprog, *fixtures;
 static char tmp[256];
@@ -99,6 +116,8 @@ static void write_config(const char *path, const char *arch, const char *device,
 /* Run the config on ranks ranks; 0 and the losses on success (nsteps, if
  * non-NULL, gets the steps run and loss their losses; NULL: STEPS of them
  * are required). */
+static double last_gnorm[STEPS];
+
 static int run_n(int ranks, const char *cfg, double *loss, int *nsteps)
 {
     char cmd[2048], res[300], log[300];
@@ -128,8 +147,10 @@ static int run_n(int ranks, const char *cfg, double *loss, int *nsteps)
     int ok = nsteps ? r.nsteps >= 1 && r.nsteps <= STEPS : r.nsteps == STEPS;
     if (nsteps)
         *nsteps = r.nsteps;
-    for (int i = 0; ok && i < r.nsteps; i++)
+    for (int i = 0; ok && i < r.nsteps; i++) {
         loss[i] = r.steps[i].loss;
+        last_gnorm[i] = r.steps[i].grad_norm;
+    }
     if (ok && r.nranks > 0)
         printf("  %s on %d rank(s): peak %.1f MiB by the executor's count, %.1f MiB on the GPU\n",
                r.device, r.ranks, r.rank_stats[0].peak_memory_bytes / 1048576.0,
@@ -221,22 +242,48 @@ static int checkpoint_case(const char *arch)
     return fail;
 }
 
-/* Every step's relative difference within tol; the curve falls. */
-static int compare(const char *what, const double *ref, const double *got, double tol)
+/* The reference run's gradient norms (see the file comment). */
+static double ref_gnorm[STEPS];
+
+static int cmp_double(const void *a, const void *b)
 {
-    double worst = 0;
-    int at = 0;
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every step's relative difference within TOL, magnified on a step whose
+ * reference gradient is above the median (the file comment); the curve
+ * falls. */
+static int compare(const char *what, const double *ref, const double *got)
+{
+    double sorted[STEPS];
+    memcpy(sorted, ref_gnorm, sizeof sorted);
+    qsort(sorted, STEPS, sizeof sorted[0], cmp_double);
+    double med = sorted[STEPS / 2], worst = 0, worst_tol = TOL;
+    int at = 0, ok = got[STEPS - 1] < got[0];
     for (int i = 0; i < STEPS; i++) {
+        double tol = TOL * fmax(1.0, ref_gnorm[i] / med);
         double rel = fabs(got[i] - ref[i]) / fabs(ref[i]);
-        if (!(rel <= worst))
-            worst = rel, at = i;
+        if (!(rel <= tol))
+            ok = 0;
+        if (!(rel / tol <= worst / worst_tol))
+            worst = rel, worst_tol = tol, at = i;
     }
-    int ok = worst <= tol && got[STEPS - 1] < got[0];
-    printf("%-4s %-28s losses %.4f -> %.4f (reference %.4f -> %.4f), worst step %d: %.2f %% "
-           "(tol %.0f %%)\n",
+    printf("%-4s %-28s losses %.4f -> %.4f (reference %.4f -> %.4f), nearest its tolerance: "
+           "step %d, %.2f %% (tol %.1f %%)\n",
            ok ? "ok" : "FAIL", what, got[0], got[STEPS - 1], ref[0], ref[STEPS - 1], at + 1,
-           100 * worst, 100 * tol);
+           100 * worst, 100 * worst_tol);
     return ok ? 0 : 1;
+}
+
+/* The reference: one rank of the bf16-rounding CPU device. */
+static int run_reference(const char *cfg, const char *arch, int microbatches, double *ref)
+{
+    write_config(cfg, arch, "cpu-bf16", "self", microbatches, "");
+    if (run(1, cfg, ref))
+        return 1;
+    memcpy(ref_gnorm, last_gnorm, sizeof ref_gnorm);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -251,21 +298,24 @@ int main(int argc, char **argv)
     const char *c = argv[4];
     st_err err = {0};
     exec_dev *probe = NULL;
-    if (!exec_dev_find("cuda")) {
-        printf("skipped: this build has no cuda device (built: %s)\n", exec_dev_names());
-        return 77;
+    int cpu_case = strncmp(c, "cpu_", 4) == 0;
+    if (!cpu_case) { /* the GPU cases need a GPU */
+        if (!exec_dev_find("cuda")) {
+            printf("skipped: this build has no cuda device (built: %s)\n", exec_dev_names());
+            return 77;
+        }
+        if (exec_dev_open("cuda", 1, &probe, &err) != ST_OK) {
+            printf("skipped: %s\n", err.msg);
+            return 77;
+        }
+        exec_dev_close(probe);
     }
-    if (exec_dev_open("cuda", 1, &probe, &err) != ST_OK) {
-        printf("skipped: %s\n", err.msg);
-        return 77;
-    }
-    exec_dev_close(probe);
     snprintf(tmp, sizeof tmp, "/tmp/smd-gpu-train-XXXXXX");
     if (!mkdtemp(tmp)) {
         fprintf(stderr, "test_gpu_train: cannot make a directory under /tmp\n");
         return 1;
     }
-    const char *arch = strncmp(c, "llama", 5) == 0 ? "llama" : "gpt";
+    const char *arch = strstr(c, "llama") ? "llama" : "gpt";
     int flash = strstr(c, "flash") != NULL;
     char ref_cfg[300], cfg[300];
     snprintf(ref_cfg, sizeof ref_cfg, "%s/ref.json", tmp);
@@ -276,22 +326,26 @@ int main(int argc, char **argv)
         rc = checkpoint_case(arch);
         goto done;
     }
-    write_config(ref_cfg, arch, "cpu", "self", 2, "");
-    if (run(1, ref_cfg, ref))
+    if (run_reference(ref_cfg, arch, 2, ref))
         goto done;
-    if (!strcmp(c, "gpt") || !strcmp(c, "llama") || flash) {
+    if (cpu_case) {
+        write_config(cfg, arch, "cpu", "self", 2, "");
+        if (run(1, cfg, got))
+            goto done;
+        rc = compare("cpu (fp32)", ref, got);
+    } else if (!strcmp(c, "gpt") || !strcmp(c, "llama") || flash) {
         write_config(cfg, arch, "cuda", "self", 2, "");
         if (run(1, cfg, plain))
             goto done;
-        rc = compare("cuda (plain attention)", ref, plain, TOL_CPU);
+        rc = compare("cuda (plain attention)", ref, plain);
         if (flash) {
             write_config(cfg, arch, "cuda", "self", 2, "\"flash_attention\": true");
             if (run(1, cfg, got)) {
                 rc = 1;
                 goto done;
             }
-            rc |= compare("cuda (fused attention)", ref, got, TOL_CPU);
-            rc |= compare("fused against plain", plain, got, TOL_GPU);
+            rc |= compare("cuda (fused attention)", ref, got);
+            rc |= compare("fused against plain", plain, got);
         }
     } else {
         int ranks = strcmp(c, "nccl1") ? 2 : 1;
@@ -308,15 +362,12 @@ int main(int argc, char **argv)
         }
         /* the one-rank reference runs the same global batch: dp2 with 2
          * microbatches each is 4 microbatches on one rank */
-        if (!strcmp(c, "dp2_zero2")) {
-            write_config(ref_cfg, arch, "cpu", "self", 4, "");
-            if (run(1, ref_cfg, ref))
-                goto done;
-        }
+        if (!strcmp(c, "dp2_zero2") && run_reference(ref_cfg, arch, 4, ref))
+            goto done;
         write_config(cfg, arch, "cuda", ranks == 1 ? "nccl" : "mpi", 2, layout);
         if (run(ranks, cfg, got))
             goto done;
-        rc = compare(c, ref, got, TOL_CPU);
+        rc = compare(c, ref, got);
     }
 done:
     snprintf(cfg, sizeof cfg, "rm -rf %s", tmp);

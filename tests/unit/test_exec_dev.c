@@ -11,6 +11,7 @@
 #include "test_util.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "exec/exec_dev.h"
 
@@ -477,6 +478,74 @@ static int setup(void **state)
     return exec_dev_open("cpu64", 1, &dev64, &err);
 }
 
+/* x rounded to bf16 (nearest even), as a float. */
+static float bf16_of(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* "cpu-bf16" is "cpu" followed by the rounding of what each op stores:
+ * bit for bit on a product, a norm, an activation and AdamW (whose
+ * parameter is its fp32 master rounded, the master and moments fp32). */
+static void test_cpu_bf16(void **state)
+{
+    st_err err = {0};
+    exec_dev *f = NULL, *b = NULL;
+    assert_int_equal(exec_dev_open("cpu", 1, &f, &err), ST_OK);
+    assert_int_equal(exec_dev_open("cpu-bf16", 1, &b, &err), ST_OK);
+    assert_true(b->ops->has_master);
+    int64_t n = 37, C = 48, OC = 40;
+    double *x = rnd(n * C, 1), *w = rnd(OC * C, 0.3), *bias = rnd(OC, 0.1);
+    float *xf = malloc(n * C * 4), *wf = malloc(OC * C * 4), *bf = malloc(OC * 4);
+    float *yf = malloc(n * OC * 4), *yb = malloc(n * OC * 4);
+    /* the same bf16 inputs on both */
+    b->ops->upload_f64(b, xf, x, n * C);
+    b->ops->upload_f64(b, wf, w, OC * C);
+    b->ops->upload_f64(b, bf, bias, OC);
+    for (int64_t i = 0; i < n * C; i++)
+        assert_true(xf[i] == bf16_of(xf[i]));
+    f->ops->matmul_fwd(f, yf, xf, wf, bf, n, C, OC);
+    b->ops->matmul_fwd(b, yb, xf, wf, bf, n, C, OC);
+    for (int64_t i = 0; i < n * OC; i++)
+        assert_true(yb[i] == bf16_of(yf[i]));
+    f->ops->gelu_fwd(f, yf, xf, n * C < n * OC ? n * C : n * OC);
+    b->ops->gelu_fwd(b, yb, xf, n * C < n * OC ? n * C : n * OC);
+    for (int64_t i = 0; i < (n * C < n * OC ? n * C : n * OC); i++)
+        assert_true(yb[i] == bf16_of(yf[i]));
+    float *mean = malloc(n * 4), *rstd = malloc(n * 4), *lw = malloc(C * 4), *lb = malloc(C * 4);
+    float *nf = malloc(n * C * 4), *nb = malloc(n * C * 4);
+    for (int64_t i = 0; i < C; i++)
+        lw[i] = 1.0f, lb[i] = 0.0f;
+    f->ops->norm_fwd(f, nf, mean, rstd, xf, lw, lb, n, C, 0);
+    b->ops->norm_fwd(b, nb, mean, rstd, xf, lw, lb, n, C, 0);
+    for (int64_t i = 0; i < n * C; i++)
+        assert_true(nb[i] == bf16_of(nf[i]));
+    /* AdamW: the "cpu" op on the master, the parameter rounded from it */
+    float p[4], mst[4], mstf[4], g[4], m[4] = {0}, v[4] = {0}, m2[4] = {0}, v2[4] = {0};
+    for (int i = 0; i < 4; i++) {
+        mst[i] = mstf[i] = 0.3f * (float)(i + 1) + 1e-3f;
+        p[i] = bf16_of(mst[i]);
+        g[i] = bf16_of(0.05f * (float)(i - 2));
+    }
+    exec_adamw a = {.lr = 0.01, .beta1 = 0.9, .beta2 = 0.95, .eps = 1e-8, .weight_decay = 0.1,
+                    .grad_scale = 1.0, .step = 1};
+    b->ops->adamw(b, p, mst, g, m, v, 4, &a);
+    f->ops->adamw(f, mstf, NULL, g, m2, v2, 4, &a);
+    for (int i = 0; i < 4; i++) {
+        assert_true(mst[i] == mstf[i] && m[i] == m2[i] && v[i] == v2[i]);
+        assert_true(p[i] == bf16_of(mstf[i]));
+    }
+    free(x), free(w), free(bias), free(xf), free(wf), free(bf), free(yf), free(yb);
+    free(mean), free(rstd), free(lw), free(lb), free(nf), free(nb);
+    exec_dev_close(f);
+    exec_dev_close(b);
+}
+
 static int teardown(void **state)
 {
     exec_dev_close(dev64);
@@ -490,7 +559,7 @@ int main(void)
         cmocka_unit_test(test_activations),  cmocka_unit_test(test_embedding),
         cmocka_unit_test(test_attention),    cmocka_unit_test(test_cross_entropy),
         cmocka_unit_test(test_f32_and_adamw), cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_accounting),
+        cmocka_unit_test(test_accounting),   cmocka_unit_test(test_cpu_bf16),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
