@@ -39,100 +39,6 @@ static __device__ float block_reduce(float v, int is_max)
 }
 
 /* ------------------------------------------------------------------------ */
-/* embedding                                                                 */
-/* ------------------------------------------------------------------------ */
-
-__global__ void embed_fwd_k(bf16 *out, const int32_t *tok, const bf16 *wte, int64_t C, int64_t v0,
-                            int64_t vn)
-{
-    int64_t i = blockIdx.x, t = (int64_t)tok[i] - v0;
-    bf16 *o = out + i * C;
-    if (t >= 0 && t < vn) {
-        const bf16 *w = wte + t * C;
-        for (int64_t c = threadIdx.x; c < C; c += blockDim.x)
-            o[c] = w[c];
-    } else {
-        for (int64_t c = threadIdx.x; c < C; c += blockDim.x)
-            o[c] = tb(0.0f);
-    }
-}
-
-extern "C" cudaError_t exec_cuk_embed_fwd(cudaStream_t s, void *out, const int32_t *tok,
-                                          const void *wte, int64_t n, int64_t C, int64_t v0,
-                                          int64_t vn)
-{
-    if (n > 0)
-        embed_fwd_k<<<(unsigned)n, THREADS, 0, s>>>((bf16 *)out, tok, (const bf16 *)wte, C, v0,
-                                                     vn);
-    return cudaGetLastError();
-}
-
-__global__ void embed_bwd_k(bf16 *dwte, const bf16 *dout, const int32_t *rows,
-                            const int32_t *starts, const int32_t *idx, int64_t C)
-{
-    int64_t r = blockIdx.x, c = (int64_t)blockIdx.y * blockDim.x + threadIdx.x;
-    if (c >= C)
-        return;
-    float acc = 0.0f;
-    for (int k = starts[r]; k < starts[r + 1]; k++)
-        acc += lb(dout, (int64_t)idx[k] * C + c);
-    bf16 *w = dwte + (int64_t)rows[r] * C + c;
-    *w = tb(__bfloat162float(*w) + acc);
-}
-
-extern "C" cudaError_t exec_cuk_embed_bwd(cudaStream_t s, void *dwte, const void *dout,
-                                          const int32_t *rows, const int32_t *starts,
-                                          const int32_t *idx, int64_t nrows, int64_t C)
-{
-    if (nrows > 0) {
-        dim3 grid((unsigned)nrows, (unsigned)((C + THREADS - 1) / THREADS));
-        embed_bwd_k<<<grid, THREADS, 0, s>>>((bf16 *)dwte, (const bf16 *)dout, rows, starts, idx,
-                                             C);
-    }
-    return cudaGetLastError();
-}
-
-__global__ void pos_fwd_k(bf16 *x, const bf16 *wpe, int64_t B, int64_t C, int64_t t0)
-{
-    int64_t r = blockIdx.x, t = r / B;
-    bf16 *row = x + r * C;
-    const bf16 *p = wpe + (t0 + t) * C;
-    for (int64_t c = threadIdx.x; c < C; c += blockDim.x)
-        row[c] = tb(__bfloat162float(row[c]) + __bfloat162float(p[c]));
-}
-
-extern "C" cudaError_t exec_cuk_pos_fwd(cudaStream_t s, void *x, const void *wpe, int64_t T,
-                                        int64_t B, int64_t C, int64_t t0)
-{
-    if (T * B > 0)
-        pos_fwd_k<<<(unsigned)(T * B), THREADS, 0, s>>>((bf16 *)x, (const bf16 *)wpe, B, C, t0);
-    return cudaGetLastError();
-}
-
-/* dwpe[t0 + t] += sum over b of dout[t * B + b]: one thread per (t, c). */
-__global__ void pos_bwd_k(bf16 *dwpe, const bf16 *dout, int64_t B, int64_t C, int64_t t0)
-{
-    int64_t t = blockIdx.x, c = (int64_t)blockIdx.y * blockDim.x + threadIdx.x;
-    if (c >= C)
-        return;
-    float acc = 0.0f;
-    for (int64_t b = 0; b < B; b++)
-        acc += lb(dout, (t * B + b) * C + c);
-    bf16 *w = dwpe + (t0 + t) * C + c;
-    *w = tb(__bfloat162float(*w) + acc);
-}
-
-extern "C" cudaError_t exec_cuk_pos_bwd(cudaStream_t s, void *dwpe, const void *dout, int64_t T,
-                                        int64_t B, int64_t C, int64_t t0)
-{
-    if (T > 0) {
-        dim3 grid((unsigned)T, (unsigned)((C + THREADS - 1) / THREADS));
-        pos_bwd_k<<<grid, THREADS, 0, s>>>((bf16 *)dwpe, (const bf16 *)dout, B, C, t0);
-    }
-    return cudaGetLastError();
-}
-
-/* ------------------------------------------------------------------------ */
 /* LayerNorm and RMSNorm: one warp per row                                   */
 /* ------------------------------------------------------------------------ */
 
@@ -991,6 +897,53 @@ __global__ void reduce_k(double *partial, const void *x, int64_t n, int sq)
         partial[blockIdx.x] = part[0];
 }
 
+extern "C" int exec_cuk_reduce_blocks_max(void)
+{
+    return REDUCE_MAX_BLOCKS;
+}
+
+/* reduce_k's partial of block b, times k, added into acc[b]: kernels on one
+ * stream run in order, so the running sums are the same for the same calls. */
+__global__ void reduce_acc_k(double *acc, const void *x, int64_t n, int sq, double k)
+{
+    __shared__ double part[THREADS];
+    double a = 0.0;
+    if (sq && n % VEC == 0 && aligned16(x)) {
+        GRID_STRIDE(i, n / VEC)
+        {
+            float f[VEC];
+            load8(f, (const bf16 *)x + i * VEC);
+#pragma unroll
+            for (int q = 0; q < VEC; q++)
+                a += (double)f[q] * (double)f[q];
+        }
+    } else {
+        GRID_STRIDE(i, n)
+        {
+            double v = sq ? (double)__bfloat162float(((const bf16 *)x)[i])
+                          : (double)((const float *)x)[i];
+            a += sq ? v * v : v;
+        }
+    }
+    part[threadIdx.x] = a;
+    __syncthreads();
+    for (int w = THREADS / 2; w > 0; w >>= 1) {
+        if ((int)threadIdx.x < w)
+            part[threadIdx.x] += part[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        acc[blockIdx.x] += k * part[0];
+}
+
+extern "C" cudaError_t exec_cuk_reduce_acc(cudaStream_t s, double *acc, const void *x, int64_t n,
+                                           int sq, double k)
+{
+    if (n > 0)
+        reduce_acc_k<<<(unsigned)exec_cuk_reduce_blocks(n), THREADS, 0, s>>>(acc, x, n, sq, k);
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t exec_cuk_reduce(cudaStream_t s, double *partial, const void *x, int64_t n,
                                        int sq)
 {
@@ -1081,6 +1034,82 @@ extern "C" cudaError_t exec_cuk_init_fill(cudaStream_t s, void *dst, exec_init_f
 {
     if (n > 0 && f.ncols > 0)
         init_fill_k<<<blocks_for(n, THREADS), THREADS, 0, s>>>((bf16 *)dst, f, k0, n);
+    return cudaGetLastError();
+}
+
+/* One block of EXEC_CUK_AW_CHUNK elements of one range: the range found by
+ * a binary search over the table's block0 (thread 0, shared), then the
+ * same update as adamw_k / adamw_v_k. */
+__global__ void adamw_multi_k(const exec_cuk_aw_range *table, int nr, float lr, float b1, float b2,
+                              float eps, float gs, float ic1, float ic2)
+{
+    __shared__ int which;
+    int64_t blk = blockIdx.x;
+    if (threadIdx.x == 0) {
+        int lo = 0, hi = nr - 1;
+        while (lo < hi) { /* the last range whose block0 <= blk */
+            int mid = (lo + hi + 1) / 2;
+            if (table[mid].block0 <= blk)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        which = lo;
+    }
+    __syncthreads();
+    const exec_cuk_aw_range *r = &table[which];
+    int64_t e0 = (blk - r->block0) * EXEC_CUK_AW_CHUNK;
+    bf16 *param = (bf16 *)r->param;
+    const bf16 *grad = (const bf16 *)r->grad;
+    float wd = r->wd;
+    if (r->vec) {
+        int64_t e = e0 + (int64_t)threadIdx.x * VEC;
+        if (e >= r->n)
+            return;
+        float g[VEC], mi[VEC], vi[VEC], p[VEC];
+        load8(g, grad + e);
+        load8f(mi, r->m + e);
+        load8f(vi, r->v + e);
+        load8f(p, r->master + e);
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            float gk = g[k] * gs;
+            mi[k] = b1 * mi[k] + (1.0f - b1) * gk;
+            vi[k] = b2 * vi[k] + (1.0f - b2) * gk * gk;
+            p[k] -= lr * (mi[k] * ic1 / (sqrtf(vi[k] * ic2) + eps) + wd * p[k]);
+        }
+        store8f(r->m + e, mi);
+        store8f(r->v + e, vi);
+        store8f(r->master + e, p);
+        store8(param + e, p);
+        return;
+    }
+    for (int k = 0; k < VEC; k++) {
+        int64_t i = e0 + (int64_t)k * blockDim.x + threadIdx.x;
+        if (i >= r->n)
+            return;
+        float g = __bfloat162float(grad[i]) * gs;
+        float mi = b1 * r->m[i] + (1.0f - b1) * g;
+        float vi = b2 * r->v[i] + (1.0f - b2) * g * g;
+        r->m[i] = mi;
+        r->v[i] = vi;
+        float p = r->master[i];
+        p -= lr * (mi * ic1 / (sqrtf(vi * ic2) + eps) + wd * p);
+        r->master[i] = p;
+        param[i] = tb(p);
+    }
+}
+
+extern "C" cudaError_t exec_cuk_adamw_multi(cudaStream_t s, const exec_cuk_aw_range *table,
+                                            int nr, int64_t blocks, double lr, double beta1,
+                                            double beta2, double eps, double grad_scale,
+                                            double ic1, double ic2)
+{
+    static_assert(EXEC_CUK_AW_CHUNK == THREADS * VEC, "a block covers THREADS x VEC elements");
+    if (nr > 0 && blocks > 0)
+        adamw_multi_k<<<(unsigned)blocks, THREADS, 0, s>>>(
+            table, nr, (float)lr, (float)beta1, (float)beta2, (float)eps, (float)grad_scale,
+            (float)ic1, (float)ic2);
     return cudaGetLastError();
 }
 

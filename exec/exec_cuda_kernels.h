@@ -12,6 +12,7 @@
 #ifndef SMD_EXEC_CUDA_KERNELS_H
 #define SMD_EXEC_CUDA_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cuda_runtime_api.h>
@@ -25,12 +26,14 @@ extern "C" {
 /* ---- embedding ---- */
 cudaError_t exec_cuk_embed_fwd(cudaStream_t s, void *out, const int32_t *tok, const void *wte,
                                int64_t n, int64_t C, int64_t v0, int64_t vn);
-/* dwte[rows[r]] += sum over k in [starts[r], starts[r + 1]) of dout[idx[k]]:
- * the tokens bucketed by table row on the host (deterministic: each row
- * sums its tokens in index order). */
-cudaError_t exec_cuk_embed_bwd(cudaStream_t s, void *dwte, const void *dout, const int32_t *rows,
-                               const int32_t *starts, const int32_t *idx, int64_t nrows,
-                               int64_t C);
+/* Bytes of device scratch exec_cuk_embed_bwd needs for n tokens. */
+size_t exec_cuk_embed_bwd_scratch(int64_t n, int64_t vn);
+/* dwte[t - v0] += the sum of dout[i] over the tokens i with tok[i] = t in
+ * [v0, v0 + vn), each row summing its tokens in index order (the tokens
+ * sorted by row on the device: deterministic, no atomics, no host). */
+cudaError_t exec_cuk_embed_bwd(cudaStream_t s, void *dwte, const void *dout, const int32_t *tok,
+                               int64_t n, int64_t C, int64_t v0, int64_t vn, void *scratch,
+                               size_t scratch_bytes);
 cudaError_t exec_cuk_pos_fwd(cudaStream_t s, void *x, const void *wpe, int64_t T, int64_t B,
                              int64_t C, int64_t t0);
 cudaError_t exec_cuk_pos_bwd(cudaStream_t s, void *dwpe, const void *dout, int64_t T, int64_t B,
@@ -125,9 +128,31 @@ cudaError_t exec_cuk_scale(cudaStream_t s, void *x, double v, int64_t n);
  * partial[exec_cuk_reduce_blocks(n)]; the host adds them in order. */
 int exec_cuk_reduce_blocks(int64_t n);
 cudaError_t exec_cuk_reduce(cudaStream_t s, double *partial, const void *x, int64_t n, int sq);
+/* The same partials, times k, added into acc[exec_cuk_reduce_blocks_max()]
+ * (block b into acc[b]): a running sum the host reads once. */
+int exec_cuk_reduce_blocks_max(void);
+cudaError_t exec_cuk_reduce_acc(cudaStream_t s, double *acc, const void *x, int64_t n, int sq,
+                                double k);
 cudaError_t exec_cuk_adamw(cudaStream_t s, void *param, float *master, const void *grad,
                            float *m, float *v, int64_t n, double lr, double beta1, double beta2,
                            double eps, double wd, double grad_scale, double ic1, double ic2);
+/* AdamW over many ranges in one launch (exec_dev.h's adamw_multi): each
+ * range gets ceil(n / EXEC_CUK_AW_CHUNK) blocks from block0 on (block0 the
+ * sum of the earlier ranges' blocks); vec 1 when every pointer is 16-byte
+ * aligned and n a multiple of 8 (16-byte loads), 0 otherwise. The table
+ * lives in device memory. */
+#define EXEC_CUK_AW_CHUNK 2048
+typedef struct exec_cuk_aw_range {
+    void *param;
+    float *master, *m, *v;
+    const void *grad;
+    int64_t n, block0;
+    float wd;
+    int vec;
+} exec_cuk_aw_range;
+cudaError_t exec_cuk_adamw_multi(cudaStream_t s, const exec_cuk_aw_range *table, int nr,
+                                 int64_t blocks, double lr, double beta1, double beta2, double eps,
+                                 double grad_scale, double ic1, double ic2);
 cudaError_t exec_cuk_widen(cudaStream_t s, float *dst, const void *src, int64_t n);
 
 #ifdef __cplusplus

@@ -34,8 +34,9 @@
  *
  * Optional operations (NULL when a device has none): the fused attention
  * (flash_fwd / flash_bwd; a layout asking for it is refused on a device
- * without it), widen (only a device with has_master needs it) and
- * init_fill (the host draws the initial weights otherwise).
+ * without it), widen (only a device with has_master needs it),
+ * adamw_multi (adamw range by range otherwise) and init_fill (the host draws
+ * the initial weights otherwise).
  */
 #ifndef SMD_EXEC_DEV_H
 #define SMD_EXEC_DEV_H
@@ -51,6 +52,10 @@
 typedef struct exec_dev exec_dev;
 typedef struct exec_dev_ops exec_dev_ops;
 
+/* The running sums a device keeps for a step (acc_add, acc_take): the
+ * loss, and the gradients' sum of squares for the global norm. */
+typedef enum exec_acc { EXEC_ACC_LOSS = 0, EXEC_ACC_SUMSQ, EXEC_ACC__COUNT } exec_acc;
+
 /* Arguments of AdamW for one contiguous range (Loshchilov & Hutter 2019,
  * Algorithm 2: decoupled weight decay). */
 typedef struct exec_adamw {
@@ -59,6 +64,15 @@ typedef struct exec_adamw {
     double grad_scale;           /* multiplies every gradient (clipping) */
     int64_t step;                /* 1-based, for the bias corrections */
 } exec_adamw;
+
+/* One range of AdamW's multi-tensor form (adamw_multi): the operands of
+ * one adamw call and its own weight decay. */
+typedef struct exec_adamw_range {
+    void *param, *master, *m, *v;
+    const void *grad;
+    int64_t n;
+    double weight_decay;
+} exec_adamw_range;
 
 struct exec_dev_ops {
     const char *name;            /* "cpu", "cpu64", "cuda" */
@@ -185,12 +199,26 @@ struct exec_dev_ops {
      * sum of squares of n dtype elements (the gradients' norm). */
     double (*sum)(exec_dev *d, const void *x, int64_t n);
     double (*sumsq)(exec_dev *d, const void *x, int64_t n);
+    /* The same sums kept on the device and read once per step, so a device
+     * with a queue does not wait for each: acc_add adds k times the sum of
+     * n stat_dtype elements (EXEC_ACC_LOSS) or the sum of squares of n
+     * dtype elements (EXEC_ACC_SUMSQ; k unused) to that running sum,
+     * without waiting; acc_take waits for the queued work and returns the
+     * running sum, which starts again from 0. The order of the additions is
+     * fixed (the same sums for the same calls). */
+    void (*acc_add)(exec_dev *d, exec_acc which, const void *x, int64_t n, double k);
+    double (*acc_take)(exec_dev *d, exec_acc which);
 
     /* ---- optimizer ---- */
     /* AdamW on n elements: param (dtype), grad (dtype), m and v
      * (state_dtype), master (state_dtype, or NULL without has_master). */
     void (*adamw)(exec_dev *d, void *param, void *master, const void *grad, void *m, void *v,
                   int64_t n, const exec_adamw *a);
+    /* AdamW on nr ranges at once, each with its own weight decay (a's is
+     * not read): a GPU applies them all in one launch, as apex's and
+     * PyTorch's multi-tensor AdamW do. The same results as adamw on each
+     * range. Optional (NULL: adamw range by range). */
+    void (*adamw_multi)(exec_dev *d, const exec_adamw_range *r, int nr, const exec_adamw *a);
     /* dst[n] (state_dtype) = src[n] (dtype): master weights made from the
      * parameters (Megatron's Float16OptimizerWithFloat16Params clones its
      * fp32 main parameters from the bf16 model's). Optional (NULL). */
@@ -226,6 +254,8 @@ struct exec_dev {
      * libraries' buffers and any other process on the GPU), sampled at every
      * sync; 0 on a device without one. */
     double device_peak_bytes;
+    /* acc_add's running sums on a host device (the CPU devices) */
+    double host_acc[EXEC_ACC__COUNT];
     void *impl;
 };
 

@@ -302,6 +302,16 @@ static double b_sumsq(exec_dev *d, const void *x, int64_t n)
     return F32->sumsq(d, x, n);
 }
 
+static void b_acc_add(exec_dev *d, exec_acc which, const void *x, int64_t n, double k)
+{
+    F32->acc_add(d, which, x, n, k);
+}
+
+static double b_acc_take(exec_dev *d, exec_acc which)
+{
+    return F32->acc_take(d, which);
+}
+
 static void b_download_f64(exec_dev *d, double *dst, const void *src, int64_t n)
 {
     F32->download_f64(d, dst, src, n);
@@ -350,6 +360,8 @@ const exec_dev_ops exec_dev_cpu_bf16_ops = {
     .scale = b_scale,
     .sum = b_sum,
     .sumsq = b_sumsq,
+    .acc_add = b_acc_add,
+    .acc_take = b_acc_take,
     .adamw = b_adamw,
     .widen = b_widen,
     .upload_f64 = b_upload_f64,

@@ -742,6 +742,21 @@ static double FN(sumsq)(exec_dev *d, const void *x, int64_t n)
     return FN(reduce)(d, x, n, 1);
 }
 
+static void FN(acc_add)(exec_dev *d, exec_acc which, const void *x, int64_t n, double k)
+{
+    if (which == EXEC_ACC_LOSS)
+        d->host_acc[which] += FN(reduce)(d, x, n, 0) * k;
+    else
+        d->host_acc[which] += FN(reduce)(d, x, n, 1);
+}
+
+static double FN(acc_take)(exec_dev *d, exec_acc which)
+{
+    double s = d->host_acc[which];
+    d->host_acc[which] = 0;
+    return s;
+}
+
 /* AdamW, llm.c's adamw_update: m, v moments with bias correction, the
  * decay decoupled from the gradient (Loshchilov & Hutter 2019). The
  * parameters are the master copy here (the device computes in its state
@@ -832,6 +847,8 @@ const exec_dev_ops CPU_TABLE = {
     .scale = FN(scale),
     .sum = FN(sum),
     .sumsq = FN(sumsq),
+    .acc_add = FN(acc_add),
+    .acc_take = FN(acc_take),
     .adamw = FN(adamw),
     .upload_f64 = FN(upload_f64),
     .download_f64 = FN(download_f64),

@@ -98,6 +98,13 @@ typedef struct cuda_dev {
     cu_algo *algos;
     int nalgos;
     double total_bytes;          /* the GPU's memory */
+    exec_cuk_aw_range *aw_host; /* adamw_multi's table: pinned host memory */
+    exec_cuk_aw_range *aw_dev;  /* and its copy on the device */
+    int aw_cap;
+    cudaEvent_t aw_copied;       /* the table's last upload, waited for before refilling */
+    int aw_pending;
+    double *acc;                 /* acc_add's running sums: EXEC_ACC__COUNT x
+                                  * exec_cuk_reduce_blocks_max() block partials */
     char desc[400];              /* describe() */
 } cuda_dev;
 
@@ -358,6 +365,16 @@ static void cuda_close(exec_dev *d)
         cudaFree(c->scratch);
     if (c->lt_ws)
         cudaFree(c->lt_ws);
+    if (c->acc)
+        cudaFree(c->acc);
+    if (c->aw_pending)
+        cudaEventSynchronize(c->aw_copied);
+    if (c->aw_copied)
+        cudaEventDestroy(c->aw_copied);
+    if (c->aw_host)
+        cudaFreeHost(c->aw_host);
+    if (c->aw_dev)
+        cudaFree(c->aw_dev);
     if (c->lt)
         cublasLtDestroy(c->lt);
     if (c->stream)
@@ -418,6 +435,13 @@ static int cuda_open(exec_dev *d, int threads, st_err *err)
         goto fail;
     }
     account(d, (double)CU_LT_WORKSPACE);
+    size_t acc_bytes = (size_t)EXEC_ACC__COUNT * (size_t)exec_cuk_reduce_blocks_max() * sizeof(double);
+    if ((e = cudaMalloc((void **)&c->acc, acc_bytes)) != cudaSuccess ||
+        (e = cudaMemset(c->acc, 0, acc_bytes)) != cudaSuccess) {
+        rc = ST_RAISE(err, ST_EIO, "cuda: %s", cudaGetErrorString(e));
+        goto fail;
+    }
+    account(d, (double)acc_bytes);
     cublasStatus_t bs = cublasLtCreate(&c->lt);
     if (bs != CUBLAS_STATUS_SUCCESS) {
         rc = ST_RAISE(err, ST_EIO, "cublasLtCreate: status %d", (int)bs);
@@ -749,58 +773,18 @@ static void cuda_embed_fwd(exec_dev *d, void *out, const int32_t *tok, const voi
         CKK(d, exec_cuk_embed_fwd(cu(d)->stream, out, tok, wte, n, C, v0, vn), "embed_fwd");
 }
 
-/* The tokens come to the host (n int32, one sync) and are bucketed by
- * table row there (a counting sort: each row's tokens in index order), so
- * every row of the table sums its own gradients without atomics. */
+/* The tokens are sorted by table row on the device (exec_cuda_embed.cu), so
+ * every row of the table sums its own gradients, in token order, without
+ * atomics and without the host. */
 static void cuda_embed_bwd(exec_dev *d, void *dwte, const void *dout, const int32_t *tok,
                            int64_t n, int64_t C, int64_t v0, int64_t vn)
 {
     if (failed(d) || n == 0)
         return;
-    /* host: tokens [n], count [vn + 1], rows [n], starts [n + 1], idx [n] */
-    size_t words = (size_t)(4 * n + vn + 2);
-    int32_t *h = host_scratch(d, words * sizeof(int32_t));
-    if (!h)
-        return;
-    int32_t *tk = h, *count = tk + n, *rows = count + vn + 1, *starts = rows + n,
-            *idx = starts + n + 1;
-    cuda_download(d, tk, tok, (size_t)n * sizeof *tk);
-    if (failed(d))
-        return;
-    memset(count, 0, (size_t)(vn + 1) * sizeof *count);
-    for (int64_t i = 0; i < n; i++) {
-        int64_t t = (int64_t)tk[i] - v0;
-        if (t >= 0 && t < vn)
-            count[t + 1]++;
-    }
-    int64_t nrows = 0;
-    for (int64_t t = 0; t < vn; t++) {
-        if (count[t + 1] > 0) {
-            rows[nrows] = (int32_t)t;
-            starts[nrows] = count[t];
-            nrows++;
-        }
-        count[t + 1] += count[t];
-    }
-    starts[nrows] = count[vn];
-    /* count[t] is now where row t's tokens start: place them in index order */
-    for (int64_t i = 0; i < n; i++) {
-        int64_t t = (int64_t)tk[i] - v0;
-        if (t >= 0 && t < vn)
-            idx[count[t]++] = (int32_t)i;
-    }
-    if (nrows == 0)
-        return;
-    /* rows, starts and idx side by side on the device */
-    int32_t *dv = scratch(d, (size_t)(2 * nrows + 1 + starts[nrows]) * sizeof(int32_t));
-    if (!dv)
-        return;
-    int32_t *d_rows = dv, *d_starts = dv + nrows, *d_idx = d_starts + nrows + 1;
-    cuda_upload(d, d_rows, rows, (size_t)nrows * sizeof *rows);
-    cuda_upload(d, d_starts, starts, (size_t)(nrows + 1) * sizeof *starts);
-    cuda_upload(d, d_idx, idx, (size_t)starts[nrows] * sizeof *idx);
-    if (!failed(d))
-        CKK(d, exec_cuk_embed_bwd(cu(d)->stream, dwte, dout, d_rows, d_starts, d_idx, nrows, C),
+    size_t bytes = exec_cuk_embed_bwd_scratch(n, vn);
+    void *s = scratch(d, bytes);
+    if (s)
+        CKK(d, exec_cuk_embed_bwd(cu(d)->stream, dwte, dout, tok, n, C, v0, vn, s, bytes),
             "embed_bwd");
 }
 
@@ -1062,6 +1046,32 @@ static double reduce(exec_dev *d, const void *x, int64_t n, int sq)
     return s;
 }
 
+static void cuda_acc_add(exec_dev *d, exec_acc which, const void *x, int64_t n, double k)
+{
+    if (!failed(d))
+        CKK(d, exec_cuk_reduce_acc(cu(d)->stream, cu(d)->acc + which * exec_cuk_reduce_blocks_max(), x,
+                                   n, which == EXEC_ACC_SUMSQ, which == EXEC_ACC_SUMSQ ? 1.0 : k),
+            "reduce_acc");
+}
+
+/* The block partials to the host (one wait), added in block order, and
+ * zeroed on the device for the next step. */
+static double cuda_acc_take(exec_dev *d, exec_acc which)
+{
+    int nb = exec_cuk_reduce_blocks_max();
+    double *h = host_scratch(d, (size_t)nb * sizeof(double)), *a = cu(d)->acc + which * nb;
+    if (!h || failed(d))
+        return NAN;
+    cuda_download(d, h, a, (size_t)nb * sizeof(double));
+    cuda_zero(d, a, (size_t)nb * sizeof(double));
+    if (failed(d))
+        return NAN;
+    double s = 0;
+    for (int i = 0; i < nb; i++)
+        s += h[i];
+    return s;
+}
+
 static double cuda_sum(exec_dev *d, const void *x, int64_t n)
 {
     return reduce(d, x, n, 0);
@@ -1095,6 +1105,70 @@ static void cuda_init_fill(exec_dev *d, void *dst, const exec_init_fill *f, int6
 {
     if (!failed(d))
         CKK(d, exec_cuk_init_fill(cu(d)->stream, dst, *f, k0, n), "init_fill");
+}
+
+/* AdamW over every range in one launch (a few when the table is long): the
+ * table is written into pinned host memory, copied to the device on the
+ * stream, and the kernel reads it there. */
+static void cuda_adamw_multi(exec_dev *d, const exec_adamw_range *r, int nr, const exec_adamw *a)
+{
+    cuda_dev *c = cu(d);
+    if (failed(d) || nr <= 0)
+        return;
+    for (int i = 0; i < nr; i++)
+        if (!r[i].master) {
+            st_raise(&c->fail, ST_EINTERNAL, __FILE__, __LINE__,
+                     "cuda: AdamW without master weights");
+            return;
+        }
+    if (c->aw_pending) { /* the last table may still be on its way */
+        if (CK(d, cudaEventSynchronize(c->aw_copied)))
+            return;
+        c->aw_pending = 0;
+    }
+    if (nr > c->aw_cap) {
+        if (c->aw_host)
+            cudaFreeHost(c->aw_host);
+        if (c->aw_dev) {
+            cudaFree(c->aw_dev);
+            account(d, -(double)c->aw_cap * sizeof *c->aw_dev);
+        }
+        c->aw_host = NULL;
+        c->aw_dev = NULL;
+        c->aw_cap = 0;
+        if (CK(d, cudaMallocHost((void **)&c->aw_host, (size_t)nr * sizeof *c->aw_host)) ||
+            CK(d, cudaMalloc((void **)&c->aw_dev, (size_t)nr * sizeof *c->aw_dev)))
+            return;
+        c->aw_cap = nr;
+        account(d, (double)nr * sizeof *c->aw_dev);
+    }
+    if (!c->aw_copied && CK(d, cudaEventCreateWithFlags(&c->aw_copied, cudaEventDisableTiming)))
+        return;
+    int64_t blocks = 0;
+    for (int i = 0; i < nr; i++) {
+        exec_cuk_aw_range *t = &c->aw_host[i];
+        t->param = r[i].param;
+        t->master = r[i].master;
+        t->m = r[i].m;
+        t->v = r[i].v;
+        t->grad = r[i].grad;
+        t->n = r[i].n;
+        t->wd = (float)r[i].weight_decay;
+        t->vec = r[i].n % 8 == 0 && align_of(r[i].param) >= 16 && align_of(r[i].master) >= 16 &&
+                 align_of(r[i].m) >= 16 && align_of(r[i].v) >= 16 && align_of(r[i].grad) >= 16;
+        t->block0 = blocks;
+        blocks += (r[i].n + EXEC_CUK_AW_CHUNK - 1) / EXEC_CUK_AW_CHUNK;
+    }
+    if (CK(d, cudaMemcpyAsync(c->aw_dev, c->aw_host, (size_t)nr * sizeof *c->aw_host,
+                              cudaMemcpyHostToDevice, c->stream)) ||
+        CK(d, cudaEventRecord(c->aw_copied, c->stream)))
+        return;
+    c->aw_pending = 1;
+    double ic1 = 1.0 / (1.0 - pow(a->beta1, (double)a->step));
+    double ic2 = 1.0 / (1.0 - pow(a->beta2, (double)a->step));
+    CKK(d, exec_cuk_adamw_multi(c->stream, c->aw_dev, nr, blocks, a->lr, a->beta1, a->beta2,
+                                a->eps, a->grad_scale, ic1, ic2),
+        "adamw_multi");
 }
 
 static void cuda_widen(exec_dev *d, void *dst, const void *src, int64_t n)
@@ -1149,7 +1223,10 @@ const exec_dev_ops exec_dev_cuda_ops = {
     .scale = cuda_scale,
     .sum = cuda_sum,
     .sumsq = cuda_sumsq,
+    .acc_add = cuda_acc_add,
+    .acc_take = cuda_acc_take,
     .adamw = cuda_adamw,
+    .adamw_multi = cuda_adamw_multi,
     .widen = cuda_widen,
     .init_fill = cuda_init_fill,
     .upload_f64 = cuda_upload_f64,

@@ -421,7 +421,7 @@ static int embed_wgrad(exec_model *x, const exec_chunk *ch, const int32_t *token
 }
 
 static int head_fwd(exec_model *x, const exec_chunk *ch, exec_head_acts *h,
-                    const int32_t *targets, double scale, double *loss_sum, st_err *err)
+                    const int32_t *targets, double scale, st_err *err)
 {
     const exec_dims *d = &x->d;
     exec_dev *dev = x->dev;
@@ -448,7 +448,7 @@ static int head_fwd(exec_model *x, const exec_chunk *ch, exec_head_acts *h,
         return rc;
     o->ce_loss_bwd(dev, x->ws.losses, h->dlogits, x->ws.rowmax, x->ws.stats, targets, d->N, d->Vl,
                    d->v0, scale);
-    *loss_sum = o->sum(dev, x->ws.losses, d->N) * scale;
+    o->acc_add(dev, EXEC_ACC_LOSS, x->ws.losses, d->N, scale);
     return ST_OK;
 }
 
@@ -551,7 +551,7 @@ static int group_fwd(exec_model *x, const exec_chunk *ch, int i0, int i1, const 
 
 int exec_chunk_fwd(exec_model *x, int ci, void *slot, const int32_t *tokens,
                    const int32_t *targets, const void *input, void *output, double loss_scale,
-                   double *loss_sum, st_err *err)
+                   st_err *err)
 {
     const exec_chunk *ch = &x->chunk[ci];
     const exec_dims *d = &x->d;
@@ -593,9 +593,8 @@ int exec_chunk_fwd(exec_model *x, int ci, void *slot, const int32_t *tokens,
                 return rc;
         }
     }
-    *loss_sum = 0;
     if (ch->last)
-        return head_fwd(x, ch, &h, targets, loss_scale, loss_sum, err);
+        return head_fwd(x, ch, &h, targets, loss_scale, err);
     return ST_OK;
 }
 

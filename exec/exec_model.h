@@ -171,7 +171,6 @@ typedef struct exec_head_acts {
     void *lnf, *lnf_mean, *lnf_rstd;
     void *dlogits;               /* [N, Vl]: logits turned into their gradient at F */
     void *dlnf;                  /* [Nr, C] kept for W */
-    double loss_sum;             /* sum of token losses x scale on this rank's rows */
 } exec_head_acts;
 
 /* Per-rank timers, seconds, accumulated over a step. */
@@ -280,10 +279,12 @@ void exec_ws_layout(exec_model *x, void *ws_block, void *rec_block);
  *   input: [Nr, C] the received activation (not stage 0)
  *   output: [Nr, C] for the next stage (not the last stage)
  *   slot: block of exec_slot_bytes for stored activations
- *   loss_scale: 1 / (tokens of the global batch) */
+ *   loss_scale: 1 / (tokens of the global batch)
+ * The last chunk adds loss_scale times its losses' sum to the device's
+ * EXEC_ACC_LOSS running sum (read once per step with acc_take). */
 int exec_chunk_fwd(exec_model *x, int chunk, void *slot, const int32_t *tokens,
                    const int32_t *targets, const void *input, void *output, double loss_scale,
-                   double *loss_sum, st_err *err);
+                   st_err *err);
 
 /* One chunk's backward. dout [Nr, C] is the output's gradient (not the last
  * stage); dinput [Nr, C] receives the input's gradient (not stage 0). With

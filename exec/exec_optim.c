@@ -22,6 +22,7 @@
  *    parameters after every step; Micikevicius et al. 2018, Sec. 3.1).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exec/exec_optim.h"
@@ -91,6 +92,9 @@ void exec_optim_fini(exec_optim *o)
     exec_dev_free(o->x->dev, o->v, o->bytes, EXEC_MEM_OPTIMIZER);
     exec_dev_free(o->x->dev, o->master, o->bytes, EXEC_MEM_OPTIMIZER);
     o->m = o->v = o->master = NULL;
+    free(o->ranges);
+    o->ranges = NULL;
+    o->nranges = o->cap_ranges = 0;
 }
 
 
@@ -125,14 +129,13 @@ static void sumsq_range(exec_optim *o, const exec_bucket *b, const exec_tensor *
         return;
     if (x->l->sharding == PLAN_SHARD_NONE && x->dp_rank != 0)
         return;
-    *(double *)ctx += x->dev->ops->sumsq(x->dev, exec_held_grad(x, b, lo), hi - lo);
+    x->dev->ops->acc_add(x->dev, EXEC_ACC_SUMSQ, exec_held_grad(x, b, lo), hi - lo, 1.0);
 }
 
 double exec_optim_local_sumsq(exec_optim *o)
 {
-    double s = 0;
-    each_held(o, sumsq_range, &s);
-    return s;
+    each_held(o, sumsq_range, NULL);
+    return o->x->dev->ops->acc_take(o->x->dev, EXEC_ACC_SUMSQ);
 }
 
 typedef struct adam_ctx {
@@ -140,18 +143,52 @@ typedef struct adam_ctx {
     double wd;
 } adam_ctx;
 
+/* The operands of AdamW on one held range. */
+static exec_adamw_range range_of(exec_optim *o, const exec_bucket *b, const exec_tensor *t,
+                                 int64_t lo, int64_t hi, double wd)
+{
+    const exec_model *x = o->x;
+    int64_t s = exec_held_state(b, lo);
+    size_t sb = x->dev->state_bytes;
+    exec_adamw_range r = {exec_held_param(x, b, lo),
+                          o->master ? (char *)o->master + (size_t)s * sb : NULL,
+                          (char *)o->m + (size_t)s * sb,
+                          (char *)o->v + (size_t)s * sb,
+                          exec_held_grad(x, b, lo),
+                          hi - lo,
+                          (t->flags & EXEC_T_DECAY) ? wd : 0.0};
+    return r;
+}
+
 static void adam_range(exec_optim *o, const exec_bucket *b, const exec_tensor *t, int64_t lo,
                        int64_t hi, void *ctx)
 {
-    const exec_model *x = o->x;
     adam_ctx *c = ctx;
+    exec_adamw_range r = range_of(o, b, t, lo, hi, c->wd);
     exec_adamw a = c->a;
-    a.weight_decay = (t->flags & EXEC_T_DECAY) ? c->wd : 0.0;
-    int64_t s = exec_held_state(b, lo);
-    size_t sb = x->dev->state_bytes;
-    void *master = o->master ? (char *)o->master + (size_t)s * sb : NULL;
-    x->dev->ops->adamw(x->dev, exec_held_param(x, b, lo), master, exec_held_grad(x, b, lo),
-                       (char *)o->m + (size_t)s * sb, (char *)o->v + (size_t)s * sb, hi - lo, &a);
+    a.weight_decay = r.weight_decay;
+    o->x->dev->ops->adamw(o->x->dev, r.param, r.master, r.grad, r.m, r.v, r.n, &a);
+}
+
+/* adamw_multi's list: every held range once, in the order each_held walks
+ * them, made again at every step (host work over a few hundred ranges); a
+ * failed allocation leaves the range-by-range path. */
+static void list_range(exec_optim *o, const exec_bucket *b, const exec_tensor *t, int64_t lo,
+                       int64_t hi, void *ctx)
+{
+    if (o->nranges < 0)
+        return;
+    if (o->nranges == o->cap_ranges) {
+        int cap = o->cap_ranges ? 2 * o->cap_ranges : 64;
+        exec_adamw_range *p = realloc(o->ranges, (size_t)cap * sizeof *p);
+        if (!p) {
+            o->nranges = -1;
+            return;
+        }
+        o->ranges = p;
+        o->cap_ranges = cap;
+    }
+    o->ranges[o->nranges++] = range_of(o, b, t, lo, hi, *(const double *)ctx);
 }
 
 void exec_optim_apply(exec_optim *o, const exec_train *t, int64_t step, double lr,
@@ -160,7 +197,14 @@ void exec_optim_apply(exec_optim *o, const exec_train *t, int64_t step, double l
     adam_ctx c = {{.lr = lr, .beta1 = t->beta1, .beta2 = t->beta2, .eps = t->eps,
                    .grad_scale = grad_scale, .step = step + 1},
                   t->weight_decay};
-    each_held(o, adam_range, &c);
+    exec_dev *d = o->x->dev;
+    o->nranges = 0;
+    if (d->ops->adamw_multi)
+        each_held(o, list_range, &c.wd);
+    if (d->ops->adamw_multi && o->nranges > 0)
+        d->ops->adamw_multi(d, o->ranges, o->nranges, &c.a);
+    else
+        each_held(o, adam_range, &c);
 }
 
 double exec_clip_scale(double norm, double clip)

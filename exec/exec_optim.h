@@ -12,6 +12,8 @@ typedef struct exec_optim {
     void *m, *v;                 /* [held_numel] of the device's state type */
     void *master;                /* [held_numel] master weights (has_master), or NULL */
     size_t bytes;                /* of each */
+    exec_adamw_range *ranges;    /* adamw_multi's list, made at the first step */
+    int nranges, cap_ranges;
 } exec_optim;
 
 int exec_optim_init(exec_optim *o, exec_model *x, st_err *err);

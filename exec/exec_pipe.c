@@ -350,17 +350,16 @@ static int run_op(exec_rt *rt, const sim_op *op, exec_phases *ph, st_err *err)
         void *out = NULL;
         if (!ch->last && !(out = pool_get(rt, &rt->send_pool, err)))
             return ST_ENOMEM;
-        double scale = 1.0 / ((double)l->global_batch * (double)x->d.T), loss = 0;
+        double scale = 1.0 / ((double)l->global_batch * (double)x->d.T);
         const void *input = exec_slot_input(x, c, rt->slot[idx]);
         int local = rt->sched.pp == 1 && c > 0; /* the previous chunk is on this rank */
         if (local)
             input = rt->hand_fwd[idx - m];
-        rc = exec_chunk_fwd(x, c, rt->slot[idx], tin, ttg, input, out, scale, &loss, err);
+        rc = exec_chunk_fwd(x, c, rt->slot[idx], tin, ttg, input, out, scale, err);
         if (local && rc == ST_OK) {
             rc = pool_put(rt, &rt->send_pool, rt->hand_fwd[idx - m], err);
             rt->hand_fwd[idx - m] = NULL;
         }
-        rt->loss_sum += loss;
         if (rt->sched.pp == 1 && !ch->last)
             rt->hand_fwd[idx] = out;
         else
@@ -417,7 +416,6 @@ int exec_pipe_grads(exec_rt *rt, exec_phases *ph, st_err *err)
 {
     exec_model *x = &rt->x;
     rt->timers.tp_s = rt->timers.dp_s = rt->timers.emb_s = 0;
-    rt->loss_sum = 0;
     exec_dp_step_begin(x);
     int rc = load_tokens(rt);
     for (int i = 0; rc == ST_OK && i < rt->nops; i++) {
@@ -438,6 +436,8 @@ int exec_pipe_grads(exec_rt *rt, exec_phases *ph, st_err *err)
     if ((rc = reap_sends(rt, 1, err)))
         return rc;
     ph->pp_wait_s += exec_now_s() - t0;
+    /* the losses of every microbatch, summed on the device, read once */
+    rt->loss_sum = rt->dev->ops->acc_take(rt->dev, EXEC_ACC_LOSS);
     return exec_dp_finish(x, err);
 }
 

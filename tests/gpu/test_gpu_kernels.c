@@ -472,6 +472,25 @@ static void test_adamw(int64_t n)
         a.step++;
     }
     compare("adamw master (f32, 3 steps)", Mst, TOL_STATE);
+    /* the multi-tensor form on the GPU: four ranges with their own weight
+     * decay, one of them starting off 16-byte alignment (its scalar path),
+     * against the CPU range by range */
+    int64_t cut[5] = {0, 1000, 1003, n / 2, n};
+    double wds[4] = {0.1, 0.0, 0.1, 0.05};
+    exec_adamw_range r[4];
+    for (int k = 0; k < 4; k++) {
+        int64_t o = cut[k], len = cut[k + 1] - cut[k];
+        r[k] = (exec_adamw_range){(char *)Pm.g + 2 * o, (char *)Mst.g + 4 * o,
+                                  (char *)M.g + 4 * o, (char *)V.g + 4 * o,
+                                  (const char *)G.g + 2 * o, len, wds[k]};
+        exec_adamw ak = a;
+        ak.weight_decay = wds[k];
+        cpu->ops->adamw(cpu, (char *)Mst.c + 4 * o, NULL, (const char *)G.c + 4 * o,
+                        (char *)M.c + 4 * o, (char *)V.c + 4 * o, len, &ak);
+    }
+    gpu->ops->adamw_multi(gpu, r, 4, &a);
+    a.step++;
+    compare("adamw_multi master (f32, 4 ranges)", Mst, TOL_STATE);
     compare("adamw m (f32)", M, TOL_STATE);
     compare("adamw v (f32)", V, TOL_STATE);
     /* the bf16 parameter is the master rounded */
