@@ -308,14 +308,15 @@ static int nccl_op(exec_redop op, ncclRedOp_t *out, st_err *err)
     }
 }
 
-/* Where an operation's buffers are: 1 device, 0 host; mixed is refused. */
+/* Where an operation's buffers are: 1 device, 0 host (*dev: the first
+ * buffer's, set on every path); mixed is refused. */
 static int where(exec_comm *c, const void *a, const void *b, int *dev, st_err *err)
 {
     int da = is_device(a), db = b ? is_device(b) : da;
+    *dev = da;
     if (da != db)
         return ST_RAISE(err, ST_EINVAL, "nccl: one buffer in device memory and one in host "
                         "memory on the %s group", c->label);
-    *dev = da;
     return ST_OK;
 }
 

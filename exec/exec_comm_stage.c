@@ -87,9 +87,10 @@ static size_t host_bytes(exec_dtype t, size_t count, int reduce)
     return count * exec_dtype_bytes(host_type(t, reduce));
 }
 
-/* A new request with a host buffer of bytes. */
+/* A new request with a host buffer of bytes; *out NULL on failure. */
 static int req_new(exec_comm *c, size_t bytes, stage_req **out, st_err *err)
 {
+    *out = NULL;
     stage_req *r = calloc(1, sizeof *r);
     void *h = malloc(bytes ? bytes : 1);
     if (!r || !h) {

@@ -58,6 +58,10 @@ static const struct {
 #define CAL_L1_EPS 1e-8
 /* Finite-difference step for the covariance Jacobian, in parameter units. */
 #define CAL_FD_STEP 1e-4
+/* Restarts of the solver from where it stopped, and the gain in the
+ * objective below which one more is not made (see descend). */
+#define CAL_RESTARTS 4
+#define CAL_RESTART_GAIN 1e-6
 
 int plan_cal_params_parse(const char *list, unsigned *mask, st_err *err)
 {
@@ -334,6 +338,43 @@ static int select(cal *c, const char *family, const char *silicon, int skip_sour
     return c->nuse;
 }
 
+/* Sum of squared residuals at the solver's position. */
+static double cost(gsl_multifit_nlinear_workspace *w)
+{
+    double s = 0;
+    gsl_blas_ddot(gsl_multifit_nlinear_residual(w), gsl_multifit_nlinear_residual(w), &s);
+    return s;
+}
+
+/* Descend from u (free variables; left at the end point) and return the
+ * cost there. The sum of |e| through sqrt|e| residuals has a kink wherever
+ * a row's error changes sign, where its Jacobian jumps: the trust region
+ * can collapse at one and the step test pass far from the minimum (a fit
+ * stopping after one iteration at its start), and which kinks a path meets
+ * depends on the last bits of its arithmetic (GSL's linear algebra runs on
+ * the BLAS kernels OpenBLAS picks for the CPU). So the solver starts again
+ * from where it stopped, with a fresh trust region, while a run gains more
+ * than CAL_RESTART_GAIN of the cost, at most CAL_RESTARTS times. */
+static double descend(gsl_multifit_nlinear_fdf *fdf, gsl_multifit_nlinear_workspace *w,
+                      gsl_vector *u, plan_cal_group *g)
+{
+    double prev = INFINITY, now = INFINITY;
+    for (int r = 0; r <= CAL_RESTARTS; r++) {
+        gsl_multifit_nlinear_init(u, fdf, w);
+        int info = 0;
+        int status = gsl_multifit_nlinear_driver(CAL_MAX_ITER, CAL_XTOL, CAL_GTOL, CAL_FTOL, NULL,
+                                                 NULL, &info, w);
+        g->iterations += (int)gsl_multifit_nlinear_niter(w);
+        g->converged = status == GSL_SUCCESS;
+        gsl_vector_memcpy(u, gsl_multifit_nlinear_position(w));
+        now = cost(w);
+        if (!(now < prev * (1 - CAL_RESTART_GAIN)))
+            break;
+        prev = now;
+    }
+    return now;
+}
+
 /* Fit the rows selected from start e0; fills g (after, std_err, errors). */
 static int fit(cal *c, const plan_eff *e0, unsigned asked, plan_cal_group *g, st_err *err)
 {
@@ -355,12 +396,20 @@ static int fit(cal *c, const plan_eff *e0, unsigned asked, plan_cal_group *g, st
     for (int i = 0; i < c->np; i++)
         g->fitted |= 1u << c->idx[i];
     if (c->np > 0) {
-        gsl_vector *u = gsl_vector_alloc((size_t)c->np);
+        /* From the chip's values, then from the middle of every range: a
+         * parameter driven against a bound sits where the logistic map is
+         * flat, its gradient gone, and no restart moves it off; the other
+         * start reaches the inside minimum when there is one. The lower
+         * cost wins; the chip's start unless the other gains more than
+         * CAL_RESTART_GAIN (the same minimum reached twice differs by
+         * rounding, and must not pick a side by it). */
+        gsl_vector *u = gsl_vector_alloc((size_t)c->np), *mid = gsl_vector_calloc((size_t)c->np);
         gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
         gsl_multifit_nlinear_workspace *w =
             gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, (size_t)c->nuse, (size_t)c->np);
-        if (!u || !w) {
+        if (!u || !mid || !w) {
             gsl_vector_free(u);
+            gsl_vector_free(mid);
             gsl_multifit_nlinear_free(w);
             return ST_RAISE(err, ST_ENOMEM, "calibrate: out of memory");
         }
@@ -369,14 +418,16 @@ static int fit(cal *c, const plan_eff *e0, unsigned asked, plan_cal_group *g, st
                            to_free(c, c->idx[i], *plan_eff_ref(&c->eff, (plan_eff_param)c->idx[i])));
         gsl_multifit_nlinear_fdf fdf = {.f = cal_f, .n = (size_t)c->nuse, .p = (size_t)c->np,
                                         .params = c};
-        gsl_multifit_nlinear_init(u, &fdf, w);
-        int info = 0;
-        int status = gsl_multifit_nlinear_driver(CAL_MAX_ITER, CAL_XTOL, CAL_GTOL, CAL_FTOL, NULL,
-                                                 NULL, &info, w);
-        g->iterations = (int)gsl_multifit_nlinear_niter(w);
-        g->converged = status == GSL_SUCCESS;
-        set_free(c, gsl_multifit_nlinear_position(w));
+        g->iterations = 0;
+        double at_chip = descend(&fdf, w, u, g);
+        int converged = g->converged;
+        if (descend(&fdf, w, mid, g) < at_chip * (1 - CAL_RESTART_GAIN))
+            gsl_vector_memcpy(u, mid);
+        else
+            g->converged = converged;
+        set_free(c, u);
         gsl_multifit_nlinear_free(w);
+        gsl_vector_free(mid);
         gsl_vector_free(u);
     }
     if (c->failed)
@@ -629,7 +680,7 @@ static double fit_alloc(mem_set *m, double *err_after)
         for (int it = 0; it < 60; it++) {
             gsl_min_fminimizer_iterate(s);
             double a = gsl_min_fminimizer_x_lower(s), b = gsl_min_fminimizer_x_upper(s);
-            if (gsl_min_test_interval(a, b, 1e-5, 0.0) == GSL_SUCCESS)
+            if (gsl_min_test_interval(a, b, PLAN_CAL_ALLOC_TOL, 0.0) == GSL_SUCCESS)
                 break;
         }
         double x = gsl_min_fminimizer_x_minimum(s), e = mem_err(x, m);

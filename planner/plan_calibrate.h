@@ -18,9 +18,13 @@
  * minimised is the sum of |e|; each published source weighs the same, so a
  * source with 200 rows does not drown one with 10. Each parameter stays in
  * its physical range (a logistic map); a GEMM efficiency never above the
- * chip's measured GEMM ceiling. A parameter the rows do not constrain is
- * left as it was. Standard errors come from the weighted Jacobian of e at
- * the solution: cov = s^2 (J^T W J)^-1.
+ * chip's measured GEMM ceiling. The solver runs from the chip's values and
+ * from the middle of every range, each restarted where it stops while that
+ * still lowers the sum, and the lower sum is kept: one start alone can stall
+ * at a kink of the sum or against a bound, and where depends on rounding (on
+ * the CPU's BLAS kernels), so the result would. A parameter the rows do not
+ * constrain is left as it was. Standard errors come from the weighted
+ * Jacobian of e at the solution: cov = s^2 (J^T W J)^-1.
  *
  * Leave-one-source-out: every fit is repeated without each source in turn
  * and that source's runs predicted by what remains: its framework's fit on
@@ -55,6 +59,11 @@ int plan_cal_params_parse(const char *list, unsigned *mask, st_err *err);
  * Multiplication Background User's Guide, wave quantization). */
 #define PLAN_CAL_DEFAULT (PLAN_EFF_FRAMEWORK_MASK | (1u << PLAN_EFF_DIM_HALF))
 
+/* The allocator's reserve (alloc_frac) is fitted until the bracket of
+ * Brent's minimiser that holds the minimum is narrower than this (GSL's
+ * gsl_min_test_interval, absolute): the value is known to within it. */
+#define PLAN_CAL_ALLOC_TOL 1e-5
+
 typedef struct plan_cal_options {
     unsigned params;             /* plan_eff_param bits asked (0: PLAN_CAL_DEFAULT) */
     int loso;                    /* run leave-one-source-out (and the rejection test) */
@@ -82,7 +91,7 @@ typedef struct plan_cal_group {
     double mean_abs_err_before_pct;   /* mean over sources of each source's mean |error| */
     double mean_abs_err_after_pct;
     double max_abs_err_after_pct;     /* worst row */
-    int iterations;
+    int iterations;              /* the solver's, every start and restart together */
     int converged;
     int rejected;                /* worsened a held-out source: not kept */
     int mem_rows;                /* runs with a measured memory the allocator's reserve

@@ -45,11 +45,13 @@ const int plan__ngpu_references =
 /* Intel Omni-Path 100 series: 100 Gb/s per port (Intel OPA product brief). */
 #define OMNIPATH_PORT_GBPS 100.0
 
-/* The first number at or after p, with its end; 0 if none. */
+/* The first number at or after p, with its end; 0 if none (its end then
+ * the end of the text). */
 static double number_at(const char *p, const char **end)
 {
     while (*p && !isdigit((unsigned char)*p))
         p++;
+    *end = p;
     if (!*p)
         return 0;
     char *e;

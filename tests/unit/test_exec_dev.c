@@ -6,7 +6,9 @@
  * from the backward must match (L(x + h) - L(x - h)) / 2h for every input
  * element, to 1e-6 relative. Then the fp32 device must agree with the fp64
  * one on the same inputs (it is the same code), and AdamW must match the
- * formula by hand.
+ * formula by hand. Results computed in another precision or summed in
+ * another order are compared within their rounding-error bound, worked out
+ * per element from the actual inputs (Higham's gamma_n, see gamma_n).
  */
 #include "test_util.h"
 
@@ -43,6 +45,103 @@ static double dot(const double *a, const double *b, int64_t n)
     for (int64_t i = 0; i < n; i++)
         s += a[i] * b[i];
     return s;
+}
+
+/* ---- rounding-error bounds ---- */
+
+/* Unit roundoff of IEEE binary32 and binary64, round to nearest. */
+#define U32 0x1p-24
+#define U64 0x1p-53
+
+/* gamma_n = n u / (1 - n u): a sum of n terms, or of n products, computed
+ * in floating point with unit roundoff u in any order (any blocking, with
+ * or without FMA) is within gamma_n sum |a_i b_i| of the exact sum
+ * (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., 2002,
+ * Section 3.1); n roundings each of relative size u compound to at most
+ * gamma_n (its Lemma 3.1). */
+static double gamma_n(double n, double u)
+{
+    return n * u / (1 - n * u);
+}
+
+/* Largest |x - y| two fp32 GEMMs may differ by, per element of
+ * C = A B^T (tb) or A^T B (ta) plus c0: each is within
+ * gamma_{K+1} (sum_k |a_k b_k| + |c0|) of the exact value (c0 is added in
+ * as a (K+1)-th term), whatever order its kernel sums in, so two of them
+ * within twice that. A is M x K (or K x M with ta), B is N x K (or K x N),
+ * row-major; c0 NULL for none. */
+static void gemm_diff_bound(double *bound, int ta, int tb, const float *A, const float *B,
+                            const double *c0, int64_t M, int64_t N, int64_t K)
+{
+    double g = 2 * gamma_n((double)K + 1, U32);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double s = c0 ? fabs(c0[i * N + j]) : 0;
+            for (int64_t k = 0; k < K; k++)
+                s += fabs((double)(ta ? A[k * M + i] : A[i * K + k])) *
+                     fabs((double)(tb ? B[j * K + k] : B[k * N + j]));
+            bound[i * N + j] = g * s;
+        }
+}
+
+/* Largest |O_computed - O_exact| of causal attention's forward in a
+ * precision of unit roundoff u, per output element, for inputs qkv
+ * (T x B x 3 H hd, one kv head per query head, as attention_fwd takes
+ * them) and P the softmax computed in double. Following the device's
+ * steps for query row i of a head:
+ *   S_ij = s q_i.k_j by GEMM (hd products, then the scale, itself
+ *     rounded): |dS_ij| <= eta_ij = gamma_{hd+3} s sum_d |q_id k_jd|;
+ *   x_j = S_ij - max_j S_ij, one rounding: with the above, the exponent
+ *     is off by at most D_i = max_j (eta_ij + u (|S_ij - m_i| + 2 eta_i))
+ *     (m_i, eta_i: the row's exact max and largest eta);
+ *   exp, within 1 ulp (<= 2u relative; glibc's expf is within 0.502 ulp
+ *     over every binary32 input, Gladman, Innocente, Mather and
+ *     Zimmermann, Accuracy of Mathematical Functions, 2024); the row sum
+ *     in double, 1 / sum rounded to the precision, the product rounded:
+ *     P_ij comes out within a factor (1 + rho_i) of the exact softmax,
+ *     rho_i = exp(2 D_i) (1 + 2u) / (1 - 2u) (1 + u)^2 (1 + gamma_{T+2}(U64)) - 1
+ *     (a shift d_j of each exponent moves p_j / P_j by at most
+ *     exp(2 max |d_j|));
+ *   O_id = sum_j P_ij v_jd by GEMM over T terms:
+ *     |dO_id| <= (rho_i + gamma_T (1 + rho_i)) sum_j P_ij |v_jd|. */
+static void attn_fwd_bound(double *bound, const double *qkv, const double *P, int64_t T,
+                           int64_t B, int64_t H, int64_t hd, double u)
+{
+    int64_t W = 3 * H * hd, ld = B * W, ldo = B * H * hd;
+    double s = 1.0 / sqrt((double)hd), gs = gamma_n((double)hd + 3, u), gt = gamma_n((double)T, u);
+    double *S = malloc((size_t)T * sizeof *S), *eta = malloc((size_t)T * sizeof *eta);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < T; i++) {
+                const double *q = qkv + i * ld + b * W + h * hd;
+                double m = -INFINITY, emax = 0, D = 0;
+                for (int64_t j = 0; j <= i; j++) {
+                    const double *k = qkv + j * ld + b * W + (H + h) * hd;
+                    double dot_qk = 0, abs_qk = 0;
+                    for (int64_t d = 0; d < hd; d++) {
+                        dot_qk += q[d] * k[d];
+                        abs_qk += fabs(q[d] * k[d]);
+                    }
+                    S[j] = s * dot_qk;
+                    eta[j] = gs * s * abs_qk;
+                    m = fmax(m, S[j]);
+                    emax = fmax(emax, eta[j]);
+                }
+                for (int64_t j = 0; j <= i; j++)
+                    D = fmax(D, eta[j] + u * (fabs(S[j] - m) + 2 * emax));
+                double rho = exp(2 * D) * (1 + 2 * u) / (1 - 2 * u) * (1 + u) * (1 + u) *
+                                 (1 + gamma_n((double)T + 2, U64)) -
+                             1;
+                const double *p = P + (b * H + h) * T * T + i * T;
+                for (int64_t d = 0; d < hd; d++) {
+                    double pv = 0;
+                    for (int64_t j = 0; j <= i; j++)
+                        pv += p[j] * fabs(qkv[j * ld + b * W + (2 * H + h) * hd + d]);
+                    bound[i * ldo + b * H * hd + h * hd + d] = (rho + gt * (1 + rho)) * pv;
+                }
+            }
+    free(S);
+    free(eta);
 }
 
 /* A forward whose scalar loss the checks differentiate. */
@@ -354,14 +453,29 @@ static void test_f32_and_adamw(void **state)
     assert_int_equal(d32->elem_bytes, 4);
     int64_t T = 6, B = 1, H = 2, hd = 8, W = 3 * H * hd;
     double *qkv = rnd(T * B * W, 1);
+    for (int64_t i = 0; i < T * B * W; i++) /* both devices get the same (fp32) inputs */
+        qkv[i] = (float)qkv[i];
     float *q32 = malloc(T * B * W * 4), *o32 = malloc(T * B * H * hd * 4),
           *p32 = malloc(B * H * T * T * 4);
     double *o64 = malloc(T * B * H * hd * 8), *p64 = malloc(B * H * T * T * 8);
+    double *b32 = malloc(T * B * H * hd * 8), *b64 = malloc(T * B * H * hd * 8);
     d32->ops->upload_f64(d32, q32, qkv, T * B * W);
     d32->ops->attention_fwd(d32, o32, p32, q32, T, B, H, H, hd);
     dev64->ops->attention_fwd(dev64, o64, p64, qkv, T, B, H, H, hd);
-    for (int64_t i = 0; i < T * B * H * hd; i++)
-        assert_true(fabs(o32[i] - o64[i]) < 1e-5);
+    /* each within its precision's bound of the exact attention */
+    attn_fwd_bound(b32, qkv, p64, T, B, H, hd, U32);
+    attn_fwd_bound(b64, qkv, p64, T, B, H, hd, U64);
+    double worst = 0;
+    for (int64_t i = 0; i < T * B * H * hd; i++) {
+        double diff = fabs(o32[i] - o64[i]), bound = b32[i] + b64[i];
+        worst = fmax(worst, diff / bound);
+        if (!(diff <= bound)) {
+            print_error("attention out[%ld]: fp32 %.9g, fp64 %.17g, differ by %.3g > bound %.3g\n",
+                        (long)i, o32[i], o64[i], diff, bound);
+            fail();
+        }
+    }
+    print_message("attention fp32 against fp64: worst %.2f of the rounding bound\n", worst);
     assert_true(d32->flops > 0);
 
     /* one AdamW step from m = v = 0 at step 1 moves each weight by about lr
@@ -377,7 +491,7 @@ static void test_f32_and_adamw(void **state)
         assert_rel(p[i], want, 1e-12);
         assert_rel(m[i], 0.1 * gi, 1e-12);
     }
-    free(qkv), free(q32), free(o32), free(p32), free(o64), free(p64);
+    free(qkv), free(q32), free(o32), free(p32), free(o64), free(p64), free(b32), free(b64);
     exec_dev_close(d32);
 }
 
@@ -423,9 +537,17 @@ static void test_threads(void **state)
     }
     for (int j = 0; j < 8; j++)
         assert_memory_equal(out[0][j], out[1][j], (size_t)(2 * N + 200000) * 4);
-    /* matrix products split by rows over the threads, attention by (sequence,
-     * kv head): the same results within rounding */
+    /* Matrix products split by rows over the threads: a block of rows is
+     * its own BLAS call, and a kernel may sum a row's products in another
+     * order for another number of rows (OpenBLAS's Haswell and Zen kernels
+     * do for dW = dout^T x), so the two agree within the rounding bound of
+     * a sum of n products. Attention runs one task per (sequence, kv head),
+     * and a task makes the same BLAS calls on the same operands whatever
+     * the number of threads: the same bits. */
     int64_t T = 64, B = 3, Hq = 4, Hkv = 2, hd = 16, W = (Hq + 2 * Hkv) * hd;
+    double *dw0 = malloc((size_t)(77 * 97) * sizeof *dw0); /* dW accumulates onto this */
+    for (int64_t i = 0; i < 77 * 97; i++)
+        dw0[i] = out[0][1][i];
     for (int k = 0; k < 2; k++) {
         const exec_dev_ops *o = d[k]->ops;
         float *x = in[k], *w = in[k] + N, *g = in[k] + 2 * N;
@@ -434,10 +556,30 @@ static void test_threads(void **state)
         o->attention_fwd(d[k], out[k][2], out[k][3], x, T, B, Hq, Hkv, hd);
         o->attention_bwd(d[k], out[k][4], out[k][5], g, x, out[k][3], T, B, Hq, Hkv, hd);
     }
-    int64_t sizes[6] = {300 * 77, 77 * 97, T * B * Hq * hd, B * Hq * T * T, T * B * W};
-    for (int j = 0; j < 5; j++)
-        for (int64_t i = 0; i < sizes[j]; i++)
-            assert_true(fabsf(out[0][j][i] - out[1][j][i]) <= 1e-5f * (1 + fabsf(out[0][j][i])));
+    double *bound[2] = {malloc((size_t)(300 * 77) * sizeof(double)),
+                        malloc((size_t)(77 * 97) * sizeof(double))};
+    gemm_diff_bound(bound[0], 0, 1, in[0], in[0] + N, NULL, 300, 77, 97); /* x w^T */
+    gemm_diff_bound(bound[1], 1, 0, in[0] + 2 * N, in[0], dw0, 77, 97, 300); /* dout^T x */
+    int64_t sizes[6] = {300 * 77, 77 * 97, T * B * Hq * hd, B * Hq * T * T, T * B * W,
+                        B * Hq * T * T};
+    for (int j = 0; j < 2; j++) {
+        double worst = 0;
+        for (int64_t i = 0; i < sizes[j]; i++) {
+            double diff = fabs((double)out[0][j][i] - (double)out[1][j][i]);
+            worst = fmax(worst, diff / bound[j][i]);
+            if (!(diff <= bound[j][i])) {
+                print_error("%s[%ld]: %.9g on 1 thread, %.9g on 3, differ by %.3g > bound %.3g\n",
+                            j ? "matmul dW" : "matmul out", (long)i, out[0][j][i], out[1][j][i],
+                            diff, bound[j][i]);
+                fail();
+            }
+        }
+        print_message("%s on 1 and 3 threads: worst %.2g of the rounding bound\n",
+                      j ? "matmul dW" : "matmul out", worst);
+    }
+    for (int j = 2; j < 6; j++)
+        assert_memory_equal(out[0][j], out[1][j], (size_t)sizes[j] * 4);
+    free(dw0), free(bound[0]), free(bound[1]);
     assert_memory_equal(in[0], in[1], (size_t)(4 * N + 200000) * 4);
     if (sq[0] != sq[1])
         print_error("sumsq %.17g and %.17g\n", sq[0], sq[1]);
