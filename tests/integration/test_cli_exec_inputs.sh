@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# test_cli_exec_inputs.sh: the executor's inputs from files it did not write.
+#   $1 smdplan binary, $2 source dir, $3 fixtures dir
+# - --emit slurm with hostile names (a model's _name_or_path, a catalog's
+#   instance type, the config's path: newlines, $(...), backticks, quotes):
+#   the script parses, and run with stub mpirun and smdplan it runs them and
+#   nothing else (each injected command would leave a marker file).
+set -u
+bin=$1
+fix=$3
+dir=$(dirname "$bin")
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export SMDPLAN_NO_RECORD=1
+cd "$tmp" || exit 1
+
+run() { # name, expected exit, command...   (60 s at most: nothing may hang)
+  local name=$1 want=$2
+  shift 2
+  timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $name: exit $got, want $want"; head -20 "$tmp/out"; head -5 "$tmp/err"; fail=1
+  else
+    echo "ok   $name"
+  fi
+}
+has() { grep -q -- "$3" "$2" || { echo "FAIL $1: no '$3' in:"; head -20 "$2"; fail=1; }; }
+one_line() { # name, text the one line of stderr must hold
+  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$2" "$tmp/err"; then
+    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
+  fi
+}
+# No marker file (INJ*, or the catalog fixture's PS1, PS2) under $tmp: $1 names
+# the check.
+no_markers() {
+  local found
+  found=$(find "$tmp" -name 'INJ*' -o -name 'PS[12]' | head -5)
+  [ -z "$found" ] || { echo "FAIL $1: an injected command ran: $found"; fail=1; }
+}
+
+# ---- --emit slurm with hostile names ------------------------------------------
+# The model's name ends a comment line three ways (\n, \r\n, and a line of
+# its own), substitutes commands ($(...) and backticks) and opens quotes; the
+# catalog's instance type (catalog_hostile.json's evilsh) ends the comment
+# too; the config's directory holds a substitution, quotes and a newline.
+hdir="$tmp/m\$(touch INJD1)\`touch INJD2\`'\"
+touch INJD3"
+mkdir -p "$hdir"
+sed 's/"_name_or_path": ".*"/"_name_or_path": "x\\ntouch INJ1;`touch INJ2`$(touch INJ3)\\r\\n'"'"'\\"#"/' \
+  "$fix/hf_hostile_name.json" >"$hdir/config.json"
+grep -q 'touch INJ1' "$hdir/config.json" || { echo "FAIL fixture: no hostile name"; fail=1; }
+scale="--scale layers=2,hidden=48,heads=2,vocab=64,seq=16"
+run slurm-hostile 0 "$bin" exec --model "$hdir/config.json" $scale --instances 1xevilsh \
+  --catalog "$fix/catalog_hostile.json" --emit slurm --out "$tmp/job.sbatch"
+bash -n "$tmp/job.sbatch" || { echo "FAIL slurm-hostile: bash -n fails"; fail=1; }
+# up to the first command every line is a comment or an #SBATCH line (Slurm
+# reads #SBATCH lines only before it): the names stay inside their comments
+sed '/^set -euo pipefail$/q' "$tmp/job.sbatch" | grep -v '^#' >"$tmp/bad"
+if [ "$(cat "$tmp/bad")" != "set -euo pipefail" ]; then
+  echo "FAIL slurm-hostile: a name left its comment:"; cat "$tmp/bad"; fail=1
+fi
+grep -q '^#SBATCH --ntasks=8$' "$tmp/job.sbatch" || { echo "FAIL slurm-hostile: no #SBATCH --ntasks"; fail=1; }
+has slurm-hostile "$tmp/job.sbatch" '^# x\\ntouch INJ1;`touch INJ2`$(touch INJ3)\\x0d\\n'"'"'"#'
+has slurm-hostile "$tmp/job.sbatch" "the plan's cluster: 1 x p9.y\\\\\\\\z\\\\ntouch PS1"
+# Run it as the batch system would, with stub mpirun and smdplan that log
+# their arguments (NUL-separated) and succeed.
+mkdir -p "$tmp/stub"
+cat >"$tmp/stub/mpirun" <<'EOF'
+#!/bin/sh
+printf '%s\0' "$@" >"$STUB_LOG.mpirun"
+EOF
+cat >"$tmp/stub/smdplan" <<'EOF'
+#!/bin/sh
+printf '%s\0' "$@" >"$STUB_LOG.smdplan"
+EOF
+chmod +x "$tmp/stub/mpirun" "$tmp/stub/smdplan"
+STUB_LOG="$tmp/log" SMDPLAN="$tmp/stub/smdplan" SMDPLAN_RUN_DIR="$tmp/srun" \
+  PATH="$tmp/stub:$PATH" run slurm-hostile-job 0 bash "$tmp/job.sbatch"
+no_markers slurm-hostile-job
+[ -s "$tmp/srun/CONFIG.json" ] || { echo "FAIL slurm-hostile-job: no CONFIG.json"; fail=1; }
+if [ -s "$tmp/log.mpirun" ] && [ -s "$tmp/log.smdplan" ]; then
+  # the config's path reached smdplan --import as one word, byte for byte
+  mapfile -d '' args <"$tmp/log.smdplan"
+  ok=0
+  for ((i = 0; i + 1 < ${#args[@]}; i++)); do
+    [ "${args[i]}" = --model ] && [ "${args[i + 1]}" = "$hdir/config.json" ] && ok=1
+  done
+  [ "$ok" = 1 ] && echo "ok   slurm-hostile-args" ||
+    { echo "FAIL slurm-hostile-args: --model not passed intact:"; printf '[%s]\n' "${args[@]}"; fail=1; }
+  # and the model name reached the run's CONFIG.json intact (JSON-escaped)
+  grep -q '"name":[[:space:]]*"x\\ntouch INJ1;`touch INJ2`$(touch INJ3)\\r\\n'"'"'\\"#' \
+    "$tmp/srun/CONFIG.json" || { echo "FAIL slurm-hostile-job: the name changed in CONFIG.json"; fail=1; }
+else
+  echo "FAIL slurm-hostile-job: the stub mpirun or smdplan did not run"; fail=1
+fi
+
+exit $fail
