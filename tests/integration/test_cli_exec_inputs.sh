@@ -5,6 +5,9 @@
 #   instance type, the config's path: newlines, $(...), backticks, quotes):
 #   the script parses, and run with stub mpirun and smdplan it runs them and
 #   nothing else (each injected command would leave a marker file).
+# - --import of a run directory whose RESULT.json was not written by a rank
+#   program (steps or rank_stats an object, ranks 2e18, ...): exit 2, one
+#   line naming the key, nothing recorded.
 set -u
 bin=$1
 fix=$3
@@ -95,5 +98,44 @@ if [ -s "$tmp/log.mpirun" ] && [ -s "$tmp/log.smdplan" ]; then
 else
   echo "FAIL slurm-hostile-job: the stub mpirun or smdplan did not run"; fail=1
 fi
+
+# ---- --import of a RESULT.json from elsewhere ----------------------------------
+# The run directory as the emitted script leaves it (its CONFIG.json), then
+# RESULT.json files the rank program never writes; each is refused naming the
+# key, and nothing is recorded.
+tiny="--layers 2 --hidden 32 --heads 2 --seq 16 --vocab 64 --dp 2 --steps 3"
+db="$tmp/x.db"
+run import-emit 0 "$bin" exec $tiny --db "$db" --emit slurm --out "$tmp/imp.sbatch"
+STUB_LOG="$tmp/ilog" SMDPLAN="$tmp/stub/smdplan" SMDPLAN_RUN_DIR="$tmp/irun" \
+  PATH="$tmp/stub:$PATH" run import-job 0 bash "$tmp/imp.sbatch"
+while IFS='|' read -r name json want; do
+  printf '%s\n' "$json" >"$tmp/irun/RESULT.json"
+  unset SMDPLAN_NO_RECORD
+  run "import-$name" 2 "$bin" exec $tiny --db "$db" --import "$tmp/irun"
+  export SMDPLAN_NO_RECORD=1
+  one_line "import-$name" "$want"
+  [ ! -e "$tmp/irun/RECORDED" ] || { echo "FAIL import-$name: marked as recorded"; fail=1; }
+done <<'EOF'
+steps-object|{"version": 1, "status": "ok", "ranks": 2, "steps": {"a": {"step": 1}}}|RESULT.json: result: steps: must be an array
+ranks-object|{"version": 1, "status": "ok", "ranks": 2, "rank_stats": {"a": {"rank": 0}}}|result: rank_stats: must be an array
+steps-number|{"version": 1, "status": "ok", "ranks": 2, "steps": [1, 2]}|result: steps\[0\]: must be an object
+ranks-huge|{"version": 1, "status": "ok", "ranks": 2e18}|result: ranks: must be an integer in 0..2147483647
+rank-out|{"version": 1, "status": "ok", "ranks": 2, "rank_stats": [{"rank": 5}]}|result: rank_stats\[0\].rank: must be an integer in 0..1
+tokens|{"version": 1, "status": "ok", "ranks": 2, "tokens_per_step": 1e300}|result: tokens_per_step
+status|{"version": 1, "status": "great", "ranks": 2}|status "great": allowed are ok, failed
+EOF
+[ ! -e "$db" ] || { echo "FAIL import: a refused run opened the database"; fail=1; }
+# the same directory with a result a rank program could have written imports
+cat >"$tmp/irun/RESULT.json" <<'EOF'
+{"version": 1, "status": "ok", "error": null, "failed_rank": null, "ranks": 2, "steps": [
+ {"step": 1, "time_s": 0.02, "loss": 4.2, "measured": false},
+ {"step": 2, "time_s": 0.01, "loss": 4.1, "measured": true},
+ {"step": 3, "time_s": 0.01, "loss": 4.0, "measured": true}],
+ "rank_stats": [{"rank": 0, "dp_rank": 0}, {"rank": 1, "dp_rank": 1}]}
+EOF
+unset SMDPLAN_NO_RECORD
+run import-good 0 "$bin" exec $tiny --db "$db" --import "$tmp/irun"
+export SMDPLAN_NO_RECORD=1
+has import-good "$tmp/out" "run 1: ok"
 
 exit $fail
