@@ -470,12 +470,24 @@ int exec_config_read(const char *path, exec_config *cfg, st_err *err)
 
 int exec_config_check(const exec_config *cfg, int ranks, st_err *err)
 {
-    const plan_model *m = &cfg->model;
     const plan_layout *l = &cfg->layout;
     long want = (long)l->tp * l->pp * l->dp;
     if (want != ranks)
         return ST_RAISE(err, ST_EINVAL, "layout tp %d x pp %d x dp %d = %ld ranks, the job has %d",
                         l->tp, l->pp, l->dp, want, ranks);
+    int rc = exec__layout_check(&cfg->model, l, err);
+    if (rc != ST_OK)
+        return rc;
+    sim_sched s;
+    sim_sched_from_layout(&s, l);
+    return sim_sched_check(&s, err);
+}
+
+int exec__layout_check(const plan_model *m, const plan_layout *l, st_err *err)
+{
+    if (l->tp < 1 || l->pp < 1 || l->pp > PLAN_PP_MAX || l->virtual_stages < 1)
+        return ST_RAISE(err, ST_EINVAL, "layout: tp %d, pp %d, virtual_stages %d: each must be at "
+                        "least 1, pp at most %d", l->tp, l->pp, l->virtual_stages, PLAN_PP_MAX);
     if (m->heads % l->tp != 0)
         return ST_RAISE(err, ST_EINVAL, "layout.tp %d: must divide the %lld heads", l->tp,
                         (long long)m->heads);
@@ -498,9 +510,7 @@ int exec_config_check(const exec_config *cfg, int ranks, st_err *err)
     if (m->arch == PLAN_ARCH_LLAMA && plan_model_head_dim(m) % 2 != 0)
         return ST_RAISE(err, ST_EINVAL, "model: head dimension %lld must be even for rotary "
                         "positions", (long long)plan_model_head_dim(m));
-    sim_sched s;
-    sim_sched_from_layout(&s, l);
-    return sim_sched_check(&s, err);
+    return ST_OK;
 }
 
 int exec_config_check_files(const exec_config *cfg, st_err *err)

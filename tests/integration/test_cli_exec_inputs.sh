@@ -8,6 +8,13 @@
 # - --import of a run directory whose RESULT.json was not written by a rank
 #   program (steps or rank_stats an object, ranks 2e18, ...): exit 2, one
 #   line naming the key, nothing recorded.
+# - --resume from a checkpoint whose rank file was crafted (tp, pp, dp or
+#   virtual stages 2^62 with the header's checksum made to match, a layout
+#   the model cannot have) or damaged (a flipped bit in the header or in a
+#   payload, a truncated file, the old format without checksums): the run
+#   fails at once with one line naming the field or the damage (exit 1, the
+#   failed RESULT.json says why); it used to divide by zero, overflow the
+#   stack or the heap, or resume silently from damaged numbers.
 set -u
 bin=$1
 fix=$3
@@ -137,5 +144,80 @@ unset SMDPLAN_NO_RECORD
 run import-good 0 "$bin" exec $tiny --db "$db" --import "$tmp/irun"
 export SMDPLAN_NO_RECORD=1
 has import-good "$tmp/out" "run 1: ok"
+
+# ---- --resume from a crafted or damaged checkpoint -----------------------------
+# One rank (transport self) of a tiny model saves after step 2 of 3; each case
+# copies the checkpoint, changes its rank file and resumes from the copy.
+rank="$dir/smdplan-rank"
+if [ ! -x "$rank" ]; then
+  echo "skip resume: $rank not built"
+else
+  mkconf() { # file, checkpoint JSON object, train.stop_after
+    cat >"$1" <<EOF
+{"version": 1, "model": {"name": "tiny", "arch": "gpt", "layers": 2, "hidden": 16, "heads": 2,
+ "ffn": 64, "seq": 8, "vocab": 32}, "layout": {"microbatches": 2},
+ "train": {"steps": 3, "stop_after": $3}, "device": "cpu", "transport": "self", "progress": false,
+ "checkpoint": $2}
+EOF
+  }
+  mkconf "$tmp/save.json" "{\"save_dir\": \"$tmp/ck\"}" 2
+  run ckpt-save 0 "$rank" --config "$tmp/save.json" --result "$tmp/save.res"
+  f=ck/step-00000002/rank-00000.bin
+  [ -s "$tmp/$f" ] || { echo "FAIL ckpt-save: no $f"; fail=1; }
+  mkconf "$tmp/resume.json" "{\"resume_dir\": \"$tmp/ck2\"}" 0
+  # craft FILE OP...: set FIELD VALUE (an 8-byte header field, then the
+  # header's sum made to match, as a crafted file would), poke FIELD VALUE
+  # (no new sum), flip OFFSET (one bit; negative: from the end), cut N bytes
+  craft() {
+    python3 - "$@" <<'EOF'
+import sys
+path, op = sys.argv[1], sys.argv[2:]
+b = bytearray(open(path, "rb").read())
+order = sys.byteorder
+fields = ["version", "world", "rank", "tp", "pp", "dp", "virt", "sharding"]
+def fnv(data):  # exec_ckpt_sum: FNV-1a 64 over 8-byte words, then the length
+    h, p, mask, n = 14695981039346656037, 1099511628211, (1 << 64) - 1, len(data)
+    for i in range(0, n, 8):
+        h = ((h ^ int.from_bytes(data[i:i + 8].ljust(8, b"\0"), order)) * p) & mask
+    return ((h ^ n) * p) & mask
+if op[0] in ("set", "poke"):
+    at = 8 + 8 * fields.index(op[1])
+    b[at:at + 8] = int(op[2]).to_bytes(8, order, signed=True)
+    if op[0] == "set":
+        b[240:248] = fnv(bytes(b[:240])).to_bytes(8, order)
+elif op[0] == "flip":
+    b[int(op[1])] ^= 0x10
+elif op[0] == "cut":
+    del b[len(b) - int(op[1]):]
+open(path, "wb").write(b)
+EOF
+  }
+  big=4611686018427387904 # 2^62
+  while IFS='|' read -r name op want; do
+    rm -rf "$tmp/ck2" && cp -r "$tmp/ck" "$tmp/ck2" && rm -f "$tmp/resume.res"
+    craft "$tmp/ck2/${f#ck/}" $op
+    run "resume-$name" 1 "$rank" --config "$tmp/resume.json" --result "$tmp/resume.res"
+    one_line "resume-$name" "$want"
+    grep -q '"status":[[:space:]]*"failed"' "$tmp/resume.res" 2>/dev/null &&
+      grep -q -- "$want" "$tmp/resume.res" ||
+      { echo "FAIL resume-$name: RESULT.json does not say failed with '$want'"; fail=1; }
+  done <<EOF
+tp|set tp $big|header field tp $big: must be in 1..4096
+pp|set pp $big|header field pp $big: must be in 1..256
+dp|set dp $big|header field dp $big: must be in 1..1048576
+virt|set virt $big|header field virt $big: must be in 1..256
+world|set tp 2|tp 2 x pp 1 x dp 1 is not its world of 1 ranks
+chunks|set virt 3|written on a layout this model cannot have: layout: 3 pipeline chunks
+header-bit|poke tp $big|header is damaged (its checksum does not match)
+param-bit|flip 300|its parameters are damaged
+moment-bit|flip -20|its second moments are damaged
+cut|cut 1|bytes, its header makes it
+version1|poke version 1|checkpoint format version 1, without checksums
+EOF
+  # the checkpoint as written resumes, and ends at step 3
+  rm -rf "$tmp/ck2" && cp -r "$tmp/ck" "$tmp/ck2"
+  run resume-intact 0 "$rank" --config "$tmp/resume.json" --result "$tmp/resume.res"
+  grep -q '"step":[[:space:]]*3' "$tmp/resume.res" || { echo "FAIL resume-intact: no step 3"; fail=1; }
+fi
 
 exit $fail
