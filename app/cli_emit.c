@@ -195,32 +195,12 @@ static void sh_word(FILE *f, const char *s)
         sh_str(f, s);
 }
 
-/* s for a comment or a one-line message into buf: printable ASCII kept,
- * backslash doubled, anything else (newlines, control characters, bytes
- * past ASCII) as \n or \xNN, so the text stays on its line. */
-static const char *comment_text(const char *s, char *buf, size_t n)
-{
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < n; p++) {
-        if (*p == '\\')
-            o += (size_t)snprintf(buf + o, n - o, "\\\\");
-        else if (*p == '\n')
-            o += (size_t)snprintf(buf + o, n - o, "\\n");
-        else if (*p >= 0x20 && *p < 0x7F)
-            buf[o++] = (char)*p;
-        else
-            o += (size_t)snprintf(buf + o, n - o, "\\x%02x", *p);
-    }
-    buf[o] = '\0';
-    return buf;
-}
-
 /* A comment block: text (already made safe, or trusted) wrapped at spaces
  * into lines that start with "# ". */
 static void comment_block(FILE *f, const char *text)
 {
     char safe[8192];
-    comment_text(text, safe, sizeof safe);
+    cli_comment_text(text, safe, sizeof safe);
     const char *p = safe;
     while (*p) {
         size_t len = strlen(p);
@@ -311,7 +291,7 @@ static int job_check(smp_job *j, st_err *err)
         snprintf(why, sizeof why,
                  "placement %s: SMP's placement_strategy takes cluster, spread or a permutation "
                  "of D, P, T",
-                 comment_text(l->placement, safe, sizeof safe));
+                 cli_comment_text(l->placement, safe, sizeof safe));
         return refuse(j, err, why);
     }
     /* [params] microbatches: "Batch size must be divisible by the number of
@@ -346,7 +326,7 @@ static int job_check(smp_job *j, st_err *err)
     if (!strcmp(j->what, "sagemaker") && !strchr(j->c->inst->name, '.')) {
         snprintf(why, sizeof why,
                  "'%s' is not a SageMaker instance type (ml.p4d.24xlarge, ...)",
-                 comment_text(j->c->inst->name, safe, sizeof safe));
+                 cli_comment_text(j->c->inst->name, safe, sizeof safe));
         return refuse(j, err, why);
     }
     return ST_OK;

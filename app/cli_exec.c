@@ -1084,14 +1084,19 @@ static char *slurm_script(const exec_opts *o, const exec_job *j, const launch_cm
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
               *p == '.' || *p == '_' || *p == '-'))
             *p = '_';
+    /* The names in the comments come from files (a config's _name_or_path,
+     * a catalog's instance type): escaped so they cannot end the line. */
+    char safe[4 * sizeof j->scaled];
     catf(s, cap, "#!/bin/bash\n%s\n", SLURM_MARKER);
-    catf(s, cap, "# %s, layout tp %d pp %d dp %d, %d ranks", j->model.name, j->layout.tp,
-         j->layout.pp, j->layout.dp, j->ranks);
+    catf(s, cap, "# %s, layout tp %d pp %d dp %d, %d ranks",
+         cli_comment_text(j->model.name, safe, sizeof safe), j->layout.tp, j->layout.pp,
+         j->layout.dp, j->ranks);
     if (j->plan_instance[0])
-        catf(s, cap, " (the plan's cluster: %d x %s)", j->plan_nodes, j->plan_instance);
+        catf(s, cap, " (the plan's cluster: %d x %s)", j->plan_nodes,
+             cli_comment_text(j->plan_instance, safe, sizeof safe));
     catf(s, cap, "\n");
     if (j->scaled[0])
-        catf(s, cap, "# scaled: %s\n", j->scaled);
+        catf(s, cap, "# scaled: %s\n", cli_comment_text(j->scaled, safe, sizeof safe));
     catf(s, cap, "#SBATCH --job-name=%s\n", name);
     catf(s, cap, "#SBATCH --nodes=%d\n", nodes);
     catf(s, cap, "#SBATCH --ntasks=%d\n", j->ranks);
@@ -1106,6 +1111,9 @@ static char *slurm_script(const exec_opts *o, const exec_job *j, const launch_cm
     catf(s, cap, "RUN_DIR=\"${SMDPLAN_RUN_DIR:-%s/slurm-${SLURM_JOB_ID:-$$}}\"\n", RUNS_DIR);
     catf(s, cap, "mkdir -p \"$RUN_DIR\"\n");
     catf(s, cap, "RUN_DIR=\"$(cd \"$RUN_DIR\" && pwd)\"\n");
+    /* A quoted here-document: nothing in it is expanded, and it cannot end
+     * early (cJSON writes a newline inside a string as \n, so every line of
+     * the config is JSON's own) */
     catf(s, cap, "cat > \"$RUN_DIR/CONFIG.json\" <<'SMDPLAN_CONFIG_EOF'\n%s\nSMDPLAN_CONFIG_EOF\n",
          config_text);
     /* the same command as smdplan exec runs, inside the allocation */

@@ -378,6 +378,16 @@ int cli_exec__import_check(const char *dir, const char *config_text, st_err *err
         free(b);
     }
     free(cfg);
+    /* a RESULT.json that is not what a rank program writes is bad input,
+     * refused with its key named before anything is recorded */
+    snprintf(path, sizeof path, "%s/RESULT.json", dir);
+    if (rc == ST_OK && access(path, F_OK) == 0) {
+        exec_result res;
+        if (exec_result_read(path, &res, &e) != ST_OK)
+            rc = ST_RAISE(err, ST_EINVAL, "--import %s: RESULT.json: %s; nothing recorded", dir,
+                          e.msg);
+        exec_result_free(&res);
+    }
     return rc;
 }
 

@@ -21,6 +21,10 @@
  * (rename(2) is atomic within a file system). An existing file is replaced
  * only when it carries the marker text smdplan writes into its own files,
  * or with force; otherwise it is left alone and the call fails.
+ *
+ * Scripts. A value written into a script is a shell word in single quotes
+ * (cli_shell_quote) or, in a comment, text that cannot end its line
+ * (cli_comment_text): a name from a file never runs.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -155,6 +159,24 @@ void cli_shell_quote(const char *s, char *buf, size_t n)
     if (u + 1 < n)
         buf[u++] = '\'';
     buf[u < n ? u : n - 1] = '\0';
+}
+
+const char *cli_comment_text(const char *s, char *buf, size_t n)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < n; p++) {
+        if (*p == '\\')
+            o += (size_t)snprintf(buf + o, n - o, "\\\\");
+        else if (*p == '\n')
+            o += (size_t)snprintf(buf + o, n - o, "\\n");
+        else if (*p >= 0x20 && *p < 0x7F)
+            buf[o++] = (char)*p;
+        else
+            o += (size_t)snprintf(buf + o, n - o, "\\x%02x", *p);
+    }
+    if (n > 0)
+        buf[o] = '\0';
+    return buf;
 }
 
 /* Does name contain word (case-insensitive) not inside a longer word? */

@@ -280,6 +280,11 @@ int cli_catalog_gpu_of_device(const plan_catalog *cat, const char *desc);
 int cli_write_file(const char *path, const char *text, const char *marker, int force, st_err *err);
 /* s quoted for a POSIX shell (single quotes) unless it needs none. */
 void cli_shell_quote(const char *s, char *buf, size_t n);
+/* s for a comment line of a script or a one-line message, into buf (n >= 1):
+ * printable ASCII kept, backslash doubled, anything else (newlines, control
+ * characters, bytes past ASCII) as \n or \xNN, so the text cannot end the
+ * line it is written on. Cut short (at a whole escape) to fit n; returns buf. */
+const char *cli_comment_text(const char *s, char *buf, size_t n);
 
 /* This executable's path into buf ("" when /proc does not say). */
 void cli_self_path(char *buf, size_t n);

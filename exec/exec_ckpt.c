@@ -28,8 +28,17 @@
  * with the difference named. Every buffer moves through the device table
  * (download, upload), so a checkpoint of GPU buffers is written and read
  * as one of host buffers is.
+ *
+ * A rank file is checked whole before any of it is used (exec_ckpt_parse:
+ * every header field in range, the length, a sum per payload, see
+ * exec_ckpt.h), and its header against the run: the model and device, and
+ * for resharding a layout this model can have, each file the rank it is
+ * named for and each place in the layout held by one file. A damaged or
+ * crafted file is refused with one line, never read out of bounds.
  */
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,22 +47,178 @@
 
 #include <cjson/cJSON.h>
 
+#include "exec/exec_ckpt.h"
 #include "exec/exec_int.h"
 #include "exec/exec_rt.h"
+#include "sim/sim_schedule.h"
 
-#define CKPT_MAGIC "SMDCKPT1"
-#define CKPT_VERSION 1
+typedef exec_ckpt_head ckpt_head;
 
-/* What a checkpoint must agree on with the run that loads it. */
-typedef struct ckpt_head {
-    char magic[8];
-    int64_t version, world, rank, tp, pp, dp, virt, sharding;
-    int64_t layers, hidden, heads, kv_heads, ffn, seq, vocab, arch, tied, gated;
-    int64_t elem_bytes, state_bytes, param_numel, held_numel;
-    int64_t seed, step;
-    int64_t tp_rank, pp_rank, dp_rank; /* the writer's place in its layout */
-    double dp_bucket_bytes;      /* the writer's buckets (they set its shards) */
-} ckpt_head;
+/* Every field is 8 bytes, so the header has no padding (its sum covers
+ * every byte of it but the sum) and reads the same on every compiler. */
+_Static_assert(sizeof(exec_ckpt_head) == 31 * 8, "exec_ckpt_head has padding");
+_Static_assert(offsetof(exec_ckpt_head, head_sum) == sizeof(exec_ckpt_head) - 8,
+               "head_sum is not the header's last field");
+
+/* ---- the file format (exec_ckpt.h) ---- */
+
+/* FNV-1a, 64 bits (Fowler, Noll and Vo; IETF draft-eastlake-fnv: offset
+ * basis 14695981039346656037, prime 1099511628211), taken over 8-byte words
+ * (the tail zero-padded) instead of bytes, eight times fewer
+ * multiplications, then the length. A step h = (h ^ w) * prime is a
+ * bijection of h for any word w (the prime is odd, so multiplying by it is
+ * invertible modulo 2^64): two inputs of one length that differ in one word
+ * differ after that word and stay different to the end, so any single
+ * flipped bit, or any damage within one word, always changes the sum;
+ * wider damage goes unnoticed with probability about 2^-64. */
+#define FNV64_BASIS 14695981039346656037ull
+#define FNV64_PRIME 1099511628211ull
+
+uint64_t exec_ckpt_sum(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = FNV64_BASIS, w;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * FNV64_PRIME;
+    }
+    if (i < n) {
+        w = 0;
+        memcpy(&w, b + i, n - i);
+        h = (h ^ w) * FNV64_PRIME;
+    }
+    return (h ^ (uint64_t)n) * FNV64_PRIME;
+}
+
+size_t exec_ckpt_layout(const exec_ckpt_head *h, size_t off[EXEC_CKPT__PARTS],
+                        size_t bytes[EXEC_CKPT__PARTS])
+{
+    size_t state = (size_t)h->held_numel * (size_t)h->state_bytes;
+    bytes[EXEC_CKPT_PARAMS] = (size_t)h->param_numel * (size_t)h->elem_bytes;
+    bytes[EXEC_CKPT_MASTER] = h->has_master ? state : 0;
+    bytes[EXEC_CKPT_M] = state;
+    bytes[EXEC_CKPT_V] = state;
+    size_t at = sizeof *h;
+    for (int i = 0; i < EXEC_CKPT__PARTS; i++) {
+        off[i] = at;
+        at += bytes[i] + EXEC_CKPT_SUM_BYTES;
+    }
+    return at;
+}
+
+void exec_ckpt_seal(char *file, const exec_ckpt_head *h)
+{
+    size_t off[EXEC_CKPT__PARTS], bytes[EXEC_CKPT__PARTS];
+    exec_ckpt_layout(h, off, bytes);
+    exec_ckpt_head sealed = *h;
+    sealed.head_sum = exec_ckpt_sum(&sealed, offsetof(exec_ckpt_head, head_sum));
+    memcpy(file, &sealed, sizeof sealed);
+    for (int i = 0; i < EXEC_CKPT__PARTS; i++) {
+        uint64_t sum = exec_ckpt_sum(file + off[i], bytes[i]);
+        memcpy(file + off[i] + bytes[i], &sum, sizeof sum);
+    }
+}
+
+/* The ranges of the header's integer fields: the config's own limits
+ * (exec_config.c) for the model and the layout. Element counts stop at
+ * 2^53, more than any rank holds, so no size computed from them overflows. */
+#define CKPT_NUMEL_MAX ((int64_t)1 << 53)
+static const struct {
+    const char *name;
+    size_t off;
+    int64_t lo, hi;
+} head_fields[] = {
+#define F(f, lo, hi) {#f, offsetof(exec_ckpt_head, f), (lo), (hi)}
+    F(world, 1, INT_MAX), F(rank, 0, INT_MAX - 1), F(tp, 1, 4096), F(pp, 1, PLAN_PP_MAX),
+    F(dp, 1, 1 << 20), F(virt, 1, SIM_SCHED_MAX_VIRTUAL), F(sharding, 0, PLAN_SHARD__COUNT - 1),
+    F(layers, 1, PLAN_MAX_LAYERS), F(hidden, 1, PLAN_MAX_HIDDEN), F(heads, 1, PLAN_MAX_HEADS),
+    F(kv_heads, 1, PLAN_MAX_HEADS), F(ffn, 1, 16 * (int64_t)PLAN_MAX_HIDDEN),
+    F(seq, 1, PLAN_MAX_SEQ), F(vocab, 2, PLAN_MAX_VOCAB), F(arch, PLAN_ARCH_GPT, PLAN_ARCH_LLAMA),
+    F(tied, 0, 1), F(gated, 0, 1), F(elem_bytes, 2, 8), F(state_bytes, 4, 8),
+    F(param_numel, 0, CKPT_NUMEL_MAX), F(held_numel, 0, CKPT_NUMEL_MAX),
+    F(seed, 0, (int64_t)1 << 53), F(step, 0, (int64_t)1 << 40), F(tp_rank, 0, 4095),
+    F(pp_rank, 0, PLAN_PP_MAX - 1), F(dp_rank, 0, (1 << 20) - 1), F(has_master, 0, 1),
+#undef F
+};
+
+int exec_ckpt_parse(const void *buf, size_t len, const char *path, exec_ckpt_view *v,
+                    st_err *err)
+{
+    const char *file = buf;
+    exec_ckpt_head *h = &v->h;
+    memset(v, 0, sizeof *v);
+    int64_t version = 0;
+    if (len < 16 || memcmp(file, EXEC_CKPT_MAGIC, 8) != 0)
+        return ST_RAISE(err, ST_EPARSE, "%s: not a checkpoint (it does not start with %s)",
+                        path, EXEC_CKPT_MAGIC);
+    memcpy(&version, file + 8, sizeof version);
+    if (version == 1)
+        return ST_RAISE(err, ST_EPARSE, "%s: checkpoint format version 1, without checksums: "
+                        "this build reads version %d (resume with the build that wrote it, or "
+                        "start afresh)", path, EXEC_CKPT_VERSION);
+    if (version != EXEC_CKPT_VERSION)
+        return ST_RAISE(err, ST_EPARSE, "%s: checkpoint format version %lld: this build reads "
+                        "version %d", path, (long long)version, EXEC_CKPT_VERSION);
+    if (len < sizeof *h)
+        return ST_RAISE(err, ST_EPARSE, "%s: truncated checkpoint: %zu bytes, its header alone "
+                        "has %zu", path, len, sizeof *h);
+    memcpy(h, file, sizeof *h);
+    if (exec_ckpt_sum(file, offsetof(exec_ckpt_head, head_sum)) != h->head_sum)
+        return ST_RAISE(err, ST_EPARSE, "%s: the checkpoint's header is damaged (its checksum "
+                        "does not match)", path);
+    for (size_t i = 0; i < sizeof head_fields / sizeof head_fields[0]; i++) {
+        int64_t x;
+        memcpy(&x, (const char *)h + head_fields[i].off, sizeof x);
+        if (x < head_fields[i].lo || x > head_fields[i].hi)
+            return ST_RAISE(err, ST_EPARSE, "%s: header field %s %lld: must be in %lld..%lld",
+                            path, head_fields[i].name, (long long)x,
+                            (long long)head_fields[i].lo, (long long)head_fields[i].hi);
+    }
+    if (h->elem_bytes != 2 && h->elem_bytes != 4 && h->elem_bytes != 8)
+        return ST_RAISE(err, ST_EPARSE, "%s: header field elem_bytes %lld: must be 2, 4 or 8",
+                        path, (long long)h->elem_bytes);
+    if (h->state_bytes != 4 && h->state_bytes != 8)
+        return ST_RAISE(err, ST_EPARSE, "%s: header field state_bytes %lld: must be 4 or 8",
+                        path, (long long)h->state_bytes);
+    if (!(h->dp_bucket_bytes >= 0 && h->dp_bucket_bytes <= 1e15))
+        return ST_RAISE(err, ST_EPARSE, "%s: header field dp_bucket_bytes %g: must be in 0..1e15",
+                        path, h->dp_bucket_bytes);
+    if (h->tp * h->pp * h->dp != h->world)
+        return ST_RAISE(err, ST_EPARSE, "%s: header: tp %lld x pp %lld x dp %lld is not its "
+                        "world of %lld ranks", path, (long long)h->tp, (long long)h->pp,
+                        (long long)h->dp, (long long)h->world);
+    if (h->rank >= h->world || h->tp_rank >= h->tp || h->pp_rank >= h->pp || h->dp_rank >= h->dp)
+        return ST_RAISE(err, ST_EPARSE, "%s: header: rank %lld (tp %lld, pp %lld, dp %lld) is "
+                        "outside its layout of tp %lld x pp %lld x dp %lld", path,
+                        (long long)h->rank, (long long)h->tp_rank, (long long)h->pp_rank,
+                        (long long)h->dp_rank, (long long)h->tp, (long long)h->pp,
+                        (long long)h->dp);
+    if (h->kv_heads > h->heads || h->held_numel > h->param_numel)
+        return ST_RAISE(err, ST_EPARSE, "%s: header: %lld kv heads of %lld heads, %lld elements "
+                        "held of %lld: more than the whole", path, (long long)h->kv_heads,
+                        (long long)h->heads, (long long)h->held_numel,
+                        (long long)h->param_numel);
+    size_t off[EXEC_CKPT__PARTS], bytes[EXEC_CKPT__PARTS];
+    size_t want = exec_ckpt_layout(h, off, bytes);
+    if (len != want)
+        return ST_RAISE(err, ST_EPARSE, "%s: %zu bytes, its header makes it %zu (truncated or "
+                        "damaged)", path, len, want);
+    static const char *const part_names[EXEC_CKPT__PARTS] = {"parameters", "master weights",
+                                                             "first moments", "second moments"};
+    for (int i = 0; i < EXEC_CKPT__PARTS; i++) {
+        uint64_t sum;
+        memcpy(&sum, file + off[i] + bytes[i], sizeof sum);
+        if (exec_ckpt_sum(file + off[i], bytes[i]) != sum)
+            return ST_RAISE(err, ST_EPARSE, "%s: its %s are damaged (their checksum does not "
+                            "match)", path, part_names[i]);
+        v->part[i] = file + off[i];
+        v->part_bytes[i] = bytes[i];
+    }
+    return ST_OK;
+}
+
+/* ---- saving and loading ---- */
 
 static void fill_head(const exec_rt *rt, ckpt_head *h)
 {
@@ -61,8 +226,8 @@ static void fill_head(const exec_rt *rt, ckpt_head *h)
     const plan_layout *l = &rt->cfg->layout;
     const exec_model *x = &rt->x;
     memset(h, 0, sizeof *h);
-    memcpy(h->magic, CKPT_MAGIC, 8);
-    h->version = CKPT_VERSION;
+    memcpy(h->magic, EXEC_CKPT_MAGIC, 8);
+    h->version = EXEC_CKPT_VERSION;
     h->world = rt->world->size;
     h->rank = rt->rank;
     h->tp = l->tp;
@@ -90,6 +255,7 @@ static void fill_head(const exec_rt *rt, ckpt_head *h)
     h->pp_rank = rt->pp_rank;
     h->dp_rank = rt->dp_rank;
     h->dp_bucket_bytes = l->dp_bucket_bytes;
+    h->has_master = rt->opt.master != NULL;
 }
 
 static void *param_buf(const exec_rt *rt)
@@ -132,25 +298,24 @@ int exec_ckpt_save(exec_rt *rt, const char *dir, st_err *err)
     ckpt_head h;
     fill_head(rt, &h);
     exec_dev *dev = rt->dev;
-    size_t pbytes = (size_t)h.param_numel * dev->elem_bytes;
-    size_t sbytes = (size_t)h.held_numel * dev->state_bytes;
-    size_t mbytes = rt->opt.master ? sbytes : 0;
-    size_t total = sizeof h + pbytes + mbytes + 2 * sbytes;
+    size_t off[EXEC_CKPT__PARTS], bytes[EXEC_CKPT__PARTS];
+    size_t total = exec_ckpt_layout(&h, off, bytes);
     char *buf = malloc(total);
     if (!buf) {
         rc = ST_RAISE(err, ST_ENOMEM, "out of memory writing a checkpoint");
     } else {
-        memcpy(buf, &h, sizeof h);
-        char *at = buf + sizeof h;
-        dev->ops->download(dev, at, param_buf(rt), pbytes);
-        at += pbytes;
-        if (mbytes)
-            dev->ops->download(dev, at, rt->opt.master, mbytes);
-        at += mbytes;
-        dev->ops->download(dev, at, rt->opt.m, sbytes);
-        dev->ops->download(dev, at + sbytes, rt->opt.v, sbytes);
-        /* a device whose copies can fail later (CUDA) says so at its sync */
+        dev->ops->download(dev, buf + off[EXEC_CKPT_PARAMS], param_buf(rt),
+                           bytes[EXEC_CKPT_PARAMS]);
+        if (bytes[EXEC_CKPT_MASTER])
+            dev->ops->download(dev, buf + off[EXEC_CKPT_MASTER], rt->opt.master,
+                               bytes[EXEC_CKPT_MASTER]);
+        dev->ops->download(dev, buf + off[EXEC_CKPT_M], rt->opt.m, bytes[EXEC_CKPT_M]);
+        dev->ops->download(dev, buf + off[EXEC_CKPT_V], rt->opt.v, bytes[EXEC_CKPT_V]);
+        /* a device whose copies can fail later (CUDA) says so at its sync;
+         * the sums are of what arrived */
         rc = dev->ops->sync(dev, err);
+        if (rc == ST_OK)
+            exec_ckpt_seal(buf, &h);
         snprintf(path, sizeof path, "%s/rank-%05d.bin", sub, rt->rank);
         if (rc == ST_OK)
             rc = exec__write_atomic(path, buf, total, err);
@@ -161,7 +326,7 @@ int exec_ckpt_save(exec_rt *rt, const char *dir, st_err *err)
     /* every rank's file is in place: point latest.json at it */
     if (rt->rank == 0) {
         cJSON *j = cJSON_CreateObject();
-        cJSON_AddNumberToObject(j, "version", CKPT_VERSION);
+        cJSON_AddNumberToObject(j, "version", EXEC_CKPT_VERSION);
         cJSON_AddNumberToObject(j, "step", (double)rt->step);
         cJSON_AddStringToObject(j, "dir", name);
         cJSON_AddNumberToObject(j, "ranks", rt->world->size);
@@ -199,6 +364,7 @@ static const char *differs(const ckpt_head *a, const ckpt_head *b, int layout)
     } else {
         CMP(version) CMP(layers) CMP(hidden) CMP(heads) CMP(kv_heads) CMP(ffn) CMP(seq)
         CMP(vocab) CMP(arch) CMP(tied) CMP(gated) CMP(elem_bytes) CMP(state_bytes)
+        CMP(has_master)
     }
 #undef CMP
     return NULL;
@@ -218,64 +384,100 @@ static double raw_at(const char *p, size_t eb, int64_t i)
     return d;
 }
 
+/* Check the header of rank r's file against the first file's (first) and
+ * this run: the model and device, the world, the step and the layout the
+ * first names; the rank it is named for; a place in the layout no other
+ * file held (seen: one flag per place). Then the layout must be one this
+ * model can have (exec__layout_check), as exec_model_tables needs. */
+static int check_other(const exec_rt *rt, const char *path, int64_t r, const ckpt_head *h,
+                       const ckpt_head *first, const plan_layout *ol, unsigned char *seen,
+                       st_err *err)
+{
+    const char *bad = differs(h, first, 0);
+    if (!bad && h->world != first->world)
+        bad = "world";
+    if (!bad && h->step != first->step)
+        bad = "step";
+#define SAME(f)                                                                                 \
+    if (!bad && h->f != first->f)                                                               \
+        bad = #f;
+    SAME(tp) SAME(pp) SAME(dp) SAME(virt) SAME(sharding) SAME(dp_bucket_bytes)
+#undef SAME
+    if (bad)
+        return ST_RAISE(err, ST_EINVAL, "%s: written with %s different from the other files "
+                        "or this run", path, bad);
+    if (h->rank != r)
+        return ST_RAISE(err, ST_EINVAL, "%s: its header names rank %lld", path,
+                        (long long)h->rank);
+    int64_t place = (h->tp_rank * h->pp + h->pp_rank) * h->dp + h->dp_rank;
+    if (seen[place]++)
+        return ST_RAISE(err, ST_EINVAL, "%s: tp rank %lld, pp rank %lld, dp rank %lld: another "
+                        "file holds that place", path, (long long)h->tp_rank,
+                        (long long)h->pp_rank, (long long)h->dp_rank);
+    int master = rt->opt.master != NULL;
+    int64_t eb = master ? h->state_bytes : h->elem_bytes;
+    if (eb != 4 && eb != 8)
+        return ST_RAISE(err, ST_EUNSUPPORTED, "%s: %lld-byte parameters cannot be resharded",
+                        path, (long long)eb);
+    st_err e = {0};
+    if (exec__layout_check(&rt->cfg->model, ol, &e) != ST_OK)
+        return ST_RAISE(err, ST_EINVAL, "%s: written on a layout this model cannot have: %s",
+                        path, e.msg);
+    return ST_OK;
+}
+
 /* The whole model's parameters and moments (global order) from the files
- * of every rank of the layout that wrote the checkpoint. With master
+ * of every rank of the layout that wrote the checkpoint (first: the header
+ * exec_ckpt_load read, already checked against this run). With master
  * weights (master: this device keeps them, and so did the writer, whose
  * device type was checked) a parameter is its master's value, taken from
  * the rank that updates it. */
-static int read_global(exec_rt *rt, const char *subdir, const ckpt_head *mine, double *P,
+static int read_global(exec_rt *rt, const char *subdir, const ckpt_head *first, double *P,
                        double *M, double *V, int64_t *step, st_err *err)
 {
     char path[EXEC_PATH_MAX + 96];
-    int rc = ST_OK;
     int master = rt->opt.master != NULL;
-    for (int64_t r = 0; rc == ST_OK && r < mine->world; r++) {
+    unsigned char *seen = calloc((size_t)first->world, 1);
+    if (!seen)
+        return ST_RAISE(err, ST_ENOMEM, "out of memory resharding a checkpoint of %lld ranks",
+                        (long long)first->world);
+    int rc = ST_OK;
+    for (int64_t r = 0; rc == ST_OK && r < first->world; r++) {
         char *buf = NULL;
         size_t len = 0;
-        snprintf(path, sizeof path, "%s/rank-%05d.bin", subdir, (int)r);
+        snprintf(path, sizeof path, "%s/rank-%05lld.bin", subdir, (long long)r);
         if ((rc = exec__read_file(path, &buf, &len, err)))
             break;
-        ckpt_head h;
-        const char *bad = NULL;
-        if (len < sizeof h || memcmp(buf, CKPT_MAGIC, 8) != 0) {
-            rc = ST_RAISE(err, ST_EPARSE, "%s: not a checkpoint", path);
-        } else {
-            memcpy(&h, buf, sizeof h);
-            if ((bad = differs(&h, mine, 0)) || h.world != mine->world || h.step != mine->step)
-                rc = ST_RAISE(err, ST_EINVAL, "%s: written with %s different from the other "
-                              "files or this run", path, bad ? bad : "world or step");
-            else if ((master ? h.state_bytes : h.elem_bytes) != 4 &&
-                     (master ? h.state_bytes : h.elem_bytes) != 8)
-                rc = ST_RAISE(err, ST_EUNSUPPORTED, "%s: %lld-byte parameters cannot be "
-                              "resharded", path,
-                              (long long)(master ? h.state_bytes : h.elem_bytes));
-        }
+        exec_ckpt_view cv;
+        memset(&cv, 0, sizeof cv);
+        const ckpt_head *h = &cv.h;
         plan_layout ol = rt->cfg->layout;
         exec_model om;
         memset(&om, 0, sizeof om);
+        rc = exec_ckpt_parse(buf, len, path, &cv, err);
         if (rc == ST_OK) {
-            ol.tp = (int)h.tp;
-            ol.pp = (int)h.pp;
-            ol.dp = (int)h.dp;
-            ol.virtual_stages = (int)h.virt;
-            ol.sharding = (plan_sharding)h.sharding;
-            ol.dp_bucket_bytes = h.dp_bucket_bytes;
+            ol.tp = (int)h->tp;
+            ol.pp = (int)h->pp;
+            ol.dp = (int)h->dp;
+            ol.virtual_stages = (int)h->virt;
+            ol.sharding = (plan_sharding)h->sharding;
+            ol.dp_bucket_bytes = h->dp_bucket_bytes;
             ol.sequence_parallel = 0; /* does not change how parameters are held */
+            rc = check_other(rt, path, r, h, first, &ol, seen, err);
+        }
+        if (rc == ST_OK) {
             om.m = &rt->cfg->model;
             om.l = &ol;
-            om.tp_rank = (int)h.tp_rank;
-            om.dp_rank = (int)h.dp_rank;
-            rc = exec_model_tables(&om, (int)h.pp_rank, (size_t)h.elem_bytes, err);
+            om.tp_rank = (int)h->tp_rank;
+            om.dp_rank = (int)h->dp_rank;
+            rc = exec_model_tables(&om, (int)h->pp_rank, (size_t)h->elem_bytes, err);
         }
-        size_t eb = (size_t)h.elem_bytes, sb = (size_t)h.state_bytes;
-        size_t mb = master ? (size_t)h.held_numel * sb : 0;
-        if (rc == ST_OK && (h.param_numel != (om.zero3 ? om.held_numel : om.flat_numel) ||
-                            h.held_numel != om.held_numel ||
-                            len != sizeof h + (size_t)h.param_numel * eb + mb +
-                                       2 * (size_t)h.held_numel * sb))
+        if (rc == ST_OK && (h->param_numel != (om.zero3 ? om.held_numel : om.flat_numel) ||
+                            h->held_numel != om.held_numel))
             rc = ST_RAISE(err, ST_EPARSE, "%s: its sizes do not match the layout it names", path);
-        const char *pp = buf + sizeof h, *pmaster = pp + (size_t)h.param_numel * eb,
-                   *pm = pmaster + mb, *pv = pm + (size_t)h.held_numel * sb;
+        size_t eb = (size_t)h->elem_bytes, sb = (size_t)h->state_bytes;
+        const char *pp = cv.part[EXEC_CKPT_PARAMS], *pmaster = cv.part[EXEC_CKPT_MASTER],
+                   *pm = cv.part[EXEC_CKPT_M], *pv = cv.part[EXEC_CKPT_V];
         for (int bi = 0; rc == ST_OK && bi < om.nb; bi++) {
             const exec_bucket *b = &om.b[bi];
             for (int ui = b->unit0; ui < b->unit0 + b->nunits; ui++)
@@ -302,10 +504,11 @@ static int read_global(exec_rt *rt, const char *subdir, const ckpt_head *mine, d
                     }
                 }
         }
-        *step = h.step;
+        *step = h->step;
         exec_model_free(&om);
         free(buf);
     }
+    free(seen);
     return rc;
 }
 
@@ -381,8 +584,7 @@ static int take_global(exec_rt *rt, const double *P, const double *M, const doub
     return dev->ops->sync(dev, err);
 }
 
-static int reshard(exec_rt *rt, const char *subdir, const ckpt_head *want, const ckpt_head *got,
-                   st_err *err)
+static int reshard(exec_rt *rt, const char *subdir, const ckpt_head *got, st_err *err)
 {
     if (rt->dev->ops->state_dtype != rt->dev->ops->dtype && !rt->opt.master)
         return ST_RAISE(err, ST_EUNSUPPORTED, "device %s: resharding needs moments of the "
@@ -397,14 +599,11 @@ static int reshard(exec_rt *rt, const char *subdir, const ckpt_head *want, const
         return ST_RAISE(err, ST_ENOMEM, "out of memory resharding a checkpoint of %lld "
                         "parameters", (long long)n);
     }
-    ckpt_head old = *got;
-    old.step = got->step;
     int64_t step = 0;
-    int rc = read_global(rt, subdir, &old, P, M, V, &step, err);
+    int rc = read_global(rt, subdir, got, P, M, V, &step, err);
     if (rc == ST_OK && (rc = take_global(rt, P, M, V, err)) == ST_OK)
         rt->step = step;
     free(P), free(M), free(V);
-    (void)want;
     return rc;
 }
 
@@ -419,7 +618,8 @@ int exec_ckpt_load(exec_rt *rt, const char *dir, st_err *err)
     cJSON *j = cJSON_Parse(text);
     free(text);
     const cJSON *sub = j ? cJSON_GetObjectItemCaseSensitive(j, "dir") : NULL;
-    if (!cJSON_IsString(sub) || strchr(sub->valuestring, '/')) {
+    if (!cJSON_IsString(sub) || strchr(sub->valuestring, '/') || !strcmp(sub->valuestring, "") ||
+        !strcmp(sub->valuestring, ".") || !strcmp(sub->valuestring, "..")) {
         cJSON_Delete(j);
         return agree(rt, ST_RAISE(err, ST_EPARSE, "%s: no checkpoint directory named", path), err);
     }
@@ -433,30 +633,22 @@ int exec_ckpt_load(exec_rt *rt, const char *dir, st_err *err)
         snprintf(path, sizeof path, "%s/rank-%05d.bin", subdir, 0);
         rc = exec__read_file(path, &buf, &len, err);
     }
-    ckpt_head want, got;
+    ckpt_head want;
     fill_head(rt, &want);
-    size_t pbytes = (size_t)want.param_numel * rt->dev->elem_bytes;
-    size_t sbytes = (size_t)want.held_numel * rt->dev->state_bytes;
-    size_t mbytes = rt->opt.master ? sbytes : 0;
+    exec_ckpt_view cv;
+    memset(&cv, 0, sizeof cv);
+    const ckpt_head *got = &cv.h;
     const char *bad = NULL;
     int same = 0;
-    if (rc == ST_OK) {
-        if (len < sizeof got) {
-            rc = ST_RAISE(err, ST_EPARSE, "%s: truncated checkpoint", path);
-        } else {
-            memcpy(&got, buf, sizeof got);
-            if (memcmp(got.magic, CKPT_MAGIC, 8) != 0)
-                rc = ST_RAISE(err, ST_EPARSE, "%s: not a checkpoint", path);
-            else if ((bad = differs(&got, &want, 0)))
-                rc = ST_RAISE(err, ST_EINVAL, "%s: written with %s different from this run's (a "
-                              "checkpoint loads on the model and device that wrote it)",
-                              path, bad);
-            else if (got.step < 0 || got.step > rt->cfg->train.steps)
-                rc = ST_RAISE(err, ST_EINVAL, "%s: step %lld outside this run's %lld steps", path,
-                              (long long)got.step, (long long)rt->cfg->train.steps);
-            else
-                same = got.rank == rt->rank && !differs(&got, &want, 1);
-        }
+    if (rc == ST_OK && (rc = exec_ckpt_parse(buf, len, path, &cv, err)) == ST_OK) {
+        if ((bad = differs(got, &want, 0)))
+            rc = ST_RAISE(err, ST_EINVAL, "%s: written with %s different from this run's (a "
+                          "checkpoint loads on the model and device that wrote it)", path, bad);
+        else if (got->step > rt->cfg->train.steps)
+            rc = ST_RAISE(err, ST_EINVAL, "%s: step %lld outside this run's %lld steps", path,
+                          (long long)got->step, (long long)rt->cfg->train.steps);
+        else
+            same = got->rank == rt->rank && !differs(got, &want, 1);
     }
     /* every rank takes the same path (resharding reads every file): agree
      * on the status first, then on whether every rank has its own file */
@@ -472,25 +664,21 @@ int exec_ckpt_load(exec_rt *rt, const char *dir, st_err *err)
     }
     same = all_same == rt->world->size;
     if (rc == ST_OK && same) {
-        if (len != sizeof got + pbytes + mbytes + 2 * sbytes) {
-            rc = ST_RAISE(err, ST_EPARSE, "%s: %zu bytes, expected %zu", path, len,
-                          sizeof got + pbytes + mbytes + 2 * sbytes);
-        } else {
-            exec_dev *dev = rt->dev;
-            const char *at = buf + sizeof got;
-            dev->ops->upload(dev, param_buf(rt), at, pbytes);
-            at += pbytes;
-            if (mbytes) /* the master weights as saved, not widened again */
-                dev->ops->upload(dev, rt->opt.master, at, mbytes);
-            at += mbytes;
-            dev->ops->upload(dev, rt->opt.m, at, sbytes);
-            dev->ops->upload(dev, rt->opt.v, at + sbytes, sbytes);
-            rc = dev->ops->sync(dev, err);
-            if (rc == ST_OK)
-                rt->step = got.step;
-        }
+        /* the same layout, model and device (differs): each payload has
+         * the size of the buffer it fills */
+        exec_dev *dev = rt->dev;
+        dev->ops->upload(dev, param_buf(rt), cv.part[EXEC_CKPT_PARAMS],
+                         cv.part_bytes[EXEC_CKPT_PARAMS]);
+        if (cv.part_bytes[EXEC_CKPT_MASTER]) /* the master weights as saved, not widened again */
+            dev->ops->upload(dev, rt->opt.master, cv.part[EXEC_CKPT_MASTER],
+                             cv.part_bytes[EXEC_CKPT_MASTER]);
+        dev->ops->upload(dev, rt->opt.m, cv.part[EXEC_CKPT_M], cv.part_bytes[EXEC_CKPT_M]);
+        dev->ops->upload(dev, rt->opt.v, cv.part[EXEC_CKPT_V], cv.part_bytes[EXEC_CKPT_V]);
+        rc = dev->ops->sync(dev, err);
+        if (rc == ST_OK)
+            rt->step = got->step;
     } else if (rc == ST_OK) {
-        rc = reshard(rt, subdir, &want, &got, err);
+        rc = reshard(rt, subdir, got, err);
     }
     free(buf);
     return agree(rt, rc, err);

@@ -10,6 +10,8 @@
  * rank, before any work starts.
  */
 #include <errno.h>
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -468,12 +470,24 @@ int exec_config_read(const char *path, exec_config *cfg, st_err *err)
 
 int exec_config_check(const exec_config *cfg, int ranks, st_err *err)
 {
-    const plan_model *m = &cfg->model;
     const plan_layout *l = &cfg->layout;
     long want = (long)l->tp * l->pp * l->dp;
     if (want != ranks)
         return ST_RAISE(err, ST_EINVAL, "layout tp %d x pp %d x dp %d = %ld ranks, the job has %d",
                         l->tp, l->pp, l->dp, want, ranks);
+    int rc = exec__layout_check(&cfg->model, l, err);
+    if (rc != ST_OK)
+        return rc;
+    sim_sched s;
+    sim_sched_from_layout(&s, l);
+    return sim_sched_check(&s, err);
+}
+
+int exec__layout_check(const plan_model *m, const plan_layout *l, st_err *err)
+{
+    if (l->tp < 1 || l->pp < 1 || l->pp > PLAN_PP_MAX || l->virtual_stages < 1)
+        return ST_RAISE(err, ST_EINVAL, "layout: tp %d, pp %d, virtual_stages %d: each must be at "
+                        "least 1, pp at most %d", l->tp, l->pp, l->virtual_stages, PLAN_PP_MAX);
     if (m->heads % l->tp != 0)
         return ST_RAISE(err, ST_EINVAL, "layout.tp %d: must divide the %lld heads", l->tp,
                         (long long)m->heads);
@@ -496,9 +510,7 @@ int exec_config_check(const exec_config *cfg, int ranks, st_err *err)
     if (m->arch == PLAN_ARCH_LLAMA && plan_model_head_dim(m) % 2 != 0)
         return ST_RAISE(err, ST_EINVAL, "model: head dimension %lld must be even for rotary "
                         "positions", (long long)plan_model_head_dim(m));
-    sim_sched s;
-    sim_sched_from_layout(&s, l);
-    return sim_sched_check(&s, err);
+    return ST_OK;
 }
 
 int exec_config_check_files(const exec_config *cfg, st_err *err)
@@ -731,128 +743,265 @@ int exec_result_write(const char *path, const exec_result *r, st_err *err)
     return write_text(path, exec_result_json(r), err);
 }
 
-static int rd_num(const cJSON *o, const char *key, double *out, int required, st_err *err)
+/* Reading RESULT.json is strict about what it reads: each key has its type
+ * and range (a rank program writes nothing else), so a file from elsewhere
+ * is refused with the key named rather than read into impossible numbers.
+ * Keys it does not know are ignored (a newer rank program may add some).
+ * null, which cJSON writes for a number that is not finite (a diverged
+ * loss), keeps the default. The limits: */
+#define RES_RANKS_MAX INT_MAX        /* an MPI world's size is an int */
+#define RES_STEPS_MAX ((int64_t)1 << 40) /* train.steps' own limit */
+#define RES_SECONDS_MAX 1e9          /* about 32 years */
+#define RES_BYTES_MAX 1e18           /* an exabyte per rank */
+#define RES_TOKENS_MAX 9007199254740992.0 /* 2^53: a count a double holds exactly */
+#define RES_FLOPS_MAX 1e30
+#define RES_LR_MAX 1e3               /* train.lr's own limit */
+
+/* One object being read and its path for messages ("steps[3].phases_s"). */
+typedef struct robj {
+    const cJSON *j;
+    char path[64];
+} robj;
+
+static int res_bad(const robj *o, const char *key, const char *what, st_err *err)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v || cJSON_IsNull(v)) {
-        if (required)
-            return ST_RAISE(err, ST_EINVAL, "result: missing number %s", key);
-        return ST_OK;
-    }
-    if (!cJSON_IsNumber(v))
-        return ST_RAISE(err, ST_EINVAL, "result: %s must be a number", key);
+    return ST_RAISE(err, ST_EINVAL, "result: %s%s%s: must be %s", o->path, *o->path ? "." : "",
+                    key, what);
+}
+
+/* A number in lo..hi; absent or null keeps *out unless required. */
+static int res_num(const robj *o, const char *key, double lo, double hi, int required,
+                   double *out, st_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o->j, key);
+    char what[96];
+    if (hi < DBL_MAX)
+        snprintf(what, sizeof what, "a number in %g..%g", lo, hi);
+    else if (lo > -DBL_MAX)
+        snprintf(what, sizeof what, "a finite number >= %g", lo);
+    else
+        snprintf(what, sizeof what, "a finite number");
+    if (!v || cJSON_IsNull(v))
+        return required ? res_bad(o, key, what, err) : ST_OK;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi))
+        return res_bad(o, key, what, err);
     *out = v->valuedouble;
     return ST_OK;
 }
 
-static void rd_str(const cJSON *o, const char *key, char *out, size_t n)
+/* An integer in lo..hi (|lo|, |hi| <= 2^53); absent or null keeps *out
+ * unless required. */
+static int res_int(const robj *o, const char *key, int64_t lo, int64_t hi, int required,
+                   int64_t *out, st_err *err)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (cJSON_IsString(v))
-        snprintf(out, n, "%s", v->valuestring);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o->j, key);
+    char what[96];
+    snprintf(what, sizeof what, "an integer in %lld..%lld", (long long)lo, (long long)hi);
+    if (!v || cJSON_IsNull(v))
+        return required ? res_bad(o, key, what, err) : ST_OK;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!(d >= (double)lo && d <= (double)hi) || d != floor(d))
+        return res_bad(o, key, what, err);
+    *out = (int64_t)d;
+    return ST_OK;
 }
 
-static int rd_phases(const cJSON *o, exec_phases *p, st_err *err)
+static int res_int32(const robj *o, const char *key, int lo, int hi, int required, int *out,
+                     st_err *err)
 {
-    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(o, "phases_s");
-    if (!cJSON_IsObject(ph))
+    int64_t v = *out;
+    int rc = res_int(o, key, lo, hi, required, &v, err);
+    *out = (int)v;
+    return rc;
+}
+
+/* A string shorter than n (null, when nullable, is ""); absent keeps out. */
+static int res_str(const robj *o, const char *key, int nullable, char *out, size_t n,
+                   st_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o->j, key);
+    if (!v)
         return ST_OK;
-    int rc;
-    if ((rc = rd_num(ph, "compute", &p->compute_s, 0, err)) ||
-        (rc = rd_num(ph, "tp_comm", &p->tp_comm_s, 0, err)) ||
-        (rc = rd_num(ph, "pp_wait", &p->pp_wait_s, 0, err)) ||
-        (rc = rd_num(ph, "dp_comm", &p->dp_comm_s, 0, err)) ||
-        (rc = rd_num(ph, "optimizer", &p->optimizer_s, 0, err)))
+    if (nullable && cJSON_IsNull(v)) {
+        out[0] = '\0';
+        return ST_OK;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "a string of at most %zu bytes%s", n - 1,
+             nullable ? ", or null" : "");
+    if (!cJSON_IsString(v) || strlen(v->valuestring) >= n)
+        return res_bad(o, key, what, err);
+    snprintf(out, n, "%s", v->valuestring);
+    return ST_OK;
+}
+
+/* Member key of o as an object (out->j NULL when absent or null). */
+static int res_obj(const robj *o, const char *key, robj *out, st_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o->j, key);
+    out->j = NULL;
+    if (snprintf(out->path, sizeof out->path, "%s%s%s", o->path, *o->path ? "." : "", key) >=
+        (int)sizeof out->path)
+        out->path[sizeof out->path - 2] = '~'; /* cut: the message still names the key's start */
+    if (!v || cJSON_IsNull(v))
+        return ST_OK;
+    if (!cJSON_IsObject(v))
+        return res_bad(o, key, "an object", err);
+    out->j = v;
+    return ST_OK;
+}
+
+/* Member key of o as an array of at most max objects: *out NULL and *n 0
+ * when absent or null. */
+static int res_array(const robj *o, const char *key, int max, const cJSON **out, int *n,
+                     st_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o->j, key);
+    *out = NULL;
+    *n = 0;
+    if (!v || cJSON_IsNull(v))
+        return ST_OK;
+    if (!cJSON_IsArray(v))
+        return res_bad(o, key, "an array of objects", err);
+    int count = 0;
+    for (const cJSON *it = v->child; it; it = it->next, count++)
+        if (!cJSON_IsObject(it))
+            return ST_RAISE(err, ST_EINVAL, "result: %s[%d]: must be an object", key, count);
+    if (count > max)
+        return ST_RAISE(err, ST_EINVAL, "result: %s: %d entries, at most %d", key, count, max);
+    *out = v;
+    *n = count;
+    return ST_OK;
+}
+
+static int res_phases(const robj *o, exec_phases *p, st_err *err)
+{
+    robj ph;
+    int rc = res_obj(o, "phases_s", &ph, err);
+    if (rc != ST_OK || !ph.j)
         return rc;
+    if ((rc = res_num(&ph, "compute", 0, RES_SECONDS_MAX, 0, &p->compute_s, err)) ||
+        (rc = res_num(&ph, "tp_comm", 0, RES_SECONDS_MAX, 0, &p->tp_comm_s, err)) ||
+        (rc = res_num(&ph, "pp_wait", 0, RES_SECONDS_MAX, 0, &p->pp_wait_s, err)) ||
+        (rc = res_num(&ph, "dp_comm", 0, RES_SECONDS_MAX, 0, &p->dp_comm_s, err)) ||
+        (rc = res_num(&ph, "optimizer", 0, RES_SECONDS_MAX, 0, &p->optimizer_s, err)))
+        return rc;
+    return ST_OK;
+}
+
+static int res_step(const robj *o, exec_step_result *s, st_err *err)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o->j, "measured");
+    int rc;
+    if ((rc = res_int(o, "step", 1, RES_STEPS_MAX, 1, &s->step, err)) ||
+        (rc = res_num(o, "time_s", 0, RES_SECONDS_MAX, 0, &s->time_s, err)) ||
+        (rc = res_num(o, "loss", -DBL_MAX, DBL_MAX, 0, &s->loss, err)) ||
+        (rc = res_num(o, "lr", 0, RES_LR_MAX, 0, &s->lr, err)) ||
+        (rc = res_num(o, "grad_norm", 0, DBL_MAX, 0, &s->grad_norm, err)) ||
+        (rc = res_phases(o, &s->phases, err)))
+        return rc;
+    if (m && !cJSON_IsBool(m))
+        return res_bad(o, "measured", "true or false", err);
+    s->measured = cJSON_IsTrue(m);
+    return ST_OK;
+}
+
+static int res_rank(const robj *o, int ranks, exec_rank_stat *s, st_err *err)
+{
+    int hi = ranks > 0 ? ranks - 1 : 0;
+    robj mem;
+    int rc;
+    if ((rc = res_int32(o, "rank", 0, hi, 1, &s->rank, err)) ||
+        (rc = res_int32(o, "tp_rank", 0, hi, 0, &s->tp_rank, err)) ||
+        (rc = res_int32(o, "pp_rank", 0, hi, 0, &s->pp_rank, err)) ||
+        (rc = res_int32(o, "dp_rank", 0, hi, 0, &s->dp_rank, err)) ||
+        (rc = res_num(o, "peak_memory_bytes", 0, RES_BYTES_MAX, 0, &s->peak_memory_bytes, err)) ||
+        (rc = res_num(o, "max_rss_bytes", 0, RES_BYTES_MAX, 0, &s->max_rss_bytes, err)) ||
+        (rc = res_num(o, "device_memory_peak_bytes", 0, RES_BYTES_MAX, 0,
+                      &s->device_memory_peak_bytes, err)) ||
+        (rc = res_phases(o, &s->phases, err)) ||
+        (rc = res_obj(o, "peak_memory_by_class_bytes", &mem, err)))
+        return rc;
+    for (int c = 0; mem.j && c < EXEC_MEM__COUNT; c++)
+        if ((rc = res_num(&mem, mem_names[c], 0, RES_BYTES_MAX, 0, &s->peak_class_bytes[c], err)))
+            return rc;
     return ST_OK;
 }
 
 int exec_result_parse(const char *json, exec_result *r, st_err *err)
 {
     exec_result_init(r);
-    cJSON *root = cJSON_Parse(json);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(json, &end, 1);
     if (!root)
-        return ST_RAISE(err, ST_EPARSE, "result: malformed JSON");
-    int rc = ST_OK;
-    double d = 0;
+        return ST_RAISE(err, ST_EPARSE, "result: malformed JSON near byte %ld",
+                        end ? (long)(end - json) : 0L);
+    robj top = {root, ""};
+    int rc = ST_OK, version = 0, nsteps = 0, nranks = 0;
+    const cJSON *steps = NULL, *ranks = NULL, *it;
     if (!cJSON_IsObject(root)) {
         rc = ST_RAISE(err, ST_EINVAL, "result: the top level must be an object");
         goto done;
     }
-    if ((rc = rd_num(root, "version", &d, 1, err)))
+    if ((rc = res_int32(&top, "version", 0, 1000, 1, &version, err)))
         goto done;
-    if ((int)d != EXEC_RESULT_VERSION) {
-        rc = ST_RAISE(err, ST_EINVAL, "result: version %g: this reader reads version %d", d,
-                      EXEC_RESULT_VERSION);
+    if (version != EXEC_RESULT_VERSION) {
+        rc = ST_RAISE(err, ST_EINVAL, "result: version %d: this reader reads version %d",
+                      version, EXEC_RESULT_VERSION);
         goto done;
     }
-    rd_str(root, "status", r->status, sizeof r->status);
-    rd_str(root, "error", r->error, sizeof r->error);
-    rd_str(root, "device", r->device, sizeof r->device);
-    rd_str(root, "transport", r->transport, sizeof r->transport);
-    rd_str(root, "host", r->host, sizeof r->host);
-    rd_str(root, "device_name", r->device_name, sizeof r->device_name);
-    d = -1;
-    if ((rc = rd_num(root, "failed_rank", &d, 0, err)))
+    if (!cJSON_GetObjectItemCaseSensitive(root, "status")) {
+        rc = res_bad(&top, "status", "ok or failed", err);
         goto done;
-    r->failed_rank = (int)d;
-    d = 0;
-    if ((rc = rd_num(root, "ranks", &d, 1, err)))
+    }
+    if ((rc = res_str(&top, "status", 0, r->status, sizeof r->status, err)) ||
+        (rc = res_str(&top, "error", 1, r->error, sizeof r->error, err)) ||
+        (rc = res_str(&top, "device", 0, r->device, sizeof r->device, err)) ||
+        (rc = res_str(&top, "transport", 0, r->transport, sizeof r->transport, err)) ||
+        (rc = res_str(&top, "host", 0, r->host, sizeof r->host, err)) ||
+        (rc = res_str(&top, "device_name", 0, r->device_name, sizeof r->device_name, err)) ||
+        (rc = res_int32(&top, "ranks", 0, RES_RANKS_MAX, 1, &r->ranks, err)) ||
+        (rc = res_int32(&top, "failed_rank", -1, RES_RANKS_MAX - 1, 0, &r->failed_rank, err)) ||
+        (rc = res_int32(&top, "threads_per_rank", 0, 1024, 0, &r->threads_per_rank, err)) ||
+        (rc = res_num(&top, "tokens_per_step", 0, RES_TOKENS_MAX, 0, &r->tokens_per_step, err)) ||
+        (rc = res_num(&top, "model_flops_per_step", 0, RES_FLOPS_MAX, 0,
+                      &r->model_flops_per_step, err)) ||
+        (rc = res_num(&top, "hardware_flops_per_step", 0, RES_FLOPS_MAX, 0,
+                      &r->hardware_flops_per_step, err)))
         goto done;
-    r->ranks = (int)d;
-    d = 1;
-    if ((rc = rd_num(root, "threads_per_rank", &d, 0, err)))
+    if (strcmp(r->status, "ok") != 0 && strcmp(r->status, "failed") != 0) {
+        rc = ST_RAISE(err, ST_EINVAL, "result: status \"%s\": allowed are ok, failed", r->status);
         goto done;
-    r->threads_per_rank = (int)d;
-    if ((rc = rd_num(root, "tokens_per_step", &r->tokens_per_step, 0, err)) ||
-        (rc = rd_num(root, "model_flops_per_step", &r->model_flops_per_step, 0, err)) ||
-        (rc = rd_num(root, "hardware_flops_per_step", &r->hardware_flops_per_step, 0, err)))
+    }
+    /* a rank program that failed before its world was open knows no size
+     * (ranks 0); otherwise its ranks are of that world */
+    if (r->ranks > 0 && r->failed_rank >= r->ranks) {
+        rc = ST_RAISE(err, ST_EINVAL, "result: failed_rank %d: must be below ranks %d",
+                      r->failed_rank, r->ranks);
         goto done;
-    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(root, "steps");
-    int n = cJSON_IsArray(steps) ? cJSON_GetArraySize(steps) : 0;
-    if (n > 0 && !(r->steps = calloc((size_t)n, sizeof *r->steps))) {
+    }
+    if ((rc = res_array(&top, "steps", INT_MAX, &steps, &nsteps, err)) ||
+        (rc = res_array(&top, "rank_stats", r->ranks, &ranks, &nranks, err)))
+        goto done;
+    if ((nsteps && !(r->steps = calloc((size_t)nsteps, sizeof *r->steps))) ||
+        (nranks && !(r->rank_stats = calloc((size_t)nranks, sizeof *r->rank_stats)))) {
         rc = ST_RAISE(err, ST_ENOMEM, "result: out of memory");
         goto done;
     }
-    const cJSON *it;
-    cJSON_ArrayForEach(it, steps)
+    cJSON_ArrayForEach(it, steps) /* objects, nsteps of them (res_array) */
     {
-        exec_step_result *s = &r->steps[r->nsteps];
-        d = 0;
-        if ((rc = rd_num(it, "step", &d, 1, err)) || (rc = rd_num(it, "time_s", &s->time_s, 0, err)) ||
-            (rc = rd_num(it, "loss", &s->loss, 0, err)) || (rc = rd_num(it, "lr", &s->lr, 0, err)) ||
-            (rc = rd_num(it, "grad_norm", &s->grad_norm, 0, err)) ||
-            (rc = rd_phases(it, &s->phases, err)))
+        robj o = {it, ""};
+        snprintf(o.path, sizeof o.path, "steps[%d]", r->nsteps);
+        if ((rc = res_step(&o, &r->steps[r->nsteps], err)))
             goto done;
-        s->step = (int64_t)d;
-        s->measured = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "measured"));
         r->nsteps++;
-    }
-    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(root, "rank_stats");
-    n = cJSON_IsArray(ranks) ? cJSON_GetArraySize(ranks) : 0;
-    if (n > 0 && !(r->rank_stats = calloc((size_t)n, sizeof *r->rank_stats))) {
-        rc = ST_RAISE(err, ST_ENOMEM, "result: out of memory");
-        goto done;
     }
     cJSON_ArrayForEach(it, ranks)
     {
-        exec_rank_stat *s = &r->rank_stats[r->nranks];
-        double rk = 0, t = 0, p = 0, dd = 0;
-        if ((rc = rd_num(it, "rank", &rk, 1, err)) || (rc = rd_num(it, "tp_rank", &t, 0, err)) ||
-            (rc = rd_num(it, "pp_rank", &p, 0, err)) || (rc = rd_num(it, "dp_rank", &dd, 0, err)) ||
-            (rc = rd_num(it, "peak_memory_bytes", &s->peak_memory_bytes, 0, err)) ||
-            (rc = rd_num(it, "max_rss_bytes", &s->max_rss_bytes, 0, err)) ||
-            (rc = rd_num(it, "device_memory_peak_bytes", &s->device_memory_peak_bytes, 0, err)) ||
-            (rc = rd_phases(it, &s->phases, err)))
+        robj o = {it, ""};
+        snprintf(o.path, sizeof o.path, "rank_stats[%d]", r->nranks);
+        if ((rc = res_rank(&o, r->ranks, &r->rank_stats[r->nranks], err)))
             goto done;
-        const cJSON *mem = cJSON_GetObjectItemCaseSensitive(it, "peak_memory_by_class_bytes");
-        for (int c = 0; cJSON_IsObject(mem) && c < EXEC_MEM__COUNT; c++)
-            if ((rc = rd_num(mem, mem_names[c], &s->peak_class_bytes[c], 0, err)))
-                goto done;
-        s->rank = (int)rk;
-        s->tp_rank = (int)t;
-        s->pp_rank = (int)p;
-        s->dp_rank = (int)dd;
         r->nranks++;
     }
 done:

@@ -8,6 +8,7 @@
 
 #include "common/st.h"
 #include "exec/exec_comm.h"
+#include "planner/plan.h"
 
 /* The transport tables built (exec_features.c lists them). */
 extern const exec_comm_ops exec_comm_self_ops;
@@ -24,6 +25,15 @@ struct exec_dev;
  * back (bf16 reduced as f32 on the host: MPI has no bf16). The staged
  * group owns the host group (freeing it frees both). */
 int exec__comm_stage_wrap(exec_comm **group, struct exec_dev *dev, st_err *err);
+
+/* ---- exec_config.c ---- */
+
+/* What the executor's tables (exec_model_tables) need of a layout for a
+ * model: tp, pp and virtual_stages at least 1 (pp at most PLAN_PP_MAX); tp
+ * divides the heads, kv heads, ffn and vocab (and seq with sequence
+ * parallelism); pp x virtual_stages chunks at most the layers; an even head
+ * dimension for rotary positions. ST_EINVAL with one line. */
+int exec__layout_check(const plan_model *m, const plan_layout *l, st_err *err);
 
 /* ---- exec_io.c: files ---- */
 

@@ -197,6 +197,96 @@ static void test_result_roundtrip(void **state)
     rmdir(dir);
 }
 
+/* A RESULT.json from elsewhere: every key's type and range is checked, and
+ * each refusal names the key (these crashed or read out of range before:
+ * steps and rank_stats as objects were walked as arrays into a NULL array,
+ * ranks 2e18 was converted to int). */
+#define RES_HEAD "{\"version\": 1, \"status\": \"ok\", \"ranks\": 2"
+static void expect_result_refused(const char *json, int code, const char *needle)
+{
+    exec_result r;
+    st_err err = {0};
+    int rc = exec_result_parse(json, &r, &err);
+    if (rc != code || !strstr(err.msg, needle) || err.code != code || r.steps || r.rank_stats) {
+        print_error("%s\n -> %d \"%s\", wanted %d with \"%s\"\n", json, rc, err.msg, code, needle);
+        fail();
+    }
+    exec_result_free(&r);
+}
+
+static void test_result_refusals(void **state)
+{
+    expect_result_refused(RES_HEAD ", \"steps\": {\"a\": {\"step\": 1}}}", ST_EINVAL,
+                          "result: steps: must be an array of objects");
+    expect_result_refused(RES_HEAD ", \"rank_stats\": {\"a\": {\"rank\": 0}}}", ST_EINVAL,
+                          "result: rank_stats: must be an array of objects");
+    expect_result_refused(RES_HEAD ", \"steps\": [{\"step\": 1}, 7]}", ST_EINVAL,
+                          "result: steps[1]: must be an object");
+    expect_result_refused("{\"version\": 1, \"status\": \"ok\", \"ranks\": 2e18}", ST_EINVAL,
+                          "result: ranks: must be an integer in 0..2147483647");
+    expect_result_refused("{\"version\": 1, \"status\": \"ok\", \"ranks\": -1}", ST_EINVAL,
+                          "result: ranks");
+    expect_result_refused("{\"version\": 1, \"status\": \"ok\"}", ST_EINVAL, "result: ranks");
+    expect_result_refused("{\"version\": 1e300, \"status\": \"ok\", \"ranks\": 1}", ST_EINVAL,
+                          "result: version");
+    expect_result_refused("{\"version\": 2, \"status\": \"ok\", \"ranks\": 1}", ST_EINVAL,
+                          "version 2");
+    expect_result_refused("{\"version\": 1, \"ranks\": 1}", ST_EINVAL, "result: status");
+    expect_result_refused("{\"version\": 1, \"status\": \"fine\", \"ranks\": 1}", ST_EINVAL,
+                          "status \"fine\": allowed are ok, failed");
+    expect_result_refused("{\"version\": 1, \"status\": 7, \"ranks\": 1}", ST_EINVAL,
+                          "result: status: must be a string");
+    expect_result_refused(RES_HEAD ", \"failed_rank\": 2}", ST_EINVAL,
+                          "failed_rank 2: must be below ranks 2");
+    expect_result_refused(RES_HEAD ", \"failed_rank\": 1e18}", ST_EINVAL, "result: failed_rank");
+    expect_result_refused(RES_HEAD ", \"threads_per_rank\": 1e12}", ST_EINVAL,
+                          "result: threads_per_rank");
+    expect_result_refused(RES_HEAD ", \"tokens_per_step\": 1e300}", ST_EINVAL,
+                          "result: tokens_per_step");
+    expect_result_refused(RES_HEAD ", \"host\": [1]}", ST_EINVAL, "result: host: must be a string");
+    expect_result_refused(RES_HEAD ", \"steps\": [{\"step\": 1.5}]}", ST_EINVAL,
+                          "result: steps[0].step: must be an integer");
+    expect_result_refused(RES_HEAD ", \"steps\": [{}]}", ST_EINVAL, "result: steps[0].step");
+    expect_result_refused(RES_HEAD ", \"steps\": [{\"step\": 1, \"loss\": 1e400}]}", ST_EINVAL,
+                          "result: steps[0].loss: must be a finite number");
+    expect_result_refused(RES_HEAD ", \"steps\": [{\"step\": 1, \"time_s\": -1}]}", ST_EINVAL,
+                          "result: steps[0].time_s");
+    expect_result_refused(RES_HEAD ", \"steps\": [{\"step\": 1, \"measured\": 1}]}", ST_EINVAL,
+                          "result: steps[0].measured: must be true or false");
+    expect_result_refused(RES_HEAD ", \"steps\": [{\"step\": 1, \"phases_s\": [1]}]}", ST_EINVAL,
+                          "result: steps[0].phases_s: must be an object");
+    expect_result_refused(RES_HEAD ", \"steps\": [{\"step\": 1, \"phases_s\": {\"compute\": "
+                          "\"x\"}}]}", ST_EINVAL, "result: steps[0].phases_s.compute");
+    expect_result_refused(RES_HEAD ", \"rank_stats\": [{\"rank\": 2}]}", ST_EINVAL,
+                          "result: rank_stats[0].rank: must be an integer in 0..1");
+    expect_result_refused(RES_HEAD ", \"rank_stats\": [{\"rank\": 0}, {\"rank\": 1}, {\"rank\": "
+                          "1}]}", ST_EINVAL, "result: rank_stats: 3 entries, at most 2");
+    expect_result_refused(RES_HEAD ", \"rank_stats\": [{\"rank\": 0, \"peak_memory_by_class_"
+                          "bytes\": {\"params\": -5}}]}", ST_EINVAL,
+                          "result: rank_stats[0].peak_memory_by_class_bytes.params");
+    expect_result_refused(RES_HEAD "} trailing", ST_EPARSE, "malformed JSON");
+
+    /* what the rank program writes when it fails before its world is open */
+    exec_result r;
+    st_err err = {0};
+    assert_int_equal(exec_result_parse("{\"version\": 1, \"status\": \"failed\", \"error\": "
+                                       "\"rank 0: x\", \"failed_rank\": 0, \"ranks\": 0, "
+                                       "\"steps\": [], \"rank_stats\": [], \"loss\": null}",
+                                       &r, &err), ST_OK);
+    assert_int_equal(r.failed_rank, 0);
+    assert_string_equal(r.error, "rank 0: x");
+    exec_result_free(&r);
+    /* null for a number that was not finite keeps the default */
+    assert_int_equal(exec_result_parse(RES_HEAD ", \"failed_rank\": null, \"steps\": [{\"step\": "
+                                       "3, \"loss\": null, \"measured\": true}]}", &r, &err),
+                     ST_OK);
+    assert_int_equal(r.failed_rank, -1);
+    assert_int_equal(r.nsteps, 1);
+    assert_int_equal(r.steps[0].step, 3);
+    assert_int_equal(r.steps[0].measured, 1);
+    exec_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_config_roundtrip),
         cmocka_unit_test(test_result_roundtrip),
+        cmocka_unit_test(test_result_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
