@@ -41,8 +41,6 @@
  */
 #include <math.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "exec/exec_cuda_common.cuh"
 #include "exec/exec_cuda_kernels.h"
@@ -121,138 +119,111 @@ static __device__ __forceinline__ void fa_frag_b_kn(uint32_t b[4], const bf16 *s
 /* forward                                                                  */
 /* ------------------------------------------------------------------------ */
 
-template <int HD, int MT>
+template <int HD>
 __global__ void __launch_bounds__(FA_THREADS)
     fa_fwd_k(bf16 *out, float *lse, const bf16 *qkv, int T, int B, int Hq, int Hkv,
              float scale_log2)
 {
-    constexpr int P = HD + FA_PAD, KS = HD / 16, ND = HD / 8, BM = FA_WARPS * 16 * MT;
+    constexpr int P = HD + FA_PAD, KS = HD / 16, ND = HD / 8;
     extern __shared__ __align__(16) unsigned char fa_smem[];
-    bf16 *Qs = (bf16 *)fa_smem, *Ks = Qs + BM * P, *Vs = Ks + FA_TILE * P;
-    const int nq = (T + BM - 1) / BM;
-    const int qt = nq - 1 - (int)blockIdx.x, h = blockIdx.y, b = blockIdx.z;
-    const int kh = h / (Hq / Hkv), q0 = qt * BM;
+    bf16 *Qs = (bf16 *)fa_smem, *Ks = Qs + FA_TILE * P, *Vs = Ks + FA_TILE * P;
+    const int nt = (T + FA_TILE - 1) / FA_TILE;
+    const int qt = nt - 1 - (int)blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+    const int kh = h / (Hq / Hkv), q0 = qt * FA_TILE;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int g = lane >> 2, t2 = 2 * (lane & 3);
     const int64_t W = (int64_t)(Hq + 2 * Hkv) * HD, rs = (int64_t)B * W;
     const bf16 *qg = qkv + b * W + (int64_t)h * HD, *kg = qkv + b * W + (int64_t)(Hq + kh) * HD,
                *vg = qkv + b * W + (int64_t)(Hq + Hkv + kh) * HD;
-    /* warp w holds rows q0 + 16 (MT w + mt) + g and + 8, for mt < MT */
-    const int w0 = q0 + 16 * MT * warp;
-    /* the last key tile any row of the block sees */
-    const int kt_last = (min(q0 + BM, T) - 1) / FA_TILE;
+    /* this thread's two rows of the warp's 16 */
+    const int ra = q0 + warp * 16 + (lane >> 2), rb = ra + 8;
 
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-        fa_load_tile<HD>(Qs + mt * FA_TILE * P, qg, rs, q0 + mt * FA_TILE, T);
-    fa_load_tile<HD>(Ks, kg, rs, kt_last * FA_TILE, T);
+    fa_load_tile<HD>(Qs, qg, rs, q0, T);
+    fa_load_tile<HD>(Ks, kg, rs, q0, T);
     cp_async_commit();
 
-    float o[MT][ND][4], m[MT][2], l[MT][2];
+    uint32_t qf[KS][4];
+    float o[ND][4];
 #pragma unroll
-    for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-        for (int d = 0; d < ND; d++)
-            o[mt][d][0] = o[mt][d][1] = o[mt][d][2] = o[mt][d][3] = 0.0f;
-        m[mt][0] = m[mt][1] = -INFINITY;
-        l[mt][0] = l[mt][1] = 0.0f;
-    }
+    for (int d = 0; d < ND; d++)
+        o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
 
-    for (int kt = kt_last; kt >= 0; kt--) {
+    for (int kt = qt; kt >= 0; kt--) {
         const int j0 = kt * FA_TILE;
         __syncthreads(); /* every warp is done with the last tile's V */
         fa_load_tile<HD>(Vs, vg, rs, j0, T);
         cp_async_commit();
         cp_async_wait<1>(); /* this K (and Q) */
         __syncthreads();
-        /* an m-tile whose 16 rows all lie above this tile's first key has
-         * nothing here (16 divides 64: a row tile is wholly above or not) */
-        bool live[MT];
+        if (kt == qt) {
 #pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-            live[mt] = w0 + 16 * mt + 15 >= j0;
-        /* S = Q K^T: 16 rows x 64 keys per m-tile, 8 n-tiles; each K
-         * fragment serves every m-tile */
-        float s[MT][8][4];
+            for (int ks = 0; ks < KS; ks++)
+                fa_frag_a<P>(qf[ks], Qs, warp * 16, ks * 16, lane);
+        }
+        /* S = Q K^T: 16 rows x 64 keys per warp, 8 n-tiles */
+        float s[8][4];
 #pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int n = 0; n < 8; n++)
-                s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.0f;
+        for (int n = 0; n < 8; n++)
+            s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
 #pragma unroll
         for (int ks = 0; ks < KS; ks++) {
-            uint32_t qf[MT][4];
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-                if (live[mt])
-                    fa_frag_a<P>(qf[mt], Qs, 16 * (MT * warp + mt), ks * 16, lane);
 #pragma unroll
             for (int np = 0; np < 4; np++) {
                 uint32_t bk[4];
                 fa_frag_b_nk<P>(bk, Ks, np * 16, ks * 16, lane);
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++)
-                    if (live[mt]) {
-                        mma_bf16(s[mt][2 * np], qf[mt], bk[0], bk[1]);
-                        mma_bf16(s[mt][2 * np + 1], qf[mt], bk[2], bk[3]);
-                    }
+                mma_bf16(s[2 * np], qf[ks], bk[0], bk[1]);
+                mma_bf16(s[2 * np + 1], qf[ks], bk[2], bk[3]);
             }
         }
         /* scale to base 2; mask above the diagonal and past the end */
-        const bool edge = j0 + FA_TILE - 1 > q0 || j0 + FA_TILE > T;
+        const bool edge = kt == qt || j0 + FA_TILE > T;
 #pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
-            if (!live[mt])
-                continue;
-            const int ra = w0 + 16 * mt + g, rb = ra + 8;
+        for (int n = 0; n < 8; n++) {
 #pragma unroll
-            for (int n = 0; n < 8; n++) {
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    float v = s[mt][n][e] * scale_log2;
-                    if (edge) {
-                        int j = j0 + n * 8 + t2 + (e & 1), i = e < 2 ? ra : rb;
-                        if (j > i || j >= T)
-                            v = -INFINITY;
-                    }
-                    s[mt][n][e] = v;
+            for (int e = 0; e < 4; e++) {
+                float v = s[n][e] * scale_log2;
+                if (edge) {
+                    int j = j0 + n * 8 + 2 * (lane & 3) + (e & 1), i = e < 2 ? ra : rb;
+                    if (j > i || j >= T)
+                        v = -INFINITY;
                 }
+                s[n][e] = v;
             }
-            /* online softmax: the quad of lanes sharing a row reduces its
-             * max; every live row has its key j0 (j0 <= row, j0 < T), so
-             * the maxima are finite */
-            float x0 = m[mt][0], x1 = m[mt][1];
+        }
+        /* online softmax: the quad of lanes sharing a row reduces its max */
+        float x0 = m0, x1 = m1;
 #pragma unroll
-            for (int n = 0; n < 8; n++) {
-                x0 = fmaxf(x0, fmaxf(s[mt][n][0], s[mt][n][1]));
-                x1 = fmaxf(x1, fmaxf(s[mt][n][2], s[mt][n][3]));
-            }
-            x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 1));
-            x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 2));
-            x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 1));
-            x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
-            const float a0 = exp2f(m[mt][0] - x0), a1 = exp2f(m[mt][1] - x1);
-            m[mt][0] = x0;
-            m[mt][1] = x1;
-            float s0 = 0.0f, s1 = 0.0f;
+        for (int n = 0; n < 8; n++) {
+            x0 = fmaxf(x0, fmaxf(s[n][0], s[n][1]));
+            x1 = fmaxf(x1, fmaxf(s[n][2], s[n][3]));
+        }
+        x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 1));
+        x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 2));
+        x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 1));
+        x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
+        /* every row has a key at or below the diagonal in its first (the
+         * diagonal) tile, so x0 and x1 are finite from there on */
+        const float a0 = exp2f(m0 - x0), a1 = exp2f(m1 - x1);
+        m0 = x0;
+        m1 = x1;
+        float s0 = 0.0f, s1 = 0.0f;
 #pragma unroll
-            for (int n = 0; n < 8; n++) {
-                s[mt][n][0] = exp2f(s[mt][n][0] - x0);
-                s[mt][n][1] = exp2f(s[mt][n][1] - x0);
-                s[mt][n][2] = exp2f(s[mt][n][2] - x1);
-                s[mt][n][3] = exp2f(s[mt][n][3] - x1);
-                s0 += s[mt][n][0] + s[mt][n][1];
-                s1 += s[mt][n][2] + s[mt][n][3];
-            }
-            l[mt][0] = l[mt][0] * a0 + s0;
-            l[mt][1] = l[mt][1] * a1 + s1;
+        for (int n = 0; n < 8; n++) {
+            s[n][0] = exp2f(s[n][0] - x0);
+            s[n][1] = exp2f(s[n][1] - x0);
+            s[n][2] = exp2f(s[n][2] - x1);
+            s[n][3] = exp2f(s[n][3] - x1);
+            s0 += s[n][0] + s[n][1];
+            s1 += s[n][2] + s[n][3];
+        }
+        l0 = l0 * a0 + s0;
+        l1 = l1 * a1 + s1;
 #pragma unroll
-            for (int d = 0; d < ND; d++) {
-                o[mt][d][0] *= a0;
-                o[mt][d][1] *= a0;
-                o[mt][d][2] *= a1;
-                o[mt][d][3] *= a1;
-            }
+        for (int d = 0; d < ND; d++) {
+            o[d][0] *= a0;
+            o[d][1] *= a0;
+            o[d][2] *= a1;
+            o[d][3] *= a1;
         }
         cp_async_wait<0>(); /* this V */
         __syncthreads();    /* V visible to all; every warp is done with K */
@@ -260,66 +231,51 @@ __global__ void __launch_bounds__(FA_THREADS)
             fa_load_tile<HD>(Ks, kg, rs, j0 - FA_TILE, T);
             cp_async_commit();
         }
-        /* O += P V: P's accumulator fragments are A fragments; each V
-         * fragment serves every m-tile */
+        /* O += P V: P's accumulator fragments are A fragments */
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
-            uint32_t pa[MT][4];
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++) {
-                pa[mt][0] = pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-                pa[mt][1] = pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-                pa[mt][2] = pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-                pa[mt][3] = pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-            }
+            uint32_t pa[4] = {pack_bf16(s[2 * kk][0], s[2 * kk][1]),
+                              pack_bf16(s[2 * kk][2], s[2 * kk][3]),
+                              pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                              pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
 #pragma unroll
             for (int dp = 0; dp < HD / 16; dp++) {
                 uint32_t bv[4];
                 fa_frag_b_kn<P>(bv, Vs, dp * 16, kk * 16, lane);
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++)
-                    if (live[mt]) {
-                        mma_bf16(o[mt][2 * dp], pa[mt], bv[0], bv[1]);
-                        mma_bf16(o[mt][2 * dp + 1], pa[mt], bv[2], bv[3]);
-                    }
+                mma_bf16(o[2 * dp], pa, bv[0], bv[1]);
+                mma_bf16(o[2 * dp + 1], pa, bv[2], bv[3]);
             }
         }
     }
     /* the row sums over the quad; O / l through this warp's own rows of
      * Qs (only this warp ever read them) to 16-byte stores */
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+    const float i0 = 1.0f / l0, i1 = 1.0f / l1;
+    bf16 *stage = Qs + warp * 16 * P;
+    const int g = lane >> 2, t2 = 2 * (lane & 3);
+#pragma unroll
+    for (int d = 0; d < ND; d++) {
+        *(uint32_t *)(stage + g * P + d * 8 + t2) = pack_bf16(o[d][0] * i0, o[d][1] * i0);
+        *(uint32_t *)(stage + (g + 8) * P + d * 8 + t2) = pack_bf16(o[d][2] * i1, o[d][3] * i1);
+    }
+    __syncwarp();
     const int64_t ldo = (int64_t)Hq * HD;
 #pragma unroll
-    for (int mt = 0; mt < MT; mt++) {
-        float l0 = l[mt][0], l1 = l[mt][1];
-        l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-        l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-        l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-        l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-        const float i0 = 1.0f / l0, i1 = 1.0f / l1;
-        bf16 *stage = Qs + 16 * (MT * warp + mt) * P;
-#pragma unroll
-        for (int d = 0; d < ND; d++) {
-            *(uint32_t *)(stage + g * P + d * 8 + t2) =
-                pack_bf16(o[mt][d][0] * i0, o[mt][d][1] * i0);
-            *(uint32_t *)(stage + (g + 8) * P + d * 8 + t2) =
-                pack_bf16(o[mt][d][2] * i1, o[mt][d][3] * i1);
-        }
-        __syncwarp();
-        const int r0 = w0 + 16 * mt;
-#pragma unroll
-        for (int e = lane; e < 16 * (HD / 8); e += 32) {
-            int r = e / (HD / 8), c = (e % (HD / 8)) * 8, i = r0 + r;
-            if (i < T)
-                *(int4 *)(out + ((int64_t)i * B + b) * ldo + (int64_t)h * HD + c) =
-                    *(const int4 *)(stage + r * P + c);
-        }
-        if ((lane & 3) == 0) {
-            float *lr = lse + ((int64_t)b * Hq + h) * T;
-            if (r0 + g < T)
-                lr[r0 + g] = (m[mt][0] + log2f(l0)) * FA_LN2;
-            if (r0 + g + 8 < T)
-                lr[r0 + g + 8] = (m[mt][1] + log2f(l1)) * FA_LN2;
-        }
+    for (int e = lane; e < 16 * (HD / 8); e += 32) {
+        int r = e / (HD / 8), c = (e % (HD / 8)) * 8, i = q0 + warp * 16 + r;
+        if (i < T)
+            *(int4 *)(out + ((int64_t)i * B + b) * ldo + (int64_t)h * HD + c) =
+                *(const int4 *)(stage + r * P + c);
+    }
+    if ((lane & 3) == 0) {
+        float *lr = lse + ((int64_t)b * Hq + h) * T;
+        if (ra < T)
+            lr[ra] = (m0 + log2f(l0)) * FA_LN2;
+        if (rb < T)
+            lr[rb] = (m1 + log2f(l1)) * FA_LN2;
     }
 }
 
@@ -560,44 +516,25 @@ __global__ void fa_dq_k(bf16 *dqkv, const float *dq_acc, int64_t T, int64_t B, i
 /* launchers                                                                */
 /* ------------------------------------------------------------------------ */
 
-/* Query rows per forward block: 128 (two m-tiles per warp, so each K and V
- * fragment read from shared memory feeds two products: FlashAttention-2's
- * 128-row blocks, Section 3.3) where the head is large enough for the
- * shared-memory traffic to matter, else 64. SMDPLAN_FLASH_FWD_ROWS (64 or
- * 128) overrides it, for bench_attention_gpu's comparisons. */
-static int fa_fwd_mt(int hd)
+template <int HD> static size_t fa_fwd_bytes(void)
 {
-    static int forced = -1;
-    if (forced < 0) {
-        const char *v = getenv("SMDPLAN_FLASH_FWD_ROWS");
-        forced = v && !strcmp(v, "64") ? 1 : v && !strcmp(v, "128") ? 2 : 0;
-    }
-    return forced ? forced : hd >= 64 ? 2 : 1;
-}
-
-template <int HD, int MT>
-static cudaError_t fa_fwd_launch_mt(cudaStream_t s, void *out, float *lse, const void *qkv, int T,
-                                    int B, int Hq, int Hkv)
-{
-    size_t bytes = (size_t)(MT * FA_WARPS * 16 + 2 * FA_TILE) * (HD + FA_PAD) * sizeof(bf16);
-    cudaError_t e = cudaFuncSetAttribute(fa_fwd_k<HD, MT>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-    if (e != cudaSuccess)
-        return e;
-    int bm = MT * FA_WARPS * 16, nq = (T + bm - 1) / bm;
-    dim3 grid((unsigned)nq, (unsigned)Hq, (unsigned)B);
-    fa_fwd_k<HD, MT><<<grid, FA_THREADS, bytes, s>>>((bf16 *)out, lse, (const bf16 *)qkv, T, B,
-                                                     Hq, Hkv, FA_LOG2E / sqrtf((float)HD));
-    return cudaGetLastError();
+    return (size_t)3 * FA_TILE * (HD + FA_PAD) * sizeof(bf16);
 }
 
 template <int HD>
 static cudaError_t fa_fwd_launch(cudaStream_t s, void *out, float *lse, const void *qkv, int T,
                                  int B, int Hq, int Hkv)
 {
-    if (fa_fwd_mt(HD) == 2)
-        return fa_fwd_launch_mt<HD, 2>(s, out, lse, qkv, T, B, Hq, Hkv);
-    return fa_fwd_launch_mt<HD, 1>(s, out, lse, qkv, T, B, Hq, Hkv);
+    size_t bytes = fa_fwd_bytes<HD>();
+    cudaError_t e =
+        cudaFuncSetAttribute(fa_fwd_k<HD>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    if (e != cudaSuccess)
+        return e;
+    int nt = (T + FA_TILE - 1) / FA_TILE;
+    dim3 grid((unsigned)nt, (unsigned)Hq, (unsigned)B);
+    fa_fwd_k<HD><<<grid, FA_THREADS, bytes, s>>>((bf16 *)out, lse, (const bf16 *)qkv, T, B, Hq,
+                                                 Hkv, FA_LOG2E / sqrtf((float)HD));
+    return cudaGetLastError();
 }
 
 template <int HD>
