@@ -121,7 +121,7 @@ static const struct option long_opts[] = {
 };
 
 typedef struct bench_opts {
-    int cpu, comm;
+    int cpu, comm, gpu;
     int quick;
     int threads[THREAD_LIST_MAX], nthreads;
     int ranks;
@@ -138,11 +138,14 @@ typedef struct bench_opts {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: smdplan bench [cpu | comm] [options]\n\n"
+            "usage: smdplan bench [cpu | comm | gpu] [options]\n\n"
             "Measures this host for the planner's catalog: the CPU device (OpenBLAS sgemm rates\n"
             "per thread count, STREAM triad bandwidth, cores, memory) and the MPI transport\n"
             "between ranks of one job (all-reduce, reduce-scatter, all-gather, send/recv from 8 B\n"
             "to 1 GiB: time, algbw, busbw as nccl-tests defines them). Without a word, both.\n"
+            "gpu measures this host's GPU through the executor's cuda device instead (its\n"
+            "linears, fused and plain attention, elementwise kernels, a device copy and a\n"
+            "reference step): --write-catalog then writes instance host-NAME-cuda.\n"
             "Every run is recorded (smdplan history --kind bench); --write-catalog makes the\n"
             "host's catalog entry, which smdplan exec and the planner load with --catalog FILE.\n\n"
             "  --write-catalog FILE   write the entry (instance host-NAME, device cpu-NAME)\n"
@@ -197,9 +200,11 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->comm = 0;
         else if (!strcmp(argv[1], "comm"))
             o->cpu = 0;
+        else if (!strcmp(argv[1], "gpu"))
+            o->cpu = o->comm = 0, o->gpu = 1;
         else {
-            fprintf(stderr, "smdplan: bench '%s': allowed are cpu, comm (or none: both)\n",
-                    argv[1]);
+            fprintf(stderr, "smdplan: bench '%s': allowed are cpu, comm, gpu (or none: cpu and "
+                            "comm)\n", argv[1]);
             return 2;
         }
         first = 2;
@@ -427,11 +432,54 @@ static int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Run the reference step at `threads` threads; its median compute and
- * optimizer phases are appended to cpu's elementwise list ("ref_compute":
- * n the tokens of a step; "ref_optimizer": n the parameters). A build
- * without the rank program measures no reference (ST_OK, nothing added). */
-static int ref_step(int threads, exec_bench_cpu *cpu, st_err *err)
+/* The reference on the GPU (smdplan bench gpu): the same idea at a GPU's
+ * scale, apart from every shape tests/bench/gpu_session.sh validates
+ * against: a GPT of 6 layers of width 1280 (10 heads of 128), sequence
+ * 1024, vocabulary 32768, two microbatches of 4 sequences, bf16 on one
+ * GPU with the smdplan-cuda profile (plain attention). */
+#define GREF_LAYERS 6
+#define GREF_HIDDEN 1280
+#define GREF_HEADS 10
+#define GREF_SEQ 1024
+#define GREF_VOCAB 32768
+#define GREF_MICRO_BATCH 4
+#define GREF_MICROBATCHES 2
+
+static void gref_model(plan_model *m)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "bench-gpu-reference");
+    snprintf(m->source, sizeof m->source, "smdplan bench gpu's reference step");
+    m->arch = PLAN_ARCH_GPT;
+    m->layers = GREF_LAYERS;
+    m->hidden = GREF_HIDDEN;
+    m->heads = m->kv_heads = GREF_HEADS;
+    m->ffn = 4 * GREF_HIDDEN;
+    m->seq = GREF_SEQ;
+    m->vocab = GREF_VOCAB;
+    m->tied_embedding = 1;
+    m->dropout = PLAN_DROPOUT_OFF;
+}
+
+static void gref_layout(plan_layout *l)
+{
+    int fw = PLAN_FW_DEFAULT;
+    st_err ignore = {0};
+    plan_framework_find("smdplan-cuda", &fw, &ignore);
+    plan_layout_default(l);
+    plan_framework_apply(plan_framework_get(fw), fw, l);
+    l->micro_batch = GREF_MICRO_BATCH;
+    l->microbatches = l->active_microbatches = GREF_MICROBATCHES;
+    l->global_batch = GREF_MICRO_BATCH * GREF_MICROBATCHES;
+    l->precision = PLAN_PREC_BF16;
+}
+
+/* Run a reference step (cfg: its model, layout and device) on one rank;
+ * its median compute and optimizer phases are appended to b's elementwise
+ * list ("ref_compute": n the tokens of a step; "ref_optimizer": n the
+ * parameters) at threads. A build without the rank program measures no
+ * reference (ST_OK, nothing added). */
+static int ref_step_run(exec_config *cfg, int threads, exec_bench_cpu *b, st_err *err)
 {
     char prog[CLI_PATH_MAX];
     cli_find_program("smdplan-rank", 0, prog, sizeof prog);
@@ -443,14 +491,6 @@ static int ref_step(int threads, exec_bench_cpu *cpu, st_err *err)
     if (!mkdtemp(dir))
         return ST_RAISE(err, ST_EIO, "bench: cannot make a directory under %s",
                         tmp && *tmp ? tmp : "/tmp");
-    exec_config *cfg = calloc(1, sizeof *cfg);
-    if (!cfg) {
-        rmdir(dir);
-        return ST_RAISE(err, ST_ENOMEM, "bench: out of memory");
-    }
-    exec_config_default(cfg);
-    ref_model(&cfg->model);
-    ref_layout(&cfg->layout);
     cfg->train.steps = REF_STEPS;
     snprintf(cfg->transport, sizeof cfg->transport, "self");
     cfg->threads_per_rank = threads;
@@ -459,11 +499,10 @@ static int ref_step(int threads, exec_bench_cpu *cpu, st_err *err)
     snprintf(conf, sizeof conf, "%s/CONFIG.json", dir);
     snprintf(res, sizeof res, "%s/RESULT.json", dir);
     int rc = exec_config_write(conf, cfg, err);
-    int64_t params = 0;
     if (rc == ST_OK)
         rc = plan_model_finish(&cfg->model, err);
-    params = cfg->model.params;
-    free(cfg);
+    int64_t params = cfg->model.params;
+    int64_t tokens = (int64_t)cfg->layout.global_batch * cfg->model.seq;
     char *argv[] = {prog, (char *)"--config", conf, (char *)"--result", res, NULL};
     cli_launch l = {argv, NULL, 300, NULL, NULL, NULL};
     cli_launch_result lr;
@@ -486,16 +525,15 @@ static int ref_step(int threads, exec_bench_cpu *cpu, st_err *err)
             comp[n] = r.steps[i].phases.compute_s;
             opt[n++] = r.steps[i].phases.optimizer_s;
         }
-    if (rc == ST_OK && n > 0 && cpu->nelem + 2 <= EXEC_BENCH_ELEM_MAX) {
+    if (rc == ST_OK && n > 0 && b->nelem + 2 <= EXEC_BENCH_ELEM_MAX) {
         qsort(comp, (size_t)n, sizeof comp[0], cmp_dbl);
         qsort(opt, (size_t)n, sizeof opt[0], cmp_dbl);
         double mc = n % 2 ? comp[n / 2] : 0.5 * (comp[n / 2 - 1] + comp[n / 2]);
         double mo = n % 2 ? opt[n / 2] : 0.5 * (opt[n / 2 - 1] + opt[n / 2]);
-        int64_t tokens = (int64_t)REF_MICROBATCHES * REF_SEQ;
-        cpu->elem[cpu->nelem++] = (exec_bench_elem){"ref_compute", threads, tokens, n, mc,
-                                                    mc / (double)tokens};
-        cpu->elem[cpu->nelem++] = (exec_bench_elem){"ref_optimizer", threads, params, n, mo,
-                                                    mo / (double)params};
+        b->elem[b->nelem++] = (exec_bench_elem){"ref_compute", threads, tokens, n, mc,
+                                                mc / (double)tokens};
+        b->elem[b->nelem++] = (exec_bench_elem){"ref_optimizer", threads, params, n, mo,
+                                                mo / (double)params};
     }
     exec_result_free(&r);
     unlink(conf); /* ours, in a directory of our own */
@@ -504,18 +542,45 @@ static int ref_step(int threads, exec_bench_cpu *cpu, st_err *err)
     return rc;
 }
 
+/* The CPU's reference step at `threads` threads. */
+static int ref_step(int threads, exec_bench_cpu *cpu, st_err *err)
+{
+    exec_config *cfg = calloc(1, sizeof *cfg);
+    if (!cfg)
+        return ST_RAISE(err, ST_ENOMEM, "bench: out of memory");
+    exec_config_default(cfg);
+    ref_model(&cfg->model);
+    ref_layout(&cfg->layout);
+    int rc = ref_step_run(cfg, threads, cpu, err);
+    free(cfg);
+    return rc;
+}
+
+/* The GPU's reference step (device "cuda", one GPU). */
+static int gref_step(exec_bench_cpu *b, st_err *err)
+{
+    exec_config *cfg = calloc(1, sizeof *cfg);
+    if (!cfg)
+        return ST_RAISE(err, ST_ENOMEM, "bench: out of memory");
+    exec_config_default(cfg);
+    gref_model(&cfg->model);
+    gref_layout(&cfg->layout);
+    snprintf(cfg->device, sizeof cfg->device, "%s", b->device);
+    int rc = ref_step_run(cfg, 1, b, err);
+    free(cfg);
+    return rc;
+}
+
 /* hbm_eff in (0, 1] such that the planner's compute time of the reference
  * step on device g (one rank) is the executor's measured one: bisection on
  * a time that falls as hbm_eff grows. 1 when even the triad's full rate
  * leaves the planner slower; *how says which. */
-static double fit_hbm_eff(plan_gpu g, double measured_s, const char **how)
+static double fit_hbm_eff_for(plan_gpu g, plan_model m, const plan_layout *lp,
+                              double measured_s, const char **how)
 {
-    plan_model m;
-    ref_model(&m);
     st_err err = {0};
     plan_model_finish(&m, &err);
-    plan_layout l;
-    ref_layout(&l);
+    plan_layout l = *lp;
     plan_curve flat;
     memset(&flat, 0, sizeof flat);
     snprintf(flat.name, sizeof flat.name, "flat");
@@ -560,6 +625,15 @@ static double fit_hbm_eff(plan_gpu g, double measured_s, const char **how)
     }
     *how = "the executor's reference step";
     return 0.5 * (lo + hi);
+}
+
+static double fit_hbm_eff(plan_gpu g, double measured_s, const char **how)
+{
+    plan_model m;
+    ref_model(&m);
+    plan_layout l;
+    ref_layout(&l);
+    return fit_hbm_eff_for(g, m, &l, measured_s, how);
 }
 
 /* ---- what the entry takes from the measurements ---- */
@@ -673,6 +747,7 @@ static dev_fit fit_device(const exec_bench_cpu *b, int threads, st_err *err)
     int n = 0;
     for (int i = 0; i < b->ngemm; i++)
         if (b->gemm[i].threads == threads && strncmp(b->gemm[i].kind, "attn", 4) != 0 &&
+            strncmp(b->gemm[i].kind, "flash", 5) != 0 &&
             (strcmp(b->gemm[i].kind, "sgemm") != 0) == d.device_gemms)
             s[n++] = (plan_gemm_sample){(double)b->gemm[i].m, (double)b->gemm[i].n,
                                         (double)b->gemm[i].k, b->gemm[i].flops, b->gemm[i].group};
@@ -914,6 +989,218 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     return ST_OK;
 }
 
+/* ---- a GPU's entry (smdplan bench gpu) ---- */
+
+/* The fused attention's rate as the planner counts its work (forward and
+ * backward together: plan_eval.c times the backward as 2.5 forwards at one
+ * flash_eff), the median over the shapes measured; NAN: none. */
+static double flash_rate(const exec_bench_cpu *b)
+{
+    double r[EXEC_BENCH_GEMM_MAX];
+    int n = 0;
+    for (int i = 0; i < b->ngemm; i++) {
+        const exec_bench_gemm *f = &b->gemm[i];
+        if (strcmp(f->kind, "flash_fwd"))
+            continue;
+        for (int j = 0; j < b->ngemm; j++) {
+            const exec_bench_gemm *g = &b->gemm[j];
+            if (!strcmp(g->kind, "flash_bwd") && g->m == f->m && g->k == f->k && j > i) {
+                double work = f->flops * f->time_s + g->flops * g->time_s;
+                r[n++] = work / (f->time_s + g->time_s);
+                break;
+            }
+        }
+    }
+    if (!n)
+        return NAN;
+    qsort(r, (size_t)n, sizeof r[0], cmp_double);
+    return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+}
+
+/* The names of a GPU host's entry: instance host-NAME-cuda, device
+ * cuda-NAME (or --name's). */
+static void gpu_entry_names(const bench_opts *o, char *inst, size_t ni, char *gpu, size_t ng)
+{
+    char h[32];
+    cli_host_name(h, sizeof h);
+    snprintf(inst, ni, "%s%s", o->name ? o->name : "host-", o->name ? "" : h);
+    if (!o->name)
+        snprintf(inst + strlen(inst), ni - strlen(inst), "-cuda");
+    snprintf(gpu, ng, "cuda-%.24s", o->name ? o->name : h);
+}
+
+/* The entry of this host's GPUs from the GPU bench: the device as the
+ * executor drives it, every figure measured (see the comment at the top of
+ * this file), and the instance host-NAME-cuda of the GPUs CUDA sees. */
+typedef struct gpu_summary {
+    double asymptote_flops, gemm_eff_max, flash_eff, hbm_eff;
+} gpu_summary;
+
+static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *gpus,
+                          cJSON *insts, db_bench_entry *e, gpu_summary *sum, char *inst_name,
+                          char *gpu_name, size_t nn, st_err *err)
+{
+    dev_fit d = fit_device(b, 1, err);
+    if (!d.ok)
+        return err->code ? err->code : ST_EINVAL;
+    if (b->nmem < 1 || !(b->mem[0].triad_bps > 0))
+        return ST_RAISE(err, ST_EINVAL, "bench gpu: no memory bandwidth was measured");
+    char gname[64], iname[64];
+    gpu_entry_names(o, iname, sizeof iname, gname, sizeof gname);
+    snprintf(inst_name, nn, "%s", iname);
+    snprintf(gpu_name, nn, "%s", gname);
+    /* the catalog's GPU of this device: its datasheet peak stays the peak
+     * (MFU is against it), the measured asymptote its fraction */
+    plan_catalog cat;
+    memset(&cat, 0, sizeof cat);
+    st_err ignore = {0};
+    int gi = -1;
+    if (data_catalog_load(NULL, &cat, &ignore) == ST_OK)
+        gi = cli_catalog_gpu_of_device(&cat, b->cpu_model);
+    const plan_gpu *ref = gi >= 0 ? &cat.gpus[gi] : NULL;
+    const plan_instance *ri = NULL;
+    for (int i = 0; ref && i < cat.ninstances && !ri; i++)
+        if (cat.instances[i].gpu_index == gi)
+            ri = &cat.instances[i];
+    double peak = ref ? ref->peak_flops : d.gemm.asymptote_flops;
+    /* at most 1: an asymptote above the datasheet's peak is the fit's
+     * extrapolation, and the peak bounds it */
+    double eff = fmin(1.0, d.gemm.asymptote_flops / peak);
+    double hbm = b->mem[0].triad_bps;
+    double fl = flash_rate(b), flash_eff = isfinite(fl) ? fl / peak : 1.0;
+    /* bf16 activations: the planner's norm and residual bytes per element */
+    double hbm_eff = isfinite(d.norm_s) && d.norm_s > 0
+                         ? fmin(1.0, 0.5 * NORM_BYTES_PER_ELEM / (d.norm_s * hbm))
+                         : 1.0;
+    const char *hbm_how = "the norm and residual kernels";
+    double ref_c = elem_of(b, 1, "ref_compute"), ref_o = elem_of(b, 1, "ref_optimizer");
+    if (isfinite(ref_o) && ref_o > 0)
+        d.opt_param_s = ref_o;
+    plan_gpu g;
+    memset(&g, 0, sizeof g);
+    snprintf(g.name, sizeof g.name, "%.31s", gname);
+    snprintf(g.silicon, sizeof g.silicon, "%.31s", gname);
+    g.mem_bytes = b->mem_bytes;
+    g.peak_flops = peak;
+    g.hbm_bps = hbm;
+    g.gemm_eff_max = eff;
+    g.gemm_dim_half = d.gemm.dim_half;
+    g.misaligned_factor = ref ? ref->misaligned_factor : 1.0;
+    g.gemm_align_bytes = ref ? ref->gemm_align_bytes : 0;
+    g.align_partial_factor = ref ? ref->align_partial_factor : 0;
+    g.flash_eff = flash_eff;
+    g.act_fwd_s = isfinite(d.act_fwd_s) ? d.act_fwd_s : 0;
+    g.act_bwd_s = isfinite(d.act_bwd_s) ? d.act_bwd_s : 0;
+    g.glu_fwd_s = isfinite(d.glu_fwd_s) ? d.glu_fwd_s : 0;
+    g.glu_bwd_s = isfinite(d.glu_bwd_s) ? d.glu_bwd_s : 0;
+    g.opt_param_s = isfinite(d.opt_param_s) ? d.opt_param_s : 0;
+    g.attn_fwd_flops = isfinite(d.attn_fwd_flops) ? d.attn_fwd_flops : 0;
+    g.attn_bwd_flops = isfinite(d.attn_bwd_flops) ? d.attn_bwd_flops : 0;
+    if (isfinite(ref_c) && ref_c > 0) {
+        plan_model m;
+        gref_model(&m);
+        plan_layout l;
+        gref_layout(&l);
+        hbm_eff = fit_hbm_eff_for(g, m, &l,
+                                  ref_c * (double)GREF_MICRO_BATCH * GREF_MICROBATCHES * GREF_SEQ,
+                                  &hbm_how);
+    }
+    g.hbm_eff = hbm_eff;
+    *sum = (gpu_summary){d.gemm.asymptote_flops, eff, flash_eff, hbm_eff};
+
+    cJSON *j = cJSON_CreateObject();
+    add_str(j, "name", gname);
+    add_str(j, "silicon", gname);
+    cJSON_AddNumberToObject(j, "mem_bytes", floor(g.mem_bytes));
+    cJSON_AddNumberToObject(j, "peak_flops", peak);
+    cJSON_AddNumberToObject(j, "hbm_bps", hbm);
+    cJSON_AddNumberToObject(j, "gemm_eff_max", eff);
+    cJSON_AddNumberToObject(j, "gemm_dim_half", d.gemm.dim_half);
+    cJSON_AddNumberToObject(j, "misaligned_factor", g.misaligned_factor);
+    if (g.gemm_align_bytes > 0)
+        cJSON_AddNumberToObject(j, "gemm_align_bytes", g.gemm_align_bytes);
+    if (g.align_partial_factor > 0)
+        cJSON_AddNumberToObject(j, "align_partial_factor", g.align_partial_factor);
+    cJSON_AddNumberToObject(j, "hbm_eff", hbm_eff);
+    cJSON_AddNumberToObject(j, "flash_eff", flash_eff);
+    const struct { const char *key; double v; } floors[] = {
+        {"act_fwd_s", d.act_fwd_s}, {"act_bwd_s", d.act_bwd_s}, {"glu_fwd_s", d.glu_fwd_s},
+        {"glu_bwd_s", d.glu_bwd_s}, {"opt_param_s", d.opt_param_s},
+        {"attn_fwd_flops", d.attn_fwd_flops}, {"attn_bwd_flops", d.attn_bwd_flops},
+    };
+    for (size_t i = 0; i < sizeof floors / sizeof floors[0]; i++)
+        if (isfinite(floors[i].v) && floors[i].v > 0)
+            cJSON_AddNumberToObject(j, floors[i].key, floors[i].v);
+    char src[PLAN_SOURCE_MAX];
+    setf(src, sizeof src, "smdplan bench gpu on %.40s: %.80s", b->host, b->cpu_model);
+    add_str(j, "source", src);
+    char note[900];
+    setf(note, sizeof note,
+         "The executor's %s device on %s (%s). peak_flops: %s; gemm_eff_max: the asymptote "
+         "of the GEMM model fitted to the executor's linears (forward, input and weight "
+         "gradients, a layer's worth at each of %d groups; rms %.1f%%, worst group %.1f%%) "
+         "over that peak; hbm_bps: a device-to-device copy, bytes read and written; hbm_eff: "
+         "from %s; flash_eff: the fused attention's forward and backward work as the planner "
+         "counts it over their time, median of the shapes, over the peak; attn_*_flops: the "
+         "plain attention core's median rates; act_*_s, glu_*_s: GELU and SwiGLU per element; "
+         "opt_param_s: the reference step's optimizer phase per parameter. Measured, not "
+         "fitted to runs.",
+         b->device, b->host, b->cpu_model,
+         ref ? "the datasheet peak of the catalog's GPU of this device" : "the measured asymptote "
+         "(no catalog GPU matches this device)",
+         d.gemm.groups, 100 * d.gemm.rms_log_err, d.gemm.max_abs_err_pct, hbm_how);
+    add_str(j, "_note", note);
+    cJSON_AddItemToArray(gpus, j);
+
+    /* the instance: this host's GPUs; the links between them are the
+     * catalog's instance of this GPU where there is one (not measured: NCCL
+     * between the GPUs is smdplan bench comm --transport nccl) */
+    int ngpu = exec_device_count(b->device);
+    cJSON *in = cJSON_CreateObject();
+    add_str(in, "name", iname);
+    cJSON_AddItemToObject(in, "aliases", cJSON_CreateArray());
+    add_str(in, "gpu", gname);
+    cJSON_AddNumberToObject(in, "gpus_per_node", ngpu > 0 ? ngpu : 1);
+    cJSON_AddNumberToObject(in, "nvlink_bps", ri ? ri->nvlink_bps : hbm);
+    cJSON_AddBoolToObject(in, "nvswitch", ri ? ri->nvswitch : 1);
+    cJSON_AddNumberToObject(in, "intra_busbw_bps", ri ? ri->intra_busbw_bps : hbm);
+    cJSON_AddNumberToObject(in, "intra_latency_s", ri ? ri->intra_latency_s : 1e-5);
+    cJSON_AddNumberToObject(in, "net_bps", ri ? ri->net_bps : hbm);
+    cJSON_AddNumberToObject(in, "net_latency_s", ri ? ri->net_latency_s : 1e-5);
+    cJSON_AddNumberToObject(in, "net_ring_eff", ri ? ri->net_ring_eff : 1.0);
+    cJSON_AddNumberToObject(in, "net_tree_eff", ri ? ri->net_tree_eff : 1.0);
+    cJSON_AddNumberToObject(in, "price_per_hour", 0);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0)
+        cJSON_AddNumberToObject(in, "host_mem_bytes", (double)pages * (double)page);
+    cJSON_AddBoolToObject(in, "efa", ri ? ri->efa : 0);
+    const char *any = cat.ncurves ? cat.curves[0].name : "";
+    add_str(in, "intra_curve", ri ? cat.curves[ri->intra_curve_index].name : any);
+    add_str(in, "net_curve", ri ? cat.curves[ri->net_curve_index].name : any);
+    setf(src, sizeof src, "smdplan bench gpu on %.40s: %d GPU%s", b->host, ngpu,
+         ngpu == 1 ? "" : "s");
+    add_str(in, "source", src);
+    setf(note, sizeof note, "This host's %d GPU%s as CUDA sees them. The links between them "
+         "are %s%s, not measured here.", ngpu, ngpu == 1 ? "" : "s",
+         ri ? "the catalog's instance type " : "placeholders (the device's own bandwidth)",
+         ri ? ri->name : "");
+    add_str(in, "_note", note);
+    cJSON_AddItemToArray(insts, in);
+    plan_catalog_free(&cat);
+
+    *e = (db_bench_entry){.threads_per_rank = 1, .peak_flops = peak,
+                          .gemm_dim_half = d.gemm.dim_half,
+                          .gemm_rms_log_err = d.gemm.rms_log_err,
+                          .misaligned_factor = g.misaligned_factor, .hbm_bps = hbm,
+                          .hbm_eff = hbm_eff, .act_fwd_s = d.act_fwd_s,
+                          .act_bwd_s = d.act_bwd_s, .glu_fwd_s = d.glu_fwd_s,
+                          .glu_bwd_s = d.glu_bwd_s, .opt_param_s = d.opt_param_s,
+                          .attn_fwd_flops = d.attn_fwd_flops, .attn_bwd_flops = d.attn_bwd_flops,
+                          .p2p_bps = NAN, .p2p_latency_s = NAN,
+                          .allreduce_busbw_bps = NAN, .allreduce_latency_s = NAN};
+    return ST_OK;
+}
+
 /* Keep the entries of an existing file of ours whose names are not made
  * now. */
 static void keep_others(const cJSON *old, const char *key, cJSON *arr)
@@ -1121,6 +1408,92 @@ static cJSON *cpu_json(const exec_bench_cpu *b)
     return o;
 }
 
+/* smdplan bench gpu: measure, make the entry, write and record it, print.
+ * Frees b. */
+static int bench_gpu(const bench_opts *o, exec_bench_cpu *b)
+{
+    st_err err = {0};
+    if (o->from_record >= 0) {
+        free(b);
+        ST_RAISE(&err, ST_EINVAL, "--from-record: with the word gpu, measure instead");
+        return cli_fail(&err);
+    }
+    if (exec_device_count("cuda") < 1) { /* no GPU here: one line, exit 2 */
+        free(b);
+        fprintf(stderr, "smdplan: bench gpu: no GPU: %s\n",
+                exec_features_built().cuda ? "CUDA sees none on this host"
+                                      : "this build has no cuda device (built without CUDA)");
+        return 2;
+    }
+    if (!o->json)
+        fprintf(stderr, "measuring the GPU through the executor's cuda device...\n");
+    int rc = exec_bench_gpu_run("cuda", b, &err);
+    if (rc == ST_OK && !o->quick) {
+        if (!o->json)
+            fprintf(stderr, "measuring the executor's reference step on the GPU...\n");
+        rc = gref_step(b, &err);
+    }
+    if (rc != ST_OK) {
+        free(b);
+        if (rc == ST_EUNSUPPORTED) { /* no GPU here: one line, exit 2 */
+            fprintf(stderr, "smdplan: bench gpu: %s\n", err.msg);
+            return 2;
+        }
+        return cli_fail(&err);
+    }
+    cJSON *gpus = cJSON_CreateArray(), *insts = cJSON_CreateArray(), *curves = cJSON_CreateArray();
+    db_bench_entry entry;
+    char iname[64], gname[64];
+    memset(&entry, 0, sizeof entry);
+    gpu_summary sum = {0, 0, 0, 0};
+    rc = make_gpu_entry(o, b, gpus, insts, &entry, &sum, iname, gname, sizeof iname, &err);
+    char *catalog_text = NULL;
+    if (rc == ST_OK && o->write) {
+        rc = write_catalog(o, gpus, insts, curves, &err);
+        size_t len = 0;
+        if (rc == ST_OK && data_read_file(o->write, &catalog_text, &len, &err) != ST_OK)
+            catalog_text = NULL;
+    }
+    entry.instance_name = iname;
+    entry.gpu_name = gname;
+    entry.catalog_file = rc == ST_OK ? o->write : NULL;
+    entry.catalog_json = catalog_text;
+    bench_record br = {b, NULL, rc == ST_OK ? &entry : NULL};
+    int recorded_ok = cli_record(o->db_path, o->no_record, record_bench, &br);
+    if (o->json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddItemToObject(root, "gpu", cpu_json(b));
+        cJSON *cat = cJSON_AddObjectToObject(root, "catalog");
+        cJSON_AddItemToObject(cat, "gpus", cJSON_Duplicate(gpus, 1));
+        cJSON_AddItemToObject(cat, "instances", cJSON_Duplicate(insts, 1));
+        if (o->write && rc == ST_OK)
+            add_str(root, "catalog_file", o->write);
+        cJSON_AddBoolToObject(root, "recorded", recorded_ok);
+        char *s = cJSON_Print(root);
+        cJSON_Delete(root);
+        if (s)
+            printf("%s\n", s);
+        free(s);
+    } else {
+        print_cpu(b);
+        if (rc == ST_OK)
+            printf("entry %s (device %s): GEMM asymptote %.1f TFLOP/s (gemm_eff_max %.3f of "
+                   "%.0f TFLOP/s), gemm_dim_half %.1f, copy %.0f GB/s (hbm_eff %.3f), fused "
+                   "attention flash_eff %.3f\n",
+                   iname, gname, sum.asymptote_flops / 1e12, sum.gemm_eff_max,
+                   entry.peak_flops / 1e12, entry.gemm_dim_half, entry.hbm_bps / 1e9,
+                   sum.hbm_eff, sum.flash_eff);
+        if (o->write && rc == ST_OK)
+            printf("catalog: %s (load it with --catalog %s)\n", o->write, o->write);
+    }
+    free(catalog_text);
+    cJSON_Delete(gpus);
+    cJSON_Delete(insts);
+    cJSON_Delete(curves);
+    free(b);
+    return rc == ST_OK ? 0 : cli_fail(&err);
+}
+
 int cli_bench_cmd(int argc, char **argv)
 {
     bench_opts o;
@@ -1189,6 +1562,10 @@ int cli_bench_cmd(int argc, char **argv)
         for (int t = 0; rc == ST_OK && !o.quick && t < o.nthreads; t++)
             rc = ref_step(o.threads[t], cpu, &err);
         have_cpu = rc == ST_OK;
+    }
+    if (o.gpu) {
+        free(comm);
+        return bench_gpu(&o, cpu);
     }
     if (rc == ST_OK && o.comm) {
         if (!o.json)

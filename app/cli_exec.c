@@ -1012,27 +1012,43 @@ static int choose_transport(const exec_opts *o, const gpu_hosts *g, int cuda, ch
 }
 
 /* The prediction of a cuda run: the catalog's instance type given by --host
- * or --instances, else the first instance type of the catalog GPU the
- * device names (desc: RESULT.json's device_name; NULL before the run),
- * with the smdplan-cuda profile in bf16. gpus_used: the GPUs the ranks run
- * on (fewer than the ranks when they share). */
+ * or --instances; else this host's entry that smdplan bench gpu wrote
+ * (host-NAME-cuda, in a --catalog file); else this host as what it is: its
+ * GPUs (as many as CUDA sees), the catalog GPU the device names (desc:
+ * RESULT.json's device_name; NULL before the run), the links of that GPU's
+ * first instance type, named host-NAME-cuda; with the smdplan-cuda profile
+ * in bf16. gpus_used: the GPUs the ranks run on (fewer than the ranks when
+ * they share). */
 static void predict_on_gpu(const exec_opts *o, cli_plan_ctx *x, const exec_job *j,
                            const char *desc, int gpus_used, host_pred *h)
 {
     memset(h, 0, sizeof *h);
     const plan_instance *in = NULL;
+    char hn[32], own_name[64];
+    cli_host_name(hn, sizeof hn);
+    snprintf(own_name, sizeof own_name, "host-%s-cuda", hn);
     if (o->host_type)
         in = plan_catalog_find(&x->cat, o->host_type);
     else if (x->have_cluster)
         in = x->cluster.inst;
-    else if (desc && *desc) {
+    else if ((in = plan_catalog_find(&x->cat, own_name)) != NULL) {
+        /* smdplan bench gpu's measured entry of this host */
+    } else if (desc && *desc) {
         int gi = cli_catalog_gpu_of_device(&x->cat, desc);
-        for (int i = 0; gi >= 0 && i < x->cat.ninstances && !in; i++)
-            if (x->cat.instances[i].gpu_index == gi && x->cat.instances[i].gpus_per_node >= gpus_used)
-                in = &x->cat.instances[i];
         for (int i = 0; gi >= 0 && i < x->cat.ninstances && !in; i++)
             if (x->cat.instances[i].gpu_index == gi)
                 in = &x->cat.instances[i];
+        if (in) {
+            int visible = exec_device_count("cuda");
+            h->own = *in;
+            snprintf(h->own.name, sizeof h->own.name, "%.47s", own_name);
+            h->own.naliases = 0;
+            h->own.gpus_per_node = visible > gpus_used ? visible : gpus_used;
+            h->own.price_per_hour = 0;
+            snprintf(h->own.source, sizeof h->own.source, "this host: %d x %s as CUDA sees them; "
+                     "links of %s", h->own.gpus_per_node, x->cat.gpus[gi].name, in->name);
+            in = &h->own;
+        }
         if (!in) {
             snprintf(h->note, sizeof h->note, "no catalog GPU for the device \"%.120s\": no "
                      "prediction and no MFU (give --host TYPE, or add the GPU with --catalog)",
@@ -1154,7 +1170,7 @@ static void print_layout(FILE *f, const plan_layout *l, int ranks)
 {
     fprintf(f, "layout:  tp %d, pp %d, dp %d (%d ranks), micro-batch %d x %d microbatches, %s",
             l->tp, l->pp, l->dp, ranks, l->micro_batch, l->microbatches,
-            plan_schedule_name(l->schedule));
+            plan_layout_schedule_label(l));
     if (l->schedule == PLAN_SCHED_VIRTUAL)
         fprintf(f, " x %d virtual stages", l->virtual_stages);
     fprintf(f, ", recompute %s, sharding %s%s, placement %s\n", plan_recompute_name(l->recompute),

@@ -42,6 +42,10 @@ typedef struct host_pred {
     int peak_devices;            /* devices the peak counts: the ranks, or the GPUs they
                                   * share */
     char note[256];              /* why there is no prediction */
+    /* This host as an instance type of its own (cluster.inst may point
+     * here: the host_pred is not copied): its GPUs, the links of the
+     * catalog's instance type of that GPU. */
+    plan_instance own;
 } host_pred;
 
 /* ---- after the run ---- */

@@ -46,7 +46,7 @@ static const char *sched_label(const plan_layout *l, char *buf, size_t n)
     if (l->schedule == PLAN_SCHED_VIRTUAL)
         snprintf(buf, n, "virtual/%d", l->virtual_stages);
     else
-        snprintf(buf, n, "%s", plan_schedule_name(l->schedule));
+        snprintf(buf, n, "%s", plan_layout_schedule_label(l));
     return buf;
 }
 

@@ -197,6 +197,14 @@ int exec_bench_cpu_run(const exec_bench_cpu_config *cfg, exec_bench_cpu *out, st
 int exec_bench_dev_run(const char *device, const exec_bench_cpu_config *cfg, exec_bench_cpu *out,
                        st_err *err);
 
+/* A GPU through the executor's device (device, "cuda"): its linears (the
+ * GEMM fit's samples, grouped by layer), fused and plain attention,
+ * elementwise kernels and a device-to-device copy (mem[0]), into out with
+ * host, device, cpu_model (the device's description), cores 1 (a rank per
+ * GPU), mem_bytes (the GPU's memory) and threads {1} (exec_bench_gpu.c).
+ * ST_EUNSUPPORTED without such a device or GPU. */
+int exec_bench_gpu_run(const char *device, exec_bench_cpu *out, st_err *err);
+
 /* The thread counts measured for a host of `cores` cores up to max: 1, 2,
  * 4, ... and max itself; at most EXEC_BENCH_THREADS_MAX. Returns the count. */
 int exec_bench_thread_counts(int max, int *out);

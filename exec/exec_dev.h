@@ -254,6 +254,9 @@ struct exec_dev {
      * libraries' buffers and any other process on the GPU), sampled at every
      * sync; 0 on a device without one. */
     double device_peak_bytes;
+    /* The accelerator's memory (its total, as its API reports it); 0 on a
+     * host device. */
+    double mem_total_bytes;
     /* acc_add's running sums on a host device (the CPU devices) */
     double host_acc[EXEC_ACC__COUNT];
     void *impl;

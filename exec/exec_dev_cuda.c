@@ -421,6 +421,7 @@ static int cuda_open(exec_dev *d, int threads, st_err *err)
                       prop.minor);
         goto fail;
     }
+    d->mem_total_bytes = (double)prop.totalGlobalMem;
     snprintf(c->desc, sizeof c->desc, "%.200s, compute capability %d.%d, %.1f GiB, %d SMs, GPU %d",
              prop.name, prop.major, prop.minor, (double)prop.totalGlobalMem / 1073741824.0,
              prop.multiProcessorCount, c->ordinal);

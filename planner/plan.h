@@ -439,6 +439,9 @@ typedef struct plan_layout {
 void plan_layout_default(plan_layout *l);
 
 const char *plan_schedule_name(plan_schedule s);   /* "simple", "interleaved", ... */
+/* The schedule a layout runs: its name, or "none" with one pipeline stage
+ * (no pipeline: the knob changes nothing). */
+const char *plan_layout_schedule_label(const plan_layout *l);
 const char *plan_recompute_name(plan_recompute r); /* "none", "selective", "full" */
 const char *plan_sharding_name(plan_sharding s);   /* "none", "optimizer", "gradients", "params" */
 int plan_schedule_parse(const char *s, plan_schedule *out, st_err *err);

@@ -54,6 +54,10 @@ const char *plan_schedule_name(plan_schedule s)
 {
     return (unsigned)s < PLAN_SCHED__COUNT ? sched_names[s] : "?";
 }
+const char *plan_layout_schedule_label(const plan_layout *l)
+{
+    return l->pp <= 1 && l->virtual_stages <= 1 ? "none" : plan_schedule_name(l->schedule);
+}
 const char *plan_recompute_name(plan_recompute r)
 {
     return (unsigned)r < PLAN_RECOMP__COUNT ? recomp_names[r] : "?";

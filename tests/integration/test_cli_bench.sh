@@ -36,7 +36,11 @@ one_line() {
   fi
 }
 
-run bad-word 2 "$bin" bench gpu; one_line bad-word "allowed are cpu, comm"
+run bad-word 2 "$bin" bench tpu; one_line bad-word "allowed are cpu, comm, gpu"
+# bench gpu on a host without a GPU (or a build without CUDA): one line, exit 2
+if ! "$bin" --version | grep -q 'GPUs visible to CUDA: [1-9]'; then
+  run no-gpu 2 "$bin" bench gpu --no-record; one_line no-gpu "bench gpu: no GPU"
+fi
 run bad-ranks 2 "$bin" bench comm --ranks 1; one_line bad-ranks "--ranks"
 run bad-ops 2 "$bin" bench comm --ops allreduce,bcast; one_line bad-ops "'bcast'"
 run bad-threads 2 "$bin" bench --threads-per-rank 0; one_line bad-threads "--threads-per-rank"
