@@ -106,13 +106,21 @@ static double gauss(void)
 }
 
 /* A device buffer of n elements of the device's dtype (state: its state
- * dtype), random N(0, scale^2) values, or |N| when positive. */
+ * dtype), random N(0, scale^2) values, or |N| when positive: drawn on the
+ * device where it can (init_fill, the weights' own generator), else on the
+ * host. */
 static void *rand_buf(exec_dev *d, int64_t n, double scale, int state, int positive, st_err *err)
 {
     size_t es = state ? d->state_bytes : d->elem_bytes;
     void *p = exec_dev_alloc(d, (size_t)n * es, EXEC_MEM_WORKSPACE, err);
     if (!p)
         return NULL;
+    if (!state && !positive && d->ops->init_fill) {
+        static int gid = 1;
+        exec_init_fill f = {gid++, EXEC_INIT_NORMAL, scale, 0x5eedull, 0, 0, n, n};
+        d->ops->init_fill(d, p, &f, 0, n);
+        return p;
+    }
     enum { CHUNK = 1 << 20 };
     double *h = malloc(CHUNK * sizeof *h);
     float *hf = malloc(CHUNK * sizeof *hf);
@@ -245,7 +253,7 @@ static const int64_t plain_T[] = {1024, 2048};
  * norms at 16 K x 2048, the optimizer over 64 M parameters. */
 #define ELEM_ROWS 16384
 #define ELEM_WIDTH 2048
-#define OPT_PARAMS (64ll << 20)
+#define OPT_PARAMS (16ll << 20)
 #define COPY_BYTES ((int64_t)1 << 29)
 
 static int add_gemm(exec_bench_cpu *out, const char *kind, int64_t m, int64_t n, int64_t k,
@@ -303,16 +311,20 @@ static int run_linears(exec_dev *d, exec_bench_cpu *out, double guess_flops, st_
 {
     gpu_bufs b = {d, {0}, {0}, 0};
     int64_t Tm = lin_tokens[N_TOK - 1], hm = lin_widths[N_WID - 1];
-    int64_t big = Tm * (HEAD_VOCAB > 4 * hm ? HEAD_VOCAB : 4 * hm), wbig = 4 * hm * hm;
+    /* inputs: at most T x 4h (the MLP's down projection); outputs: that or
+     * the LM head's tokens x vocabulary */
+    int64_t big_in = Tm * 4 * hm, big = big_in, wbig = 4 * hm * hm;
+    if ((int64_t)HEAD_TOKENS * HEAD_VOCAB > big)
+        big = (int64_t)HEAD_TOKENS * HEAD_VOCAB;
     if (HEAD_VOCAB * (int64_t)HEAD_WIDTH > wbig)
         wbig = HEAD_VOCAB * (int64_t)HEAD_WIDTH;
     size_t es = d->elem_bytes;
-    void *inp = keep(&b, rand_buf(d, big, 1.0, 0, 0, err), big * es);
+    void *inp = keep(&b, rand_buf(d, big_in, 1.0, 0, 0, err), big_in * es);
     void *w = keep(&b, rand_buf(d, wbig, 0.02, 0, 0, err), wbig * es);
     void *bias = keep(&b, rand_buf(d, HEAD_VOCAB, 0.02, 0, 0, err), HEAD_VOCAB * es);
     void *outb = keep(&b, exec_dev_alloc(d, big * es, EXEC_MEM_WORKSPACE, err), big * es);
     void *dout = keep(&b, rand_buf(d, big, 1e-3, 0, 0, err), big * es);
-    void *dinp = keep(&b, exec_dev_alloc(d, big * es, EXEC_MEM_WORKSPACE, err), big * es);
+    void *dinp = keep(&b, exec_dev_alloc(d, big_in * es, EXEC_MEM_WORKSPACE, err), big_in * es);
     void *dw = keep(&b, exec_dev_alloc(d, wbig * es, EXEC_MEM_WORKSPACE, err), wbig * es);
     void *db = keep(&b, exec_dev_alloc(d, HEAD_VOCAB * es, EXEC_MEM_WORKSPACE, err),
                     HEAD_VOCAB * es);

@@ -77,11 +77,30 @@ typedef struct cu_algo_key {
     uint32_t align_a, align_b, align_d, align_bias;
 } cu_algo_key;
 
+/* A product's plan, made once per key and kept: its descriptor, its three
+ * layouts and cuBLASLt's algorithm (a call then costs the host one
+ * attribute for a bias pointer and the launch). */
 typedef struct cu_algo {
     cu_algo_key key;
     cublasLtMatmulAlgo_t algo;
     int ok;                      /* 0: cuBLASLt has none for this key */
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, ld;
 } cu_algo;
+
+static void algo_drop(cu_algo *a)
+{
+    if (a->ld)
+        cublasLtMatrixLayoutDestroy(a->ld);
+    if (a->lb)
+        cublasLtMatrixLayoutDestroy(a->lb);
+    if (a->la)
+        cublasLtMatrixLayoutDestroy(a->la);
+    if (a->op)
+        cublasLtMatmulDescDestroy(a->op);
+    a->op = NULL;
+    a->la = a->lb = a->ld = NULL;
+}
 
 typedef struct cuda_dev {
     int ordinal;
@@ -380,6 +399,8 @@ static void cuda_close(exec_dev *d)
     if (c->stream)
         cudaStreamDestroy(c->stream);
     free(c->host);
+    for (int i = 0; c->algos && i < c->nalgos; i++)
+        algo_drop(&c->algos[i]);
     free(c->algos);
     free(c);
     d->impl = NULL;
@@ -564,16 +585,23 @@ static uint32_t align_of(const void *p)
     return r;
 }
 
-/* The algorithm for a key: cached, else cuBLASLt's first heuristic
- * choice. NULL when it has none (the caller falls back or fails). */
-static const cublasLtMatmulAlgo_t *algo_for(exec_dev *d, const cu_algo_key *key,
-                                            cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t la,
-                                            cublasLtMatrixLayout_t lb, cublasLtMatrixLayout_t ld)
+/* The cached plan of a key, NULL if none. */
+static cu_algo *plan_find(cuda_dev *c, const cu_algo_key *key)
 {
-    cuda_dev *c = cu(d);
     for (int i = 0; i < c->nalgos; i++)
         if (!memcmp(&c->algos[i].key, key, sizeof *key))
-            return c->algos[i].ok ? &c->algos[i].algo : NULL;
+            return &c->algos[i];
+    return NULL;
+}
+
+/* A new plan of a key from its descriptor and layouts (the slot owns them
+ * from here, also when cuBLASLt has no algorithm): cuBLASLt's first
+ * heuristic choice. NULL only when the device failed. */
+static cu_algo *plan_make(exec_dev *d, const cu_algo_key *key, cublasLtMatmulDesc_t op,
+                          cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lb,
+                          cublasLtMatrixLayout_t ld)
+{
+    cuda_dev *c = cu(d);
     cublasLtMatmulPreference_t pref = NULL;
     cublasLtMatmulHeuristicResult_t res;
     int found = 0;
@@ -600,14 +628,18 @@ static const cublasLtMatmulAlgo_t *algo_for(exec_dev *d, const cu_algo_key *key,
     }
     if (pref)
         cublasLtMatmulPreferenceDestroy(pref);
-    if (failed(d))
-        return NULL;
+    /* a full cache gives up its last plan for the new one */
     cu_algo *slot = &c->algos[c->nalgos < CU_ALGO_CACHE ? c->nalgos++ : CU_ALGO_CACHE - 1];
+    algo_drop(slot);
     slot->key = *key;
-    slot->ok = found > 0;
-    if (found > 0)
+    slot->ok = !failed(d) && found > 0;
+    if (slot->ok)
         slot->algo = res.algo;
-    return slot->ok ? &slot->algo : NULL;
+    slot->op = op;
+    slot->la = la;
+    slot->lb = lb;
+    slot->ld = ld;
+    return failed(d) ? NULL : slot;
 }
 
 static cublasLtMatrixLayout_t layout(exec_dev *d, cudaDataType t, int64_t rows, int64_t cols,
@@ -661,52 +693,54 @@ static int lt_matmul(exec_dev *d, int ta, int tb, int64_t m, int64_t n, int64_t 
     key.align_b = align_of(B);
     key.align_d = align_of(D);
     key.align_bias = bias ? align_of(bias) : 0;
-    cublasLtMatmulDesc_t op = NULL;
-    cublasLtMatrixLayout_t la = NULL, lb = NULL, ld = NULL;
-    int no_algo = 0;
-    cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-    if (CKB(d, cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F)) ||
-        CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa)) ||
-        CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb)))
-        goto done;
-    if (bias) {
-        cublasLtEpilogue_t epi = bgrad ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_BIAS;
-        cudaDataType bt = CUDA_R_16BF;
-        if (CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi,
-                                                  sizeof epi)) ||
-            CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                                  sizeof bias)) ||
-            CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt,
-                                                  sizeof bt)))
-            goto done;
+    cu_algo *plan = plan_find(c, &key);
+    if (!plan) {
+        cublasLtMatmulDesc_t op = NULL;
+        cublasLtMatrixLayout_t la = NULL, lb = NULL, ld = NULL;
+        cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+        if (!CKB(d, cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F)) &&
+            !CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &opa,
+                                                   sizeof opa)) &&
+            !CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &opb,
+                                                   sizeof opb)) &&
+            bias) {
+            cublasLtEpilogue_t epi = bgrad ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_BIAS;
+            cudaDataType bt = CUDA_R_16BF;
+            if (!CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi,
+                                                       sizeof epi)) &&
+                !CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                       &bias, sizeof bias)))
+                CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt,
+                                                      sizeof bt));
+        }
+        if (!failed(d)) {
+            la = layout(d, CUDA_R_16BF, ta ? k : m, ta ? m : k, lda, batch, sa);
+            lb = layout(d, CUDA_R_16BF, tb ? n : k, tb ? k : n, ldb, batch, sb);
+            ld = layout(d, CUDA_R_16BF, m, n, ldd, batch, sd);
+        }
+        if (failed(d)) {
+            cu_algo tmp = {.op = op, .la = la, .lb = lb, .ld = ld};
+            algo_drop(&tmp);
+            return 0;
+        }
+        if (!(plan = plan_make(d, &key, op, la, lb, ld)))
+            return 0;
     }
-    la = layout(d, CUDA_R_16BF, ta ? k : m, ta ? m : k, lda, batch, sa);
-    lb = layout(d, CUDA_R_16BF, tb ? n : k, tb ? k : n, ldb, batch, sb);
-    ld = layout(d, CUDA_R_16BF, m, n, ldd, batch, sd);
-    if (failed(d))
-        goto done;
-    const cublasLtMatmulAlgo_t *algo = algo_for(d, &key, op, la, lb, ld);
-    if (!algo) {
-        if (bias && !failed(d))
-            no_algo = 1;
-        else if (!failed(d))
-            st_raise(&c->fail, ST_EIO, __FILE__, __LINE__,
-                     "cublasLt: no algorithm for a %lld x %lld x %lld product (batch %d)",
-                     (long long)m, (long long)n, (long long)k, batch);
-        goto done;
+    if (!plan->ok) {
+        if (bias)
+            return 1; /* the caller adds the bias or sums the gradient itself */
+        st_raise(&c->fail, ST_EIO, __FILE__, __LINE__,
+                 "cublasLt: no algorithm for a %lld x %lld x %lld product (batch %d)",
+                 (long long)m, (long long)n, (long long)k, batch);
+        return 0;
     }
-    CKB(d, cublasLtMatmul(c->lt, op, &alpha, A, la, B, lb, &beta, D, ld, D, ld, algo, c->lt_ws,
-                          CU_LT_WORKSPACE, c->stream));
-done:
-    if (ld)
-        cublasLtMatrixLayoutDestroy(ld);
-    if (lb)
-        cublasLtMatrixLayoutDestroy(lb);
-    if (la)
-        cublasLtMatrixLayoutDestroy(la);
-    if (op)
-        cublasLtMatmulDescDestroy(op);
-    return no_algo;
+    /* the bias pointer is the call's own (the key holds only its alignment) */
+    if (bias && CKB(d, cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                      &bias, sizeof bias)))
+        return 0;
+    CKB(d, cublasLtMatmul(c->lt, plan->op, &alpha, A, plan->la, B, plan->lb, &beta, D, plan->ld,
+                          D, plan->ld, &plan->algo, c->lt_ws, CU_LT_WORKSPACE, c->stream));
+    return 0;
 }
 
 /* ---- linear ---- */
