@@ -144,8 +144,8 @@ static void usage(FILE *f)
             "between ranks of one job (all-reduce, reduce-scatter, all-gather, send/recv from 8 B\n"
             "to 1 GiB: time, algbw, busbw as nccl-tests defines them). Without a word, both.\n"
             "gpu measures this host's GPU through the executor's cuda device instead (its\n"
-            "linears, fused and plain attention, elementwise kernels, a device copy and a\n"
-            "reference step): --write-catalog then writes instance host-NAME-cuda.\n"
+            "linears, fused and plain attention, elementwise kernels and a device copy):\n"
+            "--write-catalog then writes instance host-NAME-cuda.\n"
             "Every run is recorded (smdplan history --kind bench); --write-catalog makes the\n"
             "host's catalog entry, which smdplan exec and the planner load with --catalog FILE.\n\n"
             "  --write-catalog FILE   write the entry (instance host-NAME, device cpu-NAME)\n"
@@ -432,48 +432,6 @@ static int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The reference on the GPU (smdplan bench gpu): the same idea at a GPU's
- * scale, apart from every shape tests/bench/gpu_session.sh validates
- * against: a GPT of 6 layers of width 1280 (10 heads of 128), sequence
- * 1024, vocabulary 32768, two microbatches of 4 sequences, bf16 on one
- * GPU with the smdplan-cuda profile (plain attention). */
-#define GREF_LAYERS 6
-#define GREF_HIDDEN 1280
-#define GREF_HEADS 10
-#define GREF_SEQ 1024
-#define GREF_VOCAB 32768
-#define GREF_MICRO_BATCH 4
-#define GREF_MICROBATCHES 2
-
-static void gref_model(plan_model *m)
-{
-    memset(m, 0, sizeof *m);
-    snprintf(m->name, sizeof m->name, "bench-gpu-reference");
-    snprintf(m->source, sizeof m->source, "smdplan bench gpu's reference step");
-    m->arch = PLAN_ARCH_GPT;
-    m->layers = GREF_LAYERS;
-    m->hidden = GREF_HIDDEN;
-    m->heads = m->kv_heads = GREF_HEADS;
-    m->ffn = 4 * GREF_HIDDEN;
-    m->seq = GREF_SEQ;
-    m->vocab = GREF_VOCAB;
-    m->tied_embedding = 1;
-    m->dropout = PLAN_DROPOUT_OFF;
-}
-
-static void gref_layout(plan_layout *l)
-{
-    int fw = PLAN_FW_DEFAULT;
-    st_err ignore = {0};
-    plan_framework_find("smdplan-cuda", &fw, &ignore);
-    plan_layout_default(l);
-    plan_framework_apply(plan_framework_get(fw), fw, l);
-    l->micro_batch = GREF_MICRO_BATCH;
-    l->microbatches = l->active_microbatches = GREF_MICROBATCHES;
-    l->global_batch = GREF_MICRO_BATCH * GREF_MICROBATCHES;
-    l->precision = PLAN_PREC_BF16;
-}
-
 /* Run a reference step (cfg: its model, layout and device) on one rank;
  * its median compute and optimizer phases are appended to b's elementwise
  * list ("ref_compute": n the tokens of a step; "ref_optimizer": n the
@@ -552,21 +510,6 @@ static int ref_step(int threads, exec_bench_cpu *cpu, st_err *err)
     ref_model(&cfg->model);
     ref_layout(&cfg->layout);
     int rc = ref_step_run(cfg, threads, cpu, err);
-    free(cfg);
-    return rc;
-}
-
-/* The GPU's reference step (device "cuda", one GPU). */
-static int gref_step(exec_bench_cpu *b, st_err *err)
-{
-    exec_config *cfg = calloc(1, sizeof *cfg);
-    if (!cfg)
-        return ST_RAISE(err, ST_ENOMEM, "bench: out of memory");
-    exec_config_default(cfg);
-    gref_model(&cfg->model);
-    gref_layout(&cfg->layout);
-    snprintf(cfg->device, sizeof cfg->device, "%s", b->device);
-    int rc = ref_step_run(cfg, 1, b, err);
     free(cfg);
     return rc;
 }
@@ -1036,9 +979,31 @@ typedef struct gpu_summary {
     double asymptote_flops, gemm_eff_max, flash_eff, hbm_eff;
 } gpu_summary;
 
+/* A copy of catalog curve i into curves (once per name): an entry file
+ * names only curves it holds itself. */
+static void add_curve(cJSON *curves, const plan_curve *c)
+{
+    const cJSON *x;
+    cJSON_ArrayForEach(x, curves)
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(x, "name");
+        if (cJSON_IsString(n) && !strcmp(n->valuestring, c->name))
+            return;
+    }
+    cJSON *cv = cJSON_CreateObject();
+    add_str(cv, "name", c->name);
+    cJSON *xs = cJSON_AddArrayToObject(cv, "log2_bytes"), *ys = cJSON_AddArrayToObject(cv, "eff");
+    for (int k = 0; k < c->n; k++) {
+        cJSON_AddItemToArray(xs, cJSON_CreateNumber(c->log2_bytes[k]));
+        cJSON_AddItemToArray(ys, cJSON_CreateNumber(c->eff[k]));
+    }
+    add_str(cv, "source", c->source);
+    cJSON_AddItemToArray(curves, cv);
+}
+
 static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *gpus,
-                          cJSON *insts, db_bench_entry *e, gpu_summary *sum, char *inst_name,
-                          char *gpu_name, size_t nn, st_err *err)
+                          cJSON *insts, cJSON *curves, db_bench_entry *e, gpu_summary *sum,
+                          char *inst_name, char *gpu_name, size_t nn, st_err *err)
 {
     dev_fit d = fit_device(b, 1, err);
     if (!d.ok)
@@ -1068,14 +1033,25 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *g
     double eff = fmin(1.0, d.gemm.asymptote_flops / peak);
     double hbm = b->mem[0].triad_bps;
     double fl = flash_rate(b), flash_eff = isfinite(fl) ? fl / peak : 1.0;
-    /* bf16 activations: the planner's norm and residual bytes per element */
-    double hbm_eff = isfinite(d.norm_s) && d.norm_s > 0
-                         ? fmin(1.0, 0.5 * NORM_BYTES_PER_ELEM / (d.norm_s * hbm))
-                         : 1.0;
-    const char *hbm_how = "the norm and residual kernels";
-    double ref_c = elem_of(b, 1, "ref_compute"), ref_o = elem_of(b, 1, "ref_optimizer");
-    if (isfinite(ref_o) && ref_o > 0)
-        d.opt_param_s = ref_o;
+    /* hbm_eff: measured, not fitted. The executor's norm and residual
+     * kernels (bench: two norms and two residual adds forward, the two norms'
+     * gradients backward, per token x hidden element) against the bytes the
+     * planner counts for them (its 11 forward and 22 backward passes, 2 B
+     * each in bf16), over the copy's bandwidth: the fraction of it that
+     * makes the planner's elementwise time the executor's. At most 1: where
+     * the planner counts more bytes than these kernels move, the kernels at
+     * the copy's rate are what it can say. */
+    double norm_eff = isfinite(d.norm_s) && d.norm_s > 0
+                          ? 0.5 * NORM_BYTES_PER_ELEM / (d.norm_s * hbm)
+                          : NAN;
+    double hbm_eff = isfinite(norm_eff) ? fmin(1.0, norm_eff) : 1.0;
+    char hbm_how_buf[160];
+    if (isfinite(norm_eff))
+        setf(hbm_how_buf, sizeof hbm_how_buf, "the norm and residual kernels (%.2f of the copy "
+             "at the planner's byte count%s)", norm_eff, norm_eff > 1 ? ", capped at 1" : "");
+    else
+        setf(hbm_how_buf, sizeof hbm_how_buf, "no elementwise measurement: 1");
+    const char *hbm_how = hbm_how_buf;
     plan_gpu g;
     memset(&g, 0, sizeof g);
     snprintf(g.name, sizeof g.name, "%.31s", gname);
@@ -1094,17 +1070,13 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *g
     g.glu_fwd_s = isfinite(d.glu_fwd_s) ? d.glu_fwd_s : 0;
     g.glu_bwd_s = isfinite(d.glu_bwd_s) ? d.glu_bwd_s : 0;
     g.opt_param_s = isfinite(d.opt_param_s) ? d.opt_param_s : 0;
-    g.attn_fwd_flops = isfinite(d.attn_fwd_flops) ? d.attn_fwd_flops : 0;
-    g.attn_bwd_flops = isfinite(d.attn_bwd_flops) ? d.attn_bwd_flops : 0;
-    if (isfinite(ref_c) && ref_c > 0) {
-        plan_model m;
-        gref_model(&m);
-        plan_layout l;
-        gref_layout(&l);
-        hbm_eff = fit_hbm_eff_for(g, m, &l,
-                                  ref_c * (double)GREF_MICRO_BATCH * GREF_MICROBATCHES * GREF_SEQ,
-                                  &hbm_how);
-    }
+    /* The plain attention core is not bounded by one measured rate on a
+     * GPU: its time grows with the sequence faster than its FLOPs (the
+     * scores' bytes and the products' short side, the head), which the
+     * planner's terms (the batched products on the GEMM model, the score
+     * bytes on hbm_eff) follow and one rate cannot (bench: 63 TFLOP/s
+     * forward at 1 K against 89 at 2 K, heads of 128). The rates stay in
+     * the bench record. */
     g.hbm_eff = hbm_eff;
     *sum = (gpu_summary){d.gemm.asymptote_flops, eff, flash_eff, hbm_eff};
 
@@ -1123,14 +1095,13 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *g
         cJSON_AddNumberToObject(j, "align_partial_factor", g.align_partial_factor);
     cJSON_AddNumberToObject(j, "hbm_eff", hbm_eff);
     cJSON_AddNumberToObject(j, "flash_eff", flash_eff);
-    const struct { const char *key; double v; } floors[] = {
+    const struct { const char *key; double v; } gfloors[] = {
         {"act_fwd_s", d.act_fwd_s}, {"act_bwd_s", d.act_bwd_s}, {"glu_fwd_s", d.glu_fwd_s},
         {"glu_bwd_s", d.glu_bwd_s}, {"opt_param_s", d.opt_param_s},
-        {"attn_fwd_flops", d.attn_fwd_flops}, {"attn_bwd_flops", d.attn_bwd_flops},
     };
-    for (size_t i = 0; i < sizeof floors / sizeof floors[0]; i++)
-        if (isfinite(floors[i].v) && floors[i].v > 0)
-            cJSON_AddNumberToObject(j, floors[i].key, floors[i].v);
+    for (size_t i = 0; i < sizeof gfloors / sizeof gfloors[0]; i++)
+        if (isfinite(gfloors[i].v) && gfloors[i].v > 0)
+            cJSON_AddNumberToObject(j, gfloors[i].key, gfloors[i].v);
     char src[PLAN_SOURCE_MAX];
     setf(src, sizeof src, "smdplan bench gpu on %.40s: %.80s", b->host, b->cpu_model);
     add_str(j, "source", src);
@@ -1141,10 +1112,11 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *g
          "gradients, a layer's worth at each of %d groups; rms %.1f%%, worst group %.1f%%) "
          "over that peak; hbm_bps: a device-to-device copy, bytes read and written; hbm_eff: "
          "from %s; flash_eff: the fused attention's forward and backward work as the planner "
-         "counts it over their time, median of the shapes, over the peak; attn_*_flops: the "
-         "plain attention core's median rates; act_*_s, glu_*_s: GELU and SwiGLU per element; "
-         "opt_param_s: the reference step's optimizer phase per parameter. Measured, not "
-         "fitted to runs.",
+         "counts it over their time, median of the shapes, over the peak; the plain attention "
+         "core by the planner's terms (no one rate: see app/cli_bench.c); act_*_s, glu_*_s: "
+         "GELU and SwiGLU per element; "
+         "opt_param_s: the executor's optimizer (the gradients' squares and AdamW) per "
+         "parameter. Measured, not fitted to runs.",
          b->device, b->host, b->cpu_model,
          ref ? "the datasheet peak of the catalog's GPU of this device" : "the measured asymptote "
          "(no catalog GPU matches this device)",
@@ -1174,9 +1146,18 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *g
     if (pages > 0 && page > 0)
         cJSON_AddNumberToObject(in, "host_mem_bytes", (double)pages * (double)page);
     cJSON_AddBoolToObject(in, "efa", ri ? ri->efa : 0);
-    const char *any = cat.ncurves ? cat.curves[0].name : "";
-    add_str(in, "intra_curve", ri ? cat.curves[ri->intra_curve_index].name : any);
-    add_str(in, "net_curve", ri ? cat.curves[ri->net_curve_index].name : any);
+    const plan_curve *ci = ri ? &cat.curves[ri->intra_curve_index] : cat.ncurves ? &cat.curves[0]
+                                                                                 : NULL,
+                     *cn = ri ? &cat.curves[ri->net_curve_index] : ci;
+    if (!ci) {
+        cJSON_Delete(in);
+        plan_catalog_free(&cat);
+        return ST_RAISE(err, ST_EINVAL, "bench gpu: the catalog has no collective curve to name");
+    }
+    add_str(in, "intra_curve", ci->name);
+    add_str(in, "net_curve", cn->name);
+    add_curve(curves, ci);
+    add_curve(curves, cn);
     setf(src, sizeof src, "smdplan bench gpu on %.40s: %d GPU%s", b->host, ngpu,
          ngpu == 1 ? "" : "s");
     add_str(in, "source", src);
@@ -1413,26 +1394,33 @@ static cJSON *cpu_json(const exec_bench_cpu *b)
 static int bench_gpu(const bench_opts *o, exec_bench_cpu *b)
 {
     st_err err = {0};
-    if (o->from_record >= 0) {
-        free(b);
-        ST_RAISE(&err, ST_EINVAL, "--from-record: with the word gpu, measure instead");
-        return cli_fail(&err);
+    int rc = ST_OK, measured = o->from_record < 0;
+    if (!measured) { /* the entry again from a recorded GPU bench */
+        db *dbh = NULL;
+        int have = 0;
+        rc = db_open(db_default_path(o->db_path), DB_OPEN_READ, &dbh, &err);
+        if (rc == ST_OK)
+            rc = db_bench_read(dbh, o->from_record, NULL, b, &have, NULL, NULL, NULL, &err);
+        db_close(dbh);
+        if (rc == ST_OK && (!have || strcmp(b->device, "cuda") != 0))
+            rc = ST_RAISE(&err, ST_EINVAL, "--from-record %lld: not a GPU bench record (smdplan "
+                          "bench gpu records one)", (long long)o->from_record);
+        if (rc != ST_OK) {
+            free(b);
+            return cli_fail(&err);
+        }
     }
-    if (exec_device_count("cuda") < 1) { /* no GPU here: one line, exit 2 */
+    if (measured && exec_device_count("cuda") < 1) { /* no GPU here: one line, exit 2 */
         free(b);
         fprintf(stderr, "smdplan: bench gpu: no GPU: %s\n",
                 exec_features_built().cuda ? "CUDA sees none on this host"
                                       : "this build has no cuda device (built without CUDA)");
         return 2;
     }
-    if (!o->json)
+    if (measured && !o->json)
         fprintf(stderr, "measuring the GPU through the executor's cuda device...\n");
-    int rc = exec_bench_gpu_run("cuda", b, &err);
-    if (rc == ST_OK && !o->quick) {
-        if (!o->json)
-            fprintf(stderr, "measuring the executor's reference step on the GPU...\n");
-        rc = gref_step(b, &err);
-    }
+    if (measured)
+        rc = exec_bench_gpu_run("cuda", b, &err);
     if (rc != ST_OK) {
         free(b);
         if (rc == ST_EUNSUPPORTED) { /* no GPU here: one line, exit 2 */
@@ -1446,7 +1434,8 @@ static int bench_gpu(const bench_opts *o, exec_bench_cpu *b)
     char iname[64], gname[64];
     memset(&entry, 0, sizeof entry);
     gpu_summary sum = {0, 0, 0, 0};
-    rc = make_gpu_entry(o, b, gpus, insts, &entry, &sum, iname, gname, sizeof iname, &err);
+    rc = make_gpu_entry(o, b, gpus, insts, curves, &entry, &sum, iname, gname, sizeof iname,
+                        &err);
     char *catalog_text = NULL;
     if (rc == ST_OK && o->write) {
         rc = write_catalog(o, gpus, insts, curves, &err);
@@ -1459,7 +1448,7 @@ static int bench_gpu(const bench_opts *o, exec_bench_cpu *b)
     entry.catalog_file = rc == ST_OK ? o->write : NULL;
     entry.catalog_json = catalog_text;
     bench_record br = {b, NULL, rc == ST_OK ? &entry : NULL};
-    int recorded_ok = cli_record(o->db_path, o->no_record, record_bench, &br);
+    int recorded_ok = measured ? cli_record(o->db_path, o->no_record, record_bench, &br) : 0;
     if (o->json) {
         cJSON *root = cJSON_CreateObject();
         cJSON_AddItemToObject(root, "gpu", cpu_json(b));

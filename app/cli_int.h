@@ -101,6 +101,7 @@ typedef struct cli_plan_opts {
     const char *region;          /* --region: SageMaker prices of this region */
     const char *prices_file;     /* --prices: price lists (default data/sagemaker_prices.json) */
     int64_t layers, hidden, heads, kv_heads, ffn, seq, vocab; /* overrides, 0 = unset */
+    int dropout;                 /* override: -1 unset, 0 off, 1 on */
     int64_t batch_size;          /* SMP script batch per model-parallel group, 0 = unset */
     int max_instances;           /* comparison mode: largest count tried */
     double tokens;               /* comparison mode: tokens to train */

@@ -26,7 +26,7 @@
 enum {
     O_HELP = 'h',
     O_PARAMS = 256, O_ARCH, O_FAMILY, O_MODEL, O_LAYERS, O_HIDDEN, O_HEADS, O_KV_HEADS, O_FFN,
-    O_SEQ, O_VOCAB,
+    O_SEQ, O_VOCAB, O_DROPOUT,
     O_INSTANCES, O_CATALOG, O_MAX_INSTANCES, O_TOKENS,
     O_TP, O_PP, O_DP, O_CP, O_MICRO_BATCH, O_MICROBATCHES, O_ACTIVE, O_SCHEDULE, O_VIRTUAL,
     O_RECOMPUTE, O_RECOMPUTE_GROUP, O_SHARDING, O_SP, O_OFFLOAD, O_PRESCALED, O_PLACEMENT,
@@ -45,6 +45,7 @@ static const cli_opt opt_table[] = {
     {"family", 1, O_FAMILY, "F", "restrict --params to one preset family: smp, gpt3, megatron, llama"},
     {"model", 1, O_MODEL, "FILE", "read the shape from a Hugging Face config.json"},
     {"layers", 1, O_LAYERS, "N", "override: transformer layers"},
+    {"dropout", 1, O_DROPOUT, "on|off", "override: whether the model trains with dropout (default: GPT yes, Llama no, or its config's)"},
     {"hidden", 1, O_HIDDEN, "N", "override: hidden size"},
     {"heads", 1, O_HEADS, "N", "override: attention heads"},
     {"kv-heads", 1, O_KV_HEADS, "N", "override: key/value heads (grouped-query attention)"},
@@ -184,6 +185,7 @@ static int apply(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
     case O_FFN: return parse_i64_opt(d->name, a, 16 * (int64_t)PLAN_MAX_HIDDEN, &o->ffn, err);
     case O_SEQ: return parse_i64_opt(d->name, a, PLAN_MAX_SEQ, &o->seq, err);
     case O_VOCAB: return parse_i64_opt(d->name, a, PLAN_MAX_VOCAB, &o->vocab, err);
+    case O_DROPOUT: return parse_onoff("--dropout", a, &o->dropout, err);
     case O_INSTANCES: o->instances = a; return ST_OK;
     case O_CATALOG:
         if (o->ncatalogs == CLI_CATALOGS_MAX)
@@ -329,6 +331,7 @@ void cli_plan_opts_init(cli_plan_opts *o, int simulate)
     o->simulate = simulate;
     o->sim_threshold_pct = 10.0;
     o->max_instances = 64;
+    o->dropout = -1;
     o->tokens = 300e9; /* GPT-3's training tokens (Brown et al. 2020, Sec. 2.2) */
 }
 
@@ -427,6 +430,8 @@ static int resolve_model(const cli_plan_opts *o, cli_plan_ctx *x, st_err *err)
     if (o->ffn) m->ffn = o->ffn, shape_changed = 1;
     if (o->seq) m->seq = o->seq, shape_changed = 1;
     if (o->vocab) m->vocab = o->vocab, shape_changed = 1;
+    if (o->dropout >= 0)
+        m->dropout = o->dropout ? PLAN_DROPOUT_ON : PLAN_DROPOUT_OFF;
     if (!o->kv_heads && (o->heads || !m->kv_heads))
         m->kv_heads = m->heads;
     if (!o->ffn && (o->hidden || !m->ffn) && m->arch == PLAN_ARCH_GPT)

@@ -74,17 +74,23 @@
 #define FLASH_BWD_OVER_FWD 2.5
 #define CAUSAL_FRACTION 0.5
 /* Bytes moved per attention-score element by Megatron's unfused path (fused
- * scale-mask-softmax + dropout): forward softmax read/write 4, dropout
- * read/write + 1-byte mask 5; backward softmax 6, dropout 5. */
-#define SCORE_BYTES_FWD 9.0
-#define SCORE_BYTES_BWD 11.0
+ * scale-mask-softmax, then attention dropout): forward softmax read/write 4
+ * (2-byte scores in, probabilities out), dropout read/write + 1-byte mask
+ * 5; backward softmax 6 (the probabilities and their gradient in, the
+ * scores' gradient out), dropout 5. Without dropout (a model that has none,
+ * or a stack that runs none) the dropout passes do not exist. */
+#define SCORE_BYTES_SOFTMAX_FWD 4.0
+#define SCORE_BYTES_SOFTMAX_BWD 6.0
+#define SCORE_BYTES_DROPOUT 5.0
 /* Elementwise passes per token in units of h-sized (resp. ffn-sized) 2-byte
  * tensors, forward, counted from the layer's op list (Korthikanti et al.
  * 2022, Fig. 2): GPT: two LayerNorms (2+2), two bias-dropout-residual
- * (3.5+3.5 with the 1-byte mask); bias-GELU over ffn (2). Llama: two RMSNorms
- * (2+2), two residual adds (3+3); SwiGLU reads gate and up, writes (3).
- * Backward moves about twice the forward bytes. */
+ * (3.5+3.5 with the 1-byte mask; 3+3 without dropout: read two, write one);
+ * bias-GELU over ffn (2). Llama: two RMSNorms (2+2), two residual adds
+ * (3+3); SwiGLU reads gate and up, writes (3). Backward moves about twice
+ * the forward bytes. */
 #define ELEM_H_GPT 11.0
+#define ELEM_H_DROPOUT_MASKS 1.0 /* the two 1-byte masks, half a 2-byte pass each */
 #define ELEM_F_GPT 2.0
 #define ELEM_H_LLAMA 10.0
 #define ELEM_F_LLAMA 3.0
@@ -189,8 +195,9 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     } else {
         double scores = b * ah * sq * sk;
         double mm = plan__gemm_s(c, sq, sk, d, b * ah) + plan__gemm_s(c, sq, d, sk, b * ah);
-        attn_f = mm + plan__mem_s(c, SCORE_BYTES_FWD * scores);
-        attn_b = 2.0 * mm + plan__mem_s(c, SCORE_BYTES_BWD * scores);
+        double drop_b = plan_model_dropout(m) ? SCORE_BYTES_DROPOUT : 0.0;
+        attn_f = mm + plan__mem_s(c, (SCORE_BYTES_SOFTMAX_FWD + drop_b) * scores);
+        attn_b = 2.0 * mm + plan__mem_s(c, (SCORE_BYTES_SOFTMAX_BWD + drop_b) * scores);
         /* a device whose attention core runs below its GEMM model (a CPU:
          * products with the head dimension as a side, a softmax per score;
          * catalog attn_*_flops, measured by smdplan bench) is bounded by
@@ -201,7 +208,9 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
             attn_b = fmax(attn_b, 8.0 * scores * d / c->gpu->attn_bwd_flops);
     }
 
-    double eh = llama ? ELEM_H_LLAMA : ELEM_H_GPT, ef = gated ? ELEM_F_LLAMA : ELEM_F_GPT;
+    double eh = llama ? ELEM_H_LLAMA
+                      : ELEM_H_GPT - (plan_model_dropout(m) ? 0.0 : ELEM_H_DROPOUT_MASKS);
+    double ef = gated ? ELEM_F_LLAMA : ELEM_F_GPT;
     double elem_f = plan__mem_s(c, eb * T * (eh * h / th + ef * f / t));
     double elem_b = ELEM_BWD_OVER_FWD * elem_f;
     /* The MLP activation's kernels stream ef passes of the ffn-sized
@@ -542,7 +551,9 @@ static void head_times(const plan_model *m, const plan_cluster *c, const plan_la
 {
     double T = tokens_per_mb(m, l), h = (double)m->hidden, V = (double)m->vocab, t = l->tp;
     double g = plan__gemm_s(c, T, V / t, h, 1);
-    double loss = plan__mem_s(c, LOSS_BYTES_PER_LOGIT * T * V / t);
+    const plan_framework *fw = plan_framework_get(l->framework);
+    double lb = fw->loss_bytes_per_logit > 0 ? fw->loss_bytes_per_logit : LOSS_BYTES_PER_LOGIT;
+    double loss = plan__mem_s(c, lb * T * V / t);
     *fwd_s = g + loss / 3.0;
     *bwd_s = 2.0 * g + 2.0 * loss / 3.0;
     *gemm_s = 3.0 * g;

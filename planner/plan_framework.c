@@ -594,6 +594,11 @@ const plan_framework plan_frameworks[] = {
         .zero3_regather = 1,          /* the recomputed forward gathers its weights again */
         .fp32_grads = 0,              /* fp32 already: the CPU device computes in fp32 */
         .host_op_s = 0.0,             /* C calls, no interpreter or kernel launch per op */
+        /* the executor's cross-entropy over fp32 logits (exec_dev_cpu_impl.h:
+         * ce_rowmax reads them, ce_stats reads them, ce_loss_bwd reads and
+         * writes them in place) after the head's product wrote them:
+         * 5 passes of 4 B */
+        .loss_bytes_per_logit = 20.0,
         .recompute_default = PLAN_RECOMP_NONE,
         .sharding_default = PLAN_SHARD_NONE,
         .doc = "smdplan's executor (exec/, CONFIG.json of the rank program): every schedule of "
@@ -672,6 +677,9 @@ const plan_framework plan_frameworks[] = {
          * up; launches are asynchronous, so it is a floor under kernels
          * shorter than that, not an addition. */
         .host_op_s = 3.8e-6,
+        /* the same five passes over bf16 logits (exec_cuda_kernels.cu:
+         * ce_rowmax_k, ce_stats_k, ce_loss_bwd_k in place): 5 x 2 B */
+        .loss_bytes_per_logit = 10.0,
         .recompute_default = PLAN_RECOMP_NONE,
         .sharding_default = PLAN_SHARD_NONE,
         .doc = "smdplan's executor on the CUDA device (exec/exec_dev_cuda.c, exec_comm_nccl.c): "

@@ -114,6 +114,8 @@ typedef struct plan_framework {
     double optimizer_bytes;      /* optimizer state per parameter, sharded with ZeRO-1+
                                   * (mixed precision; 0: the usual 12 B: fp32 master, m, v) */
     double grad_buffer_bytes;    /* a gradient bucket buffer beside the gradients */
+    double loss_bytes_per_logit; /* the cross-entropy's traffic per logit element, forward
+                                  * and backward (0: Megatron's fp32 softmax, 24 B) */
 
     /* ---- what a silent configuration means (validate, defaults) ---- */
     int64_t default_vocab;       /* the tokenizer its GPT examples train with (0: none) */

@@ -224,7 +224,10 @@ fi
 if want calibrate; then
   say ""
   say "== 5. smdplan calibrate --runs: what a fit to the runs would set (reported, not used) =="
-  step calibrate "$bin" calibrate --runs --framework smdplan --db "$db" --write "$fitted" || status=1
+  cal_cat=()
+  [ -f "$host_json" ] && cal_cat=(--catalog "$host_json")
+  step calibrate "$bin" calibrate --runs --framework smdplan --db "$db" "${cal_cat[@]}" \
+    --write "$fitted" || status=1
   sed 's/^/  /' "$out/logs/calibrate.log" | tee -a "$summary"
 fi
 

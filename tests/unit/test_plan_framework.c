@@ -136,11 +136,15 @@ static void overlap_shows_on_gpus(void **state)
     assert_true(dcpu > 0);
     assert_true(dgpu < dcpu);
     assert_true(sgpu < scpu);
-    /* one GPU: nothing to overlap, and the kernels outlast the launch floor */
+    /* one GPU: nothing to overlap, and the kernels outlast the launch floor;
+     * the steps differ only by the cross-entropy's traffic (fp32 logits on
+     * the CPU device, 20 B a logit; bf16 on CUDA, 10 B): the CUDA step is
+     * shorter, by a few percent of a step at most */
     scpu = step_s(&cat, cpu, 1, &dcpu);
     sgpu = step_s(&cat, gpu, 1, &dgpu);
     assert_true(dcpu == 0 && dgpu == 0);
-    assert_rel(sgpu, scpu, 1e-12);
+    assert_true(sgpu < scpu);
+    assert_true((scpu - sgpu) / scpu < 0.05);
     plan_catalog_free(&cat);
 }
 
