@@ -699,53 +699,82 @@ extern "C" cudaError_t exec_cuk_softmax_causal_bwd(cudaStream_t s, void *dp, con
 /* vocab-parallel cross-entropy: one block per row                           */
 /* ------------------------------------------------------------------------ */
 
-/* Rows of logits read 8 at a time where vn is a multiple of 8 (and the
- * logits aligned: every row is then aligned), else one at a time. */
-__global__ void ce_rowmax_k(float *rowmax, const bf16 *logits, int64_t vn)
+/* One pass over a row of logits gives its maximum and its sum of
+ * exp(logit - maximum) together (the online softmax's running pair,
+ * Milakov & Gimelshein 2018): a thread keeps (m, s) over its elements, and
+ * two pairs combine as (max, s1 exp(m1 - M) + s2 exp(m2 - M)). */
+static __device__ __forceinline__ void ms_add(float &m, float &s, float x)
 {
-    int64_t i = blockIdx.x;
-    const bf16 *l = logits + i * vn;
-    float mx = -INFINITY;
-    if (vn % VEC == 0 && aligned16(logits))
-        for (int64_t j = threadIdx.x * VEC; j < vn; j += blockDim.x * VEC) {
-            float f[VEC];
-            load8(f, l + j);
-#pragma unroll
-            for (int k = 0; k < VEC; k++)
-                mx = fmaxf(mx, f[k]);
-        }
-    else
-        for (int64_t j = threadIdx.x; j < vn; j += blockDim.x)
-            mx = fmaxf(mx, __bfloat162float(l[j]));
-    mx = block_reduce(mx, 1);
-    if (threadIdx.x == 0)
-        rowmax[i] = mx;
+    if (x > m) {
+        s = s * __expf(m - x) + 1.0f;
+        m = x;
+    } else {
+        s += __expf(x - m);
+    }
 }
 
-/* The logits stay as they are: ce_loss_bwd exponentiates them again, which
- * is cheaper than a bf16 round trip of exp(logit - max) is inaccurate. */
-__global__ void ce_stats_k(float *stats, const bf16 *logits, const float *rowmax,
-                           const int32_t *targets, int64_t n, int64_t vn, int64_t v0)
+static __device__ __forceinline__ void ms_merge(float &m, float &s, float m2, float s2)
 {
+    float M = fmaxf(m, m2);
+    if (M == -INFINITY)
+        return;
+    s = s * __expf(m - M) + s2 * __expf(m2 - M);
+    m = M;
+}
+
+/* Rows of logits read 8 at a time where vn is a multiple of 8 (and the
+ * logits aligned: every row is then aligned), else one at a time. rowmax[i]
+ * and local[i] get the row's maximum, local[n + i] its sum of exponentials
+ * under it: ce_stats needs no second pass over the logits. */
+__global__ void ce_rowmax_k(float *rowmax, float *local, const bf16 *logits, int64_t n,
+                            int64_t vn)
+{
+    __shared__ float pm[THREADS / 32], ps[THREADS / 32];
     int64_t i = blockIdx.x;
     const bf16 *l = logits + i * vn;
-    float mx = rowmax[i], sum = 0.0f;
+    float m = -INFINITY, s = 0.0f;
     if (vn % VEC == 0 && aligned16(logits))
         for (int64_t j = threadIdx.x * VEC; j < vn; j += blockDim.x * VEC) {
             float f[VEC];
             load8(f, l + j);
 #pragma unroll
-            for (int k = 0; k < VEC; k++)
-                sum += expf(f[k] - mx);
+            for (int q = 0; q < VEC; q++)
+                ms_add(m, s, f[q]);
         }
     else
         for (int64_t j = threadIdx.x; j < vn; j += blockDim.x)
-            sum += expf(__bfloat162float(l[j]) - mx);
-    sum = block_reduce(sum, 0);
+            ms_add(m, s, __bfloat162float(l[j]));
+    for (int o = 16; o > 0; o >>= 1)
+        ms_merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    if (lane == 0) {
+        pm[w] = m;
+        ps[w] = s;
+    }
+    __syncthreads();
     if (threadIdx.x == 0) {
+        float M = pm[0], S = ps[0];
+        for (int k = 1; k < (int)(blockDim.x >> 5); k++)
+            ms_merge(M, S, pm[k], ps[k]);
+        rowmax[i] = M;
+        local[i] = M;
+        local[n + i] = S;
+    }
+}
+
+/* The sum of exponentials under the global maximum (rowmax, after the TP
+ * all-reduce) from this rank's pair: local sum x exp(local max - global
+ * max); the target's logit read alone. One thread per row. */
+__global__ void ce_stats_k(float *stats, const float *local, const bf16 *logits,
+                           const float *rowmax, const int32_t *targets, int64_t n, int64_t vn,
+                           int64_t v0)
+{
+    GRID_STRIDE(i, n)
+    {
+        float lm = local[i], M = rowmax[i];
         int64_t t = (int64_t)targets[i] - v0;
-        stats[i] = sum;
-        stats[n + i] = t >= 0 && t < vn ? __bfloat162float(l[t]) : 0.0f;
+        stats[i] = lm == -INFINITY ? 0.0f : local[n + i] * __expf(lm - M);
+        stats[n + i] = t >= 0 && t < vn ? __bfloat162float(logits[i * vn + t]) : 0.0f;
     }
 }
 
@@ -777,21 +806,22 @@ __global__ void ce_loss_bwd_k(float *losses, bf16 *logits, const float *rowmax,
     }
 }
 
-extern "C" cudaError_t exec_cuk_ce_rowmax(cudaStream_t s, float *rowmax, const void *logits,
-                                          int64_t n, int64_t vn)
+extern "C" cudaError_t exec_cuk_ce_rowmax(cudaStream_t s, float *rowmax, float *local,
+                                          const void *logits, int64_t n, int64_t vn)
 {
     if (n > 0)
-        ce_rowmax_k<<<(unsigned)n, THREADS, 0, s>>>(rowmax, (const bf16 *)logits, vn);
+        ce_rowmax_k<<<(unsigned)n, THREADS, 0, s>>>(rowmax, local, (const bf16 *)logits, n, vn);
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t exec_cuk_ce_stats(cudaStream_t s, float *stats, const void *logits,
-                                         const float *rowmax, const int32_t *targets, int64_t n,
-                                         int64_t vn, int64_t v0)
+extern "C" cudaError_t exec_cuk_ce_stats(cudaStream_t s, float *stats, const float *local,
+                                         const void *logits, const float *rowmax,
+                                         const int32_t *targets, int64_t n, int64_t vn,
+                                         int64_t v0)
 {
     if (n > 0)
-        ce_stats_k<<<(unsigned)n, THREADS, 0, s>>>(stats, (const bf16 *)logits, rowmax, targets,
-                                                   n, vn, v0);
+        ce_stats_k<<<blocks_for(n, THREADS), THREADS, 0, s>>>(stats, local, (const bf16 *)logits,
+                                                             rowmax, targets, n, vn, v0);
     return cudaGetLastError();
 }
 

@@ -107,11 +107,15 @@ cudaError_t exec_cuk_flash_bwd(cudaStream_t s, void *dqkv, const void *dout, con
                                double *flops);
 
 /* ---- vocab-parallel cross-entropy (rowmax, stats, losses f32) ---- */
-cudaError_t exec_cuk_ce_rowmax(cudaStream_t s, float *rowmax, const void *logits, int64_t n,
-                               int64_t vn);
-cudaError_t exec_cuk_ce_stats(cudaStream_t s, float *stats, const void *logits,
-                              const float *rowmax, const int32_t *targets, int64_t n, int64_t vn,
-                              int64_t v0);
+/* rowmax = each row's maximum, local [2n] = (maximum, sum of exp(logit -
+ * maximum)) of this rank's columns, in one pass over the logits. */
+cudaError_t exec_cuk_ce_rowmax(cudaStream_t s, float *rowmax, float *local, const void *logits,
+                               int64_t n, int64_t vn);
+/* stats = (sum of exp(logit - rowmax), target logit) from local (after
+ * rowmax became the global maximum): no pass over the logits. */
+cudaError_t exec_cuk_ce_stats(cudaStream_t s, float *stats, const float *local,
+                              const void *logits, const float *rowmax, const int32_t *targets,
+                              int64_t n, int64_t vn, int64_t v0);
 cudaError_t exec_cuk_ce_loss_bwd(cudaStream_t s, float *losses, void *logits,
                                  const float *rowmax, const float *stats, const int32_t *targets,
                                  int64_t n, int64_t vn, int64_t v0, double scale);

@@ -182,7 +182,11 @@ struct exec_dev_ops {
     void (*ce_rowmax)(exec_dev *d, void *rowmax, const void *logits, int64_t n, int64_t vn);
     /* stats[0..n) = sum of exp(logit - max), stats[n..2n) = the target's
      * logit (0 off this rank); the logits may become exp(logit - max) (the
-     * device's choice: ce_loss_bwd takes them as ce_stats left them). */
+     * device's choice: ce_loss_bwd takes them as ce_stats left them). A
+     * device may keep what ce_rowmax learnt of the same rows for it (the
+     * CUDA device keeps each row's sum under its local maximum and rescales
+     * it to the global one: no second pass over the logits), so ce_stats
+     * follows the ce_rowmax of the same logits. */
     void (*ce_stats)(exec_dev *d, void *stats, void *logits, const void *rowmax,
                      const int32_t *targets, int64_t n, int64_t vn, int64_t v0);
     /* losses[n] = log(sum) + max - target; the exponentials become dlogits =

@@ -122,6 +122,8 @@ typedef struct cuda_dev {
     int aw_cap;
     cudaEvent_t aw_copied;       /* the table's last upload, waited for before refilling */
     int aw_pending;
+    float *ce_local;             /* ce_rowmax's per-row (maximum, sum) for ce_stats */
+    size_t ce_local_bytes;
     double *acc;                 /* acc_add's running sums: EXEC_ACC__COUNT x
                                   * exec_cuk_reduce_blocks_max() block partials */
     char desc[400];              /* describe() */
@@ -386,6 +388,8 @@ static void cuda_close(exec_dev *d)
         cudaFree(c->lt_ws);
     if (c->acc)
         cudaFree(c->acc);
+    if (c->ce_local)
+        cudaFree(c->ce_local);
     if (c->aw_pending)
         cudaEventSynchronize(c->aw_copied);
     if (c->aw_copied)
@@ -1015,17 +1019,44 @@ static void cuda_flash_bwd(exec_dev *d, void *dqkv, const void *dout, const void
 
 /* ---- cross-entropy ---- */
 
+/* The cross-entropy's rows' local (maximum, sum) pairs between ce_rowmax
+ * and ce_stats (the TP all-reduce of the maxima runs between them): kept by
+ * the device, grown on demand. */
+static float *ce_local(exec_dev *d, int64_t n)
+{
+    cuda_dev *c = cu(d);
+    size_t want = (size_t)(2 * n) * sizeof(float);
+    if (want <= c->ce_local_bytes)
+        return c->ce_local;
+    if (c->ce_local) {
+        CK(d, cudaFree(c->ce_local));
+        account(d, -(double)c->ce_local_bytes);
+        c->ce_local = NULL;
+        c->ce_local_bytes = 0;
+    }
+    if (CK(d, cudaMalloc((void **)&c->ce_local, want)))
+        return NULL;
+    c->ce_local_bytes = want;
+    account(d, (double)want);
+    return c->ce_local;
+}
+
 static void cuda_ce_rowmax(exec_dev *d, void *rowmax, const void *logits, int64_t n, int64_t vn)
 {
-    if (!failed(d))
-        CKK(d, exec_cuk_ce_rowmax(cu(d)->stream, rowmax, logits, n, vn), "ce_rowmax");
+    float *local = failed(d) ? NULL : ce_local(d, n);
+    if (local)
+        CKK(d, exec_cuk_ce_rowmax(cu(d)->stream, rowmax, local, logits, n, vn), "ce_rowmax");
 }
 
 static void cuda_ce_stats(exec_dev *d, void *stats, void *logits, const void *rowmax,
                           const int32_t *targets, int64_t n, int64_t vn, int64_t v0)
 {
+    if (!failed(d) && cu(d)->ce_local_bytes < (size_t)(2 * n) * sizeof(float))
+        st_raise(&cu(d)->fail, ST_EINTERNAL, __FILE__, __LINE__,
+                 "cuda: ce_stats of %lld rows without ce_rowmax's pairs", (long long)n);
     if (!failed(d))
-        CKK(d, exec_cuk_ce_stats(cu(d)->stream, stats, logits, rowmax, targets, n, vn, v0),
+        CKK(d, exec_cuk_ce_stats(cu(d)->stream, stats, cu(d)->ce_local, logits, rowmax, targets,
+                                 n, vn, v0),
             "ce_stats");
 }
 
