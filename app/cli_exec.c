@@ -114,7 +114,7 @@ static const cli_opt xopts[] = {
     {"dry-run", 0, X_DRY_RUN, NULL, "print the mpirun command and write nothing"},
     {"emit", 1, X_EMIT, "slurm", "print an sbatch script that runs the plan (with --out FILE: write it)"},
     {"out", 1, X_OUT, "FILE", "with --emit: write the script to FILE"},
-    {"force", 0, X_FORCE, NULL, "with --out: replace a file smdplan did not write"},
+    {"force", 0, X_FORCE, NULL, "with --out: replace an existing file (never through a symbolic link)"},
     {"import", 1, X_IMPORT, "DIR", "record a run that another launcher ran, from its run directory (CONFIG.json, RESULT.json), with the options it was emitted with (the emitted slurm script does this itself)"},
     {"exit-status", 1, X_EXIT_STATUS, "N", "with --import: the launcher's exit status (default 0)"},
     {"help", 0, X_HELP, NULL, "this help"},
@@ -1449,7 +1449,7 @@ int cli_exec_cmd(int argc, char **argv)
         if (!script)
             ex = 1;
         else if (o.out) {
-            if (cli_write_file(o.out, script, SLURM_MARKER, o.force, &err) != ST_OK)
+            if (cli_write_file(o.out, "--out", script, o.force, &err) != ST_OK)
                 ex = cli_fail(&err);
         } else
             fputs(script, stdout);
@@ -1482,7 +1482,7 @@ int cli_exec_cmd(int argc, char **argv)
     }
     char path[CLI_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/CONFIG.json", run_dir);
-    if (!o.import_dir && (rc = cli_write_file(path, config_text, NULL, 0, &err)) != ST_OK) {
+    if (!o.import_dir && (rc = cli_write_file(path, "run directory", config_text, 0, &err)) != ST_OK) {
         ex = cli_fail(&err);
         free(h);
         goto done;
@@ -1553,7 +1553,7 @@ int cli_exec_cmd(int argc, char **argv)
         snprintf(path, sizeof path, "%s/%s", run_dir, IMPORT_MARKER);
         snprintf(mark, sizeof mark, "run %lld\n", (long long)run_id);
         st_err merr = {0};
-        if (cli_write_file(path, mark, NULL, 0, &merr) != ST_OK)
+        if (cli_write_file(path, "--import", mark, 1, &merr) != ST_OK)
             fprintf(stderr, "smdplan: exec: recorded as run %lld, but %s\n", (long long)run_id,
                     merr.msg);
     }

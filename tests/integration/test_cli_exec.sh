@@ -87,7 +87,7 @@ run slurm 0 "$bin" exec $tiny --pp 2 --emit slurm --out "$tmp/job.sbatch"
 bash -n "$tmp/job.sbatch" || { echo "FAIL slurm: not a shell script"; fail=1; }
 has slurm "$tmp/job.sbatch" "#SBATCH --ntasks=2"
 echo "mine" >"$tmp/mine.sbatch"
-run slurm-foreign 2 "$bin" exec $tiny --emit slurm --out "$tmp/mine.sbatch"; one_line slurm-foreign "not written by smdplan"
+run slurm-foreign 2 "$bin" exec $tiny --emit slurm --out "$tmp/mine.sbatch"; one_line slurm-foreign "exists; not replaced (pass --force"
 [ "$(cat "$tmp/mine.sbatch")" = mine ] || { echo "FAIL slurm: a foreign file was changed"; fail=1; }
 
 # ---- the emitted script run as the batch system would: its --import line
