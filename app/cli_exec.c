@@ -35,7 +35,8 @@
  * is the run the options describe, reads RESULT.json, predicts and records
  * as after a launch, and marks RUN_DIR recorded (a second import is refused).
  * Exit codes: 0 the run succeeded, 1 it failed (recorded with the error),
- * 2 bad input (nothing launched), or the rank program refused the config.
+ * 2 bad input (nothing launched), or the rank program refused the config;
+ * with --import, 0 recorded, 1 nothing recorded, 2 bad input.
  */
 #include "app/cli.h"
 
@@ -194,7 +195,9 @@ static void usage(FILE *f)
             "  smdplan exec --plan 12 --scale layers=4,hidden=256 --emit slurm --out job.sbatch\n"
             "  sbatch job.sbatch        # the job records its run (smdplan exec ... --import DIR)\n"
             "  smdplan exec --device cuda --layers 24 --hidden 2048 --heads 16 --seq 1024 --steps 20\n"
-            "\nExit codes: 0 the run succeeded, 1 it failed (recorded with its error), 2 bad input.\n");
+            "\nExit codes: 0 the run succeeded, 1 it failed (recorded with its error), 2 bad input;\n"
+            "with --import: 0 the run was recorded (whatever it came to), 1 nothing was recorded,\n"
+            "2 bad input (a RESULT.json that is not the run's, a directory already recorded).\n");
 }
 
 static const cli_opt *find_xopt(const char *name, size_t len)
@@ -1312,6 +1315,11 @@ int cli_exec_cmd(int argc, char **argv)
     /* ---- option checks ---- */
     if (check_exec_opts(&o, &po.cfg, cuda, &err) != ST_OK)
         return cli_fail(&err);
+    if (o.import_dir && (po.no_record || db_record_disabled())) {
+        ST_RAISE(&err, ST_EINVAL, "--import %s: records the run; not with %s", o.import_dir,
+                 po.no_record ? "--no-record" : "SMDPLAN_NO_RECORD");
+        return cli_fail(&err);
+    }
 
     /* ---- the model and the layout ---- */
     exec_job j;
@@ -1531,6 +1539,17 @@ int cli_exec_cmd(int argc, char **argv)
     st_err rerr = {0};
     snprintf(path, sizeof path, "%s/RESULT.json", run_dir);
     int have_result = access(path, F_OK) == 0 && exec_result_read(path, &res, &rerr) == ST_OK;
+    if (have_result && cli_exec__result_check(&res, &j, &o.train, &rerr) != ST_OK) {
+        exec_result_free(&res);
+        have_result = 0;
+    }
+    if (o.import_dir && rerr.code) { /* a RESULT.json that is not this run's: nothing recorded */
+        ST_RAISE(&err, rerr.code == ST_ENOMEM ? ST_ENOMEM : ST_EINVAL, "--import %s: %s; "
+                 "nothing recorded", run_dir, rerr.msg);
+        ex = cli_fail(&err);
+        free(h);
+        goto done;
+    }
     /* a GPU named only by the run: its catalog entry, prediction and peak now */
     if (cuda && !h->have_entry && have_result)
         predict_on_gpu(&o, &x, &j, res.device_name, gpus_used, h);
@@ -1545,24 +1564,30 @@ int cli_exec_cmd(int argc, char **argv)
                   have_result && res.host[0] ? res.host : host, lr.exit_status, o.plan_id,
                   o.threads, o.device, transport, 0};
     int64_t run_id = 0;
+    /* an import claims the directory first: of two at once, one records */
+    int mark_fd = -1;
+    if (o.import_dir && cli_exec__import_claim(run_dir, &mark_fd, &err) != ST_OK) {
+        ex = cli_fail(&err);
+        if (have_result)
+            exec_result_free(&res);
+        free(h);
+        goto done;
+    }
     if (cli_record(po.db_path, po.no_record, cli_exec__record_run, &rx))
         run_id = rx.run_id;
     rx.run_id = run_id; /* 0 unless the record was committed */
-    if (o.import_dir && run_id > 0) {
-        char mark[64];
-        snprintf(path, sizeof path, "%s/%s", run_dir, IMPORT_MARKER);
-        snprintf(mark, sizeof mark, "run %lld\n", (long long)run_id);
-        st_err merr = {0};
-        if (cli_write_file(path, "--import", mark, 1, &merr) != ST_OK)
-            fprintf(stderr, "smdplan: exec: recorded as run %lld, but %s\n", (long long)run_id,
-                    merr.msg);
-    }
+    st_err merr = {0};
+    if (o.import_dir && cli_exec__import_finish(run_dir, mark_fd, run_id, &merr) != ST_OK)
+        fprintf(stderr, "smdplan: exec: %s\n", merr.msg);
 
     if (po.json)
         cli_exec__print_json(&rx, lr.wall_s);
     else
         cli_exec__print_text(&rx, cuda);
     ex = !strcmp(oc.status, "ok") ? 0 : oc.bad_config ? 2 : 1;
+    if (o.import_dir) /* whether it was recorded (cli_record said why not); the run's own
+                       * status is the script's exit status */
+        ex = run_id > 0 ? 0 : 1;
     if (have_result)
         exec_result_free(&res);
     free(h);

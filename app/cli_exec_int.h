@@ -72,8 +72,9 @@ typedef struct rec_ctx {
     int64_t run_id;              /* set when recorded */
 } rec_ctx;
 
-/* Written into the run directory once the run is recorded: a second import
- * of the same run is refused rather than recorded twice. */
+/* Created in the run directory (O_EXCL) before an import records the run,
+ * and then saying which run it became: a second import of the same run,
+ * at the same time or later, is refused rather than recorded twice. */
 #define IMPORT_MARKER "RECORDED"
 /* Sizes past any run's files: a CONFIG.json is a few KiB; a RESULT.json
  * holds a few hundred bytes per step and per rank. */
@@ -97,5 +98,20 @@ void cli_exec__print_text(const rec_ctx *x, int cuda);
  * config_text as the executor reads both), its files plain files of a
  * run's size, and not recorded before. */
 int cli_exec__import_check(const char *dir, const char *config_text, st_err *err);
+
+/* RESULT.json r is the run j with training t could have written (see
+ * cli_exec_run.c): ST_EINVAL naming the first value that is not, and what
+ * is allowed. */
+int cli_exec__result_check(const exec_result *r, const exec_job *j, const exec_train *t,
+                           st_err *err);
+
+/* Claim DIR for recording: create its marker with O_EXCL (*fd open on it).
+ * ST_EINVAL when it is there (recorded, or another import is recording
+ * it), naming the run. */
+int cli_exec__import_claim(const char *dir, int *fd, st_err *err);
+/* After the record: the marker says "run ID", or is removed when run_id is
+ * 0 (nothing recorded). Closes fd. ST_EIO when the marker could not be
+ * written. */
+int cli_exec__import_finish(const char *dir, int fd, int64_t run_id, st_err *err);
 
 #endif

@@ -115,7 +115,7 @@ one_line slurm-fifo "RESULT.json is not a regular file"
 rm "$tmp/srun/RESULT.json" && mv "$tmp/result.keep" "$tmp/srun/RESULT.json"
 run slurm-other 2 "$bin" exec $tiny --dp 2 --steps 4 $cat --db "$sdb" --import "$tmp/srun"
 one_line slurm-other "not the run these options describe"
-run slurm-status 1 "$bin" exec $tiny --dp 2 --steps 3 $cat --db "$sdb" --import "$tmp/srun" --exit-status 1 --json
+run slurm-status 0 "$bin" exec $tiny --dp 2 --steps 3 $cat --db "$sdb" --import "$tmp/srun" --exit-status 1 --json
 has slurm-status "$tmp/out" '"status":[[:space:]]*"failed"'
 has slurm-status "$tmp/out" "exited with status 1 after the result was written"
 
