@@ -107,7 +107,7 @@ static const cli_opt xopts[] = {
     {"gpus-per-host", 1, X_GPUS_PER_HOST, "N", "with --device cuda: GPUs each host gives the job (default: those CUDA sees here)"},
     {NULL, 0, 0, NULL, "Launch"},
     {"threads", 1, X_THREADS, "N", "threads per rank (OpenBLAS; default 1)"},
-    {"timeout", 1, X_TIMEOUT, "S", "hard wall-clock limit of the whole run, seconds (default none)"},
+    {"timeout", 1, X_TIMEOUT, "S", "hard wall-clock limit of the whole run, seconds (default 10 x the predicted run, at least 600; 0: none)"},
     {"wait-timeout", 1, X_WAIT_TIMEOUT, "S", "longest blocking wait inside the job before it aborts (default 60)"},
     {"hostfile", 1, X_HOSTFILE, "FILE", "passed to mpirun --hostfile"},
     {"host", 1, X_HOST, "TYPE", "this host's catalog instance type (cpu: default host-NAME from smdplan bench; cuda: default an instance type of the GPU the run names)"},
@@ -149,8 +149,11 @@ typedef struct exec_opts {
     const char *save_dir, *resume_dir;
     int save_every;
     double timeout_s, wait_timeout_s;
+    int timeout_given;           /* --timeout (0: none); else the default
+                                  * (cli_exec_limits.c) */
     int threads;
     const char *hostfile, *host_type, *run_dir, *emit, *out;
+    int hostfile_slots;          /* the hostfile's largest slots=N, 0: none given */
     int dry_run, force;
     char device[8];              /* "cpu" or "cuda" */
     char transport[8];           /* "nccl", "mpi", or "" (chosen: choose_transport) */
@@ -300,7 +303,9 @@ static int apply_xopt(exec_opts *o, const cli_opt *d, const char *a, st_err *err
         rc = units_parse_int(a, "--save-every", 1, 100000000, &v, err);
         o->save_every = (int)v;
         return rc;
-    case X_TIMEOUT: return parse_double("timeout", a, 1, 1e7, &o->timeout_s, err);
+    case X_TIMEOUT:
+        o->timeout_given = 1;
+        return parse_double("timeout", a, 0, 1e7, &o->timeout_s, err);
     case X_WAIT_TIMEOUT: return parse_double("wait-timeout", a, 1, 1e6, &o->wait_timeout_s, err);
     case X_THREADS:
         rc = units_parse_int(a, "--threads", 1, 256, &v, err);
@@ -925,32 +930,6 @@ static void predict_on_host(const exec_opts *o, cli_plan_ctx *x, const exec_job 
 
 /* ---- the GPU: transport, catalog entry ---- */
 
-/* The largest "slots=N" of an Open MPI hostfile: the ranks mpirun places on
- * one host before it moves to the next (mpirun(1), --map-by slot); 0 when
- * the file gives none. */
-static int hostfile_slots(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    char line[512];
-    int most = 0;
-    while (fgets(line, sizeof line, f)) {
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        for (const char *p = strstr(line, "slots="); p; p = strstr(p + 1, "slots=")) {
-            if (p != line && p[-1] != ' ' && p[-1] != '\t')
-                continue; /* max_slots= */
-            long v = strtol(p + 6, NULL, 10);
-            if (v > most && v < 1 << 20)
-                most = (int)v;
-        }
-    }
-    fclose(f);
-    return most;
-}
-
 /* Where the job's ranks find their GPUs. */
 typedef struct gpu_hosts {
     int visible;                 /* GPUs CUDA sees on this host */
@@ -977,10 +956,10 @@ static void gpu_hosts_of(const exec_opts *o, const cli_plan_ctx *x, const exec_j
         g->gpus = g->visible;
     if (o->emit)
         g->ranks_per_host = (j->ranks + nodes - 1) / nodes;
-    else if (o->hostfile) {
-        int slots = hostfile_slots(o->hostfile);
-        g->ranks_per_host = slots > 0 && slots < j->ranks ? slots : j->ranks;
-    } else
+    else if (o->hostfile)
+        g->ranks_per_host = o->hostfile_slots > 0 && o->hostfile_slots < j->ranks
+                                ? o->hostfile_slots : j->ranks;
+    else
         g->ranks_per_host = j->ranks;
 }
 
@@ -1266,8 +1245,13 @@ static int check_exec_opts(exec_opts *o, const plan_config *cfg, int cuda, st_er
         return ST_RAISE(err, ST_EINVAL, "--data %s:%s: no such file", o->data_kind, o->data_path);
     if (o->resume_dir && (stat(o->resume_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
         return ST_RAISE(err, ST_EINVAL, "--resume %s: no such directory", o->resume_dir);
-    if (o->hostfile && access(o->hostfile, R_OK) != 0)
-        return ST_RAISE(err, ST_EINVAL, "--hostfile %s: cannot be read", o->hostfile);
+    if (o->hostfile) { /* a regular file (a FIFO would block mpirun), its slots */
+        cli_hostfile hf;
+        int rc = cli_hostfile_read(o->hostfile, &hf, err);
+        if (rc != ST_OK)
+            return rc;
+        o->hostfile_slots = hf.most_slots;
+    }
     return ST_OK;
 }
 
@@ -1479,10 +1463,15 @@ int cli_exec_cmd(int argc, char **argv)
     }
     /* the GPUs the ranks run on: theirs, or the ones they share */
     int gpus_used = cuda && !o.hostfile && gh.gpus < j.ranks ? gh.gpus : j.ranks;
+    /* what the run may take of this host's time: a default limit */
+    char limit_why[256] = "--timeout";
     if (cuda)
         predict_on_gpu(&o, &x, &j, NULL, gpus_used, h);
     else
         predict_on_host(&o, &x, &j, h);
+    if (!o.import_dir && !o.timeout_given)
+        o.timeout_s = cli_exec__default_timeout(&j, h, o.train.steps, limit_why,
+                                                sizeof limit_why);
     if (!o.import_dir && (rc = make_run_dir(run_dir, &err)) != ST_OK) {
         ex = cli_fail(&err);
         free(h);
@@ -1516,6 +1505,8 @@ int cli_exec_cmd(int argc, char **argv)
                    o.exit_status);
         else
             printf("run:     %s\n", cmd_text);
+        if (!o.import_dir && o.timeout_s > 0)
+            printf("limit:   %.0f s (%s)\n", o.timeout_s, limit_why);
         fflush(stdout);
     }
     char out_log[CLI_PATH_MAX + 32], err_log[CLI_PATH_MAX + 32];
@@ -1562,7 +1553,7 @@ int cli_exec_cmd(int argc, char **argv)
     cli_host_name(host, sizeof host);
     rec_ctx rx = {&j, h, &res, have_result, &oc, cmd_text, run_dir, config_text,
                   have_result && res.host[0] ? res.host : host, lr.exit_status, o.plan_id,
-                  o.threads, o.device, transport, 0};
+                  o.threads, o.device, transport, 0, o.import_dir ? 0 : o.timeout_s};
     int64_t run_id = 0;
     /* an import claims the directory first: of two at once, one records */
     int mark_fd = -1;

@@ -70,6 +70,7 @@ typedef struct rec_ctx {
     int threads;
     const char *device, *transport; /* as CONFIG.json says */
     int64_t run_id;              /* set when recorded */
+    double timeout_s;            /* the run's time limit, 0: none (an import) */
 } rec_ctx;
 
 /* Created in the run directory (O_EXCL) before an import records the run,
@@ -98,6 +99,13 @@ void cli_exec__print_text(const rec_ctx *x, int cuda);
  * config_text as the executor reads both), its files plain files of a
  * run's size, and not recorded before. */
 int cli_exec__import_check(const char *dir, const char *config_text, st_err *err);
+
+/* ---- before the launch (cli_exec_limits.c) ---- */
+
+/* The limit of a run without --timeout, seconds (see cli_exec_limits.c);
+ * why gets how it was set. */
+double cli_exec__default_timeout(const exec_job *j, const host_pred *h, int64_t steps,
+                                 char *why, size_t n);
 
 /* RESULT.json r is the run j with training t could have written (see
  * cli_exec_run.c): ST_EINVAL naming the first value that is not, and what

@@ -108,8 +108,8 @@ void cli_exec__judge(double timeout_s, const cli_launch_result *lr, int have_res
     }
     if (lr->timed_out) {
         snprintf(oc->status, sizeof oc->status, "timeout");
-        snprintf(oc->error, sizeof oc->error, "the run passed --timeout %g s and was "
-                 "stopped", timeout_s);
+        snprintf(oc->error, sizeof oc->error, "the run passed its time limit of %g s "
+                 "(--timeout) and was stopped", timeout_s);
     } else if (lr->interrupted) {
         snprintf(oc->status, sizeof oc->status, "failed");
         snprintf(oc->error, sizeof oc->error, "interrupted by signal %d; the job was stopped",
@@ -270,6 +270,7 @@ void cli_exec__print_json(const rec_ctx *x, double wall_s)
     cJSON_AddStringToObject(root, "run_dir", x->run_dir);
     cJSON_AddStringToObject(root, "command", x->cmd_text);
     cJSON_AddNumberToObject(root, "wall_s", wall_s);
+    json_num(root, "timeout_s", x->timeout_s > 0 ? x->timeout_s : NAN);
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
     if (s)
