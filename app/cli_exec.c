@@ -1463,8 +1463,20 @@ int cli_exec_cmd(int argc, char **argv)
     }
     /* the GPUs the ranks run on: theirs, or the ones they share */
     int gpus_used = cuda && !o.hostfile && gh.gpus < j.ranks ? gh.gpus : j.ranks;
-    /* what the run may take of this host's time: a default limit */
+    /* what the run takes of this host: memory (refused when it does not
+     * fit, before anything is made) and time (a default limit) */
     char limit_why[256] = "--timeout";
+    if (!o.import_dir) {
+        int per_host = cuda ? gh.ranks_per_host
+                       : o.hostfile_slots > 0 && o.hostfile_slots < j.ranks ? o.hostfile_slots
+                                                                             : j.ranks;
+        int per_gpu = cuda && gh.gpus > 0 ? (gh.ranks_per_host + gh.gpus - 1) / gh.gpus : 1;
+        if (cli_exec__memory_check(&j, cuda, per_host, per_gpu, &err) != ST_OK) {
+            ex = cli_fail(&err);
+            free(h);
+            goto done;
+        }
+    }
     if (cuda)
         predict_on_gpu(&o, &x, &j, NULL, gpus_used, h);
     else

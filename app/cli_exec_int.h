@@ -102,6 +102,13 @@ int cli_exec__import_check(const char *dir, const char *config_text, st_err *err
 
 /* ---- before the launch (cli_exec_limits.c) ---- */
 
+/* The job's memory per rank (the planner's) against this host's available
+ * memory for ranks_per_host ranks (cpu), or the GPU's for ranks_per_gpu
+ * ranks sharing one (cuda): ST_EINVAL with both numbers when it does not
+ * fit. */
+int cli_exec__memory_check(const exec_job *j, int cuda, int ranks_per_host, int ranks_per_gpu,
+                           st_err *err);
+
 /* The limit of a run without --timeout, seconds (see cli_exec_limits.c);
  * why gets how it was set. */
 double cli_exec__default_timeout(const exec_job *j, const host_pred *h, int64_t steps,

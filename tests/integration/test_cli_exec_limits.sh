@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # test_cli_exec_limits.sh: what smdplan exec checks and sets before it
-# launches, so that a run cannot hang.
+# launches, so that a run can neither exhaust the host nor hang.
 #   $1 smdplan binary, $2 source dir, $3 fixtures dir
-# A FIFO, a directory or a hostfile with a slots
+# A model whose ranks need more memory than the host has available is
+# refused at once with both numbers (exit 2, one line), before a run
+# directory or a record is made (the command runs under a 4 GiB address
+# space limit, so that a build without the check fails here rather than
+# exhaust the machine). A FIFO, a directory or a hostfile with a slots
 # value that is not a count is refused as --hostfile (exit 2, one line, at
 # once: a FIFO used to block mpirun forever). Without --timeout a run has a
 # default limit (the floor for a tiny model), which --timeout changes and
@@ -40,6 +44,18 @@ one_line() {
 quick() { # name, seconds it took, limit
   [ "$2" -le "$3" ] || { echo "FAIL $1: took $2 s (limit $3)"; fail=1; }
 }
+
+# ---- memory: 100000 layers of sequence 2048 need terabytes ----
+start=$SECONDS
+run memory 2 bash -c 'ulimit -v 4194304; exec timeout 60 "$@"' - \
+  "$bin" exec --layers 100000 --hidden 64 --heads 1 --steps 3 --db "$db" --run-dir "$tmp/big"
+quick memory $((SECONDS - start)) 10
+one_line memory "memory: the layout needs .* per rank x 1 rank on this host = .*, and the host has .* available"
+[ ! -e "$tmp/big" ] && [ ! -e "$db" ] || { echo "FAIL memory: a run directory or a record was made"; fail=1; }
+# two ranks on this host need twice one rank's
+run memory-ranks 2 bash -c 'ulimit -v 4194304; exec timeout 60 "$@"' - \
+  "$bin" exec --layers 100000 --hidden 64 --heads 1 --steps 3 --dp 2 --no-record
+one_line memory-ranks "per rank x 2 ranks on this host"
 
 # ---- --hostfile: a regular file, read without blocking ----
 mkfifo "$tmp/fifo"
