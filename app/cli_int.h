@@ -18,6 +18,9 @@ void cli_term_install(void);
 /* The escaping itself: n bytes of buf into out (room for 6 n bytes);
  * *pending_c2 carries a 0xC2 (a possible C1 lead) between calls. */
 size_t cli_term_escape(const char *buf, size_t n, int *pending_c2, char *out);
+/* s for printing as one line: every C0 control, tab and newline included,
+ * and DEL as \u00XX (malloc'd; NULL when out of memory). */
+char *cli_escape_line(const char *s);
 
 /* A progress line for work that may take more than a second: shown on a
  * terminal only, after a second, erased at the end (cli_progress.c). */
