@@ -28,8 +28,8 @@ static int is_space(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* The count in [p, end): digits only, 1 .. CLI_HOSTFILE_SLOTS_MAX; -1 if
- * not. */
+/* The count in [p, end): digits only, 0 .. CLI_HOSTFILE_SLOTS_MAX (a host
+ * of slots=0 runs no rank); -1 if not. */
 static long count_of(const char *p, const char *end)
 {
     long v = 0;
@@ -42,7 +42,7 @@ static long count_of(const char *p, const char *end)
         if (v > CLI_HOSTFILE_SLOTS_MAX)
             return -1;
     }
-    return v >= 1 ? v : -1;
+    return v;
 }
 
 int cli_hostfile_parse(const char *text, size_t len, const char *name, cli_hostfile *out,
@@ -61,7 +61,7 @@ int cli_hostfile_parse(const char *text, size_t len, const char *name, cli_hostf
         if (hash)
             stop = hash;
         line++;
-        int words = 0;
+        int words = 0, has_slots = 0;
         for (const char *w = p; w < stop;) {
             while (w < stop && is_space(*w))
                 w++;
@@ -79,13 +79,15 @@ int cli_hostfile_parse(const char *text, size_t len, const char *name, cli_hostf
                                          !strncmp(w, "max-slots", 9)));
                 if (slots || max) {
                     long v = count_of(eq + 1, we);
-                    if (v < 0)
+                    if (v < 0) {
+                        memset(out, 0, sizeof *out); /* nothing of a refused file */
                         return ST_RAISE(err, ST_EINVAL, "--hostfile %s: line %d: %.*s: allowed "
-                                        "a count from 1 to %d", name, line,
+                                        "a count from 0 to %d", name, line,
                                         (int)(we - w > 60 ? 60 : we - w), w,
                                         CLI_HOSTFILE_SLOTS_MAX);
+                    }
                     if (slots) {
-                        out->slots_given++;
+                        has_slots = 1;
                         if (v > out->most_slots)
                             out->most_slots = (int)v;
                     }
@@ -95,6 +97,7 @@ int cli_hostfile_parse(const char *text, size_t len, const char *name, cli_hostf
         }
         if (words > 0)
             out->hosts++;
+        out->slots_given += words > 0 && has_slots;
         p = eol ? eol + 1 : end;
     }
     return ST_OK;

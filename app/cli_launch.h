@@ -66,7 +66,7 @@ typedef struct cli_hostfile {
 
 /* Parse len bytes of text (not NUL-terminated) named name in messages.
  * ST_EINVAL naming the line for a slots or max_slots value that is not a
- * count, or a NUL byte; out is zeroed first. */
+ * count, or a NUL byte, with out zeroed. */
 int cli_hostfile_parse(const char *text, size_t len, const char *name, cli_hostfile *out,
                        st_err *err);
 

@@ -69,7 +69,7 @@ run hostfile-dir 2 "$bin" exec $tiny --no-record --hostfile "$tmp" --dry-run
 one_line hostfile-dir "a directory, not a regular file"
 printf 'node1 slots=4\nnode2 slots=lots # more\n' >"$tmp/hosts"
 run hostfile-slots 2 "$bin" exec $tiny --no-record --hostfile "$tmp/hosts" --dry-run
-one_line hostfile-slots "line 2: slots=lots: allowed a count from 1"
+one_line hostfile-slots "line 2: slots=lots: allowed a count from 0"
 printf 'localhost slots=2 # this host\n' >"$tmp/hosts"
 run hostfile-ok 0 "$bin" exec $tiny --no-record --hostfile "$tmp/hosts" --dry-run
 has hostfile-ok "$tmp/out" "--hostfile $tmp/hosts"
