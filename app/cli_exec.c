@@ -1620,7 +1620,9 @@ int cli_exec_cmd(int argc, char **argv)
         predict_on_gpu(&o, &x, &j, res.device_name, gpus_used, h);
     outcome oc;
     cli_exec__judge(o.timeout_s, &lr, have_result, &res, h, &j, &oc);
-    if (!have_result && rerr.code && !oc.error[0])
+    /* a RESULT.json that could not be read, or is not this run's: that is
+     * the error, unless the launcher said something of its own */
+    if (!have_result && rerr.code && (!oc.error[0] || (lr.exited && lr.exit_status == 0)))
         snprintf(oc.error, sizeof oc.error, "%s", rerr.msg);
 
     char host[64];

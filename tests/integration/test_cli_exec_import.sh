@@ -9,7 +9,8 @@
 # contract's set, or whose numbers the run cannot have produced (tokens
 # 1e300, a negative step time, a learning rate above the peak, other ranks),
 # is refused with one line naming the value (exit 2) and nothing is
-# recorded. Three imports of one directory at the same time record it once.
+# recorded; a launched run that wrote such a file is recorded as failed with
+# the value named. Three imports of one directory at the same time record it once.
 # Skips (77) only when the rank program is not built.
 set -u
 bin=$1
@@ -88,6 +89,22 @@ bad ranks 's/("ranks":[[:space:]]*)2/\13/' 'ranks 3: the run has 2'
 bad memory 's/("peak_memory_bytes":[[:space:]]*)[0-9.e+]+/\11e300/' 'peak_memory_bytes 1e+300'
 bad flops 's/("model_flops_per_step":[[:space:]]*)[0-9.e+]+/\1-5/' 'model_flops_per_step -5'
 [ "$(runs_in "$db")" -eq "$before" ] || { echo "FAIL bad results: recorded"; fail=1; }
+
+# ---- a launched run whose RESULT.json is not the run's: failed, with why ----
+mkdir "$tmp/bin"
+cat >"$tmp/bin/mpirun" <<'STAND_IN'
+#!/bin/sh
+# stands in for mpirun: writes the run's RESULT.json with a status the
+# contract does not have (its path is the last argument)
+for a in "$@"; do last=$a; done
+sed -E 's/("status":[[:space:]]*)"ok"/\1"weird"/' "$STAND_IN_RESULT" >"$last"
+STAND_IN
+chmod +x "$tmp/bin/mpirun"
+STAND_IN_RESULT="$tmp/base/RESULT.json" PATH="$tmp/bin:$PATH" \
+  run launched-bad 1 "$bin" exec $opts --db "$db" --json --run-dir "$tmp/launched"
+grep -q '"status":[[:space:]]*"failed"' "$tmp/out" &&
+  grep -q 'status \\"weird\\": allowed ok, failed' "$tmp/out" ||
+  { echo "FAIL launched-bad: not recorded as failed with the check's message"; cat "$tmp/out"; fail=1; }
 
 # ---- three imports of one directory at the same time: recorded once ----
 cdb="$tmp/c.db"
