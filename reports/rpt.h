@@ -92,8 +92,8 @@ void rpt_config_default(rpt_config *cfg);
  * dir is not a directory or may not be written, or when index.html or a
  * file of a plot of a default name (NAME.dat, .gp, .png, .svg) is there and
  * may not be replaced (any, without cfg->replace; a link or a file of
- * several links, even with it: common/outfile.h); ST_ENOENT / ST_EIO when it cannot be created (with the
- * system's reason), ST_ENOMEM. */
+ * several links, even with it: common/outfile.h); ST_ENOENT / ST_EIO when
+ * it cannot be created (with the system's reason), ST_ENOMEM. */
 int rpt_report_new(const char *dir, const rpt_config *cfg, rpt_report **out, st_err *err);
 
 /* rpt_report_free(NULL) is harmless. Files already written stay. */
