@@ -21,7 +21,9 @@
  * launches `mpirun -n R` on the rank program (smdplan-rank next to this
  * executable, else on PATH) with --oversubscribe when R x threads exceeds
  * the online cores, the Open MPI root variables when run as root, and
- * --hostfile passed through; supervises it (cli_launch.c: hard --timeout,
+ * --hostfile passed through (a regular file: cli_hostfile.c), once the
+ * job's memory is known to fit this host and its time limit is set
+ * (cli_exec_limits.c); supervises it (cli_launch.c: the hard time limit,
  * interruption, nothing left behind); reads RESULT.json and records the run
  * (data/: the database), with the planner's prediction and the simulator's
  * step for the same layout on this host's catalog entry (smdplan bench
