@@ -7,13 +7,17 @@
 # wall time and the exit status; then rows for machines,
 # "fuzz_long target=... execs=... crashes=... seconds=... rc=...".
 #
-#   [JOBS=1] [RUNS=1000000] tests/bench/fuzz_long.sh [FUZZ_BUILD_DIR] [TARGET...]
+#   [JOBS=1] [RUNS=1000000] [TIMEOUT=10] tests/bench/fuzz_long.sh [FUZZ_BUILD_DIR] [TARGET...]
 #
 # FUZZ_BUILD_DIR is a build configured with -DSMD_FUZZ=ON (default
 # build-asan); TARGETs default to every tests/fuzz/fuzz_* built there. Each
 # target starts from its seed corpus (tests/fuzz/corpus/NAME) and a fresh
 # work corpus, with the limits of the ctest runs (-timeout=10,
-# -rss_limit_mb=2048). JOBS targets run at once. Artifacts of a crash are
+# -rss_limit_mb=2048). TIMEOUT sets the seconds one input may take before
+# libFuzzer calls it a hang: fuzz_args plans whole clusters, which under the
+# sanitizers on a loaded host can take seconds (a 2T model on 3 x p4d, 0.2 s
+# uninstrumented, took 11 s), so a long run of it on a shared machine wants
+# more than the ctest's 10. JOBS targets run at once. Artifacts of a crash are
 # kept under FUZZ_BUILD_DIR/tests/fuzz/long/ and their paths printed; the
 # script exits 1 when any target crashed or did not finish its runs.
 set -u
@@ -21,6 +25,7 @@ build=${1:-build-asan}
 [ $# -gt 0 ] && shift
 runs=${RUNS:-1000000}
 jobs=${JOBS:-1}
+timeout=${TIMEOUT:-10}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 fdir="$build/tests/fuzz"
 [ -d "$fdir" ] || { echo "fuzz_long: no $fdir: configure $build with -DSMD_FUZZ=ON (CC=clang)" >&2; exit 1; }
@@ -43,7 +48,7 @@ one() { # target: run it, leave its figures in $out/NAME.row
   mkdir -p "$work" "$art"
   [ -d "$seeds" ] || seeds=""
   local start=$SECONDS
-  (cd "$out" && "$fdir/$t" -runs="$runs" -timeout=10 -rss_limit_mb=2048 -close_fd_mask=3 \
+  (cd "$out" && "$fdir/$t" -runs="$runs" -timeout="$timeout" -rss_limit_mb=2048 -close_fd_mask=3 \
      -print_final_stats=1 -artifact_prefix="$art/" "$work" $seeds) >"$out/$t.log" 2>&1
   local rc=$? secs=$((SECONDS - start))
   local execs
@@ -80,6 +85,7 @@ for t in "${targets[@]}"; do
 done
 for t in "${targets[@]}"; do
   read -r name execs crashes secs rc <"$out/$t.row"
-  echo "fuzz_long target=$name execs=$execs crashes=$crashes seconds=$secs rc=$rc runs=$runs"
+  echo "fuzz_long target=$name execs=$execs crashes=$crashes seconds=$secs rc=$rc runs=$runs" \
+       "timeout=$timeout"
 done
 exit $bad
