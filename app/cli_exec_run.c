@@ -327,6 +327,18 @@ void cli_exec__print_text(const rec_ctx *x, int cuda)
 
 /* ---- --import: a run another launcher ran ---- */
 
+/* DIR's marker is there, saying line: recorded ("run 12"), or an import
+ * recording it ("recording (pid 345)": running, or one that stopped). */
+static int refuse_marked(const char *dir, const char *line, st_err *err)
+{
+    if (!strncmp(line, "recording", 9))
+        return ST_RAISE(err, ST_EINVAL, "--import %s: another import is recording it (%s; if "
+                        "none is running, remove %s/%s); nothing recorded", dir, line, dir,
+                        IMPORT_MARKER);
+    return ST_RAISE(err, ST_EINVAL, "--import %s: already recorded (%s); nothing recorded", dir,
+                    line[0] ? line : IMPORT_MARKER);
+}
+
 /* DIR is the run these options describe (its CONFIG.json is the one exec
  * builds from them, compared as the executor reads both) and was not
  * recorded before. */
@@ -348,8 +360,7 @@ int cli_exec__import_check(const char *dir, const char *config_text, st_err *err
             line[0] = '\0';
         fclose(f);
         line[strcspn(line, "\n")] = '\0';
-        return ST_RAISE(err, ST_EINVAL, "--import %s: already recorded (%s); nothing recorded",
-                        dir, line[0] ? line : IMPORT_MARKER);
+        return refuse_marked(dir, line, err);
     }
     /* what the run wrote: plain files of a run's size (a FIFO or a device
      * in their place would block or never end) */
@@ -561,12 +572,7 @@ int cli_exec__import_claim(const char *dir, int *fd, st_err *err)
         if (e != EEXIST)
             return ST_RAISE(err, st_errno_status(e), "--import %s: cannot create %s: %s; nothing "
                             "recorded", dir, IMPORT_MARKER, strerror(e));
-        if (!strncmp(line, "recording", 9))
-            return ST_RAISE(err, ST_EINVAL, "--import %s: another import is recording it (%s; "
-                            "if none is running, remove %s/%s); nothing recorded", dir, line, dir,
-                            IMPORT_MARKER);
-        return ST_RAISE(err, ST_EINVAL, "--import %s: already recorded (%s); nothing recorded",
-                        dir, line[0] ? line : IMPORT_MARKER);
+        return refuse_marked(dir, line, err);
     }
     char mark[64];
     int n = snprintf(mark, sizeof mark, "recording (pid %ld)\n", (long)getpid());

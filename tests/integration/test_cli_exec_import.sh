@@ -62,6 +62,12 @@ grep -q "^run 1$" "$tmp/ok/RECORDED" || { echo "FAIL import: RECORDED"; cat "$tm
 run import-again 2 "$bin" exec $opts --db "$db" --import "$tmp/ok"
 one_line import-again "already recorded (run 1)"
 
+# an import that stopped while recording: said so, with the way out
+copy stale ""
+echo "recording (pid 99999)" >"$tmp/stale/RECORDED"
+run import-stale 2 "$bin" exec $opts --db "$db" --import "$tmp/stale"
+one_line import-stale "another import is recording it (recording (pid 99999); if none is running, remove"
+
 # ---- nothing recorded: not exit 0, and the directory stays importable ----
 copy norec ""
 run import-nodb 1 "$bin" exec $opts --db "$tmp" --import "$tmp/norec"
