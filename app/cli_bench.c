@@ -62,8 +62,8 @@
  *                    more than one node of this type mean nothing;
  *   intra_curve      the all-reduce busbw at each size over its largest
  *                    (a curve of the catalog, for the record).
- * An existing file is replaced only when smdplan bench wrote it (its
- * "_generated_by" key) or with --force; entries of other names in it are
+ * An existing file is replaced only with --force, never through a
+ * symbolic link (common/outfile.h); entries of other names in it are then
  * kept. The text is checked by the catalog's own reader before it is
  * written, atomically.
  */
@@ -82,6 +82,7 @@
 
 #include "app/cli_int.h"
 #include "app/cli_launch.h"
+#include "common/outfile.h"
 #include "common/units.h"
 #include "data/data.h"
 #include "exec/exec.h"
@@ -149,7 +150,8 @@ static void usage(FILE *f)
             "Every run is recorded (smdplan history --kind bench); --write-catalog makes the\n"
             "host's catalog entry, which smdplan exec and the planner load with --catalog FILE.\n\n"
             "  --write-catalog FILE   write the entry (instance host-NAME, device cpu-NAME)\n"
-            "  --force                replace FILE although smdplan bench did not write it\n"
+            "  --force                replace an existing FILE (never through a symbolic link;\n"
+            "                         other hosts' entries in a file smdplan bench wrote stay)\n"
             "  --threads-per-rank L   entries for these threads per rank (default 1; each\n"
             "                         divides the cores)\n"
             "  --name NAME            instance type name instead of host-NAME\n"
@@ -1246,7 +1248,7 @@ static int write_catalog(const bench_opts *o, cJSON *gpus, cJSON *insts, cJSON *
     int rc = data_catalog_parse(full, n, o->write, &cat, err);
     plan_catalog_free(&cat);
     if (rc == ST_OK)
-        rc = cli_write_file(o->write, full, BENCH_MARKER, o->force, err);
+        rc = cli_write_file(o->write, "--write-catalog", full, o->force, err);
     free(full);
     return rc;
 }
@@ -1495,20 +1497,9 @@ int cli_bench_cmd(int argc, char **argv)
     if (ex)
         return ex == 1 ? 0 : ex;
     st_err err = {0};
-    if (o.write) { /* refuse a file not ours before measuring for minutes */
-        struct stat sb;
-        char *old = NULL;
-        size_t len = 0;
-        st_err ignore = {0};
-        if (!o.force && stat(o.write, &sb) == 0 &&
-            (data_read_file(o.write, &old, &len, &ignore) != ST_OK || !strstr(old, BENCH_MARKER))) {
-            free(old);
-            ST_RAISE(&err, ST_EINVAL, "--write-catalog %s: exists and was not written by smdplan "
-                     "bench; not replaced (pass --force to replace it)", o.write);
-            return cli_fail(&err);
-        }
-        free(old);
-    }
+    /* a file that may not be written is refused before measuring for minutes */
+    if (o.write && outfile_check(o.write, "--write-catalog", o.force, &err) != ST_OK)
+        return cli_fail(&err);
     exec_bench_cpu *cpu = calloc(1, sizeof *cpu);
     exec_bench_comm *comm = calloc(1, sizeof *comm);
     if (!cpu || !comm) {

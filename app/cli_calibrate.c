@@ -6,7 +6,8 @@
  * --catalog FILE applies. It starts from data/catalog.json without the
  * shipped calibration (data/calibration.json, which every other command
  * merges over the catalog), so `smdplan calibrate data/reference/
- * calibration_runs.csv --write data/calibration.json` remakes that file.
+ * calibration_runs.csv --write data/calibration.json --force` remakes that
+ * file (an existing file is replaced only with --force: common/outfile.h).
  *
  * `smdplan calibrate --runs` fits the same way to the executor's own runs
  * recorded in the database (smdplan exec): each run that ended "ok" with a
@@ -41,14 +42,15 @@
 #include "planner/plan_framework.h"
 
 enum { O_HELP = 'h', O_CATALOG = 256, O_GPU, O_FRAMEWORK, O_FIT, O_WRITE, O_NO_LOSO, O_NO_RECORD,
-       O_DB, O_RUNS };
+       O_DB, O_RUNS, O_FORCE };
 
 static const struct option long_opts[] = {
     {"catalog", 1, NULL, O_CATALOG},   {"gpu", 1, NULL, O_GPU},
     {"framework", 1, NULL, O_FRAMEWORK}, {"fit", 1, NULL, O_FIT},
     {"write", 1, NULL, O_WRITE},       {"no-loso", 0, NULL, O_NO_LOSO},
     {"no-record", 0, NULL, O_NO_RECORD}, {"db", 1, NULL, O_DB},
-    {"runs", 0, NULL, O_RUNS},         {"help", 0, NULL, O_HELP},
+    {"runs", 0, NULL, O_RUNS},         {"force", 0, NULL, O_FORCE},
+    {"help", 0, NULL, O_HELP},
     {NULL, 0, NULL, 0},
 };
 
@@ -57,6 +59,7 @@ typedef struct cal_args {
     const char *catalogs[CLI_CATALOGS_MAX];
     int ncat;
     const char *write, *db_path;
+    int force;                   /* --force: --write may replace an existing file */
     int no_record;
     plan_cal_options opt;
     int runs;                    /* --runs: the executed runs in the database */
@@ -96,6 +99,7 @@ static int parse_args(int argc, char **argv, int runs, cal_args *a)
         case O_GPU: a->opt.silicon = optarg; break;
         case O_FRAMEWORK: a->opt.framework = optarg; break;
         case O_WRITE: a->write = optarg; break;
+        case O_FORCE: a->force = 1; break;
         case O_NO_LOSO: a->opt.loso = 0; break;
         case O_NO_RECORD: a->no_record = 1; break;
         case O_DB: a->db_path = optarg; break;
@@ -126,6 +130,9 @@ static int parse_args(int argc, char **argv, int runs, cal_args *a)
                 a->write);
         return 2;
     }
+    /* a file that may not be written is refused before the fit */
+    if (a->write && outfile_check(a->write, "--write", a->force, &err) != ST_OK)
+        return cli_fail(&err);
     if (a->opt.framework) {
         int known = 0;
         for (int f = 0; f < PLAN_FW__COUNT; f++)
@@ -143,7 +150,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: smdplan calibrate FILE.csv [--framework F] [--gpu CHIP] [--fit P1,P2]\n"
-            "                         [--write OUT.json] [--no-loso]\n\n"
+            "                         [--write OUT.json [--force]] [--no-loso]\n\n"
             "Fits the planner's efficiency parameters to the measured runs in FILE.csv: for\n"
             "each (framework, GPU chip) the runs cover, and for each chip over every framework's\n"
             "runs (used by a framework with no runs of its own on it). Nonlinear least squares on\n"
@@ -160,7 +167,8 @@ static void usage(FILE *f)
             "                    alloc_frac (fitted to the runs' measured memory)\n"
             "  --catalog FILE    start from a catalog with these overrides\n"
             "  --write OUT.json  save the fitted values as a catalog override file (never over\n"
-            "                    FILE.csv)\n"
+            "                    FILE.csv; an existing file only with --force)\n"
+            "  --force           with --write: replace an existing file (never a symbolic link)\n"
             "  --no-loso         skip leave-one-source-out (and the rejection test)\n"
             "  --no-record       do not record this run\n"
             "  --db FILE         record into this database (default $SMDPLAN_DB, else smdplan.db)\n\n"
@@ -187,8 +195,8 @@ static void add_eff_values(cJSON *o, const plan_eff *e, unsigned fitted, const d
     }
 }
 
-static int write_override(const char *path, const plan_catalog *cat, const plan_cal_report *rep,
-                          const char *csv_path, st_err *err)
+static int write_override(const char *path, int force, const plan_catalog *cat,
+                          const plan_cal_report *rep, const char *csv_path, st_err *err)
 {
     cJSON *root = cJSON_CreateObject(), *gpus = cJSON_CreateArray(), *effs = cJSON_CreateArray();
     cJSON_AddItemToObject(root, "gpus", gpus);
@@ -235,7 +243,7 @@ static int write_override(const char *path, const plan_catalog *cat, const plan_
         return ST_RAISE(err, ST_ENOMEM, "out of memory writing %s", path);
     /* whole or not at all: a temporary beside path, renamed over it */
     outfile out;
-    int rc = outfile_open(&out, path, "--write", err);
+    int rc = outfile_open(&out, path, "--write", force, err);
     if (rc == ST_OK) {
         fprintf(out.f, "%s\n", s);
         rc = outfile_commit(&out, err);
@@ -409,6 +417,9 @@ static int run_row(db *d, const plan_catalog *cat, const db_exec_run *x,
         free(p);
         return 1;
     }
+    /* the executor trains without dropout (exec_config.c refuses it), as
+     * smdplan exec predicted the run */
+    r->model.dropout = PLAN_DROPOUT_OFF;
     snprintf(r->row_id, sizeof r->row_id, "run %lld", (long long)x->record_id);
     shape_key(&r->model, r->source_key, sizeof r->source_key);
     r->have_model = 1;
@@ -459,7 +470,8 @@ static void runs_usage(FILE *f)
 {
     fprintf(f,
             "usage: smdplan calibrate --runs [--framework F] [--gpu CHIP] [--fit P1,P2]\n"
-            "                         [--catalog FILE]... [--write OUT.json] [--no-loso] [--db FILE]\n\n"
+            "                         [--catalog FILE]... [--write OUT.json [--force]] [--no-loso]\n"
+            "                         [--db FILE]\n\n"
             "Fits the efficiencies of the executor's framework (smdplan) on each chip to the runs\n"
             "smdplan exec recorded in the database, as smdplan calibrate FILE.csv fits published\n"
             "runs: each run that ended ok with a measured step and was predicted when it ran is a\n"
@@ -553,7 +565,7 @@ static int calibrate_runs(int argc, char **argv)
         before[i] = row_step_s(&cat, &res[i]);
     rc = plan_calibrate_results(&cat, res, nrows, &opt, rep, &err);
     if (rc == ST_OK && write)
-        rc = write_override(write, &cat, rep, label, &err);
+        rc = write_override(write, a.force, &cat, rep, label, &err);
     if (rc != ST_OK) {
         ex = cli_fail(&err);
         free(before);
@@ -656,7 +668,7 @@ int cli_calibrate_cmd(int argc, char **argv)
     if (rc == ST_OK)
         rc = plan_calibrate(&cat, rows, csv.nrows, &opt, rep, &err);
     if (rc == ST_OK && write)
-        rc = write_override(write, &cat, rep, path, &err);
+        rc = write_override(write, a.force, &cat, rep, path, &err);
     if (rc != ST_OK) {
         ex = cli_fail(&err);
         goto done;

@@ -74,10 +74,12 @@ typedef struct rec_ctx {
     int threads;
     const char *device, *transport; /* as CONFIG.json says */
     int64_t run_id;              /* set when recorded */
+    double timeout_s;            /* the run's time limit, 0: none (an import) */
 } rec_ctx;
 
-/* Written into the run directory once the run is recorded: a second import
- * of the same run is refused rather than recorded twice. */
+/* Created in the run directory (O_EXCL) before an import records the run,
+ * and then saying which run it became: a second import of the same run,
+ * at the same time or later, is refused rather than recorded twice. */
 #define IMPORT_MARKER "RECORDED"
 /* Sizes past any run's files: a CONFIG.json is a few KiB; a RESULT.json
  * holds a few hundred bytes per step and per rank. */
@@ -101,5 +103,34 @@ void cli_exec__print_text(const rec_ctx *x, int cuda);
  * config_text as the executor reads both), its files plain files of a
  * run's size, and not recorded before. */
 int cli_exec__import_check(const char *dir, const char *config_text, st_err *err);
+
+/* ---- before the launch (cli_exec_limits.c) ---- */
+
+/* The job's memory per rank (the planner's) against this host's available
+ * memory for ranks_per_host ranks (cpu), or the GPU's for ranks_per_gpu
+ * ranks sharing one (cuda): ST_EINVAL with both numbers when it does not
+ * fit. */
+int cli_exec__memory_check(const exec_job *j, int cuda, int ranks_per_host, int ranks_per_gpu,
+                           st_err *err);
+
+/* The limit of a run without --timeout, seconds (see cli_exec_limits.c);
+ * why gets how it was set. */
+double cli_exec__default_timeout(const exec_job *j, const host_pred *h, int64_t steps,
+                                 char *why, size_t n);
+
+/* RESULT.json r is the run j with training t could have written (see
+ * cli_exec_run.c): ST_EINVAL naming the first value that is not, and what
+ * is allowed. */
+int cli_exec__result_check(const exec_result *r, const exec_job *j, const exec_train *t,
+                           st_err *err);
+
+/* Claim DIR for recording: create its marker with O_EXCL (*fd open on it).
+ * ST_EINVAL when it is there (recorded, or another import is recording
+ * it), naming the run. */
+int cli_exec__import_claim(const char *dir, int *fd, st_err *err);
+/* After the record: the marker says "run ID", or is removed when run_id is
+ * 0 (nothing recorded). Closes fd. ST_EIO when the marker could not be
+ * written. */
+int cli_exec__import_finish(const char *dir, int fd, int64_t run_id, st_err *err);
 
 #endif

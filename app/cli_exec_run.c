@@ -4,8 +4,22 @@
  * the launcher's result and RESULT.json, the run recorded with its steps,
  * ranks and prediction, and printed as JSON or for a person; and the checks
  * an imported run directory must pass.
+ *
+ * A RESULT.json is checked against the run it claims to be before anything
+ * of it is recorded (cli_exec__result_check): a status of the contract's
+ * set, the run's ranks, its tokens and model FLOPs per step as the
+ * executor counts them for this model and layout, steps of the run's
+ * schedule, learning rates up to the peak, and times, FLOPs and memory
+ * finite, non-negative and under bounds no run reaches.
+ *
+ * An import is recorded once: the marker RECORDED is created with O_EXCL
+ * before the record is written (cli_exec__import_claim), so of two imports
+ * of one directory at the same time one records and the other is refused;
+ * it then says which run it became, or is removed when nothing was
+ * recorded.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -94,8 +108,8 @@ void cli_exec__judge(double timeout_s, const cli_launch_result *lr, int have_res
     }
     if (lr->timed_out) {
         snprintf(oc->status, sizeof oc->status, "timeout");
-        snprintf(oc->error, sizeof oc->error, "the run passed --timeout %g s and was "
-                 "stopped", timeout_s);
+        snprintf(oc->error, sizeof oc->error, "the run passed its time limit of %g s "
+                 "(--timeout) and was stopped", timeout_s);
     } else if (lr->interrupted) {
         snprintf(oc->status, sizeof oc->status, "failed");
         snprintf(oc->error, sizeof oc->error, "interrupted by signal %d; the job was stopped",
@@ -256,6 +270,7 @@ void cli_exec__print_json(const rec_ctx *x, double wall_s)
     cJSON_AddStringToObject(root, "run_dir", x->run_dir);
     cJSON_AddStringToObject(root, "command", x->cmd_text);
     cJSON_AddNumberToObject(root, "wall_s", wall_s);
+    json_num(root, "timeout_s", x->timeout_s > 0 ? x->timeout_s : NAN);
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
     if (s)
@@ -312,6 +327,18 @@ void cli_exec__print_text(const rec_ctx *x, int cuda)
 
 /* ---- --import: a run another launcher ran ---- */
 
+/* DIR's marker is there, saying line: recorded ("run 12"), or an import
+ * recording it ("recording (pid 345)": running, or one that stopped). */
+static int refuse_marked(const char *dir, const char *line, st_err *err)
+{
+    if (!strncmp(line, "recording", 9))
+        return ST_RAISE(err, ST_EINVAL, "--import %s: another import is recording it (%s; if "
+                        "none is running, remove %s/%s); nothing recorded", dir, line, dir,
+                        IMPORT_MARKER);
+    return ST_RAISE(err, ST_EINVAL, "--import %s: already recorded (%s); nothing recorded", dir,
+                    line[0] ? line : IMPORT_MARKER);
+}
+
 /* DIR is the run these options describe (its CONFIG.json is the one exec
  * builds from them, compared as the executor reads both) and was not
  * recorded before. */
@@ -333,8 +360,7 @@ int cli_exec__import_check(const char *dir, const char *config_text, st_err *err
             line[0] = '\0';
         fclose(f);
         line[strcspn(line, "\n")] = '\0';
-        return ST_RAISE(err, ST_EINVAL, "--import %s: already recorded (%s); nothing recorded",
-                        dir, line[0] ? line : IMPORT_MARKER);
+        return refuse_marked(dir, line, err);
     }
     /* what the run wrote: plain files of a run's size (a FIFO or a device
      * in their place would block or never end) */
@@ -391,3 +417,201 @@ int cli_exec__import_check(const char *dir, const char *config_text, st_err *err
     return rc;
 }
 
+
+/* ---- what a RESULT.json may say ---- */
+
+/* The statuses of the contract (exec.h): the rank program writes no other. */
+static const char *const result_statuses[] = {"ok", "failed", NULL};
+/* Longest time a step (or a phase of it) can take: the largest --timeout
+ * smdplan exec takes for a whole run, 1e7 s. */
+#define RESULT_TIME_MAX_S 1e7
+/* Most memory a rank can report: 1 PiB, more than any host or GPU holds. */
+#define RESULT_MEM_MAX_BYTES 1125899906842624.0
+/* Hardware FLOPs over the model's: full recompute adds one forward to the
+ * forward and backward, 4/3 (Korthikanti et al. 2022); twice that is past
+ * anything the executor computes. */
+#define RESULT_HW_FLOPS_FACTOR (2.0 * 4.0 / 3.0)
+/* Relative tolerance of a count the executor computes in double from the
+ * same integers: a few roundings of 2^-53 each. */
+#define RESULT_COUNT_RTOL 1e-9
+
+static int in_range(double v, double lo, double hi)
+{
+    return isfinite(v) && v >= lo && v <= hi;
+}
+
+/* v is 0 (nothing measured) or the count the executor makes, want. */
+static int zero_or(double v, double want)
+{
+    return v == 0.0 || (isfinite(v) && fabs(v - want) <= RESULT_COUNT_RTOL * want);
+}
+
+static int check_phases(const exec_phases *p, double max_s, const char *where, st_err *err)
+{
+    const struct {
+        const char *name;
+        double v;
+    } ph[] = {{"compute_s", p->compute_s},   {"tp_comm_s", p->tp_comm_s},
+              {"pp_wait_s", p->pp_wait_s},   {"dp_comm_s", p->dp_comm_s},
+              {"optimizer_s", p->optimizer_s}};
+    for (size_t i = 0; i < sizeof ph / sizeof ph[0]; i++)
+        if (!in_range(ph[i].v, 0, max_s))
+            return ST_RAISE(err, ST_EINVAL, "RESULT.json: %s phases_s.%s %g: allowed 0 to %g s",
+                            where, ph[i].name, ph[i].v, max_s);
+    return ST_OK;
+}
+
+int cli_exec__result_check(const exec_result *r, const exec_job *j, const exec_train *t,
+                           st_err *err)
+{
+    int known = 0;
+    for (int i = 0; result_statuses[i]; i++)
+        known |= !strcmp(r->status, result_statuses[i]);
+    if (!known)
+        return ST_RAISE(err, ST_EINVAL, "RESULT.json: status \"%.40s\": allowed ok, failed",
+                        r->status);
+    if (r->ranks != j->ranks)
+        return ST_RAISE(err, ST_EINVAL, "RESULT.json: ranks %d: the run has %d", r->ranks,
+                        j->ranks);
+    if (r->failed_rank < -1 || r->failed_rank >= j->ranks)
+        return ST_RAISE(err, ST_EINVAL, "RESULT.json: failed_rank %d: allowed -1 (none) to %d",
+                        r->failed_rank, j->ranks - 1);
+    double tokens = (double)j->layout.global_batch * (double)j->model.seq;
+    double flops = plan_model_train_flops_per_token(&j->model) * tokens;
+    if (!zero_or(r->tokens_per_step, tokens))
+        return ST_RAISE(err, ST_EINVAL, "RESULT.json: tokens_per_step %g: allowed 0 or the run's "
+                        "%.0f (global batch %lld x sequence %lld)", r->tokens_per_step, tokens,
+                        (long long)j->layout.global_batch, (long long)j->model.seq);
+    if (!zero_or(r->model_flops_per_step, flops))
+        return ST_RAISE(err, ST_EINVAL, "RESULT.json: model_flops_per_step %g: allowed 0 or the "
+                        "run's %.6g", r->model_flops_per_step, flops);
+    if (!in_range(r->hardware_flops_per_step, 0, RESULT_HW_FLOPS_FACTOR * flops))
+        return ST_RAISE(err, ST_EINVAL, "RESULT.json: hardware_flops_per_step %g: allowed 0 to "
+                        "%.6g (%.3g x the model's)", r->hardware_flops_per_step,
+                        RESULT_HW_FLOPS_FACTOR * flops, RESULT_HW_FLOPS_FACTOR);
+    if (r->nsteps > t->steps)
+        return ST_RAISE(err, ST_EINVAL, "RESULT.json: %d steps: the run has %lld", r->nsteps,
+                        (long long)t->steps);
+    char where[48];
+    for (int i = 0; i < r->nsteps; i++) {
+        const exec_step_result *s = &r->steps[i];
+        int64_t prev = i ? r->steps[i - 1].step : 0;
+        if (s->step <= prev || s->step > t->steps)
+            return ST_RAISE(err, ST_EINVAL, "RESULT.json: steps[%d].step %lld: allowed %lld to "
+                            "%lld, increasing", i, (long long)s->step, (long long)prev + 1,
+                            (long long)t->steps);
+        if (!in_range(s->time_s, 0, RESULT_TIME_MAX_S))
+            return ST_RAISE(err, ST_EINVAL, "RESULT.json: steps[%d].time_s %g: allowed 0 to %g s",
+                            i, s->time_s, RESULT_TIME_MAX_S);
+        /* a diverged run's loss and norm are NaN (null in the file) */
+        if (!isnan(s->loss) && !(isfinite(s->loss) && s->loss >= 0))
+            return ST_RAISE(err, ST_EINVAL, "RESULT.json: steps[%d].loss %g: allowed a "
+                            "cross-entropy >= 0, or null", i, s->loss);
+        if (!isnan(s->grad_norm) && !(isfinite(s->grad_norm) && s->grad_norm >= 0))
+            return ST_RAISE(err, ST_EINVAL, "RESULT.json: steps[%d].grad_norm %g: allowed >= 0, "
+                            "or null", i, s->grad_norm);
+        if (!in_range(s->lr, 0, t->lr * (1 + RESULT_COUNT_RTOL)))
+            return ST_RAISE(err, ST_EINVAL, "RESULT.json: steps[%d].lr %g: allowed 0 to the "
+                            "run's peak %g", i, s->lr, t->lr);
+        snprintf(where, sizeof where, "steps[%d]", i);
+        int rc = check_phases(&s->phases, RESULT_TIME_MAX_S, where, err);
+        if (rc)
+            return rc;
+    }
+    if (r->nranks > j->ranks)
+        return ST_RAISE(err, ST_EINVAL, "RESULT.json: %d rank_stats: the run has %d ranks",
+                        r->nranks, j->ranks);
+    for (int i = 0; i < r->nranks; i++) {
+        const exec_rank_stat *k = &r->rank_stats[i];
+        if (k->rank < 0 || k->rank >= j->ranks || k->tp_rank < 0 || k->tp_rank >= j->layout.tp ||
+            k->pp_rank < 0 || k->pp_rank >= j->layout.pp || k->dp_rank < 0 ||
+            k->dp_rank >= j->layout.dp)
+            return ST_RAISE(err, ST_EINVAL, "RESULT.json: rank_stats[%d] rank %d (tp %d, pp %d, "
+                            "dp %d): outside the layout's %d ranks (tp %d, pp %d, dp %d)", i,
+                            k->rank, k->tp_rank, k->pp_rank, k->dp_rank, j->ranks, j->layout.tp,
+                            j->layout.pp, j->layout.dp);
+        for (int m = 0; m < i; m++)
+            if (r->rank_stats[m].rank == k->rank)
+                return ST_RAISE(err, ST_EINVAL, "RESULT.json: rank_stats[%d]: rank %d twice", i,
+                                k->rank);
+        const struct {
+            const char *name;
+            double v;
+        } mem[] = {{"peak_memory_bytes", k->peak_memory_bytes},
+                   {"max_rss_bytes", k->max_rss_bytes},
+                   {"device_memory_peak_bytes", k->device_memory_peak_bytes}};
+        for (size_t q = 0; q < sizeof mem / sizeof mem[0]; q++)
+            if (!in_range(mem[q].v, 0, RESULT_MEM_MAX_BYTES))
+                return ST_RAISE(err, ST_EINVAL, "RESULT.json: rank_stats[%d].%s %g: allowed 0 to "
+                                "%g bytes", i, mem[q].name, mem[q].v, RESULT_MEM_MAX_BYTES);
+        for (int c = 0; c < EXEC_MEM__COUNT; c++)
+            if (!in_range(k->peak_class_bytes[c], 0, RESULT_MEM_MAX_BYTES))
+                return ST_RAISE(err, ST_EINVAL, "RESULT.json: rank_stats[%d] peak of %s %g: "
+                                "allowed 0 to %g bytes", i, exec_mem_class_name((exec_mem_class)c),
+                                k->peak_class_bytes[c], RESULT_MEM_MAX_BYTES);
+        snprintf(where, sizeof where, "rank_stats[%d]", i);
+        int rc = check_phases(&k->phases, RESULT_TIME_MAX_S * (double)t->steps, where, err);
+        if (rc)
+            return rc;
+    }
+    return ST_OK;
+}
+
+/* ---- --import: recorded once ---- */
+
+/* What a marker says: its first line ("run 12", "recording (pid 345)"). */
+static void marker_line(int fd, char *line, size_t n)
+{
+    ssize_t k = fd >= 0 ? pread(fd, line, n - 1, 0) : -1;
+    line[k > 0 ? k : 0] = '\0';
+    line[strcspn(line, "\n")] = '\0';
+}
+
+int cli_exec__import_claim(const char *dir, int *fd, st_err *err)
+{
+    char path[CLI_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s", dir, IMPORT_MARKER);
+    *fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (*fd < 0) {
+        int e = errno;
+        char line[128] = "";
+        int other = e == EEXIST ? open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) : -1;
+        marker_line(other, line, sizeof line);
+        if (other >= 0)
+            close(other);
+        if (e != EEXIST)
+            return ST_RAISE(err, st_errno_status(e), "--import %s: cannot create %s: %s; nothing "
+                            "recorded", dir, IMPORT_MARKER, strerror(e));
+        return refuse_marked(dir, line, err);
+    }
+    char mark[64];
+    int n = snprintf(mark, sizeof mark, "recording (pid %ld)\n", (long)getpid());
+    if (write(*fd, mark, (size_t)n) != n) {
+        int e = errno;
+        close(*fd);
+        unlink(path);
+        *fd = -1;
+        return ST_RAISE(err, st_errno_status(e), "--import %s: cannot write %s: %s; nothing "
+                        "recorded", dir, IMPORT_MARKER, strerror(e));
+    }
+    return ST_OK;
+}
+
+int cli_exec__import_finish(const char *dir, int fd, int64_t run_id, st_err *err)
+{
+    char path[CLI_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s", dir, IMPORT_MARKER);
+    if (run_id <= 0) { /* nothing recorded: the next import may try again */
+        close(fd);
+        unlink(path);
+        return ST_OK;
+    }
+    char mark[64];
+    int n = snprintf(mark, sizeof mark, "run %lld\n", (long long)run_id);
+    int rc = ST_OK;
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, mark, (size_t)n, 0) != n || fsync(fd) != 0)
+        rc = ST_RAISE(err, ST_EIO, "recorded as run %lld, but %s/%s says so only in part: %s",
+                      (long long)run_id, dir, IMPORT_MARKER, strerror(errno));
+    close(fd);
+    return rc;
+}

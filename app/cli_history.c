@@ -324,7 +324,10 @@ int cli_history_cmd(int argc, char **argv)
                      rows[i].kind, rows[i].created_at);
             char rest[64];
             snprintf(rest, sizeof rest, "%*s", (int)strlen(lead), "");
-            cli_wrap(stdout, rows[i].summary, lead, rest);
+            /* one record, one paragraph: a newline in a name is shown as \u000a */
+            char *line = cli_escape_line(rows[i].summary);
+            cli_wrap(stdout, line ? line : rows[i].summary, lead, rest);
+            free(line);
         }
     }
     free(rows);
@@ -882,6 +885,22 @@ static void round_bytes(cJSON *v, int bytes)
     }
 }
 
+/* Every string of a record as one line (cli_escape_line): show prints each
+ * field on a line of its own, which a newline in a name would split. */
+static void escape_strings(cJSON *c)
+{
+    for (; c; c = c->next) {
+        if (cJSON_IsString(c) && c->valuestring && strpbrk(c->valuestring, "\t\n\r\v\f")) {
+            char *line = cli_escape_line(c->valuestring);
+            if (line)
+                cJSON_SetValuestring(c, line);
+            free(line);
+        }
+        if (c->child)
+            escape_strings(c->child);
+    }
+}
+
 int cli_show_cmd(int argc, char **argv)
 {
     hist_opts o;
@@ -907,6 +926,7 @@ int cli_show_cmd(int argc, char **argv)
     } else if (o.csv) {
         show_csv(rec);
     } else {
+        escape_strings(rec);
         cli_capture_buf cb;
         out = cli_capture(&cb);
         if (!out) {

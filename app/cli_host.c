@@ -16,11 +16,9 @@
  * with anything but letters, digits and '-' made '-', at most 20 characters. smdplan exec looks up
  * the one for the threads per rank it runs with.
  *
- * Files. A file is written whole or not at all: a temporary file in the
- * same directory, fsync, rename over the target, fsync of the directory
- * (rename(2) is atomic within a file system). An existing file is replaced
- * only when it carries the marker text smdplan writes into its own files,
- * or with force; otherwise it is left alone and the call fails.
+ * Files. A file is written whole or not at all, and an existing one is
+ * replaced only with force, never through a symbolic link: the one rule of
+ * every output (common/outfile.h).
  *
  * Scripts. A value written into a script is a shell word in single quotes
  * (cli_shell_quote) or, in a comment, text that cannot end its line
@@ -38,6 +36,7 @@
 #include <unistd.h>
 
 #include "app/cli_int.h"
+#include "common/outfile.h"
 #include "data/data.h"
 
 void cli_host_name(char *buf, size_t n)
@@ -68,70 +67,9 @@ void cli_host_entry_names(int threads_per_rank, char *inst, size_t ni, char *gpu
     }
 }
 
-int cli_write_file(const char *path, const char *text, const char *marker, int force, st_err *err)
+int cli_write_file(const char *path, const char *what, const char *text, int force, st_err *err)
 {
-    struct stat sb;
-    if (stat(path, &sb) == 0) {
-        if (!S_ISREG(sb.st_mode))
-            return ST_RAISE(err, ST_EINVAL, "%s: exists and is not a regular file; not replaced",
-                            path);
-        if (!force) {
-            char *old = NULL;
-            size_t len = 0;
-            st_err ignore = {0};
-            int ours = data_read_file(path, &old, &len, &ignore) == ST_OK && marker &&
-                       strstr(old, marker) != NULL;
-            free(old);
-            if (!ours)
-                return ST_RAISE(err, ST_EINVAL, "%s: exists and was not written by smdplan; "
-                                "not replaced (pass --force to replace it)", path);
-        }
-    }
-    char dir[CLI_PATH_MAX], tmp[CLI_PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir)
-        dir[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
-        return ST_RAISE(err, ST_EINVAL, "%s: path too long", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return ST_RAISE(err, ST_EIO, "%s: cannot create a file in %s: %s", path, dir,
-                        strerror(errno));
-    size_t n = strlen(text), done = 0;
-    int rc = ST_OK;
-    while (done < n) {
-        ssize_t w = write(fd, text + done, n - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            rc = ST_RAISE(err, ST_EIO, "%s: write failed: %s", path, strerror(errno));
-            break;
-        }
-        done += (size_t)w;
-    }
-    if (rc == ST_OK && fchmod(fd, 0644) != 0)
-        rc = ST_RAISE(err, ST_EIO, "%s: chmod failed: %s", path, strerror(errno));
-    if (rc == ST_OK && fsync(fd) != 0)
-        rc = ST_RAISE(err, ST_EIO, "%s: fsync failed: %s", path, strerror(errno));
-    if (close(fd) != 0 && rc == ST_OK)
-        rc = ST_RAISE(err, ST_EIO, "%s: close failed: %s", path, strerror(errno));
-    if (rc == ST_OK && rename(tmp, path) != 0)
-        rc = ST_RAISE(err, ST_EIO, "%s: rename failed: %s", path, strerror(errno));
-    if (rc != ST_OK) {
-        unlink(tmp); /* ours: nothing half-written stays */
-        return rc;
-    }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
-    return ST_OK;
+    return outfile_write(path, what, text, strlen(text), force, err);
 }
 
 void cli_shell_quote(const char *s, char *buf, size_t n)

@@ -18,6 +18,9 @@ void cli_term_install(void);
 /* The escaping itself: n bytes of buf into out (room for 6 n bytes);
  * *pending_c2 carries a 0xC2 (a possible C1 lead) between calls. */
 size_t cli_term_escape(const char *buf, size_t n, int *pending_c2, char *out);
+/* s for printing as one line: every C0 control, tab and newline included,
+ * and DEL as \u00XX (malloc'd; NULL when out of memory). */
+char *cli_escape_line(const char *s);
 
 /* A progress line for work that may take more than a second: shown on a
  * terminal only, after a second, erased at the end (cli_progress.c). */
@@ -112,6 +115,7 @@ typedef struct cli_plan_opts {
     int no_sim;                  /* plan: do not simulate the top plans */
     sim_config sim;              /* --seed, --jitter, --straggler, --monte-carlo */
     const char *trace_path;      /* --trace FILE */
+    int force;                   /* --force: --trace may replace an existing file */
     double sim_threshold_pct;    /* say so when simulation and planner differ by more */
     char command_line[1024];
     const char *batch_source;    /* where a default global batch came from when not the
@@ -274,11 +278,10 @@ void cli_host_entry_names(int threads_per_rank, char *inst, size_t ni, char *gpu
  * desc states ("80GB", "79.1 GiB"; the first in catalog order when it states
  * none). Its index in cat->gpus, or -1 when no catalog chip is named. */
 int cli_catalog_gpu_of_device(const plan_catalog *cat, const char *desc);
-/* Write text to path atomically (temporary file in the same directory,
- * fsync, rename). An existing file is replaced only with force or when it
- * holds marker (smdplan's own files carry one); otherwise ST_EINVAL naming
- * it and nothing is written. ST_EIO when it cannot be written. */
-int cli_write_file(const char *path, const char *text, const char *marker, int force, st_err *err);
+/* Write text to path whole or not at all, under the one rule of every
+ * output (common/outfile.h): an existing file only with force, never
+ * through a symbolic link. what names the output in messages ("--out"). */
+int cli_write_file(const char *path, const char *what, const char *text, int force, st_err *err);
 /* s quoted for a POSIX shell (single quotes) unless it needs none. */
 void cli_shell_quote(const char *s, char *buf, size_t n);
 /* s for a comment line of a script or a one-line message, into buf (n >= 1):

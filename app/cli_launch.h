@@ -52,4 +52,27 @@ const char *cli_launch_error_line(const cli_launch_result *r, const char *prefix
 /* The last meaningful line of the job's stderr into buf. Returns buf. */
 const char *cli_launch_last_line(const cli_launch_result *r, char *buf, size_t n);
 
+/* ---- the hostfile mpirun is given (cli_hostfile.c) ---- */
+
+#define CLI_HOSTFILE_MAX (1 << 20)       /* bytes: tens of thousands of hosts */
+#define CLI_HOSTFILE_SLOTS_MAX (1 << 20) /* a slots=N past any host's cores */
+
+typedef struct cli_hostfile {
+    int hosts;                   /* lines that name a host */
+    int slots_given;             /* hosts with slots=N */
+    int most_slots;              /* the largest slots=N: the most ranks mpirun places
+                                  * on one host; 0 when none is given */
+} cli_hostfile;
+
+/* Parse len bytes of text (not NUL-terminated) named name in messages.
+ * ST_EINVAL naming the line for a slots or max_slots value that is not a
+ * count, or a NUL byte, with out zeroed. */
+int cli_hostfile_parse(const char *text, size_t len, const char *name, cli_hostfile *out,
+                       st_err *err);
+
+/* Read and parse path: a regular file of at most CLI_HOSTFILE_MAX bytes
+ * (a FIFO, device or directory is refused without blocking). ST_EINVAL /
+ * ST_ENOENT naming it. */
+int cli_hostfile_read(const char *path, cli_hostfile *out, st_err *err);
+
 #endif

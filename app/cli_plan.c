@@ -33,7 +33,7 @@ enum {
     O_FLASH, O_DP_OVERLAP, O_FP32_GRADS, O_TP_OVERLAP, O_PP_OVERLAP, O_DP_BUCKET, O_LAUNCH_BLOCKING, O_GLOBAL_BATCH, O_BATCH_SIZE,
     O_OBJECTIVE, O_TOP, O_ALLOW_TP_NODES, O_JSON, O_EXPLAIN, O_EMIT, O_NO_RECORD, O_VERSION,
     O_FRAMEWORK, O_PRECISION,
-    O_SEED, O_JITTER, O_STRAGGLER, O_MONTE_CARLO, O_TRACE, O_SIM_THRESHOLD, O_NO_SIM, O_DB, O_WIDE,
+    O_SEED, O_JITTER, O_STRAGGLER, O_MONTE_CARLO, O_TRACE, O_FORCE, O_SIM_THRESHOLD, O_NO_SIM, O_DB, O_WIDE,
     O_REGION, O_PRICES,
 };
 
@@ -91,6 +91,7 @@ static const cli_opt opt_table[] = {
     {"batch-size", 1, O_BATCH_SIZE, "N", "SMP script batch per model-parallel group (prescaled); global = N x dp; needs --dp or --tp and --pp"},
     {NULL, 0, 0, NULL, "Simulation (smdplan simulate; plan simulates its top plans too)"},
     {"trace", 1, O_TRACE, "FILE", "simulate: write the step as Chrome trace-event JSON (opens in Perfetto)"},
+    {"force", 0, O_FORCE, NULL, "with --trace: replace an existing file (never through a symbolic link)"},
     {"monte-carlo", 1, O_MONTE_CARLO, "N", "simulate N steps with seeds seed..seed+N-1; prints p50/p95/p99 (default 1)"},
     {"jitter", 1, O_JITTER, "SIGMA", "lognormal per-op jitter, sigma of log(duration) (default 0)"},
     {"straggler", 1, O_STRAGGLER, "S:F", "pipeline stage S runs F times slower (e.g. 3:1.5)"},
@@ -267,6 +268,7 @@ static int apply(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
     case O_ALLOW_TP_NODES: c->allow_tp_across_nodes = 1; return ST_OK;
     case O_JSON: o->json = 1; return ST_OK;
     case O_TRACE: o->trace_path = a; return ST_OK;
+    case O_FORCE: o->force = 1; return ST_OK;
     case O_NO_SIM: o->no_sim = 1; return ST_OK;
     case O_WIDE: cli_set_wide(1); return ST_OK; /* cli_main takes it first */
     case O_MONTE_CARLO: return parse_int_opt(d->name, a, 100000, &o->sim.monte_carlo, err);
@@ -539,7 +541,7 @@ static int run_simulate(const cli_plan_opts *o, cli_plan_ctx *x, const plan_resu
         /* a temporary beside the path, renamed over it once complete: a
          * failed write leaves whatever was there */
         outfile out;
-        rc = outfile_open(&out, o->trace_path, "--trace", &err);
+        rc = outfile_open(&out, o->trace_path, "--trace", o->force, &err);
         if (rc == ST_OK) {
             char title[160];
             snprintf(title, sizeof title, "%s on %d x %s", x->model.name, x->cluster.nodes,
@@ -621,6 +623,11 @@ int cli_plan_run(int argc, char **argv, int simulate)
         ctx_free(&x);
         ST_RAISE(&err, ST_EINVAL, "--trace %s: only with smdplan simulate (the plan command "
                  "simulates its top plans without a trace)", o.trace_path);
+        return cli_fail(&err);
+    }
+    /* a file that may not be written is refused before the simulation */
+    if (o.trace_path && outfile_check(o.trace_path, "--trace", o.force, &err) != ST_OK) {
+        ctx_free(&x);
         return cli_fail(&err);
     }
     if (!x.have_cluster) {

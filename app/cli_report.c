@@ -34,22 +34,26 @@
 #define REPORT_PLANS_MAX 32
 #define REPORT_HISTORY_MAX 64
 
-enum { O_HELP = 'h', O_OUT = 256, O_DB, O_PLAN, O_NO_RENDER };
+enum { O_HELP = 'h', O_OUT = 256, O_DB, O_PLAN, O_NO_RENDER, O_FORCE };
 
 static const struct option long_opts[] = {
     {"out", 1, NULL, O_OUT},   {"db", 1, NULL, O_DB},  {"plan", 1, NULL, O_PLAN},
     {"no-render", 0, NULL, O_NO_RENDER}, {"no-record", 0, NULL, 0x7f},
+    {"force", 0, NULL, O_FORCE},
     {"help", 0, NULL, O_HELP}, {NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: smdplan report [--out DIR] [--db PATH] [--plan ID] [--no-render]\n\n"
+            "usage: smdplan report [--out DIR [--force]] [--db PATH] [--plan ID] [--no-render]\n\n"
             "Draws the recorded plans, simulations and runs with gnuplot (PNG and SVG) and\n"
             "writes DIR/index.html with the tables behind the plots; each plot's .dat and\n"
             ".gp stay beside it, so `gnuplot NAME.gp` in DIR redraws it.\n\n"
-            "  --out DIR     where to write (default: report)\n"
+            "  --out DIR     where to write (default: report); a DIR that holds a report is\n"
+            "                refused before anything is written\n"
+            "  --force       replace the files of a report already in DIR (never through a\n"
+            "                symbolic link)\n"
             "  --db PATH     records database (default: $SMDPLAN_DB or smdplan.db)\n"
             "  --plan ID     the plan record to draw (default: the newest)\n"
             "  --no-render   write data, scripts and the page without running gnuplot\n");
@@ -438,7 +442,7 @@ int cli_report_cmd(int argc, char **argv)
 {
     const char *out = "report", *db_path = NULL;
     int64_t plan_id = 0;
-    int render = 1;
+    int render = 1, force = 0;
     st_err err = {0};
     optind = 1;
     opterr = 0;
@@ -449,6 +453,7 @@ int cli_report_cmd(int argc, char **argv)
         case O_OUT: out = optarg; break;
         case O_DB: db_path = optarg; break;
         case O_NO_RENDER: render = 0; break;
+        case O_FORCE: force = 1; break;
         case 0x7f: break; /* --no-record: a report records nothing */
         case O_PLAN:
             if (units_parse_int(optarg, "--plan", 1, INT64_MAX / 2, &plan_id, &err))
@@ -488,6 +493,7 @@ int cli_report_cmd(int argc, char **argv)
     rpt_config cfg;
     rpt_config_default(&cfg);
     cfg.render = render;
+    cfg.replace = force;
     rpt_report *r = NULL;
     plan_model m;
     int have_model = 0;

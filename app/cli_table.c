@@ -123,7 +123,8 @@ void cli_table_cell(cli_table *t, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    t->cell[(t->nrows - 1) * t->ncols + t->cur++] = strdup(buf);
+    /* a cell is one line: a newline or tab in a name is shown escaped */
+    t->cell[(t->nrows - 1) * t->ncols + t->cur++] = cli_escape_line(buf);
 }
 
 void cli_table_note(cli_table *t, const char *fmt, ...)

@@ -1,13 +1,16 @@
 /*
- * outfile.c: output files written whole or not at all (see outfile.h).
+ * outfile.c: output files written whole or not at all, under the one rule
+ * of what an output may replace (see outfile.h).
  *
  * The temporary is "<dir>/.<name>.XXXXXX" (mkstemp), in the destination's
- * own directory so the rename is atomic (rename(2) within one file system),
- * with the destination's permissions when it replaces a file and the
- * umask's otherwise. A destination that is a symbolic link to a regular
- * file has its target replaced; the link stays.
+ * own directory so the move is atomic within one file system. A new file
+ * gets the umask's permissions and is moved in with renameat2's
+ * RENAME_NOREPLACE (else link(2), which fails on an existing name too), so
+ * a file that appeared meanwhile is never replaced; a replaced file (force)
+ * keeps its permissions, owner and group and is moved in with rename(2).
+ * The path is looked at with lstat: a symbolic link is never followed.
  */
-#define _XOPEN_SOURCE 700 /* realpath */
+#define _GNU_SOURCE /* renameat2, RENAME_NOREPLACE */
 
 #include "common/outfile.h"
 
@@ -170,6 +173,21 @@ static int open_temp(outfile *o, const struct stat *existing, st_err *err)
         mode = 0666 & ~mask;
     }
     (void)fchmod(fd, mode);
+    struct stat ts;
+    if (existing && fstat(fd, &ts) == 0 &&
+        (ts.st_uid != existing->st_uid || ts.st_gid != existing->st_gid) &&
+        fchown(fd, existing->st_uid, existing->st_gid) != 0) {
+        /* the new file would not be the old one's owner's: not replaced */
+        char shown[ST_PATH_SHOWN];
+        close(fd);
+        unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+        return ST_RAISE(err, ST_EINVAL, "%s %s: owned by uid %ld gid %ld, which the new file "
+                        "cannot keep; not replaced", o->what,
+                        st_path_fit(o->path, shown, sizeof shown), (long)existing->st_uid,
+                        (long)existing->st_gid);
+    }
     o->f = fdopen(fd, "w");
     if (!o->f) {
         int e = errno;
@@ -182,44 +200,82 @@ static int open_temp(outfile *o, const struct stat *existing, st_err *err)
     return ST_OK;
 }
 
-int outfile_open(outfile *o, const char *path, const char *what, st_err *err)
+/* What is at the destination. */
+enum { DEST_NEW, DEST_FILE, DEST_STREAM };
+
+/* The rule of outfile.h: what path is and whether it may be written. */
+static int classify(const char *path, const char *what, int force, struct stat *st, int *kind,
+                    st_err *err)
+{
+    outfile named = {.what = what};
+    char shown[ST_PATH_SHOWN];
+    if (!path || !*path)
+        return ST_RAISE(err, ST_EINVAL, "%s: empty file name", what);
+    if (fd_path(path)) { /* a descriptor's name (itself often a link): the descriptor */
+        if (stat(path, st) != 0)
+            return fail_errno(&named, path, "cannot write", errno, err);
+        if (S_ISDIR(st->st_mode))
+            return fail_errno(&named, path, "cannot write a file there", EISDIR, err);
+        *kind = DEST_STREAM;
+        return ST_OK;
+    }
+    if (lstat(path, st) != 0) {
+        if (errno != ENOENT)
+            return fail_errno(&named, path, "cannot write", errno, err);
+        *kind = DEST_NEW;
+        return ST_OK;
+    }
+    st_path_fit(path, shown, sizeof shown);
+    if (S_ISLNK(st->st_mode))
+        return ST_RAISE(err, ST_EINVAL, "%s %s: a symbolic link; not written through, with or "
+                        "without --force (give the path of the file it points to)", what, shown);
+    if (S_ISDIR(st->st_mode))
+        return fail_errno(&named, path, "cannot write a file there", EISDIR, err);
+    if (S_ISBLK(st->st_mode))
+        return ST_RAISE(err, ST_EINVAL, "%s %s: a block device; not written", what, shown);
+    if (!S_ISREG(st->st_mode)) {
+        *kind = DEST_STREAM;
+        return ST_OK;
+    }
+    if (!force)
+        return ST_RAISE(err, ST_EINVAL, "%s %s: exists; not replaced (pass --force to replace "
+                        "it)", what, shown);
+    if (st->st_nlink > 1)
+        return ST_RAISE(err, ST_EINVAL, "%s %s: has %lu hard links; replacing it would detach "
+                        "the others, so it is not replaced even with --force", what, shown,
+                        (unsigned long)st->st_nlink);
+    if (geteuid() != 0 && st->st_uid != geteuid())
+        return ST_RAISE(err, ST_EINVAL, "%s %s: owned by another user (uid %ld); replacing it "
+                        "would change its owner, so it is not replaced even with --force", what,
+                        shown, (long)st->st_uid);
+    if (access(path, W_OK) != 0)
+        return fail_errno(&named, path, "cannot write", errno, err);
+    *kind = DEST_FILE;
+    return ST_OK;
+}
+
+int outfile_check(const char *path, const char *what, int force, st_err *err)
+{
+    struct stat st;
+    int kind;
+    return classify(path, what ? what : "output", force, &st, &kind, err);
+}
+
+int outfile_open(outfile *o, const char *path, const char *what, int force, st_err *err)
 {
     memset(o, 0, sizeof *o);
     o->what = what ? what : "output";
-    if (!path || !*path)
-        return ST_RAISE(err, ST_EINVAL, "%s: empty file name", o->what);
     struct stat st;
-    int exists = stat(path, &st) == 0;
-    if (!exists && errno != ENOENT)
-        return fail_errno(o, path, "cannot write", errno, err);
-    if (exists && S_ISDIR(st.st_mode))
-        return fail_errno(o, path, "cannot write a file there", EISDIR, err);
-    if (exists && (!S_ISREG(st.st_mode) || fd_path(path))) {
-        o->path = dup_str(path);
-        if (!o->path)
-            return ST_RAISE(err, ST_ENOMEM, "%s: out of memory", o->what);
-        int rc = open_stream(o, &st, err);
-        if (rc != ST_OK)
-            release(o);
+    int kind;
+    int rc = classify(path, o->what, force, &st, &kind, err);
+    if (rc != ST_OK)
         return rc;
-    }
-    if (exists) {
-        /* replace the file a symbolic link points to, not the link */
-        char *real = realpath(path, NULL);
-        if (!real)
-            return fail_errno(o, path, "cannot resolve", errno, err);
-        o->path = real;
-        if (access(o->path, W_OK) != 0) {
-            int rc = fail_errno(o, path, "cannot write", errno, err);
-            release(o);
-            return rc;
-        }
-    } else {
-        o->path = dup_str(path);
-        if (!o->path)
-            return ST_RAISE(err, ST_ENOMEM, "%s: out of memory", o->what);
-    }
-    int rc = open_temp(o, exists ? &st : NULL, err);
+    o->path = dup_str(path);
+    if (!o->path)
+        return ST_RAISE(err, ST_ENOMEM, "%s: out of memory", o->what);
+    o->replace = kind == DEST_FILE;
+    rc = kind == DEST_STREAM ? open_stream(o, &st, err)
+                             : open_temp(o, kind == DEST_FILE ? &st : NULL, err);
     if (rc != ST_OK)
         release(o);
     return rc;
@@ -234,6 +290,31 @@ void outfile_abort(outfile *o)
     if (o->tmp)
         unlink(o->tmp); /* ours: made by mkstemp */
     release(o);
+}
+
+/* Move tmp to path only if nothing is at path (errno EEXIST otherwise). */
+static int place_new(const char *tmp, const char *path)
+{
+#ifdef RENAME_NOREPLACE
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+        return -1;
+#endif
+    /* a file system without the flag: link(2) refuses an existing name too */
+    if (link(tmp, path) == 0) {
+        (void)unlink(tmp);
+        return 0;
+    }
+    if (errno != EPERM && errno != EOPNOTSUPP && errno != ENOSYS)
+        return -1;
+    /* nor hard links (FAT): look, then rename */
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        errno = EEXIST;
+        return -1;
+    }
+    return rename(tmp, path);
 }
 
 int outfile_commit(outfile *o, st_err *err)
@@ -256,8 +337,16 @@ int outfile_commit(outfile *o, st_err *err)
         outfile_abort(o);
         return rc;
     }
-    if (o->tmp && rename(o->tmp, o->path) != 0) {
-        int rc = fail_errno(o, o->path, "cannot replace", errno, err);
+    if (o->tmp && (o->replace ? rename(o->tmp, o->path) : place_new(o->tmp, o->path)) != 0) {
+        int rc;
+        if (errno == EEXIST) {
+            char shown[ST_PATH_SHOWN];
+            rc = ST_RAISE(err, ST_EINVAL, "%s %s: appeared while it was being written; not "
+                          "replaced (pass --force to replace it)", o->what,
+                          st_path_fit(o->path, shown, sizeof shown));
+        } else {
+            rc = fail_errno(o, o->path, "cannot write", errno, err);
+        }
         outfile_abort(o);
         return rc;
     }
@@ -275,10 +364,11 @@ int outfile_commit(outfile *o, st_err *err)
     return ST_OK;
 }
 
-int outfile_write(const char *path, const char *what, const void *data, size_t n, st_err *err)
+int outfile_write(const char *path, const char *what, const void *data, size_t n, int force,
+                  st_err *err)
 {
     outfile o;
-    int rc = outfile_open(&o, path, what, err);
+    int rc = outfile_open(&o, path, what, force, err);
     if (rc != ST_OK)
         return rc;
     if (n > 0 && fwrite(data, 1, n, o.f) != n) {
@@ -287,6 +377,40 @@ int outfile_write(const char *path, const char *what, const void *data, size_t n
         return rc;
     }
     return outfile_commit(&o, err);
+}
+
+int outfile_move(const char *from, const char *path, const char *what, int force, st_err *err)
+{
+    outfile named = {.what = what ? what : "output"};
+    struct stat st;
+    int kind;
+    char shown[ST_PATH_SHOWN];
+    int rc = classify(path, named.what, force, &st, &kind, err);
+    if (rc != ST_OK)
+        return rc;
+    if (kind == DEST_STREAM)
+        return ST_RAISE(err, ST_EINVAL, "%s %s: not a regular file; not replaced", named.what,
+                        st_path_fit(path, shown, sizeof shown));
+    if (kind == DEST_FILE) {
+        struct stat fs;
+        if (stat(from, &fs) != 0)
+            return fail_errno(&named, from, "cannot read", errno, err);
+        if ((fs.st_uid != st.st_uid || fs.st_gid != st.st_gid) &&
+            chown(from, st.st_uid, st.st_gid) != 0)
+            return ST_RAISE(err, ST_EINVAL, "%s %s: owned by uid %ld gid %ld, which the new file "
+                            "cannot keep; not replaced", named.what,
+                            st_path_fit(path, shown, sizeof shown), (long)st.st_uid,
+                            (long)st.st_gid);
+        (void)chmod(from, st.st_mode & 07777);
+    }
+    if ((kind == DEST_FILE ? rename(from, path) : place_new(from, path)) != 0) {
+        if (errno == EEXIST)
+            return ST_RAISE(err, ST_EINVAL, "%s %s: appeared while it was being written; not "
+                            "replaced (pass --force to replace it)", named.what,
+                            st_path_fit(path, shown, sizeof shown));
+        return fail_errno(&named, path, "cannot write", errno, err);
+    }
+    return ST_OK;
 }
 
 int outfile_same_file(const char *a, const char *b)

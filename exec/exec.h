@@ -51,6 +51,12 @@ exec_features exec_features_built(void);
  * "cpu64": 1); 0 when there are none or the kind is not in this build. */
 int exec_device_count(const char *name);
 
+/* Memory of one device of kind name on this host, bytes: for "cuda" the
+ * smallest GPU's total memory as the device describes itself (no context
+ * is made); 0 for the CPU devices (their memory is the host's) and when
+ * there is none or the kind is not in this build. */
+double exec_device_memory_bytes(const char *name);
+
 /* "CUDA NCCL MPI" style summary with "+"/"-" per feature, e.g.
  * "+cuda +nccl +mpi". Returns a static string. */
 const char *exec_features_str(void);

@@ -13,6 +13,9 @@ extern const exec_dev_ops exec_dev_cpu_bf16_ops;
 extern const exec_dev_ops exec_dev_cuda_ops;
 /* GPUs CUDA sees (exec_dev_cuda.c, built with CUDA only); 0 on any error. */
 int exec__cuda_count(void);
+/* The memory of the smallest GPU CUDA sees, bytes, from its description
+ * (exec_devinfo_cuda.c, built with CUDA only); 0 on any error or none. */
+double exec__cuda_memory_bytes(void);
 
 /* Epsilon of LayerNorm and RMSNorm: GPT-2's layer_norm_epsilon and Llama 2's
  * rms_norm_eps are both 1e-5 (their Hugging Face configs). */

@@ -101,6 +101,17 @@ int exec_device_count(const char *name)
     return 1;
 }
 
+double exec_device_memory_bytes(const char *name)
+{
+    if (!exec_dev_find(name))
+        return 0;
+#if HAVE_CUDA
+    if (strcmp(name, "cuda") == 0)
+        return exec__cuda_memory_bytes();
+#endif
+    return 0;
+}
+
 const char *exec_dev_names(void)
 {
     static char names[64];

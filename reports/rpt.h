@@ -79,14 +79,21 @@ typedef struct rpt_config {
     int width_px, height_px;     /* image size; 0 = each plot's own default */
     int html_max_rows;           /* rows of each table shown in index.html (the .dat
                                   * always has all of them); default 200, >= 1 */
+    int replace;                 /* 1: files already in dir are replaced (--force);
+                                  * 0 (default): none is (common/outfile.h), and a dir
+                                  * that holds a file the report writes is refused
+                                  * before anything is written */
 } rpt_config;
 
 void rpt_config_default(rpt_config *cfg);
 
 /* Start a report in dir, creating the directory (and its parents) when
- * missing. cfg may be NULL (defaults). ST_EINVAL for a bad config or when
- * dir is not a directory or may not be written, ST_ENOENT / ST_EIO when it
- * cannot be created (with the system's reason), ST_ENOMEM. */
+ * missing. cfg may be NULL (defaults). ST_EINVAL for a bad config, when
+ * dir is not a directory or may not be written, or when index.html or a
+ * file of a plot of a default name (NAME.dat, .gp, .png, .svg) is there and
+ * may not be replaced (any, without cfg->replace; a link or a file of
+ * several links, even with it: common/outfile.h); ST_ENOENT / ST_EIO when
+ * it cannot be created (with the system's reason), ST_ENOMEM. */
 int rpt_report_new(const char *dir, const rpt_config *cfg, rpt_report **out, st_err *err);
 
 /* rpt_report_free(NULL) is harmless. Files already written stay. */

@@ -110,12 +110,14 @@ struct rpt_report {
     char *gnuplot;               /* owned: program name or path */
     int width_px, height_px;
     int html_max_rows;
+    int replace;                 /* rpt_config.replace */
     rpt__plot **plot;            /* owned, in order written */
     int nplots, cap_plots;
 };
 
-/* Start a plot: check the name (default if NULL) is valid and unused, copy
- * the title (default if NULL), size the image. ST_EINVAL / ST_ENOMEM. */
+/* Start a plot: check the name (default if NULL) is valid and unused and
+ * (without r->replace) that none of its files is in the directory, copy the
+ * title (default if NULL), size the image. ST_EINVAL / ST_ENOMEM. */
 int rpt__plot_begin(rpt_report *r, const char *name, const char *default_name,
                     const char *title, const char *default_title, int width_px,
                     int height_px, rpt__plot **out, st_err *err);

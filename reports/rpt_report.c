@@ -110,6 +110,29 @@ static int make_dirs(const char *dir, st_err *err)
     return ST_OK;
 }
 
+/* The names the report's own plots take by default, and the page. */
+static const char *const default_names[] = {"index", "memory", "grid", "scaling", "timeline",
+                                            "accuracy", "stages", NULL};
+static const char *const plot_exts[] = {"dat", "gp", "png", "svg", NULL};
+
+/* The files named name (index: index.html; a plot: NAME.dat, .gp, .png,
+ * .svg) in dir may be written under the rule of common/outfile.h. */
+static int files_free(const char *dir, const char *name, int replace, st_err *err)
+{
+    int rc = ST_OK;
+    for (int i = 0; rc == ST_OK && plot_exts[i]; i++) {
+        int page = strcmp(name, "index") == 0;
+        if (page && i > 0)
+            break;
+        rpt__buf path = {0};
+        rpt__buf_printf(&path, "%s/%s.%s", dir, name, page ? "html" : plot_exts[i]);
+        rc = path.oom ? ST_RAISE(err, ST_ENOMEM, "report: out of memory")
+                      : outfile_check(path.p, "report", replace, err);
+        rpt__buf_fini(&path);
+    }
+    return rc;
+}
+
 int rpt_report_new(const char *dir, const rpt_config *cfg, rpt_report **out, st_err *err)
 {
     *out = NULL;
@@ -141,6 +164,13 @@ int rpt_report_new(const char *dir, const rpt_config *cfg, rpt_report **out, st_
     int rc = make_dirs(dir, err);
     if (rc != ST_OK)
         return rc;
+    /* a report already there (without replace), or a file that may not be
+     * replaced even then (a link): refused before anything is written */
+    for (int i = 0; default_names[i]; i++) {
+        rc = files_free(dir, default_names[i], cfg->replace, err);
+        if (rc != ST_OK)
+            return rc;
+    }
     rpt_report *r = calloc(1, sizeof *r);
     if (!r)
         return ST_RAISE(err, ST_ENOMEM, "report: out of memory");
@@ -154,6 +184,7 @@ int rpt_report_new(const char *dir, const rpt_config *cfg, rpt_report **out, st_
     r->width_px = cfg->width_px;
     r->height_px = cfg->height_px;
     r->html_max_rows = cfg->html_max_rows;
+    r->replace = cfg->replace != 0;
     *out = r;
     return ST_OK;
 }
@@ -235,6 +266,9 @@ int rpt__plot_begin(rpt_report *r, const char *name, const char *default_name,
         if (strcmp(r->plot[i]->name, name) == 0)
             return ST_RAISE(err, ST_EINVAL, "report: a plot named '%s' was already written",
                             name);
+    int rc = files_free(r->dir, name, r->replace, err);
+    if (rc != ST_OK)
+        return rc;
     rpt__plot *p = calloc(1, sizeof *p);
     if (!p)
         return ST_RAISE(err, ST_ENOMEM, "report: out of memory");
@@ -300,7 +334,7 @@ int rpt__write_file(const rpt_report *r, const char *name, const char *ext, cons
     rpt__buf_printf(&path, "%s/%s.%s", r->dir, name, ext);
     if (path.oom)
         return ST_RAISE(err, ST_ENOMEM, "report: out of memory");
-    int rc = outfile_write(path.p, "report", text, n, err);
+    int rc = outfile_write(path.p, "report", text, n, r->replace, err);
     rpt__buf_fini(&path);
     return rc;
 }
@@ -337,9 +371,7 @@ static int render_plot(const rpt_report *r, rpt__plot *p, st_err *gerr)
         rc = ST_RAISE(gerr, ST_EIO, "gnuplot ran %s but wrote no %s.png / %s.svg", script,
                       p->name, p->name);
     for (int i = 0; rc == ST_OK && p->render == RPT_RENDER_OK && i < 2; i++)
-        if (rename(tmp[i].p, dst[i].p) != 0)
-            rc = ST_RAISE(gerr, ST_EIO, "report: cannot write %s.%s: %s", p->name, ext[i],
-                          strerror(errno));
+        rc = outfile_move(tmp[i].p, dst[i].p, "report", r->replace, gerr);
     for (int i = 0; i < 2; i++) {
         if (!tmp[i].oom && tmp[i].p)
             (void)unlink(tmp[i].p); /* ours; gone already after a rename */

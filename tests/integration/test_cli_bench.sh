@@ -4,9 +4,9 @@
 #   $1 smdplan binary, $2 source dir, $3 fixtures dir
 # A quick bench (CPU and transport) writes the entry atomically, records a
 # bench record that history and show read back, and the entry plans: the
-# smdplan framework in fp32 on this host. A file bench did not write is not
-# replaced (exit 2 before measuring) unless --force; bad flags exit 2 with
-# one line. Skips (77) only when the transport's rank program is not built.
+# smdplan framework in fp32 on this host. An existing file is not replaced
+# (exit 2 before measuring), not even bench's own, unless --force; bad flags
+# exit 2 with one line. Skips (77) only when the transport's rank program is not built.
 set -u
 bin=$1
 fix=$3
@@ -46,7 +46,7 @@ run bad-ops 2 "$bin" bench comm --ops allreduce,bcast; one_line bad-ops "'bcast'
 run bad-threads 2 "$bin" bench --threads-per-rank 0; one_line bad-threads "--threads-per-rank"
 echo '{"mine": true}' >"$tmp/mine.json"
 run foreign 2 "$bin" bench --quick --write-catalog "$tmp/mine.json" --db "$db"
-one_line foreign "not written by smdplan bench"
+one_line foreign "mine.json: exists; not replaced (pass --force"
 [ "$(cat "$tmp/mine.json")" = '{"mine": true}' ] || { echo "FAIL foreign: the file changed"; fail=1; }
 [ ! -e "$db" ] || { echo "FAIL foreign: measured and recorded before refusing"; fail=1; }
 
@@ -60,8 +60,10 @@ has bench "$tmp/host.json" '"act_fwd_s":'
 run plan 0 "$bin" --catalog "$tmp/host.json" --instances "1x$inst" --framework smdplan \
   --precision fp32 --layers 4 --hidden 64 --heads 4 --seq 32 --vocab 256 --global-batch 8 --no-record
 has plan "$tmp/out" "smdplan executor"
-# a second run replaces its own file; --json has the measurements
-run again 0 "$bin" bench cpu --quick --write-catalog "$tmp/host.json" --json --db "$db"
+# a second run replaces its own file only with --force; --json has the measurements
+run again-no-force 2 "$bin" bench cpu --quick --write-catalog "$tmp/host.json" --db "$db"
+one_line again-no-force "host.json: exists; not replaced (pass --force"
+run again 0 "$bin" bench cpu --quick --write-catalog "$tmp/host.json" --force --json --db "$db"
 has again "$tmp/out" '"elementwise":'
 has again "$tmp/out" '"comm_from_record":'
 run history 0 "$bin" history --kind bench --db "$db"

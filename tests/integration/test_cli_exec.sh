@@ -87,7 +87,7 @@ run slurm 0 "$bin" exec $tiny --pp 2 --emit slurm --out "$tmp/job.sbatch"
 bash -n "$tmp/job.sbatch" || { echo "FAIL slurm: not a shell script"; fail=1; }
 has slurm "$tmp/job.sbatch" "#SBATCH --ntasks=2"
 echo "mine" >"$tmp/mine.sbatch"
-run slurm-foreign 2 "$bin" exec $tiny --emit slurm --out "$tmp/mine.sbatch"; one_line slurm-foreign "not written by smdplan"
+run slurm-foreign 2 "$bin" exec $tiny --emit slurm --out "$tmp/mine.sbatch"; one_line slurm-foreign "exists; not replaced (pass --force"
 [ "$(cat "$tmp/mine.sbatch")" = mine ] || { echo "FAIL slurm: a foreign file was changed"; fail=1; }
 
 # ---- the emitted script run as the batch system would: its --import line
@@ -115,7 +115,7 @@ one_line slurm-fifo "RESULT.json is not a regular file"
 rm "$tmp/srun/RESULT.json" && mv "$tmp/result.keep" "$tmp/srun/RESULT.json"
 run slurm-other 2 "$bin" exec $tiny --dp 2 --steps 4 $cat --db "$sdb" --import "$tmp/srun"
 one_line slurm-other "not the run these options describe"
-run slurm-status 1 "$bin" exec $tiny --dp 2 --steps 3 $cat --db "$sdb" --import "$tmp/srun" --exit-status 1 --json
+run slurm-status 0 "$bin" exec $tiny --dp 2 --steps 3 $cat --db "$sdb" --import "$tmp/srun" --exit-status 1 --json
 has slurm-status "$tmp/out" '"status":[[:space:]]*"failed"'
 has slurm-status "$tmp/out" "exited with status 1 after the result was written"
 

@@ -11,7 +11,10 @@
 # would write (device cuda, the transport chosen: nccl when each rank has a
 # GPU of its own, mpi staged otherwise; the smdplan-cuda profile's gradient
 # overlap on nccl, none when staged; the fused attention when asked);
-# --emit slurm asks Slurm for the GPUs. The run itself is tests/gpu's.
+# --emit slurm asks Slurm for the GPUs. With a GPU: a model whose rank needs
+# more than the GPU holds is refused with both numbers before anything
+# launches, and a tiny one runs (it fits) under the default time limit. The
+# rest of the run is tests/gpu's.
 set -u
 bin=$1
 fail=0
@@ -128,6 +131,18 @@ if [ "$gpus" -eq 0 ]; then
   one_line emit-unknown "give --gpus-per-host N"
 fi
 nothing_written emit
+
+# ---- with a GPU: its memory checked before the launch ----
+if [ "$gpus" -gt 0 ]; then
+  run gpu-memory 2 timeout 60 "$bin" exec --layers 100000 --hidden 64 --heads 1 --device cuda \
+    --steps 3 --db "$db"
+  one_line gpu-memory "memory: the layout needs .* per rank x 1 rank per GPU = .*, and the GPU has"
+  nothing_written gpu-memory
+  run gpu-fits 0 timeout 300 "$bin" exec "${tiny[@]}" --device cuda --steps 3 --json --no-record \
+    --run-dir "$tmp/gpu-run"
+  has gpu-fits "$tmp/out" '"status":[[:space:]]*"ok"'
+  has gpu-fits "$tmp/out" '"timeout_s":[[:space:]]*600'
+fi
 
 [ "$fail" -eq 0 ] && echo "all passed"
 exit "$fail"

@@ -34,7 +34,10 @@ sim="simulate --params 1.3B --instances 1xp4d"
 
 # ---- output files: a temporary beside the path, renamed over it --------------
 echo keep >"$tmp/old.json"
-run trace-replaces 0 "$bin" $sim --trace "$tmp/old.json"
+run trace-keeps 2 "$bin" $sim --trace "$tmp/old.json"
+one_line trace-keeps "old.json: exists; not replaced (pass --force"
+[ "$(cat "$tmp/old.json")" = keep ] || { echo "FAIL trace-keeps: the file changed"; fail=1; }
+run trace-replaces 0 "$bin" $sim --trace "$tmp/old.json" --force
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/old.json" \
   || { echo "FAIL trace-replaces: not a complete trace"; fail=1; }
 ls -a "$tmp" | grep -q '^\.old\.json\.' && { echo "FAIL trace-replaces: a temporary was left"; fail=1; }

@@ -7,7 +7,8 @@
 # cannot be written (read-only, full disk, missing directory, corrupt, newer
 # schema) costs one warning line and never the answer or the exit code; bad
 # ids and kinds, corrupt and newer files make history/show/compare exit 2
-# with one line, and no file is changed by them.
+# with one line, and no file is changed by them. A model name with a newline
+# and a tab stays on its record's line in history, show and compare.
 set -u
 bin=$1
 src=$2
@@ -201,5 +202,20 @@ for f in bad new junk; do
   run "$f-compare" 2 "$bin" compare --db "$tmp/$f.db"; one_line "$f-compare" "$f.db"
   cmp -s "$tmp/$f.db" "$tmp/$f.before" || { echo "FAIL $f: the file changed"; fail=1; }
 done
+
+# ---- a name with a newline and a tab: one record, one line ----
+ndb="$tmp/names.db"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['_name_or_path']='evil\nname\ttab'; json.dump(d, open(sys.argv[2], 'w'))" \
+  "$3/hf_gpt2.json" "$tmp/nl.json" || { echo "FAIL names: no config"; fail=1; }
+"$bin" --model "$tmp/nl.json" --instances 1xp4d --no-sim --db "$ndb" >/dev/null 2>&1 ||
+  { echo "FAIL names: not planned"; fail=1; }
+run names-history 0 "$bin" history --db "$ndb"
+[ "$(wc -l <"$tmp/out")" -eq 2 ] || { echo "FAIL names-history: the record is not one line:"; cat "$tmp/out"; fail=1; }
+has names-history "$tmp/out" 'evil\\u000aname\\u0009tab'
+run names-show 0 "$bin" show 1 --db "$ndb"
+grep -q '^name' "$tmp/out" && { echo "FAIL names-show: a line starts inside the name:"; cat "$tmp/out"; fail=1; }
+has names-show "$tmp/out" '^summary:  evil\\u000aname'
+run names-compare 0 "$bin" compare --db "$ndb"
+grep -q '^name' "$tmp/out" && { echo "FAIL names-compare: a line starts inside the name"; fail=1; }
 
 exit $fail

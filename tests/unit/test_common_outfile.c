@@ -1,11 +1,15 @@
 /*
- * test_common_outfile.c: output files written whole or not at all
- * (common/outfile.h).
+ * test_common_outfile.c: output files written whole or not at all, under
+ * the one rule of what an output may replace (common/outfile.h).
  *
- * A commit replaces the destination with the complete text and keeps its
- * permissions; an abort, or a failure, leaves the destination byte for byte
- * and no temporary behind; a symbolic link keeps pointing where it did; a
- * directory is refused as bad input; long paths keep the system's reason.
+ * A commit with force replaces the destination with the complete text and
+ * keeps its permissions (and, as root, its owner); without force an
+ * existing file is refused and left byte for byte, and so is one that
+ * appears while the output is written; a symbolic link is refused with or
+ * without force and neither it nor its target changes; a file with other
+ * hard links is refused even with force; an abort, or a failure, leaves no
+ * temporary behind; a character device is written in place; a directory is
+ * refused as bad input; long paths keep the system's reason.
  */
 #include "test_util.h"
 
@@ -73,32 +77,158 @@ static void commit_replaces_abort_keeps(void **state)
     st_err err = {0};
 
     outfile o;
-    assert_int_equal(outfile_open(&o, path, "test", &err), ST_OK);
+    assert_int_equal(outfile_open(&o, path, "test", 1, &err), ST_OK);
     fputs("half of the new", o.f);
     assert_string_equal(slurp(path), "old text"); /* not before the commit */
     outfile_abort(&o);
     assert_string_equal(slurp(path), "old text");
     assert_int_equal(others(dir, "out.txt", NULL), 0);
 
-    assert_int_equal(outfile_write(path, "test", "new text", 8, &err), ST_OK);
+    assert_int_equal(outfile_write(path, "test", "new text", 8, 1, &err), ST_OK);
     assert_string_equal(slurp(path), "new text");
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0640);
     assert_int_equal(others(dir, "out.txt", NULL), 0);
+    clean(dir);
+}
 
-    /* a link: its target is replaced, the link stays a link */
-    char link[128];
+/* Without force an existing file is never replaced: refused at the open
+ * (and by outfile_check) with a message that names it and --force. */
+static void existing_needs_force(void **state)
+{
+    char dir[64], path[128];
+    scratch(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    put(path, "mine");
+    st_err err = {0};
+    assert_int_equal(outfile_check(path, "--out", 0, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "--out"));
+    assert_non_null(strstr(err.msg, "out.txt: exists; not replaced (pass --force"));
+    st_err_clear(&err);
+    assert_int_equal(outfile_write(path, "--out", "theirs", 6, 0, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "not replaced"));
+    assert_string_equal(slurp(path), "mine");
+    assert_int_equal(others(dir, "out.txt", NULL), 0);
+    st_err_clear(&err);
+    assert_int_equal(outfile_check(path, "--out", 1, &err), ST_OK);
+
+    /* a new file is created without force */
+    char fresh[128];
+    snprintf(fresh, sizeof fresh, "%s/new.txt", dir);
+    assert_int_equal(outfile_write(fresh, "--out", "made", 4, 0, &err), ST_OK);
+    assert_string_equal(slurp(fresh), "made");
+
+    /* a file that appears while the output is written is not replaced */
+    char late[128];
+    snprintf(late, sizeof late, "%s/late.txt", dir);
+    outfile o;
+    assert_int_equal(outfile_open(&o, late, "--out", 0, &err), ST_OK);
+    fputs("ours", o.f);
+    put(late, "someone else's");
+    assert_int_equal(outfile_commit(&o, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "appeared while it was being written"));
+    assert_string_equal(slurp(late), "someone else's");
+    assert_int_equal(others(dir, "out.txt", "new.txt"), 1); /* late.txt, no temporary */
+    clean(dir);
+}
+
+/* A symbolic link is never written through, with or without force: the
+ * link and its target stay as they were. */
+static void links_are_refused(void **state)
+{
+    char dir[64], path[128], link[128], dangling[128];
+    scratch(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/out.txt", dir);
     snprintf(link, sizeof link, "%s/link.txt", dir);
+    snprintf(dangling, sizeof dangling, "%s/dangling.txt", dir);
+    put(path, "target");
     assert_int_equal(symlink("out.txt", link), 0);
-    assert_int_equal(outfile_write(link, "test", "via link", 8, &err), ST_OK);
+    assert_int_equal(symlink("nowhere.txt", dangling), 0);
+    st_err err = {0};
+    for (int force = 0; force <= 1; force++) {
+        st_err_clear(&err);
+        assert_int_equal(outfile_write(link, "--trace", "via link", 8, force, &err), ST_EINVAL);
+        assert_non_null(strstr(err.msg, "a symbolic link; not written through"));
+        st_err_clear(&err);
+        assert_int_equal(outfile_write(dangling, "--trace", "via link", 8, force, &err),
+                         ST_EINVAL);
+        st_err_clear(&err);
+        assert_int_equal(outfile_check(link, "--trace", force, &err), ST_EINVAL);
+    }
+    struct stat st;
     assert_int_equal(lstat(link, &st), 0);
     assert_true(S_ISLNK(st.st_mode));
-    assert_string_equal(slurp(path), "via link");
+    assert_string_equal(slurp(path), "target");
+    assert_int_equal(lstat(dangling, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(access(dir, F_OK), 0);
+    char nowhere[128];
+    snprintf(nowhere, sizeof nowhere, "%s/nowhere.txt", dir);
+    assert_int_not_equal(access(nowhere, F_OK), 0); /* nothing made through the link */
     assert_true(outfile_same_file(link, path));
     assert_false(outfile_same_file(link, dir));
-    assert_int_equal(others(dir, "out.txt", "link.txt"), 0);
     clean(dir);
+}
+
+/* A file with other hard links is refused even with force (replacing it
+ * would detach them); as root, a replaced file keeps its owner. */
+static void links_and_owner_kept(void **state)
+{
+    char dir[64], path[128], hard[128];
+    scratch(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    snprintf(hard, sizeof hard, "%s/hard.txt", dir);
+    put(path, "shared");
+    assert_int_equal(link(path, hard), 0);
+    st_err err = {0};
+    assert_int_equal(outfile_write(path, "--write", "new", 3, 1, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "2 hard links"));
+    assert_string_equal(slurp(hard), "shared");
+    assert_int_equal(unlink(hard), 0);
+    if (geteuid() == 0) {
+        assert_int_equal(chown(path, 4321, 4322), 0);
+        st_err_clear(&err);
+        assert_int_equal(outfile_write(path, "--write", "new", 3, 1, &err), ST_OK);
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_uid, 4321);
+        assert_int_equal(st.st_gid, 4322);
+        assert_string_equal(slurp(path), "new");
+    }
+    assert_int_equal(others(dir, "out.txt", NULL), 0);
+    clean(dir);
+}
+
+/* outfile_move: an image another program made, moved in under the rule. */
+static void move_follows_the_rule(void **state)
+{
+    char dir[64], img[128], tmp[128];
+    scratch(dir, sizeof dir);
+    snprintf(img, sizeof img, "%s/plot.png", dir);
+    snprintf(tmp, sizeof tmp, "%s/.plot.render", dir);
+    st_err err = {0};
+    put(tmp, "first");
+    assert_int_equal(outfile_move(tmp, img, "report", 0, &err), ST_OK);
+    assert_string_equal(slurp(img), "first");
+    put(tmp, "second");
+    assert_int_equal(outfile_move(tmp, img, "report", 0, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "exists; not replaced"));
+    assert_string_equal(slurp(img), "first");
+    st_err_clear(&err);
+    assert_int_equal(outfile_move(tmp, img, "report", 1, &err), ST_OK);
+    assert_string_equal(slurp(img), "second");
+    assert_int_equal(others(dir, "plot.png", NULL), 0);
+    clean(dir);
+}
+
+/* A character device is written in place, without force: nothing is
+ * replaced. */
+static void devices_in_place(void **state)
+{
+    st_err err = {0};
+    assert_int_equal(outfile_write("/dev/null", "--trace", "x", 1, 0, &err), ST_OK);
+    assert_int_equal(outfile_check("/dev/null", "--trace", 0, &err), ST_OK);
 }
 
 static void bad_paths_are_bad_input(void **state)
@@ -107,15 +237,15 @@ static void bad_paths_are_bad_input(void **state)
     scratch(dir, sizeof dir);
     st_err err = {0};
     outfile o;
-    assert_int_equal(outfile_open(&o, dir, "--out", &err), ST_EINVAL);
+    assert_int_equal(outfile_open(&o, dir, "--out", 1, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "Is a directory"));
     assert_null(o.f);
     st_err_clear(&err);
     snprintf(path, sizeof path, "%s/no/such/file", dir);
-    assert_int_equal(outfile_open(&o, path, "--out", &err), ST_ENOENT);
+    assert_int_equal(outfile_open(&o, path, "--out", 0, &err), ST_ENOENT);
     assert_non_null(strstr(err.msg, "No such file or directory"));
     st_err_clear(&err);
-    assert_int_equal(outfile_open(&o, "", "--out", &err), ST_EINVAL);
+    assert_int_equal(outfile_open(&o, "", "--out", 0, &err), ST_EINVAL);
 
     /* a path longer than a message: the reason is still there, the path
      * is shown by its head and tail */
@@ -125,7 +255,7 @@ static void bad_paths_are_bad_input(void **state)
         n += snprintf(longp + n, sizeof longp - (size_t)n, "abcdefghij/");
     snprintf(longp + n, sizeof longp - (size_t)n, "end.json");
     st_err_clear(&err);
-    assert_int_not_equal(outfile_open(&o, longp, "--trace", &err), ST_OK);
+    assert_int_not_equal(outfile_open(&o, longp, "--trace", 0, &err), ST_OK);
     assert_true(strlen(err.msg) < ST_MSG_MAX - 1);
     assert_non_null(strstr(err.msg, "end.json"));
     assert_non_null(strstr(err.msg, "..."));
@@ -153,6 +283,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(commit_replaces_abort_keeps),
+        cmocka_unit_test(existing_needs_force),
+        cmocka_unit_test(links_are_refused),
+        cmocka_unit_test(links_and_owner_kept),
+        cmocka_unit_test(move_follows_the_rule),
+        cmocka_unit_test(devices_in_place),
         cmocka_unit_test(bad_paths_are_bad_input),
         cmocka_unit_test(path_fit),
     };

@@ -258,7 +258,14 @@ static void renders_edge_cases(void **state)
 static int memory_plot(const char *dir, const rpt_config *cfg, rpt_render *rr, st_err *err,
                        rpt_render *report_state)
 {
-    rpt_report *r = open_report(dir, cfg);
+    /* the same directory again and again: its files are replaced (--force) */
+    rpt_config again;
+    if (cfg)
+        again = *cfg;
+    else
+        rpt_config_default(&again);
+    again.replace = 1;
+    rpt_report *r = open_report(dir, &again);
     rpt_memory mem = sample_memory();
     int rc = rpt_memory_write(r, &mem, rr, err);
     *report_state = rpt_report_render(r);
@@ -436,6 +443,7 @@ static void gnuplot_runs_and_fails(void **state)
                        "out=$(echo \"$2\" | sed \"s/^out_base='\\(.*\\)'$/\\1/\")\n"
                        "echo png > \"$out.png\"; echo svg > \"$out.svg\"",
          prog, sizeof prog);
+    cfg.replace = 1; /* the directory of the runs above */
     rpt_report *r = open_report(dir, &cfg);
     rpt_memory mem = sample_memory();
     rpt_grid grid = sample_grid();
@@ -453,6 +461,57 @@ static void gnuplot_runs_and_fails(void **state)
     scratch_remove(dir);
 }
 
+/* Without replace (no --force) a report is never written over another:
+ * the directory is refused before anything is written, and a plot of
+ * another name whose file is there is refused before its files are. */
+static void never_over_a_report(void **state)
+{
+    char dir[512];
+    scratch_dir(dir, sizeof dir);
+    rpt_config cfg;
+    rpt_config_default(&cfg);
+    cfg.render = 0;
+    rpt_report *r = open_report(dir, &cfg);
+    st_err err = {0};
+    rpt_render rr;
+    rpt_memory mem = sample_memory();
+    ok(rpt_memory_write(r, &mem, &rr, &err), &err);
+    ok(rpt_html_write(r, NULL, NULL, &err), &err);
+    rpt_report_free(r);
+    char *before = file_slurp(dir, "memory.dat", NULL);
+
+    r = NULL;
+    assert_int_equal(rpt_report_new(dir, &cfg, &r, &err), ST_EINVAL);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, "exists; not replaced (pass --force"));
+
+    /* a plot of its own name: refused before its .dat is written */
+    char sub[512];
+    scratch_dir(sub, sizeof sub);
+    r = open_report(sub, &cfg);
+    touch(sub, "mine.gp");
+    rpt_memory named = sample_memory();
+    named.name = "mine";
+    st_err_clear(&err);
+    assert_int_equal(rpt_memory_write(r, &named, &rr, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "mine.gp: exists"));
+    assert_false(file_exists(sub, "mine.dat"));
+    rpt_report_free(r);
+    scratch_remove(sub);
+
+    /* with replace the files are written again */
+    cfg.replace = 1;
+    r = open_report(dir, &cfg);
+    st_err_clear(&err);
+    ok(rpt_memory_write(r, &mem, &rr, &err), &err);
+    rpt_report_free(r);
+    char *after = file_slurp(dir, "memory.dat", NULL);
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+    scratch_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -460,6 +519,7 @@ int main(void)
         cmocka_unit_test(renders_edge_cases),
         cmocka_unit_test(gnuplot_missing),
         cmocka_unit_test(gnuplot_runs_and_fails),
+        cmocka_unit_test(never_over_a_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
