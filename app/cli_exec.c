@@ -1243,7 +1243,7 @@ static int check_exec_opts(exec_opts *o, const plan_config *cfg, int cuda, st_er
              plan_framework_get(cfg->framework)->family != PLAN_FW_SMDPLAN)
         ST_RAISE(err, ST_EINVAL, "--framework %s: smdplan exec runs the smdplan executor "
                  "(--framework smdplan)", plan_framework_get(cfg->framework)->key);
-    else if (o->framework_given && cfg->framework != plan_framework_match("smdplan") &&
+    else if (o->framework_given && cfg->framework != plan_framework_match("smdplan", 0) &&
              cfg->framework != device_profile(cuda))
         ST_RAISE(err, ST_EINVAL, "--framework %s: the executor's profile on the %s device is "
                  "%s", plan_framework_get(cfg->framework)->key, o->device,

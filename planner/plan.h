@@ -395,6 +395,25 @@ typedef enum plan_precision {
 const char *plan_precision_name(plan_precision p); /* "bf16", "fp8", "fp32" */
 int plan_precision_parse(const char *s, plan_precision *out, st_err *err);
 
+/* The attention core's kernel generation. Unfused: the s x s scores are
+ * materialised (QK^T, a fused scale-mask-softmax, dropout, PV: Megatron-LM's
+ * path before FlashAttention). The fused ones keep no scores and recompute
+ * them in the backward: FlashAttention (Dao et al. 2022), FlashAttention-2
+ * (Dao 2023), FlashAttention-3 (Shah et al. 2024, Hopper only), and cuDNN's
+ * fused attention (Transformer Engine's FusedAttention backend). Each runs at
+ * its own fraction of the chip's peak (plan_gpu.attn_eff). */
+typedef enum plan_attn {
+    PLAN_ATTN_UNFUSED = 0,
+    PLAN_ATTN_FLASH1,
+    PLAN_ATTN_FLASH2,
+    PLAN_ATTN_FLASH3,
+    PLAN_ATTN_CUDNN,
+    PLAN_ATTN__COUNT
+} plan_attn;
+
+const char *plan_attn_name(plan_attn a); /* "unfused", "flash1", "flash2", "flash3", "cudnn" */
+int plan_attn_parse(const char *s, plan_attn *out, st_err *err);
+
 typedef struct plan_layout {
     int tp;                      /* tensor-parallel degree */
     int pp;                      /* pipeline degree (SMP "partitions") */
@@ -415,6 +434,8 @@ typedef struct plan_layout {
     char placement[4];           /* order of D, P, T from outermost to innermost rank
                                   * stride, e.g. "DPT" (SMP "cluster"), "TPD" ("spread") */
     int flash_attention;         /* fused attention kernel: no s x s activations */
+    plan_attn attention;         /* which kernel: unfused, or the fused generation when
+                                  * flash_attention (plan_framework_apply sets both) */
     int dp_overlap;              /* DP sync bucketed and overlapped with backward */
     int fp32_grads;              /* gradients kept and all-reduced in fp32 (4 B, e.g.
                                   * Megatron --accumulate-allreduce-grads-in-fp32) */
@@ -668,6 +689,8 @@ typedef struct plan_config {
     int offload_activations;     /* 0/1 or -1 (searched only with full recompute and pp > 1) */
     int prescaled_batch;         /* 0/1 or -1 */
     int flash_attention;         /* 0/1 or -1: the framework's */
+    int attention;               /* plan_attn or -1: the framework's generation (a fused
+                                  * one when flash_attention is 1) */
     int dp_overlap;              /* 0/1 or -1: the framework's */
     int fp32_grads;              /* 0/1 or -1: the framework's */
     int tp_overlap;              /* 0/1/2 or -1: the framework's */

@@ -916,7 +916,7 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     TERM(terms, "time", "compute", tm->compute_s, "s",
          "m x (fwd + bwd + recompute) of the busiest stage; GEMM at peak x eff(m,n,k), "
          "attention core, elementwise at HBM bandwidth; with blocking launches plus "
-         PLAN__XSTR(PLAN__HOST_OP_US) " us host time per kernel (" PLAN__XSTR(PLAN__KERNELS_FWD)
+         "the stack's host time per kernel (host_op_s, " PLAN__XSTR(PLAN__KERNELS_FWD)
          " forward, " PLAN__XSTR(PLAN__KERNELS_BWD) " backward per layer), else that as a floor",
          "GEMM efficiency by tile occupancy and alignment (NVIDIA Matrix Multiplication "
          "Background guide); Narayanan et al. 2021 Eq. 3 FLOP counts; PyTorch eager dispatch");

@@ -9,13 +9,6 @@
 /* Bytes per element of the training data type (fp16/bf16). */
 #define PLAN_BYTES_HALF 2.0
 
-/* Host time per kernel: PyTorch eager mode spends about 5-25 us of CPU work
- * per op before its kernel is queued (Python, autograd and ATen dispatch,
- * cudaLaunchKernel); the middle of that range. Asynchronous launches hide it
- * behind the GPU unless kernels are shorter; with CUDA_LAUNCH_BLOCKING=1
- * every launch waits for its kernel, so it adds to each kernel. */
-#define PLAN__HOST_OP_US 15
-#define PLAN__HOST_OP_S (PLAN__HOST_OP_US * 1e-6)
 /* Kernels of one transformer layer and one microbatch, counted from
  * Megatron's GPT layer (Korthikanti et al. 2022, Fig. 2). Forward: 2
  * LayerNorms, 4 GEMMs, 2 TP all-reduces, 2 bias-dropout-add, bias-GeLU,

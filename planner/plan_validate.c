@@ -52,7 +52,8 @@
 
 #define COL(name, req) {#name, offsetof(plan_validate_row, name), req}
 const plan_validate_column plan_validate_columns[] = {
-    COL(row_id, 1), COL(source_key, 1), COL(model_name, 0), COL(architecture, 0),
+    COL(row_id, 1), COL(source_key, 1), COL(source_date, 0), COL(source_title, 0),
+    COL(source_locator, 0), COL(source_ref, 0), COL(model_name, 0), COL(architecture, 0),
     COL(framework, 0), COL(num_layers, 0), COL(hidden_size, 0), COL(num_heads, 0),
     COL(num_kv_heads, 0), COL(ffn_hidden_size, 0), COL(seq_len, 0), COL(vocab_size, 0),
     COL(gpu_type, 0), COL(gpu_mem_gb, 0), COL(num_gpus, 1), COL(instance_type, 0),
@@ -651,9 +652,18 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
                   contains(texts[i], "flash attention off") ||
                   contains(texts[i], "flash_attention=false") ||
                   contains(texts[i], "flash_attention: false");
-        if (l->flash_attention != !off)
-            note(out, "attention %s (the row says so)", off ? "unfused" : "fused (FlashAttention)");
-        l->flash_attention = !off;
+        /* the generation the text names (FlashAttention's own names for its
+         * releases), else the stack's fused one, else FlashAttention-2: the
+         * one the stacks of 2023 on offered as an option */
+        plan_attn gen = plan__parse_flash_generation(texts[i]);
+        if (gen == PLAN_ATTN_UNFUSED)
+            gen = l->attention != PLAN_ATTN_UNFUSED ? l->attention : PLAN_ATTN_FLASH2;
+        if (off)
+            gen = PLAN_ATTN_UNFUSED;
+        if (l->attention != gen)
+            note(out, "attention %s (the row says so)", plan_attn_name(gen));
+        l->attention = gen;
+        l->flash_attention = gen != PLAN_ATTN_UNFUSED;
         break;
     }
     rl->search_mbs = 0;
@@ -798,21 +808,33 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
     l->sequence_parallel = sp && tp > 1;
 
     const char *p = r->precision;
-    if (contains(p, "fp8"))
-        l->precision = PLAN_PREC_FP8;
-    else if (contains(p, "fp32") && !contains(p, "grad") && !contains(p, "mixed"))
-        l->precision = PLAN_PREC_FP32;
+    int prec = plan__parse_precision(p);
+    if (prec == -2) {
+        /* not stated: the release's default, never a guess from the
+         * measured time */
+        prec = fw->precision_default;
+        if (!blank(p))
+            note(out, "precision %s (%s default)", plan_precision_name((plan_precision)prec),
+                  fw->label);
+    }
+    l->precision = (plan_precision)prec;
     if (contains(p, "fp32 grad")) {
         l->fp32_grads = 1;
         note(out, "fp32 gradients (4 bytes)");
     }
-    if (contains(p, "mp_mode DEFAULT")) {
-        /* Composer's FSDP mixed precision DEFAULT reduces gradients in fp32
-         * (composer docs, FSDP mixed_precision: reduce_dtype float32) */
+    /* FSDP mixed-precision modes by their documented names (Composer's
+     * fsdp_config mixed_precision 'DEFAULT', 'PURE' or 'FULL', upper case):
+     * DEFAULT reduces gradients in fp32 (reduce_dtype float32), PURE in the
+     * 16-bit type, FULL computes in fp32 */
+    int mode = plan__fsdp_mp_mode(p);
+    if (mode == 1) {
         l->fp32_grads = 1;
         note(out, "gradients reduced in fp32 (mixed precision DEFAULT)");
-    } else if (contains(p, "mp_mode PURE")) {
+    } else if (mode == 2) {
         l->fp32_grads = 0;
+    } else if (mode == 3) {
+        l->precision = PLAN_PREC_FP32;
+        note(out, "fp32 compute (mixed precision FULL)");
     }
     return 0;
 }
@@ -970,7 +992,8 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     if (terms)
         terms->n = 0;
 
-    int fwi = plan_framework_match(row->framework);
+    int ym = plan__source_ym(row);
+    int fwi = plan_framework_match(row->framework, ym);
     if (fwi < 0) {
         /* A stack not known by name: one that publishes tensor, pipeline
          * or context parallelism runs the Megatron-LM scheme its degrees
@@ -981,7 +1004,8 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
         int mp = (parse_num(row->tp, &v) == 1 && v > 1) || (parse_num(row->pp, &v) == 1 && v > 1) ||
                  (parse_num(row->cp, &v) == 1 && v > 1) ||
                  (parse_num(row->model_parallel_size, &v) == 1 && v > 1);
-        if (plan_framework_find(mp ? "megatron" : "pytorch", &fwi, NULL) != ST_OK)
+        fwi = plan_framework_release_at(mp ? "megatron" : "pytorch", ym);
+        if (fwi < 0)
             fwi = PLAN_FW_DEFAULT;
         note(out, "framework '%s' not known: read as %s%s", nz(row->framework),
              plan_framework_get(fwi)->label,

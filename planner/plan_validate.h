@@ -29,6 +29,11 @@
  * same name, "" (or NULL) when absent. Borrowed for the call. */
 typedef struct plan_validate_row {
     const char *row_id, *source_key, *model_name, *architecture, *framework;
+    /* where the run was published, for the date of its source (the stack's
+     * release then in force): a source_date column ("2022-05", "May 2022")
+     * when the file has one, else a date in the title, locator or
+     * reference (an arXiv number is its month) */
+    const char *source_date, *source_title, *source_locator, *source_ref;
     const char *num_layers, *hidden_size, *num_heads, *num_kv_heads, *ffn_hidden_size;
     const char *seq_len, *vocab_size;
     const char *gpu_type, *gpu_mem_gb, *num_gpus, *instance_type, *interconnect;

@@ -70,7 +70,8 @@ int main(void)
     plan_catalog cat = {0};
     plan_presets presets = {0};
     st_err err = {0};
-    if (data_catalog_load(NULL, &cat, &err) || data_presets_load(NULL, &presets, &err)) {
+    if (data_frameworks_load(NULL, &err) || data_catalog_load(NULL, &cat, &err) ||
+        data_presets_load(NULL, &presets, &err)) {
         fprintf(stderr, "bench_search: %s\n", err.msg);
         return 1;
     }

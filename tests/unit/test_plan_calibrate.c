@@ -483,6 +483,7 @@ static void shipped_calibration_is_a_fixed_point(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(recovers_known_values),
         cmocka_unit_test(keeps_the_chip_values),

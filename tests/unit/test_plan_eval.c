@@ -6,6 +6,8 @@
  */
 #include "test_util.h"
 
+#include "planner/plan_framework.h"
+
 #include <math.h>
 
 #include <stdlib.h>
@@ -418,7 +420,7 @@ static void host_time_per_kernel(void **state)
     l.launch_blocking = 1;
     assert_int_equal(plan_evaluate(&m, &c, &l, &blocking, NULL, &err), ST_OK);
     /* forward, recomputed forward and backward of 13 layers, 4 microbatches */
-    double host = 4 * 13 * (2 * PLAN__KERNELS_FWD + PLAN__KERNELS_BWD) * PLAN__HOST_OP_S;
+    double host = 4 * 13 * (2 * PLAN__KERNELS_FWD + PLAN__KERNELS_BWD) * plan_framework_get(l.framework)->host_op_s;
     assert_int_equal(async.reject, PLAN_OK);
     assert_rel(blocking.time.compute_s - async.time.compute_s, host, 1e-9);
     /* fused attention: 3 and 6 kernels fewer per layer */
@@ -430,7 +432,7 @@ static void host_time_per_kernel(void **state)
     host = 4 * 13 *
            (2 * (PLAN__KERNELS_FWD - PLAN__KERNELS_ATTN_FWD + 1) + PLAN__KERNELS_BWD -
             PLAN__KERNELS_ATTN_BWD + 1) *
-           PLAN__HOST_OP_S;
+           plan_framework_get(l.framework)->host_op_s;
     assert_rel(blocking.time.compute_s - async.time.compute_s, host, 1e-9);
 
     /* a tiny model: the GPU would finish each kernel before the host has
@@ -443,7 +445,7 @@ static void host_time_per_kernel(void **state)
     assert_int_equal(plan_evaluate(&tiny, &c, &l, &async, NULL, &err), ST_OK);
     assert_int_equal(async.reject, PLAN_OK);
     assert_true(async.time.compute_s >=
-                8 * 4 * (PLAN__KERNELS_FWD + PLAN__KERNELS_BWD) * PLAN__HOST_OP_S);
+                8 * 4 * (PLAN__KERNELS_FWD + PLAN__KERNELS_BWD) * plan_framework_get(l.framework)->host_op_s);
 }
 
 static void placement_spans(void **state)
@@ -541,6 +543,7 @@ static void search_ranks_and_fixes(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(activations_tp_closed_form),
         cmocka_unit_test(zero_state_bytes),

@@ -455,6 +455,7 @@ static void gnuplot_runs_and_fails(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(renders_with_gnuplot),
         cmocka_unit_test(renders_edge_cases),
