@@ -175,6 +175,9 @@ static cJSON *gpu_json(const plan_gpu *g)
     cJSON_AddNumberToObject(o, "misaligned_factor", g->misaligned_factor);
     cJSON_AddNumberToObject(o, "hbm_eff", g->hbm_eff);
     cJSON_AddNumberToObject(o, "flash_eff", g->flash_eff);
+    cJSON_AddNumberToObject(o, "flash1_eff", g->flash1_eff);
+    cJSON_AddNumberToObject(o, "flash3_eff", g->flash3_eff);
+    cJSON_AddNumberToObject(o, "cudnn_attn_eff", g->cudnn_attn_eff);
     cJSON_AddNumberToObject(o, "gemm_align_bytes", g->gemm_align_bytes);
     cJSON_AddNumberToObject(o, "align_partial_factor", g->align_partial_factor);
     cJSON_AddNumberToObject(o, "fp8_peak_flops", g->fp8_peak_flops);

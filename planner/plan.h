@@ -197,7 +197,14 @@ typedef struct plan_gpu {
                                   * speed (16, or 128 on A100); 0 reads as 16 */
     double align_partial_factor; /* multiplier for dims a multiple of 8 but not of that */
     double hbm_eff;              /* fraction of HBM bandwidth elementwise kernels reach */
-    double flash_eff;            /* fraction of peak a fused (flash) attention kernel reaches */
+    double flash_eff;            /* fraction of peak FlashAttention-2 reaches, forward and
+                                  * backward, causal (the reference fused generation) */
+    /* The other fused generations where measured on the chip, fractions of
+     * peak as flash_eff; 0: not measured (plan__attn_eff derives them from
+     * flash_eff by their published ratios) */
+    double flash1_eff;           /* FlashAttention (Dao et al. 2022) */
+    double flash3_eff;           /* FlashAttention-3 (Shah et al. 2024), Hopper */
+    double cudnn_attn_eff;       /* cuDNN fused attention (Transformer Engine) */
     double fp8_peak_flops;       /* dense FP8 tensor-core peak, FLOP/s (0: no FP8) */
     double fp8_gemm_eff;         /* fraction of the FP8 peak a large aligned FP8 GEMM reaches */
     double alloc_frac;           /* the allocator's reserve (plan_eff); 0 reads as none */

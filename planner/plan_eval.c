@@ -183,8 +183,11 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     /* Attention core over a/t heads, sq queries against sk keys. */
     double ah = a / t, attn_f, attn_b;
     if (l->flash_attention) {
+        /* the layout's fused generation (a fused kernel without one named
+         * is FlashAttention-2, the executor's and the stacks' option) */
+        plan_attn gen = l->attention != PLAN_ATTN_UNFUSED ? l->attention : PLAN_ATTN_FLASH2;
         double flops = 4.0 * b * ah * sq * sk * d * CAUSAL_FRACTION;
-        attn_f = flops / (c->gpu->peak_flops * c->eff.flash_eff);
+        attn_f = flops / (c->gpu->peak_flops * plan__attn_eff(c, gen));
         attn_b = FLASH_BWD_OVER_FWD * attn_f;
     } else {
         double scores = b * ah * sq * sk;
@@ -925,7 +928,8 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
          "gradients), a fourth with full recompute; FP8 casts with FP8 linears",
          "Qi et al. 2023, Sec. 2; NVIDIA Matrix Multiplication Background guide");
     TERM(terms, "time", "  attention core", cs->attn_s, "s",
-         "flash: 4 b a s^2 d causal half at flash_eff of peak, backward 2.5x; unfused: "
+         "fused: 4 b a s^2 d causal half at the generation's efficiency (flash_eff for "
+         "FlashAttention-2; measured or by published ratio for 1, 3, cuDNN), backward 2.5x; unfused: "
          "batched GEMMs and the score tensors through HBM",
          "Dao 2023 (FlashAttention-2)");
     TERM(terms, "time", "  elementwise", cs->elem_s, "s",

@@ -74,6 +74,38 @@ double plan__gemm_prec_s(const plan_cluster *c, double m, double n, double k, do
     return t_math > t_mem ? t_math : t_mem;
 }
 
+/* FlashAttention-2 is about twice as fast as FlashAttention (Dao 2023,
+ * abstract: "around 2x speedup compared to FlashAttention"). */
+#define FLASH1_OVER_FLASH2 0.5
+/* FlashAttention-3 is 1.5-2.0x faster than FlashAttention-2 on H100 (Shah et
+ * al. 2024, abstract, BF16); the low end. It needs Hopper's wgmma and TMA:
+ * on another chip the kernel falls back to FlashAttention-2's. */
+#define FLASH3_OVER_FLASH2 1.5
+
+double plan__attn_eff(const plan_cluster *c, plan_attn a)
+{
+    const plan_gpu *g = c->gpu;
+    double fa2 = c->eff.flash_eff;
+    switch (a) {
+    case PLAN_ATTN_FLASH1:
+        return g->flash1_eff > 0 ? g->flash1_eff : FLASH1_OVER_FLASH2 * fa2;
+    case PLAN_ATTN_FLASH3:
+        /* Hopper: the chips with FP8 tensor cores in the catalog */
+        if (g->flash3_eff > 0)
+            return g->flash3_eff;
+        return g->fp8_peak_flops > 0 ? FLASH3_OVER_FLASH2 * fa2 : fa2;
+    case PLAN_ATTN_CUDNN:
+        /* cuDNN's fused attention runs FlashAttention-2's algorithm (cuDNN
+         * 8.9 release notes, "fused flash attention"); measured where a
+         * chip's own rate is known */
+        return g->cudnn_attn_eff > 0 ? g->cudnn_attn_eff : fa2;
+    case PLAN_ATTN_FLASH2:
+    case PLAN_ATTN_UNFUSED:
+    default:
+        return fa2;
+    }
+}
+
 double plan__mem_s(const plan_cluster *c, double bytes)
 {
     return bytes / (c->gpu->hbm_bps * c->eff.hbm_eff);

@@ -46,6 +46,10 @@ double plan__gemm_s(const plan_cluster *c, double m, double n, double k, double 
 /* The same with FP8 operands when fp8 (and the GPU has FP8 tensor cores). */
 double plan__gemm_prec_s(const plan_cluster *c, double m, double n, double k, double batch, int fp8);
 
+/* Fraction of c's peak the fused attention kernel of generation a reaches,
+ * forward and backward (a != PLAN_ATTN_UNFUSED). */
+double plan__attn_eff(const plan_cluster *c, plan_attn a);
+
 /* Time of an elementwise (memory-bound) kernel moving bytes, seconds. */
 double plan__mem_s(const plan_cluster *c, double bytes);
 

@@ -1110,8 +1110,8 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     }
     if (out->pred_oom && !out->ref_oom) {
         char why[160];
-        note(out, "planner: out of memory (%s), though the run fit; time listed, not scored",
-             plan_estimate_reason(est, why, sizeof why));
+        note(out, "planner: out of memory (%s), though the run fit; scored, and counted as a "
+             "fit miss", plan_estimate_reason(est, why, sizeof why));
     }
 
     /* ---- time ---- */
@@ -1133,15 +1133,13 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
 /* Summary                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* A row is scored on time when its time was compared and the planner finds
- * its published layout fits: a layout the planner calls out of memory cannot
- * be what ran as published (or the memory model is wrong, which the fit/OOM
- * figure counts), so its time is listed and summed apart, never silently
- * mixed into the goal (issue: "a row whose layout the planner itself finds
- * out of memory is reported as such, not scored silently"). */
+/* Every timed row is scored. A run that ran though the planner calls its
+ * published layout out of memory is evidence against the memory model (or
+ * the published layout), not a row to set aside: its time error counts, and
+ * so does its fit/OOM miss (add: fit_checked/fit_agreed). */
 int plan_validate_scored(const plan_validate_result *r)
 {
-    return r->compared && !r->pred_oom;
+    return r->compared;
 }
 
 static void add(plan_validate_stats *s, const plan_validate_result *r)

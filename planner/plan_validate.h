@@ -159,7 +159,8 @@ typedef struct plan_validate_stats {
     int oom_reference;                  /* published runs that went out of memory */
     int oom_agreed;                     /* ... where the planner says OOM too */
     int pred_oom_of_ran;                /* runs that ran but the planner calls OOM */
-    int oom_timed;                      /* ... whose time was compared, not scored */
+    int oom_timed;                      /* ... whose time was scored (in the figures above
+                                         * as well: a time error and a fit miss) */
     double oom_timed_mean_abs_error_pct;
     int fit_checked;                    /* rows with a layout whose fit/OOM is known */
     int fit_agreed;                     /* ... where the planner agrees */
@@ -181,9 +182,10 @@ typedef struct plan_validate_summary {
     int rows_unlisted;                  /* rows of sources past the maximum (counted in all) */
 } plan_validate_summary;
 
-/* 1 when r's time counts in the statistics: compared, and the planner finds
- * the published layout fits (a layout it calls out of memory is listed with
- * its time but summed apart, in oom_timed). */
+/* 1 when r's time counts in the statistics: every row whose time was
+ * compared. A run whose published layout the planner calls out of memory,
+ * though it ran, counts twice: its time error here, and a fit/OOM miss (it
+ * is also summed apart in oom_timed, to be seen). */
 int plan_validate_scored(const plan_validate_result *r);
 
 /* Per-source and overall statistics of n results. */

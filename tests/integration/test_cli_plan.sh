@@ -91,8 +91,10 @@ grep -q "GiB" "$tmp/out" || { echo "FAIL fixed-oom: no size"; fail=1; }
 # The goal is 5 % (README); this bound is the figure the shipped catalog and
 # model reach now, so a change that makes the predictions worse fails here.
 # Lower it whenever the figure improves; raise it only with a reason in the
-# commit that does.
-validate_bound=5.0
+# commit that does. (Raised from 5.0 to 7.0 when every timed row came to be
+# scored, a run the planner calls out of memory included, and stacks with
+# fewer than three sources lost their own fits to the chip's pool: 6.9 %.)
+validate_bound=7.0
 check validate 0 "$bin" validate "$src/data/reference/calibration_runs.csv" --json --no-record
 awk -v b="$validate_bound" '/"mean_source_abs_error_pct"/ { gsub(/[",]/, ""); v = $2 } END { exit !(v != "" && v + 0 <= b) }' \
   "$tmp/out" || { echo "FAIL validate: mean over sources above $validate_bound %"; grep '"mean_source_abs_error_pct"' "$tmp/out" | tail -1; fail=1; }

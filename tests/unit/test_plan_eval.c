@@ -541,11 +541,49 @@ static void search_ranks_and_fixes(void **state)
     free(r);
 }
 
+/* The fused attention generations: FlashAttention-2 at the chip's
+ * flash_eff; FlashAttention at half of it, -3 at 1.5x on a chip with FP8
+ * tensor cores (Hopper) and as -2 elsewhere, cuDNN as -2 unless measured;
+ * a measured rate wins. The attention core's time follows. */
+static void attention_generations(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    make_cluster(&c, 1);
+    assert_rel(plan__attn_eff(&c, PLAN_ATTN_FLASH2), 0.5, 0);
+    assert_rel(plan__attn_eff(&c, PLAN_ATTN_FLASH1), 0.25, 1e-15);
+    assert_rel(plan__attn_eff(&c, PLAN_ATTN_FLASH3), 0.5, 0);
+    assert_rel(plan__attn_eff(&c, PLAN_ATTN_CUDNN), 0.5, 0);
+    gpu.fp8_peak_flops = 600e12;
+    assert_rel(plan__attn_eff(&c, PLAN_ATTN_FLASH3), 0.75, 1e-15);
+    gpu.cudnn_attn_eff = 0.361;
+    gpu.flash3_eff = 0.6;
+    assert_rel(plan__attn_eff(&c, PLAN_ATTN_CUDNN), 0.361, 0);
+    assert_rel(plan__attn_eff(&c, PLAN_ATTN_FLASH3), 0.6, 0);
+
+    plan_model m = model_13();
+    st_err err = {0};
+    plan_layout l = layout(1, 1, 8, 2, 4);
+    plan_estimate e2, ec;
+    l.flash_attention = 1;
+    l.attention = PLAN_ATTN_FLASH2;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e2, NULL, &err), ST_OK);
+    l.attention = PLAN_ATTN_CUDNN;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &ec, NULL, &err), ST_OK);
+    assert_rel(ec.compute.attn_s, e2.compute.attn_s * 0.5 / 0.361, 1e-9);
+    /* a fused kernel without a generation is FlashAttention-2 */
+    l.attention = PLAN_ATTN_UNFUSED;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &ec, NULL, &err), ST_OK);
+    assert_rel(ec.compute.attn_s, e2.compute.attn_s, 1e-12);
+    gpu.fp8_peak_flops = gpu.cudnn_attn_eff = gpu.flash3_eff = 0;
+}
+
 int main(void)
 {
     test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(activations_tp_closed_form),
+        cmocka_unit_test(attention_generations),
         cmocka_unit_test(zero_state_bytes),
         cmocka_unit_test(invariants),
         cmocka_unit_test(stage_terms),
