@@ -201,6 +201,7 @@ static cJSON *instance_json(const plan_instance *in)
     cJSON_AddBoolToObject(o, "nvswitch", in->nvswitch);
     cJSON_AddNumberToObject(o, "intra_busbw_bps", in->intra_busbw_bps);
     cJSON_AddNumberToObject(o, "intra_latency_s", in->intra_latency_s);
+    cJSON_AddNumberToObject(o, "net_gpu_bps", in->net_gpu_bps);
     cJSON_AddNumberToObject(o, "net_bps", in->net_bps);
     cJSON_AddNumberToObject(o, "net_latency_s", in->net_latency_s);
     cJSON_AddNumberToObject(o, "net_latency_nodes", in->net_latency_nodes);

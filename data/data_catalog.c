@@ -121,6 +121,7 @@ static const field instance_fields[] = {
     FLD(plan_instance, intra_busbw_bps, F_RATE, 1),
     FLD(plan_instance, intra_latency_s, F_NUM, 1),
     FLD(plan_instance, net_bps, F_RATE, 1),
+    FLD(plan_instance, net_gpu_bps, F_RATE, 0),
     FLD(plan_instance, net_latency_s, F_NUM, 1),
     {"net_latency_nodes", F_INT, offsetof(plan_instance, net_latency_nodes), 0, 0, 2, 100000},
     FLD(plan_instance, net_ring_eff, F_NUM, 0),

@@ -290,7 +290,12 @@ typedef struct plan_instance {
     double intra_busbw_bps;      /* all-reduce bus bandwidth inside one node (nccl-tests) */
     double intra_latency_s;      /* small-message (<= 1 KiB) all-reduce time on one node,
                                   * nccl-tests: sets the NVLink hop latency (plan_hw.c) */
-    double net_bps;              /* network bandwidth per node, one direction */
+    double net_bps;              /* network bandwidth per node, one direction: every NIC
+                                  * of the node together */
+    double net_gpu_bps;          /* the NIC bandwidth one GPU reaches, one direction (rail-
+                                  * optimised nodes give each GPU its own NIC); 0: an equal
+                                  * share of net_bps. A GPU's share of the network is at most
+                                  * this, whatever the node has */
     double net_latency_s;        /* the same across net_latency_nodes nodes: sets the
                                   * network hop latency */
     int net_latency_nodes;       /* nodes of that measurement (2 unless said) */

@@ -435,17 +435,20 @@ static void stage_memory(const plan_model *m, const plan_cluster *c, const plan_
     double P = stage_params(m, l, i, layers);
     double sh = shard_degree(l), eb = elem_bytes(l);
     int fp32 = l->precision == PLAN_PREC_FP32;
+    const plan_framework *fw = plan_framework_get(l->framework);
     memset(mem, 0, sizeof *mem);
     mem->weights_bytes = eb * P / (l->sharding >= PLAN_SHARD_PARAMS ? sh : 1.0);
-    if (l->sharding >= PLAN_SHARD_PARAMS) /* gathered working copy: two layers (prefetch) */
-        mem->weights_bytes += 2.0 * eb * (double)m->params_layer / l->tp;
+    /* gathered working copies: the layer computing and the ones the stack
+     * prefetches ahead of it (FSDP1's limit_all_gathers: two in flight;
+     * the release's zero3_prefetch, data/frameworks.json) */
+    if (l->sharding >= PLAN_SHARD_PARAMS)
+        mem->weights_bytes += (1.0 + fw->zero3_prefetch) * eb * (double)m->params_layer / l->tp;
     if (l->precision == PLAN_PREC_FP8) /* FP8 copies of the linears' weights, kept across
                                         * microbatches (Transformer Engine's weight caching) */
         mem->weights_bytes += FP8_WEIGHT_BYTES * P / (l->sharding >= PLAN_SHARD_PARAMS ? sh : 1.0);
     mem->grads_bytes = (l->fp32_grads || fp32 ? 4.0 : GRAD_BYTES) * P /
                        (l->sharding >= PLAN_SHARD_GRADIENTS ? sh : 1.0);
     /* fp32 training keeps no master copy: Adam's m and v only */
-    const plan_framework *fw = plan_framework_get(l->framework);
     double ob = fp32 ? OPTIMIZER_BYTES_FP32 : fw->optimizer_bytes > 0 ? fw->optimizer_bytes
                                                                       : OPTIMIZER_BYTES;
     mem->optimizer_bytes = ob * P / (l->sharding >= PLAN_SHARD_OPTIMIZER ? sh : 1.0);

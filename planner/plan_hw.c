@@ -233,13 +233,22 @@ static double net_scale(const plan_instance *in)
     return fmax(0.1, fmax(ring, tree));
 }
 
+/* One GPU's share of its node's network, bytes/s one direction: the node's
+ * bandwidth split over its GPUs (they all communicate at once in a layout's
+ * collectives), never more than the NIC the GPU reaches (net_gpu_bps). */
+static double gpu_net_bps(const plan_instance *in)
+{
+    double share = in->net_bps / in->gpus_per_node;
+    return in->net_gpu_bps > 0 ? fmin(share, in->net_gpu_bps) : share;
+}
+
 /* Bandwidth time of a ring of r x N ranks moving factor x bytes per rank. */
 static double ring_bw_s(const plan_cluster *c, const plan__span *sp, double bytes, double factor)
 {
     const plan_instance *in = c->inst;
     double b = in->intra_busbw_bps;
     if (sp->nodes > 1)
-        b = fmin(b, in->net_bps * in->net_ring_eff * sp->ranks_per_node / in->gpus_per_node);
+        b = fmin(b, gpu_net_bps(in) * in->net_ring_eff * sp->ranks_per_node);
     return factor * bytes / b;
 }
 
@@ -251,7 +260,7 @@ static double tree_bw_s(const plan_cluster *c, const plan__span *sp, double byte
     const plan_instance *in = c->inst;
     int r = sp->ranks_per_node, N = sp->nodes;
     double t_in = r > 1 ? 2.0 * (r - 1) / r * bytes / in->intra_busbw_bps : 0.0;
-    double share = in->net_bps / in->gpus_per_node * in->net_tree_eff;
+    double share = gpu_net_bps(in) * in->net_tree_eff;
     double t_out = 2.0 * (N - 1) / N * (bytes / r) / share;
     return t_in > t_out ? t_in : t_out;
 }
@@ -304,7 +313,7 @@ double plan__p2p_link_bps(const plan_cluster *c, int same_node)
 {
     if (same_node)
         return c->inst->nvlink_bps * P2P_PEAK_EFF;
-    return c->inst->net_bps / c->inst->gpus_per_node * P2P_PEAK_EFF;
+    return gpu_net_bps(c->inst) * P2P_PEAK_EFF;
 }
 
 double plan__p2p_latency_s(const plan_cluster *c, int same_node)

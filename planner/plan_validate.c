@@ -57,7 +57,7 @@ const plan_validate_column plan_validate_columns[] = {
     COL(framework, 0), COL(num_layers, 0), COL(hidden_size, 0), COL(num_heads, 0),
     COL(num_kv_heads, 0), COL(ffn_hidden_size, 0), COL(seq_len, 0), COL(vocab_size, 0),
     COL(gpu_type, 0), COL(gpu_mem_gb, 0), COL(num_gpus, 1), COL(instance_type, 0),
-    COL(interconnect, 0), COL(tp, 0), COL(pp, 0), COL(dp, 0), COL(cp, 0),
+    COL(interconnect, 0), COL(net_gbps_per_gpu, 0), COL(net_gbps_per_node, 0), COL(tp, 0), COL(pp, 0), COL(dp, 0), COL(cp, 0),
     COL(model_parallel_size, 0), COL(virtual_stages, 0), COL(micro_batch_size, 0),
     COL(global_batch_size, 0), COL(global_batch_tokens, 0), COL(num_microbatches, 0),
     COL(grad_accum_steps, 0), COL(recompute, 0), COL(optimizer_sharding, 0),
@@ -403,7 +403,10 @@ static const plan_instance *closest_instance(const plan_catalog *cat, const plan
             continue;
         const gpu_reference *ref = reference_of(g);
         int gpn = net->nvswitch && ref ? ref->nvswitch_gpus : in->gpus_per_node;
-        double want_net = net->node_bps > 0 ? net->node_bps : ref ? ref->net_bps : in->net_bps;
+        double want_net = net->node_bps > 0  ? net->node_bps
+                          : net->gpu_bps > 0 ? net->gpu_bps * gpn
+                          : ref              ? ref->net_bps
+                                             : in->net_bps;
         double score = 0;
         if (mem > 0)
             score += 1e6 * fabs(log(g->mem_bytes / mem));
@@ -463,6 +466,15 @@ static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int6
     if (!in) {
         net_text net;
         plan__net_parse(r->interconnect, &net);
+        /* the row's own network fields, when it has them, over its text */
+        double v;
+        if (parse_num(r->net_gbps_per_node, &v) == 1 && v > 0 && v < 1e6) {
+            net.node_bps = v * 1e9 / 8.0;
+            net.gpu_bps = 0;
+        } else if (parse_num(r->net_gbps_per_gpu, &v) == 1 && v > 0 && v < 1e6) {
+            net.gpu_bps = v * 1e9 / 8.0;
+            net.node_bps = 0;
+        }
         int gpn = 0;
         double net_bps = 0;
         in = closest_instance(cat, r, &net, stated_mem(r), &gpn, &net_bps);
@@ -488,12 +500,15 @@ static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int6
         *inst = *in;
         net_tech tech = net.tech != NET_UNSTATED ? net.tech : NET_RDMA;
         int same = in->gpus_per_node == gpn && tech_of(cat, in) == tech &&
-                   fabs(in->net_bps - net_bps) <= 1e-6 * net_bps;
+                   fabs(in->net_bps - net_bps) <= 1e-6 * net_bps &&
+                   (net.gpu_bps == 0 || fabs(in->net_gpu_bps - net.gpu_bps) <= 1e-6 * net.gpu_bps);
         if (!same) {
             /* the node the row describes: this catalog node's GPU and links,
              * the stated network (and its technology's latency and curve) */
             inst->gpus_per_node = gpn;
             inst->net_bps = net_bps;
+            /* a rate stated per GPU is each GPU's own NIC */
+            inst->net_gpu_bps = net.gpu_bps > 0 ? net.gpu_bps : 0;
             const plan_instance *t = tech_of(cat, in) == tech ? in : with_tech(cat, in, tech);
             if (t) {
                 inst->net_latency_s = t->net_latency_s;
@@ -512,9 +527,30 @@ static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int6
             snprintf(inst->source, sizeof inst->source,
                      "made for the row: catalog node %s with the row's network", in->name);
         }
-        if (blank(r->interconnect) || net.node_bps == 0)
+        if (net.gpu_bps > 0)
+            note(out, "network %.0f Gbps per GPU: %.0f Gbps per node of %d GPUs",
+                 net.gpu_bps * 8e-9, net_bps * 8e-9, gpn);
+        else if (blank(r->interconnect) || net.node_bps == 0)
             note(out, "network: %s's reference node (%.0f Gbps)", cat->gpus[in->gpu_index].name,
                  net_bps * 8e-9);
+    }
+    /* The GPU's stated memory is the run's, whatever the catalog's part of
+     * that chip has (a 96 GB H100 is not the 80 GB one): the same chip, its
+     * memory as stated (more than 2 % off the catalog's). */
+    double mem = stated_mem(r);
+    const plan_gpu *cg = &cat->gpus[inst->gpu_index];
+    out->own_gpu = 0;
+    if (mem > 0 && fabs(log(mem / cg->mem_bytes)) > 0.02) {
+        out->gpu = *cg;
+        out->gpu.mem_bytes = mem;
+        int cl = (int)chip_len(cg->name);
+        snprintf(out->gpu.name, sizeof out->gpu.name, "%.*s-%.0fGB", cl > 20 ? 20 : cl, cg->name,
+                 mem / 1073741824.0);
+        snprintf(out->gpu.source, sizeof out->gpu.source,
+                 "the catalog's %s with the row's stated memory", cg->name);
+        out->own_gpu = 1;
+        note(out, "GPU memory %.0f GiB as stated (the catalog's %s has %.0f)",
+             mem / 1073741824.0, cg->name, cg->mem_bytes / 1073741824.0);
     }
     int g = inst->gpus_per_node;
     int nodes;
@@ -542,6 +578,8 @@ int plan_validate_cluster(const plan_catalog *cat, const plan_validate_result *r
     int rc = plan_cluster_make(cat, in, r->nodes, c, err);
     if (rc)
         return rc;
+    if (r->own_gpu)
+        c->gpu = &r->gpu; /* the row's part: its stated memory */
     c->gpus = r->gpus;
     plan_cluster_use_framework(cat, r->framework, c);
     return ST_OK;

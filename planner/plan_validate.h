@@ -37,6 +37,9 @@ typedef struct plan_validate_row {
     const char *num_layers, *hidden_size, *num_heads, *num_kv_heads, *ffn_hidden_size;
     const char *seq_len, *vocab_size;
     const char *gpu_type, *gpu_mem_gb, *num_gpus, *instance_type, *interconnect;
+    /* the network as numbers, when a file states them (Gb/s, one direction):
+     * each GPU's NIC, or the node's NICs together; over the interconnect text */
+    const char *net_gbps_per_gpu, *net_gbps_per_node;
     const char *tp, *pp, *dp, *cp, *model_parallel_size, *virtual_stages, *micro_batch_size;
     const char *global_batch_size, *global_batch_tokens, *num_microbatches, *grad_accum_steps;
     const char *recompute, *optimizer_sharding, *sequence_parallel;
@@ -92,6 +95,9 @@ typedef struct plan_validate_result {
     char instance[48];                  /* the name of inst */
     plan_instance inst;                 /* the node the row ran on: a catalog entry, or one
                                          * made from the row's GPU and network text */
+    int own_gpu;                        /* 1: the row states a memory the catalog GPU of its
+                                         * chip does not have: gpu is that GPU with it */
+    plan_gpu gpu;
     int framework;                      /* plan_frameworks index the row was read with */
     int nodes, gpus;
     plan_estimate est;                  /* of the layout above */

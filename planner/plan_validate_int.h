@@ -63,11 +63,15 @@ typedef enum net_tech {
 typedef struct net_text {
     net_tech tech;
     double node_bps;             /* 0: not stated */
+    double gpu_bps;              /* a rate the text gives per GPU ("400 Gb/s per GPU"),
+                                  * the node's being that times its GPUs; 0: none */
     int nvswitch;                /* the text names an NVSwitch inside the node */
 } net_text;
 
 /* Read an interconnect text ("8x200Gb/s HDR IB per node", "1600 Gbps RoCE
- * node-node", "4x Omni-Path per node", "EFA 4x100 Gb/s"). */
+ * node-node", "4x Omni-Path per node", "EFA 4x100 Gb/s", "400 Gb/s RDMA per
+ * GPU": a rate said to be per GPU or per accelerator is one GPU's, never the
+ * node's). */
 void plan__net_parse(const char *text, net_text *out);
 
 /* FLOP conventions a published TFLOP/s may be stated in. */

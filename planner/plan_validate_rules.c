@@ -61,9 +61,10 @@ static double number_at(const char *p, const char **end)
 }
 
 /* "<n> x <rate> Gb" or "<rate> Gbps": the per-node rate in Gb/s, 0 if the
- * text gives none. */
-static double node_gbps(const char *s)
+ * text gives none; *ports 1 when it counts links ("<n> x"), else 0. */
+static double node_gbps(const char *s, int *ports)
 {
+    *ports = 0;
     for (const char *p = s; *p; p++) {
         if (!isdigit((unsigned char)*p) || (p > s && (isdigit((unsigned char)p[-1]) || p[-1] == '.')))
             continue;
@@ -77,18 +78,24 @@ static double node_gbps(const char *s)
             double b = number_at(q + 1, &e2);
             while (*e2 == ' ')
                 e2++;
-            if (strncasecmp(e2, "Gb", 2) == 0)
+            if (strncasecmp(e2, "Gb", 2) == 0) {
+                *ports = 1;
                 return a * b;
-            if (plan__contains(e2, "Omni-Path") && e2 - q < 4)
+            }
+            if (plan__contains(e2, "Omni-Path") && e2 - q < 4) {
+                *ports = 1;
                 return a * OMNIPATH_PORT_GBPS;
+            }
             continue;
         }
         if (strncasecmp(q, "Gb", 2) == 0)
             return a;
         if (strncasecmp(q, "Tb", 2) == 0)
             return a * 1000.0;
-        if (strncasecmp(q, "Omni-Path", 9) == 0 || strncasecmp(q, "x Omni-Path", 11) == 0)
+        if (strncasecmp(q, "Omni-Path", 9) == 0 || strncasecmp(q, "x Omni-Path", 11) == 0) {
+            *ports = 1;
             return a * OMNIPATH_PORT_GBPS;
+        }
         p = e - 1;
     }
     return 0;
@@ -106,7 +113,19 @@ void plan__net_parse(const char *text, net_text *out)
              plan__contains(text, "EDR") || plan__contains(text, "RoCE") ||
              plan__contains(text, "Omni-Path") || strncasecmp(text, "IB", 2) == 0)
         out->tech = NET_RDMA;
-    out->node_bps = GBPS(node_gbps(text));
+    int ports = 0;
+    out->node_bps = GBPS(node_gbps(text, &ports));
+    /* a single rate said to be per GPU is one GPU's NIC (rail-optimised
+     * nodes: DGX H100 has one 400 Gb/s NIC per GPU); "8 x 400 Gb/s, one per
+     * GPU" counts the node's links */
+    static const char *const per_gpu[] = {"per GPU", "/GPU", "each GPU", "per accelerator",
+                                          "GPU-to-GPU across nodes", "per-GPU"};
+    for (size_t i = 0; out->node_bps > 0 && !ports && i < sizeof per_gpu / sizeof per_gpu[0]; i++)
+        if (plan__contains(text, per_gpu[i])) {
+            out->gpu_bps = out->node_bps;
+            out->node_bps = 0;
+            break;
+        }
     /* "4x Omni-Path" names ports without a rate */
     if (out->node_bps == 0 && plan__contains(text, "Omni-Path")) {
         const char *e;

@@ -578,12 +578,33 @@ static void attention_generations(void **state)
     gpu.fp8_peak_flops = gpu.cudnn_attn_eff = gpu.flash3_eff = 0;
 }
 
+/* A GPU's share of the network: its node's split over its GPUs, at most
+ * the NIC it reaches (net_gpu_bps); the rings and sends across nodes use it. */
+static void network_share_per_gpu(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    make_cluster(&c, 2);
+    double share = inst.net_bps / inst.gpus_per_node;
+    assert_rel(plan__p2p_link_bps(&c, 0), share * 0.96, 1e-12);
+    inst.net_gpu_bps = share / 4; /* one slow NIC for each GPU */
+    assert_rel(plan__p2p_link_bps(&c, 0), share / 4 * 0.96, 1e-12);
+    plan__span sp = {.ranks_per_node = 1, .nodes = 2};
+    double slow = plan__allgather_s(&c, &sp, 1e9);
+    inst.net_gpu_bps = 4 * share; /* a faster NIC than the node's share: the share */
+    double fast = plan__allgather_s(&c, &sp, 1e9);
+    assert_rel(plan__p2p_link_bps(&c, 0), share * 0.96, 1e-12);
+    assert_true(slow > 3.0 * fast);
+    inst.net_gpu_bps = 0;
+}
+
 int main(void)
 {
     test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(activations_tp_closed_form),
         cmocka_unit_test(attention_generations),
+        cmocka_unit_test(network_share_per_gpu),
         cmocka_unit_test(zero_state_bytes),
         cmocka_unit_test(invariants),
         cmocka_unit_test(stage_terms),

@@ -659,6 +659,44 @@ static void test_tokens_fsdp_network(void **state)
     assert_rel(r->inst.net_bps, 300e9 / 8.0, 1e-12);
     assert_int_equal(r->inst.gpus_per_node, 8);
     assert_non_null(strstr(r->instance, "300Gbps"));
+
+    /* a rate per GPU is each GPU's NIC: the node has eight of them */
+    x.interconnect = "400 Gb/s RDMA per GPU";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_rel(r->inst.net_bps, 8 * 400e9 / 8.0, 1e-12);
+    assert_rel(r->inst.net_gpu_bps, 400e9 / 8.0, 1e-12);
+    assert_non_null(strstr(r->notes, "400 Gbps per GPU: 3200 Gbps per node"));
+    /* ... but links counted for the node stay the node's */
+    x.interconnect = "8x400 Gb/s InfiniBand, one NIC per GPU";
+    r = run(&x);
+    assert_rel(r->inst.net_bps, 3200e9 / 8.0, 1e-12);
+    /* the numbers, where the file has them, over the text */
+    x.interconnect = "400 Gb/s RDMA";
+    x.net_gbps_per_gpu = "200";
+    r = run(&x);
+    assert_rel(r->inst.net_bps, 8 * 200e9 / 8.0, 1e-12);
+    x.net_gbps_per_gpu = NULL;
+    x.net_gbps_per_node = "800";
+    r = run(&x);
+    assert_rel(r->inst.net_bps, 800e9 / 8.0, 1e-12);
+    assert_rel(r->inst.net_gpu_bps, 0, 0);
+    x.net_gbps_per_node = NULL;
+
+    /* a GPU's stated memory is the run's: a 96 GB part is not the 80 GB one */
+    x.interconnect = "1600 Gbps RoCE node-node";
+    x.gpu_type = "H100 96GB";
+    x.gpu_mem_gb = "96";
+    r = run(&x);
+    assert_true(r->own_gpu);
+    assert_rel(r->gpu.mem_bytes, 96.0 * 1073741824.0, 1e-12);
+    assert_rel(r->est.capacity_bytes, 96.0 * 1073741824.0, 1e-12);
+    assert_string_equal(r->gpu.name, "H100-96GB");
+    assert_non_null(strstr(r->notes, "GPU memory 96 GiB as stated"));
+    x.gpu_mem_gb = "80";
+    r = run(&x);
+    assert_false(r->own_gpu);
+    assert_rel(r->est.capacity_bytes, 80.0 * 1073741824.0, 1e-12);
 }
 
 /* NeMo's GPT configs train with the GPT-2 BPE vocabulary padded to 128 x TP;
