@@ -752,6 +752,10 @@ typedef struct plan_result {
     int ntop;
     plan_candidate top[PLAN_TOPK_MAX];  /* best first */
     int64_t evaluated;                  /* layouts looked at */
+    int64_t costed;                     /* of those, the ones the cost model ran on
+                                         * (memory, and time when kept); the rest were
+                                         * rejected before any costing (structure,
+                                         * batch, TP across nodes, ...) */
     int64_t feasible;
     int64_t rejected[PLAN_REJ__COUNT];  /* by reason */
     double min_oom_excess_bytes;        /* smallest miss among OOM layouts */

@@ -183,6 +183,7 @@ static void count(search_ctx *x, plan_candidate *cand)
     plan_result *res = x->res;
     res->evaluated++;
     if (cand->est.reject == PLAN_OK || cand->est.reject == PLAN_REJ_OOM) {
+        res->costed++;
         if (kept(res, cand, x->k, x->cfg->objective)) {
             st_err e = {0};
             plan_evaluate(x->m, x->c, &cand->layout, &cand->est, NULL, &e);
