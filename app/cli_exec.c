@@ -438,7 +438,7 @@ static int parse_exec_args(int argc, char **argv, exec_opts *o, char **pargv, in
 
 /* ---- the model and the layout ---- */
 
-/* The executor's profile on a device (plan_framework.c): "smdplan" on the
+/* The executor's profile on a device (data/frameworks.json): "smdplan" on the
  * CPU, "smdplan-cuda" on the GPU (what differs there, with its sources). */
 static int device_profile(int cuda)
 {
