@@ -4,6 +4,7 @@
  *   smdplan [plan] --params 30B --instances 16xp4d ...   recommend layouts
  *   smdplan simulate --params 30B --instances 16xp4d ... play the step out event by event
  *   smdplan catalog                                      list instance types
+ *   smdplan frameworks [KEY]                             list the stacks by release
  *   smdplan validate FILE.csv                            predict published runs
  *   smdplan calibrate FILE.csv                           fit GPU efficiency parameters
  *   smdplan history | show ID | compare                  what earlier commands recorded
@@ -19,6 +20,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "app/cli_int.h"
+#include "data/data.h"
 #include "exec/exec.h"
 #include "smd_config.h"
 
@@ -58,6 +60,12 @@ int cli_main(int argc, char **argv)
         print_version();
         return 0;
     }
+    /* the stack profiles (data/frameworks.json) every command reads */
+    st_err err = {0};
+    if (data_frameworks_load(NULL, &err) != ST_OK)
+        return cli_fail(&err);
+    if (argc > 1 && strcmp(argv[1], "frameworks") == 0)
+        return cli_frameworks_cmd(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "catalog") == 0)
         return cli_catalog_cmd(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "validate") == 0)
@@ -82,7 +90,7 @@ int cli_main(int argc, char **argv)
         return cli_bench_cmd(argc - 1, argv + 1);
     if (argc > 1 && argv[1][0] != '-') {
         fprintf(stderr,
-                "smdplan: unknown command '%s'; allowed: plan (default), simulate, catalog, validate, calibrate, "
+                "smdplan: unknown command '%s'; allowed: plan (default), simulate, catalog, frameworks, validate, calibrate, "
                 "history, show, compare, report, exec, bench "
                 "(see smdplan --help)\n",
                 argv[1]);

@@ -268,15 +268,21 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
     fprintf(f, "calibrate: %s, %d rows, %d with a compared time fitted, %d sources\n", path,
             nrows, rep->rows_used, rep->nsources);
     if (rep->rows_oom)
-        fprintf(f, "           %d more left out: the planner finds their published layout out of "
-                   "memory, so they did not run as published\n",
+        fprintf(f, "           %d of them ran though the planner finds their published layout "
+                   "out of memory (fitted and scored all the same)\n",
                 rep->rows_oom);
     fprintf(f, "\n");
     fprintf(f, "%-10s %-6s %5s %4s  %-13s %9s %9s %8s  %s\n", "framework", "chip", "rows", "src",
             "parameter", "before", "after", "+-", "");
+    int nbound = 0;
     for (int i = 0; i < rep->ngroups; i++) {
         const plan_cal_group *g = &rep->group[i];
         int first = 1;
+        if (g->pooled) {
+            fprintf(f, "%-10s %-6s %5d %4d  not fitted: %s\n\n", g->framework, g->silicon,
+                    g->rows, g->sources, g->why);
+            continue;
+        }
         for (int p = 0; p < PLAN_EFF__COUNT; p++) {
             if (!(g->asked & (1u << p)))
                 continue;
@@ -289,7 +295,10 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
                     first ? g->silicon : "", "", "", plan_eff_param_name((plan_eff_param)p),
                     *plan_eff_ref((plan_eff *)&g->before, (plan_eff_param)p),
                     *plan_eff_ref((plan_eff *)&g->after, (plan_eff_param)p), se,
-                    fitted ? "fitted" : "kept");
+                    !fitted ? "kept"
+                    : (g->on_bound >> p) & 1 ? "ON A BOUND: a failure of the model"
+                                             : "fitted");
+            nbound += fitted && ((g->on_bound >> p) & 1) && !g->rejected;
             if (first) {
                 fprintf(f, "%-10s %-6s %5d %4d\n", "", "", g->rows, g->sources);
                 first = 0;
@@ -302,7 +311,26 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
                 g->converged || !g->fitted ? "" : " (stopped before the tolerance)",
                 g->rejected ? "; REJECTED: " : "", g->rejected ? g->why : "");
     }
-    fputs("(kept: a parameter the runs do not constrain keeps its value)\n\n", f);
+    fputs("(kept: a parameter the runs do not constrain keeps its value)\n", f);
+    if (nbound) {
+        fprintf(f, "%d fitted parameter%s ended on a bound of its physical range: the fit "
+                   "absorbs physics the model lacks there; not a result. The bounds:\n",
+                nbound, nbound == 1 ? "" : "s");
+        for (int p = 0; p < PLAN_EFF__COUNT; p++) {
+            int any = 0;
+            for (int i = 0; i < rep->ngroups; i++)
+                any |= !rep->group[i].rejected && !rep->group[i].pooled &&
+                       ((rep->group[i].on_bound >> p) & 1);
+            if (any) {
+                char head[40];
+                snprintf(head, sizeof head, "  %s: ", plan_eff_param_name((plan_eff_param)p));
+                cli_wrap(f, plan_cal_bound_source((plan_eff_param)p), head, "    ");
+            }
+        }
+    } else {
+        fputs("No fitted parameter ended on a bound of its physical range.\n", f);
+    }
+    fputs("\n", f);
     cli_table *t = cli_table_new();
     const char *const head[] = {"source", "rows", "framework", "chip", "fitted", "held out",
                                 "held out, predicted by"};

@@ -175,6 +175,9 @@ static cJSON *gpu_json(const plan_gpu *g)
     cJSON_AddNumberToObject(o, "misaligned_factor", g->misaligned_factor);
     cJSON_AddNumberToObject(o, "hbm_eff", g->hbm_eff);
     cJSON_AddNumberToObject(o, "flash_eff", g->flash_eff);
+    cJSON_AddNumberToObject(o, "flash1_eff", g->flash1_eff);
+    cJSON_AddNumberToObject(o, "flash3_eff", g->flash3_eff);
+    cJSON_AddNumberToObject(o, "cudnn_attn_eff", g->cudnn_attn_eff);
     cJSON_AddNumberToObject(o, "gemm_align_bytes", g->gemm_align_bytes);
     cJSON_AddNumberToObject(o, "align_partial_factor", g->align_partial_factor);
     cJSON_AddNumberToObject(o, "fp8_peak_flops", g->fp8_peak_flops);
@@ -198,6 +201,7 @@ static cJSON *instance_json(const plan_instance *in)
     cJSON_AddBoolToObject(o, "nvswitch", in->nvswitch);
     cJSON_AddNumberToObject(o, "intra_busbw_bps", in->intra_busbw_bps);
     cJSON_AddNumberToObject(o, "intra_latency_s", in->intra_latency_s);
+    cJSON_AddNumberToObject(o, "net_gpu_bps", in->net_gpu_bps);
     cJSON_AddNumberToObject(o, "net_bps", in->net_bps);
     cJSON_AddNumberToObject(o, "net_latency_s", in->net_latency_s);
     cJSON_AddNumberToObject(o, "net_latency_nodes", in->net_latency_nodes);

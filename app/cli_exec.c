@@ -450,7 +450,7 @@ static int parse_exec_args(int argc, char **argv, exec_opts *o, char **pargv, in
 
 /* ---- the model and the layout ---- */
 
-/* The executor's profile on a device (plan_framework.c): "smdplan" on the
+/* The executor's profile on a device (data/frameworks.json): "smdplan" on the
  * CPU, "smdplan-cuda" on the GPU (what differs there, with its sources). */
 static int device_profile(int cuda)
 {
@@ -1293,7 +1293,7 @@ static int check_exec_opts(exec_opts *o, const plan_config *cfg, int cuda, st_er
              plan_framework_get(cfg->framework)->family != PLAN_FW_SMDPLAN)
         ST_RAISE(err, ST_EINVAL, "--framework %s: smdplan exec runs the smdplan executor "
                  "(--framework smdplan)", plan_framework_get(cfg->framework)->key);
-    else if (o->framework_given && cfg->framework != plan_framework_match("smdplan") &&
+    else if (o->framework_given && cfg->framework != plan_framework_match("smdplan", 0) &&
              cfg->framework != device_profile(cuda))
         ST_RAISE(err, ST_EINVAL, "--framework %s: the executor's profile on the %s device is "
                  "%s", plan_framework_get(cfg->framework)->key, o->device,

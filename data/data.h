@@ -15,6 +15,7 @@
 
 #include "common/st.h"
 #include "planner/plan.h"
+#include "planner/plan_framework.h"
 
 /* Directory holding the data files: $SMDPLAN_DATA if set, else the source
  * tree's data/ when it exists (a build tree), else the installed share dir.
@@ -39,6 +40,42 @@ const char *data_calibration_path(void);
 /* Merge a user catalog file into cat: entries with a new name are added,
  * entries with an existing name have the fields given replaced. Re-links. */
 int data_catalog_merge(plan_catalog *cat, const char *path, st_err *err);
+
+/* Stack profiles (data_frameworks.c): data_dir()/frameworks.json, one entry
+ * per release of a stack, inheriting from an earlier one. */
+
+/* Read the profiles at path (NULL: the shipped file) and install them in
+ * the planner (plan_frameworks_set); on any error nothing is installed and
+ * err names the file, the entry and the field. */
+int data_frameworks_load(const char *path, st_err *err);
+
+/* Parse a profiles text: *out (malloc'ed, free()) gets *n resolved
+ * profiles in file order, *def the index of the default. For the loader,
+ * tests and fuzzing; name is used in messages. */
+int data_frameworks_parse(const char *text, size_t len, const char *name,
+                          plan_framework **out, int *n, int *def, st_err *err);
+
+/* data_dir()/frameworks.json. A static string. */
+const char *data_frameworks_path(void);
+
+/* One value of a profile as the file gives it: its field, its JSON text,
+ * the entry it is written in (the profile's own, or the one it inherits
+ * from) and the citation beside it ("_FIELD", else that entry's source). */
+typedef struct data_fw_line {
+    char field[32];
+    char value[200];
+    char from[PLAN_FW_KEY_MAX];
+    char cite[600];
+} data_fw_line;
+
+/* Every value of profile key (exactly as the file names it) with its
+ * source: *out (calloc'ed, free()) gets *n lines. */
+int data_frameworks_describe(const char *path, const char *key, data_fw_line **out, int *n,
+                             st_err *err);
+
+/* How many behaviour values the file gives without a citation beside them
+ * ("_FIELD"); the first as "entry.field" into what. -1 on a read error. */
+int data_frameworks_uncited(const char *path, char *what, size_t size, st_err *err);
 
 /* Read the model presets; NULL means data_dir()/models.json. */
 int data_presets_load(const char *path, plan_presets *presets, st_err *err);

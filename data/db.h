@@ -70,6 +70,7 @@
 #include "common/st.h"
 #include "planner/plan.h"
 #include "planner/plan_calibrate.h"
+#include "planner/plan_framework.h"
 #include "planner/plan_validate.h"
 #include "sim/sim.h"
 #include "exec/exec_bench.h"
@@ -339,7 +340,7 @@ typedef struct db_compare_row {
     char instance_type[48];
     int nodes, gpus;
     char layout[128];            /* "tp 8 pp 2 dp 8 mbs 1x16 interleaved recompute full ..." */
-    char framework[16];          /* plan_frameworks key ("smp", "megatron" ...) */
+    char framework[PLAN_FW_KEY_MAX]; /* plan_frameworks key ("smp", "megatron" ...) */
     char precision[8];           /* plan_precision_name ("bf16", "fp8", "fp32") */
     double predicted_s;          /* 0 = none */
     double simulated_s;
@@ -432,7 +433,7 @@ typedef struct db_grid_cell {
     double step_s;
     char reason[24];             /* when infeasible: the latest rejection ("out of memory") */
     char layout[128];
-    char framework[16];          /* plan_frameworks key; "" when not recorded */
+    char framework[PLAN_FW_KEY_MAX]; /* plan_frameworks key; "" when not recorded */
     char precision[8];           /* plan_precision_name; "" when not recorded */
 } db_grid_cell;
 
@@ -448,7 +449,7 @@ typedef struct db_scaling_point {
     double tokens_per_s, step_s, mfu;
     double cost_per_hour, cost_per_mtokens; /* 0 when the price is unknown */
     char layout[128];
-    char framework[16];          /* as db_grid_cell */
+    char framework[PLAN_FW_KEY_MAX]; /* as db_grid_cell */
     char precision[8];
 } db_scaling_point;
 
@@ -464,7 +465,7 @@ typedef struct db_measured {
     char row_id[32];             /* published: the row of the file */
     char model[PLAN_NAME_MAX];
     char layout[128];
-    char framework[16];          /* the plan's (a published run's: its row's); "" when
+    char framework[PLAN_FW_KEY_MAX]; /* the plan's (a published run's: its row's); "" when
                                   * not recorded */
     char precision[8];
     double measured_s, predicted_s, simulated_s; /* 0 = none */
@@ -487,7 +488,7 @@ typedef struct db_exec_run {
     char model[PLAN_NAME_MAX];
     char instance_type[48];      /* of its plan: the catalog entry it was predicted on, or
                                   * the host's name when there was none */
-    char framework[16];          /* the plan's plan_frameworks key */
+    char framework[PLAN_FW_KEY_MAX]; /* the plan's plan_frameworks key */
     double measured_s;           /* median of the measured steps */
     double predicted_s, simulated_s; /* when it ran; 0 = none */
 } db_exec_run;

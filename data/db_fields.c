@@ -344,7 +344,12 @@ static int enum_value(int type, const char *t)
         if (type == DB_F_REJECT && v >= PLAN_REJ__COUNT) break;
         if (type == DB_F_ARCH && v > PLAN_ARCH_LLAMA) break;
         if (type == DB_F_BASIS && v > PLAN_VAL_BASIS_PARAMS8) break;
-        if (type == DB_F_FW && v >= plan_nframeworks) break;
+        if (type == DB_F_FW) {
+            /* a key, a bare stack (its latest release) or a key the profile
+             * had before releases were keys ("megatron-2021") */
+            int i = -1;
+            return plan_framework_find(t, &i, NULL) == ST_OK ? i : -1;
+        }
         if (type == DB_F_PREC && v >= PLAN_PREC__COUNT) break;
         if (strcmp(enum_text(type, v), t) == 0)
             return v;

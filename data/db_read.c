@@ -296,7 +296,7 @@ int db_simulation(db *d, int64_t record_id, sim_config *cfg, sim_result *out, st
  * n-th '|', and its framework and precision (NULL when not recorded). */
 typedef struct plan_group {
     char prefix[1024];
-    char framework[16], precision[8];
+    char framework[PLAN_FW_KEY_MAX], precision[8];
     int have_framework, have_precision;
 } plan_group;
 

@@ -23,7 +23,6 @@
 #include "exec/exec.h"
 #include "exec/exec_dev.h"
 #include "exec/exec_int.h"
-#include "planner/plan_framework.h"
 #include "sim/sim_schedule.h"
 
 static const char *const data_names[EXEC_DATA__COUNT] = {"synthetic", "text", "tokens"};
@@ -62,14 +61,19 @@ void exec_config_default(exec_config *cfg)
     m->dropout = PLAN_DROPOUT_OFF;
     plan_layout *l = &cfg->layout;
     plan_layout_default(l);
-    /* the planner's profile of this executor (planner/plan_framework.c) */
-    int fw = PLAN_FW_DEFAULT;
-    if (plan_framework_find("smdplan", &fw, NULL) == ST_OK)
-        plan_framework_apply(plan_framework_get(fw), fw, l);
+    /* the executor's own behaviour, as its profile in data/frameworks.json
+     * ("smdplan") describes it to the planner: no overlapped TP or pipeline
+     * transfers, gradients reduced in the precision they are kept in, ranks
+     * in any order (the rank program reads this layout, not the profiles) */
+    l->tp_overlap = 0;
+    l->pp_overlap = 0;
+    l->fp32_grads = 0;
+    l->launch_blocking = 0;
     l->active_microbatches = 1;
     l->dp_overlap = 1;
     l->dp_bucket_bytes = 25e6;
     l->flash_attention = 0;
+    l->attention = PLAN_ATTN_UNFUSED;
     l->precision = PLAN_PREC_FP32;
     l->global_batch = 1;
     exec_train *t = &cfg->train;

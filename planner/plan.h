@@ -197,7 +197,14 @@ typedef struct plan_gpu {
                                   * speed (16, or 128 on A100); 0 reads as 16 */
     double align_partial_factor; /* multiplier for dims a multiple of 8 but not of that */
     double hbm_eff;              /* fraction of HBM bandwidth elementwise kernels reach */
-    double flash_eff;            /* fraction of peak a fused (flash) attention kernel reaches */
+    double flash_eff;            /* fraction of peak FlashAttention-2 reaches, forward and
+                                  * backward, causal (the reference fused generation) */
+    /* The other fused generations where measured on the chip, fractions of
+     * peak as flash_eff; 0: not measured (plan__attn_eff derives them from
+     * flash_eff by their published ratios) */
+    double flash1_eff;           /* FlashAttention (Dao et al. 2022) */
+    double flash3_eff;           /* FlashAttention-3 (Shah et al. 2024), Hopper */
+    double cudnn_attn_eff;       /* cuDNN fused attention (Transformer Engine) */
     double fp8_peak_flops;       /* dense FP8 tensor-core peak, FLOP/s (0: no FP8) */
     double fp8_gemm_eff;         /* fraction of the FP8 peak a large aligned FP8 GEMM reaches */
     double alloc_frac;           /* the allocator's reserve (plan_eff); 0 reads as none */
@@ -283,7 +290,12 @@ typedef struct plan_instance {
     double intra_busbw_bps;      /* all-reduce bus bandwidth inside one node (nccl-tests) */
     double intra_latency_s;      /* small-message (<= 1 KiB) all-reduce time on one node,
                                   * nccl-tests: sets the NVLink hop latency (plan_hw.c) */
-    double net_bps;              /* network bandwidth per node, one direction */
+    double net_bps;              /* network bandwidth per node, one direction: every NIC
+                                  * of the node together */
+    double net_gpu_bps;          /* the NIC bandwidth one GPU reaches, one direction (rail-
+                                  * optimised nodes give each GPU its own NIC); 0: an equal
+                                  * share of net_bps. A GPU's share of the network is at most
+                                  * this, whatever the node has */
     double net_latency_s;        /* the same across net_latency_nodes nodes: sets the
                                   * network hop latency */
     int net_latency_nodes;       /* nodes of that measurement (2 unless said) */
@@ -395,6 +407,25 @@ typedef enum plan_precision {
 const char *plan_precision_name(plan_precision p); /* "bf16", "fp8", "fp32" */
 int plan_precision_parse(const char *s, plan_precision *out, st_err *err);
 
+/* The attention core's kernel generation. Unfused: the s x s scores are
+ * materialised (QK^T, a fused scale-mask-softmax, dropout, PV: Megatron-LM's
+ * path before FlashAttention). The fused ones keep no scores and recompute
+ * them in the backward: FlashAttention (Dao et al. 2022), FlashAttention-2
+ * (Dao 2023), FlashAttention-3 (Shah et al. 2024, Hopper only), and cuDNN's
+ * fused attention (Transformer Engine's FusedAttention backend). Each runs at
+ * its own fraction of the chip's peak (plan_gpu.attn_eff). */
+typedef enum plan_attn {
+    PLAN_ATTN_UNFUSED = 0,
+    PLAN_ATTN_FLASH1,
+    PLAN_ATTN_FLASH2,
+    PLAN_ATTN_FLASH3,
+    PLAN_ATTN_CUDNN,
+    PLAN_ATTN__COUNT
+} plan_attn;
+
+const char *plan_attn_name(plan_attn a); /* "unfused", "flash1", "flash2", "flash3", "cudnn" */
+int plan_attn_parse(const char *s, plan_attn *out, st_err *err);
+
 typedef struct plan_layout {
     int tp;                      /* tensor-parallel degree */
     int pp;                      /* pipeline degree (SMP "partitions") */
@@ -415,6 +446,8 @@ typedef struct plan_layout {
     char placement[4];           /* order of D, P, T from outermost to innermost rank
                                   * stride, e.g. "DPT" (SMP "cluster"), "TPD" ("spread") */
     int flash_attention;         /* fused attention kernel: no s x s activations */
+    plan_attn attention;         /* which kernel: unfused, or the fused generation when
+                                  * flash_attention (plan_framework_apply sets both) */
     int dp_overlap;              /* DP sync bucketed and overlapped with backward */
     int fp32_grads;              /* gradients kept and all-reduced in fp32 (4 B, e.g.
                                   * Megatron --accumulate-allreduce-grads-in-fp32) */
@@ -671,6 +704,8 @@ typedef struct plan_config {
     int offload_activations;     /* 0/1 or -1 (searched only with full recompute and pp > 1) */
     int prescaled_batch;         /* 0/1 or -1 */
     int flash_attention;         /* 0/1 or -1: the framework's */
+    int attention;               /* plan_attn or -1: the framework's generation (a fused
+                                  * one when flash_attention is 1) */
     int dp_overlap;              /* 0/1 or -1: the framework's */
     int fp32_grads;              /* 0/1 or -1: the framework's */
     int tp_overlap;              /* 0/1/2 or -1: the framework's */
@@ -720,6 +755,10 @@ typedef struct plan_result {
     int ntop;
     plan_candidate top[PLAN_TOPK_MAX];  /* best first */
     int64_t evaluated;                  /* layouts looked at */
+    int64_t costed;                     /* of those, the ones the cost model ran on
+                                         * (memory, and time when kept); the rest were
+                                         * rejected before any costing (structure,
+                                         * batch, TP across nodes, ...) */
     int64_t feasible;
     int64_t rejected[PLAN_REJ__COUNT];  /* by reason */
     double min_oom_excess_bytes;        /* smallest miss among OOM layouts */

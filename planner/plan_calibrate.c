@@ -26,28 +26,54 @@
 #include "planner/plan_framework.h"
 #include "planner/plan_int.h"
 
-/* Physical range each parameter is searched in. */
+/* Physical range each parameter is searched in, and where each bound comes
+ * from. A fit that ends on one is a failure of the model (some physics it
+ * lacks is being absorbed), reported as such (plan_cal_group.on_bound),
+ * never a result. */
 static const struct {
     double lo, hi;
+    const char *src;
 } ranges[PLAN_EFF__COUNT] = {
     /* the top is the chip's measured GEMM ceiling (cal_hi) */
-    [PLAN_EFF_GEMM] = {0.30, 0.90},
-    /* Ceiling 0.92: a device-to-device copy moves about 0.90 of the HBM
-     * datasheet bandwidth on H100 (3.0 of 3.35 TB/s) and H200 (4.3 of 4.8)
-     * (measured, reference/hardware.md). */
-    [PLAN_EFF_HBM] = {0.30, 0.92},
-    /* FlashAttention-2 reaches 50-73 % of the A100 peak forward (Dao 2023);
-     * implementations vary widely, so the range is wide. */
-    [PLAN_EFF_FLASH] = {0.05, 0.95},
-    /* FP8 GEMMs: bounded like BF16 ones; the FP8 peak is twice the BF16
-     * one on H100 (hardware.md), the efficiency of reaching it is fitted. */
-    [PLAN_EFF_FP8_GEMM] = {0.20, 0.90},
-    /* a GEMM dim d keeps d / (d + half) of the peak: from tile padding on
-     * small dims (half ~ a tile, 16..) to wave quantisation on a chip of
-     * many SMs (half ~ SMs x tile, ..2048) */
-    [PLAN_EFF_DIM_HALF] = {16.0, 2048.0},
-    [PLAN_EFF_ALLOC] = {0.0, 0.5},
+    [PLAN_EFF_GEMM] = {0.30, 0.90,
+                       "low: the GEMM term's roofline takes HBM-bound shapes apart, so a large "
+                       "GEMM below 0.30 of peak is no tensor-core GEMM; high: the chip's "
+                       "measured GEMM ceiling (an 8192^3 bf16 product reached 0.81 of the H100 "
+                       "peak, gpu_h100_measured.json), else 0.90"},
+    [PLAN_EFF_HBM] = {0.30, 0.90,
+                      "high: a device-to-device copy moves 0.89 of the datasheet bandwidth on "
+                      "H100 (2990 of 3350 GB/s, gpu_h100_measured.json) and 0.90 on H200 (4.3 "
+                      "of 4.8 TB/s, hardware.md): no streaming kernel moves more; low: a third "
+                      "of that (a stack's unfused small kernels)"},
+    [PLAN_EFF_FLASH] = {0.05, 0.95,
+                        "high: the chip's GEMM ceiling (attention is two GEMMs with a softmax "
+                        "between them); low: FlashAttention-2 through PyTorch reached 0.21 of "
+                        "the H100 peak forward and backward (gpu_h100_measured.json), a "
+                        "quarter of that"},
+    [PLAN_EFF_FP8_GEMM] = {0.20, 0.90,
+                           "as gemm_eff_max, of the FP8 peak (twice the BF16 one on H100, "
+                           "hardware.md)"},
+    [PLAN_EFF_DIM_HALF] = {16.0, 2048.0,
+                           "a GEMM dim d keeps d / (d + half) of the peak: from tile padding "
+                           "(half ~ one 16-wide tile) to wave quantisation on a chip of many "
+                           "SMs (half ~ SMs x a 16-wide tile: 132 x 16 on H100)"},
+    [PLAN_EFF_ALLOC] = {0.0, 0.5,
+                        "the caching allocator rounds requests to at most twice their size "
+                        "(c10 CUDACachingAllocator block sizes), half of the tensors on top"},
 };
+
+/* A (framework, chip) gets its own fit only from this many independent
+ * published sources; with fewer, its rows are the chip's pool's, and the
+ * pool predicts it (one source alone would make a per-source fit). */
+#define PLAN_CAL_MIN_SOURCES 3
+
+/* A fitted value within this fraction of its range of a bound is on it. */
+#define CAL_ON_BOUND 1e-3
+
+const char *plan_cal_bound_source(plan_eff_param p)
+{
+    return (unsigned)p < PLAN_EFF__COUNT ? ranges[p].src : "";
+}
 
 /* Solver limits: at most four parameters; GSL's suggested tolerances. */
 #define CAL_MAX_ITER 80
@@ -435,6 +461,14 @@ static int fit(cal *c, const plan_eff *e0, unsigned asked, plan_cal_group *g, st
     g->after = c->eff;
     g->mean_abs_err_after_pct = residuals(c, NULL, &g->max_abs_err_after_pct);
     std_errors(c, g->std_err);
+    g->on_bound = 0;
+    for (int i = 0; i < c->np; i++) {
+        int p = c->idx[i];
+        double x = *plan_eff_ref(&g->after, (plan_eff_param)p);
+        double lo = cal_lo(c, p), hi = cal_hi(c, p), tol = CAL_ON_BOUND * (hi - lo);
+        if (x <= lo + tol || x >= hi - tol)
+            g->on_bound |= 1u << p;
+    }
     return ST_OK;
 }
 
@@ -590,6 +624,17 @@ static int fit_all(cal *c, const plan_cal_options *o, int skip, plan_cal_group *
                 drop_eff(c->cat, pr->family, pr->silicon);
             if (g.rows == 0)
                 continue;
+            if (pass == 1 && g.sources < PLAN_CAL_MIN_SOURCES) {
+                /* too few sources for a fit of its own: the chip's pool */
+                g.pooled = 1;
+                snprintf(g.why, sizeof g.why,
+                         "%d independent source%s; a stack's own fit needs %d: predicted by "
+                         "the %s pool", g.sources, g.sources == 1 ? "" : "s",
+                         PLAN_CAL_MIN_SOURCES, pr->silicon);
+                if (groups && ng < PLAN_CAL_GROUPS_MAX)
+                    groups[ng++] = g;
+                continue;
+            }
             c->hi_gemm = chip_ceiling(c->cat, pr->silicon);
             c->pool = pass == 0;
             plan_eff e0 = chip_eff(c->cat, pr->silicon);
@@ -707,6 +752,24 @@ static int fit_memory(cal *c, plan_cal_report *rep, st_err *err)
                 k++;
             if (k < rep->ngroups && rep->group[k].mem_rows > 0)
                 continue; /* done */
+            if (pass == 1) {
+                /* a stack's own reserve, as its own time fit, only from
+                 * PLAN_CAL_MIN_SOURCES sources: else the chip's */
+                int ns = 0;
+                for (int j = 0; j < c->nmrow; j++) {
+                    const cal_row *a = &c->mrow[j];
+                    if (strcmp(a->family, r->family) || strcmp(a->silicon, r->silicon))
+                        continue;
+                    int first = 1;
+                    for (int k2 = 0; k2 < j && first; k2++)
+                        first = strcmp(c->mrow[k2].family, r->family) ||
+                                strcmp(c->mrow[k2].silicon, r->silicon) ||
+                                strcmp(c->mrow[k2].r->source_key, a->r->source_key);
+                    ns += first;
+                }
+                if (ns < PLAN_CAL_MIN_SOURCES)
+                    continue;
+            }
             if (k == rep->ngroups) {
                 if (k == PLAN_CAL_GROUPS_MAX)
                     continue;
@@ -823,8 +886,12 @@ static int loso_one(cal *c, const plan_catalog *start, const plan_cal_options *o
             others_fw |= strcmp(r->family, src->framework) == 0;
         }
         *err_out = source_error(c, s);
-        if (others_fw)
+        if (others_fw && plan_catalog_eff(&work, src->framework, src->silicon))
             snprintf(basis, nb, "%s on %s from the other sources", src->framework, src->silicon);
+        else if (others_fw && (others_chip || o->keep_chips))
+            snprintf(basis, nb, "%s %s (fewer than %d other %s sources)", src->silicon,
+                     o->keep_chips ? "chip's own values" : "pool", PLAN_CAL_MIN_SOURCES,
+                     src->framework);
         else if (others_chip)
             snprintf(basis, nb, "%s pool (no other %s source)", src->silicon, src->framework);
         else
@@ -892,12 +959,9 @@ int plan_calibrate_results(plan_catalog *cat, const plan_validate_result *res, i
         if (!r->compared)
             continue;
         /* a run whose published layout the planner finds out of memory
-         * did not run as published: its time says nothing certain of the
-         * efficiencies (validate still reports it) */
-        if (r->pred_oom) {
+         * ran all the same: what validate scores is what is fitted */
+        if (r->pred_oom)
             rep->rows_oom++;
-            continue;
-        }
         cal_row *cr = &row[c.nrow];
         cr->r = r;
         snprintf(cr->family, sizeof cr->family, "%s",

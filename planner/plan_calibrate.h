@@ -78,6 +78,9 @@ typedef struct plan_cal_options {
     int keep_chips;
 } plan_cal_options;
 
+/* Where the bounds of parameter p's range come from (one line). */
+const char *plan_cal_bound_source(plan_eff_param p);
+
 /* One fit: a framework family on a chip, or a chip's pool (framework ""). */
 typedef struct plan_cal_group {
     char framework[16];
@@ -94,6 +97,11 @@ typedef struct plan_cal_group {
     int iterations;              /* the solver's, every start and restart together */
     int converged;
     int rejected;                /* worsened a held-out source: not kept */
+    int pooled;                  /* too few independent sources for a fit of its own:
+                                  * not fitted, the chip's pool predicts it */
+    unsigned on_bound;           /* fitted parameters that ended on a bound of their
+                                  * range: a failure of the model (physics the fit
+                                  * absorbs), not a result */
     int mem_rows;                /* runs with a measured memory the allocator's reserve
                                   * (alloc_frac) was fitted to; 0: not fitted */
     double mem_mean_abs_err_before_pct, mem_mean_abs_err_after_pct;
@@ -119,8 +127,9 @@ typedef struct plan_cal_report {
     int nsources;
     plan_cal_source source[PLAN_VAL_SOURCES_MAX];
     int rows_used;               /* rows with a compared time, fitted */
-    int rows_oom;                /* compared rows left out: their published layout does
-                                  * not fit by the planner's memory model */
+    int rows_oom;                /* of rows_used, those whose published layout does not
+                                  * fit by the planner's memory model, though they ran:
+                                  * fitted as validate scores them */
     double mean_source_err_pct;  /* mean over sources of their mean |error| */
     double max_source_err_pct;
     double loso_mean_source_err_pct;

@@ -189,8 +189,11 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     /* Attention core over a/t heads, sq queries against sk keys. */
     double ah = a / t, attn_f, attn_b;
     if (l->flash_attention) {
+        /* the layout's fused generation (a fused kernel without one named
+         * is FlashAttention-2, the executor's and the stacks' option) */
+        plan_attn gen = l->attention != PLAN_ATTN_UNFUSED ? l->attention : PLAN_ATTN_FLASH2;
         double flops = 4.0 * b * ah * sq * sk * d * CAUSAL_FRACTION;
-        attn_f = flops / (c->gpu->peak_flops * c->eff.flash_eff);
+        attn_f = flops / (c->gpu->peak_flops * plan__attn_eff(c, gen));
         attn_b = FLASH_BWD_OVER_FWD * attn_f;
     } else {
         double scores = b * ah * sq * sk;
@@ -441,17 +444,20 @@ static void stage_memory(const plan_model *m, const plan_cluster *c, const plan_
     double P = stage_params(m, l, i, layers);
     double sh = shard_degree(l), eb = elem_bytes(l);
     int fp32 = l->precision == PLAN_PREC_FP32;
+    const plan_framework *fw = plan_framework_get(l->framework);
     memset(mem, 0, sizeof *mem);
     mem->weights_bytes = eb * P / (l->sharding >= PLAN_SHARD_PARAMS ? sh : 1.0);
-    if (l->sharding >= PLAN_SHARD_PARAMS) /* gathered working copy: two layers (prefetch) */
-        mem->weights_bytes += 2.0 * eb * (double)m->params_layer / l->tp;
+    /* gathered working copies: the layer computing and the ones the stack
+     * prefetches ahead of it (FSDP1's limit_all_gathers: two in flight;
+     * the release's zero3_prefetch, data/frameworks.json) */
+    if (l->sharding >= PLAN_SHARD_PARAMS)
+        mem->weights_bytes += (1.0 + fw->zero3_prefetch) * eb * (double)m->params_layer / l->tp;
     if (l->precision == PLAN_PREC_FP8) /* FP8 copies of the linears' weights, kept across
                                         * microbatches (Transformer Engine's weight caching) */
         mem->weights_bytes += FP8_WEIGHT_BYTES * P / (l->sharding >= PLAN_SHARD_PARAMS ? sh : 1.0);
     mem->grads_bytes = (l->fp32_grads || fp32 ? 4.0 : GRAD_BYTES) * P /
                        (l->sharding >= PLAN_SHARD_GRADIENTS ? sh : 1.0);
     /* fp32 training keeps no master copy: Adam's m and v only */
-    const plan_framework *fw = plan_framework_get(l->framework);
     double ob = fp32 ? OPTIMIZER_BYTES_FP32 : fw->optimizer_bytes > 0 ? fw->optimizer_bytes
                                                                       : OPTIMIZER_BYTES;
     mem->optimizer_bytes = ob * P / (l->sharding >= PLAN_SHARD_OPTIMIZER ? sh : 1.0);
@@ -927,7 +933,7 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     TERM(terms, "time", "compute", tm->compute_s, "s",
          "m x (fwd + bwd + recompute) of the busiest stage; GEMM at peak x eff(m,n,k), "
          "attention core, elementwise at HBM bandwidth; with blocking launches plus "
-         PLAN__XSTR(PLAN__HOST_OP_US) " us host time per kernel (" PLAN__XSTR(PLAN__KERNELS_FWD)
+         "the stack's host time per kernel (host_op_s, " PLAN__XSTR(PLAN__KERNELS_FWD)
          " forward, " PLAN__XSTR(PLAN__KERNELS_BWD) " backward per layer), else that as a floor",
          "GEMM efficiency by tile occupancy and alignment (NVIDIA Matrix Multiplication "
          "Background guide); Narayanan et al. 2021 Eq. 3 FLOP counts; PyTorch eager dispatch");
@@ -936,7 +942,8 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
          "gradients), a fourth with full recompute; FP8 casts with FP8 linears",
          "Qi et al. 2023, Sec. 2; NVIDIA Matrix Multiplication Background guide");
     TERM(terms, "time", "  attention core", cs->attn_s, "s",
-         "flash: 4 b a s^2 d causal half at flash_eff of peak, backward 2.5x; unfused: "
+         "fused: 4 b a s^2 d causal half at the generation's efficiency (flash_eff for "
+         "FlashAttention-2; measured or by published ratio for 1, 3, cuDNN), backward 2.5x; unfused: "
          "batched GEMMs and the score tensors through HBM",
          "Dao 2023 (FlashAttention-2)");
     TERM(terms, "time", "  elementwise", cs->elem_s, "s",

@@ -1,698 +1,23 @@
 /*
- * plan_framework.c: the training stacks smdplan plans for (see
- * plan_framework.h): each profile's knobs, behaviour and defaults, and
- * where each comes from.
+ * plan_framework.c: the installed stack profiles (plan_framework.h): the
+ * registry data/ fills from data/frameworks.json, finding a profile by key,
+ * reading which stack and release a run's framework text names, and what a
+ * profile allows and sets on a layout.
  *
- * The table is the one place a stack's behaviour is written down; the
- * search, the cost model, the emitters, validate and calibrate read it.
- * Nothing here names a published source of measurements: a profile is
- * selected by the framework a run names, or by --framework.
+ * Nothing here names a published source of measurements or a stack: the
+ * profiles and the documented names they answer to are data; a profile is
+ * selected by the framework text a run gives (with its source's date), or
+ * by --framework.
  */
 #include "planner/plan_framework.h"
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "planner/plan_int.h"
-
-#define B(x) (1u << (x))
-#define SCH_SMP (B(PLAN_SCHED_SIMPLE) | B(PLAN_SCHED_INTERLEAVED))
-#define SCH_MEGATRON (B(PLAN_SCHED_INTERLEAVED) | B(PLAN_SCHED_VIRTUAL))
-#define SCH_ALL (B(PLAN_SCHED_SIMPLE) | B(PLAN_SCHED_INTERLEAVED) | B(PLAN_SCHED_VIRTUAL) | \
-                 B(PLAN_SCHED_ZB_H1))
-#define SH_ALL (B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER) | B(PLAN_SHARD_GRADIENTS) | \
-                B(PLAN_SHARD_PARAMS))
-#define RC_ALL (B(PLAN_RECOMP_NONE) | B(PLAN_RECOMP_SELECTIVE) | B(PLAN_RECOMP_FULL))
-/* One gradient message for the whole buffer. */
-#define WHOLE_BUFFER 1e30
-
-/* Megatron-LM's examples train GPT with the GPT-2 BPE vocabulary (50257
- * tokens: gpt2-vocab.json, examples/pretrain_gpt.sh; NeMo's GPT configs use
- * the same GPT2BPETokenizer) and pad it to a multiple of
- * --make-vocab-size-divisible-by (default 128) x TP
- * (megatron/training/tokenizer/tokenizer.py, _vocab_size_with_padding);
- * Megatron-DeepSpeed inherits both. */
-const plan_framework plan_frameworks[] = {
-    /* ------------------------------------------------------------------ */
-    {
-        .key = "smp",
-        .family = PLAN_FW_SMP,
-        .label = "SageMaker model parallel v1",
-        .names = {"SageMaker model parallel", "smdistributed", "SMP v1", NULL},
-        .user = 1,
-        .schedules = SCH_SMP,
-        .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER) | B(PLAN_SHARD_PARAMS),
-        .shardings_with_pp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
-        .shardings_with_tp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER) | B(PLAN_SHARD_PARAMS),
-        .recomputes = RC_ALL,
-        .recompute_groups = 1,
-        .sequence_parallel = 1,
-        .context_parallel = 0,
-        .active_cap = 1,
-        .offload = 1,
-        .prescaled = 1,
-        .placement_search = 1,
-        .fp8 = 0,
-        .tp_max_in_node = 1,
-        /* SMP v1 documentation, Supported Frameworks and AWS Regions,
-         * "Supported Instance Types": "The SageMaker model parallelism
-         * library requires one of the following ML instance types" */
-        .instance_types = {"g4dn.12xlarge", "p3.16xlarge", "p3dn.24xlarge", "p4d.24xlarge",
-                           "p4de.24xlarge", NULL},
-        .placement = "DPT",
-        .flash_attention = 0,
-        .dp_overlap = 1,
-        .dp_bucket_bytes = 25e6,
-        .sync_sharded = PLAN_SYNC_PER_MICROBATCH,
-        .param_gather_overlap = 0,
-        .tp_overlap = 0,
-        .pp_overlap = 0,
-        .zero3_prefetch = 1,
-        .zero3_regather = 1,
-        .fp32_grads = 0,
-        .launch_blocking = 0,
-        .host_op_s = PLAN__HOST_OP_S,
-        .local_batch = 0,
-        .recompute_default = PLAN_RECOMP_NONE,
-        .sharding_default = PLAN_SHARD_NONE,
-        /* SMP's `optimize` defaults to "memory": no activation is stored
-         * twice across the tensor-parallel ranks (smd_model_parallel_
-         * general.rst); that is sequence parallelism's memory, and the
-         * planner's sequence_parallel is how a plan says optimize "memory"
-         * (off: "speed") */
-        .sp_default = 1,
-        .schedules_unknown = 0,
-        .doc = "SageMaker model parallelism library v1 parameters (sagemaker-python-sdk "
-               "doc/api/training/smd_model_parallel_general.rst): pipeline 'simple' or "
-               "'interleaved'; active_microbatches (default partitions + 2); "
-               "shard_optimizer_state; sharded_data_parallel_degree (v1.11+, not with "
-               "pipeline parallelism); optimize 'memory' (the default) stores no activation "
-               "twice across TP ranks (sequence parallelism's memory), 'speed' keeps every TP "
-               "rank's copy; prescaled_batch; placement_strategy 'cluster', "
-               "'spread' or an order of D, P, T; offload_activations with "
-               "activation_loading_horizon; activation checkpointing per module "
-               "(smp.set_activation_checkpointing, strategy 'each', 'contiguous', 'group_k'). "
-               "Gradient all-reduce overlapped with backward in DDP's 25 MB buckets",
-    },
-    /* ------------------------------------------------------------------ */
-    {
-        .key = "megatron",
-        .default_vocab = 50257,
-        .vocab_multiple = 128,
-        .family = PLAN_FW_MEGATRON,
-        .label = "Megatron-LM (Megatron-Core)",
-        .names = {"Megatron-Core", "Megatron-LM", "Megatron", NULL},
-        .user = 1,
-        .schedules = SCH_MEGATRON,
-        .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
-        .shardings_with_pp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
-        .shardings_with_tp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
-        .recomputes = RC_ALL,
-        .recompute_groups = 1,
-        .sequence_parallel = 1,
-        .context_parallel = 1,
-        .active_cap = 0,
-        .offload = 0,
-        .prescaled = 0,
-        .placement_search = 0,
-        .fp8 = 1,
-        .tp_max_in_node = 1,
-        .placement = "PDT",
-        .flash_attention = 1,
-        .dp_overlap = 1,
-        .dp_bucket_bytes = 40e6 * 2.0,
-        .sync_sharded = PLAN_SYNC_PER_STEP,
-        .param_gather_overlap = 1,
-        .tp_overlap = 2,
-        .pp_overlap = 1,
-        .zero3_prefetch = 1,
-        .zero3_regather = 0,
-        .fp32_grads = 1,
-        .launch_blocking = 0,
-        .host_op_s = PLAN__HOST_OP_S,
-        .local_batch = 0,
-        .recompute_default = PLAN_RECOMP_NONE,
-        .sharding_default = PLAN_SHARD_OPTIMIZER,
-        .sp_default = 1,
-        /* a run that does not say which of its two schedules it used (no
-         * virtual stage count published) is read as the faster of them, as
-         * its micro-batch is: benchmark tables are tuned runs */
-        .schedules_unknown = B(PLAN_SCHED_INTERLEAVED) | B(PLAN_SCHED_VIRTUAL),
-        .doc = "Megatron-Core (megatron/training/arguments.py, NeMo performance recipes): "
-               "1F1B and interleaved virtual-stage schedules (no zero bubble); distributed "
-               "optimizer (--use-distributed-optimizer: gradients reduce-scattered, "
-               "parameters all-gathered, both overlapped with --overlap-grad-reduce and "
-               "--overlap-param-gather, buckets of 40M parameters); sequence parallelism "
-               "with TP; context parallelism; Transformer Engine fused attention and FP8; TP "
-               "communication overlapped with GEMMs (--tp-comm-overlap); p2p overlapped "
-               "with the interleaved schedule; bf16 gradients accumulated and reduced in "
-               "fp32 (arguments.py: bf16 sets accumulate_allreduce_grads_in_fp32); rank order "
-               "tp-cp-ep-dp-pp",
-    },
-    /* ------------------------------------------------------------------ */
-    {
-        .key = "nemo",
-        .default_vocab = 50257,
-        .vocab_multiple = 128,
-        .family = PLAN_FW_MEGATRON,
-        .label = "NeMo (Megatron-Core)",
-        .names = {"NeMo/Megatron-Core", "NeMo 2", "NeMo 24", "NeMo (Megatron-Core)",
-                  "NeMo", NULL},
-        .user = 0,
-        .schedules = SCH_MEGATRON,
-        .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
-        .shardings_with_pp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
-        .shardings_with_tp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
-        .recomputes = RC_ALL,
-        .recompute_groups = 1,
-        .sequence_parallel = 1,
-        .context_parallel = 1,
-        .fp8 = 1,
-        .tp_max_in_node = 1,
-        .placement = "PDT",
-        .flash_attention = 1,
-        .dp_overlap = 1,
-        .dp_bucket_bytes = 0, /* one transformer layer's gradients (dp_bucket_layer) */
-        .dp_bucket_layer = 1,
-        .sync_sharded = PLAN_SYNC_PER_STEP,
-        .param_gather_overlap = 1,
-        .tp_overlap = 2,
-        .pp_overlap = 1,
-        .zero3_prefetch = 1,
-        .fp32_grads = 0,
-        .host_op_s = PLAN__HOST_OP_S,
-        .recompute_default = PLAN_RECOMP_NONE,
-        .sharding_default = PLAN_SHARD_OPTIMIZER,
-        .sp_default = 1,
-        .doc = "NeMo on Megatron-Core (NeMo user guide, Communication Overlap: the distributed "
-               "optimizer's reduce-scatter of gradients and all-gather of parameters are "
-               "chunked by transformer layer and overlapped with compute, exposing one chunk; "
-               "TP communication overlapped with GEMMs through Transformer Engine userbuffers; "
-               "p2p overlapped with the interleaved schedule). Gradients are reduced in bf16: "
-               "Megatron-Core's DistributedDataParallelConfig.grad_reduce_in_fp32 defaults to "
-               "False and NeMo's H100 recipes set optim.grad_sync_dtype=bf16 "
-               "(NeMo-Framework-Launcher examples/training/llama/h100/*.sh). Transformer "
-               "Engine fused attention and FP8; sequence parallelism with TP",
-    },
-    /* ------------------------------------------------------------------ */
-    {
-        .key = "megatron-2020",
-        .default_vocab = 50257,
-        .vocab_multiple = 128,
-        .family = PLAN_FW_MEGATRON,
-        .label = "Megatron-LM 2020 (v1)",
-        .names = {"Megatron-LM (2020)", "Megatron-LM 2020", "Megatron-LM v1", NULL},
-        .user = 0,
-        .schedules = B(PLAN_SCHED_INTERLEAVED),
-        .shardings = B(PLAN_SHARD_NONE),
-        .shardings_with_pp = B(PLAN_SHARD_NONE),
-        .shardings_with_tp = B(PLAN_SHARD_NONE),
-        .recomputes = B(PLAN_RECOMP_NONE) | B(PLAN_RECOMP_FULL),
-        .recompute_groups = 0,
-        .tp_max_in_node = 1,
-        .placement = "PDT",
-        .flash_attention = 0,
-        .dp_overlap = 1,
-        .dp_bucket_bytes = 25e6,
-        .sync_sharded = PLAN_SYNC_PER_STEP,
-        .tp_overlap = 0,
-        .zero3_prefetch = 1,
-        .fp32_grads = 0,
-        .host_op_s = PLAN__HOST_OP_S,
-        .local_batch = 1,
-        .recompute_default = PLAN_RECOMP_FULL,
-        .sharding_default = PLAN_SHARD_NONE,
-        .doc = "Megatron-LM v1 (2020): examples/pretrain_gpt2.sh trains with "
-               "--checkpoint-activations; --batch-size is 'batch size per model instance', "
-               "global = local x data parallel, no gradient accumulation (arguments.py); "
-               "attention through the unfused scale-mask-softmax path; TP ranks innermost "
-               "(mpu/initialize.py); --DDP-impl torch: PyTorch DDP's 25 MB buckets "
-               "(bucket_cap_mb default) overlapped with the backward; no pipeline",
-    },
-    /* ------------------------------------------------------------------ */
-    {
-        .key = "megatron-2021",
-        .default_vocab = 50257,
-        .vocab_multiple = 128,
-        .family = PLAN_FW_MEGATRON,
-        .label = "Megatron-LM 2021 (PTD-P)",
-        .names = {"Megatron-LM (PTD-P)", "PTD-P", "Megatron-LM 2021", NULL},
-        .user = 0,
-        .schedules = SCH_MEGATRON,
-        .shardings = B(PLAN_SHARD_NONE),
-        .shardings_with_pp = B(PLAN_SHARD_NONE),
-        .shardings_with_tp = B(PLAN_SHARD_NONE),
-        .recomputes = B(PLAN_RECOMP_NONE) | B(PLAN_RECOMP_FULL),
-        .recompute_groups = 0,
-        .tp_max_in_node = 1,
-        .placement = "PDT",
-        .flash_attention = 0,
-        .dp_overlap = 0,
-        .dp_bucket_bytes = WHOLE_BUFFER,
-        .sync_sharded = PLAN_SYNC_PER_STEP,
-        .tp_overlap = 0,
-        .zero3_prefetch = 1,
-        .fp32_grads = 0,
-        .host_op_s = PLAN__HOST_OP_S,
-        .recompute_default = PLAN_RECOMP_FULL,
-        .sharding_default = PLAN_SHARD_NONE,
-        .schedules_unknown = B(PLAN_SCHED_INTERLEAVED) | B(PLAN_SCHED_VIRTUAL),
-        .doc = "Narayanan et al. 2021 (Megatron-LM v2, PTD-P): 1F1B and the interleaved "
-               "schedule (Sec. 2.2); activation recomputation in every reported run (Sec. "
-               "3.5); the local DDP all-reduces its contiguous gradient buffer as one "
-               "message after the last microbatch's backward (train_step); no sequence "
-               "parallelism, no fused attention, no overlapped TP collectives (both "
-               "arrived in 2022, Korthikanti et al.); rank order TP, DP, PP from innermost",
-    },
-    /* ------------------------------------------------------------------ */
-    {
-        .key = "nemo-megatron",
-        .param_gather_overlap = 1,
-        .default_vocab = 50257,
-        .vocab_multiple = 128,
-        .family = PLAN_FW_MEGATRON,
-        .label = "NeMo Megatron (2022-2023)",
-        .names = {"NeMo Megatron", "NeMo-Megatron", "NeMo 1", NULL},
-        .user = 0,
-        .schedules = SCH_MEGATRON,
-        .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
-        .shardings_with_pp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
-        .shardings_with_tp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
-        .recomputes = RC_ALL,
-        .recompute_groups = 1,
-        .sequence_parallel = 1,
-        .tp_max_in_node = 1,
-        .placement = "PDT",
-        .flash_attention = 0,
-        .dp_overlap = 1,
-        .dp_bucket_bytes = 220e6,
-        .sync_sharded = PLAN_SYNC_PER_STEP,
-        .tp_overlap = 1,
-        .pp_overlap = 0,
-        .zero3_prefetch = 1,
-        .fp32_grads = 1,
-        .host_op_s = PLAN__HOST_OP_S,
-        .recompute_default = PLAN_RECOMP_NONE,
-        .sharding_default = PLAN_SHARD_OPTIMIZER,
-        .sp_default = 0,
-        .doc = "NeMo Megatron launcher (NeMo 1.x on Megatron-Core, 2023): its GPT-3 training "
-               "configs (NVIDIA/NeMo-Megatron-Launcher launcher_scripts/conf/training/gpt3/"
-               "5b.yaml, 175b.yaml) train with optim distributed_fused_adam (sharded optimizer "
-               "states, overlap_grad_sync and overlap_param_sync, bucket_cap_mb 220-400), "
-               "megatron_amp_O2 (fp32 main gradients), transformer_engine False with "
-               "masked_softmax_fusion (no FlashAttention), activation checkpointing null and "
-               "sequence_parallel per model; the backward TP all-reduce beside the weight-"
-               "gradient GEMM (Megatron-LM 2022, async_tensor_model_parallel_allreduce)",
-    },
-    /* ------------------------------------------------------------------ */
-    {
-        .key = "deepspeed",
-        /* ZeRO-1/2 (deepspeed/runtime/zero/stage_1_and_2.py): beside the fp32
-         * master partition and Adam's m and v it keeps an fp32 gradient
-         * partition for the step (16 B per parameter, sharded), and reduces
-         * through a contiguous bucket of reduce_bucket_size elements (5e8 by
-         * default, 2 bytes each) */
-        .optimizer_bytes = 16.0,
-        .grad_buffer_bytes = 5e8 * 2.0,
-        .default_vocab = 50257,
-        .vocab_multiple = 128,
-        .family = PLAN_FW_DEEPSPEED,
-        .label = "DeepSpeed (Megatron-DeepSpeed)",
-        /* GPT-NeoX and Megatron-Turing NLG run on DeepSpeed's engine (GPT-NeoX
-         * README: "based on Megatron-LM and DeepSpeed"; Smith et al. 2022) */
-        .names = {"Megatron-DeepSpeed", "DeepSpeed", "GPT-NeoX", "Megatron-Turing", "MT-NLG",
-                  NULL},
-        .user = 1,
-        .schedules = B(PLAN_SCHED_INTERLEAVED),
-        .shardings = SH_ALL,
-        .shardings_with_pp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_OPTIMIZER),
-        .shardings_with_tp = SH_ALL,
-        .recomputes = B(PLAN_RECOMP_NONE) | B(PLAN_RECOMP_FULL),
-        .recompute_groups = 1,
-        .sequence_parallel = 0,
-        .offload = 0,
-        .tp_max_in_node = 1,
-        .placement = "PDT",
-        .flash_attention = 0,
-        .dp_overlap = 0,
-        .dp_bucket_bytes = 5e8 * 2.0,
-        .sync_sharded = PLAN_SYNC_PER_MICROBATCH,
-        .tp_overlap = 1,
-        .zero3_prefetch = 1,
-        .zero3_regather = 1,
-        .fp32_grads = 0,
-        .launch_blocking = 0,
-        .host_op_s = PLAN__HOST_OP_S,
-        .recompute_default = PLAN_RECOMP_FULL,
-        .sharding_default = PLAN_SHARD_OPTIMIZER,
-        .doc = "DeepSpeed: the pipeline engine runs 1F1B (deepspeed/runtime/pipe/schedule.py "
-               "TrainSchedule) and reduces gradients after the step's last backward "
-               "(ReduceGrads); ZeRO stages 2 and 3 do not combine with its pipeline "
-               "(runtime/pipe/engine.py asserts zero stage < 2); reduce_bucket_size 5e8 "
-               "elements; ZeRO-3 fetches parameters per module with prefetch and again "
-               "for the recomputed forward; Megatron-DeepSpeed trains with DeepSpeed "
-               "activation checkpointing and the 2022 Megatron layer (backward TP all-reduce "
-               "beside the weight-gradient GEMM), no sequence parallelism, no fused attention",
-    },
-    /* ------------------------------------------------------------------ */
-    {
-        .key = "fsdp",
-        .zero2_gathers = 1,
-        .family = PLAN_FW_FSDP,
-        .label = "PyTorch FSDP",
-        .names = {"FSDP", "llm-foundry", "Composer", "Fully Sharded", NULL},
-        .user = 1,
-        .schedules = B(PLAN_SCHED_INTERLEAVED),
-        .shardings = B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
-        .shardings_with_pp = 0,
-        .shardings_with_tp = 0,
-        .recomputes = B(PLAN_RECOMP_NONE) | B(PLAN_RECOMP_FULL),
-        .recompute_groups = 0,
-        .tp_max_in_node = 1,
-        .placement = "PDT",
-        .flash_attention = 1,
-        .dp_overlap = 1,
-        .dp_bucket_bytes = WHOLE_BUFFER,
-        .sync_sharded = PLAN_SYNC_PER_MICROBATCH,
-        .tp_overlap = 0,
-        .zero3_prefetch = 1,
-        .zero3_regather = 0,
-        .fp32_grads = 0,
-        .host_op_s = PLAN__HOST_OP_S,
-        .recompute_default = PLAN_RECOMP_NONE,
-        .sharding_default = PLAN_SHARD_PARAMS,
-        .doc = "PyTorch FSDP (torch.distributed.fsdp): FULL_SHARD all-gathers each wrapped "
-               "module's parameters before its forward and again before its backward and "
-               "reduce-scatters its gradients after; SHARD_GRAD_OP keeps the gathered "
-               "parameters from forward to backward; backward_prefetch BACKWARD_PRE issues "
-               "the next module's all-gather ahead, limit_all_gathers keeps at most two in "
-               "flight; activation checkpointing wraps the block inside the FSDP unit, so "
-               "the recomputed forward reuses the gathered parameters; llm-foundry trains "
-               "with FlashAttention",
-    },
-    /* ------------------------------------------------------------------ */
-    {
-        /* metaseq (OPT): FairScale's FullyShardedDataParallel, the FSDP
-         * PyTorch took in, with Megatron-LM tensor parallelism (Zhang et al.
-         * 2022, OPT, Sec. 2.3: "Fully Sharded Data Parallel with Megatron-LM
-         * Tensor Parallelism ... Adam state in FP32, since we shard it across
-         * all hosts, while the model weights remained in FP16"); a 2022 stack:
-         * Megatron's fused softmax, no FlashAttention, no sequence
-         * parallelism; activation checkpointing in its 175B configuration */
-        .key = "metaseq",
-        .zero2_gathers = 1,
-        .family = PLAN_FW_FSDP,
-        .label = "metaseq / FairScale FSDP + Megatron TP (2022)",
-        .names = {"metaseq", "fairscale", NULL},
-        .user = 0,
-        .schedules = B(PLAN_SCHED_INTERLEAVED),
-        .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
-        .shardings_with_pp = 0,
-        .shardings_with_tp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
-        .recomputes = B(PLAN_RECOMP_NONE) | B(PLAN_RECOMP_FULL),
-        .recompute_groups = 0,
-        .tp_max_in_node = 1,
-        .placement = "PDT",
-        .flash_attention = 0,
-        .dp_overlap = 1,
-        .dp_bucket_bytes = 0,
-        .dp_bucket_layer = 1,
-        .sync_sharded = PLAN_SYNC_PER_MICROBATCH,
-        .tp_overlap = 1,             /* Megatron's backward all-reduce beside the weight GEMM */
-        .zero3_prefetch = 1,
-        .zero3_regather = 0,
-        .fp32_grads = 0,
-        .host_op_s = PLAN__HOST_OP_S,
-        .recompute_default = PLAN_RECOMP_FULL,
-        .sharding_default = PLAN_SHARD_PARAMS,
-        .doc = "metaseq (OPT, Zhang et al. 2022, Sec. 2.3): FairScale FSDP with Megatron-LM "
-               "tensor parallelism, fp16 weights, fp32 Adam state sharded over all hosts; "
-               "Megatron's unfused scale-mask-softmax attention; activation checkpointing",
-    },
-    /* ------------------------------------------------------------------ */
-    {
-        /* torchtitan (pytorch/torchtitan, torchtitan/parallelisms/
-         * parallelize_llama.py and config_manager.py): PyTorch-native 4-D
-         * training on FSDP2, a profile of the FSDP family (its efficiencies
-         * are the family's) */
-        .key = "torchtitan",
-        .zero2_gathers = 1,
-        .family = PLAN_FW_FSDP,
-        .label = "torchtitan (FSDP2 + DTensor TP/PP/CP)",
-        .names = {"torchtitan", NULL},
-        .user = 1,
-        /* torch.distributed.pipelining: GPipe, 1F1B, Interleaved1F1B, and the
-         * zero-bubble schedules */
-        .schedules = SCH_ALL,
-        /* fully_shard per transformer block; a data_parallel_shard_degree of
-         * 1 replicates instead (DDP); with a pipeline each block keeps its
-         * gathered parameters from forward to backward
-         * (reshard_after_forward=False: SHARD_GRAD_OP) */
-        .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
-        .shardings_with_pp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_GRADIENTS),
-        .shardings_with_tp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
-        .recomputes = RC_ALL,
-        .recompute_groups = 0,
-        /* TP with SequenceParallel on the norms and a parallel loss */
-        .sequence_parallel = 1,
-        .sp_default = 1,
-        .context_parallel = 1,
-        .fp8 = 1,                    /* torchao float8 linears */
-        .tp_max_in_node = 1,
-        .placement = "PDT",
-        .flash_attention = 1,        /* F.scaled_dot_product_attention */
-        .dp_overlap = 1,
-        .dp_bucket_bytes = 0,        /* one transformer block's gradients (dp_bucket_layer) */
-        .dp_bucket_layer = 1,
-        .sync_sharded = PLAN_SYNC_PER_MICROBATCH,
-        .tp_overlap = 0,             /* async TP only with torch.compile and its flag */
-        .zero3_prefetch = 1,
-        .zero3_regather = 0,         /* the checkpoint wrapper sits inside the FSDP unit */
-        .fp32_grads = 1,             /* training.mixed_precision_reduce = float32 */
-        .host_op_s = PLAN__HOST_OP_S, /* eager unless training.compile */
-        .recompute_default = PLAN_RECOMP_FULL, /* the shipped Llama 3 70B and 405B configs */
-        .sharding_default = PLAN_SHARD_PARAMS,
-        .doc = "torchtitan: FSDP2 fully_shard per transformer block (reshard_after_forward "
-               "except the last block, and never with pipeline parallelism), bf16 parameters "
-               "with fp32 gradient reduction (MixedPrecisionPolicy, mixed_precision_reduce "
-               "float32); DTensor tensor parallelism with SequenceParallel norms and a "
-               "parallel loss; torch.distributed.pipelining schedules; ring-attention "
-               "context parallelism; scaled_dot_product_attention; activation checkpointing "
-               "'full' in its Llama 3 70B and 405B configs (train_configs/*.toml), the "
-               "checkpoint wrapper inside the FSDP unit; eager kernel launches unless "
-               "training.compile",
-    },
-    /* ------------------------------------------------------------------ */
-    {
-        .key = "jax",
-        .family = PLAN_FW_JAX,
-        .label = "JAX/XLA (MaxText, Paxml)",
-        .names = {"MaxText", "Paxml", "Pax", "JAX", "XLA", "T5X", "Levanter", NULL},
-        .user = 1,
-        .schedules = B(PLAN_SCHED_INTERLEAVED),
-        .shardings = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_PARAMS),
-        .shardings_with_pp = B(PLAN_SHARD_NONE),
-        .shardings_with_tp = B(PLAN_SHARD_NONE) | B(PLAN_SHARD_PARAMS),
-        .recomputes = RC_ALL,
-        .recompute_groups = 0,
-        .sequence_parallel = 1,
-        .fp8 = 1,
-        .tp_max_in_node = 1,
-        .placement = "PDT",
-        .flash_attention = 1,
-        .dp_overlap = 1,
-        .dp_bucket_bytes = WHOLE_BUFFER,
-        .sync_sharded = PLAN_SYNC_PER_MICROBATCH,
-        .tp_overlap = 0,
-        .zero3_prefetch = 1,
-        .zero3_regather = 1,
-        .fp32_grads = 0,
-        .host_op_s = 0.0,
-        .recompute_default = PLAN_RECOMP_FULL,
-        .sharding_default = PLAN_SHARD_PARAMS,
-        .doc = "JAX on XLA GPU (MaxText, Paxml): GSPMD shards parameters over the fsdp mesh "
-               "axis and all-gathers them per layer inside the scanned layer loop, gradients "
-               "reduce-scattered per microbatch; XLA compiles the step (no per-kernel host "
-               "time); cuDNN fused "
-               "attention; rematerialisation 'full' unless configured (MaxText "
-               "configs/base.yml remat_policy: 'full')",
-    },
-    /* ------------------------------------------------------------------ */
-    {
-        .key = "pytorch",
-        .family = PLAN_FW_PYTORCH,
-        .label = "PyTorch DDP (a stack smdplan does not model by name)",
-        .names = {"PyTorch DDP", "DistributedDataParallel", NULL},
-        .user = 0,
-        .schedules = B(PLAN_SCHED_INTERLEAVED),
-        .shardings = SH_ALL,
-        .shardings_with_pp = SH_ALL,
-        .shardings_with_tp = SH_ALL,
-        .recomputes = RC_ALL,
-        .recompute_groups = 1,
-        .sequence_parallel = 1,
-        .context_parallel = 1,
-        .fp8 = 1,
-        .tp_max_in_node = 1,
-        .placement = "PDT",
-        .flash_attention = 1,
-        .dp_overlap = 1,
-        .dp_bucket_bytes = 25e6,
-        .sync_sharded = PLAN_SYNC_PER_STEP,
-        .tp_overlap = 0,
-        .zero3_prefetch = 1,
-        .host_op_s = PLAN__HOST_OP_S,
-        .recompute_default = PLAN_RECOMP_NONE,
-        .sharding_default = PLAN_SHARD_NONE,
-        .doc = "PyTorch's own data parallelism (torch.nn.parallel.DistributedDataParallel): "
-               "gradients all-reduced in 25 MB buckets (bucket_cap_mb) overlapped with the "
-               "backward; eager kernel launches; PyTorch's fused scaled_dot_product_attention. "
-               "The reading of a run whose stack smdplan does not know by name",
-    },
-    /* ------------------------------------------------------------------ */
-    {
-        .key = "smdplan",
-        .family = PLAN_FW_SMDPLAN,
-        .label = "smdplan executor",
-        .names = {"smdplan", NULL},
-        .user = 1,
-        /* knobs: what exec/ runs (exec/exec.h, CONFIG.json) */
-        .schedules = SCH_ALL,         /* every schedule of sim_sched_ops, the simulator's own */
-        .shardings = SH_ALL,          /* ZeRO-1, -2 and -3 over the DP group */
-        .shardings_with_pp = SH_ALL,
-        .shardings_with_tp = SH_ALL,
-        .recomputes = RC_ALL,         /* none, selective (attention core), full */
-        .recompute_groups = 1,        /* full recompute checkpoints every k layers */
-        .sequence_parallel = 1,       /* reduce-scatter / all-gather instead of all-reduce */
-        .context_parallel = 0,        /* refused by the executor (cp must be 1) */
-        .active_cap = 1,              /* sim_sched_ops caps microbatches in flight */
-        .offload = 0,                 /* refused: the CPU device's memory is the host's */
-        .prescaled = 0,
-        .placement_search = 1,        /* ranks placed in any D, P, T order */
-        .fp8 = 0,
-        .tp_max_in_node = 1,
-        /* behaviour */
-        .placement = "DPT",
-        .flash_attention = 0,         /* attention keeps its s x s scores, as llm.c's does */
-        /* Gradient buckets all-reduced after the last backward: the MPI
-         * transport's non-blocking collectives progress only inside MPI
-         * calls (Open MPI has no asynchronous progress thread for its
-         * shared-memory and TCP transports; LibNBC, Hoefler et al. 2007,
-         * progresses in test and wait), so starting a bucket during the
-         * backward hides nothing: a dp 2 step on a 2-core host took 0.456
-         * s overlapped and 0.442 s not (smdplan exec). A transport that
-         * progresses on its own (NCCL on a stream) is where overlap pays. */
-        .dp_overlap = 0,
-        .dp_bucket_bytes = 25e6,      /* the contract's bucket, PyTorch DDP's 25 MB */
-        .sync_sharded = PLAN_SYNC_PER_STEP, /* gradients reduced once per step */
-        .param_gather_overlap = 0,
-        .tp_overlap = 0,              /* TP collectives block their layer */
-        .pp_overlap = 0,              /* sends are non-blocking, waits are exposed */
-        .zero3_prefetch = 0,
-        .zero3_regather = 1,          /* the recomputed forward gathers its weights again */
-        .fp32_grads = 0,              /* fp32 already: the CPU device computes in fp32 */
-        .host_op_s = 0.0,             /* C calls, no interpreter or kernel launch per op */
-        /* the executor's cross-entropy over fp32 logits (exec_dev_cpu_impl.h:
-         * ce_rowmax reads them, ce_stats reads them, ce_loss_bwd reads and
-         * writes them in place) after the head's product wrote them:
-         * 5 passes of 4 B */
-        .loss_bytes_per_logit = 20.0,
-        .recompute_default = PLAN_RECOMP_NONE,
-        .sharding_default = PLAN_SHARD_NONE,
-        .doc = "smdplan's executor (exec/, CONFIG.json of the rank program): every schedule of "
-               "the simulator's generator sim_sched_ops with its active_microbatches cap; ZeRO-1/2/3 "
-               "over the data-parallel group with gradients reduced once per step in 25 MB buckets "
-               "after the last backward (MPI progresses only inside its calls); recompute none, "
-               "selective or full in groups of "
-               "k layers; Megatron tensor parallelism with sequence parallelism; no context "
-               "parallelism and no activation offload (both refused); attention without a fused "
-               "kernel; fp32 on the CPU device (OpenBLAS); C code, no per-op host overhead",
-    },
-    /* ------------------------------------------------------------------ */
-    /* The same executor on the CUDA device (exec/exec_dev_cuda.c) over the
-     * NCCL transport (exec/exec_comm_nccl.c): the same knobs and the same
-     * schedule, the same rank program and runner; what differs from the
-     * CPU host is written here, each with its source. */
-    {
-        .key = "smdplan-cuda",
-        .family = PLAN_FW_SMDPLAN,   /* one family: fitted per chip, and the chips differ */
-        .label = "smdplan executor on CUDA",
-        .names = {"smdplan-cuda", "smdplan cuda", NULL},
-        .user = 1,
-        .schedules = SCH_ALL,
-        .shardings = SH_ALL,
-        .shardings_with_pp = SH_ALL,
-        .shardings_with_tp = SH_ALL,
-        .recomputes = RC_ALL,
-        .recompute_groups = 1,
-        .sequence_parallel = 1,
-        .context_parallel = 0,        /* refused by the executor on every device */
-        .active_cap = 1,
-        .offload = 0,                 /* refused: the executor has no activation offload */
-        .prescaled = 0,
-        .placement_search = 1,
-        .fp8 = 0,                     /* bf16 linears only (cuBLASLt, CUBLAS_COMPUTE_32F) */
-        .tp_max_in_node = 1,
-        .placement = "DPT",
-        /* The plain attention (cuBLAS strided batched products with the
-         * causal softmax between them, the T x T probabilities kept) unless
-         * the layout asks for the fused kernel (layout.flash_attention,
-         * smdplan exec --flash-attention on): the executor's default on
-         * every device. */
-        .flash_attention = 0,
-        /* Gradient buckets all-reduced during the backward: each NCCL group
-         * has its own stream, ordered after the compute stream by an event
-         * (exec_comm_nccl.c), and NCCL's collectives are kernels that run
-         * on their stream beside the compute without the host's help (NCCL
-         * User Guide, "CUDA Stream Semantics": an NCCL call returns once the
-         * operation is enqueued on the stream), so a bucket started when its
-         * last gradient is ready (exec_dp.c) hides behind the backward that
-         * follows, as PyTorch DDP's and Megatron's overlapped reductions do.
-         * Over the staged MPI transport (ranks sharing a GPU) the CPU host's
-         * reason holds again and smdplan exec runs without overlap. */
-        .dp_overlap = 1,
-        .dp_bucket_bytes = 25e6,
-        .sync_sharded = PLAN_SYNC_PER_STEP,
-        .param_gather_overlap = 0,
-        .tp_overlap = 0,              /* TP collectives are waited for by their layer */
-        /* Receives are posted right before the op that consumes them and
-         * waited for there (exec_pipe.c), so a transfer is exposed on the
-         * receiving stage even though NCCL moves it on the PP stream. */
-        .pp_overlap = 0,
-        .zero3_prefetch = 0,
-        .zero3_regather = 1,
-        /* Gradients are bf16, as the parameters (exec_dev_cuda.c: bf16
-         * parameters, activations and gradients; fp32 only for the master
-         * weights, Adam's moments and per-row statistics), and reduced in
-         * bf16 over NCCL. */
-        .fp32_grads = 0,
-        /* Every op is a kernel (or a cuBLASLt call) launched from C on one
-         * stream: no interpreter, but the launch itself. Back-to-back
-         * launches of a short kernel from C on one stream ran at 3.8 us per
-         * kernel (NVIDIA Developer Blog, Gray 2019, "Getting Started with
-         * CUDA Graphs": 3.8 us per kernel without a graph, the kernel itself
-         * 2.9 us), the rate a host issuing one kernel after another keeps
-         * up; launches are asynchronous, so it is a floor under kernels
-         * shorter than that, not an addition. */
-        .host_op_s = 3.8e-6,
-        /* the same five passes over bf16 logits (exec_cuda_kernels.cu:
-         * ce_rowmax_k, ce_stats_k, ce_loss_bwd_k in place): 5 x 2 B */
-        .loss_bytes_per_logit = 10.0,
-        .recompute_default = PLAN_RECOMP_NONE,
-        .sharding_default = PLAN_SHARD_NONE,
-        .doc = "smdplan's executor on the CUDA device (exec/exec_dev_cuda.c, exec_comm_nccl.c): "
-               "the knobs of the CPU host's profile; bf16 parameters, activations and gradients "
-               "with fp32 master weights and moments (no FP8); cuBLASLt products and the "
-               "project's own kernels launched from C (3.8 us per launch: NVIDIA's CUDA Graphs "
-               "post, 2019); gradient buckets all-reduced on NCCL's own stream during the "
-               "backward (NCCL User Guide, CUDA Stream Semantics); TP collectives and pipeline "
-               "receives waited for where they are needed; plain attention unless the layout "
-               "asks for the fused kernel",
-    },
-};
-const int plan_nframeworks = (int)(sizeof plan_frameworks / sizeof plan_frameworks[0]);
 
 static const char *const family_keys[PLAN_FW__COUNT] = {
     [PLAN_FW_SMP] = "smp",         [PLAN_FW_MEGATRON] = "megatron", [PLAN_FW_DEEPSPEED] = "deepspeed",
@@ -705,70 +30,322 @@ const char *plan_fw_family_key(plan_fw_family f)
     return (unsigned)f < PLAN_FW__COUNT ? family_keys[f] : "?";
 }
 
+int plan_fw_family_parse(const char *key)
+{
+    for (int f = 0; key && f < PLAN_FW__COUNT; f++)
+        if (strcasecmp(family_keys[f], key) == 0)
+            return f;
+    return -1;
+}
+
+/* ---- the registry ---- */
+
+static plan_framework registry[PLAN_FW_MAX];
+const plan_framework *plan_frameworks = registry;
+int plan_nframeworks = 0;
+/* What plan_framework_get gives before any profile is installed: no knobs,
+ * so every layout is refused with this label named. */
+static const plan_framework none_installed = {
+    .key = "?", .stack = "?", .label = "no stack profiles installed (data/frameworks.json not read)",
+    .placement = "DPT", .placement_search = 1,
+};
+static char user_keys[512];
+
 const plan_framework *plan_framework_get(int i)
 {
-    return &plan_frameworks[i >= 0 && i < plan_nframeworks ? i : PLAN_FW_DEFAULT];
+    if (plan_nframeworks == 0)
+        return &none_installed;
+    return &registry[i >= 0 && i < plan_nframeworks ? i : PLAN_FW_DEFAULT];
+}
+
+/* The stacks, each once, in order. */
+static void build_user_keys(void)
+{
+    user_keys[0] = '\0';
+    for (int i = 0; i < plan_nframeworks; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = strcasecmp(registry[j].stack, registry[i].stack) == 0;
+        if (seen)
+            continue;
+        size_t n = strlen(user_keys);
+        snprintf(user_keys + n, sizeof user_keys - n, "%s%s", n ? ", " : "", registry[i].stack);
+    }
+}
+
+int plan_frameworks_set(const plan_framework *v, int n, int def, st_err *err)
+{
+    if (!v || n < 1 || n > PLAN_FW_MAX)
+        return ST_RAISE(err, ST_EINVAL, "stack profiles: %d given; allowed: 1 to %d", n,
+                        PLAN_FW_MAX);
+    if (def < 0 || def >= n)
+        return ST_RAISE(err, ST_EINVAL, "stack profiles: default %d out of range", def);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            if (i != j && strcasecmp(v[i].key, v[j].key) == 0)
+                return ST_RAISE(err, ST_EINVAL, "stack profiles: '%s' given twice", v[i].key);
+            for (int k = 0; k < PLAN_FW_RELNAMES_MAX && v[j].aliases[k][0]; k++)
+                if (strcasecmp(v[i].key, v[j].aliases[k]) == 0)
+                    return ST_RAISE(err, ST_EINVAL,
+                                    "stack profiles: '%s' is a key and an alias of '%s'",
+                                    v[i].key, v[j].key);
+        }
+    int k = 0;
+    registry[k++] = v[def];
+    for (int i = 0; i < n; i++)
+        if (i != def)
+            registry[k++] = v[i];
+    plan_nframeworks = n;
+    build_user_keys();
+    return ST_OK;
 }
 
 const char *plan_framework_user_keys(void)
 {
-    static char keys[160];
-    if (!keys[0])
-        for (int i = 0; i < plan_nframeworks; i++)
-            if (plan_frameworks[i].user) {
-                size_t n = strlen(keys);
-                snprintf(keys + n, sizeof keys - n, "%s%s", n ? ", " : "", plan_frameworks[i].key);
-            }
-    return keys;
+    return user_keys;
+}
+
+const char *plan_fw_ym_text(int ym, char *buf, size_t n)
+{
+    if (ym <= 0)
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%04d-%02d", ym / 12, ym % 12 + 1);
+    return buf;
+}
+
+/* The latest release of a stack in force at ym (every release when ym is
+ * 0), else its earliest: the index, or -1 when no profile is of it. */
+static int release_at(const char *stack, int ym)
+{
+    int best = -1, first = -1;
+    for (int i = 0; i < plan_nframeworks; i++) {
+        const plan_framework *f = &registry[i];
+        if (strcasecmp(f->stack, stack) != 0)
+            continue;
+        if (first < 0 || f->released_ym < registry[first].released_ym)
+            first = i;
+        if (ym > 0 && f->released_ym > ym)
+            continue;
+        if (best < 0 || f->released_ym > registry[best].released_ym)
+            best = i;
+    }
+    return best >= 0 ? best : first;
+}
+
+int plan_framework_release_at(const char *stack, int ym)
+{
+    return stack ? release_at(stack, ym) : -1;
 }
 
 int plan_framework_find(const char *key, int *index, st_err *err)
 {
-    for (int i = 0; key && i < plan_nframeworks; i++)
-        if (strcasecmp(plan_frameworks[i].key, key) == 0) {
+    if (key && *key) {
+        for (int i = 0; i < plan_nframeworks; i++)
+            if (strcasecmp(registry[i].key, key) == 0) {
+                *index = i;
+                return ST_OK;
+            }
+        for (int i = 0; i < plan_nframeworks; i++)
+            for (int k = 0; k < PLAN_FW_RELNAMES_MAX && registry[i].aliases[k][0]; k++)
+                if (strcasecmp(registry[i].aliases[k], key) == 0) {
+                    *index = i;
+                    return ST_OK;
+                }
+        int i = strchr(key, '@') ? -1 : release_at(key, 0);
+        if (i >= 0) {
             *index = i;
             return ST_OK;
         }
-    return ST_RAISE(err, ST_EINVAL, "--framework '%s': allowed are %s", key ? key : "",
-                    plan_framework_user_keys());
+    }
+    if (plan_nframeworks == 0)
+        return ST_RAISE(err, ST_EINVAL, "--framework '%s': no stack profiles installed",
+                        key ? key : "");
+    return ST_RAISE(err, ST_EINVAL,
+                    "--framework '%s': allowed are %s, each also as STACK@RELEASE for one "
+                    "release (smdplan frameworks lists them)",
+                    key ? key : "", user_keys);
 }
 
-/* Case-insensitive substring test. */
-/* Offset of needle in hay, case-insensitive; -1 when absent. */
-static long find(const char *hay, const char *needle)
+/* Offset of needle in hay as a word of its own (case-insensitive; a name
+ * is not matched inside a longer word: "Pax" is not in "Paxml"); -1 when
+ * absent. */
+static long find_word(const char *hay, const char *needle)
 {
     size_t n = strlen(needle);
-    for (const char *p = hay; *p; p++)
-        if (strncasecmp(p, needle, n) == 0)
+    if (n == 0)
+        return -1;
+    for (const char *p = hay; *p; p++) {
+        if (strncasecmp(p, needle, n) != 0)
+            continue;
+        int before = p > hay && isalnum((unsigned char)p[-1]) && isalnum((unsigned char)needle[0]);
+        int after = isalnum((unsigned char)p[n]) && isalnum((unsigned char)needle[n - 1]);
+        if (!before && !after)
             return (long)(p - hay);
+    }
     return -1;
 }
 
-int plan_framework_match(const char *text)
+/* A version number at s, after spaces, "(", "v", "r", "core_r", "version":
+ * up to three parts into v; the characters read, 0 when none. A number
+ * without such a prefix is a version only with a dot ("24.07", "0.8.0"):
+ * "Megatron-LM (2020)" names a year, not version 2020. */
+static int read_version(const char *s, int v[3])
 {
-    if (!text || !*text)
+    const char *p = s;
+    while (*p == ' ' || *p == '(' || *p == '-' || *p == '_')
+        p++;
+    static const char *const prefixes[] = {"version ", "core_r", "core_v", "r", "v"};
+    int prefixed = 0;
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        size_t n = strlen(prefixes[i]);
+        if (strncasecmp(p, prefixes[i], n) == 0 && isdigit((unsigned char)p[n])) {
+            p += n;
+            prefixed = 1;
+            break;
+        }
+    }
+    if (!isdigit((unsigned char)*p))
+        return 0;
+    if (!prefixed) {
+        const char *q = p;
+        while (isdigit((unsigned char)*q))
+            q++;
+        if (*q != '.' || !isdigit((unsigned char)q[1]))
+            return 0;
+    }
+    v[0] = v[1] = v[2] = 0;
+    for (int k = 0; k < 3; k++) {
+        char *e;
+        long x = strtol(p, &e, 10);
+        if (e == p || x < 0 || x > 100000)
+            return k ? (int)(p - s) : 0;
+        v[k] = (int)x;
+        p = e;
+        if (k < 2 && *p == '.' && isdigit((unsigned char)p[1]))
+            p++;
+        else
+            break;
+    }
+    return (int)(p - s);
+}
+
+static int version_cmp(const int a[3], const int b[3])
+{
+    for (int k = 0; k < 3; k++)
+        if (a[k] != b[k])
+            return a[k] < b[k] ? -1 : 1;
+    return 0;
+}
+
+/* A year of its own in the text (1990-2099, not part of a longer number or
+ * word): year * 12 + 11 (its end: the release in force that year), or 0. */
+static int year_in(const char *text)
+{
+    for (const char *p = text; *p; p++) {
+        if (!isdigit((unsigned char)*p) || (p > text && isalnum((unsigned char)p[-1])))
+            continue;
+        int n = 0;
+        while (isdigit((unsigned char)p[n]))
+            n++;
+        if (n == 4 && !isalpha((unsigned char)p[n]) && !(p[n] == '.' && isdigit((unsigned char)p[n + 1]))) {
+            int y = atoi(p);
+            if (y >= 1990 && y <= 2099)
+                return y * 12 + 11;
+        }
+        p += n - 1;
+    }
+    return 0;
+}
+
+/* The release of a stack that a version
+ * read after the stack name `name` picks: a calendar version (YY.MM) is a
+ * date; a release's own version numbers pick the last release at or below.
+ * -1 when the version says nothing. */
+static int release_by_version(const char *stack, const char *name, const int v[3])
+{
+    for (int i = 0; i < plan_nframeworks; i++) {
+        const plan_framework *f = &registry[i];
+        if (strcasecmp(f->stack, stack) != 0)
+            continue;
+        for (int k = 0; k < PLAN_FW_RELNAMES_MAX && f->calendar_names[k][0]; k++)
+            if (strcasecmp(f->calendar_names[k], name) == 0 && v[0] >= 10 && v[0] <= 99 &&
+                v[1] >= 1 && v[1] <= 12)
+                return release_at(stack, (2000 + v[0]) * 12 + v[1] - 1);
+    }
+    int best = -1;
+    const int *best_v = NULL;
+    for (int i = 0; i < plan_nframeworks; i++) {
+        const plan_framework *f = &registry[i];
+        if (strcasecmp(f->stack, stack) != 0)
+            continue;
+        for (int k = 0; k < f->nversions; k++)
+            if (strcasecmp(f->versions[k].name, name) == 0 &&
+                version_cmp(f->versions[k].v, v) <= 0 &&
+                (!best_v || version_cmp(f->versions[k].v, best_v) > 0)) {
+                best = i;
+                best_v = f->versions[k].v;
+            }
+    }
+    return best;
+}
+
+int plan_framework_match(const char *text, int source_ym)
+{
+    if (!text || !*text || plan_nframeworks == 0)
         return -1;
     /* The stack a text names first is the one it ran ("NeMo 24.07
      * (Megatron-Core)" is NeMo's, whose engine is Megatron-Core; "Composer +
-     * PyTorch FSDP" is FSDP's); among names found at the same place the
-     * longest wins ("Megatron-DeepSpeed" is DeepSpeed's, "Megatron-LM
-     * (PTD-P)" the 2021 profile's, not Megatron-LM's). */
-    int best = -1;
-    long best_at = -1;
-    size_t best_len = 0;
+     * PyTorch FSDP" is Composer's); among names found at the same place the
+     * longest wins ("Megatron-DeepSpeed" is not Megatron-LM). */
+    int stack = -1;
+    long at = -1;
+    size_t len = 0;
+    /* (a name only one release has names its stack too: "FSDP2") */
     for (int i = 0; i < plan_nframeworks; i++)
-        for (int k = 0; k < PLAN_FW_NAMES_MAX && plan_frameworks[i].names[k]; k++) {
-            size_t n = strlen(plan_frameworks[i].names[k]);
-            long at = find(text, plan_frameworks[i].names[k]);
-            if (at < 0)
+        for (int k = 0; k < PLAN_FW_NAMES_MAX + PLAN_FW_RELNAMES_MAX; k++) {
+            const char *nm = k < PLAN_FW_NAMES_MAX ? registry[i].names[k]
+                                                   : registry[i].release_names[k - PLAN_FW_NAMES_MAX];
+            if (!nm[0])
                 continue;
-            if (best < 0 || at < best_at || (at == best_at && n > best_len)) {
-                best = i;
-                best_at = at;
-                best_len = n;
+            size_t n = strlen(nm);
+            long a = find_word(text, nm);
+            if (a < 0)
+                continue;
+            if (stack < 0 || a < at || (a == at && n > len)) {
+                stack = i;
+                at = a;
+                len = n;
             }
         }
-    return best;
+    if (stack < 0)
+        return -1;
+    const char *st = registry[stack].stack;
+    /* a name only one release has */
+    for (int i = 0; i < plan_nframeworks; i++) {
+        if (strcasecmp(registry[i].stack, st) != 0)
+            continue;
+        for (int k = 0; k < PLAN_FW_RELNAMES_MAX && registry[i].release_names[k][0]; k++)
+            if (find_word(text, registry[i].release_names[k]) >= 0)
+                return i;
+    }
+    /* a version after the stack's name, wherever the text gives one */
+    for (int i = 0; i < plan_nframeworks; i++) {
+        if (strcasecmp(registry[i].stack, st) != 0)
+            continue;
+        for (int k = 0; k < PLAN_FW_NAMES_MAX && registry[i].names[k][0]; k++) {
+            long a = find_word(text, registry[i].names[k]);
+            int v[3];
+            if (a >= 0 && read_version(text + a + strlen(registry[i].names[k]), v)) {
+                int r = release_by_version(st, registry[i].names[k], v);
+                if (r >= 0)
+                    return r;
+            }
+        }
+    }
+    /* a year in the text, else the source's date, else the latest */
+    int ym = year_in(text);
+    return release_at(st, ym ? ym : source_ym);
 }
 
 /* "simple or interleaved" for a mask of names. */
@@ -867,7 +444,8 @@ const plan_fw_eff *plan_cluster_use_framework(const plan_catalog *cat, int i, pl
 void plan_framework_apply(const plan_framework *fw, int index, plan_layout *l)
 {
     l->framework = index;
-    l->flash_attention = fw->flash_attention;
+    l->attention = fw->attention;
+    l->flash_attention = fw->attention != PLAN_ATTN_UNFUSED;
     l->dp_overlap = fw->dp_overlap;
     l->dp_bucket_bytes = fw->dp_bucket_bytes;
     l->tp_overlap = fw->tp_overlap;
@@ -880,12 +458,12 @@ void plan_framework_apply(const plan_framework *fw, int index, plan_layout *l)
 
 int plan_framework_runs_on(const plan_framework *fw, const plan_instance *in)
 {
-    if (!fw->instance_types[0])
+    if (!fw->instance_types[0][0])
         return 1;
     /* by the type's own name only: the names a stack documents are the
      * ones its launchers are given (an alias is the user's shorthand) */
     const char *name = strncasecmp(in->name, "ml.", 3) == 0 ? in->name + 3 : in->name;
-    for (int i = 0; fw->instance_types[i]; i++)
+    for (int i = 0; i < PLAN_FW_TYPES_MAX && fw->instance_types[i][0]; i++)
         if (strcasecmp(name, fw->instance_types[i]) == 0)
             return 1;
     return 0;
@@ -896,7 +474,7 @@ const char *plan_framework_instance_list(const plan_framework *fw, char *buf, si
     if (n == 0)
         return buf;
     buf[0] = '\0';
-    for (int i = 0; fw->instance_types[i]; i++) {
+    for (int i = 0; i < PLAN_FW_TYPES_MAX && fw->instance_types[i][0]; i++) {
         size_t u = strlen(buf);
         snprintf(buf + u, n - u, "%s%s%s", i ? ", " : "",
                  fw->family == PLAN_FW_SMP ? "ml." : "", fw->instance_types[i]);

@@ -1,29 +1,33 @@
 /*
- * plan_framework.h: the training stacks a plan is for.
+ * plan_framework.h: the training stacks a plan is for, release by release.
  *
- * A plan is always for a stack that exists: SageMaker's model-parallel
- * library v1 (the default), Megatron-LM / Megatron-Core (and NeMo, which
- * runs Megatron-Core), DeepSpeed (Megatron-DeepSpeed), PyTorch FSDP, JAX on
- * XLA (MaxText, Paxml), or smdplan's own executor. A framework is three
- * things (plan_framework.c, each with its source):
- *   1. the knobs it has, so the search proposes only what it can run (SMP v1
- *      runs the "simple" and "interleaved" pipelines, caps microbatches in
- *      flight with active_microbatches, shards optimizer state or, without
- *      a pipeline, parameters; Megatron-Core runs 1F1B and interleaved
- *      virtual stages, sequence and context parallelism ...);
- *   2. how it behaves: which collectives it overlaps, its attention kernel,
- *      its gradient and parameter collectives under sharding, its host time
- *      per kernel, its rank order;
- *   3. its efficiency parameters, fitted per (framework, GPU chip) by
- *      `smdplan calibrate` and kept in the catalog (plan_fw_eff), never per
+ * A plan is always for a stack that exists, at a release: SageMaker's
+ * model-parallel library v1 (the default), Megatron-LM by year and
+ * Megatron-Core, NeMo by year, DeepSpeed and Megatron-DeepSpeed, PyTorch
+ * FSDP1 and FSDP2, llm-foundry, torchtitan, JAX on XLA, or smdplan's own
+ * executor. A profile (one stack at one release, "megatron@2022") is three
+ * things:
+ *   1. the knobs it has, so the search proposes only what it can run;
+ *   2. how it behaves: which collectives it overlaps, its attention kernel
+ *      generation, its gradient and parameter collectives under sharding and
+ *      how far ahead it prefetches them, its host time per kernel, its rank
+ *      order; and what a run that does not say means (its defaults);
+ *   3. its efficiency parameters, fitted per (family, GPU chip) by `smdplan
+ *      calibrate` and kept in the catalog (plan_fw_eff), never per release,
  *      published source or row.
- * A framework may have several profiles: one per version whose behaviour
- * differs in a way the model sees (Megatron-LM's 2020 release had no
- * pipeline and an unfused attention path; Megatron-Core overlaps its
- * collectives). Profiles of one family share the family's fitted
- * efficiencies.
  *
- * Pure data and lookups: no files.
+ * The profiles are data: data/frameworks.json, read by data/ (one entry per
+ * release, inheriting from an earlier one, each value with its citation)
+ * and installed here with plan_frameworks_set. The planner does no file
+ * I/O: a program installs the profiles once before it plans (the smdplan
+ * program at start; tests through their helper). Until then there are
+ * none, and plan_framework_get gives an empty profile labelled so.
+ *
+ * A stack is named by the documented names of the thing (its product and
+ * library names, never a row's spelling); a release by its key, by a name
+ * only that release has (PTD-P for Megatron-LM 2021), by a version number
+ * after a stack name ("Megatron-Core r0.8.0", "NeMo 24.07"), by a year in
+ * the text, or by the date of its source: the release in force then.
  */
 #ifndef SMD_PLAN_FRAMEWORK_H
 #define SMD_PLAN_FRAMEWORK_H
@@ -34,10 +38,10 @@
 
 /* Families: efficiencies are fitted per (family, chip). */
 typedef enum plan_fw_family {
-    PLAN_FW_SMP = 0,             /* SageMaker model parallelism library v1 */
+    PLAN_FW_SMP = 0,             /* SageMaker model parallelism library */
     PLAN_FW_MEGATRON,            /* Megatron-LM, Megatron-Core, NeMo */
     PLAN_FW_DEEPSPEED,           /* DeepSpeed, Megatron-DeepSpeed */
-    PLAN_FW_FSDP,                /* PyTorch FSDP (llm-foundry, torchtitan) */
+    PLAN_FW_FSDP,                /* PyTorch FSDP (llm-foundry, torchtitan, metaseq) */
     PLAN_FW_JAX,                 /* JAX on XLA: MaxText, Paxml */
     PLAN_FW_SMDPLAN,             /* smdplan's own executor (exec/) */
     PLAN_FW_PYTORCH,             /* plain PyTorch DDP: a stack not known by name */
@@ -46,6 +50,8 @@ typedef enum plan_fw_family {
 
 /* "smp", "megatron", "deepspeed", "fsdp", "jax", "smdplan", "pytorch". */
 const char *plan_fw_family_key(plan_fw_family f);
+/* The family of a key, or -1. */
+int plan_fw_family_parse(const char *key);
 
 /* How gradients and parameters move under a sharding mode. */
 typedef enum plan_fw_sync {
@@ -58,18 +64,49 @@ typedef enum plan_fw_sync {
     PLAN_SYNC_PER_MICROBATCH,
 } plan_fw_sync;
 
-/* Names a run's framework text may give a profile by (NULL-terminated). */
-#define PLAN_FW_NAMES_MAX 10
+/* Sizes of a profile's texts. */
+#define PLAN_FW_KEY_MAX 32       /* "megatron-deepspeed@2022" */
+#define PLAN_FW_WORD_MAX 40      /* one documented name */
+#define PLAN_FW_NAMES_MAX 12     /* names of a stack given by one entry */
+#define PLAN_FW_RELNAMES_MAX 4   /* names only one release has */
+#define PLAN_FW_VERSIONS_MAX 4   /* version numbers a release begins at */
+#define PLAN_FW_TYPES_MAX 10     /* instance types a stack runs on */
+#define PLAN_FW_MAX 64           /* profiles installed at once */
+/* Bucket sizes with a meaning of their own (dp_bucket_bytes). */
+#define PLAN_FW_WHOLE_BUFFER 1e30 /* one message for the whole gradient buffer */
+
+/* A version number a release begins at, after one of the stack's names
+ * ("Megatron-Core" 0.6 for Megatron-Core's 2024 release). */
+typedef struct plan_fw_version {
+    char name[PLAN_FW_WORD_MAX];
+    int v[3];                    /* major, minor, patch */
+} plan_fw_version;
 
 typedef struct plan_framework {
-    const char *key;             /* "smp", "megatron", "megatron-2020", ... */
+    /* ---- identity ---- */
+    char key[PLAN_FW_KEY_MAX];   /* "megatron@2022"; a stack with one release may have
+                                  * no "@" ("smdplan") */
+    char stack[PLAN_FW_KEY_MAX]; /* the key before "@": "megatron" */
+    char inherits[PLAN_FW_KEY_MAX]; /* the profile it was written against ("" none) */
     plan_fw_family family;
-    const char *label;           /* "SageMaker model parallel v1" */
-    /* Texts of a published run's framework column that name this profile
-     * (case-insensitive substrings, NULL-terminated); the first profile in
-     * table order with a matching text wins. */
-    const char *names[PLAN_FW_NAMES_MAX];
-    int user;                    /* offered to --framework */
+    char label[96];              /* "Megatron-LM 2022 (sequence parallelism)" */
+    int released_ym;             /* in force from year * 12 + month - 1 (0: not dated) */
+    /* Documented names of the stack (case-insensitive words of a run's
+     * framework text). Any release of a stack may list some; together they
+     * name the stack. */
+    char names[PLAN_FW_NAMES_MAX][PLAN_FW_WORD_MAX];
+    /* Names only this release has ("PTD-P", "FSDP2"). */
+    char release_names[PLAN_FW_RELNAMES_MAX][PLAN_FW_WORD_MAX];
+    /* A version after a stack name at or past one of these (and below the
+     * next release's) is this release. */
+    plan_fw_version versions[PLAN_FW_VERSIONS_MAX];
+    int nversions;
+    /* Stack names whose versions are calendar ones, YY.MM (NGC containers:
+     * "NeMo 24.07" is July 2024): such a version is a date. */
+    char calendar_names[PLAN_FW_RELNAMES_MAX][PLAN_FW_WORD_MAX];
+    /* Keys this profile answered to before it was a release ("megatron-2021"),
+     * so that old records and scripts still read. */
+    char aliases[PLAN_FW_RELNAMES_MAX][PLAN_FW_KEY_MAX];
 
     /* ---- 1. knobs the stack has ---- */
     unsigned schedules;          /* bit 1 << plan_schedule */
@@ -84,17 +121,19 @@ typedef struct plan_framework {
     int offload;                 /* 1: activation offload to host */
     int prescaled;               /* 1: SMP's prescaled_batch knob */
     int placement_search;        /* 1: rank order is a knob (SMP placement_strategy) */
-    int fp8;                     /* 1: FP8 linears (Transformer Engine or XLA) */
+    int fp8;                     /* 1: FP8 linears (Transformer Engine, torchao or XLA) */
     int tp_max_in_node;          /* TP degree at most the GPUs of a node, a power of two */
-    /* the instance types it runs on, as the catalog names them (NULL-
-     * terminated); none listed: any node */
-    const char *instance_types[PLAN_FW_NAMES_MAX];
+    /* the instance types it runs on, as the catalog names them; none listed
+     * (an empty first name): any node */
+    char instance_types[PLAN_FW_TYPES_MAX][24];
 
     /* ---- 2. behaviour ---- */
-    const char *placement;       /* rank order, outermost first ("PDT": TP innermost) */
-    int flash_attention;         /* fused attention kernel, no s x s scores stored */
+    char placement[4];           /* rank order, outermost first ("PDT": TP innermost) */
+    plan_attn attention;         /* the attention kernel generation it runs */
+    int flash_attention;         /* attention != PLAN_ATTN_UNFUSED: no s x s scores stored */
     int dp_overlap;              /* gradient buckets overlapped with the backward */
-    double dp_bucket_bytes;      /* gradient reduction message; 1e30: the whole buffer */
+    double dp_bucket_bytes;      /* gradient reduction message; PLAN_FW_WHOLE_BUFFER:
+                                  * the whole buffer */
     int dp_bucket_layer;         /* gradients reduced one transformer layer at a time */
     plan_fw_sync sync_sharded;   /* with ZeRO-2/3: per step or per microbatch */
     int param_gather_overlap;    /* sharded optimizer's parameter all-gather overlapped
@@ -103,7 +142,9 @@ typedef struct plan_framework {
                                   * gradient GEMM, 2 every TP collective split and
                                   * pipelined behind its GEMM (Transformer Engine) */
     int pp_overlap;              /* p2p sends overlapped with the next chunk's compute */
-    int zero3_prefetch;          /* ZeRO-3 gathers prefetched behind compute: layers ahead */
+    int zero3_prefetch;          /* ZeRO-3 / FSDP: per-layer all-gathers issued this many
+                                  * layers ahead of the compute that needs them (0: none,
+                                  * each gather waited for where it is needed) */
     int zero3_regather;          /* ZeRO-3 re-gathers weights for the recomputed forward */
     int zero2_gathers;           /* ZeRO-2 shards the weights at rest too and gathers
                                   * them for each forward (FSDP SHARD_GRAD_OP) */
@@ -123,31 +164,50 @@ typedef struct plan_framework {
     plan_recompute recompute_default;
     plan_sharding sharding_default;
     int sp_default;              /* sequence parallel when tp > 1 */
+    plan_precision precision_default; /* number format of a run that does not state one */
     unsigned schedules_unknown;  /* searched when a run does not say */
-
-    const char *doc;             /* the sources of all of the above */
 } plan_framework;
 
-/* Every profile, in matching order; plan_frameworks[i].key is unique. */
-extern const plan_framework plan_frameworks[];
-extern const int plan_nframeworks;
+/* The installed profiles (plan_frameworks_set), index 0 the default; a
+ * read-only view, valid until the next plan_frameworks_set. */
+extern const plan_framework *plan_frameworks;
+extern int plan_nframeworks;
 
-/* Index of the default framework (SMP v1). */
+/* Index of the default framework (SMP v1): plan_frameworks_set puts it first. */
 #define PLAN_FW_DEFAULT 0
 
-/* Profile by key ("smp", "megatron", ...; case-insensitive): its index, or
- * ST_EINVAL naming the keys --framework allows. */
+/* Install n profiles (copied), v[def] becoming the default, index 0; the
+ * others keep their order. ST_EINVAL when n is not 1..PLAN_FW_MAX, def is
+ * out of range, or two profiles share a key or an alias. */
+int plan_frameworks_set(const plan_framework *v, int n, int def, st_err *err);
+
+/* Profile by key: "megatron@2022" exactly, a bare stack "megatron" (its
+ * latest release), or an old key one lists as an alias (case-insensitive):
+ * its index, or ST_EINVAL naming the stacks --framework allows. */
 int plan_framework_find(const char *key, int *index, st_err *err);
 
-/* Profile a published run's framework text names: its index, or -1. */
-int plan_framework_match(const char *text);
+/* The profile a published run's framework text names: the stack it names
+ * first (longest name at a tie), and of that stack the release its text
+ * names (a release name, a version after a stack name, a year), else the
+ * one in force at source_ym (year * 12 + month - 1; 0: not known), else
+ * the latest. Its index, or -1 when the text names no stack. */
+int plan_framework_match(const char *text, int source_ym);
 
-/* The profile of index i (PLAN_FW_DEFAULT when out of range). */
+/* The release of stack in force at ym (year * 12 + month - 1; 0: the
+ * latest), its earliest when ym precedes them all: its index, or -1 when no
+ * profile is of that stack. */
+int plan_framework_release_at(const char *stack, int ym);
+
+/* The profile of index i (the default when out of range; an empty profile
+ * when none are installed). */
 const plan_framework *plan_framework_get(int i);
 
-/* "smp, megatron, deepspeed, fsdp, jax, smdplan": the keys --framework
- * takes. A static string. */
+/* "smp, megatron, nemo, ...": the stacks --framework takes (each also as
+ * stack@release). A static string, rebuilt by plan_frameworks_set. */
 const char *plan_framework_user_keys(void);
+
+/* "2024-07" for a year * 12 + month - 1 (""/"-" when 0) into buf. */
+const char *plan_fw_ym_text(int ym, char *buf, size_t n);
 
 /* Does framework fw run layout l? 0 if so; otherwise 1 and why, one line
  * naming the knob and what the framework allows (e.g. "schedule zb-h1:

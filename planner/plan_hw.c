@@ -74,6 +74,38 @@ double plan__gemm_prec_s(const plan_cluster *c, double m, double n, double k, do
     return t_math > t_mem ? t_math : t_mem;
 }
 
+/* FlashAttention-2 is about twice as fast as FlashAttention (Dao 2023,
+ * abstract: "around 2x speedup compared to FlashAttention"). */
+#define FLASH1_OVER_FLASH2 0.5
+/* FlashAttention-3 is 1.5-2.0x faster than FlashAttention-2 on H100 (Shah et
+ * al. 2024, abstract, BF16); the low end. It needs Hopper's wgmma and TMA:
+ * on another chip the kernel falls back to FlashAttention-2's. */
+#define FLASH3_OVER_FLASH2 1.5
+
+double plan__attn_eff(const plan_cluster *c, plan_attn a)
+{
+    const plan_gpu *g = c->gpu;
+    double fa2 = c->eff.flash_eff;
+    switch (a) {
+    case PLAN_ATTN_FLASH1:
+        return g->flash1_eff > 0 ? g->flash1_eff : FLASH1_OVER_FLASH2 * fa2;
+    case PLAN_ATTN_FLASH3:
+        /* Hopper: the chips with FP8 tensor cores in the catalog */
+        if (g->flash3_eff > 0)
+            return g->flash3_eff;
+        return g->fp8_peak_flops > 0 ? FLASH3_OVER_FLASH2 * fa2 : fa2;
+    case PLAN_ATTN_CUDNN:
+        /* cuDNN's fused attention runs FlashAttention-2's algorithm (cuDNN
+         * 8.9 release notes, "fused flash attention"); measured where a
+         * chip's own rate is known */
+        return g->cudnn_attn_eff > 0 ? g->cudnn_attn_eff : fa2;
+    case PLAN_ATTN_FLASH2:
+    case PLAN_ATTN_UNFUSED:
+    default:
+        return fa2;
+    }
+}
+
 double plan__mem_s(const plan_cluster *c, double bytes)
 {
     return bytes / (c->gpu->hbm_bps * c->eff.hbm_eff);
@@ -201,13 +233,22 @@ static double net_scale(const plan_instance *in)
     return fmax(0.1, fmax(ring, tree));
 }
 
+/* One GPU's share of its node's network, bytes/s one direction: the node's
+ * bandwidth split over its GPUs (they all communicate at once in a layout's
+ * collectives), never more than the NIC the GPU reaches (net_gpu_bps). */
+static double gpu_net_bps(const plan_instance *in)
+{
+    double share = in->net_bps / in->gpus_per_node;
+    return in->net_gpu_bps > 0 ? fmin(share, in->net_gpu_bps) : share;
+}
+
 /* Bandwidth time of a ring of r x N ranks moving factor x bytes per rank. */
 static double ring_bw_s(const plan_cluster *c, const plan__span *sp, double bytes, double factor)
 {
     const plan_instance *in = c->inst;
     double b = in->intra_busbw_bps;
     if (sp->nodes > 1)
-        b = fmin(b, in->net_bps * in->net_ring_eff * sp->ranks_per_node / in->gpus_per_node);
+        b = fmin(b, gpu_net_bps(in) * in->net_ring_eff * sp->ranks_per_node);
     return factor * bytes / b;
 }
 
@@ -219,7 +260,7 @@ static double tree_bw_s(const plan_cluster *c, const plan__span *sp, double byte
     const plan_instance *in = c->inst;
     int r = sp->ranks_per_node, N = sp->nodes;
     double t_in = r > 1 ? 2.0 * (r - 1) / r * bytes / in->intra_busbw_bps : 0.0;
-    double share = in->net_bps / in->gpus_per_node * in->net_tree_eff;
+    double share = gpu_net_bps(in) * in->net_tree_eff;
     double t_out = 2.0 * (N - 1) / N * (bytes / r) / share;
     return t_in > t_out ? t_in : t_out;
 }
@@ -272,7 +313,7 @@ double plan__p2p_link_bps(const plan_cluster *c, int same_node)
 {
     if (same_node)
         return c->inst->nvlink_bps * P2P_PEAK_EFF;
-    return c->inst->net_bps / c->inst->gpus_per_node * P2P_PEAK_EFF;
+    return gpu_net_bps(c->inst) * P2P_PEAK_EFF;
 }
 
 double plan__p2p_latency_s(const plan_cluster *c, int same_node)

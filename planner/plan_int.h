@@ -9,13 +9,6 @@
 /* Bytes per element of the training data type (fp16/bf16). */
 #define PLAN_BYTES_HALF 2.0
 
-/* Host time per kernel: PyTorch eager mode spends about 5-25 us of CPU work
- * per op before its kernel is queued (Python, autograd and ATen dispatch,
- * cudaLaunchKernel); the middle of that range. Asynchronous launches hide it
- * behind the GPU unless kernels are shorter; with CUDA_LAUNCH_BLOCKING=1
- * every launch waits for its kernel, so it adds to each kernel. */
-#define PLAN__HOST_OP_US 15
-#define PLAN__HOST_OP_S (PLAN__HOST_OP_US * 1e-6)
 /* Kernels of one transformer layer and one microbatch, counted from
  * Megatron's GPT layer (Korthikanti et al. 2022, Fig. 2). Forward: 2
  * LayerNorms, 4 GEMMs, 2 TP all-reduces, 2 bias-dropout-add, bias-GeLU,
@@ -52,6 +45,10 @@ int plan__stride_of(const plan_layout *l, char dim);
 double plan__gemm_s(const plan_cluster *c, double m, double n, double k, double batch);
 /* The same with FP8 operands when fp8 (and the GPU has FP8 tensor cores). */
 double plan__gemm_prec_s(const plan_cluster *c, double m, double n, double k, double batch, int fp8);
+
+/* Fraction of c's peak the fused attention kernel of generation a reaches,
+ * forward and backward (a != PLAN_ATTN_UNFUSED). */
+double plan__attn_eff(const plan_cluster *c, plan_attn a);
 
 /* Time of an elementwise (memory-bound) kernel moving bytes, seconds. */
 double plan__mem_s(const plan_cluster *c, double bytes);

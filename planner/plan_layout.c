@@ -31,6 +31,13 @@ static const char *const prec_names[PLAN_PREC__COUNT] = {
     [PLAN_PREC_FP8] = "fp8",
     [PLAN_PREC_FP32] = "fp32",
 };
+static const char *const attn_names[PLAN_ATTN__COUNT] = {
+    [PLAN_ATTN_UNFUSED] = "unfused",
+    [PLAN_ATTN_FLASH1] = "flash1",
+    [PLAN_ATTN_FLASH2] = "flash2",
+    [PLAN_ATTN_FLASH3] = "flash3",
+    [PLAN_ATTN_CUDNN] = "cudnn",
+};
 static const char *const obj_names[PLAN_OBJ__COUNT] = {
     [PLAN_OBJ_TIME] = "time",
     [PLAN_OBJ_COST] = "cost",
@@ -69,6 +76,10 @@ const char *plan_sharding_name(plan_sharding s)
 const char *plan_precision_name(plan_precision p)
 {
     return (unsigned)p < PLAN_PREC__COUNT ? prec_names[p] : "?";
+}
+const char *plan_attn_name(plan_attn a)
+{
+    return (unsigned)a < PLAN_ATTN__COUNT ? attn_names[a] : "?";
 }
 const char *plan_objective_name(plan_objective o)
 {
@@ -148,6 +159,15 @@ int plan_precision_parse(const char *s, plan_precision *out, st_err *err)
     return rc;
 }
 
+int plan_attn_parse(const char *s, plan_attn *out, st_err *err)
+{
+    int v = 0;
+    int rc = parse_name("attention", s, attn_names, PLAN_ATTN__COUNT, &v, err);
+    if (rc == ST_OK)
+        *out = (plan_attn)v;
+    return rc;
+}
+
 int plan_objective_parse(const char *s, plan_objective *out, st_err *err)
 {
     int v = 0;
@@ -204,8 +224,17 @@ void plan_layout_default(plan_layout *l)
     memcpy(l->placement, "DPT", 4);
     l->global_batch = 1;
     l->precision = PLAN_PREC_BF16;
-    /* the default framework's behaviour (attention kernel, overlaps, buckets) */
-    plan_framework_apply(plan_framework_get(PLAN_FW_DEFAULT), PLAN_FW_DEFAULT, l);
+    l->framework = PLAN_FW_DEFAULT;
+    /* neutral behaviour: the plain attention, gradients in PyTorch DDP's
+     * 25 MB buckets (bucket_cap_mb) overlapped with the backward ... */
+    l->attention = PLAN_ATTN_UNFUSED;
+    l->dp_overlap = 1;
+    l->dp_bucket_bytes = 25e6;
+    /* ... and the default framework's, when profiles are installed (a
+     * program that plans installs them first; the executor's rank program
+     * reads its layout whole from CONFIG.json and installs none) */
+    if (plan_nframeworks > 0)
+        plan_framework_apply(plan_framework_get(PLAN_FW_DEFAULT), PLAN_FW_DEFAULT, l);
 }
 
 void plan_config_default(plan_config *cfg)
@@ -223,6 +252,7 @@ void plan_config_default(plan_config *cfg)
     cfg->tp_overlap = -1;
     cfg->pp_overlap = -1;
     cfg->launch_blocking = -1;
+    cfg->attention = -1;
     cfg->framework = PLAN_FW_DEFAULT;
     cfg->precision = -1;
     cfg->objective = PLAN_OBJ_TIME;
@@ -248,6 +278,7 @@ void plan_config_from_layout(plan_config *cfg, const plan_layout *l)
     cfg->offload_activations = l->offload_activations;
     cfg->prescaled_batch = l->prescaled_batch;
     cfg->flash_attention = l->flash_attention;
+    cfg->attention = (int)l->attention;
     cfg->dp_overlap = l->dp_overlap;
     cfg->fp32_grads = l->fp32_grads;
     cfg->tp_overlap = l->tp_overlap;

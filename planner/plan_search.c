@@ -183,6 +183,7 @@ static void count(search_ctx *x, plan_candidate *cand)
     plan_result *res = x->res;
     res->evaluated++;
     if (cand->est.reject == PLAN_OK || cand->est.reject == PLAN_REJ_OOM) {
+        res->costed++;
         if (kept(res, cand, x->k, x->cfg->objective)) {
             st_err e = {0};
             plan_evaluate(x->m, x->c, &cand->layout, &cand->est, NULL, &e);
@@ -424,8 +425,20 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
     l.global_batch = res->global_batch;
     plan_framework_apply(fw, cfg->framework, &l);
     /* what the user set explicitly overrides the framework's behaviour */
-    if (cfg->flash_attention >= 0)
+    if (cfg->attention >= 0 && cfg->attention < PLAN_ATTN__COUNT) {
+        l.attention = (plan_attn)cfg->attention;
+        l.flash_attention = l.attention != PLAN_ATTN_UNFUSED;
+    }
+    if (cfg->flash_attention >= 0) {
+        /* a fused kernel asked of a stack whose own is unfused: the one
+         * such stacks offered as an option, FlashAttention-2 (Megatron-LM
+         * --use-flash-attn, Megatron-DeepSpeed --use-flash-attn-v2) */
         l.flash_attention = cfg->flash_attention;
+        if (!l.flash_attention)
+            l.attention = PLAN_ATTN_UNFUSED;
+        else if (l.attention == PLAN_ATTN_UNFUSED)
+            l.attention = PLAN_ATTN_FLASH2;
+    }
     if (cfg->dp_overlap >= 0)
         l.dp_overlap = cfg->dp_overlap;
     if (cfg->fp32_grads >= 0)

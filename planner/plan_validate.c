@@ -52,11 +52,12 @@
 
 #define COL(name, req) {#name, offsetof(plan_validate_row, name), req}
 const plan_validate_column plan_validate_columns[] = {
-    COL(row_id, 1), COL(source_key, 1), COL(model_name, 0), COL(architecture, 0),
+    COL(row_id, 1), COL(source_key, 1), COL(source_date, 0), COL(source_title, 0),
+    COL(source_locator, 0), COL(source_ref, 0), COL(model_name, 0), COL(architecture, 0),
     COL(framework, 0), COL(num_layers, 0), COL(hidden_size, 0), COL(num_heads, 0),
     COL(num_kv_heads, 0), COL(ffn_hidden_size, 0), COL(seq_len, 0), COL(vocab_size, 0),
     COL(gpu_type, 0), COL(gpu_mem_gb, 0), COL(num_gpus, 1), COL(instance_type, 0),
-    COL(interconnect, 0), COL(tp, 0), COL(pp, 0), COL(dp, 0), COL(cp, 0),
+    COL(interconnect, 0), COL(net_gbps_per_gpu, 0), COL(net_gbps_per_node, 0), COL(tp, 0), COL(pp, 0), COL(dp, 0), COL(cp, 0),
     COL(model_parallel_size, 0), COL(virtual_stages, 0), COL(micro_batch_size, 0),
     COL(global_batch_size, 0), COL(global_batch_tokens, 0), COL(num_microbatches, 0),
     COL(grad_accum_steps, 0), COL(recompute, 0), COL(optimizer_sharding, 0),
@@ -402,7 +403,10 @@ static const plan_instance *closest_instance(const plan_catalog *cat, const plan
             continue;
         const gpu_reference *ref = reference_of(g);
         int gpn = net->nvswitch && ref ? ref->nvswitch_gpus : in->gpus_per_node;
-        double want_net = net->node_bps > 0 ? net->node_bps : ref ? ref->net_bps : in->net_bps;
+        double want_net = net->node_bps > 0  ? net->node_bps
+                          : net->gpu_bps > 0 ? net->gpu_bps * gpn
+                          : ref              ? ref->net_bps
+                                             : in->net_bps;
         double score = 0;
         if (mem > 0)
             score += 1e6 * fabs(log(g->mem_bytes / mem));
@@ -462,6 +466,15 @@ static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int6
     if (!in) {
         net_text net;
         plan__net_parse(r->interconnect, &net);
+        /* the row's own network fields, when it has them, over its text */
+        double v;
+        if (parse_num(r->net_gbps_per_node, &v) == 1 && v > 0 && v < 1e6) {
+            net.node_bps = v * 1e9 / 8.0;
+            net.gpu_bps = 0;
+        } else if (parse_num(r->net_gbps_per_gpu, &v) == 1 && v > 0 && v < 1e6) {
+            net.gpu_bps = v * 1e9 / 8.0;
+            net.node_bps = 0;
+        }
         int gpn = 0;
         double net_bps = 0;
         in = closest_instance(cat, r, &net, stated_mem(r), &gpn, &net_bps);
@@ -487,12 +500,15 @@ static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int6
         *inst = *in;
         net_tech tech = net.tech != NET_UNSTATED ? net.tech : NET_RDMA;
         int same = in->gpus_per_node == gpn && tech_of(cat, in) == tech &&
-                   fabs(in->net_bps - net_bps) <= 1e-6 * net_bps;
+                   fabs(in->net_bps - net_bps) <= 1e-6 * net_bps &&
+                   (net.gpu_bps == 0 || fabs(in->net_gpu_bps - net.gpu_bps) <= 1e-6 * net.gpu_bps);
         if (!same) {
             /* the node the row describes: this catalog node's GPU and links,
              * the stated network (and its technology's latency and curve) */
             inst->gpus_per_node = gpn;
             inst->net_bps = net_bps;
+            /* a rate stated per GPU is each GPU's own NIC */
+            inst->net_gpu_bps = net.gpu_bps > 0 ? net.gpu_bps : 0;
             const plan_instance *t = tech_of(cat, in) == tech ? in : with_tech(cat, in, tech);
             if (t) {
                 inst->net_latency_s = t->net_latency_s;
@@ -511,9 +527,30 @@ static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int6
             snprintf(inst->source, sizeof inst->source,
                      "made for the row: catalog node %s with the row's network", in->name);
         }
-        if (blank(r->interconnect) || net.node_bps == 0)
+        if (net.gpu_bps > 0)
+            note(out, "network %.0f Gbps per GPU: %.0f Gbps per node of %d GPUs",
+                 net.gpu_bps * 8e-9, net_bps * 8e-9, gpn);
+        else if (blank(r->interconnect) || net.node_bps == 0)
             note(out, "network: %s's reference node (%.0f Gbps)", cat->gpus[in->gpu_index].name,
                  net_bps * 8e-9);
+    }
+    /* The GPU's stated memory is the run's, whatever the catalog's part of
+     * that chip has (a 96 GB H100 is not the 80 GB one): the same chip, its
+     * memory as stated (more than 2 % off the catalog's). */
+    double mem = stated_mem(r);
+    const plan_gpu *cg = &cat->gpus[inst->gpu_index];
+    out->own_gpu = 0;
+    if (mem > 0 && fabs(log(mem / cg->mem_bytes)) > 0.02) {
+        out->gpu = *cg;
+        out->gpu.mem_bytes = mem;
+        int cl = (int)chip_len(cg->name);
+        snprintf(out->gpu.name, sizeof out->gpu.name, "%.*s-%.0fGB", cl > 20 ? 20 : cl, cg->name,
+                 mem / 1073741824.0);
+        snprintf(out->gpu.source, sizeof out->gpu.source,
+                 "the catalog's %s with the row's stated memory", cg->name);
+        out->own_gpu = 1;
+        note(out, "GPU memory %.0f GiB as stated (the catalog's %s has %.0f)",
+             mem / 1073741824.0, cg->name, cg->mem_bytes / 1073741824.0);
     }
     int g = inst->gpus_per_node;
     int nodes;
@@ -541,6 +578,8 @@ int plan_validate_cluster(const plan_catalog *cat, const plan_validate_result *r
     int rc = plan_cluster_make(cat, in, r->nodes, c, err);
     if (rc)
         return rc;
+    if (r->own_gpu)
+        c->gpu = &r->gpu; /* the row's part: its stated memory */
     c->gpus = r->gpus;
     plan_cluster_use_framework(cat, r->framework, c);
     return ST_OK;
@@ -651,9 +690,18 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
                   contains(texts[i], "flash attention off") ||
                   contains(texts[i], "flash_attention=false") ||
                   contains(texts[i], "flash_attention: false");
-        if (l->flash_attention != !off)
-            note(out, "attention %s (the row says so)", off ? "unfused" : "fused (FlashAttention)");
-        l->flash_attention = !off;
+        /* the generation the text names (FlashAttention's own names for its
+         * releases), else the stack's fused one, else FlashAttention-2: the
+         * one the stacks of 2023 on offered as an option */
+        plan_attn gen = plan__parse_flash_generation(texts[i]);
+        if (gen == PLAN_ATTN_UNFUSED)
+            gen = l->attention != PLAN_ATTN_UNFUSED ? l->attention : PLAN_ATTN_FLASH2;
+        if (off)
+            gen = PLAN_ATTN_UNFUSED;
+        if (l->attention != gen)
+            note(out, "attention %s (the row says so)", plan_attn_name(gen));
+        l->attention = gen;
+        l->flash_attention = gen != PLAN_ATTN_UNFUSED;
         break;
     }
     rl->search_mbs = 0;
@@ -798,21 +846,33 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
     l->sequence_parallel = sp && tp > 1;
 
     const char *p = r->precision;
-    if (contains(p, "fp8"))
-        l->precision = PLAN_PREC_FP8;
-    else if (contains(p, "fp32") && !contains(p, "grad") && !contains(p, "mixed"))
-        l->precision = PLAN_PREC_FP32;
+    int prec = plan__parse_precision(p);
+    if (prec == -2) {
+        /* not stated: the release's default, never a guess from the
+         * measured time */
+        prec = fw->precision_default;
+        if (!blank(p))
+            note(out, "precision %s (%s default)", plan_precision_name((plan_precision)prec),
+                  fw->label);
+    }
+    l->precision = (plan_precision)prec;
     if (contains(p, "fp32 grad")) {
         l->fp32_grads = 1;
         note(out, "fp32 gradients (4 bytes)");
     }
-    if (contains(p, "mp_mode DEFAULT")) {
-        /* Composer's FSDP mixed precision DEFAULT reduces gradients in fp32
-         * (composer docs, FSDP mixed_precision: reduce_dtype float32) */
+    /* FSDP mixed-precision modes by their documented names (Composer's
+     * fsdp_config mixed_precision 'DEFAULT', 'PURE' or 'FULL', upper case):
+     * DEFAULT reduces gradients in fp32 (reduce_dtype float32), PURE in the
+     * 16-bit type, FULL computes in fp32 */
+    int mode = plan__fsdp_mp_mode(p);
+    if (mode == 1) {
         l->fp32_grads = 1;
         note(out, "gradients reduced in fp32 (mixed precision DEFAULT)");
-    } else if (contains(p, "mp_mode PURE")) {
+    } else if (mode == 2) {
         l->fp32_grads = 0;
+    } else if (mode == 3) {
+        l->precision = PLAN_PREC_FP32;
+        note(out, "fp32 compute (mixed precision FULL)");
     }
     return 0;
 }
@@ -970,7 +1030,8 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     if (terms)
         terms->n = 0;
 
-    int fwi = plan_framework_match(row->framework);
+    int ym = plan__source_ym(row);
+    int fwi = plan_framework_match(row->framework, ym);
     if (fwi < 0) {
         /* A stack not known by name: one that publishes tensor, pipeline
          * or context parallelism runs the Megatron-LM scheme its degrees
@@ -981,7 +1042,8 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
         int mp = (parse_num(row->tp, &v) == 1 && v > 1) || (parse_num(row->pp, &v) == 1 && v > 1) ||
                  (parse_num(row->cp, &v) == 1 && v > 1) ||
                  (parse_num(row->model_parallel_size, &v) == 1 && v > 1);
-        if (plan_framework_find(mp ? "megatron" : "pytorch", &fwi, NULL) != ST_OK)
+        fwi = plan_framework_release_at(mp ? "megatron" : "pytorch", ym);
+        if (fwi < 0)
             fwi = PLAN_FW_DEFAULT;
         note(out, "framework '%s' not known: read as %s%s", nz(row->framework),
              plan_framework_get(fwi)->label,
@@ -1086,8 +1148,8 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     }
     if (out->pred_oom && !out->ref_oom) {
         char why[160];
-        note(out, "planner: out of memory (%s), though the run fit; time listed, not scored",
-             plan_estimate_reason(est, why, sizeof why));
+        note(out, "planner: out of memory (%s), though the run fit; scored, and counted as a "
+             "fit miss", plan_estimate_reason(est, why, sizeof why));
     }
 
     /* ---- time ---- */
@@ -1109,15 +1171,13 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
 /* Summary                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* A row is scored on time when its time was compared and the planner finds
- * its published layout fits: a layout the planner calls out of memory cannot
- * be what ran as published (or the memory model is wrong, which the fit/OOM
- * figure counts), so its time is listed and summed apart, never silently
- * mixed into the goal (issue: "a row whose layout the planner itself finds
- * out of memory is reported as such, not scored silently"). */
+/* Every timed row is scored. A run that ran though the planner calls its
+ * published layout out of memory is evidence against the memory model (or
+ * the published layout), not a row to set aside: its time error counts, and
+ * so does its fit/OOM miss (add: fit_checked/fit_agreed). */
 int plan_validate_scored(const plan_validate_result *r)
 {
-    return r->compared && !r->pred_oom;
+    return r->compared;
 }
 
 static void add(plan_validate_stats *s, const plan_validate_result *r)

@@ -29,9 +29,17 @@
  * same name, "" (or NULL) when absent. Borrowed for the call. */
 typedef struct plan_validate_row {
     const char *row_id, *source_key, *model_name, *architecture, *framework;
+    /* where the run was published, for the date of its source (the stack's
+     * release then in force): a source_date column ("2022-05", "May 2022")
+     * when the file has one, else a date in the title, locator or
+     * reference (an arXiv number is its month) */
+    const char *source_date, *source_title, *source_locator, *source_ref;
     const char *num_layers, *hidden_size, *num_heads, *num_kv_heads, *ffn_hidden_size;
     const char *seq_len, *vocab_size;
     const char *gpu_type, *gpu_mem_gb, *num_gpus, *instance_type, *interconnect;
+    /* the network as numbers, when a file states them (Gb/s, one direction):
+     * each GPU's NIC, or the node's NICs together; over the interconnect text */
+    const char *net_gbps_per_gpu, *net_gbps_per_node;
     const char *tp, *pp, *dp, *cp, *model_parallel_size, *virtual_stages, *micro_batch_size;
     const char *global_batch_size, *global_batch_tokens, *num_microbatches, *grad_accum_steps;
     const char *recompute, *optimizer_sharding, *sequence_parallel;
@@ -87,6 +95,9 @@ typedef struct plan_validate_result {
     char instance[48];                  /* the name of inst */
     plan_instance inst;                 /* the node the row ran on: a catalog entry, or one
                                          * made from the row's GPU and network text */
+    int own_gpu;                        /* 1: the row states a memory the catalog GPU of its
+                                         * chip does not have: gpu is that GPU with it */
+    plan_gpu gpu;
     int framework;                      /* plan_frameworks index the row was read with */
     int nodes, gpus;
     plan_estimate est;                  /* of the layout above */
@@ -154,7 +165,8 @@ typedef struct plan_validate_stats {
     int oom_reference;                  /* published runs that went out of memory */
     int oom_agreed;                     /* ... where the planner says OOM too */
     int pred_oom_of_ran;                /* runs that ran but the planner calls OOM */
-    int oom_timed;                      /* ... whose time was compared, not scored */
+    int oom_timed;                      /* ... whose time was scored (in the figures above
+                                         * as well: a time error and a fit miss) */
     double oom_timed_mean_abs_error_pct;
     int fit_checked;                    /* rows with a layout whose fit/OOM is known */
     int fit_agreed;                     /* ... where the planner agrees */
@@ -176,9 +188,10 @@ typedef struct plan_validate_summary {
     int rows_unlisted;                  /* rows of sources past the maximum (counted in all) */
 } plan_validate_summary;
 
-/* 1 when r's time counts in the statistics: compared, and the planner finds
- * the published layout fits (a layout it calls out of memory is listed with
- * its time but summed apart, in oom_timed). */
+/* 1 when r's time counts in the statistics: every row whose time was
+ * compared. A run whose published layout the planner calls out of memory,
+ * though it ran, counts twice: its time error here, and a fit/OOM miss (it
+ * is also summed apart in oom_timed, to be seen). */
 int plan_validate_scored(const plan_validate_result *r);
 
 /* Per-source and overall statistics of n results. */

@@ -26,6 +26,21 @@ int plan__parse_recompute(const char *s);
 int plan__parse_sharding(const char *s, int *degree);
 int plan__parse_flag(const char *s);
 
+/* A row's precision text: -2 not stated (blank, "not stated" ...: the
+ * release's default), else the plan_precision of the linears: FP8 for the
+ * names of 8-bit floating point (FP8, float8, E4M3, E5M2), fp32 for fp32
+ * training (not fp32 gradients or masters beside half precision), else
+ * bf16 (bf16, fp16, mixed or half precision: one tensor-core rate). */
+int plan__parse_precision(const char *s);
+
+/* An FSDP mixed-precision mode the text names as a word of its own, in the
+ * upper case of its documentation: 1 DEFAULT, 2 PURE, 3 FULL, 0 none. */
+int plan__fsdp_mp_mode(const char *s);
+
+/* The FlashAttention generation a text names (FlashAttention-2, "flash-attn
+ * 3", FA3, cuDNN fused attention ...), PLAN_ATTN_UNFUSED when it names none. */
+plan_attn plan__parse_flash_generation(const char *s);
+
 /* The node a GPU was built into when a run does not describe its cluster:
  * NVIDIA's reference system for that chip. */
 typedef struct gpu_reference {
@@ -48,11 +63,15 @@ typedef enum net_tech {
 typedef struct net_text {
     net_tech tech;
     double node_bps;             /* 0: not stated */
+    double gpu_bps;              /* a rate the text gives per GPU ("400 Gb/s per GPU"),
+                                  * the node's being that times its GPUs; 0: none */
     int nvswitch;                /* the text names an NVSwitch inside the node */
 } net_text;
 
 /* Read an interconnect text ("8x200Gb/s HDR IB per node", "1600 Gbps RoCE
- * node-node", "4x Omni-Path per node", "EFA 4x100 Gb/s"). */
+ * node-node", "4x Omni-Path per node", "EFA 4x100 Gb/s", "400 Gb/s RDMA per
+ * GPU": a rate said to be per GPU or per accelerator is one GPU's, never the
+ * node's). */
 void plan__net_parse(const char *text, net_text *out);
 
 /* FLOP conventions a published TFLOP/s may be stated in. */
@@ -66,5 +85,11 @@ typedef enum flop_conv {
 } flop_conv;
 
 flop_conv plan__conv_parse(const char *text);
+
+/* The month a row's source was published, year * 12 + month - 1, 0 when it
+ * gives none: its source_date, else the earliest date named in its title,
+ * locator, reference or key ("Sep 2020", "2022-05", "2021", an arXiv number
+ * 2104.04473 is April 2021). */
+int plan__source_ym(const plan_validate_row *r);
 
 #endif

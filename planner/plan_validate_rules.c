@@ -61,9 +61,10 @@ static double number_at(const char *p, const char **end)
 }
 
 /* "<n> x <rate> Gb" or "<rate> Gbps": the per-node rate in Gb/s, 0 if the
- * text gives none. */
-static double node_gbps(const char *s)
+ * text gives none; *ports 1 when it counts links ("<n> x"), else 0. */
+static double node_gbps(const char *s, int *ports)
 {
+    *ports = 0;
     for (const char *p = s; *p; p++) {
         if (!isdigit((unsigned char)*p) || (p > s && (isdigit((unsigned char)p[-1]) || p[-1] == '.')))
             continue;
@@ -77,18 +78,24 @@ static double node_gbps(const char *s)
             double b = number_at(q + 1, &e2);
             while (*e2 == ' ')
                 e2++;
-            if (strncasecmp(e2, "Gb", 2) == 0)
+            if (strncasecmp(e2, "Gb", 2) == 0) {
+                *ports = 1;
                 return a * b;
-            if (plan__contains(e2, "Omni-Path") && e2 - q < 4)
+            }
+            if (plan__contains(e2, "Omni-Path") && e2 - q < 4) {
+                *ports = 1;
                 return a * OMNIPATH_PORT_GBPS;
+            }
             continue;
         }
         if (strncasecmp(q, "Gb", 2) == 0)
             return a;
         if (strncasecmp(q, "Tb", 2) == 0)
             return a * 1000.0;
-        if (strncasecmp(q, "Omni-Path", 9) == 0 || strncasecmp(q, "x Omni-Path", 11) == 0)
+        if (strncasecmp(q, "Omni-Path", 9) == 0 || strncasecmp(q, "x Omni-Path", 11) == 0) {
+            *ports = 1;
             return a * OMNIPATH_PORT_GBPS;
+        }
         p = e - 1;
     }
     return 0;
@@ -106,7 +113,19 @@ void plan__net_parse(const char *text, net_text *out)
              plan__contains(text, "EDR") || plan__contains(text, "RoCE") ||
              plan__contains(text, "Omni-Path") || strncasecmp(text, "IB", 2) == 0)
         out->tech = NET_RDMA;
-    out->node_bps = GBPS(node_gbps(text));
+    int ports = 0;
+    out->node_bps = GBPS(node_gbps(text, &ports));
+    /* a single rate said to be per GPU is one GPU's NIC (rail-optimised
+     * nodes: DGX H100 has one 400 Gb/s NIC per GPU); "8 x 400 Gb/s, one per
+     * GPU" counts the node's links */
+    static const char *const per_gpu[] = {"per GPU", "/GPU", "each GPU", "per accelerator",
+                                          "GPU-to-GPU across nodes", "per-GPU"};
+    for (size_t i = 0; out->node_bps > 0 && !ports && i < sizeof per_gpu / sizeof per_gpu[0]; i++)
+        if (plan__contains(text, per_gpu[i])) {
+            out->gpu_bps = out->node_bps;
+            out->node_bps = 0;
+            break;
+        }
     /* "4x Omni-Path" names ports without a rate */
     if (out->node_bps == 0 && plan__contains(text, "Omni-Path")) {
         const char *e;
@@ -270,4 +289,163 @@ int plan__parse_flag(const char *s)
     if (unstated(s))
         return -2;
     return -1;
+}
+
+/* ---- the date of a row's source ---- */
+
+static const char *const month_names[12] = {"jan", "feb", "mar", "apr", "may", "jun",
+                                            "jul", "aug", "sep", "oct", "nov", "dec"};
+
+/* Month name (three letters or more) starting at p: 1-12, else 0. */
+static int month_at(const char *p)
+{
+    for (int m = 0; m < 12; m++)
+        if (strncasecmp(p, month_names[m], 3) == 0)
+            return m + 1;
+    return 0;
+}
+
+/* The earliest date a text names, year * 12 + month - 1 (a year alone is
+ * read as its middle, June: the text says no more), 0 when none. Dates: a year
+ * of its own (1990-2099, not inside a longer number or word, not a version
+ * "2.2021"), with a month name before it ("Sep 2020") or a month number
+ * after it ("2022-05", "2022/05"); an arXiv number YYMM.NNNNN after the word
+ * arXiv (arXiv identifier scheme, 2007 on: year and month of submission). */
+static int earliest_ym(const char *t)
+{
+    int best = 0;
+    if (!t)
+        return 0;
+    for (const char *p = t; *p; p++) {
+        if (strncasecmp(p, "arxiv", 5) == 0) {
+            const char *q = p + 5;
+            while (*q == ' ' || *q == ':')
+                q++;
+            if (isdigit((unsigned char)q[0]) && isdigit((unsigned char)q[3]) && q[4] == '.' &&
+                isdigit((unsigned char)q[5])) {
+                int yy = (q[0] - '0') * 10 + (q[1] - '0'), mm = (q[2] - '0') * 10 + (q[3] - '0');
+                if (mm >= 1 && mm <= 12 && yy >= 7) {
+                    int ym = (2000 + yy) * 12 + mm - 1;
+                    if (!best || ym < best)
+                        best = ym;
+                }
+            }
+        }
+        if (!isdigit((unsigned char)*p) || (p > t && (isalnum((unsigned char)p[-1]) || p[-1] == '.')))
+            continue;
+        int n = 0;
+        while (isdigit((unsigned char)p[n]))
+            n++;
+        int y = n == 4 ? atoi(p) : 0;
+        if (y < 1990 || y > 2099 || isalpha((unsigned char)p[n]) ||
+            (p[n] == '.' && isdigit((unsigned char)p[n + 1]))) {
+            p += n - 1;
+            continue;
+        }
+        int m = 0;
+        if ((p[n] == '-' || p[n] == '/') && isdigit((unsigned char)p[n + 1])) {
+            int v = atoi(p + n + 1);
+            if (v >= 1 && v <= 12)
+                m = v;
+        }
+        /* "Sep 2020", "September 2020" */
+        const char *b = p - 1;
+        while (b > t && *b == ' ')
+            b--;
+        const char *w = b;
+        while (w > t && isalpha((unsigned char)w[-1]))
+            w--;
+        if (!m && b >= t && isalpha((unsigned char)*b) && b - w >= 2)
+            m = month_at(w);
+        int ym = y * 12 + (m ? m - 1 : 5);
+        if (!best || ym < best)
+            best = ym;
+        p += n - 1;
+    }
+    return best;
+}
+
+int plan__source_ym(const plan_validate_row *r)
+{
+    int ym = earliest_ym(r->source_date);
+    if (ym)
+        return ym;
+    const char *texts[] = {r->source_title, r->source_locator, r->source_ref, r->source_key};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        int t = earliest_ym(texts[i]);
+        if (t && (!ym || t < ym))
+            ym = t;
+    }
+    return ym;
+}
+
+/* ---- number formats and attention kernels ---- */
+
+int plan__parse_precision(const char *s)
+{
+    /* a text that says the format is not stated says nothing, whatever it
+     * guesses after that ("not stated (the TFLOP/s suggest bf16)") */
+    if (blank(s) || contains(s, "not stated") || contains(s, "not reported") ||
+        contains(s, "not given") || contains(s, "not published") || contains(s, "unknown") ||
+        starts_with_phrase(s, na_phrases, NWORDS(na_phrases)))
+        return -2;
+    /* 8-bit floating point: NVIDIA's and OCP's names for the format
+     * (Micikevicius et al. 2022, "FP8 Formats for Deep Learning": E4M3 and
+     * E5M2) and PyTorch's (torch.float8_e4m3fn, torchao "float8") */
+    if (contains(s, "fp8") || contains(s, "float8") || contains(s, "float 8") ||
+        contains(s, "e4m3") || contains(s, "e5m2") || contains(s, "8-bit float"))
+        return PLAN_PREC_FP8;
+    int half = contains(s, "bf16") || contains(s, "fp16") || contains(s, "bfloat16") ||
+               contains(s, "float16") || contains(s, "half") || contains(s, "mixed") ||
+               contains(s, "amp");
+    if (!half && (contains(s, "fp32") || contains(s, "float32") || contains(s, "tf32")))
+        return PLAN_PREC_FP32;
+    return PLAN_PREC_BF16;
+}
+
+plan_attn plan__parse_flash_generation(const char *s)
+{
+    if (!s)
+        return PLAN_ATTN_UNFUSED;
+    /* Dao 2023 names its successor FlashAttention-2, Shah et al. 2024
+     * FlashAttention-3; the flash-attn package's versions 2.x and 3.x are
+     * them; Transformer Engine's cuDNN backend is "cuDNN" fused attention */
+    static const char *const fa3[] = {"flashattention-3", "flashattention 3", "flash attention 3",
+                                      "flash-attention 3", "flash-attn 3", "flash_attn 3",
+                                      "flash-attn3", "fa3"};
+    static const char *const fa2[] = {"flashattention-2", "flashattention 2", "flash attention 2",
+                                      "flash-attention 2", "flash-attn 2", "flash_attn 2",
+                                      "flash-attn2", "flash-attn-v2", "flash_attn_v2", "fa2"};
+    for (size_t i = 0; i < sizeof fa3 / sizeof fa3[0]; i++)
+        if (contains(s, fa3[i]))
+            return PLAN_ATTN_FLASH3;
+    for (size_t i = 0; i < sizeof fa2 / sizeof fa2[0]; i++)
+        if (contains(s, fa2[i]))
+            return PLAN_ATTN_FLASH2;
+    if (contains(s, "cudnn"))
+        return PLAN_ATTN_CUDNN;
+    if (contains(s, "flashattention-1") || contains(s, "flash-attn 1") || contains(s, "fa1"))
+        return PLAN_ATTN_FLASH1;
+    return PLAN_ATTN_UNFUSED;
+}
+
+/* w as a word of its own in s, case-sensitive. */
+static int has_word_cs(const char *s, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *p = s ? strstr(s, w) : NULL; p; p = strstr(p + 1, w))
+        if ((p == s || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
+            return 1;
+    return 0;
+}
+
+int plan__fsdp_mp_mode(const char *s)
+{
+    if (has_word_cs(s, "DEFAULT"))
+        return 1;
+    if (has_word_cs(s, "PURE"))
+        return 2;
+    if (has_word_cs(s, "FULL"))
+        return 3;
+    return 0;
 }

@@ -81,7 +81,8 @@ int main(void)
     st_err err = {0};
     plan_model m;
     plan_cluster c;
-    if (data_catalog_load(NULL, &cat, &err) || data_presets_load(NULL, &presets, &err) ||
+    if (data_frameworks_load(NULL, &err) || data_catalog_load(NULL, &cat, &err) ||
+        data_presets_load(NULL, &presets, &err) ||
         plan_model_resolve(&presets, 1e12, PLAN_ARCH_GPT, NULL, &m, &err) ||
         plan_cluster_parse(&cat, "768xp4d", &c, &err)) {
         fprintf(stderr, "bench_sim_step: %s\n", err.msg);

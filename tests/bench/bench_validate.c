@@ -106,7 +106,9 @@ int main(int argc, char **argv)
     plan_validate_row *rows = NULL;
     plan_validate_result *res = NULL;
     int *order = NULL;
-    int rc = data_catalog_load(NULL, &cat, &err);
+    int rc = data_frameworks_load(NULL, &err);
+    if (rc == ST_OK)
+        rc = data_catalog_load(NULL, &cat, &err);
     if (rc == ST_OK)
         rc = data_csv_load(path, &csv, &err);
     if (rc == ST_OK) {

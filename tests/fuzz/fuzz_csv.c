@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/data.h"
 #include "data/data_csv.h"
 #include "planner/plan.h"
 #include "planner/plan_validate.h"
@@ -112,6 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!linked) {
         st_err err = {0};
         CHECK(plan_catalog_link(&cat, &err) == ST_OK);
+        CHECK(data_frameworks_load(NULL, &err) == ST_OK);
         linked = 1;
     }
     /* An exact-size copy, so reading past the length is caught by ASan. */

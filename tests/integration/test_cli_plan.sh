@@ -87,12 +87,37 @@ check fixed-oom 3 "$bin" --params 30B --family smp --instances 16xp4d --tp 1 --p
   --micro-batch 8 --recompute none --sharding none --global-batch 1024 --no-record
 grep -q "GiB" "$tmp/out" || { echo "FAIL fixed-oom: no size"; fail=1; }
 
+# The stacks by release (data/frameworks.json): listed; one release's values
+# with the entry each comes from and its source; a release picked by key,
+# a bare stack its latest; an unknown one refused in one line.
+check frameworks 0 "$bin" frameworks
+for k in "smp@v1 \*" megatron@2020 megatron@2021 megatron@2022 megatron@2024 nemo@2023 fsdp@2024 \
+  llm-foundry@2023 torchtitan@2024 smdplan-cuda; do
+  grep -q "^$k" "$tmp/out" || { echo "FAIL frameworks: no '$k'"; fail=1; }
+done
+check frameworks-key 0 "$bin" frameworks megatron@2022
+grep -q "sequence_parallel *true -- Korthikanti" "$tmp/out" || { echo "FAIL frameworks-key: sequence_parallel"; fail=1; }
+grep -q 'attention *"unfused" (from megatron@2020)' "$tmp/out" || { echo "FAIL frameworks-key: attention"; fail=1; }
+check frameworks-json 0 "$bin" frameworks --json
+grep -q '"key":[[:space:]]*"nemo@2024"' "$tmp/out" || { echo "FAIL frameworks-json"; fail=1; }
+check frameworks-bad 2 "$bin" frameworks megatron@1999
+one_line_error frameworks-bad "megatron@1999"
+check release 0 "$bin" --params 175B --instances 128xp4de --framework megatron@2022 --no-record --no-sim --explain
+grep -q "stack: *Megatron-LM 2022" "$tmp/out" || { echo "FAIL release: stack"; fail=1; }
+grep -q "TP communication  *[1-9]" "$tmp/out" || { echo "FAIL release: no TP communication"; fail=1; }
+check latest 0 "$bin" --params 30B --instances 4xp5 --framework megatron --no-record --no-sim
+grep -q "framework megatron@2024" "$tmp/out" || { echo "FAIL latest: not megatron@2024"; fail=1; }
+check bad-release 2 "$bin" --params 30B --instances 4xp5 --framework megatron@2019 --no-record
+one_line_error bad-release "megatron@2019"
+
 # The published runs: mean over sources of each source's mean |time error|.
 # The goal is 5 % (README); this bound is the figure the shipped catalog and
 # model reach now, so a change that makes the predictions worse fails here.
 # Lower it whenever the figure improves; raise it only with a reason in the
-# commit that does.
-validate_bound=5.0
+# commit that does. (Raised from 5.0 to 7.0 when every timed row came to be
+# scored, a run the planner calls out of memory included, and stacks with
+# fewer than three sources lost their own fits to the chip's pool: 6.9 %.)
+validate_bound=7.0
 check validate 0 "$bin" validate "$src/data/reference/calibration_runs.csv" --json --no-record
 awk -v b="$validate_bound" '/"mean_source_abs_error_pct"/ { gsub(/[",]/, ""); v = $2 } END { exit !(v != "" && v + 0 <= b) }' \
   "$tmp/out" || { echo "FAIL validate: mean over sources above $validate_bound %"; grep '"mean_source_abs_error_pct"' "$tmp/out" | tail -1; fail=1; }

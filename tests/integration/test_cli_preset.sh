@@ -83,7 +83,7 @@ hasnt changed-shape "SMP's own layout"
 # Another stack: the batch is still the published one, no comparison.
 check other-stack 0 "$bin" --params 30B --instances 16xp4d --framework megatron
 has other-stack "batch:   512 sequences per step"
-has other-stack "is not compared: this plan is for Megatron-LM"
+has other-stack "is not compared: this plan is for Megatron-Core 2024"
 # A preset that publishes nothing keeps the GPT-3 default, and no comparison.
 check gpt3 0 "$bin" --params 13B --instances 4xp4d
 has gpt3 "default from the GPT-3 batch schedule"

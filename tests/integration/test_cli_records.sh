@@ -75,7 +75,7 @@ pid=$(id_of plan); sid=$(id_of simulation); rid=$(id_of run); cid=$(id_of calibr
 firstplan=$("$bin" history --db "$db" --kind plan --csv | tail -1 | sed 's/,.*//')
 
 run show-plan 0 "$bin" show "$firstplan" --db "$db"
-for t in "memory per GPU" "weights" "optimizer" "activations" "bubble" "plan 1:" "command:" "p4d.24xlarge" "smp bf16"; do
+for t in "memory per GPU" "weights" "optimizer" "activations" "bubble" "plan 1:" "command:" "p4d.24xlarge" "smp@v1 bf16"; do
   has show-plan "$tmp/out" "$t"
 done
 run show-plan-json 0 "$bin" show "$firstplan" --db "$db" --json

@@ -263,6 +263,7 @@ static void test_gpu_of_device(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_exit_status_and_logs, setup, teardown),
         cmocka_unit_test(test_timeout_ends_everything),

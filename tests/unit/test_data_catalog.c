@@ -438,6 +438,7 @@ static void cli_errors_exit_2(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shipped_loads_and_links),
         cmocka_unit_test(shipped_values),

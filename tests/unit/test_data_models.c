@@ -470,6 +470,7 @@ static void hf_load_errors(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(presets_load_shipped), cmocka_unit_test(presets_near_nominal),
         cmocka_unit_test(presets_default_path), cmocka_unit_test(presets_errors),

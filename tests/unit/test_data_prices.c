@@ -84,6 +84,7 @@ static void shipped_file_reads(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reads_and_looks_up),
         cmocka_unit_test(refuses_unsourced_and_bad),

@@ -229,6 +229,7 @@ static void test_killed_while_committing(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_eight_writers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_mid_transaction, setup, teardown),

@@ -879,6 +879,7 @@ static void test_provenance_fill(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_create_new, setup, teardown),
         cmocka_unit_test_setup_teardown(test_from_zero_byte_file, setup, teardown),

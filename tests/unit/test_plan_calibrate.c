@@ -29,8 +29,11 @@
 #include "data/data_csv.h"
 #include "planner/plan_calibrate.h"
 
-#define NSHAPES 6
+#define NSHAPES 8
 #define NROWS (2 * NSHAPES)
+/* Sources per stack: a stack gets a fit of its own only from three or more
+ * (plan_calibrate.c), and still from three with one held out. */
+#define NSRC 4
 
 /* Relative size of the pattern laid on the reference times. */
 #define NOISE 0.004
@@ -43,30 +46,32 @@ static const struct {
     {"24", "1920", "15", "1", "1", "8"},  {"30", "2304", "18", "2", "2", "16"},
     {"36", "3072", "24", "4", "4", "16"}, {"13", "1560", "12", "1", "1", "4"},
     {"20", "2600", "20", "2", "2", "8"},  {"42", "4096", "32", "8", "8", "16"},
+    {"16", "2048", "16", "1", "1", "8"},  {"28", "3584", "28", "4", "4", "16"},
 };
 
 /* The known efficiencies of each framework family on GA100. */
 static const struct {
-    const char *family, *text, *source[2];
+    const char *family, *text, *source[NSRC];
     double gemm, hbm;
 } stacks[2] = {
-    {"megatron", "Megatron-LM (2020)", {"mlm2020_readme", "mlm2020_blog"}, 0.71, 0.77},
-    {"deepspeed", "Megatron-DeepSpeed", {"mds_tr_a", "mds_tr_b"}, 0.62, 0.58},
+    {"megatron", "Megatron-LM (2020)", {"mlm2020_readme", "mlm2020_blog", "mlm_c", "mlm_d"},
+     0.71, 0.77},
+    {"deepspeed", "Megatron-DeepSpeed", {"mds_tr_a", "mds_tr_b", "mds_c", "mds_d"}, 0.62, 0.58},
 };
 
 static char times[NROWS][32];
 static char ids[NROWS][8];
 static plan_validate_row rows[NROWS];
 
-/* Row i: shape i % NSHAPES for stack i / NSHAPES; the even shapes from one
- * source, the odd from the other (each source spans small and large). */
+/* Row i: shape i % NSHAPES for stack i / NSHAPES, from source shape % NSRC
+ * (each source spans small and large). */
 static void make_rows(void)
 {
     for (int i = 0; i < NROWS; i++) {
         int s = i % NSHAPES, k = i / NSHAPES;
         snprintf(ids[i], sizeof ids[i], "%d", i + 1);
         rows[i] = (plan_validate_row){
-            .row_id = ids[i], .source_key = stacks[k].source[s % 2],
+            .row_id = ids[i], .source_key = stacks[k].source[s % NSRC],
             .framework = stacks[k].text, .architecture = "GPT-2 style",
             .num_layers = shapes[s].layers, .hidden_size = shapes[s].hidden,
             .num_heads = shapes[s].heads, .seq_len = "1024", .vocab_size = "51200",
@@ -164,7 +169,8 @@ static void recovers_known_values(void **state)
     for (int k = 0; k < 2; k++) {
         const plan_cal_group *g = group_of(rep, stacks[k].family);
         assert_int_equal(g->rows, NSHAPES);
-        assert_int_equal(g->sources, 2);
+        assert_int_equal(g->sources, NSRC);
+        assert_int_equal(g->on_bound, 0);
         assert_int_equal(g->asked, PLAN_EFF_FRAMEWORK_MASK);
         assert_int_equal(g->fitted, (1u << PLAN_EFF_GEMM) | (1u << PLAN_EFF_HBM));
         assert_false(g->rejected);
@@ -200,11 +206,11 @@ static void recovers_known_values(void **state)
     assert_rel(a100->fp8_gemm_eff, fp8, 0);
 
     /* every source predicted without its own runs, by its framework's fit
-     * from the other source */
-    assert_int_equal(rep->nsources, 4);
+     * from the other sources */
+    assert_int_equal(rep->nsources, 2 * NSRC);
     for (int s = 0; s < rep->nsources; s++) {
         const plan_cal_source *src = &rep->source[s];
-        assert_int_equal(src->rows, NSHAPES / 2);
+        assert_int_equal(src->rows, NSHAPES / NSRC);
         assert_string_equal(src->silicon, "GA100");
         assert_true(src->mean_abs_err_pct < 1.0);
         assert_false(isnan(src->loso_mean_abs_err_pct));
@@ -271,6 +277,54 @@ static void keeps_the_chip_values(void **state)
         for (int src = 0; src < rep->nsources; src++)
             assert_true(rep->source[src].loso_mean_abs_err_pct < 10.0);
     }
+    free(rep);
+    free(res);
+    plan_catalog_free(&cat);
+}
+
+/* A stack with fewer than three independent sources gets no fit of its
+ * own: its rows are the chip's pool's, and the report says so; a fit driven
+ * onto a bound of its physical range is flagged as a failure of the model. */
+static void pools_few_sources_and_flags_bounds(void **state)
+{
+    (void)state;
+    gsl_set_error_handler_off();
+    plan_catalog cat = {0};
+    st_err err = {0};
+    assert_int_equal(data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err), ST_OK);
+    set_known(&cat);
+    make_rows();
+    plan_validate_result *res = calloc(NROWS, sizeof *res);
+    assert_non_null(res);
+    for (int i = 0; i < NROWS; i++) {
+        snprintf(times[i], sizeof times[i], "1");
+        assert_int_equal(plan_validate_run(&cat, &rows[i], &res[i], NULL, &err), ST_OK);
+        /* Megatron's runs twice as fast as its known values make them: no
+         * GEMM efficiency within the chip's ceiling reaches that */
+        double f = i < NSHAPES ? 0.5 : 1.0;
+        snprintf(times[i], sizeof times[i], "%.17g", f * res[i].pred_time_s);
+        /* DeepSpeed's from two sources only */
+        if (i >= NSHAPES)
+            rows[i].source_key = stacks[1].source[(i % NSHAPES) % 2];
+        assert_int_equal(plan_validate_run(&cat, &rows[i], &res[i], NULL, &err), ST_OK);
+    }
+    free(cat.effs);
+    cat.effs = NULL;
+    cat.neffs = 0;
+    plan_cal_report *rep = calloc(1, sizeof *rep);
+    assert_non_null(rep);
+    plan_cal_options opt = {.params = PLAN_EFF_FRAMEWORK_MASK};
+    assert_int_equal(plan_calibrate_results(&cat, res, NROWS, &opt, rep, &err), ST_OK);
+    const plan_cal_group *ds = group_of(rep, "deepspeed"), *mg = group_of(rep, "megatron");
+    assert_true(ds->pooled);
+    assert_int_equal(ds->sources, 2);
+    assert_int_equal(ds->fitted, 0);
+    assert_non_null(strstr(ds->why, "2 independent sources; a stack's own fit needs 3"));
+    assert_null(plan_catalog_eff(&cat, "deepspeed", "GA100"));
+    assert_false(mg->pooled);
+    assert_non_null(plan_catalog_eff(&cat, "megatron", "GA100"));
+    assert_true((mg->on_bound >> PLAN_EFF_GEMM) & 1);
+    assert_non_null(strstr(plan_cal_bound_source(PLAN_EFF_GEMM), "measured GEMM ceiling"));
     free(rep);
     free(res);
     plan_catalog_free(&cat);
@@ -483,9 +537,11 @@ static void shipped_calibration_is_a_fixed_point(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(recovers_known_values),
         cmocka_unit_test(keeps_the_chip_values),
+        cmocka_unit_test(pools_few_sources_and_flags_bounds),
         cmocka_unit_test(parses_parameter_lists),
         cmocka_unit_test(shipped_calibration_is_a_fixed_point),
     };

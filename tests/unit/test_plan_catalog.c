@@ -326,6 +326,7 @@ static void link_resolves_and_checks(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(find_by_name_alias_prefix_case),
         cmocka_unit_test(suggest_closest_first),

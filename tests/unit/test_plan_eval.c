@@ -6,6 +6,8 @@
  */
 #include "test_util.h"
 
+#include "planner/plan_framework.h"
+
 #include <math.h>
 
 #include <stdlib.h>
@@ -418,7 +420,7 @@ static void host_time_per_kernel(void **state)
     l.launch_blocking = 1;
     assert_int_equal(plan_evaluate(&m, &c, &l, &blocking, NULL, &err), ST_OK);
     /* forward, recomputed forward and backward of 13 layers, 4 microbatches */
-    double host = 4 * 13 * (2 * PLAN__KERNELS_FWD + PLAN__KERNELS_BWD) * PLAN__HOST_OP_S;
+    double host = 4 * 13 * (2 * PLAN__KERNELS_FWD + PLAN__KERNELS_BWD) * plan_framework_get(l.framework)->host_op_s;
     assert_int_equal(async.reject, PLAN_OK);
     assert_rel(blocking.time.compute_s - async.time.compute_s, host, 1e-9);
     /* fused attention: 3 and 6 kernels fewer per layer */
@@ -430,7 +432,7 @@ static void host_time_per_kernel(void **state)
     host = 4 * 13 *
            (2 * (PLAN__KERNELS_FWD - PLAN__KERNELS_ATTN_FWD + 1) + PLAN__KERNELS_BWD -
             PLAN__KERNELS_ATTN_BWD + 1) *
-           PLAN__HOST_OP_S;
+           plan_framework_get(l.framework)->host_op_s;
     assert_rel(blocking.time.compute_s - async.time.compute_s, host, 1e-9);
 
     /* a tiny model: the GPU would finish each kernel before the host has
@@ -443,7 +445,7 @@ static void host_time_per_kernel(void **state)
     assert_int_equal(plan_evaluate(&tiny, &c, &l, &async, NULL, &err), ST_OK);
     assert_int_equal(async.reject, PLAN_OK);
     assert_true(async.time.compute_s >=
-                8 * 4 * (PLAN__KERNELS_FWD + PLAN__KERNELS_BWD) * PLAN__HOST_OP_S);
+                8 * 4 * (PLAN__KERNELS_FWD + PLAN__KERNELS_BWD) * plan_framework_get(l.framework)->host_op_s);
 }
 
 static void placement_spans(void **state)
@@ -539,10 +541,70 @@ static void search_ranks_and_fixes(void **state)
     free(r);
 }
 
+/* The fused attention generations: FlashAttention-2 at the chip's
+ * flash_eff; FlashAttention at half of it, -3 at 1.5x on a chip with FP8
+ * tensor cores (Hopper) and as -2 elsewhere, cuDNN as -2 unless measured;
+ * a measured rate wins. The attention core's time follows. */
+static void attention_generations(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    make_cluster(&c, 1);
+    assert_rel(plan__attn_eff(&c, PLAN_ATTN_FLASH2), 0.5, 0);
+    assert_rel(plan__attn_eff(&c, PLAN_ATTN_FLASH1), 0.25, 1e-15);
+    assert_rel(plan__attn_eff(&c, PLAN_ATTN_FLASH3), 0.5, 0);
+    assert_rel(plan__attn_eff(&c, PLAN_ATTN_CUDNN), 0.5, 0);
+    gpu.fp8_peak_flops = 600e12;
+    assert_rel(plan__attn_eff(&c, PLAN_ATTN_FLASH3), 0.75, 1e-15);
+    gpu.cudnn_attn_eff = 0.361;
+    gpu.flash3_eff = 0.6;
+    assert_rel(plan__attn_eff(&c, PLAN_ATTN_CUDNN), 0.361, 0);
+    assert_rel(plan__attn_eff(&c, PLAN_ATTN_FLASH3), 0.6, 0);
+
+    plan_model m = model_13();
+    st_err err = {0};
+    plan_layout l = layout(1, 1, 8, 2, 4);
+    plan_estimate e2, ec;
+    l.flash_attention = 1;
+    l.attention = PLAN_ATTN_FLASH2;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e2, NULL, &err), ST_OK);
+    l.attention = PLAN_ATTN_CUDNN;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &ec, NULL, &err), ST_OK);
+    assert_rel(ec.compute.attn_s, e2.compute.attn_s * 0.5 / 0.361, 1e-9);
+    /* a fused kernel without a generation is FlashAttention-2 */
+    l.attention = PLAN_ATTN_UNFUSED;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &ec, NULL, &err), ST_OK);
+    assert_rel(ec.compute.attn_s, e2.compute.attn_s, 1e-12);
+    gpu.fp8_peak_flops = gpu.cudnn_attn_eff = gpu.flash3_eff = 0;
+}
+
+/* A GPU's share of the network: its node's split over its GPUs, at most
+ * the NIC it reaches (net_gpu_bps); the rings and sends across nodes use it. */
+static void network_share_per_gpu(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    make_cluster(&c, 2);
+    double share = inst.net_bps / inst.gpus_per_node;
+    assert_rel(plan__p2p_link_bps(&c, 0), share * 0.96, 1e-12);
+    inst.net_gpu_bps = share / 4; /* one slow NIC for each GPU */
+    assert_rel(plan__p2p_link_bps(&c, 0), share / 4 * 0.96, 1e-12);
+    plan__span sp = {.ranks_per_node = 1, .nodes = 2};
+    double slow = plan__allgather_s(&c, &sp, 1e9);
+    inst.net_gpu_bps = 4 * share; /* a faster NIC than the node's share: the share */
+    double fast = plan__allgather_s(&c, &sp, 1e9);
+    assert_rel(plan__p2p_link_bps(&c, 0), share * 0.96, 1e-12);
+    assert_true(slow > 3.0 * fast);
+    inst.net_gpu_bps = 0;
+}
+
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(activations_tp_closed_form),
+        cmocka_unit_test(attention_generations),
+        cmocka_unit_test(network_share_per_gpu),
         cmocka_unit_test(zero_state_bytes),
         cmocka_unit_test(invariants),
         cmocka_unit_test(stage_terms),

@@ -87,9 +87,9 @@ static void same_knobs_one_family(void **state)
     assert_int_equal(gpu->pp_overlap, cpu->pp_overlap);
     assert_int_equal(gpu->flash_attention, cpu->flash_attention);
     assert_true(gpu->dp_bucket_bytes == cpu->dp_bucket_bytes);
-    assert_int_equal(plan_framework_match("smdplan"), profile("smdplan"));
-    assert_int_equal(plan_framework_match("smdplan-cuda"), profile("smdplan-cuda"));
-    assert_int_equal(plan_framework_match("smdplan cuda 0.1"), profile("smdplan-cuda"));
+    assert_int_equal(plan_framework_match("smdplan", 0), profile("smdplan"));
+    assert_int_equal(plan_framework_match("smdplan-cuda", 0), profile("smdplan-cuda"));
+    assert_int_equal(plan_framework_match("smdplan cuda 0.1", 0), profile("smdplan-cuda"));
     assert_non_null(strstr(plan_framework_user_keys(), "smdplan-cuda"));
 }
 
@@ -150,6 +150,7 @@ static void overlap_shows_on_gpus(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(smp_instance_types),
         cmocka_unit_test(same_knobs_one_family),

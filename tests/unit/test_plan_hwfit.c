@@ -231,6 +231,7 @@ static void attention_rates(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fit_recovers_model),
         cmocka_unit_test(fit_by_groups),

@@ -96,6 +96,7 @@ static void rejects_bad_shapes(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gpt3_175b_count),     cmocka_unit_test(narayanan_closed_form),
         cmocka_unit_test(llama2_7b_count),     cmocka_unit_test(llama3_70b_count),

@@ -321,6 +321,7 @@ static void single_preset(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exact_30b_is_smp),        cmocka_unit_test(exact_published),
         cmocka_unit_test(exact_llama),             cmocka_unit_test(derived_between_presets),

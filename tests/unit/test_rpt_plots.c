@@ -773,6 +773,7 @@ static void names_and_hint(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(golden_files),
         cmocka_unit_test(deterministic),

@@ -514,6 +514,7 @@ static void never_over_a_report(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(renders_with_gnuplot),
         cmocka_unit_test(renders_edge_cases),

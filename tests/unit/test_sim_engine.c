@@ -430,6 +430,7 @@ static void rng_and_lognormal(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(order_by_time),
         cmocka_unit_test(fifo_at_equal_times),

@@ -421,6 +421,7 @@ static void random_workload(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_transfer),
         cmocka_unit_test(two_transfers_twice_as_long),

@@ -654,6 +654,7 @@ static void sweep(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(op_names),
         cmocka_unit_test(bad_inputs),

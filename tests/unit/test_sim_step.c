@@ -347,6 +347,7 @@ static void long_steps_extrapolated(void **state)
 
 int main(void)
 {
+    test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bubble_closed_forms),
         cmocka_unit_test(transfer_on_critical_path),

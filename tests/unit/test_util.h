@@ -27,4 +27,20 @@
         }                                                                                      \
     } while (0)
 
+/* The stack profiles the planner reads (data/frameworks.json), installed
+ * before any test runs, as the smdplan program installs them at start; a
+ * test binary that plans calls it first in main. */
+#include <stdlib.h>
+
+#include "data/data.h"
+
+static inline void test_frameworks_load(void)
+{
+    st_err e = {0};
+    if (data_frameworks_load(SMD_TEST_DATA_DIR "/frameworks.json", &e) != ST_OK) {
+        fprintf(stderr, "cannot install the stack profiles: %s\n", e.msg);
+        exit(1);
+    }
+}
+
 #endif
