@@ -71,7 +71,9 @@ bare=$(sed -n 's/^run \([0-9]*\): ok$/\1/p' "$tmp/out")
 run fit 0 "$bin" calibrate --runs --catalog host.json --write loso.json --db "$db"
 cp "$tmp/out" "$tmp/fit.out"
 has fit "$tmp/fit.out" "the executed runs in $db, 3 rows, 3 with a compared time fitted, 3 sources"
-has fit "$tmp/fit.out" "^smdplan +$chip .*gemm_eff_max .*fitted"
+# fitted, or on a bound of its range and said so: which one depends on how
+# busy this host was between its bench and its runs, not on the pipeline
+has fit "$tmp/fit.out" "^smdplan +$chip .*gemm_eff_max .*(fitted|ON A BOUND)"
 # held out, a shape leaves two: too few sources for a fit of their own, so
 # the chip's own values predict it
 has fit "$tmp/fit.out" "gpt L3 H192 A4 S64 V512 +1 +smdplan +$chip .*% +[0-9.]+% +$chip chip's own values \(fewer than 3 other smdplan sources\)"
@@ -97,7 +99,7 @@ has loso loso.json '"gpus":[[:space:]]*\[\]'
 # ---- the fit kept (no held-out test): the override ----
 run fit-kept 0 "$bin" calibrate --runs --no-loso --catalog host.json --write fitted.json --db "$db"
 cp "$tmp/out" "$tmp/fit.out"
-has fit-kept "$tmp/fit.out" "^smdplan +$chip .*gemm_eff_max .*fitted"
+has fit-kept "$tmp/fit.out" "^smdplan +$chip .*gemm_eff_max .*(fitted|ON A BOUND)"
 # one efficiencies entry, smdplan on the host's chip; no GPU changed
 has override fitted.json '"gpus":[[:space:]]*\[\]'
 has override fitted.json "\"name\":[[:space:]]*\"smdplan@$chip\""
