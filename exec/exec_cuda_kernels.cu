@@ -984,19 +984,32 @@ extern "C" cudaError_t exec_cuk_reduce(cudaStream_t s, double *partial, const vo
 /* AdamW (Loshchilov & Hutter 2019) on fp32 master weights and moments, the
  * bf16 parameter rounded from the master (llm.c's adamw_kernel3 without its
  * stochastic rounding); the same formula as the CPU device. */
+/* AdamW's constants of a step: lr, beta1, beta2, eps, the gradients'
+ * scale (clipping) and the bias corrections 1 / (1 - beta^t). */
+struct aw_hyper {
+    float lr, b1, b2, eps, gs, ic1, ic2;
+};
+
+/* One element's update: the moments from the scaled gradient, the master
+ * weight with decoupled decay wd; every AdamW kernel below runs it. */
+static __device__ __forceinline__ void aw_update(const aw_hyper &h, float wd, float g, float &m,
+                                                 float &v, float &p)
+{
+    g *= h.gs;
+    m = h.b1 * m + (1.0f - h.b1) * g;
+    v = h.b2 * v + (1.0f - h.b2) * g * g;
+    p -= h.lr * (m * h.ic1 / (sqrtf(v * h.ic2) + h.eps) + wd * p);
+}
+
 __global__ void adamw_k(bf16 *param, float *master, const bf16 *grad, float *m, float *v,
-                        int64_t n, float lr, float b1, float b2, float eps, float wd, float gs,
-                        float ic1, float ic2)
+                        int64_t n, aw_hyper h, float wd)
 {
     GRID_STRIDE(i, n)
     {
-        float g = __bfloat162float(grad[i]) * gs;
-        float mi = b1 * m[i] + (1.0f - b1) * g;
-        float vi = b2 * v[i] + (1.0f - b2) * g * g;
+        float mi = m[i], vi = v[i], p = master[i];
+        aw_update(h, wd, __bfloat162float(grad[i]), mi, vi, p);
         m[i] = mi;
         v[i] = vi;
-        float p = master[i];
-        p -= lr * (mi * ic1 / (sqrtf(vi * ic2) + eps) + wd * p);
         master[i] = p;
         param[i] = tb(p);
     }
@@ -1005,8 +1018,7 @@ __global__ void adamw_k(bf16 *param, float *master, const bf16 *grad, float *m, 
 /* The same, 8 elements per thread: 16-byte loads and stores of the bf16
  * parameter and gradient, two of 16 bytes of each fp32 array. */
 __global__ void adamw_v_k(bf16 *param, float *master, const bf16 *grad, float *m, float *v,
-                          int64_t n8, float lr, float b1, float b2, float eps, float wd, float gs,
-                          float ic1, float ic2)
+                          int64_t n8, aw_hyper h, float wd)
 {
     GRID_STRIDE(i, n8)
     {
@@ -1017,12 +1029,8 @@ __global__ void adamw_v_k(bf16 *param, float *master, const bf16 *grad, float *m
         load8f(vi, v + e);
         load8f(p, master + e);
 #pragma unroll
-        for (int k = 0; k < VEC; k++) {
-            float gk = g[k] * gs;
-            mi[k] = b1 * mi[k] + (1.0f - b1) * gk;
-            vi[k] = b2 * vi[k] + (1.0f - b2) * gk * gk;
-            p[k] -= lr * (mi[k] * ic1 / (sqrtf(vi[k] * ic2) + eps) + wd * p[k]);
-        }
+        for (int k = 0; k < VEC; k++)
+            aw_update(h, wd, g[k], mi[k], vi[k], p[k]);
         store8f(m + e, mi);
         store8f(v + e, vi);
         store8f(master + e, p);
@@ -1030,19 +1038,27 @@ __global__ void adamw_v_k(bf16 *param, float *master, const bf16 *grad, float *m
     }
 }
 
+static aw_hyper aw_of(double lr, double beta1, double beta2, double eps, double grad_scale,
+                      double ic1, double ic2)
+{
+    aw_hyper h = {(float)lr, (float)beta1, (float)beta2, (float)eps, (float)grad_scale,
+                  (float)ic1, (float)ic2};
+    return h;
+}
+
 extern "C" cudaError_t exec_cuk_adamw(cudaStream_t s, void *param, float *master,
                                       const void *grad, float *m, float *v, int64_t n, double lr,
                                       double beta1, double beta2, double eps, double wd,
                                       double grad_scale, double ic1, double ic2)
 {
+    aw_hyper h = aw_of(lr, beta1, beta2, eps, grad_scale, ic1, ic2);
     if (n > 0 && n % VEC == 0 && all_aligned16(param, master, grad, m) && aligned16(v))
         adamw_v_k<<<blocks_for(n / VEC, THREADS), THREADS, 0, s>>>(
-            (bf16 *)param, master, (const bf16 *)grad, m, v, n / VEC, (float)lr, (float)beta1,
-            (float)beta2, (float)eps, (float)wd, (float)grad_scale, (float)ic1, (float)ic2);
+            (bf16 *)param, master, (const bf16 *)grad, m, v, n / VEC, h, (float)wd);
     else if (n > 0)
-        adamw_k<<<blocks_for(n, THREADS), THREADS, 0, s>>>(
-            (bf16 *)param, master, (const bf16 *)grad, m, v, n, (float)lr, (float)beta1,
-            (float)beta2, (float)eps, (float)wd, (float)grad_scale, (float)ic1, (float)ic2);
+        adamw_k<<<blocks_for(n, THREADS), THREADS, 0, s>>>((bf16 *)param, master,
+                                                          (const bf16 *)grad, m, v, n, h,
+                                                          (float)wd);
     return cudaGetLastError();
 }
 
@@ -1070,8 +1086,7 @@ extern "C" cudaError_t exec_cuk_init_fill(cudaStream_t s, void *dst, exec_init_f
 /* One block of EXEC_CUK_AW_CHUNK elements of one range: the range found by
  * a binary search over the table's block0 (thread 0, shared), then the
  * same update as adamw_k / adamw_v_k. */
-__global__ void adamw_multi_k(const exec_cuk_aw_range *table, int nr, float lr, float b1, float b2,
-                              float eps, float gs, float ic1, float ic2)
+__global__ void adamw_multi_k(const exec_cuk_aw_range *table, int nr, aw_hyper h)
 {
     __shared__ int which;
     int64_t blk = blockIdx.x;
@@ -1091,7 +1106,6 @@ __global__ void adamw_multi_k(const exec_cuk_aw_range *table, int nr, float lr, 
     int64_t e0 = (blk - r->block0) * EXEC_CUK_AW_CHUNK;
     bf16 *param = (bf16 *)r->param;
     const bf16 *grad = (const bf16 *)r->grad;
-    float wd = r->wd;
     if (r->vec) {
         int64_t e = e0 + (int64_t)threadIdx.x * VEC;
         if (e >= r->n)
@@ -1102,12 +1116,8 @@ __global__ void adamw_multi_k(const exec_cuk_aw_range *table, int nr, float lr, 
         load8f(vi, r->v + e);
         load8f(p, r->master + e);
 #pragma unroll
-        for (int k = 0; k < VEC; k++) {
-            float gk = g[k] * gs;
-            mi[k] = b1 * mi[k] + (1.0f - b1) * gk;
-            vi[k] = b2 * vi[k] + (1.0f - b2) * gk * gk;
-            p[k] -= lr * (mi[k] * ic1 / (sqrtf(vi[k] * ic2) + eps) + wd * p[k]);
-        }
+        for (int k = 0; k < VEC; k++)
+            aw_update(h, r->wd, g[k], mi[k], vi[k], p[k]);
         store8f(r->m + e, mi);
         store8f(r->v + e, vi);
         store8f(r->master + e, p);
@@ -1118,13 +1128,10 @@ __global__ void adamw_multi_k(const exec_cuk_aw_range *table, int nr, float lr, 
         int64_t i = e0 + (int64_t)k * blockDim.x + threadIdx.x;
         if (i >= r->n)
             return;
-        float g = __bfloat162float(grad[i]) * gs;
-        float mi = b1 * r->m[i] + (1.0f - b1) * g;
-        float vi = b2 * r->v[i] + (1.0f - b2) * g * g;
+        float mi = r->m[i], vi = r->v[i], p = r->master[i];
+        aw_update(h, r->wd, __bfloat162float(grad[i]), mi, vi, p);
         r->m[i] = mi;
         r->v[i] = vi;
-        float p = r->master[i];
-        p -= lr * (mi * ic1 / (sqrtf(vi * ic2) + eps) + wd * p);
         r->master[i] = p;
         param[i] = tb(p);
     }
@@ -1138,8 +1145,7 @@ extern "C" cudaError_t exec_cuk_adamw_multi(cudaStream_t s, const exec_cuk_aw_ra
     static_assert(EXEC_CUK_AW_CHUNK == THREADS * VEC, "a block covers THREADS x VEC elements");
     if (nr > 0 && blocks > 0)
         adamw_multi_k<<<(unsigned)blocks, THREADS, 0, s>>>(
-            table, nr, (float)lr, (float)beta1, (float)beta2, (float)eps, (float)grad_scale,
-            (float)ic1, (float)ic2);
+            table, nr, aw_of(lr, beta1, beta2, eps, grad_scale, ic1, ic2));
     return cudaGetLastError();
 }
 
