@@ -181,6 +181,7 @@ static cJSON *gpu_json(const plan_gpu *g)
     cJSON_AddNumberToObject(o, "fp8_gemm_eff", g->fp8_gemm_eff);
     cJSON_AddNumberToObject(o, "gemm_ceiling", g->gemm_ceiling);
     cJSON_AddNumberToObject(o, "alloc_frac", g->alloc_frac);
+    cJSON_AddBoolToObject(o, "fp16_only", g->fp16_only);
     cJSON_AddStringToObject(o, "source", g->source);
     return o;
 }

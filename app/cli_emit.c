@@ -363,8 +363,14 @@ static cJSON *job_params(const smp_job *j)
         cJSON_AddBoolToObject(p, "offload_activations", 1);
     if (j->delayed)
         cJSON_AddBoolToObject(p, "delayed_parameter_initialization", 1);
+    /* Mixed precision: "fp16" (v1.10.0 and later; Developer Guide,
+     * model-parallel-extended-features-pytorch-fp16: "add the FP16 parameter
+     * ("fp16") to the smp configuration") or "bf16" ([params]); the planner
+     * picks fp16 where the chip has no bf16 (V100, T4: catalog fp16_only) */
     if (l->precision == PLAN_PREC_BF16)
         cJSON_AddBoolToObject(p, "bf16", 1);
+    else if (l->precision == PLAN_PREC_FP16)
+        cJSON_AddBoolToObject(p, "fp16", 1);
     /* [params] ddp: required with data parallelism; tensor_parallel_degree
      * > 1 requires it too. */
     cJSON_AddBoolToObject(p, "ddp", 1);
@@ -474,7 +480,9 @@ static int job_make(const char *what, const cli_plan_opts *o, const plan_model *
     j->delayed = host > 0 && j->init_bytes > host;
     units_fmt_count(j->init_params, a, sizeof a);
     units_fmt_bytes(j->init_bytes, b, sizeof b);
-    const char *dtype = l->precision == PLAN_PREC_FP32 ? "torch.float32" : "torch.bfloat16";
+    const char *dtype = l->precision == PLAN_PREC_FP32   ? "torch.float32"
+                        : l->precision == PLAN_PREC_FP16 ? "torch.float16"
+                                                         : "torch.bfloat16";
     if (host <= 0)
         note(j, "Model creation on the host: %d processes per node each create %s parameters "
                 "(1/%d of %s, smp.model_creation(..., dtype=%s)) = %s; the catalog does not give "
@@ -530,10 +538,11 @@ static void layout_text(const plan_layout *l, char *buf, size_t n)
 {
     snprintf(buf, n,
              "tp %d, pp %d, dp %d, micro-batch %d x %d microbatches, active %d, %s, recompute %s, "
-             "sharding %s, sequence parallel %s, placement %s",
+             "sharding %s, sequence parallel %s, placement %s, %s",
              l->tp, l->pp, l->dp, l->micro_batch, l->microbatches, l->active_microbatches,
              plan_schedule_name(l->schedule), plan_recompute_name(l->recompute),
-             plan_sharding_name(l->sharding), l->sequence_parallel ? "on" : "off", l->placement);
+             plan_sharding_name(l->sharding), l->sequence_parallel ? "on" : "off", l->placement,
+             plan_precision_name(l->precision));
 }
 
 /* The comment header both scripts start with. */

@@ -60,7 +60,7 @@ static const cli_opt opt_table[] = {
     {"prices", 1, O_PRICES, "FILE", "SageMaker price lists to use with --region (default data/sagemaker_prices.json)"},
     {NULL, 0, 0, NULL, "Stack"},
     {"framework", 1, O_FRAMEWORK, "F", "the training stack the plan is for: smp (SageMaker model parallel v1, default), megatron, deepspeed, fsdp, torchtitan, jax, smdplan (the executor on CPUs), smdplan-cuda (on GPUs)"},
-    {"precision", 1, O_PRECISION, "P", "bf16 (default; fp16 costs the same), fp8 (FP8 linears: megatron or jax on H100/H200), fp32"},
+    {"precision", 1, O_PRECISION, "P", "bf16 (default), fp16 (the default on chips without bf16: V100, T4; costs what bf16 does), fp8 (FP8 linears: megatron or jax on H100/H200), fp32"},
     {NULL, 0, 0, NULL, "Layout (fix a knob; the others are searched)"},
     {"tp", 1, O_TP, "N", "tensor-parallel degree (SMP tensor_parallel_degree)"},
     {"pp", 1, O_PP, "N", "pipeline degree (SMP partitions); --partitions is the same"},

@@ -338,6 +338,11 @@ static int check_fixed(const plan_framework *fw, const plan_cluster *c, const pl
     if (cfg->placement[0] && !fw->placement_search && strcmp(cfg->placement, fw->placement) != 0)
         return ST_RAISE(err, ST_EINVAL, "--placement %s: %s places ranks in the order %s",
                         cfg->placement, fw->label, fw->placement);
+    /* bf16 where the chip has no bf16 tensor cores: a published run ran as
+     * it ran (any_instance; bf16 and fp16 cost the same), a plan cannot */
+    if (cfg->precision == PLAN_PREC_BF16 && c->gpu->fp16_only && !cfg->any_instance)
+        return ST_RAISE(err, ST_EINVAL, "--precision bf16: the %s has no bf16 tensor cores; "
+                        "use fp16 (the default on it)", c->gpu->name);
     if (cfg->precision == PLAN_PREC_FP8 && !fw->fp8)
         return ST_RAISE(err, ST_EINVAL, "--precision fp8: %s has no FP8 linears", fw->label);
     if (cfg->precision == PLAN_PREC_FP8 && !(c->gpu->fp8_peak_flops > 0))
@@ -438,7 +443,9 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
         l.launch_blocking = cfg->launch_blocking;
     if (cfg->dp_bucket_bytes > 0)
         l.dp_bucket_bytes = cfg->dp_bucket_bytes;
-    l.precision = cfg->precision >= 0 ? (plan_precision)cfg->precision : PLAN_PREC_BF16;
+    /* half precision by default: bf16, or fp16 on a chip without bf16 */
+    l.precision = cfg->precision >= 0 ? (plan_precision)cfg->precision
+                  : c->gpu->fp16_only ? PLAN_PREC_FP16 : PLAN_PREC_BF16;
 
     int tp_max = cfg->allow_tp_across_nodes ? G : gpn;
     for (int tp = 1; tp <= tp_max; tp++) {

@@ -174,6 +174,19 @@ grep -qF '"delayed_parameter_initialization": True' "$tmp/out" || { echo "FAIL s
 check sm-fp32 0 "$bin" --params 1.3B --instances 2xp4d --precision fp32 --emit sagemaker
 grep -q '"bf16"' "$tmp/out" && { echo "FAIL sm-fp32: bf16 set"; fail=1; }
 grep -qF 'dtype=torch.float32' "$tmp/out" || { echo "FAIL sm-fp32: creation dtype"; fail=1; }
+# Precision is the chip's and the stack's: V100 has no bf16, so a plan on it
+# trains in fp16 and the SMP parameters say fp16 (never bf16); --precision
+# fp16 on an A100 is fp16 too; bf16 on a V100 is refused naming the chip.
+check sm-v100-fp16 0 "$bin" --params 1.3B --instances 2xp3.16xlarge --emit sagemaker
+grep -q '"bf16"' "$tmp/out" && { echo "FAIL sm-v100-fp16: bf16 on V100"; fail=1; }
+grep -qF '"fp16": True' "$tmp/out" || { echo "FAIL sm-v100-fp16: no fp16"; fail=1; }
+grep -qF 'dtype=torch.float16' "$tmp/out" || { echo "FAIL sm-v100-fp16: creation dtype"; fail=1; }
+check sm-fp16 0 "$bin" --params 1.3B --instances 2xp4d --precision fp16 --emit sagemaker
+grep -q '"bf16"' "$tmp/out" && { echo "FAIL sm-fp16: bf16 set"; fail=1; }
+grep -qF '"fp16": True' "$tmp/out" || { echo "FAIL sm-fp16: no fp16"; fail=1; }
+check v100-bf16 2 "$bin" --params 1.3B --instances 2xp3.16xlarge --precision bf16
+one_line_error v100-bf16 "the V100-16GB has no bf16"
+emit_ok sm-v100-runs sagemaker --params 1.3B --instances 2xp3.16xlarge
 # prescaled_batch off: the script batch is per rank (global / dp / tp)
 check sm-per-rank 0 "$bin" --params 30B --instances 16xp4d --tp 2 --pp 4 --micro-batch 2 \
   --prescaled-batch off --global-batch 512 --emit sagemaker

@@ -1,0 +1,123 @@
+/*
+ * test_plan_stack.c: what a stack and a chip let a plan be.
+ *
+ * A plan is only worth printing if the stack it names can run it on the
+ * chip it names: precision is a property of both (V100 has no bf16, so a
+ * plan on it trains in fp16, and asking for bf16 there is refused with the
+ * chip named); a stack offers only the layouts it runs (PyTorch FSDP has no
+ * pipeline and no tensor parallelism, so its plans shard over every GPU).
+ */
+#include "test_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/data.h"
+#include "planner/plan_framework.h"
+
+static plan_catalog cat;
+
+static int setup(void **state)
+{
+    (void)state;
+    st_err err = {0};
+    return data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err) == ST_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    plan_catalog_free(&cat);
+    return 0;
+}
+
+static int profile(const char *key)
+{
+    int i = -1;
+    st_err err = {0};
+    assert_int_equal(plan_framework_find(key, &i, &err), ST_OK);
+    return i;
+}
+
+/* A 1.3B GPT (GPT-3 XL's shape: 24 layers, hidden 2048, 16 heads). */
+static plan_model gpt_1p3b(void)
+{
+    plan_model m = {.arch = PLAN_ARCH_GPT, .layers = 24, .hidden = 2048, .heads = 16,
+                    .kv_heads = 16, .ffn = 8192, .seq = 2048, .vocab = 50257,
+                    .tied_embedding = 1};
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    return m;
+}
+
+static plan_cluster cluster(const char *type, int nodes, int fw)
+{
+    plan_cluster c;
+    st_err err = {0};
+    const plan_instance *in = plan_catalog_find(&cat, type);
+    assert_non_null(in);
+    assert_int_equal(plan_cluster_make(&cat, in, nodes, &c, &err), ST_OK);
+    plan_cluster_use_framework(&cat, fw, &c);
+    return c;
+}
+
+/* V100 has no bf16: the search trains in fp16 there, and bf16 asked for is
+ * refused naming the chip; on A100 bf16 stays the default and fp16 is a
+ * choice of its own (not folded into bf16). */
+static void precision_by_chip(void **state)
+{
+    (void)state;
+    plan_model m = gpt_1p3b();
+    int smp = profile("smp");
+    plan_config cfg;
+    plan_result *r = calloc(1, sizeof *r);
+    st_err err = {0};
+    assert_non_null(r);
+
+    plan_cluster v100 = cluster("p3.16xlarge", 2, smp);
+    assert_int_equal(v100.gpu->fp16_only, 1);
+    plan_config_default(&cfg);
+    cfg.framework = smp;
+    assert_int_equal(plan_search(&m, &v100, &cfg, r, &err), ST_OK);
+    assert_true(r->ntop > 0);
+    for (int i = 0; i < r->ntop; i++)
+        assert_int_equal(r->top[i].layout.precision, PLAN_PREC_FP16);
+    double fp16_step = r->top[0].est.time.step_s;
+
+    cfg.precision = PLAN_PREC_BF16;
+    assert_int_equal(plan_search(&m, &v100, &cfg, r, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "bf16"));
+    assert_non_null(strstr(err.msg, "V100-16GB"));
+
+    /* a published run is read as it ran: bf16 on a V100 costs what fp16 does */
+    cfg.any_instance = 1;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(plan_search(&m, &v100, &cfg, r, &err), ST_OK);
+    assert_rel(r->top[0].est.time.step_s, fp16_step, 1e-12);
+
+    plan_cluster a100 = cluster("p4d.24xlarge", 2, smp);
+    assert_int_equal(a100.gpu->fp16_only, 0);
+    plan_config_default(&cfg);
+    cfg.framework = smp;
+    assert_int_equal(plan_search(&m, &a100, &cfg, r, &err), ST_OK);
+    assert_int_equal(r->top[0].layout.precision, PLAN_PREC_BF16);
+    cfg.precision = PLAN_PREC_FP16;
+    assert_int_equal(plan_search(&m, &a100, &cfg, r, &err), ST_OK);
+    assert_int_equal(r->top[0].layout.precision, PLAN_PREC_FP16);
+
+    plan_precision p;
+    assert_int_equal(plan_precision_parse("fp16", &p, &err), ST_OK);
+    assert_int_equal(p, PLAN_PREC_FP16);
+    assert_string_equal(plan_precision_name(PLAN_PREC_FP16), "fp16");
+    assert_true(plan_precision_half(PLAN_PREC_FP16) && plan_precision_half(PLAN_PREC_BF16));
+    assert_false(plan_precision_half(PLAN_PREC_FP8) || plan_precision_half(PLAN_PREC_FP32));
+    free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(precision_by_chip),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
