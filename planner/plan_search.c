@@ -219,8 +219,10 @@ static int search_inner(search_ctx *x, plan_layout *l)
         shardings &= fw->shardings_with_pp;
     if (l->tp > 1)
         shardings &= fw->shardings_with_tp;
-    if (l->dp * l->cp == 1)
-        shardings = 1u << PLAN_SHARD_NONE; /* nothing to shard over */
+    if (l->dp * l->cp == 1) /* nothing to shard over, where the stack runs these degrees */
+        shardings = (p == 1 || fw->shardings_with_pp) && (l->tp == 1 || fw->shardings_with_tp)
+                        ? 1u << PLAN_SHARD_NONE
+                        : 0;
 
     for (int s = 0; s < PLAN_SCHED__COUNT; s++) {
         if (cfg->schedule >= 0 ? s != cfg->schedule
@@ -301,6 +303,14 @@ static int check_fixed(const plan_framework *fw, const plan_cluster *c, const pl
                         "those, or another stack with --framework", fw->label, c->inst->name,
                         plan_framework_instance_list(fw, types, sizeof types));
     }
+    /* a stack that combines no sharding with a pipeline (or with tensor
+     * parallelism) has none: PyTorch FSDP shards over every GPU */
+    if (cfg->pp > 1 && !fw->shardings_with_pp)
+        return ST_RAISE(err, ST_EINVAL, "--pp %d: %s has no pipeline parallelism (pp 1)",
+                        cfg->pp, fw->label);
+    if (cfg->tp > 1 && !fw->shardings_with_tp)
+        return ST_RAISE(err, ST_EINVAL, "--tp %d: %s has no tensor parallelism (tp 1)", cfg->tp,
+                        fw->label);
     if (cfg->schedule >= 0 && !(fw->schedules & (1u << cfg->schedule))) {
         for (int s = 0; s < PLAN_SCHED__COUNT; s++)
             if (fw->schedules & (1u << s)) {
@@ -451,6 +461,8 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
     for (int tp = 1; tp <= tp_max; tp++) {
         if (cfg->tp ? tp != cfg->tp : (!is_pow2(tp) || G % tp != 0 || (tp <= gpn && gpn % tp)))
             continue;
+        if (tp > 1 && !fw->shardings_with_tp) /* the stack has no tensor parallelism */
+            continue;
         if (m->heads % tp != 0 || (m->kv_heads % tp != 0 && tp % m->kv_heads != 0)) {
             reject_outer(&x, PLAN_REJ_HEADS);
             continue;
@@ -458,6 +470,8 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
         int cp = cfg->cp ? cfg->cp : 1;
         for (int pp = 1; pp <= G / (tp * cp) && pp <= PLAN_PP_MAX; pp++) {
             if ((G / (tp * cp)) % pp != 0 || (cfg->pp && pp != cfg->pp))
+                continue;
+            if (pp > 1 && !fw->shardings_with_pp) /* the stack has no pipeline */
                 continue;
             if (pp > m->layers) {
                 reject_outer(&x, PLAN_REJ_LAYERS);

@@ -114,10 +114,70 @@ static void precision_by_chip(void **state)
     free(r);
 }
 
+/* PyTorch FSDP (FSDP1) has no pipeline and no tensor parallelism: its
+ * plans shard over every GPU (the issue's 30B on 16 x p4d came out TP 8 x
+ * PP 16 x DP 1 without sharding, which FSDP does not run); fixing a pipeline
+ * is refused naming the knob. torchtitan (FSDP2) pipelines. */
+static void fsdp_layouts(void **state)
+{
+    (void)state;
+    plan_model m = {.arch = PLAN_ARCH_GPT, .layers = 48, .hidden = 7168, .heads = 56,
+                    .kv_heads = 56, .ffn = 28672, .seq = 512, .vocab = 50000,
+                    .tied_embedding = 1};
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    int fsdp = profile("fsdp");
+    plan_cluster c = cluster("p4d.24xlarge", 16, fsdp);
+    plan_config cfg;
+    plan_config_default(&cfg);
+    cfg.framework = fsdp;
+    cfg.global_batch = 512;
+    cfg.top_k = 32;
+    plan_result *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_OK);
+    assert_true(r->ntop > 0);
+    char why[300];
+    for (int i = 0; i < r->ntop; i++) {
+        const plan_layout *l = &r->top[i].layout;
+        assert_int_equal(l->tp, 1);
+        assert_int_equal(l->pp, 1);
+        assert_int_equal(l->dp, 128);
+        assert_true(l->sharding == PLAN_SHARD_PARAMS || l->sharding == PLAN_SHARD_GRADIENTS);
+        assert_int_equal(plan_framework_check(plan_framework_get(fsdp), l, why, sizeof why), 0);
+    }
+    for (int i = 0; i < r->ngrid; i++)
+        assert_true(r->grid[i].tp == 1 && r->grid[i].pp == 1);
+
+    cfg.pp = 2;
+    assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "--pp 2"));
+    assert_non_null(strstr(err.msg, "no pipeline"));
+    cfg.pp = 0;
+    cfg.tp = 8;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "--tp 8"));
+
+    /* torchtitan runs its pipeline (FSDP2 with torch.distributed.pipelining) */
+    int tt = profile("torchtitan");
+    c = cluster("p4d.24xlarge", 16, tt);
+    plan_config_default(&cfg);
+    cfg.framework = tt;
+    cfg.global_batch = 512;
+    cfg.pp = 4;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_OK);
+    assert_true(r->ntop > 0);
+    assert_int_equal(r->top[0].layout.pp, 4);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(precision_by_chip),
+        cmocka_unit_test(fsdp_layouts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
