@@ -173,11 +173,53 @@ static void fsdp_layouts(void **state)
     free(r);
 }
 
+/* The split of layers over pipeline stages: even unless an uneven split
+ * makes the busiest stage lighter. 48 layers over 8 stages of the 30B GPT
+ * (head 0.57 layers) are 6 each (the cost-balanced rounding gave
+ * 6,6,6,7,6,6,6,5, a stage of 7 that the whole pipeline waits for); Llama 3
+ * 8B's 32 layers over 4 stages, with its 128256-token head weighing about
+ * 2.4 layers, are split unevenly, the last stage lighter. */
+static void even_split_unless_faster(void **state)
+{
+    (void)state;
+    plan_model gpt = {.arch = PLAN_ARCH_GPT, .layers = 48, .hidden = 7168, .heads = 56,
+                      .kv_heads = 56, .ffn = 28672, .seq = 512, .vocab = 50000,
+                      .tied_embedding = 1};
+    plan_model llama = {.arch = PLAN_ARCH_LLAMA, .layers = 32, .hidden = 4096, .heads = 32,
+                        .kv_heads = 8, .ffn = 14336, .seq = 8192, .vocab = 128256};
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&gpt, &err), ST_OK);
+    assert_int_equal(plan_model_finish(&llama, &err), ST_OK);
+    plan_layout l;
+    plan_layout_default(&l);
+    int out[PLAN_PP_MAX];
+    l.pp = 8;
+    plan_stage_layers(&gpt, &l, out);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(out[i], 6);
+    l.pp = 4;
+    plan_stage_layers(&llama, &l, out);
+    int sum = 0;
+    for (int i = 0; i < 4; i++)
+        sum += out[i];
+    assert_int_equal(sum, 32);
+    assert_true(out[3] < 8);
+    /* 50 layers over 8: not divisible; the first stages take the extra */
+    gpt.layers = 50;
+    assert_int_equal(plan_model_finish(&gpt, &err), ST_OK);
+    l.pp = 8;
+    plan_stage_layers(&gpt, &l, out);
+    static const int want[8] = {7, 7, 6, 6, 6, 6, 6, 6};
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(out[i], want[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(precision_by_chip),
         cmocka_unit_test(fsdp_layouts),
+        cmocka_unit_test(even_split_unless_faster),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
