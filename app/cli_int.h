@@ -231,7 +231,9 @@ typedef struct cli_preset_cmp {
     int status;                  /* CLI_PRESET_*: evaluated and fits, evaluated and out
                                   * of memory, or not evaluated (why says why) */
     plan_candidate ref;          /* the reference evaluated on the plan's cluster */
-    char why[640];               /* one sentence: why ours differs */
+    char why[1024];              /* why ours differs; with no SMP run fitted, it says
+                                  * so: the difference is the model's */
+    int smp_fitted;              /* the efficiencies in force were fitted to SMP runs */
 } cli_preset_cmp;
 
 /* Evaluate the preset's layout on x's cluster with r's global batch and say
