@@ -162,6 +162,15 @@ const char *cli_price_list(void);
 /* 1 when the costs are SageMaker's (a --region list). */
 int cli_price_is_sagemaker(void);
 
+/* A layout's cells as every table shows them (cli_out.c): the schedule by
+ * its stack's name ("-" without a pipeline), microbatches in flight ("-"
+ * where the stack has no such knob), recompute (sel, full/k, +off); and the
+ * sentence that explains those columns. Return buf (a static string). */
+const char *cli_sched_label(const plan_layout *l, char *buf, size_t n);
+const char *cli_act_label(const plan_layout *l, char *buf, size_t n);
+const char *cli_recomp_label(const plan_layout *l, char *buf, size_t n);
+const char *cli_columns_key(void);
+
 /* Human output of a search (cli_out.c). */
 void cli_print_model(FILE *f, const plan_model *m);
 void cli_print_cluster(FILE *f, const plan_cluster *c);

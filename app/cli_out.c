@@ -41,19 +41,44 @@ void cli_print_cluster(FILE *f, const plan_cluster *c)
     fprintf(f, "\nprices:  %s\n", cli_price_list());
 }
 
-static const char *sched_label(const plan_layout *l, char *buf, size_t n)
+const char *cli_sched_label(const plan_layout *l, char *buf, size_t n)
 {
-    if (l->schedule == PLAN_SCHED_VIRTUAL)
-        snprintf(buf, n, "virtual/%d", l->virtual_stages);
+    if (l->pp == 1)
+        snprintf(buf, n, "-"); /* no pipeline, no schedule */
+    else if (l->schedule == PLAN_SCHED_VIRTUAL)
+        snprintf(buf, n, "%s/%d", plan_framework_schedule_name(l), l->virtual_stages);
     else
-        snprintf(buf, n, "%s", plan_schedule_name(l->schedule));
+        snprintf(buf, n, "%s", plan_framework_schedule_name(l));
     return buf;
 }
 
-static const char *recomp_label(const plan_layout *l, char *buf, size_t n)
+const char *cli_act_label(const plan_layout *l, char *buf, size_t n)
+{
+    if (plan_framework_get(l->framework)->active_cap && l->pp > 1)
+        snprintf(buf, n, "%d", l->active_microbatches);
+    else
+        snprintf(buf, n, "-"); /* the stack has no such knob */
+    return buf;
+}
+
+const char *cli_columns_key(void)
+{
+    return "TP, PP, DP: tensor-, pipeline- and data-parallel degrees; mbs: sequences per "
+           "microbatch; mb: microbatches per step; act: microbatches in flight per stage, "
+           "SMP's active_microbatches (- where the stack has no such knob); sched: the "
+           "pipeline schedule by its stack's name (SMP's simple and interleaved are GPipe and "
+           "1F1B; elsewhere 1f1b, and interleaved/v is 1F1B over v virtual stages); recomp: "
+           "activation recompute, none, sel (selective: the attention core only, Korthikanti "
+           "et al. 2022) or full (every layer; full/k every k layers; +off: checkpoints "
+           "offloaded to host); SP: sequence parallelism (SMP: optimize \"memory\")";
+}
+
+const char *cli_recomp_label(const plan_layout *l, char *buf, size_t n)
 {
     if (l->recompute == PLAN_RECOMP_FULL && l->recompute_group > 1)
         snprintf(buf, n, "full/%d", l->recompute_group);
+    else if (l->recompute == PLAN_RECOMP_SELECTIVE)
+        snprintf(buf, n, "sel");
     else
         snprintf(buf, n, "%s", plan_recompute_name(l->recompute));
     if (l->offload_activations)
@@ -83,10 +108,10 @@ static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
     cli_table_col(t, "mbs", 1, 0);
     cli_table_col(t, "mb", 1, 0);
     cli_table_col(t, "act", 1, 3);
-    cli_table_col(t, "sched", 0, 2);
+    cli_table_col(t, "sched", 0, 0);
     cli_table_col(t, "recomp", 0, 0);
     cli_table_col(t, "sharding", 0, 0);
-    cli_table_col(t, "SP", 0, 3);
+    cli_table_col(t, "SP", 0, 1);
     cli_table_col(t, "place", 0, 3);
     cli_table_col(t, "mem GiB", 1, 0);
     cli_table_col(t, "step s", 1, 0);
@@ -106,7 +131,7 @@ static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
         const plan_layout *l = &r->top[i].layout;
         const plan_estimate *e = &r->top[i].est;
         const plan_time *tm = &e->time;
-        char s[24], rc[24];
+        char s[24], rc[24], act[16];
         cli_table_row(t);
         cli_table_cell(t, "%d", i + 1);
         cli_table_cell(t, "%d", l->tp);
@@ -114,9 +139,9 @@ static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
         cli_table_cell(t, "%d", l->dp);
         cli_table_cell(t, "%d", l->micro_batch);
         cli_table_cell(t, "%d", l->microbatches);
-        cli_table_cell(t, "%d", l->active_microbatches);
-        cli_table_cell(t, "%s", sched_label(l, s, sizeof s));
-        cli_table_cell(t, "%s", recomp_label(l, rc, sizeof rc));
+        cli_table_cell(t, "%s", cli_act_label(l, act, sizeof act));
+        cli_table_cell(t, "%s", cli_sched_label(l, s, sizeof s));
+        cli_table_cell(t, "%s", cli_recomp_label(l, rc, sizeof rc));
         cli_table_cell(t, "%s", plan_sharding_name(l->sharding));
         cli_table_cell(t, "%s", l->sequence_parallel ? "on" : "-");
         cli_table_cell(t, "%s", l->placement);
@@ -296,12 +321,12 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
     print_header(h ? h : f, o, m, c, r);
     cli_capture_wrap(&hb, f, "", "         ");
     print_table(f, r, sim);
-    char key[512];
+    char key[1400];
     snprintf(key, sizeof key,
-             "(mb: microbatches; act: microbatches in flight; mem: worst stage needed/available "
-             "(nvidia-smi shows the allocator's reserve on top); "
-             "times per step in seconds, the second TP and PP their communication; DPexp: "
-             "gradient sync not hidden behind backward%s)",
+             "(%s; mem: worst stage needed/available (nvidia-smi shows the allocator's reserve "
+             "on top); times per step in seconds, the second TP and PP their communication; "
+             "DPexp: gradient sync not hidden behind backward%s)",
+             cli_columns_key(),
              sim && sim->n ? "; sim s: the step played out by the simulator, ! where it differs "
                              "from the planner's by more than the --sim-threshold" : "");
     cli_wrap(f, key, "", " ");

@@ -476,9 +476,10 @@ int cli_plan_resolve(const cli_plan_opts *o, cli_plan_ctx *x, int need_model, st
 
 static void layout_line(FILE *f, const plan_layout *l)
 {
-    fprintf(f, "layout:  tp %d, pp %d, dp %d%s, micro-batch %d x %d microbatches, active %d, %s",
+    char act[16];
+    fprintf(f, "layout:  tp %d, pp %d, dp %d%s, micro-batch %d x %d microbatches, active %s, %s",
             l->tp, l->pp, l->dp, l->cp > 1 ? " (cp)" : "", l->micro_batch, l->microbatches,
-            l->active_microbatches, plan_schedule_name(l->schedule));
+            cli_act_label(l, act, sizeof act), plan_framework_schedule_name(l));
     if (l->schedule == PLAN_SCHED_VIRTUAL)
         fprintf(f, " x %d virtual stages", l->virtual_stages);
     fprintf(f, ", recompute %s, sharding %s, placement %s\n", plan_recompute_name(l->recompute),

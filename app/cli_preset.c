@@ -317,10 +317,10 @@ static void row(cli_table *t, const char *label, const plan_candidate *cand)
     cli_table_cell(t, "%d", l->dp);
     cli_table_cell(t, "%d", l->micro_batch);
     cli_table_cell(t, "%d", l->microbatches);
-    cli_table_cell(t, "%d", l->active_microbatches);
-    cli_table_cell(t, "%s", plan_schedule_name(l->schedule));
-    cli_table_cell(t, "%s%s", plan_recompute_name(l->recompute),
-                   l->offload_activations ? "+off" : "");
+    char buf[32];
+    cli_table_cell(t, "%s", cli_act_label(l, buf, sizeof buf));
+    cli_table_cell(t, "%s", cli_sched_label(l, buf, sizeof buf));
+    cli_table_cell(t, "%s", cli_recomp_label(l, buf, sizeof buf));
     cli_table_cell(t, "%s", plan_sharding_name(l->sharding));
     cli_table_cell(t, "%s", l->sequence_parallel ? "on" : "-");
     cli_table_cell(t, "%s", l->placement);

@@ -895,3 +895,15 @@ const char *plan_framework_instance_list(const plan_framework *fw, char *buf, si
     }
     return buf;
 }
+
+const char *plan_framework_schedule_name(const plan_layout *l)
+{
+    int smp = plan_framework_get(l->framework)->family == PLAN_FW_SMP;
+    switch (l->schedule) {
+    case PLAN_SCHED_SIMPLE: return smp ? "simple" : "gpipe";
+    case PLAN_SCHED_INTERLEAVED: return smp ? "interleaved" : "1f1b";
+    case PLAN_SCHED_VIRTUAL: return smp ? "virtual" : "interleaved";
+    case PLAN_SCHED_ZB_H1: return "zb-h1";
+    default: return "?";
+    }
+}

@@ -27,9 +27,9 @@ run() { # name, expected exit, command...
 py() { python3 - "$@" || { echo "FAIL ${PYNAME:-python check}"; fail=1; }; }
 
 # ---- Why #1 after the simulator re-ranks ----------------------------------------
-# 13B on 4 x p4d: the simulator reorders the planner's ranking; the sentence
+# 13B on 4 x p4de: the simulator reorders the planner's ranking; the sentence
 # quotes the simulated steps of #1 and #2, not the planner's.
-case="--params 13B --instances 4xp4d"
+case="--params 13B --instances 4xp4de"
 run why-json 0 "$bin" $case --json
 cp "$tmp/out" "$tmp/why.json"
 run why 0 "$bin" $case
@@ -43,6 +43,30 @@ why = next(l for l in text.splitlines() if l.startswith("Why #1"))
 assert "%.3f s against %.3f s" % (a, b) in why, (why, a, b)
 assert "simulated step" in why, why
 EOF
+
+# ---- the stack's own words -----------------------------------------------------------
+# A Megatron-LM row's 1F1B is "1f1b" (its "interleaved" means virtual stages);
+# act is "-" for a stack without SMP's active_microbatches; SMP keeps its
+# names; sel and rc are explained where they are printed.
+run names-megatron 0 "$bin" --params 30B --instances 16xp4d --framework megatron --schedule interleaved --wide --no-sim
+PYNAME=names-megatron py "$tmp/out" <<'EOF2'
+import sys
+text = open(sys.argv[1]).read()
+lines = text.splitlines()
+head = next(i for i, l in enumerate(lines) if l.startswith("#  TP"))
+cols = lines[head].split()
+rows = [l.split() for l in lines[head + 1:] if l[:1].isdigit()]
+assert rows, text
+for r in rows:
+    assert r[cols.index("sched")] in ("1f1b", "-"), r
+    assert r[cols.index("act")] == "-", r
+assert "interleaved/v is 1F1B over v virtual stages" in " ".join(text.split()), "no key"
+assert "sel (selective" in " ".join(text.split()), "sel not explained"
+EOF2
+run names-smp 0 "$bin" --params 30B --instances 16xp4d --pp 4 --wide --no-sim
+grep -Eq "^1 .* interleaved " "$tmp/out" || { echo "FAIL names-smp: SMP's 1F1B is its interleaved"; fail=1; }
+run names-compare 0 "$bin" --params 13B --max-instances 8 --no-sim
+grep -qF "rc: full activation recompute, sel: selective" "$tmp/out" || { echo "FAIL names-compare: rc/sel not explained"; fail=1; }
 
 # ---- twins and the microbatches in flight ------------------------------------------
 # FSDP on 1.3B: ZeRO-3 with and without recompute take the same time; one is shown.

@@ -15,6 +15,7 @@
  * files (skipped when no such locale is installed).
  */
 #include "test_util.h"
+#include "planner/plan_framework.h"
 
 #include <locale.h>
 #include <stdlib.h>
@@ -740,7 +741,8 @@ static void layout_labels(void **state)
     plan_layout l;
     plan_layout_default(&l);
     char buf[128];
-    assert_string_equal(rpt_layout_label(&l, buf, sizeof buf), "tp1 pp1 dp1 mb1 interleaved");
+    /* no pipeline, no schedule */
+    assert_string_equal(rpt_layout_label(&l, buf, sizeof buf), "tp1 pp1 dp1 mb1");
     l.tp = 8;
     l.pp = 12;
     l.dp = 3;
@@ -761,6 +763,19 @@ static void layout_labels(void **state)
     assert_string_equal(rpt_layout_label(&l, buf, sizeof buf), "tp8 pp12 dp3 mb4 virtual v3 full");
     l.recompute = PLAN_RECOMP_SELECTIVE;
     assert_string_equal(rpt_layout_label(&l, buf, 12), "tp8 pp12 dp"); /* 11 + NUL */
+    /* the schedule by the stack's name: 1F1B is SMP's interleaved, Megatron's
+     * 1f1b; two plans differing only in sequence parallelism differ in label */
+    l.recompute = PLAN_RECOMP_NONE;
+    l.schedule = PLAN_SCHED_INTERLEAVED;
+    l.virtual_stages = 1;
+    assert_string_equal(rpt_layout_label(&l, buf, sizeof buf), "tp8 pp12 dp3 mb4 interleaved");
+    int meg = -1;
+    st_err err = {0};
+    assert_int_equal(plan_framework_find("megatron", &meg, &err), ST_OK);
+    l.framework = meg;
+    assert_string_equal(rpt_layout_label(&l, buf, sizeof buf), "tp8 pp12 dp3 mb4 1f1b");
+    l.sequence_parallel = 1;
+    assert_string_equal(rpt_layout_label(&l, buf, sizeof buf), "tp8 pp12 dp3 mb4 1f1b sp");
 }
 
 static void names_and_hint(void **state)
