@@ -103,7 +103,9 @@ typedef struct cli_plan_opts {
     int64_t layers, hidden, heads, kv_heads, ffn, seq, vocab; /* overrides, 0 = unset */
     int64_t batch_size;          /* SMP script batch per model-parallel group, 0 = unset */
     int max_instances;           /* comparison mode: largest count tried */
-    double tokens;               /* comparison mode: tokens to train */
+    double tokens;               /* tokens to train: the comparison's; with --instances,
+                                  * when given, plan #1's time and cost to train them */
+    int tokens_given;            /* --tokens was on the command line */
     int json, explain, no_record;
     const char *db_path;         /* --db FILE: where the answer is recorded */
     const char *emit;            /* "sagemaker", "mpirun" or NULL */
@@ -170,6 +172,13 @@ const char *cli_sched_label(const plan_layout *l, char *buf, size_t n);
 const char *cli_act_label(const plan_layout *l, char *buf, size_t n);
 const char *cli_recomp_label(const plan_layout *l, char *buf, size_t n);
 const char *cli_columns_key(void);
+
+/* Time and cost to train o->tokens with plan #1 of r, from the step the
+ * ranking used (simulated when the plans were simulated): 1 when --tokens
+ * was given and there is a plan, with *time_s, *cost (0: no price) and
+ * *simulated set; 0 otherwise (cli_out.c). */
+int cli_train_of(const cli_plan_opts *o, const plan_result *r, const cli_sim_col *sim,
+                 double *time_s, double *cost, int *simulated);
 
 /* Human output of a search (cli_out.c). */
 void cli_print_model(FILE *f, const plan_model *m);

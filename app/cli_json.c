@@ -189,6 +189,19 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
     if (sim && sim->n > 0)
         cJSON_AddBoolToObject(root, "reranked_by_simulation", sim->reranked);
     cJSON_AddItemToObject(root, "plans", plans);
+    double train_s, train_cost;
+    int train_sim;
+    if (cli_train_of(o, r, sim, &train_s, &train_cost, &train_sim)) {
+        cJSON *t = cJSON_AddObjectToObject(root, "train");
+        cJSON_AddNumberToObject(t, "tokens", o->tokens);
+        cJSON_AddNumberToObject(t, "time_s", train_s);
+        if (train_cost > 0)
+            cJSON_AddNumberToObject(t, "cost", train_cost);
+        else
+            cJSON_AddNullToObject(t, "cost");
+        cJSON_AddStringToObject(t, "step", train_sim ? "simulated" : "predicted");
+        cJSON_AddStringToObject(t, "prices", cli_price_list());
+    }
     cJSON *rej = cJSON_CreateObject();
     for (int i = 1; i < PLAN_REJ__COUNT; i++)
         cJSON_AddNumberToObject(rej, plan_reject_name((plan_reject)i), (double)r->rejected[i]);

@@ -250,6 +250,43 @@ static void why(FILE *f, const plan_result *r, const cli_sim_col *sim, plan_obje
     fprintf(f, ".\n");
 }
 
+int cli_train_of(const cli_plan_opts *o, const plan_result *r, const cli_sim_col *sim,
+                 double *time_s, double *cost, int *simulated)
+{
+    *time_s = *cost = 0;
+    *simulated = 0;
+    if (!o->tokens_given || r->ntop < 1)
+        return 0;
+    const plan_estimate *e = &r->top[0].est;
+    *simulated = sim && sim->n > 0 && sim->step_s[0] > 0;
+    double step = *simulated ? sim->step_s[0] : e->time.step_s;
+    if (!(step > 0 && e->tokens_per_step > 0))
+        return 0;
+    *time_s = o->tokens / e->tokens_per_step * step;
+    *cost = e->cost_per_hour > 0 ? *time_s / 3600.0 * e->cost_per_hour : 0;
+    return 1;
+}
+
+static void print_train(FILE *f, const cli_plan_opts *o, const plan_result *r,
+                        const cli_sim_col *sim)
+{
+    double t, cost;
+    int simulated;
+    if (!cli_train_of(o, r, sim, &t, &cost, &simulated))
+        return;
+    char tok[32], tt[32];
+    units_fmt_count(o->tokens, tok, sizeof tok);
+    units_fmt_seconds(t, tt, sizeof tt);
+    fprintf(f, "Train %s tokens with #1: %s at its %s step of %.3f s", tok, tt,
+            simulated ? "simulated" : "predicted",
+            simulated ? sim->step_s[0] : r->top[0].est.time.step_s);
+    if (cost > 0)
+        fprintf(f, ", $%.0f at $%.2f/h (%s).\n", cost, r->top[0].est.cost_per_hour,
+                cli_price_list());
+    else
+        fprintf(f, "; no price for this instance type, so no cost.\n");
+}
+
 static void print_rejected(FILE *f, const plan_result *r)
 {
     int any = 0;
@@ -355,6 +392,7 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
                 "the table keeps the one that needs the least memory.\n",
                 (long long)r->twins, r->twins == 1 ? " is" : "s are", r->twins == 1 ? "" : "s");
     why(ms ? ms : f, r, sim, o->cfg.objective);
+    print_train(ms ? ms : f, o, r, sim);
     print_rejected(ms ? ms : f, r);
     cli_capture_wrap(&wb, f, "", "");
 }

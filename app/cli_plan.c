@@ -55,7 +55,7 @@ static const cli_opt opt_table[] = {
     {"instances", 1, O_INSTANCES, "SPEC", "cluster: 16xp4d, 16xml.p4d.24xlarge or p4d:16 (see 'smdplan catalog'); without it, compare types and counts"},
     {"catalog", 1, O_CATALOG, "FILE", "JSON file adding or overriding instance types and GPUs (more than once: in order, later files override)"},
     {"max-instances", 1, O_MAX_INSTANCES, "N", "comparison: largest instance count tried (default 64)"},
-    {"tokens", 1, O_TOKENS, "N", "comparison: tokens to train for time and cost (default 300B)"},
+    {"tokens", 1, O_TOKENS, "N", "tokens to train: with --instances, plan #1's time and cost to train them; without, the comparison's (default 300B)"},
     {"region", 1, O_REGION, "R", "price the ml.* instances with SageMaker's published prices of region R (default: the catalog's EC2 on-demand prices)"},
     {"prices", 1, O_PRICES, "FILE", "SageMaker price lists to use with --region (default data/sagemaker_prices.json)"},
     {NULL, 0, 0, NULL, "Stack"},
@@ -195,6 +195,7 @@ static int apply(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
     case O_PRICES: o->prices_file = a; return ST_OK;
     case O_MAX_INSTANCES: return parse_int_opt(d->name, a, 100000, &o->max_instances, err);
     case O_TOKENS: {
+        o->tokens_given = 1;
         int rc = units_parse_count(a, "--tokens", &o->tokens, err);
         if (rc == ST_OK && o->tokens < 1)
             return ST_RAISE(err, ST_EINVAL, "--tokens '%s': must be at least 1", a);

@@ -68,6 +68,25 @@ grep -Eq "^1 .* interleaved " "$tmp/out" || { echo "FAIL names-smp: SMP's 1F1B i
 run names-compare 0 "$bin" --params 13B --max-instances 8 --no-sim
 grep -qF "rc: full activation recompute, sel: selective" "$tmp/out" || { echo "FAIL names-compare: rc/sel not explained"; fail=1; }
 
+# ---- --tokens with --instances: time and cost to train ------------------------------
+# (it was ignored silently): plan #1's step, simulated when simulated, times the
+# steps the tokens take; the cost at the cluster's price per hour.
+run train-json 0 "$bin" --params 13B --instances 8xp4d --tokens 300B --json
+PYNAME=train-json py "$tmp/out" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t, p = d["train"], d["plans"][0]
+step = p["simulated_step_time_s"] if t["step"] == "simulated" else p["step_time_s"]["total"]
+tokens_per_step = d["global_batch"] * d["model"]["seq"]
+want = 300e9 / tokens_per_step * step
+assert abs(t["time_s"] - want) <= 1e-9 * want, (t, want)
+assert abs(t["cost"] - want / 3600 * p["cost_per_hour"]) <= 1e-6 * t["cost"], t
+EOF2
+run train 0 "$bin" --params 13B --instances 8xp4d --tokens 300B
+grep -q "^Train 300B tokens with #1: .* d at its simulated step of .*\$" "$tmp/out" || { echo "FAIL train: no time and cost to train"; grep -i train "$tmp/out"; fail=1; }
+run no-train 0 "$bin" --params 13B --instances 8xp4d --json
+grep -q '"train"' "$tmp/out" && { echo "FAIL no-train: train without --tokens"; fail=1; }
+
 # ---- twins and the microbatches in flight ------------------------------------------
 # FSDP on 1.3B: ZeRO-3 with and without recompute take the same time; one is shown.
 run twins 0 "$bin" --params 1.3B --instances 2xp4d --framework fsdp --top 8 --no-sim --json
