@@ -205,14 +205,18 @@ struct cJSON *cli_json_bytes(double v);
 struct cJSON *cli_json_terms(const plan_terms *t);
 struct cJSON *cli_json_model(const plan_model *m);
 
-/* --emit sagemaker | mpirun (cli_emit.c): the launch settings of r->top[0],
- * the plan ranked #1 (after the simulator's re-ranking), for SageMaker model
- * parallel v1. cli_emit_check says whether it can be emitted (0, or exit code
+/* --emit KIND (cli_emit.c, cli_emit.h): the launch file of r->top[0], the
+ * plan ranked #1 (after the simulator's re-ranking), for its stack: the
+ * SageMaker estimator or mpirun of SMP, the launch script of Megatron-LM,
+ * DeepSpeed, torchtitan, FSDP or MaxText, or an sbatch script of one. cli_emit_check says whether it can be emitted (0, or exit code
  * 2 with a one-line reason naming the knob in err); call it before printing
  * anything. cli_emit prints the Python estimator or the mpirun script;
  * cli_emit_json returns the same settings as a JSON object (caller owns;
  * NULL with err set when it cannot be emitted). sim (may be NULL) gives the
  * simulated step for the header. */
+/* The --emit kinds, one line for --help and errors; 1 when what is one. */
+const char *cli_emit_kinds(void);
+int cli_emit_kind_valid(const char *what);
 int cli_emit_check(const char *what, const cli_plan_opts *o, const plan_model *m,
                    const plan_cluster *c, const plan_result *r, st_err *err);
 int cli_emit(FILE *f, const char *what, const cli_plan_opts *o, const plan_model *m,

@@ -102,7 +102,7 @@ static const cli_opt opt_table[] = {
     {"allow-tp-across-nodes", 0, O_ALLOW_TP_NODES, NULL, "let TP groups span nodes (off: SMP best practice)"},
     {"json", 0, O_JSON, NULL, "print JSON with stable field names"},
     {"explain", 0, O_EXPLAIN, NULL, "print every memory and time term of the best plan with its formula and source"},
-    {"emit", 1, O_EMIT, "W", "print the launch settings of plan #1 as the table ranks it, for SMP v1: sagemaker (Python) or mpirun (shell); with --json, inside the document"},
+    {"emit", 1, O_EMIT, "K", "print the launch file of plan #1 as the table ranks it: launch (its stack's: SageMaker estimator, Megatron-LM, DeepSpeed, torchtitan, FSDP, MaxText, smdplan exec), slurm (an sbatch script of it), or the stack's name (sagemaker, mpirun, megatron, deepspeed, torchtitan, fsdp, maxtext, smdplan); with --json, inside the document"},
     {"wide", 0, O_WIDE, NULL, "every column of every table, whatever the terminal's width (any command)"},
     {"no-record", 0, O_NO_RECORD, NULL, "do not record this run"},
     {"db", 1, O_DB, "FILE", "record into this database (default $SMDPLAN_DB, else smdplan.db; see smdplan history)"},
@@ -306,8 +306,8 @@ static int apply(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
     case O_NO_RECORD: o->no_record = 1; return ST_OK;
     case O_DB: o->db_path = a; return ST_OK;
     case O_EMIT:
-        if (strcmp(a, "sagemaker") && strcmp(a, "mpirun"))
-            return ST_RAISE(err, ST_EINVAL, "--emit '%s': allowed are sagemaker, mpirun", a);
+        if (!cli_emit_kind_valid(a))
+            return ST_RAISE(err, ST_EINVAL, "--emit '%s': allowed are %s", a, cli_emit_kinds());
         o->emit = a;
         return ST_OK;
     default:

@@ -246,7 +246,10 @@ static int add_summary(rpt_report *r, const db_plan *one, const plan_model *m, c
     /* the launch settings, as smdplan --emit prints them */
     char *launch = NULL;
     size_t len = 0;
-    const char *what = strchr(one->instance_type, '.') ? "sagemaker" : "mpirun";
+    /* SMP's estimator (mpirun off SageMaker), else the plan's stack's launch */
+    const char *what = plan_framework_get(one->layout.framework)->family != PLAN_FW_SMP ? "launch"
+                       : strchr(one->instance_type, '.')                              ? "sagemaker"
+                                                                                      : "mpirun";
     plan_catalog cat = {0};
     plan_cluster c;
     char spec[96];

@@ -443,9 +443,15 @@ const plan_framework plan_frameworks[] = {
         .label = "torchtitan (FSDP2 + DTensor TP/PP/CP)",
         .names = {"torchtitan", NULL},
         .user = 1,
-        /* torch.distributed.pipelining: GPipe, 1F1B, Interleaved1F1B, and the
-         * zero-bubble schedules */
-        .schedules = SCH_ALL,
+        /* torch.distributed.pipelining as torchtitan's release offers it
+         * (torchtitan/config_manager.py, commit 0011fb90,
+         * experimental.pipeline_parallel_schedule: 1f1b, gpipe,
+         * interleaved_1f1b, flexible_interleaved_1f1b): no zero-bubble
+         * schedule of one stage per rank */
+        .schedules = B(PLAN_SCHED_SIMPLE) | B(PLAN_SCHED_INTERLEAVED) | B(PLAN_SCHED_VIRTUAL),
+        /* no gradient accumulation in that release: without a pipeline a
+         * rank's batch is one microbatch (training.batch_size per rank) */
+        .local_batch = 1,
         /* fully_shard per transformer block; a data_parallel_shard_degree of
          * 1 replicates instead (DDP); with a pipeline each block keeps its
          * gathered parameters from forward to backward

@@ -495,6 +495,9 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
                     continue;
                 }
                 mbs_list[nmbs++] = mbs;
+            } else if (fw->local_batch && pp == 1) {
+                /* no gradient accumulation: the replica's batch is one step */
+                mbs_list[nmbs++] = per_replica;
             } else {
                 for (int64_t mbs = 1; mbs <= per_replica && nmbs < 64; mbs *= 2)
                     if (per_replica % mbs == 0)
