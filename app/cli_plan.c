@@ -9,7 +9,9 @@
  */
 #include "app/cli.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +45,7 @@ static const cli_opt opt_table[] = {
     {"params", 1, O_PARAMS, "N", "model size (350M, 1.3B, 30B, 175B, 1T): a published shape or one derived between them"},
     {"arch", 1, O_ARCH, "A", "gpt (GPT-2/3, Megatron) or llama (SwiGLU, GQA, RMSNorm); default gpt"},
     {"family", 1, O_FAMILY, "F", "restrict --params to one preset family: smp, gpt3, megatron, llama"},
-    {"model", 1, O_MODEL, "FILE", "read the shape from a Hugging Face config.json"},
+    {"model", 1, O_MODEL, "FILE|NAME", "the shape from a Hugging Face config.json, or a widely used open model by name, offline (meta-llama/Llama-3.1-70B, Qwen/Qwen2.5-72B, ...: smdplan models)"},
     {"layers", 1, O_LAYERS, "N", "override: transformer layers"},
     {"hidden", 1, O_HIDDEN, "N", "override: hidden size"},
     {"heads", 1, O_HEADS, "N", "override: attention heads"},
@@ -398,7 +400,14 @@ static int resolve_model(const cli_plan_opts *o, cli_plan_ctx *x, st_err *err)
     plan_model *m = &x->model;
     int rc;
     if (o->model_file) {
-        if ((rc = data_hfconfig_load(o->model_file, m, err)))
+        /* a file (config.json), else a model known by name, offline
+         * (data/hf_models.json: meta-llama/Llama-3.1-70B, ...) */
+        struct stat st;
+        if (stat(o->model_file, &st) != 0 && errno == ENOENT)
+            rc = data_hf_named_load(o->model_file, m, err);
+        else
+            rc = data_hfconfig_load(o->model_file, m, err);
+        if (rc)
             return rc;
     } else if (o->params) {
         double p;

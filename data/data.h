@@ -55,6 +55,24 @@ int data_hfconfig_load(const char *path, plan_model *m, st_err *err);
 int data_hfconfig_parse(const char *text, size_t len, const char *name, plan_model *m,
                         st_err *err);
 
+/* A widely used open model by name ("meta-llama/Llama-3.1-70B", or without
+ * its organization, or an alias), offline, from data_dir()/hf_models.json:
+ * its published config.json fields read as a local config.json is, the
+ * sequence its training length (the entry's train_seq, cited), its name
+ * and sources in m. ST_ENOENT naming the closest names when there is none;
+ * a model the planner cannot represent is refused as its config.json is. */
+int data_hf_named_load(const char *name, plan_model *m, st_err *err);
+
+/* Every model of that table, each resolved (or why not). */
+typedef struct data_hf_named {
+    char name[96];
+    int ok;                      /* model holds the shape */
+    plan_model model;
+    char why[256];               /* otherwise, why not */
+} data_hf_named;
+/* *out is allocated (free() it), *n its entries. */
+int data_hf_named_list(data_hf_named **out, int *n, st_err *err);
+
 /* Same for a catalog text (used by data_catalog_load and the fuzz target). */
 int data_catalog_parse(const char *text, size_t len, const char *name, plan_catalog *cat,
                        st_err *err);
