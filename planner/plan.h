@@ -295,6 +295,9 @@ typedef struct plan_instance {
     double price_per_hour;       /* USD on demand; 0 = unknown */
     double host_mem_bytes;       /* host (CPU) memory of one node; 0 = unknown */
     int efa;                     /* 1: the instance type has Elastic Fabric Adapter */
+    int nics;                    /* network cards (EFA devices) per node; 0 = unknown */
+    char nics_source[PLAN_SOURCE_MAX];
+    char price_source[PLAN_SOURCE_MAX]; /* where price_per_hour was read (or why none) */
     char intra_curve[32];        /* efficiency curve names (catalog curves) */
     char net_curve[32];
     int intra_curve_index;       /* resolved */

@@ -187,6 +187,10 @@ grep -qF '"fp16": True' "$tmp/out" || { echo "FAIL sm-fp16: no fp16"; fail=1; }
 check v100-bf16 2 "$bin" --params 1.3B --instances 2xp3.16xlarge --precision bf16
 one_line_error v100-bf16 "the V100-16GB has no bf16"
 emit_ok sm-v100-runs sagemaker --params 1.3B --instances 2xp3.16xlarge
+# ml.g4dn.12xlarge, which SMP v1 lists (4 x T4, no bf16), is in the catalog
+check sm-g4dn 0 "$bin" --params 1.3B --instances 4xg4dn.12xlarge --emit sagemaker
+grep -qF 'instance_type="ml.g4dn.12xlarge"' "$tmp/out" || { echo "FAIL sm-g4dn: not g4dn"; fail=1; }
+grep -qF '"fp16": True' "$tmp/out" || { echo "FAIL sm-g4dn: not fp16 on T4"; fail=1; }
 # prescaled_batch off: the script batch is per rank (global / dp / tp)
 check sm-per-rank 0 "$bin" --params 30B --instances 16xp4d --tp 2 --pp 4 --micro-batch 2 \
   --prescaled-batch off --global-batch 512 --emit sagemaker

@@ -214,12 +214,47 @@ static void even_split_unless_faster(void **state)
         assert_int_equal(out[i], want[i]);
 }
 
+/* The catalog holds every instance type a SageMaker model parallel release
+ * lists (v1: ml.g4dn.12xlarge was missing), p5e and p5en, each with its GPUs,
+ * its network cards per node and where its price was read (or why none). */
+static void catalog_covers_smp(void **state)
+{
+    (void)state;
+    const char *const smp_lists[] = {"smp", NULL};
+    for (int f = 0; smp_lists[f]; f++) {
+        const plan_framework *fw = plan_framework_get(profile(smp_lists[f]));
+        for (int i = 0; fw->instance_types[i]; i++) {
+            const plan_instance *in = plan_catalog_find(&cat, fw->instance_types[i]);
+            assert_non_null(in);
+            assert_true(in->gpus_per_node > 0);
+            assert_true(in->nics > 0);
+            assert_true(in->nics_source[0] != '\0');
+            assert_true(in->price_source[0] != '\0');
+        }
+    }
+    static const char *const more[] = {"p5e.48xlarge", "p5en.48xlarge", "p5.48xlarge"};
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
+        const plan_instance *in = plan_catalog_find(&cat, more[i]);
+        assert_non_null(in);
+        assert_true(in->nics > 0 && in->price_source[0]);
+    }
+    const plan_instance *g4 = plan_catalog_find(&cat, "ml.g4dn.12xlarge");
+    assert_non_null(g4);
+    assert_int_equal(g4->gpus_per_node, 4);
+    assert_string_equal(cat.gpus[g4->gpu_index].name, "T4-16GB");
+    assert_int_equal(cat.gpus[g4->gpu_index].fp16_only, 1);
+    /* p5en: 16 EFA devices for 8 GPUs; p5: 32 */
+    assert_int_equal(plan_catalog_find(&cat, "p5en")->nics, 16);
+    assert_int_equal(plan_catalog_find(&cat, "p5")->nics, 32);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(precision_by_chip),
         cmocka_unit_test(fsdp_layouts),
         cmocka_unit_test(even_split_unless_faster),
+        cmocka_unit_test(catalog_covers_smp),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
