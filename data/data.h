@@ -111,6 +111,32 @@ const data_price_list *data_prices_region(const data_prices *p, const char *regi
  * list has none. */
 double data_price_of(const data_price_list *l, const char *instance);
 
+/* What an AWS Price List offer file held. */
+typedef struct data_offer_info {
+    char version[48];            /* the file's "version" */
+    char published[16];          /* its publicationDate, YYYY-MM-DD */
+    int products;                /* products read */
+    int prices;                  /* training instance prices kept */
+    int skipped;                 /* training products without a region or an hourly price */
+    int conflicts;               /* a second, different price of a type in a region (the
+                                  * first is kept) */
+} data_offer_info;
+
+/* The training instances' on-demand prices per region of the AWS Price
+ * List bulk offer file of Amazon SageMaker (text, len bytes; file names it
+ * in messages), each list dated with the file's publication date and
+ * citing the file's URL of that version. ST_EPARSE / ST_EINVAL (naming what
+ * is wrong) for another file, or one without a single such price. */
+int data_prices_from_offer(const char *text, size_t len, const char *file, data_prices *out,
+                           data_offer_info *info, st_err *err);
+
+/* The price lists as the JSON data_prices_parse reads, doc as its "_doc";
+ * NULL when out of memory. Caller frees. */
+char *data_prices_json(const data_prices *p, const char *doc);
+
+/* Put from's lists into into, replacing a region's list both have. */
+int data_prices_merge(data_prices *into, const data_prices *from, st_err *err);
+
 /* Read a whole file into a NUL-terminated heap buffer (free()). */
 int data_read_file(const char *path, char **out, size_t *len, st_err *err);
 

@@ -189,6 +189,29 @@ assert "test-east-1" in c["price_list"] and "https://example.com/test-fixture-pr
 assert "2025-01-02" in c["price_list"], c["price_list"]
 assert abs(d["plans"][0]["cost_per_hour"] - 640.0) < 1e-9
 EOF
+# SageMaker prices from the AWS Price List offer file (fixture in its format):
+# the training instances' on-demand prices per region, dated with the file's
+# publication date; a second import keeps the regions it lacks; a file
+# smdplan did not write is replaced only with --force; another service's
+# file is refused in one line.
+run prices-import 0 "$bin" prices import "$fix/aws_offer_sagemaker.json" --out "$tmp/imported.json"
+grep -q "published 2025-01-31: 3 on-demand prices of training instance types in 2 regions" "$tmp/out" \
+  || { echo "FAIL prices-import: summary"; cat "$tmp/out"; fail=1; }
+run prices-imported 0 "$bin" --params 30B --instances 16xp4d --no-sim --json --region us-west-2 --prices "$tmp/imported.json"
+PYNAME=prices-imported py "$tmp/out" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))["cluster"]
+assert abs(c["price_per_hour"] - 16 * 12.5) < 1e-9, c["price_per_hour"]
+assert "AmazonSageMaker/20250131000000/index.json" in c["price_list"] and "2025-01-31" in c["price_list"], c
+EOF
+run prices-list 0 "$bin" prices --prices "$tmp/imported.json"
+grep -q "^us-east-1: 2 training instance types" "$tmp/out" || { echo "FAIL prices-list"; cat "$tmp/out"; fail=1; }
+echo '{"_doc": "mine", "lists": []}' >"$tmp/mine.json"
+run prices-not-mine 2 "$bin" prices import "$fix/aws_offer_sagemaker.json" --out "$tmp/mine.json"
+[ "$(cat "$tmp/mine.json")" = '{"_doc": "mine", "lists": []}' ] || { echo "FAIL prices-not-mine: replaced"; fail=1; }
+run prices-force 0 "$bin" prices import "$fix/aws_offer_sagemaker.json" --out "$tmp/mine.json" --force
+run prices-other 2 "$bin" prices import "$pf" --out "$tmp/imported.json"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "AmazonSageMaker" "$tmp/err" || { echo "FAIL prices-other: not one line naming the offer code"; cat "$tmp/err"; fail=1; }
 run prices-unpriced 0 "$bin" --params 30B --instances 4xp4de --no-sim --json --region test-east-1 --prices "$pf"
 PYNAME=prices-unpriced py "$tmp/out" <<'EOF'
 import json, sys
