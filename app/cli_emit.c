@@ -333,6 +333,12 @@ static int job_make(const char *kind, const cli_plan_opts *o, const plan_model *
     j->l = &r->top[0].layout;
     j->e = &r->top[0].est;
     j->sim_step_s = sim && sim->n > 0 ? sim->step_s[0] : 0;
+    char basis[400];
+    double band = cli_band_of(c, j->l->framework, basis, sizeof basis);
+    if (band > 0) {
+        snprintf(j->band_text, sizeof j->band_text, "+-%.0f %% (%s)", band, basis);
+        j->band = j->band_text;
+    }
     plan_stage_layers(m, j->l, j->stage_layers);
     for (int i = 1; i < j->l->pp; i++)
         j->uneven |= j->stage_layers[i] != j->stage_layers[0];

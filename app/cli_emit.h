@@ -79,7 +79,8 @@ typedef struct cli_emit_job {
     const plan_layout *l;
     const plan_estimate *e;
     double sim_step_s;           /* 0: not simulated */
-    const char *band;            /* "+-9 % (...)": the step's error band, or NULL */
+    const char *band;            /* the step's error band and its basis, or NULL */
+    char band_text[520];
     int stage_layers[PLAN_PP_MAX]; /* the plan's split over pipeline stages */
     int uneven;                  /* 1: not the same number of layers on every stage */
     int64_t train_steps;         /* optimizer steps for --tokens (default 300B) */

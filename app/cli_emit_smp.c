@@ -425,7 +425,7 @@ static void layout_text(const plan_layout *l, char *buf, size_t n)
 /* The comment header both scripts start with. */
 static void header(FILE *f, const smp_job *j, const char *title)
 {
-    char text[2048], lay[300], sim[64] = "";
+    char text[3072], lay[300], sim[64] = "";
     snprintf(text, sizeof text, "%s for plan #1 of: %s", title, j->command_line);
     cli__comment_block(f, text);
     cli__comment_block(f, "(the first row of the table that command prints without --emit: ranked "
@@ -436,9 +436,14 @@ static void header(FILE *f, const smp_job *j, const char *title)
     cli__comment_block(f, text);
     if (j->sim_step_s > 0)
         snprintf(sim, sizeof sim, ", simulated %.3f s", j->sim_step_s);
+    char basis[400], band[520] = "";
+    double b = cli_band_of(j->c, j->l->framework, basis, sizeof basis);
+    if (b > 0)
+        snprintf(band, sizeof band, " +-%.0f %% (%s)", b, basis); /* ASCII: a script */
     snprintf(text, sizeof text,
-             "Predicted step %.3f s%s; worst pipeline stage needs %.1f GiB of the GPU's %.1f GiB.",
-             j->e->time.step_s, sim, plan_mem_need_bytes(&j->e->mem) / GIB,
+             "Predicted step %.3f s%s%s; worst pipeline stage needs %.1f GiB of the GPU's %.1f "
+             "GiB.",
+             j->e->time.step_s, band, sim, plan_mem_need_bytes(&j->e->mem) / GIB,
              j->e->capacity_bytes / GIB);
     cli__comment_block(f, text);
     fprintf(f, "#\n");

@@ -180,6 +180,21 @@ const char *cli_columns_key(void);
 int cli_train_of(const cli_plan_opts *o, const plan_result *r, const cli_sim_col *sim,
                  double *time_s, double *cost, int *simulated);
 
+/* The error band of a predicted step on c with framework index fw (percent
+ * of the step, data/error_bands.json: the held-out error of that stack's
+ * fit on c's chip, else the chip pool's, else the worst source held out),
+ * one sentence on its basis into basis (n bytes); 0 with the reason when
+ * the bands file cannot be read (cli_out.c). */
+double cli_band_of(const plan_cluster *c, int fw, char *basis, size_t n);
+/* How many of the first n plans of r lie within each other's band of #1
+ * (by the step the ranking used): 1 when #2 is outside it. */
+int cli_band_overlap(const plan_result *r, const cli_sim_col *sim, double band_pct);
+
+/* The error bands of a calibration (cli_calibrate.c): the JSON smdplan
+ * calibrate --write-bands writes (data/error_bands.json); caller owns. */
+struct plan_cal_report;
+struct cJSON *cli_bands_json(const struct plan_cal_report *rep, const char *csv_path);
+
 /* Human output of a search (cli_out.c). */
 void cli_print_model(FILE *f, const plan_model *m);
 void cli_print_cluster(FILE *f, const plan_cluster *c);

@@ -10,6 +10,7 @@
 
 #include "app/cli_int.h"
 #include "common/units.h"
+#include "data/data.h"
 #include "planner/plan_framework.h"
 
 #define GIB 1073741824.0
@@ -104,7 +105,7 @@ static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
     cli_table_col(t, "#", 1, 0);
     cli_table_col(t, "TP", 1, 0);
     cli_table_col(t, "PP", 1, 0);
-    cli_table_col(t, "DP", 1, 0);
+    cli_table_col(t, "DP", 1, 1); /* GPUs / (TP x PP x CP): the first to go */
     cli_table_col(t, "mbs", 1, 0);
     cli_table_col(t, "mb", 1, 0);
     cli_table_col(t, "act", 1, 3);
@@ -287,6 +288,68 @@ static void print_train(FILE *f, const cli_plan_opts *o, const plan_result *r,
         fprintf(f, "; no price for this instance type, so no cost.\n");
 }
 
+double cli_band_of(const plan_cluster *c, int fw, char *basis, size_t n)
+{
+    static data_bands bands;
+    static int loaded, failed;
+    static char why[300];
+    if (!loaded) {
+        st_err err = {0};
+        loaded = 1;
+        failed = data_bands_load(NULL, &bands, &err) != ST_OK;
+        if (failed)
+            snprintf(why, sizeof why, "no error bands: %.250s", err.msg);
+    }
+    if (failed) {
+        snprintf(basis, n, "%s", why);
+        return 0;
+    }
+    const char *chip = c->gpu->silicon[0] ? c->gpu->silicon : c->gpu->name;
+    return data_band_of(&bands, plan_fw_family_key(plan_framework_get(fw)->family), chip, basis,
+                        n);
+}
+
+/* The step a plan was ranked by. */
+static double ranked_step(const plan_result *r, const cli_sim_col *sim, int i)
+{
+    return sim && sim->n > i && sim->step_s[i] > 0 ? sim->step_s[i] : r->top[i].est.time.step_s;
+}
+
+int cli_band_overlap(const plan_result *r, const cli_sim_col *sim, double band_pct)
+{
+    if (r->ntop < 1)
+        return 0;
+    double b = band_pct / 100.0, t1 = ranked_step(r, sim, 0);
+    int k = 1;
+    /* two intervals t (1 +- b) overlap when |t1 - t2| <= b (t1 + t2) */
+    while (k < r->ntop && fabs(ranked_step(r, sim, k) - t1) <= b * (t1 + ranked_step(r, sim, k)))
+        k++;
+    return k;
+}
+
+static void print_band(FILE *f, const plan_result *r, const cli_sim_col *sim, int fw,
+                       const plan_cluster *c)
+{
+    char basis[400];
+    double b = cli_band_of(c, fw, basis, sizeof basis);
+    if (r->ntop < 1)
+        return;
+    if (!(b > 0)) {
+        fprintf(f, "No error band on the steps: %s.\n", basis);
+        return;
+    }
+    fprintf(f, "Step of #1: %.3f s \u00b1%.0f %% (%s%s).", ranked_step(r, sim, 0), b,
+            sim && sim->n ? "simulated; " : "", basis);
+    int k = cli_band_overlap(r, sim, b);
+    if (k > 1)
+        fprintf(f, " #1 to #%d lie within each other's bands: the planner cannot tell which of "
+                   "them is fastest; choose among them on memory, cost or simplicity.",
+                k);
+    else if (r->ntop > 1)
+        fprintf(f, " #2 lies outside #1's band.");
+    fputc('\n', f);
+}
+
 static void print_rejected(FILE *f, const plan_result *r)
 {
     int any = 0;
@@ -392,6 +455,7 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
                 "the table keeps the one that needs the least memory.\n",
                 (long long)r->twins, r->twins == 1 ? " is" : "s are", r->twins == 1 ? "" : "s");
     why(ms ? ms : f, r, sim, o->cfg.objective);
+    print_band(ms ? ms : f, r, sim, r->ntop > 0 ? r->top[0].layout.framework : 0, c);
     print_train(ms ? ms : f, o, r, sim);
     print_rejected(ms ? ms : f, r);
     cli_capture_wrap(&wb, f, "", "");

@@ -403,7 +403,12 @@ static int resolve_model(const cli_plan_opts *o, cli_plan_ctx *x, st_err *err)
         /* a file (config.json), else a model known by name, offline
          * (data/hf_models.json: meta-llama/Llama-3.1-70B, ...) */
         struct stat st;
-        if (stat(o->model_file, &st) != 0 && errno == ENOENT)
+        const char *mf = o->model_file, *slash = strchr(mf, '/');
+        size_t len = strlen(mf);
+        /* a name looks like "org/model" or "model": no path of its own */
+        int name_like = mf[0] != '/' && mf[0] != '.' && (!slash || !strchr(slash + 1, '/')) &&
+                        !(len > 5 && strcasecmp(mf + len - 5, ".json") == 0);
+        if (name_like && stat(mf, &st) != 0 && errno == ENOENT)
             rc = data_hf_named_load(o->model_file, m, err);
         else
             rc = data_hfconfig_load(o->model_file, m, err);
@@ -772,8 +777,17 @@ int cli_plan_run(int argc, char **argv, int simulate)
         cli_print_result(stdout, &o, &x.model, &x.cluster, res, &simcol);
         cli_preset_print(stdout, cmp, &res->top[0]);
     }
-    if (!ex && terms && !o.json)
+    if (!ex && terms && !o.json) {
         cli_print_terms(stdout, terms);
+        /* the step's error band and what supports it (data/error_bands.json) */
+        char basis[400];
+        double band = cli_band_of(&x.cluster, res->top[0].layout.framework, basis, sizeof basis);
+        char text[700];
+        snprintf(text, sizeof text, "error band: the step %.3f s \u00b1%.0f %%: %s",
+                 res->top[0].est.time.step_s, band, basis);
+        printf("  [uncertainty]\n");
+        cli_wrap(stdout, text, "  ", "      ");
+    }
     free(terms);
     if (res->ntop > 0 && o.emit && !o.json && !ex) {
         ex = cli_emit(stdout, o.emit, &o, &x.model, &x.cluster, res, &simcol, &err);

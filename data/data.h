@@ -111,6 +111,31 @@ const data_price_list *data_prices_region(const data_prices *p, const char *regi
  * list has none. */
 double data_price_of(const data_price_list *l, const char *instance);
 
+/* Error bands of predicted step times (data_bands.c): per (framework
+ * family, chip) and per chip pool, the held-out error of the fits
+ * (smdplan calibrate --write-bands). */
+typedef struct data_band {
+    char framework[16];          /* "" for a chip's pool */
+    char silicon[32];
+    double pct;                  /* mean over sources of the held-out mean |error|, % */
+    int sources, rows;
+} data_band;
+typedef struct data_bands {
+    int n;
+    data_band *v;                /* owned */
+    double worst_pct;            /* the worst source held out, any chip */
+} data_bands;
+/* NULL path: data_dir()/error_bands.json. */
+int data_bands_load(const char *path, data_bands *out, st_err *err);
+int data_bands_parse(const char *text, size_t len, const char *file, data_bands *out,
+                     st_err *err);
+void data_bands_free(data_bands *b);
+/* The band (percent of the step) a prediction of framework family on chip
+ * silicon carries: its own held-out error, else its chip pool's, else the
+ * worst held-out source; one sentence saying which into basis (n bytes). */
+double data_band_of(const data_bands *b, const char *framework, const char *silicon,
+                    char *basis, size_t n);
+
 /* What an AWS Price List offer file held. */
 typedef struct data_offer_info {
     char version[48];            /* the file's "version" */
