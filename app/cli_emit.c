@@ -4,10 +4,10 @@
  * stack the plan is for; see cli_emit.h for where each stack's lives.
  *
  * KIND is the stack's own launch (megatron, deepspeed, torchtitan, fsdp,
- * maxtext, smdplan; sagemaker and mpirun for SMP), "launch" for the plan's
- * stack's, or "slurm" for an sbatch script of it. A kind that is not the
- * plan's stack's is refused naming both, never translated: a plan's times
- * are its stack's.
+ * maxtext, smdplan; sagemaker and mpirun for SMP v1, sagemaker for SMP v2),
+ * "launch" for the plan's stack's, or "slurm" for an sbatch script of it. A
+ * kind that is not the plan's stack's is refused naming both, never
+ * translated: a plan's times are its stack's.
  *
  * Every string that reaches a launch file is escaped for its language:
  * Python string literals (cli__py_str), shell words in single quotes
@@ -231,6 +231,8 @@ static const char *stack_kind(const plan_layout *l, const char **why)
     case PLAN_FW_MEGATRON: return "megatron";
     case PLAN_FW_DEEPSPEED: return "deepspeed";
     case PLAN_FW_FSDP:
+        if (!strcmp(fw->key, "smp2"))
+            return "sagemaker"; /* SMP v2's estimator (cli_emit_smp2.c) */
         if (!strcmp(fw->key, "torchtitan"))
             return "torchtitan";
         if (!strcmp(fw->key, "fsdp"))
@@ -251,6 +253,12 @@ static int smp_kind(const char *k)
     return !strcmp(k, "sagemaker") || !strcmp(k, "mpirun");
 }
 
+/* 1: the plan is SMP v2's, whose estimator cli_emit_smp2.c writes. */
+static int smp2_plan(const plan_result *r)
+{
+    return !strcmp(plan_framework_get(r->top[0].layout.framework)->key, "smp2");
+}
+
 /* what as asked, resolved against the plan: the kind to build and whether
  * it goes into an sbatch script. ST_EINVAL (one line) when the plan's
  * stack is not the kind's. */
@@ -267,7 +275,8 @@ static int resolve_kind(const char *what, const plan_layout *l, const char **kin
         *kind = own;
         if (*slurm && smp_kind(own))
             return ST_RAISE(err, ST_EINVAL, "--emit slurm: %s runs on SageMaker's own "
-                            "cluster; use --emit sagemaker (or mpirun)", fw->label);
+                            "cluster; use --emit sagemaker%s", fw->label,
+                            strcmp(fw->key, "smp2") ? " (or mpirun)" : "");
         if (*slurm && !strcmp(own, "smdplan"))
             return ST_RAISE(err, ST_EINVAL, "--emit slurm: the executor's sbatch script is "
                             "smdplan exec --emit slurm, which records the run it launches");
@@ -597,7 +606,8 @@ int cli_emit_check(const char *what, const cli_plan_opts *o, const plan_model *m
     if (rc != ST_OK)
         return st_exit_code(rc);
     if (smp_kind(kind))
-        return cli_emit_smp_check(kind, o, m, c, r, err);
+        return smp2_plan(r) ? cli_emit_smp2_check(kind, o, m, c, r, err)
+                            : cli_emit_smp_check(kind, o, m, c, r, err);
     cli_emit_job j;
     rc = job_make(kind, o, m, c, r, NULL, &j, err);
     job_fini(&j);
@@ -615,7 +625,8 @@ int cli_emit(FILE *f, const char *what, const cli_plan_opts *o, const plan_model
     if (rc != ST_OK)
         return st_exit_code(rc);
     if (smp_kind(kind))
-        return cli_emit_smp(f, kind, o, m, c, r, sim, err);
+        return smp2_plan(r) ? cli_emit_smp2(f, kind, o, m, c, r, sim, err)
+                            : cli_emit_smp(f, kind, o, m, c, r, sim, err);
     cli_emit_job j;
     rc = job_make(kind, o, m, c, r, sim, &j, err);
     if (rc == ST_OK)
@@ -637,7 +648,8 @@ cJSON *cli_emit_json(const char *what, const cli_plan_opts *o, const plan_model 
     if (resolve_kind(what, &r->top[0].layout, &kind, &slurm, err) != ST_OK)
         return NULL;
     if (smp_kind(kind))
-        return cli_emit_smp_json(kind, o, m, c, r, sim, err);
+        return smp2_plan(r) ? cli_emit_smp2_json(kind, o, m, c, r, sim, err)
+                            : cli_emit_smp_json(kind, o, m, c, r, sim, err);
     cli_emit_job j;
     cJSON *out = NULL;
     if (job_make(kind, o, m, c, r, sim, &j, err) == ST_OK) {

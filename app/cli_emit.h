@@ -6,6 +6,7 @@
  *                       language a launch lands in, and the shell and Slurm
  *                       scripts every torchrun-style stack shares
  *   cli_emit_smp.c      SageMaker model parallel v1: the estimator and mpirun
+ *   cli_emit_smp2.c     SageMaker model parallel v2: the estimator
  *   cli_emit_stacks.c   Megatron-LM, Megatron-DeepSpeed, torchtitan, PyTorch
  *                       FSDP, MaxText (JAX), smdplan's own executor
  * The Slurm script of `smdplan exec --emit slurm` (the executor's own job,
@@ -59,6 +60,18 @@ int cli_emit_smp(FILE *f, const char *what, const cli_plan_opts *o, const plan_m
 struct cJSON *cli_emit_smp_json(const char *what, const cli_plan_opts *o, const plan_model *m,
                                 const plan_cluster *c, const plan_result *r,
                                 const cli_sim_col *sim, st_err *err);
+
+/* ---- SageMaker model parallel v2 (cli_emit_smp2.c): --emit sagemaker for a
+ * plan of --framework smp2 (mpirun refused: SMP v2 starts with torchrun) ---- */
+
+int cli_emit_smp2_check(const char *what, const cli_plan_opts *o, const plan_model *m,
+                        const plan_cluster *c, const plan_result *r, st_err *err);
+int cli_emit_smp2(FILE *f, const char *what, const cli_plan_opts *o, const plan_model *m,
+                  const plan_cluster *c, const plan_result *r, const cli_sim_col *sim,
+                  st_err *err);
+struct cJSON *cli_emit_smp2_json(const char *what, const cli_plan_opts *o, const plan_model *m,
+                                 const plan_cluster *c, const plan_result *r,
+                                 const cli_sim_col *sim, st_err *err);
 
 /* ---- Every other stack (cli_emit_stacks.c) ---- */
 

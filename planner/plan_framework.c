@@ -689,6 +689,60 @@ const plan_framework plan_frameworks[] = {
                "receives waited for where they are needed; plain attention unless the layout "
                "asks for the fused kernel",
     },
+    /* ------------------------------------------------------------------ */
+    /* SageMaker model parallelism library v2 (torch.sagemaker): PyTorch FSDP
+     * with SMP's hybrid sharding, Transformer Engine tensor parallelism,
+     * context parallelism, activation offloading and FP8 on p5. Its runs are
+     * FSDP's, so it shares the FSDP family's fitted efficiencies (none of
+     * its own: no SMP v2 run is published). Self-contained for the data
+     * file of stack releases (issue 16): knobs, instance types, sources. */
+    {
+        .key = "smp2",
+        .zero2_gathers = 1,
+        .family = PLAN_FW_FSDP,
+        .label = "SageMaker model parallel v2",
+        .names = {"SageMaker model parallel v2", "SMP v2", "torch.sagemaker", NULL},
+        .user = 1,
+        /* no pipeline parallelism: the v2 core parameters (reference, "SMP
+         * v2 core feature configuration parameters") have no pipeline degree */
+        .schedules = B(PLAN_SCHED_INTERLEAVED),
+        /* hybrid_shard_degree: FSDP's full sharding over that many ranks
+         * (params); FSDP's SHARD_GRAD_OP strategies stay the script's */
+        .shardings = B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
+        .shardings_with_pp = 0,
+        .shardings_with_tp = B(PLAN_SHARD_GRADIENTS) | B(PLAN_SHARD_PARAMS),
+        /* activation checkpointing of whole layers (PyTorch's
+         * apply_activation_checkpointing in the script) */
+        .recomputes = B(PLAN_RECOMP_NONE) | B(PLAN_RECOMP_FULL),
+        .recompute_groups = 0,
+        .sequence_parallel = 0,
+        .context_parallel = 1,       /* context_parallel_degree (SMP v2.6.0+) */
+        .offload = 1,                /* sm_activation_offloading, activation_loading_horizon */
+        .fp8 = 1,                    /* Transformer Engine FP8 on p5 */
+        .tp_max_in_node = 1,         /* tensor_parallel_degree within a node */
+        /* "Supported instance types" of the SMP v2 documentation (Supported
+         * frameworks and AWS Regions) */
+        .instance_types = {"p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge", NULL},
+        .placement = "PDT",
+        .flash_attention = 1,
+        .dp_overlap = 1,
+        .dp_bucket_bytes = WHOLE_BUFFER,
+        .sync_sharded = PLAN_SYNC_PER_MICROBATCH,
+        .tp_overlap = 0,
+        .zero3_prefetch = 1,
+        .zero3_regather = 0,
+        .fp32_grads = 0,
+        .host_op_s = PLAN__HOST_OP_S,
+        .recompute_default = PLAN_RECOMP_NONE,
+        .sharding_default = PLAN_SHARD_PARAMS,
+        .doc = "SageMaker model parallelism library v2 (Developer Guide, The SageMaker model "
+               "parallel library v2 reference, SMP v2 core feature configuration parameters: "
+               "hybrid_shard_degree, sm_activation_offloading, activation_loading_horizon, "
+               "tensor_parallel_degree, context_parallel_degree, expert_parallel_degree; "
+               "Supported frameworks and AWS Regions: ml.p4d.24xlarge, ml.p4de.24xlarge, "
+               "ml.p5.48xlarge, ml.p5e.48xlarge; FP8 with Transformer Engine on P5): PyTorch "
+               "FSDP underneath (its gathers and reduce-scatters per layer), no pipeline",
+    },
 };
 const int plan_nframeworks = (int)(sizeof plan_frameworks / sizeof plan_frameworks[0]);
 
@@ -897,7 +951,8 @@ const char *plan_framework_instance_list(const plan_framework *fw, char *buf, si
     for (int i = 0; fw->instance_types[i]; i++) {
         size_t u = strlen(buf);
         snprintf(buf + u, n - u, "%s%s%s", i ? ", " : "",
-                 fw->family == PLAN_FW_SMP ? "ml." : "", fw->instance_types[i]);
+                 fw->family == PLAN_FW_SMP || !strcmp(fw->key, "smp2") ? "ml." : "",
+                 fw->instance_types[i]);
     }
     return buf;
 }

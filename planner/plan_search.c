@@ -298,10 +298,17 @@ static int check_fixed(const plan_framework *fw, const plan_cluster *c, const pl
 {
     char list[96] = "";
     if (!cfg->any_instance && !plan_framework_runs_on(fw, c->inst)) {
-        char types[160];
-        return ST_RAISE(err, ST_EINVAL, "%s does not run on %s: it runs on %s; choose one of "
-                        "those, or another stack with --framework", fw->label, c->inst->name,
-                        plan_framework_instance_list(fw, types, sizeof types));
+        char types[160], other[160] = "";
+        /* a stack that lists its instance types and has this one (SMP v2
+         * for a p5 that v1 does not list) is named */
+        for (int i = 0; i < plan_nframeworks && !other[0]; i++) {
+            const plan_framework *o = plan_framework_get(i);
+            if (o != fw && o->user && o->instance_types[0] && plan_framework_runs_on(o, c->inst))
+                snprintf(other, sizeof other, "; %s does: --framework %s", o->label, o->key);
+        }
+        return ST_RAISE(err, ST_EINVAL, "%s does not run on %s: it runs on %s%s; or choose "
+                        "another stack with --framework", fw->label, c->inst->name,
+                        plan_framework_instance_list(fw, types, sizeof types), other);
     }
     /* a stack that combines no sharding with a pipeline (or with tensor
      * parallelism) has none: PyTorch FSDP shards over every GPU */

@@ -170,6 +170,10 @@ launch_ok() {
 # The issue's target: Llama 70B on 16 x p5 with Megatron-LM.
 launch_ok megatron-70b-p5 launch --params 70B --arch llama --instances 16xp5 --framework megatron
 launch_ok megatron-70b-p5-named megatron --params 70B --arch llama --instances 16xp5 --framework megatron
+# ... and for the published Llama 3.1 70B by name, the model SMP v2's plan of
+# the same cluster is for (test_cli_emit.sh, smp2-70b-p5)
+launch_ok megatron-llama31-70b-p5 launch --model meta-llama/Llama-3.1-70B --instances 16xp5 \
+  --framework megatron
 # GPT on A100 (learned positions, tied embedding) and fp16 on V100
 launch_ok megatron-gpt-30b launch --params 30B --instances 16xp4d --framework megatron
 launch_ok megatron-v100-fp16 launch --params 1.3B --instances 2xp3.16xlarge --framework megatron

@@ -220,7 +220,7 @@ static void even_split_unless_faster(void **state)
 static void catalog_covers_smp(void **state)
 {
     (void)state;
-    const char *const smp_lists[] = {"smp", NULL};
+    const char *const smp_lists[] = {"smp", "smp2", NULL};
     for (int f = 0; smp_lists[f]; f++) {
         const plan_framework *fw = plan_framework_get(profile(smp_lists[f]));
         for (int i = 0; fw->instance_types[i]; i++) {
@@ -248,6 +248,33 @@ static void catalog_covers_smp(void **state)
     assert_int_equal(plan_catalog_find(&cat, "p5")->nics, 32);
 }
 
+/* SageMaker model parallelism v2: FSDP's hybrid sharding with tensor and
+ * context parallelism, offloading and FP8, no pipeline; it runs on the
+ * instance types its documentation lists (p5 among them, which v1 lacks),
+ * not on others. */
+static void smp2_profile(void **state)
+{
+    (void)state;
+    const plan_framework *fw = plan_framework_get(profile("smp2"));
+    assert_true(fw->user);
+    assert_true(fw->fp8 && fw->context_parallel && fw->offload);
+    assert_true(fw->shardings & (1u << PLAN_SHARD_PARAMS));
+    assert_true(plan_framework_runs_on(fw, plan_catalog_find(&cat, "p5.48xlarge")));
+    assert_true(plan_framework_runs_on(fw, plan_catalog_find(&cat, "p4d.24xlarge")));
+    assert_false(plan_framework_runs_on(fw, plan_catalog_find(&cat, "g5.48xlarge")));
+    const plan_framework *v1 = plan_framework_get(profile("smp"));
+    assert_false(plan_framework_runs_on(v1, plan_catalog_find(&cat, "p5.48xlarge")));
+    plan_layout l;
+    plan_layout_default(&l);
+    plan_framework_apply(fw, profile("smp2"), &l);
+    l.sharding = PLAN_SHARD_PARAMS;
+    l.dp = 16;
+    char why[300];
+    assert_int_equal(plan_framework_check(fw, &l, why, sizeof why), 0);
+    l.pp = 2;
+    assert_int_not_equal(plan_framework_check(fw, &l, why, sizeof why), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -255,6 +282,7 @@ int main(void)
         cmocka_unit_test(fsdp_layouts),
         cmocka_unit_test(even_split_unless_faster),
         cmocka_unit_test(catalog_covers_smp),
+        cmocka_unit_test(smp2_profile),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
