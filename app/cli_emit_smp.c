@@ -313,8 +313,9 @@ static int job_make(const char *what, const cli_plan_opts *o, const plan_model *
                    "not distribute layer normalization, for less communication");
     else
         note(j, "optimize \"speed\": without tensor parallelism it only sets auto-partitioning's "
-                "memory_weight to 0.2, balancing computation as the planner's even split of "
-                "layers does ([params], memory_weight).");
+                "memory_weight to 0.2, so auto-partitioning balances the stages' computation "
+                "rather than their memory, as the planner's split of the layers does "
+                "([params], memory_weight).");
 
     if (l->recompute == PLAN_RECOMP_FULL) {
         char strategy[24];

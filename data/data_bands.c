@@ -123,16 +123,18 @@ double data_band_of(const data_bands *b, const char *framework, const char *sili
             if (pool != pass || strcasecmp(x->silicon, silicon) != 0 ||
                 (!pool && strcasecmp(x->framework, framework) != 0))
                 continue;
+            char what[64];
+            if (x->sources == 1)
+                snprintf(what, sizeof what, "its one published source");
+            else
+                snprintf(what, sizeof what, "each of its %d published sources", x->sources);
             if (!pool)
-                snprintf(basis, n, "the mean |error| of %s on %s predicting each of its %d "
-                         "published source%s (%d runs) held out of the fit",
-                         x->framework, x->silicon, x->sources, x->sources == 1 ? "" : "s",
-                         x->rows);
+                snprintf(basis, n, "the mean |error| of %s on %s predicting %s (%d runs) held "
+                         "out of the fit", x->framework, x->silicon, what, x->rows);
             else
                 snprintf(basis, n, "no %s runs on %s were fitted: the %s pool's mean |error| "
-                         "predicting each of its %d published source%s (%d runs) held out",
-                         framework, x->silicon, x->silicon, x->sources,
-                         x->sources == 1 ? "" : "s", x->rows);
+                         "predicting %s (%d runs) held out",
+                         framework, x->silicon, x->silicon, what, x->rows);
             return x->pct;
         }
     if (!b)

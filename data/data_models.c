@@ -729,8 +729,13 @@ static int named_model(const cJSON *e, const char *file, int i, plan_model *m, s
     if ((rc = hf_from_json(cfg, ctx, train_seq, m, err)))
         return rc;
     snprintf(m->name, sizeof m->name, "%s", n->valuestring);
-    snprintf(m->source, sizeof m->source, "%.90s; trained at seq %lld: %.80s",
-             src->valuestring, (long long)train_seq, ssrc->valuestring);
+    /* the page and the citation whole, never cut: each has its room in
+     * m->source (80 + 95 characters with the words between) */
+    if (strlen(src->valuestring) > 80 || strlen(ssrc->valuestring) > 95)
+        return ST_RAISE(err, ST_EINVAL, "%s: source over 80 or train_seq_source over 95 "
+                        "characters (shorten the citation)", ctx);
+    snprintf(m->source, sizeof m->source, "%s; trained at seq %lld: %s", src->valuestring,
+             (long long)train_seq, ssrc->valuestring);
     return ST_OK;
 }
 

@@ -23,7 +23,9 @@
 
 static const char *const sample =
     "{\"bands\": [{\"framework\": \"megatron\", \"silicon\": \"GH100\", "
-    "\"heldout_mean_abs_err_pct\": 8.24, \"sources\": 3, \"rows\": 107}],"
+    "\"heldout_mean_abs_err_pct\": 8.24, \"sources\": 3, \"rows\": 107}, "
+    "{\"framework\": \"fsdp\", \"silicon\": \"GH100\", \"heldout_mean_abs_err_pct\": 14.92, "
+    "\"sources\": 1, \"rows\": 216}],"
     " \"pools\": [{\"silicon\": \"GH100\", \"heldout_mean_abs_err_pct\": 9.91, \"sources\": 4, "
     "\"rows\": 323}], \"worst_heldout_source_pct\": 14.92}";
 
@@ -38,6 +40,9 @@ static void lookup_rule(void **state)
     assert_rel(data_band_of(&b, "megatron", "GH100", basis, sizeof basis), 8.24, 1e-12);
     assert_non_null(strstr(basis, "megatron on GH100"));
     assert_non_null(strstr(basis, "3 published sources"));
+    /* one source: said as one, not "each of its 1 published source" */
+    assert_rel(data_band_of(&b, "fsdp", "GH100", basis, sizeof basis), 14.92, 1e-12);
+    assert_non_null(strstr(basis, "its one published source (216 runs)"));
     /* no runs of this stack: the chip's pool */
     assert_rel(data_band_of(&b, "smp", "GH100", basis, sizeof basis), 9.91, 1e-12);
     assert_non_null(strstr(basis, "no smp runs on GH100"));

@@ -491,6 +491,8 @@ static void hf_named(void **state)
         assert_int_equal(m.kv_heads, 8);
         assert_int_equal(m.arch, PLAN_ARCH_LLAMA);
         assert_non_null(strstr(m.source, "huggingface.co/meta-llama/Llama-3.1-70B"));
+        /* the citation whole, not cut mid-sentence */
+        assert_non_null(strstr(m.source, "pre-trained at 8K tokens, extended to 128K last"));
     }
     /* Falcon-7B: multi-query (one key/value head); MPT: expansion_ratio x d */
     assert_int_equal(data_hf_named_load("tiiuae/falcon-7b", &m, &err), ST_OK);
