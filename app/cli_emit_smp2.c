@@ -238,6 +238,9 @@ static int job_make(const char *what, const cli_plan_opts *o, const plan_model *
                 "delayed parameter initialization (torch.sagemaker.delayed_param."
                 "DelayedParamIniter, [bp], [ref]).",
              units_fmt_count((double)j->m->params, a, sizeof a), "60 billion");
+    note(j, "From SMP v1: start from a PyTorch FSDP script rather than the v1 one, whose v1 "
+            "APIs (smp.DistributedModel, smp.step, ...) are removed; a v1 model moves as a "
+            "Hugging Face checkpoint ([ref] Upgrade from SMP v1 to SMP v2).");
     note(j, "framework_version %s, py_version %s: SMP v%s ships in SageMaker's PyTorch %s "
             "container ([sup]).",
          SMP2_FW_VERSION, SMP2_PY_VERSION, SMP2_VERSION, SMP2_FW_VERSION);
