@@ -5,6 +5,9 @@
  *   smdplan simulate --params 30B --instances 16xp4d ... play the step out event by event
  *   smdplan catalog                                      list instance types
  *   smdplan frameworks [KEY]                             list the stacks by release
+ *   smdplan models                                       open models known by name
+ *   smdplan prices import FILE                           SageMaker prices from AWS's Price List
+ *   smdplan diff A B                                     two plans side by side, term by term
  *   smdplan validate FILE.csv                            predict published runs
  *   smdplan calibrate FILE.csv                           fit GPU efficiency parameters
  *   smdplan history | show ID | compare                  what earlier commands recorded
@@ -68,6 +71,12 @@ int cli_main(int argc, char **argv)
         return cli_frameworks_cmd(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "catalog") == 0)
         return cli_catalog_cmd(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "models") == 0)
+        return cli_models_cmd(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "prices") == 0)
+        return cli_prices_cmd(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "diff") == 0)
+        return cli_diff_cmd(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "validate") == 0)
         return cli_validate_cmd(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "simulate") == 0)
@@ -90,7 +99,8 @@ int cli_main(int argc, char **argv)
         return cli_bench_cmd(argc - 1, argv + 1);
     if (argc > 1 && argv[1][0] != '-') {
         fprintf(stderr,
-                "smdplan: unknown command '%s'; allowed: plan (default), simulate, catalog, frameworks, validate, calibrate, "
+                "smdplan: unknown command '%s'; allowed: plan (default), simulate, catalog, frameworks, "
+                "models, prices, diff, validate, calibrate, "
                 "history, show, compare, report, exec, bench "
                 "(see smdplan --help)\n",
                 argv[1]);

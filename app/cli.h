@@ -16,6 +16,9 @@ int cli_simulate_cmd(int argc, char **argv); /* smdplan simulate ... (cli_plan.c
 int cli_plan_run(int argc, char **argv, int simulate); /* shared by plan and simulate */
 int cli_catalog_cmd(int argc, char **argv);  /* smdplan catalog (cli_catalog.c) */
 int cli_frameworks_cmd(int argc, char **argv); /* smdplan frameworks [KEY] (cli_frameworks.c) */
+int cli_models_cmd(int argc, char **argv);   /* smdplan models (cli_models.c) */
+int cli_prices_cmd(int argc, char **argv);   /* smdplan prices [import FILE] (cli_prices.c) */
+int cli_diff_cmd(int argc, char **argv);     /* smdplan diff A B (cli_diff.c) */
 int cli_validate_cmd(int argc, char **argv); /* smdplan validate FILE.csv (cli_validate.c) */
 int cli_report_cmd(int argc, char **argv);   /* smdplan report (cli_report.c) */
 int cli_calibrate_cmd(int argc, char **argv);/* smdplan calibrate FILE.csv (cli_calibrate.c) */

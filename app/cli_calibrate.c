@@ -42,7 +42,7 @@
 #include "planner/plan_framework.h"
 
 enum { O_HELP = 'h', O_CATALOG = 256, O_GPU, O_FRAMEWORK, O_FIT, O_WRITE, O_NO_LOSO, O_NO_RECORD,
-       O_DB, O_RUNS, O_FORCE };
+       O_DB, O_RUNS, O_FORCE, O_WRITE_BANDS };
 
 static const struct option long_opts[] = {
     {"catalog", 1, NULL, O_CATALOG},   {"gpu", 1, NULL, O_GPU},
@@ -50,7 +50,7 @@ static const struct option long_opts[] = {
     {"write", 1, NULL, O_WRITE},       {"no-loso", 0, NULL, O_NO_LOSO},
     {"no-record", 0, NULL, O_NO_RECORD}, {"db", 1, NULL, O_DB},
     {"runs", 0, NULL, O_RUNS},         {"force", 0, NULL, O_FORCE},
-    {"help", 0, NULL, O_HELP},
+    {"help", 0, NULL, O_HELP},         {"write-bands", 1, NULL, O_WRITE_BANDS},
     {NULL, 0, NULL, 0},
 };
 
@@ -60,6 +60,7 @@ typedef struct cal_args {
     int ncat;
     const char *write, *db_path;
     int force;                   /* --force: --write may replace an existing file */
+    const char *write_bands;     /* --write-bands FILE: the error bands (data/error_bands.json) */
     int no_record;
     plan_cal_options opt;
     int runs;                    /* --runs: the executed runs in the database */
@@ -100,6 +101,7 @@ static int parse_args(int argc, char **argv, int runs, cal_args *a)
         case O_FRAMEWORK: a->opt.framework = optarg; break;
         case O_WRITE: a->write = optarg; break;
         case O_FORCE: a->force = 1; break;
+        case O_WRITE_BANDS: a->write_bands = optarg; break;
         case O_NO_LOSO: a->opt.loso = 0; break;
         case O_NO_RECORD: a->no_record = 1; break;
         case O_DB: a->db_path = optarg; break;
@@ -170,6 +172,8 @@ static void usage(FILE *f)
             "                    FILE.csv; an existing file only with --force)\n"
             "  --force           with --write: replace an existing file (never a symbolic link)\n"
             "  --no-loso         skip leave-one-source-out (and the rejection test)\n"
+            "  --write-bands OUT.json  save each (framework, chip)'s and each chip pool's held-out\n"
+            "                    error as the error bands plans carry (data/error_bands.json)\n"
             "  --no-record       do not record this run\n"
             "  --db FILE         record into this database (default $SMDPLAN_DB, else smdplan.db)\n\n"
             "  smdplan calibrate --bench [ID] [--write FILE]   this host's catalog entry again\n"
@@ -244,6 +248,84 @@ static int write_override(const char *path, int force, const plan_catalog *cat,
     /* whole or not at all: a temporary beside path, renamed over it */
     outfile out;
     int rc = outfile_open(&out, path, "--write", force, err);
+    if (rc == ST_OK) {
+        fprintf(out.f, "%s\n", s);
+        rc = outfile_commit(&out, err);
+    }
+    free(s);
+    return rc;
+}
+
+/* The error bands every predicted step carries (data/error_bands.json,
+ * read by data_bands_load): for each (framework, chip) the mean over its
+ * published sources of each source's mean |error| predicted without it
+ * (leave-one-source-out), for each chip the same over every framework's
+ * sources on it (what a stack without runs of its own gets), and the worst
+ * source held out, for a chip no run was fitted on. */
+struct cJSON *cli_bands_json(const plan_cal_report *rep, const char *csv_path)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    char doc[600];
+    snprintf(doc, sizeof doc,
+             "Error bands of predicted step times, written by smdplan calibrate %s --write-bands: "
+             "heldout_mean_abs_err_pct is, over the published sources of a (framework, chip) "
+             "(bands) or of a chip (pools, every framework's), the mean of each source's mean "
+             "|time error| when that source was left out of the fit (leave-one-source-out); "
+             "worst_heldout_source_pct is the worst such source, the band of a chip no run was "
+             "fitted on.", csv_path);
+    cJSON_AddStringToObject(root, "_doc", doc);
+    cJSON *bands = cJSON_AddArrayToObject(root, "bands");
+    cJSON *pools = cJSON_AddArrayToObject(root, "pools");
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < rep->nsources; i++) {
+            const plan_cal_source *x = &rep->source[i];
+            int first = 1;
+            for (int k = 0; k < i && first; k++) /* one entry per group */
+                first = !(!strcmp(rep->source[k].silicon, x->silicon) &&
+                          (pass == 1 || !strcmp(rep->source[k].framework, x->framework)));
+            if (!first || isnan(x->loso_mean_abs_err_pct))
+                continue;
+            double sum = 0;
+            int n = 0, rows = 0;
+            for (int k = i; k < rep->nsources; k++) {
+                const plan_cal_source *y = &rep->source[k];
+                if (strcmp(y->silicon, x->silicon) ||
+                    (pass == 0 && strcmp(y->framework, x->framework)) ||
+                    isnan(y->loso_mean_abs_err_pct))
+                    continue;
+                sum += y->loso_mean_abs_err_pct;
+                rows += y->rows;
+                n++;
+            }
+            cJSON *o = cJSON_CreateObject();
+            if (pass == 0)
+                cJSON_AddStringToObject(o, "framework", x->framework);
+            cJSON_AddStringToObject(o, "silicon", x->silicon);
+            cJSON_AddNumberToObject(o, "heldout_mean_abs_err_pct", round(sum / n * 100) / 100);
+            cJSON_AddNumberToObject(o, "sources", n);
+            cJSON_AddNumberToObject(o, "rows", rows);
+            cJSON_AddItemToArray(pass == 0 ? bands : pools, o);
+        }
+    if (!isnan(rep->loso_max_source_err_pct))
+        cJSON_AddNumberToObject(root, "worst_heldout_source_pct",
+                                round(rep->loso_max_source_err_pct * 100) / 100);
+    return root;
+}
+
+static int write_bands(const char *path, int force, const plan_cal_report *rep,
+                       const char *csv_path, st_err *err)
+{
+    cJSON *root = cli_bands_json(rep, csv_path);
+    if (!root)
+        return ST_RAISE(err, ST_ENOMEM, "out of memory writing %s", path);
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!s)
+        return ST_RAISE(err, ST_ENOMEM, "out of memory writing %s", path);
+    outfile out;
+    int rc = outfile_open(&out, path, "--write-bands", force, err);
     if (rc == ST_OK) {
         fprintf(out.f, "%s\n", s);
         rc = outfile_commit(&out, err);
@@ -697,6 +779,11 @@ int cli_calibrate_cmd(int argc, char **argv)
         rc = plan_calibrate(&cat, rows, csv.nrows, &opt, rep, &err);
     if (rc == ST_OK && write)
         rc = write_override(write, a.force, &cat, rep, path, &err);
+    if (rc == ST_OK && a.write_bands && !opt.loso)
+        rc = ST_RAISE(&err, ST_EINVAL, "--write-bands: the bands are the held-out errors; "
+                      "drop --no-loso");
+    if (rc == ST_OK && a.write_bands)
+        rc = write_bands(a.write_bands, a.force, rep, path, &err);
     if (rc != ST_OK) {
         ex = cli_fail(&err);
         goto done;
@@ -707,6 +794,8 @@ int cli_calibrate_cmd(int argc, char **argv)
     cli_capture_wrap(&cb, stdout, "", "");
     if (write)
         printf("wrote %s (apply with --catalog %s)\n", write, write);
+    if (a.write_bands)
+        printf("wrote %s (the error bands of predicted steps)\n", a.write_bands);
     calibrate_record rec = {path, rep};
     cli_record(db_path, no_record, record_calibration, &rec);
 done:

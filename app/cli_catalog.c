@@ -23,7 +23,7 @@
 #include "common/units.h"
 #include "data/data.h"
 
-#define CAT_COLS 9
+#define CAT_COLS 10
 #define CAT_CELL 64
 
 typedef struct cat_opts {
@@ -105,7 +105,7 @@ static int parse_args(int argc, char **argv, cat_opts *o)
 
 static const char *const cat_head[CAT_COLS] = {
     "instance", "aliases", "GPUs", "GPU memory", "peak TFLOP/s",
-    "HBM TB/s", "link GB/s", "net Gbps", "$/h",
+    "HBM TB/s", "link GB/s", "net Gbps", "NICs/GPU", "$/h",
 };
 
 static void instance_cells(const plan_catalog *cat, const plan_instance *in,
@@ -125,10 +125,14 @@ static void instance_cells(const plan_catalog *cat, const plan_instance *in,
     snprintf(cell[5], CAT_CELL, "%.2f", g->hbm_bps / 1e12);
     snprintf(cell[6], CAT_CELL, "%.0f%s", in->nvlink_bps / 1e9, in->nvswitch ? " sw" : "");
     snprintf(cell[7], CAT_CELL, "%.0f", in->net_bps * 8 / 1e9);
-    if (in->price_per_hour > 0)
-        snprintf(cell[8], CAT_CELL, "%.2f", in->price_per_hour);
+    if (in->nics > 0)
+        snprintf(cell[8], CAT_CELL, "%.3g", (double)in->nics / in->gpus_per_node);
     else
         snprintf(cell[8], CAT_CELL, "-");
+    if (in->price_per_hour > 0)
+        snprintf(cell[9], CAT_CELL, "%.2f", in->price_per_hour);
+    else
+        snprintf(cell[9], CAT_CELL, "-");
 }
 
 static int print_table(FILE *f, const plan_catalog *cat)
@@ -136,7 +140,7 @@ static int print_table(FILE *f, const plan_catalog *cat)
     cli_table *t = cli_table_new();
     if (!t)
         return 1;
-    static const int prio[CAT_COLS] = {0, 3, 0, 0, 1, 2, 2, 2, 0};
+    static const int prio[CAT_COLS] = {0, 3, 0, 0, 1, 2, 2, 2, 1, 0};
     for (int c = 0; c < CAT_COLS; c++)
         cli_table_col(t, cat_head[c], c >= 3, prio[c]);
     for (int i = 0; i < cat->ninstances; i++) {
@@ -152,9 +156,30 @@ static int print_table(FILE *f, const plan_catalog *cat)
     snprintf(note, sizeof note,
              "\nGPU memory per GPU; peak: dense FP16/BF16; link: GPU-to-GPU per GPU, one "
              "direction (sw = NVSwitch; PCIe where there is no NVLink); net: per node, one "
-             "direction; $/h: %s; '-' = unknown. Sources: smdplan catalog --json.",
+             "direction; NICs/GPU: network cards (EFA devices) per node over its GPUs; $/h: "
+             "%s; '-' = unknown. Sources: smdplan catalog --json.",
              cli_price_list());
     cli_wrap(f, note, "", "");
+    /* where each price was read, once per source */
+    for (int i = 0; i < cat->ninstances; i++) {
+        const char *src = cat->instances[i].price_source;
+        int seen = 0;
+        for (int k = 0; k < i && !seen; k++)
+            seen = !strcmp(cat->instances[k].price_source, src);
+        if (seen || cli_price_is_sagemaker())
+            continue;
+        char line[1200];
+        size_t u = (size_t)snprintf(line, sizeof line, "prices of ");
+        for (int k = i, first = 1; k < cat->ninstances && u < sizeof line; k++)
+            if (!strcmp(cat->instances[k].price_source, src)) {
+                u += (size_t)snprintf(line + u, sizeof line - u, "%s%s", first ? "" : ", ",
+                                      cat->instances[k].name);
+                first = 0;
+            }
+        if (u < sizeof line)
+            snprintf(line + u, sizeof line - u, ": %s", src[0] ? src : "no source given");
+        cli_wrap(f, line, "", "  ");
+    }
     return 0;
 }
 
@@ -184,6 +209,7 @@ static cJSON *gpu_json(const plan_gpu *g)
     cJSON_AddNumberToObject(o, "fp8_gemm_eff", g->fp8_gemm_eff);
     cJSON_AddNumberToObject(o, "gemm_ceiling", g->gemm_ceiling);
     cJSON_AddNumberToObject(o, "alloc_frac", g->alloc_frac);
+    cJSON_AddBoolToObject(o, "fp16_only", g->fp16_only);
     cJSON_AddStringToObject(o, "source", g->source);
     return o;
 }
@@ -210,6 +236,11 @@ static cJSON *instance_json(const plan_instance *in)
     cJSON_AddNumberToObject(o, "price_per_hour", in->price_per_hour);
     cJSON_AddNumberToObject(o, "host_mem_bytes", in->host_mem_bytes);
     cJSON_AddBoolToObject(o, "efa", in->efa);
+    cJSON_AddNumberToObject(o, "nics", in->nics);
+    if (in->nics_source[0]) /* optional: given only where known */
+        cJSON_AddStringToObject(o, "nics_source", in->nics_source);
+    if (in->price_source[0])
+        cJSON_AddStringToObject(o, "price_source", in->price_source);
     cJSON_AddStringToObject(o, "intra_curve", in->intra_curve);
     cJSON_AddStringToObject(o, "net_curve", in->net_curve);
     cJSON_AddStringToObject(o, "source", in->source);

@@ -200,6 +200,10 @@ int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
         if (n > 0)
             cli_table_print(stdout, t, "");
         cli_table_free(t);
+        if (n > 0)
+            cli_wrap(stdout, "best layout: tp, pp, dp: tensor-, pipeline- and data-parallel "
+                             "degrees; mbs: sequences per microbatch; rc: full activation "
+                             "recompute, sel: selective (the attention core only).", "", "");
         if (n > 0 && bmin != bmax) {
             char note[400];
             snprintf(note, sizeof note,

@@ -107,7 +107,9 @@ typedef struct cli_plan_opts {
     int dropout;                 /* override: -1 unset, 0 off, 1 on */
     int64_t batch_size;          /* SMP script batch per model-parallel group, 0 = unset */
     int max_instances;           /* comparison mode: largest count tried */
-    double tokens;               /* comparison mode: tokens to train */
+    double tokens;               /* tokens to train: the comparison's; with --instances,
+                                  * when given, plan #1's time and cost to train them */
+    int tokens_given;            /* --tokens was on the command line */
     int json, explain, no_record;
     const char *db_path;         /* --db FILE: where the answer is recorded */
     const char *emit;            /* "sagemaker", "mpirun" or NULL */
@@ -167,6 +169,37 @@ const char *cli_price_list(void);
 /* 1 when the costs are SageMaker's (a --region list). */
 int cli_price_is_sagemaker(void);
 
+/* A layout's cells as every table shows them (cli_out.c): the schedule by
+ * its stack's name ("-" without a pipeline), microbatches in flight ("-"
+ * where the stack has no such knob), recompute (sel, full/k, +off); and the
+ * sentence that explains those columns. Return buf (a static string). */
+const char *cli_sched_label(const plan_layout *l, char *buf, size_t n);
+const char *cli_act_label(const plan_layout *l, char *buf, size_t n);
+const char *cli_recomp_label(const plan_layout *l, char *buf, size_t n);
+const char *cli_columns_key(void);
+
+/* Time and cost to train o->tokens with plan #1 of r, from the step the
+ * ranking used (simulated when the plans were simulated): 1 when --tokens
+ * was given and there is a plan, with *time_s, *cost (0: no price) and
+ * *simulated set; 0 otherwise (cli_out.c). */
+int cli_train_of(const cli_plan_opts *o, const plan_result *r, const cli_sim_col *sim,
+                 double *time_s, double *cost, int *simulated);
+
+/* The error band of a predicted step on c with framework index fw (percent
+ * of the step, data/error_bands.json: the held-out error of that stack's
+ * fit on c's chip, else the chip pool's, else the worst source held out),
+ * one sentence on its basis into basis (n bytes); 0 with the reason when
+ * the bands file cannot be read (cli_out.c). */
+double cli_band_of(const plan_cluster *c, int fw, char *basis, size_t n);
+/* How many of the first n plans of r lie within each other's band of #1
+ * (by the step the ranking used): 1 when #2 is outside it. */
+int cli_band_overlap(const plan_result *r, const cli_sim_col *sim, double band_pct);
+
+/* The error bands of a calibration (cli_calibrate.c): the JSON smdplan
+ * calibrate --write-bands writes (data/error_bands.json); caller owns. */
+struct plan_cal_report;
+struct cJSON *cli_bands_json(const struct plan_cal_report *rep, const char *csv_path);
+
 /* Human output of a search (cli_out.c). */
 void cli_print_model(FILE *f, const plan_model *m);
 void cli_print_cluster(FILE *f, const plan_cluster *c);
@@ -192,14 +225,18 @@ struct cJSON *cli_json_bytes(double v);
 struct cJSON *cli_json_terms(const plan_terms *t);
 struct cJSON *cli_json_model(const plan_model *m);
 
-/* --emit sagemaker | mpirun (cli_emit.c): the launch settings of r->top[0],
- * the plan ranked #1 (after the simulator's re-ranking), for SageMaker model
- * parallel v1. cli_emit_check says whether it can be emitted (0, or exit code
+/* --emit KIND (cli_emit.c, cli_emit.h): the launch file of r->top[0], the
+ * plan ranked #1 (after the simulator's re-ranking), for its stack: the
+ * SageMaker estimator or mpirun of SMP, the launch script of Megatron-LM,
+ * DeepSpeed, torchtitan, FSDP or MaxText, or an sbatch script of one. cli_emit_check says whether it can be emitted (0, or exit code
  * 2 with a one-line reason naming the knob in err); call it before printing
  * anything. cli_emit prints the Python estimator or the mpirun script;
  * cli_emit_json returns the same settings as a JSON object (caller owns;
  * NULL with err set when it cannot be emitted). sim (may be NULL) gives the
  * simulated step for the header. */
+/* The --emit kinds, one line for --help and errors; 1 when what is one. */
+const char *cli_emit_kinds(void);
+int cli_emit_kind_valid(const char *what);
 int cli_emit_check(const char *what, const cli_plan_opts *o, const plan_model *m,
                    const plan_cluster *c, const plan_result *r, st_err *err);
 int cli_emit(FILE *f, const char *what, const cli_plan_opts *o, const plan_model *m,
@@ -236,7 +273,9 @@ typedef struct cli_preset_cmp {
     int status;                  /* CLI_PRESET_*: evaluated and fits, evaluated and out
                                   * of memory, or not evaluated (why says why) */
     plan_candidate ref;          /* the reference evaluated on the plan's cluster */
-    char why[640];               /* one sentence: why ours differs */
+    char why[1024];              /* why ours differs; with no SMP run fitted, it says
+                                  * so: the difference is the model's */
+    int smp_fitted;              /* the efficiencies in force were fitted to SMP runs */
 } cli_preset_cmp;
 
 /* Evaluate the preset's layout on x's cluster with r's global batch and say

@@ -179,16 +179,51 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
     cJSON_AddNumberToObject(root, "layouts_feasible", (double)r->feasible);
     cJSON_AddNumberToObject(root, "search_s", r->search_s);
     cJSON_AddNumberToObject(root, "twins_collapsed", (double)r->twins);
+    /* the error band of every step (data/error_bands.json): which evidence
+     * supports it, and which top plans it cannot tell apart */
+    char basis[400];
+    double band = r->ntop > 0 ? cli_band_of(c, r->top[0].layout.framework, basis, sizeof basis)
+                              : 0;
+    if (r->ntop > 0) {
+        cJSON *eb = cJSON_AddObjectToObject(root, "error_band");
+        cJSON_AddNumberToObject(eb, "pct", band);
+        cJSON_AddStringToObject(eb, "basis", basis);
+        cJSON_AddStringToObject(eb, "framework",
+                                plan_fw_family_key(plan_framework_get(r->top[0].layout.framework)
+                                                       ->family));
+        cJSON_AddStringToObject(eb, "silicon", c->gpu->silicon[0] ? c->gpu->silicon
+                                                                  : c->gpu->name);
+        cJSON_AddNumberToObject(eb, "plans_within_band_of_first",
+                                band > 0 ? cli_band_overlap(r, sim, band) : 1);
+    }
     cJSON *plans = cJSON_CreateArray();
     for (int i = 0; i < r->ntop; i++) {
         cJSON *p = cli_json_plan(&r->top[i]);
         if (sim && sim->n > i)
             cJSON_AddNumberToObject(p, "simulated_step_time_s", sim->step_s[i]);
+        double t = sim && sim->n > i ? sim->step_s[i] : r->top[i].est.time.step_s;
+        cJSON_AddNumberToObject(p, "step_band_pct", band);
+        cJSON *range = cJSON_AddArrayToObject(p, "step_range_s");
+        cJSON_AddItemToArray(range, cJSON_CreateNumber(t * (1 - band / 100)));
+        cJSON_AddItemToArray(range, cJSON_CreateNumber(t * (1 + band / 100)));
         cJSON_AddItemToArray(plans, p);
     }
     if (sim && sim->n > 0)
         cJSON_AddBoolToObject(root, "reranked_by_simulation", sim->reranked);
     cJSON_AddItemToObject(root, "plans", plans);
+    double train_s, train_cost;
+    int train_sim;
+    if (cli_train_of(o, r, sim, &train_s, &train_cost, &train_sim)) {
+        cJSON *t = cJSON_AddObjectToObject(root, "train");
+        cJSON_AddNumberToObject(t, "tokens", o->tokens);
+        cJSON_AddNumberToObject(t, "time_s", train_s);
+        if (train_cost > 0)
+            cJSON_AddNumberToObject(t, "cost", train_cost);
+        else
+            cJSON_AddNullToObject(t, "cost");
+        cJSON_AddStringToObject(t, "step", train_sim ? "simulated" : "predicted");
+        cJSON_AddStringToObject(t, "prices", cli_price_list());
+    }
     cJSON *rej = cJSON_CreateObject();
     for (int i = 1; i < PLAN_REJ__COUNT; i++)
         cJSON_AddNumberToObject(rej, plan_reject_name((plan_reject)i), (double)r->rejected[i]);

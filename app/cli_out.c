@@ -10,6 +10,7 @@
 
 #include "app/cli_int.h"
 #include "common/units.h"
+#include "data/data.h"
 #include "planner/plan_framework.h"
 
 #define GIB 1073741824.0
@@ -41,19 +42,44 @@ void cli_print_cluster(FILE *f, const plan_cluster *c)
     fprintf(f, "\nprices:  %s\n", cli_price_list());
 }
 
-static const char *sched_label(const plan_layout *l, char *buf, size_t n)
+const char *cli_sched_label(const plan_layout *l, char *buf, size_t n)
 {
-    if (l->schedule == PLAN_SCHED_VIRTUAL)
-        snprintf(buf, n, "virtual/%d", l->virtual_stages);
+    if (l->pp == 1)
+        snprintf(buf, n, "-"); /* no pipeline, no schedule */
+    else if (l->schedule == PLAN_SCHED_VIRTUAL)
+        snprintf(buf, n, "%s/%d", plan_framework_schedule_name(l), l->virtual_stages);
     else
-        snprintf(buf, n, "%s", plan_layout_schedule_label(l));
+        snprintf(buf, n, "%s", plan_framework_schedule_name(l));
     return buf;
 }
 
-static const char *recomp_label(const plan_layout *l, char *buf, size_t n)
+const char *cli_act_label(const plan_layout *l, char *buf, size_t n)
+{
+    if (plan_framework_get(l->framework)->active_cap && l->pp > 1)
+        snprintf(buf, n, "%d", l->active_microbatches);
+    else
+        snprintf(buf, n, "-"); /* the stack has no such knob */
+    return buf;
+}
+
+const char *cli_columns_key(void)
+{
+    return "TP, PP, DP: tensor-, pipeline- and data-parallel degrees; mbs: sequences per "
+           "microbatch; mb: microbatches per step; act: microbatches in flight per stage, "
+           "SMP's active_microbatches (- where the stack has no such knob); sched: the "
+           "pipeline schedule by its stack's name (SMP's simple and interleaved are GPipe and "
+           "1F1B; elsewhere 1f1b, and interleaved/v is 1F1B over v virtual stages); recomp: "
+           "activation recompute, none, sel (selective: the attention core only, Korthikanti "
+           "et al. 2022) or full (every layer; full/k every k layers; +off: checkpoints "
+           "offloaded to host); SP: sequence parallelism (SMP: optimize \"memory\")";
+}
+
+const char *cli_recomp_label(const plan_layout *l, char *buf, size_t n)
 {
     if (l->recompute == PLAN_RECOMP_FULL && l->recompute_group > 1)
         snprintf(buf, n, "full/%d", l->recompute_group);
+    else if (l->recompute == PLAN_RECOMP_SELECTIVE)
+        snprintf(buf, n, "sel");
     else
         snprintf(buf, n, "%s", plan_recompute_name(l->recompute));
     if (l->offload_activations)
@@ -79,14 +105,14 @@ static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
     cli_table_col(t, "#", 1, 0);
     cli_table_col(t, "TP", 1, 0);
     cli_table_col(t, "PP", 1, 0);
-    cli_table_col(t, "DP", 1, 0);
+    cli_table_col(t, "DP", 1, 1); /* GPUs / (TP x PP x CP): the first to go */
     cli_table_col(t, "mbs", 1, 0);
     cli_table_col(t, "mb", 1, 0);
     cli_table_col(t, "act", 1, 3);
-    cli_table_col(t, "sched", 0, 2);
+    cli_table_col(t, "sched", 0, 0);
     cli_table_col(t, "recomp", 0, 0);
     cli_table_col(t, "sharding", 0, 0);
-    cli_table_col(t, "SP", 0, 3);
+    cli_table_col(t, "SP", 0, 1);
     cli_table_col(t, "place", 0, 3);
     cli_table_col(t, "mem GiB", 1, 0);
     cli_table_col(t, "step s", 1, 0);
@@ -106,7 +132,7 @@ static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
         const plan_layout *l = &r->top[i].layout;
         const plan_estimate *e = &r->top[i].est;
         const plan_time *tm = &e->time;
-        char s[24], rc[24];
+        char s[24], rc[24], act[16];
         cli_table_row(t);
         cli_table_cell(t, "%d", i + 1);
         cli_table_cell(t, "%d", l->tp);
@@ -114,9 +140,9 @@ static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
         cli_table_cell(t, "%d", l->dp);
         cli_table_cell(t, "%d", l->micro_batch);
         cli_table_cell(t, "%d", l->microbatches);
-        cli_table_cell(t, "%d", l->active_microbatches);
-        cli_table_cell(t, "%s", sched_label(l, s, sizeof s));
-        cli_table_cell(t, "%s", recomp_label(l, rc, sizeof rc));
+        cli_table_cell(t, "%s", cli_act_label(l, act, sizeof act));
+        cli_table_cell(t, "%s", cli_sched_label(l, s, sizeof s));
+        cli_table_cell(t, "%s", cli_recomp_label(l, rc, sizeof rc));
         cli_table_cell(t, "%s", plan_sharding_name(l->sharding));
         cli_table_cell(t, "%s", l->sequence_parallel ? "on" : "-");
         cli_table_cell(t, "%s", l->placement);
@@ -225,6 +251,105 @@ static void why(FILE *f, const plan_result *r, const cli_sim_col *sim, plan_obje
     fprintf(f, ".\n");
 }
 
+int cli_train_of(const cli_plan_opts *o, const plan_result *r, const cli_sim_col *sim,
+                 double *time_s, double *cost, int *simulated)
+{
+    *time_s = *cost = 0;
+    *simulated = 0;
+    if (!o->tokens_given || r->ntop < 1)
+        return 0;
+    const plan_estimate *e = &r->top[0].est;
+    *simulated = sim && sim->n > 0 && sim->step_s[0] > 0;
+    double step = *simulated ? sim->step_s[0] : e->time.step_s;
+    if (!(step > 0 && e->tokens_per_step > 0))
+        return 0;
+    *time_s = o->tokens / e->tokens_per_step * step;
+    *cost = e->cost_per_hour > 0 ? *time_s / 3600.0 * e->cost_per_hour : 0;
+    return 1;
+}
+
+static void print_train(FILE *f, const cli_plan_opts *o, const plan_result *r,
+                        const cli_sim_col *sim)
+{
+    double t, cost;
+    int simulated;
+    if (!cli_train_of(o, r, sim, &t, &cost, &simulated))
+        return;
+    char tok[32], tt[32];
+    units_fmt_count(o->tokens, tok, sizeof tok);
+    units_fmt_seconds(t, tt, sizeof tt);
+    fprintf(f, "Train %s tokens with #1: %s at its %s step of %.3f s", tok, tt,
+            simulated ? "simulated" : "predicted",
+            simulated ? sim->step_s[0] : r->top[0].est.time.step_s);
+    if (cost > 0)
+        fprintf(f, ", $%.0f at $%.2f/h (%s).\n", cost, r->top[0].est.cost_per_hour,
+                cli_price_list());
+    else
+        fprintf(f, "; no price for this instance type, so no cost.\n");
+}
+
+double cli_band_of(const plan_cluster *c, int fw, char *basis, size_t n)
+{
+    static data_bands bands;
+    static int loaded, failed;
+    static char why[300];
+    if (!loaded) {
+        st_err err = {0};
+        loaded = 1;
+        failed = data_bands_load(NULL, &bands, &err) != ST_OK;
+        if (failed)
+            snprintf(why, sizeof why, "no error bands: %.250s", err.msg);
+    }
+    if (failed) {
+        snprintf(basis, n, "%s", why);
+        return 0;
+    }
+    const char *chip = c->gpu->silicon[0] ? c->gpu->silicon : c->gpu->name;
+    return data_band_of(&bands, plan_fw_family_key(plan_framework_get(fw)->family), chip, basis,
+                        n);
+}
+
+/* The step a plan was ranked by. */
+static double ranked_step(const plan_result *r, const cli_sim_col *sim, int i)
+{
+    return sim && sim->n > i && sim->step_s[i] > 0 ? sim->step_s[i] : r->top[i].est.time.step_s;
+}
+
+int cli_band_overlap(const plan_result *r, const cli_sim_col *sim, double band_pct)
+{
+    if (r->ntop < 1)
+        return 0;
+    double b = band_pct / 100.0, t1 = ranked_step(r, sim, 0);
+    int k = 1;
+    /* two intervals t (1 +- b) overlap when |t1 - t2| <= b (t1 + t2) */
+    while (k < r->ntop && fabs(ranked_step(r, sim, k) - t1) <= b * (t1 + ranked_step(r, sim, k)))
+        k++;
+    return k;
+}
+
+static void print_band(FILE *f, const plan_result *r, const cli_sim_col *sim, int fw,
+                       const plan_cluster *c)
+{
+    char basis[400];
+    double b = cli_band_of(c, fw, basis, sizeof basis);
+    if (r->ntop < 1)
+        return;
+    if (!(b > 0)) {
+        fprintf(f, "No error band on the steps: %s.\n", basis);
+        return;
+    }
+    fprintf(f, "Step of #1: %.3f s \u00b1%.0f %% (%s%s).", ranked_step(r, sim, 0), b,
+            sim && sim->n ? "simulated; " : "", basis);
+    int k = cli_band_overlap(r, sim, b);
+    if (k > 1)
+        fprintf(f, " #1 to #%d lie within each other's bands: the planner cannot tell which of "
+                   "them is fastest; choose among them on memory, cost or simplicity.",
+                k);
+    else if (r->ntop > 1)
+        fprintf(f, " #2 lies outside #1's band.");
+    fputc('\n', f);
+}
+
 static void print_rejected(FILE *f, const plan_result *r)
 {
     int any = 0;
@@ -296,12 +421,12 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
     print_header(h ? h : f, o, m, c, r);
     cli_capture_wrap(&hb, f, "", "         ");
     print_table(f, r, sim);
-    char key[512];
+    char key[1400];
     snprintf(key, sizeof key,
-             "(mb: microbatches; act: microbatches in flight; mem: worst stage needed/available "
-             "(nvidia-smi shows the allocator's reserve on top); "
-             "times per step in seconds, the second TP and PP their communication; DPexp: "
-             "gradient sync not hidden behind backward%s)",
+             "(%s; mem: worst stage needed/available (nvidia-smi shows the allocator's reserve "
+             "on top); times per step in seconds, the second TP and PP their communication; "
+             "DPexp: gradient sync not hidden behind backward%s)",
+             cli_columns_key(),
              sim && sim->n ? "; sim s: the step played out by the simulator, ! where it differs "
                              "from the planner's by more than the --sim-threshold" : "");
     cli_wrap(f, key, "", " ");
@@ -330,6 +455,8 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
                 "the table keeps the one that needs the least memory.\n",
                 (long long)r->twins, r->twins == 1 ? " is" : "s are", r->twins == 1 ? "" : "s");
     why(ms ? ms : f, r, sim, o->cfg.objective);
+    print_band(ms ? ms : f, r, sim, r->ntop > 0 ? r->top[0].layout.framework : 0, c);
+    print_train(ms ? ms : f, o, r, sim);
     print_rejected(ms ? ms : f, r);
     cli_capture_wrap(&wb, f, "", "");
 }

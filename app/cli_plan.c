@@ -9,7 +9,9 @@
  */
 #include "app/cli.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +45,7 @@ static const cli_opt opt_table[] = {
     {"params", 1, O_PARAMS, "N", "model size (350M, 1.3B, 30B, 175B, 1T): a published shape or one derived between them"},
     {"arch", 1, O_ARCH, "A", "gpt (GPT-2/3, Megatron) or llama (SwiGLU, GQA, RMSNorm); default gpt"},
     {"family", 1, O_FAMILY, "F", "restrict --params to one preset family: smp, gpt3, megatron, llama"},
-    {"model", 1, O_MODEL, "FILE", "read the shape from a Hugging Face config.json"},
+    {"model", 1, O_MODEL, "FILE|NAME", "the shape from a Hugging Face config.json, or a widely used open model by name, offline (meta-llama/Llama-3.1-70B, Qwen/Qwen2.5-72B, ...: smdplan models)"},
     {"layers", 1, O_LAYERS, "N", "override: transformer layers"},
     {"dropout", 1, O_DROPOUT, "on|off", "override: whether the model trains with dropout (default: GPT yes, Llama no, or its config's)"},
     {"hidden", 1, O_HIDDEN, "N", "override: hidden size"},
@@ -56,12 +58,12 @@ static const cli_opt opt_table[] = {
     {"instances", 1, O_INSTANCES, "SPEC", "cluster: 16xp4d, 16xml.p4d.24xlarge or p4d:16 (see 'smdplan catalog'); without it, compare types and counts"},
     {"catalog", 1, O_CATALOG, "FILE", "JSON file adding or overriding instance types and GPUs (more than once: in order, later files override)"},
     {"max-instances", 1, O_MAX_INSTANCES, "N", "comparison: largest instance count tried (default 64)"},
-    {"tokens", 1, O_TOKENS, "N", "comparison: tokens to train for time and cost (default 300B)"},
+    {"tokens", 1, O_TOKENS, "N", "tokens to train: with --instances, plan #1's time and cost to train them; without, the comparison's (default 300B)"},
     {"region", 1, O_REGION, "R", "price the ml.* instances with SageMaker's published prices of region R (default: the catalog's EC2 on-demand prices)"},
     {"prices", 1, O_PRICES, "FILE", "SageMaker price lists to use with --region (default data/sagemaker_prices.json)"},
     {NULL, 0, 0, NULL, "Stack"},
-    {"framework", 1, O_FRAMEWORK, "F", "the training stack the plan is for, at a release: smp (SageMaker model parallel v1, default), megatron, nemo, deepspeed, megatron-deepspeed, fsdp, llm-foundry, torchtitan, jax, smdplan (the executor on CPUs), smdplan-cuda (on GPUs); a stack is its latest release, STACK@RELEASE one release (megatron@2022; smdplan frameworks lists them)"},
-    {"precision", 1, O_PRECISION, "P", "bf16 (default; fp16 costs the same), fp8 (FP8 linears: megatron or jax on H100/H200), fp32"},
+    {"framework", 1, O_FRAMEWORK, "F", "the training stack the plan is for, at a release: smp (SageMaker model parallel v1, default), smp2 (SageMaker model parallel v2: p4d, p4de, p5, p5e), megatron, nemo, deepspeed, megatron-deepspeed, fsdp, llm-foundry, torchtitan, jax, smdplan (the executor on CPUs), smdplan-cuda (on GPUs); a stack is its latest release, STACK@RELEASE one release (megatron@2022; smdplan frameworks lists them)"},
+    {"precision", 1, O_PRECISION, "P", "bf16 (default), fp16 (the default on chips without bf16: V100, T4; costs what bf16 does), fp8 (FP8 linears: megatron, torchtitan, jax or smp2 on H100/H200), fp32"},
     {NULL, 0, 0, NULL, "Layout (fix a knob; the others are searched)"},
     {"tp", 1, O_TP, "N", "tensor-parallel degree (SMP tensor_parallel_degree)"},
     {"pp", 1, O_PP, "N", "pipeline degree (SMP partitions); --partitions is the same"},
@@ -104,7 +106,7 @@ static const cli_opt opt_table[] = {
     {"allow-tp-across-nodes", 0, O_ALLOW_TP_NODES, NULL, "let TP groups span nodes (off: SMP best practice)"},
     {"json", 0, O_JSON, NULL, "print JSON with stable field names"},
     {"explain", 0, O_EXPLAIN, NULL, "print every memory and time term of the best plan with its formula and source"},
-    {"emit", 1, O_EMIT, "W", "print the launch settings of plan #1 as the table ranks it, for SMP v1: sagemaker (Python) or mpirun (shell); with --json, inside the document"},
+    {"emit", 1, O_EMIT, "K", "print the launch file of plan #1 as the table ranks it: launch (its stack's: SageMaker estimator, Megatron-LM, DeepSpeed, torchtitan, FSDP, MaxText, smdplan exec), slurm (an sbatch script of it), or the stack's name (sagemaker, mpirun, megatron, deepspeed, torchtitan, fsdp, maxtext, smdplan); with --json, inside the document"},
     {"wide", 0, O_WIDE, NULL, "every column of every table, whatever the terminal's width (any command)"},
     {"no-record", 0, O_NO_RECORD, NULL, "do not record this run"},
     {"db", 1, O_DB, "FILE", "record into this database (default $SMDPLAN_DB, else smdplan.db; see smdplan history)"},
@@ -198,6 +200,7 @@ static int apply(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
     case O_PRICES: o->prices_file = a; return ST_OK;
     case O_MAX_INSTANCES: return parse_int_opt(d->name, a, 100000, &o->max_instances, err);
     case O_TOKENS: {
+        o->tokens_given = 1;
         int rc = units_parse_count(a, "--tokens", &o->tokens, err);
         if (rc == ST_OK && o->tokens < 1)
             return ST_RAISE(err, ST_EINVAL, "--tokens '%s': must be at least 1", a);
@@ -309,8 +312,8 @@ static int apply(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
     case O_NO_RECORD: o->no_record = 1; return ST_OK;
     case O_DB: o->db_path = a; return ST_OK;
     case O_EMIT:
-        if (strcmp(a, "sagemaker") && strcmp(a, "mpirun"))
-            return ST_RAISE(err, ST_EINVAL, "--emit '%s': allowed are sagemaker, mpirun", a);
+        if (!cli_emit_kind_valid(a))
+            return ST_RAISE(err, ST_EINVAL, "--emit '%s': allowed are %s", a, cli_emit_kinds());
         o->emit = a;
         return ST_OK;
     default:
@@ -402,7 +405,19 @@ static int resolve_model(const cli_plan_opts *o, cli_plan_ctx *x, st_err *err)
     plan_model *m = &x->model;
     int rc;
     if (o->model_file) {
-        if ((rc = data_hfconfig_load(o->model_file, m, err)))
+        /* a file (config.json), else a model known by name, offline
+         * (data/hf_models.json: meta-llama/Llama-3.1-70B, ...) */
+        struct stat st;
+        const char *mf = o->model_file, *slash = strchr(mf, '/');
+        size_t len = strlen(mf);
+        /* a name looks like "org/model" or "model": no path of its own */
+        int name_like = mf[0] != '/' && mf[0] != '.' && (!slash || !strchr(slash + 1, '/')) &&
+                        !(len > 5 && strcasecmp(mf + len - 5, ".json") == 0);
+        if (name_like && stat(mf, &st) != 0 && errno == ENOENT)
+            rc = data_hf_named_load(o->model_file, m, err);
+        else
+            rc = data_hfconfig_load(o->model_file, m, err);
+        if (rc)
             return rc;
     } else if (o->params) {
         double p;
@@ -483,9 +498,10 @@ int cli_plan_resolve(const cli_plan_opts *o, cli_plan_ctx *x, int need_model, st
 
 static void layout_line(FILE *f, const plan_layout *l)
 {
-    fprintf(f, "layout:  tp %d, pp %d, dp %d%s, micro-batch %d x %d microbatches, active %d, %s",
+    char act[16];
+    fprintf(f, "layout:  tp %d, pp %d, dp %d%s, micro-batch %d x %d microbatches, active %s, %s",
             l->tp, l->pp, l->dp, l->cp > 1 ? " (cp)" : "", l->micro_batch, l->microbatches,
-            l->active_microbatches, plan_schedule_name(l->schedule));
+            cli_act_label(l, act, sizeof act), plan_framework_schedule_name(l));
     if (l->schedule == PLAN_SCHED_VIRTUAL)
         fprintf(f, " x %d virtual stages", l->virtual_stages);
     fprintf(f, ", recompute %s, sharding %s, placement %s\n", plan_recompute_name(l->recompute),
@@ -773,8 +789,17 @@ int cli_plan_run(int argc, char **argv, int simulate)
         cli_print_result(stdout, &o, &x.model, &x.cluster, res, &simcol);
         cli_preset_print(stdout, cmp, &res->top[0]);
     }
-    if (!ex && terms && !o.json)
+    if (!ex && terms && !o.json) {
         cli_print_terms(stdout, terms);
+        /* the step's error band and what supports it (data/error_bands.json) */
+        char basis[400];
+        double band = cli_band_of(&x.cluster, res->top[0].layout.framework, basis, sizeof basis);
+        char text[700];
+        snprintf(text, sizeof text, "error band: the step %.3f s \u00b1%.0f %%: %s",
+                 res->top[0].est.time.step_s, band, basis);
+        printf("  [uncertainty]\n");
+        cli_wrap(stdout, text, "  ", "      ");
+    }
     free(terms);
     if (res->ntop > 0 && o.emit && !o.json && !ex) {
         ex = cli_emit(stdout, o.emit, &o, &x.model, &x.cluster, res, &simcol, &err);

@@ -282,6 +282,26 @@ int cli_preset_compare(const cli_plan_opts *o, const cli_plan_ctx *x, const plan
     }
     free(res);
     compare_why(out, &r->top[0]);
+    /* A speed-up over SMP's own layout is a measurement only where SMP runs
+     * were fitted; SMP's reference configurations publish no step time
+     * (data/reference: aws_smp_v1_refcfg, "no throughput published"), so
+     * validate scores none of them and no smp fit exists today. */
+    out->smp_fitted = c->eff_fit && strcmp(c->eff_fit->framework, plan_fw_family_key(PLAN_FW_SMP)) == 0;
+    if (out->status == CLI_PRESET_FITS && !out->smp_fitted) {
+        size_t u = strlen(out->why);
+        char basis[160];
+        if (c->eff_fit)
+            snprintf(basis, sizeof basis, "the efficiencies fitted for %s on %s",
+                     c->eff_fit->framework, c->eff_fit->silicon);
+        else
+            snprintf(basis, sizeof basis, "the %s chip's own efficiencies",
+                     c->gpu->silicon[0] ? c->gpu->silicon : c->gpu->name);
+        snprintf(out->why + u, sizeof out->why - u,
+                 " No SMP run has been fitted (SMP's reference configurations publish no step "
+                 "time, so validate scores none of them): both times are the planner's model of "
+                 "SMP with %s, and the difference is the model's, not a measured one.",
+                 basis);
+    }
     return ST_OK;
 }
 
@@ -297,10 +317,10 @@ static void row(cli_table *t, const char *label, const plan_candidate *cand)
     cli_table_cell(t, "%d", l->dp);
     cli_table_cell(t, "%d", l->micro_batch);
     cli_table_cell(t, "%d", l->microbatches);
-    cli_table_cell(t, "%d", l->active_microbatches);
-    cli_table_cell(t, "%s", plan_schedule_name(l->schedule));
-    cli_table_cell(t, "%s%s", plan_recompute_name(l->recompute),
-                   l->offload_activations ? "+off" : "");
+    char buf[32];
+    cli_table_cell(t, "%s", cli_act_label(l, buf, sizeof buf));
+    cli_table_cell(t, "%s", cli_sched_label(l, buf, sizeof buf));
+    cli_table_cell(t, "%s", cli_recomp_label(l, buf, sizeof buf));
     cli_table_cell(t, "%s", plan_sharding_name(l->sharding));
     cli_table_cell(t, "%s", l->sequence_parallel ? "on" : "-");
     cli_table_cell(t, "%s", l->placement);
@@ -361,5 +381,6 @@ cJSON *cli_preset_json(const cli_preset_cmp *p)
     if (p->status != CLI_PRESET_UNPLACEABLE)
         cJSON_AddItemToObject(j, "plan", cli_json_plan(&p->ref));
     cJSON_AddStringToObject(j, "why_ours_differs", p->why);
+    cJSON_AddBoolToObject(j, "smp_runs_fitted", p->smp_fitted);
     return j;
 }

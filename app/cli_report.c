@@ -199,7 +199,7 @@ static int add_summary(rpt_report *r, const db_plan *one, const plan_model *m, c
     const plan_estimate *e = &one->est;
     char a[32], b[32];
     if (m) {
-        snprintf(val[n], FACT_LEN, "%s, %s parameters: %lld layers, hidden %lld, seq %lld",
+        snprintf(val[n], FACT_LEN, "%.63s, %.31s parameters: %lld layers, hidden %lld, seq %lld",
                  m->name, units_fmt_count((double)m->params, a, sizeof a), (long long)m->layers,
                  (long long)m->hidden, (long long)m->seq);
         f[n] = (rpt_fact){"Model", val[n]}, n++;
@@ -250,7 +250,10 @@ static int add_summary(rpt_report *r, const db_plan *one, const plan_model *m, c
     /* the launch settings, as smdplan --emit prints them */
     char *launch = NULL;
     size_t len = 0;
-    const char *what = strchr(one->instance_type, '.') ? "sagemaker" : "mpirun";
+    /* SMP's estimator (mpirun off SageMaker), else the plan's stack's launch */
+    const char *what = plan_framework_get(one->layout.framework)->family != PLAN_FW_SMP ? "launch"
+                       : strchr(one->instance_type, '.')                              ? "sagemaker"
+                                                                                      : "mpirun";
     plan_catalog cat = {0};
     plan_cluster c;
     char spec[96];
@@ -291,6 +294,71 @@ static int add_summary(rpt_report *r, const db_plan *one, const plan_model *m, c
     int rc = rpt_report_set_summary(r, &sum, err);
     free(launch);
     return rc;
+}
+
+/* A comparison of instance types and counts (its plans are "option"s, one
+ * per type and count): the page opens with its answer, the fastest and the
+ * cheapest option per token, not with a TP x PP grid of one cell. */
+static int is_comparison(const db_plan *pl, int n)
+{
+    int options = 0;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(pl[i].role, "top"))
+            return 0;
+        options += !strcmp(pl[i].role, "option");
+    }
+    return options > 0;
+}
+
+static int add_comparison_summary(rpt_report *r, const plan_model *m, const db_plan *pl, int npl,
+                                  st_err *err)
+{
+    static char val[FACTS_MAX][FACT_LEN];
+    rpt_fact f[FACTS_MAX];
+    int n = 0, fastest = -1, cheapest = -1, options = 0;
+    char a[32];
+    for (int i = 0; i < npl; i++) {
+        if (strcmp(pl[i].role, "option") || !pl[i].have_est)
+            continue;
+        options++;
+        if (fastest < 0 || pl[i].est.tokens_per_s > pl[fastest].est.tokens_per_s)
+            fastest = i;
+        if (pl[i].est.cost_per_mtokens > 0 &&
+            (cheapest < 0 || pl[i].est.cost_per_mtokens < pl[cheapest].est.cost_per_mtokens))
+            cheapest = i;
+    }
+    if (m) {
+        snprintf(val[n], FACT_LEN, "%.63s, %.31s parameters: %lld layers, hidden %lld, seq %lld",
+                 m->name, units_fmt_count((double)m->params, a, sizeof a), (long long)m->layers,
+                 (long long)m->hidden, (long long)m->seq);
+        f[n] = (rpt_fact){"Model", val[n]}, n++;
+    }
+    snprintf(val[n], FACT_LEN, "%d instance types and counts, each with its best layout", options);
+    f[n] = (rpt_fact){"Compared", val[n]}, n++;
+    const struct {
+        const char *what;
+        int i;
+    } pick[] = {{"Fastest", fastest}, {"Cheapest per token", cheapest}};
+    for (int k = 0; k < 2; k++) {
+        const db_plan *o = pick[k].i >= 0 ? &pl[pick[k].i] : NULL;
+        if (!o)
+            snprintf(val[n], FACT_LEN, "none priced");
+        else
+            snprintf(val[n], FACT_LEN, "%d x %.47s: %.127s (%.60s), %.0f tokens/s, %s", o->nodes,
+                     o->instance_type, o->label, plan_framework_get(o->layout.framework)->label,
+                     o->est.tokens_per_s, o->est.cost_per_mtokens > 0 ? "" : "no price");
+        if (o && o->est.cost_per_mtokens > 0) {
+            size_t u = strlen(val[n]);
+            snprintf(val[n] + u, FACT_LEN - u, "$%.3f per million tokens", o->est.cost_per_mtokens);
+        }
+        f[n] = (rpt_fact){pick[k].what, val[n]}, n++;
+    }
+    rpt_summary sum = {"Recommended cluster",
+                       "The instance type and count a comparison recommends for this model, as "
+                       "recorded (smdplan --params SIZE without --instances); the plot below "
+                       "shows throughput and cost against the count of each type.",
+                       n, f, NULL, NULL};
+    return rpt_report_set_summary(r, &sum, err);
 }
 
 /* Plan #1 of a search, or NULL (rank 1 of role "top"). */
@@ -519,15 +587,18 @@ int cli_report_cmd(int argc, char **argv)
         snprintf(scale_title, sizeof scale_title, "%s (%s parameters), the best layout of each "
                  "instance type and count", m.name, p);
     }
+    int comparison = rc == ST_OK && is_comparison(pl, npl);
     if (rc == ST_OK && one)
         rc = add_summary(r, one, have_model ? &m : NULL, pl, npl, &err);
+    else if (rc == ST_OK && comparison)
+        rc = add_comparison_summary(r, have_model ? &m : NULL, pl, npl, &err);
     int worst_only = 0, have_stages = 0, have_timeline = 0;
     cli_progress prog; /* gnuplot takes a while per plot */
     cli_progress_start(&prog, "drawing the plots");
     if (rc == ST_OK && plan_id)
         rc = add_memory(r, d, plan_id, title, &worst_only, &err);
     cli_progress_step(&prog, 1, 5);
-    if (rc == ST_OK && plan_id)
+    if (rc == ST_OK && plan_id && !comparison) /* a comparison has no TP x PP grid */
         rc = add_grid(r, d, plan_id, title, &err);
     cli_progress_step(&prog, 2, 5);
     int nplots_before = rc == ST_OK ? rpt_report_nplots(r) : 0;

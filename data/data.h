@@ -92,6 +92,24 @@ int data_hfconfig_load(const char *path, plan_model *m, st_err *err);
 int data_hfconfig_parse(const char *text, size_t len, const char *name, plan_model *m,
                         st_err *err);
 
+/* A widely used open model by name ("meta-llama/Llama-3.1-70B", or without
+ * its organization, or an alias), offline, from data_dir()/hf_models.json:
+ * its published config.json fields read as a local config.json is, the
+ * sequence its training length (the entry's train_seq, cited), its name
+ * and sources in m. ST_ENOENT naming the closest names when there is none;
+ * a model the planner cannot represent is refused as its config.json is. */
+int data_hf_named_load(const char *name, plan_model *m, st_err *err);
+
+/* Every model of that table, each resolved (or why not). */
+typedef struct data_hf_named {
+    char name[96];
+    int ok;                      /* model holds the shape */
+    plan_model model;
+    char why[256];               /* otherwise, why not */
+} data_hf_named;
+/* *out is allocated (free() it), *n its entries. */
+int data_hf_named_list(data_hf_named **out, int *n, st_err *err);
+
 /* Same for a catalog text (used by data_catalog_load and the fuzz target). */
 int data_catalog_parse(const char *text, size_t len, const char *name, plan_catalog *cat,
                        st_err *err);
@@ -129,6 +147,57 @@ const data_price_list *data_prices_region(const data_prices *p, const char *regi
 /* USD per hour of an instance type in a list ("ml." optional), 0 when the
  * list has none. */
 double data_price_of(const data_price_list *l, const char *instance);
+
+/* Error bands of predicted step times (data_bands.c): per (framework
+ * family, chip) and per chip pool, the held-out error of the fits
+ * (smdplan calibrate --write-bands). */
+typedef struct data_band {
+    char framework[16];          /* "" for a chip's pool */
+    char silicon[32];
+    double pct;                  /* mean over sources of the held-out mean |error|, % */
+    int sources, rows;
+} data_band;
+typedef struct data_bands {
+    int n;
+    data_band *v;                /* owned */
+    double worst_pct;            /* the worst source held out, any chip */
+} data_bands;
+/* NULL path: data_dir()/error_bands.json. */
+int data_bands_load(const char *path, data_bands *out, st_err *err);
+int data_bands_parse(const char *text, size_t len, const char *file, data_bands *out,
+                     st_err *err);
+void data_bands_free(data_bands *b);
+/* The band (percent of the step) a prediction of framework family on chip
+ * silicon carries: its own held-out error, else its chip pool's, else the
+ * worst held-out source; one sentence saying which into basis (n bytes). */
+double data_band_of(const data_bands *b, const char *framework, const char *silicon,
+                    char *basis, size_t n);
+
+/* What an AWS Price List offer file held. */
+typedef struct data_offer_info {
+    char version[48];            /* the file's "version" */
+    char published[16];          /* its publicationDate, YYYY-MM-DD */
+    int products;                /* products read */
+    int prices;                  /* training instance prices kept */
+    int skipped;                 /* training products without a region or an hourly price */
+    int conflicts;               /* a second, different price of a type in a region (the
+                                  * first is kept) */
+} data_offer_info;
+
+/* The training instances' on-demand prices per region of the AWS Price
+ * List bulk offer file of Amazon SageMaker (text, len bytes; file names it
+ * in messages), each list dated with the file's publication date and
+ * citing the file's URL of that version. ST_EPARSE / ST_EINVAL (naming what
+ * is wrong) for another file, or one without a single such price. */
+int data_prices_from_offer(const char *text, size_t len, const char *file, data_prices *out,
+                           data_offer_info *info, st_err *err);
+
+/* The price lists as the JSON data_prices_parse reads, doc as its "_doc";
+ * NULL when out of memory. Caller frees. */
+char *data_prices_json(const data_prices *p, const char *doc);
+
+/* Put from's lists into into, replacing a region's list both have. */
+int data_prices_merge(data_prices *into, const data_prices *from, st_err *err);
 
 /* Read a whole file into a NUL-terminated heap buffer (free()). */
 int data_read_file(const char *path, char **out, size_t *len, st_err *err);

@@ -107,6 +107,7 @@ static const field gpu_fields[] = {
     FLD(plan_gpu, opt_param_s, F_NUM, 0),
     FLD(plan_gpu, attn_fwd_flops, F_NUM, 0),
     FLD(plan_gpu, attn_bwd_flops, F_NUM, 0),
+    FLD(plan_gpu, fp16_only, F_BOOL, 0),
     STR(plan_gpu, source, 0),
 };
 
@@ -129,6 +130,9 @@ static const field instance_fields[] = {
     FLD(plan_instance, price_per_hour, F_NUM, 0),
     FLD(plan_instance, host_mem_bytes, F_BYTES, 0),
     FLD(plan_instance, efa, F_BOOL, 0),
+    {"nics", F_INT, offsetof(plan_instance, nics), 0, 0, 0, 4096},
+    STR(plan_instance, nics_source, 0),
+    STR(plan_instance, price_source, 0),
     STR(plan_instance, intra_curve, 1),
     STR(plan_instance, net_curve, 1),
     STR(plan_instance, source, 0),

@@ -38,11 +38,13 @@
 #include "data/data.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Smallest and largest nominal size a preset may state (plan_resolve.c's
  * accepted range). */
@@ -421,6 +423,13 @@ static const hf_kind hf_kinds[] = {
     {"llama", "Llama", PLAN_ARCH_LLAMA, 0, "exact"},
     {"mistral", "Mistral", PLAN_ARCH_LLAMA, 0, "exact (sliding window does not change the count)"},
     {"qwen2", "Qwen2", PLAN_ARCH_LLAMA, 0, "q, k, v biases not counted"},
+    /* Falcon (transformers FalconConfig): rotary positions, parallel
+     * attention and MLP, no biases, multi-query or grouped keys; MPT
+     * (MptConfig): ALiBi, no biases, MLP expansion_ratio x d_model */
+    {"falcon", "Falcon", PLAN_ARCH_GPT, 1,
+     "rotary, parallel block, no biases: counts s*h positions and biases it lacks"},
+    {"mpt", "Mpt", PLAN_ARCH_GPT, 1,
+     "ALiBi, no biases: counts s*h positions and biases it lacks"},
 };
 #define HF_NKINDS ((int)(sizeof hf_kinds / sizeof hf_kinds[0]))
 
@@ -431,13 +440,14 @@ static const hf_kind hf_by_keys_llama = {"", "", PLAN_ARCH_LLAMA, 0,
                                          "unknown type, read as Llama by its keys"};
 
 /* Accepted spellings of each field, first found wins. */
-static const char *const f_layers[] = {"num_hidden_layers", "n_layer", "num_layers", NULL};
+static const char *const f_layers[] = {"num_hidden_layers", "n_layer", "num_layers", "n_layers",
+                                       NULL};
 static const char *const f_hidden[] = {"hidden_size", "n_embd", "n_embed", "d_model", NULL};
 static const char *const f_heads[] = {"num_attention_heads", "n_head", "n_heads", NULL};
-static const char *const f_kv[] = {"num_key_value_heads", NULL};
+static const char *const f_kv[] = {"num_key_value_heads", "num_kv_heads", NULL};
 static const char *const f_ffn[] = {"intermediate_size", "n_inner", "ffn_dim", NULL};
 static const char *const f_seq[] = {"max_position_embeddings", "n_positions", "n_ctx",
-                                    "seq_length", NULL};
+                                    "seq_length", "max_seq_len", NULL};
 static const char *const f_vocab[] = {"vocab_size", NULL};
 /* Keys only Llama-style configs carry. */
 static const char *const f_llama_marks[] = {"num_key_value_heads", "rms_norm_eps", "rope_theta",
@@ -534,23 +544,39 @@ static int hf_core(const cJSON *root, const char *ctx, plan_model *m, st_err *er
     return ST_OK;
 }
 
+/* seq_default > 0: the sequence length when the config names none (a
+ * model known by name: its published training length). */
 static int hf_optional(const cJSON *root, const char *ctx, const hf_kind *k, plan_model *m,
-                       st_err *err)
+                       int64_t seq_default, st_err *err)
 {
     int rc, found;
     int llama = k->arch == PLAN_ARCH_LLAMA;
     m->kv_heads = m->heads;
     if ((rc = hf_int(root, ctx, "kv heads", f_kv, PLAN_MAX_HEADS, 0, &m->kv_heads, &found, err)))
         return rc;
+    /* Falcon-7B's multi_query: one key/value head (FalconConfig) */
+    const cJSON *mq = json_get(root, "multi_query");
+    if (!found && cJSON_IsTrue(mq))
+        m->kv_heads = 1;
     m->ffn = 4 * m->hidden; /* GPT-2/3 MLP (Radford et al. 2019; n_inner null means 4h) */
+    /* MPT: d_model x expansion_ratio (MptConfig) */
+    const cJSON *er = json_get(root, "expansion_ratio");
+    if (er) {
+        int64_t ratio;
+        if ((rc = json_int(er, ctx, "expansion_ratio", 64, &ratio, err)))
+            return rc;
+        m->ffn = ratio * m->hidden;
+    }
     if ((rc = hf_int(root, ctx, "MLP size", f_ffn, 16 * (int64_t)PLAN_MAX_HIDDEN, llama,
                      &m->ffn, &found, err)))
         return rc;
     int bloom = strcmp(k->model_type, "bloom") == 0;
-    m->seq = DATA_BLOOM_SEQ;
-    if ((rc = hf_int(root, ctx, "sequence length", f_seq, PLAN_MAX_SEQ, !bloom, &m->seq, &found,
-                     err)))
+    m->seq = seq_default > 0 ? seq_default : DATA_BLOOM_SEQ;
+    if ((rc = hf_int(root, ctx, "sequence length", f_seq, PLAN_MAX_SEQ,
+                     !bloom && seq_default <= 0, &m->seq, &found, err)))
         return rc;
+    if (seq_default > 0)
+        m->seq = seq_default; /* the training length, not the longest context */
     m->tied_embedding = k->tied_default;
     const cJSON *tie = json_get(root, "tie_word_embeddings");
     if (tie && (rc = json_bool(tie, ctx, "tie_word_embeddings", &m->tied_embedding, err)))
@@ -593,6 +619,27 @@ static void hf_names(const cJSON *root, const char *name, const hf_kind *k, plan
              base_name(name), type, k->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt", k->note);
 }
 
+/* A config object into a finished model (seq_default as hf_optional). */
+static int hf_from_json(const cJSON *root, const char *name, int64_t seq_default, plan_model *m,
+                        st_err *err)
+{
+    plan_model out = {0};
+    if (!cJSON_IsObject(root))
+        return ST_RAISE(err, ST_EINVAL, "%s: top level must be a JSON object", name);
+    const hf_kind *k = hf_kind_of(root);
+    out.arch = k->arch;
+    int rc;
+    if ((rc = hf_core(root, name, &out, err)) ||
+        (rc = hf_optional(root, name, k, &out, seq_default, err)) ||
+        (rc = hf_unsupported(root, name, &out, err)))
+        return rc;
+    hf_names(root, name, k, &out);
+    if ((rc = finish_in(&out, name, err)))
+        return rc;
+    *m = out;
+    return ST_OK;
+}
+
 int data_hfconfig_parse(const char *text, size_t len, const char *name, plan_model *m,
                         st_err *err)
 {
@@ -604,24 +651,194 @@ int data_hfconfig_parse(const char *text, size_t len, const char *name, plan_mod
     int rc = parse_json(text, len, name, &root, err);
     if (rc)
         return rc;
-    plan_model out = {0};
-    const hf_kind *k = NULL;
-    if (!cJSON_IsObject(root)) {
-        rc = ST_RAISE(err, ST_EINVAL, "%s: top level must be a JSON object", name);
-        goto done;
-    }
-    k = hf_kind_of(root);
-    out.arch = k->arch;
-    if ((rc = hf_core(root, name, &out, err)) || (rc = hf_optional(root, name, k, &out, err)) ||
-        (rc = hf_unsupported(root, name, &out, err)))
-        goto done;
-    hf_names(root, name, k, &out);
-    if ((rc = finish_in(&out, name, err)))
-        goto done;
-    *m = out;
-done:
+    rc = hf_from_json(root, name, 0, m, err);
     cJSON_Delete(root);
     return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Models by name (data/hf_models.json)                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Levenshtein distance of a and b, case-insensitive (at most 63 chars of
+ * each are compared: enough to rank suggestions). */
+static int edit_distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 63)
+        la = 63;
+    if (lb > 63)
+        lb = 63;
+    int prev[64], cur[64];
+    for (int j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (int i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (int j = 1; j <= lb; j++) {
+            int sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) !=
+                                     tolower((unsigned char)b[j - 1]));
+            int del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, sizeof cur);
+    }
+    return prev[lb];
+}
+
+/* Does entry e go by name (its name, the name without its organization, or
+ * an alias; case-insensitive)? */
+static int named(const cJSON *e, const char *name)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
+    if (!cJSON_IsString(n) || !n->valuestring)
+        return 0;
+    const char *full = n->valuestring, *slash = strchr(full, '/');
+    if (!strcasecmp(full, name) || (slash && !strcasecmp(slash + 1, name)))
+        return 1;
+    const cJSON *al = cJSON_GetObjectItemCaseSensitive(e, "aliases"), *a;
+    if (!cJSON_IsArray(al))
+        return 0;
+    cJSON_ArrayForEach(a, al)
+    {
+        if (cJSON_IsString(a) && a->valuestring && !strcasecmp(a->valuestring, name))
+            return 1;
+    }
+    return 0;
+}
+
+/* One entry into a model: its config through the config.json parser, its
+ * training length as the sequence, its name and sources. */
+static int named_model(const cJSON *e, const char *file, int i, plan_model *m, st_err *err)
+{
+    char ctx[160];
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(e, "config");
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(e, "source");
+    const cJSON *seq = cJSON_GetObjectItemCaseSensitive(e, "train_seq");
+    const cJSON *ssrc = cJSON_GetObjectItemCaseSensitive(e, "train_seq_source");
+    snprintf(ctx, sizeof ctx, "%s: models[%d]", file, i);
+    if (!cJSON_IsString(n) || !cJSON_IsObject(cfg) || !cJSON_IsString(src) ||
+        !cJSON_IsString(ssrc))
+        return ST_RAISE(err, ST_EINVAL, "%s: needs name, config, source and train_seq_source",
+                        ctx);
+    int64_t train_seq;
+    int rc = json_int(seq, ctx, "train_seq", PLAN_MAX_SEQ, &train_seq, err);
+    if (rc)
+        return rc;
+    snprintf(ctx, sizeof ctx, "%.100s (%s)", n->valuestring, "data/hf_models.json");
+    if ((rc = hf_from_json(cfg, ctx, train_seq, m, err)))
+        return rc;
+    snprintf(m->name, sizeof m->name, "%s", n->valuestring);
+    /* the page and the citation whole, never cut: each has its room in
+     * m->source (80 + 95 characters with the words between) */
+    if (strlen(src->valuestring) > 80 || strlen(ssrc->valuestring) > 95)
+        return ST_RAISE(err, ST_EINVAL, "%s: source over 80 or train_seq_source over 95 "
+                        "characters (shorten the citation)", ctx);
+    snprintf(m->source, sizeof m->source, "%s; trained at seq %lld: %s", src->valuestring,
+             (long long)train_seq, ssrc->valuestring);
+    return ST_OK;
+}
+
+static int named_load(cJSON **root, const cJSON **list, st_err *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/hf_models.json", data_dir());
+    char *text = NULL;
+    size_t len = 0;
+    int rc = data_read_file(path, &text, &len, err);
+    if (rc)
+        return rc;
+    rc = parse_json(text, len, path, root, err);
+    free(text);
+    if (rc)
+        return rc;
+    *list = cJSON_GetObjectItemCaseSensitive(*root, "models");
+    if (!cJSON_IsArray(*list)) {
+        cJSON_Delete(*root);
+        *root = NULL;
+        return ST_RAISE(err, ST_EINVAL, "%s: no models array", path);
+    }
+    return ST_OK;
+}
+
+int data_hf_named_load(const char *name, plan_model *m, st_err *err)
+{
+    cJSON *root = NULL;
+    const cJSON *list = NULL, *e;
+    int rc = named_load(&root, &list, err);
+    if (rc)
+        return rc;
+    int i = 0;
+    const char *best[3] = {NULL, NULL, NULL};
+    int bestd[3] = {1 << 30, 1 << 30, 1 << 30};
+    cJSON_ArrayForEach(e, list)
+    {
+        if (named(e, name)) {
+            rc = named_model(e, "hf_models.json", i, m, err);
+            cJSON_Delete(root);
+            return rc;
+        }
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (cJSON_IsString(n) && n->valuestring) {
+            int d = edit_distance(n->valuestring, name);
+            for (int k = 0; k < 3; k++)
+                if (d < bestd[k]) {
+                    for (int q = 2; q > k; q--)
+                        best[q] = best[q - 1], bestd[q] = bestd[q - 1];
+                    best[k] = n->valuestring;
+                    bestd[k] = d;
+                    break;
+                }
+        }
+        i++;
+    }
+    char safe[160];
+    int j = 0;
+    for (const char *p = name; *p && j + 5 < (int)sizeof safe; p++)
+        j += (*p >= 0x20 && *p < 0x7F) ? snprintf(safe + j, sizeof safe - (size_t)j, "%c", *p)
+                                       : snprintf(safe + j, sizeof safe - (size_t)j, "\\x%02x",
+                                                  (unsigned char)*p);
+    safe[j] = '\0';
+    rc = ST_RAISE(err, ST_ENOENT, "--model %s: no such file, and no model of that name in "
+                  "data/hf_models.json (closest: %s%s%s%s%s; smdplan models lists them); give "
+                  "a config.json", safe, best[0] ? best[0] : "none", best[1] ? ", " : "",
+                  best[1] ? best[1] : "", best[2] ? ", " : "", best[2] ? best[2] : "");
+    cJSON_Delete(root);
+    return rc;
+}
+
+int data_hf_named_list(data_hf_named **out, int *n, st_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    cJSON *root = NULL;
+    const cJSON *list = NULL, *e;
+    int rc = named_load(&root, &list, err);
+    if (rc)
+        return rc;
+    int cap = cJSON_GetArraySize(list);
+    data_hf_named *v = calloc(cap > 0 ? (size_t)cap : 1, sizeof *v);
+    if (!v) {
+        cJSON_Delete(root);
+        return ST_RAISE(err, ST_ENOMEM, "hf_models.json: out of memory");
+    }
+    int i = 0;
+    cJSON_ArrayForEach(e, list)
+    {
+        st_err e1 = {0};
+        data_hf_named *x = &v[i];
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        snprintf(x->name, sizeof x->name, "%s",
+                 cJSON_IsString(nm) && nm->valuestring ? nm->valuestring : "?");
+        x->ok = named_model(e, "hf_models.json", i, &x->model, &e1) == ST_OK;
+        if (!x->ok)
+            snprintf(x->why, sizeof x->why, "%.255s", e1.msg);
+        i++;
+    }
+    cJSON_Delete(root);
+    *out = v;
+    *n = i;
+    return ST_OK;
 }
 
 int data_hfconfig_load(const char *path, plan_model *m, st_err *err)

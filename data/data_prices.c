@@ -194,3 +194,256 @@ double data_price_of(const data_price_list *l, const char *instance)
             return l->price[i].usd_per_hour;
     return 0;
 }
+
+/* ------------------------------------------------------------------------ */
+/* AWS Price List offer files                                                */
+/* ------------------------------------------------------------------------ */
+
+/* The AWS Price List bulk offer file of a service (AWS Billing User Guide,
+ * "Reading the service price list file for an AWS service", JSON file):
+ *
+ *   {"formatVersion": "v1.0", "offerCode": "AmazonSageMaker",
+ *    "version": "...", "publicationDate": "2025-01-31T00:00:00Z",
+ *    "products": {SKU: {"sku": SKU, "productFamily": "...",
+ *                       "attributes": {"regionCode": "us-east-1",
+ *                                      "usagetype": "USE1-Train:ml.p4d.24xlarge",
+ *                                      "component": "Training",
+ *                                      "instanceName": "ml.p4d.24xlarge", ...}}},
+ *    "terms": {"OnDemand": {SKU: {SKU.TERM: {"priceDimensions": {RATE:
+ *               {"unit": "Hrs", "pricePerUnit": {"USD": "37.688"}}}}}},
+ *              "Reserved": {...}}}
+ *
+ * A product is a training instance when its usage type is a training one
+ * (SageMaker's "<region>-Train:<instance type>") or its component is
+ * "Training", and it is not a spot usage; its instance type is the
+ * instanceName (or instanceType) attribute, else the usage type's tail. Its
+ * price is the OnDemand term's dimension priced per hour ("Hrs") in USD. */
+
+#define OFFER_PRICES_MAX 4096
+
+static const char *attr(const cJSON *attrs, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(attrs, key);
+    return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
+}
+
+/* The training instance type of a product, or NULL. */
+static const char *training_instance(const cJSON *attrs)
+{
+    const char *usage = attr(attrs, "usagetype"), *comp = attr(attrs, "component");
+    const char *train = usage ? strstr(usage, "Train:") : NULL;
+    if (usage && (strstr(usage, "Spot") || strstr(usage, "spot")))
+        return NULL;
+    if (!train && !(comp && !strcmp(comp, "Training")))
+        return NULL;
+    const char *name = attr(attrs, "instanceName");
+    if (!name || strncmp(name, "ml.", 3) != 0)
+        name = attr(attrs, "instanceType");
+    if ((!name || strncmp(name, "ml.", 3) != 0) && train)
+        name = train + strlen("Train:");
+    return name && strncmp(name, "ml.", 3) == 0 ? name : NULL;
+}
+
+/* The on-demand price per hour in USD of sku, 0 when it has none. */
+static double ondemand_hourly(const cJSON *ondemand, const char *sku)
+{
+    const cJSON *terms = cJSON_GetObjectItemCaseSensitive(ondemand, sku), *t, *d;
+    if (!cJSON_IsObject(terms))
+        return 0;
+    cJSON_ArrayForEach(t, terms)
+    {
+        const cJSON *dims = cJSON_GetObjectItemCaseSensitive(t, "priceDimensions");
+        if (!cJSON_IsObject(dims))
+            continue;
+        cJSON_ArrayForEach(d, dims)
+        {
+            const cJSON *unit = cJSON_GetObjectItemCaseSensitive(d, "unit");
+            const cJSON *ppu = cJSON_GetObjectItemCaseSensitive(d, "pricePerUnit");
+            const cJSON *usd = cJSON_GetObjectItemCaseSensitive(ppu, "USD");
+            if (!cJSON_IsString(unit) || !unit->valuestring ||
+                (strcmp(unit->valuestring, "Hrs") && strcmp(unit->valuestring, "Hours") &&
+                 strcmp(unit->valuestring, "hours")))
+                continue;
+            if (!cJSON_IsString(usd) || !usd->valuestring)
+                continue;
+            char *end;
+            double v = strtod(usd->valuestring, &end);
+            if (end != usd->valuestring && *end == '\0' && isfinite(v) && v > 0 &&
+                v <= PRICE_MAX_USD_PER_HOUR)
+                return v;
+        }
+    }
+    return 0;
+}
+
+static data_price_list *list_of(data_prices *p, const char *region)
+{
+    for (int i = 0; i < p->n; i++)
+        if (!strcmp(p->list[i].region, region))
+            return &p->list[i];
+    if (p->n >= PRICES_LISTS_MAX)
+        return NULL;
+    data_price_list *l = &p->list[p->n++];
+    memset(l, 0, sizeof *l);
+    snprintf(l->region, sizeof l->region, "%s", region);
+    l->price = calloc(PRICES_PER_LIST_MAX, sizeof *l->price);
+    return l->price ? l : NULL;
+}
+
+static int cmp_price(const void *a, const void *b)
+{
+    return strcmp(((const data_price *)a)->instance, ((const data_price *)b)->instance);
+}
+
+static int cmp_list(const void *a, const void *b)
+{
+    return strcmp(((const data_price_list *)a)->region, ((const data_price_list *)b)->region);
+}
+
+int data_prices_from_offer(const char *txt, size_t len, const char *file, data_prices *out,
+                           data_offer_info *info, st_err *err)
+{
+    memset(out, 0, sizeof *out);
+    memset(info, 0, sizeof *info);
+    cJSON *root = cJSON_ParseWithLength(txt, len);
+    if (!root)
+        return ST_RAISE(err, ST_EPARSE, "%s: not JSON (near byte %ld)", file,
+                        cJSON_GetErrorPtr() ? (long)(cJSON_GetErrorPtr() - txt) : 0L);
+    int rc = ST_OK;
+    const cJSON *code = cJSON_GetObjectItemCaseSensitive(root, "offerCode");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+    const cJSON *pub = cJSON_GetObjectItemCaseSensitive(root, "publicationDate");
+    const cJSON *products = cJSON_GetObjectItemCaseSensitive(root, "products");
+    const cJSON *terms = cJSON_GetObjectItemCaseSensitive(root, "terms");
+    const cJSON *ondemand = cJSON_GetObjectItemCaseSensitive(terms, "OnDemand");
+    if (!cJSON_IsString(code) || strcmp(code->valuestring, "AmazonSageMaker") != 0)
+        rc = ST_RAISE(err, ST_EINVAL, "%s: offerCode '%.40s': not the AWS Price List offer file "
+                      "of Amazon SageMaker (offerCode AmazonSageMaker)", file,
+                      cJSON_IsString(code) ? code->valuestring : "");
+    else if (!cJSON_IsString(ver) || !ver->valuestring[0] || strlen(ver->valuestring) > 40)
+        rc = ST_RAISE(err, ST_EINVAL, "%s: \"version\" missing: the offer file's version", file);
+    else if (!cJSON_IsString(pub) || strlen(pub->valuestring) < 10 ||
+             (snprintf(info->published, sizeof info->published, "%.10s", pub->valuestring),
+              !date_ok(info->published)))
+        rc = ST_RAISE(err, ST_EINVAL, "%s: \"publicationDate\" '%.40s': an ISO 8601 date "
+                      "(2025-01-31T00:00:00Z)", file, cJSON_IsString(pub) ? pub->valuestring : "");
+    else if (!cJSON_IsObject(products) || !cJSON_IsObject(ondemand))
+        rc = ST_RAISE(err, ST_EINVAL, "%s: expected \"products\" and \"terms\".\"OnDemand\" "
+                      "objects", file);
+    if (rc == ST_OK) {
+        snprintf(info->version, sizeof info->version, "%s", ver->valuestring);
+        if (!(out->list = calloc(PRICES_LISTS_MAX, sizeof *out->list)))
+            rc = ST_RAISE(err, ST_ENOMEM, "%s: out of memory", file);
+    }
+    const cJSON *prod, *walk = rc == ST_OK ? products : NULL;
+    cJSON_ArrayForEach(prod, walk)
+    {
+        info->products++;
+        const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(prod, "attributes");
+        const char *inst = training_instance(attrs), *region = attr(attrs, "regionCode");
+        if (!inst)
+            continue;
+        if (!region || !region_ok(region) || strlen(region) >= sizeof out->list[0].region ||
+            strlen(inst) >= sizeof out->list[0].price[0].instance) {
+            info->skipped++;
+            continue;
+        }
+        double usd = ondemand_hourly(ondemand, prod->string);
+        if (!(usd > 0)) {
+            info->skipped++;
+            continue;
+        }
+        data_price_list *l = list_of(out, region);
+        if (!l) {
+            rc = ST_RAISE(err, ST_ENOMEM, "%s: more than %d regions, or out of memory", file,
+                          PRICES_LISTS_MAX);
+            break;
+        }
+        int dup = 0;
+        for (int k = 0; k < l->n && !dup; k++)
+            if (!strcmp(l->price[k].instance, inst)) {
+                dup = 1;
+                info->conflicts += l->price[k].usd_per_hour != usd;
+            }
+        if (dup || l->n >= PRICES_PER_LIST_MAX)
+            continue;
+        snprintf(l->price[l->n].instance, sizeof l->price[0].instance, "%s", inst);
+        l->price[l->n++].usd_per_hour = usd;
+        info->prices++;
+    }
+    for (int i = 0; rc == ST_OK && i < out->n; i++) {
+        data_price_list *l = &out->list[i];
+        snprintf(l->what, sizeof l->what, "SageMaker training, on demand (AWS Price List)");
+        /* the offer file of that version (AWS Billing User Guide, "Getting
+         * price list files manually": /offers/v1.0/aws/<offerCode>/<version>/) */
+        snprintf(l->source, sizeof l->source,
+                 "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonSageMaker/%s/"
+                 "index.json",
+                 info->version);
+        snprintf(l->as_of, sizeof l->as_of, "%s", info->published);
+        qsort(l->price, (size_t)l->n, sizeof *l->price, cmp_price);
+    }
+    if (rc == ST_OK)
+        qsort(out->list, (size_t)out->n, sizeof *out->list, cmp_list);
+    if (rc == ST_OK && out->n == 0)
+        rc = ST_RAISE(err, ST_EINVAL, "%s: no on-demand price of a training instance among its "
+                      "%d products", file, info->products);
+    cJSON_Delete(root);
+    if (rc != ST_OK)
+        data_prices_free(out);
+    return rc;
+}
+
+char *data_prices_json(const data_prices *p, const char *doc)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    cJSON_AddStringToObject(root, "_doc", doc);
+    cJSON *lists = cJSON_AddArrayToObject(root, "lists");
+    for (int i = 0; lists && i < p->n; i++) {
+        const data_price_list *l = &p->list[i];
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            break;
+        cJSON_AddStringToObject(o, "region", l->region);
+        cJSON_AddStringToObject(o, "what", l->what);
+        cJSON_AddStringToObject(o, "source", l->source);
+        cJSON_AddStringToObject(o, "as_of", l->as_of);
+        cJSON *pr = cJSON_AddObjectToObject(o, "prices");
+        for (int k = 0; pr && k < l->n; k++)
+            cJSON_AddNumberToObject(pr, l->price[k].instance, l->price[k].usd_per_hour);
+        cJSON_AddItemToArray(lists, o);
+    }
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    return s;
+}
+
+int data_prices_merge(data_prices *into, const data_prices *from, st_err *err)
+{
+    for (int i = 0; i < from->n; i++) {
+        const data_price_list *f = &from->list[i];
+        data_price_list *t = NULL;
+        for (int k = 0; k < into->n && !t; k++)
+            if (!strcmp(into->list[k].region, f->region))
+                t = &into->list[k];
+        if (!t) {
+            data_price_list *grown = realloc(into->list, (size_t)(into->n + 1) * sizeof *grown);
+            if (!grown)
+                return ST_RAISE(err, ST_ENOMEM, "prices: out of memory");
+            into->list = grown;
+            t = &into->list[into->n++];
+            memset(t, 0, sizeof *t);
+        }
+        data_price *copy = malloc((size_t)(f->n > 0 ? f->n : 1) * sizeof *copy);
+        if (!copy)
+            return ST_RAISE(err, ST_ENOMEM, "prices: out of memory");
+        memcpy(copy, f->price, (size_t)f->n * sizeof *copy);
+        free(t->price);
+        *t = *f;
+        t->price = copy;
+    }
+    qsort(into->list, (size_t)into->n, sizeof *into->list, cmp_list);
+    return ST_OK;
+}

@@ -224,6 +224,8 @@ typedef struct plan_gpu {
                                   * of its forward (4 d per score) and backward (8 d) products;
                                   * 0: the GEMM model and the scores' bytes alone */
     double attn_bwd_flops;
+    int fp16_only;               /* 1: its tensor cores multiply fp16 but not bf16 (Volta,
+                                  * Turing): a plan on it trains in fp16 */
     char source[PLAN_SOURCE_MAX];
 } plan_gpu;
 
@@ -305,6 +307,9 @@ typedef struct plan_instance {
     double price_per_hour;       /* USD on demand; 0 = unknown */
     double host_mem_bytes;       /* host (CPU) memory of one node; 0 = unknown */
     int efa;                     /* 1: the instance type has Elastic Fabric Adapter */
+    int nics;                    /* network cards (EFA devices) per node; 0 = unknown */
+    char nics_source[PLAN_SOURCE_MAX];
+    char price_source[PLAN_SOURCE_MAX]; /* where price_per_hour was read (or why none) */
     char intra_curve[32];        /* efficiency curve names (catalog curves) */
     char net_curve[32];
     int intra_curve_index;       /* resolved */
@@ -398,13 +403,22 @@ typedef enum plan_sharding {
 
 /* Number format of the linear layers' matrix products. */
 typedef enum plan_precision {
-    PLAN_PREC_BF16 = 0,         /* bf16/fp16 mixed precision (fp32 master weights) */
+    PLAN_PREC_BF16 = 0,         /* bf16 mixed precision (fp32 master weights) */
     PLAN_PREC_FP8,              /* FP8 linears, the rest bf16 (Transformer Engine) */
     PLAN_PREC_FP32,             /* fp32 throughout (CPU device) */
+    /* fp16 mixed precision with loss scaling: the same bytes and tensor-core
+     * peak as bf16 (NVIDIA V100 and A100 datasheets give one FP16/BF16
+     * figure), so it costs what bf16 does; it is its own value because the
+     * chip and the stack decide which of the two a run can use (V100 and T4
+     * have no bf16) and the launch file names it */
+    PLAN_PREC_FP16,
     PLAN_PREC__COUNT
 } plan_precision;
 
-const char *plan_precision_name(plan_precision p); /* "bf16", "fp8", "fp32" */
+const char *plan_precision_name(plan_precision p); /* "bf16", "fp8", "fp32", "fp16" */
+/* 1 for the half-precision mixed formats (bf16, fp16): 2-byte parameters,
+ * gradients and activations beside fp32 master weights. */
+int plan_precision_half(plan_precision p);
 int plan_precision_parse(const char *s, plan_precision *out, st_err *err);
 
 /* The attention core's kernel generation. Unfused: the s x s scores are

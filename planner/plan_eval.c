@@ -370,13 +370,47 @@ static void split_layers(int64_t L, int p, double head_layers, int *out)
     }
 }
 
-/* Layers of every pipeline rank of l (split_layers with the LM head's
- * weight): the one split plan_evaluate and plan_stage_mem share. */
+/* The busiest stage of a split, in layers' forward work: its layers, and
+ * on the last stage the LM head's head_layers. The step waits for it. */
+static double split_cost(const int *out, int p, double head_layers)
+{
+    double worst = 0;
+    for (int i = 0; i < p; i++) {
+        double c = out[i] + (i == p - 1 ? head_layers : 0.0);
+        if (c > worst)
+            worst = c;
+    }
+    return worst;
+}
+
+/* Layers of every pipeline rank of l: the one split plan_evaluate and
+ * plan_stage_mem share. Even (what every stack does by default: Megatron
+ * requires --num-layers divisible by the pipeline size unless the first or
+ * last stage is set apart, torchtitan and DeepSpeed split uniformly), the
+ * remainder of L / p going to the stages before the last, unless the
+ * cost-balanced split (split_layers) makes the busiest stage lighter: then
+ * that, and the emitters say how each stack expresses it. The balanced
+ * split's rounding can make it heavier (48 layers over 8 stages with a
+ * head of 0.57 layers: 6,6,6,7,6,6,6,5, a stage of 7 against even's 6 +
+ * 0.57), so it is taken only where it wins. */
 static void stage_split(const plan_model *m, const plan_layout *l, int *out)
 {
     /* the LM head's forward in units of one layer's forward (FLOP ratio) */
     double head_layers = plan_model_head_fwd_flops_per_token(m) / plan_model_layer_fwd_flops_per_token(m);
-    split_layers(m->layers, l->pp, head_layers, out);
+    int p = l->pp;
+    split_layers(m->layers, p, head_layers, out);
+    if (p == 1)
+        return;
+    /* even: the last stage floor(L / p), the rest spread over the others,
+     * the first ones taking one more where it does not divide */
+    int even[PLAN_PP_MAX];
+    int64_t base = m->layers / p, rest = m->layers - base;
+    int n = p - 1, b = (int)(rest / n), rem = (int)(rest % n);
+    for (int i = 0; i < n; i++)
+        even[i] = b + (i < rem);
+    even[p - 1] = (int)base;
+    if (split_cost(out, p, head_layers) >= split_cost(even, p, head_layers))
+        memcpy(out, even, (size_t)p * sizeof *out);
 }
 
 void plan_stage_layers(const plan_model *m, const plan_layout *l, int *out)

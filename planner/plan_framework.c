@@ -477,7 +477,24 @@ const char *plan_framework_instance_list(const plan_framework *fw, char *buf, si
     for (int i = 0; i < PLAN_FW_TYPES_MAX && fw->instance_types[i][0]; i++) {
         size_t u = strlen(buf);
         snprintf(buf + u, n - u, "%s%s%s", i ? ", " : "",
-                 fw->family == PLAN_FW_SMP ? "ml." : "", fw->instance_types[i]);
+                 fw->family == PLAN_FW_SMP || !strcmp(fw->stack, "smp2") ? "ml." : "",
+                 fw->instance_types[i]);
     }
     return buf;
+}
+
+/* The schedule's name as the layout's stack says it: SMP v1's "simple" and
+ * "interleaved" (its pipeline parameter: smd_model_parallel_general.rst),
+ * everyone else's GPipe, 1F1B and interleaved (virtual stages: Megatron-LM's
+ * --num-layers-per-virtual-pipeline-stage, Narayanan et al. 2021). */
+const char *plan_framework_schedule_name(const plan_layout *l)
+{
+    int smp = plan_framework_get(l->framework)->family == PLAN_FW_SMP;
+    switch (l->schedule) {
+    case PLAN_SCHED_SIMPLE: return smp ? "simple" : "gpipe";
+    case PLAN_SCHED_INTERLEAVED: return smp ? "interleaved" : "1f1b";
+    case PLAN_SCHED_VIRTUAL: return smp ? "virtual" : "interleaved";
+    case PLAN_SCHED_ZB_H1: return "zb-h1";
+    default: return "?";
+    }
 }

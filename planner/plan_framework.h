@@ -226,6 +226,15 @@ const char *plan_framework_instance_list(const plan_framework *fw, char *buf, si
  * c's chip (plan_cluster_use). Returns the fit used, or NULL. */
 const plan_fw_eff *plan_cluster_use_framework(const plan_catalog *cat, int i, plan_cluster *c);
 
+/* The pipeline schedule of l by the name its stack gives it: SMP v1 calls
+ * GPipe "simple" and 1F1B "interleaved" (smd_model_parallel_general.rst,
+ * pipeline); Megatron-LM, DeepSpeed, PyTorch and the others call 1F1B
+ * "1f1b" and keep "interleaved" for 1F1B over virtual stages (Narayanan et
+ * al. 2021, Sec. 2.2; Megatron's --num-layers-per-virtual-pipeline-stage),
+ * GPipe "gpipe" (torch.distributed.pipelining ScheduleGPipe). A static
+ * string; plan_schedule_name stays the option's and the records' word. */
+const char *plan_framework_schedule_name(const plan_layout *l);
+
 /* Set l's behaviour fields (attention kernel, overlaps, buckets, rank order
  * when the framework fixes it, gradient precision, launch mode) to fw's. */
 void plan_framework_apply(const plan_framework *fw, int index, plan_layout *l);

@@ -30,6 +30,7 @@ static const char *const prec_names[PLAN_PREC__COUNT] = {
     [PLAN_PREC_BF16] = "bf16",
     [PLAN_PREC_FP8] = "fp8",
     [PLAN_PREC_FP32] = "fp32",
+    [PLAN_PREC_FP16] = "fp16",
 };
 static const char *const attn_names[PLAN_ATTN__COUNT] = {
     [PLAN_ATTN_UNFUSED] = "unfused",
@@ -150,9 +151,6 @@ int plan_sharding_parse(const char *s, plan_sharding *out, st_err *err)
 int plan_precision_parse(const char *s, plan_precision *out, st_err *err)
 {
     int v = 0;
-    /* fp16 mixed precision costs what bf16 does (same tensor-core peak) */
-    if (s && strcasecmp(s, "fp16") == 0)
-        s = "bf16";
     int rc = parse_name("--precision", s, prec_names, PLAN_PREC__COUNT, &v, err);
     if (rc == ST_OK)
         *out = (plan_precision)v;
@@ -166,6 +164,11 @@ int plan_attn_parse(const char *s, plan_attn *out, st_err *err)
     if (rc == ST_OK)
         *out = (plan_attn)v;
     return rc;
+}
+
+int plan_precision_half(plan_precision p)
+{
+    return p == PLAN_PREC_BF16 || p == PLAN_PREC_FP16;
 }
 
 int plan_objective_parse(const char *s, plan_objective *out, st_err *err)

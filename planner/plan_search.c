@@ -220,8 +220,10 @@ static int search_inner(search_ctx *x, plan_layout *l)
         shardings &= fw->shardings_with_pp;
     if (l->tp > 1)
         shardings &= fw->shardings_with_tp;
-    if (l->dp * l->cp == 1)
-        shardings = 1u << PLAN_SHARD_NONE; /* nothing to shard over */
+    if (l->dp * l->cp == 1) /* nothing to shard over, where the stack runs these degrees */
+        shardings = (p == 1 || fw->shardings_with_pp) && (l->tp == 1 || fw->shardings_with_tp)
+                        ? 1u << PLAN_SHARD_NONE
+                        : 0;
 
     for (int s = 0; s < PLAN_SCHED__COUNT; s++) {
         if (cfg->schedule >= 0 ? s != cfg->schedule
@@ -297,11 +299,26 @@ static int check_fixed(const plan_framework *fw, const plan_cluster *c, const pl
 {
     char list[96] = "";
     if (!cfg->any_instance && !plan_framework_runs_on(fw, c->inst)) {
-        char types[160];
-        return ST_RAISE(err, ST_EINVAL, "%s does not run on %s: it runs on %s; choose one of "
-                        "those, or another stack with --framework", fw->label, c->inst->name,
-                        plan_framework_instance_list(fw, types, sizeof types));
+        char types[160], other[160] = "";
+        /* a stack that lists its instance types and has this one (SMP v2
+         * for a p5 that v1 does not list) is named */
+        for (int i = 0; i < plan_nframeworks && !other[0]; i++) {
+            const plan_framework *o = plan_framework_get(i);
+            if (o != fw && o->instance_types[0][0] && plan_framework_runs_on(o, c->inst))
+                snprintf(other, sizeof other, "; %s does: --framework %s", o->label, o->key);
+        }
+        return ST_RAISE(err, ST_EINVAL, "%s does not run on %s: it runs on %s%s; or choose "
+                        "another stack with --framework", fw->label, c->inst->name,
+                        plan_framework_instance_list(fw, types, sizeof types), other);
     }
+    /* a stack that combines no sharding with a pipeline (or with tensor
+     * parallelism) has none: PyTorch FSDP shards over every GPU */
+    if (cfg->pp > 1 && !fw->shardings_with_pp)
+        return ST_RAISE(err, ST_EINVAL, "--pp %d: %s has no pipeline parallelism (pp 1)",
+                        cfg->pp, fw->label);
+    if (cfg->tp > 1 && !fw->shardings_with_tp)
+        return ST_RAISE(err, ST_EINVAL, "--tp %d: %s has no tensor parallelism (tp 1)", cfg->tp,
+                        fw->label);
     if (cfg->schedule >= 0 && !(fw->schedules & (1u << cfg->schedule))) {
         for (int s = 0; s < PLAN_SCHED__COUNT; s++)
             if (fw->schedules & (1u << s)) {
@@ -339,6 +356,11 @@ static int check_fixed(const plan_framework *fw, const plan_cluster *c, const pl
     if (cfg->placement[0] && !fw->placement_search && strcmp(cfg->placement, fw->placement) != 0)
         return ST_RAISE(err, ST_EINVAL, "--placement %s: %s places ranks in the order %s",
                         cfg->placement, fw->label, fw->placement);
+    /* bf16 where the chip has no bf16 tensor cores: a published run ran as
+     * it ran (any_instance; bf16 and fp16 cost the same), a plan cannot */
+    if (cfg->precision == PLAN_PREC_BF16 && c->gpu->fp16_only && !cfg->any_instance)
+        return ST_RAISE(err, ST_EINVAL, "--precision bf16: the %s has no bf16 tensor cores; "
+                        "use fp16 (the default on it)", c->gpu->name);
     if (cfg->precision == PLAN_PREC_FP8 && !fw->fp8)
         return ST_RAISE(err, ST_EINVAL, "--precision fp8: %s has no FP8 linears", fw->label);
     if (cfg->precision == PLAN_PREC_FP8 && !(c->gpu->fp8_peak_flops > 0))
@@ -451,11 +473,15 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
         l.launch_blocking = cfg->launch_blocking;
     if (cfg->dp_bucket_bytes > 0)
         l.dp_bucket_bytes = cfg->dp_bucket_bytes;
-    l.precision = cfg->precision >= 0 ? (plan_precision)cfg->precision : PLAN_PREC_BF16;
+    /* half precision by default: bf16, or fp16 on a chip without bf16 */
+    l.precision = cfg->precision >= 0 ? (plan_precision)cfg->precision
+                  : c->gpu->fp16_only ? PLAN_PREC_FP16 : PLAN_PREC_BF16;
 
     int tp_max = cfg->allow_tp_across_nodes ? G : gpn;
     for (int tp = 1; tp <= tp_max; tp++) {
         if (cfg->tp ? tp != cfg->tp : (!is_pow2(tp) || G % tp != 0 || (tp <= gpn && gpn % tp)))
+            continue;
+        if (tp > 1 && !fw->shardings_with_tp) /* the stack has no tensor parallelism */
             continue;
         if (m->heads % tp != 0 || (m->kv_heads % tp != 0 && tp % m->kv_heads != 0)) {
             reject_outer(&x, PLAN_REJ_HEADS);
@@ -464,6 +490,8 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
         int cp = cfg->cp ? cfg->cp : 1;
         for (int pp = 1; pp <= G / (tp * cp) && pp <= PLAN_PP_MAX; pp++) {
             if ((G / (tp * cp)) % pp != 0 || (cfg->pp && pp != cfg->pp))
+                continue;
+            if (pp > 1 && !fw->shardings_with_pp) /* the stack has no pipeline */
                 continue;
             if (pp > m->layers) {
                 reject_outer(&x, PLAN_REJ_LAYERS);
@@ -487,6 +515,9 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
                     continue;
                 }
                 mbs_list[nmbs++] = mbs;
+            } else if (fw->local_batch && pp == 1) {
+                /* no gradient accumulation: the replica's batch is one step */
+                mbs_list[nmbs++] = per_replica;
             } else {
                 for (int64_t mbs = 1; mbs <= per_replica && nmbs < 64; mbs *= 2)
                     if (per_replica % mbs == 0)

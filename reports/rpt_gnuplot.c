@@ -227,6 +227,13 @@ int rpt__gnuplot_run(const char *program, const char *dir, const char *set, cons
     return rc;
 }
 
-const char *const rpt__series_color[RPT_NCOLORS] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
-                                                    "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-                                                    "#9c755f", "#bab0ac"};
+/* Okabe and Ito's palette for colour-blind readers (Okabe & Ito 2008, Color
+ * Universal Design: its eight colours; here without black, first, plus two
+ * greys), ordered so neighbours in a stack differ in lightness as well as
+ * hue. The earlier Tableau 10 put its red (#e15759) and green (#59a14f)
+ * 0.9 apart (CIELAB Delta E) for a deuteranope; test_rpt_plots checks every
+ * pair of these under the deuteranopia simulation of Machado, Oliveira and
+ * Fernandes 2009. */
+const char *const rpt__series_color[RPT_NCOLORS] = {"#0072b2", "#e69f00", "#56b4e9", "#d55e00",
+                                                    "#009e73", "#f0e442", "#cc79a7", "#666666",
+                                                    "#cccccc", "#000000"};

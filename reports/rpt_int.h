@@ -170,9 +170,13 @@ void rpt__gp_num(rpt__buf *b, double v);
 
 #define RPT__GIB 1073741824.0    /* bytes in a GiB */
 
-/* Colours of the series of a plot (Tableau 10, as every plot uses); point
- * types cycle with them. Defined in rpt_gnuplot.c. */
+/* Colours of the series of a plot (Okabe-Ito, colour-blind safe, as every
+ * plot uses); point types cycle with them. Defined in rpt_gnuplot.c. */
 extern const char *const rpt__series_color[];
 #define RPT_NCOLORS 10
+/* Colours of the timeline's kinds of op (F, B, Bi, W, sendF, sendB, recvF,
+ * recvB, bucket; rpt_timeline.c). */
+#define RPT_TIMELINE_KINDS 9
+extern const char *const rpt__timeline_color[];
 
 #endif

@@ -7,6 +7,7 @@
  * case and still tells two top plans apart.
  */
 #include "reports/rpt_int.h"
+#include "planner/plan_framework.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -19,7 +20,9 @@ char *rpt_layout_label(const plan_layout *l, char *buf, size_t n)
     rpt__buf_printf(&b, "tp%d pp%d dp%d", l->tp, l->pp, l->dp);
     if (l->cp > 1)
         rpt__buf_printf(&b, " cp%d", l->cp);
-    rpt__buf_printf(&b, " mb%d %s", l->micro_batch, plan_schedule_name(l->schedule));
+    rpt__buf_printf(&b, " mb%d", l->micro_batch);
+    if (l->pp > 1) /* the schedule by its stack's name (1f1b, SMP's interleaved, ...) */
+        rpt__buf_printf(&b, " %s", plan_framework_schedule_name(l));
     if (l->virtual_stages > 1)
         rpt__buf_printf(&b, " v%d", l->virtual_stages);
     if (l->recompute == PLAN_RECOMP_FULL && l->recompute_group > 1)
@@ -30,6 +33,9 @@ char *rpt_layout_label(const plan_layout *l, char *buf, size_t n)
         rpt__buf_printf(&b, " shard %s", plan_sharding_name(l->sharding));
     if (l->offload_activations)
         rpt__buf_puts(&b, " offload");
+    /* two plans differing only in sequence parallelism must not share a key */
+    if (l->sequence_parallel && l->tp > 1)
+        rpt__buf_puts(&b, " sp");
     snprintf(buf, n, "%s", b.oom || !b.p ? "" : b.p);
     rpt__buf_fini(&b);
     return buf;

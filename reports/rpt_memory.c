@@ -7,8 +7,12 @@
  * the planner's order, bottom up, so the terms that scale with the model
  * (weights, gradients, optimizer) sit under those that scale with the batch.
  * Values are GiB (2^30 bytes) in the data; the total is the sum of the terms
- * (parts sum to the total by construction), headroom is capacity minus total
- * (negative: does not fit).
+ * (parts sum to the total by construction). A stage fits by the rule the
+ * plan table applies (plan_mem_need_bytes): everything but the allocator's
+ * reserve, which PyTorch's caching allocator frees and retries before it
+ * fails; so headroom is capacity minus (total - allocator), negative when the
+ * stage does not fit, and the allocator's term is drawn hatched on top: a bar
+ * that crosses the line only with it still fits, as the caption says.
  *
  * To stay readable, a plan with more than RPT_MEM_STAGES_SHOWN stages gets
  * three bars (its first, worst and last stage), the bar labels turn upright
@@ -212,11 +216,18 @@ static void script(rpt__buf *gp, const rpt__plot *p, const rpt_memory *in, int n
     rpt__buf_printf(gp,
                     "    plot for [k=1:%d] data_file using (bar_x($1)):(stack(k)):"
                     "(bar_x($1) - bar_width/2):(bar_x($1) + bar_width/2):(stack(k-1)):(stack(k))",
-                    NTERMS);
+                    NTERMS - 1);
     if (nbars <= XTICS_MAX_BARS)
         rpt__buf_printf(gp, ":xtic(%d)", COL_BAR);
     rpt__buf_puts(gp, " \\\n"
                       "             with boxxyerror lc rgb term_color[k] title term_title[k], \\\n");
+    /* the allocator's reserve, hatched: not part of the fit test */
+    rpt__buf_printf(gp,
+                    "         data_file using (bar_x($1)):(stack(%d)):(bar_x($1) - bar_width/2):"
+                    "(bar_x($1) + bar_width/2):(stack(%d)):(stack(%d)) \\\n"
+                    "             with boxxyerror fs pattern 4 border lc rgb term_color[%d] "
+                    "title term_title[%d].' (reserve, not in the fit)', \\\n",
+                    NTERMS, NTERMS - 1, NTERMS, NTERMS, NTERMS);
     if (nbars <= TOTALS_MAX_BARS)
         rpt__buf_puts(gp, "         data_file using (bar_x($1)):13:(sprintf('%.1f', $13)) "
                           "with labels boxed offset 0,0.7 font ',8' notitle, \\\n");
@@ -322,7 +333,7 @@ static int write_plot(rpt_report *r, const rpt_memory *in, rpt_render *render, s
     rpt__table *t = &p->table;
     rpt__table_init(t, cols, text_cols, NULL);
     double cap_gib = in->capacity_bytes / RPT__GIB;
-    int over = 0;
+    int over = 0, reserve_only = 0;
     for (int i = 0; i < in->nplans; i++) {
         const rpt_mem_plan *pl = &in->plans[i];
         int idx[RPT_MEM_STAGES_SHOWN], worst;
@@ -342,11 +353,13 @@ static int write_plot(rpt_report *r, const rpt_memory *in, rpt_render *render, s
                 rpt__table_num(t, "%.3f", v[k] / RPT__GIB);
                 total += v[k];
             }
+            double need = total - v[NTERMS - 1]; /* what must fit: all but the reserve */
             rpt__table_num(t, "%.3f", total / RPT__GIB);
-            rpt__table_num(t, "%.3f", cap_gib - total / RPT__GIB);
+            rpt__table_num(t, "%.3f", cap_gib - need / RPT__GIB);
             rpt__table_cellf(t, "%d", pp_of(pl));
             rpt__table_cellf(t, "#%d s%d", i + 1, stage_of(pl, s));
-            over += total > in->capacity_bytes;
+            over += need > in->capacity_bytes;
+            reserve_only += need <= in->capacity_bytes && total > in->capacity_bytes;
         }
     }
 
@@ -363,18 +376,26 @@ static int write_plot(rpt_report *r, const rpt_memory *in, rpt_render *render, s
         rpt__buf_puts(&cap, "GPU");
     rpt__buf_printf(&cap, " (dashed line). Bars are grouped by plan, best first, and labelled "
                           "by plan rank and stage (#1 s0 is stage 0 of the best plan); "
-                          "plan_stages is the plan's pipeline depth; headroom_gib is capacity "
-                          "minus total. ");
+                          "plan_stages is the plan's pipeline depth. A stage fits when its bar "
+                          "below the allocator's reserve (hatched, on top) stays under the "
+                          "line, the rule of the plan table: PyTorch's caching allocator frees "
+                          "its cached blocks and retries before it fails, so the reserve shows "
+                          "in nvidia-smi but does not decide; headroom_gib is capacity minus "
+                          "total without the reserve. ");
     if (over)
-        rpt__buf_printf(&cap, "%d bar%s over the line do%s not fit.", over, over == 1 ? "" : "s",
+        rpt__buf_printf(&cap, "%d bar%s do%s not fit.", over, over == 1 ? "" : "s",
                         over == 1 ? "es" : "");
     else
         rpt__buf_puts(&cap, "Every stage fits.");
+    if (reserve_only)
+        rpt__buf_printf(&cap, " %d bar%s cross%s the line only with the reserve and fit%s.",
+                        reserve_only, reserve_only == 1 ? "" : "s", reserve_only == 1 ? "es" : "",
+                        reserve_only == 1 ? "s" : "");
     for (int i = 0; i < in->nplans; i++)
         partial_note(&cap, &in->plans[i], i + 1);
     rpt__plot_howto(p, "Each bar is one pipeline stage of a plan, stacked by what holds the "
                        "memory of one of its GPUs; the dashed line is the GPU's memory, so the "
-                       "gap above a bar is its headroom and a bar over the line would not fit.");
+                       "gap above a bar is its headroom; a bar whose solid part crosses the line would not fit.");
     rc = rpt__plot_finish(r, p, "memory per GPU by term (GiB = 2^30 bytes), one row per "
                                 "(plan, pipeline stage) drawn", &gp, &cap, render, err);
     rpt__buf_fini(&gp);

@@ -39,9 +39,14 @@ static const char *const kind_name[NKINDS] = {"F", "B", "Bi", "W", "sendF", "sen
 static const char *const kind_title[NKINDS] = {
     "F (forward)", "B (backward)", "Bi (input gradient)", "W (weight gradient)",
     "sendF (activation)", "sendB (gradient)", "recvF", "recvB", "gradient bucket (DP)"};
-static const char *const kind_color[NKINDS] = {"#4e79a7", "#e15759", "#f28e2b", "#b07aa1",
-                                               "#76b7b2", "#9c755f", "#bab0ac", "#bab0ac",
-                                               "#59a14f"};
+/* Okabe-Ito colours (see rpt__series_color): forward blue, backward
+ * vermillion, the split backward orange and purple, sends sky blue and
+ * yellow, receives grey, buckets bluish green; every pair apart for a
+ * deuteranope (test_rpt_plots) */
+const char *const rpt__timeline_color[NKINDS] = {"#0072b2", "#d55e00", "#e69f00", "#cc79a7",
+                                                "#56b4e9", "#f0e442", "#cccccc", "#cccccc",
+                                                "#009e73"};
+#define kind_color rpt__timeline_color
 static const char *const stream_name[] = {"compute", "send_nvlink", "send_network",
                                           "grad_sync"};
 

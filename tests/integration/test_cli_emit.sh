@@ -121,13 +121,13 @@ emit_ok() {
 pyget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 # --- The plan the table ranks first, after the simulator's re-ranking. ------
-# 13B on 4 x p4d: the simulator reorders the planner's ranking.
-emit_ok rank1-sagemaker sagemaker --params 13B --instances 4xp4d
-emit_ok rank1-mpirun mpirun --params 13B --instances 4xp4d
+# 13B on 8 x p4d: the simulator reorders the planner's ranking.
+emit_ok rank1-sagemaker sagemaker --params 13B --instances 8xp4d
+emit_ok rank1-mpirun mpirun --params 13B --instances 8xp4d
 if [ "$have_py" = 1 ]; then
-  "$bin" --params 13B --instances 4xp4d --json >"$tmp/table" 2>/dev/null
+  "$bin" --params 13B --instances 8xp4d --json >"$tmp/table" 2>/dev/null
   if [ "$(pyget "$tmp/table" 'd["reranked_by_simulation"]')" != True ]; then
-    echo "FAIL rank1: 13B on 4 x p4d is no longer re-ranked by the simulator; pick a case that is"; fail=1
+    echo "FAIL rank1: 13B on 8 x p4d is no longer re-ranked by the simulator; pick a case that is"; fail=1
   fi
   want=$(pyget "$tmp/table" '"%d %d %d %d" % tuple(d["plans"][0][k] for k in ("tp","pp","micro_batch_size","microbatches"))')
   p='d["sagemaker"]["estimator"]["distribution"]["smdistributed"]["modelparallel"]["parameters"]'
@@ -174,12 +174,90 @@ grep -qF '"delayed_parameter_initialization": True' "$tmp/out" || { echo "FAIL s
 check sm-fp32 0 "$bin" --params 1.3B --instances 2xp4d --precision fp32 --emit sagemaker
 grep -q '"bf16"' "$tmp/out" && { echo "FAIL sm-fp32: bf16 set"; fail=1; }
 grep -qF 'dtype=torch.float32' "$tmp/out" || { echo "FAIL sm-fp32: creation dtype"; fail=1; }
+# Precision is the chip's and the stack's: V100 has no bf16, so a plan on it
+# trains in fp16 and the SMP parameters say fp16 (never bf16); --precision
+# fp16 on an A100 is fp16 too; bf16 on a V100 is refused naming the chip.
+check sm-v100-fp16 0 "$bin" --params 1.3B --instances 2xp3.16xlarge --emit sagemaker
+grep -q '"bf16"' "$tmp/out" && { echo "FAIL sm-v100-fp16: bf16 on V100"; fail=1; }
+grep -qF '"fp16": True' "$tmp/out" || { echo "FAIL sm-v100-fp16: no fp16"; fail=1; }
+grep -qF 'dtype=torch.float16' "$tmp/out" || { echo "FAIL sm-v100-fp16: creation dtype"; fail=1; }
+check sm-fp16 0 "$bin" --params 1.3B --instances 2xp4d --precision fp16 --emit sagemaker
+grep -q '"bf16"' "$tmp/out" && { echo "FAIL sm-fp16: bf16 set"; fail=1; }
+grep -qF '"fp16": True' "$tmp/out" || { echo "FAIL sm-fp16: no fp16"; fail=1; }
+check v100-bf16 2 "$bin" --params 1.3B --instances 2xp3.16xlarge --precision bf16
+one_line_error v100-bf16 "the V100-16GB has no bf16"
+emit_ok sm-v100-runs sagemaker --params 1.3B --instances 2xp3.16xlarge
+# ml.g4dn.12xlarge, which SMP v1 lists (4 x T4, no bf16), is in the catalog
+check sm-g4dn 0 "$bin" --params 1.3B --instances 4xg4dn.12xlarge --emit sagemaker
+grep -qF 'instance_type="ml.g4dn.12xlarge"' "$tmp/out" || { echo "FAIL sm-g4dn: not g4dn"; fail=1; }
+grep -qF '"fp16": True' "$tmp/out" || { echo "FAIL sm-g4dn: not fp16 on T4"; fail=1; }
 # prescaled_batch off: the script batch is per rank (global / dp / tp)
 check sm-per-rank 0 "$bin" --params 30B --instances 16xp4d --tp 2 --pp 4 --micro-batch 2 \
   --prescaled-batch off --global-batch 512 --emit sagemaker
 grep -qF 'train_batch_size = 16' "$tmp/out" || { echo "FAIL sm-per-rank: want 512 / 16 / 2 = 16"; grep train_batch_size "$tmp/out" | head -2; fail=1; }
 emit_ok sm-30b-runs sagemaker --params 30B --instances 16xp4d
 emit_ok mpi-30b-runs mpirun --params 30B --instances 16xp4d
+
+# --- SageMaker model parallelism v2 (--framework smp2). ---------------------
+# Llama 3.1 70B on 16 x p5 (an instance type only v2 lists): the estimator
+# parses, runs against the stub SDK exactly as --json describes it, and every
+# name it gives the library is one of the v2 reference's (stack_args/smp2.txt).
+m70=(--model meta-llama/Llama-3.1-70B --instances 16xp5 --framework smp2)
+emit_ok smp2-70b-p5 sagemaker "${m70[@]}"
+emit_ok smp2-70b-p5-fp8 sagemaker "${m70[@]}" --precision fp8
+# the plan's own launch (--emit launch) is the same estimator
+"$bin" "${m70[@]}" --emit launch >"$tmp/l1" 2>&1
+"$bin" "${m70[@]}" --emit sagemaker >"$tmp/l2" 2>&1
+if diff <(grep -v '^#' "$tmp/l1") <(grep -v '^#' "$tmp/l2") >/dev/null && grep -q "PyTorch(" "$tmp/l1"; then
+  echo "ok   smp2-launch"
+else
+  echo "FAIL smp2-launch: --emit launch is not the estimator"; head -3 "$tmp/l1"; fail=1
+fi
+if [ "$have_py" = 1 ]; then
+  "$bin" "${m70[@]}" --emit sagemaker --json >"$tmp/smp2.json" 2>/dev/null
+  "$bin" "${m70[@]}" --json >"$tmp/smp2-table.json" 2>/dev/null
+  python3 - "$tmp/smp2.json" "$tmp/smp2-table.json" "$fix/stack_args/smp2.txt" <<'PYEOF2' \
+    && echo "ok   smp2-names" || { echo "FAIL smp2-names"; fail=1; }
+import json, sys
+doc = json.load(open(sys.argv[1]))["sagemaker"]
+plan = json.load(open(sys.argv[2]))["plans"][0]
+names = {l.strip() for l in open(sys.argv[3]) if l.strip() and not l.startswith("#")}
+est = doc["estimator"]
+assert set(est) <= names, set(est) - names
+dist = est["distribution"]
+assert set(dist) == {"torch_distributed", "smdistributed"}, dist.keys()
+assert dist["torch_distributed"] == {"enabled": True}
+mp = dist["smdistributed"]["modelparallel"]
+assert mp["enabled"] is True and set(mp) <= names
+p = mp["parameters"]
+assert set(p) <= names, set(p) - names
+assert "partitions" not in p and "ddp" not in p          # v1's names
+assert p["tensor_parallel_degree"] == plan["tp"], (p, plan)
+assert p["context_parallel_degree"] <= p["hybrid_shard_degree"]
+assert p["hybrid_shard_degree"] == plan["dp"] * plan["cp"], (p, plan)   # all of them
+assert p["context_parallel_degree"] == plan["cp"]
+assert est["instance_type"] == "ml.p5.48xlarge" and est["instance_count"] == 16
+assert est["framework_version"] == "2.5.1" and est["py_version"] == "py311"
+hp = est["hyperparameters"]
+assert hp["train_batch_size"] == plan["micro_batch_size"]
+assert plan["dp"] * hp["train_batch_size"] * hp["gradient_accumulation_steps"] == doc["global_batch"]
+PYEOF2
+fi
+check smp2-fp8-notes 0 "$bin" "${m70[@]}" --precision fp8 --emit sagemaker
+grep -qF 'transformer_engine.pytorch.fp8_autocast' "$tmp/out" || { echo "FAIL smp2-fp8-notes: no Transformer Engine"; fail=1; }
+grep -qF 'DelayedParamIniter' "$tmp/out" || { echo "FAIL smp2-fp8-notes: 70B without delayed init"; fail=1; }
+# A plan for an instance type only v2 supports names smp2 in its refusal.
+check smp1-p5 2 "$bin" --params 70B --instances 16xp5 --emit sagemaker
+one_line_error smp1-p5 "--framework smp2"
+# SMP v2 starts with torchrun: no mpirun, no Slurm; nor on a type it does not list
+check smp2-mpirun 2 "$bin" "${m70[@]}" --emit mpirun
+one_line_error smp2-mpirun "torch_distributed"
+check smp2-slurm 2 "$bin" "${m70[@]}" --emit slurm
+one_line_error smp2-slurm "SageMaker's own cluster"
+check smp2-g5 2 "$bin" --params 7B --instances 2xg5.48xlarge --framework smp2
+one_line_error smp2-g5 "does not run on"
+check smp2-pp 2 "$bin" "${m70[@]}" --pp 2
+one_line_error smp2-pp "pipeline"
 emit_ok sm-delayed-runs sagemaker --params 30B --instances 16xp4d --catalog "$tmp/cat.json"
 
 # --json --emit: one JSON document, the settings inside it, no Python.

@@ -27,9 +27,9 @@ run() { # name, expected exit, command...
 py() { python3 - "$@" || { echo "FAIL ${PYNAME:-python check}"; fail=1; }; }
 
 # ---- Why #1 after the simulator re-ranks ----------------------------------------
-# 13B on 4 x p4d: the simulator reorders the planner's ranking; the sentence
+# 13B on 8 x p4d: the simulator reorders the planner's ranking; the sentence
 # quotes the simulated steps of #1 and #2, not the planner's.
-case="--params 13B --instances 4xp4d"
+case="--params 13B --instances 8xp4d"
 run why-json 0 "$bin" $case --json
 cp "$tmp/out" "$tmp/why.json"
 run why 0 "$bin" $case
@@ -43,6 +43,49 @@ why = next(l for l in text.splitlines() if l.startswith("Why #1"))
 assert "%.3f s against %.3f s" % (a, b) in why, (why, a, b)
 assert "simulated step" in why, why
 EOF
+
+# ---- the stack's own words -----------------------------------------------------------
+# A Megatron-LM row's 1F1B is "1f1b" (its "interleaved" means virtual stages);
+# act is "-" for a stack without SMP's active_microbatches; SMP keeps its
+# names; sel and rc are explained where they are printed.
+run names-megatron 0 "$bin" --params 30B --instances 16xp4d --framework megatron --schedule interleaved --wide --no-sim
+PYNAME=names-megatron py "$tmp/out" <<'EOF2'
+import sys
+text = open(sys.argv[1]).read()
+lines = text.splitlines()
+head = next(i for i, l in enumerate(lines) if l.startswith("#  TP"))
+cols = lines[head].split()
+rows = [l.split() for l in lines[head + 1:] if l[:1].isdigit()]
+assert rows, text
+for r in rows:
+    assert r[cols.index("sched")] in ("1f1b", "-"), r
+    assert r[cols.index("act")] == "-", r
+assert "interleaved/v is 1F1B over v virtual stages" in " ".join(text.split()), "no key"
+assert "sel (selective" in " ".join(text.split()), "sel not explained"
+EOF2
+run names-smp 0 "$bin" --params 30B --instances 16xp4d --pp 4 --wide --no-sim
+grep -Eq "^1 .* interleaved " "$tmp/out" || { echo "FAIL names-smp: SMP's 1F1B is its interleaved"; fail=1; }
+run names-compare 0 "$bin" --params 13B --max-instances 8 --no-sim
+grep -qF "rc: full activation recompute, sel: selective" "$tmp/out" || { echo "FAIL names-compare: rc/sel not explained"; fail=1; }
+
+# ---- --tokens with --instances: time and cost to train ------------------------------
+# (it was ignored silently): plan #1's step, simulated when simulated, times the
+# steps the tokens take; the cost at the cluster's price per hour.
+run train-json 0 "$bin" --params 13B --instances 8xp4d --tokens 300B --json
+PYNAME=train-json py "$tmp/out" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t, p = d["train"], d["plans"][0]
+step = p["simulated_step_time_s"] if t["step"] == "simulated" else p["step_time_s"]["total"]
+tokens_per_step = d["global_batch"] * d["model"]["seq"]
+want = 300e9 / tokens_per_step * step
+assert abs(t["time_s"] - want) <= 1e-9 * want, (t, want)
+assert abs(t["cost"] - want / 3600 * p["cost_per_hour"]) <= 1e-6 * t["cost"], t
+EOF2
+run train 0 "$bin" --params 13B --instances 8xp4d --tokens 300B
+grep -q "^Train 300B tokens with #1: .* d at its simulated step of .*\$" "$tmp/out" || { echo "FAIL train: no time and cost to train"; grep -i train "$tmp/out"; fail=1; }
+run no-train 0 "$bin" --params 13B --instances 8xp4d --json
+grep -q '"train"' "$tmp/out" && { echo "FAIL no-train: train without --tokens"; fail=1; }
 
 # ---- twins and the microbatches in flight ------------------------------------------
 # FSDP on 1.3B: ZeRO-3 with and without recompute take the same time; one is shown.
@@ -146,6 +189,29 @@ assert "test-east-1" in c["price_list"] and "https://example.com/test-fixture-pr
 assert "2025-01-02" in c["price_list"], c["price_list"]
 assert abs(d["plans"][0]["cost_per_hour"] - 640.0) < 1e-9
 EOF
+# SageMaker prices from the AWS Price List offer file (fixture in its format):
+# the training instances' on-demand prices per region, dated with the file's
+# publication date; a second import keeps the regions it lacks; a file
+# smdplan did not write is replaced only with --force; another service's
+# file is refused in one line.
+run prices-import 0 "$bin" prices import "$fix/aws_offer_sagemaker.json" --out "$tmp/imported.json"
+grep -q "published 2025-01-31: 3 on-demand prices of training instance types in 2 regions" "$tmp/out" \
+  || { echo "FAIL prices-import: summary"; cat "$tmp/out"; fail=1; }
+run prices-imported 0 "$bin" --params 30B --instances 16xp4d --no-sim --json --region us-west-2 --prices "$tmp/imported.json"
+PYNAME=prices-imported py "$tmp/out" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))["cluster"]
+assert abs(c["price_per_hour"] - 16 * 12.5) < 1e-9, c["price_per_hour"]
+assert "AmazonSageMaker/20250131000000/index.json" in c["price_list"] and "2025-01-31" in c["price_list"], c
+EOF
+run prices-list 0 "$bin" prices --prices "$tmp/imported.json"
+grep -q "^us-east-1: 2 training instance types" "$tmp/out" || { echo "FAIL prices-list"; cat "$tmp/out"; fail=1; }
+echo '{"_doc": "mine", "lists": []}' >"$tmp/mine.json"
+run prices-not-mine 2 "$bin" prices import "$fix/aws_offer_sagemaker.json" --out "$tmp/mine.json"
+[ "$(cat "$tmp/mine.json")" = '{"_doc": "mine", "lists": []}' ] || { echo "FAIL prices-not-mine: replaced"; fail=1; }
+run prices-force 0 "$bin" prices import "$fix/aws_offer_sagemaker.json" --out "$tmp/mine.json" --force
+run prices-other 2 "$bin" prices import "$pf" --out "$tmp/imported.json"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "AmazonSageMaker" "$tmp/err" || { echo "FAIL prices-other: not one line naming the offer code"; cat "$tmp/err"; fail=1; }
 run prices-unpriced 0 "$bin" --params 30B --instances 4xp4de --no-sim --json --region test-east-1 --prices "$pf"
 PYNAME=prices-unpriced py "$tmp/out" <<'EOF'
 import json, sys

@@ -121,6 +121,22 @@ validate_bound=7.0
 check validate 0 "$bin" validate "$src/data/reference/calibration_runs.csv" --json --no-record
 awk -v b="$validate_bound" '/"mean_source_abs_error_pct"/ { gsub(/[",]/, ""); v = $2 } END { exit !(v != "" && v + 0 <= b) }' \
   "$tmp/out" || { echo "FAIL validate: mean over sources above $validate_bound %"; grep '"mean_source_abs_error_pct"' "$tmp/out" | tail -1; fail=1; }
+# Models by name, offline: the published config (data/hf_models.json), a
+# local file of the same name first; an unknown name is one line naming the
+# closest; a shape not modelled (Gemma 2's head_dim) says so (exit 1); --seq
+# still overrides the training length.
+check named-model 0 "$bin" --model meta-llama/Llama-3.1-70B --instances 16xp5 --framework megatron --no-sim
+grep -q "^model:   meta-llama/Llama-3.1-70B, 70.6B parameters (70553706496 exact)" "$tmp/out" \
+  || { echo "FAIL named-model: not Llama 3.1 70B"; head -2 "$tmp/out"; fail=1; }
+grep -q "seq 8192" "$tmp/out" || { echo "FAIL named-model: not its training length"; fail=1; }
+check named-seq 0 "$bin" --model Qwen2.5-7B --seq 32768 --instances 2xp5 --no-sim --framework megatron
+grep -q "seq 32768" "$tmp/out" || { echo "FAIL named-seq: --seq not applied"; fail=1; }
+check named-unknown 2 "$bin" --model meta-llama/Llama-3.1-7B --instances 2xp5
+one_line_error named-unknown "closest: meta-llama/Llama-3.1-"
+check named-gemma 1 "$bin" --model google/gemma-2-9b --instances 2xp5
+one_line_error named-gemma "head_dim"
+check models 0 "$bin" models --json
+grep -q "mosaicml/mpt-30b" "$tmp/out" || { echo "FAIL models: no list"; fail=1; }
 check launch-blocking 2 "$bin" --params 30B --instances 16xp4d --launch-blocking maybe
 one_line_error launch-blocking "launch-blocking"
 

@@ -45,6 +45,8 @@ for case in "10B 16xp4d 1280 40 32 4 1" "30B 16xp4d 512 32 16 8 1" "60B 32xp4d 8
   has "default-$1" "published batch_size=$4 per model-parallel group (prescaled batch) x $5 data-parallel replicas (tp $6, pp $7"
   has "default-$1" "SMP's own layout for smp-$(echo "$1" | tr B b)"
   has "default-$1" "Why ours differs: Ours is"
+  # no SMP run was ever fitted: the comparison says its figures are the model's
+  has "default-$1" "No SMP run has been fitted"
   grep -q "^  SMP ref *$6 *$7 " "$tmp/out" || { echo "FAIL default-$1: no SMP reference row with tp $6 pp $7"; fail=1; }
 done
 
@@ -61,6 +63,7 @@ assert r["preset"] == "smp-30b" and r["status"] == "fits"
 p = r["plan"]
 assert (p["tp"], p["pp"], p["dp"], p["micro_batch_size"], p["recompute"], p["optimizer_sharding"]) == (8, 1, 16, 32, "full", "optimizer")
 assert p["prescaled_batch"] and r["why_ours_differs"].startswith("Ours is")
+assert r["smp_runs_fitted"] is False and "No SMP run has been fitted" in r["why_ours_differs"]
 EOF
 fi
 

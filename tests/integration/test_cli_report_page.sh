@@ -78,5 +78,17 @@ for name, body in sections:
     if name != "summary":
         assert '<p class="howto">' in body, name + " has no sentence on how to read it"
 EOF
+# A report of a comparison record opens with its answer (the fastest and the
+# cheapest cluster), not with a TP x PP heat map of one cell.
+cid=$("$bin" history --kind plan | awk '$2 == "plan" && /instance options/ {print $1; exit}')
+if [ -z "$cid" ]; then
+  echo "FAIL comparison: no comparison record"; fail=1
+else
+  "$bin" report --plan "$cid" --out "$tmp/crep" --no-render >/dev/null 2>"$tmp/err" || { echo "FAIL comparison report"; cat "$tmp/err"; fail=1; }
+  [ -e "$tmp/crep/grid.dat" ] && { echo "FAIL comparison: a TP x PP grid of a comparison"; fail=1; }
+  grep -q "<h2>Recommended cluster</h2>" "$tmp/crep/index.html" || { echo "FAIL comparison: does not open with its answer"; fail=1; }
+  grep -q "Fastest" "$tmp/crep/index.html" || { echo "FAIL comparison: no fastest option"; fail=1; }
+  [ -s "$tmp/crep/scaling.dat" ] || { echo "FAIL comparison: no scaling plot"; fail=1; }
+fi
 [ "$fail" -eq 0 ] && echo "ok   report page"
 exit $fail

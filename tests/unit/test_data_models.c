@@ -468,6 +468,66 @@ static void hf_load_errors(void **state)
     assert_int_equal(data_hfconfig_parse("", 0, "e.json", &m, &err), ST_EPARSE);
 }
 
+/* Models by name, offline (data/hf_models.json): the published config's
+ * shape through the config.json parser, the sequence the model trained at
+ * (not its longest context), names with or without the organization and
+ * aliases; an unknown name is ST_ENOENT naming the closest; Gemma 2's
+ * head_dim is refused as a config.json's is. Llama 3.1 70B's count is the
+ * published 70,553,706,496 parameters exactly. */
+static void hf_named(void **state)
+{
+    (void)state;
+    setenv("SMDPLAN_DATA", SMD_TEST_DATA_DIR, 1);
+    plan_model m;
+    st_err err = {0};
+    static const char *const names[] = {"meta-llama/Llama-3.1-70B", "Llama-3.1-70B",
+                                        "llama-3.1-70b", "META-LLAMA/LLAMA-3.1-70B"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        memset(&m, 0, sizeof m);
+        assert_int_equal(data_hf_named_load(names[i], &m, &err), ST_OK);
+        assert_string_equal(m.name, "meta-llama/Llama-3.1-70B");
+        assert_int_equal(m.params, 70553706496LL);
+        assert_int_equal(m.seq, 8192);
+        assert_int_equal(m.kv_heads, 8);
+        assert_int_equal(m.arch, PLAN_ARCH_LLAMA);
+        assert_non_null(strstr(m.source, "huggingface.co/meta-llama/Llama-3.1-70B"));
+        /* the citation whole, not cut mid-sentence */
+        assert_non_null(strstr(m.source, "pre-trained at 8K tokens, extended to 128K last"));
+    }
+    /* Falcon-7B: multi-query (one key/value head); MPT: expansion_ratio x d */
+    assert_int_equal(data_hf_named_load("tiiuae/falcon-7b", &m, &err), ST_OK);
+    assert_int_equal(m.kv_heads, 1);
+    assert_int_equal(m.heads, 71);
+    assert_int_equal(data_hf_named_load("mosaicml/mpt-7b", &m, &err), ST_OK);
+    assert_int_equal(m.ffn, 4 * 4096);
+    assert_int_equal(m.seq, 2048);
+    assert_int_equal(data_hf_named_load("Qwen/Qwen2.5-72B", &m, &err), ST_OK);
+    assert_int_equal(m.layers, 80);
+    assert_int_equal(m.vocab, 152064);
+    memset(&err, 0, sizeof err);
+    assert_int_equal(data_hf_named_load("meta-llama/Llama-3.1-7B", &m, &err), ST_ENOENT);
+    assert_non_null(strstr(err.msg, "closest: meta-llama/Llama-3.1-"));
+    memset(&err, 0, sizeof err);
+    assert_int_equal(data_hf_named_load("google/gemma-2-9b", &m, &err), ST_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "head_dim"));
+    /* every entry resolves (or is one the planner cannot represent), with
+     * its published page as source */
+    data_hf_named *v = NULL;
+    int n = 0;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(data_hf_named_list(&v, &n, &err), ST_OK);
+    assert_true(n >= 30);
+    for (int i = 0; i < n; i++) {
+        if (!v[i].ok) {
+            assert_non_null(strstr(v[i].name, "gemma-2"));
+            continue;
+        }
+        assert_non_null(strstr(v[i].model.source, "https://huggingface.co/"));
+        assert_true(v[i].model.seq >= 1024 && v[i].model.seq <= 8192);
+    }
+    free(v);
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -478,7 +538,7 @@ int main(void)
         cmocka_unit_test(hf_llama3_gqa),        cmocka_unit_test(hf_mistral),
         cmocka_unit_test(hf_bloom),             cmocka_unit_test(hf_neox),
         cmocka_unit_test(hf_arch_detection),    cmocka_unit_test(hf_errors),
-        cmocka_unit_test(hf_load_errors),
+        cmocka_unit_test(hf_load_errors),       cmocka_unit_test(hf_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

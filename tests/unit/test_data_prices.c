@@ -82,6 +82,86 @@ static void shipped_file_reads(void **state)
     data_prices_free(&p);
 }
 
+/* The AWS Price List offer file of Amazon SageMaker (fixture in its
+ * published format): the training instances' on-demand hourly prices per
+ * region, dated with the file's publication date and citing the file of
+ * its version; hosting, spot, storage and reserved terms are not training
+ * on-demand prices. What it writes, data_prices_parse reads back the same. */
+static void offer_file(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    st_err err = {0};
+    assert_int_equal(data_read_file(SMD_TEST_FIXTURES "/aws_offer_sagemaker.json", &text, &len,
+                                    &err), ST_OK);
+    data_prices p;
+    data_offer_info info;
+    assert_int_equal(data_prices_from_offer(text, len, "offer", &p, &info, &err), ST_OK);
+    assert_string_equal(info.version, "20250131000000");
+    assert_string_equal(info.published, "2025-01-31");
+    assert_int_equal(info.products, 6);
+    assert_int_equal(info.prices, 3);
+    assert_int_equal(p.n, 2);
+    const data_price_list *e = data_prices_region(&p, "us-east-1");
+    const data_price_list *w = data_prices_region(&p, "us-west-2");
+    assert_non_null(e);
+    assert_non_null(w);
+    assert_true(data_price_of(e, "ml.p4d.24xlarge") == 11.25); /* training, not hosting's 99 */
+    assert_true(data_price_of(e, "p5.48xlarge") == 22.5);
+    assert_true(data_price_of(w, "ml.p4d.24xlarge") == 12.5);  /* on demand, not spot's 3 */
+    assert_int_equal(w->n, 1);
+    assert_string_equal(e->as_of, "2025-01-31");
+    assert_non_null(strstr(e->source, "/AmazonSageMaker/20250131000000/index.json"));
+    /* written and read back */
+    char *json = data_prices_json(&p, "test");
+    assert_non_null(json);
+    data_prices back;
+    assert_int_equal(data_prices_parse(json, strlen(json), "back", &back, &err), ST_OK);
+    assert_int_equal(back.n, 2);
+    assert_true(data_price_of(data_prices_region(&back, "us-west-2"), "ml.p4d.24xlarge") == 12.5);
+    /* merging keeps a region the new file lacks and replaces one it has */
+    data_prices older;
+    const char *old_text = "{\"lists\": [{\"region\": \"eu-west-1\", \"what\": \"w\", "
+                           "\"source\": \"https://example.com/x\", \"as_of\": \"2024-01-01\", "
+                           "\"prices\": {\"ml.p4d.24xlarge\": 9.0}}, {\"region\": \"us-east-1\", "
+                           "\"what\": \"w\", \"source\": \"https://example.com/x\", \"as_of\": "
+                           "\"2024-01-01\", \"prices\": {\"ml.p4d.24xlarge\": 1.0}}]}";
+    assert_int_equal(data_prices_parse(old_text, strlen(old_text), "old", &older, &err), ST_OK);
+    assert_int_equal(data_prices_merge(&older, &p, &err), ST_OK);
+    assert_int_equal(older.n, 3);
+    assert_true(data_price_of(data_prices_region(&older, "eu-west-1"), "ml.p4d.24xlarge") == 9.0);
+    assert_true(data_price_of(data_prices_region(&older, "us-east-1"), "ml.p4d.24xlarge") == 11.25);
+    data_prices_free(&older);
+    data_prices_free(&back);
+    free(json);
+    data_prices_free(&p);
+    /* another service's file, or one without a date, is refused naming why */
+    static const struct {
+        const char *text, *needle;
+    } bad[] = {
+        {"{\"offerCode\": \"AmazonEC2\", \"version\": \"1\", \"publicationDate\": "
+         "\"2025-01-31T00:00:00Z\", \"products\": {}, \"terms\": {\"OnDemand\": {}}}",
+         "AmazonSageMaker"},
+        {"{\"offerCode\": \"AmazonSageMaker\", \"version\": \"1\", \"products\": {}, "
+         "\"terms\": {\"OnDemand\": {}}}", "publicationDate"},
+        {"{\"offerCode\": \"AmazonSageMaker\", \"version\": \"1\", \"publicationDate\": "
+         "\"2025-01-31T00:00:00Z\", \"products\": {}, \"terms\": {\"OnDemand\": {}}}",
+         "no on-demand price"},
+        {"[1", "not JSON"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        memset(&err, 0, sizeof err);
+        assert_int_not_equal(data_prices_from_offer(bad[i].text, strlen(bad[i].text), "f", &p,
+                                                    &info, &err), ST_OK);
+        if (!strstr(err.msg, bad[i].needle))
+            print_error("case %zu: '%s' lacks '%s'\n", i, err.msg, bad[i].needle);
+        assert_non_null(strstr(err.msg, bad[i].needle));
+        assert_int_equal(p.n, 0);
+    }
+    free(text);
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -89,6 +169,7 @@ int main(void)
         cmocka_unit_test(reads_and_looks_up),
         cmocka_unit_test(refuses_unsourced_and_bad),
         cmocka_unit_test(shipped_file_reads),
+        cmocka_unit_test(offer_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,104 @@
+/*
+ * cli_models.c: `smdplan models`, the widely used open models smdplan
+ * knows by name (data/hf_models.json), each with its shape, parameters,
+ * training length and the page its config.json is published on. Any of the
+ * names goes to --model, offline.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "app/cli.h"
+#include "app/cli_int.h"
+#include "common/units.h"
+#include "data/data.h"
+
+int cli_models_cmd(int argc, char **argv)
+{
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: smdplan models [--json]\n\n"
+                   "The widely used open models smdplan knows by name, offline\n"
+                   "(data/hf_models.json): give any of them to --model, e.g.\n"
+                   "  smdplan --model meta-llama/Llama-3.1-70B --instances 16xp5\n");
+            return 0;
+        } else {
+            fprintf(stderr, "smdplan models: unknown option '%s'; allowed: --json, --help\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    data_hf_named *v = NULL;
+    int n = 0;
+    st_err err = {0};
+    if (data_hf_named_list(&v, &n, &err) != ST_OK)
+        return cli_fail(&err);
+    if (json) {
+        cJSON *arr = cJSON_CreateArray();
+        for (int i = 0; arr && i < n; i++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", v[i].name);
+            if (v[i].ok) {
+                cJSON_AddItemToObject(o, "model", cli_json_model(&v[i].model));
+            } else {
+                cJSON_AddNullToObject(o, "model");
+                cJSON_AddStringToObject(o, "not_modelled", v[i].why);
+            }
+            cJSON_AddItemToArray(arr, o);
+        }
+        char *s = cJSON_Print(arr);
+        if (s)
+            printf("%s\n", s);
+        free(s);
+        cJSON_Delete(arr);
+    } else {
+        cli_table *t = cli_table_new();
+        cli_table_col(t, "name", 0, 0);
+        cli_table_col(t, "params", 1, 0);
+        cli_table_col(t, "arch", 0, 2);
+        cli_table_col(t, "layers", 1, 1);
+        cli_table_col(t, "hidden", 1, 1);
+        cli_table_col(t, "heads", 1, 1);
+        cli_table_col(t, "ffn", 1, 2);
+        cli_table_col(t, "vocab", 1, 2);
+        cli_table_col(t, "seq", 1, 0);
+        for (int i = 0; t && i < n; i++) {
+            const plan_model *m = &v[i].model;
+            char p[32];
+            cli_table_row(t);
+            cli_table_cell(t, "%s", v[i].name);
+            if (!v[i].ok) {
+                for (int k = 0; k < 8; k++)
+                    cli_table_cell(t, "-");
+                cli_table_note(t, "not modelled: %s", v[i].why);
+                continue;
+            }
+            cli_table_cell(t, "%s", units_fmt_count((double)m->params, p, sizeof p));
+            cli_table_cell(t, "%s", m->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt");
+            cli_table_cell(t, "%lld", (long long)m->layers);
+            cli_table_cell(t, "%lld", (long long)m->hidden);
+            if (m->kv_heads != m->heads)
+                cli_table_cell(t, "%lld/%lld", (long long)m->heads, (long long)m->kv_heads);
+            else
+                cli_table_cell(t, "%lld", (long long)m->heads);
+            cli_table_cell(t, "%lld", (long long)m->ffn);
+            cli_table_cell(t, "%lld", (long long)m->vocab);
+            cli_table_cell(t, "%lld", (long long)m->seq);
+        }
+        if (t)
+            cli_table_print(stdout, t, "");
+        cli_table_free(t);
+        cli_wrap(stdout, "(heads: query/key-value heads where they differ; seq: the length the "
+                         "model was pre-trained at, the default --seq; each shape read from "
+                         "its published config.json, the page and the training length's source "
+                         "in data/hf_models.json and in the plan's shape line)", "", " ");
+    }
+    free(v);
+    return 0;
+}
