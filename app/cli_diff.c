@@ -294,7 +294,7 @@ static void knob_diff(const plan_layout *a, const plan_layout *b, char *buf, siz
 
 static void explain(FILE *f, const side *A, const side *B)
 {
-    term t[8];
+    term t[8] = {0}; /* time_terms sets the nt read; -O3 cannot see it */
     int nt;
     time_terms(A, B, t, &nt);
     int big = 0;
