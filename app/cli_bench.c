@@ -962,6 +962,40 @@ static double flash_rate(const exec_bench_cpu *b)
     return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
 }
 
+/* The plain attention's row kernels beyond the planner's count, seconds per
+ * score row: each measured plain core ("attn_fwd" 4 d per score, "attn_bwd"
+ * 8 d; T x T scores of head d, their number of products from the work) less
+ * what the planner's terms give for it on the entry g being written (the
+ * batched products on its GEMM model, the score bytes at its hbm_eff), over
+ * its rows (products x T); the median of the shapes, at least 0. What this
+ * stands for: the causal softmax and its gradient run one score row at a
+ * time, and a row costs more than its bytes (bench, H100: about 10 ns per
+ * row forward and backward together, at 1 K and at 2 K alike, where the
+ * bytes alone would make it fall with the row's length). NAN: no plain
+ * core measured. */
+static double attn_row_time(const exec_bench_cpu *b, const plan_gpu *g, int bwd)
+{
+    double r[EXEC_BENCH_GEMM_MAX];
+    int n = 0;
+    const char *kind = bwd ? "attn_bwd" : "attn_fwd";
+    for (int i = 0; i < b->ngemm; i++) {
+        const exec_bench_gemm *a = &b->gemm[i];
+        if (strcmp(a->kind, kind) || !(a->time_s > 0) || a->m <= 0 || a->k <= 0)
+            continue;
+        double T = (double)a->m, hd = (double)a->k;
+        double nb = a->flops * a->time_s / ((bwd ? 8.0 : 4.0) * T * T * hd);
+        double f = 0, w = 0;
+        st_err ignore = {0};
+        if (!(nb >= 1) || plan_attn_plain_time(g, nb, T, T, hd, &f, &w, &ignore) != ST_OK)
+            continue;
+        r[n++] = fmax(0.0, (a->time_s - (bwd ? w : f)) / (nb * T));
+    }
+    if (!n)
+        return NAN;
+    qsort(r, (size_t)n, sizeof r[0], cmp_double);
+    return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+}
+
 /* The names of a GPU host's entry: instance host-NAME-cuda, device
  * cuda-NAME (or --name's). */
 static void gpu_entry_names(const bench_opts *o, char *inst, size_t ni, char *gpu, size_t ng)
@@ -1078,8 +1112,12 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *g
      * planner's terms (the batched products on the GEMM model, the score
      * bytes on hbm_eff) follow and one rate cannot (bench: 63 TFLOP/s
      * forward at 1 K against 89 at 2 K, heads of 128). The rates stay in
-     * the bench record. */
+     * the bench record; what the terms miss is a time per score row
+     * (attn_row_time). */
     g.hbm_eff = hbm_eff;
+    double row_f = attn_row_time(b, &g, 0), row_b = attn_row_time(b, &g, 1);
+    g.attn_row_fwd_s = isfinite(row_f) ? row_f : 0;
+    g.attn_row_bwd_s = isfinite(row_b) ? row_b : 0;
     *sum = (gpu_summary){d.gemm.asymptote_flops, eff, flash_eff, hbm_eff};
 
     cJSON *j = cJSON_CreateObject();
@@ -1100,6 +1138,7 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *g
     const struct { const char *key; double v; } gfloors[] = {
         {"act_fwd_s", d.act_fwd_s}, {"act_bwd_s", d.act_bwd_s}, {"glu_fwd_s", d.glu_fwd_s},
         {"glu_bwd_s", d.glu_bwd_s}, {"opt_param_s", d.opt_param_s},
+        {"attn_row_fwd_s", g.attn_row_fwd_s}, {"attn_row_bwd_s", g.attn_row_bwd_s},
     };
     for (size_t i = 0; i < sizeof gfloors / sizeof gfloors[0]; i++)
         if (isfinite(gfloors[i].v) && gfloors[i].v > 0)
@@ -1114,8 +1153,9 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *g
          "gradients, a layer's worth at each of %d groups; rms %.1f%%, worst group %.1f%%) "
          "over that peak; hbm_bps: a device-to-device copy, bytes read and written; hbm_eff: "
          "from %s; flash_eff: the fused attention's forward and backward work as the planner "
-         "counts it over their time, median of the shapes, over the peak; the plain attention "
-         "core by the planner's terms (no one rate: see app/cli_bench.c); act_*_s, glu_*_s: "
+         "counts it over their time, median of the shapes, over the peak; attn_row_*_s: the "
+         "plain attention core's time beyond the planner's terms per score row (its softmax "
+         "row kernels), median of the shapes; act_*_s, glu_*_s: "
          "GELU and SwiGLU per element; "
          "opt_param_s: the executor's optimizer (the gradients' squares and AdamW) per "
          "parameter. Measured, not fitted to runs.",

@@ -107,6 +107,8 @@ static const field gpu_fields[] = {
     FLD(plan_gpu, opt_param_s, F_NUM, 0),
     FLD(plan_gpu, attn_fwd_flops, F_NUM, 0),
     FLD(plan_gpu, attn_bwd_flops, F_NUM, 0),
+    FLD(plan_gpu, attn_row_fwd_s, F_NUM, 0),
+    FLD(plan_gpu, attn_row_bwd_s, F_NUM, 0),
     FLD(plan_gpu, fp16_only, F_BOOL, 0),
     STR(plan_gpu, source, 0),
 };

@@ -481,10 +481,13 @@ void db__layout_label(const plan_layout *l, char *buf, size_t n)
     db__catf(buf, n, "tp %d pp %d dp %d", l->tp, l->pp, l->dp);
     if (l->cp > 1)
         db__catf(buf, n, " cp %d", l->cp);
-    db__catf(buf, n, " mbs %dx%d %s", l->micro_batch, l->microbatches,
-             plan_schedule_name(l->schedule));
-    if (l->schedule == PLAN_SCHED_VIRTUAL)
-        db__catf(buf, n, "x%d", l->virtual_stages);
+    db__catf(buf, n, " mbs %dx%d", l->micro_batch, l->microbatches);
+    /* a schedule only where there is a pipeline, by its stack's name */
+    if (l->pp > 1) {
+        db__catf(buf, n, " %s", plan_framework_schedule_name(l));
+        if (l->schedule == PLAN_SCHED_VIRTUAL)
+            db__catf(buf, n, "x%d", l->virtual_stages);
+    }
     if (l->recompute != PLAN_RECOMP_NONE)
         db__catf(buf, n, " recompute %s", plan_recompute_name(l->recompute));
     if (l->sharding != PLAN_SHARD_NONE)

@@ -224,6 +224,12 @@ typedef struct plan_gpu {
                                   * of its forward (4 d per score) and backward (8 d) products;
                                   * 0: the GEMM model and the scores' bytes alone */
     double attn_bwd_flops;
+    /* The unfused attention core's row kernels (the causal softmax and its
+     * gradient) beyond their bytes, seconds per score row (batch x heads x
+     * queries), measured through the executor's kernels by smdplan bench
+     * gpu; 0: their bytes alone. */
+    double attn_row_fwd_s;
+    double attn_row_bwd_s;
     int fp16_only;               /* 1: its tensor cores multiply fp16 but not bf16 (Volta,
                                   * Turing): a plan on it trains in fp16 */
     char source[PLAN_SOURCE_MAX];
@@ -361,6 +367,13 @@ int plan_cluster_parse(const plan_catalog *cat, const char *text, plan_cluster *
  * GPU's own until plan_cluster_use sets a framework's. */
 int plan_cluster_make(const plan_catalog *cat, const plan_instance *inst, int nodes,
                       plan_cluster *out, st_err *err);
+
+/* The plain (unfused) attention core on GPU g at its own efficiencies, no
+ * dropout: nb products (batch x heads) of sq queries against sk keys of
+ * head size d, forward and backward seconds, as the planner counts them
+ * (smdplan bench gpu sets a device's row times against this). */
+int plan_attn_plain_time(const plan_gpu *g, double nb, double sq, double sk, double d,
+                         double *fwd_s, double *bwd_s, st_err *err);
 
 /* Use the catalog's efficiencies fitted for a framework family (its
  * plan_fw_family_key) on c's chip; without a fit, the GPU's own. Returns

@@ -73,15 +73,6 @@
  * causal mask skips half the score blocks. */
 #define FLASH_BWD_OVER_FWD 2.5
 #define CAUSAL_FRACTION 0.5
-/* Bytes moved per attention-score element by Megatron's unfused path (fused
- * scale-mask-softmax, then attention dropout): forward softmax read/write 4
- * (2-byte scores in, probabilities out), dropout read/write + 1-byte mask
- * 5; backward softmax 6 (the probabilities and their gradient in, the
- * scores' gradient out), dropout 5. Without dropout (a model that has none,
- * or a stack that runs none) the dropout passes do not exist. */
-#define SCORE_BYTES_SOFTMAX_FWD 4.0
-#define SCORE_BYTES_SOFTMAX_BWD 6.0
-#define SCORE_BYTES_DROPOUT 5.0
 /* Elementwise passes per token in units of h-sized (resp. ffn-sized) 2-byte
  * tensors, forward, counted from the layer's op list (Korthikanti et al.
  * 2022, Fig. 2): GPT: two LayerNorms (2+2), two bias-dropout-residual
@@ -196,19 +187,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         attn_f = flops / (c->gpu->peak_flops * plan__attn_eff(c, gen));
         attn_b = FLASH_BWD_OVER_FWD * attn_f;
     } else {
-        double scores = b * ah * sq * sk;
-        double mm = plan__gemm_s(c, sq, sk, d, b * ah) + plan__gemm_s(c, sq, d, sk, b * ah);
-        double drop_b = plan_model_dropout(m) ? SCORE_BYTES_DROPOUT : 0.0;
-        attn_f = mm + plan__mem_s(c, (SCORE_BYTES_SOFTMAX_FWD + drop_b) * scores);
-        attn_b = 2.0 * mm + plan__mem_s(c, (SCORE_BYTES_SOFTMAX_BWD + drop_b) * scores);
-        /* a device whose attention core runs below its GEMM model (a CPU:
-         * products with the head dimension as a side, a softmax per score;
-         * catalog attn_*_flops, measured by smdplan bench) is bounded by
-         * its measured rate (roofline, Williams et al. 2009) */
-        if (c->gpu->attn_fwd_flops > 0)
-            attn_f = fmax(attn_f, 4.0 * scores * d / c->gpu->attn_fwd_flops);
-        if (c->gpu->attn_bwd_flops > 0)
-            attn_b = fmax(attn_b, 8.0 * scores * d / c->gpu->attn_bwd_flops);
+        plan__attn_plain_s(c, b * ah, sq, sk, d, plan_model_dropout(m), &attn_f, &attn_b);
     }
 
     double eh = llama ? ELEM_H_LLAMA

@@ -29,6 +29,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Per-dimension occupancy factor d / (d + half). */
 static double dim_eff(double d, double half)
@@ -109,6 +110,68 @@ double plan__attn_eff(const plan_cluster *c, plan_attn a)
 double plan__mem_s(const plan_cluster *c, double bytes)
 {
     return bytes / (c->gpu->hbm_bps * c->eff.hbm_eff);
+}
+
+/* Bytes moved per attention-score element by Megatron's unfused path (fused
+ * scale-mask-softmax, then attention dropout): forward softmax read/write 4
+ * (2-byte scores in, probabilities out), dropout read/write + 1-byte mask
+ * 5; backward softmax 6 (the probabilities and their gradient in, the
+ * scores' gradient out), dropout 5. Without dropout (a model that has none,
+ * or a stack that runs none) the dropout passes do not exist. The two
+ * batched products per direction are GEMMs (q k^T and P v forward; dP, dV,
+ * dQ, dK backward), their T x T operands through HBM in plan__gemm_s's
+ * roofline. */
+#define SCORE_BYTES_SOFTMAX_FWD 4.0
+#define SCORE_BYTES_SOFTMAX_BWD 6.0
+#define SCORE_BYTES_DROPOUT 5.0
+
+void plan__attn_plain_s(const plan_cluster *c, double nb, double sq, double sk, double d,
+                        int dropout, double *fwd_s, double *bwd_s)
+{
+    const plan_gpu *g = c->gpu;
+    double scores = nb * sq * sk;
+    double mm = plan__gemm_s(c, sq, sk, d, nb) + plan__gemm_s(c, sq, d, sk, nb);
+    double drop_b = dropout ? SCORE_BYTES_DROPOUT : 0.0;
+    double f = mm + plan__mem_s(c, (SCORE_BYTES_SOFTMAX_FWD + drop_b) * scores);
+    double b = 2.0 * mm + plan__mem_s(c, (SCORE_BYTES_SOFTMAX_BWD + drop_b) * scores);
+    /* The row kernels (the causal softmax and its gradient, one score row
+     * each) cost a measured time per row beyond their bytes on a device
+     * whose entry has it (attn_row_*_s: smdplan bench gpu through the
+     * executor's kernels); 0 elsewhere. */
+    f += nb * sq * g->attn_row_fwd_s;
+    b += nb * sq * g->attn_row_bwd_s;
+    /* a device whose attention core runs below its GEMM model (a CPU:
+     * products with the head dimension as a side, a softmax per score;
+     * catalog attn_*_flops, measured by smdplan bench) is bounded by its
+     * measured rate (roofline, Williams et al. 2009) */
+    if (g->attn_fwd_flops > 0)
+        f = fmax(f, 4.0 * scores * d / g->attn_fwd_flops);
+    if (g->attn_bwd_flops > 0)
+        b = fmax(b, 8.0 * scores * d / g->attn_bwd_flops);
+    *fwd_s = f;
+    *bwd_s = b;
+}
+
+int plan_attn_plain_time(const plan_gpu *g, double nb, double sq, double sk, double d,
+                         double *fwd_s, double *bwd_s, st_err *err)
+{
+    if (!g || !(g->hbm_bps > 0) || !(g->peak_flops > 0) || !(g->gemm_eff_max > 0) ||
+        !(g->hbm_eff > 0))
+        return ST_RAISE(err, ST_EINVAL, "attention time: the GPU entry has no peak, GEMM "
+                        "efficiency or memory bandwidth");
+    if (!(nb > 0 && sq > 0 && sk > 0 && d > 0))
+        return ST_RAISE(err, ST_EINVAL, "attention time: products %g, queries %g, keys %g, "
+                        "head %g; allowed: positive", nb, sq, sk, d);
+    plan_cluster c;
+    memset(&c, 0, sizeof c);
+    c.gpu = g;
+    c.eff.gemm_eff_max = g->gemm_eff_max;
+    c.eff.hbm_eff = g->hbm_eff;
+    c.eff.flash_eff = g->flash_eff;
+    c.eff.fp8_gemm_eff = g->fp8_gemm_eff > 0 ? g->fp8_gemm_eff : g->gemm_eff_max;
+    c.eff.gemm_dim_half = g->gemm_dim_half;
+    plan__attn_plain_s(&c, nb, sq, sk, d, 0, fwd_s, bwd_s);
+    return ST_OK;
 }
 
 static int size_of_dim(const plan_layout *l, char d)

@@ -50,6 +50,12 @@ double plan__gemm_prec_s(const plan_cluster *c, double m, double n, double k, do
  * forward and backward (a != PLAN_ATTN_UNFUSED). */
 double plan__attn_eff(const plan_cluster *c, plan_attn a);
 
+/* The plain (unfused) attention core of nb products (batch x heads) of sq
+ * queries against sk keys of head size d, forward and backward, seconds
+ * (plan_hw.c); dropout: the model drops attention probabilities. */
+void plan__attn_plain_s(const plan_cluster *c, double nb, double sq, double sk, double d,
+                        int dropout, double *fwd_s, double *bwd_s);
+
 /* Time of an elementwise (memory-bound) kernel moving bytes, seconds. */
 double plan__mem_s(const plan_cluster *c, double bytes);
 

@@ -229,6 +229,41 @@ static void attention_rates(void **state)
     assert_true(e1.time.compute_s == e0.time.compute_s);
 }
 
+/* The plain core's row kernels: a measured time per score row (batch x
+ * heads x queries) adds exactly rows x that time, forward and backward; the
+ * planner's own count of a core (plan_attn_plain_time, which smdplan bench
+ * gpu sets the row times against) is what a step's attention holds per
+ * layer and microbatch. */
+static void attention_rows(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    make_cluster(&c);
+    gpu.attn_fwd_flops = gpu.attn_bwd_flops = 0;
+    st_err err = {0};
+    plan_model m = model(PLAN_ARCH_GPT);
+    m.dropout = PLAN_DROPOUT_OFF; /* as the executor trains */
+    plan_layout l = one_rank(3, 5);
+    l.flash_attention = 0;
+    plan_estimate e0, e1;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e0, NULL, &err), ST_OK);
+    double f = 0, b = 0, nb = 3.0 * 10, T = 384;
+    assert_int_equal(plan_attn_plain_time(&gpu, nb, T, T, 64, &f, &b, &err), ST_OK);
+    assert_rel(e0.compute.attn_s, 13 * 5 * (f + b), 1e-12);
+    gpu.attn_row_fwd_s = 3e-9;
+    gpu.attn_row_bwd_s = 5e-9;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e1, NULL, &err), ST_OK);
+    assert_rel(e1.compute.attn_s - e0.compute.attn_s, 13 * 5 * nb * T * 8e-9, 1e-9);
+    double f1 = 0, b1 = 0;
+    assert_int_equal(plan_attn_plain_time(&gpu, nb, T, T, 64, &f1, &b1, &err), ST_OK);
+    assert_rel(f1 - f, nb * T * 3e-9, 1e-9);
+    assert_rel(b1 - b, nb * T * 5e-9, 1e-9);
+    gpu.attn_row_fwd_s = gpu.attn_row_bwd_s = 0;
+    /* bad input: one line naming the values */
+    assert_int_equal(plan_attn_plain_time(&gpu, 0, T, T, 64, &f, &b, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "allowed: positive"));
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -237,6 +272,7 @@ int main(void)
         cmocka_unit_test(fit_by_groups),
         cmocka_unit_test(compute_floors),
         cmocka_unit_test(attention_rates),
+        cmocka_unit_test(attention_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
