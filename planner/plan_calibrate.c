@@ -39,18 +39,20 @@ static const struct {
     [PLAN_EFF_GEMM] = {0.30, 0.90,
                        "low: the GEMM term's roofline takes HBM-bound shapes apart, so a large "
                        "GEMM below 0.30 of peak is no tensor-core GEMM; high: the chip's "
-                       "measured GEMM ceiling (an 8192^3 bf16 product reached 0.81 of the H100 "
-                       "peak, gpu_h100_measured.json), else 0.90"},
+                       "measured GEMM ceiling (the H100's 45 measured shapes: 0.763 of peak, "
+                       "data/measured/h100-sxm.json; the A100's maximum achievable matmul: "
+                       "0.859), else 0.90"},
     [PLAN_EFF_HBM] = {0.30, 0.90,
                       "high: a device-to-device copy moves 0.89 of the datasheet bandwidth on "
                       "H100 (2990 of 3350 GB/s, gpu_h100_measured.json) and 0.90 on H200 (4.3 "
                       "of 4.8 TB/s, hardware.md): no streaming kernel moves more; low: a third "
                       "of that (a stack's unfused small kernels)"},
     [PLAN_EFF_FLASH] = {0.05, 0.95,
-                        "high: the chip's GEMM ceiling (attention is two GEMMs with a softmax "
-                        "between them); low: FlashAttention-2 through PyTorch reached 0.21 of "
-                        "the H100 peak forward and backward (gpu_h100_measured.json), a "
-                        "quarter of that"},
+                        "high: the chip's measured FlashAttention-2 forward and backward where "
+                        "measured (a stack's kernels reach at most the measured one: 0.212 of "
+                        "the H100 peak, data/measured/h100-sxm.json), else its GEMM ceiling "
+                        "(attention is two GEMMs with a softmax between them); low: a quarter "
+                        "of the H100's measured rate"},
     [PLAN_EFF_FP8_GEMM] = {0.20, 0.90,
                            "as gemm_eff_max, of the FP8 peak (twice the BF16 one on H100, "
                            "hardware.md)"},
