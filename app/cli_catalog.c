@@ -187,28 +187,54 @@ static int print_table(FILE *f, const plan_catalog *cat)
 /* JSON (the catalog file's schema, base units)                              */
 /* ------------------------------------------------------------------------ */
 
+/* A number as the %.17g that reads back to the same double (cJSON prints
+ * 15 digits when they compare equal within DBL_EPSILON, which loses the last
+ * bits of a value computed rather than read, such as a measured file's). */
+static void add_exact(cJSON *o, const char *key, double v)
+{
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.17g", v);
+    cJSON_AddItemToObject(o, key, cJSON_CreateRaw(buf));
+}
+
 static cJSON *gpu_json(const plan_gpu *g)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", g->name);
     cJSON_AddStringToObject(o, "silicon", g->silicon);
-    cJSON_AddNumberToObject(o, "mem_bytes", g->mem_bytes);
-    cJSON_AddNumberToObject(o, "peak_flops", g->peak_flops);
-    cJSON_AddNumberToObject(o, "hbm_bps", g->hbm_bps);
-    cJSON_AddNumberToObject(o, "gemm_eff_max", g->gemm_eff_max);
-    cJSON_AddNumberToObject(o, "gemm_dim_half", g->gemm_dim_half);
-    cJSON_AddNumberToObject(o, "misaligned_factor", g->misaligned_factor);
-    cJSON_AddNumberToObject(o, "hbm_eff", g->hbm_eff);
-    cJSON_AddNumberToObject(o, "flash_eff", g->flash_eff);
-    cJSON_AddNumberToObject(o, "flash1_eff", g->flash1_eff);
-    cJSON_AddNumberToObject(o, "flash3_eff", g->flash3_eff);
-    cJSON_AddNumberToObject(o, "cudnn_attn_eff", g->cudnn_attn_eff);
-    cJSON_AddNumberToObject(o, "gemm_align_bytes", g->gemm_align_bytes);
-    cJSON_AddNumberToObject(o, "align_partial_factor", g->align_partial_factor);
-    cJSON_AddNumberToObject(o, "fp8_peak_flops", g->fp8_peak_flops);
-    cJSON_AddNumberToObject(o, "fp8_gemm_eff", g->fp8_gemm_eff);
-    cJSON_AddNumberToObject(o, "gemm_ceiling", g->gemm_ceiling);
-    cJSON_AddNumberToObject(o, "alloc_frac", g->alloc_frac);
+    add_exact(o, "mem_bytes", g->mem_bytes);
+    add_exact(o, "peak_flops", g->peak_flops);
+    add_exact(o, "hbm_bps", g->hbm_bps);
+    add_exact(o, "gemm_eff_max", g->gemm_eff_max);
+    add_exact(o, "gemm_dim_half", g->gemm_dim_half);
+    add_exact(o, "misaligned_factor", g->misaligned_factor);
+    add_exact(o, "hbm_eff", g->hbm_eff);
+    add_exact(o, "flash_eff", g->flash_eff);
+    add_exact(o, "flash1_eff", g->flash1_eff);
+    add_exact(o, "flash3_eff", g->flash3_eff);
+    add_exact(o, "cudnn_attn_eff", g->cudnn_attn_eff);
+    add_exact(o, "gemm_align_bytes", g->gemm_align_bytes);
+    add_exact(o, "align_partial_factor", g->align_partial_factor);
+    add_exact(o, "fp8_peak_flops", g->fp8_peak_flops);
+    add_exact(o, "fp8_gemm_eff", g->fp8_gemm_eff);
+    add_exact(o, "gemm_ceiling", g->gemm_ceiling);
+    add_exact(o, "alloc_frac", g->alloc_frac);
+    if (g->sms > 0)
+        add_exact(o, "sms", g->sms);
+    if (g->measured[0]) {
+        /* the file, and what it made of the entry (read back, the file is
+         * applied again and these fields over it: the same values) */
+        cJSON_AddStringToObject(o, "measured", g->measured);
+        cJSON_AddBoolToObject(o, "gemm_measured", g->gemm_measured);
+        add_exact(o, "gemm_measured_rms", g->gemm_measured_rms);
+        add_exact(o, "gemm_measured_shapes", g->gemm_measured_shapes);
+        add_exact(o, "flash2_fwd_eff", g->flash2_fwd_eff);
+        add_exact(o, "flash2_bwd_eff", g->flash2_bwd_eff);
+        add_exact(o, "cudnn_fwd_eff", g->cudnn_fwd_eff);
+        add_exact(o, "cudnn_bwd_eff", g->cudnn_bwd_eff);
+        add_exact(o, "copy_bps", g->copy_bps);
+        add_exact(o, "copy_hbm_bps", g->copy_hbm_bps);
+    }
     cJSON_AddBoolToObject(o, "fp16_only", g->fp16_only);
     cJSON_AddStringToObject(o, "source", g->source);
     return o;
@@ -241,6 +267,8 @@ static cJSON *instance_json(const plan_instance *in)
         cJSON_AddStringToObject(o, "nics_source", in->nics_source);
     if (in->price_source[0])
         cJSON_AddStringToObject(o, "price_source", in->price_source);
+    if (in->nccl_channels > 0)
+        cJSON_AddNumberToObject(o, "nccl_channels", in->nccl_channels);
     cJSON_AddStringToObject(o, "intra_curve", in->intra_curve);
     cJSON_AddStringToObject(o, "net_curve", in->net_curve);
     cJSON_AddStringToObject(o, "source", in->source);

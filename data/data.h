@@ -16,6 +16,7 @@
 #include "common/st.h"
 #include "planner/plan.h"
 #include "planner/plan_framework.h"
+#include "planner/plan_hwfit.h"
 
 /* Directory holding the data files: $SMDPLAN_DATA if set, else the source
  * tree's data/ when it exists (a build tree), else the installed share dir.
@@ -40,6 +41,13 @@ const char *data_calibration_path(void);
 /* Merge a user catalog file into cat: entries with a new name are added,
  * entries with an existing name have the fields given replaced. Re-links. */
 int data_catalog_merge(plan_catalog *cat, const char *path, st_err *err);
+
+/* A measured-rates file (data_measured.c; a JSON file under data/measured/, named by a
+ * catalog GPU's "measured"): what one device reached, for
+ * plan_gpu_measured. path is a file; name (parse) is used in messages. */
+int data_measured_load(const char *path, plan_measured *out, st_err *err);
+int data_measured_parse(const char *text, size_t len, const char *name, plan_measured *out,
+                        st_err *err);
 
 /* Stack profiles (data_frameworks.c): data_dir()/frameworks.json, one entry
  * per release of a stack, inheriting from an earlier one. */

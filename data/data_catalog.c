@@ -40,10 +40,12 @@
 #include <ctype.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/units.h"
@@ -110,6 +112,19 @@ static const field gpu_fields[] = {
     FLD(plan_gpu, attn_row_fwd_s, F_NUM, 0),
     FLD(plan_gpu, attn_row_bwd_s, F_NUM, 0),
     FLD(plan_gpu, fp16_only, F_BOOL, 0),
+    {"sms", F_INT, offsetof(plan_gpu, sms), 0, 0, 1, 100000},
+    STR(plan_gpu, measured, 0),
+    /* what a measured-rates file gives (plan_gpu_measured), also as fields
+     * so that a catalog written back reads the same */
+    FLD(plan_gpu, gemm_measured, F_BOOL, 0),
+    FLD(plan_gpu, gemm_measured_rms, F_NUM, 0),
+    {"gemm_measured_shapes", F_INT, offsetof(plan_gpu, gemm_measured_shapes), 0, 0, 0, 1 << 20},
+    FLD(plan_gpu, flash2_fwd_eff, F_NUM, 0),
+    FLD(plan_gpu, flash2_bwd_eff, F_NUM, 0),
+    FLD(plan_gpu, cudnn_fwd_eff, F_NUM, 0),
+    FLD(plan_gpu, cudnn_bwd_eff, F_NUM, 0),
+    FLD(plan_gpu, copy_bps, F_RATE, 0),
+    FLD(plan_gpu, copy_hbm_bps, F_RATE, 0),
     STR(plan_gpu, source, 0),
 };
 
@@ -135,6 +150,7 @@ static const field instance_fields[] = {
     {"nics", F_INT, offsetof(plan_instance, nics), 0, 0, 0, 4096},
     STR(plan_instance, nics_source, 0),
     STR(plan_instance, price_source, 0),
+    {"nccl_channels", F_INT, offsetof(plan_instance, nccl_channels), 0, 0, 1, 1024},
     STR(plan_instance, intra_curve, 1),
     STR(plan_instance, net_curve, 1),
     STR(plan_instance, source, 0),
@@ -193,7 +209,11 @@ static const kind kinds[K__COUNT] = {
 };
 
 /* The most fields any table has: set masks are bits of an unsigned. */
-#define DATA_FIELDS_MAX 16
+#define DATA_FIELDS_MAX 64
+typedef uint64_t fieldset;
+#define BIT(i) ((fieldset)1 << (i))
+_Static_assert(NFIELDS(gpu_fields) <= DATA_FIELDS_MAX && NFIELDS(instance_fields) <= DATA_FIELDS_MAX,
+               "a field table outgrew the set mask");
 
 /* ------------------------------------------------------------------------ */
 /* Catalog arrays by kind                                                    */
@@ -491,7 +511,7 @@ static int unknown_field(const ctx *x, const kind *k, const char *key, st_err *e
 /* Apply the fields of obj to entry; *set gets a bit per field given. The
  * name of an existing entry is kept (it matched by name or alias). */
 static int apply_fields(ctx *x, const kind *k, const cJSON *obj, void *entry, int existing,
-                        unsigned *set, st_err *err)
+                        fieldset *set, st_err *err)
 {
     const cJSON *v;
     *set = 0;
@@ -502,9 +522,9 @@ static int apply_fields(ctx *x, const kind *k, const cJSON *obj, void *entry, in
         int i = field_index(k, key);
         if (i < 0)
             return unknown_field(x, k, key, err);
-        if (*set & (1u << i))
+        if (*set & BIT(i))
             return ST_RAISE(err, ST_EINVAL, "%s: field '%s' given twice", x->where, key);
-        *set |= 1u << i;
+        *set |= BIT(i);
         if (existing && strcmp(key, "name") == 0)
             continue;
         int rc = set_field(x, &k->fields[i], v, entry, err);
@@ -514,10 +534,10 @@ static int apply_fields(ctx *x, const kind *k, const cJSON *obj, void *entry, in
     return ST_OK;
 }
 
-static int check_required(const ctx *x, const kind *k, unsigned set, st_err *err)
+static int check_required(const ctx *x, const kind *k, fieldset set, st_err *err)
 {
     for (int i = 0; i < k->nfields; i++)
-        if (k->fields[i].required && !(set & (1u << i)))
+        if (k->fields[i].required && !(set & BIT(i)))
             return ST_RAISE(err, ST_EINVAL, "%s: missing required field '%s'", x->where,
                             k->fields[i].key);
     return ST_OK;
@@ -536,12 +556,12 @@ static int finish_curve(const ctx *x, plan_curve *c, st_err *err)
 }
 
 /* The source of an overridden entry says what the user file changed. */
-static void note_override(const ctx *x, const kind *k, unsigned set, char *source)
+static void note_override(const ctx *x, const kind *k, fieldset set, char *source)
 {
     char was[PLAN_SOURCE_MAX], fields[PLAN_SOURCE_MAX] = "";
     memcpy(was, source, sizeof was);
     for (int i = 0; i < k->nfields; i++) {
-        if (!(set & (1u << i)) || strcmp(k->fields[i].key, "name") == 0)
+        if (!(set & BIT(i)) || strcmp(k->fields[i].key, "name") == 0)
             continue;
         size_t used = strlen(fields);
         snprintf(fields + used, sizeof fields - used, "%s%s", used ? ", " : "", k->fields[i].key);
@@ -585,6 +605,59 @@ static void name_where(ctx *x, const kind *k, int idx, const cJSON *obj)
         snprintf(x->where, sizeof x->where, "%s: %s[%d]", x->file, k->key, idx);
 }
 
+/* ---- a GPU's measured rates ----
+ * "measured" names a file: an absolute path, or one relative to the
+ * directory of the catalog that names it (the working directory for a
+ * catalog given without one). It is read only as a regular file, never a
+ * device or a FIFO; the entry keeps the path as resolved, so that the
+ * catalog written back (smdplan catalog --json) names the same file. */
+static int apply_measured(const ctx *x, plan_gpu *g, st_err *err)
+{
+    char path[4096];
+    const char *rel = g->measured, *slash = strrchr(x->file, '/');
+    int w = rel[0] == '/' || !slash ? snprintf(path, sizeof path, "%s", rel)
+                                    : snprintf(path, sizeof path, "%.*s/%s",
+                                               (int)(slash - x->file), x->file, rel);
+    if (w < 0 || (size_t)w >= sizeof g->measured)
+        return ST_RAISE(err, ST_EINVAL, "%s: field 'measured': the path '%.64s...' is longer "
+                        "than %zu characters", x->where, path, sizeof g->measured - 1);
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return ST_RAISE(err, ST_EINVAL, "%s: field 'measured': %s is not a readable file",
+                        x->where, path);
+    plan_measured m;
+    int rc = data_measured_load(path, &m, err);
+    if (rc)
+        return rc;
+    st_err e = {0};
+    if ((rc = plan_gpu_measured(g, &m, &e)) != ST_OK)
+        return ST_RAISE(err, rc, "%s: %s: %s", x->where, path, e.msg);
+    memset(g->measured, 0, sizeof g->measured);
+    memcpy(g->measured, path, (size_t)w);
+    return ST_OK;
+}
+
+/* An entry naming a measured-rates file: the file's values first, then the
+ * entry's own fields over them (an entry's value wins over its file's);
+ * the fields the file gives count as given. */
+static int merge_measured(ctx *x, const kind *kd, const cJSON *obj, plan_gpu *g, int existing,
+                          fieldset *set, st_err *err)
+{
+    int rc = apply_measured(x, g, err);
+    if (rc)
+        return rc;
+    char resolved[sizeof g->measured];
+    memcpy(resolved, g->measured, sizeof resolved);
+    if ((rc = apply_fields(x, kd, obj, g, existing, set, err)) != ST_OK)
+        return rc;
+    memcpy(g->measured, resolved, sizeof resolved);
+    static const char *const gives[] = {"gemm_eff_max", "gemm_dim_half", "gemm_ceiling",
+                                        "flash_eff"};
+    for (size_t i = 0; i < sizeof gives / sizeof gives[0]; i++)
+        *set |= BIT(field_index(kd, gives[i]));
+    return ST_OK;
+}
+
 static int merge_entry(plan_catalog *cat, int k, int idx, const cJSON *obj, const char *file,
                        st_err *err)
 {
@@ -604,8 +677,10 @@ static int merge_entry(plan_catalog *cat, int k, int idx, const cJSON *obj, cons
         memcpy(&tmp, entry_of(cat, k, at), size_of(k));
     else
         init_entry(k, &tmp);
-    unsigned set;
+    fieldset set;
     int rc = apply_fields(&x, kd, obj, &tmp, at >= 0, &set, err);
+    if (!rc && k == K_GPU && (set & BIT(field_index(kd, "measured"))) && tmp.g.measured[0])
+        rc = merge_measured(&x, kd, obj, &tmp.g, at >= 0, &set, err);
     if (!rc && at < 0)
         rc = check_required(&x, kd, set, err);
     if (!rc && k == K_CURVE)
@@ -614,7 +689,7 @@ static int merge_entry(plan_catalog *cat, int k, int idx, const cJSON *obj, cons
         return rc;
     int src = field_index(kd, "source");
     char *source = (char *)&tmp + kd->fields[src].off;
-    if (at >= 0 && !(set & (1u << src)))
+    if (at >= 0 && !(set & BIT(src)))
         note_override(&x, kd, set, source);
     else if (!source[0])
         snprintf(source, PLAN_SOURCE_MAX, "%s", file);
@@ -622,7 +697,7 @@ static int merge_entry(plan_catalog *cat, int k, int idx, const cJSON *obj, cons
         memcpy(tmp.g.silicon, tmp.g.name, sizeof tmp.g.silicon);
     if (k == K_EFF)
         for (int p = 0; p < PLAN_EFF__COUNT; p++)
-            if (set & (1u << eff_field_of[p]))
+            if (set & BIT(eff_field_of[p]))
                 tmp.e.fitted |= 1u << p;
     if (at >= 0) {
         memcpy(entry_of(cat, k, at), &tmp, size_of(k));

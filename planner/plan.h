@@ -183,6 +183,9 @@ typedef struct plan_curve {
 /* Evaluate a curve at a message size (bytes > 0). */
 double plan_curve_eval(const plan_curve *c, double bytes);
 
+/* Longest path of a GPU's measured-rates file as its catalog entry gives it. */
+#define PLAN_MEASURED_PATH_MAX 256
+
 typedef struct plan_gpu {
     char name[32];               /* "A100-40GB" */
     char silicon[32];            /* the chip ("GA100"): GPUs sharing it share efficiencies */
@@ -232,6 +235,26 @@ typedef struct plan_gpu {
     double attn_row_bwd_s;
     int fp16_only;               /* 1: its tensor cores multiply fp16 but not bf16 (Volta,
                                   * Turing): a plan on it trains in fp16 */
+    /* Streaming multiprocessors (the chip's whitepaper); 0: not known. A
+     * collective's CUDA blocks hold some of them while it runs beside the
+     * compute (plan__comm_sm_frac). */
+    int sms;
+    /* Rates measured on the device itself, from the file "measured" names
+     * (its path as resolved from the catalog that names it; plan_gpu_measured
+     * applies them): */
+    char measured[PLAN_MEASURED_PATH_MAX];
+    int gemm_measured;           /* 1: gemm_ceiling and gemm_dim_half are the GEMM model
+                                  * fitted to the device's measured GEMMs, not to runs */
+    double gemm_measured_rms;    /* that fit's root-mean-square log error over the shapes */
+    int gemm_measured_shapes;    /* shapes it used (calls at the harness's floor left out) */
+    /* Fused attention measured per direction, fraction of peak (0: not
+     * measured): FlashAttention-2 and cuDNN's fused attention */
+    double flash2_fwd_eff, flash2_bwd_eff;
+    double cudnn_fwd_eff, cudnn_bwd_eff;
+    double copy_bps;             /* a device-to-device copy, bytes read + written per
+                                  * second, measured on a device with memory_bps of HBM
+                                  * (0: not measured): plan_gpu_copy_eff */
+    double copy_hbm_bps;
     char source[PLAN_SOURCE_MAX];
 } plan_gpu;
 
@@ -316,6 +339,10 @@ typedef struct plan_instance {
     int nics;                    /* network cards (EFA devices) per node; 0 = unknown */
     char nics_source[PLAN_SOURCE_MAX];
     char price_source[PLAN_SOURCE_MAX]; /* where price_per_hour was read (or why none) */
+    int nccl_channels;           /* CUDA blocks (one SM each) an NCCL collective runs on
+                                  * each GPU of this node (its log's channel count); 0:
+                                  * not known. With the GPU's sms: the share of the GPU
+                                  * a collective takes from compute it overlaps */
     char intra_curve[32];        /* efficiency curve names (catalog curves) */
     char net_curve[32];
     int intra_curve_index;       /* resolved */
@@ -693,6 +720,8 @@ typedef struct plan_costs {
     double p2p_net_bps;          /* one GPU's share of its node's network, same */
     double intra_latency_s, net_latency_s;   /* one send's latency, inside / across nodes */
     int dp_overlap;              /* gradient buckets start during the last backward */
+    double comm_sm_frac;         /* the share of the GPU a collective takes from the
+                                  * compute it overlaps (plan__comm_sm_frac) */
     double optimizer_s;
     double capacity_bytes;       /* GPU memory */
     double planner_step_s;       /* plan_evaluate's step time, for comparison */

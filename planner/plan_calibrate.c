@@ -24,6 +24,7 @@
 #include <gsl/gsl_vector.h>
 
 #include "planner/plan_framework.h"
+#include "planner/plan_hwfit.h"
 #include "planner/plan_int.h"
 
 /* Physical range each parameter is searched in, and where each bound comes
@@ -38,18 +39,20 @@ static const struct {
     [PLAN_EFF_GEMM] = {0.30, 0.90,
                        "low: the GEMM term's roofline takes HBM-bound shapes apart, so a large "
                        "GEMM below 0.30 of peak is no tensor-core GEMM; high: the chip's "
-                       "measured GEMM ceiling (an 8192^3 bf16 product reached 0.81 of the H100 "
-                       "peak, gpu_h100_measured.json), else 0.90"},
+                       "measured GEMM ceiling (the H100's 45 measured shapes: 0.763 of peak, "
+                       "data/measured/h100-sxm.json; the A100's maximum achievable matmul: "
+                       "0.859), else 0.90"},
     [PLAN_EFF_HBM] = {0.30, 0.90,
                       "high: a device-to-device copy moves 0.89 of the datasheet bandwidth on "
                       "H100 (2990 of 3350 GB/s, gpu_h100_measured.json) and 0.90 on H200 (4.3 "
                       "of 4.8 TB/s, hardware.md): no streaming kernel moves more; low: a third "
                       "of that (a stack's unfused small kernels)"},
     [PLAN_EFF_FLASH] = {0.05, 0.95,
-                        "high: the chip's GEMM ceiling (attention is two GEMMs with a softmax "
-                        "between them); low: FlashAttention-2 through PyTorch reached 0.21 of "
-                        "the H100 peak forward and backward (gpu_h100_measured.json), a "
-                        "quarter of that"},
+                        "high: the chip's measured FlashAttention-2 forward and backward where "
+                        "measured (a stack's kernels reach at most the measured one: 0.212 of "
+                        "the H100 peak, data/measured/h100-sxm.json), else its GEMM ceiling "
+                        "(attention is two GEMMs with a softmax between them); low: a quarter "
+                        "of the H100's measured rate"},
     [PLAN_EFF_FP8_GEMM] = {0.20, 0.90,
                            "as gemm_eff_max, of the FP8 peak (twice the BF16 one on H100, "
                            "hardware.md)"},
@@ -148,6 +151,8 @@ typedef struct cal {
     int np;
     plan_eff eff;                /* the values being tried */
     double hi_gemm;              /* the chip's GEMM ceiling */
+    double hi_hbm;               /* its measured copy's share of HBM (0: not measured) */
+    double hi_flash;             /* its measured FlashAttention-2, forward and backward (0: not) */
     int pool;                    /* fitting a chip's pool (cal_lo) */
     double start[PLAN_EFF__COUNT]; /* the fit's starting values (the chip's own) */
     int keep_chips;              /* plan_cal_options.keep_chips */
@@ -175,6 +180,13 @@ static double cal_hi(const cal *c, int p)
 {
     double hi = p == PLAN_EFF_GEMM || p == PLAN_EFF_FLASH ? fmin(ranges[p].hi, c->hi_gemm)
                                                           : ranges[p].hi;
+    /* a copy measured on the chip's own memory is its streaming ceiling,
+     * the measured FlashAttention-2 its attention's (a stack's kernels
+     * reach at most the measured ones) */
+    if (p == PLAN_EFF_HBM && c->hi_hbm > 0)
+        hi = fmin(hi, c->hi_hbm);
+    if (p == PLAN_EFF_FLASH && c->hi_flash > 0)
+        hi = fmin(hi, c->hi_flash);
     /* a chip measured above the range has the whole of its measured rate
      * for range: a CPU host's efficiencies are fractions of its own
      * measured peaks (smdplan bench: gemm_eff_max 1, the peak being the
@@ -516,12 +528,31 @@ static plan_eff chip_eff(const plan_catalog *cat, const char *silicon)
     return e;
 }
 
-static double chip_ceiling(const plan_catalog *cat, const char *silicon)
+static const plan_gpu *chip_gpu(const plan_catalog *cat, const char *silicon)
 {
     for (int j = 0; j < cat->ngpus; j++)
         if (strcmp(silicon_of(&cat->gpus[j]), silicon) == 0)
-            return cat->gpus[j].gemm_ceiling > 0 ? cat->gpus[j].gemm_ceiling : 1.0;
-    return 1.0;
+            return &cat->gpus[j];
+    return NULL;
+}
+
+static double chip_ceiling(const plan_catalog *cat, const char *silicon)
+{
+    const plan_gpu *g = chip_gpu(cat, silicon);
+    return g && g->gemm_ceiling > 0 ? g->gemm_ceiling : 1.0;
+}
+
+/* The lowest copy share measured on a GPU of the chip (0: none). */
+static double chip_copy_eff(const plan_catalog *cat, const char *silicon)
+{
+    double lo = 0;
+    for (int j = 0; j < cat->ngpus; j++) {
+        double e = strcmp(silicon_of(&cat->gpus[j]), silicon) == 0
+                       ? plan_gpu_copy_eff(&cat->gpus[j]) : 0.0;
+        if (e > 0 && (lo == 0 || e < lo))
+            lo = e;
+    }
+    return lo;
 }
 
 static void drop_eff(plan_catalog *cat, const char *family, const char *silicon)
@@ -636,10 +667,17 @@ static int fit_all(cal *c, const plan_cal_options *o, int skip, plan_cal_group *
                 continue;
             }
             c->hi_gemm = chip_ceiling(c->cat, pr->silicon);
+            c->hi_hbm = chip_copy_eff(c->cat, pr->silicon);
+            const plan_gpu *chip = chip_gpu(c->cat, pr->silicon);
+            c->hi_flash = chip ? plan__attn_fwd_bwd_eff(chip->flash2_fwd_eff, chip->flash2_bwd_eff) : 0;
             c->pool = pass == 0;
             plan_eff e0 = chip_eff(c->cat, pr->silicon);
-            /* a framework fits its efficiencies; the chip's pool also the dims */
-            int rc = fit(c, &e0, pass == 0 ? asked : asked & PLAN_EFF_FRAMEWORK_MASK, &g, err);
+            /* a framework fits its efficiencies; the chip's pool also the
+             * dims, unless they were measured on the chip itself */
+            unsigned mask = pass == 0 ? asked : asked & PLAN_EFF_FRAMEWORK_MASK;
+            if (chip && chip->gemm_measured)
+                mask &= ~(1u << PLAN_EFF_DIM_HALF);
+            int rc = fit(c, &e0, mask, &g, err);
             if (rc)
                 return rc;
             if (pass == 0)

@@ -69,9 +69,9 @@
  * about 0.8 GiB on A100/H100 under CUDA 11-12 as PyTorch reports it
  * (nvidia-smi after torch.cuda.init() and a first GEMM). An estimate. */
 #define CUDA_CONTEXT_BYTES (0.8 * 1073741824.0)
-/* FlashAttention-2 (Dao 2023): backward does 5 matmuls to forward's 2, and a
- * causal mask skips half the score blocks. */
-#define FLASH_BWD_OVER_FWD 2.5
+/* FlashAttention-2 (Dao 2023): backward does 5 matmuls to forward's 2
+ * (PLAN__ATTN_BWD_OVER_FWD), and a causal mask skips half the score blocks. */
+#define FLASH_BWD_OVER_FWD PLAN__ATTN_BWD_OVER_FWD
 #define CAUSAL_FRACTION 0.5
 /* Elementwise passes per token in units of h-sized (resp. ffn-sized) 2-byte
  * tensors, forward, counted from the layer's op list (Korthikanti et al.
@@ -183,9 +183,10 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         /* the layout's fused generation (a fused kernel without one named
          * is FlashAttention-2, the executor's and the stacks' option) */
         plan_attn gen = l->attention != PLAN_ATTN_UNFUSED ? l->attention : PLAN_ATTN_FLASH2;
-        double flops = 4.0 * b * ah * sq * sk * d * CAUSAL_FRACTION;
-        attn_f = flops / (c->gpu->peak_flops * plan__attn_eff(c, gen));
-        attn_b = FLASH_BWD_OVER_FWD * attn_f;
+        double flops = 4.0 * b * ah * sq * sk * d * CAUSAL_FRACTION, eff_f, eff_b;
+        plan__attn_eff(c, gen, &eff_f, &eff_b);
+        attn_f = flops / (c->gpu->peak_flops * eff_f);
+        attn_b = FLASH_BWD_OVER_FWD * flops / (c->gpu->peak_flops * eff_b);
     } else {
         plan__attn_plain_s(c, b * ah, sq, sk, d, plan_model_dropout(m), &attn_f, &attn_b);
     }
@@ -237,7 +238,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
      * (Shoeybi et al. 2019); with sequence parallelism each becomes a
      * reduce-scatter + all-gather pair of the same total traffic
      * (Korthikanti et al. 2022, Sec. 4.2.2). */
-    double msg = eb * T * h;
+    double msg = eb * T * h, sm_frac = plan__comm_sm_frac(c);
     double ar = l->tp > 1 ? plan__allreduce_s(c, sp_t, msg) : 0.0;
     lc->tp_fwd_s = 2.0 * ar;
     lc->tp_bwd_s = 2.0 * ar;
@@ -245,9 +246,14 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         /* Megatron-LM (2022, layers.py LinearWithGradAccumulationAndAsync-
          * Communication): the backward's input-gradient all-reduce (or
          * reduce-scatter with SP) of the two column-parallel linears runs
-         * asynchronously beside their weight-gradient GEMMs. */
-        lc->tp_bwd_s = fmax(0.0, lc->tp_bwd_s - (qkv.gemm_s + up.gemm_s));
+         * asynchronously beside their weight-gradient GEMMs, which lose
+         * the SMs its blocks hold meanwhile (plan__comm_sm_frac). */
+        double hidden = fmin(lc->tp_bwd_s, qkv.gemm_s + up.gemm_s);
+        lc->tp_bwd_s += sm_frac * hidden - hidden;
     } else if (l->tp_overlap >= 2) {
+        /* (Transformer Engine's userbuffers run their own kernels on SMs
+         * each overlapped GEMM gives up, 2 to 24 of the H100's 132 by
+         * operation: launcher ub_cfg files' num_sm; not counted here.) */
         /* Transformer Engine splits each GEMM and pipelines its all-gather /
          * reduce-scatter chunks behind it (NeMo user guide, Communication
          * Overlap): only what the GEMMs cannot cover stays exposed. */
@@ -261,8 +267,9 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     if (l->cp > 1) {
         double kv_bytes = eb * 2.0 * b * sq * kv * d / t * l->cp;
         double x = plan__allgather_s(c, sp_c, kv_bytes);
-        lc->cp_fwd_s = fmax(0.0, x - attn_f);
-        lc->cp_bwd_s = fmax(0.0, 2.0 * x - attn_b);
+        /* what the attention core hides still takes its SMs */
+        lc->cp_fwd_s = fmax(0.0, x - attn_f) + sm_frac * fmin(x, attn_f);
+        lc->cp_bwd_s = fmax(0.0, 2.0 * x - attn_b) + sm_frac * fmin(2.0 * x, attn_b);
     }
 
     /* Stored activations of one token, bytes, tensor by tensor as autograd
@@ -637,6 +644,11 @@ static void zero_microbatch(const plan_model *m, const plan_cluster *c, const pl
     }
     z->fwd_s = cf + (n - 1.0) * fmax(0.0, cf - f);
     z->bwd_s = n * fmax(0.0, cb - b) + rs;
+    /* the collectives the compute hides hold their SMs meanwhile, and the
+     * compute they overlap runs on the rest (plan__comm_sm_frac) */
+    double phi = plan__comm_sm_frac(c);
+    z->fwd_s += phi * fmax(0.0, n * cf - z->fwd_s);
+    z->bwd_s += phi * fmax(0.0, n * cb - z->bwd_s);
 }
 
 static void stage_time_of(const layer_cost *lc, const zero_mb *z, double n, int last,
@@ -918,10 +930,14 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     double last_b = est->stage_layers[0] * (lc.bwd_comp_s + lc.recomp_comp_s + lc.tp_bwd_s) /
                     l->virtual_stages;
     double exposed;
-    if (l->dp_overlap && b0.dp_buckets > 0)
+    if (l->dp_overlap && b0.dp_buckets > 0) {
         exposed = fmax(b0.dp_last_bucket_s, t_dp + last_b / b0.dp_buckets - last_b);
-    else
+        /* the hidden buckets' NCCL blocks slow the backward they overlap
+         * by the SMs they hold (plan__comm_sm_frac) */
+        exposed += plan__comm_sm_frac(c) * fmax(0.0, t_dp - exposed);
+    } else {
         exposed = t_dp;
+    }
     tm->dp_total_s = t_dp + mb * zero_total;
     tm->dp_exposed_s = exposed + mb * crit_zero;
 
@@ -955,10 +971,11 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
          "gradients), a fourth with full recompute; FP8 casts with FP8 linears",
          "Qi et al. 2023, Sec. 2; NVIDIA Matrix Multiplication Background guide");
     TERM(terms, "time", "  attention core", cs->attn_s, "s",
-         "fused: 4 b a s^2 d causal half at the generation's efficiency (flash_eff for "
-         "FlashAttention-2; measured or by published ratio for 1, 3, cuDNN), backward 2.5x; unfused: "
-         "batched GEMMs and the score tensors through HBM",
-         "Dao 2023 (FlashAttention-2)");
+         "fused: 4 b a s^2 d causal half forward, 2.5x that backward, at the generation's "
+         "efficiency per direction: the chip's measured rates times the stack's share "
+         "(flash_eff over the measured FlashAttention-2), else flash_eff; FlashAttention 1 and "
+         "3 by published ratios; unfused: batched GEMMs and the score tensors through HBM",
+         "Dao 2023 (FlashAttention-2); the chip's measured-rates file");
     TERM(terms, "time", "  elementwise", cs->elem_s, "s",
          "norms, activations, residuals, dropout and the loss at hbm_eff of HBM bandwidth",
          "Korthikanti et al. 2022, Fig. 2 op list");
@@ -966,10 +983,13 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
          "host time per kernel beyond the GPU's time (blocking launches: all of it)",
          "PyTorch eager dispatch");
     TERM(terms, "time", "TP communication", tm->tp_comm_s, "s",
-         "m x layers x 4 all-reduces of s b h x 2 B (6 with full recompute)",
+         "m x layers x 4 all-reduces of s b h x 2 B (6 with full recompute), less what "
+         "the stack overlaps; an overlapped NCCL collective still takes its channels' SMs "
+         "from the GEMMs it hides behind",
          "Shoeybi et al. 2019, Fig. 4; nccl-tests PERFORMANCE.md bus bandwidth");
     TERM(terms, "time", "CP communication", tm->cp_comm_s, "s",
-         "ring KV exchange beyond the attention compute it overlaps", "Liu et al. 2023");
+         "ring KV exchange beyond the attention compute it overlaps, and the SMs its "
+         "hidden part takes from it", "Liu et al. 2023");
     TERM(terms, "time", "PP communication", tm->pp_comm_s, "s",
          "m x 2 x v p2p sends of s b h x 2 B / t (scatter/gather)", "Narayanan et al. 2021, Sec. 4.1");
     TERM(terms, "time", "pipeline bubble", tm->bubble_s, "s",
@@ -978,8 +998,12 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
          "Huang et al. 2019; Narayanan et al. 2021 Sec. 2.2; Qi et al. 2023");
     TERM(terms, "time", "DP exposed", tm->dp_exposed_s, "s",
          "bucketed all-reduce of the first stage's gradients past its last backward B: "
-         "max(t_last, t_dp + B/n - B) with n buckets ready evenly over B",
-         "Li et al. 2020 (PyTorch DDP) bucketing; nccl-tests bus bandwidth");
+         "max(t_last, t_dp + B/n - B) with n buckets ready evenly over B, plus the SMs its "
+         "hidden part takes from that backward (NCCL channels / SMs of the hidden time); with "
+         "ZeRO-3 / FSDP the per-layer gathers and reduce-scatters compute does not hide, and "
+         "the same SM share of those it hides",
+         "Li et al. 2020 (PyTorch DDP) bucketing; nccl-tests bus bandwidth; NCCL environment "
+         "variables (NCCL_MIN_NCHANNELS: a channel is a CUDA block)");
     TERM(terms, "time", "DP total", tm->dp_total_s, "s", "whole gradient sync, hidden or not",
          "as above");
     TERM(terms, "time", "optimizer", tm->optimizer_s, "s",
@@ -1110,6 +1134,7 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
     out->capacity_bytes = est->capacity_bytes;
     out->optimizer_s = est->time.optimizer_s;
     out->dp_overlap = l->dp_overlap;
+    out->comm_sm_frac = plan__comm_sm_frac(c);
 
     plan__span sp_t, sp_c, sp_d, sp_p;
     plan__span_of(l, c, 'T', &sp_t); /* tiling was checked by plan_evaluate */

@@ -83,28 +83,74 @@ double plan__gemm_prec_s(const plan_cluster *c, double m, double n, double k, do
  * on another chip the kernel falls back to FlashAttention-2's. */
 #define FLASH3_OVER_FLASH2 1.5
 
-double plan__attn_eff(const plan_cluster *c, plan_attn a)
+/* A generation's rate: measured per direction where the chip has it
+ * (fwd_m, bwd_m), else the one value v for both. */
+static double dir_eff(double v, double fwd_m, double bwd_m, double *fwd, double *bwd)
+{
+    *fwd = fwd_m > 0 ? fwd_m : v;
+    *bwd = bwd_m > 0 ? bwd_m : v;
+    return *fwd;
+}
+
+double plan__attn_fwd_bwd_eff(double fwd, double bwd)
+{
+    if (!(fwd > 0) || !(bwd > 0))
+        return 0.0;
+    return (1.0 + PLAN__ATTN_BWD_OVER_FWD) / (1.0 / fwd + PLAN__ATTN_BWD_OVER_FWD / bwd);
+}
+
+double plan__attn_eff(const plan_cluster *c, plan_attn a, double *fwd, double *bwd)
 {
     const plan_gpu *g = c->gpu;
-    double fa2 = c->eff.flash_eff;
+    double f2, b2, s = 1.0; /* FlashAttention-2, the reference generation; the stack's share */
+    double fb2 = plan__attn_fwd_bwd_eff(g->flash2_fwd_eff, g->flash2_bwd_eff);
+    if (fb2 > 0) {
+        s = fmin(1.0, c->eff.flash_eff / fb2);
+        f2 = s * g->flash2_fwd_eff;
+        b2 = s * g->flash2_bwd_eff;
+    } else {
+        f2 = b2 = c->eff.flash_eff;
+    }
     switch (a) {
     case PLAN_ATTN_FLASH1:
-        return g->flash1_eff > 0 ? g->flash1_eff : FLASH1_OVER_FLASH2 * fa2;
+        if (g->flash1_eff > 0)
+            return dir_eff(g->flash1_eff, 0, 0, fwd, bwd);
+        return dir_eff(0, FLASH1_OVER_FLASH2 * f2, FLASH1_OVER_FLASH2 * b2, fwd, bwd);
     case PLAN_ATTN_FLASH3:
         /* Hopper: the chips with FP8 tensor cores in the catalog */
         if (g->flash3_eff > 0)
-            return g->flash3_eff;
-        return g->fp8_peak_flops > 0 ? FLASH3_OVER_FLASH2 * fa2 : fa2;
+            return dir_eff(g->flash3_eff, 0, 0, fwd, bwd);
+        if (g->fp8_peak_flops > 0)
+            return dir_eff(0, FLASH3_OVER_FLASH2 * f2, FLASH3_OVER_FLASH2 * b2, fwd, bwd);
+        return dir_eff(0, f2, b2, fwd, bwd);
     case PLAN_ATTN_CUDNN:
         /* cuDNN's fused attention runs FlashAttention-2's algorithm (cuDNN
          * 8.9 release notes, "fused flash attention"); measured where a
          * chip's own rate is known */
-        return g->cudnn_attn_eff > 0 ? g->cudnn_attn_eff : fa2;
+        if (g->cudnn_fwd_eff > 0 && g->cudnn_bwd_eff > 0)
+            return dir_eff(0, s * g->cudnn_fwd_eff, s * g->cudnn_bwd_eff, fwd, bwd);
+        if (g->cudnn_attn_eff > 0)
+            return dir_eff(g->cudnn_attn_eff, 0, 0, fwd, bwd);
+        return dir_eff(0, f2, b2, fwd, bwd);
     case PLAN_ATTN_FLASH2:
     case PLAN_ATTN_UNFUSED:
     default:
-        return fa2;
+        return dir_eff(0, f2, b2, fwd, bwd);
     }
+}
+
+/* NCCL runs each channel of a collective as one CUDA block (NCCL
+ * environment variables, NCCL_MIN_NCHANNELS: "increasing the number of
+ * channels also increases the number of CUDA blocks NCCL uses ... it uses
+ * more CUDA compute resources"); a block occupies an SM for as long as the
+ * collective runs, beside the kernels of the compute stream, which have the
+ * other SMs meanwhile. */
+double plan__comm_sm_frac(const plan_cluster *c)
+{
+    int sms = c->gpu->sms, ch = c->inst->nccl_channels;
+    if (sms <= 0 || ch <= 0)
+        return 0.0;
+    return ch >= sms ? 1.0 : (double)ch / sms;
 }
 
 double plan__mem_s(const plan_cluster *c, double bytes)

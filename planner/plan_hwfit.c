@@ -11,6 +11,7 @@
  * between the neighbours of the best point of the scan.
  */
 #include "planner/plan_hwfit.h"
+#include "planner/plan_int.h"
 
 #include <math.h>
 
@@ -163,4 +164,93 @@ double plan_gemm_fit_rate(const plan_gemm_fit *f, double m, double n, double k)
 {
     double h = f->dim_half;
     return f->asymptote_flops * m / (m + h) * n / (n + h) * k / (k + h);
+}
+
+/* ---- measured rates ---- */
+
+/* The measured file counts forward and backward as 3.5x the forward's
+ * FLOPs: the planner's count (PLAN__ATTN_BWD_OVER_FWD). */
+#define ATTN_BWD_OVER_FWD PLAN__ATTN_BWD_OVER_FWD
+
+static int attn_dir(const char *what, double fwd, double fb, double peak, double *ef, double *eb,
+                    st_err *err)
+{
+    *ef = *eb = 0;
+    if (fwd == 0 && fb == 0)
+        return ST_OK;
+    /* times per forward FLOP: forward 1/fwd, both 3.5/fb */
+    double t_b = (1.0 + ATTN_BWD_OVER_FWD) / fb - 1.0 / fwd;
+    if (!(fwd > 0) || !(fb > 0) || !isfinite(fwd) || !isfinite(fb) || !(t_b > 0))
+        return ST_RAISE(err, ST_EINVAL, "measured %s attention: forward %g and forward+backward "
+                        "%g FLOP/s must be positive, forward and backward taking longer than the "
+                        "forward alone", what, fwd, fb);
+    *ef = fwd / peak;
+    *eb = ATTN_BWD_OVER_FWD / t_b / peak;
+    return ST_OK;
+}
+
+int plan_gpu_measured(plan_gpu *g, const plan_measured *m, st_err *err)
+{
+    if (!(g->peak_flops > 0))
+        return ST_RAISE(err, ST_EINVAL, "GPU '%s': measured rates need its peak_flops", g->name);
+    if (m->ngemm > 0) {
+        if (m->ngemm > PLAN_MEASURED_GEMM_MAX)
+            return ST_RAISE(err, ST_EINVAL, "%d measured GEMMs; at most %d", m->ngemm,
+                            PLAN_MEASURED_GEMM_MAX);
+        double shortest = INFINITY;
+        for (int i = 0; i < m->ngemm; i++) {
+            const plan_gemm_sample *s = &m->gemm[i];
+            if (!(s->flops > 0) || !isfinite(s->flops) || !(s->m > 0 && s->n > 0 && s->k > 0))
+                return ST_RAISE(err, ST_EINVAL, "measured GEMM %d (%gx%gx%g): rate %g FLOP/s; "
+                                "sides and rate must be positive", i, s->m, s->n, s->k, s->flops);
+            shortest = fmin(shortest, 2.0 * s->m * s->n * s->k / s->flops);
+        }
+        plan_gemm_sample kept[PLAN_MEASURED_GEMM_MAX];
+        int n = 0;
+        for (int i = 0; i < m->ngemm; i++) {
+            const plan_gemm_sample *s = &m->gemm[i];
+            if (2.0 * s->m * s->n * s->k / s->flops <= PLAN_MEASURED_FLOOR_RATIO * shortest)
+                continue;
+            kept[n] = *s;
+            kept[n++].group = 0;
+        }
+        plan_gemm_fit f;
+        int rc = plan_gemm_fit_run(kept, n, &f, err);
+        if (rc)
+            return rc;
+        /* the chip's own values are what its isolated kernels reached; a
+         * stack's fit may only come below them */
+        g->gemm_ceiling = fmin(1.0, f.asymptote_flops / g->peak_flops);
+        g->gemm_dim_half = f.dim_half;
+        g->gemm_eff_max = g->gemm_ceiling;
+        g->gemm_measured = 1;
+        g->gemm_measured_rms = f.rms_log_err;
+        g->gemm_measured_shapes = f.used;
+    }
+    int rc = attn_dir("FlashAttention-2", m->flash2_fwd_flops, m->flash2_fwd_bwd_flops,
+                      g->peak_flops, &g->flash2_fwd_eff, &g->flash2_bwd_eff, err);
+    if (!rc)
+        rc = attn_dir("cuDNN", m->cudnn_fwd_flops, m->cudnn_fwd_bwd_flops, g->peak_flops,
+                      &g->cudnn_fwd_eff, &g->cudnn_bwd_eff, err);
+    if (rc)
+        return rc;
+    if (g->flash2_fwd_eff > 0)
+        g->flash_eff = plan__attn_fwd_bwd_eff(g->flash2_fwd_eff, g->flash2_bwd_eff);
+    if (m->copy_bps > 0) {
+        if (!(m->hbm_bps > 0))
+            return ST_RAISE(err, ST_EINVAL, "a measured copy needs the datasheet HBM bandwidth "
+                            "of the device it was measured on");
+        g->copy_bps = m->copy_bps;
+        g->copy_hbm_bps = m->hbm_bps;
+    }
+    return ST_OK;
+}
+
+double plan_gpu_copy_eff(const plan_gpu *g)
+{
+    /* the same memory: datasheet bandwidths within a part in a thousand */
+    if (!(g->copy_bps > 0) || !(g->hbm_bps > 0) ||
+        fabs(g->copy_hbm_bps - g->hbm_bps) > 1e-3 * g->hbm_bps)
+        return 0.0;
+    return g->copy_bps / g->hbm_bps;
 }

@@ -46,9 +46,28 @@ double plan__gemm_s(const plan_cluster *c, double m, double n, double k, double 
 /* The same with FP8 operands when fp8 (and the GPU has FP8 tensor cores). */
 double plan__gemm_prec_s(const plan_cluster *c, double m, double n, double k, double batch, int fp8);
 
-/* Fraction of c's peak the fused attention kernel of generation a reaches,
- * forward and backward (a != PLAN_ATTN_UNFUSED). */
-double plan__attn_eff(const plan_cluster *c, plan_attn a);
+/* Backward FLOPs of fused attention over its forward ones (FlashAttention-2:
+ * five matrix products to the forward's two, Dao 2023). */
+#define PLAN__ATTN_BWD_OVER_FWD 2.5
+
+/* Fraction of c's peak the fused attention kernel of generation a reaches
+ * (a != PLAN_ATTN_UNFUSED), forward (*fwd) and backward (*bwd). Where the
+ * chip's FlashAttention-2 was measured per direction, a stack reaches its
+ * efficiency's share of the measured rates (flash_eff over the measured
+ * forward-and-backward rate, at most all of them), in each direction and
+ * for every generation measured or derived from it; elsewhere flash_eff is
+ * FlashAttention-2's rate both ways. Returns the forward one. */
+double plan__attn_eff(const plan_cluster *c, plan_attn a, double *fwd, double *bwd);
+
+/* The forward-and-backward rate over the peak of a kernel reaching fwd
+ * forward and bwd backward (FLOPs PLAN__ATTN_BWD_OVER_FWD to 1); 0 when
+ * either is not positive. */
+double plan__attn_fwd_bwd_eff(double fwd, double bwd);
+
+/* The share of c's GPU an NCCL collective takes from the compute it runs
+ * beside: its channels' CUDA blocks over the GPU's SMs (0 where either is
+ * not known). */
+double plan__comm_sm_frac(const plan_cluster *c);
 
 /* The plain (unfused) attention core of nb products (batch x heads) of sq
  * queries against sk keys of head size d, forward and backward, seconds

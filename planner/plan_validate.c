@@ -605,11 +605,6 @@ static double convention_flops(const plan_validate_row *r, const plan_model *m, 
     case CONV_EQ3:
         *basis = PLAN_VAL_BASIS_EQ3;
         return plan_validate_eq3_flops(B, s, l, h, V);
-    case CONV_DGXC:
-        if (m->arch != PLAN_ARCH_GPT)
-            break;
-        *basis = PLAN_VAL_BASIS_MODEL_FLOPS;
-        return plan_validate_model_flops(B, s, l, h, V);
     case CONV_MEGATRON:
         *basis = PLAN_VAL_BASIS_MEGATRON;
         return plan_validate_megatron_flops(m, B);

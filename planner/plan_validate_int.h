@@ -78,7 +78,6 @@ void plan__net_parse(const char *text, net_text *out);
 typedef enum flop_conv {
     CONV_UNKNOWN = 0,
     CONV_EQ3,                    /* Narayanan et al. 2021, Eq. 3 (with recompute) */
-    CONV_DGXC,                   /* dgxc-benchmarking README model FLOPs (GPT) */
     CONV_MEGATRON,               /* Megatron-LM num_floating_point_operations (model FLOPs) */
     CONV_MOSAIC,                 /* llm-foundry: 6N + 12 l h s per token (model FLOPs) */
     CONV_PARAMS8,                /* 8 N s B per iteration (BigScience estimate) */

@@ -141,11 +141,13 @@ static double op_seconds(run *x, int stage, int kind)
 static void advance(run *x, int stage);
 
 /* Gradient buckets of a rank: ready from t_ready over span_ns (spread evenly,
- * as the last backward produces them), all-reduced one after another. */
-static void dp_sync(run *x, rank *k, sim_time_ns t_ready, sim_time_ns span_ns)
+ * as the last backward produces them), all-reduced one after another.
+ * Returns how long they run inside [t_ready, t_ready + span_ns]: the
+ * backward they overlap. */
+static sim_time_ns dp_sync(run *x, rank *k, sim_time_ns t_ready, sim_time_ns span_ns)
 {
     const plan_stage_cost *sc = &x->c->stage[k->id];
-    sim_time_ns t = t_ready;
+    sim_time_ns t = t_ready, inside = 0, end_span = t_ready + span_ns;
     int nb = sc->dp_buckets;
     for (int b = 0; b < nb; b++) {
         sim_time_ns ready = t_ready + (sim_time_ns)((double)span_ns * (b + 1) / nb);
@@ -153,9 +155,12 @@ static void dp_sync(run *x, rank *k, sim_time_ns t_ready, sim_time_ns span_ns)
         sim_time_ns dur = to_ns(b == nb - 1 ? sc->dp_last_bucket_s : sc->dp_bucket_s);
         trace_add(x, k->id, SIM_STREAM_DP, SIM_OP__COUNT, 0, b, start, start + dur);
         k->dp_busy_ns += (double)dur;
+        if (start < end_span)
+            inside += (start + dur < end_span ? start + dur : end_span) - start;
         t = start + dur;
     }
     k->dp_end = t;
+    return inside;
 }
 
 static void rank_done(sim_engine *e, void *ctx, uint64_t arg)
@@ -259,7 +264,13 @@ static void advance(run *x, int stage)
             k->peak_inflight = k->inflight;
         if (k->pc == k->last_bwd) {
             sim_time_ns span = x->c->dp_overlap ? dur : 0;
-            dp_sync(x, k, x->c->dp_overlap ? now : now + dur, span);
+            sim_time_ns hidden = dp_sync(x, k, x->c->dp_overlap ? now : now + dur, span);
+            /* the buckets' NCCL blocks take their SMs from this backward
+             * while they run inside it (plan_costs.comm_sm_frac): it ends
+             * later, and so do the buckets it makes ready */
+            sim_time_ns slow = (sim_time_ns)llround(x->c->comm_sm_frac * (double)hidden);
+            dur += slow;
+            k->dp_end += slow;
         }
         sim_engine_schedule(x->e, now + dur, compute_done, x, (uint64_t)stage, NULL);
         return;

@@ -81,11 +81,18 @@ has fit "$tmp/fit.out" "held out: [0-9.]+%"
 has fit "$tmp/fit.out" "1 executed run left out:"
 has fit "$tmp/fit.out" "run $bare: not predicted when it ran"
 has fit "$tmp/fit.out" "wrote loso.json"
-# the mean error over sources does not grow in the fit
+# the mean error over sources does not grow in a fit that ended inside its
+# ranges (one on a bound is calibrate's own failure, said above: a bench
+# written while this shared host was busy can leave the runs far off the
+# entry, and the fit's least squares then need not lower the mean |error|)
 read -r before after < <(sed -n 's/.*mean |error| over sources \([0-9.]*\)% -> \([0-9.]*\)%.*/\1 \2/p' \
   "$tmp/fit.out" | head -1)
-awk -v b="$before" -v a="$after" 'BEGIN { exit !(a != "" && a + 0 <= b + 0.05) }' ||
-  { echo "FAIL fit: mean |error| $before% -> $after%"; fail=1; }
+if grep -q "ON A BOUND" "$tmp/fit.out"; then
+  echo "     fit on a bound (mean |error| $before% -> $after%): not compared"
+else
+  awk -v b="$before" -v a="$after" 'BEGIN { exit !(a != "" && a + 0 <= b + 0.05) }' ||
+    { echo "FAIL fit: mean |error| $before% -> $after%"; fail=1; }
+fi
 # a fit that predicts the shapes held out worse than the chip's own values
 # is rejected and written as nothing (timings of tiny steps on a shared
 # host decide which; both are checked for what they must be)

@@ -88,8 +88,11 @@ run no-train 0 "$bin" --params 13B --instances 8xp4d --json
 grep -q '"train"' "$tmp/out" && { echo "FAIL no-train: train without --tokens"; fail=1; }
 
 # ---- twins and the microbatches in flight ------------------------------------------
-# FSDP on 1.3B: ZeRO-3 with and without recompute take the same time; one is shown.
-run twins 0 "$bin" --params 1.3B --instances 2xp4d --framework fsdp --top 8 --no-sim --json
+# 13B on 4 x p4d (SMP): layouts differing only in the optimizer's sharding or the
+# microbatches in flight take the same time; one is shown. (FSDP's ZeRO-3 with
+# and without recompute no longer tie: the re-gathered weights' collectives take
+# SMs from the compute they hide behind, plan__comm_sm_frac.)
+run twins 0 "$bin" --params 13B --instances 4xp4d --top 8 --no-sim --json
 PYNAME=twins py "$tmp/out" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -102,7 +105,7 @@ for p in d["plans"]:
     assert other is None or abs(other - t) > 1e-9 * t, ("twins shown", key(p), t)
     seen[key(p)] = t
 EOF
-run twins-text 0 "$bin" --params 1.3B --instances 2xp4d --framework fsdp --top 8 --no-sim
+run twins-text 0 "$bin" --params 13B --instances 4xp4d --top 8 --no-sim
 grep -q "left out as twin" "$tmp/out" || { echo "FAIL twins-text: not said"; fail=1; }
 # SMP's default cap, partitions + 2, is never shown above the microbatches there are.
 run act 0 "$bin" --params 30B --instances 16xp4d --global-batch 64 --pp 16 --top 32 --no-sim --json

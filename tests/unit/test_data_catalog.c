@@ -9,7 +9,9 @@
  */
 #include "test_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "app/cli.h"
@@ -436,6 +438,89 @@ static void cli_errors_exit_2(void **state)
     free(out);
 }
 
+
+/* The H100 and H200 entries name the H100's measured rates: the GEMM model
+ * fitted to its 41 shapes away from the harness's floor (ceiling 0.76 of
+ * the 989 TFLOP/s peak), FlashAttention-2 and cuDNN per direction, the
+ * copy's 2990 of 3350 GB/s on the H100 alone (the H200's memory is not the
+ * one measured). A user file may name a file beside itself; a path that is
+ * not a regular file (a directory, a FIFO, nothing) is refused, naming the
+ * entry and the path, and so is a measured file of the wrong shape. */
+static void measured_rates_file(void **state)
+{
+    (void)state;
+    plan_catalog cat;
+    st_err err = {0};
+    assert_int_equal(data_catalog_load_base(&cat, &err), ST_OK);
+    const plan_gpu *h = gpu_of(&cat, "p5.48xlarge"), *h2 = gpu_of(&cat, "p5en.48xlarge");
+    assert_true(h->gemm_measured && h2->gemm_measured);
+    assert_int_equal(h->gemm_measured_shapes, 41);
+    assert_true(h->gemm_ceiling > 0.70 && h->gemm_ceiling < 0.80);
+    assert_true(h->gemm_dim_half >= 0 && h->gemm_dim_half < 200);
+    assert_rel(h->flash2_fwd_eff, 281.66e12 / 989e12, 1e-12);
+    assert_rel(h->cudnn_fwd_eff, 517.55e12 / 989e12, 1e-12);
+    assert_true(h->flash2_bwd_eff < h->flash2_fwd_eff && h->cudnn_bwd_eff < h->cudnn_fwd_eff);
+    assert_rel(plan_gpu_copy_eff(h), 2990.5 / 3350.0, 1e-12);
+    assert_rel(plan_gpu_copy_eff(h2), 0.0, 0);
+    assert_int_equal(h->sms, 132);
+    assert_int_equal(find(&cat, "p5.48xlarge")->nccl_channels, 16);
+    assert_int_equal(find(&cat, "p4d.24xlarge")->nccl_channels, 24);
+    assert_non_null(strstr(h->measured, "measured/h100-sxm.json"));
+
+    char dir[] = "/tmp/smd-measured-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char user[256], meas[256], fifo[256];
+    snprintf(user, sizeof user, "%s/user.json", dir);
+    snprintf(meas, sizeof meas, "%s/m.json", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo.json", dir);
+    FILE *f = fopen(meas, "w");
+    assert_non_null(f);
+    fputs("{\"hbm_bps\": \"2039GB/s\", \"copy_bps\": \"1800GB/s\", \"attention\": "
+          "{\"flash2\": {\"fwd_tflops\": 150, \"fwd_bwd_tflops\": 120}}}", f);
+    fclose(f);
+    static const char *const names[] = {"m.json", "nothing.json", ".", "fifo.json"};
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    for (int i = 0; i < 4; i++) {
+        f = fopen(user, "w");
+        assert_non_null(f);
+        fprintf(f, "{\"gpus\": [{\"name\": \"A100-80GB\", \"measured\": \"%s\"}]}", names[i]);
+        fclose(f);
+        plan_catalog c2;
+        assert_int_equal(data_catalog_load_base(&c2, &err), ST_OK);
+        int rc = data_catalog_merge(&c2, user, &err);
+        if (i == 0) {
+            if (rc)
+                fail_msg("%s", err.msg);
+            const plan_gpu *a = gpu_of(&c2, "p4de.24xlarge");
+            assert_rel(a->flash2_fwd_eff, 150e12 / 312e12, 1e-12);
+            assert_rel(plan_gpu_copy_eff(a), 1800.0 / 2039.0, 1e-12);
+            assert_false(a->gemm_measured); /* no GEMMs in the file: the chip's own kept */
+        } else {
+            assert_int_equal(rc, ST_EINVAL);
+            assert_non_null(strstr(err.msg, "A100-80GB"));
+            assert_non_null(strstr(err.msg, "not a readable file"));
+            st_err_clear(&err);
+        }
+        plan_catalog_free(&c2);
+    }
+    /* a file of the wrong shape */
+    f = fopen(meas, "w");
+    assert_non_null(f);
+    fputs("{\"gemm_bf16\": {\"rows\": [[1, 2, 3]]}}", f);
+    fclose(f);
+    f = fopen(user, "w");
+    assert_non_null(f);
+    fputs("{\"gpus\": [{\"name\": \"A100-80GB\", \"measured\": \"m.json\"}]}", f);
+    fclose(f);
+    assert_int_equal(data_catalog_merge(&cat, user, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "gemm_bf16 row 0"));
+    unlink(user);
+    unlink(meas);
+    unlink(fifo);
+    rmdir(dir);
+    plan_catalog_free(&cat);
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -453,6 +538,7 @@ int main(void)
         cmocka_unit_test(cli_table),
         cmocka_unit_test(cli_json_round_trip),
         cmocka_unit_test(cli_errors_exit_2),
+        cmocka_unit_test(measured_rates_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,10 @@
  * floors of a CPU device (catalog act_*_s, glu_*_s, opt_param_s) change
  * the step exactly as their closed form says, only for the architecture's
  * own activation, and leave a device without them bit for bit as before.
+ * Rates measured on a device (plan_gpu_measured) become its GEMM ceiling
+ * and dimension scale (calls at the harness's floor left out), its
+ * FlashAttention-2 and cuDNN rates per direction and its copy share, which
+ * holds only on memory of the measured device's bandwidth.
  */
 #include "test_util.h"
 
@@ -264,6 +268,71 @@ static void attention_rows(void **state)
     assert_non_null(strstr(err.msg, "allowed: positive"));
 }
 
+/* A measured file made by the GEMM model itself (asymptote 0.75 of a 1000
+ * TFLOP/s peak, dim_half 48) plus three calls at a 26 us harness floor that
+ * would pull the fit far off: the floor calls are left out and the model
+ * comes back; attention per direction from forward and forward+backward
+ * rates; the copy holds on the measured memory only. */
+static void measured_rates(void **state)
+{
+    (void)state;
+    plan_gpu g;
+    memset(&g, 0, sizeof g);
+    strcpy(g.name, "TEST");
+    g.peak_flops = 1000e12;
+    g.hbm_bps = 3000e9;
+    g.gemm_eff_max = 0.9;
+    g.flash_eff = 0.6;
+    plan_measured m;
+    memset(&m, 0, sizeof m);
+    plan_gemm_fit truth = {.asymptote_flops = 750e12, .dim_half = 48.0};
+    static const double ks[] = {2048, 4096, 8192, 12288};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++) {
+            double mm = 4096.0 * (j + 1), k = ks[i], n = 3 * k;
+            m.gemm[m.ngemm++] = (plan_gemm_sample){mm, n, k, plan_gemm_fit_rate(&truth, mm, n, k), 0};
+        }
+    /* at the floor: 26 us whatever their work (4.3 to 12.9 GFLOP) */
+    static const double small[][3] = {{2048, 1024, 1024}, {2048, 3072, 1024}, {4096, 1024, 1024}};
+    for (int i = 0; i < 3; i++) {
+        double w = 2.0 * small[i][0] * small[i][1] * small[i][2];
+        m.gemm[m.ngemm++] = (plan_gemm_sample){small[i][0], small[i][1], small[i][2], w / 26e-6, 0};
+    }
+    /* FlashAttention-2 at 0.3 forward and 0.2 backward: forward and backward
+     * together 3.5 / (1/0.3 + 2.5/0.2) = 0.22105 of the peak */
+    m.flash2_fwd_flops = 300e12;
+    m.flash2_fwd_bwd_flops = 3.5 / (1 / 300e12 + 2.5 / 200e12);
+    m.cudnn_fwd_flops = 500e12;
+    m.cudnn_fwd_bwd_flops = 3.5 / (1 / 500e12 + 2.5 / 320e12);
+    m.copy_bps = 2700e9;
+    m.hbm_bps = 3000e9;
+    st_err err = {0};
+    assert_int_equal(plan_gpu_measured(&g, &m, &err), ST_OK);
+    assert_true(g.gemm_measured);
+    assert_int_equal(g.gemm_measured_shapes, 12);
+    assert_rel(g.gemm_ceiling, 0.75, 1e-6);
+    assert_rel(g.gemm_dim_half, 48.0, 1e-4);
+    assert_rel(g.gemm_eff_max, g.gemm_ceiling, 0); /* the chip's own: its isolated GEMMs */
+    assert_rel(g.flash2_fwd_eff, 0.3, 1e-12);
+    assert_rel(g.flash2_bwd_eff, 0.2, 1e-12);
+    assert_rel(g.cudnn_fwd_eff, 0.5, 1e-12);
+    assert_rel(g.cudnn_bwd_eff, 0.32, 1e-12);
+    assert_rel(g.flash_eff, 3.5 / (1 / 0.3 + 2.5 / 0.2), 1e-12);
+    assert_rel(plan_gpu_copy_eff(&g), 0.9, 1e-12);
+    g.hbm_bps = 4800e9; /* other memory: the copy is not its own */
+    assert_rel(plan_gpu_copy_eff(&g), 0.0, 0);
+
+    /* forward and backward in less time than the forward alone, a bad rate */
+    m.flash2_fwd_bwd_flops = 1200e12;
+    assert_int_equal(plan_gpu_measured(&g, &m, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "FlashAttention-2"));
+    st_err_clear(&err);
+    m.flash2_fwd_bwd_flops = 200e12;
+    m.gemm[0].flops = 0;
+    assert_int_equal(plan_gpu_measured(&g, &m, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "must be positive"));
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -273,6 +342,7 @@ int main(void)
         cmocka_unit_test(compute_floors),
         cmocka_unit_test(attention_rates),
         cmocka_unit_test(attention_rows),
+        cmocka_unit_test(measured_rates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -651,6 +651,38 @@ static void test_tokens_fsdp_network(void **state)
     r = run(&x);
     assert_int_equal(r->layout.sharding, PLAN_SHARD_PARAMS);
     assert_int_equal(r->layout.sharding_degree, 8);
+    /* the shard group by the stacks' own names of it, and the stages by
+     * their documented names (plan_validate_rules.c lists each source) */
+    static const struct {
+        const char *text;
+        int sharding, degree;
+    } names[] = {
+        {"hybrid_shard_degree=8", PLAN_SHARD_PARAMS, 8},
+        {"sharded_data_parallel_degree: 4", PLAN_SHARD_PARAMS, 4},
+        {"torchtitan data_parallel_shard_degree 8, data_parallel_replicate_degree 2",
+         PLAN_SHARD_PARAMS, 8},
+        {"ici_fsdp_parallelism=4 dcn_fsdp_parallelism=2", PLAN_SHARD_PARAMS, 8},
+        {"ZeRO-3 with MiCS, mics_shard_size 4", PLAN_SHARD_PARAMS, 4},
+        {"8-way FSDP, replicated across nodes", PLAN_SHARD_PARAMS, 8},
+        {"ZeRO-3, sharding degree of 4", PLAN_SHARD_PARAMS, 4},
+        {"HSDP (shard within a node)", PLAN_SHARD_PARAMS, 0}, /* the node: 8 of 16 here */
+        {"_HYBRID_SHARD_ZERO2", PLAN_SHARD_GRADIENTS, 0}, /* the node too */
+        {"fully_shard(reshard_after_forward=False)", PLAN_SHARD_GRADIENTS, 0},
+        {"ZeRO-3 (parameters, gradients and optimizer states)", PLAN_SHARD_PARAMS, 0},
+        {"FSDP NO_SHARD", PLAN_SHARD_NONE, 0},
+        {"ZeRO stage 1", PLAN_SHARD_OPTIMIZER, 0},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        x.optimizer_sharding = names[i].text;
+        r = run(&x);
+        if (r->layout.sharding != (plan_sharding)names[i].sharding)
+            fail_msg("'%s': sharding %d, want %d", names[i].text, r->layout.sharding,
+                     names[i].sharding);
+        int want = names[i].degree ? names[i].degree
+                   : strstr(names[i].text, "HSDP") || strstr(names[i].text, "HYBRID") ? 8 : 0;
+        if (r->layout.sharding_degree != want)
+            fail_msg("'%s': degree %d, want %d", names[i].text, r->layout.sharding_degree, want);
+    }
 
     /* a stated network no catalog node has: the row's node, made for it */
     x.interconnect = "3x100 Gb/s InfiniBand";
