@@ -15,23 +15,30 @@
  * registers: S's accumulator fragments are the A fragments of P V once
  * rounded to bf16, so P never goes through shared memory
  * (FlashAttention-2, Section 3.1). K and V tiles come through shared
- * memory by cp.async: V's load overlaps S = Q K^T, the next K's load
- * overlaps the softmax and P V. The softmax works in base 2
- * (exp2(s log2(e) / sqrt(d) - m)), and each row's log-sum-exp is kept in
- * fp32 (natural log) for the backward. Blocks are issued longest first
- * (the last query tiles walk the most key tiles).
+ * memory by cp.async into two buffers each: the next tile's loads are
+ * issued as a tile's work begins and have all of it to arrive, with one
+ * barrier a tile (0.588 against 0.604 ms with one buffer, whose V load
+ * overlapped only S and K's only P V). The softmax works in base 2
+ * (exp2(s log2(e) / sqrt(d) - m), ex2.approx.ftz: fa_exp2), and each row's
+ * log-sum-exp is kept in fp32 (natural log) for the backward. Blocks are
+ * issued longest first (the last query tiles walk the most key tiles).
  *
- * Backward (fa_bwd_k): a block owns 64 keys of one kv head, each warp 16 of
- * them, with dK and dV accumulated in registers over every query head of
+ * Backward (fa_bwd_k): a block of 8 warps owns 128 keys of one kv head,
+ * each warp 16 of them, with dK and dV accumulated in registers over every
+ * query head of
  * the group (grouped-query attention sums there, without atomics) and every
  * query tile at or below the diagonal. Per query tile it recomputes
  * S^T = K Q^T and dP^T = V dO^T for its keys, P^T = exp2(S^T - lse),
  * dS^T = P^T (dP^T - D) with D = rowsum(dO o O) computed first
  * (fa_drow_k), then dV += P^T dO and dK += dS^T Q straight from registers;
- * dS^T goes to shared memory once, and each warp adds its 16 query rows of
- * dQ = dS K into an fp32 buffer with atomics (FlashAttention-2's dQ
- * accumulation), which a last kernel scales into dqkv. The next query
- * tile's loads overlap that dQ product.
+ * dS^T goes to shared memory once, and each warp adds 16 query rows by 64
+ * columns of dQ = dS K (over the block's 128 keys) into an fp32 buffer with
+ * atomics (FlashAttention-2's dQ accumulation), which a last kernel scales
+ * into dqkv. The next query tile's loads overlap that dQ product. 128 keys
+ * a block rather than 64 (FlashAttention-2's kBlockN for heads of 128 on
+ * sm80/sm90) halves the dQ atomics and the Q and dO loads per product:
+ * 1.79 against 1.95 ms at B8 H16 T2048 d128 on an H100 (tests/bench/
+ * gpu_notes.md), with the same registers a thread.
  *
  * Shared memory rows are padded by 16 bytes, so the 8 row addresses of an
  * ldmatrix fall in 8 different groups of 4 banks (no bank conflicts) while
@@ -46,8 +53,11 @@
 #include "exec/exec_cuda_kernels.h"
 
 #define FA_TILE 64               /* query rows and key rows per tile */
-#define FA_WARPS 4               /* 16 rows each */
+#define FA_WARPS 4               /* the forward's: 16 query rows each */
 #define FA_THREADS (32 * FA_WARPS)
+#define FA_BWD_WARPS 8           /* the backward's: 16 keys each */
+#define FA_BWD_THREADS (32 * FA_BWD_WARPS)
+#define FA_BWD_KEYS (16 * FA_BWD_WARPS)
 #define FA_PAD 8                 /* bf16 elements of padding per shared row */
 #define FA_MAX_HD 128
 #define FA_LOG2E 1.4426950408889634f
@@ -58,20 +68,35 @@ extern "C" int exec_cuk_flash_supported(int64_t hd)
     return hd >= 16 && hd <= FA_MAX_HD && hd % 16 == 0;
 }
 
-/* Rows r0 .. r0 + 63 of a head (HD bf16 each, row t at g + t * stride) into
- * shared rows of HD + FA_PAD, asynchronously; rows at or past T are zeros. */
-template <int HD>
+/* Rows r0 .. r0 + R - 1 of a head (HD bf16 each, row t at g + t * stride)
+ * into shared rows of HD + FA_PAD by a block of NT threads, asynchronously;
+ * rows at or past T are zeros. */
+template <int HD, int R = FA_TILE, int NT = FA_THREADS>
 static __device__ __forceinline__ void fa_load_tile(bf16 *s, const bf16 *g, int64_t stride,
                                                     int r0, int T)
 {
-    constexpr int CPR = HD / 8, P = HD + FA_PAD;
-    static_assert(FA_TILE * CPR % FA_THREADS == 0, "whole 16-byte pieces per thread");
+    constexpr int CPR = HD / 8, P = HD + FA_PAD, N = R * CPR;
 #pragma unroll
-    for (int it = 0; it < FA_TILE * CPR / FA_THREADS; it++) {
-        int e = it * FA_THREADS + (int)threadIdx.x, r = e / CPR, c = (e % CPR) * 8;
+    for (int it = 0; it < (N + NT - 1) / NT; it++) {
+        int e = it * NT + (int)threadIdx.x, r = e / CPR, c = (e % CPR) * 8;
+        if (N % NT != 0 && e >= N) /* the last round, when N is not a multiple of NT */
+            break;
         bool ok = r0 + r < T;
         cp_async16(s + r * P + c, ok ? g + (int64_t)(r0 + r) * stride + c : g, ok);
     }
+}
+
+/* 2^x by the special function unit, subnormal results flushed to zero
+ * (PTX ISA, "ex2": ex2.approx.ftz.f32, maximum relative error 2^-22 over
+ * the normal range). exp2f compiles to the same instruction with a
+ * rescaling around it for subnormal results, which a probability below
+ * 2^-126 never needs: 2 % of the forward and the backward at B8 H16 T2048
+ * d128 on an H100. */
+static __device__ __forceinline__ float fa_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
 }
 
 /* A fragments of rows row0 .. row0 + 15, columns k0 .. k0 + 15 of a shared
@@ -126,7 +151,8 @@ __global__ void __launch_bounds__(FA_THREADS)
 {
     constexpr int P = HD + FA_PAD, KS = HD / 16, ND = HD / 8;
     extern __shared__ __align__(16) unsigned char fa_smem[];
-    bf16 *Qs = (bf16 *)fa_smem, *Ks = Qs + FA_TILE * P, *Vs = Ks + FA_TILE * P;
+    /* Q, then two buffers of K and two of V (tile kt in buffer kt & 1) */
+    bf16 *Qs = (bf16 *)fa_smem, *Kb = Qs + FA_TILE * P, *Vb = Kb + 2 * FA_TILE * P;
     const int nt = (T + FA_TILE - 1) / FA_TILE;
     const int qt = nt - 1 - (int)blockIdx.x, h = blockIdx.y, b = blockIdx.z;
     const int kh = h / (Hq / Hkv), q0 = qt * FA_TILE;
@@ -138,7 +164,8 @@ __global__ void __launch_bounds__(FA_THREADS)
     const int ra = q0 + warp * 16 + (lane >> 2), rb = ra + 8;
 
     fa_load_tile<HD>(Qs, qg, rs, q0, T);
-    fa_load_tile<HD>(Ks, kg, rs, q0, T);
+    fa_load_tile<HD>(Kb + (qt & 1) * FA_TILE * P, kg, rs, q0, T);
+    fa_load_tile<HD>(Vb + (qt & 1) * FA_TILE * P, vg, rs, q0, T);
     cp_async_commit();
 
     uint32_t qf[KS][4];
@@ -150,11 +177,14 @@ __global__ void __launch_bounds__(FA_THREADS)
 
     for (int kt = qt; kt >= 0; kt--) {
         const int j0 = kt * FA_TILE;
-        __syncthreads(); /* every warp is done with the last tile's V */
-        fa_load_tile<HD>(Vs, vg, rs, j0, T);
-        cp_async_commit();
-        cp_async_wait<1>(); /* this K (and Q) */
-        __syncthreads();
+        cp_async_wait<0>(); /* this tile's K and V (and Q) */
+        __syncthreads();    /* visible to all; every warp is done with the last tile */
+        const bf16 *Ks = Kb + (kt & 1) * FA_TILE * P, *Vs = Vb + (kt & 1) * FA_TILE * P;
+        if (kt > 0) { /* the next tile into the buffers the last one used */
+            fa_load_tile<HD>(Kb + ((kt - 1) & 1) * FA_TILE * P, kg, rs, j0 - FA_TILE, T);
+            fa_load_tile<HD>(Vb + ((kt - 1) & 1) * FA_TILE * P, vg, rs, j0 - FA_TILE, T);
+            cp_async_commit();
+        }
         if (kt == qt) {
 #pragma unroll
             for (int ks = 0; ks < KS; ks++)
@@ -203,16 +233,16 @@ __global__ void __launch_bounds__(FA_THREADS)
         x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
         /* every row has a key at or below the diagonal in its first (the
          * diagonal) tile, so x0 and x1 are finite from there on */
-        const float a0 = exp2f(m0 - x0), a1 = exp2f(m1 - x1);
+        const float a0 = fa_exp2(m0 - x0), a1 = fa_exp2(m1 - x1);
         m0 = x0;
         m1 = x1;
         float s0 = 0.0f, s1 = 0.0f;
 #pragma unroll
         for (int n = 0; n < 8; n++) {
-            s[n][0] = exp2f(s[n][0] - x0);
-            s[n][1] = exp2f(s[n][1] - x0);
-            s[n][2] = exp2f(s[n][2] - x1);
-            s[n][3] = exp2f(s[n][3] - x1);
+            s[n][0] = fa_exp2(s[n][0] - x0);
+            s[n][1] = fa_exp2(s[n][1] - x0);
+            s[n][2] = fa_exp2(s[n][2] - x1);
+            s[n][3] = fa_exp2(s[n][3] - x1);
             s0 += s[n][0] + s[n][1];
             s1 += s[n][2] + s[n][3];
         }
@@ -224,12 +254,6 @@ __global__ void __launch_bounds__(FA_THREADS)
             o[d][1] *= a0;
             o[d][2] *= a1;
             o[d][3] *= a1;
-        }
-        cp_async_wait<0>(); /* this V */
-        __syncthreads();    /* V visible to all; every warp is done with K */
-        if (kt > 0) {
-            fa_load_tile<HD>(Ks, kg, rs, j0 - FA_TILE, T);
-            cp_async_commit();
         }
         /* O += P V: P's accumulator fragments are A fragments */
 #pragma unroll
@@ -304,11 +328,14 @@ __global__ void fa_drow_k(float *drow, const bf16 *dout, const bf16 *out, int64_
         drow[r] = acc;
 }
 
-/* Shared memory of the backward, in bf16 elements from the start. */
+/* Shared memory of the backward, in bf16 elements from the start: the
+ * block's keys and values, a query tile's Q and dO, dS^T (keys x queries),
+ * then the tile's lse and D as floats. */
 template <int HD> struct fa_bwd_smem {
     static constexpr int P = HD + FA_PAD, PS = FA_TILE + FA_PAD;
-    static constexpr int k = 0, v = k + FA_TILE * P, q = v + FA_TILE * P, dO = q + FA_TILE * P,
-                         ds = dO + FA_TILE * P, stats = ds + FA_TILE * PS; /* then floats */
+    static constexpr int k = 0, v = k + FA_BWD_KEYS * P, q = v + FA_BWD_KEYS * P,
+                         dO = q + FA_TILE * P, ds = dO + FA_TILE * P,
+                         stats = ds + FA_BWD_KEYS * PS; /* then floats */
     static constexpr size_t bytes = (size_t)stats * 2 + 2 * FA_TILE * sizeof(float);
 };
 
@@ -324,12 +351,16 @@ static __device__ __forceinline__ void fa_add2(float *p, float x, float y)
 }
 
 template <int HD>
-__global__ void __launch_bounds__(FA_THREADS)
+__global__ void __launch_bounds__(FA_BWD_THREADS)
     fa_bwd_k(bf16 *dqkv, float *dq_acc, const bf16 *dout, const bf16 *qkv, const float *lse,
              const float *drow, int T, int B, int Hq, int Hkv, float scale, float scale_log2)
 {
     typedef fa_bwd_smem<HD> L;
-    constexpr int P = L::P, PS = L::PS, KS = HD / 16, ND = HD / 8;
+    constexpr int P = L::P, PS = L::PS, KS = HD / 16, ND = HD / 8, NT = FA_BWD_THREADS;
+    /* dQ of a query tile (64 rows x HD) over the warps: 4 groups of 16 rows
+     * by CG groups of the pieces of 16 columns; each a sum over the block's
+     * keys */
+    constexpr int CG = FA_BWD_WARPS / 4, KK = FA_BWD_KEYS / 16;
     extern __shared__ __align__(16) unsigned char fa_smem[];
     bf16 *base = (bf16 *)fa_smem;
     bf16 *Ks = base + L::k, *Vs = base + L::v, *Qs = base + L::q, *dOs = base + L::dO,
@@ -337,7 +368,7 @@ __global__ void __launch_bounds__(FA_THREADS)
     float *lse_s = (float *)(base + L::stats), *d_s = lse_s + FA_TILE;
     const int nt = (T + FA_TILE - 1) / FA_TILE;
     const int kt = blockIdx.x, kh = blockIdx.y, b = blockIdx.z, group = Hq / Hkv;
-    const int j0 = kt * FA_TILE;
+    const int j0 = kt * FA_BWD_KEYS;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = lane >> 2, t2 = 2 * (lane & 3);
     const int64_t W = (int64_t)(Hq + 2 * Hkv) * HD, rs = (int64_t)B * W;
@@ -345,8 +376,9 @@ __global__ void __launch_bounds__(FA_THREADS)
     /* this thread's two keys of the warp's 16 */
     const int ja = j0 + warp * 16 + g, jb = ja + 8;
 
-    fa_load_tile<HD>(Ks, qkv + b * W + (int64_t)(Hq + kh) * HD, rs, j0, T);
-    fa_load_tile<HD>(Vs, qkv + b * W + (int64_t)(Hq + Hkv + kh) * HD, rs, j0, T);
+    fa_load_tile<HD, FA_BWD_KEYS, NT>(Ks, qkv + b * W + (int64_t)(Hq + kh) * HD, rs, j0, T);
+    fa_load_tile<HD, FA_BWD_KEYS, NT>(Vs, qkv + b * W + (int64_t)(Hq + Hkv + kh) * HD, rs, j0,
+                                      T);
 
     float dk[ND][4], dv[ND][4];
 #pragma unroll
@@ -354,20 +386,23 @@ __global__ void __launch_bounds__(FA_THREADS)
         dk[d][0] = dk[d][1] = dk[d][2] = dk[d][3] = 0.0f;
         dv[d][0] = dv[d][1] = dv[d][2] = dv[d][3] = 0.0f;
     }
-    /* the (head, query tile) pairs this block walks, in order */
-    const int per_head = nt - kt, steps = group * per_head;
+    /* the (head, query tile) pairs this block walks, in order: the query
+     * tiles from the one holding the block's first key */
+    const int qfirst = j0 / FA_TILE, per_head = nt - qfirst, steps = group * per_head;
     /* Q, dO, lse and D of step 0 */
     {
-        const int h = kh * group, i0 = j0;
-        fa_load_tile<HD>(Qs, qkv + b * W + (int64_t)h * HD, rs, i0, T);
-        fa_load_tile<HD>(dOs, dout + b * ldo + (int64_t)h * HD, rso, i0, T);
-        const float *lr = (threadIdx.x < FA_TILE ? lse : drow) + ((int64_t)b * Hq + h) * T;
-        int r = threadIdx.x % FA_TILE;
-        cp_async4(lse_s + threadIdx.x, i0 + r < T ? lr + i0 + r : lr, i0 + r < T);
+        const int h = kh * group, i0 = qfirst * FA_TILE;
+        fa_load_tile<HD, FA_TILE, NT>(Qs, qkv + b * W + (int64_t)h * HD, rs, i0, T);
+        fa_load_tile<HD, FA_TILE, NT>(dOs, dout + b * ldo + (int64_t)h * HD, rso, i0, T);
+        if (threadIdx.x < 2 * FA_TILE) {
+            const float *lr = (threadIdx.x < FA_TILE ? lse : drow) + ((int64_t)b * Hq + h) * T;
+            int r = threadIdx.x % FA_TILE;
+            cp_async4(lse_s + threadIdx.x, i0 + r < T ? lr + i0 + r : lr, i0 + r < T);
+        }
         cp_async_commit();
     }
     for (int step = 0; step < steps; step++) {
-        const int h = kh * group + step / per_head, qt = kt + step % per_head;
+        const int h = kh * group + step / per_head, qt = qfirst + step % per_head;
         const int i0 = qt * FA_TILE;
         cp_async_wait<0>();
         __syncthreads(); /* this step's tiles visible; the last step's dQ is done */
@@ -396,13 +431,13 @@ __global__ void __launch_bounds__(FA_THREADS)
         }
         /* P^T = exp2(S^T scale log2(e) - lse log2(e)) where i >= j, i < T,
          * j < T; dS^T = P^T (dP^T - D) */
-        const bool edge = qt == kt || i0 + FA_TILE > T || j0 + FA_TILE > T;
+        const bool edge = i0 < j0 + FA_BWD_KEYS || i0 + FA_TILE > T || j0 + FA_BWD_KEYS > T;
 #pragma unroll
         for (int n = 0; n < 8; n++) {
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 int il = n * 8 + t2 + (e & 1), i = i0 + il, j = e < 2 ? ja : jb;
-                float p = exp2f(s[n][e] * scale_log2 - lse_s[il] * FA_LOG2E);
+                float p = fa_exp2(s[n][e] * scale_log2 - lse_s[il] * FA_LOG2E);
                 if (edge && (i < j || i >= T || j >= T))
                     p = 0.0f;
                 s[n][e] = p;
@@ -440,34 +475,44 @@ __global__ void __launch_bounds__(FA_THREADS)
         __syncthreads(); /* dS^T complete; Q, dO, lse and D no longer read */
         if (step + 1 < steps) {
             const int hn = kh * group + (step + 1) / per_head,
-                      in0 = (kt + (step + 1) % per_head) * FA_TILE;
-            fa_load_tile<HD>(Qs, qkv + b * W + (int64_t)hn * HD, rs, in0, T);
-            fa_load_tile<HD>(dOs, dout + b * ldo + (int64_t)hn * HD, rso, in0, T);
-            const float *lr = (threadIdx.x < FA_TILE ? lse : drow) + ((int64_t)b * Hq + hn) * T;
-            int r = threadIdx.x % FA_TILE;
-            cp_async4(lse_s + threadIdx.x, in0 + r < T ? lr + in0 + r : lr, in0 + r < T);
+                      in0 = (qfirst + (step + 1) % per_head) * FA_TILE;
+            fa_load_tile<HD, FA_TILE, NT>(Qs, qkv + b * W + (int64_t)hn * HD, rs, in0, T);
+            fa_load_tile<HD, FA_TILE, NT>(dOs, dout + b * ldo + (int64_t)hn * HD, rso, in0, T);
+            if (threadIdx.x < 2 * FA_TILE) {
+                const float *lr =
+                    (threadIdx.x < FA_TILE ? lse : drow) + ((int64_t)b * Hq + hn) * T;
+                int r = threadIdx.x % FA_TILE;
+                cp_async4(lse_s + threadIdx.x, in0 + r < T ? lr + in0 + r : lr, in0 + r < T);
+            }
             cp_async_commit();
         }
-        /* dQ (16 query rows of this warp) += dS K, 16 columns at a time */
-        uint32_t sa[4][4];
+        /* dQ (query rows rg * 16.., columns cg * DQC..) += dS K over the
+         * block's keys, 16 columns at a time */
+        const int rg = warp & 3, cg = warp >> 2;
+        uint32_t sa[KK][4];
 #pragma unroll
-        for (int kk = 0; kk < 4; kk++)
-            fa_frag_at<PS>(sa[kk], dSs, warp * 16, kk * 16, lane);
-        const int ia = i0 + warp * 16 + g, ib = ia + 8;
+        for (int kk = 0; kk < KK; kk++)
+            fa_frag_at<PS>(sa[kk], dSs, rg * 16, kk * 16, lane);
+        const int ia = i0 + rg * 16 + g, ib = ia + 8;
         float *dqr = dq_acc + ((int64_t)b * Hq + h) * (int64_t)T * HD;
 #pragma unroll
-        for (int np = 0; np < HD / 16; np++) {
+        for (int q = 0; q < (HD / 16 + CG - 1) / CG; q++) {
+            /* pieces cg, cg + CG, ...: contiguous where they divide evenly */
+            const int np = HD / 16 % CG == 0 ? cg * (HD / 16 / CG) + q : cg + q * CG;
+            if (np >= HD / 16)
+                break;
+            const int c0 = np * 16;
             float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
 #pragma unroll
-            for (int kk = 0; kk < 4; kk++) {
+            for (int kk = 0; kk < KK; kk++) {
                 uint32_t bk[4];
-                fa_frag_b_kn<P>(bk, Ks, np * 16, kk * 16, lane);
+                fa_frag_b_kn<P>(bk, Ks, c0, kk * 16, lane);
                 mma_bf16(acc[0], sa[kk], bk[0], bk[1]);
                 mma_bf16(acc[1], sa[kk], bk[2], bk[3]);
             }
 #pragma unroll
             for (int u = 0; u < 2; u++) {
-                int c = np * 16 + u * 8 + t2;
+                int c = c0 + u * 8 + t2;
                 if (ia < T)
                     fa_add2(dqr + (int64_t)ia * HD + c, acc[u][0], acc[u][1]);
                 if (ib < T)
@@ -518,7 +563,7 @@ __global__ void fa_dq_k(bf16 *dqkv, const float *dq_acc, int64_t T, int64_t B, i
 
 template <int HD> static size_t fa_fwd_bytes(void)
 {
-    return (size_t)3 * FA_TILE * (HD + FA_PAD) * sizeof(bf16);
+    return (size_t)5 * FA_TILE * (HD + FA_PAD) * sizeof(bf16); /* Q, 2 K, 2 V */
 }
 
 template <int HD>
@@ -547,20 +592,33 @@ static cudaError_t fa_bwd_launch(cudaStream_t s, void *dqkv, float *dq_acc, cons
         cudaFuncSetAttribute(fa_bwd_k<HD>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
     if (e != cudaSuccess)
         return e;
-    int nt = (T + FA_TILE - 1) / FA_TILE;
-    dim3 grid((unsigned)nt, (unsigned)Hkv, (unsigned)B);
+    int nk = (T + FA_BWD_KEYS - 1) / FA_BWD_KEYS;
+    dim3 grid((unsigned)nk, (unsigned)Hkv, (unsigned)B);
     float scale = 1.0f / sqrtf((float)HD);
-    fa_bwd_k<HD><<<grid, FA_THREADS, bytes, s>>>((bf16 *)dqkv, dq_acc, (const bf16 *)dout,
+    fa_bwd_k<HD><<<grid, FA_BWD_THREADS, bytes, s>>>((bf16 *)dqkv, dq_acc, (const bf16 *)dout,
                                                  (const bf16 *)qkv, lse, drow, T, B, Hq, Hkv,
                                                  scale, scale * FA_LOG2E);
     return cudaGetLastError();
 }
 
-/* The causal tiles a (batch, head) computes: nt (nt + 1) / 2 of 64 x 64. */
+/* The causal tiles of 64 x 64 the forward computes over the batch and
+ * heads: nt (nt + 1) / 2 a head. */
 static double fa_tiles(int64_t T, int64_t B, int64_t Hq)
 {
     double nt = (double)((T + FA_TILE - 1) / FA_TILE);
     return nt * (nt + 1) / 2 * (double)(B * Hq);
+}
+
+/* Those the backward computes: a block of FA_BWD_KEYS keys walks every
+ * query tile from the one holding its first key, FA_BWD_KEYS / 64 tiles of
+ * 64 x 64 each (the diagonal's masked half included). */
+static double fa_bwd_tiles(int64_t T, int64_t B, int64_t Hq)
+{
+    int64_t nt = (T + FA_TILE - 1) / FA_TILE, nk = (T + FA_BWD_KEYS - 1) / FA_BWD_KEYS;
+    double tiles = 0;
+    for (int64_t k = 0; k < nk; k++)
+        tiles += (double)(nt - k * FA_BWD_KEYS / FA_TILE) * (FA_BWD_KEYS / FA_TILE);
+    return tiles * (double)(B * Hq);
 }
 
 #define FA_DISPATCH(hd, call)                                                                  \
@@ -639,6 +697,6 @@ extern "C" cudaError_t exec_cuk_flash_bwd(cudaStream_t s, void *dqkv, const void
     fa_dq_k<<<blocks_for(rows * hd / 8, THREADS), THREADS, 0, s>>>(
         (bf16 *)dqkv, dq_acc, T, B, Hq, Hkv, hd, (float)(1.0 / sqrt((double)hd)));
     /* per tile: S, dP, dV, dK and dQ, five 64 x 64 x hd products */
-    *flops = 10.0 * FA_TILE * FA_TILE * (double)hd * fa_tiles(T, B, Hq);
+    *flops = 10.0 * FA_TILE * FA_TILE * (double)hd * fa_bwd_tiles(T, B, Hq);
     return cudaGetLastError();
 }
