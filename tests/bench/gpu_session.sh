@@ -113,6 +113,15 @@ step() {
   return "$rc"
 }
 want() { case " ${stages[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
+# A benchmark program built, and not older than the library it measures
+# (benchmarks are outside the default build: a stale one would time the
+# kernels of an earlier build); built here when it is missing or stale.
+fresh() {
+  local prog=$1 name=$2
+  if [ -x "$prog" ] && ! [ "$prog" -ot "$build/libsmd_exec.a" ]; then return 0; fi
+  [ -x "$prog" ] && say "  $(basename "$prog") is older than $build/libsmd_exec.a: building it again"
+  step "$name" cmake --build "$build" --target "$(basename "$prog")" -j "$(nproc)"
+}
 
 # GPT shapes, one rank: "name|flags". Hidden sizes and sequences that weigh
 # the GEMMs, the attention and the memory-bound kernels differently, two
@@ -168,9 +177,7 @@ if want attention; then
   say ""
   say "== 2a. bench_attention_gpu: the fused attention alone (FlashAttention-2 on this GPU: 0.49 ms"
   say "   forward, 2.29 ms forward+backward at B8 H16 T2048 d128; cuDNN 0.27 / 1.35 ms) =="
-  if [ ! -x "$build/tests/bench/bench_attention_gpu" ]; then
-    step build-bench-attn cmake --build "$build" --target bench_attention_gpu -j "$(nproc)" || status=1
-  fi
+  fresh "$build/tests/bench/bench_attention_gpu" build-bench-attn || status=1
   step bench_attention_gpu "$build/tests/bench/bench_attention_gpu" || status=1
   grep -v '^bench_attention_gpu,' "$out/logs/bench_attention_gpu.log" | sed 's/^/  /' | tee -a "$summary"
 fi
@@ -180,9 +187,7 @@ if want bench; then
   say ""
   say "== 2b. bench_exec_gpu: a 1.31B GPT in bf16 on one GPU, MFU (target >= 55 %: torch.compile's"
   say "   0.274 s on an H100; PyTorch eager 0.321 s) =="
-  if [ ! -x "$build/tests/bench/bench_exec_gpu" ]; then
-    step build-bench cmake --build "$build" --target bench_exec_gpu -j "$(nproc)" || status=1
-  fi
+  fresh "$build/tests/bench/bench_exec_gpu" build-bench || status=1
   mkdir -p "$out/bench_exec_gpu"
   step bench_exec_gpu "$build/tests/bench/bench_exec_gpu" --out "$out/bench_exec_gpu" || status=1
   grep -E '^(device|dense|step time|tokens/s|model FLOP/s|MFU|memory|bench_exec_gpu,|.* attention:)' \
