@@ -368,16 +368,17 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
         for (int p = 0; p < PLAN_EFF__COUNT; p++) {
             if (!(g->asked & (1u << p)))
                 continue;
-            int fitted = (g->fitted >> p) & 1;
+            int fitted = (g->fitted >> p) & 1, undet = (g->undetermined >> p) & 1;
             char se[16] = "";
-            if (fitted)
+            if (fitted || undet)
                 snprintf(se, sizeof se, "%.4f", g->std_err[p]);
             fprintf(f, "%-10s %-6s %5s %4s  %-13s %9.4f %9.4f %8s  %s\n",
                     first ? (g->framework[0] ? g->framework : "(all)") : "",
                     first ? g->silicon : "", "", "", plan_eff_param_name((plan_eff_param)p),
                     *plan_eff_ref((plan_eff *)&g->before, (plan_eff_param)p),
                     *plan_eff_ref((plan_eff *)&g->after, (plan_eff_param)p), se,
-                    !fitted ? "kept"
+                    undet    ? "kept: undetermined by these rows"
+                    : !fitted ? "kept"
                     : (g->on_bound >> p) & 1 ? "ON A BOUND: a failure of the model"
                                              : "fitted");
             nbound += fitted && ((g->on_bound >> p) & 1) && !g->rejected;
@@ -393,7 +394,9 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
                 g->converged || !g->fitted ? "" : " (stopped before the tolerance)",
                 g->rejected ? "; REJECTED: " : "", g->rejected ? g->why : "");
     }
-    fputs("(kept: a parameter the runs do not constrain keeps its value)\n", f);
+    fputs("(kept: a parameter the runs do not constrain keeps its value; undetermined: one\n"
+          " they move, but whose standard error is over half its range, keeps it too)\n",
+          f);
     if (nbound) {
         fprintf(f, "%d fitted parameter%s ended on a bound of its physical range: the fit "
                    "absorbs physics the model lacks there; not a result. The bounds:\n",

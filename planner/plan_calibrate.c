@@ -73,6 +73,14 @@ static const struct {
 /* A fitted value within this fraction of its range of a bound is on it. */
 #define CAL_ON_BOUND 1e-3
 
+/* A parameter whose standard error exceeds this fraction of its physical
+ * range is not determined by the rows: one standard error either side of
+ * it spans the whole range, so the rows say nothing of where in the range
+ * it lies (a parameter without information is not identified: Bates &
+ * Watts 1988, Nonlinear Regression Analysis, Sec. 3.5). It keeps the
+ * chip's value instead of being fitted. */
+#define CAL_UNDETERMINED 0.5
+
 const char *plan_cal_bound_source(plan_eff_param p)
 {
     return (unsigned)p < PLAN_EFF__COUNT ? ranges[p].src : "";
@@ -413,26 +421,10 @@ static double descend(gsl_multifit_nlinear_fdf *fdf, gsl_multifit_nlinear_worksp
     return now;
 }
 
-/* Fit the rows selected from start e0; fills g (after, std_err, errors). */
-static int fit(cal *c, const plan_eff *e0, unsigned asked, plan_cal_group *g, st_err *err)
+/* Descend from the chip's values over the parameters in c->idx (none: the
+ * rows are only evaluated); leaves the result in c->eff. */
+static int descend_all(cal *c, plan_cal_group *g, st_err *err)
 {
-    c->eff = *e0;
-    for (int p = 0; p < PLAN_EFF__COUNT; p++)
-        c->start[p] = *plan_eff_ref((plan_eff *)e0, (plan_eff_param)p);
-    g->before = g->after = *e0;
-    g->asked = asked;
-    c->np = 0;
-    for (int p = 0; p < PLAN_EFF__COUNT; p++)
-        if (asked & (1u << p))
-            c->idx[c->np++] = p;
-    c->failed = 0;
-    g->mean_abs_err_before_pct = residuals(c, NULL, NULL);
-    drop_unconstrained(c);
-    while (c->np > c->nuse) /* no more parameters than rows */
-        c->np--;
-    g->fitted = 0;
-    for (int i = 0; i < c->np; i++)
-        g->fitted |= 1u << c->idx[i];
     if (c->np > 0) {
         /* From the chip's values, then from the middle of every range: a
          * parameter driven against a bound sits where the logistic map is
@@ -468,11 +460,76 @@ static int fit(cal *c, const plan_eff *e0, unsigned asked, plan_cal_group *g, st
         gsl_vector_free(mid);
         gsl_vector_free(u);
     }
-    if (c->failed)
-        return ST_RAISE(err, ST_EINTERNAL, "calibrate: a row could not be evaluated during the fit");
+    return ST_OK;
+}
+
+/* The parameter of c->idx whose standard error spans the most of its
+ * range, when that is more than CAL_UNDETERMINED of it; -1 when none. */
+static int undetermined(const cal *c, const double *se)
+{
+    int worst = -1;
+    double wr = CAL_UNDETERMINED;
+    for (int i = 0; i < c->np; i++) {
+        int p = c->idx[i];
+        double r = se[p] / (cal_hi(c, p) - cal_lo(c, p));
+        if (!(r <= wr)) { /* a NaN standard error is undetermined too */
+            worst = i;
+            wr = isnan(r) ? INFINITY : r;
+        }
+    }
+    return worst;
+}
+
+/* Fit the rows selected from start e0; fills g (after, std_err, errors).
+ * A parameter the rows leave undetermined (its standard error over
+ * CAL_UNDETERMINED of its range) is taken out and the rest fitted again
+ * from the start: it keeps the chip's value, reported as such, rather
+ * than land wherever the solver stopped, a bound included. */
+static int fit(cal *c, const plan_eff *e0, unsigned asked, plan_cal_group *g, st_err *err)
+{
+    c->eff = *e0;
+    for (int p = 0; p < PLAN_EFF__COUNT; p++)
+        c->start[p] = *plan_eff_ref((plan_eff *)e0, (plan_eff_param)p);
+    g->before = g->after = *e0;
+    g->asked = asked;
+    g->undetermined = 0;
+    c->np = 0;
+    for (int p = 0; p < PLAN_EFF__COUNT; p++)
+        if (asked & (1u << p))
+            c->idx[c->np++] = p;
+    c->failed = 0;
+    g->mean_abs_err_before_pct = residuals(c, NULL, NULL);
+    drop_unconstrained(c);
+    while (c->np > c->nuse) /* no more parameters than rows */
+        c->np--;
+    double kept_se[PLAN_EFF__COUNT] = {0};
+    for (;;) {
+        g->fitted = 0;
+        for (int i = 0; i < c->np; i++)
+            g->fitted |= 1u << c->idx[i];
+        c->eff = *e0;
+        int rc = descend_all(c, g, err);
+        if (rc != ST_OK)
+            return rc;
+        if (c->failed)
+            return ST_RAISE(err, ST_EINTERNAL,
+                            "calibrate: a row could not be evaluated during the fit");
+        std_errors(c, g->std_err);
+        int u = undetermined(c, g->std_err);
+        if (u < 0)
+            break;
+        int p = c->idx[u];
+        g->undetermined |= 1u << p;
+        kept_se[p] = g->std_err[p];
+        for (int i = u; i + 1 < c->np; i++)
+            c->idx[i] = c->idx[i + 1];
+        c->np--;
+    }
+    for (int p = 0; p < PLAN_EFF__COUNT; p++)
+        if (g->undetermined & (1u << p))
+            g->std_err[p] = kept_se[p];
     g->after = c->eff;
     g->mean_abs_err_after_pct = residuals(c, NULL, &g->max_abs_err_after_pct);
-    std_errors(c, g->std_err);
     g->on_bound = 0;
     for (int i = 0; i < c->np; i++) {
         int p = c->idx[i];

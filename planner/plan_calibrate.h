@@ -89,6 +89,9 @@ typedef struct plan_cal_group {
     int sources;                 /* their published sources */
     unsigned asked;              /* parameters asked */
     unsigned fitted;             /* those the runs constrain */
+    unsigned undetermined;       /* constrained, but with a standard error over half
+                                  * their range: not fitted, the chip's value kept
+                                  * (std_err holds the error they had) */
     plan_eff before, after;
     double std_err[PLAN_EFF__COUNT];
     double mean_abs_err_before_pct;   /* mean over sources of each source's mean |error| */

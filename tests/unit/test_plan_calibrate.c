@@ -165,6 +165,15 @@ static void recovers_known_values(void **state)
     assert_int_equal(rep->ngroups, 3); /* the GA100 pool, then each framework on it */
     assert_string_equal(rep->group[0].framework, "");
     assert_int_equal(rep->group[0].rows, NROWS);
+    /* The pool's HBM efficiency: the two stacks' known values differ, so
+     * the pool's rows leave it undetermined (a standard error over half its
+     * range): it keeps the chip's value instead of a fitted compromise, and
+     * is reported as such. */
+    print_message("pool: hbm_eff standard error %.3f, gemm_eff_max %.3f\n",
+                  rep->group[0].std_err[PLAN_EFF_HBM], rep->group[0].std_err[PLAN_EFF_GEMM]);
+    assert_int_equal(rep->group[0].undetermined, 1u << PLAN_EFF_HBM);
+    assert_int_equal(rep->group[0].fitted & (1u << PLAN_EFF_HBM), 0);
+    assert_true(rep->group[0].after.hbm_eff == 0.92);
 
     for (int k = 0; k < 2; k++) {
         const plan_cal_group *g = group_of(rep, stacks[k].family);
@@ -174,7 +183,9 @@ static void recovers_known_values(void **state)
         assert_int_equal(g->asked, PLAN_EFF_FRAMEWORK_MASK);
         assert_int_equal(g->fitted, (1u << PLAN_EFF_GEMM) | (1u << PLAN_EFF_HBM));
         assert_false(g->rejected);
-        assert_true(g->mean_abs_err_before_pct > 3.0);
+        /* the pool's values (its HBM efficiency left at the chip's: the two
+         * stacks disagree on it, see below) miss; the stack's own fit does not */
+        assert_true(g->mean_abs_err_before_pct > 2.0 * g->mean_abs_err_after_pct);
         assert_true(g->mean_abs_err_after_pct < 1.0);
         assert_rel(g->after.gemm_eff_max, stacks[k].gemm, 0.02);
         assert_rel(g->after.hbm_eff, stacks[k].hbm, 0.05);
