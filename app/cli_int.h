@@ -105,6 +105,9 @@ typedef struct cli_plan_opts {
     const char *prices_file;     /* --prices: price lists (default data/sagemaker_prices.json) */
     int64_t layers, hidden, heads, kv_heads, ffn, seq, vocab; /* overrides, 0 = unset */
     int dropout;                 /* override: -1 unset, 0 off, 1 on */
+    int64_t head_dim;            /* override: --head-dim, 0 = unset */
+    int64_t window;              /* override: --sliding-window, -1 = unset, 0 = none */
+    int window_pattern;          /* override: --sliding-window-pattern, -1 = unset */
     int64_t batch_size;          /* SMP script batch per model-parallel group, 0 = unset */
     int max_instances;           /* comparison mode: largest count tried */
     double tokens;               /* tokens to train: the comparison's; with --instances,
