@@ -193,6 +193,7 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
         cJSON *eb = cJSON_AddObjectToObject(root, "error_band");
         cJSON_AddNumberToObject(eb, "pct", band);
         cJSON_AddStringToObject(eb, "basis", basis);
+        cJSON_AddStringToObject(eb, "stack", plan_framework_get(r->top[0].layout.framework)->key);
         cJSON_AddStringToObject(eb, "framework",
                                 plan_fw_family_key(plan_framework_get(r->top[0].layout.framework)
                                                        ->family));

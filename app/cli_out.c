@@ -311,8 +311,7 @@ double cli_band_of(const plan_cluster *c, int fw, char *basis, size_t n)
         return 0;
     }
     const char *chip = c->gpu->silicon[0] ? c->gpu->silicon : c->gpu->name;
-    return data_band_of(&bands, plan_fw_family_key(plan_framework_get(fw)->family), chip, basis,
-                        n);
+    return data_band_of(&bands, plan_framework_get(fw)->key, chip, basis, n);
 }
 
 /* The step a plan was ranked by. */
