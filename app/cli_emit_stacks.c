@@ -171,7 +171,8 @@ static void megatron_model(cli_emit_job *j, int mds)
         cli__emit_arg(j, "--disable-bias-linear");
     }
     /* a gated MLP as SwiGLU: any GLU's shape and cost (Gemma 2's GeGLU
-     * too); the planner does not keep the activation itself */
+     * too); the planner does not keep the activation itself, and this
+     * release's --quick-geglu is GELU's sigmoid form, not Gemma's tanh one */
     if (plan_model_gated(m))
         cli__emit_arg(j, "--swiglu");
     if (!m->tied_embedding)
