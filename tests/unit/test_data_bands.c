@@ -76,6 +76,77 @@ static void lookup_rule(void **state)
     }
 }
 
+/* The bands a calibration writes: one per (stack release, chip) its
+ * sources' runs cover, each the mean over those sources of their runs'
+ * held-out error there; one pool per chip, each source's runs on the chip
+ * together (weighted by runs) and then the mean over sources. Source a ran
+ * megatron@2020 on V100 (4 runs, 3 %) and on A100 (8 runs, 2 %); source b
+ * megatron@2021 (10 runs, 6 %) and nemo@2023 (5 runs, 12 %) on A100, and a
+ * piece not held out (NAN) counts nowhere. The A100 pool: a's 2 % and b's
+ * (10 x 6 + 5 x 12) / 15 = 8 %, mean 5 % over 2 sources and 23 runs. */
+static void bands_by_release_and_chip(void **state)
+{
+    (void)state;
+    plan_cal_report *rep = calloc(1, sizeof *rep);
+    assert_non_null(rep);
+    static const struct {
+        int src;
+        const char *release, *family, *chip;
+        int rows;
+        double pct;
+    } pieces[] = {
+        {0, "megatron@2020", "megatron", "GV100", 4, 3.0},
+        {0, "megatron@2020", "megatron", "GA100", 8, 2.0},
+        {1, "megatron@2021", "megatron", "GA100", 10, 6.0},
+        {1, "nemo@2023", "megatron", "GA100", 5, 12.0},
+        {1, "jax@2024", "jax", "GH100", 7, NAN},
+    };
+    rep->nsources = 2;
+    for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
+        plan_cal_source *src = &rep->source[pieces[i].src];
+        plan_cal_piece *pc = &src->piece[src->npieces++];
+        snprintf(pc->release, sizeof pc->release, "%s", pieces[i].release);
+        snprintf(pc->framework, sizeof pc->framework, "%s", pieces[i].family);
+        snprintf(pc->silicon, sizeof pc->silicon, "%s", pieces[i].chip);
+        pc->rows = pieces[i].rows;
+        pc->loso_mean_abs_err_pct = pieces[i].pct;
+    }
+    rep->loso_max_source_err_pct = 7.5;
+    cJSON *j = cli_bands_json(rep, "runs.csv");
+    assert_non_null(j);
+    char *text = cJSON_Print(j);
+    data_bands b;
+    st_err err = {0};
+    assert_int_equal(data_bands_parse(text, strlen(text), "t", &b, &err), ST_OK);
+    static const struct {
+        const char *stack, *chip;
+        double pct;
+        int sources, rows;
+    } want[] = {
+        {"megatron@2020", "GV100", 3.0, 1, 4}, {"megatron@2020", "GA100", 2.0, 1, 8},
+        {"megatron@2021", "GA100", 6.0, 1, 10}, {"nemo@2023", "GA100", 12.0, 1, 5},
+        {"", "GV100", 3.0, 1, 4},               {"", "GA100", 5.0, 2, 23},
+    };
+    assert_int_equal(b.n, (int)(sizeof want / sizeof want[0]));
+    for (int i = 0; i < b.n; i++) {
+        assert_string_equal(b.v[i].stack, want[i].stack);
+        assert_string_equal(b.v[i].silicon, want[i].chip);
+        assert_rel(b.v[i].pct, want[i].pct, 1e-12);
+        assert_int_equal(b.v[i].sources, want[i].sources);
+        assert_int_equal(b.v[i].rows, want[i].rows);
+    }
+    assert_rel(b.worst_pct, 7.5, 1e-12);
+    /* megatron@2020 on A100 is its own runs' band, though the source's first
+     * runs were on V100; megatron@2022 there has none: the pool's */
+    char basis[400];
+    assert_rel(data_band_of(&b, "megatron@2020", "GA100", basis, sizeof basis), 2.0, 1e-12);
+    assert_rel(data_band_of(&b, "megatron@2022", "GA100", basis, sizeof basis), 5.0, 1e-12);
+    data_bands_free(&b);
+    free(text);
+    cJSON_Delete(j);
+    free(rep);
+}
+
 /* The shipped bands are the held-out errors of the shipped fit: calibrate
  * the published runs again (leave-one-source-out) and compare every number
  * to a quarter of a percentage point, a quarter of the unit a band is shown
@@ -137,6 +208,7 @@ int main(void)
     test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lookup_rule),
+        cmocka_unit_test(bands_by_release_and_chip),
         cmocka_unit_test(shipped_bands_are_current),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
