@@ -172,8 +172,9 @@ static void usage(FILE *f)
             "                    FILE.csv; an existing file only with --force)\n"
             "  --force           with --write: replace an existing file (never a symbolic link)\n"
             "  --no-loso         skip leave-one-source-out (and the rejection test)\n"
-            "  --write-bands OUT.json  save each (framework, chip)'s and each chip pool's held-out\n"
-            "                    error as the error bands plans carry (data/error_bands.json)\n"
+            "  --write-bands OUT.json  save each (stack release, chip)'s and each chip\n"
+            "                    pool's held-out error as the error bands plans carry\n"
+            "                    (data/error_bands.json)\n"
             "  --no-record       do not record this run\n"
             "  --db FILE         record into this database (default $SMDPLAN_DB, else smdplan.db)\n\n"
             "  smdplan calibrate --bench [ID] [--write FILE]   this host's catalog entry again\n"
@@ -257,57 +258,77 @@ static int write_override(const char *path, int force, const plan_catalog *cat,
 }
 
 /* The error bands every predicted step carries (data/error_bands.json,
- * read by data_bands_load): for each (framework, chip) the mean over its
- * published sources of each source's mean |error| predicted without it
- * (leave-one-source-out), for each chip the same over every framework's
- * sources on it (what a stack without runs of its own gets), and the worst
- * source held out, for a chip no run was fitted on. */
+ * read by data_bands_load): for each (stack release, chip) the mean over
+ * its published sources of their runs' mean |error| there, each source
+ * predicted without it (leave-one-source-out; plan_cal_piece: a source's
+ * runs by release and chip); for each chip the same over every stack's
+ * sources on it (what a release without runs of its own there gets), each
+ * source's runs on the chip together; and the worst source held out, for a
+ * chip no run was fitted on. */
 struct cJSON *cli_bands_json(const plan_cal_report *rep, const char *csv_path)
 {
     cJSON *root = cJSON_CreateObject();
     if (!root)
         return NULL;
-    char doc[600];
+    char doc[700];
     snprintf(doc, sizeof doc,
              "Error bands of predicted step times, written by smdplan calibrate %s --write-bands: "
-             "heldout_mean_abs_err_pct is, over the published sources of a (framework, chip) "
-             "(bands) or of a chip (pools, every framework's), the mean of each source's mean "
-             "|time error| when that source was left out of the fit (leave-one-source-out); "
+             "heldout_mean_abs_err_pct is, over the published sources with runs of a (stack "
+             "release, chip) (bands; stack is the release, framework its family) or of a chip "
+             "(pools, every stack's), the mean of each source's mean |time error| on those runs "
+             "when that source was left out of the fit (leave-one-source-out); "
              "worst_heldout_source_pct is the worst such source, the band of a chip no run was "
              "fitted on.", csv_path);
     cJSON_AddStringToObject(root, "_doc", doc);
     cJSON *bands = cJSON_AddArrayToObject(root, "bands");
     cJSON *pools = cJSON_AddArrayToObject(root, "pools");
+    /* pass 0 a band per (release, chip), pass 1 a pool per chip; each
+     * made at the first piece that names it, in the order of the sources */
     for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < rep->nsources; i++) {
-            const plan_cal_source *x = &rep->source[i];
-            int first = 1;
-            for (int k = 0; k < i && first; k++) /* one entry per group */
-                first = !(!strcmp(rep->source[k].silicon, x->silicon) &&
-                          (pass == 1 || !strcmp(rep->source[k].framework, x->framework)));
-            if (!first || isnan(x->loso_mean_abs_err_pct))
-                continue;
-            double sum = 0;
-            int n = 0, rows = 0;
-            for (int k = i; k < rep->nsources; k++) {
-                const plan_cal_source *y = &rep->source[k];
-                if (strcmp(y->silicon, x->silicon) ||
-                    (pass == 0 && strcmp(y->framework, x->framework)) ||
-                    isnan(y->loso_mean_abs_err_pct))
+        for (int i = 0; i < rep->nsources; i++)
+            for (int p = 0; p < rep->source[i].npieces; p++) {
+                const plan_cal_piece *x = &rep->source[i].piece[p];
+                int first = !isnan(x->loso_mean_abs_err_pct);
+                for (int k = 0; k <= i && first; k++)
+                    for (int q = 0; q < (k < i ? rep->source[k].npieces : p) && first; q++) {
+                        const plan_cal_piece *y = &rep->source[k].piece[q];
+                        first = isnan(y->loso_mean_abs_err_pct) ||
+                                strcmp(y->silicon, x->silicon) != 0 ||
+                                (pass == 0 && strcmp(y->release, x->release) != 0);
+                    }
+                if (!first)
                     continue;
-                sum += y->loso_mean_abs_err_pct;
-                rows += y->rows;
-                n++;
+                double sum = 0;
+                int n = 0, rows = 0;
+                for (int k = i; k < rep->nsources; k++) {
+                    double esum = 0;
+                    int erows = 0;
+                    for (int q = 0; q < rep->source[k].npieces; q++) {
+                        const plan_cal_piece *y = &rep->source[k].piece[q];
+                        if (isnan(y->loso_mean_abs_err_pct) || strcmp(y->silicon, x->silicon) ||
+                            (pass == 0 && strcmp(y->release, x->release)))
+                            continue;
+                        esum += y->loso_mean_abs_err_pct * y->rows;
+                        erows += y->rows;
+                    }
+                    if (erows == 0)
+                        continue;
+                    sum += esum / erows; /* the source's runs there, together */
+                    rows += erows;
+                    n++;
+                }
+                cJSON *o = cJSON_CreateObject();
+                if (pass == 0) {
+                    cJSON_AddStringToObject(o, "stack", x->release);
+                    cJSON_AddStringToObject(o, "framework", x->framework);
+                }
+                cJSON_AddStringToObject(o, "silicon", x->silicon);
+                cJSON_AddNumberToObject(o, "heldout_mean_abs_err_pct",
+                                        round(sum / n * 100) / 100);
+                cJSON_AddNumberToObject(o, "sources", n);
+                cJSON_AddNumberToObject(o, "rows", rows);
+                cJSON_AddItemToArray(pass == 0 ? bands : pools, o);
             }
-            cJSON *o = cJSON_CreateObject();
-            if (pass == 0)
-                cJSON_AddStringToObject(o, "framework", x->framework);
-            cJSON_AddStringToObject(o, "silicon", x->silicon);
-            cJSON_AddNumberToObject(o, "heldout_mean_abs_err_pct", round(sum / n * 100) / 100);
-            cJSON_AddNumberToObject(o, "sources", n);
-            cJSON_AddNumberToObject(o, "rows", rows);
-            cJSON_AddItemToArray(pass == 0 ? bands : pools, o);
-        }
     if (!isnan(rep->loso_max_source_err_pct))
         cJSON_AddNumberToObject(root, "worst_heldout_source_pct",
                                 round(rep->loso_max_source_err_pct * 100) / 100);

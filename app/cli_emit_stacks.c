@@ -32,7 +32,9 @@
  *               0011fb90): JobConfig's [job], [model], [training],
  *               [experimental], [activation_checkpoint], [float8]; train.py
  *               --job.config_file; Llama 3 flavors in torchtitan/models/llama
- *               (8B, 70B, 405B: train_configs/llama3_*.toml)
+ *               (8B, 70B, 405B: train_configs/llama3_*.toml); its Attention
+ *               (models/llama/model.py: head_dim = dim // n_heads, causal
+ *               scaled_dot_product_attention over the whole sequence)
  *   [fsdp]      PyTorch torch/distributed/fsdp (FullyShardedDataParallel's
  *               keyword arguments, ShardingStrategy, MixedPrecision,
  *               BackwardPrefetch)
@@ -136,6 +138,10 @@ static void megatron_model(cli_emit_job *j, int mds)
     arg_int(j, "--hidden-size", m->hidden);
     arg_int(j, "--ffn-hidden-size", m->ffn);
     arg_int(j, "--num-attention-heads", m->heads);
+    /* [megatron] [mds] --kv-channels: "Projection weights dimension in
+     * multi-head attention", hidden / heads when not given: the head size */
+    if (plan_model_attn_width(m) != m->hidden)
+        arg_int(j, "--kv-channels", plan_model_head_dim(m));
     if (m->kv_heads != m->heads) {
         if (mds) /* [mds] */
             arg_int(j, "--num-key-value-heads", m->kv_heads);
@@ -146,6 +152,17 @@ static void megatron_model(cli_emit_job *j, int mds)
     }
     arg_int(j, "--seq-length", m->seq);
     arg_int(j, "--max-position-embeddings", m->seq);
+    if (plan_model_local_layers(m) > 0) {
+        /* [megatron] --window-size LEFT,RIGHT (Transformer Engine's
+         * window_size: a query at i sees keys i - LEFT to i + RIGHT, the
+         * causal mask taking the right side), so W keys ending at the query
+         * are W-1,0; --window-attn-skip-freq N: "one full attention layer
+         * after (N-1) SWA layers", the model's pattern (plan_model) */
+        cli__emit_arg(j, "--window-size");
+        cli__emit_argf(j, "%lld,0", (long long)m->sliding_window - 1);
+        if (m->sliding_window_pattern > 0)
+            arg_int(j, "--window-attn-skip-freq", m->sliding_window_pattern);
+    }
     if (m->arch == PLAN_ARCH_LLAMA) {
         cli__emit_arg(j, "--position-embedding-type");
         cli__emit_arg(j, "rope");
@@ -153,6 +170,9 @@ static void megatron_model(cli_emit_job *j, int mds)
         cli__emit_arg(j, "RMSNorm");
         cli__emit_arg(j, "--disable-bias-linear");
     }
+    /* a gated MLP as SwiGLU: any GLU's shape and cost (Gemma 2's GeGLU
+     * too); the planner does not keep the activation itself, and this
+     * release's --quick-geglu is GELU's sigmoid form, not Gemma's tanh one */
     if (plan_model_gated(m))
         cli__emit_arg(j, "--swiglu");
     if (!m->tied_embedding)
@@ -325,6 +345,10 @@ static int build_deepspeed(cli_emit_job *j, st_err *err)
         return refuse(j, err, "context parallel %d: not a DeepSpeed knob", l->cp);
     if (l->recompute == PLAN_RECOMP_SELECTIVE)
         return refuse(j, err, "recompute selective: DeepSpeed checkpoints whole layers");
+    if (plan_model_local_layers(j->m) > 0)
+        return refuse(j, err, "sliding window of %lld tokens: Megatron-DeepSpeed's network-size "
+                      "arguments have no sliding-window attention (Megatron-LM's --window-size "
+                      "has: --framework megatron)", (long long)j->m->sliding_window);
     if (l->tp > 1)
         env_set(j, "CUDA_DEVICE_MAX_CONNECTIONS", "1");
 
@@ -450,6 +474,16 @@ static int build_torchtitan(cli_emit_job *j, st_err *err)
     if (m->arch != PLAN_ARCH_LLAMA)
         return refuse(j, err, "a %s model: torchtitan trains its Llama models (model.name "
                       "llama3)", m->arch == PLAN_ARCH_GPT ? "GPT" : "non-Llama");
+    /* [titan] torchtitan/models/llama/model.py, Attention: head_dim = dim //
+     * n_heads, and F.scaled_dot_product_attention(..., is_causal=True) */
+    if (plan_model_attn_width(m) != m->hidden)
+        return refuse(j, err, "head size %lld: torchtitan's Llama attention takes dim / n_heads "
+                      "= %lld (model.py, Attention.head_dim); no flavor sets it",
+                      (long long)plan_model_head_dim(m), (long long)(m->hidden / m->heads));
+    if (plan_model_local_layers(m) > 0)
+        return refuse(j, err, "sliding window of %lld tokens: torchtitan's Llama attention is "
+                      "causal over the whole sequence (model.py: scaled_dot_product_attention "
+                      "with is_causal=True)", (long long)m->sliding_window);
     if (l->precision == PLAN_PREC_FP16)
         return refuse(j, err, "fp16: torchtitan's training.mixed_precision_param takes "
                       "bfloat16 or float32");
@@ -729,6 +763,10 @@ static int build_maxtext(cli_emit_job *j, st_err *err)
                       "node (dcn_tensor_parallelism: \"never recommended\")", l->tp, gpn);
     if (l->precision == PLAN_PREC_FP16)
         return refuse(j, err, "fp16: MaxText's dtype here is bfloat16 (or fp8 quantization)");
+    if (plan_model_local_layers(m) > 0)
+        return refuse(j, err, "sliding window of %lld tokens: this MaxText release's base.yml "
+                      "has no sliding-window key and its llama2 and gpt3 decoder blocks attend "
+                      "over the whole sequence", (long long)m->sliding_window);
     int in_node = gpn / l->tp, nodes = j->c->nodes;
     int shard = l->sharding == PLAN_SHARD_PARAMS;
     cli__emit_arg(j, "python3");
@@ -778,10 +816,17 @@ static int build_smdplan(cli_emit_job *j, st_err *err)
 {
     const plan_layout *l = j->l;
     const plan_model *m = j->m;
-    (void)err;
     j->title = "smdplan executor run";
     j->launcher = CLI_EMIT_COMMAND;
     j->sources = "smdplan exec --help: the layout options are the plan command's.";
+    /* the executor's attention (exec/) projects hidden to hidden over the
+     * whole sequence; smdplan exec refuses the others (check_shape) */
+    if (plan_model_attn_width(m) != m->hidden)
+        return refuse(j, err, "head size %lld is not hidden / heads: the executor's attention "
+                      "projections are hidden x hidden", (long long)plan_model_head_dim(m));
+    if (plan_model_local_layers(m) > 0)
+        return refuse(j, err, "sliding window of %lld tokens: the executor attends over the "
+                      "whole sequence", (long long)m->sliding_window);
     cli__emit_arg(j, "smdplan");
     cli__emit_arg(j, "exec");
     for (int i = 0; i < j->o->ncatalogs; i++) {

@@ -132,11 +132,11 @@ static const char *const refused[] = {"explain", "trace", "monte-carlo", "jitter
                                       "max-instances", "tokens", NULL};
 /* Plan options that name the model or the layout (not with --plan). */
 static const char *const shape_opts[] = {
-    "params", "arch", "family", "model", "layers", "hidden", "heads", "kv-heads", "ffn", "seq",
-    "vocab", "instances", "tp", "pp", "partitions", "dp", "cp", "micro-batch", "microbatches",
-    "active-microbatches", "schedule", "virtual-stages", "recompute", "recompute-group",
-    "sharding", "sequence-parallel", "offload", "prescaled-batch", "placement", "global-batch",
-    "batch-size", "framework", "precision", NULL};
+    "params", "arch", "family", "model", "layers", "hidden", "heads", "kv-heads", "head-dim",
+    "sliding-window", "sliding-window-pattern", "ffn", "seq", "vocab", "instances", "tp", "pp",
+    "partitions", "dp", "cp", "micro-batch", "microbatches", "active-microbatches", "schedule",
+    "virtual-stages", "recompute", "recompute-group", "sharding", "sequence-parallel", "offload",
+    "prescaled-batch", "placement", "global-batch", "batch-size", "framework", "precision", NULL};
 
 typedef struct scale_spec {
     int64_t layers, hidden, heads, kv_heads, ffn, seq, vocab; /* 0: not given */
@@ -620,6 +620,20 @@ static int check_shape(const plan_model *m, const plan_layout *l, const char *da
 {
     const char *hint = "; reduce it with --scale";
     int t = l->tp;
+    /* the executor's attention (exec/, its CPU and CUDA devices) projects
+     * hidden to hidden and attends over the whole sequence */
+    if (plan_model_attn_width(m) != m->hidden)
+        return ST_RAISE(err, ST_EINVAL, "model: head size %lld is not hidden / heads (%lld x %lld "
+                        "heads = %lld, hidden %lld); the executor's attention projections are "
+                        "hidden x hidden (plan it with smdplan, run it with another stack)",
+                        (long long)plan_model_head_dim(m), (long long)plan_model_head_dim(m),
+                        (long long)m->heads, (long long)plan_model_attn_width(m),
+                        (long long)m->hidden);
+    if (plan_model_local_layers(m) > 0)
+        return ST_RAISE(err, ST_EINVAL, "model: sliding window of %lld tokens on %lld of %lld "
+                        "layers; the executor attends over the whole sequence (--sliding-window 0 "
+                        "runs it without the window)", (long long)m->sliding_window,
+                        (long long)plan_model_local_layers(m), (long long)m->layers);
     if (m->heads % t != 0)
         return ST_RAISE(err, ST_EINVAL, "model: %lld heads do not divide by tp %d (the executor "
                         "splits heads over TP ranks)%s", (long long)m->heads, t, hint);

@@ -367,12 +367,27 @@ static const char *bytes(double b, char *buf, int n)
 
 static void show_model(const cJSON *m)
 {
-    char p[24];
-    fprintf(out, "model:    %s (%s), %s params: %.0f layers, hidden %.0f, %.0f heads (kv %.0f), "
-           "ffn %.0f, seq %.0f, vocab %.0f\n",
+    char p[24], head[40] = "", window[96] = "";
+    /* recorded from schema version 6 (NULL before: a head of hidden / heads,
+     * no window): a head size apart from hidden / heads and the layers that
+     * attend through a sliding window, as the plan's model line says them
+     * (cli_print_model; plan_model_local_layers: every Nth layer global,
+     * 0 every layer local) */
+    double hd = num(m, "head_dim"), w = num(m, "sliding_window"), L = num(m, "layers");
+    double pat = num(m, "sliding_window_pattern");
+    if (hd > 0 && hd * num(m, "heads") != num(m, "hidden"))
+        snprintf(head, sizeof head, " of %.0f", hd);
+    if (w > 0 && w < num(m, "seq") && L > 0) {
+        double local = pat > 0 ? L - floor(L / pat) : L;
+        if (local > 0)
+            snprintf(window, sizeof window, ", sliding window %.0f on %.0f of %.0f layers", w,
+                     local, L);
+    }
+    fprintf(out, "model:    %s (%s), %s params: %.0f layers, hidden %.0f, %.0f heads (kv %.0f)%s, "
+           "ffn %.0f, seq %.0f, vocab %.0f%s\n",
            str(m, "name"), str(m, "arch"), units_fmt_count(num(m, "params"), p, sizeof p),
-           num(m, "layers"), num(m, "hidden"), num(m, "heads"), num(m, "kv_heads"), num(m, "ffn"),
-           num(m, "seq"), num(m, "vocab"));
+           num(m, "layers"), num(m, "hidden"), num(m, "heads"), num(m, "kv_heads"), head,
+           num(m, "ffn"), num(m, "seq"), num(m, "vocab"), window);
 }
 
 static const cJSON *find_id(const cJSON *list, double id)

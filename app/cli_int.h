@@ -105,6 +105,9 @@ typedef struct cli_plan_opts {
     const char *prices_file;     /* --prices: price lists (default data/sagemaker_prices.json) */
     int64_t layers, hidden, heads, kv_heads, ffn, seq, vocab; /* overrides, 0 = unset */
     int dropout;                 /* override: -1 unset, 0 off, 1 on */
+    int64_t head_dim;            /* override: --head-dim, 0 = unset */
+    int64_t window;              /* override: --sliding-window, -1 = unset, 0 = none */
+    int window_pattern;          /* override: --sliding-window-pattern, -1 = unset */
     int64_t batch_size;          /* SMP script batch per model-parallel group, 0 = unset */
     int max_instances;           /* comparison mode: largest count tried */
     double tokens;               /* tokens to train: the comparison's; with --instances,
@@ -186,8 +189,9 @@ int cli_train_of(const cli_plan_opts *o, const plan_result *r, const cli_sim_col
                  double *time_s, double *cost, int *simulated);
 
 /* The error band of a predicted step on c with framework index fw (percent
- * of the step, data/error_bands.json: the held-out error of that stack's
- * fit on c's chip, else the chip pool's, else the worst source held out),
+ * of the step, data/error_bands.json: the held-out error of that stack
+ * release's runs on c's chip, else the chip pool's, else the worst source
+ * held out),
  * one sentence on its basis into basis (n bytes); 0 with the reason when
  * the bands file cannot be read (cli_out.c). */
 double cli_band_of(const plan_cluster *c, int fw, char *basis, size_t n);

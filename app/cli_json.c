@@ -24,6 +24,11 @@ cJSON *cli_json_model(const plan_model *m)
     cJSON_AddNumberToObject(j, "hidden", (double)m->hidden);
     cJSON_AddNumberToObject(j, "heads", (double)m->heads);
     cJSON_AddNumberToObject(j, "kv_heads", (double)m->kv_heads);
+    /* the head size in force (hidden / heads unless the model gives its own),
+     * and the sliding window (0: none) with its pattern (plan_model) */
+    cJSON_AddNumberToObject(j, "head_dim", (double)plan_model_head_dim(m));
+    cJSON_AddNumberToObject(j, "sliding_window", (double)m->sliding_window);
+    cJSON_AddNumberToObject(j, "sliding_window_pattern", m->sliding_window_pattern);
     cJSON_AddNumberToObject(j, "ffn", (double)m->ffn);
     cJSON_AddNumberToObject(j, "seq", (double)m->seq);
     cJSON_AddNumberToObject(j, "vocab", (double)m->vocab);
@@ -188,6 +193,7 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
         cJSON *eb = cJSON_AddObjectToObject(root, "error_band");
         cJSON_AddNumberToObject(eb, "pct", band);
         cJSON_AddStringToObject(eb, "basis", basis);
+        cJSON_AddStringToObject(eb, "stack", plan_framework_get(r->top[0].layout.framework)->key);
         cJSON_AddStringToObject(eb, "framework",
                                 plan_fw_family_key(plan_framework_get(r->top[0].layout.framework)
                                                        ->family));

@@ -83,18 +83,26 @@ int cli_models_cmd(int argc, char **argv)
             cli_table_cell(t, "%s", m->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt");
             cli_table_cell(t, "%lld", (long long)m->layers);
             cli_table_cell(t, "%lld", (long long)m->hidden);
+            char hd[32] = "";
+            if (plan_model_attn_width(m) != m->hidden)
+                snprintf(hd, sizeof hd, " x%lld", (long long)plan_model_head_dim(m));
             if (m->kv_heads != m->heads)
-                cli_table_cell(t, "%lld/%lld", (long long)m->heads, (long long)m->kv_heads);
+                cli_table_cell(t, "%lld/%lld%s", (long long)m->heads, (long long)m->kv_heads, hd);
             else
-                cli_table_cell(t, "%lld", (long long)m->heads);
+                cli_table_cell(t, "%lld%s", (long long)m->heads, hd);
             cli_table_cell(t, "%lld", (long long)m->ffn);
             cli_table_cell(t, "%lld", (long long)m->vocab);
             cli_table_cell(t, "%lld", (long long)m->seq);
+            if (plan_model_local_layers(m) > 0)
+                cli_table_note(t, "sliding window of %lld tokens on %lld of %lld layers",
+                               (long long)m->sliding_window, (long long)plan_model_local_layers(m),
+                               (long long)m->layers);
         }
         if (t)
             cli_table_print(stdout, t, "");
         cli_table_free(t);
-        cli_wrap(stdout, "(heads: query/key-value heads where they differ; seq: the length the "
+        cli_wrap(stdout, "(heads: query/key-value heads where they differ, x the size of a head where it is not "
+                         "hidden/heads; seq: the length the "
                          "model was pre-trained at, the default --seq; each shape read from "
                          "its published config.json, the page and the training length's source "
                          "in data/hf_models.json and in the plan's shape line)", "", " ");

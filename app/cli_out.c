@@ -23,8 +23,14 @@ void cli_print_model(FILE *f, const plan_model *m)
             (long long)m->layers, (long long)m->hidden, (long long)m->heads);
     if (m->kv_heads != m->heads)
         fprintf(f, " (%lld kv)", (long long)m->kv_heads);
-    fprintf(f, ", ffn %lld, seq %lld, vocab %lld, %s\n", (long long)m->ffn, (long long)m->seq,
+    if (plan_model_attn_width(m) != m->hidden)
+        fprintf(f, " of %lld", (long long)plan_model_head_dim(m));
+    fprintf(f, ", ffn %lld, seq %lld, vocab %lld, %s", (long long)m->ffn, (long long)m->seq,
             (long long)m->vocab, m->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt");
+    if (plan_model_local_layers(m) > 0)
+        fprintf(f, ", sliding window %lld on %lld of %lld layers", (long long)m->sliding_window,
+                (long long)plan_model_local_layers(m), (long long)m->layers);
+    fputc('\n', f);
     if (m->source[0])
         fprintf(f, "         shape: %s\n", m->source);
 }
@@ -305,8 +311,7 @@ double cli_band_of(const plan_cluster *c, int fw, char *basis, size_t n)
         return 0;
     }
     const char *chip = c->gpu->silicon[0] ? c->gpu->silicon : c->gpu->name;
-    return data_band_of(&bands, plan_fw_family_key(plan_framework_get(fw)->family), chip, basis,
-                        n);
+    return data_band_of(&bands, plan_framework_get(fw)->key, chip, basis, n);
 }
 
 /* The step a plan was ranked by. */

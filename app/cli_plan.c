@@ -28,7 +28,7 @@
 enum {
     O_HELP = 'h',
     O_PARAMS = 256, O_ARCH, O_FAMILY, O_MODEL, O_LAYERS, O_HIDDEN, O_HEADS, O_KV_HEADS, O_FFN,
-    O_SEQ, O_VOCAB, O_DROPOUT,
+    O_SEQ, O_VOCAB, O_DROPOUT, O_HEAD_DIM, O_WINDOW, O_WINDOW_PATTERN,
     O_INSTANCES, O_CATALOG, O_MAX_INSTANCES, O_TOKENS,
     O_TP, O_PP, O_DP, O_CP, O_MICRO_BATCH, O_MICROBATCHES, O_ACTIVE, O_SCHEDULE, O_VIRTUAL,
     O_RECOMPUTE, O_RECOMPUTE_GROUP, O_SHARDING, O_SP, O_OFFLOAD, O_PRESCALED, O_PLACEMENT,
@@ -51,6 +51,9 @@ static const cli_opt opt_table[] = {
     {"hidden", 1, O_HIDDEN, "N", "override: hidden size"},
     {"heads", 1, O_HEADS, "N", "override: attention heads"},
     {"kv-heads", 1, O_KV_HEADS, "N", "override: key/value heads (grouped-query attention)"},
+    {"head-dim", 1, O_HEAD_DIM, "N", "override: size of one attention head (default hidden / heads, or its config's head_dim: Gemma 2's 256)"},
+    {"sliding-window", 1, O_WINDOW, "N", "override: local attention window, tokens a query sees (0: none; default its config's sliding_window)"},
+    {"sliding-window-pattern", 1, O_WINDOW_PATTERN, "N", "override: with --sliding-window, every Nth layer attends globally (Gemma 2: 2; 0: every layer local)"},
     {"ffn", 1, O_FFN, "N", "override: MLP inner size (default 4 x hidden for gpt)"},
     {"seq", 1, O_SEQ, "N", "override: sequence length, tokens"},
     {"vocab", 1, O_VOCAB, "N", "override: vocabulary size"},
@@ -189,6 +192,15 @@ static int apply(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
     case O_SEQ: return parse_i64_opt(d->name, a, PLAN_MAX_SEQ, &o->seq, err);
     case O_VOCAB: return parse_i64_opt(d->name, a, PLAN_MAX_VOCAB, &o->vocab, err);
     case O_DROPOUT: return parse_onoff("--dropout", a, &o->dropout, err);
+    case O_HEAD_DIM: return parse_i64_opt(d->name, a, PLAN_MAX_ATTN_WIDTH, &o->head_dim, err);
+    case O_WINDOW: return units_parse_int(a, "--sliding-window", 0, PLAN_MAX_SEQ, &o->window, err);
+    case O_WINDOW_PATTERN: {
+        int64_t n;
+        int rc = units_parse_int(a, "--sliding-window-pattern", 0, PLAN_MAX_LAYERS, &n, err);
+        if (rc == ST_OK)
+            o->window_pattern = (int)n;
+        return rc;
+    }
     case O_INSTANCES: o->instances = a; return ST_OK;
     case O_CATALOG:
         if (o->ncatalogs == CLI_CATALOGS_MAX)
@@ -337,6 +349,8 @@ void cli_plan_opts_init(cli_plan_opts *o, int simulate)
     o->sim_threshold_pct = 10.0;
     o->max_instances = 64;
     o->dropout = -1;
+    o->window = -1;
+    o->window_pattern = -1;
     o->tokens = 300e9; /* GPT-3's training tokens (Brown et al. 2020, Sec. 2.2) */
 }
 
@@ -447,6 +461,11 @@ static int resolve_model(const cli_plan_opts *o, cli_plan_ctx *x, st_err *err)
     if (o->ffn) m->ffn = o->ffn, shape_changed = 1;
     if (o->seq) m->seq = o->seq, shape_changed = 1;
     if (o->vocab) m->vocab = o->vocab, shape_changed = 1;
+    /* a head size read from a config stays with --hidden or --heads; one
+     * derived from them follows them (plan_model.head_dim) */
+    if (o->head_dim) m->head_dim = o->head_dim, shape_changed = 1;
+    if (o->window >= 0) m->sliding_window = o->window, shape_changed = 1;
+    if (o->window_pattern >= 0) m->sliding_window_pattern = o->window_pattern, shape_changed = 1;
     if (o->dropout >= 0)
         m->dropout = o->dropout ? PLAN_DROPOUT_ON : PLAN_DROPOUT_OFF;
     if (!o->kv_heads && (o->heads || !m->kv_heads))

@@ -42,7 +42,10 @@ const plan_preset *cli_preset_of(const cli_plan_ctx *x)
         if (p->ref.present && !strcmp(p->key, m->name) && q->arch == m->arch &&
             q->layers == m->layers && q->hidden == m->hidden && q->heads == m->heads &&
             q->kv_heads == m->kv_heads && q->ffn == m->ffn && q->seq == m->seq &&
-            q->vocab == m->vocab && q->tied_embedding == m->tied_embedding)
+            q->vocab == m->vocab && q->tied_embedding == m->tied_embedding &&
+            plan_model_head_dim(q) == plan_model_head_dim(m) &&
+            q->sliding_window == m->sliding_window &&
+            q->sliding_window_pattern == m->sliding_window_pattern)
             return p;
     }
     return NULL;

@@ -199,9 +199,18 @@ static int add_summary(rpt_report *r, const db_plan *one, const plan_model *m, c
     const plan_estimate *e = &one->est;
     char a[32], b[32];
     if (m) {
-        snprintf(val[n], FACT_LEN, "%.63s, %.31s parameters: %lld layers, hidden %lld, seq %lld",
-                 m->name, units_fmt_count((double)m->params, a, sizeof a), (long long)m->layers,
-                 (long long)m->hidden, (long long)m->seq);
+        int k = snprintf(val[n], FACT_LEN, "%.63s, %.31s parameters: %lld layers, hidden %lld, "
+                         "seq %lld", m->name, units_fmt_count((double)m->params, a, sizeof a),
+                         (long long)m->layers, (long long)m->hidden, (long long)m->seq);
+        /* the attention shape beyond hidden and heads, where the model has
+         * it (plan_model: a head size apart from hidden / heads, a window) */
+        if (plan_model_attn_width(m) != m->hidden && k > 0 && k < FACT_LEN)
+            k += snprintf(val[n] + k, FACT_LEN - (size_t)k, ", %lld heads of %lld",
+                          (long long)m->heads, (long long)plan_model_head_dim(m));
+        if (plan_model_local_layers(m) > 0 && k > 0 && k < FACT_LEN)
+            snprintf(val[n] + k, FACT_LEN - (size_t)k, ", sliding window %lld on %lld of %lld "
+                     "layers", (long long)m->sliding_window,
+                     (long long)plan_model_local_layers(m), (long long)m->layers);
         f[n] = (rpt_fact){"Model", val[n]}, n++;
     }
     snprintf(val[n], FACT_LEN, "%d x %s, %d GPUs (%s)", one->nodes, one->instance_type, one->gpus,
@@ -328,9 +337,18 @@ static int add_comparison_summary(rpt_report *r, const plan_model *m, const db_p
             cheapest = i;
     }
     if (m) {
-        snprintf(val[n], FACT_LEN, "%.63s, %.31s parameters: %lld layers, hidden %lld, seq %lld",
-                 m->name, units_fmt_count((double)m->params, a, sizeof a), (long long)m->layers,
-                 (long long)m->hidden, (long long)m->seq);
+        int k = snprintf(val[n], FACT_LEN, "%.63s, %.31s parameters: %lld layers, hidden %lld, "
+                         "seq %lld", m->name, units_fmt_count((double)m->params, a, sizeof a),
+                         (long long)m->layers, (long long)m->hidden, (long long)m->seq);
+        /* the attention shape beyond hidden and heads, where the model has
+         * it (plan_model: a head size apart from hidden / heads, a window) */
+        if (plan_model_attn_width(m) != m->hidden && k > 0 && k < FACT_LEN)
+            k += snprintf(val[n] + k, FACT_LEN - (size_t)k, ", %lld heads of %lld",
+                          (long long)m->heads, (long long)plan_model_head_dim(m));
+        if (plan_model_local_layers(m) > 0 && k > 0 && k < FACT_LEN)
+            snprintf(val[n] + k, FACT_LEN - (size_t)k, ", sliding window %lld on %lld of %lld "
+                     "layers", (long long)m->sliding_window,
+                     (long long)plan_model_local_layers(m), (long long)m->layers);
         f[n] = (rpt_fact){"Model", val[n]}, n++;
     }
     snprintf(val[n], FACT_LEN, "%d instance types and counts, each with its best layout", options);

@@ -156,11 +156,13 @@ const data_price_list *data_prices_region(const data_prices *p, const char *regi
  * list has none. */
 double data_price_of(const data_price_list *l, const char *instance);
 
-/* Error bands of predicted step times (data_bands.c): per (framework
- * family, chip) and per chip pool, the held-out error of the fits
- * (smdplan calibrate --write-bands). */
+/* Error bands of predicted step times (data_bands.c): per (stack release,
+ * chip) and per chip pool, the held-out error of the fits (smdplan
+ * calibrate --write-bands). */
 typedef struct data_band {
-    char framework[16];          /* "" for a chip's pool */
+    char stack[32];              /* the release, plan_framework.key ("megatron@2024"); ""
+                                  * for a chip's pool */
+    char framework[16];          /* its family ("megatron"); "" for a chip's pool */
     char silicon[32];
     double pct;                  /* mean over sources of the held-out mean |error|, % */
     int sources, rows;
@@ -175,10 +177,11 @@ int data_bands_load(const char *path, data_bands *out, st_err *err);
 int data_bands_parse(const char *text, size_t len, const char *file, data_bands *out,
                      st_err *err);
 void data_bands_free(data_bands *b);
-/* The band (percent of the step) a prediction of framework family on chip
- * silicon carries: its own held-out error, else its chip pool's, else the
- * worst held-out source; one sentence saying which into basis (n bytes). */
-double data_band_of(const data_bands *b, const char *framework, const char *silicon,
+/* The band (percent of the step) a prediction of stack release stack
+ * (plan_framework.key) on chip silicon carries: the held-out error of that
+ * release's runs on the chip, else its chip pool's, else the worst held-out
+ * source; one sentence saying which into basis (n bytes). */
+double data_band_of(const data_bands *b, const char *stack, const char *silicon,
                     char *basis, size_t n);
 
 /* What an AWS Price List offer file held. */

@@ -3,15 +3,17 @@
  * (data/error_bands.json, written by smdplan calibrate --write-bands).
  *
  * A prediction is only as good as the evidence behind its efficiencies: a
- * (framework, chip) fitted to published runs predicts a source it never saw
- * to within that pair's held-out error (leave-one-source-out: each source
- * predicted by a fit without it, plan_calibrate.h), a stack without runs of
- * its own on the chip borrows the chip's pool and its held-out error, and a
- * chip no run was fitted on gets the worst held-out source on any chip.
- * data_band_of picks the first of these that exists and says which.
+ * stack release with published runs on a chip predicts a source it never
+ * saw to within the held-out error of those runs (leave-one-source-out: each
+ * source predicted by a fit without it, plan_calibrate.h), a release
+ * without runs of its own on the chip gets the chip pool's held-out error
+ * (every stack's runs on it), and a chip no run was fitted on gets the worst
+ * held-out source on any chip. data_band_of picks the first of these that
+ * exists and says which.
  *
- *   {"bands": [{"framework": "megatron", "silicon": "GH100",
- *               "heldout_mean_abs_err_pct": 8.24, "sources": 3, "rows": 107}],
+ *   {"bands": [{"stack": "megatron@2024", "framework": "megatron",
+ *               "silicon": "GH100", "heldout_mean_abs_err_pct": 8.24,
+ *               "sources": 1, "rows": 11}],
  *    "pools": [{"silicon": "GH100", "heldout_mean_abs_err_pct": 9.91, ...}],
  *    "worst_heldout_source_pct": 14.92}
  */
@@ -28,22 +30,27 @@
 
 static int entry(const cJSON *o, int pool, const char *file, data_band *b, st_err *err)
 {
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stack");
     const cJSON *fw = cJSON_GetObjectItemCaseSensitive(o, "framework");
     const cJSON *si = cJSON_GetObjectItemCaseSensitive(o, "silicon");
     const cJSON *pct = cJSON_GetObjectItemCaseSensitive(o, "heldout_mean_abs_err_pct");
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(o, "sources");
     const cJSON *rows = cJSON_GetObjectItemCaseSensitive(o, "rows");
     memset(b, 0, sizeof *b);
-    if ((!pool && (!cJSON_IsString(fw) || strlen(fw->valuestring) >= sizeof b->framework)) ||
+    if ((!pool && (!cJSON_IsString(st) || !st->valuestring[0] ||
+                   strlen(st->valuestring) >= sizeof b->stack || !cJSON_IsString(fw) ||
+                   strlen(fw->valuestring) >= sizeof b->framework)) ||
         !cJSON_IsString(si) || strlen(si->valuestring) >= sizeof b->silicon ||
         !cJSON_IsNumber(pct) || !isfinite(pct->valuedouble) || pct->valuedouble < 0 ||
         pct->valuedouble > 1000 || !cJSON_IsNumber(src) || src->valuedouble < 1 ||
         !cJSON_IsNumber(rows) || rows->valuedouble < 1)
         return ST_RAISE(err, ST_EINVAL, "%s: a %s needs %ssilicon, heldout_mean_abs_err_pct "
                         "(0..1000), sources and rows", file, pool ? "pool" : "band",
-                        pool ? "" : "framework, ");
-    if (!pool)
+                        pool ? "" : "stack, framework, ");
+    if (!pool) {
+        snprintf(b->stack, sizeof b->stack, "%s", st->valuestring);
         snprintf(b->framework, sizeof b->framework, "%s", fw->valuestring);
+    }
     snprintf(b->silicon, sizeof b->silicon, "%s", si->valuestring);
     b->pct = pct->valuedouble;
     b->sources = (int)src->valuedouble;
@@ -113,15 +120,15 @@ void data_bands_free(data_bands *b)
     b->n = 0;
 }
 
-double data_band_of(const data_bands *b, const char *framework, const char *silicon,
+double data_band_of(const data_bands *b, const char *stack, const char *silicon,
                     char *basis, size_t n)
 {
     for (int pass = 0; b && pass < 2; pass++)
         for (int i = 0; i < b->n; i++) {
             const data_band *x = &b->v[i];
-            int pool = x->framework[0] == '\0';
+            int pool = x->stack[0] == '\0';
             if (pool != pass || strcasecmp(x->silicon, silicon) != 0 ||
-                (!pool && strcasecmp(x->framework, framework) != 0))
+                (!pool && strcasecmp(x->stack, stack) != 0))
                 continue;
             char what[64];
             if (x->sources == 1)
@@ -130,11 +137,11 @@ double data_band_of(const data_bands *b, const char *framework, const char *sili
                 snprintf(what, sizeof what, "each of its %d published sources", x->sources);
             if (!pool)
                 snprintf(basis, n, "the mean |error| of %s on %s predicting %s (%d runs) held "
-                         "out of the fit", x->framework, x->silicon, what, x->rows);
+                         "out of the fit", x->stack, x->silicon, what, x->rows);
             else
                 snprintf(basis, n, "no %s runs on %s were fitted: the %s pool's mean |error| "
                          "predicting %s (%d runs) held out",
-                         framework, x->silicon, x->silicon, what, x->rows);
+                         stack, x->silicon, x->silicon, what, x->rows);
             return x->pct;
         }
     if (!b)

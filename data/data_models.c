@@ -18,12 +18,14 @@
  *         n_embd / hidden_size, n_head / num_attention_heads, n_inner /
  *         intermediate_size / ffn_dim (absent or null: 4h), n_positions /
  *         max_position_embeddings, vocab_size.
- *   llama Llama, Mistral, Qwen2: num_hidden_layers, hidden_size,
+ *   llama Llama, Mistral, Qwen2, Gemma 2: num_hidden_layers, hidden_size,
  *         num_attention_heads, num_key_value_heads (absent: = heads),
  *         intermediate_size, max_position_embeddings, vocab_size.
+ * Either: head_dim (absent or null: hidden / heads), and sliding-window
+ * attention from sliding_window and which layers use it (hf_window).
  * tie_word_embeddings, when absent, takes the transformers default of the
- * model type (tied: GPT-2, OPT, BLOOM; untied: GPT-NeoX, GPT-J, Llama,
- * Mistral, Qwen2). The count is approximate where the planner's layer differs
+ * model type (tied: GPT-2, OPT, BLOOM, Gemma 2; untied: GPT-NeoX, GPT-J,
+ * Llama, Mistral, Qwen2). The count is approximate where the planner's layer differs
  * from the model's, and the model's source says so: the gpt layer counts a
  * learned position table of seq x hidden, which GPT-NeoX and GPT-J (rotary)
  * and BLOOM (ALiBi) lack (BLOOM's embedding LayerNorm, 2h, is not counted;
@@ -421,8 +423,13 @@ static const hf_kind hf_kinds[] = {
     {"bloom", "Bloom", PLAN_ARCH_GPT, 1,
      "ALiBi: counts s*h position params it lacks, not its embedding LayerNorm"},
     {"llama", "Llama", PLAN_ARCH_LLAMA, 0, "exact"},
-    {"mistral", "Mistral", PLAN_ARCH_LLAMA, 0, "exact (sliding window does not change the count)"},
+    {"mistral", "Mistral", PLAN_ARCH_LLAMA, 0, "exact"},
     {"qwen2", "Qwen2", PLAN_ARCH_LLAMA, 0, "q, k, v biases not counted"},
+    /* Gemma 2 (Gemma2Config: tie_word_embeddings defaults to true): RoPE,
+     * RMSNorm, grouped-query attention, a GeGLU MLP (gated: three h x f
+     * matrices), no biases, head_dim apart from hidden/heads */
+    {"gemma2", "Gemma2", PLAN_ARCH_LLAMA, 1,
+     "GeGLU as gated; its post-norms (2h a layer) and logit soft-capping not counted"},
     /* Falcon (transformers FalconConfig): rotary positions, parallel
      * attention and MLP, no biases, multi-query or grouped keys; MPT
      * (MptConfig): ALiBi, no biases, MLP expansion_ratio x d_model */
@@ -585,18 +592,126 @@ static int hf_optional(const cJSON *root, const char *ctx, const hf_kind *k, pla
 }
 
 /* Shapes the planner cannot represent. */
-static int hf_unsupported(const cJSON *root, const char *ctx, const plan_model *m, st_err *err)
+static int hf_unsupported(const cJSON *root, const char *ctx, st_err *err)
 {
     const char *moe = find_key(root, f_moe_marks);
     if (moe)
         return ST_RAISE(err, ST_EUNSUPPORTED,
                         "%s: %s: mixture-of-experts models are not modelled", ctx, moe);
+    return ST_OK;
+}
+
+/* The size of one attention head, head_dim (transformers' Gemma2Config,
+ * MistralConfig, LlamaConfig: "The attention head dimension"; absent or
+ * null: hidden / heads). */
+static int hf_head_dim(const cJSON *root, const char *ctx, plan_model *m, st_err *err)
+{
     const cJSON *hd = json_get(root, "head_dim");
-    if (hd && m->heads > 0 && m->hidden % m->heads == 0 &&
-        !(cJSON_IsNumber(hd) && hd->valuedouble == (double)(m->hidden / m->heads)))
-        return ST_RAISE(err, ST_EUNSUPPORTED,
-                        "%s: head_dim differs from hidden/heads = %lld; not modelled", ctx,
-                        (long long)(m->hidden / m->heads));
+    return hd ? json_int(hd, ctx, "head_dim", PLAN_MAX_ATTN_WIDTH, &m->head_dim, err) : ST_OK;
+}
+
+/* Spellings of the window: sliding_window (MistralConfig, Gemma2Config,
+ * Qwen2Config), sliding_window_size (the first Gemma 2 configs carry it
+ * beside sliding_window). */
+static const char *const f_window[] = {"sliding_window", "sliding_window_size", NULL};
+
+/* layer_types (transformers' Gemma 2 and Gemma 3 configs from 4.53: one of
+ * "sliding_attention", "full_attention" per layer) as a pattern: every layer
+ * local (0), every Nth global (N), none local (-1); anything else -2. */
+static int layer_types_pattern(const cJSON *lt, int64_t layers)
+{
+    int n = cJSON_GetArraySize(lt), first_full = -1, any_local = 0;
+    if (n != layers)
+        return -2;
+    const cJSON *it;
+    int i = 0;
+    cJSON_ArrayForEach(it, lt)
+    {
+        const char *v = cJSON_IsString(it) ? it->valuestring : NULL;
+        int local = v && !strcmp(v, "sliding_attention");
+        if (!local && !(v && !strcmp(v, "full_attention")))
+            return -2;
+        any_local |= local;
+        if (!local && first_full < 0)
+            first_full = i;
+        i++;
+    }
+    if (!any_local)
+        return -1;
+    if (first_full < 0)
+        return 0;
+    i = 0;
+    cJSON_ArrayForEach(it, lt)
+    {
+        int global = !strcmp(it->valuestring, "full_attention");
+        if (global != ((i + 1) % (first_full + 1) == 0))
+            return -2;
+        i++;
+    }
+    return first_full + 1;
+}
+
+/* Sliding-window attention: the window (f_window; null or absent: none) and
+ * which layers use it.
+ *   Mistral 7B: every layer (Jiang et al. 2023, Mistral 7B, Sec. 2: W =
+ *   4096; transformers' MistralAttention applies config.sliding_window to
+ *   each layer).
+ *   Gemma 2: every other layer, local first (Gemma Team 2024, arXiv
+ *   2408.00118, Sec. 2: "We alternate between a local sliding window
+ *   attention and global attention in every other layer", window 4096;
+ *   transformers' Gemma2Attention: sliding_window when not layer_idx % 2);
+ *   its config.json names no pattern, so model_type gemma2 gives 2.
+ *   sliding_window_pattern N (Gemma 3, Cohere2): every Nth layer global.
+ *   layer_types, where given, decides (layer_types_pattern).
+ *   Qwen2: use_sliding_window false (its released configs) turns the window
+ *   off; true windows the layers from max_window_layers on, an arrangement
+ *   not modelled. */
+static int hf_window(const cJSON *root, const char *ctx, const hf_kind *k, plan_model *m,
+                     st_err *err)
+{
+    int rc, found;
+    const cJSON *use = json_get(root, "use_sliding_window");
+    if (use && !cJSON_IsBool(use))
+        return ST_RAISE(err, ST_EINVAL, "%s: use_sliding_window: must be true or false", ctx);
+    if ((rc = hf_int(root, ctx, "sliding window", f_window, PLAN_MAX_SEQ, 0, &m->sliding_window,
+                     &found, err)))
+        return rc;
+    if (!found || cJSON_IsFalse(use)) {
+        m->sliding_window = 0;
+        return ST_OK;
+    }
+    if (cJSON_IsTrue(use)) {
+        const cJSON *mwl = json_get(root, "max_window_layers");
+        int64_t from = 0;
+        if (mwl && (rc = json_int(mwl, ctx, "max_window_layers", PLAN_MAX_LAYERS, &from, err)))
+            return rc;
+        if (from < m->layers)
+            return ST_RAISE(err, ST_EUNSUPPORTED, "%s: use_sliding_window with max_window_layers "
+                            "%lld of %lld layers: a window on the last layers only is not "
+                            "modelled", ctx, (long long)from, (long long)m->layers);
+        m->sliding_window = 0; /* no layer from max_window_layers on */
+        return ST_OK;
+    }
+    m->sliding_window_pattern = strcmp(k->model_type, "gemma2") == 0 ? 2 : 0;
+    const cJSON *pat = json_get(root, "sliding_window_pattern");
+    if (pat) {
+        int64_t n;
+        if ((rc = json_int(pat, ctx, "sliding_window_pattern", PLAN_MAX_LAYERS, &n, err)))
+            return rc;
+        m->sliding_window_pattern = (int)n;
+    }
+    const cJSON *lt = json_get(root, "layer_types");
+    if (lt) {
+        int n = cJSON_IsArray(lt) ? layer_types_pattern(lt, m->layers) : -2;
+        if (n == -2)
+            return ST_RAISE(err, ST_EUNSUPPORTED, "%s: layer_types: local and global layers "
+                            "other than every Nth global (or one kind for %lld layers) are not "
+                            "modelled", ctx, (long long)m->layers);
+        if (n == -1)
+            m->sliding_window = 0;
+        else
+            m->sliding_window_pattern = n;
+    }
     return ST_OK;
 }
 
@@ -631,7 +746,9 @@ static int hf_from_json(const cJSON *root, const char *name, int64_t seq_default
     int rc;
     if ((rc = hf_core(root, name, &out, err)) ||
         (rc = hf_optional(root, name, k, &out, seq_default, err)) ||
-        (rc = hf_unsupported(root, name, &out, err)))
+        (rc = hf_head_dim(root, name, &out, err)) ||
+        (rc = hf_window(root, name, k, &out, err)) ||
+        (rc = hf_unsupported(root, name, err)))
         return rc;
     hf_names(root, name, k, &out);
     if ((rc = finish_in(&out, name, err)))

@@ -28,6 +28,9 @@ static const db__field model_f[] = {
     F("hidden", DB_F_I64, plan_model, hidden),
     F("heads", DB_F_I64, plan_model, heads),
     F("kv_heads", DB_F_I64, plan_model, kv_heads),
+    F("head_dim", DB_F_I64, plan_model, head_dim),
+    F("sliding_window", DB_F_I64, plan_model, sliding_window),
+    F("sliding_window_pattern", DB_F_INT, plan_model, sliding_window_pattern),
     F("ffn", DB_F_I64, plan_model, ffn),
     F("seq", DB_F_I64, plan_model, seq),
     F("vocab", DB_F_I64, plan_model, vocab),
@@ -444,6 +447,13 @@ void db__match_key(const plan_model *m, const char *instance, int nodes, int gpu
                                 (long long)m->hidden, (long long)m->heads, (long long)m->kv_heads,
                                 (long long)m->ffn, (long long)m->seq, (long long)m->vocab,
                                 m->tied_embedding, instance, nodes, gpus);
+    /* the attention shape beyond hidden and heads, only where the model has
+     * it, so that every other model keeps the key it had before */
+    if (u < n && plan_model_attn_width(m) != m->hidden)
+        u += (size_t)snprintf(buf + u, n - u, "D%lld|", (long long)plan_model_head_dim(m));
+    if (u < n && plan_model_local_layers(m) > 0)
+        u += (size_t)snprintf(buf + u, n - u, "W%lld/%d|", (long long)m->sliding_window,
+                              m->sliding_window_pattern);
     const char *b = (const char *)l;
     for (int i = 0; i < db__layout_fields.n && u < n; i++) {
         const db__field *x = &db__layout_fields.v[i];

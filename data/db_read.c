@@ -191,6 +191,10 @@ int db_model(db *d, int64_t record_id, plan_model *out, st_err *err)
     if (s == SQLITE_ROW) {
         memset(out, 0, sizeof *out);
         db__read_fields(st, &db__model_fields, out);
+        /* a recorded head size of hidden / heads is the derived one
+         * (plan_model.head_dim): kept derived, as plan_model_finish keeps it */
+        if (out->head_dim > 0 && out->head_dim * out->heads == out->hidden)
+            out->head_dim = 0;
     } else if (s == SQLITE_DONE) {
         rc = ST_RAISE(err, ST_ENOENT, "%s: record %lld has no model", d->path,
                       (long long)record_id);

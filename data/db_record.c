@@ -39,9 +39,13 @@ static int insert_model(db *d, int64_t rec, const plan_model *m, int64_t *id, st
     db__ins s;
     const db__fields *lists[] = {&db__model_fields};
     int rc = db__ins_prepare(d, &s, "models", "record_id", lists, 1, err);
+    /* head_dim as the planner used it: hidden / heads where the model gives
+     * none (plan_model keeps that as 0) */
+    plan_model row = *m;
+    row.head_dim = plan_model_head_dim(m);
     if (rc == ST_OK) {
         db__b_i64(&s, rec);
-        db__b_fields(&s, &db__model_fields, m);
+        db__b_fields(&s, &db__model_fields, &row);
         rc = db__ins_step(d, &s, id, err);
     }
     db__ins_finalize(&s);

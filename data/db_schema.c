@@ -366,12 +366,25 @@ static const char schema_v5[] =
     "ALTER TABLE runs ADD COLUMN device_name TEXT;"
     "ALTER TABLE run_ranks ADD COLUMN device_memory_peak_bytes REAL;";
 
+/* Version 5 -> 6: the attention shape beyond hidden and heads. models.head_dim
+ * is the size of one attention head as the planner used it (hidden / heads
+ * unless the model gives its own: Gemma 2's 256 on hidden 3584 with 16
+ * heads); sliding_window the local attention span in tokens (0: none) and
+ * sliding_window_pattern which layers use it (every Nth global; 0: all;
+ * plan_model). Rows recorded before keep NULL, read as a head of hidden /
+ * heads and no window: the shape every model had then. */
+static const char schema_v6[] =
+    "ALTER TABLE models ADD COLUMN head_dim INTEGER;"
+    "ALTER TABLE models ADD COLUMN sliding_window INTEGER;"
+    "ALTER TABLE models ADD COLUMN sliding_window_pattern INTEGER;";
+
 const db__migration db__migrations[] = {
     {0, schema_v1},
     {1, schema_v2},
     {2, schema_v3},
     {3, schema_v4},
     {4, schema_v5},
+    {5, schema_v6},
 };
 const int db__nmigrations = (int)(sizeof db__migrations / sizeof db__migrations[0]);
 

@@ -19,7 +19,11 @@
  * use at most: cudaMemGetInfo's total - free, the CUDA context and the
  * libraries' buffers included; 0 on the CPU devices), device_name (what
  * the device says it is: the GPU's model), and in the layout
- * flash_attention (the fused attention kernel, on a device that has one).
+ * flash_attention (the fused attention kernel, on a device that has one),
+ * and in the model head_dim, sliding_window and sliding_window_pattern
+ * (plan_model; written only where the model has them, and refused by the
+ * checks: the executor's attention is hidden x hidden over the whole
+ * sequence).
  * A rank program
  * with threads_per_rank > 1 should be launched unbound (mpirun --bind-to
  * none, or a binding of that many cores per rank): Open MPI binds each rank

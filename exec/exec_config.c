@@ -212,6 +212,7 @@ static int get_obj(const obj *parent, const char *key, obj *out, st_err *err)
 static int read_model(const obj *o, plan_model *m, st_err *err)
 {
     static const char *const keys[] = {"name", "arch", "layers", "hidden", "heads", "kv_heads",
+                                       "head_dim", "sliding_window", "sliding_window_pattern",
                                        "ffn", "seq", "vocab", "tied_embedding", "mlp",
                                        "dropout", NULL};
     int rc;
@@ -224,6 +225,10 @@ static int read_model(const obj *o, plan_model *m, st_err *err)
         (rc = get_int(o, "hidden", 1, PLAN_MAX_HIDDEN, &m->hidden, err)) ||
         (rc = get_int(o, "heads", 1, PLAN_MAX_HEADS, &m->heads, err)) ||
         (rc = get_int(o, "kv_heads", 1, PLAN_MAX_HEADS, &m->kv_heads, err)) ||
+        (rc = get_int(o, "head_dim", 1, PLAN_MAX_ATTN_WIDTH, &m->head_dim, err)) ||
+        (rc = get_int(o, "sliding_window", 0, PLAN_MAX_SEQ, &m->sliding_window, err)) ||
+        (rc = get_i(o, "sliding_window_pattern", 0, PLAN_MAX_LAYERS, &m->sliding_window_pattern,
+                    err)) ||
         (rc = get_int(o, "ffn", 1, 16 * (int64_t)PLAN_MAX_HIDDEN, &m->ffn, err)) ||
         (rc = get_int(o, "seq", 1, PLAN_MAX_SEQ, &m->seq, err)) ||
         (rc = get_int(o, "vocab", 2, PLAN_MAX_VOCAB, &m->vocab, err)) ||
@@ -514,6 +519,15 @@ int exec__layout_check(const plan_model *m, const plan_layout *l, st_err *err)
     if (m->arch == PLAN_ARCH_LLAMA && plan_model_head_dim(m) % 2 != 0)
         return ST_RAISE(err, ST_EINVAL, "model: head dimension %lld must be even for rotary "
                         "positions", (long long)plan_model_head_dim(m));
+    /* the model's attention (exec_model.c) projects hidden to hidden and
+     * attends over the whole sequence */
+    if (plan_model_attn_width(m) != m->hidden)
+        return ST_RAISE(err, ST_EINVAL, "model: heads x head size %lld is not hidden %lld: the "
+                        "executor's attention projections are hidden x hidden",
+                        (long long)plan_model_attn_width(m), (long long)m->hidden);
+    if (plan_model_local_layers(m) > 0)
+        return ST_RAISE(err, ST_EINVAL, "model: sliding window %lld: the executor attends over "
+                        "the whole sequence", (long long)m->sliding_window);
     return ST_OK;
 }
 
@@ -565,6 +579,15 @@ char *exec_config_json(const exec_config *cfg)
     cJSON_AddNumberToObject(o, "hidden", (double)m->hidden);
     cJSON_AddNumberToObject(o, "heads", (double)m->heads);
     cJSON_AddNumberToObject(o, "kv_heads", (double)m->kv_heads);
+    /* the attention shape beyond hidden and heads only where the model has
+     * it (plan_model): exec__layout_check refuses it, the file still says
+     * what was asked */
+    if (m->head_dim > 0)
+        cJSON_AddNumberToObject(o, "head_dim", (double)m->head_dim);
+    if (m->sliding_window > 0) {
+        cJSON_AddNumberToObject(o, "sliding_window", (double)m->sliding_window);
+        cJSON_AddNumberToObject(o, "sliding_window_pattern", m->sliding_window_pattern);
+    }
     cJSON_AddNumberToObject(o, "ffn", (double)m->ffn);
     cJSON_AddNumberToObject(o, "seq", (double)m->seq);
     cJSON_AddNumberToObject(o, "vocab", (double)m->vocab);

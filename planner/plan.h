@@ -64,6 +64,21 @@ typedef struct plan_model {
     int64_t hidden;
     int64_t heads;
     int64_t kv_heads;  /* = heads for multi-head attention */
+    /* Size of one attention head; 0: hidden / heads. The queries and the
+     * attention output (the output projection's input) are heads x head_dim
+     * wide, which need not be hidden (Gemma 2: 16 heads of 256 on hidden
+     * 3584). plan_model_finish stores a value equal to hidden / heads as 0,
+     * so a shape changed afterwards (--hidden, --heads) keeps deriving it. */
+    int64_t head_dim;
+    /* Sliding-window (local) attention: a query sees the sliding_window
+     * keys ending at itself (its own included), as transformers' Mistral
+     * and Gemma 2 masks do; 0: every layer attends to the whole sequence. */
+    int64_t sliding_window;
+    /* With sliding_window: every Nth layer (0-based i with (i + 1) % N == 0)
+     * attends globally and the others locally, transformers' Gemma 3
+     * sliding_window_pattern and Megatron-Core's --window-attn-skip-freq N
+     * (Gemma 2 alternates: 2); 0: every layer is local (Mistral 7B). */
+    int sliding_window_pattern;
     int64_t ffn;       /* MLP inner size */
     int64_t seq;       /* training sequence length, tokens */
     int64_t vocab;
@@ -86,10 +101,15 @@ typedef struct plan_model {
 #define PLAN_MAX_HEADS 65536
 #define PLAN_MAX_SEQ 16777216
 #define PLAN_MAX_VOCAB 16777216
+/* The attention width heads x head_dim: at most four times the largest
+ * hidden size, so that a layer's parameters times PLAN_MAX_LAYERS stay
+ * exact in int64_t. */
+#define PLAN_MAX_ATTN_WIDTH (4 * (int64_t)PLAN_MAX_HIDDEN)
 
-/* Validate a shape (positive sizes, heads divide hidden, kv_heads divide
- * heads, limits above) and fill its parameter counts. ST_EINVAL / ST_ERANGE
- * with a one-line message naming the bad value. */
+/* Validate a shape (positive sizes, heads divide hidden unless head_dim is
+ * given, kv_heads divide heads, a window and its pattern not negative,
+ * limits above) and fill its parameter counts. ST_EINVAL / ST_ERANGE with a
+ * one-line message naming the bad value. */
 int plan_model_finish(plan_model *m, st_err *err);
 
 /* 1 when the MLP is gated (three matrices), 0 when plain (two). */
@@ -98,16 +118,35 @@ int plan_model_gated(const plan_model *m);
 /* 1 when the model trains with dropout. */
 int plan_model_dropout(const plan_model *m);
 
-/* Head dimension (hidden / heads). */
+/* Size of one attention head: m->head_dim, or hidden / heads when 0. */
 int64_t plan_model_head_dim(const plan_model *m);
+
+/* Width of the queries and of the attention output: heads x head_dim (=
+ * hidden unless the head size is given apart from it). */
+int64_t plan_model_attn_width(const plan_model *m);
+
+/* Layers that attend through a window shorter than the sequence (local
+ * layers); 0 without a sliding window or when it covers the sequence. */
+int64_t plan_model_local_layers(const plan_model *m);
+
+/* Keys a local layer's query sees: min(sliding_window, seq); seq without a
+ * window. */
+int64_t plan_model_window(const plan_model *m);
 
 /* Parameters in one layer's matrix multiplies (weights only, no biases or
  * norms): the GEMM work of a token is 2 FLOPs per such parameter. */
 int64_t plan_model_layer_matmul_params(const plan_model *m);
 
-/* Forward FLOPs for one token through one transformer layer: 2 per matmul
- * weight plus the attention score and value products, 4 * seq * hidden
- * (full s x s, as counted by Narayanan et al. 2021, Eq. 3). */
+/* Forward FLOPs for one token through the attention core (the score and
+ * value products), averaged over the layers: 4 * heads * head_dim * keys,
+ * keys the sequence on a global layer (full s x s, as Narayanan et al. 2021,
+ * Eq. 3 counts it: 4sh) and min(seq, window) on a local one (MaxText's
+ * MaxText/maxtext_utils.py, calculate_gemma2_tflops_training_per_device:
+ * the non-causal count of a local layer, 4 b s min(W, s) heads head_dim). */
+double plan_model_attn_fwd_flops_per_token(const plan_model *m);
+
+/* Forward FLOPs for one token through one transformer layer (the mean over
+ * the layers): 2 per matmul weight plus the attention core above. */
 double plan_model_layer_fwd_flops_per_token(const plan_model *m);
 
 /* Forward FLOPs for one token through the LM head: 2 * hidden * vocab. */

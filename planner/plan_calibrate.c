@@ -141,6 +141,7 @@ typedef struct cal_row {
     char family[16];
     char silicon[32];
     int source;                  /* index into the report's sources */
+    int piece;                   /* index into its source's pieces; -1: none left */
 } cal_row;
 
 typedef struct cal {
@@ -922,6 +923,43 @@ static double source_error(cal *c, int s)
     return n ? sum / n : NAN;
 }
 
+/* The piece of source src that a row of stack release fw on its chip
+ * belongs to, made when new; -1 when the source has PLAN_CAL_PIECES_MAX
+ * already (the row still counts for its source). */
+static int piece_of(plan_cal_source *src, const plan_framework *fw, const cal_row *r)
+{
+    for (int p = 0; p < src->npieces; p++)
+        if (strcmp(src->piece[p].release, fw->key) == 0 &&
+            strcmp(src->piece[p].silicon, r->silicon) == 0) {
+            src->piece[p].rows++;
+            return p;
+        }
+    if (src->npieces == PLAN_CAL_PIECES_MAX)
+        return -1;
+    plan_cal_piece *pc = &src->piece[src->npieces];
+    snprintf(pc->release, sizeof pc->release, "%s", fw->key);
+    memcpy(pc->framework, r->family, sizeof pc->framework);
+    memcpy(pc->silicon, r->silicon, sizeof pc->silicon);
+    pc->rows = 1;
+    pc->loso_mean_abs_err_pct = NAN;
+    return src->npieces++;
+}
+
+/* The mean |error| of each piece of source s under the catalog in force. */
+static void piece_errors(cal *c, int s)
+{
+    plan_cal_source *src = &c->rep->source[s];
+    double sum[PLAN_CAL_PIECES_MAX] = {0};
+    int n[PLAN_CAL_PIECES_MAX] = {0};
+    for (int i = 0; i < c->nrow; i++)
+        if (c->row[i].source == s && c->row[i].piece >= 0) {
+            sum[c->row[i].piece] += fabs(100.0 * (exp(row_error(c, i, NULL)) - 1.0));
+            n[c->row[i].piece]++;
+        }
+    for (int p = 0; p < src->npieces; p++)
+        src->piece[p].loso_mean_abs_err_pct = n[p] ? sum[p] / n[p] : NAN;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Catalog copies (for leave-one-source-out)                                 */
 /* ------------------------------------------------------------------------ */
@@ -981,6 +1019,7 @@ static int loso_one(cal *c, const plan_catalog *start, const plan_cal_options *o
             others_fw |= strcmp(r->family, src->framework) == 0;
         }
         *err_out = source_error(c, s);
+        piece_errors(c, s); /* the same errors by (stack release, chip) */
         if (others_fw && plan_catalog_eff(&work, src->framework, src->silicon))
             snprintf(basis, nb, "%s on %s from the other sources", src->framework, src->silicon);
         else if (others_fw && (others_chip || o->keep_chips))
@@ -1079,6 +1118,7 @@ int plan_calibrate_results(plan_catalog *cat, const plan_validate_result *res, i
         }
         rep->source[s].rows++;
         cr->source = s;
+        cr->piece = piece_of(&rep->source[s], plan_framework_get(r->framework), cr);
         c.nrow++;
     }
     rep->rows_used = c.nrow;

@@ -32,7 +32,9 @@
  * fit, else the chip's starting values (its physics alone). A framework fit
  * that predicts its own sources, each held out, worse on average than the
  * chip's pooled fit (also without them) is rejected: its rows then use the
- * pooled fit.
+ * pooled fit. A held-out source's errors are also kept by the stack release
+ * and chip of its runs (plan_cal_piece): the error bands plans carry are per
+ * (stack release, chip), while the fits are per (framework family, chip).
  *
  * Memory: the allocator's reserve (plan_eff alloc_frac) is a stack
  * property too; it is fitted per (framework, chip) and per chip to the
@@ -45,6 +47,7 @@
 #define SMD_PLAN_CALIBRATE_H
 
 #include "planner/plan.h"
+#include "planner/plan_framework.h"
 #include "planner/plan_validate.h"
 
 /* Parse a comma-separated list of plan_eff_param names into a bit mask. */
@@ -111,6 +114,21 @@ typedef struct plan_cal_group {
     char why[160];               /* the rejection, one line */
 } plan_cal_group;
 
+/* The runs of one source with one stack release on one chip, held out
+ * with their source: what an error band is made of. A band belongs to a
+ * (stack release, chip), and a source may span several (llm-foundry's
+ * tables on A100 and H100, the DGX Cloud benchmarks' NeMo and MaxText). */
+typedef struct plan_cal_piece {
+    char release[PLAN_FW_KEY_MAX]; /* plan_framework.key: "megatron@2024" */
+    char framework[16];          /* its family: "megatron" */
+    char silicon[32];
+    int rows;
+    double loso_mean_abs_err_pct;/* their mean |error| with the source held out; NAN
+                                  * without --loso */
+} plan_cal_piece;
+
+#define PLAN_CAL_PIECES_MAX 8
+
 /* How one published source fares in the fit and held out of it. */
 typedef struct plan_cal_source {
     char source_key[PLAN_VAL_KEY_MAX];
@@ -120,6 +138,8 @@ typedef struct plan_cal_source {
     double mean_abs_err_pct;     /* after the fit, with every source */
     double loso_mean_abs_err_pct;/* predicted without it; NAN without --loso */
     char loso_basis[96];         /* what predicted it when held out */
+    int npieces;                 /* its runs by (stack release, chip), in order seen */
+    plan_cal_piece piece[PLAN_CAL_PIECES_MAX];
 } plan_cal_source;
 
 #define PLAN_CAL_GROUPS_MAX 64

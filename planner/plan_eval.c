@@ -12,8 +12,11 @@
  *   sbh(34 + 5as/h)/t; selective recompute (or a fused flash-attention
  *   kernel, Dao et al. 2022) removes the 5as/h term; full recompute keeps
  *   only each checkpoint's input, 2sbh (/t with SP), every k layers. The
- *   per-token counts are generalised here to GQA (K, V scale with kv/heads)
- *   and to SwiGLU MLPs by counting the same stored tensors.
+ *   per-token counts are generalised here to GQA (K, V scale with kv/heads),
+ *   to a head size given apart from h/a (Q and the attention output are a x
+ *   head_dim wide: Gemma 2) and to SwiGLU MLPs by counting the same stored
+ *   tensors. A sliding window changes no stored tensor: the fused kernels
+ *   keep no scores, the unfused path masks a full s x s product.
  *   A stage holds the activations of the microbatches in flight: all of them
  *   (capped by SMP's active_microbatches) for GPipe, p - i for 1F1B on stage
  *   i (Narayanan et al. 2021, Sec. 2.2.1), more chunks for the interleaved
@@ -26,6 +29,9 @@
  *   GEMMs, attention core and elementwise kernels (plan_hw.c), TP
  *   all-reduces (two per layer forward, two backward, Shoeybi et al. 2019,
  *   Fig. 4), recompute when the plan recomputes, and point-to-point sends.
+ *   A layer's attention core is the mean over the model's layers where some
+ *   attend through a sliding window (causal_keys): a stage's share of local
+ *   layers differs from its share of layers by at most one layer.
  *   The pipeline: GPipe (m - 1) max_i T_i + sum_i T_i (in waves of
  *   active_microbatches); 1F1B the same, with the per-microbatch period
  *   raised to sum_i T_i / active when fewer than p microbatches may be in
@@ -158,6 +164,28 @@ static lin_cost linear(const plan_cluster *c, const plan_layout *l, double T, do
     return x;
 }
 
+/* Keys a query attends to under the causal mask, averaged over the queries
+ * of a sequence and over the model's layers, for the fused kernels, which
+ * skip the blocks the mask removes. A global layer: s/2 (the s^2/2 pairs of
+ * the causal triangle, CAUSAL_FRACTION). A local layer with a window W < s
+ * (each query sees the W keys ending at itself): the band's sW - W^2/2 pairs
+ * over s queries, W(1 - W/2s), which is s/2 at W = s; not half of W, since
+ * every key of a query's window is already before it (the band lies inside
+ * the triangle). FlashAttention-2 takes the window as window_size
+ * (flash-attention README, changelog 2.3: local, i.e. sliding window,
+ * attention) and skips the blocks outside the band as it skips those above
+ * the diagonal. The unfused path (Megatron's scale-mask-softmax,
+ * transformers' eager attention) computes every score of the s x s product
+ * and masks it: the window saves it nothing (plan__attn_plain_s keeps its
+ * full count). */
+static double causal_keys(const plan_model *m)
+{
+    double s = (double)m->seq, w = (double)plan_model_window(m);
+    double L = (double)m->layers, local = (double)plan_model_local_layers(m);
+    double band = w < s ? w * (1.0 - w / (2.0 * s)) : CAUSAL_FRACTION * s;
+    return ((L - local) * CAUSAL_FRACTION * s + local * band) / L;
+}
+
 static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                         const plan__span *sp_t, const plan__span *sp_c, layer_cost *lc)
 {
@@ -165,13 +193,14 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     double T = tokens_per_mb(m, l), t = l->tp, eb = elem_bytes(l);
     double h = (double)m->hidden, f = (double)m->ffn, a = (double)m->heads;
     double d = (double)plan_model_head_dim(m), kv = (double)m->kv_heads;
+    double q = (double)plan_model_attn_width(m); /* a d: h unless the head size is apart */
     double b = l->micro_batch, sq = (double)m->seq / l->cp, sk = (double)m->seq;
     int gated = plan_model_gated(m), llama = m->arch == PLAN_ARCH_LLAMA;
     double th = l->sequence_parallel ? t : 1.0; /* divisor of the replicated parts */
 
     /* GEMMs: QKV and MLP up (gate + up when gated) are column-parallel, the
      * output projection and MLP down row-parallel (Shoeybi et al. 2019). */
-    lin_cost qkv = linear(c, l, T, (h + 2 * kv * d) / t, h), o = linear(c, l, T, h, h / t);
+    lin_cost qkv = linear(c, l, T, (q + 2 * kv * d) / t, h), o = linear(c, l, T, h, q / t);
     lin_cost up = linear(c, l, T, (gated ? 2 : 1) * f / t, h), down = linear(c, l, T, h, f / t);
     double gemm = qkv.fwd_s + o.fwd_s + up.fwd_s + down.fwd_s;
     double gemm_only = qkv.gemm_s + o.gemm_s + up.gemm_s + down.gemm_s;
@@ -183,7 +212,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         /* the layout's fused generation (a fused kernel without one named
          * is FlashAttention-2, the executor's and the stacks' option) */
         plan_attn gen = l->attention != PLAN_ATTN_UNFUSED ? l->attention : PLAN_ATTN_FLASH2;
-        double flops = 4.0 * b * ah * sq * sk * d * CAUSAL_FRACTION, eff_f, eff_b;
+        double flops = 4.0 * b * ah * sq * causal_keys(m) * d, eff_f, eff_b;
         plan__attn_eff(c, gen, &eff_f, &eff_b);
         attn_f = flops / (c->gpu->peak_flops * eff_f);
         attn_b = FLASH_BWD_OVER_FWD * flops / (c->gpu->peak_flops * eff_b);
@@ -278,8 +307,9 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
      *   replicated across TP ranks unless sequence parallel (/th): the two
      *   norms' inputs and the QKV and fc1 inputs (2h each), and with dropout
      *   the two residual dropout masks (h, 1 byte each);
-     *   split by TP (/t): Q, K, V (h + 2 kv d), the attention output that is
-     *   the projection's input (h), the fc1 output (f, or gate and up, 2f,
+     *   split by TP (/t): Q, K, V (q + 2 kv d, q = a d: h unless the head
+     *   size is apart), the attention output that is the projection's input
+     *   (q), the fc1 output (f, or gate and up, 2f,
      *   when gated) and the fc2 input (f), 2 bytes each;
      *   unfused attention also keeps the softmax output (2 a s) and with
      *   dropout its mask and output (a s + 2 a s) per token (the 5as term);
@@ -290,7 +320,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     double es = eb / PLAN_BYTES_HALF, lin = l->precision == PLAN_PREC_FP8 ? 1.0 : eb;
     int drop = plan_model_dropout(m);
     double repl = 2.0 * eb * h + 2.0 * lin * h + (drop ? 2.0 * h : 0.0);
-    double div = eb * (h + 2.0 * kv * d) + eb * h + eb * (gated ? 2.0 : 1.0) * f + lin * f;
+    double div = eb * (q + 2.0 * kv * d) + eb * q + eb * (gated ? 2.0 : 1.0) * f + lin * f;
     double score = es * (drop ? 5.0 : 2.0) * ah * sk; /* per query token, this rank's heads */
     double per_tok = repl / th + div / t;
     lc->act_full_bytes = T * (per_tok + (l->flash_attention ? 0.0 : score));
@@ -821,7 +851,8 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     TERM(terms, "memory", "activations", worst.activations_bytes, "bytes",
          "in-flight microbatches x layers x per-layer stored bytes; per layer "
          "sbh(10 + 24/t + 5as/(ht)), /t with SP, 5as/h term gone with selective recompute or "
-         "flash attention, 2sbh/k with full recompute",
+         "flash attention, 2sbh/k with full recompute; Q, K, V and the attention output at "
+         "their own widths (kv heads, heads x head_dim)",
          "Korthikanti et al. 2022, Table 2; in-flight count Narayanan et al. 2021 Sec. 2.2");
     TERM(terms, "memory", "recompute working set", worst.recompute_bytes, "bytes",
          "k layers' full activations for one microbatch while recomputing",
@@ -971,7 +1002,8 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
          "gradients), a fourth with full recompute; FP8 casts with FP8 linears",
          "Qi et al. 2023, Sec. 2; NVIDIA Matrix Multiplication Background guide");
     TERM(terms, "time", "  attention core", cs->attn_s, "s",
-         "fused: 4 b a s^2 d causal half forward, 2.5x that backward, at the generation's "
+         "fused: 4 b a s^2 d causal half forward (a local layer's band of W keys: 4 b a s "
+         "W(1 - W/2s) d), 2.5x that backward, at the generation's "
          "efficiency per direction: the chip's measured rates times the stack's share "
          "(flash_eff over the measured FlashAttention-2), else flash_eff; FlashAttention 1 and "
          "3 by published ratios; unfused: batched GEMMs and the score tensors through HBM",
@@ -1018,7 +1050,10 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     if (l->recompute == PLAN_RECOMP_FULL)
         recomp_flops = (double)m->layers * plan_model_layer_fwd_flops_per_token(m);
     else if (l->recompute == PLAN_RECOMP_SELECTIVE && !l->flash_attention)
-        recomp_flops = (double)m->layers * 4.0 * (double)m->seq * (double)m->hidden;
+        /* the unfused core recomputed: every score of the s x s product,
+         * local layers' too (causal_keys) */
+        recomp_flops = (double)m->layers * 4.0 * (double)m->seq *
+                       (double)plan_model_attn_width(m);
     est->hw_flops_per_step = est->model_flops_per_step + recomp_flops * est->tokens_per_step;
     double denom = tm->step_s * c->gpus * c->gpu->peak_flops;
     est->mfu = est->model_flops_per_step / denom;
@@ -1026,7 +1061,8 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     est->cost_per_hour = c->inst->price_per_hour * c->nodes;
     est->cost_per_mtokens = est->cost_per_hour / 3600.0 / est->tokens_per_s * 1e6;
     TERM(terms, "flops", "model FLOPs per step", est->model_flops_per_step, "flops",
-         "3 x tokens x (L(2 x matmul params + 4sh) + 2hV)", "Narayanan et al. 2021, Eq. 3 (no recompute)");
+         "3 x tokens x (L(2 x matmul params + 4s x heads x head_dim) + 2hV), min(s, window) for s "
+         "on local layers", "Narayanan et al. 2021, Eq. 3 (no recompute); MaxText's Gemma 2 count");
     TERM(terms, "flops", "MFU", est->mfu, "", "model FLOPs / (step x GPUs x peak)",
          "Chowdhery et al. 2022, App. B");
     return ST_OK;

@@ -7,7 +7,8 @@
  *   framework the profile its framework column names (plan_framework_match);
  *            what the row leaves unsaid, or says is "not stated" or
  *            "implied", is that framework's documented default.
- *   model    layers, hidden, heads, kv heads, ffn (4h when absent), sequence
+ *   model    layers, hidden, heads, kv heads, head size (hidden / heads when
+ *            absent), ffn (4h when absent), sequence
  *            and vocabulary (the framework's default tokenizer when absent,
  *            padded as the framework pads it). Architecture from its text:
  *            RoPE / Llama-style (RMSNorm, untied head) or GPT-style; the MLP
@@ -55,7 +56,7 @@ const plan_validate_column plan_validate_columns[] = {
     COL(row_id, 1), COL(source_key, 1), COL(source_date, 0), COL(source_title, 0),
     COL(source_locator, 0), COL(source_ref, 0), COL(model_name, 0), COL(architecture, 0),
     COL(framework, 0), COL(num_layers, 0), COL(hidden_size, 0), COL(num_heads, 0),
-    COL(num_kv_heads, 0), COL(ffn_hidden_size, 0), COL(seq_len, 0), COL(vocab_size, 0),
+    COL(num_kv_heads, 0), COL(head_dim, 0), COL(ffn_hidden_size, 0), COL(seq_len, 0), COL(vocab_size, 0),
     COL(gpu_type, 0), COL(gpu_mem_gb, 0), COL(num_gpus, 1), COL(instance_type, 0),
     COL(interconnect, 0), COL(net_gbps_per_gpu, 0), COL(net_gbps_per_node, 0), COL(tp, 0), COL(pp, 0), COL(dp, 0), COL(cp, 0),
     COL(model_parallel_size, 0), COL(virtual_stages, 0), COL(micro_batch_size, 0),
@@ -271,12 +272,13 @@ static void read_arch(const plan_validate_row *r, plan_model *m)
 static int map_model(const plan_validate_row *r, const plan_framework *fw,
                      plan_validate_result *out)
 {
-    int64_t L = 0, H = 0, A = 0, KV = 0, F = 0, S = 0, V = 0;
-    int hl, hh, ha, hkv, hf, hs, hv;
+    int64_t L = 0, H = 0, A = 0, KV = 0, D = 0, F = 0, S = 0, V = 0;
+    int hl, hh, ha, hkv, hd, hf, hs, hv;
     if ((hl = get_int(out, "num_layers", r->num_layers, 1, PLAN_MAX_LAYERS, &L)) < 0 ||
         (hh = get_int(out, "hidden_size", r->hidden_size, 1, PLAN_MAX_HIDDEN, &H)) < 0 ||
         (ha = get_int(out, "num_heads", r->num_heads, 1, PLAN_MAX_HEADS, &A)) < 0 ||
         (hkv = get_int(out, "num_kv_heads", r->num_kv_heads, 1, PLAN_MAX_HEADS, &KV)) < 0 ||
+        (hd = get_int(out, "head_dim", r->head_dim, 1, PLAN_MAX_ATTN_WIDTH, &D)) < 0 ||
         (hf = get_int(out, "ffn_hidden_size", r->ffn_hidden_size, 1, 16 * (int64_t)PLAN_MAX_HIDDEN,
                       &F)) < 0 ||
         (hs = get_int(out, "seq_len", r->seq_len, 1, PLAN_MAX_SEQ, &S)) < 0 ||
@@ -301,6 +303,7 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
     m->hidden = H;
     m->heads = A;
     m->kv_heads = hkv ? KV : A;
+    m->head_dim = hd ? D : 0;
     m->ffn = hf ? F : 4 * H;
     m->seq = S;
     m->vocab = V;

@@ -35,6 +35,9 @@ typedef struct plan_validate_row {
      * reference (an arXiv number is its month) */
     const char *source_date, *source_title, *source_locator, *source_ref;
     const char *num_layers, *hidden_size, *num_heads, *num_kv_heads, *ffn_hidden_size;
+    /* the size of one attention head where a row gives one apart from
+     * hidden_size / num_heads (Megatron's kv_channels); blank: that ratio */
+    const char *head_dim;
     const char *seq_len, *vocab_size;
     const char *gpu_type, *gpu_mem_gb, *num_gpus, *instance_type, *interconnect;
     /* the network as numbers, when a file states them (Gb/s, one direction):

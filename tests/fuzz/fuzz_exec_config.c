@@ -7,7 +7,8 @@
  * string). Besides what ASan/UBSan catch, it checks the contract of exec.h:
  *   - failure: ST_EPARSE or ST_EINVAL, the same code in the error context,
  *     a non-empty one-line message;
- *   - success: the model is finished and within the planner's limits, the
+ *   - success: the model is finished and within the planner's limits (a
+ *     head size of its own, or heads dividing hidden), the
  *     layout's degrees are at least 1, and the config written back
  *     (exec_config_json) reads again to the same text; the checks against
  *     a job's rank count (exec_config_check) return a status.
@@ -60,7 +61,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const plan_model *m = &cfg.model;
     const plan_layout *l = &cfg.layout;
     CHECK(m->layers >= 1 && m->layers <= PLAN_MAX_LAYERS);
-    CHECK(m->hidden >= 1 && m->heads >= 1 && m->hidden % m->heads == 0);
+    /* heads divide hidden unless a head size of its own is given (which
+     * exec_config_check then refuses: plan_model, exec__layout_check) */
+    CHECK(m->hidden >= 1 && m->heads >= 1 && (m->head_dim > 0 || m->hidden % m->heads == 0));
+    CHECK(m->head_dim >= 0 && plan_model_attn_width(m) <= PLAN_MAX_ATTN_WIDTH);
+    CHECK(m->sliding_window >= 0 && m->sliding_window_pattern >= 0);
     CHECK(m->params > 0);
     CHECK(l->tp >= 1 && l->pp >= 1 && l->dp >= 1 && l->micro_batch >= 1);
     CHECK(l->microbatches >= 1 && l->virtual_stages >= 1);

@@ -3,9 +3,10 @@
 # plans compare side by side.
 #   $1 smdplan binary, $2 source dir, $3 fixtures dir
 # The band of a step is the held-out error of its evidence (data/
-# error_bands.json): Megatron on H100 its own fit's, SMP on A100 (no SMP run
-# fitted) the A100 pool's, a chip no run was fitted on the worst source held
-# out. It shows as "S s +-B %" with its basis in the text, --explain, --json
+# error_bands.json): Megatron-Core 2024 on H100 its own runs', Megatron-LM
+# 2022 on H100 (no run of that release there, though its family has some)
+# and SMP on A100 (no SMP run fitted) the chip pool's, a chip no run was
+# fitted on the worst source held out. It shows as "S s +-B %" with its basis in the text, --explain, --json
 # and the launch files; a ranking whose top plans overlap within their bands
 # says so. smdplan diff compares two recorded plans or two layouts term by
 # term. Everything fits 80 columns.
@@ -46,16 +47,17 @@ want_band() { python3 -c "
 import json,sys
 b = json.load(open('$src/data/error_bands.json'))
 for e in b['bands'] + b['pools']:
-    if e['silicon'] == '$2' and e.get('framework', '') == '$1':
+    if e['silicon'] == '$2' and e.get('stack', '') == '$1':
         print(e['heldout_mean_abs_err_pct']); break
 else:
     print(b['worst_heldout_source_pct'])"; }
 
-# Megatron on H100: its own fit's held-out error
-run band-megatron 0 "$bin" --params 70B --arch llama --instances 16xp5 --framework megatron --json
+# Megatron-Core 2024 on H100: its own runs' held-out error
+run band-megatron 0 "$bin" --params 70B --arch llama --instances 16xp5 --framework megatron@2024 --json
 got=$(band "$tmp/out" 'd["error_band"]["pct"]')
-[ "$got" = "$(want_band megatron GH100)" ] || { echo "FAIL band-megatron: $got"; fail=1; }
-band "$tmp/out" 'd["error_band"]["basis"]' | grep -q "megatron on GH100" || { echo "FAIL band-megatron: basis"; fail=1; }
+[ "$got" = "$(want_band megatron@2024 GH100)" ] || { echo "FAIL band-megatron: $got"; fail=1; }
+band "$tmp/out" 'd["error_band"]["basis"]' | grep -q "megatron@2024 on GH100" || { echo "FAIL band-megatron: basis"; fail=1; }
+[ "$(band "$tmp/out" 'd["error_band"]["stack"]')" = "megatron@2024" ] || { echo "FAIL band-megatron: stack"; fail=1; }
 python3 - "$tmp/out" <<'PY' || { echo "FAIL band-megatron: ranges"; fail=1; }
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -70,10 +72,15 @@ for i in range(1, len(steps)):
     inside = abs(steps[i] - steps[0]) <= b * (steps[0] + steps[i])
     assert inside == (i < k) or not inside and i >= k, (i, k, steps)
 PY
+# Megatron-LM 2022 on H100: no run of that release there (Megatron-Core's
+# and NeMo's are other releases): the H100 pool's, said so
+run band-release 0 "$bin" --params 70B --arch llama --instances 16xp5 --framework megatron@2022 --json
+[ "$(band "$tmp/out" 'd["error_band"]["pct"]')" = "$(want_band "" GH100)" ] || { echo "FAIL band-release: not the pool's"; fail=1; }
+band "$tmp/out" 'd["error_band"]["basis"]' | grep -q "no megatron@2022 runs on GH100" || { echo "FAIL band-release: basis"; fail=1; }
 # SMP on A100, no SMP run fitted: the A100 pool's, said so
 run band-smp 0 "$bin" --params 30B --instances 16xp4d --json
 [ "$(band "$tmp/out" 'd["error_band"]["pct"]')" = "$(want_band "" GA100)" ] || { echo "FAIL band-smp: not the pool's"; fail=1; }
-band "$tmp/out" 'd["error_band"]["basis"]' | grep -q "no smp runs on GA100" || { echo "FAIL band-smp: basis"; fail=1; }
+band "$tmp/out" 'd["error_band"]["basis"]' | grep -q "no smp@v1 runs on GA100" || { echo "FAIL band-smp: basis"; fail=1; }
 # a chip no run was fitted on (T4): the worst source held out
 run band-t4 0 "$bin" --params 1.3B --instances 4xg4dn.12xlarge --json
 [ "$(band "$tmp/out" 'd["error_band"]["pct"]')" = "$(want_band x TU104)" ] || { echo "FAIL band-t4"; fail=1; }

@@ -9,6 +9,7 @@
 set -u
 bin=$1
 src=$2
+fix=$3
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -123,8 +124,7 @@ awk -v b="$validate_bound" '/"mean_source_abs_error_pct"/ { gsub(/[",]/, ""); v 
   "$tmp/out" || { echo "FAIL validate: mean over sources above $validate_bound %"; grep '"mean_source_abs_error_pct"' "$tmp/out" | tail -1; fail=1; }
 # Models by name, offline: the published config (data/hf_models.json), a
 # local file of the same name first; an unknown name is one line naming the
-# closest; a shape not modelled (Gemma 2's head_dim) says so (exit 1); --seq
-# still overrides the training length.
+# closest; --seq still overrides the training length.
 check named-model 0 "$bin" --model meta-llama/Llama-3.1-70B --instances 16xp5 --framework megatron --no-sim
 grep -q "^model:   meta-llama/Llama-3.1-70B, 70.6B parameters (70553706496 exact)" "$tmp/out" \
   || { echo "FAIL named-model: not Llama 3.1 70B"; head -2 "$tmp/out"; fail=1; }
@@ -133,8 +133,44 @@ check named-seq 0 "$bin" --model Qwen2.5-7B --seq 32768 --instances 2xp5 --no-si
 grep -q "seq 32768" "$tmp/out" || { echo "FAIL named-seq: --seq not applied"; fail=1; }
 check named-unknown 2 "$bin" --model meta-llama/Llama-3.1-7B --instances 2xp5
 one_line_error named-unknown "closest: meta-llama/Llama-3.1-"
-check named-gemma 1 "$bin" --model google/gemma-2-9b --instances 2xp5
-one_line_error named-gemma "head_dim"
+# Gemma 2: heads of 256 on hidden 3584 (head_dim), a 4096-token window on
+# every other layer; Megatron-LM's launch carries the head size
+# (--kv-channels) and the window (--window-size, --window-attn-skip-freq);
+# a stack that cannot say either refuses in one line, as does the executor.
+check named-gemma 0 "$bin" --model google/gemma-2-9b --instances 2xp4d --no-record
+grep -q "^model:   google/gemma-2-9b, 9.24B parameters .*16 heads (8 kv) of 256, .*sliding window 4096 on 21 of 42 layers" \
+  "$tmp/out" || { echo "FAIL named-gemma: not Gemma 2 9B's shape"; head -1 "$tmp/out"; fail=1; }
+check gemma-megatron 0 "$bin" --model google/gemma-2-9b --instances 2xp4d --framework megatron \
+  --emit launch --no-record
+for want in "--kv-channels 256" "--num-attention-heads 16" "--window-size 4095,0" \
+            "--window-attn-skip-freq 2"; do
+  grep -q -- "$want" "$tmp/out" || { echo "FAIL gemma-megatron: no '$want'"; fail=1; }
+done
+grep -q -- "--untie-embeddings-and-output-weights" "$tmp/out" && { echo "FAIL gemma-megatron: untied"; fail=1; }
+check gemma-file 0 "$bin" --model "$fix/hf_gemma2_9b.json" --instances 2xp4d --json --no-record
+grep -q '"head_dim":[[:space:]]*256' "$tmp/out" && grep -q '"sliding_window":[[:space:]]*4096' "$tmp/out" \
+  && grep -q '"sliding_window_pattern":[[:space:]]*2' "$tmp/out" \
+  || { echo "FAIL gemma-file: head_dim or window not read"; fail=1; }
+check gemma-titan 2 "$bin" --model google/gemma-2-9b --instances 2xp4d --framework torchtitan \
+  --emit launch --no-record
+one_line_error gemma-titan "head size 256"
+check gemma-exec 2 "$bin" exec --model google/gemma-2-9b --instances 1xp4d --dry-run
+one_line_error gemma-exec "head size 256 is not hidden / heads"
+# recorded and read back (schema version 6): show says the head size and
+# the window as the plan's model line does
+check gemma-record 0 "$bin" --model google/gemma-2-9b --instances 2xp4d --db "$tmp/g.db"
+check gemma-show 0 "$bin" show 1 --db "$tmp/g.db" --wide
+grep -q "16 heads (kv 8) of 256, .*sliding window 4096 on 21 of 42 layers" "$tmp/out" \
+  || { echo "FAIL gemma-show: no head size or window"; grep "^model" "$tmp/out"; fail=1; }
+check head-dim-flag 0 "$bin" --params 1.3B --instances 1xp4d --head-dim 96 --json --no-record
+grep -q '"head_dim":[[:space:]]*96' "$tmp/out" || { echo "FAIL head-dim-flag: not applied"; fail=1; }
+check head-dim-zero 2 "$bin" --params 1.3B --instances 1xp4d --head-dim 0
+one_line_error head-dim-zero "--head-dim"
+check head-dim-text 2 "$bin" --params 1.3B --instances 1xp4d --head-dim wide
+one_line_error head-dim-text "--head-dim"
+printf '{"model_type": "gemma2", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "head_dim": 0, "intermediate_size": 128, "max_position_embeddings": 128, "vocab_size": 100}\n' >"$tmp/bad_head.json"
+check head-dim-config 2 "$bin" --model "$tmp/bad_head.json" --instances 1xp4d
+one_line_error head-dim-config "head_dim 0"
 check models 0 "$bin" models --json
 grep -q "mosaicml/mpt-30b" "$tmp/out" || { echo "FAIL models: no list"; fail=1; }
 check launch-blocking 2 "$bin" --params 30B --instances 16xp4d --launch-blocking maybe

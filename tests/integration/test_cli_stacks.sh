@@ -191,6 +191,15 @@ launch_ok fsdp-13b launch --params 13B --instances 4xp4de --framework fsdp
 launch_ok fsdp-v100 fsdp --params 1.3B --instances 2xp3dn --framework fsdp
 launch_ok maxtext-13b launch --params 13B --instances 4xp4de --framework jax --microbatches 1
 launch_ok smdplan-exec launch --params 125M --instances 1xp4d --framework smdplan
+# Gemma 2: heads of 256 on hidden 3584 (--kv-channels) and a window on every
+# other layer (--window-size, --window-attn-skip-freq); MaxText takes the
+# head size (head_dim) of a shape without a window
+launch_ok megatron-gemma2-9b launch --model google/gemma-2-9b --instances 2xp4d --framework megatron
+grep -q -- "--kv-channels 256" "$tmp/s$n" || { echo "FAIL megatron-gemma2-9b: no --kv-channels"; fail=1; }
+grep -q -- "--window-attn-skip-freq 2" "$tmp/s$n" || { echo "FAIL megatron-gemma2-9b: no window"; fail=1; }
+launch_ok maxtext-head-dim launch --model google/gemma-2-2b --sliding-window 0 --instances 4xp4de \
+  --framework jax --microbatches 1
+grep -q "head_dim=256" "$tmp/s$n" || { echo "FAIL maxtext-head-dim: no head_dim=256"; fail=1; }
 # the same jobs as Slurm batch scripts
 launch_ok slurm-megatron slurm --params 70B --arch llama --instances 16xp5 --framework megatron
 launch_ok slurm-torchtitan slurm --params 70B --arch llama --instances 16xp5 --framework torchtitan
@@ -232,5 +241,16 @@ refused titan-gpt "torchtitan trains its Llama models" \
 refused maxtext-accumulation "no gradient accumulation" \
   "$bin" --params 13B --instances 4xp4de --framework jax --microbatches 4 --emit launch
 refused emit-unknown "allowed are launch" "$bin" --params 13B --instances 4xp4de --emit nemo
+# a head size or a window a stack cannot say
+refused titan-head-dim "torchtitan's Llama attention takes dim / n_heads" \
+  "$bin" --model google/gemma-2-9b --instances 2xp4d --framework torchtitan --emit launch
+refused titan-window "torchtitan's Llama attention is causal over the whole sequence" \
+  "$bin" --model mistral-7b --instances 2xp5 --framework torchtitan --emit launch
+refused deepspeed-window "no sliding-window attention" \
+  "$bin" --model google/gemma-2-9b --instances 2xp4d --framework deepspeed --emit launch
+refused maxtext-window "no sliding-window key" \
+  "$bin" --model google/gemma-2-2b --instances 4xp4de --framework jax --microbatches 1 --emit launch
+refused smdplan-head-dim "the executor's attention projections are hidden x hidden" \
+  "$bin" --model google/gemma-2-2b --instances 1xp4d --framework smdplan --emit launch
 
 exit $fail

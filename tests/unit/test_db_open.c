@@ -3,10 +3,11 @@
  *
  * Migration from an empty path, a zero-byte file, a hand-made version-0
  * SQLite file, and version-1 and version-2 files made with the shipped
- * steps' own scripts, to version 5 (old rows keep NULL in the new columns,
+ * steps' own scripts, to version 6 (old rows keep NULL in the new columns,
  * and read back as documented; a version-3 file's records table is made
  * again with the bench kind, its rows and references intact; a version-4
- * file's runs gain the device's name and each rank's GPU memory; the
+ * file's runs gain the device's name and each rank's GPU memory; a
+ * version-5 file's models gain the head size and the sliding window; the
  * migrated schema is a new file's); the
  * framework applying a further (test-only) step;
  * a newer schema, another application's SQLite file, a file that is not a
@@ -133,6 +134,11 @@ static void check_current(db *d)
     assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_table_info('run_ranks')"
                                 " WHERE name = 'device_memory_peak_bytes' AND type = 'REAL'"),
                      1);
+    /* version 6: the attention shape beyond hidden and heads */
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_table_info('models')"
+                                " WHERE name IN ('head_dim', 'sliding_window',"
+                                " 'sliding_window_pattern') AND type = 'INTEGER'"),
+                     3);
     /* every row still has its record */
     assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 }
@@ -577,6 +583,37 @@ static void test_migrate_v4_to_v5(void **state)
     same_schema_as_new(f->dir, f->path);
 }
 
+/* The real step 5 -> 6: a version-5 file's model (Llama-3-8B's shape,
+ * recorded before head sizes and windows were) keeps NULL in the new
+ * columns and reads back as the shape it was: a head of hidden / heads, no
+ * window; the file then records a Gemma 2 shape whole, its head size as
+ * the planner used it; its schema is a new file's. */
+static void test_migrate_v5_to_v6(void **state)
+{
+    fixture *f = *state;
+    make_v3_file(f->path);
+    raw_exec(f->path, db__migrations[3].sql);
+    raw_exec(f->path, db__migrations[4].sql);
+    raw_exec(f->path, "PRAGMA user_version = 5;"
+                      "UPDATE models SET arch = 'llama', hidden = 4096, heads = 32, kv_heads = 8,"
+                      " ffn = 14336, seq = 8192, vocab = 128256 WHERE id = 1;");
+    st_err err = {0};
+    db *d = NULL;
+    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
+    check_current(d);
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM models WHERE id = 1 AND head_dim IS NULL"
+                                " AND sliding_window IS NULL"),
+                     1);
+    plan_model m;
+    assert_int_equal(db_model(d, 7, &m, &err), ST_OK);
+    assert_int_equal(m.head_dim, 0);
+    assert_int_equal(plan_model_head_dim(&m), 128);
+    assert_int_equal(m.sliding_window, 0);
+    db_close(d);
+    write_one(f->path);
+    same_schema_as_new(f->dir, f->path);
+}
+
 /* The framework takes a current file to the version a later build would
  * ship: one more step in the list, applied once, in order. */
 static void test_migrate_to_next(void **state)
@@ -888,6 +925,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_migrate_v2_to_v3, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v3_to_v4, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v4_to_v5, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_v5_to_v6, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_to_next, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_step_rolls_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),

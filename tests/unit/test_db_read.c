@@ -12,6 +12,16 @@
 
 /* ---- read back into structs ---- */
 
+static int64_t raw_int(db *d, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(d->h, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
 static void same_layout(const plan_model *m, const plan_layout *a, const plan_layout *b)
 {
     char ka[1024], kb[1024];
@@ -116,6 +126,50 @@ static void test_read_back_structs(void **state)
     assert_int_equal(m.layers, f->model.layers);
     assert_int_equal(m.kv_heads, f->model.kv_heads);
     assert_int_equal(m.params_final_norm, f->model.params_final_norm);
+    /* the head size is recorded as the planner used it (hidden / heads
+     * here) and read back as derived; no window */
+    assert_int_equal(raw_int(f->d, "SELECT count(*) FROM models WHERE head_dim * heads = hidden"
+                                   " AND sliding_window = 0"),
+                     1);
+    assert_int_equal(m.head_dim, 0);
+    assert_int_equal(m.sliding_window, 0);
+
+    /* a head size apart from hidden / heads and a window (Gemma 2 9B's
+     * shape) come back whole, with their own match key */
+    plan_model gm = f->model;
+    gm.arch = PLAN_ARCH_LLAMA;
+    gm.layers = 42;
+    gm.hidden = 3584;
+    gm.heads = 16;
+    gm.kv_heads = 8;
+    gm.head_dim = 256;
+    gm.ffn = 14336;
+    gm.seq = 8192;
+    gm.vocab = 256000;
+    gm.tied_embedding = 1;
+    gm.mlp = PLAN_MLP_ARCH;
+    gm.dropout = PLAN_DROPOUT_ARCH;
+    gm.sliding_window = 4096;
+    gm.sliding_window_pattern = 2;
+    assert_int_equal(plan_model_finish(&gm, &err), ST_OK);
+    plan_result *gr = calloc(1, sizeof *gr);
+    assert_int_equal(plan_search(&gm, &f->cluster, &f->cfg, gr, &err), ST_OK);
+    assert_true(gr->ntop >= 1);
+    int64_t gid = 0;
+    assert_int_equal(db_record_plan(f->d, &f->prov, &gm, &f->cluster, &f->cfg, gr, NULL, &gid, &err),
+                     ST_OK);
+    plan_model back;
+    assert_int_equal(db_model(f->d, gid, &back, &err), ST_OK);
+    assert_int_equal(back.head_dim, 256);
+    assert_int_equal(back.sliding_window, 4096);
+    assert_int_equal(back.sliding_window_pattern, 2);
+    assert_int_equal(back.params, gm.params);
+    char kg[1024], km[1024];
+    db__match_key(&gm, "x", 1, 1, &gr->top[0].layout, kg, sizeof kg);
+    assert_non_null(strstr(kg, "|D256|W4096/2|"));
+    db__match_key(&f->model, "x", 1, 1, &gr->top[0].layout, km, sizeof km);
+    assert_null(strstr(km, "|D"));
+    free(gr);
 
     /* a simulation with its trace */
     const plan_candidate *best = &f->res.top[0];

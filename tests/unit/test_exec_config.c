@@ -97,6 +97,53 @@ static void test_refusals(void **state)
     assert_non_null(strstr(err.msg, "8 pipeline chunks"));
 }
 
+/* A head size apart from hidden / heads, or a sliding window, is read (so
+ * the file says what was asked) and refused by the checks in one line: the
+ * executor's attention projects hidden to hidden over the whole sequence.
+ * 4 heads of 32 on hidden 64 (q = 128); a head of hidden / heads is the
+ * derived one and runs. */
+static void test_attention_shape(void **state)
+{
+    exec_config c, b;
+    st_err err = {0};
+    assert_int_equal(exec_config_parse("{\"version\": 1, \"model\": {\"head_dim\": 32}}", &c,
+                                       &err), ST_OK);
+    assert_int_equal(plan_model_attn_width(&c.model), 128);
+    char *text = exec_config_json(&c);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"head_dim\""));
+    assert_int_equal(exec_config_parse(text, &b, &err), ST_OK);
+    free(text);
+    assert_int_equal(b.model.head_dim, 32);
+    assert_int_equal(b.model.params, c.model.params);
+    assert_int_equal(exec_config_check(&c, 1, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "heads x head size 128 is not hidden 64"));
+    assert_null(strchr(err.msg, '\n'));
+    st_err_clear(&err);
+    assert_int_equal(exec_config_parse("{\"version\": 1, \"model\": {\"sliding_window\": 8, "
+                                       "\"sliding_window_pattern\": 2}}", &c, &err), ST_OK);
+    text = exec_config_json(&c);
+    assert_non_null(text);
+    assert_int_equal(exec_config_parse(text, &b, &err), ST_OK);
+    free(text);
+    assert_int_equal(b.model.sliding_window, 8);
+    assert_int_equal(b.model.sliding_window_pattern, 2);
+    assert_int_equal(exec_config_check(&c, 1, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "sliding window 8"));
+    st_err_clear(&err);
+    assert_int_equal(exec_config_parse("{\"version\": 1, \"model\": {\"head_dim\": 16}}", &c,
+                                       &err), ST_OK);
+    assert_int_equal(c.model.head_dim, 0);
+    assert_int_equal(exec_config_check(&c, 1, &err), ST_OK);
+    text = exec_config_json(&c);
+    assert_non_null(text);
+    assert_null(strstr(text, "head_dim"));
+    assert_null(strstr(text, "sliding_window"));
+    free(text);
+    expect_refused("{\"version\": 1, \"model\": {\"head_dim\": 0}}", ST_EINVAL,
+                   "model.head_dim");
+}
+
 static void test_config_roundtrip(void **state)
 {
     exec_config a, b;
@@ -292,6 +339,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_example),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_attention_shape),
         cmocka_unit_test(test_config_roundtrip),
         cmocka_unit_test(test_result_roundtrip),
         cmocka_unit_test(test_result_refusals),

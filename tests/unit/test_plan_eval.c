@@ -118,6 +118,73 @@ static void activations_tp_closed_form(void **state)
     assert_rel(e.mem.activations_bytes, 13 * 2 * s * b * h / t + embed / t, 1e-12);
 }
 
+/* A head size apart from h / a (12 heads of 160 on h 1536: q = 1920): Q, K,
+ * V and the attention output are q wide, so Korthikanti's 24/t term of TP
+ * (Q, K, V 3h, the projection input h, fc1 out 4h, GELU out 4h, at 2 bytes)
+ * becomes (8q + 16h)/t per token; the rest stays. */
+static void activations_head_size(void **state)
+{
+    plan_cluster c;
+    make_cluster(&c, 1);
+    plan_model m = model_13();
+    m.head_dim = 160;
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    plan_layout l = layout(2, 1, 4, 3, 5);
+    plan_estimate e;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    double s = 1024, b = 3, h = 1536, a = 12, t = 2, q = 1920;
+    double per_layer = s * b * (10 * h + (8 * q + 16 * h) / t + 5 * a * s / t);
+    assert_rel(e.mem.activations_bytes, 13 * per_layer + s * b * h * 3, 1e-12);
+    /* TP divides heads, not the head size: 12 heads over 4 */
+    l = layout(4, 1, 2, 3, 5);
+    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    assert_int_equal(e.reject, PLAN_OK);
+}
+
+/* The attention core with a sliding window (s 4096, W 1024), fused: a
+ * local layer's queries see the band of W keys ending at each, sW - W^2/2
+ * pairs, W(1 - W/2s) = 896 keys a query against the causal s/2 = 2048 of a
+ * global layer, so its time is 896/2048 of the global one's; with every
+ * other layer global (7 of 13 local) the mean. Unfused the product is
+ * computed whole and masked: no change. The GEMMs do not change. */
+static void attention_window(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    make_cluster(&c, 1);
+    plan_model m = model_13();
+    m.seq = 4096;
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    plan_layout l = layout(1, 1, 8, 1, 2);
+    l.flash_attention = 1;
+    l.attention = PLAN_ATTN_FLASH2;
+    plan_estimate full, win;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &full, NULL, &err), ST_OK);
+    m.sliding_window = 1024;
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    assert_int_equal(plan_evaluate(&m, &c, &l, &win, NULL, &err), ST_OK);
+    double band = 1024 * (1 - 1024 / (2.0 * 4096));
+    assert_rel(band, 896, 0);
+    assert_rel(win.compute.attn_s, full.compute.attn_s * band / 2048, 1e-12);
+    assert_rel(win.compute.gemm_s, full.compute.gemm_s, 1e-15);
+    assert_rel(win.mem.total_bytes, full.mem.total_bytes, 1e-15);
+    m.sliding_window_pattern = 2;
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    assert_int_equal(plan_evaluate(&m, &c, &l, &win, NULL, &err), ST_OK);
+    assert_rel(win.compute.attn_s, full.compute.attn_s * (6 * 2048 + 7 * band) / (13 * 2048),
+               1e-12);
+    /* unfused: every score computed, then masked */
+    l.flash_attention = 0;
+    l.attention = PLAN_ATTN_UNFUSED;
+    assert_int_equal(plan_evaluate(&m, &c, &l, &win, NULL, &err), ST_OK);
+    m.sliding_window = 0;
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    assert_int_equal(plan_evaluate(&m, &c, &l, &full, NULL, &err), ST_OK);
+    assert_rel(win.compute.attn_s, full.compute.attn_s, 1e-15);
+}
+
 /* ZeRO (Rajbhandari et al. 2020): 2 + 2 + 12 bytes per parameter, sharded. */
 static void zero_state_bytes(void **state)
 {
@@ -688,6 +755,8 @@ int main(void)
     test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(activations_tp_closed_form),
+        cmocka_unit_test(activations_head_size),
+        cmocka_unit_test(attention_window),
         cmocka_unit_test(attention_generations),
         cmocka_unit_test(network_share_per_gpu),
         cmocka_unit_test(zero_state_bytes),

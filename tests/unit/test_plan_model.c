@@ -94,6 +94,101 @@ static void rejects_bad_shapes(void **state)
     assert_int_equal(plan_model_finish(&m, &err), ST_EINVAL);
 }
 
+/* A head size apart from hidden / heads (h 1536, 12 heads of 160: q =
+ * 1920): the GPT layer's QKV is h x (q + 2q) with its biases, the
+ * projection q x h + h, the rest as before (plan_model.c); 12 heads need
+ * not divide h then. A head size of h / a is the derived one (kept 0). */
+static void head_size_apart(void **state)
+{
+    st_err err = {0};
+    plan_model m = gpt(13, 1536, 12, 1000, 51200);
+    m.head_dim = 160;
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    int64_t h = 1536, q = 12 * 160, f = 4 * h;
+    int64_t layer = h * 3 * q + 3 * q + q * h + h + 2 * h * f + f + h + 4 * h;
+    assert_int_equal(m.params_layer, layer);
+    assert_int_equal(plan_model_attn_width(&m), q);
+    assert_int_equal(plan_model_layer_matmul_params(&m), 4 * h * q + 2 * h * f);
+    /* Llama-style: q and o h x q, k and v h x kv d */
+    plan_model l = m;
+    l.arch = PLAN_ARCH_LLAMA;
+    l.kv_heads = 4;
+    l.mlp = PLAN_MLP_ARCH;
+    assert_int_equal(plan_model_finish(&l, &err), ST_OK);
+    assert_int_equal(l.params_layer, 2 * h * q + 2 * h * 4 * 160 + 3 * h * f + 2 * h);
+    /* 7 heads of 200 on h 1536: no divisibility asked */
+    m = gpt(13, 1536, 7, 1000, 51200);
+    m.head_dim = 200;
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    assert_int_equal(plan_model_head_dim(&m), 200);
+    m = gpt(13, 1536, 12, 1000, 51200);
+    m.head_dim = 128;
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    assert_int_equal(m.head_dim, 0);
+    assert_int_equal(plan_model_head_dim(&m), 128);
+}
+
+/* Model FLOPs with a sliding window (s 4096, W 1000, 13 layers): a local
+ * layer's score and value products count min(s, W) keys a query (MaxText's
+ * Gemma 2 count), a global one s; every other layer global (pattern 2)
+ * leaves 7 of 13 local (layers 0, 2, ..., 12). A window covering the
+ * sequence changes nothing. */
+static void flops_with_window(void **state)
+{
+    st_err err = {0};
+    plan_model m = gpt(13, 1536, 12, 4096, 51200);
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    double full = plan_model_layer_fwd_flops_per_token(&m);
+    double gemm = 2.0 * (double)plan_model_layer_matmul_params(&m);
+    assert_rel(full, gemm + 4.0 * 4096 * 1536, 1e-15);
+    m.sliding_window = 1000;
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    assert_int_equal(plan_model_local_layers(&m), 13);
+    assert_rel(plan_model_attn_fwd_flops_per_token(&m), 4.0 * 1000 * 1536, 1e-15);
+    m.sliding_window_pattern = 2;
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    assert_int_equal(plan_model_local_layers(&m), 7);
+    double keys = (6.0 * 4096 + 7.0 * 1000) / 13.0;
+    assert_rel(plan_model_layer_fwd_flops_per_token(&m), gemm + 4.0 * keys * 1536, 1e-15);
+    assert_rel(plan_model_train_flops_per_token(&m),
+               3.0 * (13 * (gemm + 4.0 * keys * 1536) + 2.0 * 1536 * 51200), 1e-15);
+    m.sliding_window = 4096;
+    assert_int_equal(plan_model_local_layers(&m), 0);
+    assert_rel(plan_model_layer_fwd_flops_per_token(&m), full, 0);
+    m.sliding_window_pattern = 1; /* every layer global */
+    m.sliding_window = 1000;
+    assert_int_equal(plan_model_local_layers(&m), 0);
+}
+
+static void rejects_bad_attention(void **state)
+{
+    st_err err = {0};
+    plan_model m = gpt(13, 1536, 12, 1000, 51200);
+    m.head_dim = -4;
+    assert_int_equal(plan_model_finish(&m, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "head-dim -4"));
+    st_err_clear(&err);
+    m = gpt(13, 1536, 12, 1000, 51200);
+    m.head_dim = PLAN_MAX_ATTN_WIDTH / 12 + 1;
+    assert_int_equal(plan_model_finish(&m, &err), ST_ERANGE);
+    assert_non_null(strstr(err.msg, "heads x head-dim"));
+    st_err_clear(&err);
+    m = gpt(13, 1536, 7, 1000, 51200); /* 7 heads, no head size */
+    m.kv_heads = 7;
+    assert_int_equal(plan_model_finish(&m, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "head-dim"));
+    st_err_clear(&err);
+    m = gpt(13, 1536, 12, 1000, 51200);
+    m.sliding_window = -1;
+    assert_int_equal(plan_model_finish(&m, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "sliding-window -1"));
+    st_err_clear(&err);
+    m = gpt(13, 1536, 12, 1000, 51200);
+    m.sliding_window_pattern = -3;
+    assert_int_equal(plan_model_finish(&m, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "sliding-window-pattern -3"));
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -101,6 +196,8 @@ int main(void)
         cmocka_unit_test(gpt3_175b_count),     cmocka_unit_test(narayanan_closed_form),
         cmocka_unit_test(llama2_7b_count),     cmocka_unit_test(llama3_70b_count),
         cmocka_unit_test(flops_match_eq3),     cmocka_unit_test(rejects_bad_shapes),
+        cmocka_unit_test(head_size_apart),     cmocka_unit_test(flops_with_window),
+        cmocka_unit_test(rejects_bad_attention),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -221,6 +221,23 @@ static void test_dgxc_cp2(void **state)
     r = run(&x);
     assert_false(r->compared);
     assert_non_null(strstr(r->reason, "128"));
+
+    /* a head size column: the one it gives (the queries 64 x 160 = 10240
+     * wide, which Megatron's FLOP count follows as kv_channels), else
+     * hidden / heads; a bad one is the row's own reason */
+    x = dgxc_114;
+    r = run(&x);
+    assert_int_equal(plan_model_head_dim(&r->model), 128);
+    double base = plan_validate_megatron_flops(&r->model, 128);
+    x.head_dim = "160";
+    r = run(&x);
+    assert_int_equal(r->model.head_dim, 160);
+    assert_int_equal(plan_model_attn_width(&r->model), 10240);
+    assert_true(plan_validate_megatron_flops(&r->model, 128) > base);
+    x.head_dim = "wide";
+    r = run(&x);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "head_dim"));
 }
 
 /* The SageMaker reference configurations publish no shape. */
