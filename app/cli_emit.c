@@ -537,7 +537,7 @@ static void write_script(FILE *f, const cli_emit_job *j, int slurm)
             fputs("RDZV=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1):"
                   RDZV_PORT "\"\n", f);
         else if (j->c->nodes > 1)
-            fputs("RDZV=\"${MASTER_ADDR:?set MASTER_ADDR to the first node's address}:"
+            fputs("RDZV=\"${MASTER_ADDR:?the first node's address}:"
                   "${MASTER_PORT:-" RDZV_PORT "}\"\n", f);
         else
             fputs("RDZV=\"${MASTER_ADDR:-localhost}:${MASTER_PORT:-" RDZV_PORT "}\"\n", f);
@@ -547,9 +547,17 @@ static void write_script(FILE *f, const cli_emit_job *j, int slurm)
         return;
     launcher_argv(j, slurm, launch);
     int first = 1;
+    /* the launcher's words, a new line before one that would pass 80 columns */
+    int col = 0;
     for (const cJSON *it = launch->child; it; it = it->next) {
+        int w = (int)strlen(it->valuestring) + 2; /* quotes at most */
+        if (!first && it->valuestring[0] == '-' && col + 1 + w + 2 > 80) {
+            fputs(" \\\n ", f);
+            col = 1;
+        }
         fputs(first ? "" : " ", f);
         sh_arg(f, it->valuestring);
+        col += (first ? 0 : 1) + w;
         first = 0;
     }
     for (const cJSON *it = j->program->child; it; it = it->next) {

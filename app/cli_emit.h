@@ -28,7 +28,7 @@
 struct cJSON;
 
 /* Columns of the emitted comment blocks. */
-#define CLI_EMIT_WRAP_COLS 96
+#define CLI_EMIT_WRAP_COLS 80
 #define CLI_EMIT_NOTES_MAX 16
 #define CLI_EMIT_NOTE_LEN 700
 

@@ -492,8 +492,8 @@ static void emit_sagemaker(FILE *f, const smp_job *j, const cJSON *dist)
     fputs("    entry_point=", f);
     cli__py_str(f, ENTRY_POINT);
     fputs(",  # placeholder: your SMP v1 training script\n", f);
-    fputs("    role=sagemaker.get_execution_role(),  # or the ARN of an IAM role SageMaker can "
-          "assume\n",
+    fputs("    # or the ARN of an IAM role SageMaker can assume\n"
+          "    role=sagemaker.get_execution_role(),\n",
           f);
     fputs("    instance_type=", f);
     cli__py_str(f, j->instance_type);

@@ -312,22 +312,26 @@ static void emit_estimator(FILE *f, const smp2_job *j, const cJSON *dist)
     fputs("import sagemaker\nfrom sagemaker.pytorch import PyTorch\n\n", f);
     fputs("distribution = ", f);
     cli__py_value(f, dist, 0);
-    fputs("\n\nestimator = PyTorch(\n    entry_point=", f);
+    fputs("\n\nestimator = PyTorch(\n"
+          "    # placeholder: your FSDP training script calling torch.sagemaker.init()\n"
+          "    entry_point=",
+          f);
     cli__py_str(f, ENTRY_POINT);
-    fputs(",  # placeholder: your FSDP training script calling torch.sagemaker.init()\n", f);
-    fputs("    role=sagemaker.get_execution_role(),  # or the ARN of an IAM role SageMaker can "
-          "assume\n    instance_type=",
+    fputs(",\n    # or the ARN of an IAM role SageMaker can assume\n"
+          "    role=sagemaker.get_execution_role(),\n    instance_type=",
           f);
     cli__py_str(f, j->instance_type);
     fprintf(f, ",\n    instance_count=%d,\n    framework_version=", j->c->nodes);
     cli__py_str(f, SMP2_FW_VERSION);
     fputs(",\n    py_version=", f);
     cli__py_str(f, SMP2_PY_VERSION);
-    fputs(",\n    distribution=distribution,\n    hyperparameters={", f);
+    fputs(",\n    distribution=distribution,\n    # the arguments your script reads\n"
+          "    hyperparameters={",
+          f);
     cli__py_str(f, BATCH_ARG);
     fprintf(f, ": %d, ", j->l->micro_batch);
     cli__py_str(f, ACCUM_ARG);
-    fprintf(f, ": %d},  # the arguments your script reads\n)\n"
+    fprintf(f, ": %d},\n)\n"
                "# estimator.fit(...) with your data channels starts the job\n",
             j->l->microbatches);
 }
