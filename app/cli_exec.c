@@ -939,6 +939,7 @@ static void predict_on_host(const exec_opts *o, cli_plan_ctx *x, const exec_job 
 /* Where the job's ranks find their GPUs. */
 typedef struct gpu_hosts {
     int visible;                 /* GPUs CUDA sees on this host */
+    st_err unseen;               /* why none are known, when CUDA could not be asked */
     int gpus;                    /* GPUs each host gives the job */
     int ranks_per_host;          /* most ranks one host runs */
 } gpu_hosts;
@@ -950,7 +951,8 @@ typedef struct gpu_hosts {
 static void gpu_hosts_of(const exec_opts *o, const cli_plan_ctx *x, const exec_job *j,
                          gpu_hosts *g)
 {
-    g->visible = exec_device_count("cuda");
+    double bytes = 0;
+    exec_device_query("cuda", &g->visible, &bytes, &g->unseen);
     int nodes = j->plan_nodes > 0 ? j->plan_nodes : 1;
     const plan_instance *pi = j->plan_instance[0] ? plan_catalog_find(&x->cat, j->plan_instance)
                                                   : NULL;
@@ -1409,9 +1411,11 @@ int cli_exec_cmd(int argc, char **argv)
             rc = ST_RAISE(&err, ST_EINVAL, "--emit slurm --device cuda: the GPUs of a node are "
                           "not known here (no plan cluster, none visible); give --gpus-per-host N");
         if (rc == ST_OK && gh.visible == 0 && !o.dry_run && !o.emit && !o.import_dir)
-            rc = ST_RAISE(&err, ST_EINVAL, "--device cuda: CUDA sees no GPU on this host; nothing "
-                          "launched (--dry-run or --emit slurm, with --gpus-per-host N, prepare a "
-                          "run for another host)");
+            rc = gh.unseen.code
+                     ? ST_RAISE(&err, gh.unseen.code, "%s; nothing launched", gh.unseen.msg)
+                     : ST_RAISE(&err, ST_EINVAL, "--device cuda: CUDA sees no GPU on this host; "
+                                "nothing launched (--dry-run or --emit slurm, with "
+                                "--gpus-per-host N, prepare a run for another host)");
     }
     if (rc == ST_OK && o.scale_text)
         rc = apply_scale(&o.scale, &j.layout, &j.model, j.scaled, sizeof j.scaled, &err);

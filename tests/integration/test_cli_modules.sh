@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# test_cli_modules.sh: smdplan plans without the executor's libraries.
+#   $1 smdplan binary, $2 source dir, $3 fixtures dir
+# The program links none of CUDA's runtime, cuBLAS(Lt), NCCL, MPI or
+# OpenBLAS (its ELF NEEDED entries, read with readelf; the rank programs
+# none of the first four either): the backends on them are modules opened on
+# demand (exec/exec_module.h) and OpenBLAS is opened by the CPU device
+# (exec/exec_blas.h). A plan opens none of them at run time (the dynamic
+# loader's LD_DEBUG=files log) and runs with no module to be found. Where a
+# command needs a module that is missing or cannot be loaded, it says so in
+# one line naming the module, exit 2; --version still answers, with no GPU.
+# Skips (77) where readelf is missing.
+set -u
+bin=$1
+dir=$(dirname "$bin")
+command -v readelf >/dev/null || { echo "SKIP: readelf not found"; exit 77; }
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+unset SMDPLAN_DB SMDPLAN_NO_RECORD
+cd "$tmp" || exit 1
+mkdir "$tmp/none" "$tmp/broken"
+heavy='lib(cudart|cublas|cublasLt|nccl|mpi|openblas)\.so'
+gpu_mpi='lib(cudart|cublas|cublasLt|nccl|mpi)\.so'
+
+run() { # name, expected exit, command...
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $name: exit $got, want $want"; head -30 "$tmp/out"; cat "$tmp/err"; fail=1
+  else
+    echo "ok   $name"
+  fi
+}
+one_line() {
+  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -Eq -- "$2" "$tmp/err"; then
+    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
+  fi
+}
+needs_none() { # name, program, pattern
+  local needed
+  needed=$(readelf -d "$2" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  [ -n "$needed" ] || { echo "FAIL $1: readelf shows no NEEDED entries for $2"; fail=1; return; }
+  if grep -Eq -- "$3" <<<"$needed"; then
+    echo "FAIL $1: $2 links $(grep -E -- "$3" <<<"$needed" | tr '\n' ' ')"; fail=1
+  else
+    echo "ok   $1 (needs: $(tr '\n' ' ' <<<"$needed"))"
+  fi
+}
+
+# ---- what the programs link ----
+needs_none smdplan "$bin" "$heavy"
+for p in smdplan-rank smdplan-bench-rank; do
+  [ -x "$dir/$p" ] && needs_none "$p" "$dir/$p" "$gpu_mpi"
+done
+
+# ---- a plan opens none of them, and needs no module ----
+run plan 0 env LD_DEBUG=files "$bin" --params 30B --instances 16xp4d --no-record
+if ! grep -q 'file=' "$tmp/err"; then
+  echo "ok   plan-loads (not checked: this dynamic loader does not log LD_DEBUG=files)"
+elif grep -E "file=[^ ]*$heavy" "$tmp/err" >"$tmp/loaded"; then
+  echo "FAIL plan-loads: a plan loaded:"; cat "$tmp/loaded"; fail=1
+else
+  echo "ok   plan-loads"
+fi
+run plan-no-modules 0 env SMDPLAN_MODULES="$tmp/none" "$bin" --params 30B --instances 16xp4d \
+  --no-record
+grep -v '^search: ' "$tmp/out" >"$tmp/plan-none" # (the line with the search's time)
+run plan-modules 0 "$bin" --params 30B --instances 16xp4d --no-record
+grep -v '^search: ' "$tmp/out" | cmp -s - "$tmp/plan-none" ||
+  { echo "FAIL plan-no-modules: another answer"; fail=1; }
+
+# ---- a missing or broken module: one line naming it, exit 2 ----
+"$bin" --version >"$tmp/version" || { echo "FAIL --version"; exit 1; }
+if grep -q 'CUDA yes' "$tmp/version"; then
+  run version-no-module 0 env SMDPLAN_MODULES="$tmp/none" "$bin" --version
+  grep -q '^GPUs visible to CUDA: 0$' "$tmp/out" || { echo "FAIL version-no-module:"; cat "$tmp/out"; fail=1; }
+  one_line version-no-module "smdplan-cuda-info\.so not found"
+  run bench-gpu-no-module 2 env SMDPLAN_MODULES="$tmp/none" "$bin" bench gpu --no-record
+  one_line bench-gpu-no-module "bench gpu: device cuda: backend module smdplan-cuda-info\.so not found"
+  : >"$tmp/broken/smdplan-cuda-info.so"
+  run bench-gpu-broken 2 env SMDPLAN_MODULES="$tmp/broken" "$bin" bench gpu --no-record
+  one_line bench-gpu-broken "smdplan-cuda-info\.so cannot be loaded: "
+  tiny=(--layers 2 --hidden 64 --heads 4 --seq 32 --vocab 128)
+  run exec-no-module 2 env SMDPLAN_MODULES="$tmp/none" "$bin" exec "${tiny[@]}" --device cuda \
+    --steps 2 --no-record
+  one_line exec-no-module "device cuda: backend module smdplan-cuda-info\.so not found .*; nothing launched"
+  # a run prepared for a GPU host on a host without CUDA's libraries
+  run exec-dry-no-module 0 env SMDPLAN_MODULES="$tmp/none" "$bin" exec "${tiny[@]}" --device cuda \
+    --gpus-per-host 1 --dry-run --no-record
+  [ -e "$tmp/smdplan-runs" ] && { echo "FAIL exec-dry-no-module: something was written"; fail=1; }
+fi
+if grep -q 'NCCL yes' "$tmp/version"; then
+  run comm-nccl-no-module 2 env SMDPLAN_MODULES="$tmp/none" "$bin" bench comm --transport nccl \
+    --no-record --json
+  one_line comm-nccl-no-module "device cuda: backend module smdplan-cuda-info\.so not found"
+fi
+
+[ "$fail" -eq 0 ] && echo "all passed"
+exit "$fail"
