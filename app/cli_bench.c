@@ -88,6 +88,7 @@
 #include "exec/exec.h"
 #include "exec/exec_bench.h"
 #include "exec/exec_comm.h"
+#include "exec/exec_dev.h"
 #include "planner/plan_framework.h"
 #include "planner/plan_hwfit.h"
 
@@ -312,7 +313,10 @@ static int run_comm(const bench_opts *o, int cores, exec_bench_comm *out, st_err
                         tmp && *tmp ? tmp : "/tmp");
     int nccl = !strcmp(o->transport, "nccl"), gpus = 0;
     double gpu_bytes = 0;
-    if (nccl && !o->ranks && exec_device_query("cuda", &gpus, &gpu_bytes, err) != ST_OK) {
+    /* the modules the ranks will open, found here (exec_module.h) */
+    if ((nccl && !o->ranks && exec_device_query("cuda", &gpus, &gpu_bytes, err) != ST_OK) ||
+        (nccl && exec_dev_present("cuda", err) != ST_OK) ||
+        exec_comm_present(o->transport[0] ? o->transport : "mpi", err) != ST_OK) {
         rmdir(dir);
         return err->code;
     }

@@ -62,6 +62,8 @@
 #include "common/units.h"
 #include "data/data.h"
 #include "exec/exec.h"
+#include "exec/exec_comm.h"
+#include "exec/exec_dev.h"
 #include "planner/plan_framework.h"
 
 /* Layout defaults when the flags leave a knob open and nothing is searched:
@@ -1456,6 +1458,15 @@ int cli_exec_cmd(int argc, char **argv)
     if (rc == ST_OK && config_text)
         rc = exec_config_check(&cfg[1], j.ranks, &err);
     free(cfg);
+    /* the modules the ranks will open (exec_module.h), found here without
+     * loading them: one missing is one line before anything launches
+     * rather than one from every rank after */
+    if (rc == ST_OK && !o.dry_run && !o.emit && !o.import_dir) {
+        st_err why = {0};
+        if (exec_dev_present(o.device, &why) != ST_OK ||
+            exec_comm_present(transport, &why) != ST_OK)
+            rc = ST_RAISE(&err, why.code, "%s; nothing launched", why.msg);
+    }
     if (rc != ST_OK) {
         free(config_text);
         cli_plan_ctx_free(&x);

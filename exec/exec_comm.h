@@ -136,6 +136,12 @@ int exec_comm_built(const char *name);
  * built when this build has none of that name; ST_ENOENT with one line
  * when its module is missing or cannot be loaded. */
 int exec_comm_lookup(const char *name, const exec_comm_ops **out, st_err *err);
+/* Whether the transport can be looked up here, its module found without
+ * being loaded (for a launcher to refuse a job its ranks would refuse):
+ * ST_OK, or exec_comm_lookup's ST_EUNSUPPORTED or ST_ENOENT line for a
+ * module that is missing. A module found but not loadable is reported by
+ * exec_comm_lookup only. */
+int exec_comm_present(const char *name, st_err *err);
 /* The same without the reason: NULL when the transport cannot be had. */
 const exec_comm_ops *exec_comm_find(const char *name);
 /* "mpi self" style list of the transports built, for messages. */

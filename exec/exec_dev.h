@@ -274,6 +274,12 @@ int exec_dev_built(const char *name);
  * build has none of that name; ST_ENOENT with one line when its module is
  * missing or cannot be loaded. */
 int exec_dev_lookup(const char *name, const exec_dev_ops **out, st_err *err);
+/* Whether the device can be looked up here, its module found without
+ * being loaded (so a launcher asks nothing of cuBLASLt): ST_OK, or
+ * exec_dev_lookup's ST_EUNSUPPORTED or ST_ENOENT line for a module that is
+ * missing. A module found but not loadable is reported by exec_dev_lookup
+ * only. */
+int exec_dev_present(const char *name, st_err *err);
 /* The same without the reason: NULL when the device cannot be had. */
 const exec_dev_ops *exec_dev_find(const char *name);
 /* "cpu cpu64 ..." style list of the devices built, for messages. */

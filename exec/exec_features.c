@@ -114,6 +114,15 @@ static int open_module(const char *kind, const char *name, const char *module,
     return ST_RAISE(err, why.code, "%s %s: %s", kind, name, why.msg);
 }
 
+/* Whether backend b's module, if it is in one, is found (not loaded). */
+static int present(const char *kind, const backend *b, st_err *err)
+{
+    st_err why = {0};
+    if (!b->module || exec__module_find(b->module, &why) == ST_OK)
+        return ST_OK;
+    return ST_RAISE(err, why.code, "%s %s: %s", kind, b->name, why.msg);
+}
+
 /* ---- transports ---- */
 
 int exec_comm_built(const char *name)
@@ -146,6 +155,15 @@ int exec_comm_lookup(const char *name, const exec_comm_ops **out, st_err *err)
     if (rc == ST_OK)
         *out = m->comm;
     return rc;
+}
+
+int exec_comm_present(const char *name, st_err *err)
+{
+    const backend *b = find(transports, NTRANSPORTS, name);
+    if (!b)
+        return ST_RAISE(err, ST_EUNSUPPORTED, "transport \"%s\" is not in this build (built: %s)",
+                        name ? name : "(null)", exec_comm_names());
+    return present("transport", b, err);
 }
 
 const exec_comm_ops *exec_comm_find(const char *name)
@@ -203,6 +221,15 @@ int exec_dev_lookup(const char *name, const exec_dev_ops **out, st_err *err)
     if (rc == ST_OK)
         *out = m->dev;
     return rc;
+}
+
+int exec_dev_present(const char *name, st_err *err)
+{
+    const backend *b = find(devices, NDEVICES, name);
+    if (!b)
+        return ST_RAISE(err, ST_EUNSUPPORTED, "device \"%s\" is not in this build (built: %s)",
+                        name ? name : "(null)", exec_dev_names());
+    return present("device", b, err);
 }
 
 int exec_dev_flash(const char *name)

@@ -147,3 +147,9 @@ int exec__module_open(const char *name, const exec_module **out, st_err *err)
     pthread_mutex_unlock(&lock);
     return rc;
 }
+
+int exec__module_find(const char *name, st_err *err)
+{
+    char path[MODULE_PATH_MAX + 80];
+    return find(name, path, sizeof path, err);
+}

@@ -58,4 +58,9 @@ typedef struct exec_module {
  * said (a library it needs is missing), or that it is from another build. */
 int exec__module_open(const char *name, const exec_module **out, st_err *err);
 
+/* Whether the file of module name is found, without loading it: ST_OK, or
+ * ST_ENOENT with exec__module_open's line naming it and where it was
+ * looked for. */
+int exec__module_find(const char *name, st_err *err);
+
 #endif

@@ -6,9 +6,11 @@
 # none of the first four either): the backends on them are modules opened on
 # demand (exec/exec_module.h) and OpenBLAS is opened by the CPU device
 # (exec/exec_blas.h). A plan opens none of them at run time (the dynamic
-# loader's LD_DEBUG=files log) and runs with no module to be found. Where a
-# command needs a module that is missing or cannot be loaded, it says so in
-# one line naming the module, exit 2; --version still answers, with no GPU.
+# loader's LD_DEBUG=files log) and runs with no module to be found. Ranks
+# train over the MPI transport through its module. Where a command needs a
+# module that is missing, cannot be loaded or is from another build, it says
+# so in one line naming the module and where it was looked for, exit 2 (a
+# launcher before anything launches); --version still answers, with no GPU.
 # Skips (77) where readelf is missing.
 set -u
 bin=$1
@@ -91,6 +93,41 @@ if grep -q 'CUDA yes' "$tmp/version"; then
   run exec-dry-no-module 0 env SMDPLAN_MODULES="$tmp/none" "$bin" exec "${tiny[@]}" --device cuda \
     --gpus-per-host 1 --dry-run --no-record
   [ -e "$tmp/smdplan-runs" ] && { echo "FAIL exec-dry-no-module: something was written"; fail=1; }
+fi
+if grep -q 'MPI yes' "$tmp/version"; then
+  # ranks on the CPU over the MPI transport, its module found beside the
+  # programs (the multi-rank tests under tests/mpi run the layouts)
+  if [ "$(id -u)" -eq 0 ]; then # mpirun as root (a container)
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  fi
+  export OMPI_MCA_rmaps_base_oversubscribe=1
+  tiny=(--layers 2 --hidden 64 --heads 4 --seq 32 --vocab 128 --steps 2 --no-record)
+  run exec-mpi 0 "$bin" exec "${tiny[@]}" --tp 2 --run-dir "$tmp/run-mpi"
+  grep -q '^run0: ok' "$tmp/out" || { echo "FAIL exec-mpi:"; cat "$tmp/out"; fail=1; }
+  # missing: refused before mpirun, nothing written
+  run exec-mpi-no-module 2 env SMDPLAN_MODULES="$tmp/none" "$bin" exec "${tiny[@]}" --tp 2 \
+    --run-dir "$tmp/run-none"
+  one_line exec-mpi-no-module "^smdplan: transport mpi: backend module smdplan-mpi\.so not found \(looked in \\\$SMDPLAN_MODULES = $tmp/none\); nothing launched$"
+  [ -e "$tmp/run-none" ] && { echo "FAIL exec-mpi-no-module: a run directory was made"; fail=1; }
+  run comm-mpi-no-module 2 env SMDPLAN_MODULES="$tmp/none" "$bin" bench comm --quick --no-record \
+    --json
+  one_line comm-mpi-no-module "^smdplan: transport mpi: backend module smdplan-mpi\.so not found"
+  # not a shared object: the ranks say what the loader said, exit 2
+  : >"$tmp/broken/smdplan-mpi.so"
+  run exec-mpi-broken 2 env SMDPLAN_MODULES="$tmp/broken" "$bin" exec "${tiny[@]}" --tp 2 \
+    --run-dir "$tmp/run-broken"
+  grep -q "smdplan-rank: rank [01]: transport mpi: backend module .*smdplan-mpi\.so cannot be loaded: " \
+    "$tmp/out" "$tmp/err" || { echo "FAIL exec-mpi-broken:"; cat "$tmp/out" "$tmp/err"; fail=1; }
+  # from another build (its build string changed, length kept): refused by
+  # name, never called
+  mkdir "$tmp/stale"
+  build=$(sed -n 's/^smdplan \(.*\)$/\1/p' "$tmp/version")
+  BUILD=$build perl -pe 's/\Q$ENV{BUILD}\E/"x" x length($ENV{BUILD})/ge' "$dir/smdplan-mpi.so" \
+    >"$tmp/stale/smdplan-mpi.so"
+  run exec-mpi-stale 2 env SMDPLAN_MODULES="$tmp/stale" "$bin" exec "${tiny[@]}" --tp 2 \
+    --run-dir "$tmp/run-stale"
+  grep -q "smdplan-mpi\.so is from smdplan x*, this program from smdplan $build" \
+    "$tmp/out" "$tmp/err" || { echo "FAIL exec-mpi-stale:"; cat "$tmp/out" "$tmp/err"; fail=1; }
 fi
 if grep -q 'NCCL yes' "$tmp/version"; then
   run comm-nccl-no-module 2 env SMDPLAN_MODULES="$tmp/none" "$bin" bench comm --transport nccl \

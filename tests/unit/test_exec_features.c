@@ -66,6 +66,12 @@ static void test_unknown(void **state)
     assert_int_equal(n, 1);
     assert_true(bytes == 0);
     assert_int_equal(exec_device_count("cpu64"), 1);
+    /* in libexec: present whatever $SMDPLAN_MODULES says */
+    assert_int_equal(exec_dev_present("cpu", NULL), ST_OK);
+    assert_int_equal(exec_comm_present("self", NULL), ST_OK);
+    st_err err4 = {0};
+    assert_int_equal(exec_comm_present("gloo", &err4), ST_EUNSUPPORTED);
+    assert_non_null(strstr(err4.msg, "transport \"gloo\" is not in this build"));
     assert_ptr_equal(exec_comm_find("self"), exec_comm_find("self"));
     assert_non_null(exec_dev_find("cpu"));
 }
@@ -99,6 +105,12 @@ static void test_missing(void **state)
             assert_non_null(strstr(err.msg, why));
             assert_null(strchr(err.msg, '\n'));
             assert_null(exec_comm_find("mpi"));
+            /* found without loading: a file that is there is present */
+            st_err err2 = {0};
+            assert_int_equal(exec_comm_present("mpi", &err2), broken ? ST_OK : ST_ENOENT);
+            if (!broken)
+                assert_non_null(strstr(err2.msg, "transport mpi: backend module smdplan-mpi.so "
+                                                 "not found (looked in $SMDPLAN_MODULES = "));
         }
         if (HAVE_CUDA) {
             int n = -1;
@@ -114,6 +126,8 @@ static void test_missing(void **state)
             assert_int_equal(exec_dev_open("cuda", 1, &d, &err2), ST_ENOENT);
             assert_null(d);
             assert_non_null(strstr(err2.msg, "smdplan-cuda.so"));
+            st_err err3 = {0};
+            assert_int_equal(exec_dev_present("cuda", &err3), broken ? ST_OK : ST_ENOENT);
         }
         assert_int_equal(unsetenv("SMDPLAN_MODULES"), 0);
     }
@@ -133,6 +147,7 @@ static void test_found(void **state)
         assert_string_equal(c->name, "mpi");
         assert_int_equal(c->device_buffers, 0);
         assert_ptr_equal(exec_comm_find("mpi"), c);
+        assert_int_equal(exec_comm_present("mpi", &err), ST_OK);
     }
     if (HAVE_CUDA) {
         const exec_dev_ops *d = NULL;
