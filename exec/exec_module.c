@@ -24,7 +24,7 @@
 #include "smd_config.h"
 
 #define MODULE_PATH_MAX 4096
-#define MODULE_DIRS 3
+#define MODULE_DIRS 4
 #define MODULE_CACHE 8
 
 typedef struct opened {
@@ -58,6 +58,10 @@ static int module_dirs(char dirs[MODULE_DIRS][MODULE_PATH_MAX])
         if (slash) {
             *slash = '\0';
             n++;
+            /* PREFIX/bin/smdplan's PREFIX/lib/smdplan, wherever installed */
+            int len = snprintf(dirs[n], MODULE_PATH_MAX, "%s/../lib/smdplan", dirs[n - 1]);
+            if (len > 0 && len < MODULE_PATH_MAX && is_dir(dirs[n]))
+                n++;
         }
     }
     if (is_dir(SMD_MODULE_DIR_BUILD))

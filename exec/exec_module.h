@@ -21,9 +21,10 @@
  * layout of the tables.
  *
  * Where modules are looked for, first found: $SMDPLAN_MODULES alone when
- * it is set; else the directory of the running program, the build
- * directory (SMD_MODULE_DIR_BUILD, when it exists), the install directory
- * (SMD_MODULE_DIR_INSTALL: PREFIX/lib/smdplan).
+ * it is set; else the directory of the running program, ../lib/smdplan
+ * from there (an install moved or made with cmake --install --prefix),
+ * the build directory (SMD_MODULE_DIR_BUILD, when it exists), the install
+ * directory (SMD_MODULE_DIR_INSTALL: PREFIX/lib/smdplan).
  */
 #ifndef SMD_EXEC_MODULE_H
 #define SMD_EXEC_MODULE_H

@@ -11,7 +11,8 @@
 # module that is missing, cannot be loaded or is from another build, it says
 # so in one line naming the module and where it was looked for, exit 2 (a
 # launcher before anything launches); --version still answers, with no GPU.
-# Skips (77) where readelf is missing.
+# An install puts the modules in PREFIX/lib/smdplan, where the installed
+# program finds them. Skips (77) where readelf is missing.
 set -u
 bin=$1
 dir=$(dirname "$bin")
@@ -133,6 +134,27 @@ if grep -q 'NCCL yes' "$tmp/version"; then
   run comm-nccl-no-module 2 env SMDPLAN_MODULES="$tmp/none" "$bin" bench comm --transport nccl \
     --no-record --json
   one_line comm-nccl-no-module "device cuda: backend module smdplan-cuda-info\.so not found"
+fi
+
+# ---- installed: the modules in PREFIX/lib/smdplan, found from PREFIX/bin ----
+if command -v cmake >/dev/null && [ -f "$dir/cmake_install.cmake" ]; then
+  mods=$(cd "$dir" && ls smdplan-*.so 2>/dev/null)
+  if cmake --install "$dir" --prefix "$tmp/inst" >"$tmp/install.log" 2>&1; then
+    for m in $mods; do
+      [ -f "$tmp/inst/lib/smdplan/$m" ] || { echo "FAIL install: no lib/smdplan/$m"; fail=1; }
+    done
+    echo "ok   install ($(echo $mods | wc -w) modules in lib/smdplan)"
+    if [ -n "$mods" ]; then
+      LD_DEBUG=files "$tmp/inst/bin/smdplan" --version >/dev/null 2>"$tmp/err"
+      if grep -q 'file=' "$tmp/err" && grep -q 'CUDA yes' "$tmp/version" &&
+        ! grep -q "file=$tmp/inst/bin/../lib/smdplan/smdplan-cuda-info\.so" "$tmp/err"; then
+        echo "FAIL install: the installed smdplan did not open its own module:"
+        grep 'smdplan-' "$tmp/err"; fail=1
+      fi
+    fi
+  else
+    echo "FAIL install:"; cat "$tmp/install.log"; fail=1
+  fi
 fi
 
 [ "$fail" -eq 0 ] && echo "all passed"
