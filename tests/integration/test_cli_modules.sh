@@ -10,9 +10,11 @@
 # train over the MPI transport through its module. Where a command needs a
 # module that is missing, cannot be loaded or is from another build, it says
 # so in one line naming the module and where it was looked for, exit 2 (a
-# launcher before anything launches); --version still answers, with no GPU.
-# An install puts the modules in PREFIX/lib/smdplan, where the installed
-# program finds them. Skips (77) where readelf is missing.
+# launcher before anything launches); --version still answers, with no GPU;
+# so does a CUDA build where CUDA's libraries are hidden (in a mount
+# namespace, where one can be made). An install puts the modules in
+# PREFIX/lib/smdplan, where the installed program finds them. Skips (77)
+# where readelf is missing.
 set -u
 bin=$1
 dir=$(dirname "$bin")
@@ -134,6 +136,31 @@ if grep -q 'NCCL yes' "$tmp/version"; then
   run comm-nccl-no-module 2 env SMDPLAN_MODULES="$tmp/none" "$bin" bench comm --transport nccl \
     --no-record --json
   one_line comm-nccl-no-module "device cuda: backend module smdplan-cuda-info\.so not found"
+fi
+
+# ---- a build with CUDA on a host without CUDA's libraries (their directory
+# hidden under an empty tmpfs in a mount namespace of this test's own, where
+# the system lets one be made): plans, says 0 GPUs and why, refuses a GPU
+# run in one line ----
+cudart=$(ldd "$dir/smdplan-cuda-info.so" 2>/dev/null | awk '/libcudart/ {print $3}')
+cudadir=$(dirname "${cudart:-/none/x}")
+ns=""
+if [ -n "$cudart" ] && [[ "$cudadir" == *cuda* ]]; then
+  for u in "unshare -m" "unshare -rm"; do
+    $u sh -c "mount -t tmpfs none '$cudadir'" 2>/dev/null && { ns=$u; break; }
+  done
+fi
+if [ -z "$ns" ]; then
+  echo "ok   no-cuda (not checked: no CUDA build, or no mount namespace here)"
+else
+  hide="mount -t tmpfs none '$cudadir' &&"
+  run no-cuda-version 0 $ns sh -c "$hide exec '$bin' --version"
+  grep -q '^GPUs visible to CUDA: 0$' "$tmp/out" || { echo "FAIL no-cuda-version:"; cat "$tmp/out"; fail=1; }
+  one_line no-cuda-version "smdplan-cuda-info\.so cannot be loaded: libcudart"
+  run no-cuda-plan 0 $ns sh -c "$hide exec '$bin' --params 30B --instances 16xp4d --no-record"
+  run no-cuda-exec 2 $ns sh -c "$hide exec '$bin' exec --layers 2 --hidden 64 --heads 4 --seq 32 \
+    --vocab 128 --device cuda --steps 2 --no-record"
+  one_line no-cuda-exec "cannot be loaded: libcudart.*; nothing launched$"
 fi
 
 # ---- installed: the modules in PREFIX/lib/smdplan, found from PREFIX/bin ----
