@@ -3,18 +3,18 @@
 #   $1 smdplan binary, $2 source dir, $3 fixtures dir
 # The program links none of CUDA's runtime, cuBLAS(Lt), NCCL, MPI or
 # OpenBLAS (its ELF NEEDED entries, read with readelf; the rank programs
-# none of the first four either): the backends on them are modules opened on
-# demand (exec/exec_module.h) and OpenBLAS is opened by the CPU device
-# (exec/exec_blas.h). A plan opens none of them at run time (the dynamic
-# loader's LD_DEBUG=files log) and runs with no module to be found. Ranks
-# train over the MPI transport through its module. Where a command needs a
-# module that is missing, cannot be loaded or is from another build, it says
-# so in one line naming the module and where it was looked for, exit 2 (a
-# launcher before anything launches); --version still answers, with no GPU;
-# so does a CUDA build where CUDA's libraries are hidden (in a mount
-# namespace, where one can be made). An install puts the modules in
-# PREFIX/lib/smdplan, where the installed program finds them. Skips (77)
-# where readelf is missing.
+# none of the first four either, smdplan-rank OpenBLAS for its CPU devices):
+# the backends on them are modules opened on demand (exec/exec_module.h) and
+# OpenBLAS is opened by the CPU device (exec/exec_blas.h). A plan opens none
+# of them at run time (the dynamic loader's LD_DEBUG=files log) and runs
+# with no module to be found. Ranks train over the MPI transport through its
+# module. Where a command needs a module that is missing, cannot be loaded
+# or is from another build, it says so in one line naming the module and
+# where it was looked for, exit 2 (a launcher before anything launches);
+# --version still answers, with no GPU; so does a CUDA build where CUDA's
+# libraries are hidden (in a mount namespace, where one can be made). An
+# install puts the modules in PREFIX/lib/smdplan, where the installed
+# program finds them. Skips (77) where readelf is missing.
 set -u
 bin=$1
 dir=$(dirname "$bin")
@@ -60,6 +60,9 @@ needs_none smdplan "$bin" "$heavy"
 for p in smdplan-rank smdplan-bench-rank; do
   [ -x "$dir/$p" ] && needs_none "$p" "$dir/$p" "$gpu_mpi"
 done
+# the rank program's CPU devices need OpenBLAS: it names it (CMakeLists.txt)
+readelf -d "$dir/smdplan-rank" | grep -q 'NEEDED.*\[libopenblas\.so' ||
+  { echo "FAIL smdplan-rank: does not name libopenblas (its CPU devices open it)"; fail=1; }
 
 # ---- a plan opens none of them, and needs no module ----
 run plan 0 env LD_DEBUG=files "$bin" --params 30B --instances 16xp4d --no-record
