@@ -39,9 +39,17 @@ static void print_version(void)
     exec_features f = exec_features_built();
     printf("build features: CUDA %s, NCCL %s, MPI %s\n", f.cuda ? "yes" : "no",
            f.nccl ? "yes" : "no", f.mpi ? "yes" : "no");
-    /* what smdplan exec --device cuda would find here (scripts test it) */
-    if (f.cuda)
-        printf("GPUs visible to CUDA: %d\n", exec_device_count("cuda"));
+    /* what smdplan exec --device cuda would find here (scripts test it);
+     * where CUDA's libraries or the module asking them are missing, none,
+     * and why on stderr */
+    if (f.cuda) {
+        int gpus = 0;
+        double bytes = 0;
+        st_err err = {0};
+        if (exec_device_query("cuda", &gpus, &bytes, &err) != ST_OK)
+            fprintf(stderr, "smdplan: %s\n", err.msg);
+        printf("GPUs visible to CUDA: %d\n", gpus);
+    }
 }
 
 int cli_main(int argc, char **argv)

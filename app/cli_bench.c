@@ -88,6 +88,7 @@
 #include "exec/exec.h"
 #include "exec/exec_bench.h"
 #include "exec/exec_comm.h"
+#include "exec/exec_dev.h"
 #include "planner/plan_framework.h"
 #include "planner/plan_hwfit.h"
 
@@ -250,7 +251,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         case O_TRANSPORT:
             if (strcmp(optarg, "mpi") != 0 && strcmp(optarg, "nccl") != 0)
                 rc = ST_RAISE(&err, ST_EINVAL, "--transport '%s': allowed are mpi, nccl", optarg);
-            else if (!exec_comm_find(optarg))
+            else if (!exec_comm_built(optarg))
                 rc = ST_RAISE(&err, ST_EINVAL, "--transport %s: not in this build (built: %s)",
                               optarg, exec_comm_names());
             snprintf(o->transport, sizeof o->transport, "%s", optarg);
@@ -310,8 +311,16 @@ static int run_comm(const bench_opts *o, int cores, exec_bench_comm *out, st_err
     if (!mkdtemp(dir))
         return ST_RAISE(err, ST_EIO, "bench comm: cannot make a directory under %s",
                         tmp && *tmp ? tmp : "/tmp");
-    int nccl = !strcmp(o->transport, "nccl");
-    int ranks = o->ranks ? o->ranks : nccl ? exec_device_count("cuda") : cores < 2 ? 2 : cores;
+    int nccl = !strcmp(o->transport, "nccl"), gpus = 0;
+    double gpu_bytes = 0;
+    /* the modules the ranks will open, found here (exec_module.h) */
+    if ((nccl && !o->ranks && exec_device_query("cuda", &gpus, &gpu_bytes, err) != ST_OK) ||
+        (nccl && exec_dev_present("cuda", err) != ST_OK) ||
+        exec_comm_present(o->transport[0] ? o->transport : "mpi", err) != ST_OK) {
+        rmdir(dir);
+        return err->code;
+    }
+    int ranks = o->ranks ? o->ranks : nccl ? gpus : cores < 2 ? 2 : cores;
     if (nccl && ranks < 2) {
         rmdir(dir);
         return ST_RAISE(err, ST_EINVAL, "bench comm --transport nccl: %d GPU%s on this host; NCCL "
@@ -1452,7 +1461,16 @@ static int bench_gpu(const bench_opts *o, exec_bench_cpu *b)
             return cli_fail(&err);
         }
     }
-    if (measured && exec_device_count("cuda") < 1) { /* no GPU here: one line, exit 2 */
+    /* no GPU here, or no CUDA libraries to ask: one line, exit 2 */
+    int visible = 0;
+    double gpu_bytes = 0;
+    if (measured && exec_features_built().cuda &&
+        exec_device_query("cuda", &visible, &gpu_bytes, &err) != ST_OK) {
+        free(b);
+        fprintf(stderr, "smdplan: bench gpu: %s\n", err.msg);
+        return 2;
+    }
+    if (measured && visible < 1) {
         free(b);
         fprintf(stderr, "smdplan: bench gpu: no GPU: %s\n",
                 exec_features_built().cuda ? "CUDA sees none on this host"
@@ -1465,7 +1483,7 @@ static int bench_gpu(const bench_opts *o, exec_bench_cpu *b)
         rc = exec_bench_gpu_run("cuda", b, &err);
     if (rc != ST_OK) {
         free(b);
-        if (rc == ST_EUNSUPPORTED) { /* no GPU here: one line, exit 2 */
+        if (rc == ST_EUNSUPPORTED || rc == ST_ENOENT) { /* no GPU or no module: one line, 2 */
             fprintf(stderr, "smdplan: bench gpu: %s\n", err.msg);
             return 2;
         }

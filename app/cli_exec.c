@@ -62,6 +62,8 @@
 #include "common/units.h"
 #include "data/data.h"
 #include "exec/exec.h"
+#include "exec/exec_comm.h"
+#include "exec/exec_dev.h"
 #include "planner/plan_framework.h"
 
 /* Layout defaults when the flags leave a knob open and nothing is searched:
@@ -953,6 +955,7 @@ static void predict_on_host(const exec_opts *o, cli_plan_ctx *x, const exec_job 
 /* Where the job's ranks find their GPUs. */
 typedef struct gpu_hosts {
     int visible;                 /* GPUs CUDA sees on this host */
+    st_err unseen;               /* why none are known, when CUDA could not be asked */
     int gpus;                    /* GPUs each host gives the job */
     int ranks_per_host;          /* most ranks one host runs */
 } gpu_hosts;
@@ -964,7 +967,8 @@ typedef struct gpu_hosts {
 static void gpu_hosts_of(const exec_opts *o, const cli_plan_ctx *x, const exec_job *j,
                          gpu_hosts *g)
 {
-    g->visible = exec_device_count("cuda");
+    double bytes = 0;
+    exec_device_query("cuda", &g->visible, &bytes, &g->unseen);
     int nodes = j->plan_nodes > 0 ? j->plan_nodes : 1;
     const plan_instance *pi = j->plan_instance[0] ? plan_catalog_find(&x->cat, j->plan_instance)
                                                   : NULL;
@@ -1423,9 +1427,11 @@ int cli_exec_cmd(int argc, char **argv)
             rc = ST_RAISE(&err, ST_EINVAL, "--emit slurm --device cuda: the GPUs of a node are "
                           "not known here (no plan cluster, none visible); give --gpus-per-host N");
         if (rc == ST_OK && gh.visible == 0 && !o.dry_run && !o.emit && !o.import_dir)
-            rc = ST_RAISE(&err, ST_EINVAL, "--device cuda: CUDA sees no GPU on this host; nothing "
-                          "launched (--dry-run or --emit slurm, with --gpus-per-host N, prepare a "
-                          "run for another host)");
+            rc = gh.unseen.code
+                     ? ST_RAISE(&err, gh.unseen.code, "%s; nothing launched", gh.unseen.msg)
+                     : ST_RAISE(&err, ST_EINVAL, "--device cuda: CUDA sees no GPU on this host; "
+                                "nothing launched (--dry-run or --emit slurm, with "
+                                "--gpus-per-host N, prepare a run for another host)");
     }
     if (rc == ST_OK && o.scale_text)
         rc = apply_scale(&o.scale, &j.layout, &j.model, j.scaled, sizeof j.scaled, &err);
@@ -1466,6 +1472,15 @@ int cli_exec_cmd(int argc, char **argv)
     if (rc == ST_OK && config_text)
         rc = exec_config_check(&cfg[1], j.ranks, &err);
     free(cfg);
+    /* the modules the ranks will open (exec_module.h), found here without
+     * loading them: one missing is one line before anything launches
+     * rather than one from every rank after */
+    if (rc == ST_OK && !o.dry_run && !o.emit && !o.import_dir) {
+        st_err why = {0};
+        if (exec_dev_present(o.device, &why) != ST_OK ||
+            exec_comm_present(transport, &why) != ST_OK)
+            rc = ST_RAISE(&err, why.code, "%s; nothing launched", why.msg);
+    }
     if (rc != ST_OK) {
         free(config_text);
         cli_plan_ctx_free(&x);

@@ -52,13 +52,17 @@ typedef struct exec_features {
 exec_features exec_features_built(void);
 
 /* Devices of kind name on this host ("cuda": the GPUs CUDA sees; "cpu",
- * "cpu64": 1); 0 when there are none or the kind is not in this build. */
-int exec_device_count(const char *name);
+ * "cpu64": 1) and the memory of one, bytes: for "cuda" the smallest GPU's
+ * total memory as the device describes itself (no context is made); 0 for
+ * the CPU devices (their memory is the host's). For "cuda" this opens the
+ * module smdplan-cuda-info.so (CUDA's runtime alone). ST_EUNSUPPORTED when
+ * the kind is not in this build, ST_ENOENT with one line when its module
+ * is missing or cannot be loaded (CUDA's libraries absent). */
+int exec_device_query(const char *name, int *count, double *memory_bytes, st_err *err);
 
-/* Memory of one device of kind name on this host, bytes: for "cuda" the
- * smallest GPU's total memory as the device describes itself (no context
- * is made); 0 for the CPU devices (their memory is the host's) and when
- * there is none or the kind is not in this build. */
+/* The same, each alone: 0 when there are none, the kind is not in this
+ * build or its module cannot be had. */
+int exec_device_count(const char *name);
 double exec_device_memory_bytes(const char *name);
 
 /* "CUDA NCCL MPI" style summary with "+"/"-" per feature, e.g.

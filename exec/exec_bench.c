@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cblas.h>
+#include "exec/exec_blas.h"
 
 #define DEFAULT_MIN_TIME_S 0.2
 #define DEFAULT_MAX_DIM 2048
@@ -126,9 +126,12 @@ static float next_val(uint64_t *s)
     return (float)((double)(x >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 }
 
+/* OpenBLAS's functions (exec_blas.h), set by exec_bench_cpu_run. */
+static const exec_blas *blas;
+
 static void sgemm_abt(int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)k,
+    blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)k,
                 b, (int)k, 0.0f, c, (int)n);
 }
 
@@ -172,7 +175,7 @@ static int time_gemm(int threads, int64_t m, int64_t n, int64_t k, double min_ti
         a[i] = next_val(&s);
     for (int64_t i = 0; i < n * k; i++)
         b[i] = next_val(&s);
-    openblas_set_num_threads(threads);
+    blas->set_num_threads(threads);
     sgemm_abt(m, n, k, a, b, c); /* warm-up: threads started, pages touched */
     if ((rc = check_gemm(m, n, k, a, b, c, err)) != ST_OK)
         goto done;
@@ -336,11 +339,14 @@ int exec_bench_cpu_run(const exec_bench_cpu_config *cfg_in, exec_bench_cpu *out,
                         (long long)cfg.max_dim);
     if (cfg.quick && cfg.max_dim > 512)
         cfg.max_dim = 512;
+    int brc = exec_blas_open(&blas, err);
+    if (brc != ST_OK)
+        return brc;
     memset(out, 0, sizeof *out);
     if (gethostname(out->host, sizeof out->host - 1) != 0)
         snprintf(out->host, sizeof out->host, "unknown");
     read_cpu_model(out->cpu_model, sizeof out->cpu_model);
-    const char *conf = openblas_get_config(), *core = openblas_get_corename();
+    const char *conf = blas->get_config(), *core = blas->get_corename();
     snprintf(out->blas, sizeof out->blas, "%s%s%s", conf ? conf : "OpenBLAS", core ? " core " : "",
              core ? core : "");
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -377,7 +383,7 @@ int exec_bench_cpu_run(const exec_bench_cpu_config *cfg_in, exec_bench_cpu *out,
         if (rc == ST_OK && (rc = time_triad(t, triad, &out->mem[out->nmem], err)) == ST_OK)
             out->nmem++;
     }
-    openblas_set_num_threads(1);
+    blas->set_num_threads(1);
     free(times);
     if (rc == ST_OK)
         rc = exec_bench_dev_run("cpu", &cfg, out, err);

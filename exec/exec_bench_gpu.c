@@ -481,7 +481,7 @@ static int run_elementwise(exec_dev *d, exec_bench_cpu *out, st_err *err)
 int exec_bench_gpu_run(const char *device, exec_bench_cpu *out, st_err *err)
 {
     memset(out, 0, sizeof *out);
-    if (!exec_dev_find(device))
+    if (!exec_dev_built(device))
         return ST_RAISE(err, ST_EUNSUPPORTED, "bench gpu: this build has no %s device (built: "
                         "%s)", device, exec_dev_names());
     exec_dev *d = NULL;

@@ -8,7 +8,10 @@
  *          [--timeout S] [--threads N] [--device NAME]
  *
  * A transport that takes device buffers (nccl) measures buffers in the
- * memory of a device, --device (default cuda), one GPU per rank.
+ * memory of a device, --device (default cuda), one GPU per rank. --threads
+ * is recorded as the ranks' threads (the catalog entry's per-rank figures);
+ * no BLAS runs here, so OpenBLAS is never loaded and no pool of its
+ * threads spins beside the transfers.
  *
  * Exit codes: 0 measured and written, 2 bad arguments (every rank checks
  * them before the transport opens), 1 a failure, which ends every rank
@@ -19,8 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <cblas.h>
 
 #include "exec/exec_bench.h"
 #include "exec/exec_comm.h"
@@ -93,14 +94,13 @@ int main(int argc, char **argv)
     }
     if (!out)
         return bad("--out", "", "the file rank 0 writes the measurements to is required");
-    if (!exec_comm_find(transport)) {
+    if (!exec_comm_built(transport)) {
         char allowed[128];
         snprintf(allowed, sizeof allowed, "not in this build (built: %s)", exec_comm_names());
         return bad("--transport", transport, allowed);
     }
     if (cfg.max_bytes < cfg.min_bytes)
         return bad("--max-bytes", "", "must be at least --min-bytes");
-    openblas_set_num_threads((int)threads);
 
     st_err err = {0};
     exec_comm *world = NULL;

@@ -1,9 +1,11 @@
 /*
- * exec_comm.c: the transport-independent half of exec_comm.h: lookup,
- * argument checks, the blocking forms and the one wait loop with its
- * timeout. The transports (exec_comm_mpi.c, exec_comm_self.c,
- * exec_comm_nccl.c, and the staging of exec_comm_stage.c) only start
- * operations and test them.
+ * exec_comm.c: the transport-independent half of exec_comm.h: argument
+ * checks, the blocking forms and the one wait loop with its timeout (the
+ * lookup by name and exec_comm_open are the registry's, exec_features.c).
+ * The transports (exec_comm_mpi.c, exec_comm_self.c, exec_comm_nccl.c, and
+ * the staging of exec_comm_stage.c) only start operations and test them.
+ * The modules of the MPI and NCCL transports hold a copy of this file
+ * (exec_module.h), so it calls nothing of libexec beyond itself.
  *
  * The wait polls the transport's test: a short hot spin (a transfer that is
  * about to land costs no scheduler round trip), then sched_yield (ranks
@@ -51,24 +53,6 @@ const char *exec_dtype_name(exec_dtype t)
 {
     static const char *names[EXEC_DT__COUNT] = {"f32", "f64", "bf16", "i32", "i64", "u8"};
     return (unsigned)t < EXEC_DT__COUNT ? names[t] : "?";
-}
-
-int exec_comm_open(const char *name, double timeout_s, exec_comm **world, st_err *err)
-{
-    *world = NULL;
-    const exec_comm_ops *ops = exec_comm_find(name);
-    if (!ops)
-        return ST_RAISE(err, ST_EUNSUPPORTED, "transport \"%s\" is not in this build (built: %s)",
-                        name ? name : "(null)", exec_comm_names());
-    if (!(timeout_s > 0))
-        return ST_RAISE(err, ST_EINVAL, "timeout_s %g: must be > 0", timeout_s);
-    int rc = ops->open(world, err);
-    if (rc != ST_OK)
-        return rc;
-    (*world)->ops = ops;
-    (*world)->timeout_s = timeout_s;
-    snprintf((*world)->label, sizeof (*world)->label, "world");
-    return ST_OK;
 }
 
 int exec_comm_split(exec_comm *parent, int color, int key, const char *label, exec_comm **out,

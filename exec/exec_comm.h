@@ -6,7 +6,8 @@
  * (exec_comm_ops) in its own file; the pipeline runner, the data-parallel
  * code and the model's tensor-parallel collectives call the exec_comm_*
  * functions below and never know which transport they have. The tables are
- * listed in exec_features.c, the only place with #if HAVE_* lines.
+ * listed in exec_features.c, the only place with #if HAVE_* lines; MPI's and
+ * NCCL's are in modules opened when first asked for (exec_module.h).
  *
  * Objects:
  *   exec_comm  a group of ranks (the world, or a TP / PP / DP group made by
@@ -127,14 +128,28 @@ struct exec_comm_ops {
 /* Largest tag a point-to-point message may carry (MPI guarantees 32767). */
 #define EXEC_COMM_TAG_MAX 32767
 
-/* The transport named name ("mpi", "self", "nccl" when built), NULL if this
- * build has none of that name. The list lives in exec_features.c. */
+/* Whether this build has a transport of that name ("mpi", "self", "nccl"
+ * when built); nothing is opened. The list lives in exec_features.c. */
+int exec_comm_built(const char *name);
+/* The transport named name. Those on MPI and NCCL are modules, opened here
+ * the first time (exec_module.h). ST_EUNSUPPORTED naming the transports
+ * built when this build has none of that name; ST_ENOENT with one line
+ * when its module is missing or cannot be loaded. */
+int exec_comm_lookup(const char *name, const exec_comm_ops **out, st_err *err);
+/* Whether the transport can be looked up here, its module found without
+ * being loaded (for a launcher to refuse a job its ranks would refuse):
+ * ST_OK, or exec_comm_lookup's ST_EUNSUPPORTED or ST_ENOENT line for a
+ * module that is missing. A module found but not loadable is reported by
+ * exec_comm_lookup only. */
+int exec_comm_present(const char *name, st_err *err);
+/* The same without the reason: NULL when the transport cannot be had. */
 const exec_comm_ops *exec_comm_find(const char *name);
 /* "mpi self" style list of the transports built, for messages. */
 const char *exec_comm_names(void);
 
 /* Open the world group of a transport; timeout_s bounds every blocking wait
- * (> 0). ST_EUNSUPPORTED names the transports built when name is unknown. */
+ * (> 0). ST_EUNSUPPORTED names the transports built when name is unknown;
+ * ST_ENOENT when its module cannot be had (exec_comm_lookup). */
 int exec_comm_open(const char *name, double timeout_s, exec_comm **world, st_err *err);
 
 /* Collective over parent: a new group of the ranks with the same color,

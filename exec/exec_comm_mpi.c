@@ -10,6 +10,10 @@
  * The world initialises MPI when nobody did (MPI_Init_thread, FUNNELED: only
  * the main thread calls MPI; BLAS threads never do) and finalises it when
  * freed. Counts above INT_MAX are refused: MPI 3 counts are int.
+ *
+ * Built as the module smdplan-mpi.so (exec_module.h), and into
+ * smdplan-nccl.so for NCCL's bootstrap: a process loads MPI's library when
+ * it first asks for either transport.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -20,6 +24,7 @@
 
 #include "exec/exec_comm.h"
 #include "exec/exec_int.h"
+#include "exec/exec_module.h"
 
 typedef struct mpi_comm {
     exec_comm c;
@@ -301,4 +306,11 @@ const exec_comm_ops exec_comm_mpi_ops = {
     .test = mpi_test,
     .req_free = mpi_req_free,
     .abort = mpi_abort,
+};
+
+/* The module smdplan-mpi.so (exec_module.h). */
+const exec_module exec_module_mpi = {
+    .abi = EXEC_MODULE_ABI,
+    .build = EXEC_MODULE_BUILD,
+    .comm = &exec_comm_mpi_ops,
 };

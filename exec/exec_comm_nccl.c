@@ -41,6 +41,10 @@
  * (ncclCommAbort stops kernels stuck waiting for a dead peer) and then the
  * MPI job (MPI_Abort); a watchdog alarm ends the process if that itself
  * stalls (EXEC_NCCL_ABORT_S).
+ *
+ * Built as the module smdplan-nccl.so (exec_module.h) with the MPI
+ * transport it bootstraps over and the GPU selection it shares with the
+ * cuda device (exec_devinfo_cuda.c).
  */
 #include <signal.h>
 #include <stdint.h>
@@ -56,6 +60,7 @@
 #include "exec/exec_comm.h"
 #include "exec/exec_cuda.h"
 #include "exec/exec_int.h"
+#include "exec/exec_module.h"
 
 /* Seconds the abort may take before the process ends itself. */
 #define EXEC_NCCL_ABORT_S 10
@@ -632,4 +637,11 @@ const exec_comm_ops exec_comm_nccl_ops = {
     .abort = x_abort,
     .group_begin = x_group_begin,
     .group_end = x_group_end,
+};
+
+/* The module smdplan-nccl.so (exec_module.h). */
+const exec_module exec_module_nccl = {
+    .abi = EXEC_MODULE_ABI,
+    .build = EXEC_MODULE_BUILD,
+    .comm = &exec_comm_nccl_ops,
 };

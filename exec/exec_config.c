@@ -440,15 +440,17 @@ int exec_config_parse(const char *json, exec_config *cfg, st_err *err)
         cfg->fail_hang = strcmp(mode, "hang") == 0;
     }
     /* Devices by name from the registry (exec_features.c): one that this
-     * build lacks is named with what was built. (A transport is looked up
-     * when the rank program opens it, with the same message.) */
-    const exec_dev_ops *dev = exec_dev_find(cfg->device);
-    if (!dev) {
+     * build lacks is named with what was built. Nothing is opened: a device
+     * in a module (cuda) is opened by the rank program, which says so when
+     * its module cannot be, so a config for a GPU host is written and
+     * checked on a host without CUDA's libraries. (A transport is looked
+     * up when the rank program opens it, with the same messages.) */
+    if (!exec_dev_built(cfg->device)) {
         rc = ST_RAISE(err, ST_EINVAL, "config: device \"%s\" is not in this build (built: %s)",
                       cfg->device, exec_dev_names());
         goto done;
     }
-    if (cfg->layout.flash_attention && !dev->flash_fwd) {
+    if (cfg->layout.flash_attention && !exec_dev_flash(cfg->device)) {
         rc = ST_RAISE(err, ST_EINVAL, "config: layout.flash_attention: the %s device has no "
                       "fused attention kernel (allowed: false, or device cuda)", cfg->device);
         goto done;

@@ -1,6 +1,8 @@
 /*
- * exec_cuda.h: what the CUDA device (exec_dev_cuda.c) shares with the NCCL
- * transport (exec_comm_nccl.c). Internal to exec/, built only with CUDA.
+ * exec_cuda.h: the GPUs of this host (exec_devinfo_cuda.c), what the CUDA
+ * device (exec_dev_cuda.c), the NCCL transport (exec_comm_nccl.c) and the
+ * module smdplan-cuda-info.so share. Internal to exec/, built only with
+ * CUDA.
  */
 #ifndef SMD_EXEC_CUDA_H
 #define SMD_EXEC_CUDA_H
@@ -15,5 +17,11 @@
  * transport both call it, so they pick the same GPU. ST_EUNSUPPORTED with
  * CUDA's own message when there is no usable GPU. */
 int exec__cuda_select(int *ordinal, st_err *err);
+
+/* GPUs CUDA sees; 0 on any error. */
+int exec__cuda_count(void);
+/* The memory of the smallest GPU CUDA sees, bytes, from its description;
+ * 0 on any error or none. */
+double exec__cuda_memory_bytes(void);
 
 #endif

@@ -11,10 +11,10 @@
 int exec_dev_open(const char *name, int threads, exec_dev **out, st_err *err)
 {
     *out = NULL;
-    const exec_dev_ops *ops = exec_dev_find(name);
-    if (!ops)
-        return ST_RAISE(err, ST_EUNSUPPORTED, "device \"%s\" is not in this build (built: %s)",
-                        name ? name : "(null)", exec_dev_names());
+    const exec_dev_ops *ops = NULL;
+    int rc = exec_dev_lookup(name, &ops, err);
+    if (rc != ST_OK)
+        return rc;
     if (threads < 1)
         return ST_RAISE(err, ST_EINVAL, "threads per rank %d: must be at least 1", threads);
     exec_dev *d = calloc(1, sizeof *d);
@@ -25,7 +25,7 @@ int exec_dev_open(const char *name, int threads, exec_dev **out, st_err *err)
     d->state_bytes = exec_dtype_bytes(ops->state_dtype);
     d->stat_bytes = exec_dtype_bytes(ops->stat_dtype);
     d->threads = threads;
-    int rc = ops->open(d, threads, err);
+    rc = ops->open(d, threads, err);
     if (rc != ST_OK) {
         free(d);
         return rc;

@@ -266,12 +266,30 @@ struct exec_dev {
     void *impl;
 };
 
-/* The device named name ("cpu", "cpu64", "cuda" when built), NULL if none. */
+/* Whether this build has a device of that name ("cpu", "cpu64",
+ * "cpu-bf16", "cuda" when built); nothing is opened. */
+int exec_dev_built(const char *name);
+/* The device named name. The cuda device is a module, opened here the first
+ * time (exec_module.h). ST_EUNSUPPORTED naming the devices built when this
+ * build has none of that name; ST_ENOENT with one line when its module is
+ * missing or cannot be loaded. */
+int exec_dev_lookup(const char *name, const exec_dev_ops **out, st_err *err);
+/* Whether the device can be looked up here, its module found without
+ * being loaded (so a launcher asks nothing of cuBLASLt): ST_OK, or
+ * exec_dev_lookup's ST_EUNSUPPORTED or ST_ENOENT line for a module that is
+ * missing. A module found but not loadable is reported by exec_dev_lookup
+ * only. */
+int exec_dev_present(const char *name, st_err *err);
+/* The same without the reason: NULL when the device cannot be had. */
 const exec_dev_ops *exec_dev_find(const char *name);
+/* "cpu cpu64 ..." style list of the devices built, for messages. */
 const char *exec_dev_names(void);
+/* Whether the device named name has the fused attention (flash_fwd),
+ * known without opening its module; 0 for a name not built. */
+int exec_dev_flash(const char *name);
 
 /* Open a device with threads BLAS threads. ST_EUNSUPPORTED names the built
- * devices when name is unknown. */
+ * devices when name is unknown; ST_ENOENT when its module cannot be had. */
 int exec_dev_open(const char *name, int threads, exec_dev **out, st_err *err);
 void exec_dev_close(exec_dev *d);
 

@@ -11,7 +11,8 @@
  * (cpu_parallel): its own loops (norms, activations, softmax, cross-entropy,
  * AdamW ...), the attention by (sequence, kv head), and large matrix
  * products by rows of the result, each range one single-threaded OpenBLAS
- * call (openblas_set_num_threads(1)). One pool for everything: OpenBLAS's
+ * call (openblas_set_num_threads(1); OpenBLAS is opened when the first
+ * device opens, exec_blas.h). One pool for everything: OpenBLAS's
  * own threads spin (sched_yield) between its calls, which with the device's
  * loops between products took a fifth of the machine.
  * A range never depends on how many ranges there are: elementwise ops split
@@ -24,10 +25,13 @@
 #include <string.h>
 #include <tgmath.h>
 
-#include <cblas.h>
-
+#include "exec/exec_blas.h"
 #include "exec/exec_dev.h"
 #include "exec/exec_dev_int.h"
+
+/* OpenBLAS's functions (exec_blas.h), set by the first device opened;
+ * every operation runs on an open device. */
+static const exec_blas *blas;
 
 /* One parallel range: [lo, hi) of a loop, tid the range's index. */
 typedef void (*cpu_range_fn)(const void *args, int64_t lo, int64_t hi, int tid);
@@ -163,7 +167,12 @@ static int cpu_open(exec_dev *d, int threads, st_err *err)
     pthread_cond_init(&c->go, NULL);
     pthread_cond_init(&c->done, NULL);
     c->nthreads = 1;
-    openblas_set_num_threads(1);
+    int rc = exec_blas_open(&blas, err);
+    if (rc != ST_OK) {
+        cpu_close(d);
+        return rc;
+    }
+    blas->set_num_threads(1);
     if (threads > 1) {
         c->workers = calloc((size_t)threads - 1, sizeof *c->workers);
         if (!c->workers) {
@@ -267,7 +276,7 @@ static void *cpu_scratch(exec_dev *d, size_t bytes)
 
 #define REAL float
 #define SFX _f32
-#define GEMM cblas_sgemm
+#define GEMM blas->sgemm
 #define CPU_NAME "cpu"
 #define CPU_DTYPE EXEC_DT_F32
 #define CPU_TABLE exec_dev_cpu_ops
@@ -281,7 +290,7 @@ static void *cpu_scratch(exec_dev *d, size_t bytes)
 
 #define REAL double
 #define SFX _f64
-#define GEMM cblas_dgemm
+#define GEMM blas->dgemm
 #define CPU_NAME "cpu64"
 #define CPU_DTYPE EXEC_DT_F64
 #define CPU_TABLE exec_dev_cpu64_ops

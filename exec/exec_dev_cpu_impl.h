@@ -4,8 +4,8 @@
  * device, sgemm) and REAL = double ("cpu64", dgemm, for the finite-
  * difference checks of every backward). Not a header to include elsewhere.
  *
- * Before including: REAL, SFX (name suffix), GEMM (cblas_sgemm or
- * cblas_dgemm), CPU_NAME, CPU_DTYPE and CPU_TABLE (the table's name). Math
+ * Before including: REAL, SFX (name suffix), GEMM (OpenBLAS's cblas_sgemm
+ * or cblas_dgemm, through exec_blas.h), CPU_NAME, CPU_DTYPE and CPU_TABLE (the table's name). Math
  * goes through <tgmath.h>, so exp() of a float is expf(). Sums over a row
  * accumulate in double either way.
  *

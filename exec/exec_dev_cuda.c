@@ -32,6 +32,8 @@
  *  - Host copies (upload, download and their f64 forms) are ordered after
  *    the queued work and wait for their own completion; everything else
  *    returns as soon as it is queued.
+ *  - Built as the module smdplan-cuda.so with its kernels (exec_module.h):
+ *    a process loads CUDA's libraries when it first asks for this device.
  */
 #include <math.h>
 #include <stdint.h>
@@ -46,6 +48,7 @@
 #include "exec/exec_cuda_kernels.h"
 #include "exec/exec_dev.h"
 #include "exec/exec_dev_int.h"
+#include "exec/exec_module.h"
 
 /* Allocation granularity and the smallest block reserved from CUDA. */
 #define CU_ALIGN 256u
@@ -161,42 +164,6 @@ static int ckb_at(exec_dev *d, cublasStatus_t e, const char *what, const char *f
 static int failed(exec_dev *d)
 {
     return cu(d)->fail.code != ST_OK;
-}
-
-/* ---- the GPU of this rank ---- */
-
-int exec__cuda_count(void)
-{
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return count;
-}
-
-int exec__cuda_select(int *ordinal, st_err *err)
-{
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count < 1)
-        return ST_RAISE(err, ST_EUNSUPPORTED, "no CUDA device: %s",
-                        e != cudaSuccess ? cudaGetErrorString(e) : "none visible");
-    const char *names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", NULL};
-    int local = 0;
-    for (int i = 0; names[i]; i++) {
-        const char *v = getenv(names[i]);
-        if (v && *v) {
-            local = atoi(v);
-            break;
-        }
-    }
-    *ordinal = (local < 0 ? 0 : local) % count;
-    e = cudaSetDevice(*ordinal);
-    if (e != cudaSuccess)
-        return ST_RAISE(err, ST_EUNSUPPORTED, "cudaSetDevice(%d): %s", *ordinal,
-                        cudaGetErrorString(e));
-    return ST_OK;
 }
 
 /* ---- memory accounting of the device's own buffers ---- */
@@ -1243,7 +1210,7 @@ static void cuda_widen(exec_dev *d, void *dst, const void *src, int64_t n)
         CKK(d, exec_cuk_widen(cu(d)->stream, dst, src, n), "widen");
 }
 
-const exec_dev_ops exec_dev_cuda_ops = {
+static const exec_dev_ops exec_dev_cuda_ops = {
     .name = "cuda",
     .dtype = EXEC_DT_BF16,
     .state_dtype = EXEC_DT_F32,
@@ -1297,4 +1264,13 @@ const exec_dev_ops exec_dev_cuda_ops = {
     .init_fill = cuda_init_fill,
     .upload_f64 = cuda_upload_f64,
     .download_f64 = cuda_download_f64,
+};
+
+/* The module smdplan-cuda.so (exec_module.h). */
+const exec_module exec_module_cuda = {
+    .abi = EXEC_MODULE_ABI,
+    .build = EXEC_MODULE_BUILD,
+    .dev = &exec_dev_cuda_ops,
+    .device_count = exec__cuda_count,
+    .device_memory_bytes = exec__cuda_memory_bytes,
 };

@@ -1,6 +1,6 @@
 /*
- * exec_dev_int.h: the device tables built (listed in exec_features.c) and
- * constants every device shares.
+ * exec_dev_int.h: the device tables libexec holds (listed in
+ * exec_features.c) and constants every device shares.
  */
 #ifndef SMD_EXEC_DEV_INT_H
 #define SMD_EXEC_DEV_INT_H
@@ -10,12 +10,7 @@
 extern const exec_dev_ops exec_dev_cpu_ops;
 extern const exec_dev_ops exec_dev_cpu64_ops;
 extern const exec_dev_ops exec_dev_cpu_bf16_ops;
-extern const exec_dev_ops exec_dev_cuda_ops;
-/* GPUs CUDA sees (exec_dev_cuda.c, built with CUDA only); 0 on any error. */
-int exec__cuda_count(void);
-/* The memory of the smallest GPU CUDA sees, bytes, from its description
- * (exec_devinfo_cuda.c, built with CUDA only); 0 on any error or none. */
-double exec__cuda_memory_bytes(void);
+/* (the cuda device's table is in the module smdplan-cuda.so: exec_module.h) */
 
 /* Epsilon of LayerNorm and RMSNorm: GPT-2's layer_norm_epsilon and Llama 2's
  * rms_norm_eps are both 1e-5 (their Hugging Face configs). */

@@ -10,7 +10,9 @@
 #include "exec/exec_comm.h"
 #include "planner/plan.h"
 
-/* The transport tables built (exec_features.c lists them). */
+/* The transport tables (exec_features.c lists them): "self" in libexec;
+ * MPI's in the modules smdplan-mpi.so and smdplan-nccl.so (NCCL's is
+ * bootstrapped over it), NCCL's in smdplan-nccl.so (exec_module.h). */
 extern const exec_comm_ops exec_comm_self_ops;
 extern const exec_comm_ops exec_comm_mpi_ops;
 extern const exec_comm_ops exec_comm_nccl_ops;

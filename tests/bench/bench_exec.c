@@ -33,10 +33,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cblas.h>
-
 #include "bench_util.h"
 #include "exec/exec.h"
+#include "exec/exec_blas.h"
 #include "exec/exec_comm.h"
 #include "exec/exec_run.h"
 
@@ -47,9 +46,17 @@
 #define SMD_MPIEXEC "mpiexec"
 #endif
 
+/* OpenBLAS as the CPU device opens it (exec_blas.h): sgemm by name could
+ * be GSL's reference CBLAS, which the program links too. */
 static double sgemm_rate(int n, int threads, int quiet)
 {
-    openblas_set_num_threads(threads);
+    const exec_blas *blas = NULL;
+    st_err err = {0};
+    if (exec_blas_open(&blas, &err) != ST_OK) {
+        fprintf(stderr, "bench_exec: %s\n", err.msg);
+        exit(1);
+    }
+    blas->set_num_threads(threads);
     float *a = malloc((size_t)n * n * sizeof *a), *b = malloc((size_t)n * n * sizeof *b),
           *c = malloc((size_t)n * n * sizeof *c);
     unsigned s = 12345;
@@ -60,7 +67,7 @@ static double sgemm_rate(int n, int threads, int quiet)
         b[i] = (float)((s >> 8) % 2001) / 1000.0f - 1.0f;
     }
     /* verify before timing */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0, c, n);
+    blas->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0, c, n);
     for (int k = 0; k < 16; k++) {
         int i = (k * 7919) % n, j = (k * 104729) % n;
         double ref = 0;
@@ -75,7 +82,7 @@ static double sgemm_rate(int n, int threads, int quiet)
     double t[5];
     for (int r = 0; r < 5; r++) {
         double t0 = bench_now_s();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0, c, n);
+        blas->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0, c, n);
         t[r] = bench_now_s() - t0;
     }
     double med = bench_median(t, 5), rate = 2.0 * n * (double)n * n / med;

@@ -55,6 +55,14 @@ out=$1
 shift
 build=${BUILD:-build}
 bin="$build/smdplan"
+# Every program run here, the tests under build/tests included, finds this
+# build's backend modules (smdplan-cuda.so ...) in it: a build unpacked on
+# another host may lack the directory it was configured in, where they look
+# after their own (exec/exec_module.h).
+if [ -z "${SMDPLAN_MODULES:-}" ] && [ -d "$build" ]; then
+  SMDPLAN_MODULES=$(cd "$build" && pwd)
+  export SMDPLAN_MODULES
+fi
 all=(ctest attention bench host runs calibrate comm compare)
 limit=${STAGE_LIMIT_S:-150}
 stages=("$@")
