@@ -27,16 +27,20 @@ static int take(void *h, const char *name, void *fn)
     return 1;
 }
 
+/* By its soname first, as the dynamic linker finds it (the copy a program
+ * that names OpenBLAS in its ELF already loaded, LD_LIBRARY_PATH's, the
+ * system's), then in the directory the build found it in. The other order
+ * loaded a second, different OpenBLAS into a rank program on a host that
+ * had one at the build's path while the program's own came from elsewhere:
+ * two copies in one process, and a crash in the first product. */
 static void open_once(void)
 {
-    void *h = NULL;
-    if (SMD_OPENBLAS_DIR[0]) {
+    void *h = dlopen(OPENBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h && SMD_OPENBLAS_DIR[0]) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", SMD_OPENBLAS_DIR, OPENBLAS_SONAME);
         h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     }
-    if (!h)
-        h = dlopen(OPENBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *why = dlerror();
         blas_rc = ST_ENOENT;
