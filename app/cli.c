@@ -71,9 +71,10 @@ int cli_main(int argc, char **argv)
         print_version();
         return 0;
     }
-    /* the stack profiles (data/frameworks.json) every command reads */
+    /* the stack profiles (data/frameworks.json) and the model traits
+     * (data/model_families.json) every command reads */
     st_err err = {0};
-    if (data_frameworks_load(NULL, &err) != ST_OK)
+    if (data_frameworks_load(NULL, &err) != ST_OK || data_families_load(NULL, &err) != ST_OK)
         return cli_fail(&err);
     if (argc > 1 && strcmp(argv[1], "frameworks") == 0)
         return cli_frameworks_cmd(argc - 1, argv + 1);

@@ -236,6 +236,11 @@ static cJSON *gpu_json(const plan_gpu *g)
         add_exact(o, "copy_hbm_bps", g->copy_hbm_bps);
     }
     cJSON_AddBoolToObject(o, "fp16_only", g->fp16_only);
+    if (g->ref_node_gpus > 0) {
+        add_exact(o, "ref_node_gpus", g->ref_node_gpus);
+        add_exact(o, "ref_node_net_bps", g->ref_node_net_bps);
+        cJSON_AddStringToObject(o, "ref_node_source", g->ref_node_source);
+    }
     cJSON_AddStringToObject(o, "source", g->source);
     return o;
 }

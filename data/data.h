@@ -57,6 +57,13 @@ int data_measured_parse(const char *text, size_t len, const char *name, plan_mea
  * err names the file, the entry and the field. */
 int data_frameworks_load(const char *path, st_err *err);
 
+/* What words of a run's architecture text say of the model
+ * (data/model_families.json, or path), installed in the planner
+ * (plan_model_traits_set) for smdplan validate; parse: the same from text. */
+int data_families_load(const char *path, st_err *err);
+int data_families_parse(const char *text, size_t len, const char *name, st_err *err);
+const char *data_families_path(void);
+
 /* Parse a profiles text: *out (malloc'ed, free()) gets *n resolved
  * profiles in file order, *def the index of the default. For the loader,
  * tests and fuzzing; name is used in messages. */

@@ -125,6 +125,9 @@ static const field gpu_fields[] = {
     FLD(plan_gpu, cudnn_bwd_eff, F_NUM, 0),
     FLD(plan_gpu, copy_bps, F_RATE, 0),
     FLD(plan_gpu, copy_hbm_bps, F_RATE, 0),
+    {"ref_node_gpus", F_INT, offsetof(plan_gpu, ref_node_gpus), 0, 0, 0, 1024},
+    FLD(plan_gpu, ref_node_net_bps, F_RATE, 0),
+    STR(plan_gpu, ref_node_source, 0),
     STR(plan_gpu, source, 0),
 };
 

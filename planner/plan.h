@@ -294,6 +294,13 @@ typedef struct plan_gpu {
                                   * second, measured on a device with memory_bps of HBM
                                   * (0: not measured): plan_gpu_copy_eff */
     double copy_hbm_bps;
+    /* NVIDIA's reference node of the chip (its DGX, or the cloud node where
+     * there is none), for a published run that does not describe its
+     * cluster: GPUs per node on NVSwitch and the node's network, one
+     * direction (0: none given) */
+    int ref_node_gpus;
+    double ref_node_net_bps;
+    char ref_node_source[PLAN_SOURCE_MAX];
     char source[PLAN_SOURCE_MAX];
 } plan_gpu;
 

@@ -243,30 +243,36 @@ double plan_validate_megatron_flops(const plan_model *m, double B)
 /* Row -> model                                                              */
 /* ------------------------------------------------------------------------ */
 
-/* The architecture from its text: RoPE / RMSNorm / Llama-family words make
- * a Llama-style layer; the MLP is gated when the text names a GLU, plain
- * when it names GeLU, ReLU or a 4h FFN, else the architecture's own. */
+/* The architecture from the row's text by the installed traits
+ * (data/model_families.json): the architecture text, or the model's name
+ * when the row states no architecture; the first trait that sets a
+ * property decides it. A Llama-style model is untied and gated unless a
+ * word says otherwise, a GPT-style one tied (plan_model_finish resolves
+ * the rest from the architecture). */
 static void read_arch(const plan_validate_row *r, plan_model *m)
 {
-    const char *a = r->architecture, *n = r->model_name;
-    int llama = contains(a, "llama") || contains(a, "RoPE") || contains(a, "rotary") ||
-                contains(a, "RMSNorm") || contains(a, "mistral") || contains(a, "qwen") ||
-                (blank(a) && (contains(n, "llama") || contains(n, "mistral")));
-    m->arch = llama ? PLAN_ARCH_LLAMA : PLAN_ARCH_GPT;
-    if (contains(a, "GLU") || contains(a, "SwiGLU") || contains(a, "GeGLU"))
-        m->mlp = PLAN_MLP_GATED;
-    else if (contains(a, "GeLU") || contains(a, "ReLU") || contains(a, "4h FFN") ||
-             contains(a, "GPT") || contains(a, "MPT") || contains(a, "BLOOM"))
-        m->mlp = PLAN_MLP_PLAIN;
-    else
-        m->mlp = PLAN_MLP_ARCH;
-    /* MPT trains without dropout (its released configs: attn_pdrop,
-     * resid_pdrop and emb_pdrop 0); otherwise the architecture's own. */
-    m->dropout = contains(a, "MPT") || contains(a, "no dropout") ? PLAN_DROPOUT_OFF
-                                                                 : PLAN_DROPOUT_ARCH;
-    /* Llama-style heads are untied unless the text says tied; GPT-style
-     * ones tied unless it says untied. */
-    m->tied_embedding = contains(a, "untied") ? 0 : contains(a, "tied") ? 1 : !llama;
+    const char *text = blank(r->architecture) ? r->model_name : r->architecture;
+    int arch = -1, mlp = -1, dropout = -1, tied = -1, n = 0;
+    const plan_model_trait *t = plan_model_traits(&n);
+    for (int i = 0; i < n; i++) {
+        int hit = 0;
+        for (int w = 0; w < t[i].nwords && !hit; w++)
+            hit = contains(text, t[i].words[w]);
+        if (!hit)
+            continue;
+        if (arch < 0)
+            arch = t[i].arch;
+        if (mlp < 0)
+            mlp = t[i].mlp;
+        if (dropout < 0)
+            dropout = t[i].dropout;
+        if (tied < 0)
+            tied = t[i].tied;
+    }
+    m->arch = arch == PLAN_ARCH_LLAMA ? PLAN_ARCH_LLAMA : PLAN_ARCH_GPT;
+    m->mlp = mlp >= 0 ? (plan_mlp)mlp : PLAN_MLP_ARCH;
+    m->dropout = dropout >= 0 ? dropout : PLAN_DROPOUT_ARCH;
+    m->tied_embedding = tied >= 0 ? tied : m->arch != PLAN_ARCH_LLAMA;
 }
 
 static int map_model(const plan_validate_row *r, const plan_framework *fw,
@@ -374,12 +380,10 @@ static double stated_mem(const plan_validate_row *r)
     return 0;
 }
 
-static const gpu_reference *reference_of(const plan_gpu *g)
+/* The chip's reference node (catalog ref_node_*), NULL where none. */
+static const plan_gpu *reference_of(const plan_gpu *g)
 {
-    for (int i = 0; i < plan__ngpu_references; i++)
-        if (strncasecmp(g->name, plan__gpu_references[i].chip, strlen(plan__gpu_references[i].chip)) == 0)
-            return &plan__gpu_references[i];
-    return NULL;
+    return g->ref_node_gpus > 0 ? g : NULL;
 }
 
 static net_tech tech_of(const plan_catalog *cat, const plan_instance *in)
@@ -404,11 +408,11 @@ static const plan_instance *closest_instance(const plan_catalog *cat, const plan
         const plan_gpu *g = &cat->gpus[in->gpu_index];
         if (!names_chip(r->gpu_type, g))
             continue;
-        const gpu_reference *ref = reference_of(g);
-        int gpn = net->nvswitch && ref ? ref->nvswitch_gpus : in->gpus_per_node;
+        const plan_gpu *ref = reference_of(g);
+        int gpn = net->nvswitch && ref ? ref->ref_node_gpus : in->gpus_per_node;
         double want_net = net->node_bps > 0  ? net->node_bps
                           : net->gpu_bps > 0 ? net->gpu_bps * gpn
-                          : ref              ? ref->net_bps
+                          : ref              ? ref->ref_node_net_bps
                                              : in->net_bps;
         double score = 0;
         if (mem > 0)

@@ -119,6 +119,30 @@ typedef struct plan_validate_result {
     int pred_oom;                       /* the planner says the layout does not fit */
 } plan_validate_result;
 
+/* What a word of a run's architecture text (or of its model name, when it
+ * states no architecture) says of the model: a family's documented name
+ * ("Llama", "MPT") or a component's ("RoPE", "SwiGLU", "no dropout").
+ * Data (data/model_families.json), installed by plan_model_traits_set;
+ * read in order, the first trait that sets a property decides it. */
+#define PLAN_TRAIT_WORDS 8
+#define PLAN_TRAIT_WORD_MAX 24
+typedef struct plan_model_trait {
+    char words[PLAN_TRAIT_WORDS][PLAN_TRAIT_WORD_MAX]; /* any of them, case-insensitive */
+    int nwords;
+    int arch;                    /* plan_arch, or -1: says nothing of it */
+    int mlp;                     /* PLAN_MLP_PLAIN / _GATED, or -1 */
+    int dropout;                 /* PLAN_DROPOUT_ON / _OFF, or -1 */
+    int tied;                    /* 1 tied, 0 untied embedding and head, or -1 */
+    char source[PLAN_SOURCE_MAX];
+} plan_model_trait;
+
+#define PLAN_TRAITS_MAX 64
+
+/* Install the traits (copied); replaces any installed before. */
+int plan_model_traits_set(const plan_model_trait *v, int n, st_err *err);
+/* The installed traits (NULL and 0 before any). */
+const plan_model_trait *plan_model_traits(int *n);
+
 /* Map a row to a model, cluster and layout, evaluate it and compare with the
  * reference. Always fills out (a row that cannot be predicted gets a
  * reason). terms, if non-NULL, receives the evaluated layout's terms.

@@ -41,18 +41,6 @@ int plan__fsdp_mp_mode(const char *s);
  * 3", FA3, cuDNN fused attention ...), PLAN_ATTN_UNFUSED when it names none. */
 plan_attn plan__parse_flash_generation(const char *s);
 
-/* The node a GPU was built into when a run does not describe its cluster:
- * NVIDIA's reference system for that chip. */
-typedef struct gpu_reference {
-    const char *chip;            /* "A100": the start of catalog GPU names */
-    int nvswitch_gpus;           /* GPUs per node on NVSwitch */
-    double net_bps;              /* the node's network, bytes/s one direction */
-    const char *doc;
-} gpu_reference;
-
-extern const gpu_reference plan__gpu_references[];
-extern const int plan__ngpu_references;
-
 /* The network a run names: its technology and its per-node bandwidth. */
 typedef enum net_tech {
     NET_UNSTATED = 0,

@@ -29,24 +29,49 @@ int plan__contains(const char *hay, const char *needle)
     return plan__find(hay, needle) != NULL;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Model traits: installed from data (data/model_families.json)              */
+/* ------------------------------------------------------------------------ */
+
+static plan_model_trait traits[PLAN_TRAITS_MAX];
+static int ntraits;
+
+int plan_model_traits_set(const plan_model_trait *v, int n, st_err *err)
+{
+    if (n < 0 || n > PLAN_TRAITS_MAX || (n > 0 && !v))
+        return ST_RAISE(err, ST_EINVAL, "model traits: %d of them; allowed: 0 to %d", n,
+                        PLAN_TRAITS_MAX);
+    for (int i = 0; i < n; i++) {
+        const plan_model_trait *t = &v[i];
+        if (t->nwords < 1 || t->nwords > PLAN_TRAIT_WORDS)
+            return ST_RAISE(err, ST_EINVAL, "model trait %d: %d words; allowed: 1 to %d", i + 1,
+                            t->nwords, PLAN_TRAIT_WORDS);
+        for (int w = 0; w < t->nwords; w++)
+            if (!t->words[w][0] || !memchr(t->words[w], 0, PLAN_TRAIT_WORD_MAX))
+                return ST_RAISE(err, ST_EINVAL, "model trait %d: an empty or unterminated word",
+                                i + 1);
+        if (t->arch < -1 || t->arch > PLAN_ARCH_LLAMA || t->mlp < -1 || t->mlp > PLAN_MLP_GATED ||
+            t->dropout < -1 || t->dropout > PLAN_DROPOUT_OFF || t->tied < -1 || t->tied > 1)
+            return ST_RAISE(err, ST_EINVAL, "model trait %d ('%s'): a property out of range",
+                            i + 1, t->words[0]);
+        if (t->arch < 0 && t->mlp < 0 && t->dropout < 0 && t->tied < 0)
+            return ST_RAISE(err, ST_EINVAL, "model trait %d ('%s') says nothing of the model",
+                            i + 1, t->words[0]);
+    }
+    if (n > 0)
+        memcpy(traits, v, (size_t)n * sizeof *v);
+    ntraits = n;
+    return ST_OK;
+}
+
+const plan_model_trait *plan_model_traits(int *n)
+{
+    *n = ntraits;
+    return ntraits ? traits : NULL;
+}
+
 /* Gb/s to bytes/s. */
 #define GBPS(x) ((x) * 1e9 / 8.0)
-
-const gpu_reference plan__gpu_references[] = {
-    {"V100", 16, GBPS(800),
-     "NVIDIA DGX-2 / HGX-2, the V100 system built on NVSwitch: 16 GPUs, 8 x 100 Gb/s EDR "
-     "InfiniBand (DGX-2 datasheet)"},
-    {"A100", 8, GBPS(1600),
-     "NVIDIA DGX A100: 8 GPUs on NVSwitch, 8 x 200 Gb/s HDR InfiniBand for compute (DGX A100 "
-     "datasheet)"},
-    {"H100", 8, GBPS(3200),
-     "NVIDIA DGX H100: 8 GPUs on NVSwitch, 8 x 400 Gb/s NDR InfiniBand (DGX H100 datasheet)"},
-    {"H200", 8, GBPS(3200),
-     "NVIDIA DGX H200: 8 GPUs on NVSwitch, 8 x 400 Gb/s NDR InfiniBand (DGX H200 datasheet)"},
-    {"A10G", 8, GBPS(100), "AWS g5.48xlarge: 8 A10G on PCIe, 100 Gb/s (hardware.md)"},
-};
-const int plan__ngpu_references =
-    (int)(sizeof plan__gpu_references / sizeof plan__gpu_references[0]);
 
 /* Intel Omni-Path 100 series: 100 Gb/s per port (Intel OPA product brief). */
 #define OMNIPATH_PORT_GBPS 100.0

@@ -108,6 +108,8 @@ int main(int argc, char **argv)
     int *order = NULL;
     int rc = data_frameworks_load(NULL, &err);
     if (rc == ST_OK)
+        rc = data_families_load(NULL, &err);
+    if (rc == ST_OK)
         rc = data_catalog_load(NULL, &cat, &err);
     if (rc == ST_OK)
         rc = data_csv_load(path, &csv, &err);

@@ -113,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!linked) {
         st_err err = {0};
         CHECK(plan_catalog_link(&cat, &err) == ST_OK);
-        CHECK(data_frameworks_load(NULL, &err) == ST_OK);
+        CHECK(data_frameworks_load(NULL, &err) == ST_OK && data_families_load(NULL, &err) == ST_OK);
         linked = 1;
     }
     /* An exact-size copy, so reading past the length is caught by ASan. */

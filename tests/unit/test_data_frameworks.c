@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "data/data.h"
+#include "planner/plan_validate.h"
 #include "planner/plan_framework.h"
 
 /* A small file: a stack of three releases and a second stack. */
@@ -292,6 +293,45 @@ static void shipped_releases(void **state)
     assert_string_equal(plan_framework_get(PLAN_FW_DEFAULT)->key, "smp@v1");
 }
 
+/* data/model_families.json: the shipped file reads and every trait cites
+ * its source; a bad file is refused in one line naming the trait and the
+ * key, and installs nothing. */
+static void model_families(void **state)
+{
+    (void)state;
+    st_err err = {0};
+    assert_int_equal(data_families_load(NULL, &err), ST_OK);
+    int n = 0;
+    const plan_model_trait *t = plan_model_traits(&n);
+    assert_true(n >= 5);
+    for (int i = 0; i < n; i++)
+        assert_true(strlen(t[i].source) > 10);
+    static const struct {
+        const char *text, *says;
+    } bad[] = {
+        {"{\"traits\": [{\"words\": [\"x\"], \"arch\": \"gpt\"}]}", "trait 1 ('x'): \"source\""},
+        {"{\"traits\": [{\"words\": [\"x\"], \"arch\": \"bert\", \"source\": \"s\"}]}",
+         "\"arch\" must be one of \"gpt\", \"llama\""},
+        {"{\"traits\": [{\"words\": [\"x\"], \"mlp\": \"plain\", \"arhc\": 1, \"source\": \"s\"}]}",
+         "unknown key \"arhc\""},
+        {"{\"traits\": [{\"words\": [], \"mlp\": \"plain\", \"source\": \"s\"}]}", "\"words\""},
+        {"{\"traits\": [{\"words\": [\"x\"], \"source\": \"s\"}]}", "says nothing"},
+        {"{\"traits\": [{\"words\": [\"x\"], \"tied\": \"yes\", \"source\": \"s\"}]}",
+         "\"tied\" must be true or false"},
+        {"[1, 2", "malformed JSON"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        st_err e = {0};
+        assert_int_not_equal(data_families_parse(bad[i].text, strlen(bad[i].text), "f.json", &e),
+                             ST_OK);
+        if (!strstr(e.msg, bad[i].says))
+            fail_msg("case %zu: '%s' does not say '%s'", i, e.msg, bad[i].says);
+        int m = 0;
+        plan_model_traits(&m);
+        assert_int_equal(m, n); /* nothing installed */
+    }
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -300,6 +340,7 @@ int main(void)
         cmocka_unit_test(refused),
         cmocka_unit_test(shipped_values_cited),
         cmocka_unit_test(shipped_releases),
+        cmocka_unit_test(model_families),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

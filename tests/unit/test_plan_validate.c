@@ -607,6 +607,53 @@ static void test_mlp_from_architecture(void **state)
     assert_int_equal(r->model.arch, PLAN_ARCH_GPT);
 }
 
+/* The traits of data/model_families.json: the model's name speaks when the
+ * row states no architecture; "untied" is not "tied"; a family's documented
+ * traits (MPT: plain MLP, no dropout); and without the traits installed a
+ * Llama-named row reads as the GPT default (nothing in C knows a brand). */
+static void test_model_traits(void **state)
+{
+    (void)state;
+    plan_validate_row x = dgxc_114;
+    x.architecture = "";
+    x.model_name = "Mistral-7B";
+    const plan_validate_result *r = run(&x);
+    assert_int_equal(r->model.arch, PLAN_ARCH_LLAMA);
+    assert_int_equal(r->model.tied_embedding, 0);
+    x.model_name = "MPT-30B";
+    r = run(&x);
+    assert_int_equal(r->model.arch, PLAN_ARCH_GPT);
+    assert_int_equal(plan_model_gated(&r->model), 0);
+    assert_int_equal(plan_model_dropout(&r->model), 0);
+    x.architecture = "Llama-2 (RoPE, SwiGLU, tied emb)";
+    r = run(&x);
+    assert_int_equal(r->model.tied_embedding, 1);
+    x.architecture = "GPT-style decoder (untied emb)";
+    r = run(&x);
+    assert_int_equal(r->model.tied_embedding, 0);
+    assert_int_equal(r->model.arch, PLAN_ARCH_GPT);
+
+    int n = 0;
+    const plan_model_trait *t = plan_model_traits(&n);
+    assert_true(n > 0);
+    plan_model_trait *keep = malloc((size_t)n * sizeof *keep);
+    assert_non_null(keep);
+    memcpy(keep, t, (size_t)n * sizeof *keep);
+    st_err err = {0};
+    assert_int_equal(plan_model_traits_set(NULL, 0, &err), ST_OK);
+    x.architecture = "Llama-3 (SwiGLU, RoPE, GQA)";
+    r = run(&x);
+    assert_int_equal(r->model.arch, PLAN_ARCH_GPT);
+    /* a trait that says nothing is refused */
+    plan_model_trait empty = {.nwords = 1, .arch = -1, .mlp = -1, .dropout = -1, .tied = -1};
+    snprintf(empty.words[0], sizeof empty.words[0], "x");
+    assert_int_equal(plan_model_traits_set(&empty, 1, &err), ST_EINVAL);
+    assert_int_equal(plan_model_traits_set(keep, n, &err), ST_OK);
+    free(keep);
+    r = run(&x);
+    assert_int_equal(r->model.arch, PLAN_ARCH_LLAMA);
+}
+
 /* model_parallel_size without TP and PP: TP inside a node, PP for the rest. */
 static void test_model_parallel_size(void **state)
 {
@@ -950,6 +997,7 @@ int main(void)
         cmocka_unit_test(test_model_flops),
         cmocka_unit_test(test_cli_exit_codes),
         cmocka_unit_test(test_mlp_from_architecture),
+        cmocka_unit_test(test_model_traits),
         cmocka_unit_test(test_model_parallel_size),
         cmocka_unit_test(test_tokens_fsdp_network),
         cmocka_unit_test(test_framework_defaults),

@@ -41,6 +41,10 @@ static inline void test_frameworks_load(void)
         fprintf(stderr, "cannot install the stack profiles: %s\n", e.msg);
         exit(1);
     }
+    if (data_families_load(SMD_TEST_DATA_DIR "/model_families.json", &e) != ST_OK) {
+        fprintf(stderr, "cannot install the model traits: %s\n", e.msg);
+        exit(1);
+    }
 }
 
 #endif
