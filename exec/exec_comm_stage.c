@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/exec_bf16.h"
 #include "exec/exec_comm.h"
 #include "exec/exec_dev.h"
 #include "exec/exec_int.h"
@@ -54,26 +55,6 @@ static exec_comm *host_of(exec_comm *c)
 static exec_dev *dev_of(exec_comm *c)
 {
     return ((stage_comm *)c->impl)->dev;
-}
-
-/* bf16 <-> f32: a bf16 is the upper half of an f32 (Google's bfloat16, as
- * CUDA's __nv_bfloat16); narrowing rounds to nearest even, NaN stays NaN. */
-static float bf16_to_f32(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static uint16_t f32_to_bf16(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu))
-        return (uint16_t)((u >> 16) | 0x0040u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
 }
 
 /* Host type of a device type on the host transport. */
@@ -128,7 +109,7 @@ static int stage_in(exec_comm *c, stage_req *r, const void *src, size_t count, e
     d->ops->download(d, tmp, src, count * es);
     float *f = (float *)r->hbuf + at;
     for (size_t i = 0; i < count; i++)
-        f[i] = bf16_to_f32(tmp[i]);
+        f[i] = exec_bf16_to_f32(tmp[i]);
     free(tmp);
     return ST_OK;
 }
@@ -148,7 +129,7 @@ static int stage_out(exec_comm *c, stage_req *r, st_err *err)
         return ST_RAISE(err, ST_ENOMEM, "cannot allocate host staging on the %s group", c->label);
     const float *f = (const float *)r->hbuf + r->out_at;
     for (size_t i = 0; i < r->count; i++)
-        tmp[i] = f32_to_bf16(f[i]);
+        tmp[i] = exec_bf16_from_f32(f[i]);
     d->ops->upload(d, r->dev_dst, tmp, r->count * es);
     free(tmp);
     return ST_OK;

@@ -20,33 +20,17 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "exec/exec_bf16.h"
 #include "exec/exec_dev.h"
 #include "exec/exec_dev_int.h"
 
 #define F32 (&exec_dev_cpu_ops)
 
-/* x rounded to the nearest bf16 (ties to even), as a float: the rounding
- * CUDA's __float2bfloat16 makes. */
-static float round_bf16(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    if ((u & 0x7f800000u) == 0x7f800000u) { /* inf stays, NaN stays NaN */
-        if (u & 0x007fffffu)
-            u |= 0x00400000u;
-    } else {
-        u += 0x7fffu + ((u >> 16) & 1u);
-    }
-    u &= 0xffff0000u;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
 static void rnd(void *p, int64_t n)
 {
     float *x = p;
     for (int64_t i = 0; i < n; i++)
-        x[i] = round_bf16(x[i]);
+        x[i] = exec_bf16_round(x[i]);
 }
 
 static void b_embed_fwd(exec_dev *d, void *out, const int32_t *tok, const void *wte, int64_t n,
@@ -224,7 +208,7 @@ static void b_adamw(exec_dev *d, void *param, void *master, const void *grad, vo
     const float *src = master;
     float *dst = param;
     for (int64_t i = 0; i < n; i++)
-        dst[i] = round_bf16(src[i]);
+        dst[i] = exec_bf16_round(src[i]);
 }
 
 static void b_widen(exec_dev *d, void *dst, const void *src, int64_t n)
@@ -236,7 +220,7 @@ static void b_upload_f64(exec_dev *d, void *dst, const double *src, int64_t n)
 {
     float *x = dst;
     for (int64_t i = 0; i < n; i++)
-        x[i] = round_bf16((float)src[i]);
+        x[i] = exec_bf16_round((float)src[i]);
 }
 
 /* What needs no rounding is the "cpu" device's own: opening, memory,

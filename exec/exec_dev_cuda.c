@@ -44,6 +44,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
+#include "exec/exec_bf16.h"
 #include "exec/exec_cuda.h"
 #include "exec/exec_cuda_kernels.h"
 #include "exec/exec_dev.h"
@@ -504,34 +505,13 @@ static void cuda_zero(exec_dev *d, void *p, size_t bytes)
         CK(d, cudaMemsetAsync(p, 0, bytes, cu(d)->stream));
 }
 
-/* bf16 from double on the host: round to nearest even (CUDA's
- * __float2bfloat16), NaN kept. */
-static uint16_t to_bf16(double v)
-{
-    float f = (float)v;
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu))
-        return (uint16_t)((u >> 16) | 0x0040u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-
-static double from_bf16(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return (double)f;
-}
-
 static void cuda_upload_f64(exec_dev *d, void *dst, const double *src, int64_t n)
 {
     uint16_t *h = host_scratch(d, (size_t)n * sizeof *h + 1);
     if (!h || failed(d))
         return;
     for (int64_t i = 0; i < n; i++)
-        h[i] = to_bf16(src[i]);
+        h[i] = exec_bf16_from_f32((float)src[i]);
     cuda_upload(d, dst, h, (size_t)n * sizeof *h);
 }
 
@@ -542,7 +522,7 @@ static void cuda_download_f64(exec_dev *d, double *dst, const void *src, int64_t
         return;
     cuda_download(d, h, src, (size_t)n * sizeof *h);
     for (int64_t i = 0; i < n; i++)
-        dst[i] = failed(d) ? NAN : from_bf16(h[i]);
+        dst[i] = failed(d) ? NAN : (double)exec_bf16_to_f32(h[i]);
 }
 
 /* ---- matrix products on cuBLASLt (column-major, as cuBLAS sees them) ---- */
