@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "app/cli_int.h"
+#include "planner/plan_fields.h"
 #include "planner/plan_framework.h"
 #include "smd_config.h"
 
@@ -97,30 +98,29 @@ static cJSON *time_json(const plan_time *t)
     return j;
 }
 
+void cli_json_fields(cJSON *j, const plan_fields *t, const void *obj, unsigned carry)
+{
+    char buf[PLAN_SOURCE_MAX];
+    for (int i = 0; i < t->n; i++) {
+        const plan_field *f = &t->f[i];
+        if (carry && !(f->carry & carry))
+            continue;
+        if (f->kind == PLAN_FK_BOOL)
+            cJSON_AddBoolToObject(j, f->name, plan_field_num(f, obj) != 0);
+        else if (plan_field_text(f, obj, buf, sizeof buf))
+            cJSON_AddStringToObject(j, f->name, buf);
+        else
+            cJSON_AddNumberToObject(j, f->name, plan_field_num(f, obj));
+    }
+}
+
 cJSON *cli_json_plan(const plan_candidate *c)
 {
     const plan_layout *l = &c->layout;
     const plan_estimate *e = &c->est;
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "framework", plan_framework_get(l->framework)->key);
-    cJSON_AddStringToObject(j, "precision", plan_precision_name(l->precision));
-    cJSON_AddNumberToObject(j, "tp", l->tp);
-    cJSON_AddNumberToObject(j, "pp", l->pp);
-    cJSON_AddNumberToObject(j, "dp", l->dp);
-    cJSON_AddNumberToObject(j, "cp", l->cp);
-    cJSON_AddNumberToObject(j, "micro_batch_size", l->micro_batch);
-    cJSON_AddNumberToObject(j, "microbatches", l->microbatches);
-    cJSON_AddNumberToObject(j, "active_microbatches", l->active_microbatches);
-    cJSON_AddStringToObject(j, "schedule", plan_schedule_name(l->schedule));
-    cJSON_AddNumberToObject(j, "virtual_stages", l->virtual_stages);
-    cJSON_AddStringToObject(j, "recompute", plan_recompute_name(l->recompute));
-    cJSON_AddNumberToObject(j, "recompute_group", l->recompute_group);
-    cJSON_AddStringToObject(j, "optimizer_sharding", plan_sharding_name(l->sharding));
-    cJSON_AddBoolToObject(j, "sequence_parallel", l->sequence_parallel);
-    cJSON_AddBoolToObject(j, "offload_activations", l->offload_activations);
-    cJSON_AddBoolToObject(j, "prescaled_batch", l->prescaled_batch);
-    cJSON_AddStringToObject(j, "placement", l->placement);
-    cJSON_AddNumberToObject(j, "global_batch", (double)l->global_batch);
+    /* the layout by its field table: the names SQLite and CONFIG.json use */
+    cli_json_fields(j, &plan_layout_fields, l, 0);
     cJSON_AddItemToObject(j, "memory_per_gpu_bytes", mem_json(&e->mem));
     add_bytes(j, "memory_capacity_bytes", e->capacity_bytes);
     cJSON_AddNumberToObject(j, "worst_stage", e->worst_stage);

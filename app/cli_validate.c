@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "app/cli_int.h"
+#include "planner/plan_fields.h"
 #include "common/units.h"
 #include "data/data.h"
 #include "data/data_csv.h"
@@ -341,21 +342,10 @@ static cJSON *row_json(const plan_validate_result *r, double sim_s)
         const plan_layout *l = &r->layout;
         cJSON_AddStringToObject(o, "instance_type", r->instance);
         cJSON_AddNumberToObject(o, "gpus", r->gpus);
-        cJSON_AddNumberToObject(o, "tp", l->tp);
-        cJSON_AddNumberToObject(o, "pp", l->pp);
-        cJSON_AddNumberToObject(o, "dp", l->dp);
-        cJSON_AddNumberToObject(o, "cp", l->cp);
-        cJSON_AddNumberToObject(o, "micro_batch", l->micro_batch);
+        /* the layout by its field table, the names of every output */
+        cli_json_fields(o, &plan_layout_fields, l, 0);
         cJSON_AddBoolToObject(o, "micro_batch_searched", r->micro_batch_searched);
-        cJSON_AddNumberToObject(o, "microbatches", l->microbatches);
-        cJSON_AddStringToObject(o, "schedule", plan_schedule_name(l->schedule));
-        cJSON_AddNumberToObject(o, "virtual_stages", l->virtual_stages);
-        cJSON_AddStringToObject(o, "recompute", plan_recompute_name(l->recompute));
-        cJSON_AddStringToObject(o, "sharding", plan_sharding_name(l->sharding));
-        cJSON_AddBoolToObject(o, "sequence_parallel", l->sequence_parallel);
         cJSON_AddNumberToObject(o, "predicted_iteration_time_s", r->pred_time_s);
-        cJSON_AddStringToObject(o, "framework", plan_framework_get(r->framework)->key);
-        cJSON_AddStringToObject(o, "precision", plan_precision_name(l->precision));
         const plan_time *t = &r->est.time;
         cJSON *tj = cJSON_AddObjectToObject(o, "predicted_time_s");
         cJSON_AddNumberToObject(tj, "compute", t->compute_s);

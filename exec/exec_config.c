@@ -23,6 +23,7 @@
 #include "exec/exec.h"
 #include "exec/exec_dev.h"
 #include "exec/exec_int.h"
+#include "planner/plan_fields.h"
 #include "sim/sim_schedule.h"
 
 static const char *const data_names[EXEC_DATA__COUNT] = {"synthetic", "text", "tokens"};
@@ -271,11 +272,13 @@ static int read_model(const obj *o, plan_model *m, st_err *err)
 
 static int read_layout(const obj *o, plan_layout *l, st_err *err)
 {
-    static const char *const keys[] = {
-        "tp", "pp", "dp", "micro_batch", "microbatches", "active_microbatches", "schedule",
-        "virtual_stages", "recompute", "recompute_group", "sequence_parallel", "sharding",
-        "dp_overlap", "dp_bucket_bytes", "placement", "cp", "offload_activations",
-        "flash_attention", NULL};
+    /* the layout fields the executor carries, by the planner's table */
+    const char *keys[64];
+    int nk = 0;
+    for (int i = 0; i < plan_layout_fields.n && nk < 63; i++)
+        if (plan_layout_fields.f[i].carry & PLAN_FIELD_EXEC)
+            keys[nk++] = plan_layout_fields.f[i].name;
+    keys[nk] = NULL;
     int rc;
     char sched[32] = "", recomp[32] = "", shard[32] = "", place[32] = "";
     if ((rc = check_keys(o, keys, err)) || (rc = get_i(o, "tp", 1, 4096, &l->tp, err)) ||
@@ -596,26 +599,20 @@ char *exec_config_json(const exec_config *cfg)
     cJSON_AddBoolToObject(o, "tied_embedding", m->tied_embedding);
     cJSON_AddStringToObject(o, "mlp", plan_model_gated(m) ? "gated" : "plain");
     o = cJSON_AddObjectToObject(root, "layout");
-    cJSON_AddNumberToObject(o, "tp", l->tp);
-    cJSON_AddNumberToObject(o, "pp", l->pp);
-    cJSON_AddNumberToObject(o, "dp", l->dp);
-    cJSON_AddNumberToObject(o, "micro_batch", l->micro_batch);
-    cJSON_AddNumberToObject(o, "microbatches", l->microbatches);
-    cJSON_AddNumberToObject(o, "active_microbatches", l->active_microbatches);
-    cJSON_AddStringToObject(o, "schedule", plan_schedule_name(l->schedule));
-    cJSON_AddNumberToObject(o, "virtual_stages", l->virtual_stages);
-    cJSON_AddStringToObject(o, "recompute", plan_recompute_name(l->recompute));
-    cJSON_AddNumberToObject(o, "recompute_group", l->recompute_group);
-    cJSON_AddBoolToObject(o, "sequence_parallel", l->sequence_parallel);
-    cJSON_AddStringToObject(o, "sharding", plan_sharding_name(l->sharding));
-    cJSON_AddBoolToObject(o, "dp_overlap", l->dp_overlap);
-    cJSON_AddNumberToObject(o, "dp_bucket_bytes", l->dp_bucket_bytes);
-    char place[4];
-    snprintf(place, sizeof place, "%.3s", l->placement);
-    cJSON_AddStringToObject(o, "placement", place);
-    cJSON_AddNumberToObject(o, "cp", l->cp);
-    cJSON_AddBoolToObject(o, "offload_activations", l->offload_activations);
-    cJSON_AddBoolToObject(o, "flash_attention", l->flash_attention);
+    /* the fields the executor carries, by the planner's table: the names
+     * SQLite and smdplan --json use */
+    char buf[PLAN_SOURCE_MAX];
+    for (int i = 0; i < plan_layout_fields.n; i++) {
+        const plan_field *f = &plan_layout_fields.f[i];
+        if (!(f->carry & PLAN_FIELD_EXEC))
+            continue;
+        if (f->kind == PLAN_FK_BOOL)
+            cJSON_AddBoolToObject(o, f->name, plan_field_num(f, l) != 0);
+        else if (plan_field_text(f, l, buf, sizeof buf))
+            cJSON_AddStringToObject(o, f->name, buf);
+        else
+            cJSON_AddNumberToObject(o, f->name, plan_field_num(f, l));
+    }
     o = cJSON_AddObjectToObject(root, "train");
     cJSON_AddNumberToObject(o, "steps", (double)t->steps);
     cJSON_AddNumberToObject(o, "seed", (double)t->seed);

@@ -129,7 +129,7 @@ if [ "$have_py" = 1 ]; then
   if [ "$(pyget "$tmp/table" 'd["reranked_by_simulation"]')" != True ]; then
     echo "FAIL rank1: 13B on 8 x p4d is no longer re-ranked by the simulator; pick a case that is"; fail=1
   fi
-  want=$(pyget "$tmp/table" '"%d %d %d %d" % tuple(d["plans"][0][k] for k in ("tp","pp","micro_batch_size","microbatches"))')
+  want=$(pyget "$tmp/table" '"%d %d %d %d" % tuple(d["plans"][0][k] for k in ("tp","pp","micro_batch","microbatches"))')
   p='d["sagemaker"]["estimator"]["distribution"]["smdistributed"]["modelparallel"]["parameters"]'
   got=$(pyget "$tmp/j1" "\"%d %d %d %d\" % ($p[\"tensor_parallel_degree\"], $p[\"partitions\"], d[\"sagemaker\"][\"train_batch_size\"] // $p[\"microbatches\"], $p[\"microbatches\"])")
   [ "$want" = "$got" ] && echo "ok   rank1-is-table-first ($want)" || { echo "FAIL rank1: emitted '$got', table #1 '$want'"; fail=1; }
@@ -239,7 +239,7 @@ assert p["context_parallel_degree"] == plan["cp"]
 assert est["instance_type"] == "ml.p5.48xlarge" and est["instance_count"] == 16
 assert est["framework_version"] == "2.5.1" and est["py_version"] == "py311"
 hp = est["hyperparameters"]
-assert hp["train_batch_size"] == plan["micro_batch_size"]
+assert hp["train_batch_size"] == plan["micro_batch"]
 assert plan["dp"] * hp["train_batch_size"] * hp["gradient_accumulation_steps"] == doc["global_batch"]
 PYEOF2
 fi

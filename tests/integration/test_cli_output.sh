@@ -97,7 +97,7 @@ PYNAME=twins py "$tmp/out" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["twins_collapsed"] >= 1, d["twins_collapsed"]
-key = lambda p: (p["tp"], p["pp"], p["dp"], p["cp"], p["micro_batch_size"], p["microbatches"])
+key = lambda p: (p["tp"], p["pp"], p["dp"], p["cp"], p["micro_batch"], p["microbatches"])
 seen = {}
 for p in d["plans"]:
     t = p["step_time_s"]["total"]

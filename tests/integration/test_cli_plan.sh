@@ -56,8 +56,8 @@ done
 check main 0 "$bin" --params 30B --instances 16xp4d --no-record
 grep -q "Why #1" "$tmp/out" || { echo "FAIL main: no 'Why #1' sentence"; fail=1; }
 check json 0 "$bin" --params 30B --instances 16xp4d --json --no-record
-for key in '"micro_batch_size"' '"active_microbatches"' '"memory_per_gpu_bytes"' '"step_time_s"' \
-           '"tokens_per_s"' '"mfu"' '"cost_per_hour"' '"optimizer_sharding"' '"placement"'; do
+for key in '"micro_batch"' '"active_microbatches"' '"memory_per_gpu_bytes"' '"step_time_s"' \
+           '"tokens_per_s"' '"mfu"' '"cost_per_hour"' '"sharding"' '"placement"'; do
   grep -q "$key" "$tmp/out" || { echo "FAIL json: missing $key"; fail=1; }
 done
 check explain 0 "$bin" --params 30B --instances 16xp4d --explain --top 1 --no-record

@@ -61,7 +61,7 @@ assert "batch_size=32" in d["global_batch_source"]
 r = d["preset_reference"]
 assert r["preset"] == "smp-30b" and r["status"] == "fits"
 p = r["plan"]
-assert (p["tp"], p["pp"], p["dp"], p["micro_batch_size"], p["recompute"], p["optimizer_sharding"]) == (8, 1, 16, 32, "full", "optimizer")
+assert (p["tp"], p["pp"], p["dp"], p["micro_batch"], p["recompute"], p["sharding"]) == (8, 1, 16, 32, "full", "optimizer")
 assert p["prescaled_batch"] and r["why_ours_differs"].startswith("Ours is")
 assert r["smp_runs_fitted"] is False and "No SMP run has been fitted" in r["why_ours_differs"]
 EOF

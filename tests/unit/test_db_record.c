@@ -15,6 +15,7 @@
 #include "data/data.h"
 #include "data/data_csv.h"
 #include "data/db_int.h"
+#include "planner/plan_fields.h"
 #include "planner/plan_framework.h"
 #include "test_db_fixture.h"
 
@@ -1172,10 +1173,47 @@ static void test_reader_refuses_records(void **state)
 }
 
 
+/* SQLite's columns of a layout and a model are the planner's field tables
+ * (planner/plan_fields.c): the same names, members and kinds, in the same
+ * order, so a field has one spelling in SQLite, CONFIG.json and --json. */
+static void test_columns_are_the_field_tables(void **state)
+{
+    (void)state;
+    static const struct {
+        const db__fields *db;
+        const plan_fields *plan;
+        const char *what;
+    } pairs[] = {{&db__layout_fields, &plan_layout_fields, "layout"}};
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+        const db__fields *d = pairs[k].db;
+        const plan_fields *t = pairs[k].plan;
+        if (d->n != t->n)
+            fail_msg("%s: %d columns, %d fields", pairs[k].what, d->n, t->n);
+        for (int i = 0; i < d->n; i++) {
+            const db__field *c = &d->v[i];
+            const plan_field *f = &t->f[i];
+            if (strcmp(c->col, f->name) || c->off != f->offset || c->cap != f->size)
+                fail_msg("%s field %d: column %s at %zu, table %s at %zu", pairs[k].what, i,
+                         c->col, c->off, f->name, f->offset);
+        }
+    }
+    /* the model's recorded columns are named as its table names them */
+    for (int i = 0; i < db__model_fields.n; i++) {
+        const plan_field *f = plan_field_find(&plan_model_fields, db__model_fields.v[i].col);
+        if (f && f->offset != db__model_fields.v[i].off)
+            fail_msg("model column %s is another member", db__model_fields.v[i].col);
+    }
+    assert_non_null(plan_field_find(&plan_model_fields, "layers"));
+    assert_string_equal(plan_field_renamed("micro_batch_size"), "micro_batch");
+    assert_string_equal(plan_field_renamed("optimizer_sharding"), "sharding");
+    assert_null(plan_field_renamed("micro_batch"));
+}
+
 int main(void)
 {
     test_frameworks_load();
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_columns_are_the_field_tables),
         cmocka_unit_test_setup_teardown(test_plan_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_nothing_fits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan_options, setup, teardown),
