@@ -71,9 +71,17 @@ bare=$(sed -n 's/^run \([0-9]*\): ok$/\1/p' "$tmp/out")
 run fit 0 "$bin" calibrate --runs --catalog host.json --write loso.json --db "$db"
 cp "$tmp/out" "$tmp/fit.out"
 has fit "$tmp/fit.out" "the executed runs in $db, 3 rows, 3 with a compared time fitted, 3 sources"
-# fitted, or on a bound of its range and said so: which one depends on how
-# busy this host was between its bench and its runs, not on the pipeline
-has fit "$tmp/fit.out" "^smdplan +$chip .*gemm_eff_max .*(fitted|ON A BOUND)"
+# fitted, on a bound of its range, or left undetermined by three runs this
+# far apart (its standard error over half its range: the chip's value kept),
+# each said so: which one depends on how busy this host was between its
+# bench and its runs, not on the pipeline
+fitted_any=0
+if grep -qE "^smdplan +$chip .*gemm_eff_max .*(fitted|ON A BOUND)" "$tmp/fit.out"; then
+  fitted_any=1
+else
+  has fit "$tmp/fit.out" "^smdplan +$chip .*gemm_eff_max .*kept: undetermined by these rows"
+  echo "     the runs leave the efficiencies undetermined on this host now: nothing fitted"
+fi
 # held out, a shape leaves two: too few sources for a fit of their own, so
 # the chip's own values predict it
 has fit "$tmp/fit.out" "gpt L3 H192 A4 S64 V512 +1 +smdplan +$chip .*% +[0-9.]+% +$chip chip's own values \(fewer than 3 other smdplan sources\)"
@@ -96,7 +104,7 @@ fi
 # a fit that predicts the shapes held out worse than the chip's own values
 # is rejected and written as nothing (timings of tiny steps on a shared
 # host decide which; both are checked for what they must be)
-if grep -q "REJECTED" "$tmp/fit.out"; then
+if grep -q "REJECTED" "$tmp/fit.out" || [ "$fitted_any" -eq 0 ]; then
   has loso loso.json '"efficiencies":[[:space:]]*\[\]'
 else
   has loso loso.json "\"name\":[[:space:]]*\"smdplan@$chip\""
@@ -106,12 +114,16 @@ has loso loso.json '"gpus":[[:space:]]*\[\]'
 # ---- the fit kept (no held-out test): the override ----
 run fit-kept 0 "$bin" calibrate --runs --no-loso --catalog host.json --write fitted.json --db "$db"
 cp "$tmp/out" "$tmp/fit.out"
-has fit-kept "$tmp/fit.out" "^smdplan +$chip .*gemm_eff_max .*(fitted|ON A BOUND)"
-# one efficiencies entry, smdplan on the host's chip; no GPU changed
 has override fitted.json '"gpus":[[:space:]]*\[\]'
-has override fitted.json "\"name\":[[:space:]]*\"smdplan@$chip\""
-has override fitted.json '"framework":[[:space:]]*"smdplan"'
-[ "$(grep -c '"framework"' fitted.json)" -eq 1 ] || { echo "FAIL override: not one entry"; fail=1; }
+if [ "$fitted_any" -eq 1 ]; then
+  has fit-kept "$tmp/fit.out" "^smdplan +$chip .*gemm_eff_max .*(fitted|ON A BOUND)"
+  # one efficiencies entry, smdplan on the host's chip; no GPU changed
+  has override fitted.json "\"name\":[[:space:]]*\"smdplan@$chip\""
+  has override fitted.json '"framework":[[:space:]]*"smdplan"'
+  [ "$(grep -c '"framework"' fitted.json)" -eq 1 ] || { echo "FAIL override: not one entry"; fail=1; }
+else
+  has override fitted.json '"efficiencies":[[:space:]]*\[\]'
+fi
 run history 0 "$bin" history --kind calibration --db "$db"
 has history "$tmp/out" "calibrate runs.db: 3 rows from 3 sources"
 
