@@ -1,6 +1,6 @@
 /*
  * exec_cuda_kernels.cu: the CUDA device's own kernels (everything that is
- * not a matrix product; those go to cuBLASLt in exec_dev_cuda.c), behind
+ * not a matrix product; those go to cuBLASLt in exec_matmul_cuda.c), behind
  * the plain C entry points of exec_cuda_kernels.h.
  *
  * The shapes follow llm.c's CUDA kernels (train_gpt2.cu and the llmc/ headers): one

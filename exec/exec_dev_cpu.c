@@ -33,19 +33,10 @@
  * every operation runs on an open device. */
 static const exec_blas *blas;
 
-/* One parallel range: [lo, hi) of a loop, tid the range's index. */
+/* One parallel range: [lo, hi) of a loop, tid the range's index; args is
+ * the op's own struct of named arguments (one per op, with its range
+ * function), read-only for the ranges. */
 typedef void (*cpu_range_fn)(const void *args, int64_t lo, int64_t hi, int tid);
-
-/* The arguments of an op for its ranges. */
-typedef struct cpu_args {
-    void *p[8];
-    const void *c[8];
-    int64_t k[8];
-    double s[4];
-    const int32_t *tok;
-    double *part;                /* per-block partial sums */
-    exec_dev *d;
-} cpu_args;
 
 typedef struct cpu_dev {
     void *scratch;               /* per-thread scratch (RoPE's angle tables) */
@@ -211,15 +202,22 @@ static void cpu_free(exec_dev *d, void *p)
  * gradient). */
 #define CPU_MEM_BLOCK 65536
 
-static void copy_r(const void *a_, int64_t lo, int64_t hi, int tid)
+/* dst = src, or dst = 0 when src is NULL */
+typedef struct copy_args {
+    char *dst;
+    const char *src;
+    size_t bytes;
+} copy_args;
+
+static void copy_r(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    size_t bytes = (size_t)a->k[0], from = (size_t)lo * CPU_MEM_BLOCK;
+    const copy_args *a = args;
+    size_t bytes = a->bytes, from = (size_t)lo * CPU_MEM_BLOCK;
     size_t to = (size_t)hi * CPU_MEM_BLOCK < bytes ? (size_t)hi * CPU_MEM_BLOCK : bytes;
-    if (a->c[0])
-        memcpy((char *)a->p[0] + from, (const char *)a->c[0] + from, to - from);
+    if (a->src)
+        memcpy(a->dst + from, a->src + from, to - from);
     else
-        memset((char *)a->p[0] + from, 0, to - from);
+        memset(a->dst + from, 0, to - from);
 }
 
 static void cpu_copy(exec_dev *d, void *dst, const void *src, size_t bytes)
@@ -231,7 +229,7 @@ static void cpu_copy(exec_dev *d, void *dst, const void *src, size_t bytes)
         memmove(dst, src, bytes);
         return;
     }
-    cpu_args a = {.p = {dst}, .c = {src}, .k = {(int64_t)bytes}};
+    copy_args a = {.dst = dst, .src = src, .bytes = bytes};
     cpu_parallel(d, (int64_t)((bytes + CPU_MEM_BLOCK - 1) / CPU_MEM_BLOCK), 2, copy_r, &a);
 }
 
@@ -243,7 +241,7 @@ static void cpu_zero(exec_dev *d, void *p, size_t bytes)
         memset(p, 0, bytes);
         return;
     }
-    cpu_args a = {.p = {p}, .c = {NULL}, .k = {(int64_t)bytes}};
+    copy_args a = {.dst = p, .src = NULL, .bytes = bytes};
     cpu_parallel(d, (int64_t)((bytes + CPU_MEM_BLOCK - 1) / CPU_MEM_BLOCK), 2, copy_r, &a);
 }
 

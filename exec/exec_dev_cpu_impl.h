@@ -5,16 +5,18 @@
  * difference checks of every backward). Not a header to include elsewhere.
  *
  * Before including: REAL, SFX (name suffix), GEMM (OpenBLAS's cblas_sgemm
- * or cblas_dgemm, through exec_blas.h), CPU_NAME, CPU_DTYPE and CPU_TABLE (the table's name). Math
- * goes through <tgmath.h>, so exp() of a float is expf(). Sums over a row
- * accumulate in double either way.
+ * or cblas_dgemm, through exec_blas.h), CPU_NAME, CPU_DTYPE and CPU_TABLE
+ * (the table's name). Math goes through <tgmath.h>, so exp() of a float is
+ * expf(). Sums over a row accumulate in double either way.
  *
  * The ops follow llm.c's CPU reference (train_gpt2.c): one loop nest per
  * op, forward and backward side by side; matrix products, including the
  * attention scores and values per (sequence, head), go to BLAS. A loop
  * body is a range function (rows, elements, columns or tasks [lo, hi))
  * that cpu_parallel splits over the device's threads; BLAS itself runs on
- * one thread per call, large products split by rows of the result.
+ * one thread per call, large products split by rows of the result. Each
+ * range function reads its op's arguments from a struct of named fields
+ * (FN(x_args), typed in REAL), filled by the op from its parameters.
  */
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -22,12 +24,19 @@
 
 /* ---- embedding ---- */
 
-static void FN(embed_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *out;
+    const REAL *wte;
+    const int32_t *tok;
+    int64_t C, v0, vn;
+} FN(embed_fwd_args);
+
+static void FN(embed_fwd_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *out = a->p[0];
-    const REAL *wte = a->c[0];
-    int64_t C = a->k[0], v0 = a->k[1], vn = a->k[2];
+    const FN(embed_fwd_args) *a = args;
+    REAL *out = a->out;
+    const REAL *wte = a->wte;
+    int64_t C = a->C, v0 = a->v0, vn = a->vn;
     for (int64_t i = lo; i < hi; i++) {
         int64_t t = (int64_t)a->tok[i] - v0;
         if (t >= 0 && t < vn)
@@ -40,18 +49,25 @@ static void FN(embed_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 static void FN(embed_fwd)(exec_dev *d, void *out, const int32_t *tok, const void *wte, int64_t n,
                           int64_t C, int64_t v0, int64_t vn)
 {
-    cpu_args a = {.p = {out}, .c = {wte}, .k = {C, v0, vn}, .tok = tok};
+    FN(embed_fwd_args) a = {.out = out, .wte = wte, .tok = tok, .C = C, .v0 = v0, .vn = vn};
     cpu_parallel(d, n, CPU_PAR_MIN / (C + 1), FN(embed_fwd_r), &a);
 }
 
 /* Rows of the table take gradient from every token naming them: split the
  * table's columns, so two ranges never add into the same element. */
-static void FN(embed_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *dwte;
+    const REAL *dout;
+    const int32_t *tok;
+    int64_t n, C, v0, vn;
+} FN(embed_bwd_args);
+
+static void FN(embed_bwd_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *dwte = a->p[0];
-    const REAL *dout = a->c[0];
-    int64_t n = a->k[0], C = a->k[1], v0 = a->k[2], vn = a->k[3];
+    const FN(embed_bwd_args) *a = args;
+    REAL *dwte = a->dwte;
+    const REAL *dout = a->dout;
+    int64_t n = a->n, C = a->C, v0 = a->v0, vn = a->vn;
     for (int64_t i = 0; i < n; i++) {
         int64_t t = (int64_t)a->tok[i] - v0;
         if (t < 0 || t >= vn)
@@ -66,16 +82,23 @@ static void FN(embed_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 static void FN(embed_bwd)(exec_dev *d, void *dwte, const void *dout, const int32_t *tok,
                           int64_t n, int64_t C, int64_t v0, int64_t vn)
 {
-    cpu_args a = {.p = {dwte}, .c = {dout}, .k = {n, C, v0, vn}, .tok = tok};
+    FN(embed_bwd_args) a = {.dwte = dwte, .dout = dout, .tok = tok, .n = n, .C = C, .v0 = v0,
+                            .vn = vn};
     cpu_parallel(d, C, n * C >= CPU_PAR_MIN ? 2 : C + 1, FN(embed_bwd_r), &a);
 }
 
-static void FN(pos_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *x;
+    const REAL *wpe;
+    int64_t B, C, t0;
+} FN(pos_fwd_args);
+
+static void FN(pos_fwd_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *x = a->p[0];
-    const REAL *wpe = a->c[0];
-    int64_t B = a->k[0], C = a->k[1], t0 = a->k[2];
+    const FN(pos_fwd_args) *a = args;
+    REAL *x = a->x;
+    const REAL *wpe = a->wpe;
+    int64_t B = a->B, C = a->C, t0 = a->t0;
     for (int64_t t = lo; t < hi; t++)
         for (int64_t b = 0; b < B; b++) {
             REAL *row = x + (t * B + b) * C;
@@ -88,16 +111,22 @@ static void FN(pos_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 static void FN(pos_fwd)(exec_dev *d, void *x, const void *wpe, int64_t T, int64_t B, int64_t C,
                         int64_t t0)
 {
-    cpu_args a = {.p = {x}, .c = {wpe}, .k = {B, C, t0}};
+    FN(pos_fwd_args) a = {.x = x, .wpe = wpe, .B = B, .C = C, .t0 = t0};
     cpu_parallel(d, T, CPU_PAR_MIN / (B * C + 1), FN(pos_fwd_r), &a);
 }
 
-static void FN(pos_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *dwpe;
+    const REAL *dout;
+    int64_t B, C, t0;
+} FN(pos_bwd_args);
+
+static void FN(pos_bwd_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *dwpe = a->p[0];
-    const REAL *dout = a->c[0];
-    int64_t B = a->k[0], C = a->k[1], t0 = a->k[2];
+    const FN(pos_bwd_args) *a = args;
+    REAL *dwpe = a->dwpe;
+    const REAL *dout = a->dout;
+    int64_t B = a->B, C = a->C, t0 = a->t0;
     for (int64_t t = lo; t < hi; t++)
         for (int64_t b = 0; b < B; b++) {
             REAL *p = dwpe + (t0 + t) * C;
@@ -110,19 +139,26 @@ static void FN(pos_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 static void FN(pos_bwd)(exec_dev *d, void *dwpe, const void *dout, int64_t T, int64_t B,
                         int64_t C, int64_t t0)
 {
-    cpu_args a = {.p = {dwpe}, .c = {dout}, .k = {B, C, t0}};
+    FN(pos_bwd_args) a = {.dwpe = dwpe, .dout = dout, .B = B, .C = C, .t0 = t0};
     cpu_parallel(d, T, CPU_PAR_MIN / (B * C + 1), FN(pos_bwd_r), &a);
 }
 
 /* ---- norms ---- */
 
-static void FN(norm_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *out, *mean, *rstd;     /* mean NULL for RMSNorm */
+    const REAL *inp, *w, *b;     /* b NULL: no bias */
+    int64_t C;
+    int rms;
+} FN(norm_fwd_args);
+
+static void FN(norm_fwd_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *out = a->p[0], *mean = a->p[1], *rstd = a->p[2];
-    const REAL *inp = a->c[0], *w = a->c[1], *b = a->c[2];
-    int64_t C = a->k[0];
-    int rms = (int)a->k[1];
+    const FN(norm_fwd_args) *a = args;
+    REAL *out = a->out, *mean = a->mean, *rstd = a->rstd;
+    const REAL *inp = a->inp, *w = a->w, *b = a->b;
+    int64_t C = a->C;
+    int rms = a->rms;
     for (int64_t i = lo; i < hi; i++) {
         const REAL *x = inp + i * C;
         double m = 0, v = 0;
@@ -148,20 +184,28 @@ static void FN(norm_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 static void FN(norm_fwd)(exec_dev *d, void *out, void *mean, void *rstd, const void *inp,
                          const void *w, const void *b, int64_t n, int64_t C, int rms)
 {
-    cpu_args a = {.p = {out, mean, rstd}, .c = {inp, w, b}, .k = {C, rms}};
+    FN(norm_fwd_args) a = {.out = out, .mean = mean, .rstd = rstd, .inp = inp, .w = w, .b = b,
+                           .C = C, .rms = rms};
     cpu_parallel(d, n, CPU_PAR_MIN / (C + 1), FN(norm_fwd_r), &a);
 }
 
 /* LayerNorm's input gradient (llm.c layernorm_backward):
  * dx = rstd (dn - mean(dn) - xhat mean(dn xhat)), dn = dout w; RMSNorm's is
  * the same without the mean term. */
-static void FN(norm_bwd_input_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *dinp;
+    const REAL *dout, *inp, *w, *mean, *rstd;
+    int64_t C;
+    int rms, accumulate;
+} FN(norm_bwd_input_args);
+
+static void FN(norm_bwd_input_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *dinp = a->p[0];
-    const REAL *dout = a->c[0], *inp = a->c[1], *w = a->c[2], *mean = a->c[3], *rstd = a->c[4];
-    int64_t C = a->k[0];
-    int rms = (int)a->k[1], accumulate = (int)a->k[2];
+    const FN(norm_bwd_input_args) *a = args;
+    REAL *dinp = a->dinp;
+    const REAL *dout = a->dout, *inp = a->inp, *w = a->w, *mean = a->mean, *rstd = a->rstd;
+    int64_t C = a->C;
+    int rms = a->rms, accumulate = a->accumulate;
     for (int64_t i = lo; i < hi; i++) {
         const REAL *g = dout + i * C, *x = inp + i * C;
         double m = rms ? 0.0 : (double)mean[i], s = (double)rstd[i];
@@ -186,18 +230,26 @@ static void FN(norm_bwd_input)(exec_dev *d, void *dinp, const void *dout, const 
                                const void *w, const void *mean, const void *rstd, int64_t n,
                                int64_t C, int rms, int accumulate)
 {
-    cpu_args a = {.p = {dinp}, .c = {dout, inp, w, mean, rstd}, .k = {C, rms, accumulate}};
+    FN(norm_bwd_input_args) a = {.dinp = dinp, .dout = dout, .inp = inp, .w = w, .mean = mean,
+                                 .rstd = rstd, .C = C, .rms = rms, .accumulate = accumulate};
     cpu_parallel(d, n, CPU_PAR_MIN / (C + 1), FN(norm_bwd_input_r), &a);
 }
 
 /* Weight and bias gradients sum over rows: ranges split the columns. */
-static void FN(norm_bwd_weight_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *dw, *db;               /* db NULL: no bias */
+    const REAL *dout, *inp, *mean, *rstd;
+    int64_t n, C;
+    int rms;
+} FN(norm_bwd_weight_args);
+
+static void FN(norm_bwd_weight_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *dw = a->p[0], *db = a->p[1];
-    const REAL *dout = a->c[0], *inp = a->c[1], *mean = a->c[2], *rstd = a->c[3];
-    int64_t n = a->k[0], C = a->k[1];
-    int rms = (int)a->k[2];
+    const FN(norm_bwd_weight_args) *a = args;
+    REAL *dw = a->dw, *db = a->db;
+    const REAL *dout = a->dout, *inp = a->inp, *mean = a->mean, *rstd = a->rstd;
+    int64_t n = a->n, C = a->C;
+    int rms = a->rms;
     for (int64_t i = 0; i < n; i++) {
         const REAL *g = dout + i * C, *x = inp + i * C;
         REAL m = rms ? (REAL)0 : mean[i], s = rstd[i];
@@ -213,7 +265,8 @@ static void FN(norm_bwd_weight)(exec_dev *d, void *dw, void *db, const void *dou
                                 const void *inp, const void *mean, const void *rstd, int64_t n,
                                 int64_t C, int rms)
 {
-    cpu_args a = {.p = {dw, db}, .c = {dout, inp, mean, rstd}, .k = {n, C, rms}};
+    FN(norm_bwd_weight_args) a = {.dw = dw, .db = db, .dout = dout, .inp = inp, .mean = mean,
+                                  .rstd = rstd, .n = n, .C = C, .rms = rms};
     cpu_parallel(d, C, n * C >= CPU_PAR_MIN ? 2 : C + 1, FN(norm_bwd_weight_r), &a);
 }
 
@@ -229,25 +282,33 @@ static void FN(norm_bwd_weight)(exec_dev *d, void *dw, void *db, const void *dou
  * single-threaded BLAS call per range (BLAS runs on one thread; the
  * device's pool splits the work, so no BLAS thread spins while the pool's
  * loops run). */
-static void FN(gemm_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    int ta, tb;
+    int64_t M, N, K, lda, ldb, ldc;
+    double alpha, beta;
+    const REAL *A, *B;
+    REAL *C;
+} FN(gemm_args);
+
+static void FN(gemm_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    int ta = (int)a->k[0], tb = (int)a->k[1];
-    int64_t M = a->k[7], N = a->k[2], K = a->k[3], lda = a->k[4], ldb = a->k[5], ldc = a->k[6];
+    const FN(gemm_args) *a = args;
+    int ta = a->ta, tb = a->tb;
+    int64_t M = a->M, N = a->N, K = a->K, lda = a->lda, ldb = a->ldb, ldc = a->ldc;
     int64_t r0 = lo * CPU_GEMM_ROWS, r1 = hi * CPU_GEMM_ROWS < M ? hi * CPU_GEMM_ROWS : M;
-    const REAL *A = a->c[0], *B = a->c[1];
-    REAL *C = a->p[0];
+    const REAL *A = a->A, *B = a->B;
+    REAL *C = a->C;
     GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-         (int)(r1 - r0), (int)N, (int)K, (REAL)a->s[0], ta ? A + r0 : A + r0 * lda, (int)lda, B,
-         (int)ldb, (REAL)a->s[1], C + r0 * ldc, (int)ldc);
+         (int)(r1 - r0), (int)N, (int)K, (REAL)a->alpha, ta ? A + r0 : A + r0 * lda, (int)lda, B,
+         (int)ldb, (REAL)a->beta, C + r0 * ldc, (int)ldc);
 }
 
 static void FN(gemm)(exec_dev *d, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
                      const REAL *A, int64_t lda, const REAL *B, int64_t ldb, double beta, REAL *C,
                      int64_t ldc)
 {
-    cpu_args a = {.p = {C}, .c = {A, B}, .k = {ta, tb, N, K, lda, ldb, ldc, M},
-                  .s = {alpha, beta}};
+    FN(gemm_args) a = {.ta = ta, .tb = tb, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb,
+                       .ldc = ldc, .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C};
     int64_t blocks = (M + CPU_GEMM_ROWS - 1) / CPU_GEMM_ROWS;
     cpu_parallel(d, blocks, (double)M * (double)N * (double)K >= CPU_GEMM_PAR_MIN ? 2 : blocks + 1,
                  FN(gemm_r), &a);
@@ -255,20 +316,26 @@ static void FN(gemm)(exec_dev *d, int ta, int tb, int64_t M, int64_t N, int64_t 
 
 /* ---- linear ---- */
 
-static void FN(bias_rows_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *out;
+    const REAL *bias;
+    int64_t OC;
+} FN(bias_rows_args);
+
+static void FN(bias_rows_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *out = a->p[0];
-    int64_t OC = a->k[0];
+    const FN(bias_rows_args) *a = args;
+    REAL *out = a->out;
+    int64_t OC = a->OC;
     for (int64_t i = lo; i < hi; i++)
-        memcpy(out + i * OC, a->c[0], (size_t)OC * sizeof(REAL));
+        memcpy(out + i * OC, a->bias, (size_t)OC * sizeof(REAL));
 }
 
 static void FN(matmul_fwd)(exec_dev *d, void *out, const void *inp, const void *w,
                            const void *bias, int64_t n, int64_t C, int64_t OC)
 {
     if (bias) {
-        cpu_args a = {.p = {out}, .c = {bias}, .k = {OC}};
+        FN(bias_rows_args) a = {.out = out, .bias = bias, .OC = OC};
         cpu_parallel(d, n, CPU_PAR_MIN / (OC + 1), FN(bias_rows_r), &a);
     }
     FN(gemm)(d, 0, 1, n, OC, C, 1, inp, C, w, C, bias ? 1 : 0, out, OC);
@@ -282,12 +349,18 @@ static void FN(matmul_bwd_input)(exec_dev *d, void *dinp, const void *dout, cons
     d->flops += 2.0 * (double)n * (double)C * (double)OC;
 }
 
-static void FN(colsum_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *dbias;
+    const REAL *dout;
+    int64_t n, OC;
+} FN(colsum_args);
+
+static void FN(colsum_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *dbias = a->p[0];
-    const REAL *dout = a->c[0];
-    int64_t n = a->k[0], OC = a->k[1];
+    const FN(colsum_args) *a = args;
+    REAL *dbias = a->dbias;
+    const REAL *dout = a->dout;
+    int64_t n = a->n, OC = a->OC;
     for (int64_t i = 0; i < n; i++)
         for (int64_t o = lo; o < hi; o++)
             dbias[o] += dout[i * OC + o];
@@ -299,7 +372,7 @@ static void FN(matmul_bwd_weight)(exec_dev *d, void *dw, void *dbias, const void
     FN(gemm)(d, 1, 0, OC, C, n, 1, dout, OC, inp, C, 1, dw, C);
     d->flops += 2.0 * (double)n * (double)C * (double)OC;
     if (dbias) {
-        cpu_args a = {.p = {dbias}, .c = {dout}, .k = {n, OC}};
+        FN(colsum_args) a = {.dbias = dbias, .dout = dout, .n = n, .OC = OC};
         cpu_parallel(d, OC, n * OC >= CPU_PAR_MIN ? 2 : OC + 1, FN(colsum_r), &a);
     }
 }
@@ -317,11 +390,16 @@ static inline REAL FN(tanh_fast)(REAL u)
     return (REAL)1 - (REAL)2 / (exp((REAL)2 * u) + (REAL)1);
 }
 
-static void FN(gelu_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *out;
+    const REAL *inp;
+} FN(gelu_fwd_args);
+
+static void FN(gelu_fwd_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *out = a->p[0];
-    const REAL *inp = a->c[0];
+    const FN(gelu_fwd_args) *a = args;
+    REAL *out = a->out;
+    const REAL *inp = a->inp;
     for (int64_t i = lo; i < hi; i++) {
         REAL x = inp[i];
         out[i] = (REAL)0.5 * x *
@@ -331,16 +409,21 @@ static void FN(gelu_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 
 static void FN(gelu_fwd)(exec_dev *d, void *out, const void *inp, int64_t n)
 {
-    cpu_args a = {.p = {out}, .c = {inp}};
+    FN(gelu_fwd_args) a = {.out = out, .inp = inp};
     cpu_parallel(d, n, CPU_PAR_MIN, FN(gelu_fwd_r), &a);
 }
 
 /* d/dx: 0.5 (1 + th) + 0.5 x (1 - th^2) k (1 + 3 0.044715 x^2), th = tanh(u) */
-static void FN(gelu_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *dinp;
+    const REAL *inp, *dout;
+} FN(gelu_bwd_args);
+
+static void FN(gelu_bwd_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *dinp = a->p[0];
-    const REAL *inp = a->c[0], *dout = a->c[1];
+    const FN(gelu_bwd_args) *a = args;
+    REAL *dinp = a->dinp;
+    const REAL *inp = a->inp, *dout = a->dout;
     for (int64_t i = lo; i < hi; i++) {
         REAL x = inp[i];
         REAL th = FN(tanh_fast)((REAL)GELU_K * (x + (REAL)0.044715 * x * x * x));
@@ -353,16 +436,22 @@ static void FN(gelu_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 
 static void FN(gelu_bwd)(exec_dev *d, void *dinp, const void *inp, const void *dout, int64_t n)
 {
-    cpu_args a = {.p = {dinp}, .c = {inp, dout}};
+    FN(gelu_bwd_args) a = {.dinp = dinp, .inp = inp, .dout = dout};
     cpu_parallel(d, n, CPU_PAR_MIN, FN(gelu_bwd_r), &a);
 }
 
-static void FN(swiglu_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *out;
+    const REAL *inp;
+    int64_t F;
+} FN(swiglu_fwd_args);
+
+static void FN(swiglu_fwd_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *out = a->p[0];
-    const REAL *inp = a->c[0];
-    int64_t F = a->k[0];
+    const FN(swiglu_fwd_args) *a = args;
+    REAL *out = a->out;
+    const REAL *inp = a->inp;
+    int64_t F = a->F;
     for (int64_t i = lo; i < hi; i++) {
         const REAL *g = inp + i * 2 * F, *u = g + F;
         REAL *o = out + i * F;
@@ -373,16 +462,22 @@ static void FN(swiglu_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 
 static void FN(swiglu_fwd)(exec_dev *d, void *out, const void *inp, int64_t n, int64_t F)
 {
-    cpu_args a = {.p = {out}, .c = {inp}, .k = {F}};
+    FN(swiglu_fwd_args) a = {.out = out, .inp = inp, .F = F};
     cpu_parallel(d, n, CPU_PAR_MIN / (F + 1), FN(swiglu_fwd_r), &a);
 }
 
-static void FN(swiglu_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *dinp;
+    const REAL *inp, *dout;
+    int64_t F;
+} FN(swiglu_bwd_args);
+
+static void FN(swiglu_bwd_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *dinp = a->p[0];
-    const REAL *inp = a->c[0], *dout = a->c[1];
-    int64_t F = a->k[0];
+    const FN(swiglu_bwd_args) *a = args;
+    REAL *dinp = a->dinp;
+    const REAL *inp = a->inp, *dout = a->dout;
+    int64_t F = a->F;
     for (int64_t i = lo; i < hi; i++) {
         const REAL *g = inp + i * 2 * F, *u = g + F, *go = dout + i * F;
         REAL *dg = dinp + i * 2 * F, *du = dg + F;
@@ -397,7 +492,7 @@ static void FN(swiglu_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 static void FN(swiglu_bwd)(exec_dev *d, void *dinp, const void *inp, const void *dout,
                            int64_t n, int64_t F)
 {
-    cpu_args a = {.p = {dinp}, .c = {inp, dout}, .k = {F}};
+    FN(swiglu_bwd_args) a = {.dinp = dinp, .inp = inp, .dout = dout, .F = F};
     cpu_parallel(d, n, CPU_PAR_MIN / (F + 1), FN(swiglu_bwd_r), &a);
 }
 
@@ -405,13 +500,20 @@ static void FN(swiglu_bwd)(exec_dev *d, void *dinp, const void *inp, const void 
 
 /* Rotate pairs (j, j + hd/2) of every head by angle t theta^(-2j/hd) (sign
  * +1) or back (sign -1); ranges split positions t. */
-static void FN(rope_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *x;
+    double *cs;                  /* per-thread angle tables, cs_stride apart */
+    int64_t B, H, hd, cs_stride, ld;
+    double theta, sign;
+} FN(rope_args);
+
+static void FN(rope_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *x = a->p[0];
-    double *cs = (double *)a->p[1] + (size_t)tid * (size_t)a->k[3];
-    int64_t B = a->k[0], H = a->k[1], hd = a->k[2], ld = a->k[4], half = hd / 2;
-    double theta = a->s[0], sign = a->s[1];
+    const FN(rope_args) *a = args;
+    REAL *x = a->x;
+    double *cs = a->cs + (size_t)tid * (size_t)a->cs_stride;
+    int64_t B = a->B, H = a->H, hd = a->hd, ld = a->ld, half = hd / 2;
+    double theta = a->theta, sign = a->sign;
     for (int64_t t = lo; t < hi; t++) {
         for (int64_t j = 0; j < half; j++) {
             double ang = (double)t * pow(theta, -2.0 * (double)j / (double)hd);
@@ -437,7 +539,8 @@ static void FN(rope)(exec_dev *d, void *x, int64_t T, int64_t B, int64_t H, int6
     double *cs = cpu_scratch(d, (size_t)hd * sizeof(double));
     if (!cs)
         return;
-    cpu_args a = {.p = {x, cs}, .k = {B, H, hd, hd, ld}, .s = {theta, sign}};
+    FN(rope_args) a = {.x = x, .cs = cs, .B = B, .H = H, .hd = hd, .cs_stride = hd, .ld = ld,
+                       .theta = theta, .sign = sign};
     cpu_parallel(d, T, 2, FN(rope_r), &a);
 }
 
@@ -497,12 +600,18 @@ static void FN(softmax_rows_bwd)(REAL *dP, const REAL *P, int64_t T)
  * attention FLOPs), the causal softmax by rows, O = P V through another.
  * Q of head h is a T x hd matrix whose rows are B (Hq + 2 Hkv) hd apart
  * (sequence-first rows). */
-static void FN(attention_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *out, *probs;           /* out NULL: the probabilities alone */
+    const REAL *qkv;
+    int64_t T, B, Hq, Hkv, hd;
+} FN(attention_fwd_args);
+
+static void FN(attention_fwd_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *out = a->p[0], *probs = a->p[1];
-    const REAL *qkv = a->c[0];
-    int64_t T = a->k[0], B = a->k[1], Hq = a->k[2], Hkv = a->k[3], hd = a->k[4];
+    const FN(attention_fwd_args) *a = args;
+    REAL *out = a->out, *probs = a->probs;
+    const REAL *qkv = a->qkv;
+    int64_t T = a->T, B = a->B, Hq = a->Hq, Hkv = a->Hkv, hd = a->hd;
     int64_t W = (Hq + 2 * Hkv) * hd, ld = B * W, ldo = B * Hq * hd, group = Hq / Hkv;
     REAL scale = (REAL)(1.0 / sqrt((double)hd));
     for (int64_t task = lo; task < hi; task++) {
@@ -524,17 +633,24 @@ static void FN(attention_fwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 static void FN(attention_fwd)(exec_dev *d, void *out, void *probs, const void *qkv, int64_t T,
                               int64_t B, int64_t Hq, int64_t Hkv, int64_t hd)
 {
-    cpu_args a = {.p = {out, probs}, .c = {qkv}, .k = {T, B, Hq, Hkv, hd}};
+    FN(attention_fwd_args) a = {.out = out, .probs = probs, .qkv = qkv, .T = T, .B = B, .Hq = Hq,
+                                .Hkv = Hkv, .hd = hd};
     cpu_parallel(d, B * Hkv, 2, FN(attention_fwd_r), &a);
     d->flops += (out ? 4.0 : 2.0) * (double)B * (double)Hq * (double)T * (double)T * (double)hd;
 }
 
-static void FN(attention_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *dqkv, *dprobs;
+    const REAL *dout, *qkv, *probs;
+    int64_t T, B, Hq, Hkv, hd;
+} FN(attention_bwd_args);
+
+static void FN(attention_bwd_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *dqkv = a->p[0], *dprobs = a->p[1];
-    const REAL *dout = a->c[0], *qkv = a->c[1], *probs = a->c[2];
-    int64_t T = a->k[0], B = a->k[1], Hq = a->k[2], Hkv = a->k[3], hd = a->k[4];
+    const FN(attention_bwd_args) *a = args;
+    REAL *dqkv = a->dqkv, *dprobs = a->dprobs;
+    const REAL *dout = a->dout, *qkv = a->qkv, *probs = a->probs;
+    int64_t T = a->T, B = a->B, Hq = a->Hq, Hkv = a->Hkv, hd = a->hd;
     int64_t W = (Hq + 2 * Hkv) * hd, ld = B * W, ldo = B * Hq * hd, group = Hq / Hkv;
     REAL scale = (REAL)(1.0 / sqrt((double)hd));
     for (int64_t task = lo; task < hi; task++) {
@@ -569,19 +685,26 @@ static void FN(attention_bwd)(exec_dev *d, void *dqkv, void *dprobs, const void 
                               const void *qkv, const void *probs, int64_t T, int64_t B,
                               int64_t Hq, int64_t Hkv, int64_t hd)
 {
-    cpu_args a = {.p = {dqkv, dprobs}, .c = {dout, qkv, probs}, .k = {T, B, Hq, Hkv, hd}};
+    FN(attention_bwd_args) a = {.dqkv = dqkv, .dprobs = dprobs, .dout = dout, .qkv = qkv,
+                                .probs = probs, .T = T, .B = B, .Hq = Hq, .Hkv = Hkv, .hd = hd};
     cpu_parallel(d, B * Hkv, 2, FN(attention_bwd_r), &a);
     d->flops += 8.0 * (double)B * (double)Hq * (double)T * (double)T * (double)hd;
 }
 
 /* ---- vocab-parallel cross-entropy ---- */
 
-static void FN(ce_rowmax_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *rowmax;
+    const REAL *logits;
+    int64_t vn;
+} FN(ce_rowmax_args);
+
+static void FN(ce_rowmax_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *rowmax = a->p[0];
-    const REAL *logits = a->c[0];
-    int64_t vn = a->k[0];
+    const FN(ce_rowmax_args) *a = args;
+    REAL *rowmax = a->rowmax;
+    const REAL *logits = a->logits;
+    int64_t vn = a->vn;
     for (int64_t i = lo; i < hi; i++) {
         const REAL *l = logits + i * vn;
         REAL mx = l[0];
@@ -593,21 +716,28 @@ static void FN(ce_rowmax_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 
 static void FN(ce_rowmax)(exec_dev *d, void *rowmax, const void *logits, int64_t n, int64_t vn)
 {
-    cpu_args a = {.p = {rowmax}, .c = {logits}, .k = {vn}};
+    FN(ce_rowmax_args) a = {.rowmax = rowmax, .logits = logits, .vn = vn};
     cpu_parallel(d, n, CPU_PAR_MIN / (vn + 1), FN(ce_rowmax_r), &a);
 }
 
 /* Sum of exp(logit - max) and the target's logit; the logits become
  * exp(logit - max) (what ce_loss_bwd needs), so exp runs once per logit. */
-static void FN(ce_stats_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *stats, *logits;
+    const REAL *rowmax;
+    const int32_t *targets;
+    int64_t n, vn, v0;
+} FN(ce_stats_args);
+
+static void FN(ce_stats_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *stats = a->p[0], *logits = a->p[1];
-    const REAL *rowmax = a->c[0];
-    int64_t n = a->k[0], vn = a->k[1], v0 = a->k[2];
+    const FN(ce_stats_args) *a = args;
+    REAL *stats = a->stats, *logits = a->logits;
+    const REAL *rowmax = a->rowmax;
+    int64_t n = a->n, vn = a->vn, v0 = a->v0;
     for (int64_t i = lo; i < hi; i++) {
         REAL *l = logits + i * vn, mx = rowmax[i];
-        int64_t t = (int64_t)a->tok[i] - v0;
+        int64_t t = (int64_t)a->targets[i] - v0;
         stats[n + i] = t >= 0 && t < vn ? l[t] : (REAL)0;
         double s = 0;
         for (int64_t j = 0; j < vn; j++) {
@@ -621,22 +751,31 @@ static void FN(ce_stats_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 static void FN(ce_stats)(exec_dev *d, void *stats, void *logits, const void *rowmax,
                          const int32_t *targets, int64_t n, int64_t vn, int64_t v0)
 {
-    cpu_args a = {.p = {stats, logits}, .c = {rowmax}, .k = {n, vn, v0}, .tok = targets};
+    FN(ce_stats_args) a = {.stats = stats, .logits = logits, .rowmax = rowmax,
+                           .targets = targets, .n = n, .vn = vn, .v0 = v0};
     cpu_parallel(d, n, CPU_PAR_MIN / (vn + 1), FN(ce_stats_r), &a);
 }
 
-static void FN(ce_loss_bwd_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *losses, *logits;       /* logits: exp(logit - max), from ce_stats */
+    const REAL *rowmax, *stats;
+    const int32_t *targets;
+    int64_t n, vn, v0;
+    double scale;
+} FN(ce_loss_bwd_args);
+
+static void FN(ce_loss_bwd_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *losses = a->p[0], *e = a->p[1];
-    const REAL *rowmax = a->c[0], *stats = a->c[1];
-    int64_t n = a->k[0], vn = a->k[1], v0 = a->k[2];
-    double scale = a->s[0];
+    const FN(ce_loss_bwd_args) *a = args;
+    REAL *losses = a->losses, *e = a->logits;
+    const REAL *rowmax = a->rowmax, *stats = a->stats;
+    int64_t n = a->n, vn = a->vn, v0 = a->v0;
+    double scale = a->scale;
     for (int64_t i = lo; i < hi; i++) {
         REAL *l = e + i * vn;
         double sum = (double)stats[i];
         losses[i] = (REAL)(log(sum) + (double)rowmax[i] - (double)stats[n + i]);
-        int64_t t = (int64_t)a->tok[i] - v0;
+        int64_t t = (int64_t)a->targets[i] - v0;
         REAL k = (REAL)(scale / sum);
         for (int64_t j = 0; j < vn; j++)
             l[j] *= k;
@@ -649,18 +788,25 @@ static void FN(ce_loss_bwd)(exec_dev *d, void *losses, void *logits, const void 
                             const void *stats, const int32_t *targets, int64_t n, int64_t vn,
                             int64_t v0, double scale)
 {
-    cpu_args a = {.p = {losses, logits}, .c = {rowmax, stats}, .k = {n, vn, v0}, .s = {scale},
-                  .tok = targets};
+    FN(ce_loss_bwd_args) a = {.losses = losses, .logits = logits, .rowmax = rowmax,
+                              .stats = stats, .targets = targets, .n = n, .vn = vn, .v0 = v0,
+                              .scale = scale};
     cpu_parallel(d, n, CPU_PAR_MIN / (vn + 1), FN(ce_loss_bwd_r), &a);
 }
 
 /* ---- elementwise, reductions ---- */
 
-static void FN(add_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+/* y = x + b, or y += x when b is NULL */
+typedef struct {
+    REAL *y;
+    const REAL *x, *b;
+} FN(add_args);
+
+static void FN(add_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *y = a->p[0];
-    const REAL *x = a->c[0], *b = a->c[1];
+    const FN(add_args) *a = args;
+    REAL *y = a->y;
+    const REAL *x = a->x, *b = a->b;
     if (b)
         for (int64_t i = lo; i < hi; i++)
             y[i] = x[i] + b[i];
@@ -671,27 +817,32 @@ static void FN(add_r)(const void *a_, int64_t lo, int64_t hi, int tid)
 
 static void FN(add)(exec_dev *d, void *y, const void *x, int64_t n)
 {
-    cpu_args a = {.p = {y}, .c = {x, NULL}};
+    FN(add_args) a = {.y = y, .x = x, .b = NULL};
     cpu_parallel(d, n, CPU_PAR_MIN, FN(add_r), &a);
 }
 
 static void FN(add3)(exec_dev *d, void *out, const void *x, const void *b, int64_t n)
 {
-    cpu_args a = {.p = {out}, .c = {x, b}};
+    FN(add_args) a = {.y = out, .x = x, .b = b};
     cpu_parallel(d, n, CPU_PAR_MIN, FN(add_r), &a);
 }
 
-static void FN(scale_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *x;
+    double s;
+} FN(scale_args);
+
+static void FN(scale_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *x = a->p[0], s = (REAL)a->s[0];
+    const FN(scale_args) *a = args;
+    REAL *x = a->x, s = (REAL)a->s;
     for (int64_t i = lo; i < hi; i++)
         x[i] *= s;
 }
 
 static void FN(scale)(exec_dev *d, void *x, double s, int64_t n)
 {
-    cpu_args a = {.p = {x}, .s = {s}};
+    FN(scale_args) a = {.x = x, .s = s};
     cpu_parallel(d, n, CPU_PAR_MIN, FN(scale_r), &a);
 }
 
@@ -699,12 +850,19 @@ static void FN(scale)(exec_dev *d, void *x, double s, int64_t n)
  * same result for any number of threads. */
 #define CPU_SUM_BLOCK 65536
 
-static void FN(sum_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    const REAL *x;
+    int64_t n;
+    int sq;                      /* 1: sum of squares */
+    double *part;                /* one partial sum per block */
+} FN(sum_args);
+
+static void FN(sum_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    const REAL *x = a->c[0];
-    int64_t n = a->k[0];
-    int sq = (int)a->k[1];
+    const FN(sum_args) *a = args;
+    const REAL *x = a->x;
+    int64_t n = a->n;
+    int sq = a->sq;
     for (int64_t blk = lo; blk < hi; blk++) {
         int64_t i0 = blk * CPU_SUM_BLOCK, i1 = i0 + CPU_SUM_BLOCK < n ? i0 + CPU_SUM_BLOCK : n;
         double s = 0;
@@ -724,7 +882,7 @@ static double FN(reduce)(exec_dev *d, const void *x, int64_t n, int sq)
     double one = 0, *part = &one;
     if (blocks > 1 && !(part = cpu_scratch(d, (size_t)blocks * sizeof(double))))
         return NAN;
-    cpu_args a = {.c = {x}, .k = {n, sq}, .part = part};
+    FN(sum_args) a = {.x = x, .n = n, .sq = sq, .part = part};
     cpu_parallel(d, blocks, 2, FN(sum_r), &a);
     double s = 0;
     for (int64_t b = 0; b < blocks; b++)
@@ -761,14 +919,21 @@ static double FN(acc_take)(exec_dev *d, exec_acc which)
  * decay decoupled from the gradient (Loshchilov & Hutter 2019). The
  * parameters are the master copy here (the device computes in its state
  * type), so master is unused. */
-static void FN(adamw_r)(const void *a_, int64_t lo, int64_t hi, int tid)
+typedef struct {
+    REAL *param, *m, *v;
+    const REAL *grad;
+    double beta1, beta2, grad_scale, eps;
+    double lr, weight_decay;
+    double ic1, ic2;             /* the bias corrections 1 / (1 - beta^step) */
+} FN(adamw_args);
+
+static void FN(adamw_r)(const void *args, int64_t lo, int64_t hi, int tid)
 {
-    const cpu_args *a = a_;
-    REAL *p = a->p[0], *m = a->p[1], *v = a->p[2];
-    const REAL *g = a->c[0];
-    REAL b1 = (REAL)a->s[0], b2 = (REAL)a->s[1], gs = (REAL)a->s[2], eps = (REAL)a->s[3];
-    const double *k = (const double *)a->c[1];
-    REAL lr = (REAL)k[0], wd = (REAL)k[1], ic1 = (REAL)k[2], ic2 = (REAL)k[3];
+    const FN(adamw_args) *a = args;
+    REAL *p = a->param, *m = a->m, *v = a->v;
+    const REAL *g = a->grad;
+    REAL b1 = (REAL)a->beta1, b2 = (REAL)a->beta2, gs = (REAL)a->grad_scale, eps = (REAL)a->eps;
+    REAL lr = (REAL)a->lr, wd = (REAL)a->weight_decay, ic1 = (REAL)a->ic1, ic2 = (REAL)a->ic2;
     for (int64_t i = lo; i < hi; i++) {
         REAL gi = g[i] * gs;
         REAL mi = b1 * m[i] + ((REAL)1 - b1) * gi;
@@ -784,9 +949,10 @@ static void FN(adamw)(exec_dev *d, void *param, void *master, const void *grad, 
                       int64_t n, const exec_adamw *ad)
 {
     double c1 = 1.0 - pow(ad->beta1, (double)ad->step), c2 = 1.0 - pow(ad->beta2, (double)ad->step);
-    double k[4] = {ad->lr, ad->weight_decay, 1.0 / c1, 1.0 / c2};
-    cpu_args a = {.p = {param, m, v}, .c = {grad, k},
-                  .s = {ad->beta1, ad->beta2, ad->grad_scale, ad->eps}};
+    FN(adamw_args) a = {.param = param, .m = m, .v = v, .grad = grad, .beta1 = ad->beta1,
+                        .beta2 = ad->beta2, .grad_scale = ad->grad_scale, .eps = ad->eps,
+                        .lr = ad->lr, .weight_decay = ad->weight_decay, .ic1 = 1.0 / c1,
+                        .ic2 = 1.0 / c2};
     cpu_parallel(d, n, CPU_PAR_MIN, FN(adamw_r), &a);
 }
 

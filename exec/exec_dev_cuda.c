@@ -4,27 +4,23 @@
  * fp32 (Micikevicius et al. 2018's mixed precision with bf16's range, so
  * no loss scaling), every operation queued on one compute stream.
  *
- *  - Matrix products on cuBLASLt: bf16 in and out, fp32 accumulation
- *    (CUBLAS_COMPUTE_32F), the linear layers' bias in the product's
- *    epilogue (CUBLASLT_EPILOGUE_BIAS) where cuBLASLt has an algorithm for
- *    it, a bias kernel otherwise; algorithms from cublasLt's heuristic,
- *    cached by shape and operand alignment. The plain attention is strided
- *    batched products over the heads permuted to [B, Hq, T, hd], with the
- *    causal softmax between them (the path the planner models without
- *    flash attention: the T x T probabilities are kept).
+ *  - Matrix products on cuBLASLt (exec_matmul_cuda.c): bf16 in and out,
+ *    fp32 accumulation, the linear layers' bias in the product's epilogue
+ *    where cuBLASLt has an algorithm for it, a bias kernel otherwise. The
+ *    plain attention is strided batched products over the heads permuted
+ *    to [B, Hq, T, hd], with the causal softmax between them (the path the
+ *    planner models without flash attention: the T x T probabilities are
+ *    kept).
  *  - Everything else is this project's kernels (exec_cuda_kernels.cu),
  *    including the fused attention and the fused softmax cross-entropy
  *    over the LM head's logits (vocab-parallel, as the CPU device).
- *  - Memory: every buffer the executor asks for comes from large blocks
- *    reserved with cudaMalloc once per buffer class (a buffer of 64 MiB or
- *    more gets a block of its own: the flat parameters, gradients and
- *    optimizer states are one allocation each), carved first-fit and
- *    returned to their block on free, never to CUDA until the device
- *    closes; nothing calls cudaMalloc in a step once the first step has
- *    run. The device's own scratch (cuBLASLt's workspace, the plain
- *    attention's permuted heads, partial sums) is counted as workspace.
- *    The peak in use on the GPU as CUDA sees it (cudaMemGetInfo: total -
- *    free) is sampled at every sync into device_peak_bytes.
+ *  - Memory: every buffer the executor asks for comes from the device's
+ *    pool (exec_alloc_cuda.c: blocks reserved once per buffer class, never
+ *    given back to CUDA until the device closes). The device's own scratch
+ *    (cuBLASLt's workspace, the plain attention's permuted heads, partial
+ *    sums) is counted as workspace. The peak in use on the GPU as CUDA
+ *    sees it (cudaMemGetInfo: total - free) is sampled at every sync into
+ *    device_peak_bytes.
  *  - Errors: every CUDA and cuBLASLt call is checked; the first failure is
  *    recorded with CUDA's own message, the call and its place, and every
  *    later operation becomes a no-op; sync() returns it (ST_EIO), as
@@ -32,8 +28,9 @@
  *  - Host copies (upload, download and their f64 forms) are ordered after
  *    the queued work and wait for their own completion; everything else
  *    returns as soon as it is queued.
- *  - Built as the module smdplan-cuda.so with its kernels (exec_module.h):
- *    a process loads CUDA's libraries when it first asks for this device.
+ *  - Built as the module smdplan-cuda.so with its kernels, its allocator
+ *    and its products (exec_module.h): a process loads CUDA's libraries
+ *    when it first asks for this device.
  */
 #include <math.h>
 #include <stdint.h>
@@ -41,85 +38,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
 #include "exec/exec_bf16.h"
 #include "exec/exec_cuda.h"
 #include "exec/exec_cuda_kernels.h"
 #include "exec/exec_dev.h"
+#include "exec/exec_dev_cuda_int.h"
 #include "exec/exec_dev_int.h"
 #include "exec/exec_module.h"
-
-/* Allocation granularity and the smallest block reserved from CUDA. */
-#define CU_ALIGN 256u
-#define CU_BLOCK_MIN ((size_t)64 << 20)
-#define CU_BLOCK_ROUND ((size_t)2 << 20)
-/* cuBLASLt's workspace: 32 MiB, what NVIDIA recommends for Hopper (the
- * cuBLAS documentation, "cublasSetWorkspace"; llm.c uses the same). */
-#define CU_LT_WORKSPACE ((size_t)32 << 20)
-#define CU_ALGO_CACHE 256
-
-/* One carved range of a block. */
-typedef struct cu_piece {
-    size_t off, size;
-    int used;
-} cu_piece;
-
-/* One cudaMalloc'd block of a buffer class. */
-typedef struct cu_block {
-    char *base;
-    size_t size;
-    exec_mem_class cls;
-    int n, cap;
-    cu_piece *piece;             /* sorted by offset, covering the block */
-} cu_block;
-
-typedef struct cu_algo_key {
-    int ta, tb, batch, epilogue, dtype_d;
-    int64_t m, n, k, lda, ldb, ldd, sa, sb, sd;
-    uint32_t align_a, align_b, align_d, align_bias;
-} cu_algo_key;
-
-/* A product's plan, made once per key and kept: its descriptor, its three
- * layouts and cuBLASLt's algorithm (a call then costs the host one
- * attribute for a bias pointer and the launch). */
-typedef struct cu_algo {
-    cu_algo_key key;
-    cublasLtMatmulAlgo_t algo;
-    int ok;                      /* 0: cuBLASLt has none for this key */
-    cublasLtMatmulDesc_t op;
-    cublasLtMatrixLayout_t la, lb, ld;
-} cu_algo;
-
-static void algo_drop(cu_algo *a)
-{
-    if (a->ld)
-        cublasLtMatrixLayoutDestroy(a->ld);
-    if (a->lb)
-        cublasLtMatrixLayoutDestroy(a->lb);
-    if (a->la)
-        cublasLtMatrixLayoutDestroy(a->la);
-    if (a->op)
-        cublasLtMatmulDescDestroy(a->op);
-    a->op = NULL;
-    a->la = a->lb = a->ld = NULL;
-}
 
 typedef struct cuda_dev {
     int ordinal;
     cudaStream_t stream;
-    cublasLtHandle_t lt;
-    void *lt_ws;
+    exec_cuda_lt lt;             /* cuBLASLt and its plans */
     st_err fail;                 /* the first failure (sticky) */
-    cu_block *blocks;
-    int nblocks, cap_blocks;
+    exec_cuda_pool pool;         /* the executor's buffers */
     void *scratch;               /* device scratch, grown on demand */
     size_t scratch_bytes;
     void *host;                  /* host scratch (conversions, the embedding's buckets) */
     size_t host_bytes;
-    cu_algo *algos;
-    int nalgos;
     double total_bytes;          /* the GPU's memory */
     exec_cuk_aw_range *aw_host; /* adamw_multi's table: pinned host memory */
     exec_cuk_aw_range *aw_dev;  /* and its copy on the device */
@@ -149,16 +87,7 @@ static int ck_at(exec_dev *d, cudaError_t e, const char *what, const char *file,
     return 1;
 }
 
-static int ckb_at(exec_dev *d, cublasStatus_t e, const char *what, const char *file, int line)
-{
-    if (e == CUBLAS_STATUS_SUCCESS)
-        return 0;
-    st_raise(&cu(d)->fail, ST_EIO, file, line, "cublasLt: %s: status %d", what, (int)e);
-    return 1;
-}
-
 #define CK(d, call) ck_at((d), (call), #call, __FILE__, __LINE__)
-#define CKB(d, call) ckb_at((d), (call), #call, __FILE__, __LINE__)
 /* A kernel's launch: its name for the message. */
 #define CKK(d, call, name) ck_at((d), (call), name, __FILE__, __LINE__)
 
@@ -190,7 +119,7 @@ static void *scratch(exec_dev *d, size_t bytes)
         return NULL;
     if (bytes <= c->scratch_bytes)
         return c->scratch;
-    size_t want = (bytes + CU_BLOCK_ROUND - 1) / CU_BLOCK_ROUND * CU_BLOCK_ROUND;
+    size_t round = EXEC_CUDA_ROUND_BYTES, want = (bytes + round - 1) / round * round;
     if (c->scratch) {
         CK(d, cudaFree(c->scratch));
         account(d, -(double)c->scratch_bytes);
@@ -219,121 +148,26 @@ static void *host_scratch(exec_dev *d, size_t bytes)
     return p;
 }
 
-/* ---- the allocator ---- */
-
-static int piece_insert(cu_block *b, int at, cu_piece p)
-{
-    if (b->n == b->cap) {
-        int cap = b->cap ? 2 * b->cap : 16;
-        cu_piece *np = realloc(b->piece, (size_t)cap * sizeof *np);
-        if (!np)
-            return -1;
-        b->piece = np;
-        b->cap = cap;
-    }
-    memmove(b->piece + at + 1, b->piece + at, (size_t)(b->n - at) * sizeof *b->piece);
-    b->piece[at] = p;
-    b->n++;
-    return 0;
-}
-
-/* First fit in block b: the piece's address, or NULL. */
-static void *carve_from(cu_block *b, size_t bytes)
-{
-    for (int i = 0; i < b->n; i++) {
-        cu_piece *p = &b->piece[i];
-        if (p->used || p->size < bytes)
-            continue;
-        if (p->size > bytes) {
-            cu_piece rest = {p->off + bytes, p->size - bytes, 0};
-            if (piece_insert(b, i + 1, rest) != 0)
-                return NULL;
-            p = &b->piece[i];
-            p->size = bytes;
-        }
-        p->used = 1;
-        return b->base + p->off;
-    }
-    return NULL;
-}
+/* ---- memory ---- */
 
 static void *cuda_alloc(exec_dev *d, size_t bytes, exec_mem_class cls)
 {
     cuda_dev *c = cu(d);
     if (failed(d))
         return NULL;
-    bytes = (bytes + CU_ALIGN - 1) / CU_ALIGN * CU_ALIGN;
-    if (!bytes)
-        bytes = CU_ALIGN;
-    void *p = NULL;
-    for (int i = 0; i < c->nblocks && !p; i++)
-        if (c->blocks[i].cls == cls)
-            p = carve_from(&c->blocks[i], bytes);
-    if (!p) {
-        if (c->nblocks == c->cap_blocks) {
-            int cap = c->cap_blocks ? 2 * c->cap_blocks : 16;
-            cu_block *nb = realloc(c->blocks, (size_t)cap * sizeof *nb);
-            if (!nb)
-                return NULL;
-            c->blocks = nb;
-            c->cap_blocks = cap;
-        }
-        size_t size = bytes < CU_BLOCK_MIN ? CU_BLOCK_MIN : bytes;
-        size = (size + CU_BLOCK_ROUND - 1) / CU_BLOCK_ROUND * CU_BLOCK_ROUND;
-        char *base = NULL;
-        cudaError_t e = cudaMalloc((void **)&base, size);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError(); /* out of memory is answered, not sticky */
-            return NULL;
-        }
-        cu_block *b = &c->blocks[c->nblocks];
-        memset(b, 0, sizeof *b);
-        b->base = base;
-        b->size = size;
-        b->cls = cls;
-        if (piece_insert(b, 0, (cu_piece){0, size, 0}) != 0) {
-            cudaFree(base);
-            return NULL;
-        }
-        c->nblocks++;
-        p = carve_from(b, bytes);
-    }
+    size_t size = 0;
+    void *p = exec__cuda_pool_alloc(&c->pool, bytes, cls, &size);
     /* exec_dev_alloc's contract: zeroed (queued: every use is on the stream) */
     if (p)
-        CK(d, cudaMemsetAsync(p, 0, bytes, c->stream));
+        CK(d, cudaMemsetAsync(p, 0, size, c->stream));
     return p;
 }
 
 static void cuda_free(exec_dev *d, void *ptr)
 {
-    cuda_dev *c = cu(d);
-    char *p = ptr;
-    for (int i = 0; i < c->nblocks; i++) {
-        cu_block *b = &c->blocks[i];
-        if (p < b->base || p >= b->base + b->size)
-            continue;
-        size_t off = (size_t)(p - b->base);
-        for (int k = 0; k < b->n; k++) {
-            if (b->piece[k].off != off)
-                continue;
-            b->piece[k].used = 0;
-            /* merge with free neighbours */
-            if (k + 1 < b->n && !b->piece[k + 1].used) {
-                b->piece[k].size += b->piece[k + 1].size;
-                memmove(b->piece + k + 1, b->piece + k + 2,
-                        (size_t)(b->n - k - 2) * sizeof *b->piece);
-                b->n--;
-            }
-            if (k > 0 && !b->piece[k - 1].used) {
-                b->piece[k - 1].size += b->piece[k].size;
-                memmove(b->piece + k, b->piece + k + 1, (size_t)(b->n - k - 1) * sizeof *b->piece);
-                b->n--;
-            }
-            return;
-        }
-    }
-    st_raise(&c->fail, ST_EINTERNAL, __FILE__, __LINE__, "cuda: free of %p, not allocated here",
-             ptr);
+    if (exec__cuda_pool_free(&cu(d)->pool, ptr) != 0)
+        st_raise(&cu(d)->fail, ST_EINTERNAL, __FILE__, __LINE__,
+                 "cuda: free of %p, not allocated here", ptr);
 }
 
 /* ---- open, close, sync ---- */
@@ -345,15 +179,9 @@ static void cuda_close(exec_dev *d)
         return;
     if (c->stream)
         cudaStreamSynchronize(c->stream);
-    for (int i = 0; i < c->nblocks; i++) {
-        cudaFree(c->blocks[i].base);
-        free(c->blocks[i].piece);
-    }
-    free(c->blocks);
+    exec__cuda_pool_fini(&c->pool);
     if (c->scratch)
         cudaFree(c->scratch);
-    if (c->lt_ws)
-        cudaFree(c->lt_ws);
     if (c->acc)
         cudaFree(c->acc);
     if (c->ce_local)
@@ -366,14 +194,10 @@ static void cuda_close(exec_dev *d)
         cudaFreeHost(c->aw_host);
     if (c->aw_dev)
         cudaFree(c->aw_dev);
-    if (c->lt)
-        cublasLtDestroy(c->lt);
+    exec__cuda_lt_close(&c->lt);
     if (c->stream)
         cudaStreamDestroy(c->stream);
     free(c->host);
-    for (int i = 0; c->algos && i < c->nalgos; i++)
-        algo_drop(&c->algos[i]);
-    free(c->algos);
     free(c);
     d->impl = NULL;
 }
@@ -418,29 +242,21 @@ static int cuda_open(exec_dev *d, int threads, st_err *err)
     snprintf(c->desc, sizeof c->desc, "%.200s, compute capability %d.%d, %.1f GiB, %d SMs, GPU %d",
              prop.name, prop.major, prop.minor, (double)prop.totalGlobalMem / 1073741824.0,
              prop.multiProcessorCount, c->ordinal);
-    c->algos = calloc(CU_ALGO_CACHE, sizeof *c->algos);
-    if (!c->algos) {
-        rc = ST_RAISE(err, ST_ENOMEM, "cannot allocate the cuda device");
-        goto fail;
-    }
-    if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) != cudaSuccess ||
-        (e = cudaMalloc(&c->lt_ws, CU_LT_WORKSPACE)) != cudaSuccess) {
+    if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) != cudaSuccess) {
         rc = ST_RAISE(err, ST_EIO, "cuda: %s", cudaGetErrorString(e));
         goto fail;
     }
-    account(d, (double)CU_LT_WORKSPACE);
-    size_t acc_bytes = (size_t)EXEC_ACC__COUNT * (size_t)exec_cuk_reduce_blocks_max() * sizeof(double);
+    if ((rc = exec__cuda_lt_open(&c->lt, c->stream, &c->fail, err)) != ST_OK)
+        goto fail;
+    account(d, (double)EXEC_CUDA_LT_WORKSPACE);
+    size_t acc_bytes =
+        (size_t)EXEC_ACC__COUNT * (size_t)exec_cuk_reduce_blocks_max() * sizeof(double);
     if ((e = cudaMalloc((void **)&c->acc, acc_bytes)) != cudaSuccess ||
         (e = cudaMemset(c->acc, 0, acc_bytes)) != cudaSuccess) {
         rc = ST_RAISE(err, ST_EIO, "cuda: %s", cudaGetErrorString(e));
         goto fail;
     }
     account(d, (double)acc_bytes);
-    cublasStatus_t bs = cublasLtCreate(&c->lt);
-    if (bs != CUBLAS_STATUS_SUCCESS) {
-        rc = ST_RAISE(err, ST_EIO, "cublasLtCreate: status %d", (int)bs);
-        goto fail;
-    }
     sample_memory(d);
     return ST_OK;
 fail:
@@ -525,173 +341,15 @@ static void cuda_download_f64(exec_dev *d, double *dst, const void *src, int64_t
         dst[i] = failed(d) ? NAN : (double)exec_bf16_to_f32(h[i]);
 }
 
-/* ---- matrix products on cuBLASLt (column-major, as cuBLAS sees them) ---- */
+/* ---- matrix products (exec_matmul_cuda.c; column-major, as cuBLAS sees them) ---- */
 
-static uint32_t align_of(const void *p)
-{
-    uintptr_t a = (uintptr_t)p;
-    uint32_t r = 256;
-    while (r > 2 && a % r)
-        r >>= 1;
-    return r;
-}
-
-/* The cached plan of a key, NULL if none. */
-static cu_algo *plan_find(cuda_dev *c, const cu_algo_key *key)
-{
-    for (int i = 0; i < c->nalgos; i++)
-        if (!memcmp(&c->algos[i].key, key, sizeof *key))
-            return &c->algos[i];
-    return NULL;
-}
-
-/* A new plan of a key from its descriptor and layouts (the slot owns them
- * from here, also when cuBLASLt has no algorithm): cuBLASLt's first
- * heuristic choice. NULL only when the device failed. */
-static cu_algo *plan_make(exec_dev *d, const cu_algo_key *key, cublasLtMatmulDesc_t op,
-                          cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lb,
-                          cublasLtMatrixLayout_t ld)
-{
-    cuda_dev *c = cu(d);
-    cublasLtMatmulPreference_t pref = NULL;
-    cublasLtMatmulHeuristicResult_t res;
-    int found = 0;
-    uint64_t ws = CU_LT_WORKSPACE;
-    if (!CKB(d, cublasLtMatmulPreferenceCreate(&pref)) &&
-        !CKB(d, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                     &ws, sizeof ws)) &&
-        !CKB(d, cublasLtMatmulPreferenceSetAttribute(
-                    pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &key->align_a,
-                    sizeof key->align_a)) &&
-        !CKB(d, cublasLtMatmulPreferenceSetAttribute(
-                    pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &key->align_b,
-                    sizeof key->align_b)) &&
-        !CKB(d, cublasLtMatmulPreferenceSetAttribute(
-                    pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &key->align_d,
-                    sizeof key->align_d)) &&
-        !CKB(d, cublasLtMatmulPreferenceSetAttribute(
-                    pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &key->align_d,
-                    sizeof key->align_d))) {
-        cublasStatus_t st =
-            cublasLtMatmulAlgoGetHeuristic(c->lt, op, la, lb, ld, ld, pref, 1, &res, &found);
-        if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED)
-            CKB(d, st);
-    }
-    if (pref)
-        cublasLtMatmulPreferenceDestroy(pref);
-    /* a full cache gives up its last plan for the new one */
-    cu_algo *slot = &c->algos[c->nalgos < CU_ALGO_CACHE ? c->nalgos++ : CU_ALGO_CACHE - 1];
-    algo_drop(slot);
-    slot->key = *key;
-    slot->ok = !failed(d) && found > 0;
-    if (slot->ok)
-        slot->algo = res.algo;
-    slot->op = op;
-    slot->la = la;
-    slot->lb = lb;
-    slot->ld = ld;
-    return failed(d) ? NULL : slot;
-}
-
-static cublasLtMatrixLayout_t layout(exec_dev *d, cudaDataType t, int64_t rows, int64_t cols,
-                                     int64_t ld, int batch, int64_t stride)
-{
-    cublasLtMatrixLayout_t l = NULL;
-    if (CKB(d, cublasLtMatrixLayoutCreate(&l, t, (uint64_t)rows, (uint64_t)cols, ld)))
-        return NULL;
-    if (batch > 1) {
-        int32_t bc = batch;
-        CKB(d, cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &bc,
-                                                sizeof bc));
-        CKB(d, cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                                &stride, sizeof stride));
-    }
-    return l;
-}
-
-/* D (m x n) = alpha op(A) op(B) + beta D (+ bias per row of D), all bf16,
- * column-major, batch products of strides sa, sb, sd. With bgrad, bias is
- * written instead: the sums of op(B) over the product's k dimension, one
- * per column of D (cuBLASLt's CUBLASLT_EPILOGUE_BGRADB, the bias gradient
- * of a linear layer whose weight gradient this product is). Returns 1 when
- * the epilogue had no algorithm (nothing was run; the caller adds the bias
- * or sums the gradient itself), 0 otherwise. */
 static int lt_matmul(exec_dev *d, int ta, int tb, int64_t m, int64_t n, int64_t k,
                      const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb,
                      int64_t sb, void *D, int64_t ldd, int64_t sd, int batch, float alpha,
                      float beta, const void *bias, int bgrad)
 {
-    if (failed(d) || m == 0 || n == 0)
-        return 0;
-    cuda_dev *c = cu(d);
-    cu_algo_key key;
-    memset(&key, 0, sizeof key);
-    key.ta = ta;
-    key.tb = tb;
-    key.batch = batch;
-    key.epilogue = bias ? 1 + (bgrad != 0) : 0;
-    key.dtype_d = CUDA_R_16BF;
-    key.m = m;
-    key.n = n;
-    key.k = k;
-    key.lda = lda;
-    key.ldb = ldb;
-    key.ldd = ldd;
-    key.sa = batch > 1 ? sa : 0;
-    key.sb = batch > 1 ? sb : 0;
-    key.sd = batch > 1 ? sd : 0;
-    key.align_a = align_of(A);
-    key.align_b = align_of(B);
-    key.align_d = align_of(D);
-    key.align_bias = bias ? align_of(bias) : 0;
-    cu_algo *plan = plan_find(c, &key);
-    if (!plan) {
-        cublasLtMatmulDesc_t op = NULL;
-        cublasLtMatrixLayout_t la = NULL, lb = NULL, ld = NULL;
-        cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-        if (!CKB(d, cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F)) &&
-            !CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &opa,
-                                                   sizeof opa)) &&
-            !CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &opb,
-                                                   sizeof opb)) &&
-            bias) {
-            cublasLtEpilogue_t epi = bgrad ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_BIAS;
-            cudaDataType bt = CUDA_R_16BF;
-            if (!CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi,
-                                                       sizeof epi)) &&
-                !CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                                       &bias, sizeof bias)))
-                CKB(d, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt,
-                                                      sizeof bt));
-        }
-        if (!failed(d)) {
-            la = layout(d, CUDA_R_16BF, ta ? k : m, ta ? m : k, lda, batch, sa);
-            lb = layout(d, CUDA_R_16BF, tb ? n : k, tb ? k : n, ldb, batch, sb);
-            ld = layout(d, CUDA_R_16BF, m, n, ldd, batch, sd);
-        }
-        if (failed(d)) {
-            cu_algo tmp = {.op = op, .la = la, .lb = lb, .ld = ld};
-            algo_drop(&tmp);
-            return 0;
-        }
-        if (!(plan = plan_make(d, &key, op, la, lb, ld)))
-            return 0;
-    }
-    if (!plan->ok) {
-        if (bias)
-            return 1; /* the caller adds the bias or sums the gradient itself */
-        st_raise(&c->fail, ST_EIO, __FILE__, __LINE__,
-                 "cublasLt: no algorithm for a %lld x %lld x %lld product (batch %d)",
-                 (long long)m, (long long)n, (long long)k, batch);
-        return 0;
-    }
-    /* the bias pointer is the call's own (the key holds only its alignment) */
-    if (bias && CKB(d, cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                                      &bias, sizeof bias)))
-        return 0;
-    CKB(d, cublasLtMatmul(c->lt, plan->op, &alpha, A, plan->la, B, plan->lb, &beta, D, plan->ld,
-                          D, plan->ld, &plan->algo, c->lt_ws, CU_LT_WORKSPACE, c->stream));
-    return 0;
+    return exec__cuda_lt_matmul(&cu(d)->lt, ta, tb, m, n, k, A, lda, sa, B, ldb, sb, D, ldd, sd,
+                                batch, alpha, beta, bias, bgrad);
 }
 
 /* ---- linear ---- */
@@ -1061,9 +719,10 @@ static double reduce(exec_dev *d, const void *x, int64_t n, int sq)
 
 static void cuda_acc_add(exec_dev *d, exec_acc which, const void *x, int64_t n, double k)
 {
+    double *acc = cu(d)->acc + which * exec_cuk_reduce_blocks_max();
     if (!failed(d))
-        CKK(d, exec_cuk_reduce_acc(cu(d)->stream, cu(d)->acc + which * exec_cuk_reduce_blocks_max(), x,
-                                   n, which == EXEC_ACC_SUMSQ, which == EXEC_ACC_SUMSQ ? 1.0 : k),
+        CKK(d, exec_cuk_reduce_acc(cu(d)->stream, acc, x, n, which == EXEC_ACC_SUMSQ,
+                                   which == EXEC_ACC_SUMSQ ? 1.0 : k),
             "reduce_acc");
 }
 
@@ -1167,8 +826,9 @@ static void cuda_adamw_multi(exec_dev *d, const exec_adamw_range *r, int nr, con
         t->grad = r[i].grad;
         t->n = r[i].n;
         t->wd = (float)r[i].weight_decay;
-        t->vec = r[i].n % 8 == 0 && align_of(r[i].param) >= 16 && align_of(r[i].master) >= 16 &&
-                 align_of(r[i].m) >= 16 && align_of(r[i].v) >= 16 && align_of(r[i].grad) >= 16;
+        t->vec = r[i].n % 8 == 0 && exec__cuda_align(r[i].param) >= 16 &&
+                 exec__cuda_align(r[i].master) >= 16 && exec__cuda_align(r[i].m) >= 16 &&
+                 exec__cuda_align(r[i].v) >= 16 && exec__cuda_align(r[i].grad) >= 16;
         t->block0 = blocks;
         blocks += (r[i].n + EXEC_CUK_AW_CHUNK - 1) / EXEC_CUK_AW_CHUNK;
     }
