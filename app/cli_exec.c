@@ -1245,190 +1245,218 @@ static int check_exec_opts(exec_opts *o, const plan_config *cfg, int cuda, st_er
     return ST_OK;
 }
 
-int cli_exec_cmd(int argc, char **argv)
-{
+/* ---- the command, phase by phase ---- */
+
+/* What the phases of smdplan exec hand on: the options, the job they
+ * describe, and what is made for it. */
+typedef struct exec_cmd {
     exec_opts o;
-    memset(&o, 0, sizeof o);
+    cli_plan_opts po;
+    int cuda;
+    cli_plan_ctx x;
+    int have_x;                  /* x resolved: freed at the end */
+    exec_job j;
+    gpu_hosts gh;
+    char transport[8];
+    char *config_text;           /* CONFIG.json */
+    char rank_prog[CLI_PATH_MAX];
+    char run_dir[CLI_PATH_MAX];
+    launch_cmd *cmd;
+    char *cmd_text;              /* the launch command as one shell line */
+} exec_cmd;
+
+static void exec_cmd_free(exec_cmd *s)
+{
+    free(s->config_text);
+    free(s->cmd);
+    free(s->cmd_text);
+    if (s->have_x)
+        cli_plan_ctx_free(&s->x);
+}
+
+/* Parse and check the options: -1 to go on, else the exit code (the
+ * message printed). */
+static int parse_cmd(int argc, char **argv, exec_cmd *s, st_err *err)
+{
+    exec_opts *o = &s->o;
     exec_config defaults;
     exec_config_default(&defaults);
-    o.train = defaults.train;
-    snprintf(o.data_kind, sizeof o.data_kind, "synthetic");
-    o.wait_timeout_s = DEFAULT_WAIT_TIMEOUT_S;
-    o.threads = 1;
+    o->train = defaults.train;
+    snprintf(o->data_kind, sizeof o->data_kind, "synthetic");
+    o->wait_timeout_s = DEFAULT_WAIT_TIMEOUT_S;
+    o->threads = 1;
     char **pargv = calloc((size_t)argc + 2, sizeof *pargv);
     if (!pargv)
         return 1;
     int pargc = 0;
-    int ex = parse_exec_args(argc, argv, &o, pargv, &pargc);
+    int ex = parse_exec_args(argc, argv, o, pargv, &pargc);
     if (ex) {
         free(pargv);
         return ex == 1 ? 0 : ex;
     }
-    cli_plan_opts po;
-    cli_plan_opts_init(&po, 0);
-    st_err err = {0};
-    ex = cli_plan_parse(pargc, pargv, &po, &err);
+    cli_plan_opts_init(&s->po, 0);
+    ex = cli_plan_parse(pargc, pargv, &s->po, err);
     free(pargv);
     if (ex)
         return ex == 1 ? 0 : ex;
-    if (po.emit) {
-        fprintf(stderr, "smdplan: exec: --emit %s: smdplan exec emits slurm\n", po.emit);
+    if (s->po.emit) {
+        fprintf(stderr, "smdplan: exec: --emit %s: smdplan exec emits slurm\n", s->po.emit);
         return 2;
     }
-    if (!o.device[0])
-        snprintf(o.device, sizeof o.device, "cpu");
-    int cuda = !strcmp(o.device, "cuda");
+    if (!o->device[0])
+        snprintf(o->device, sizeof o->device, "cpu");
+    s->cuda = !strcmp(o->device, "cuda");
     /* a device this build lacks: one line, before anything else is looked at */
-    if (cuda && !exec_features_built().cuda) {
+    if (s->cuda && !exec_features_built().cuda) {
         fprintf(stderr, "smdplan: exec: --device cuda: this build has no CUDA device (build "
                         "features: %s); configure with CUDA (-DWITH_CUDA=ON)\n",
                 exec_features_str());
         return 2;
     }
-
-    /* ---- option checks ---- */
-    if (check_exec_opts(&o, &po.cfg, cuda, &err) != ST_OK)
-        return cli_fail(&err);
-    if (o.import_dir && (po.no_record || db_record_disabled())) {
-        ST_RAISE(&err, ST_EINVAL, "--import %s: records the run; not with %s", o.import_dir,
-                 po.no_record ? "--no-record" : "SMDPLAN_NO_RECORD");
-        return cli_fail(&err);
+    if (check_exec_opts(o, &s->po.cfg, s->cuda, err) != ST_OK)
+        return cli_fail(err);
+    if (o->import_dir && (s->po.no_record || db_record_disabled())) {
+        ST_RAISE(err, ST_EINVAL, "--import %s: records the run; not with %s", o->import_dir,
+                 s->po.no_record ? "--no-record" : "SMDPLAN_NO_RECORD");
+        return cli_fail(err);
     }
+    return -1;
+}
 
-    /* ---- the model and the layout ---- */
-    exec_job j;
-    memset(&j, 0, sizeof j);
-    cli_plan_ctx x;
-    po.cfg.framework = device_profile(cuda);
-    if (!o.precision_given)
-        po.cfg.precision = cuda ? PLAN_PREC_BF16 : PLAN_PREC_FP32;
-    int rc = cli_plan_resolve(&po, &x, o.plan_id == 0, &err);
+/* The model and the layout, the GPUs and the transport between them, and
+ * the model as --scale reduces it, checked against the layout. */
+static int resolve_job(exec_cmd *s, st_err *err)
+{
+    const exec_opts *o = &s->o;
+    exec_job *j = &s->j;
+    gpu_hosts *gh = &s->gh;
+    s->po.cfg.framework = device_profile(s->cuda);
+    if (!o->precision_given)
+        s->po.cfg.precision = s->cuda ? PLAN_PREC_BF16 : PLAN_PREC_FP32;
+    int rc = cli_plan_resolve(&s->po, &s->x, o->plan_id == 0, err);
     if (rc != ST_OK)
-        return cli_fail(&err);
-    rc = job_layout(&o, &po, &x, cuda, &j, &err);
+        return rc;
+    s->have_x = 1;
+    rc = job_layout(o, &s->po, &s->x, s->cuda, j, err);
     /* the GPU: where the ranks find theirs, and the transport between them */
-    gpu_hosts gh = {0};
-    char transport[8] = "mpi";
-    if (rc == ST_OK && cuda) {
-        gpu_hosts_of(&o, &x, &j, &gh);
-        rc = choose_transport(&o, &gh, cuda, transport, sizeof transport, &err);
+    snprintf(s->transport, sizeof s->transport, "mpi");
+    if (rc == ST_OK && s->cuda) {
+        gpu_hosts_of(o, &s->x, j, gh);
+        rc = choose_transport(o, gh, s->cuda, s->transport, sizeof s->transport, err);
         /* staged through host memory, a bucket progresses only inside MPI's
          * calls: no overlap unless asked (the smdplan profile's reason) */
-        if (rc == ST_OK && !strcmp(transport, "mpi") && po.cfg.dp_overlap < 0)
-            j.layout.dp_overlap = 0;
-        if (rc == ST_OK && o.host_type && !plan_catalog_find(&x.cat, o.host_type))
-            rc = ST_RAISE(&err, ST_EINVAL, "--host %s: not an instance type of the catalog (see "
-                          "smdplan catalog; add one with --catalog FILE)", o.host_type);
-        if (rc == ST_OK && o.emit && gh.gpus == 0)
-            rc = ST_RAISE(&err, ST_EINVAL, "--emit slurm --device cuda: the GPUs of a node are "
+        if (rc == ST_OK && !strcmp(s->transport, "mpi") && s->po.cfg.dp_overlap < 0)
+            j->layout.dp_overlap = 0;
+        if (rc == ST_OK && o->host_type && !plan_catalog_find(&s->x.cat, o->host_type))
+            rc = ST_RAISE(err, ST_EINVAL, "--host %s: not an instance type of the catalog (see "
+                          "smdplan catalog; add one with --catalog FILE)", o->host_type);
+        if (rc == ST_OK && o->emit && gh->gpus == 0)
+            rc = ST_RAISE(err, ST_EINVAL, "--emit slurm --device cuda: the GPUs of a node are "
                           "not known here (no plan cluster, none visible); give --gpus-per-host N");
-        if (rc == ST_OK && gh.visible == 0 && !o.dry_run && !o.emit && !o.import_dir)
-            rc = gh.unseen.code
-                     ? ST_RAISE(&err, gh.unseen.code, "%s; nothing launched", gh.unseen.msg)
-                     : ST_RAISE(&err, ST_EINVAL, "--device cuda: CUDA sees no GPU on this host; "
+        if (rc == ST_OK && gh->visible == 0 && !o->dry_run && !o->emit && !o->import_dir)
+            rc = gh->unseen.code
+                     ? ST_RAISE(err, gh->unseen.code, "%s; nothing launched", gh->unseen.msg)
+                     : ST_RAISE(err, ST_EINVAL, "--device cuda: CUDA sees no GPU on this host; "
                                 "nothing launched (--dry-run or --emit slurm, with "
                                 "--gpus-per-host N, prepare a run for another host)");
     }
-    if (rc == ST_OK && o.scale_text)
-        rc = apply_scale(&o.scale, &j.layout, &j.model, j.scaled, sizeof j.scaled, &err);
+    if (rc == ST_OK && o->scale_text)
+        rc = apply_scale(&o->scale, &j->layout, &j->model, j->scaled, sizeof j->scaled, err);
     if (rc == ST_OK)
-        rc = check_shape(&j.model, &j.layout, o.data_kind, &err);
-    if (rc != ST_OK) {
-        cli_plan_ctx_free(&x);
-        return cli_fail(&err);
-    }
+        rc = check_shape(&j->model, &j->layout, o->data_kind, err);
+    return rc;
+}
 
-    /* ---- the job ---- */
-    /* CONFIG.json by the executor's own writer, read back by its own
-     * reader and checked against the rank count: a config the rank program
-     * would refuse is refused here, before anything launches */
+/* CONFIG.json by the executor's own writer, read back by its own reader
+ * and checked against the rank count: a config the rank program would
+ * refuse is refused here, before anything launches. -1 to go on, else the
+ * exit code. */
+static int make_config(exec_cmd *s, st_err *err)
+{
+    const exec_opts *o = &s->o;
     exec_config *cfg = calloc(2, sizeof *cfg);
-    if (!cfg) {
-        cli_plan_ctx_free(&x);
+    if (!cfg)
         return 1;
-    }
     exec_config_default(&cfg[0]);
-    cfg[0].model = j.model;
-    cfg[0].layout = j.layout;
-    cfg[0].train = o.train;
+    cfg[0].model = s->j.model;
+    cfg[0].layout = s->j.layout;
+    cfg[0].train = o->train;
     for (int k = 0; k < EXEC_DATA__COUNT; k++)
-        if (!strcmp(exec_data_kind_name((exec_data_kind)k), o.data_kind))
+        if (!strcmp(exec_data_kind_name((exec_data_kind)k), o->data_kind))
             cfg[0].data_kind = (exec_data_kind)k;
-    absolute(o.data_path, cfg[0].data_path, sizeof cfg[0].data_path);
-    cfg[0].threads_per_rank = o.threads;
-    absolute(o.save_dir, cfg[0].save_dir, sizeof cfg[0].save_dir);
-    cfg[0].save_every = o.save_every;
-    absolute(o.resume_dir, cfg[0].resume_dir, sizeof cfg[0].resume_dir);
-    cfg[0].timeout_s = o.wait_timeout_s;
+    absolute(o->data_path, cfg[0].data_path, sizeof cfg[0].data_path);
+    cfg[0].threads_per_rank = o->threads;
+    absolute(o->save_dir, cfg[0].save_dir, sizeof cfg[0].save_dir);
+    cfg[0].save_every = o->save_every;
+    absolute(o->resume_dir, cfg[0].resume_dir, sizeof cfg[0].resume_dir);
+    cfg[0].timeout_s = o->wait_timeout_s;
     cfg[0].progress = 1;
-    snprintf(cfg[0].device, sizeof cfg[0].device, "%s", o.device);
-    snprintf(cfg[0].transport, sizeof cfg[0].transport, "%s", transport);
-    char *config_text = exec_config_json(&cfg[0]);
-    rc = config_text ? exec_config_parse(config_text, &cfg[1], &err) : ST_OK;
-    if (rc == ST_OK && config_text)
-        rc = exec_config_check(&cfg[1], j.ranks, &err);
+    snprintf(cfg[0].device, sizeof cfg[0].device, "%s", o->device);
+    snprintf(cfg[0].transport, sizeof cfg[0].transport, "%s", s->transport);
+    s->config_text = exec_config_json(&cfg[0]);
+    int rc = s->config_text ? exec_config_parse(s->config_text, &cfg[1], err) : ST_OK;
+    if (rc == ST_OK && s->config_text)
+        rc = exec_config_check(&cfg[1], s->j.ranks, err);
     free(cfg);
     /* the modules the ranks will open (exec_module.h), found here without
      * loading them: one missing is one line before anything launches
      * rather than one from every rank after */
-    if (rc == ST_OK && !o.dry_run && !o.emit && !o.import_dir) {
+    if (rc == ST_OK && !o->dry_run && !o->emit && !o->import_dir) {
         st_err why = {0};
-        if (exec_dev_present(o.device, &why) != ST_OK ||
-            exec_comm_present(transport, &why) != ST_OK)
-            rc = ST_RAISE(&err, why.code, "%s; nothing launched", why.msg);
+        if (exec_dev_present(o->device, &why) != ST_OK ||
+            exec_comm_present(s->transport, &why) != ST_OK)
+            rc = ST_RAISE(err, why.code, "%s; nothing launched", why.msg);
     }
-    if (rc != ST_OK) {
-        free(config_text);
-        cli_plan_ctx_free(&x);
-        return cli_fail(&err);
-    }
-    char rank_prog[CLI_PATH_MAX];
-    cli_find_program(RANK_PROGRAM, 1, rank_prog, sizeof rank_prog);
-    char run_dir[CLI_PATH_MAX];
-    if (o.import_dir)
-        absolute(o.import_dir, run_dir, sizeof run_dir);
-    else if (o.run_dir)
-        snprintf(run_dir, sizeof run_dir, "%s", o.run_dir);
-    else
-        default_run_dir(run_dir, sizeof run_dir);
-    if (o.import_dir && (rc = cli_exec__import_check(run_dir, config_text, &err)) != ST_OK) {
-        free(config_text);
-        cli_plan_ctx_free(&x);
-        return cli_fail(&err);
-    }
-    launch_cmd *cmd = calloc(1, sizeof *cmd);
-    char *cmd_text = malloc(CMD_MAX);
-    if (!config_text || !cmd || !cmd_text) {
-        free(config_text);
-        free(cmd);
-        free(cmd_text);
-        cli_plan_ctx_free(&x);
-        return 1;
-    }
-    build_cmd(&o, &j, rank_prog, run_dir, cmd);
-    cmd_line(cmd, cmd_text, CMD_MAX);
-    if (cmd->cut) { /* mpirun would be given a path cut short */
-        ST_RAISE(&err, ST_EINVAL, "the launch command: an argument (--run-dir, --hostfile or the "
-                 "rank program's path) is longer than %d bytes; give a shorter path",
-                 (int)sizeof cmd->store[0] - 1);
-        ex = cli_fail(&err);
-        goto done;
-    }
+    return rc != ST_OK ? cli_fail(err) : -1;
+}
 
-    ex = 0;
-    if (o.dry_run && po.json) {
-        /* the command and the CONFIG.json it would write, nothing written */
+/* The rank program, the run directory and the launch command. -1 to go
+ * on, else the exit code. */
+static int make_command(exec_cmd *s, st_err *err)
+{
+    const exec_opts *o = &s->o;
+    cli_find_program(RANK_PROGRAM, 1, s->rank_prog, sizeof s->rank_prog);
+    if (o->import_dir)
+        absolute(o->import_dir, s->run_dir, sizeof s->run_dir);
+    else if (o->run_dir)
+        snprintf(s->run_dir, sizeof s->run_dir, "%s", o->run_dir);
+    else
+        default_run_dir(s->run_dir, sizeof s->run_dir);
+    if (o->import_dir && cli_exec__import_check(s->run_dir, s->config_text, err) != ST_OK)
+        return cli_fail(err);
+    s->cmd = calloc(1, sizeof *s->cmd);
+    s->cmd_text = malloc(CMD_MAX);
+    if (!s->config_text || !s->cmd || !s->cmd_text)
+        return 1;
+    build_cmd(o, &s->j, s->rank_prog, s->run_dir, s->cmd);
+    cmd_line(s->cmd, s->cmd_text, CMD_MAX);
+    if (s->cmd->cut) { /* mpirun would be given a path cut short */
+        ST_RAISE(err, ST_EINVAL, "the launch command: an argument (--run-dir, --hostfile or the "
+                 "rank program's path) is longer than %d bytes; give a shorter path",
+                 (int)sizeof s->cmd->store[0] - 1);
+        return cli_fail(err);
+    }
+    return -1;
+}
+
+/* --dry-run (the command, with --json the CONFIG.json it would write) and
+ * --emit slurm: print and write nothing else. The exit code. */
+static int print_prepared(const exec_cmd *s, st_err *err)
+{
+    const exec_opts *o = &s->o;
+    int ex = 0;
+    if (o->dry_run && s->po.json) {
         cJSON *root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "command", cmd_text);
-        cJSON_AddStringToObject(root, "run_dir", run_dir);
-        cJSON_AddNumberToObject(root, "ranks", j.ranks);
-        cJSON_AddStringToObject(root, "device", o.device);
-        cJSON_AddStringToObject(root, "transport", transport);
-        if (cuda) {
-            cJSON_AddNumberToObject(root, "gpus_per_host", gh.gpus);
-            cJSON_AddNumberToObject(root, "ranks_per_host", gh.ranks_per_host);
+        cJSON_AddStringToObject(root, "command", s->cmd_text);
+        cJSON_AddStringToObject(root, "run_dir", s->run_dir);
+        cJSON_AddNumberToObject(root, "ranks", s->j.ranks);
+        cJSON_AddStringToObject(root, "device", o->device);
+        cJSON_AddStringToObject(root, "transport", s->transport);
+        if (s->cuda) {
+            cJSON_AddNumberToObject(root, "gpus_per_host", s->gh.gpus);
+            cJSON_AddNumberToObject(root, "ranks_per_host", s->gh.ranks_per_host);
         }
-        cJSON *conf = cJSON_Parse(config_text);
+        cJSON *conf = cJSON_Parse(s->config_text);
         if (conf)
             cJSON_AddItemToObject(root, "config", conf);
         char *text = cJSON_Print(root);
@@ -1438,139 +1466,149 @@ int cli_exec_cmd(int argc, char **argv)
         else
             ex = 1;
         free(text);
-        goto done;
-    }
-    if (o.dry_run) {
-        printf("%s\n", cmd_text);
-        goto done;
-    }
-    if (o.emit) {
-        char *script = slurm_script(&o, &j, cmd, config_text, cuda ? &gh : NULL, &err);
+    } else if (o->dry_run) {
+        printf("%s\n", s->cmd_text);
+    } else {
+        char *script = slurm_script(o, &s->j, s->cmd, s->config_text, s->cuda ? &s->gh : NULL,
+                                    err);
         if (!script)
-            ex = cli_fail(&err);
-        else if (o.out) {
-            if (cli_write_file(o.out, "--out", script, o.force, &err) != ST_OK)
-                ex = cli_fail(&err);
+            ex = cli_fail(err);
+        else if (o->out) {
+            if (cli_write_file(o->out, "--out", script, o->force, err) != ST_OK)
+                ex = cli_fail(err);
         } else
             fputs(script, stdout);
         free(script);
-        goto done;
     }
-    if (!rank_prog[0] && !o.import_dir) {
-        ST_RAISE(&err, ST_ENOENT, "the rank program %s is neither next to smdplan nor on PATH "
-                 "(build it: cmake --build build)", RANK_PROGRAM);
-        cli_fail(&err);
-        ex = 1; /* a build without it, not bad input */
-        goto done;
-    }
+    return ex;
+}
 
-    host_pred *h = calloc(1, sizeof *h);
-    if (!h) {
-        ex = 1;
-        goto done;
-    }
-    /* the GPUs the ranks run on: theirs, or the ones they share */
-    int gpus_used = cuda && !o.hostfile && gh.gpus < j.ranks ? gh.gpus : j.ranks;
-    /* what the run takes of this host: memory (refused when it does not
-     * fit, before anything is made) and time (a default limit) */
-    char limit_why[256] = "--timeout";
-    if (!o.import_dir) {
-        int per_host = cuda ? gh.ranks_per_host
-                       : o.hostfile_slots > 0 && o.hostfile_slots < j.ranks ? o.hostfile_slots
-                                                                             : j.ranks;
-        int per_gpu = cuda && gh.gpus > 0 ? (gh.ranks_per_host + gh.gpus - 1) / gh.gpus : 1;
-        if (cli_exec__memory_check(&j, cuda, per_host, per_gpu, &err) != ST_OK) {
-            ex = cli_fail(&err);
-            free(h);
-            goto done;
-        }
-    }
-    if (cuda)
-        predict_on_gpu(&o, &x, &j, NULL, gpus_used, h);
+/* What the run is before it starts: the model, where the layout came
+ * from, the layout, the device, the prediction, the command and its limit. */
+static void print_start(const exec_cmd *s, const host_pred *h, int gpus_used,
+                        const char *limit_why)
+{
+    const exec_job *j = &s->j;
+    cli_print_model(stdout, &j->model);
+    if (j->scaled[0])
+        printf("scaled:  %s (from %s)\n", j->scaled, j->model_full.name);
+    printf("from:    %s\n", j->source);
+    print_layout(stdout, &j->layout, j->ranks);
+    if (s->cuda)
+        printf("device:  cuda (bf16, fp32 master weights)%s over %s%s, %d GPU%s\n",
+               j->layout.flash_attention ? ", fused attention" : "", s->transport,
+               !strcmp(s->transport, "mpi") ? " (staged through host memory)" : "", gpus_used,
+               gpus_used == 1 ? "" : "s");
+    if (h->have_est)
+        printf("predicted on %s: %.4f s/step, simulated %.4f s/step\n", h->type,
+               h->est.time.step_s, h->simulated_s);
     else
-        predict_on_host(&o, &x, &j, h);
-    if (!o.import_dir && !o.timeout_given)
-        o.timeout_s = cli_exec__default_timeout(&j, h, o.train.steps, limit_why,
-                                                sizeof limit_why);
-    if (!o.import_dir && (rc = make_run_dir(run_dir, &err)) != ST_OK) {
-        ex = cli_fail(&err);
-        free(h);
-        goto done;
+        printf("note:    %s\n", h->note);
+    if (s->o.import_dir)
+        printf("import:  %s (run by another launcher, exit status %d)\n", s->run_dir,
+               s->o.exit_status);
+    else
+        printf("run:     %s\n", s->cmd_text);
+    if (!s->o.import_dir && s->o.timeout_s > 0)
+        printf("limit:   %.0f s (%s)\n", s->o.timeout_s, limit_why);
+    fflush(stdout);
+}
+
+/* Before the launch: the memory the run takes of this host (refused when
+ * it does not fit, before anything is made), the prediction, the time
+ * limit, the run directory and its CONFIG.json. -1 to go on, else the
+ * exit code. */
+static int prepare_run(exec_cmd *s, host_pred *h, int gpus_used, char *limit_why, size_t n,
+                       st_err *err)
+{
+    exec_opts *o = &s->o;
+    const exec_job *j = &s->j;
+    if (!o->import_dir) {
+        int per_host = s->cuda ? s->gh.ranks_per_host
+                       : o->hostfile_slots > 0 && o->hostfile_slots < j->ranks ? o->hostfile_slots
+                                                                               : j->ranks;
+        int per_gpu = s->cuda && s->gh.gpus > 0
+                          ? (s->gh.ranks_per_host + s->gh.gpus - 1) / s->gh.gpus
+                          : 1;
+        if (cli_exec__memory_check(j, s->cuda, per_host, per_gpu, err) != ST_OK)
+            return cli_fail(err);
     }
+    if (s->cuda)
+        predict_on_gpu(o, &s->x, j, NULL, gpus_used, h);
+    else
+        predict_on_host(o, &s->x, j, h);
+    if (!o->import_dir && !o->timeout_given)
+        o->timeout_s = cli_exec__default_timeout(j, h, o->train.steps, limit_why, n);
+    if (!o->import_dir && make_run_dir(s->run_dir, err) != ST_OK)
+        return cli_fail(err);
     char path[CLI_PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/CONFIG.json", run_dir);
+    snprintf(path, sizeof path, "%s/CONFIG.json", s->run_dir);
     st_err werr = {0};
-    if (!o.import_dir && cli_write_file(path, "run directory", config_text, 0, &werr) != ST_OK) {
+    if (!o->import_dir &&
+        cli_write_file(path, "run directory", s->config_text, 0, &werr) != ST_OK) {
         /* nothing ran, so there is no run to record: the error says so, and
          * the directory made above (empty: the write left nothing) goes */
-        (void)rmdir(run_dir);
-        ST_RAISE(&err, werr.code, "%s; nothing launched or recorded", werr.msg);
-        ex = cli_fail(&err);
+        (void)rmdir(s->run_dir);
+        ST_RAISE(err, werr.code, "%s; nothing launched or recorded", werr.msg);
+        return cli_fail(err);
+    }
+    return -1;
+}
+
+/* Launch the job (or, with --import, take what its launcher said), read
+ * RESULT.json, judge, record and print. The exit code. */
+static int run_job(exec_cmd *s, st_err *err)
+{
+    exec_opts *o = &s->o;
+    const exec_job *j = &s->j;
+    host_pred *h = calloc(1, sizeof *h);
+    if (!h)
+        return 1;
+    /* the GPUs the ranks run on: theirs, or the ones they share */
+    int gpus_used = s->cuda && !o->hostfile && s->gh.gpus < j->ranks ? s->gh.gpus : j->ranks;
+    char limit_why[256] = "--timeout";
+    int ex = prepare_run(s, h, gpus_used, limit_why, sizeof limit_why, err);
+    if (ex >= 0) {
         free(h);
-        goto done;
+        return ex;
     }
-    if (!po.json) {
-        cli_print_model(stdout, &j.model);
-        if (j.scaled[0])
-            printf("scaled:  %s (from %s)\n", j.scaled, j.model_full.name);
-        printf("from:    %s\n", j.source);
-        print_layout(stdout, &j.layout, j.ranks);
-        if (cuda)
-            printf("device:  cuda (bf16, fp32 master weights)%s over %s%s, %d GPU%s\n",
-                   j.layout.flash_attention ? ", fused attention" : "", transport,
-                   !strcmp(transport, "mpi") ? " (staged through host memory)" : "", gpus_used,
-                   gpus_used == 1 ? "" : "s");
-        if (h->have_est)
-            printf("predicted on %s: %.4f s/step, simulated %.4f s/step\n", h->type,
-                   h->est.time.step_s, h->simulated_s);
-        else
-            printf("note:    %s\n", h->note);
-        if (o.import_dir)
-            printf("import:  %s (run by another launcher, exit status %d)\n", run_dir,
-                   o.exit_status);
-        else
-            printf("run:     %s\n", cmd_text);
-        if (!o.import_dir && o.timeout_s > 0)
-            printf("limit:   %.0f s (%s)\n", o.timeout_s, limit_why);
-        fflush(stdout);
-    }
-    char out_log[CLI_PATH_MAX + 32], err_log[CLI_PATH_MAX + 32];
-    snprintf(out_log, sizeof out_log, "%s/mpirun.out", run_dir);
-    snprintf(err_log, sizeof err_log, "%s/mpirun.err", run_dir);
-    cli_launch L = {cmd->argv, cmd->env, o.timeout_s,
-                    !po.json && isatty(STDOUT_FILENO) ? stdout : NULL, out_log, err_log};
+    if (!s->po.json)
+        print_start(s, h, gpus_used, limit_why);
+    char out_log[CLI_PATH_MAX + 32], err_log[CLI_PATH_MAX + 32], path[CLI_PATH_MAX + 32];
+    snprintf(out_log, sizeof out_log, "%s/mpirun.out", s->run_dir);
+    snprintf(err_log, sizeof err_log, "%s/mpirun.err", s->run_dir);
+    cli_launch L = {s->cmd->argv, s->cmd->env, o->timeout_s,
+                    !s->po.json && isatty(STDOUT_FILENO) ? stdout : NULL, out_log, err_log};
     cli_launch_result lr;
-    if (o.import_dir) { /* it has run: what the launcher said of it */
+    if (o->import_dir) { /* it has run: what the launcher said of it */
         memset(&lr, 0, sizeof lr);
         lr.exited = 1;
-        lr.exit_status = o.exit_status;
+        lr.exit_status = o->exit_status;
         lr.wall_s = NAN;
-    } else if ((rc = cli_launch_run(&L, &lr, &err)) != ST_OK) {
-        ex = cli_fail(&err);
+    } else if (cli_launch_run(&L, &lr, err) != ST_OK) {
         free(h);
-        goto done;
+        return cli_fail(err);
     }
     exec_result res;
     exec_result_init(&res);
     st_err rerr = {0};
-    snprintf(path, sizeof path, "%s/RESULT.json", run_dir);
+    snprintf(path, sizeof path, "%s/RESULT.json", s->run_dir);
     int have_result = access(path, F_OK) == 0 && exec_result_read(path, &res, &rerr) == ST_OK;
-    if (have_result && cli_exec__result_check(&res, &j, &o.train, &rerr) != ST_OK) {
+    if (have_result && cli_exec__result_check(&res, j, &o->train, &rerr) != ST_OK) {
         exec_result_free(&res);
         have_result = 0;
     }
-    if (o.import_dir && rerr.code) { /* a RESULT.json that is not this run's: nothing recorded */
-        ST_RAISE(&err, rerr.code == ST_ENOMEM ? ST_ENOMEM : ST_EINVAL, "--import %s: %s; "
-                 "nothing recorded", run_dir, rerr.msg);
-        ex = cli_fail(&err);
+    if (o->import_dir && rerr.code) { /* a RESULT.json that is not this run's: nothing recorded */
+        ST_RAISE(err, rerr.code == ST_ENOMEM ? ST_ENOMEM : ST_EINVAL, "--import %s: %s; "
+                 "nothing recorded", s->run_dir, rerr.msg);
         free(h);
-        goto done;
+        return cli_fail(err);
     }
     /* a GPU named only by the run: its catalog entry, prediction and peak now */
-    if (cuda && !h->have_entry && have_result)
-        predict_on_gpu(&o, &x, &j, res.device_name, gpus_used, h);
+    if (s->cuda && !h->have_entry && have_result)
+        predict_on_gpu(o, &s->x, j, res.device_name, gpus_used, h);
     outcome oc;
-    cli_exec__judge(o.timeout_s, &lr, have_result, &res, h, &j, &oc);
+    cli_exec__judge(o->timeout_s, &lr, have_result, &res, h, j, &oc);
     /* a RESULT.json that could not be read, or is not this run's: that is
      * the error, unless the launcher said something of its own */
     if (!have_result && rerr.code && (!oc.error[0] || (lr.exited && lr.exit_status == 0)))
@@ -1578,41 +1616,64 @@ int cli_exec_cmd(int argc, char **argv)
 
     char host[64];
     cli_host_name(host, sizeof host);
-    rec_ctx rx = {&j, h, &res, have_result, &oc, cmd_text, run_dir, config_text,
-                  have_result && res.host[0] ? res.host : host, lr.exit_status, o.plan_id,
-                  o.threads, o.device, transport, 0, o.import_dir ? 0 : o.timeout_s};
+    rec_ctx rx = {j, h, &res, have_result, &oc, s->cmd_text, s->run_dir, s->config_text,
+                  have_result && res.host[0] ? res.host : host, lr.exit_status, o->plan_id,
+                  o->threads, o->device, s->transport, 0, o->import_dir ? 0 : o->timeout_s};
     int64_t run_id = 0;
     /* an import claims the directory first: of two at once, one records */
     int mark_fd = -1;
-    if (o.import_dir && cli_exec__import_claim(run_dir, &mark_fd, &err) != ST_OK) {
-        ex = cli_fail(&err);
+    if (o->import_dir && cli_exec__import_claim(s->run_dir, &mark_fd, err) != ST_OK) {
+        ex = cli_fail(err);
         if (have_result)
             exec_result_free(&res);
         free(h);
-        goto done;
+        return ex;
     }
-    if (cli_record(po.db_path, po.no_record, cli_exec__record_run, &rx))
+    if (cli_record(s->po.db_path, s->po.no_record, cli_exec__record_run, &rx))
         run_id = rx.run_id;
     rx.run_id = run_id; /* 0 unless the record was committed */
     st_err merr = {0};
-    if (o.import_dir && cli_exec__import_finish(run_dir, mark_fd, run_id, &merr) != ST_OK)
+    if (o->import_dir && cli_exec__import_finish(s->run_dir, mark_fd, run_id, &merr) != ST_OK)
         fprintf(stderr, "smdplan: exec: %s\n", merr.msg);
 
-    if (po.json)
+    if (s->po.json)
         cli_exec__print_json(&rx, lr.wall_s);
     else
-        cli_exec__print_text(&rx, cuda);
+        cli_exec__print_text(&rx, s->cuda);
     ex = !strcmp(oc.status, "ok") ? 0 : oc.bad_config ? 2 : 1;
-    if (o.import_dir) /* whether it was recorded (cli_record said why not); the run's own
-                       * status is the script's exit status */
+    if (o->import_dir) /* whether it was recorded (cli_record said why not); the run's own
+                        * status is the script's exit status */
         ex = run_id > 0 ? 0 : 1;
     if (have_result)
         exec_result_free(&res);
     free(h);
-done:
-    free(config_text);
-    free(cmd);
-    free(cmd_text);
-    cli_plan_ctx_free(&x);
+    return ex;
+}
+
+int cli_exec_cmd(int argc, char **argv)
+{
+    exec_cmd s;
+    memset(&s, 0, sizeof s);
+    st_err err = {0};
+    int ex = parse_cmd(argc, argv, &s, &err);
+    if (ex >= 0)
+        return ex;
+    if (resolve_job(&s, &err) != ST_OK)
+        ex = cli_fail(&err);
+    if (ex < 0)
+        ex = make_config(&s, &err);
+    if (ex < 0)
+        ex = make_command(&s, &err);
+    if (ex < 0 && (s.o.dry_run || s.o.emit))
+        ex = print_prepared(&s, &err);
+    if (ex < 0 && !s.rank_prog[0] && !s.o.import_dir) {
+        ST_RAISE(&err, ST_ENOENT, "the rank program %s is neither next to smdplan nor on PATH "
+                 "(build it: cmake --build build)", RANK_PROGRAM);
+        cli_fail(&err);
+        ex = 1; /* a build without it, not bad input */
+    }
+    if (ex < 0)
+        ex = run_job(&s, &err);
+    exec_cmd_free(&s);
     return ex;
 }
