@@ -66,14 +66,10 @@
 #include "exec/exec.h"
 #include "exec/exec_comm.h"
 #include "exec/exec_dev.h"
+#include "exec/exec_layout.h"
 #include "launch/launch.h"
 #include "planner/plan_framework.h"
 
-/* Layout defaults when the flags leave a knob open and nothing is searched:
- * one sequence per microbatch, and 2 x pp microbatches, so a 1F1B pipeline
- * has twice its depth in flight (bubble (p - 1) / m, Huang et al. 2019:
- * under a half). */
-#define DEFAULT_MICROBATCHES_PER_STAGE 2
 /* The contract's longest blocking wait inside the job. */
 #define DEFAULT_WAIT_TIMEOUT_S 60.0
 #define RUNS_DIR "smdplan-runs"
@@ -142,15 +138,11 @@ static const char *const shape_opts[] = {
     "virtual-stages", "recompute", "recompute-group", "sharding", "sequence-parallel", "offload",
     "prescaled-batch", "placement", "global-batch", "batch-size", "framework", "precision", NULL};
 
-typedef struct scale_spec {
-    int64_t layers, hidden, heads, kv_heads, ffn, seq, vocab; /* 0: not given */
-} scale_spec;
-
 typedef struct exec_opts {
     int64_t plan_id;
     int plan_rank;
     exec_train train;
-    scale_spec scale;
+    exec_scale scale;
     const char *scale_text;
     char data_kind[16];
     const char *data_path;
@@ -239,7 +231,7 @@ static int parse_double(const char *opt, const char *s, double lo, double hi, do
     return ST_OK;
 }
 
-static int parse_scale(const char *s, scale_spec *sc, st_err *err)
+static int parse_scale(const char *s, exec_scale *sc, st_err *err)
 {
     memset(sc, 0, sizeof *sc);
     char buf[256];
@@ -452,87 +444,6 @@ static int parse_exec_args(int argc, char **argv, exec_opts *o, char **pargv, in
     return 0;
 }
 
-/* ---- the model and the layout ---- */
-
-/* The executor's profile on a device (data/frameworks.json): "smdplan" on the
- * CPU, "smdplan-cuda" on the GPU (what differs there, with its sources). */
-static int device_profile(int cuda)
-{
-    int idx = PLAN_FW_DEFAULT;
-    st_err ignore = {0};
-    plan_framework_find(cuda ? "smdplan-cuda" : "smdplan", &idx, &ignore);
-    return idx;
-}
-
-/* The executor's own behaviour (the device's profile), with the knobs
- * CONFIG.json carries kept as the plan set them; the attention kernel as
- * --flash-attention says (the profile's otherwise), the device's precision:
- * fp32 on the CPU, bf16 with fp32 master weights on the GPU. */
-static void executor_layout(plan_layout *l, int cuda, int flash)
-{
-    int idx = device_profile(cuda);
-    int dp_overlap = l->dp_overlap;
-    double bucket = l->dp_bucket_bytes;
-    char placement[4];
-    memcpy(placement, l->placement, 4);
-    plan_framework_apply(plan_framework_get(idx), idx, l);
-    l->dp_overlap = dp_overlap;
-    l->dp_bucket_bytes = bucket;
-    memcpy(l->placement, placement, 4);
-    if (flash >= 0)
-        l->flash_attention = flash;
-    l->precision = cuda ? PLAN_PREC_BF16 : PLAN_PREC_FP32;
-    l->prescaled_batch = 0;
-}
-
-/* A layout from the flags alone (no search): the knobs given, the defaults
- * above for the others, the device's profile's behaviour. */
-static int layout_from_flags(const plan_config *cfg, const plan_model *m, int cuda,
-                             plan_layout *l, st_err *err)
-{
-    int idx = device_profile(cuda);
-    const plan_framework *fw = plan_framework_get(idx);
-    plan_layout_default(l);
-    plan_framework_apply(fw, idx, l);
-    l->tp = cfg->tp > 0 ? cfg->tp : 1;
-    l->pp = cfg->pp > 0 ? cfg->pp : 1;
-    l->dp = cfg->dp > 0 ? cfg->dp : 1;
-    l->cp = cfg->cp > 0 ? cfg->cp : 1;
-    l->micro_batch = cfg->micro_batch > 0 ? cfg->micro_batch : 1;
-    if (cfg->microbatches > 0)
-        l->microbatches = cfg->microbatches;
-    else if (cfg->global_batch > 0) {
-        int64_t per = (int64_t)l->dp * l->micro_batch;
-        if (cfg->global_batch % per != 0)
-            return ST_RAISE(err, ST_EINVAL, "--global-batch %lld: not a multiple of dp %d x "
-                            "micro-batch %d", (long long)cfg->global_batch, l->dp, l->micro_batch);
-        l->microbatches = (int)(cfg->global_batch / per);
-    } else
-        l->microbatches = DEFAULT_MICROBATCHES_PER_STAGE * l->pp;
-    l->schedule = cfg->schedule >= 0 ? (plan_schedule)cfg->schedule : PLAN_SCHED_INTERLEAVED;
-    l->virtual_stages = cfg->virtual_stages > 0 ? cfg->virtual_stages
-                        : l->schedule == PLAN_SCHED_VIRTUAL ? 2 : 1;
-    if (l->schedule == PLAN_SCHED_VIRTUAL && l->pp > 1 && l->microbatches % l->pp != 0)
-        return ST_RAISE(err, ST_EINVAL, "--microbatches %d: must be a multiple of --pp %d for the "
-                        "virtual schedule", l->microbatches, l->pp);
-    l->active_microbatches = cfg->active_microbatches > 0 ? cfg->active_microbatches
-                                                          : l->microbatches;
-    l->recompute = cfg->recompute >= 0 ? (plan_recompute)cfg->recompute : PLAN_RECOMP_NONE;
-    l->recompute_group = cfg->recompute_group > 0 ? cfg->recompute_group : 1;
-    l->sharding = cfg->sharding >= 0 ? (plan_sharding)cfg->sharding : PLAN_SHARD_NONE;
-    l->sequence_parallel = cfg->sequence_parallel >= 0 ? cfg->sequence_parallel : 0;
-    l->offload_activations = cfg->offload_activations > 0;
-    if (cfg->placement[0])
-        memcpy(l->placement, cfg->placement, 4);
-    if (cfg->dp_overlap >= 0)
-        l->dp_overlap = cfg->dp_overlap;
-    if (cfg->dp_bucket_bytes > 0)
-        l->dp_bucket_bytes = cfg->dp_bucket_bytes;
-    l->global_batch = (int64_t)l->dp * l->micro_batch * l->microbatches;
-    (void)m;
-    return ST_OK;
-}
-
 static void catf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void catf(char *buf, size_t n, const char *fmt, ...)
 {
@@ -555,137 +466,7 @@ static void setf(char *buf, size_t n, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Shrink m by sc, keeping what the layout needs; *said gets what changed. */
-static int apply_scale(const scale_spec *sc, const plan_layout *l, plan_model *m, char *said,
-                       size_t n, st_err *err)
-{
-    said[0] = '\0';
-    plan_model o = *m;
-    struct { const char *key; int64_t want; int64_t *field; } v[] = {
-        {"layers", sc->layers, &m->layers}, {"hidden", sc->hidden, &m->hidden},
-        {"heads", sc->heads, &m->heads},    {"kv_heads", sc->kv_heads, &m->kv_heads},
-        {"ffn", sc->ffn, &m->ffn},          {"seq", sc->seq, &m->seq},
-        {"vocab", sc->vocab, &m->vocab}};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        if (v[i].want > *v[i].field)
-            return ST_RAISE(err, ST_EINVAL, "--scale %s=%lld: larger than the model's %lld (--scale "
-                            "only shrinks)", v[i].key, (long long)v[i].want,
-                            (long long)*v[i].field);
-    if (sc->layers)
-        m->layers = sc->layers;
-    if (sc->seq)
-        m->seq = sc->seq;
-    if (sc->vocab)
-        m->vocab = sc->vocab;
-    if (sc->heads)
-        m->heads = sc->heads;
-    if (sc->kv_heads)
-        m->kv_heads = sc->kv_heads;
-    else if (sc->heads && o.kv_heads == o.heads)
-        m->kv_heads = m->heads; /* multi-head attention stays multi-head */
-    else if (sc->heads && m->kv_heads > m->heads)
-        m->kv_heads = m->heads;
-    if (sc->hidden) {
-        m->hidden = sc->hidden;
-        if (!sc->ffn) { /* the MLP keeps its ratio to hidden, split evenly by TP */
-            int64_t f = (int64_t)llround((double)o.ffn * (double)sc->hidden / (double)o.hidden);
-            int64_t q = l->tp > 0 ? l->tp : 1;
-            f = (f + q - 1) / q * q;
-            m->ffn = f < q ? q : f;
-        }
-    }
-    if (sc->ffn)
-        m->ffn = sc->ffn;
-    if (m->hidden % m->heads != 0)
-        return ST_RAISE(err, ST_EINVAL, "--scale: hidden %lld is not divisible by the %lld heads; "
-                        "give heads=N too (e.g. heads=%lld)", (long long)m->hidden,
-                        (long long)m->heads,
-                        (long long)(m->hidden >= 64 ? m->hidden / 64 : 1));
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-        int64_t before = *(int64_t *)((char *)&o + ((char *)v[i].field - (char *)m));
-        if (before != *v[i].field)
-            catf(said, n, "%s%s %lld -> %lld", said[0] ? ", " : "", v[i].key, (long long)before,
-                 (long long)*v[i].field);
-    }
-    if (said[0]) {
-        char nm[PLAN_NAME_MAX];
-        snprintf(nm, sizeof nm, "%.50s-scaled", o.name);
-        snprintf(m->name, sizeof m->name, "%s", nm);
-        size_t u = strlen(m->source);
-        snprintf(m->source + u, sizeof m->source - u, "%s", "; reduced by smdplan exec --scale");
-    }
-    return plan_model_finish(m, err);
-}
-
-/* What the executor needs of the shape under the layout (one line naming
- * the value, and --scale as the way out). */
-static int check_shape(const plan_model *m, const plan_layout *l, const char *data_kind,
-                       st_err *err)
-{
-    const char *hint = "; reduce it with --scale";
-    int t = l->tp;
-    /* the executor's attention (exec/, its CPU and CUDA devices) projects
-     * hidden to hidden and attends over the whole sequence */
-    if (plan_model_attn_width(m) != m->hidden)
-        return ST_RAISE(err, ST_EINVAL, "model: head size %lld is not hidden / heads (%lld x %lld "
-                        "heads = %lld, hidden %lld); the executor's attention projections are "
-                        "hidden x hidden (plan it with smdplan, run it with another stack)",
-                        (long long)plan_model_head_dim(m), (long long)plan_model_head_dim(m),
-                        (long long)m->heads, (long long)plan_model_attn_width(m),
-                        (long long)m->hidden);
-    if (plan_model_local_layers(m) > 0)
-        return ST_RAISE(err, ST_EINVAL, "model: sliding window of %lld tokens on %lld of %lld "
-                        "layers; the executor attends over the whole sequence (--sliding-window 0 "
-                        "runs it without the window)", (long long)m->sliding_window,
-                        (long long)plan_model_local_layers(m), (long long)m->layers);
-    if (m->heads % t != 0)
-        return ST_RAISE(err, ST_EINVAL, "model: %lld heads do not divide by tp %d (the executor "
-                        "splits heads over TP ranks)%s", (long long)m->heads, t, hint);
-    if (m->kv_heads % t != 0)
-        return ST_RAISE(err, ST_EINVAL, "model: %lld kv heads do not divide by tp %d (the executor "
-                        "splits key/value heads over TP ranks)%s", (long long)m->kv_heads, t, hint);
-    if (m->ffn % t != 0)
-        return ST_RAISE(err, ST_EINVAL, "model: MLP size %lld does not divide by tp %d%s",
-                        (long long)m->ffn, t, hint);
-    if (m->vocab % t != 0)
-        return ST_RAISE(err, ST_EINVAL, "model: vocabulary %lld does not divide by tp %d (the "
-                        "embedding and loss are vocabulary-parallel)%s", (long long)m->vocab, t,
-                        hint);
-    if ((int64_t)l->pp * l->virtual_stages > m->layers)
-        return ST_RAISE(err, ST_EINVAL, "model: %lld layers for pp %d x %d virtual stages (each "
-                        "pipeline chunk needs a layer)%s", (long long)m->layers, l->pp,
-                        l->virtual_stages, hint);
-    if (l->sequence_parallel && m->seq % t != 0)
-        return ST_RAISE(err, ST_EINVAL, "model: sequence %lld does not divide by tp %d with "
-                        "sequence parallelism%s", (long long)m->seq, t, hint);
-    if (m->arch == PLAN_ARCH_LLAMA && plan_model_head_dim(m) % 2 != 0)
-        return ST_RAISE(err, ST_EINVAL, "model: head dimension %lld is odd; rotary positions rotate "
-                        "pairs of dimensions%s", (long long)plan_model_head_dim(m), hint);
-    if (!strcmp(data_kind, "text") && m->vocab < 256)
-        return ST_RAISE(err, ST_EINVAL, "model: vocabulary %lld with --data text: a text file is "
-                        "read as bytes, which needs a vocabulary of at least 256",
-                        (long long)m->vocab);
-    return ST_OK;
-}
-
-/* Knobs the executor does not run: refused by name (issue: never
- * ignored). */
-static int check_knobs(const plan_layout *l, int cuda, st_err *err)
-{
-    if (l->cp > 1)
-        return ST_RAISE(err, ST_EINVAL, "layout: context parallel %d; the executor has no context "
-                        "parallelism (cp must be 1)", l->cp);
-    if (l->offload_activations)
-        return ST_RAISE(err, ST_EINVAL, cuda ? "layout: activation offload; the executor does not "
-                        "offload activations to the host (offload must be off)"
-                        : "layout: activation offload; the CPU device keeps "
-                        "activations in host memory already (offload must be off)");
-    int idx = device_profile(cuda);
-    char why[200];
-    if (plan_framework_check(plan_framework_get(idx), l, why, sizeof why))
-        return ST_RAISE(err, ST_EINVAL, "layout: %s", why);
-    return ST_OK;
-}
+/* ---- the model and the layout (as the executor runs them: exec/exec_layout.h) ---- */
 
 /* The layout and model of recorded plan record id (its plan of rank k). */
 static int from_record(const exec_opts *o, const char *db_path, exec_job *j, st_err *err)
@@ -888,7 +669,7 @@ static int make_run_dir(const char *dir, st_err *err)
 static void predict_layout(cli_plan_ctx *x, const exec_job *j, int cuda, host_pred *h)
 {
     st_err err = {0};
-    plan_cluster_use_framework(&x->cat, device_profile(cuda), &h->cluster);
+    plan_cluster_use_framework(&x->cat, exec_layout_profile(cuda), &h->cluster);
     plan_terms *none = NULL;
     if (plan_evaluate(&j->model, &h->cluster, &j->layout, &h->est, none, &err) != ST_OK) {
         setf(h->note, sizeof h->note, "prediction: %s", err.msg);
@@ -1157,15 +938,15 @@ static int job_layout(const exec_opts *o, const cli_plan_opts *po, const cli_pla
         free(res);
     } else {
         j->model_full = x->model;
-        rc = layout_from_flags(&po->cfg, &x->model, cuda, &j->layout, err);
+        rc = exec_layout_from_config(&po->cfg, cuda, &j->layout, err);
         snprintf(j->source, sizeof j->source, "the layout flags on this host");
     }
     if (rc == ST_OK) {
-        executor_layout(&j->layout, cuda, po->cfg.flash_attention);
+        exec_layout_apply(&j->layout, cuda, po->cfg.flash_attention);
         j->model = j->model_full;
         j->model.dropout = PLAN_DROPOUT_OFF; /* the executor trains without dropout */
         j->ranks = j->layout.tp * j->layout.pp * j->layout.dp * j->layout.cp;
-        rc = check_knobs(&j->layout, cuda, err);
+        rc = exec_layout_check(&j->layout, cuda, err);
     }
     return rc;
 }
@@ -1208,10 +989,10 @@ static int check_exec_opts(exec_opts *o, const plan_config *cfg, int cuda, st_er
         ST_RAISE(err, ST_EINVAL, "--framework %s: smdplan exec runs the smdplan executor "
                  "(--framework smdplan)", plan_framework_get(cfg->framework)->key);
     else if (o->framework_given && cfg->framework != plan_framework_match("smdplan", 0) &&
-             cfg->framework != device_profile(cuda))
+             cfg->framework != exec_layout_profile(cuda))
         ST_RAISE(err, ST_EINVAL, "--framework %s: the executor's profile on the %s device is "
                  "%s", plan_framework_get(cfg->framework)->key, o->device,
-                 plan_framework_get(device_profile(cuda))->key);
+                 plan_framework_get(exec_layout_profile(cuda))->key);
     else if (o->precision_given && !cuda && cfg->precision != PLAN_PREC_FP32)
         ST_RAISE(err, ST_EINVAL, "--precision %s: the CPU device computes in fp32 (bf16 with "
                  "--device cuda)", plan_precision_name((plan_precision)cfg->precision));
@@ -1330,7 +1111,7 @@ static int resolve_job(exec_cmd *s, st_err *err)
     const exec_opts *o = &s->o;
     exec_job *j = &s->j;
     gpu_hosts *gh = &s->gh;
-    s->po.cfg.framework = device_profile(s->cuda);
+    s->po.cfg.framework = exec_layout_profile(s->cuda);
     if (!o->precision_given)
         s->po.cfg.precision = s->cuda ? PLAN_PREC_BF16 : PLAN_PREC_FP32;
     int rc = cli_plan_resolve(&s->po, &s->x, o->plan_id == 0, err);
@@ -1361,9 +1142,10 @@ static int resolve_job(exec_cmd *s, st_err *err)
                                 "--gpus-per-host N, prepare a run for another host)");
     }
     if (rc == ST_OK && o->scale_text)
-        rc = apply_scale(&o->scale, &j->layout, &j->model, j->scaled, sizeof j->scaled, err);
+        rc = exec_model_scale(&o->scale, &j->layout, &j->model, j->scaled, sizeof j->scaled,
+                              err);
     if (rc == ST_OK)
-        rc = check_shape(&j->model, &j->layout, o->data_kind, err);
+        rc = exec_model_check(&j->model, &j->layout, o->data_kind, err);
     return rc;
 }
 
