@@ -24,6 +24,7 @@
 
 #include "app/cli.h"
 #include "app/cli_int.h"
+#include "common/text.h"
 #include "common/units.h"
 #include "data/data.h"
 #include "planner/plan_framework.h"
@@ -63,7 +64,7 @@ static void layout_words(const plan_layout *l, char *buf, size_t n)
     char s[24], r[24];
     snprintf(buf, n, "tp %d, pp %d, dp %d%s, mbs %d x %d, %s, %s, %s%s", l->tp, l->pp, l->dp,
              l->cp > 1 ? " (cp)" : "", l->micro_batch, l->microbatches,
-             cli_sched_label(l, s, sizeof s), cli_recomp_label(l, r, sizeof r),
+             plan_framework_sched_label(l, s, sizeof s), cli_recomp_label(l, r, sizeof r),
              plan_sharding_name(l->sharding), l->sequence_parallel && l->tp > 1 ? ", sp" : "");
 }
 
@@ -91,7 +92,7 @@ static int side_from_spec(int argc, char **argv, const char *spec, const char *w
             char safe[120];
             rc = ST_RAISE(err, ST_EINVAL, "--%s '%s': expected K=V,... with K a layout option "
                           "of smdplan plan without -- (tp=8,pp=2)", which,
-                          cli_comment_text(spec, safe, sizeof safe));
+                          text_comment(spec, safe, sizeof safe));
             break;
         }
         *eq = '\0';
@@ -166,7 +167,7 @@ static int side_from_record(const char *db_path, const char *ref, side *out, st_
     if (id <= 0 || rank <= 0 || *end) {
         char safe[80];
         return ST_RAISE(err, ST_EINVAL, "diff: '%s': expected a plan record ID or ID:RANK "
-                        "(smdplan history)", cli_comment_text(ref, safe, sizeof safe));
+                        "(smdplan history)", text_comment(ref, safe, sizeof safe));
     }
     db *d = NULL;
     db_plan *pl = calloc(64, sizeof *pl);
@@ -272,7 +273,7 @@ static void knob_diff(const plan_layout *a, const plan_layout *b, char *buf, siz
     char sa[24], sb[24];
     if (a->schedule != b->schedule && u < n)
         u += (size_t)snprintf(buf + u, n - u, "%sschedule %s vs %s", u ? ", " : "",
-                              cli_sched_label(a, sa, sizeof sa), cli_sched_label(b, sb, sizeof sb));
+                              plan_framework_sched_label(a, sa, sizeof sa), plan_framework_sched_label(b, sb, sizeof sb));
     if (a->recompute != b->recompute && u < n)
         u += (size_t)snprintf(buf + u, n - u, "%srecompute %s vs %s", u ? ", " : "",
                               plan_recompute_name(a->recompute), plan_recompute_name(b->recompute));
@@ -480,7 +481,7 @@ int cli_diff_cmd(int argc, char **argv)
         char safe[80];
         fprintf(stderr, "smdplan diff: '%s': with two plan records only --db FILE and --json "
                         "(see smdplan diff --help)\n",
-                cli_comment_text(argv[bad], safe, sizeof safe));
+                text_comment(argv[bad], safe, sizeof safe));
         free(rest);
         return 2;
     }

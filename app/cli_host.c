@@ -19,10 +19,6 @@
  * Files. A file is written whole or not at all, and an existing one is
  * replaced only with force, never through a symbolic link: the one rule of
  * every output (common/outfile.h).
- *
- * Scripts. A value written into a script is a shell word in single quotes
- * (cli_shell_quote) or, in a comment, text that cannot end its line
- * (cli_comment_text): a name from a file never runs.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -70,51 +66,6 @@ void cli_host_entry_names(int threads_per_rank, char *inst, size_t ni, char *gpu
 int cli_write_file(const char *path, const char *what, const char *text, int force, st_err *err)
 {
     return outfile_write(path, what, text, strlen(text), force, err);
-}
-
-void cli_shell_quote(const char *s, char *buf, size_t n)
-{
-    size_t u = 0;
-    int plain = *s != '\0';
-    for (const char *c = s; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              strchr("-_./=:,+@%", *c)))
-            plain = 0;
-    if (plain) {
-        snprintf(buf, n, "%s", s);
-        return;
-    }
-    if (u + 1 < n)
-        buf[u++] = '\'';
-    for (const char *c = s; *c && u + 5 < n; c++) {
-        if (*c == '\'') {
-            memcpy(buf + u, "'\\''", 4);
-            u += 4;
-        } else {
-            buf[u++] = *c;
-        }
-    }
-    if (u + 1 < n)
-        buf[u++] = '\'';
-    buf[u < n ? u : n - 1] = '\0';
-}
-
-const char *cli_comment_text(const char *s, char *buf, size_t n)
-{
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < n; p++) {
-        if (*p == '\\')
-            o += (size_t)snprintf(buf + o, n - o, "\\\\");
-        else if (*p == '\n')
-            o += (size_t)snprintf(buf + o, n - o, "\\n");
-        else if (*p >= 0x20 && *p < 0x7F)
-            buf[o++] = (char)*p;
-        else
-            o += (size_t)snprintf(buf + o, n - o, "\\x%02x", *p);
-    }
-    if (n > 0)
-        buf[o] = '\0';
-    return buf;
 }
 
 /* Does name contain word (case-insensitive) not inside a longer word? */

@@ -172,12 +172,10 @@ const char *cli_price_list(void);
 /* 1 when the costs are SageMaker's (a --region list). */
 int cli_price_is_sagemaker(void);
 
-/* A layout's cells as every table shows them (cli_out.c): the schedule by
- * its stack's name ("-" without a pipeline), microbatches in flight ("-"
- * where the stack has no such knob), recompute (sel, full/k, +off); and the
- * sentence that explains those columns. Return buf (a static string). */
-const char *cli_sched_label(const plan_layout *l, char *buf, size_t n);
-const char *cli_act_label(const plan_layout *l, char *buf, size_t n);
+/* A layout's recompute cell as every table shows it (sel, full/k, +off;
+ * the schedule's and microbatches' are plan_framework_sched_label and
+ * plan_framework_act_label), and the sentence that explains the columns
+ * (cli_out.c). Return buf (a static string). */
 const char *cli_recomp_label(const plan_layout *l, char *buf, size_t n);
 const char *cli_columns_key(void);
 
@@ -235,25 +233,14 @@ struct cJSON *cli_json_bytes(double v);
 struct cJSON *cli_json_terms(const plan_terms *t);
 struct cJSON *cli_json_model(const plan_model *m);
 
-/* --emit KIND (cli_emit.c, cli_emit.h): the launch file of r->top[0], the
- * plan ranked #1 (after the simulator's re-ranking), for its stack: the
- * SageMaker estimator or mpirun of SMP, the launch script of Megatron-LM,
- * DeepSpeed, torchtitan, FSDP or MaxText, or an sbatch script of one. cli_emit_check says whether it can be emitted (0, or exit code
- * 2 with a one-line reason naming the knob in err); call it before printing
- * anything. cli_emit prints the Python estimator or the mpirun script;
- * cli_emit_json returns the same settings as a JSON object (caller owns;
- * NULL with err set when it cannot be emitted). sim (may be NULL) gives the
- * simulated step for the header. */
-/* The --emit kinds, one line for --help and errors; 1 when what is one. */
-const char *cli_emit_kinds(void);
-int cli_emit_kind_valid(const char *what);
-int cli_emit_check(const char *what, const cli_plan_opts *o, const plan_model *m,
-                   const plan_cluster *c, const plan_result *r, st_err *err);
-int cli_emit(FILE *f, const char *what, const cli_plan_opts *o, const plan_model *m,
-             const plan_cluster *c, const plan_result *r, const cli_sim_col *sim, st_err *err);
-struct cJSON *cli_emit_json(const char *what, const cli_plan_opts *o, const plan_model *m,
-                            const plan_cluster *c, const plan_result *r, const cli_sim_col *sim,
-                            st_err *err);
+/* --emit KIND (launch/launch.h): what the launch of plan #1 of r is made
+ * of, from the plan command's options (the command line, --tokens, the
+ * --catalog files), the simulated steps (sim may be NULL) and the step's
+ * error band, whose basis goes into basis (n bytes) (cli_out.c). */
+struct launch_plan;
+void cli_launch_plan_of(const cli_plan_opts *o, const plan_model *m, const plan_cluster *c,
+                        const plan_result *r, const cli_sim_col *sim, struct launch_plan *p,
+                        char *basis, size_t n);
 
 /* Simulation (cli_sim.c). */
 int cli_sim_layout(const plan_model *m, const plan_cluster *c, const plan_layout *l,
@@ -331,14 +318,6 @@ int cli_catalog_gpu_of_device(const plan_catalog *cat, const char *desc);
  * output (common/outfile.h): an existing file only with force, never
  * through a symbolic link. what names the output in messages ("--out"). */
 int cli_write_file(const char *path, const char *what, const char *text, int force, st_err *err);
-/* s quoted for a POSIX shell (single quotes) unless it needs none. */
-void cli_shell_quote(const char *s, char *buf, size_t n);
-/* s for a comment line of a script or a one-line message, into buf (n >= 1):
- * printable ASCII kept, backslash doubled, anything else (newlines, control
- * characters, bytes past ASCII) as \n or \xNN, so the text cannot end the
- * line it is written on. Cut short (at a whole escape) to fit n; returns buf. */
-const char *cli_comment_text(const char *s, char *buf, size_t n);
-
 /* This executable's path into buf ("" when /proc does not say). */
 void cli_self_path(char *buf, size_t n);
 

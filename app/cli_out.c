@@ -11,6 +11,7 @@
 #include "app/cli_int.h"
 #include "common/units.h"
 #include "data/data.h"
+#include "launch/launch.h"
 #include "planner/plan_framework.h"
 
 #define GIB 1073741824.0
@@ -46,26 +47,6 @@ void cli_print_cluster(FILE *f, const plan_cluster *c)
     else
         fprintf(f, ", no price");
     fprintf(f, "\nprices:  %s\n", cli_price_list());
-}
-
-const char *cli_sched_label(const plan_layout *l, char *buf, size_t n)
-{
-    if (l->pp == 1)
-        snprintf(buf, n, "-"); /* no pipeline, no schedule */
-    else if (l->schedule == PLAN_SCHED_VIRTUAL)
-        snprintf(buf, n, "%s/%d", plan_framework_schedule_name(l), l->virtual_stages);
-    else
-        snprintf(buf, n, "%s", plan_framework_schedule_name(l));
-    return buf;
-}
-
-const char *cli_act_label(const plan_layout *l, char *buf, size_t n)
-{
-    if (plan_framework_get(l->framework)->active_cap && l->pp > 1)
-        snprintf(buf, n, "%d", l->active_microbatches);
-    else
-        snprintf(buf, n, "-"); /* the stack has no such knob */
-    return buf;
 }
 
 const char *cli_columns_key(void)
@@ -146,8 +127,8 @@ static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
         cli_table_cell(t, "%d", l->dp);
         cli_table_cell(t, "%d", l->micro_batch);
         cli_table_cell(t, "%d", l->microbatches);
-        cli_table_cell(t, "%s", cli_act_label(l, act, sizeof act));
-        cli_table_cell(t, "%s", cli_sched_label(l, s, sizeof s));
+        cli_table_cell(t, "%s", plan_framework_act_label(l, act, sizeof act));
+        cli_table_cell(t, "%s", plan_framework_sched_label(l, s, sizeof s));
         cli_table_cell(t, "%s", cli_recomp_label(l, rc, sizeof rc));
         cli_table_cell(t, "%s", plan_sharding_name(l->sharding));
         cli_table_cell(t, "%s", l->sequence_parallel ? "on" : "-");
@@ -312,6 +293,19 @@ double cli_band_of(const plan_cluster *c, int fw, char *basis, size_t n)
     }
     const char *chip = c->gpu->silicon[0] ? c->gpu->silicon : c->gpu->name;
     return data_band_of(&bands, plan_framework_get(fw)->key, chip, basis, n);
+}
+
+void cli_launch_plan_of(const cli_plan_opts *o, const plan_model *m, const plan_cluster *c,
+                        const plan_result *r, const cli_sim_col *sim, launch_plan *p,
+                        char *basis, size_t n)
+{
+    *p = (launch_plan){.m = m, .c = c, .r = r, .command_line = o->command_line,
+                       .tokens = o->tokens, .catalog_files = o->catalog_files,
+                       .ncatalogs = o->ncatalogs, .band_basis = basis};
+    p->sim_step_s = sim && sim->n > 0 ? sim->step_s[0] : 0;
+    basis[0] = '\0';
+    if (r->ntop > 0)
+        p->band_pct = cli_band_of(c, r->top[0].layout.framework, basis, n);
 }
 
 /* The step a plan was ranked by. */

@@ -21,6 +21,7 @@
 #include "common/outfile.h"
 #include "common/units.h"
 #include "data/data.h"
+#include "launch/launch.h"
 #include "planner/plan_framework.h"
 
 #include <cjson/cJSON.h>
@@ -324,8 +325,8 @@ static int apply(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
     case O_NO_RECORD: o->no_record = 1; return ST_OK;
     case O_DB: o->db_path = a; return ST_OK;
     case O_EMIT:
-        if (!cli_emit_kind_valid(a))
-            return ST_RAISE(err, ST_EINVAL, "--emit '%s': allowed are %s", a, cli_emit_kinds());
+        if (!launch_kind_valid(a))
+            return ST_RAISE(err, ST_EINVAL, "--emit '%s': allowed are %s", a, launch_kinds());
         o->emit = a;
         return ST_OK;
     default:
@@ -520,7 +521,7 @@ static void layout_line(FILE *f, const plan_layout *l)
     char act[16];
     fprintf(f, "layout:  tp %d, pp %d, dp %d%s, micro-batch %d x %d microbatches, active %s, %s",
             l->tp, l->pp, l->dp, l->cp > 1 ? " (cp)" : "", l->micro_batch, l->microbatches,
-            cli_act_label(l, act, sizeof act), plan_framework_schedule_name(l));
+            plan_framework_act_label(l, act, sizeof act), plan_framework_schedule_name(l));
     if (l->schedule == PLAN_SCHED_VIRTUAL)
         fprintf(f, " x %d virtual stages", l->virtual_stages);
     fprintf(f, ", recompute %s, sharding %s, placement %s\n", plan_recompute_name(l->recompute),
@@ -761,15 +762,21 @@ int cli_plan_run(int argc, char **argv, int simulate)
 
     /* --emit refuses before anything is printed; --json carries its settings,
      * the preset's reference and --explain's terms in the document
-     * (cli_emit.c, cli_preset.c, cli_json.c) */
+     * (launch/, cli_preset.c, cli_json.c) */
     cli_preset_cmp *cmp = calloc(1, sizeof *cmp);
     o.json_extra = cJSON_CreateObject();
     if (!cmp || !o.json_extra)
         ex = cli_fail(&(st_err){.code = ST_ENOMEM, .msg = "out of memory"});
+    launch_plan lp;
+    char lp_basis[400];
+    cli_launch_plan_of(&o, &x.model, &x.cluster, res, &simcol, &lp, lp_basis, sizeof lp_basis);
     if (!ex && res->ntop > 0 && o.emit) {
-        ex = cli_emit_check(o.emit, &o, &x.model, &x.cluster, res, &err);
+        launch_plan unsimulated = lp; /* a refusal does not depend on the simulator */
+        unsimulated.sim_step_s = 0;
+        rc = launch_check(o.emit, &unsimulated, &err);
+        ex = rc == ST_OK ? 0 : st_exit_code(rc);
         if (!ex && o.json) {
-            cJSON *e = cli_emit_json(o.emit, &o, &x.model, &x.cluster, res, &simcol, &err);
+            cJSON *e = launch_json(o.emit, &lp, &err);
             if (e)
                 cJSON_AddItemToObject(o.json_extra, o.emit, e);
             else
@@ -821,7 +828,8 @@ int cli_plan_run(int argc, char **argv, int simulate)
     }
     free(terms);
     if (res->ntop > 0 && o.emit && !o.json && !ex) {
-        ex = cli_emit(stdout, o.emit, &o, &x.model, &x.cluster, res, &simcol, &err);
+        rc = launch_write(stdout, o.emit, &lp, &err);
+        ex = rc == ST_OK ? 0 : st_exit_code(rc);
         if (ex)
             cli_fail(&err);
     }

@@ -321,8 +321,8 @@ static void row(cli_table *t, const char *label, const plan_candidate *cand)
     cli_table_cell(t, "%d", l->micro_batch);
     cli_table_cell(t, "%d", l->microbatches);
     char buf[32];
-    cli_table_cell(t, "%s", cli_act_label(l, buf, sizeof buf));
-    cli_table_cell(t, "%s", cli_sched_label(l, buf, sizeof buf));
+    cli_table_cell(t, "%s", plan_framework_act_label(l, buf, sizeof buf));
+    cli_table_cell(t, "%s", plan_framework_sched_label(l, buf, sizeof buf));
     cli_table_cell(t, "%s", cli_recomp_label(l, buf, sizeof buf));
     cli_table_cell(t, "%s", plan_sharding_name(l->sharding));
     cli_table_cell(t, "%s", l->sequence_parallel ? "on" : "-");

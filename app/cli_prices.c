@@ -16,6 +16,7 @@
 
 #include "app/cli.h"
 #include "app/cli_int.h"
+#include "common/text.h"
 #include "data/data.h"
 
 static char label[512] = "EC2 on demand, us-east-1, from the catalog (SageMaker's ml.* prices "
@@ -133,7 +134,7 @@ int cli_prices_cmd(int argc, char **argv)
             char safe[120];
             fprintf(stderr, "smdplan prices: unexpected '%s'; usage: smdplan prices import FILE "
                             "[--out PATH] [--force]\n",
-                    cli_comment_text(argv[i], safe, sizeof safe));
+                    text_comment(argv[i], safe, sizeof safe));
             return 2;
         }
     }
@@ -202,13 +203,13 @@ int cli_prices_cmd(int argc, char **argv)
     char safe[600];
     printf("read %s: AmazonSageMaker offer file, version %s, published %s: %d on-demand prices "
            "of training instance types in %d region%s (%d products read%s)\n",
-           cli_comment_text(file, safe, sizeof safe), info.version, info.published, info.prices,
+           text_comment(file, safe, sizeof safe), info.version, info.published, info.prices,
            regions, regions == 1 ? "" : "s", info.products,
            info.skipped ? ", some training products without a region or an hourly price" : "");
     if (info.conflicts)
         printf("%d instance types had a second, different price in a region: the first was "
                "kept\n", info.conflicts);
-    cli_comment_text(out, safe, sizeof safe);
+    text_comment(out, safe, sizeof safe);
     printf("wrote %s (smdplan --region REGION --prices %s)\n", safe, safe);
     return 0;
 }

@@ -28,6 +28,7 @@
 #include "common/units.h"
 #include "data/data.h"
 #include "data/db.h"
+#include "launch/launch.h"
 #include "planner/plan_framework.h"
 #include "reports/rpt.h"
 
@@ -278,7 +279,10 @@ static int add_summary(rpt_report *r, const db_plan *one, const plan_model *m, c
         snprintf(o->command_line, sizeof o->command_line, "smdplan report (plan #1 as recorded)");
         FILE *ms = open_memstream(&launch, &len);
         if (ms) {
-            int bad = cli_emit(ms, what, o, m, &c, one_res, NULL, &e2) != 0;
+            launch_plan lp;
+            char basis[400];
+            cli_launch_plan_of(o, m, &c, one_res, NULL, &lp, basis, sizeof basis);
+            int bad = launch_write(ms, what, &lp, &e2) != ST_OK;
             fclose(ms);
             if (bad) {
                 free(launch);

@@ -10,6 +10,8 @@
  *    writer (atomic: temp file, fsync, rename) and reader.
  *  - exec_run (exec/exec_run.h): run a config on this rank (collective over
  *    the world group), what the rank program build/smdplan-rank does.
+ *  - exec_layout (exec/exec_layout.h): a layout and a model as the executor
+ *    runs them, checked before anything is written or launched.
  *
  * Beyond the contract's first version: model.mlp ("plain" | "gated", the
  * architecture's own when absent), train.stop_after, the "debug" object

@@ -498,3 +498,23 @@ const char *plan_framework_schedule_name(const plan_layout *l)
     default: return "?";
     }
 }
+
+const char *plan_framework_sched_label(const plan_layout *l, char *buf, size_t n)
+{
+    if (l->pp == 1)
+        snprintf(buf, n, "-"); /* no pipeline, no schedule */
+    else if (l->schedule == PLAN_SCHED_VIRTUAL)
+        snprintf(buf, n, "%s/%d", plan_framework_schedule_name(l), l->virtual_stages);
+    else
+        snprintf(buf, n, "%s", plan_framework_schedule_name(l));
+    return buf;
+}
+
+const char *plan_framework_act_label(const plan_layout *l, char *buf, size_t n)
+{
+    if (plan_framework_get(l->framework)->active_cap && l->pp > 1)
+        snprintf(buf, n, "%d", l->active_microbatches);
+    else
+        snprintf(buf, n, "-"); /* the stack has no such knob */
+    return buf;
+}

@@ -234,6 +234,12 @@ const plan_fw_eff *plan_cluster_use_framework(const plan_catalog *cat, int i, pl
  * GPipe "gpipe" (torch.distributed.pipelining ScheduleGPipe). A static
  * string; plan_schedule_name stays the option's and the records' word. */
 const char *plan_framework_schedule_name(const plan_layout *l);
+/* A layout's cells as every table and launch file shows them: the schedule
+ * by its stack's name ("-" without a pipeline, "NAME/v" over v virtual
+ * stages) and the microbatches in flight per stage ("-" where the stack has
+ * no such knob), into buf (n bytes). Return buf. */
+const char *plan_framework_sched_label(const plan_layout *l, char *buf, size_t n);
+const char *plan_framework_act_label(const plan_layout *l, char *buf, size_t n);
 
 /* Set l's behaviour fields (attention kernel, overlaps, buckets, rank order
  * when the framework fixes it, gradient precision, launch mode) to fw's. */

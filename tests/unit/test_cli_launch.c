@@ -18,6 +18,7 @@
 
 #include "app/cli_int.h"
 #include "app/cli_launch.h"
+#include "common/text.h"
 #include "data/data.h"
 #include "test_db_util.h"
 
@@ -191,15 +192,15 @@ static void test_shell_quote(void **state)
 {
     fixture *f = *state;
     char q[256], cmd[1200], path[600];
-    cli_shell_quote("plain-arg_1.json", q, sizeof q);
+    text_shell_quote("plain-arg_1.json", q, sizeof q);
     assert_string_equal(q, "plain-arg_1.json");
-    cli_shell_quote("it's a $HOME `x` \"y\"", q, sizeof q);
+    text_shell_quote("it's a $HOME `x` \"y\"", q, sizeof q);
     assert_string_equal(q, "'it'\\''s a $HOME `x` \"y\"'");
-    cli_shell_quote("", q, sizeof q);
+    text_shell_quote("", q, sizeof q);
     assert_string_equal(q, "''");
     /* what the shell reads back is the text itself */
     snprintf(path, sizeof path, "%s/q.txt", f->dir);
-    cli_shell_quote("it's a $HOME `x` \"y\"", q, sizeof q);
+    text_shell_quote("it's a $HOME `x` \"y\"", q, sizeof q);
     snprintf(cmd, sizeof cmd, "printf '%%s' %s > %s", q, path);
     assert_int_equal(system(cmd), 0);
     char *t = NULL;

@@ -1,7 +1,7 @@
 /*
- * cli_emit.c: --emit KIND, the launch file of the plan ranked #1 in the
+ * launch.c: --emit KIND, the launch file of the plan ranked #1 in the
  * table `smdplan plan` prints (after the simulator's re-ranking), for the
- * stack the plan is for; see cli_emit.h for where each stack's lives.
+ * stack the plan is for; see launch_int.h for where each stack's lives.
  *
  * KIND is the stack's own launch (megatron, deepspeed, torchtitan, fsdp,
  * maxtext, smdplan; sagemaker and mpirun for SMP v1, sagemaker for SMP v2),
@@ -10,14 +10,14 @@
  * translated: a plan's times are its stack's.
  *
  * Every string that reaches a launch file is escaped for its language:
- * Python string literals (cli__py_str), shell words in single quotes
- * (cli__sh_str), TOML basic strings (cli__toml_str), JSON by cJSON; text in
- * a comment is reduced to printable ASCII (cli_comment_text). Files a job
+ * Python string literals (launch__py_str), shell words in single quotes
+ * (launch__sh_str), TOML basic strings (launch__toml_str), JSON by cJSON; text in
+ * a comment is reduced to printable ASCII (text_comment, common/text.h). Files a job
  * needs are written by the script with a quoted here-document (POSIX Shell
  * Command Language 2.7.4: nothing in it is expanded), their text generated
  * by smdplan, so no line of it can be the delimiter.
  */
-#include "app/cli_emit.h"
+#include "launch/launch_int.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -29,6 +29,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/text.h"
 #include "common/units.h"
 #include "planner/plan_framework.h"
 
@@ -85,7 +86,7 @@ static int utf8_next(const unsigned char *s, uint32_t *cp)
  * quote escaped, control characters as \n \r \t or \xNN, UTF-8 sequences as
  * \uXXXX / \UXXXXXXXX (the same characters), bytes that are not UTF-8 as
  * \xNN (the Latin-1 character of that byte: nothing can end the literal). */
-void cli__py_str(FILE *f, const char *s)
+void launch__py_str(FILE *f, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     fputc('"', f);
@@ -113,7 +114,7 @@ void cli__py_str(FILE *f, const char *s)
 
 /* s as one shell word: in single quotes, each ' written as '\'' (POSIX sh,
  * Shell Command Language 2.2.2: nothing is special inside single quotes). */
-void cli__sh_str(FILE *f, const char *s)
+void launch__sh_str(FILE *f, const char *s)
 {
     fputc('\'', f);
     for (; *s; s++) {
@@ -127,7 +128,7 @@ void cli__sh_str(FILE *f, const char *s)
 
 /* s as a shell word: as it is when every character is one no shell treats
  * specially, else single-quoted (sh_str). */
-void cli__sh_word(FILE *f, const char *s)
+void launch__sh_word(FILE *f, const char *s)
 {
     int plain = *s != '\0';
     for (const char *p = s; *p && plain; p++)
@@ -136,25 +137,25 @@ void cli__sh_word(FILE *f, const char *s)
     if (plain)
         fputs(s, f);
     else
-        cli__sh_str(f, s);
+        launch__sh_str(f, s);
 }
 
 /* A comment block: text (already made safe, or trusted) wrapped at spaces
  * into lines that start with "# ". */
-void cli__comment_block(FILE *f, const char *text)
+void launch__comment_block(FILE *f, const char *text)
 {
     char safe[8192];
-    cli_comment_text(text, safe, sizeof safe);
+    text_comment(text, safe, sizeof safe);
     const char *p = safe;
     while (*p) {
         size_t len = strlen(p);
         size_t take = len;
-        if (len > CLI_EMIT_WRAP_COLS - 2) {
-            take = CLI_EMIT_WRAP_COLS - 2;
+        if (len > LAUNCH_WRAP_COLS - 2) {
+            take = LAUNCH_WRAP_COLS - 2;
             while (take > 20 && p[take] != ' ')
                 take--;
             if (p[take] != ' ')
-                take = CLI_EMIT_WRAP_COLS - 2;
+                take = LAUNCH_WRAP_COLS - 2;
         }
         fprintf(f, "# %.*s\n", (int)take, p);
         p += take;
@@ -164,20 +165,20 @@ void cli__comment_block(FILE *f, const char *text)
 }
 
 /* A JSON value as a Python literal (dicts of str, bool, int, float). */
-void cli__py_value(FILE *f, const cJSON *v, int indent)
+void launch__py_value(FILE *f, const cJSON *v, int indent)
 {
     if (cJSON_IsObject(v)) {
         fputs("{\n", f);
         for (const cJSON *it = v->child; it; it = it->next) {
             fprintf(f, "%*s", indent + 4, "");
-            cli__py_str(f, it->string ? it->string : "");
+            launch__py_str(f, it->string ? it->string : "");
             fputs(": ", f);
-            cli__py_value(f, it, indent + 4);
+            launch__py_value(f, it, indent + 4);
             fputs(",\n", f);
         }
         fprintf(f, "%*s}", indent, "");
     } else if (cJSON_IsString(v)) {
-        cli__py_str(f, v->valuestring ? v->valuestring : "");
+        launch__py_str(f, v->valuestring ? v->valuestring : "");
     } else if (cJSON_IsBool(v)) {
         fputs(cJSON_IsTrue(v) ? "True" : "False", f);
     } else if (cJSON_IsNumber(v)) {
@@ -192,7 +193,7 @@ void cli__py_value(FILE *f, const cJSON *v, int indent)
 }
 
 
-void cli__toml_str(FILE *f, const char *s)
+void launch__toml_str(FILE *f, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     fputc('"', f);
@@ -232,7 +233,7 @@ static const char *stack_kind(const plan_layout *l, const char **why)
     case PLAN_FW_DEEPSPEED: return "deepspeed";
     case PLAN_FW_FSDP:
         if (!strcmp(fw->stack, "smp2"))
-            return "sagemaker"; /* SMP v2's estimator (cli_emit_smp2.c) */
+            return "sagemaker"; /* SMP v2's estimator (launch_smp2.c) */
         if (!strcmp(fw->stack, "torchtitan"))
             return "torchtitan";
         if (!strcmp(fw->stack, "fsdp"))
@@ -247,13 +248,13 @@ static const char *stack_kind(const plan_layout *l, const char **why)
     }
 }
 
-/* The SMP kinds (cli_emit_smp.c) and the rest (cli_emit_stacks.c). */
+/* The SMP kinds (launch_smp.c, launch_smp2.c) and the rest (launch_stacks.c). */
 static int smp_kind(const char *k)
 {
     return !strcmp(k, "sagemaker") || !strcmp(k, "mpirun");
 }
 
-/* 1: the plan is SMP v2's, whose estimator cli_emit_smp2.c writes. */
+/* 1: the plan is SMP v2's, whose estimator launch_smp2.c writes. */
 static int smp2_plan(const plan_result *r)
 {
     return !strcmp(plan_framework_get(r->top[0].layout.framework)->stack, "smp2");
@@ -284,7 +285,7 @@ static int resolve_kind(const char *what, const plan_layout *l, const char **kin
     }
     *kind = what;
     if (smp_kind(what) || (own && !strcmp(own, what)))
-        return ST_OK; /* SMP's own refusal names the knobs (cli_emit_smp.c) */
+        return ST_OK; /* SMP's own refusal names the knobs (launch_smp.c) */
     return ST_RAISE(err, ST_EINVAL, "--emit %s: the plan is for %s (--framework %s), its times "
                     "that stack's; %s", what, fw->label, fw->key,
                     own ? "use --emit launch for its launch, or plan with the framework of the "
@@ -296,32 +297,32 @@ static int resolve_kind(const char *what, const plan_layout *l, const char **kin
 /* The job                                                                   */
 /* ------------------------------------------------------------------------ */
 
-void cli__emit_note(cli_emit_job *j, const char *fmt, ...)
+void launch__note(launch_job *j, const char *fmt, ...)
 {
-    if (j->nnotes >= CLI_EMIT_NOTES_MAX)
+    if (j->nnotes >= LAUNCH_NOTES_MAX)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(j->notes[j->nnotes++], CLI_EMIT_NOTE_LEN, fmt, ap);
+    vsnprintf(j->notes[j->nnotes++], LAUNCH_NOTE_LEN, fmt, ap);
     va_end(ap);
 }
 
-void cli__emit_arg(cli_emit_job *j, const char *s)
+void launch__arg(launch_job *j, const char *s)
 {
     cJSON_AddItemToArray(j->program, cJSON_CreateString(s));
 }
 
-void cli__emit_argf(cli_emit_job *j, const char *fmt, ...)
+void launch__argf(launch_job *j, const char *fmt, ...)
 {
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    cli__emit_arg(j, buf);
+    launch__arg(j, buf);
 }
 
-static void job_fini(cli_emit_job *j)
+static void job_fini(launch_job *j)
 {
     cJSON_Delete(j->env);
     cJSON_Delete(j->files);
@@ -330,22 +331,21 @@ static void job_fini(cli_emit_job *j)
     j->env = j->files = j->configs = j->program = NULL;
 }
 
-static int job_make(const char *kind, const cli_plan_opts *o, const plan_model *m,
-                    const plan_cluster *c, const plan_result *r, const cli_sim_col *sim,
-                    cli_emit_job *j, st_err *err)
+static int job_make(const char *kind, const launch_plan *p, int simulated, launch_job *j,
+                    st_err *err)
 {
+    const plan_model *m = p->m;
     memset(j, 0, sizeof *j);
     j->kind = kind;
-    j->o = o;
+    j->p = p;
     j->m = m;
-    j->c = c;
-    j->l = &r->top[0].layout;
-    j->e = &r->top[0].est;
-    j->sim_step_s = sim && sim->n > 0 ? sim->step_s[0] : 0;
-    char basis[400];
-    double band = cli_band_of(c, j->l->framework, basis, sizeof basis);
-    if (band > 0) {
-        snprintf(j->band_text, sizeof j->band_text, "+-%.0f %% (%s)", band, basis);
+    j->c = p->c;
+    j->l = &p->r->top[0].layout;
+    j->e = &p->r->top[0].est;
+    j->sim_step_s = simulated ? p->sim_step_s : 0;
+    if (p->band_pct > 0) {
+        snprintf(j->band_text, sizeof j->band_text, "+-%.0f %% (%s)", p->band_pct,
+                 p->band_basis);
         j->band = j->band_text;
     }
     plan_stage_layers(m, j->l, j->stage_layers);
@@ -353,7 +353,7 @@ static int job_make(const char *kind, const cli_plan_opts *o, const plan_model *
         j->uneven |= j->stage_layers[i] != j->stage_layers[0];
     /* steps to train --tokens (its default, GPT-3's 300B: cli_plan.c) */
     double per_step = (double)j->l->global_batch * (double)m->seq;
-    j->train_steps = per_step > 0 ? (int64_t)ceil(o->tokens / per_step) : 1;
+    j->train_steps = per_step > 0 ? (int64_t)ceil(p->tokens / per_step) : 1;
     if (j->train_steps < 1)
         j->train_steps = 1;
     j->env = cJSON_CreateObject();
@@ -364,7 +364,7 @@ static int job_make(const char *kind, const cli_plan_opts *o, const plan_model *
         job_fini(j);
         return ST_RAISE(err, ST_ENOMEM, "--emit %s: out of memory", kind);
     }
-    int rc = cli__emit_build(j, err);
+    int rc = launch__build(j, err);
     if (rc != ST_OK)
         job_fini(j);
     return rc;
@@ -384,23 +384,23 @@ static void sh_arg(FILE *f, const char *s)
     if (var)
         fprintf(f, "\"%s\"", s);
     else
-        cli__sh_word(f, s);
+        launch__sh_word(f, s);
 }
 
 /* The launcher's arguments (before the program), into a (array). */
-static void launcher_argv(const cli_emit_job *j, int slurm, cJSON *a)
+static void launcher_argv(const launch_job *j, int slurm, cJSON *a)
 {
     char buf[64];
 #define ARG(s) cJSON_AddItemToArray(a, cJSON_CreateString(s))
-    if (slurm && j->launcher != CLI_EMIT_COMMAND)
+    if (slurm && j->launcher != LAUNCH_COMMAND)
         ARG("srun");
     switch (j->launcher) {
-    case CLI_EMIT_TORCHRUN:
-    case CLI_EMIT_DEEPSPEED:
+    case LAUNCH_TORCHRUN:
+    case LAUNCH_DEEPSPEED:
         /* under Slurm every stack starts with torchrun, one task per node:
          * DeepSpeed's engine reads torchrun's environment as well
          * (deepspeed.init_distributed) */
-        if (j->launcher == CLI_EMIT_DEEPSPEED && !slurm) {
+        if (j->launcher == LAUNCH_DEEPSPEED && !slurm) {
             /* deepspeed/launcher/runner.py: --hostfile, --num_nodes, --num_gpus */
             ARG("deepspeed");
             ARG("--hostfile");
@@ -429,8 +429,8 @@ static void launcher_argv(const cli_emit_job *j, int slurm, cJSON *a)
         ARG("--rdzv-endpoint");
         ARG("$RDZV");
         break;
-    case CLI_EMIT_PER_NODE:
-    case CLI_EMIT_COMMAND:
+    case LAUNCH_PER_NODE:
+    case LAUNCH_COMMAND:
         break;
     }
 #undef ARG
@@ -442,23 +442,23 @@ static void layout_text(const plan_layout *l, char *buf, size_t n)
     snprintf(buf, n, "tp %d, pp %d, dp %d, cp %d, micro-batch %d x %d microbatches, "
              "in flight %s, schedule %s, recompute %s, sharding %s, sequence parallel %s, %s",
              l->tp, l->pp, l->dp, l->cp, l->micro_batch, l->microbatches,
-             cli_act_label(l, act, sizeof act), cli_sched_label(l, s, sizeof s),
+             plan_framework_act_label(l, act, sizeof act), plan_framework_sched_label(l, s, sizeof s),
              plan_recompute_name(l->recompute), plan_sharding_name(l->sharding),
              l->sequence_parallel ? "on" : "off", plan_precision_name(l->precision));
 }
 
-static void header(FILE *f, const cli_emit_job *j, int slurm)
+static void header(FILE *f, const launch_job *j, int slurm)
 {
     char text[2400], lay[400], sim[64] = "", split[1200] = "";
     snprintf(text, sizeof text, "%s%s for plan #1 of: %s", j->title,
-             slurm ? " as a Slurm batch job" : "", j->o->command_line);
-    cli__comment_block(f, text);
-    cli__comment_block(f, "(the first row of the table that command prints without --emit: ranked "
+             slurm ? " as a Slurm batch job" : "", j->p->command_line);
+    launch__comment_block(f, text);
+    launch__comment_block(f, "(the first row of the table that command prints without --emit: ranked "
                           "by the simulated step when the top plans are simulated)");
     layout_text(j->l, lay, sizeof lay);
     snprintf(text, sizeof text, "Model %s on %d x %s; plan for %s: %s.", j->m->name, j->c->nodes,
              j->c->inst->name, plan_framework_get(j->l->framework)->label, lay);
-    cli__comment_block(f, text);
+    launch__comment_block(f, text);
     if (j->l->pp > 1) {
         size_t u = (size_t)snprintf(split, sizeof split, "Layers per pipeline stage: ");
         for (int i = 0; i < j->l->pp && u + 8 < sizeof split; i++)
@@ -467,7 +467,7 @@ static void header(FILE *f, const cli_emit_job *j, int slurm)
         snprintf(split + u, sizeof split - u, "%s",
                  j->uneven ? " (uneven: faster by the planner's model than an even split)"
                            : " (even)");
-        cli__comment_block(f, split);
+        launch__comment_block(f, split);
     }
     if (j->sim_step_s > 0)
         snprintf(sim, sizeof sim, ", simulated %.3f s", j->sim_step_s);
@@ -476,20 +476,20 @@ static void header(FILE *f, const cli_emit_job *j, int slurm)
              "%.1f GiB; %lld steps train %.3g tokens.",
              j->e->time.step_s, j->band ? " " : "", j->band ? j->band : "", sim,
              plan_mem_need_bytes(&j->e->mem) / GIB, j->e->capacity_bytes / GIB,
-             (long long)j->train_steps, j->o->tokens);
-    cli__comment_block(f, text);
+             (long long)j->train_steps, j->p->tokens);
+    launch__comment_block(f, text);
     fputs("#\n", f);
     for (int i = 0; i < j->nnotes; i++)
-        cli__comment_block(f, j->notes[i]);
+        launch__comment_block(f, j->notes[i]);
     if (j->sources)
-        cli__comment_block(f, j->sources);
+        launch__comment_block(f, j->sources);
 }
 
-static void write_files(FILE *f, const cli_emit_job *j)
+static void write_files(FILE *f, const launch_job *j)
 {
     for (const cJSON *it = j->files->child; it; it = it->next) {
         fputs("cat > ", f);
-        cli__sh_word(f, it->string);
+        launch__sh_word(f, it->string);
         fputs(" <<'" HEREDOC_END "'\n", f);
         fputs(it->valuestring, f);
         size_t n = strlen(it->valuestring);
@@ -499,7 +499,7 @@ static void write_files(FILE *f, const cli_emit_job *j)
     }
 }
 
-static void write_script(FILE *f, const cli_emit_job *j, int slurm)
+static void write_script(FILE *f, const launch_job *j, int slurm)
 {
     const char *stack = plan_framework_get(j->l->framework)->key;
     if (slurm) {
@@ -514,25 +514,25 @@ static void write_script(FILE *f, const cli_emit_job *j, int slurm)
     }
     header(f, j, slurm);
     if (slurm)
-        cli__comment_block(f, "Submit with sbatch from a directory every node sees: the files "
+        launch__comment_block(f, "Submit with sbatch from a directory every node sees: the files "
                               "below are written there once, and srun starts one launcher per "
                               "node (sbatch, srun: Slurm's manual pages).");
-    else if (j->launcher == CLI_EMIT_TORCHRUN && j->c->nodes > 1)
-        cli__comment_block(f, "Run this script on every node, with MASTER_ADDR set to the "
+    else if (j->launcher == LAUNCH_TORCHRUN && j->c->nodes > 1)
+        launch__comment_block(f, "Run this script on every node, with MASTER_ADDR set to the "
                               "first node's address (and MASTER_PORT, default " RDZV_PORT
                               "): torchrun's c10d rendezvous brings the nodes together.");
-    else if (j->launcher == CLI_EMIT_DEEPSPEED)
-        cli__comment_block(f, "Run this script on the first node: deepspeed starts every "
+    else if (j->launcher == LAUNCH_DEEPSPEED)
+        launch__comment_block(f, "Run this script on the first node: deepspeed starts every "
                               "node's ranks over ssh (pdsh) from 'hostfile', one line 'HOST "
                               "slots=N' per node (deepspeed/launcher/runner.py).");
     fputs("set -eu\n", f);
     for (const cJSON *it = j->env->child; it; it = it->next) {
         fprintf(f, "%s=", it->string);
-        cli__sh_word(f, it->valuestring);
+        launch__sh_word(f, it->valuestring);
         fprintf(f, "\nexport %s\n", it->string);
     }
     write_files(f, j);
-    if (j->launcher == CLI_EMIT_TORCHRUN || (slurm && j->launcher == CLI_EMIT_DEEPSPEED)) {
+    if (j->launcher == LAUNCH_TORCHRUN || (slurm && j->launcher == LAUNCH_DEEPSPEED)) {
         if (slurm)
             fputs("RDZV=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1):"
                   RDZV_PORT "\"\n", f);
@@ -571,7 +571,7 @@ static void write_script(FILE *f, const cli_emit_job *j, int slurm)
     cJSON_Delete(launch);
 }
 
-static cJSON *job_json(const cli_emit_job *j, int slurm)
+static cJSON *job_json(const launch_job *j, int slurm)
 {
     cJSON *s = cJSON_CreateObject();
     if (!s)
@@ -603,64 +603,58 @@ static cJSON *job_json(const cli_emit_job *j, int slurm)
 /* Entry points                                                              */
 /* ------------------------------------------------------------------------ */
 
-int cli_emit_check(const char *what, const cli_plan_opts *o, const plan_model *m,
-                   const plan_cluster *c, const plan_result *r, st_err *err)
+int launch_check(const char *what, const launch_plan *p, st_err *err)
 {
-    if (r->ntop < 1)
-        return st_exit_code(ST_RAISE(err, ST_EINVAL, "--emit %s: no plan to emit", what));
+    if (p->r->ntop < 1)
+        return ST_RAISE(err, ST_EINVAL, "--emit %s: no plan to emit", what);
     const char *kind;
     int slurm;
-    int rc = resolve_kind(what, &r->top[0].layout, &kind, &slurm, err);
+    int rc = resolve_kind(what, &p->r->top[0].layout, &kind, &slurm, err);
     if (rc != ST_OK)
-        return st_exit_code(rc);
+        return rc;
     if (smp_kind(kind))
-        return smp2_plan(r) ? cli_emit_smp2_check(kind, o, m, c, r, err)
-                            : cli_emit_smp_check(kind, o, m, c, r, err);
-    cli_emit_job j;
-    rc = job_make(kind, o, m, c, r, NULL, &j, err);
+        return smp2_plan(p->r) ? launch__smp2_check(kind, p, err) : launch__smp_check(kind, p, err);
+    launch_job j;
+    rc = job_make(kind, p, 0, &j, err);
     job_fini(&j);
-    return rc == ST_OK ? 0 : st_exit_code(rc);
+    return rc;
 }
 
-int cli_emit(FILE *f, const char *what, const cli_plan_opts *o, const plan_model *m,
-             const plan_cluster *c, const plan_result *r, const cli_sim_col *sim, st_err *err)
+int launch_write(FILE *f, const char *what, const launch_plan *p, st_err *err)
 {
-    if (r->ntop < 1)
-        return st_exit_code(ST_RAISE(err, ST_EINVAL, "--emit %s: no plan to emit", what));
+    if (p->r->ntop < 1)
+        return ST_RAISE(err, ST_EINVAL, "--emit %s: no plan to emit", what);
     const char *kind;
     int slurm;
-    int rc = resolve_kind(what, &r->top[0].layout, &kind, &slurm, err);
+    int rc = resolve_kind(what, &p->r->top[0].layout, &kind, &slurm, err);
     if (rc != ST_OK)
-        return st_exit_code(rc);
+        return rc;
     if (smp_kind(kind))
-        return smp2_plan(r) ? cli_emit_smp2(f, kind, o, m, c, r, sim, err)
-                            : cli_emit_smp(f, kind, o, m, c, r, sim, err);
-    cli_emit_job j;
-    rc = job_make(kind, o, m, c, r, sim, &j, err);
+        return smp2_plan(p->r) ? launch__smp2_write(f, kind, p, err)
+                               : launch__smp_write(f, kind, p, err);
+    launch_job j;
+    rc = job_make(kind, p, 1, &j, err);
     if (rc == ST_OK)
         write_script(f, &j, slurm);
     job_fini(&j);
-    return rc == ST_OK ? 0 : st_exit_code(rc);
+    return rc;
 }
 
-cJSON *cli_emit_json(const char *what, const cli_plan_opts *o, const plan_model *m,
-                     const plan_cluster *c, const plan_result *r, const cli_sim_col *sim,
-                     st_err *err)
+cJSON *launch_json(const char *what, const launch_plan *p, st_err *err)
 {
-    if (r->ntop < 1) {
+    if (p->r->ntop < 1) {
         ST_RAISE(err, ST_EINVAL, "--emit %s: no plan to emit", what);
         return NULL;
     }
     const char *kind;
     int slurm;
-    if (resolve_kind(what, &r->top[0].layout, &kind, &slurm, err) != ST_OK)
+    if (resolve_kind(what, &p->r->top[0].layout, &kind, &slurm, err) != ST_OK)
         return NULL;
     if (smp_kind(kind))
-        return smp2_plan(r) ? cli_emit_smp2_json(kind, o, m, c, r, sim, err)
-                            : cli_emit_smp_json(kind, o, m, c, r, sim, err);
-    cli_emit_job j;
+        return smp2_plan(p->r) ? launch__smp2_json(kind, p, err) : launch__smp_json(kind, p, err);
+    launch_job j;
     cJSON *out = NULL;
-    if (job_make(kind, o, m, c, r, sim, &j, err) == ST_OK) {
+    if (job_make(kind, p, 1, &j, err) == ST_OK) {
         out = job_json(&j, slurm);
         if (!out)
             ST_RAISE(err, ST_EINVAL, "--emit %s: out of memory", what);
@@ -669,14 +663,14 @@ cJSON *cli_emit_json(const char *what, const cli_plan_opts *o, const plan_model 
     return out;
 }
 
-const char *cli_emit_kinds(void)
+const char *launch_kinds(void)
 {
     return "launch (the plan's stack's), slurm, sagemaker, mpirun, megatron, deepspeed, "
            "torchtitan, fsdp, maxtext, smdplan";
 }
 
-int cli_emit_kind_valid(const char *what)
+int launch_kind_valid(const char *what)
 {
     return !strcmp(what, "launch") || !strcmp(what, "slurm") || smp_kind(what) ||
-           cli__emit_kind_known(what);
+           launch__kind_known(what);
 }

@@ -1,5 +1,5 @@
 /*
- * cli_emit.c: --emit sagemaker | mpirun, the launch settings of the plan
+ * launch_smp.c: --emit sagemaker | mpirun, the launch settings of the plan
  * ranked #1 in the table `smdplan plan` prints (after the simulator's
  * re-ranking), for SageMaker's model-parallel library v1 (SMP).
  *
@@ -36,8 +36,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "app/cli_emit.h"
-#include "app/cli_int.h"
+#include "launch/launch_int.h"
+#include "common/text.h"
 #include "common/units.h"
 #include "planner/plan_framework.h"
 
@@ -84,6 +84,8 @@ typedef struct smp_job {
     const plan_estimate *e;
     double sim_step_s;           /* simulated step of the plan, 0: not simulated */
     const char *command_line;
+    double band_pct;             /* the step's error band, percent; 0: none */
+    const char *band_basis;
     int64_t replica_batch;       /* sequences per model replica per step: global / dp */
     int64_t script_batch;        /* what the training script's loader reads on each rank */
     double init_params;          /* parameters one process creates on the CPU at init */
@@ -168,7 +170,7 @@ static int job_check(smp_job *j, st_err *err)
         snprintf(why, sizeof why,
                  "placement %s: SMP's placement_strategy takes cluster, spread or a permutation "
                  "of D, P, T",
-                 cli_comment_text(l->placement, safe, sizeof safe));
+                 text_comment(l->placement, safe, sizeof safe));
         return refuse(j, err, why);
     }
     /* [params] microbatches: "Batch size must be divisible by the number of
@@ -203,7 +205,7 @@ static int job_check(smp_job *j, st_err *err)
     if (!strcmp(j->what, "sagemaker") && !strchr(j->c->inst->name, '.')) {
         snprintf(why, sizeof why,
                  "'%s' is not a SageMaker instance type (ml.p4d.24xlarge, ...)",
-                 cli_comment_text(j->c->inst->name, safe, sizeof safe));
+                 text_comment(j->c->inst->name, safe, sizeof safe));
         return refuse(j, err, why);
     }
     return ST_OK;
@@ -254,20 +256,20 @@ static cJSON *job_params(const smp_job *j)
     return p;
 }
 
-static int job_make(const char *what, const cli_plan_opts *o, const plan_model *m,
-                    const plan_cluster *c, const plan_result *r, const cli_sim_col *sim,
-                    smp_job *j, st_err *err)
+static int job_make(const char *what, const launch_plan *p, int simulated, smp_job *j, st_err *err)
 {
     memset(j, 0, sizeof *j);
-    if (r->ntop < 1)
+    if (p->r->ntop < 1)
         return ST_RAISE(err, ST_EINVAL, "--emit %s: no plan to emit", what);
     j->what = what;
-    j->m = m;
-    j->c = c;
-    j->l = &r->top[0].layout;
-    j->e = &r->top[0].est;
-    j->sim_step_s = sim && sim->n > 0 ? sim->step_s[0] : 0;
-    j->command_line = o->command_line;
+    j->m = p->m;
+    j->c = p->c;
+    j->l = &p->r->top[0].layout;
+    j->e = &p->r->top[0].est;
+    j->sim_step_s = simulated ? p->sim_step_s : 0;
+    j->command_line = p->command_line;
+    j->band_pct = p->band_pct;
+    j->band_basis = p->band_basis;
     int rc = job_check(j, err);
     if (rc)
         return rc;
@@ -275,7 +277,7 @@ static int job_make(const char *what, const cli_plan_opts *o, const plan_model *
     char a[32], b[32], d[32];
 
     snprintf(j->instance_type, sizeof j->instance_type, "%s%s",
-             strncasecmp(c->inst->name, "ml.", 3) ? "ml." : "", c->inst->name);
+             strncasecmp(j->c->inst->name, "ml.", 3) ? "ml." : "", j->c->inst->name);
 
     /* The batch the script's loader reads. [params], Prescaled Batch: with
      * prescaled_batch "the global batch size is smp.rdp_size() multiplied by
@@ -352,9 +354,9 @@ static int job_make(const char *what, const cli_plan_opts *o, const plan_model *
      * of parameters to save CPU memory ... after the model is partitioned on
      * GPUs"). */
     double bytes_per_param = l->precision == PLAN_PREC_FP32 ? 4 : 2;
-    j->init_params = (double)m->params / l->tp;
-    j->init_bytes = c->inst->gpus_per_node * j->init_params * bytes_per_param;
-    const double host = c->inst->host_mem_bytes;
+    j->init_params = (double)j->m->params / l->tp;
+    j->init_bytes = j->c->inst->gpus_per_node * j->init_params * bytes_per_param;
+    const double host = j->c->inst->host_mem_bytes;
     j->delayed = host > 0 && j->init_bytes > host;
     units_fmt_count(j->init_params, a, sizeof a);
     units_fmt_bytes(j->init_bytes, b, sizeof b);
@@ -367,22 +369,22 @@ static int job_make(const char *what, const cli_plan_opts *o, const plan_model *
                 "this instance type's host memory, so delayed_parameter_initialization is not "
                 "set: set it if that exceeds the node's memory ([pytorch], "
                 "delay_param_initialization).",
-             c->inst->gpus_per_node, a, l->tp, units_fmt_count((double)m->params, d, sizeof d),
-             dtype, b);
+             j->c->inst->gpus_per_node, a, l->tp,
+             units_fmt_count((double)j->m->params, d, sizeof d), dtype, b);
     else {
         char h[32];
         units_fmt_bytes(host, h, sizeof h);
         note(j, "Model creation on the host: %d processes per node each create %s parameters "
                 "(1/%d of %s, smp.model_creation(..., dtype=%s)) = %s against the node's %s: %s "
                 "([pytorch], delay_param_initialization).",
-             c->inst->gpus_per_node, a, l->tp, units_fmt_count((double)m->params, d, sizeof d),
-             dtype, b, h,
+             j->c->inst->gpus_per_node, a, l->tp,
+             units_fmt_count((double)j->m->params, d, sizeof d), dtype, b, h,
              j->delayed ? "too much, so delayed_parameter_initialization creates them after "
                           "partitioning, on the GPUs"
                         : "it fits, no delayed_parameter_initialization");
     }
 
-    if (c->inst->efa)
+    if (j->c->inst->efa)
         note(j, "EFA: the catalog says %s has Elastic Fabric Adapter, so the MPI options SageMaker's "
                 "guide gives for EFA instance types are set ([launch]).",
              "this instance type");
@@ -428,29 +430,28 @@ static void header(FILE *f, const smp_job *j, const char *title)
 {
     char text[3072], lay[300], sim[64] = "";
     snprintf(text, sizeof text, "%s for plan #1 of: %s", title, j->command_line);
-    cli__comment_block(f, text);
-    cli__comment_block(f, "(the first row of the table that command prints without --emit: ranked "
+    launch__comment_block(f, text);
+    launch__comment_block(f, "(the first row of the table that command prints without --emit: ranked "
                      "by the simulated step when the top plans are simulated)");
     layout_text(j->l, lay, sizeof lay);
     snprintf(text, sizeof text, "Model %s on %d x %s; plan: %s.", j->m->name, j->c->nodes,
              strcmp(j->what, "sagemaker") ? j->c->inst->name : j->instance_type, lay);
-    cli__comment_block(f, text);
+    launch__comment_block(f, text);
     if (j->sim_step_s > 0)
         snprintf(sim, sizeof sim, ", simulated %.3f s", j->sim_step_s);
-    char basis[400], band[520] = "";
-    double b = cli_band_of(j->c, j->l->framework, basis, sizeof basis);
-    if (b > 0)
-        snprintf(band, sizeof band, " +-%.0f %% (%s)", b, basis); /* ASCII: a script */
+    char band[520] = ""; /* ASCII: a script */
+    if (j->band_pct > 0)
+        snprintf(band, sizeof band, " +-%.0f %% (%s)", j->band_pct, j->band_basis);
     snprintf(text, sizeof text,
              "Predicted step %.3f s%s%s; worst pipeline stage needs %.1f GiB of the GPU's %.1f "
              "GiB.",
              j->e->time.step_s, band, sim, plan_mem_need_bytes(&j->e->mem) / GIB,
              j->e->capacity_bytes / GIB);
-    cli__comment_block(f, text);
+    launch__comment_block(f, text);
     fprintf(f, "#\n");
     for (int i = 0; i < j->nnotes; i++)
-        cli__comment_block(f, j->notes[i]);
-    cli__comment_block(f, "[params] sagemaker-python-sdk doc/api/training/smd_model_parallel_general.rst; "
+        launch__comment_block(f, j->notes[i]);
+    launch__comment_block(f, "[params] sagemaker-python-sdk doc/api/training/smd_model_parallel_general.rst; "
                      "[pytorch] smd_model_parallel_pytorch.rst; [launch] Amazon SageMaker Developer "
                      "Guide, model-parallel-sm-sdk; [notes] smd_model_parallel_change_log.rst.");
 }
@@ -487,24 +488,24 @@ static void emit_sagemaker(FILE *f, const smp_job *j, const cJSON *dist)
     fputs("import sagemaker\nfrom sagemaker.pytorch import PyTorch\n\n", f);
     fprintf(f, "%s = %lld\n\n", BATCH_ARG, (long long)j->script_batch);
     fputs("distribution = ", f);
-    cli__py_value(f, dist, 0);
+    launch__py_value(f, dist, 0);
     fputs("\n\nestimator = PyTorch(\n", f);
     fputs("    entry_point=", f);
-    cli__py_str(f, ENTRY_POINT);
+    launch__py_str(f, ENTRY_POINT);
     fputs(",  # placeholder: your SMP v1 training script\n", f);
     fputs("    # or the ARN of an IAM role SageMaker can assume\n"
           "    role=sagemaker.get_execution_role(),\n",
           f);
     fputs("    instance_type=", f);
-    cli__py_str(f, j->instance_type);
+    launch__py_str(f, j->instance_type);
     fprintf(f, ",\n    instance_count=%d,\n", j->c->nodes);
     fputs("    framework_version=", f);
-    cli__py_str(f, j->fw_version);
+    launch__py_str(f, j->fw_version);
     fputs(",\n    py_version=", f);
-    cli__py_str(f, j->py_version);
+    launch__py_str(f, j->py_version);
     fputs(",\n    distribution=distribution,\n", f);
     fprintf(f, "    hyperparameters={");
-    cli__py_str(f, BATCH_ARG);
+    launch__py_str(f, BATCH_ARG);
     fprintf(f, ": %s},  # the argument your script reads its batch size from\n", BATCH_ARG);
     fputs(")\n# estimator.fit(...) with your data channels starts the job\n", f);
 }
@@ -595,9 +596,9 @@ static int emit_mpirun(FILE *f, const smp_job *j, const cJSON *argv, st_err *err
              "hostfile: %d lines 'HOST slots=%d', one per node; " ENTRY_POINT
              " is a placeholder for your SMP v1 training script.",
              j->c->nodes, j->c->inst->gpus_per_node);
-    cli__comment_block(f, text);
+    launch__comment_block(f, text);
     fputs("SM_HP_MP_PARAMETERS=", f);
-    cli__sh_str(f, params);
+    launch__sh_str(f, params);
     fputs("\nexport SM_HP_MP_PARAMETERS\n", f);
     const char *prev = NULL;
     for (const cJSON *a = argv->child; a; a = a->next) {
@@ -610,7 +611,7 @@ static int emit_mpirun(FILE *f, const smp_job *j, const cJSON *argv, st_err *err
                       ? " \\\n  "
                       : " ",
                   f);
-        cli__sh_word(f, s);
+        launch__sh_word(f, s);
         prev = s;
     }
     fputc('\n', f);
@@ -641,20 +642,18 @@ static cJSON *mpirun_json(const smp_job *j, const cJSON *argv)
 /* Entry points                                                              */
 /* ------------------------------------------------------------------------ */
 
-int cli_emit_smp_check(const char *what, const cli_plan_opts *o, const plan_model *m,
-                   const plan_cluster *c, const plan_result *r, st_err *err)
+int launch__smp_check(const char *what, const launch_plan *p, st_err *err)
 {
     smp_job j;
-    int rc = job_make(what, o, m, c, r, NULL, &j, err);
+    int rc = job_make(what, p, 0, &j, err);
     job_fini(&j);
-    return rc == ST_OK ? 0 : st_exit_code(rc);
+    return rc;
 }
 
-int cli_emit_smp(FILE *f, const char *what, const cli_plan_opts *o, const plan_model *m,
-             const plan_cluster *c, const plan_result *r, const cli_sim_col *sim, st_err *err)
+int launch__smp_write(FILE *f, const char *what, const launch_plan *p, st_err *err)
 {
     smp_job j;
-    int rc = job_make(what, o, m, c, r, sim, &j, err);
+    int rc = job_make(what, p, 1, &j, err);
     if (rc == ST_OK) {
         if (!strcmp(what, "sagemaker")) {
             cJSON *dist = distribution_json(&j);
@@ -671,16 +670,14 @@ int cli_emit_smp(FILE *f, const char *what, const cli_plan_opts *o, const plan_m
         }
     }
     job_fini(&j);
-    return rc == ST_OK ? 0 : st_exit_code(rc);
+    return rc;
 }
 
-cJSON *cli_emit_smp_json(const char *what, const cli_plan_opts *o, const plan_model *m,
-                     const plan_cluster *c, const plan_result *r, const cli_sim_col *sim,
-                     st_err *err)
+cJSON *launch__smp_json(const char *what, const launch_plan *p, st_err *err)
 {
     smp_job j;
     cJSON *out = NULL;
-    if (job_make(what, o, m, c, r, sim, &j, err) == ST_OK) {
+    if (job_make(what, p, 1, &j, err) == ST_OK) {
         if (!strcmp(what, "sagemaker")) {
             cJSON *dist = distribution_json(&j);
             out = dist ? sagemaker_json(&j, dist) : NULL;

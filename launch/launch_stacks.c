@@ -1,6 +1,6 @@
 /*
- * cli_emit_stacks.c: the launch of every stack but SageMaker's (see
- * cli_emit.h): each builder turns the plan into its stack's own words,
+ * launch_stacks.c: the launch of every stack but SageMaker's (see
+ * launch_int.h): each builder turns the plan into its stack's own words,
  * argument for argument, and refuses (one line, naming the knob) what its
  * stack cannot express. Every name written is one its stack reads, from
  * the sources below; tests/fixtures/stack_args/ lists them, cited, and the
@@ -56,16 +56,16 @@
 
 #include <cjson/cJSON.h>
 
-#include "app/cli_emit.h"
 #include "common/units.h"
+#include "launch/launch_int.h"
 #include "planner/plan_framework.h"
 
 #define SRC_TORCHRUN "[torchrun] pytorch torch/distributed/run.py: --nnodes, --nproc-per-node, " \
                      "--rdzv-id, --rdzv-backend, --rdzv-endpoint."
 
-static int refuse(const cli_emit_job *j, st_err *err, const char *fmt, ...)
+static int refuse(const launch_job *j, st_err *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static int refuse(const cli_emit_job *j, st_err *err, const char *fmt, ...)
+static int refuse(const launch_job *j, st_err *err, const char *fmt, ...)
 {
     char why[600];
     va_list ap;
@@ -75,21 +75,21 @@ static int refuse(const cli_emit_job *j, st_err *err, const char *fmt, ...)
     return ST_RAISE(err, ST_EINVAL, "--emit %s: %s", j->kind, why);
 }
 
-static void env_set(cli_emit_job *j, const char *name, const char *value)
+static void env_set(launch_job *j, const char *name, const char *value)
 {
     cJSON_AddStringToObject(j->env, name, value);
 }
 
 /* A whole number as an argument. */
-static void arg_int(cli_emit_job *j, const char *opt, long long v)
+static void arg_int(launch_job *j, const char *opt, long long v)
 {
-    cli__emit_arg(j, opt);
-    cli__emit_argf(j, "%lld", v);
+    launch__arg(j, opt);
+    launch__argf(j, "%lld", v);
 }
 
 /* The stages in the middle (all but the first and last) hold the same
  * number of layers: Megatron's first/last flags express the split. */
-static int middle_even(const cli_emit_job *j)
+static int middle_even(const launch_job *j)
 {
     for (int i = 2; i < j->l->pp - 1; i++)
         if (j->stage_layers[i] != j->stage_layers[1])
@@ -103,7 +103,7 @@ static int middle_even(const cli_emit_job *j)
  * schedules place stage k on rank k % pp), each rank's share of layers
  * split evenly over its v chunks, the first ones taking the remainder (as
  * exec_params.c splits them). */
-static int chunk_layers(const cli_emit_job *j, int k)
+static int chunk_layers(const launch_job *j, int k)
 {
     const plan_layout *l = j->l;
     int v = l->schedule == PLAN_SCHED_VIRTUAL ? l->virtual_stages : 1;
@@ -111,27 +111,27 @@ static int chunk_layers(const cli_emit_job *j, int k)
     return n / v + (c < n % v);
 }
 
-static int nchunks(const cli_emit_job *j)
+static int nchunks(const launch_job *j)
 {
     return j->l->pp * (j->l->schedule == PLAN_SCHED_VIRTUAL ? j->l->virtual_stages : 1);
 }
 
 /* The learning-rate arguments Megatron requires a value for; the plan says
  * nothing about them: placeholders, said so. */
-static void megatron_lr(cli_emit_job *j)
+static void megatron_lr(launch_job *j)
 {
-    cli__emit_arg(j, "--lr");
-    cli__emit_arg(j, "3.0e-4");
-    cli__emit_arg(j, "--min-lr");
-    cli__emit_arg(j, "3.0e-5");
-    cli__emit_arg(j, "--lr-decay-style");
-    cli__emit_arg(j, "cosine");
-    cli__emit_arg(j, "--lr-warmup-fraction");
-    cli__emit_arg(j, "0.01");
+    launch__arg(j, "--lr");
+    launch__arg(j, "3.0e-4");
+    launch__arg(j, "--min-lr");
+    launch__arg(j, "3.0e-5");
+    launch__arg(j, "--lr-decay-style");
+    launch__arg(j, "cosine");
+    launch__arg(j, "--lr-warmup-fraction");
+    launch__arg(j, "0.01");
 }
 
 /* The model's shape as Megatron names it ([megatron] network size). */
-static void megatron_model(cli_emit_job *j, int mds)
+static void megatron_model(launch_job *j, int mds)
 {
     const plan_model *m = j->m;
     arg_int(j, "--num-layers", m->layers);
@@ -146,7 +146,7 @@ static void megatron_model(cli_emit_job *j, int mds)
         if (mds) /* [mds] */
             arg_int(j, "--num-key-value-heads", m->kv_heads);
         else {
-            cli__emit_arg(j, "--group-query-attention");
+            launch__arg(j, "--group-query-attention");
             arg_int(j, "--num-query-groups", m->kv_heads);
         }
     }
@@ -158,68 +158,68 @@ static void megatron_model(cli_emit_job *j, int mds)
          * causal mask taking the right side), so W keys ending at the query
          * are W-1,0; --window-attn-skip-freq N: "one full attention layer
          * after (N-1) SWA layers", the model's pattern (plan_model) */
-        cli__emit_arg(j, "--window-size");
-        cli__emit_argf(j, "%lld,0", (long long)m->sliding_window - 1);
+        launch__arg(j, "--window-size");
+        launch__argf(j, "%lld,0", (long long)m->sliding_window - 1);
         if (m->sliding_window_pattern > 0)
             arg_int(j, "--window-attn-skip-freq", m->sliding_window_pattern);
     }
     if (m->arch == PLAN_ARCH_LLAMA) {
-        cli__emit_arg(j, "--position-embedding-type");
-        cli__emit_arg(j, "rope");
-        cli__emit_arg(j, "--normalization");
-        cli__emit_arg(j, "RMSNorm");
-        cli__emit_arg(j, "--disable-bias-linear");
+        launch__arg(j, "--position-embedding-type");
+        launch__arg(j, "rope");
+        launch__arg(j, "--normalization");
+        launch__arg(j, "RMSNorm");
+        launch__arg(j, "--disable-bias-linear");
     }
     /* a gated MLP as SwiGLU: any GLU's shape and cost (Gemma 2's GeGLU
      * too); the planner does not keep the activation itself, and this
      * release's --quick-geglu is GELU's sigmoid form, not Gemma's tanh one */
     if (plan_model_gated(m))
-        cli__emit_arg(j, "--swiglu");
+        launch__arg(j, "--swiglu");
     if (!m->tied_embedding)
-        cli__emit_arg(j, "--untie-embeddings-and-output-weights");
+        launch__arg(j, "--untie-embeddings-and-output-weights");
     if (!plan_model_dropout(m)) {
-        cli__emit_arg(j, "--attention-dropout");
-        cli__emit_arg(j, "0");
-        cli__emit_arg(j, "--hidden-dropout");
-        cli__emit_arg(j, "0");
+        launch__arg(j, "--attention-dropout");
+        launch__arg(j, "0");
+        launch__arg(j, "--hidden-dropout");
+        launch__arg(j, "0");
     }
     /* synthetic data and a tokenizer of the model's vocabulary: the job runs
      * as printed; point it at your data with --data-path and a tokenizer */
-    cli__emit_arg(j, "--mock-data");
-    cli__emit_arg(j, "--tokenizer-type");
-    cli__emit_arg(j, "NullTokenizer");
+    launch__arg(j, "--mock-data");
+    launch__arg(j, "--tokenizer-type");
+    launch__arg(j, "NullTokenizer");
     arg_int(j, "--vocab-size", m->vocab);
 }
 
-static void megatron_precision(cli_emit_job *j)
+static void megatron_precision(launch_job *j)
 {
     switch (j->l->precision) {
-    case PLAN_PREC_BF16: cli__emit_arg(j, "--bf16"); break;
-    case PLAN_PREC_FP16: cli__emit_arg(j, "--fp16"); break;
+    case PLAN_PREC_BF16: launch__arg(j, "--bf16"); break;
+    case PLAN_PREC_FP16: launch__arg(j, "--fp16"); break;
     case PLAN_PREC_FP8:
         /* Transformer Engine's FP8 linears, the rest bf16 ([megatron]
          * --fp8-format: e4m3 or hybrid, E4M3 forward and E5M2 backward) */
-        cli__emit_arg(j, "--bf16");
-        cli__emit_arg(j, "--fp8-format");
-        cli__emit_arg(j, "hybrid");
+        launch__arg(j, "--bf16");
+        launch__arg(j, "--fp8-format");
+        launch__arg(j, "hybrid");
         break;
     case PLAN_PREC_FP32:
     default: break; /* Megatron's default */
     }
 }
 
-static void recompute_args(cli_emit_job *j)
+static void recompute_args(launch_job *j)
 {
     const plan_layout *l = j->l;
     if (l->recompute == PLAN_RECOMP_FULL) {
-        cli__emit_arg(j, "--recompute-granularity");
-        cli__emit_arg(j, "full");
-        cli__emit_arg(j, "--recompute-method");
-        cli__emit_arg(j, "uniform");
+        launch__arg(j, "--recompute-granularity");
+        launch__arg(j, "full");
+        launch__arg(j, "--recompute-method");
+        launch__arg(j, "uniform");
         arg_int(j, "--recompute-num-layers", l->recompute_group > 0 ? l->recompute_group : 1);
     } else if (l->recompute == PLAN_RECOMP_SELECTIVE) {
-        cli__emit_arg(j, "--recompute-granularity");
-        cli__emit_arg(j, "selective");
+        launch__arg(j, "--recompute-granularity");
+        launch__arg(j, "selective");
     }
 }
 
@@ -227,12 +227,12 @@ static void recompute_args(cli_emit_job *j)
 /* Megatron-LM (Megatron-Core)                                               */
 /* ------------------------------------------------------------------------ */
 
-static int build_megatron(cli_emit_job *j, st_err *err)
+static int build_megatron(launch_job *j, st_err *err)
 {
     const plan_layout *l = j->l;
     const plan_model *m = j->m;
     j->title = "Megatron-LM (Megatron-Core) launch";
-    j->launcher = CLI_EMIT_TORCHRUN;
+    j->launcher = LAUNCH_TORCHRUN;
     j->sources = "[megatron] NVIDIA/Megatron-LM megatron/training/arguments.py (commit 000c4ac2). "
                  SRC_TORCHRUN;
     if (l->pp > 1 && l->schedule != PLAN_SCHED_INTERLEAVED && l->schedule != PLAN_SCHED_VIRTUAL)
@@ -253,7 +253,7 @@ static int build_megatron(cli_emit_job *j, st_err *err)
     if (l->tp > 1 || l->cp > 1)
         env_set(j, "CUDA_DEVICE_MAX_CONNECTIONS", "1");
 
-    cli__emit_arg(j, "pretrain_gpt.py");
+    launch__arg(j, "pretrain_gpt.py");
     arg_int(j, "--tensor-model-parallel-size", l->tp);
     arg_int(j, "--pipeline-model-parallel-size", l->pp);
     if (l->cp > 1)
@@ -277,8 +277,8 @@ static int build_megatron(cli_emit_job *j, st_err *err)
         for (int k = 0; k < n && u + 32 < sizeof layout; k++)
             u += (size_t)snprintf(layout + u, sizeof layout - u, "%s%st*%d%s", k ? "|" : "",
                                   k == 0 ? "E," : "", chunk_layers(j, k), k == n - 1 ? ",L" : "");
-        cli__emit_arg(j, "--pipeline-model-parallel-layout");
-        cli__emit_arg(j, layout);
+        launch__arg(j, "--pipeline-model-parallel-layout");
+        launch__arg(j, layout);
     } else if (j->uneven) {
         int p = l->pp;
         {   /* [megatron] --decoder-first/last-pipeline-num-layers: "Default
@@ -290,38 +290,38 @@ static int build_megatron(cli_emit_job *j, st_err *err)
         }
     }
     if (j->uneven)
-        cli__emit_note(j, "The split of layers over pipeline stages is uneven (the planner's "
+        launch__note(j, "The split of layers over pipeline stages is uneven (the planner's "
                           "model finds it faster than the even one); Megatron-LM takes it as "
                           "written here.");
     if (l->tp > 1 && l->sequence_parallel)
-        cli__emit_arg(j, "--sequence-parallel");
+        launch__arg(j, "--sequence-parallel");
     if (l->tp > 1 && l->sequence_parallel && l->tp_overlap >= 2) {
-        cli__emit_arg(j, "--tp-comm-overlap");
-        cli__emit_note(j, "--tp-comm-overlap: the plan's times assume tensor-parallel "
+        launch__arg(j, "--tp-comm-overlap");
+        launch__note(j, "--tp-comm-overlap: the plan's times assume tensor-parallel "
                           "communication pipelined behind its GEMMs (Transformer Engine "
                           "userbuffers); it needs Transformer Engine built with userbuffers.");
     }
     if (l->sharding == PLAN_SHARD_OPTIMIZER)
-        cli__emit_arg(j, "--use-distributed-optimizer");
+        launch__arg(j, "--use-distributed-optimizer");
     if (l->dp * l->cp > 1 && l->dp_overlap) {
-        cli__emit_arg(j, "--overlap-grad-reduce");
+        launch__arg(j, "--overlap-grad-reduce");
         if (l->sharding == PLAN_SHARD_OPTIMIZER)
-            cli__emit_arg(j, "--overlap-param-gather");
+            launch__arg(j, "--overlap-param-gather");
     }
     recompute_args(j);
     megatron_precision(j);
     if (l->fp32_grads && l->precision != PLAN_PREC_BF16 && l->precision != PLAN_PREC_FP32)
-        cli__emit_arg(j, "--accumulate-allreduce-grads-in-fp32");
+        launch__arg(j, "--accumulate-allreduce-grads-in-fp32");
     arg_int(j, "--micro-batch-size", l->micro_batch);
     arg_int(j, "--global-batch-size", l->global_batch);
     megatron_model(j, 0);
     arg_int(j, "--train-iters", j->train_steps);
     megatron_lr(j);
-    cli__emit_note(j, "pretrain_gpt.py is Megatron-LM's GPT training script (run from the "
+    launch__note(j, "pretrain_gpt.py is Megatron-LM's GPT training script (run from the "
                       "repository); --mock-data and the NullTokenizer train on synthetic tokens "
                       "of the model's vocabulary: replace them with --data-path and your "
                       "tokenizer. The learning-rate schedule is a placeholder; --train-iters "
-                      "trains --tokens (%.3g).", j->o->tokens);
+                      "trains --tokens (%.3g).", j->p->tokens);
     return ST_OK;
 }
 
@@ -329,11 +329,11 @@ static int build_megatron(cli_emit_job *j, st_err *err)
 /* Megatron-DeepSpeed                                                        */
 /* ------------------------------------------------------------------------ */
 
-static int build_deepspeed(cli_emit_job *j, st_err *err)
+static int build_deepspeed(launch_job *j, st_err *err)
 {
     const plan_layout *l = j->l;
     j->title = "Megatron-DeepSpeed launch";
-    j->launcher = CLI_EMIT_DEEPSPEED;
+    j->launcher = LAUNCH_DEEPSPEED;
     j->sources = "[mds] Megatron-DeepSpeed megatron/training/arguments.py and "
                  "deepspeed.add_config_arguments; [dsconfig] DeepSpeed configuration JSON "
                  "(deepspeed/runtime/constants.py, runtime/zero/config.py); [dsrunner] "
@@ -403,37 +403,37 @@ static int build_deepspeed(cli_emit_job *j, st_err *err)
     free(text);
     cJSON_AddItemToObject(j->configs, "ds_config.json", ds);
 
-    cli__emit_arg(j, "pretrain_gpt.py");
+    launch__arg(j, "pretrain_gpt.py");
     arg_int(j, "--tensor-model-parallel-size", l->tp);
     arg_int(j, "--pipeline-model-parallel-size", l->pp);
     if (l->pp == 1)
-        cli__emit_arg(j, "--no-pipeline-parallel");
+        launch__arg(j, "--no-pipeline-parallel");
     if (j->uneven) {
         /* [mds] --partition-method custom with --custom-partition: "divide
          * 32 layers to 6 PP stages: 5 5 5 6 6 5" */
-        cli__emit_arg(j, "--partition-method");
-        cli__emit_arg(j, "custom");
-        cli__emit_arg(j, "--custom-partition");
+        launch__arg(j, "--partition-method");
+        launch__arg(j, "custom");
+        launch__arg(j, "--custom-partition");
         for (int i = 0; i < l->pp; i++)
-            cli__emit_argf(j, "%d", j->stage_layers[i]);
-        cli__emit_note(j, "The split of layers over pipeline stages is uneven (faster by the "
+            launch__argf(j, "%d", j->stage_layers[i]);
+        launch__note(j, "The split of layers over pipeline stages is uneven (faster by the "
                           "planner's model); --custom-partition gives it to DeepSpeed's "
                           "PipelineModule.");
     }
     arg_int(j, "--micro-batch-size", l->micro_batch);
     arg_int(j, "--global-batch-size", l->global_batch);
     if (l->recompute == PLAN_RECOMP_FULL)
-        cli__emit_arg(j, "--deepspeed-activation-checkpointing");
+        launch__arg(j, "--deepspeed-activation-checkpointing");
     recompute_args(j);
     megatron_precision(j);
     megatron_model(j, 1);
     arg_int(j, "--train-iters", j->train_steps);
     megatron_lr(j);
     arg_int(j, "--zero-stage", stage);
-    cli__emit_arg(j, "--deepspeed");
-    cli__emit_arg(j, "--deepspeed_config");
-    cli__emit_arg(j, "ds_config.json");
-    cli__emit_note(j, "pretrain_gpt.py is Megatron-DeepSpeed's GPT training script; "
+    launch__arg(j, "--deepspeed");
+    launch__arg(j, "--deepspeed_config");
+    launch__arg(j, "ds_config.json");
+    launch__note(j, "pretrain_gpt.py is Megatron-DeepSpeed's GPT training script; "
                       "ds_config.json carries the batch, ZeRO stage %d and precision the plan "
                       "was timed with; --mock-data trains on synthetic tokens (replace with "
                       "--data-path and your tokenizer); the learning-rate schedule is a "
@@ -463,12 +463,12 @@ static const char *titan_flavor(const plan_model *m)
     return NULL;
 }
 
-static int build_torchtitan(cli_emit_job *j, st_err *err)
+static int build_torchtitan(launch_job *j, st_err *err)
 {
     const plan_layout *l = j->l;
     const plan_model *m = j->m;
     j->title = "torchtitan launch";
-    j->launcher = CLI_EMIT_TORCHRUN;
+    j->launcher = LAUNCH_TORCHRUN;
     j->sources = "[titan] pytorch/torchtitan torchtitan/config_manager.py (commit 0011fb90), "
                  "train_configs/llama3_70b.toml; train.py --job.config_file. " SRC_TORCHRUN;
     if (m->arch != PLAN_ARCH_LLAMA)
@@ -519,9 +519,9 @@ static int build_torchtitan(cli_emit_job *j, st_err *err)
     fputs("[job]\ndump_folder = \"./outputs\"\ndescription = ", t);
     char desc[200];
     snprintf(desc, sizeof desc, "%s, plan #1 of smdplan", m->name);
-    cli__toml_str(t, desc);
+    launch__toml_str(t, desc);
     fputs("\n\n[model]\nname = \"llama3\"\nflavor = ", t);
-    cli__toml_str(t, flavor ? flavor : "smdplan");
+    launch__toml_str(t, flavor ? flavor : "smdplan");
     fputs("\nnorm_type = \"rmsnorm\"\n"
           "tokenizer_path = \"./torchtitan/datasets/tokenizer/original/tokenizer.model\"\n", t);
     /* training.batch_size is per data-parallel rank: global = batch_size x
@@ -563,21 +563,21 @@ static int build_torchtitan(cli_emit_job *j, st_err *err)
     cJSON_AddStringToObject(j->files, "train.toml", toml ? toml : "");
     free(toml);
 
-    cli__emit_arg(j, "train.py");
-    cli__emit_arg(j, "--job.config_file");
-    cli__emit_arg(j, "train.toml");
+    launch__arg(j, "train.py");
+    launch__arg(j, "--job.config_file");
+    launch__arg(j, "train.toml");
     if (!flavor)
-        cli__emit_note(j, "torchtitan builds its models from named flavors, and this shape is "
+        launch__note(j, "torchtitan builds its models from named flavors, and this shape is "
                           "none of Llama 3's (8B, 70B, 405B): register flavor \"smdplan\" in "
                           "torchtitan/models/llama/__init__.py with dim %lld, n_layers %lld, "
                           "n_heads %lld, n_kv_heads %lld, vocab_size %lld and the MLP size %lld.",
                        (long long)m->hidden, (long long)m->layers, (long long)m->heads,
                        (long long)m->kv_heads, (long long)m->vocab, (long long)m->ffn);
     if (l->recompute == PLAN_RECOMP_SELECTIVE)
-        cli__emit_note(j, "Selective activation checkpointing \"op\" saves the matrix products' "
+        launch__note(j, "Selective activation checkpointing \"op\" saves the matrix products' "
                           "outputs and recomputes the rest, close to the attention-core "
                           "recompute the plan was timed with.");
-    cli__emit_note(j, "train.py is torchtitan's training script, run from the repository; "
+    launch__note(j, "train.py is torchtitan's training script, run from the repository; "
                       "tokenizer_path and dataset are placeholders for yours.");
     return ST_OK;
 }
@@ -598,11 +598,11 @@ static const char *torch_dtype(plan_precision p)
  * the gathered parameters after each block's forward; gradients (ZeRO-2)
  * keeps them to the backward; none shards over a dimension of one and
  * replicates over the data parallel ranks (HSDP with shard size 1). */
-static int build_fsdp2(cli_emit_job *j, st_err *err)
+static int build_fsdp2(launch_job *j, st_err *err)
 {
     const plan_layout *l = j->l;
     j->title = "PyTorch FSDP2 launch";
-    j->launcher = CLI_EMIT_TORCHRUN;
+    j->launcher = LAUNCH_TORCHRUN;
     j->sources = "[fsdp2] PyTorch 2.4+ torch.distributed._composable.fsdp: fully_shard("
                  "module, mesh, reshard_after_forward, mp_policy), MixedPrecisionPolicy("
                  "param_dtype, reduce_dtype); torch.distributed.device_mesh.init_device_mesh; "
@@ -655,8 +655,8 @@ static int build_fsdp2(cli_emit_job *j, st_err *err)
     fclose(p);
     cJSON_AddStringToObject(j->files, "fsdp_settings.py", py ? py : "");
     free(py);
-    cli__emit_arg(j, "train.py");
-    cli__emit_note(j, "train.py is a placeholder for your FSDP2 training script: it builds the "
+    launch__arg(j, "train.py");
+    launch__note(j, "train.py is a placeholder for your FSDP2 training script: it builds the "
                       "mesh and imports fsdp_kwargs and the batch from fsdp_settings.py%s; with "
                       "activation_checkpointing, wrap each transformer block in torch.distributed."
                       "algorithms._checkpoint.checkpoint_wrapper before fully_shard%s.",
@@ -668,14 +668,14 @@ static int build_fsdp2(cli_emit_job *j, st_err *err)
     return ST_OK;
 }
 
-static int build_fsdp(cli_emit_job *j, st_err *err)
+static int build_fsdp(launch_job *j, st_err *err)
 {
     const plan_layout *l = j->l;
     /* fsdp@2022 is FSDP1 (FullyShardedDataParallel); later releases FSDP2 */
     if (strcmp(plan_framework_get(l->framework)->key, "fsdp@2022") != 0)
         return build_fsdp2(j, err);
     j->title = "PyTorch FSDP launch";
-    j->launcher = CLI_EMIT_TORCHRUN;
+    j->launcher = LAUNCH_TORCHRUN;
     j->sources = "[fsdp] PyTorch torch/distributed/fsdp: FullyShardedDataParallel(sharding_"
                  "strategy, mixed_precision, backward_prefetch, limit_all_gathers, "
                  "use_orig_params), ShardingStrategy, MixedPrecision(param_dtype, "
@@ -724,8 +724,8 @@ static int build_fsdp(cli_emit_job *j, st_err *err)
     fclose(p);
     cJSON_AddStringToObject(j->files, "fsdp_settings.py", py ? py : "");
     free(py);
-    cli__emit_arg(j, "train.py");
-    cli__emit_note(j, "train.py is a placeholder for your FSDP training script: it imports "
+    launch__arg(j, "train.py");
+    launch__note(j, "train.py is a placeholder for your FSDP training script: it imports "
                       "fsdp_kwargs and the batch from fsdp_settings.py; with activation_"
                       "checkpointing, apply torch.distributed.algorithms._checkpoint."
                       "checkpoint_wrapper.apply_activation_checkpointing to each transformer "
@@ -741,13 +741,13 @@ static int build_fsdp(cli_emit_job *j, st_err *err)
 /* MaxText (JAX)                                                             */
 /* ------------------------------------------------------------------------ */
 
-static int build_maxtext(cli_emit_job *j, st_err *err)
+static int build_maxtext(launch_job *j, st_err *err)
 {
     const plan_layout *l = j->l;
     const plan_model *m = j->m;
     int gpn = j->c->inst->gpus_per_node;
     j->title = "MaxText (JAX) launch";
-    j->launcher = CLI_EMIT_PER_NODE;
+    j->launcher = LAUNCH_PER_NODE;
     j->sources = "[maxtext] AI-Hypercomputer/maxtext MaxText/configs/base.yml (commit 000e9355): "
                  "MaxText/train.py CONFIG key=value.";
     if (l->pp > 1)
@@ -769,36 +769,36 @@ static int build_maxtext(cli_emit_job *j, st_err *err)
                       "over the whole sequence", (long long)m->sliding_window);
     int in_node = gpn / l->tp, nodes = j->c->nodes;
     int shard = l->sharding == PLAN_SHARD_PARAMS;
-    cli__emit_arg(j, "python3");
-    cli__emit_arg(j, "MaxText/train.py");
-    cli__emit_arg(j, "MaxText/configs/base.yml");
-    cli__emit_arg(j, "run_name=smdplan");
-    cli__emit_arg(j, "hardware=gpu");
-    cli__emit_arg(j, "dataset_type=synthetic");
-    cli__emit_arg(j, "enable_checkpointing=False");
-    cli__emit_argf(j, "steps=%lld", (long long)j->train_steps);
-    cli__emit_argf(j, "decoder_block=%s", m->arch == PLAN_ARCH_LLAMA ? "llama2" : "gpt3");
-    cli__emit_argf(j, "base_num_decoder_layers=%lld", (long long)m->layers);
-    cli__emit_argf(j, "base_emb_dim=%lld", (long long)m->hidden);
-    cli__emit_argf(j, "base_num_query_heads=%lld", (long long)m->heads);
-    cli__emit_argf(j, "base_num_kv_heads=%lld", (long long)m->kv_heads);
-    cli__emit_argf(j, "base_mlp_dim=%lld", (long long)m->ffn);
-    cli__emit_argf(j, "head_dim=%lld", (long long)plan_model_head_dim(m));
-    cli__emit_argf(j, "vocab_size=%lld", (long long)m->vocab);
-    cli__emit_argf(j, "max_target_length=%lld", (long long)m->seq);
+    launch__arg(j, "python3");
+    launch__arg(j, "MaxText/train.py");
+    launch__arg(j, "MaxText/configs/base.yml");
+    launch__arg(j, "run_name=smdplan");
+    launch__arg(j, "hardware=gpu");
+    launch__arg(j, "dataset_type=synthetic");
+    launch__arg(j, "enable_checkpointing=False");
+    launch__argf(j, "steps=%lld", (long long)j->train_steps);
+    launch__argf(j, "decoder_block=%s", m->arch == PLAN_ARCH_LLAMA ? "llama2" : "gpt3");
+    launch__argf(j, "base_num_decoder_layers=%lld", (long long)m->layers);
+    launch__argf(j, "base_emb_dim=%lld", (long long)m->hidden);
+    launch__argf(j, "base_num_query_heads=%lld", (long long)m->heads);
+    launch__argf(j, "base_num_kv_heads=%lld", (long long)m->kv_heads);
+    launch__argf(j, "base_mlp_dim=%lld", (long long)m->ffn);
+    launch__argf(j, "head_dim=%lld", (long long)plan_model_head_dim(m));
+    launch__argf(j, "vocab_size=%lld", (long long)m->vocab);
+    launch__argf(j, "max_target_length=%lld", (long long)m->seq);
     /* global batch = per_device_batch_size x devices (base.yml) */
-    cli__emit_argf(j, "per_device_batch_size=%.6g", (double)l->global_batch / j->c->gpus);
-    cli__emit_argf(j, "ici_tensor_parallelism=%d", l->tp);
-    cli__emit_argf(j, "ici_%s_parallelism=%d", shard ? "fsdp" : "data", in_node);
-    cli__emit_argf(j, "ici_%s_parallelism=1", shard ? "data" : "fsdp");
-    cli__emit_argf(j, "dcn_%s_parallelism=%d", shard ? "fsdp" : "data", nodes);
-    cli__emit_argf(j, "dcn_%s_parallelism=1", shard ? "data" : "fsdp");
-    cli__emit_argf(j, "remat_policy=%s", l->recompute == PLAN_RECOMP_FULL ? "full" : "minimal");
+    launch__argf(j, "per_device_batch_size=%.6g", (double)l->global_batch / j->c->gpus);
+    launch__argf(j, "ici_tensor_parallelism=%d", l->tp);
+    launch__argf(j, "ici_%s_parallelism=%d", shard ? "fsdp" : "data", in_node);
+    launch__argf(j, "ici_%s_parallelism=1", shard ? "data" : "fsdp");
+    launch__argf(j, "dcn_%s_parallelism=%d", shard ? "fsdp" : "data", nodes);
+    launch__argf(j, "dcn_%s_parallelism=1", shard ? "data" : "fsdp");
+    launch__argf(j, "remat_policy=%s", l->recompute == PLAN_RECOMP_FULL ? "full" : "minimal");
     if (l->flash_attention)
-        cli__emit_arg(j, "attention=cudnn_flash_te");
+        launch__arg(j, "attention=cudnn_flash_te");
     if (l->precision == PLAN_PREC_FP8)
-        cli__emit_arg(j, "quantization=fp8");
-    cli__emit_note(j, "Run on every node (one process per node drives its %d GPUs); set the "
+        launch__arg(j, "quantization=fp8");
+    launch__note(j, "Run on every node (one process per node drives its %d GPUs); set the "
                       "JAX distributed coordinator as MaxText's GPU guide does. remat_policy "
                       "%s: %s.", gpn, l->recompute == PLAN_RECOMP_FULL ? "full" : "minimal",
                    l->recompute == PLAN_RECOMP_FULL
@@ -812,12 +812,12 @@ static int build_maxtext(cli_emit_job *j, st_err *err)
 /* smdplan's executor                                                        */
 /* ------------------------------------------------------------------------ */
 
-static int build_smdplan(cli_emit_job *j, st_err *err)
+static int build_smdplan(launch_job *j, st_err *err)
 {
     const plan_layout *l = j->l;
     const plan_model *m = j->m;
     j->title = "smdplan executor run";
-    j->launcher = CLI_EMIT_COMMAND;
+    j->launcher = LAUNCH_COMMAND;
     j->sources = "smdplan exec --help: the layout options are the plan command's.";
     /* the executor's attention (exec/) projects hidden to hidden over the
      * whole sequence; smdplan exec refuses the others (check_shape) */
@@ -827,20 +827,20 @@ static int build_smdplan(cli_emit_job *j, st_err *err)
     if (plan_model_local_layers(m) > 0)
         return refuse(j, err, "sliding window of %lld tokens: the executor attends over the "
                       "whole sequence", (long long)m->sliding_window);
-    cli__emit_arg(j, "smdplan");
-    cli__emit_arg(j, "exec");
-    for (int i = 0; i < j->o->ncatalogs; i++) {
-        cli__emit_arg(j, "--catalog");
-        cli__emit_arg(j, j->o->catalog_files[i]);
+    launch__arg(j, "smdplan");
+    launch__arg(j, "exec");
+    for (int i = 0; i < j->p->ncatalogs; i++) {
+        launch__arg(j, "--catalog");
+        launch__arg(j, j->p->catalog_files[i]);
     }
-    cli__emit_arg(j, "--instances");
-    cli__emit_argf(j, "%dx%s", j->c->nodes, j->c->inst->name);
+    launch__arg(j, "--instances");
+    launch__argf(j, "%dx%s", j->c->nodes, j->c->inst->name);
     if (!strcmp(plan_framework_get(l->framework)->key, "smdplan-cuda")) {
-        cli__emit_arg(j, "--device");
-        cli__emit_arg(j, "cuda");
+        launch__arg(j, "--device");
+        launch__arg(j, "cuda");
     }
-    cli__emit_arg(j, "--arch");
-    cli__emit_arg(j, m->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt");
+    launch__arg(j, "--arch");
+    launch__arg(j, m->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt");
     arg_int(j, "--layers", m->layers);
     arg_int(j, "--hidden", m->hidden);
     arg_int(j, "--heads", m->heads);
@@ -853,20 +853,20 @@ static int build_smdplan(cli_emit_job *j, st_err *err)
     arg_int(j, "--dp", l->dp);
     arg_int(j, "--micro-batch", l->micro_batch);
     arg_int(j, "--microbatches", l->microbatches);
-    cli__emit_arg(j, "--schedule");
-    cli__emit_arg(j, plan_schedule_name(l->schedule));
+    launch__arg(j, "--schedule");
+    launch__arg(j, plan_schedule_name(l->schedule));
     if (l->schedule == PLAN_SCHED_VIRTUAL)
         arg_int(j, "--virtual-stages", l->virtual_stages);
     arg_int(j, "--active-microbatches", l->active_microbatches);
-    cli__emit_arg(j, "--recompute");
-    cli__emit_arg(j, plan_recompute_name(l->recompute));
-    cli__emit_arg(j, "--sharding");
-    cli__emit_arg(j, plan_sharding_name(l->sharding));
-    cli__emit_arg(j, "--sequence-parallel");
-    cli__emit_arg(j, l->sequence_parallel ? "on" : "off");
-    cli__emit_arg(j, "--placement");
-    cli__emit_arg(j, l->placement);
-    cli__emit_note(j, "smdplan exec runs the layout on this host and records the run; "
+    launch__arg(j, "--recompute");
+    launch__arg(j, plan_recompute_name(l->recompute));
+    launch__arg(j, "--sharding");
+    launch__arg(j, plan_sharding_name(l->sharding));
+    launch__arg(j, "--sequence-parallel");
+    launch__arg(j, l->sequence_parallel ? "on" : "off");
+    launch__arg(j, "--placement");
+    launch__arg(j, l->placement);
+    launch__note(j, "smdplan exec runs the layout on this host and records the run; "
                       "--emit slurm there writes its sbatch script.");
     return ST_OK;
 }
@@ -875,14 +875,14 @@ static int build_smdplan(cli_emit_job *j, st_err *err)
 
 static const struct {
     const char *kind;
-    int (*build)(cli_emit_job *j, st_err *err);
+    int (*build)(launch_job *j, st_err *err);
 } builders[] = {
     {"megatron", build_megatron},     {"deepspeed", build_deepspeed},
     {"torchtitan", build_torchtitan}, {"fsdp", build_fsdp},
     {"maxtext", build_maxtext},       {"smdplan", build_smdplan},
 };
 
-int cli__emit_kind_known(const char *kind)
+int launch__kind_known(const char *kind)
 {
     for (size_t i = 0; i < sizeof builders / sizeof builders[0]; i++)
         if (!strcmp(builders[i].kind, kind))
@@ -890,10 +890,10 @@ int cli__emit_kind_known(const char *kind)
     return 0;
 }
 
-int cli__emit_build(cli_emit_job *j, st_err *err)
+int launch__build(launch_job *j, st_err *err)
 {
     for (size_t i = 0; i < sizeof builders / sizeof builders[0]; i++)
         if (!strcmp(builders[i].kind, j->kind))
             return builders[i].build(j, err);
-    return ST_RAISE(err, ST_EINVAL, "--emit %s: allowed are %s", j->kind, cli_emit_kinds());
+    return ST_RAISE(err, ST_EINVAL, "--emit %s: allowed are %s", j->kind, launch_kinds());
 }

@@ -1,5 +1,5 @@
 /*
- * cli_emit_smp2.c: --emit sagemaker for a plan of SageMaker model
+ * launch_smp2.c: --emit sagemaker for a plan of SageMaker model
  * parallelism v2 (--framework smp2): the SageMaker PyTorch estimator whose
  * distribution argument turns the library on, for the plan ranked #1 in the
  * table `smdplan plan` prints.
@@ -37,8 +37,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "app/cli_emit.h"
-#include "app/cli_int.h"
+#include "launch/launch_int.h"
+#include "common/text.h"
 #include "common/units.h"
 #include "planner/plan_framework.h"
 
@@ -73,21 +73,23 @@ typedef struct smp2_job {
     const plan_estimate *e;
     double sim_step_s;
     const char *command_line;
+    double band_pct;             /* the step's error band, percent; 0: none */
+    const char *band_basis;
     int shard_degree;            /* hybrid_shard_degree */
     char instance_type[64];      /* "ml.p5.48xlarge" */
     cJSON *params;               /* the smdistributed.modelparallel parameters */
     int nnotes;
-    char notes[CLI_EMIT_NOTES_MAX][CLI_EMIT_NOTE_LEN];
+    char notes[LAUNCH_NOTES_MAX][LAUNCH_NOTE_LEN];
 } smp2_job;
 
 static void note(smp2_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(smp2_job *j, const char *fmt, ...)
 {
-    if (j->nnotes >= CLI_EMIT_NOTES_MAX)
+    if (j->nnotes >= LAUNCH_NOTES_MAX)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(j->notes[j->nnotes++], CLI_EMIT_NOTE_LEN, fmt, ap);
+    vsnprintf(j->notes[j->nnotes++], LAUNCH_NOTE_LEN, fmt, ap);
     va_end(ap);
 }
 
@@ -117,7 +119,7 @@ static int job_check(smp2_job *j, st_err *err)
     }
     if (!strchr(j->c->inst->name, '.') || !plan_framework_runs_on(fw, j->c->inst)) {
         snprintf(why, sizeof why, "'%s' is not an instance type SMP v2 supports: %s",
-                 cli_comment_text(j->c->inst->name, safe, sizeof safe),
+                 text_comment(j->c->inst->name, safe, sizeof safe),
                  plan_framework_instance_list(fw, types, sizeof types));
         return refuse(j, err, why);
     }
@@ -142,7 +144,7 @@ static int job_check(smp2_job *j, st_err *err)
     if (l->precision == PLAN_PREC_FP16 || l->precision == PLAN_PREC_FP32) {
         snprintf(why, sizeof why, "precision %s: SMP v2 on %s trains in bf16 or fp8 ([mp])",
                  plan_precision_name(l->precision),
-                 cli_comment_text(j->c->inst->name, safe, sizeof safe));
+                 text_comment(j->c->inst->name, safe, sizeof safe));
         return refuse(j, err, why);
     }
     if (l->dp < 1 || l->global_batch != (int64_t)l->dp * l->micro_batch * l->microbatches) {
@@ -169,20 +171,23 @@ static cJSON *job_params(const smp2_job *j)
     return p;
 }
 
-static int job_make(const char *what, const cli_plan_opts *o, const plan_model *m,
-                    const plan_cluster *c, const plan_result *r, const cli_sim_col *sim,
-                    smp2_job *j, st_err *err)
+static int job_make(const char *what, const launch_plan *p, int simulated, smp2_job *j,
+                    st_err *err)
 {
+    const plan_model *m = p->m;
+    const plan_cluster *c = p->c;
     memset(j, 0, sizeof *j);
-    if (r->ntop < 1)
+    if (p->r->ntop < 1)
         return ST_RAISE(err, ST_EINVAL, "--emit %s: no plan to emit", what);
     j->what = what;
     j->m = m;
     j->c = c;
-    j->l = &r->top[0].layout;
-    j->e = &r->top[0].est;
-    j->sim_step_s = sim && sim->n > 0 ? sim->step_s[0] : 0;
-    j->command_line = o->command_line;
+    j->l = &p->r->top[0].layout;
+    j->e = &p->r->top[0].est;
+    j->sim_step_s = simulated ? p->sim_step_s : 0;
+    j->command_line = p->command_line;
+    j->band_pct = p->band_pct;
+    j->band_basis = p->band_basis;
     int rc = job_check(j, err);
     if (rc)
         return rc;
@@ -274,8 +279,8 @@ static void header(FILE *f, const smp2_job *j)
     char text[3072], sim[64] = "";
     snprintf(text, sizeof text, "SageMaker training job (SageMaker model parallel v2) for plan "
              "#1 of: %s", j->command_line);
-    cli__comment_block(f, text);
-    cli__comment_block(f, "(the first row of the table that command prints without --emit: "
+    launch__comment_block(f, text);
+    launch__comment_block(f, "(the first row of the table that command prints without --emit: "
                           "ranked by the simulated step when the top plans are simulated)");
     snprintf(text, sizeof text,
              "Model %s on %d x %s; plan: tp %d, cp %d, dp %d, micro-batch %d x %d, recompute "
@@ -284,22 +289,21 @@ static void header(FILE *f, const smp2_job *j)
              l->microbatches, plan_recompute_name(l->recompute),
              l->offload_activations ? " (offloaded)" : "", plan_sharding_name(l->sharding),
              j->shard_degree, plan_precision_name(l->precision));
-    cli__comment_block(f, text);
+    launch__comment_block(f, text);
     if (j->sim_step_s > 0)
         snprintf(sim, sizeof sim, ", simulated %.3f s", j->sim_step_s);
-    char basis[400], band[520] = "";
-    double b = cli_band_of(j->c, l->framework, basis, sizeof basis);
-    if (b > 0)
-        snprintf(band, sizeof band, " +-%.0f %% (%s)", b, basis); /* ASCII: a script */
+    char band[520] = ""; /* ASCII: a script */
+    if (j->band_pct > 0)
+        snprintf(band, sizeof band, " +-%.0f %% (%s)", j->band_pct, j->band_basis);
     snprintf(text, sizeof text, "Predicted step %.3f s%s%s; needs %.1f GiB of the GPU's %.1f "
              "GiB.",
              j->e->time.step_s, band, sim, plan_mem_need_bytes(&j->e->mem) / GIB,
              j->e->capacity_bytes / GIB);
-    cli__comment_block(f, text);
+    launch__comment_block(f, text);
     fprintf(f, "#\n");
     for (int i = 0; i < j->nnotes; i++)
-        cli__comment_block(f, j->notes[i]);
-    cli__comment_block(f, "Amazon SageMaker Developer Guide: [ref] distributed-model-parallel-"
+        launch__comment_block(f, j->notes[i]);
+    launch__comment_block(f, "Amazon SageMaker Developer Guide: [ref] distributed-model-parallel-"
                           "v2-reference; [use] model-parallel-use-api-v2; [sup] distributed-"
                           "model-parallel-support-v2; [mp] model-parallel-core-features-v2-"
                           "mixed-precision; [tp] model-parallel-core-features-v2-tensor-"
@@ -311,26 +315,26 @@ static void emit_estimator(FILE *f, const smp2_job *j, const cJSON *dist)
     header(f, j);
     fputs("import sagemaker\nfrom sagemaker.pytorch import PyTorch\n\n", f);
     fputs("distribution = ", f);
-    cli__py_value(f, dist, 0);
+    launch__py_value(f, dist, 0);
     fputs("\n\nestimator = PyTorch(\n"
           "    # placeholder: your FSDP training script calling torch.sagemaker.init()\n"
           "    entry_point=",
           f);
-    cli__py_str(f, ENTRY_POINT);
+    launch__py_str(f, ENTRY_POINT);
     fputs(",\n    # or the ARN of an IAM role SageMaker can assume\n"
           "    role=sagemaker.get_execution_role(),\n    instance_type=",
           f);
-    cli__py_str(f, j->instance_type);
+    launch__py_str(f, j->instance_type);
     fprintf(f, ",\n    instance_count=%d,\n    framework_version=", j->c->nodes);
-    cli__py_str(f, SMP2_FW_VERSION);
+    launch__py_str(f, SMP2_FW_VERSION);
     fputs(",\n    py_version=", f);
-    cli__py_str(f, SMP2_PY_VERSION);
+    launch__py_str(f, SMP2_PY_VERSION);
     fputs(",\n    distribution=distribution,\n    # the arguments your script reads\n"
           "    hyperparameters={",
           f);
-    cli__py_str(f, BATCH_ARG);
+    launch__py_str(f, BATCH_ARG);
     fprintf(f, ": %d, ", j->l->micro_batch);
-    cli__py_str(f, ACCUM_ARG);
+    launch__py_str(f, ACCUM_ARG);
     fprintf(f, ": %d},\n)\n"
                "# estimator.fit(...) with your data channels starts the job\n",
             j->l->microbatches);
@@ -363,21 +367,18 @@ static cJSON *estimator_json(const smp2_job *j, const cJSON *dist)
 /* Entry points                                                              */
 /* ------------------------------------------------------------------------ */
 
-int cli_emit_smp2_check(const char *what, const cli_plan_opts *o, const plan_model *m,
-                        const plan_cluster *c, const plan_result *r, st_err *err)
+int launch__smp2_check(const char *what, const launch_plan *p, st_err *err)
 {
     smp2_job j;
-    int rc = job_make(what, o, m, c, r, NULL, &j, err);
+    int rc = job_make(what, p, 0, &j, err);
     job_fini(&j);
-    return rc == ST_OK ? 0 : st_exit_code(rc);
+    return rc;
 }
 
-int cli_emit_smp2(FILE *f, const char *what, const cli_plan_opts *o, const plan_model *m,
-                  const plan_cluster *c, const plan_result *r, const cli_sim_col *sim,
-                  st_err *err)
+int launch__smp2_write(FILE *f, const char *what, const launch_plan *p, st_err *err)
 {
     smp2_job j;
-    int rc = job_make(what, o, m, c, r, sim, &j, err);
+    int rc = job_make(what, p, 1, &j, err);
     if (rc == ST_OK) {
         cJSON *dist = distribution_json(&j);
         if (!dist)
@@ -387,16 +388,14 @@ int cli_emit_smp2(FILE *f, const char *what, const cli_plan_opts *o, const plan_
         cJSON_Delete(dist);
     }
     job_fini(&j);
-    return rc == ST_OK ? 0 : st_exit_code(rc);
+    return rc;
 }
 
-cJSON *cli_emit_smp2_json(const char *what, const cli_plan_opts *o, const plan_model *m,
-                          const plan_cluster *c, const plan_result *r, const cli_sim_col *sim,
-                          st_err *err)
+cJSON *launch__smp2_json(const char *what, const launch_plan *p, st_err *err)
 {
     smp2_job j;
     cJSON *out = NULL;
-    if (job_make(what, o, m, c, r, sim, &j, err) == ST_OK) {
+    if (job_make(what, p, 1, &j, err) == ST_OK) {
         cJSON *dist = distribution_json(&j);
         out = dist ? estimator_json(&j, dist) : NULL;
         cJSON_Delete(dist);
