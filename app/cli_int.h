@@ -291,8 +291,8 @@ void cli_preset_print(FILE *f, const cli_preset_cmp *p, const plan_candidate *ou
 /* NULL when not shown; caller owns. */
 struct cJSON *cli_preset_json(const cli_preset_cmp *p);
 
-/* No --instances: compare instance types and counts (cli_compare.c). */
-int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x);
+/* No --instances: compare instance types and counts (cli_instance_types.c). */
+int cli_instance_types_compare(const cli_plan_opts *o, cli_plan_ctx *x);
 
 /* Recording (cli_record.c). cli_main hands over the whole command line for
  * the provenance of every record (argv is kept, not copied). */

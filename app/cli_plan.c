@@ -666,7 +666,7 @@ int cli_plan_run(int argc, char **argv, int simulate)
         return cli_fail(&err);
     }
     if (!x.have_cluster) {
-        ex = cli_compare(&o, &x);
+        ex = cli_instance_types_compare(&o, &x);
         ctx_free(&x);
         return ex;
     }
