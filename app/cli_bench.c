@@ -617,7 +617,7 @@ static link_fit fit_link(const exec_bench_comm *c, const char *op)
         const exec_bench_coll *v = &c->v[i];
         if (strcmp(v->op, op) || !(v->time_s > 0))
             continue;
-        double f = exec_bench_busbw_factor(op, v->ranks);
+        double f = plan_bench_busbw_factor(op, v->ranks);
         double x = f * v->bytes, y = v->time_s, w = 1.0 / (y * y);
         sw += w;
         sx += w * x;
