@@ -344,4 +344,18 @@ void cli_find_program(const char *name, int search_path, char *buf, size_t n);
 int cli_exec_cmd(int argc, char **argv);
 int cli_bench_cmd(int argc, char **argv);
 
+/* A host's catalog entry made again from a recorded bench, measuring
+ * nothing: what smdplan bench --from-record does (calibrate --bench). The
+ * strings are borrowed for the call. Returns an exit code. */
+typedef struct cli_bench_redo_opts {
+    const char *record;          /* the bench record's id; "0": this host's newest */
+    const char *write;           /* the catalog file to write; NULL: none */
+    int force;                   /* replace an existing file */
+    int json;
+    const char *db_path;         /* NULL: the default database */
+    const char *threads;         /* threads per rank, "1,2"; NULL: 1 */
+} cli_bench_redo_opts;
+
+int cli_bench_redo(const cli_bench_redo_opts *r);
+
 #endif
