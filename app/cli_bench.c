@@ -99,8 +99,6 @@
 /* The fraction of a link's bandwidth a point-to-point send reaches in the
  * planner (plan_hw.c, P2P_PEAK_EFF: ib_write_bw 24 of 25 GB/s). */
 #define PLANNER_P2P_PEAK_EFF 0.96
-/* The catalog's small-message latency: nccl-tests at <= 1 KiB. */
-#define SMALL_MESSAGE_BYTES 1024.0
 #define DEFAULT_COMM_TIMEOUT_S 900.0
 #define THREAD_LIST_MAX 8
 
@@ -389,54 +387,6 @@ static int run_comm(const bench_opts *o, int cores, exec_bench_comm *out, st_err
     return rc;
 }
 
-/* ---- the executor's own step on a reference model ----
- * The kernels above are timed one by one; a training step also zeroes its
- * gradients, copies activations between layers, computes the loss and
- * reduces the gradient norm, work the planner's elementwise bytes stand
- * for only in sum. So the executor itself runs a reference model on one
- * rank (transport "self", no MPI) and its median compute and optimizer
- * phases are kept: hbm_eff is then set so that the planner's compute time
- * of that model, with every other figure of the entry, equals the
- * executor's, and opt_param_s is its optimizer phase per parameter. The
- * reference is fixed here (a GPT of REF_* shape, one rank, REF_MICROBATCHES
- * microbatches of one sequence), apart from every model the benchmarks
- * validate against. */
-#define REF_LAYERS 2
-#define REF_HIDDEN 384
-#define REF_HEADS 6
-#define REF_SEQ 128
-#define REF_VOCAB 512
-#define REF_MICROBATCHES 8
-#define REF_STEPS 6
-
-static void ref_model(plan_model *m)
-{
-    memset(m, 0, sizeof *m);
-    snprintf(m->name, sizeof m->name, "bench-reference");
-    snprintf(m->source, sizeof m->source, "smdplan bench's reference step");
-    m->arch = PLAN_ARCH_GPT;
-    m->layers = REF_LAYERS;
-    m->hidden = REF_HIDDEN;
-    m->heads = m->kv_heads = REF_HEADS;
-    m->ffn = 4 * REF_HIDDEN;
-    m->seq = REF_SEQ;
-    m->vocab = REF_VOCAB;
-    m->tied_embedding = 1;
-    m->dropout = PLAN_DROPOUT_OFF;
-}
-
-static void ref_layout(plan_layout *l)
-{
-    int fw = PLAN_FW_DEFAULT;
-    st_err ignore = {0};
-    plan_framework_find("smdplan", &fw, &ignore);
-    plan_layout_default(l);
-    plan_framework_apply(plan_framework_get(fw), fw, l);
-    l->microbatches = l->active_microbatches = REF_MICROBATCHES;
-    l->global_batch = REF_MICROBATCHES;
-    l->precision = PLAN_PREC_FP32;
-}
-
 static int cmp_dbl(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -460,7 +410,7 @@ static int ref_step_run(exec_config *cfg, int threads, exec_bench_cpu *b, st_err
     if (!mkdtemp(dir))
         return ST_RAISE(err, ST_EIO, "bench: cannot make a directory under %s",
                         tmp && *tmp ? tmp : "/tmp");
-    cfg->train.steps = REF_STEPS;
+    cfg->train.steps = PLAN_BENCH_REF_STEPS;
     snprintf(cfg->transport, sizeof cfg->transport, "self");
     cfg->threads_per_rank = threads;
     cfg->progress = 0;
@@ -487,9 +437,9 @@ static int ref_step_run(exec_config *cfg, int threads, exec_bench_cpu *b, st_err
     }
     if (rc == ST_OK)
         rc = exec_result_read(res, &r, err);
-    double comp[REF_STEPS], opt[REF_STEPS];
+    double comp[PLAN_BENCH_REF_STEPS], opt[PLAN_BENCH_REF_STEPS];
     int n = 0;
-    for (int i = 0; rc == ST_OK && i < r.nsteps && n < REF_STEPS; i++)
+    for (int i = 0; rc == ST_OK && i < r.nsteps && n < PLAN_BENCH_REF_STEPS; i++)
         if (r.steps[i].measured) {
             comp[n] = r.steps[i].phases.compute_s;
             opt[n++] = r.steps[i].phases.optimizer_s;
@@ -518,226 +468,11 @@ static int ref_step(int threads, exec_bench_cpu *cpu, st_err *err)
     if (!cfg)
         return ST_RAISE(err, ST_ENOMEM, "bench: out of memory");
     exec_config_default(cfg);
-    ref_model(&cfg->model);
-    ref_layout(&cfg->layout);
+    plan_bench_ref_model(&cfg->model);
+    plan_bench_ref_layout(&cfg->layout);
     int rc = ref_step_run(cfg, threads, cpu, err);
     free(cfg);
     return rc;
-}
-
-/* hbm_eff in (0, 1] such that the planner's compute time of the reference
- * step on device g (one rank) is the executor's measured one: bisection on
- * a time that falls as hbm_eff grows. 1 when even the triad's full rate
- * leaves the planner slower; *how says which. */
-static double fit_hbm_eff_for(plan_gpu g, plan_model m, const plan_layout *lp,
-                              double measured_s, const char **how)
-{
-    st_err err = {0};
-    plan_model_finish(&m, &err);
-    plan_layout l = *lp;
-    plan_curve flat;
-    memset(&flat, 0, sizeof flat);
-    snprintf(flat.name, sizeof flat.name, "flat");
-    flat.n = 1;
-    flat.log2_bytes[0] = 20;
-    flat.eff[0] = 1;
-    plan_instance in;
-    memset(&in, 0, sizeof in);
-    snprintf(in.name, sizeof in.name, "reference");
-    in.gpus_per_node = 1;
-    in.nvlink_bps = in.intra_busbw_bps = in.net_bps = 1e10; /* one rank: no link is used */
-    in.net_ring_eff = in.net_tree_eff = 1;
-    in.net_latency_nodes = 2;
-    plan_cluster c;
-    memset(&c, 0, sizeof c);
-    c.inst = &in;
-    c.gpu = &g;
-    c.intra_curve = c.net_curve = &flat;
-    c.nodes = c.gpus = 1;
-    double lo = 0.01, hi = 1.0;
-    plan_estimate e;
-    for (int it = 0; it < 50; it++) {
-        double mid = it == 0 ? hi : 0.5 * (lo + hi);
-        g.hbm_eff = mid;
-        plan_cluster_use(NULL, NULL, &c);
-        if (plan_evaluate(&m, &c, &l, &e, NULL, &err) != ST_OK) {
-            *how = "the planner could not time the reference";
-            return 1.0;
-        }
-        if (it == 0) {
-            if (e.time.compute_s >= measured_s) {
-                *how = "the triad's full rate already times the reference at or above the "
-                       "executor";
-                return 1.0;
-            }
-            continue;
-        }
-        if (e.time.compute_s > measured_s)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    *how = "the executor's reference step";
-    return 0.5 * (lo + hi);
-}
-
-static double fit_hbm_eff(plan_gpu g, double measured_s, const char **how)
-{
-    plan_model m;
-    ref_model(&m);
-    plan_layout l;
-    ref_layout(&l);
-    return fit_hbm_eff_for(g, m, &l, measured_s, how);
-}
-
-/* ---- what the entry takes from the measurements ---- */
-
-typedef struct link_fit {
-    double bw_bps;               /* B of t = a + f S / B */
-    double lat_s;                /* a */
-    double small_s;              /* median time at <= 1 KiB */
-    double max_busbw_bps;
-    int n;
-} link_fit;
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Weighted least squares of t = a + f S / B over the rows of op (weights
- * 1/t^2: relative error), with f its bus factor. */
-static link_fit fit_link(const exec_bench_comm *c, const char *op)
-{
-    link_fit lf = {NAN, NAN, NAN, 0, 0};
-    double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, small[EXEC_BENCH_COLL_MAX];
-    int ns = 0;
-    for (int i = 0; i < c->n; i++) {
-        const exec_bench_coll *v = &c->v[i];
-        if (strcmp(v->op, op) || !(v->time_s > 0))
-            continue;
-        double f = exec_bench_busbw_factor(op, v->ranks);
-        double x = f * v->bytes, y = v->time_s, w = 1.0 / (y * y);
-        sw += w;
-        sx += w * x;
-        sy += w * y;
-        sxx += w * x * x;
-        sxy += w * x * y;
-        lf.n++;
-        if (v->busbw_bps > lf.max_busbw_bps)
-            lf.max_busbw_bps = v->busbw_bps;
-        if (v->bytes <= SMALL_MESSAGE_BYTES)
-            small[ns++] = v->time_s;
-    }
-    double det = sw * sxx - sx * sx;
-    if (lf.n >= 2 && det > 0) {
-        double slope = (sw * sxy - sx * sy) / det, a = (sy - slope * sx) / sw;
-        if (slope > 0) {
-            lf.bw_bps = 1.0 / slope;
-            lf.lat_s = a;
-        }
-    }
-    if (ns > 0) {
-        qsort(small, (size_t)ns, sizeof small[0], cmp_double);
-        lf.small_s = ns % 2 ? small[ns / 2] : 0.5 * (small[ns / 2 - 1] + small[ns / 2]);
-    }
-    return lf;
-}
-
-typedef struct dev_fit {
-    int threads;
-    plan_gemm_fit gemm;
-    int device_gemms;            /* 1: fitted to the executor's own linears */
-    double misaligned;           /* rate(1023^3) / model(1024^3), at most 1; NAN: not measured */
-    double triad_bps;            /* at this thread count */
-    /* the executor's elementwise kernels, seconds per element; NAN: not measured */
-    double act_fwd_s, act_bwd_s, glu_fwd_s, glu_bwd_s, opt_param_s;
-    double norm_s;               /* a layer's norm and residual kernels, forward and backward,
-                                  * per token x hidden element */
-    double attn_fwd_flops, attn_bwd_flops; /* the attention core's median rates */
-    int ok;
-} dev_fit;
-
-/* The planner's bytes of a layer's norm and residual kernels per token x
- * hidden element: 11 h-sized passes forward (ELEM_H_GPT), twice that
- * backward (ELEM_BWD_OVER_FWD; planner/plan_eval.c), 4 bytes each in fp32. */
-#define NORM_BYTES_PER_ELEM (4.0 * 11.0 * 3.0)
-
-static double elem_of(const exec_bench_cpu *b, int threads, const char *op)
-{
-    for (int i = 0; i < b->nelem; i++)
-        if (b->elem[i].threads == threads && !strcmp(b->elem[i].op, op))
-            return b->elem[i].elem_s;
-    return NAN;
-}
-
-/* The median rate of the attention core's measurements of kind at threads
- * (NAN: none). */
-static double attn_rate(const exec_bench_cpu *b, int threads, const char *kind)
-{
-    double r[EXEC_BENCH_GEMM_MAX];
-    int n = 0;
-    for (int i = 0; i < b->ngemm; i++)
-        if (b->gemm[i].threads == threads && !strcmp(b->gemm[i].kind, kind))
-            r[n++] = b->gemm[i].flops;
-    if (!n)
-        return NAN;
-    qsort(r, (size_t)n, sizeof r[0], cmp_double);
-    return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
-}
-
-static dev_fit fit_device(const exec_bench_cpu *b, int threads, st_err *err)
-{
-    dev_fit d;
-    memset(&d, 0, sizeof d);
-    d.threads = threads;
-    d.misaligned = NAN;
-    plan_gemm_sample s[EXEC_BENCH_GEMM_MAX];
-    memset(s, 0, sizeof s);
-    /* the executor's own linears when measured (what it runs), else sgemm */
-    for (int i = 0; i < b->ngemm; i++)
-        d.device_gemms |= b->gemm[i].threads == threads && strcmp(b->gemm[i].kind, "sgemm") != 0;
-    int n = 0;
-    for (int i = 0; i < b->ngemm; i++)
-        if (b->gemm[i].threads == threads && strncmp(b->gemm[i].kind, "attn", 4) != 0 &&
-            strncmp(b->gemm[i].kind, "flash", 5) != 0 &&
-            (strcmp(b->gemm[i].kind, "sgemm") != 0) == d.device_gemms)
-            s[n++] = (plan_gemm_sample){(double)b->gemm[i].m, (double)b->gemm[i].n,
-                                        (double)b->gemm[i].k, b->gemm[i].flops, b->gemm[i].group};
-    if (plan_gemm_fit_run(s, n, &d.gemm, err) != ST_OK)
-        return d;
-    for (int i = 0; i < b->ngemm; i++) {
-        const exec_bench_gemm *g = &b->gemm[i];
-        if (g->threads == threads && g->m == 1023 && g->n == 1023 && g->k == 1023)
-            d.misaligned = fmin(1.0, g->flops / plan_gemm_fit_rate(&d.gemm, 1024, 1024, 1024));
-    }
-    for (int i = 0; i < b->nmem; i++)
-        if (b->mem[i].threads == threads)
-            d.triad_bps = b->mem[i].triad_bps;
-    d.act_fwd_s = elem_of(b, threads, "gelu_fwd");
-    d.act_bwd_s = elem_of(b, threads, "gelu_bwd");
-    d.glu_fwd_s = elem_of(b, threads, "swiglu_fwd");
-    d.glu_bwd_s = elem_of(b, threads, "swiglu_bwd");
-    d.opt_param_s = elem_of(b, threads, "optimizer");
-    d.norm_s = elem_of(b, threads, "norm_fwd") + elem_of(b, threads, "norm_bwd");
-    d.attn_fwd_flops = attn_rate(b, threads, "attn_fwd");
-    d.attn_bwd_flops = attn_rate(b, threads, "attn_bwd");
-    d.ok = 1;
-    return d;
-}
-
-/* The triad with every core busy: the measurement at the most threads. */
-static double full_triad(const exec_bench_cpu *b)
-{
-    double bps = 0;
-    int best = 0;
-    for (int i = 0; i < b->nmem; i++)
-        if (b->mem[i].threads >= best) {
-            best = b->mem[i].threads;
-            bps = b->mem[i].triad_bps;
-        }
-    return bps;
 }
 
 /* buf = the formatted text, cut short when it does not fit. */
@@ -779,7 +514,7 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     if (!measured)
         return ST_RAISE(err, ST_EINVAL, "--threads-per-rank %d: the CPU bench measured %d to %d "
                         "threads only", T, cpu->threads[0], cpu->threads[cpu->nthreads - 1]);
-    dev_fit d = fit_device(cpu, T, err);
+    plan_dev_fit d = plan_dev_fit_run(cpu, T, err);
     if (!d.ok)
         return err->code ? err->code : ST_EINVAL;
     char gname[64], iname[64];
@@ -791,18 +526,18 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     snprintf(inst_name, nn, "%s", iname);
     snprintf(gpu_name, nn, "%s", gname);
     int slots = cpu->cores / T;
-    double hbm = full_triad(cpu) / slots;
+    double hbm = plan_bench_full_triad(cpu) / slots;
     double mis = isfinite(d.misaligned) ? d.misaligned : 1.0;
     /* the norm and residual kernels' bytes as the planner counts them, over
      * their time, against the triad: the executor's elementwise efficiency
      * (at most 1: its kernels move less than the planner counts when they
      * keep no dropout masks) */
-    double hbm_eff = isfinite(d.norm_s) && d.norm_s > 0 ? fmin(1.0, NORM_BYTES_PER_ELEM /
+    double hbm_eff = isfinite(d.norm_s) && d.norm_s > 0 ? fmin(1.0, PLAN_NORM_BYTES_PER_ELEM /
                                                                          (d.norm_s * hbm))
                                                         : 1.0;
     /* the executor's own step, when measured: hbm_eff and the optimizer from
      * it (see ref_step) */
-    double ref_c = elem_of(cpu, T, "ref_compute"), ref_o = elem_of(cpu, T, "ref_optimizer");
+    double ref_c = plan_bench_elem_s(cpu, T, "ref_compute"), ref_o = plan_bench_elem_s(cpu, T, "ref_optimizer");
     const char *hbm_how = "the norm and residual kernels";
     if (isfinite(ref_o) && ref_o > 0)
         d.opt_param_s = ref_o;
@@ -823,7 +558,7 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
         g.opt_param_s = d.opt_param_s;
         g.attn_fwd_flops = isfinite(d.attn_fwd_flops) ? d.attn_fwd_flops : 0;
         g.attn_bwd_flops = isfinite(d.attn_bwd_flops) ? d.attn_bwd_flops : 0;
-        hbm_eff = fit_hbm_eff(g, ref_c * (double)REF_MICROBATCHES * REF_SEQ, &hbm_how);
+        hbm_eff = plan_hbm_eff_fit(g, ref_c * (double)PLAN_BENCH_REF_MICROBATCHES * PLAN_BENCH_REF_SEQ, &hbm_how);
     }
 
     cJSON *g = cJSON_CreateObject();
@@ -848,7 +583,7 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     char src[PLAN_SOURCE_MAX];
     setf(src, sizeof src, "smdplan bench on %.40s: %d thread%s per rank, sgemm fit over %d "
              "shapes (rms %.1f%%), triad %.1f GB/s over %d slots", cpu->host, T, T == 1 ? "" : "s",
-             d.gemm.used, 100 * d.gemm.rms_log_err, full_triad(cpu) / 1e9, slots);
+             d.gemm.used, 100 * d.gemm.rms_log_err, plan_bench_full_triad(cpu) / 1e9, slots);
     add_str(g, "source", src);
     char note[600];
     setf(note, sizeof note,
@@ -878,7 +613,7 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     if (!comm)
         return ST_OK;
 
-    link_fit ar = fit_link(comm, "allreduce"), p2p = fit_link(comm, "sendrecv");
+    plan_link_fit ar = plan_link_fit_run(comm, "allreduce"), p2p = plan_link_fit_run(comm, "sendrecv");
     if (!(ar.bw_bps > 0) || !(ar.small_s > 0) || !(p2p.bw_bps > 0))
         return ST_RAISE(err, ST_EINVAL, "bench comm: the all-reduce and send/recv measurements "
                         "give no bandwidth or small-message time (measure with --ops including "
@@ -945,66 +680,6 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
 
 /* ---- a GPU's entry (smdplan bench gpu) ---- */
 
-/* The fused attention's rate as the planner counts its work (forward and
- * backward together: plan_eval.c times the backward as 2.5 forwards at one
- * flash_eff), the median over the shapes measured; NAN: none. */
-static double flash_rate(const exec_bench_cpu *b)
-{
-    double r[EXEC_BENCH_GEMM_MAX];
-    int n = 0;
-    for (int i = 0; i < b->ngemm; i++) {
-        const exec_bench_gemm *f = &b->gemm[i];
-        if (strcmp(f->kind, "flash_fwd"))
-            continue;
-        for (int j = 0; j < b->ngemm; j++) {
-            const exec_bench_gemm *g = &b->gemm[j];
-            if (!strcmp(g->kind, "flash_bwd") && g->m == f->m && g->k == f->k && j > i) {
-                double work = f->flops * f->time_s + g->flops * g->time_s;
-                r[n++] = work / (f->time_s + g->time_s);
-                break;
-            }
-        }
-    }
-    if (!n)
-        return NAN;
-    qsort(r, (size_t)n, sizeof r[0], cmp_double);
-    return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
-}
-
-/* The plain attention's row kernels beyond the planner's count, seconds per
- * score row: each measured plain core ("attn_fwd" 4 d per score, "attn_bwd"
- * 8 d; T x T scores of head d, their number of products from the work) less
- * what the planner's terms give for it on the entry g being written (the
- * batched products on its GEMM model, the score bytes at its hbm_eff), over
- * its rows (products x T); the median of the shapes, at least 0. What this
- * stands for: the causal softmax and its gradient run one score row at a
- * time, and a row costs more than its bytes (bench, H100: about 10 ns per
- * row forward and backward together, at 1 K and at 2 K alike, where the
- * bytes alone would make it fall with the row's length). NAN: no plain
- * core measured. */
-static double attn_row_time(const exec_bench_cpu *b, const plan_gpu *g, int bwd)
-{
-    double r[EXEC_BENCH_GEMM_MAX];
-    int n = 0;
-    const char *kind = bwd ? "attn_bwd" : "attn_fwd";
-    for (int i = 0; i < b->ngemm; i++) {
-        const exec_bench_gemm *a = &b->gemm[i];
-        if (strcmp(a->kind, kind) || !(a->time_s > 0) || a->m <= 0 || a->k <= 0)
-            continue;
-        double T = (double)a->m, hd = (double)a->k;
-        double nb = a->flops * a->time_s / ((bwd ? 8.0 : 4.0) * T * T * hd);
-        double f = 0, w = 0;
-        st_err ignore = {0};
-        if (!(nb >= 1) || plan_attn_plain_time(g, nb, T, T, hd, &f, &w, &ignore) != ST_OK)
-            continue;
-        r[n++] = fmax(0.0, (a->time_s - (bwd ? w : f)) / (nb * T));
-    }
-    if (!n)
-        return NAN;
-    qsort(r, (size_t)n, sizeof r[0], cmp_double);
-    return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
-}
-
 /* The names of a GPU host's entry: instance host-NAME-cuda, device
  * cuda-NAME (or --name's). */
 static void gpu_entry_names(const bench_opts *o, char *inst, size_t ni, char *gpu, size_t ng)
@@ -1050,7 +725,7 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *g
                           cJSON *insts, cJSON *curves, db_bench_entry *e, gpu_summary *sum,
                           char *inst_name, char *gpu_name, size_t nn, st_err *err)
 {
-    dev_fit d = fit_device(b, 1, err);
+    plan_dev_fit d = plan_dev_fit_run(b, 1, err);
     if (!d.ok)
         return err->code ? err->code : ST_EINVAL;
     if (b->nmem < 1 || !(b->mem[0].triad_bps > 0))
@@ -1077,7 +752,7 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *g
      * extrapolation, and the peak bounds it */
     double eff = fmin(1.0, d.gemm.asymptote_flops / peak);
     double hbm = b->mem[0].triad_bps;
-    double fl = flash_rate(b), flash_eff = isfinite(fl) ? fl / peak : 1.0;
+    double fl = plan_bench_flash_rate(b), flash_eff = isfinite(fl) ? fl / peak : 1.0;
     /* hbm_eff: measured, not fitted. The executor's norm and residual
      * kernels (bench: two norms and two residual adds forward, the two norms'
      * gradients backward, per token x hidden element) against the bytes the
@@ -1087,7 +762,7 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *g
      * the planner counts more bytes than these kernels move, the kernels at
      * the copy's rate are what it can say. */
     double norm_eff = isfinite(d.norm_s) && d.norm_s > 0
-                          ? 0.5 * NORM_BYTES_PER_ELEM / (d.norm_s * hbm)
+                          ? 0.5 * PLAN_NORM_BYTES_PER_ELEM / (d.norm_s * hbm)
                           : NAN;
     double hbm_eff = isfinite(norm_eff) ? fmin(1.0, norm_eff) : 1.0;
     char hbm_how_buf[160];
@@ -1122,9 +797,9 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *g
      * bytes on hbm_eff) follow and one rate cannot (bench: 63 TFLOP/s
      * forward at 1 K against 89 at 2 K, heads of 128). The rates stay in
      * the bench record; what the terms miss is a time per score row
-     * (attn_row_time). */
+     * (plan_bench_attn_row_s). */
     g.hbm_eff = hbm_eff;
-    double row_f = attn_row_time(b, &g, 0), row_b = attn_row_time(b, &g, 1);
+    double row_f = plan_bench_attn_row_s(b, &g, 0), row_b = plan_bench_attn_row_s(b, &g, 1);
     g.attn_row_fwd_s = isfinite(row_f) ? row_f : 0;
     g.attn_row_bwd_s = isfinite(row_b) ? row_b : 0;
     *sum = (gpu_summary){d.gemm.asymptote_flops, eff, flash_eff, hbm_eff};
@@ -1358,7 +1033,7 @@ static void print_cpu(const exec_bench_cpu *b)
            "time", "GFLOP/s", "model");
     for (int t = 0; t < b->nthreads; t++) {
         st_err err = {0};
-        dev_fit d = fit_device(b, b->threads[t], &err);
+        plan_dev_fit d = plan_dev_fit_run(b, b->threads[t], &err);
         for (int i = 0; i < b->ngemm; i++) {
             const exec_bench_gemm *g = &b->gemm[i];
             if (g->threads != b->threads[t])
@@ -1543,17 +1218,120 @@ static int bench_gpu(const bench_opts *o, exec_bench_cpu *b)
     return rc == ST_OK ? 0 : cli_fail(&err);
 }
 
-int cli_bench_cmd(int argc, char **argv)
+/* The measurements of bench record o->from_record (0: only this host's
+ * name, for the newest records of it to fill in). */
+static int load_record(const bench_opts *o, exec_bench_cpu *cpu, int *have_cpu,
+                       exec_bench_comm *comm, int *have_comm, st_err *err)
 {
-    bench_opts o;
-    memset(&o, 0, sizeof o);
-    o.cpu = o.comm = 1;
-    o.threads[0] = 1;
-    o.nthreads = 1;
-    o.from_record = -1;
-    int ex = parse_args(argc, argv, &o);
-    if (ex)
-        return ex == 1 ? 0 : ex;
+    char h[64];
+    cli_host_name(h, sizeof h);
+    db *d = NULL;
+    int rc = db_open(db_default_path(o->db_path), DB_OPEN_READ, &d, err);
+    if (rc == ST_OK && o->from_record > 0)
+        rc = db_bench_read(d, o->from_record, NULL, cpu, have_cpu, comm, have_comm, NULL, err);
+    db_close(d);
+    if (rc == ST_OK && o->from_record == 0) {
+        snprintf(cpu->host, sizeof cpu->host, "%s", h);
+        snprintf(comm->host, sizeof comm->host, "%s", h);
+        /* the host's name as gethostname gives it: the records keep that */
+        char full[EXEC_BENCH_NAME_MAX] = "";
+        if (gethostname(full, sizeof full - 1) == 0 && full[0]) {
+            snprintf(cpu->host, sizeof cpu->host, "%s", full);
+            snprintf(comm->host, sizeof comm->host, "%s", full);
+        }
+    }
+    return rc;
+}
+
+/* The CPU device (and, unless --quick, the executor's reference step at
+ * each thread count) into cpu. */
+static int measure_cpu(const bench_opts *o, exec_bench_cpu *cpu, st_err *err)
+{
+    exec_bench_cpu_config cfg;
+    exec_bench_cpu_config_default(&cfg);
+    cfg.quick = o->quick;
+    if (!o->json)
+        fprintf(stderr, "measuring the CPU device (sgemm, triad)...\n");
+    int rc = exec_bench_cpu_run(&cfg, cpu, err);
+    if (rc == ST_OK && !o->quick && !o->json)
+        fprintf(stderr, "measuring the executor's reference step...\n");
+    for (int t = 0; rc == ST_OK && !o->quick && t < o->nthreads; t++)
+        rc = ref_step(o->threads[t], cpu, err);
+    return rc;
+}
+
+/* What was measured or read, and the entries made from it (text or
+ * JSON). */
+static void print_bench(const bench_opts *o, const exec_bench_cpu *cpu, int have_cpu,
+                        const exec_bench_comm *comm, int have_comm, int64_t from_cpu,
+                        int64_t from_comm, const cJSON *gpus, const cJSON *insts,
+                        const cJSON *curves, const db_bench_entry *entry, char (*inames)[64],
+                        char (*gnames)[64], int nentries, int rc, int recorded_ok)
+{
+    if (o->json) {
+        cJSON *root = cJSON_CreateObject();
+        if (have_cpu)
+            cJSON_AddItemToObject(root, "cpu", cpu_json(cpu));
+        if (from_cpu)
+            cJSON_AddNumberToObject(root, "cpu_from_record", (double)from_cpu);
+        if (have_comm) {
+            char *s = exec_bench_comm_json(comm);
+            cJSON *c = s ? cJSON_Parse(s) : NULL;
+            free(s);
+            if (c)
+                cJSON_AddItemToObject(root, "comm", c);
+        }
+        if (from_comm)
+            cJSON_AddNumberToObject(root, "comm_from_record", (double)from_comm);
+        cJSON *cat = cJSON_AddObjectToObject(root, "catalog");
+        cJSON_AddItemToObject(cat, "gpus", cJSON_Duplicate(gpus, 1));
+        cJSON_AddItemToObject(cat, "instances", cJSON_Duplicate(insts, 1));
+        cJSON_AddItemToObject(cat, "curves", cJSON_Duplicate(curves, 1));
+        if (o->write && rc == ST_OK)
+            add_str(root, "catalog_file", o->write);
+        cJSON_AddBoolToObject(root, "recorded", recorded_ok);
+        char *s = cJSON_Print(root);
+        cJSON_Delete(root);
+        if (s)
+            printf("%s\n", s);
+        free(s);
+    } else {
+        if (have_cpu && o->cpu)
+            print_cpu(cpu);
+        if (have_comm && o->comm)
+            print_comm(comm);
+        if (from_cpu)
+            printf("CPU figures from bench record %lld\n", (long long)from_cpu);
+        if (from_comm)
+            printf("transport figures from bench record %lld\n", (long long)from_comm);
+        for (int t = 0; t < nentries; t++) {
+            printf("entry %s (device %s): peak %.2f GFLOP/s per rank, gemm_dim_half %.1f, triad "
+                   "%.2f GB/s per rank", have_comm ? inames[t] : "(no transport yet)", gnames[t],
+                   entry[t].peak_flops / 1e9, entry[t].gemm_dim_half, entry[t].hbm_bps / 1e9);
+            if (have_comm)
+                printf(", all-reduce busbw %.2f GB/s, latency %.2f us, send/recv %.2f GB/s",
+                       entry[t].allreduce_busbw_bps / 1e9, entry[t].allreduce_latency_s * 1e6,
+                       entry[t].p2p_bps / 1e9);
+            printf("\n");
+        }
+        if (o->write && rc == ST_OK)
+            printf("catalog: %s (load it with --catalog %s)\n", o->write, o->write);
+    }
+}
+
+static void bench_opts_init(bench_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->cpu = o->comm = 1;
+    o->threads[0] = 1;
+    o->nthreads = 1;
+    o->from_record = -1;
+}
+
+/* Measure what o asks (or read it from a record), make the entries, write
+ * the catalog file, record, print; an exit code. */
+static int bench_run(bench_opts o)
+{
     st_err err = {0};
     /* a file that may not be written is refused before measuring for minutes */
     if (o.write && outfile_check(o.write, "--write-catalog", o.force, &err) != ST_OK)
@@ -1570,35 +1348,10 @@ int cli_bench_cmd(int argc, char **argv)
     int cores = nc > 0 ? (int)nc : 1;
     if (o.from_record >= 0) { /* nothing measured: a recorded bench */
         o.cpu = o.comm = 0;
-        char h[64];
-        cli_host_name(h, sizeof h);
-        db *d = NULL;
-        rc = db_open(db_default_path(o.db_path), DB_OPEN_READ, &d, &err);
-        if (rc == ST_OK && o.from_record > 0)
-            rc = db_bench_read(d, o.from_record, NULL, cpu, &have_cpu, comm, &have_comm, NULL, &err);
-        db_close(d);
-        if (rc == ST_OK && o.from_record == 0) {
-            snprintf(cpu->host, sizeof cpu->host, "%s", h);
-            snprintf(comm->host, sizeof comm->host, "%s", h);
-            /* the host's name as gethostname gives it: the records keep that */
-            char full[EXEC_BENCH_NAME_MAX] = "";
-            if (gethostname(full, sizeof full - 1) == 0 && full[0]) {
-                snprintf(cpu->host, sizeof cpu->host, "%s", full);
-                snprintf(comm->host, sizeof comm->host, "%s", full);
-            }
-        }
+        rc = load_record(&o, cpu, &have_cpu, comm, &have_comm, &err);
     }
     if (o.cpu) {
-        exec_bench_cpu_config cfg;
-        exec_bench_cpu_config_default(&cfg);
-        cfg.quick = o.quick;
-        if (!o.json)
-            fprintf(stderr, "measuring the CPU device (sgemm, triad)...\n");
-        rc = exec_bench_cpu_run(&cfg, cpu, &err);
-        if (rc == ST_OK && !o.quick && !o.json)
-            fprintf(stderr, "measuring the executor's reference step...\n");
-        for (int t = 0; rc == ST_OK && !o.quick && t < o.nthreads; t++)
-            rc = ref_step(o.threads[t], cpu, &err);
+        rc = measure_cpu(&o, cpu, &err);
         have_cpu = rc == ST_OK;
     }
     if (o.gpu) {
@@ -1671,55 +1424,8 @@ int cli_bench_cmd(int argc, char **argv)
     bench_record br = {o.cpu ? cpu : NULL, o.comm ? comm : NULL, nentries ? &entry[0] : NULL};
     int recorded_ok = o.cpu || o.comm ? cli_record(o.db_path, o.no_record, record_bench, &br) : 0;
 
-    if (o.json) {
-        cJSON *root = cJSON_CreateObject();
-        if (have_cpu)
-            cJSON_AddItemToObject(root, "cpu", cpu_json(cpu));
-        if (from_cpu)
-            cJSON_AddNumberToObject(root, "cpu_from_record", (double)from_cpu);
-        if (have_comm) {
-            char *s = exec_bench_comm_json(comm);
-            cJSON *c = s ? cJSON_Parse(s) : NULL;
-            free(s);
-            if (c)
-                cJSON_AddItemToObject(root, "comm", c);
-        }
-        if (from_comm)
-            cJSON_AddNumberToObject(root, "comm_from_record", (double)from_comm);
-        cJSON *cat = cJSON_AddObjectToObject(root, "catalog");
-        cJSON_AddItemToObject(cat, "gpus", cJSON_Duplicate(gpus, 1));
-        cJSON_AddItemToObject(cat, "instances", cJSON_Duplicate(insts, 1));
-        cJSON_AddItemToObject(cat, "curves", cJSON_Duplicate(curves, 1));
-        if (o.write && rc == ST_OK)
-            add_str(root, "catalog_file", o.write);
-        cJSON_AddBoolToObject(root, "recorded", recorded_ok);
-        char *s = cJSON_Print(root);
-        cJSON_Delete(root);
-        if (s)
-            printf("%s\n", s);
-        free(s);
-    } else {
-        if (have_cpu && o.cpu)
-            print_cpu(cpu);
-        if (have_comm && o.comm)
-            print_comm(comm);
-        if (from_cpu)
-            printf("CPU figures from bench record %lld\n", (long long)from_cpu);
-        if (from_comm)
-            printf("transport figures from bench record %lld\n", (long long)from_comm);
-        for (int t = 0; t < nentries; t++) {
-            printf("entry %s (device %s): peak %.2f GFLOP/s per rank, gemm_dim_half %.1f, triad "
-                   "%.2f GB/s per rank", have_comm ? inames[t] : "(no transport yet)", gnames[t],
-                   entry[t].peak_flops / 1e9, entry[t].gemm_dim_half, entry[t].hbm_bps / 1e9);
-            if (have_comm)
-                printf(", all-reduce busbw %.2f GB/s, latency %.2f us, send/recv %.2f GB/s",
-                       entry[t].allreduce_busbw_bps / 1e9, entry[t].allreduce_latency_s * 1e6,
-                       entry[t].p2p_bps / 1e9);
-            printf("\n");
-        }
-        if (o.write && rc == ST_OK)
-            printf("catalog: %s (load it with --catalog %s)\n", o.write, o.write);
-    }
+    print_bench(&o, cpu, have_cpu, comm, have_comm, from_cpu, from_comm, gpus, insts, curves,
+                entry, inames, gnames, nentries, rc, recorded_ok);
     free(catalog_text);
     cJSON_Delete(gpus);
     cJSON_Delete(insts);
@@ -1727,4 +1433,30 @@ int cli_bench_cmd(int argc, char **argv)
     free(cpu);
     free(comm);
     return rc == ST_OK ? 0 : cli_fail(&err);
+}
+
+int cli_bench_cmd(int argc, char **argv)
+{
+    bench_opts o;
+    bench_opts_init(&o);
+    int ex = parse_args(argc, argv, &o);
+    if (ex)
+        return ex == 1 ? 0 : ex;
+    return bench_run(o);
+}
+
+int cli_bench_redo(const cli_bench_redo_opts *r)
+{
+    bench_opts o;
+    bench_opts_init(&o);
+    st_err err = {0};
+    if (units_parse_int(r->record, "--from-record", 0, INT64_MAX / 2, &o.from_record, &err) !=
+            ST_OK ||
+        (r->threads && parse_threads(r->threads, &o, &err) != ST_OK))
+        return cli_fail(&err);
+    o.write = r->write;
+    o.force = r->force;
+    o.json = r->json;
+    o.db_path = r->db_path;
+    return bench_run(o);
 }

@@ -474,37 +474,28 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
  * --from-record: the same code that made it when measured). */
 static int calibrate_bench(int argc, char **argv)
 {
-    char *rest[16];
-    int n = 0;
-    const char *id = "0";
+    cli_bench_redo_opts r = {.record = "0"};
     for (int i = 1; i < argc; i++) {
-        if (n > 12) {
-            fprintf(stderr, "smdplan: calibrate --bench: too many arguments\n");
-            return 2;
-        }
         if (!strcmp(argv[i], "--bench")) {
             if (i + 1 < argc && argv[i + 1][0] != '-')
-                id = argv[++i];
+                r.record = argv[++i];
         } else if (!strcmp(argv[i], "--write") && i + 1 < argc) {
-            rest[n++] = (char *)"--write-catalog";
-            rest[n++] = argv[++i];
-        } else if ((!strcmp(argv[i], "--db") || !strcmp(argv[i], "--threads-per-rank")) &&
-                   i + 1 < argc) {
-            rest[n++] = argv[i];
-            rest[n++] = argv[++i];
-        } else if (!strcmp(argv[i], "--force") || !strcmp(argv[i], "--json")) {
-            rest[n++] = argv[i];
+            r.write = argv[++i];
+        } else if (!strcmp(argv[i], "--db") && i + 1 < argc) {
+            r.db_path = argv[++i];
+        } else if (!strcmp(argv[i], "--threads-per-rank") && i + 1 < argc) {
+            r.threads = argv[++i];
+        } else if (!strcmp(argv[i], "--force")) {
+            r.force = 1;
+        } else if (!strcmp(argv[i], "--json")) {
+            r.json = 1;
         } else {
             fprintf(stderr, "smdplan: calibrate --bench: '%s': allowed are --bench [ID], --write "
                             "FILE, --force, --json, --db FILE, --threads-per-rank LIST\n", argv[i]);
             return 2;
         }
     }
-    char *out[20] = {(char *)"bench", (char *)"--from-record", (char *)id};
-    for (int i = 0; i < n; i++)
-        out[3 + i] = rest[i];
-    out[3 + n] = NULL;
-    return cli_bench_cmd(3 + n, out);
+    return cli_bench_redo(&r);
 }
 
 /* ---- smdplan calibrate --runs ---- */

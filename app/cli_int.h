@@ -284,8 +284,8 @@ void cli_preset_print(FILE *f, const cli_preset_cmp *p, const plan_candidate *ou
 /* NULL when not shown; caller owns. */
 struct cJSON *cli_preset_json(const cli_preset_cmp *p);
 
-/* No --instances: compare instance types and counts (cli_compare.c). */
-int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x);
+/* No --instances: compare instance types and counts (cli_instance_types.c). */
+int cli_instance_types_compare(const cli_plan_opts *o, cli_plan_ctx *x);
 
 /* Recording (cli_record.c). cli_main hands over the whole command line for
  * the provenance of every record (argv is kept, not copied). */
@@ -328,5 +328,19 @@ void cli_find_program(const char *name, int search_path, char *buf, size_t n);
 /* smdplan exec and smdplan bench (cli_exec.c, cli_bench.c). */
 int cli_exec_cmd(int argc, char **argv);
 int cli_bench_cmd(int argc, char **argv);
+
+/* A host's catalog entry made again from a recorded bench, measuring
+ * nothing: what smdplan bench --from-record does (calibrate --bench). The
+ * strings are borrowed for the call. Returns an exit code. */
+typedef struct cli_bench_redo_opts {
+    const char *record;          /* the bench record's id; "0": this host's newest */
+    const char *write;           /* the catalog file to write; NULL: none */
+    int force;                   /* replace an existing file */
+    int json;
+    const char *db_path;         /* NULL: the default database */
+    const char *threads;         /* threads per rank, "1,2"; NULL: 1 */
+} cli_bench_redo_opts;
+
+int cli_bench_redo(const cli_bench_redo_opts *r);
 
 #endif

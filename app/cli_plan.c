@@ -630,6 +630,181 @@ int cli_plan_cmd(int argc, char **argv)
     return cli_plan_run(argc, argv, 0);
 }
 
+/* Requests the plan command refuses before any search. */
+static int refuse_request(const cli_plan_opts *o, const cli_plan_ctx *x, st_err *err)
+{
+    if (!x->have_cluster && o->simulate) {
+        ST_RAISE(err, ST_EINVAL, "simulate: give the cluster with --instances (e.g. 16xp4d)");
+        return err->code;
+    }
+    if (!x->have_cluster && o->emit) {
+        ST_RAISE(err, ST_EINVAL, "--emit %s: the launch settings are for one cluster; give it "
+                 "with --instances (e.g. 16xp4d); without --instances smdplan compares instance "
+                 "types", o->emit);
+        return err->code;
+    }
+    if (o->trace_path && !o->simulate) {
+        ST_RAISE(err, ST_EINVAL, "--trace %s: only with smdplan simulate (the plan command "
+                 "simulates its top plans without a trace)", o->trace_path);
+        return err->code;
+    }
+    /* a file that may not be written is refused before the simulation */
+    if (o->trace_path && outfile_check(o->trace_path, "--trace", o->force, err) != ST_OK)
+        return err->code;
+    return ST_OK;
+}
+
+/* The batch a preset publishes (its source text into batch_src, which
+ * o->batch_source then points to), the layout flags no search could
+ * honour, and --batch-size as a global batch. */
+static int check_layout_flags(cli_plan_opts *o, cli_plan_ctx *x, char *batch_src, size_t n,
+                              st_err *err)
+{
+    /* a preset that publishes its batch: that is the default (cli_preset.c) */
+    if (!o->batch_size && cli_preset_batch(o, x, batch_src, n, err) != ST_OK)
+        return err->code;
+
+    if (o->cfg.tp && (x->model.heads % o->cfg.tp != 0 ||
+                      (x->model.kv_heads % o->cfg.tp != 0 && o->cfg.tp % x->model.kv_heads != 0))) {
+        ST_RAISE(err, ST_EINVAL, "--tp %d: must divide the %lld attention heads (and %lld kv heads)",
+                 o->cfg.tp, (long long)x->model.heads, (long long)x->model.kv_heads);
+        return err->code;
+    }
+
+    /* Layouts no search could make: say so rather than search. */
+    int v = o->cfg.virtual_stages ? o->cfg.virtual_stages : 1;
+    if (o->cfg.pp && (int64_t)o->cfg.pp * v > x->model.layers) {
+        ST_RAISE(err, ST_EINVAL, "--pp %d x --virtual-stages %d: more pipeline chunks than the %lld layers",
+                 o->cfg.pp, v, (long long)x->model.layers);
+        return err->code;
+    }
+    if (o->cfg.virtual_stages > 1 && o->cfg.schedule >= 0 && o->cfg.schedule != PLAN_SCHED_VIRTUAL) {
+        ST_RAISE(err, ST_EINVAL, "--virtual-stages %d: only with --schedule virtual",
+                 o->cfg.virtual_stages);
+        return err->code;
+    }
+    if (o->cfg.schedule == PLAN_SCHED_VIRTUAL && o->cfg.pp && o->cfg.microbatches &&
+        o->cfg.microbatches % o->cfg.pp != 0) {
+        ST_RAISE(err, ST_EINVAL,
+                 "--microbatches %d: must be a multiple of --pp %d for the virtual schedule",
+                 o->cfg.microbatches, o->cfg.pp);
+        return err->code;
+    }
+
+    /* --batch-size is SMP's per-model-parallel-group batch: global = N x dp. */
+    if (o->batch_size) {
+        int dp = o->cfg.dp;
+        if (!dp && o->cfg.tp && o->cfg.pp) {
+            long mp = (long)o->cfg.tp * o->cfg.pp * (o->cfg.cp ? o->cfg.cp : 1);
+            if (x->cluster.gpus % mp == 0)
+                dp = (int)(x->cluster.gpus / mp);
+        }
+        if (!dp) {
+            ST_RAISE(err, ST_EINVAL,
+                     "--batch-size %lld: the data-parallel degree must be known; give --dp, or "
+                     "--tp and --pp, or use --global-batch",
+                     (long long)o->batch_size);
+            return err->code;
+        }
+        o->cfg.global_batch = o->batch_size * dp;
+    }
+    return ST_OK;
+}
+
+/* The search's answer: simulate the top plans, check --emit, compare with
+ * the preset's reference, print (text, JSON or launch settings), record. */
+static int show_plan(cli_plan_opts *o, cli_plan_ctx *x, plan_result *res, int min_nodes,
+                     st_err *err)
+{
+    int ex = 0;
+    cli_sim_col simcol = {0};
+    if (res->ntop > 0 && !o->no_sim &&
+        cli_sim_top(&x->model, &x->cluster, res, &o->sim, o->cfg.objective, o->sim_threshold_pct,
+                    &simcol, err) != ST_OK)
+        return cli_fail(err);
+
+    /* --emit refuses before anything is printed; --json carries its settings,
+     * the preset's reference and --explain's terms in the document
+     * (launch/, cli_preset.c, cli_json.c) */
+    cli_preset_cmp *cmp = calloc(1, sizeof *cmp);
+    o->json_extra = cJSON_CreateObject();
+    if (!cmp || !o->json_extra)
+        ex = cli_fail(&(st_err){.code = ST_ENOMEM, .msg = "out of memory"});
+    launch_plan lp;
+    char lp_basis[400];
+    cli_launch_plan_of(o, &x->model, &x->cluster, res, &simcol, &lp, lp_basis, sizeof lp_basis);
+    if (!ex && res->ntop > 0 && o->emit) {
+        launch_plan unsimulated = lp; /* a refusal does not depend on the simulator */
+        unsimulated.sim_step_s = 0;
+        int rc = launch_check(o->emit, &unsimulated, err);
+        ex = rc == ST_OK ? 0 : st_exit_code(rc);
+        if (!ex && o->json) {
+            cJSON *e = launch_json(o->emit, &lp, err);
+            if (e)
+                cJSON_AddItemToObject(o->json_extra, o->emit, e);
+            else
+                ex = 1;
+        }
+        if (ex)
+            cli_fail(err);
+    }
+    if (!ex && res->ntop > 0 && !o->emit &&
+        cli_preset_compare(o, x, res, cmp, err) != ST_OK)
+        ex = cli_fail(err);
+    if (!ex && o->json && cmp->shown)
+        cJSON_AddItemToObject(o->json_extra, "preset_reference", cli_preset_json(cmp));
+    /* --explain: the terms of #1, for the text or the JSON */
+    plan_terms *terms = NULL;
+    if (!ex && res->ntop > 0 && o->explain) {
+        terms = calloc(1, sizeof *terms);
+        plan_estimate *e = calloc(1, sizeof *e);
+        st_err terr = {0};
+        if (!terms || !e ||
+            plan_evaluate(&x->model, &x->cluster, &res->top[0].layout, e, terms, &terr) != ST_OK) {
+            free(terms);
+            terms = NULL;
+        }
+        free(e);
+        if (terms && o->json)
+            cJSON_AddItemToObject(o->json_extra, "explain", cli_json_terms(terms));
+    }
+    if (ex) {
+        /* nothing printed */
+    } else if (o->json)
+        ex = cli_print_json(stdout, o, &x->model, &x->cluster, res, min_nodes, &simcol);
+    else if (res->ntop == 0)
+        cli_print_infeasible(stdout, o, &x->model, &x->cluster, res, min_nodes);
+    else if (!o->emit) {
+        cli_print_result(stdout, o, &x->model, &x->cluster, res, &simcol);
+        cli_preset_print(stdout, cmp, &res->top[0]);
+    }
+    if (!ex && terms && !o->json) {
+        cli_print_terms(stdout, terms);
+        /* the step's error band and what supports it (data/error_bands.json) */
+        char basis[400];
+        double band = cli_band_of(&x->cluster, res->top[0].layout.framework, basis, sizeof basis);
+        char text[700];
+        snprintf(text, sizeof text, "error band: the step %.3f s \u00b1%.0f %%: %s",
+                 res->top[0].est.time.step_s, band, basis);
+        printf("  [uncertainty]\n");
+        cli_wrap(stdout, text, "  ", "      ");
+    }
+    free(terms);
+    if (res->ntop > 0 && o->emit && !o->json && !ex) {
+        int rc = launch_write(stdout, o->emit, &lp, err);
+        ex = rc == ST_OK ? 0 : st_exit_code(rc);
+        if (ex)
+            cli_fail(err);
+    }
+    if (!ex && res->ntop == 0)
+        ex = 3;
+    plan_record rec = {x, &o->cfg, res, &simcol};
+    cli_record(o->db_path, o->no_record, record_plan, &rec);
+    cJSON_Delete(o->json_extra);
+    free(cmp);
+    return ex;
+}
+
 int cli_plan_run(int argc, char **argv, int simulate)
 {
     cli_plan_opts o;
@@ -643,89 +818,19 @@ int cli_plan_run(int argc, char **argv, int simulate)
     int rc = cli_plan_resolve(&o, &x, 1, &err);
     if (rc != ST_OK)
         return cli_fail(&err);
-    if (!x.have_cluster && o.simulate) {
-        ctx_free(&x);
-        ST_RAISE(&err, ST_EINVAL, "simulate: give the cluster with --instances (e.g. 16xp4d)");
-        return cli_fail(&err);
-    }
-    if (!x.have_cluster && o.emit) {
-        ctx_free(&x);
-        ST_RAISE(&err, ST_EINVAL, "--emit %s: the launch settings are for one cluster; give it "
-                 "with --instances (e.g. 16xp4d); without --instances smdplan compares instance "
-                 "types", o.emit);
-        return cli_fail(&err);
-    }
-    if (o.trace_path && !o.simulate) {
-        ctx_free(&x);
-        ST_RAISE(&err, ST_EINVAL, "--trace %s: only with smdplan simulate (the plan command "
-                 "simulates its top plans without a trace)", o.trace_path);
-        return cli_fail(&err);
-    }
-    /* a file that may not be written is refused before the simulation */
-    if (o.trace_path && outfile_check(o.trace_path, "--trace", o.force, &err) != ST_OK) {
+    if (refuse_request(&o, &x, &err) != ST_OK) {
         ctx_free(&x);
         return cli_fail(&err);
     }
     if (!x.have_cluster) {
-        ex = cli_compare(&o, &x);
+        ex = cli_instance_types_compare(&o, &x);
         ctx_free(&x);
         return ex;
     }
-    /* a preset that publishes its batch: that is the default (cli_preset.c) */
     char batch_src[400];
-    if (!o.batch_size && cli_preset_batch(&o, &x, batch_src, sizeof batch_src, &err) != ST_OK) {
+    if (check_layout_flags(&o, &x, batch_src, sizeof batch_src, &err) != ST_OK) {
         ctx_free(&x);
         return cli_fail(&err);
-    }
-
-    if (o.cfg.tp && (x.model.heads % o.cfg.tp != 0 ||
-                     (x.model.kv_heads % o.cfg.tp != 0 && o.cfg.tp % x.model.kv_heads != 0))) {
-        ST_RAISE(&err, ST_EINVAL, "--tp %d: must divide the %lld attention heads (and %lld kv heads)",
-                 o.cfg.tp, (long long)x.model.heads, (long long)x.model.kv_heads);
-        ctx_free(&x);
-        return cli_fail(&err);
-    }
-
-    /* Layouts no search could make: say so rather than search. */
-    int v = o.cfg.virtual_stages ? o.cfg.virtual_stages : 1;
-    if (o.cfg.pp && (int64_t)o.cfg.pp * v > x.model.layers) {
-        ST_RAISE(&err, ST_EINVAL, "--pp %d x --virtual-stages %d: more pipeline chunks than the %lld layers",
-                 o.cfg.pp, v, (long long)x.model.layers);
-        ctx_free(&x);
-        return cli_fail(&err);
-    }
-    if (o.cfg.virtual_stages > 1 && o.cfg.schedule >= 0 && o.cfg.schedule != PLAN_SCHED_VIRTUAL) {
-        ST_RAISE(&err, ST_EINVAL, "--virtual-stages %d: only with --schedule virtual",
-                 o.cfg.virtual_stages);
-        ctx_free(&x);
-        return cli_fail(&err);
-    }
-    if (o.cfg.schedule == PLAN_SCHED_VIRTUAL && o.cfg.pp && o.cfg.microbatches &&
-        o.cfg.microbatches % o.cfg.pp != 0) {
-        ST_RAISE(&err, ST_EINVAL,
-                 "--microbatches %d: must be a multiple of --pp %d for the virtual schedule",
-                 o.cfg.microbatches, o.cfg.pp);
-        ctx_free(&x);
-        return cli_fail(&err);
-    }
-
-    /* --batch-size is SMP's per-model-parallel-group batch: global = N x dp. */
-    if (o.batch_size) {
-        int dp = o.cfg.dp;
-        if (!dp && o.cfg.tp && o.cfg.pp) {
-            long mp = (long)o.cfg.tp * o.cfg.pp * (o.cfg.cp ? o.cfg.cp : 1);
-            if (x.cluster.gpus % mp == 0)
-                dp = (int)(x.cluster.gpus / mp);
-        }
-        if (!dp) {
-            ctx_free(&x);
-            ST_RAISE(&err, ST_EINVAL,
-                     "--batch-size %lld: the data-parallel degree must be known; give --dp, or "
-                     "--tp and --pp, or use --global-batch",
-                     (long long)o.batch_size);
-            return cli_fail(&err);
-        }
-        o.cfg.global_batch = o.batch_size * dp;
     }
 
     plan_result *res = calloc(1, sizeof *res);
@@ -751,94 +856,7 @@ int cli_plan_run(int argc, char **argv, int simulate)
         ctx_free(&x);
         return ex;
     }
-    cli_sim_col simcol = {0};
-    if (res->ntop > 0 && !o.no_sim &&
-        cli_sim_top(&x.model, &x.cluster, res, &o.sim, o.cfg.objective, o.sim_threshold_pct,
-                    &simcol, &err) != ST_OK) {
-        free(res);
-        ctx_free(&x);
-        return cli_fail(&err);
-    }
-
-    /* --emit refuses before anything is printed; --json carries its settings,
-     * the preset's reference and --explain's terms in the document
-     * (launch/, cli_preset.c, cli_json.c) */
-    cli_preset_cmp *cmp = calloc(1, sizeof *cmp);
-    o.json_extra = cJSON_CreateObject();
-    if (!cmp || !o.json_extra)
-        ex = cli_fail(&(st_err){.code = ST_ENOMEM, .msg = "out of memory"});
-    launch_plan lp;
-    char lp_basis[400];
-    cli_launch_plan_of(&o, &x.model, &x.cluster, res, &simcol, &lp, lp_basis, sizeof lp_basis);
-    if (!ex && res->ntop > 0 && o.emit) {
-        launch_plan unsimulated = lp; /* a refusal does not depend on the simulator */
-        unsimulated.sim_step_s = 0;
-        rc = launch_check(o.emit, &unsimulated, &err);
-        ex = rc == ST_OK ? 0 : st_exit_code(rc);
-        if (!ex && o.json) {
-            cJSON *e = launch_json(o.emit, &lp, &err);
-            if (e)
-                cJSON_AddItemToObject(o.json_extra, o.emit, e);
-            else
-                ex = 1;
-        }
-        if (ex)
-            cli_fail(&err);
-    }
-    if (!ex && res->ntop > 0 && !o.emit &&
-        cli_preset_compare(&o, &x, res, cmp, &err) != ST_OK)
-        ex = cli_fail(&err);
-    if (!ex && o.json && cmp->shown)
-        cJSON_AddItemToObject(o.json_extra, "preset_reference", cli_preset_json(cmp));
-    /* --explain: the terms of #1, for the text or the JSON */
-    plan_terms *terms = NULL;
-    if (!ex && res->ntop > 0 && o.explain) {
-        terms = calloc(1, sizeof *terms);
-        plan_estimate *e = calloc(1, sizeof *e);
-        st_err terr = {0};
-        if (!terms || !e ||
-            plan_evaluate(&x.model, &x.cluster, &res->top[0].layout, e, terms, &terr) != ST_OK) {
-            free(terms);
-            terms = NULL;
-        }
-        free(e);
-        if (terms && o.json)
-            cJSON_AddItemToObject(o.json_extra, "explain", cli_json_terms(terms));
-    }
-    if (ex) {
-        /* nothing printed */
-    } else if (o.json)
-        ex = cli_print_json(stdout, &o, &x.model, &x.cluster, res, min_nodes, &simcol);
-    else if (res->ntop == 0)
-        cli_print_infeasible(stdout, &o, &x.model, &x.cluster, res, min_nodes);
-    else if (!o.emit) {
-        cli_print_result(stdout, &o, &x.model, &x.cluster, res, &simcol);
-        cli_preset_print(stdout, cmp, &res->top[0]);
-    }
-    if (!ex && terms && !o.json) {
-        cli_print_terms(stdout, terms);
-        /* the step's error band and what supports it (data/error_bands.json) */
-        char basis[400];
-        double band = cli_band_of(&x.cluster, res->top[0].layout.framework, basis, sizeof basis);
-        char text[700];
-        snprintf(text, sizeof text, "error band: the step %.3f s \u00b1%.0f %%: %s",
-                 res->top[0].est.time.step_s, band, basis);
-        printf("  [uncertainty]\n");
-        cli_wrap(stdout, text, "  ", "      ");
-    }
-    free(terms);
-    if (res->ntop > 0 && o.emit && !o.json && !ex) {
-        rc = launch_write(stdout, o.emit, &lp, &err);
-        ex = rc == ST_OK ? 0 : st_exit_code(rc);
-        if (ex)
-            cli_fail(&err);
-    }
-    if (!ex && res->ntop == 0)
-        ex = 3;
-    plan_record rec = {&x, &o.cfg, res, &simcol};
-    cli_record(o.db_path, o.no_record, record_plan, &rec);
-    cJSON_Delete(o.json_extra);
-    free(cmp);
+    ex = show_plan(&o, &x, res, min_nodes, &err);
     free(res);
     ctx_free(&x);
     return ex;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "app/cli_int.h"
+#include "exec/exec.h"
 
 static int saved_argc;
 static char **saved_argv;
@@ -28,9 +29,9 @@ int cli_record(const char *db_path, int no_record, cli_record_fn fn, void *ctx)
     db_provenance prov;
     char *fallback[] = {(char *)"smdplan"};
     if (saved_argv)
-        db_provenance_fill(&prov, saved_argc, saved_argv);
+        db_provenance_fill(&prov, saved_argc, saved_argv, exec_features_str());
     else
-        db_provenance_fill(&prov, 1, fallback);
+        db_provenance_fill(&prov, 1, fallback, exec_features_str());
     st_err err = {0};
     db *d = NULL;
     int rc = db_open(db_default_path(db_path), DB_OPEN_WRITE, &d, &err);

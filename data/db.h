@@ -69,11 +69,11 @@
 
 #include "common/st.h"
 #include "planner/plan.h"
+#include "planner/plan_bench.h"
 #include "planner/plan_calibrate.h"
 #include "planner/plan_framework.h"
 #include "planner/plan_validate.h"
 #include "sim/sim.h"
-#include "exec/exec_bench.h"
 
 typedef struct db db;
 
@@ -133,15 +133,17 @@ typedef struct db_provenance {
     char command_line[1024];
     char tool_version[32];
     char git_rev[48];
-    char build_features[64];     /* exec_features_str() */
+    char build_features[64];     /* the build's features (exec_features_str()) */
     char library_versions[160];  /* "sqlite 3.40.1, gsl 2.7.1, cjson 1.7.15" */
     char host[128];
     char created_at[32];         /* UTC, ISO 8601 with milliseconds */
 } db_provenance;
 
 /* Fill provenance for this process; argv is joined into command_line
- * (arguments with spaces or quotes are single-quoted). */
-void db_provenance_fill(db_provenance *p, int argc, char **argv);
+ * (arguments with spaces or quotes are single-quoted); build_features is
+ * the caller's (the executor's exec_features_str(), "-cuda -nccl +mpi"),
+ * copied, so data/ needs nothing of exec/. */
+void db_provenance_fill(db_provenance *p, int argc, char **argv, const char *build_features);
 
 /* Every db_record_* call writes one record in one transaction (all of it or
  * nothing), and gives its id in *id (id may be NULL). */
@@ -283,8 +285,8 @@ typedef struct db_bench_entry {
 /* A bench record: this host's CPU measurements (cpu may be NULL), the
  * transport's (comm may be NULL) and the entry made from them. One record
  * of kind bench. */
-int db_record_bench(db *d, const db_provenance *p, const exec_bench_cpu *cpu,
-                    const exec_bench_comm *comm, const db_bench_entry *entry, int64_t *id,
+int db_record_bench(db *d, const db_provenance *p, const plan_bench_cpu *cpu,
+                    const plan_bench_comm *comm, const db_bench_entry *entry, int64_t *id,
                     st_err *err);
 
 /* The measurements of a bench record (record_id > 0), or of the newest bench
@@ -292,8 +294,8 @@ int db_record_bench(db *d, const db_provenance *p, const exec_bench_cpu *cpu,
  * comm (each may be NULL) get the measurements as recorded; *have_cpu and
  * *have_comm (may be NULL) say which the record holds; *id (may be NULL)
  * the record read. ST_ENOENT when there is no such record. */
-int db_bench_read(db *d, int64_t record_id, const char *host, exec_bench_cpu *cpu,
-                  int *have_cpu, exec_bench_comm *comm, int *have_comm, int64_t *id,
+int db_bench_read(db *d, int64_t record_id, const char *host, plan_bench_cpu *cpu,
+                  int *have_cpu, plan_bench_comm *comm, int *have_comm, int64_t *id,
                   st_err *err);
 
 /* ---- reading ---- */

@@ -28,7 +28,6 @@
 #include <gsl/gsl_version.h>
 
 #include "data/db_int.h"
-#include "exec/exec.h"
 #include "smd_config.h"
 
 const char *db_default_path(const char *path)
@@ -502,13 +501,14 @@ static void join_args(char *buf, size_t n, int argc, char **argv)
     }
 }
 
-void db_provenance_fill(db_provenance *p, int argc, char **argv)
+void db_provenance_fill(db_provenance *p, int argc, char **argv, const char *build_features)
 {
     memset(p, 0, sizeof *p);
     join_args(p->command_line, sizeof p->command_line, argc, argv);
     snprintf(p->tool_version, sizeof p->tool_version, "%s", SMD_VERSION);
     snprintf(p->git_rev, sizeof p->git_rev, "%s", SMD_GIT_REV);
-    snprintf(p->build_features, sizeof p->build_features, "%s", exec_features_str());
+    snprintf(p->build_features, sizeof p->build_features, "%s",
+             build_features ? build_features : "");
     snprintf(p->library_versions, sizeof p->library_versions, "sqlite %s, gsl %s, cjson %s",
              sqlite3_libversion(), GSL_VERSION, cJSON_Version());
     if (gethostname(p->host, sizeof p->host - 1) != 0)

@@ -686,8 +686,8 @@ done:
 
 /* ---- bench ---- */
 
-int db_bench_read(db *d, int64_t record_id, const char *host, exec_bench_cpu *cpu,
-                  int *have_cpu, exec_bench_comm *comm, int *have_comm, int64_t *id,
+int db_bench_read(db *d, int64_t record_id, const char *host, plan_bench_cpu *cpu,
+                  int *have_cpu, plan_bench_comm *comm, int *have_comm, int64_t *id,
                   st_err *err)
 {
     if (have_cpu)
@@ -753,8 +753,8 @@ int db_bench_read(db *d, int64_t record_id, const char *host, exec_bench_cpu *cp
         if (rc == ST_OK)
             sqlite3_bind_int64(st, 1, rec);
         while (rc == ST_OK && (s = sqlite3_step(st)) == SQLITE_ROW &&
-               cpu->ngemm < EXEC_BENCH_GEMM_MAX) {
-            exec_bench_gemm *g = &cpu->gemm[cpu->ngemm++];
+               cpu->ngemm < PLAN_BENCH_GEMM_MAX) {
+            plan_bench_gemm *g = &cpu->gemm[cpu->ngemm++];
             copy(g->kind, sizeof g->kind, sqlite3_column_text(st, 0));
             g->threads = sqlite3_column_int(st, 1);
             g->m = sqlite3_column_int64(st, 2);
@@ -775,8 +775,8 @@ int db_bench_read(db *d, int64_t record_id, const char *host, exec_bench_cpu *cp
         if (rc == ST_OK)
             sqlite3_bind_int64(st, 1, rec);
         while (rc == ST_OK && (s = sqlite3_step(st)) == SQLITE_ROW &&
-               cpu->nelem < EXEC_BENCH_ELEM_MAX) {
-            exec_bench_elem *e = &cpu->elem[cpu->nelem++];
+               cpu->nelem < PLAN_BENCH_ELEM_MAX) {
+            plan_bench_elem *e = &cpu->elem[cpu->nelem++];
             copy(e->op, sizeof e->op, sqlite3_column_text(st, 0));
             e->threads = sqlite3_column_int(st, 1);
             e->n = sqlite3_column_int64(st, 2);
@@ -794,13 +794,13 @@ int db_bench_read(db *d, int64_t record_id, const char *host, exec_bench_cpu *cp
         if (rc == ST_OK)
             sqlite3_bind_int64(st, 1, rec);
         while (rc == ST_OK && (s = sqlite3_step(st)) == SQLITE_ROW &&
-               cpu->nmem < EXEC_BENCH_THREADS_MAX) {
-            exec_bench_mem *m = &cpu->mem[cpu->nmem++];
-            *m = (exec_bench_mem){sqlite3_column_int(st, 0), sqlite3_column_double(st, 1),
+               cpu->nmem < PLAN_BENCH_THREADS_MAX) {
+            plan_bench_mem *m = &cpu->mem[cpu->nmem++];
+            *m = (plan_bench_mem){sqlite3_column_int(st, 0), sqlite3_column_double(st, 1),
                                   sqlite3_column_int(st, 2), sqlite3_column_double(st, 3),
                                   sqlite3_column_double(st, 4)};
             /* the thread counts measured, as the triad rows list them */
-            if (cpu->nthreads < EXEC_BENCH_THREADS_MAX)
+            if (cpu->nthreads < PLAN_BENCH_THREADS_MAX)
                 cpu->threads[cpu->nthreads++] = m->threads;
         }
         if (rc == ST_OK && s != SQLITE_ROW && s != SQLITE_DONE)
@@ -815,8 +815,8 @@ int db_bench_read(db *d, int64_t record_id, const char *host, exec_bench_cpu *cp
                             " bench_comm WHERE record_id = ?1 ORDER BY seq", &st, err);
         if (rc == ST_OK)
             sqlite3_bind_int64(st, 1, rec);
-        while (rc == ST_OK && (s = sqlite3_step(st)) == SQLITE_ROW && comm->n < EXEC_BENCH_COLL_MAX) {
-            exec_bench_coll *c = &comm->v[comm->n++];
+        while (rc == ST_OK && (s = sqlite3_step(st)) == SQLITE_ROW && comm->n < PLAN_BENCH_COLL_MAX) {
+            plan_bench_coll *c = &comm->v[comm->n++];
             memset(c, 0, sizeof *c);
             copy(c->op, sizeof c->op, sqlite3_column_text(st, 0));
             c->ranks = sqlite3_column_int(st, 1);

@@ -904,8 +904,8 @@ int db_record_run(db *d, const db_provenance *p, const plan_model *m, const plan
 /* ---- bench ---- */
 
 typedef struct bench_ctx {
-    const exec_bench_cpu *cpu;
-    const exec_bench_comm *comm;
+    const plan_bench_cpu *cpu;
+    const plan_bench_comm *comm;
     const db_bench_entry *e;
 } bench_ctx;
 
@@ -972,7 +972,7 @@ static int bench_body(db *d, int64_t rec, void *vctx, st_err *err)
                              " layer_group",
                              NULL, 0, err);
         for (int i = 0; rc == ST_OK && i < x->cpu->ngemm; i++) {
-            const exec_bench_gemm *g = &x->cpu->gemm[i];
+            const plan_bench_gemm *g = &x->cpu->gemm[i];
             db__b_i64(&s, rec);
             db__b_i64(&s, i);
             db__b_txt(&s, g->kind);
@@ -992,7 +992,7 @@ static int bench_body(db *d, int64_t rec, void *vctx, st_err *err)
         rc = db__ins_prepare(d, &s, "bench_elem",
                              "record_id, seq, op, threads, n, reps, time_s, elem_s", NULL, 0, err);
         for (int i = 0; rc == ST_OK && i < x->cpu->nelem; i++) {
-            const exec_bench_elem *k = &x->cpu->elem[i];
+            const plan_bench_elem *k = &x->cpu->elem[i];
             db__b_i64(&s, rec);
             db__b_i64(&s, i);
             db__b_txt(&s, k->op);
@@ -1010,7 +1010,7 @@ static int bench_body(db *d, int64_t rec, void *vctx, st_err *err)
                              "record_id, seq, threads, array_bytes, reps, time_s, triad_bps", NULL,
                              0, err);
         for (int i = 0; rc == ST_OK && i < x->cpu->nmem; i++) {
-            const exec_bench_mem *m = &x->cpu->mem[i];
+            const plan_bench_mem *m = &x->cpu->mem[i];
             db__b_i64(&s, rec);
             db__b_i64(&s, i);
             db__b_i64(&s, m->threads);
@@ -1028,7 +1028,7 @@ static int bench_body(db *d, int64_t rec, void *vctx, st_err *err)
                              " algbw_bps, busbw_bps",
                              NULL, 0, err);
         for (int i = 0; rc == ST_OK && i < x->comm->n; i++) {
-            const exec_bench_coll *c = &x->comm->v[i];
+            const plan_bench_coll *c = &x->comm->v[i];
             db__b_i64(&s, rec);
             db__b_i64(&s, i);
             db__b_txt(&s, x->comm->transport);
@@ -1046,8 +1046,8 @@ static int bench_body(db *d, int64_t rec, void *vctx, st_err *err)
     return rc;
 }
 
-int db_record_bench(db *d, const db_provenance *p, const exec_bench_cpu *cpu,
-                    const exec_bench_comm *comm, const db_bench_entry *entry, int64_t *id,
+int db_record_bench(db *d, const db_provenance *p, const plan_bench_cpu *cpu,
+                    const plan_bench_comm *comm, const db_bench_entry *entry, int64_t *id,
                     st_err *err)
 {
     if (!cpu && !comm)

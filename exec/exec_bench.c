@@ -66,19 +66,6 @@ int exec_bench_thread_counts(int max, int *out)
     return n;
 }
 
-double exec_bench_busbw_factor(const char *op, int n)
-{
-    if (n < 1)
-        return 0.0;
-    if (!strcmp(op, "allreduce"))
-        return 2.0 * (n - 1) / n;
-    if (!strcmp(op, "reducescatter") || !strcmp(op, "allgather"))
-        return (double)(n - 1) / n;
-    if (!strcmp(op, "sendrecv"))
-        return 1.0;
-    return 0.0;
-}
-
 /* ---- host facts ---- */
 
 static void read_cpu_model(char *buf, size_t n)

@@ -311,7 +311,7 @@ int exec_bench_comm_run(exec_comm *w, const exec_bench_comm_config *cfg_in, exec
             c->iters = iters;
             c->time_s = t;
             c->algbw_bps = bytes / t;
-            c->busbw_bps = c->algbw_bps * exec_bench_busbw_factor(c->op, w->size);
+            c->busbw_bps = c->algbw_bps * plan_bench_busbw_factor(c->op, w->size);
         }
     }
     if (dev) {

@@ -774,35 +774,13 @@ static void dp_buckets(const plan_model *m, const plan_cluster *c, const plan_la
     sc->dp_last_bucket_s = rest > 0 ? coll(c, sp, rest) : sc->dp_bucket_s;
 }
 
-/* plan_evaluate; with memory_only (the search's pruning), a layout that does
- * not fit gets its worst stage's memory but no time, and no layout gets the
- * totals of its other stages (stage_mem_bytes, stage_inflight): the search
- * evaluates the layouts it keeps again in full. */
-int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                   plan_estimate *est, plan_terms *terms, int memory_only, st_err *err)
+/* The worst stage's memory by term into est->mem (every stage's total too
+ * unless memory_only); a layout whose need exceeds the capacity is marked
+ * PLAN_REJ_OOM. */
+static void eval_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                        const layer_cost *lc, plan_estimate *est, plan_terms *terms,
+                        int memory_only)
 {
-    int rc = check_degrees(l, err);
-    if (rc)
-        return rc;
-    memset(est, 0, sizeof *est);
-    est->capacity_bytes = c->gpu->mem_bytes;
-    est->nstages = l->pp;
-    if (check_layout(m, c, l, est) != PLAN_OK)
-        return ST_OK;
-
-    plan__span sp_t, sp_p, sp_d, sp_c;
-    if (plan__span_of(l, c, 'T', &sp_t) || plan__span_of(l, c, 'P', &sp_p) ||
-        plan__span_of(l, c, 'D', &sp_d) || plan__span_of(l, c, 'C', &sp_c)) {
-        est->reject = PLAN_REJ_PLACEMENT;
-        snprintf(est->reason, sizeof est->reason, "placement %s does not tile nodes of %d GPUs",
-                 l->placement, c->inst->gpus_per_node);
-        return ST_OK;
-    }
-
-    layer_cost lc;
-    layer_costs(m, c, l, &sp_t, &sp_c, &lc);
-    stage_split(m, l, est->stage_layers);
-
     /* ---- memory: the worst stage ----
      * Stages differ in their layer count (two counts in the middle, see
      * split_layers), the first's embedding, the last's head, and the
@@ -824,7 +802,7 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
             else
                 seen_b = n;
         }
-        stage_memory(m, c, l, &lc, i, n, &mem);
+        stage_memory(m, c, l, lc, i, n, &mem);
         if (i == 0 || mem.total_bytes > worst.total_bytes) {
             worst = mem;
             est->worst_stage = i;
@@ -833,7 +811,7 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     est->mem = worst;
     if (!memory_only)
         for (int i = 0; i < l->pp; i++) {
-            stage_memory(m, c, l, &lc, i, est->stage_layers[i], &mem);
+            stage_memory(m, c, l, lc, i, est->stage_layers[i], &mem);
             est->stage_mem_bytes[i] = mem.total_bytes;
             est->stage_inflight[i] = (int)ceil(inflight(l, i));
         }
@@ -880,11 +858,18 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
         est->oom_excess_bytes = plan_mem_need_bytes(&worst) - est->capacity_bytes;
         est->reject = PLAN_REJ_OOM;
     }
+}
 
-    if (memory_only && est->reject == PLAN_REJ_OOM)
-        return ST_OK;
-
+/* The busiest stage per microbatch and the pipeline's schedule: compute by
+ * kind, TP, CP and PP communication and the bubble into est; the first
+ * stage's sharded collectives per microbatch (all of them, zero_total) and
+ * the busiest stage's exposed part (crit_zero) for the data-parallel terms. */
+static void eval_stages(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                        const layer_cost *lc, const plan__span *sp_p, const plan__span *sp_g,
+                        plan_estimate *est, double *zero_total, double *crit_zero)
+{
     /* ---- time ---- */
+    *zero_total = *crit_zero = 0;
     double T = tokens_per_mb(m, l);
     double head_f, head_b, head_gemm;
     head_times(m, c, l, &head_f, &head_b, &head_gemm);
@@ -893,12 +878,10 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
      * 1/t from each TP rank and all-gathers over NVLink (Narayanan et al.
      * 2021, Sec. 4.1). */
     double p2p_bytes = elem_bytes(l) * T * (double)m->hidden / l->tp;
-    double p2p = l->pp > 1 ? plan__p2p_s(c, sp_p.nodes == 1, p2p_bytes) : 0.0;
+    double p2p = l->pp > 1 ? plan__p2p_s(c, sp_p->nodes == 1, p2p_bytes) : 0.0;
 
-    plan__span sp_g = {sp_d.ranks_per_node * sp_c.ranks_per_node, sp_d.nodes * sp_c.nodes};
-    double maxT = 0, sumT = 0, zero_total = 0;
-    double crit_comp = 0, crit_tp = 0, crit_cp = 0, crit_pp = 0, crit_zero = 0, crit_f = 0,
-           crit_b = 0;
+    double maxT = 0, sumT = 0;
+    double crit_comp = 0, crit_tp = 0, crit_cp = 0, crit_pp = 0, crit_f = 0, crit_b = 0;
     stage_time crit = {0};
     stage_time st;
     zero_mb z;
@@ -907,15 +890,15 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
         /* stages differ only in their layer count and the last one's head */
         int last = i == l->pp - 1;
         if (est->stage_layers[i] != prev_layers || last) {
-            zero_microbatch(m, c, l, &sp_g, &lc, est->stage_layers[i], &z);
-            stage_time_of(&lc, &z, est->stage_layers[i], last, head_f, head_b, head_gemm, &st);
+            zero_microbatch(m, c, l, sp_g, lc, est->stage_layers[i], &z);
+            stage_time_of(lc, &z, est->stage_layers[i], last, head_f, head_b, head_gemm, &st);
             prev_layers = est->stage_layers[i];
         }
         double pp = stage_p2p_s(l, &st, p2p);
         double Ti = st.comp + st.tp + st.cp + st.zero + pp;
         sumT += Ti;
         if (i == 0)
-            zero_total = z.total_s;
+            *zero_total = z.total_s;
         if (last)
             prev_layers = -1;
         if (Ti > maxT) {
@@ -924,7 +907,7 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
             crit = st;
             crit_tp = st.tp;
             crit_cp = st.cp;
-            crit_zero = st.zero;
+            *crit_zero = st.zero;
             crit_pp = pp;
             crit_f = st.f;
             crit_b = st.b;
@@ -945,7 +928,16 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     tm->bubble_s = t_pipe - mb * maxT;
     est->stage_fwd_s = crit_f;
     est->stage_bwd_s = crit_b;
+}
 
+/* The data-parallel gradient sync (exposed and total) and the optimizer
+ * step into est->time, and the step time they complete. */
+static void eval_dp_optimizer(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                              const layer_cost *lc, const plan__span *sp_g, plan_estimate *est,
+                              double zero_total, double crit_zero)
+{
+    double mb = l->microbatches;
+    plan_time *tm = &est->time;
     /* DP: the first stage's gradients (it finishes its backward last), in
      * buckets over dp x cp ranks, one after another on its communication
      * stream. With overlap the buckets become ready evenly over the last
@@ -955,10 +947,10 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
      * Gradients reduced every microbatch (zero_microbatch) are in the
      * stages' times already: their exposed part is counted here too. */
     plan_stage_cost b0;
-    dp_buckets(m, c, l, &sp_g, (l->fp32_grads ? 4.0 : elem_bytes(l)) *
-                                   stage_params(m, l, 0, est->stage_layers[0]), &b0);
+    dp_buckets(m, c, l, sp_g, (l->fp32_grads ? 4.0 : elem_bytes(l)) *
+                                  stage_params(m, l, 0, est->stage_layers[0]), &b0);
     double t_dp = b0.dp_buckets > 0 ? (b0.dp_buckets - 1) * b0.dp_bucket_s + b0.dp_last_bucket_s : 0.0;
-    double last_b = est->stage_layers[0] * (lc.bwd_comp_s + lc.recomp_comp_s + lc.tp_bwd_s) /
+    double last_b = est->stage_layers[0] * (lc->bwd_comp_s + lc->recomp_comp_s + lc->tp_bwd_s) /
                     l->virtual_stages;
     double exposed;
     if (l->dp_overlap && b0.dp_buckets > 0) {
@@ -989,7 +981,12 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     tm->optimizer_s = fmax(tm->optimizer_s, P_local * c->gpu->opt_param_s);
     tm->step_s = tm->compute_s + tm->tp_comm_s + tm->cp_comm_s + tm->pp_comm_s + tm->bubble_s +
                  tm->dp_exposed_s + tm->optimizer_s;
+}
 
+static void time_terms(const plan_estimate *est, plan_terms *terms)
+{
+    const plan_time *tm = &est->time;
+    const plan_compute_split *cs = &est->compute;
     TERM(terms, "time", "compute", tm->compute_s, "s",
          "m x (fwd + bwd + recompute) of the busiest stage; GEMM at peak x eff(m,n,k), "
          "attention core, elementwise at HBM bandwidth; with blocking launches plus "
@@ -1041,7 +1038,12 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     TERM(terms, "time", "optimizer", tm->optimizer_s, "s",
          "30 B per local parameter through HBM (Adam)", "fused Adam read/write count");
     TERM(terms, "time", "step", tm->step_s, "s", "sum of the exposed terms", "");
+}
 
+static void eval_rates(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                       plan_estimate *est, plan_terms *terms)
+{
+    const plan_time *tm = &est->time;
     /* ---- rates ---- */
     est->tokens_per_step = (double)l->global_batch * (double)m->seq;
     est->tokens_per_s = est->tokens_per_step / tm->step_s;
@@ -1065,6 +1067,47 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
          "on local layers", "Narayanan et al. 2021, Eq. 3 (no recompute); MaxText's Gemma 2 count");
     TERM(terms, "flops", "MFU", est->mfu, "", "model FLOPs / (step x GPUs x peak)",
          "Chowdhery et al. 2022, App. B");
+}
+
+/* plan_evaluate; with memory_only (the search's pruning), a layout that does
+ * not fit gets its worst stage's memory but no time, and no layout gets the
+ * totals of its other stages (stage_mem_bytes, stage_inflight): the search
+ * evaluates the layouts it keeps again in full. */
+int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                   plan_estimate *est, plan_terms *terms, int memory_only, st_err *err)
+{
+    int rc = check_degrees(l, err);
+    if (rc)
+        return rc;
+    memset(est, 0, sizeof *est);
+    est->capacity_bytes = c->gpu->mem_bytes;
+    est->nstages = l->pp;
+    if (check_layout(m, c, l, est) != PLAN_OK)
+        return ST_OK;
+
+    plan__span sp_t, sp_p, sp_d, sp_c;
+    if (plan__span_of(l, c, 'T', &sp_t) || plan__span_of(l, c, 'P', &sp_p) ||
+        plan__span_of(l, c, 'D', &sp_d) || plan__span_of(l, c, 'C', &sp_c)) {
+        est->reject = PLAN_REJ_PLACEMENT;
+        snprintf(est->reason, sizeof est->reason, "placement %s does not tile nodes of %d GPUs",
+                 l->placement, c->inst->gpus_per_node);
+        return ST_OK;
+    }
+
+    layer_cost lc;
+    layer_costs(m, c, l, &sp_t, &sp_c, &lc);
+    stage_split(m, l, est->stage_layers);
+
+    eval_memory(m, c, l, &lc, est, terms, memory_only);
+    if (memory_only && est->reject == PLAN_REJ_OOM)
+        return ST_OK;
+
+    plan__span sp_g = {sp_d.ranks_per_node * sp_c.ranks_per_node, sp_d.nodes * sp_c.nodes};
+    double zero_total, crit_zero;
+    eval_stages(m, c, l, &lc, &sp_p, &sp_g, est, &zero_total, &crit_zero);
+    eval_dp_optimizer(m, c, l, &lc, &sp_g, est, zero_total, crit_zero);
+    time_terms(est, terms);
+    eval_rates(m, c, l, est, terms);
     return ST_OK;
 }
 

@@ -18,6 +18,7 @@
 
 #include "common/st.h"
 #include "planner/plan.h"
+#include "planner/plan_bench.h"
 
 /* One measured GEMM: sides and achieved FLOP/s. Samples with the same
  * group > 0 are the GEMMs of one unit of work (a transformer layer's
@@ -85,5 +86,93 @@ int plan_gpu_measured(plan_gpu *g, const plan_measured *m, st_err *err);
 /* The fraction of g's HBM bandwidth a device-to-device copy measured on
  * memory of the same datasheet bandwidth reached; 0 when none was. */
 double plan_gpu_copy_eff(const plan_gpu *g);
+
+/* ---- the executor's own step on a reference model (smdplan bench) ----
+ * smdplan bench times the executor's kernels one by one; a training step
+ * also zeroes its gradients, copies activations between layers, computes
+ * the loss and reduces the gradient norm, work the planner's elementwise
+ * bytes stand for only in sum. So the executor itself runs a reference
+ * model on one rank (transport "self", no MPI) and its median compute and
+ * optimizer phases are kept: hbm_eff is then set so that the planner's
+ * compute time of that model, with every other figure of the entry, equals
+ * the executor's, and opt_param_s is its optimizer phase per parameter.
+ * The reference is fixed here (a GPT of PLAN_BENCH_REF_* shape, one rank,
+ * PLAN_BENCH_REF_MICROBATCHES microbatches of one sequence), apart from
+ * every model the benchmarks validate against. */
+#define PLAN_BENCH_REF_LAYERS 2
+#define PLAN_BENCH_REF_HIDDEN 384
+#define PLAN_BENCH_REF_HEADS 6
+#define PLAN_BENCH_REF_SEQ 128
+#define PLAN_BENCH_REF_VOCAB 512
+#define PLAN_BENCH_REF_MICROBATCHES 8
+#define PLAN_BENCH_REF_STEPS 6
+
+/* The reference model and its layout (the smdplan framework, fp32). */
+void plan_bench_ref_model(plan_model *m);
+void plan_bench_ref_layout(plan_layout *l);
+
+/* hbm_eff in (0, 1] such that the planner's compute time of the reference
+ * step on device g (one rank) is measured_s, the executor's: bisection on
+ * a time that falls as hbm_eff grows. 1 when even the triad's full rate
+ * leaves the planner slower; *how says which (static text). */
+double plan_hbm_eff_fit(plan_gpu g, double measured_s, const char **how);
+
+/* ---- what a host's entry takes from the measurements ---- */
+
+/* The catalog's small-message latency: nccl-tests at <= 1 KiB. */
+#define PLAN_SMALL_MESSAGE_BYTES 1024.0
+
+typedef struct plan_link_fit {
+    double bw_bps;               /* B of t = a + f S / B */
+    double lat_s;                /* a */
+    double small_s;              /* median time at <= 1 KiB */
+    double max_busbw_bps;
+    int n;
+} plan_link_fit;
+
+/* Weighted least squares of t = a + f S / B over the rows of op (weights
+ * 1/t^2: relative error), with f its bus factor (plan_bench_busbw_factor);
+ * NAN figures where too few rows. */
+plan_link_fit plan_link_fit_run(const plan_bench_comm *c, const char *op);
+
+typedef struct plan_dev_fit {
+    int threads;
+    plan_gemm_fit gemm;
+    int device_gemms;            /* 1: fitted to the executor's own linears */
+    double misaligned;           /* rate(1023^3) / model(1024^3), at most 1; NAN: not measured */
+    double triad_bps;            /* at this thread count */
+    /* the executor's elementwise kernels, seconds per element; NAN: not measured */
+    double act_fwd_s, act_bwd_s, glu_fwd_s, glu_bwd_s, opt_param_s;
+    double norm_s;               /* a layer's norm and residual kernels, forward and backward,
+                                  * per token x hidden element */
+    double attn_fwd_flops, attn_bwd_flops; /* the attention core's median rates */
+    int ok;
+} plan_dev_fit;
+
+/* The planner's bytes of a layer's norm and residual kernels per token x
+ * hidden element: 11 h-sized passes forward (ELEM_H_GPT), twice that
+ * backward (ELEM_BWD_OVER_FWD; planner/plan_eval.c), 4 bytes each in fp32. */
+#define PLAN_NORM_BYTES_PER_ELEM (4.0 * 11.0 * 3.0)
+
+/* The device at threads: the GEMM model fitted to the executor's own
+ * linears when measured (what it runs), else to sgemm; the kernels' floors
+ * and the attention core's median rates. ok 0 (err set) when the GEMM fit
+ * fails. */
+plan_dev_fit plan_dev_fit_run(const plan_bench_cpu *b, int threads, st_err *err);
+
+/* An elementwise measurement's time per element at threads; NAN: none. */
+double plan_bench_elem_s(const plan_bench_cpu *b, int threads, const char *op);
+
+/* The triad with every core busy: the measurement at the most threads. */
+double plan_bench_full_triad(const plan_bench_cpu *b);
+
+/* The fused attention's rate as the planner counts its work (forward and
+ * backward together), the median over the shapes measured; NAN: none. */
+double plan_bench_flash_rate(const plan_bench_cpu *b);
+
+/* The plain attention's time per score row beyond the planner's terms on
+ * the entry g (forward, or backward with bwd), the median of the shapes,
+ * at least 0; NAN: no plain core measured (plan_hwfit_host.c). */
+double plan_bench_attn_row_s(const plan_bench_cpu *b, const plan_gpu *g, int bwd);
 
 #endif

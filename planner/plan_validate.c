@@ -673,17 +673,12 @@ static int map_degrees(const plan_validate_row *r, const plan_framework *fw, int
     return 0;
 }
 
-static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t gpus, int gpn,
-                      int fwi, row_layout *rl, plan_validate_result *out)
+/* The attention kernel, where the row names it: FlashAttention is
+ * optional in several stacks (Megatron-DeepSpeed --use-flash-attn,
+ * Megatron-LM --use-flash-attn before Transformer Engine), so a run
+ * that says it used it did, and one that says it did not, did not. */
+static void map_attention(const plan_validate_row *r, plan_layout *l, plan_validate_result *out)
 {
-    const plan_framework *fw = plan_framework_get(fwi);
-    plan_layout *l = &rl->l;
-    plan_layout_default(l);
-    plan_framework_apply(fw, fwi, l);
-    /* The attention kernel, where the row names it: FlashAttention is
-     * optional in several stacks (Megatron-DeepSpeed --use-flash-attn,
-     * Megatron-LM --use-flash-attn before Transformer Engine), so a run
-     * that says it used it did, and one that says it did not, did not. */
     const char *texts[] = {r->architecture, r->framework, r->notes, r->other_metrics};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         if (!contains(texts[i], "flash"))
@@ -706,12 +701,17 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
         l->flash_attention = gen != PLAN_ATTN_UNFUSED;
         break;
     }
-    rl->search_mbs = 0;
-    int64_t tp, pp, cp, dp, v = 1, mbs = 0, gb = 0, nmb = 0, ga = 0, gbt = 0;
+}
+
+/* The row's batch: virtual stages, micro-batch size and microbatches for
+ * its global batch over dp replicas (published, or derived from TFLOP/s
+ * and time), or a micro-batch to search (rl->search_mbs). */
+static int map_batch(const plan_validate_row *r, const plan_model *m, const plan_framework *fw,
+                     int64_t gpus, int64_t dp, row_layout *rl, int64_t *v_out, int64_t *mbs_out,
+                     int64_t *nmb_out, int64_t *gb_out, plan_validate_result *out)
+{
+    int64_t v = 1, mbs = 0, gb = 0, nmb = 0, ga = 0, gbt = 0;
     int hmbs, hgb, hnmb, hga, hgbt;
-    rl->search_degrees = 0;
-    if (map_degrees(r, fw, gpn, gpus, &tp, &pp, &cp, &dp, &rl->search_degrees, out))
-        return 1;
     if (get_int(out, "virtual_stages", r->virtual_stages, 1, 1 << 20, &v) < 0 ||
         (hmbs = get_int(out, "micro_batch_size", r->micro_batch_size, 1, 1 << 24, &mbs)) < 0 ||
         (hgb = get_int(out, "global_batch_size", r->global_batch_size, 1, MAX_GLOBAL_BATCH,
@@ -786,23 +786,19 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
     }
     if (mbs > INT_MAX || nmb > INT_MAX)
         return skip(out, "micro-batch or microbatch count too large");
+    *v_out = v;
+    *mbs_out = mbs;
+    *nmb_out = nmb;
+    *gb_out = gb;
+    return 0;
+}
 
-    l->tp = (int)tp;
-    l->pp = (int)pp;
-    l->cp = (int)cp;
-    l->dp = (int)dp;
-    l->micro_batch = (int)mbs;
-    l->microbatches = (int)nmb;
-    l->active_microbatches = fw->active_cap ? (int)pp + 2 : NO_ACTIVE_CAP;
-    l->global_batch = gb;
-    l->schedule = v > 1 ? PLAN_SCHED_VIRTUAL : PLAN_SCHED_INTERLEAVED;
-    l->virtual_stages = (int)v;
-    l->recompute_group = 1;
-    l->prescaled_batch = 0;
-    l->offload_activations = 0;
-    if (fw->launch_blocking)
-        note(out, "blocking kernel launches (%s: CUDA_LAUNCH_BLOCKING=1)", fw->label);
-
+/* Recompute, optimizer sharding and sequence parallelism as the row
+ * states them, else the stack's defaults. */
+static int map_memory_knobs(const plan_validate_row *r, const plan_framework *fw, int gpn,
+                            int64_t tp, int64_t pp, int64_t cp, int64_t dp, plan_layout *l,
+                            plan_validate_result *out)
+{
     int rc = plan__parse_recompute(r->recompute);
     if (rc == -1)
         return skip(out, "recompute '%s' not understood", r->recompute);
@@ -846,7 +842,13 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
             note(out, "sequence parallel (%s default with TP)", fw->label);
     }
     l->sequence_parallel = sp && tp > 1;
+    return 0;
+}
 
+/* The row's precision, fp32 gradients and FSDP mixed-precision mode. */
+static void map_precision(const plan_validate_row *r, const plan_framework *fw, plan_layout *l,
+                          plan_validate_result *out)
+{
     const char *p = r->precision;
     int prec = plan__parse_precision(p);
     if (prec == -2) {
@@ -876,6 +878,43 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
         l->precision = PLAN_PREC_FP32;
         note(out, "fp32 compute (mixed precision FULL)");
     }
+}
+
+static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t gpus, int gpn,
+                      int fwi, row_layout *rl, plan_validate_result *out)
+{
+    const plan_framework *fw = plan_framework_get(fwi);
+    plan_layout *l = &rl->l;
+    plan_layout_default(l);
+    plan_framework_apply(fw, fwi, l);
+    map_attention(r, l, out);
+    rl->search_mbs = 0;
+    int64_t tp, pp, cp, dp, v = 1, mbs = 0, gb = 0, nmb = 0;
+    rl->search_degrees = 0;
+    if (map_degrees(r, fw, gpn, gpus, &tp, &pp, &cp, &dp, &rl->search_degrees, out))
+        return 1;
+    if (map_batch(r, m, fw, gpus, dp, rl, &v, &mbs, &nmb, &gb, out))
+        return 1;
+
+    l->tp = (int)tp;
+    l->pp = (int)pp;
+    l->cp = (int)cp;
+    l->dp = (int)dp;
+    l->micro_batch = (int)mbs;
+    l->microbatches = (int)nmb;
+    l->active_microbatches = fw->active_cap ? (int)pp + 2 : NO_ACTIVE_CAP;
+    l->global_batch = gb;
+    l->schedule = v > 1 ? PLAN_SCHED_VIRTUAL : PLAN_SCHED_INTERLEAVED;
+    l->virtual_stages = (int)v;
+    l->recompute_group = 1;
+    l->prescaled_batch = 0;
+    l->offload_activations = 0;
+    if (fw->launch_blocking)
+        note(out, "blocking kernel launches (%s: CUDA_LAUNCH_BLOCKING=1)", fw->label);
+
+    if (map_memory_knobs(r, fw, gpn, tp, pp, cp, dp, l, out))
+        return 1;
+    map_precision(r, fw, l, out);
     return 0;
 }
 

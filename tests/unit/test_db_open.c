@@ -531,12 +531,12 @@ static void test_migrate_v3_to_v4(void **state)
 
     /* it takes a bench record */
     assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
-    exec_bench_cpu *cpu = calloc(1, sizeof *cpu);
+    plan_bench_cpu *cpu = calloc(1, sizeof *cpu);
     assert_non_null(cpu);
     snprintf(cpu->host, sizeof cpu->host, "h1");
     cpu->cores = 2;
     cpu->ngemm = 1;
-    cpu->gemm[0] = (exec_bench_gemm){"sgemm", 1, 256, 256, 256, 10, 1e-3,
+    cpu->gemm[0] = (plan_bench_gemm){"sgemm", 1, 256, 256, 256, 10, 1e-3,
                                       2.0 * 256 * 256 * 256 / 1e-3, 0};
     db_provenance p = test_provenance();
     int64_t id = 0;
@@ -902,7 +902,7 @@ static void test_provenance_fill(void **state)
     char *argv[] = {(char *)"smdplan", (char *)"--params", (char *)"30B", (char *)"a b",
                     (char *)"it's"};
     db_provenance p;
-    db_provenance_fill(&p, 5, argv);
+    db_provenance_fill(&p, 5, argv, exec_features_str());
     assert_string_equal(p.command_line, "smdplan --params 30B 'a b' 'it'\\''s'");
     assert_non_null(strstr(p.library_versions, "sqlite 3."));
     assert_non_null(strstr(p.library_versions, "gsl "));

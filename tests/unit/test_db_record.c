@@ -944,8 +944,8 @@ static void test_bench_round_trip(void **state)
 {
     fixture *f = *state;
     st_err err = {0};
-    exec_bench_cpu *cpu = calloc(1, sizeof *cpu), *cpu2 = calloc(1, sizeof *cpu2);
-    exec_bench_comm *comm = calloc(1, sizeof *comm), *comm2 = calloc(1, sizeof *comm2);
+    plan_bench_cpu *cpu = calloc(1, sizeof *cpu), *cpu2 = calloc(1, sizeof *cpu2);
+    plan_bench_comm *comm = calloc(1, sizeof *comm), *comm2 = calloc(1, sizeof *comm2);
     assert_true(cpu && cpu2 && comm && comm2);
     snprintf(cpu->host, sizeof cpu->host, "h1");
     snprintf(cpu->cpu_model, sizeof cpu->cpu_model, "Some CPU");
@@ -957,8 +957,8 @@ static void test_bench_round_trip(void **state)
     cpu->threads[1] = 2;
     for (int i = 0; i < 6; i++) {
         int64_t d = 128 << (i % 3);
-        exec_bench_gemm *g = &cpu->gemm[cpu->ngemm++];
-        *g = (exec_bench_gemm){"sgemm", 1 + i / 3, d, d, 3 * d, 10 + i, 1e-3 * (i + 1),
+        plan_bench_gemm *g = &cpu->gemm[cpu->ngemm++];
+        *g = (plan_bench_gemm){"sgemm", 1 + i / 3, d, d, 3 * d, 10 + i, 1e-3 * (i + 1),
                                2.0 * d * d * 3 * d / (1e-3 * (i + 1)), i % 3};
         if (i % 2) {
             memset(g->kind, 0, sizeof g->kind);
@@ -966,24 +966,24 @@ static void test_bench_round_trip(void **state)
         }
     }
     snprintf(cpu->device, sizeof cpu->device, "cpu");
-    cpu->elem[cpu->nelem++] = (exec_bench_elem){"gelu_fwd", 1, 1 << 20, 7, 0.0125, 0.0125 / (1 << 20)};
-    cpu->elem[cpu->nelem++] = (exec_bench_elem){"optimizer", 2, 1 << 22, 5, 0.03, 0.03 / (1 << 22)};
-    cpu->mem[cpu->nmem++] = (exec_bench_mem){1, 6.7e7, 5, 4.25e-3, 24 * 6.7e7 / 8 / 4.25e-3};
-    cpu->mem[cpu->nmem++] = (exec_bench_mem){2, 6.7e7, 5, 2.5e-3, 24 * 6.7e7 / 8 / 2.5e-3};
+    cpu->elem[cpu->nelem++] = (plan_bench_elem){"gelu_fwd", 1, 1 << 20, 7, 0.0125, 0.0125 / (1 << 20)};
+    cpu->elem[cpu->nelem++] = (plan_bench_elem){"optimizer", 2, 1 << 22, 5, 0.03, 0.03 / (1 << 22)};
+    cpu->mem[cpu->nmem++] = (plan_bench_mem){1, 6.7e7, 5, 4.25e-3, 24 * 6.7e7 / 8 / 4.25e-3};
+    cpu->mem[cpu->nmem++] = (plan_bench_mem){2, 6.7e7, 5, 2.5e-3, 24 * 6.7e7 / 8 / 2.5e-3};
     snprintf(comm->transport, sizeof comm->transport, "mpi");
     snprintf(comm->host, sizeof comm->host, "h1");
     comm->ranks = 2;
     comm->threads_per_rank = 1;
     const char *ops[] = {"allreduce", "sendrecv"};
     for (int i = 0; i < 4; i++) {
-        exec_bench_coll *c = &comm->v[comm->n++];
+        plan_bench_coll *c = &comm->v[comm->n++];
         snprintf(c->op, sizeof c->op, "%s", ops[i % 2]);
         c->ranks = 2;
         c->bytes = 8 << (4 * i);
         c->iters = 20;
         c->time_s = 1e-6 * (i + 1);
         c->algbw_bps = c->bytes / c->time_s;
-        c->busbw_bps = c->algbw_bps * exec_bench_busbw_factor(c->op, 2);
+        c->busbw_bps = c->algbw_bps * plan_bench_busbw_factor(c->op, 2);
     }
     db_bench_entry e = {.instance_name = "host-h1", .gpu_name = "cpu-h1",
                         .catalog_file = "host.json", .catalog_json = "{}", .threads_per_rank = 1,

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "data/db.h"
+#include "exec/exec.h"
 #include "test_util.h"
 
 /* A fresh directory under $TMPDIR (or /tmp); removed by tdir_remove. */
@@ -209,7 +210,7 @@ static inline db_provenance test_provenance(void)
 {
     char *argv[] = {(char *)"smdplan", (char *)"calibrate", (char *)"runs file.csv"};
     db_provenance p;
-    db_provenance_fill(&p, 3, argv);
+    db_provenance_fill(&p, 3, argv, exec_features_str());
     return p;
 }
 

@@ -1,8 +1,8 @@
 /*
- * cli_compare.c: without --instances, compare every instance type of the
- * catalog at 1, 2, 4, ... up to --max-instances instances: the best plan of
- * each, its step time, throughput, MFU, price, and the time and cost to train
- * --tokens tokens. Marks the fastest and the cheapest.
+ * cli_instance_types.c: without --instances, compare every instance type
+ * of the catalog at 1, 2, 4, ... up to --max-instances instances: the best
+ * plan of each, its step time, throughput, MFU, price, and the time and
+ * cost to train --tokens tokens. Marks the fastest and the cheapest.
  */
 #include <math.h>
 #include <stdio.h>
@@ -52,7 +52,7 @@ static int record_options(db *d, const db_provenance *p, void *ctx, st_err *err)
     return rc;
 }
 
-int cli_compare(const cli_plan_opts *o, cli_plan_ctx *x)
+int cli_instance_types_compare(const cli_plan_opts *o, cli_plan_ctx *x)
 {
     st_err err = {0};
     plan_config cfg = o->cfg;

@@ -1,0 +1,291 @@
+/*
+ * plan_hwfit_host.c: a host's catalog entry fitted to what smdplan bench
+ * measured on it (plan_hwfit.h): the device's GEMM model and kernel floors,
+ * the links between ranks, the fused and plain attention of a GPU, and
+ * hbm_eff from the executor's own reference step. Pure computation on the
+ * measurements (planner/plan_bench.h); the caller runs the benchmarks and
+ * writes the entry.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/plan_framework.h"
+#include "planner/plan_hwfit.h"
+
+void plan_bench_ref_model(plan_model *m)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "bench-reference");
+    snprintf(m->source, sizeof m->source, "smdplan bench's reference step");
+    m->arch = PLAN_ARCH_GPT;
+    m->layers = PLAN_BENCH_REF_LAYERS;
+    m->hidden = PLAN_BENCH_REF_HIDDEN;
+    m->heads = m->kv_heads = PLAN_BENCH_REF_HEADS;
+    m->ffn = 4 * PLAN_BENCH_REF_HIDDEN;
+    m->seq = PLAN_BENCH_REF_SEQ;
+    m->vocab = PLAN_BENCH_REF_VOCAB;
+    m->tied_embedding = 1;
+    m->dropout = PLAN_DROPOUT_OFF;
+}
+
+void plan_bench_ref_layout(plan_layout *l)
+{
+    int fw = PLAN_FW_DEFAULT;
+    st_err ignore = {0};
+    plan_framework_find("smdplan", &fw, &ignore);
+    plan_layout_default(l);
+    plan_framework_apply(plan_framework_get(fw), fw, l);
+    l->microbatches = l->active_microbatches = PLAN_BENCH_REF_MICROBATCHES;
+    l->global_batch = PLAN_BENCH_REF_MICROBATCHES;
+    l->precision = PLAN_PREC_FP32;
+}
+
+/* hbm_eff in (0, 1] such that the planner's compute time of the reference
+ * step on device g (one rank) is the executor's measured one: bisection on
+ * a time that falls as hbm_eff grows. 1 when even the triad's full rate
+ * leaves the planner slower; *how says which. */
+static double fit_hbm_eff_for(plan_gpu g, plan_model m, const plan_layout *lp,
+                              double measured_s, const char **how)
+{
+    st_err err = {0};
+    plan_model_finish(&m, &err);
+    plan_layout l = *lp;
+    plan_curve flat;
+    memset(&flat, 0, sizeof flat);
+    snprintf(flat.name, sizeof flat.name, "flat");
+    flat.n = 1;
+    flat.log2_bytes[0] = 20;
+    flat.eff[0] = 1;
+    plan_instance in;
+    memset(&in, 0, sizeof in);
+    snprintf(in.name, sizeof in.name, "reference");
+    in.gpus_per_node = 1;
+    in.nvlink_bps = in.intra_busbw_bps = in.net_bps = 1e10; /* one rank: no link is used */
+    in.net_ring_eff = in.net_tree_eff = 1;
+    in.net_latency_nodes = 2;
+    plan_cluster c;
+    memset(&c, 0, sizeof c);
+    c.inst = &in;
+    c.gpu = &g;
+    c.intra_curve = c.net_curve = &flat;
+    c.nodes = c.gpus = 1;
+    double lo = 0.01, hi = 1.0;
+    plan_estimate e;
+    for (int it = 0; it < 50; it++) {
+        double mid = it == 0 ? hi : 0.5 * (lo + hi);
+        g.hbm_eff = mid;
+        plan_cluster_use(NULL, NULL, &c);
+        if (plan_evaluate(&m, &c, &l, &e, NULL, &err) != ST_OK) {
+            *how = "the planner could not time the reference";
+            return 1.0;
+        }
+        if (it == 0) {
+            if (e.time.compute_s >= measured_s) {
+                *how = "the triad's full rate already times the reference at or above the "
+                       "executor";
+                return 1.0;
+            }
+            continue;
+        }
+        if (e.time.compute_s > measured_s)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *how = "the executor's reference step";
+    return 0.5 * (lo + hi);
+}
+
+double plan_hbm_eff_fit(plan_gpu g, double measured_s, const char **how)
+{
+    plan_model m;
+    plan_bench_ref_model(&m);
+    plan_layout l;
+    plan_bench_ref_layout(&l);
+    return fit_hbm_eff_for(g, m, &l, measured_s, how);
+}
+
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Weighted least squares of t = a + f S / B over the rows of op (weights
+ * 1/t^2: relative error), with f its bus factor. */
+plan_link_fit plan_link_fit_run(const plan_bench_comm *c, const char *op)
+{
+    plan_link_fit lf = {NAN, NAN, NAN, 0, 0};
+    double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, small[PLAN_BENCH_COLL_MAX];
+    int ns = 0;
+    for (int i = 0; i < c->n; i++) {
+        const plan_bench_coll *v = &c->v[i];
+        if (strcmp(v->op, op) || !(v->time_s > 0))
+            continue;
+        double f = plan_bench_busbw_factor(op, v->ranks);
+        double x = f * v->bytes, y = v->time_s, w = 1.0 / (y * y);
+        sw += w;
+        sx += w * x;
+        sy += w * y;
+        sxx += w * x * x;
+        sxy += w * x * y;
+        lf.n++;
+        if (v->busbw_bps > lf.max_busbw_bps)
+            lf.max_busbw_bps = v->busbw_bps;
+        if (v->bytes <= PLAN_SMALL_MESSAGE_BYTES)
+            small[ns++] = v->time_s;
+    }
+    double det = sw * sxx - sx * sx;
+    if (lf.n >= 2 && det > 0) {
+        double slope = (sw * sxy - sx * sy) / det, a = (sy - slope * sx) / sw;
+        if (slope > 0) {
+            lf.bw_bps = 1.0 / slope;
+            lf.lat_s = a;
+        }
+    }
+    if (ns > 0) {
+        qsort(small, (size_t)ns, sizeof small[0], cmp_double);
+        lf.small_s = ns % 2 ? small[ns / 2] : 0.5 * (small[ns / 2 - 1] + small[ns / 2]);
+    }
+    return lf;
+}
+
+
+
+double plan_bench_elem_s(const plan_bench_cpu *b, int threads, const char *op)
+{
+    for (int i = 0; i < b->nelem; i++)
+        if (b->elem[i].threads == threads && !strcmp(b->elem[i].op, op))
+            return b->elem[i].elem_s;
+    return NAN;
+}
+
+/* The median rate of the attention core's measurements of kind at threads
+ * (NAN: none). */
+static double attn_rate(const plan_bench_cpu *b, int threads, const char *kind)
+{
+    double r[PLAN_BENCH_GEMM_MAX];
+    int n = 0;
+    for (int i = 0; i < b->ngemm; i++)
+        if (b->gemm[i].threads == threads && !strcmp(b->gemm[i].kind, kind))
+            r[n++] = b->gemm[i].flops;
+    if (!n)
+        return NAN;
+    qsort(r, (size_t)n, sizeof r[0], cmp_double);
+    return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+}
+
+plan_dev_fit plan_dev_fit_run(const plan_bench_cpu *b, int threads, st_err *err)
+{
+    plan_dev_fit d;
+    memset(&d, 0, sizeof d);
+    d.threads = threads;
+    d.misaligned = NAN;
+    plan_gemm_sample s[PLAN_BENCH_GEMM_MAX];
+    memset(s, 0, sizeof s);
+    /* the executor's own linears when measured (what it runs), else sgemm */
+    for (int i = 0; i < b->ngemm; i++)
+        d.device_gemms |= b->gemm[i].threads == threads && strcmp(b->gemm[i].kind, "sgemm") != 0;
+    int n = 0;
+    for (int i = 0; i < b->ngemm; i++)
+        if (b->gemm[i].threads == threads && strncmp(b->gemm[i].kind, "attn", 4) != 0 &&
+            strncmp(b->gemm[i].kind, "flash", 5) != 0 &&
+            (strcmp(b->gemm[i].kind, "sgemm") != 0) == d.device_gemms)
+            s[n++] = (plan_gemm_sample){(double)b->gemm[i].m, (double)b->gemm[i].n,
+                                        (double)b->gemm[i].k, b->gemm[i].flops, b->gemm[i].group};
+    if (plan_gemm_fit_run(s, n, &d.gemm, err) != ST_OK)
+        return d;
+    for (int i = 0; i < b->ngemm; i++) {
+        const plan_bench_gemm *g = &b->gemm[i];
+        if (g->threads == threads && g->m == 1023 && g->n == 1023 && g->k == 1023)
+            d.misaligned = fmin(1.0, g->flops / plan_gemm_fit_rate(&d.gemm, 1024, 1024, 1024));
+    }
+    for (int i = 0; i < b->nmem; i++)
+        if (b->mem[i].threads == threads)
+            d.triad_bps = b->mem[i].triad_bps;
+    d.act_fwd_s = plan_bench_elem_s(b, threads, "gelu_fwd");
+    d.act_bwd_s = plan_bench_elem_s(b, threads, "gelu_bwd");
+    d.glu_fwd_s = plan_bench_elem_s(b, threads, "swiglu_fwd");
+    d.glu_bwd_s = plan_bench_elem_s(b, threads, "swiglu_bwd");
+    d.opt_param_s = plan_bench_elem_s(b, threads, "optimizer");
+    d.norm_s = plan_bench_elem_s(b, threads, "norm_fwd") + plan_bench_elem_s(b, threads, "norm_bwd");
+    d.attn_fwd_flops = attn_rate(b, threads, "attn_fwd");
+    d.attn_bwd_flops = attn_rate(b, threads, "attn_bwd");
+    d.ok = 1;
+    return d;
+}
+
+double plan_bench_full_triad(const plan_bench_cpu *b)
+{
+    double bps = 0;
+    int best = 0;
+    for (int i = 0; i < b->nmem; i++)
+        if (b->mem[i].threads >= best) {
+            best = b->mem[i].threads;
+            bps = b->mem[i].triad_bps;
+        }
+    return bps;
+}
+
+/* The fused attention's rate as the planner counts its work (forward and
+ * backward together: plan_eval.c times the backward as 2.5 forwards at one
+ * flash_eff), the median over the shapes measured; NAN: none. */
+double plan_bench_flash_rate(const plan_bench_cpu *b)
+{
+    double r[PLAN_BENCH_GEMM_MAX];
+    int n = 0;
+    for (int i = 0; i < b->ngemm; i++) {
+        const plan_bench_gemm *f = &b->gemm[i];
+        if (strcmp(f->kind, "flash_fwd"))
+            continue;
+        for (int j = 0; j < b->ngemm; j++) {
+            const plan_bench_gemm *g = &b->gemm[j];
+            if (!strcmp(g->kind, "flash_bwd") && g->m == f->m && g->k == f->k && j > i) {
+                double work = f->flops * f->time_s + g->flops * g->time_s;
+                r[n++] = work / (f->time_s + g->time_s);
+                break;
+            }
+        }
+    }
+    if (!n)
+        return NAN;
+    qsort(r, (size_t)n, sizeof r[0], cmp_double);
+    return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+}
+
+/* The plain attention's row kernels beyond the planner's count, seconds per
+ * score row: each measured plain core ("attn_fwd" 4 d per score, "attn_bwd"
+ * 8 d; T x T scores of head d, their number of products from the work) less
+ * what the planner's terms give for it on the entry g being written (the
+ * batched products on its GEMM model, the score bytes at its hbm_eff), over
+ * its rows (products x T); the median of the shapes, at least 0. What this
+ * stands for: the causal softmax and its gradient run one score row at a
+ * time, and a row costs more than its bytes (bench, H100: about 10 ns per
+ * row forward and backward together, at 1 K and at 2 K alike, where the
+ * bytes alone would make it fall with the row's length). NAN: no plain
+ * core measured. */
+double plan_bench_attn_row_s(const plan_bench_cpu *b, const plan_gpu *g, int bwd)
+{
+    double r[PLAN_BENCH_GEMM_MAX];
+    int n = 0;
+    const char *kind = bwd ? "attn_bwd" : "attn_fwd";
+    for (int i = 0; i < b->ngemm; i++) {
+        const plan_bench_gemm *a = &b->gemm[i];
+        if (strcmp(a->kind, kind) || !(a->time_s > 0) || a->m <= 0 || a->k <= 0)
+            continue;
+        double T = (double)a->m, hd = (double)a->k;
+        double nb = a->flops * a->time_s / ((bwd ? 8.0 : 4.0) * T * T * hd);
+        double f = 0, w = 0;
+        st_err ignore = {0};
+        if (!(nb >= 1) || plan_attn_plain_time(g, nb, T, T, hd, &f, &w, &ignore) != ST_OK)
+            continue;
+        r[n++] = fmax(0.0, (a->time_s - (bwd ? w : f)) / (nb * T));
+    }
+    if (!n)
+        return NAN;
+    qsort(r, (size_t)n, sizeof r[0], cmp_double);
+    return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+}
