@@ -115,6 +115,114 @@ static int check(const rpt_timeline *in, st_err *err)
     return ST_OK;
 }
 
+/* The gnuplot script of the timeline: lanes, units, ranges, one boxes
+ * series per kind of op present, labels when few, the step's end. */
+static void timeline_script(rpt__buf *gp, rpt__plot *p, const rpt_timeline *in,
+                            const int *present, int most_ops, int chunks, double span_ms, int in_s)
+{
+    rpt__buf_puts(gp, "# Lanes of a stage's band: compute ops tall, sends and gradient buckets "
+                      "below.\n"
+                      "compute(k) = k eq 'F' || k eq 'B' || k eq 'Bi' || k eq 'W'\n"
+                      "lane(k) = compute(k) ? -0.12 : (k eq 'bucket' ? 0.37 : 0.22)\n"
+                      "half(k) = compute(k) ? 0.25 : (k eq 'bucket' ? 0.06 : 0.08)\n"
+                      "# The box of an op of kind k, NaN (skipped) for the other kinds.\n"
+                      "op_y(k) = strcol(3) eq k ? $1 + lane(k) : NaN\n");
+    rpt__buf_printf(gp, "# Time unit: the data is in ms; a step of %.0f s or more is drawn in s.\n"
+                        "unit = %s\n"
+                        "# A send or bucket shorter than this (ms) is drawn this wide, to be seen.\n"
+                        "min_ms = ",
+                   SECONDS_FROM_S, in_s ? "1000.0" : "1.0");
+    rpt__gp_num(gp, span_ms * MIN_WIDTH_SHARE);
+    rpt__buf_printf(gp, "\nhalf_w(k, a, b) = compute(k) || b - a >= min_ms ? (b - a) / 2 : min_ms / 2\n"
+                        "set title title_text\n"
+                        "set xlabel 'time from the start of the step (%s)'\n"
+                        "set ylabel 'pipeline stage'\n",
+                   in_s ? "s" : "ms");
+    rpt__buf_printf(gp, "set yrange [%d.5:-0.5]\n", in->pp - 1);
+    if (in->pp <= YTICS_MAX_STAGES)
+        rpt__buf_puts(gp, "set ytics 1 scale 0\n");
+    rpt__buf_puts(gp, "set xrange [0:*]\n"
+                      "set grid xtics\n"
+                      "set key outside right top vertical Left reverse\n");
+    if (in->step_s > 0) {
+        /* A two-point curve rather than an arrow: it takes part in the x
+         * autoscale and has a key entry. */
+        rpt__buf_puts(gp, "# The end of the step (optimizer included), a dashed line.\n"
+                          "$step_end << EOD\n");
+        for (int k = 0; k < 2; k++) {
+            rpt__gp_num(gp, in_s ? in->step_s : in->step_s * 1e3);
+            rpt__buf_puts(gp, " ");
+            rpt__gp_num(gp, k ? in->pp - 0.5 : -0.5);
+            rpt__buf_puts(gp, "\n");
+        }
+        rpt__buf_puts(gp, "EOD\n");
+    }
+    rpt__gp_loop_begin(gp, p);
+    rpt__buf_puts(gp, "    plot ");
+    int first = 1;
+    for (int k = 0; k < NKINDS; k++) {
+        if (!present[k])
+            continue;
+        rpt__buf_printf(gp, "%sdata_file using (($6+$7)/2/unit):(op_y('%s')):"
+                            "(half_w('%s', $6, $7)/unit):(half('%s')) with boxxyerror "
+                            "fillstyle solid 1.0 %s fillcolor rgb '%s' title '%s'",
+                       first ? "" : ", \\\n         ", kind_name[k], kind_name[k], kind_name[k],
+                       is_compute(k) && most_ops <= BORDER_MAX_OPS ? "border lw 0.5 lc rgb 'white'"
+                                                                   : "noborder",
+                       kind_color[k], kind_title[k]);
+        first = 0;
+    }
+    if (most_ops <= LABEL_MAX_OPS)
+        rpt__buf_printf(gp, ", \\\n         data_file using (($6+$7)/2/unit):"
+                            "(compute(strcol(3)) ? $1 + lane('F') : NaN):(%s) with labels "
+                            "font ',7' tc rgb 'white' notitle",
+                       chunks ? "sprintf('%d.%d', $4, $5)" : "sprintf('%d', $4)");
+    if (in->step_s > 0)
+        rpt__buf_puts(gp, ", \\\n         $step_end using 1:2 with lines dt 2 lw 1.5 "
+                          "lc rgb 'black' title 'step end'");
+    rpt__buf_puts(gp, "\n");
+    rpt__gp_loop_end(gp);
+
+}
+
+/* The caption: what each lane holds, the op count, the step's end. */
+static void timeline_caption(rpt__buf *cap, const rpt_timeline *in, const int *present,
+                             int most_ops, int chunks, sim_time_ns end_ns, double span_ms,
+                             int in_s)
+{
+    int ncompute = 0;
+    for (int k = 0; k <= K_W; k++)
+        ncompute += present[k];
+    rpt__buf_printf(cap, "Every op of one simulated training step on each of the %d pipeline "
+                         "stage%s (stage 0 on top), over time in %s: compute ops in the tall "
+                         "lane",
+                   in->pp, in->pp == 1 ? "" : "s", in_s ? "seconds" : "milliseconds");
+    if (ncompute > 0) {
+        rpt__buf_puts(cap, " (");
+        for (int k = 0, n = 0; k <= K_W; k++)
+            if (present[k])
+                rpt__buf_printf(cap, "%s%s", n++ ? ", " : "", kind_title[k]);
+        rpt__buf_puts(cap, ")");
+    }
+    rpt__buf_puts(cap, ", sends and gradient buckets in the thin lanes below, each kind in its "
+                       "own colour");
+    if (most_ops <= LABEL_MAX_OPS)
+        rpt__buf_printf(cap, "; compute ops are labelled with their microbatch%s",
+                       chunks ? ".chunk" : "");
+    rpt__buf_printf(cap, ". %d ops, the last ending at %.3f %s", in->ntrace,
+                   in_s ? (double)end_ns / 1e9 : (double)end_ns / 1e6, in_s ? "s" : "ms");
+    if (in->step_s > 0)
+        rpt__buf_printf(cap, "; the dashed line is the step's end (%.3f %s, optimizer included)",
+                       in_s ? in->step_s : in->step_s * 1e3, in_s ? "s" : "ms");
+    rpt__buf_printf(cap, "; sends and buckets shorter than %.2g %s are drawn that wide so they "
+                         "show. Idle gaps in the tall lane are the pipeline bubble.",
+                   (in_s ? span_ms / 1e3 : span_ms) * MIN_WIDTH_SHARE, in_s ? "s" : "ms");
+    if (in->note && *in->note) {
+        rpt__buf_puts(cap, " ");
+        rpt__buf_puts(cap, in->note);
+    }
+}
+
 static int write_plot(rpt_report *r, const rpt_timeline *in, rpt_render *render, st_err *err)
 {
     int rc = check(in, err);
@@ -176,100 +284,8 @@ static int write_plot(rpt_report *r, const rpt_timeline *in, rpt_render *render,
     if (in->step_s * 1e3 > span_ms)
         span_ms = in->step_s * 1e3;
     int in_s = span_ms >= SECONDS_FROM_S * 1e3;
-    rpt__buf_puts(&gp, "# Lanes of a stage's band: compute ops tall, sends and gradient buckets "
-                       "below.\n"
-                       "compute(k) = k eq 'F' || k eq 'B' || k eq 'Bi' || k eq 'W'\n"
-                       "lane(k) = compute(k) ? -0.12 : (k eq 'bucket' ? 0.37 : 0.22)\n"
-                       "half(k) = compute(k) ? 0.25 : (k eq 'bucket' ? 0.06 : 0.08)\n"
-                       "# The box of an op of kind k, NaN (skipped) for the other kinds.\n"
-                       "op_y(k) = strcol(3) eq k ? $1 + lane(k) : NaN\n");
-    rpt__buf_printf(&gp, "# Time unit: the data is in ms; a step of %.0f s or more is drawn in s.\n"
-                         "unit = %s\n"
-                         "# A send or bucket shorter than this (ms) is drawn this wide, to be seen.\n"
-                         "min_ms = ",
-                    SECONDS_FROM_S, in_s ? "1000.0" : "1.0");
-    rpt__gp_num(&gp, span_ms * MIN_WIDTH_SHARE);
-    rpt__buf_printf(&gp, "\nhalf_w(k, a, b) = compute(k) || b - a >= min_ms ? (b - a) / 2 : min_ms / 2\n"
-                         "set title title_text\n"
-                         "set xlabel 'time from the start of the step (%s)'\n"
-                         "set ylabel 'pipeline stage'\n",
-                    in_s ? "s" : "ms");
-    rpt__buf_printf(&gp, "set yrange [%d.5:-0.5]\n", in->pp - 1);
-    if (in->pp <= YTICS_MAX_STAGES)
-        rpt__buf_puts(&gp, "set ytics 1 scale 0\n");
-    rpt__buf_puts(&gp, "set xrange [0:*]\n"
-                       "set grid xtics\n"
-                       "set key outside right top vertical Left reverse\n");
-    if (in->step_s > 0) {
-        /* A two-point curve rather than an arrow: it takes part in the x
-         * autoscale and has a key entry. */
-        rpt__buf_puts(&gp, "# The end of the step (optimizer included), a dashed line.\n"
-                           "$step_end << EOD\n");
-        for (int k = 0; k < 2; k++) {
-            rpt__gp_num(&gp, in_s ? in->step_s : in->step_s * 1e3);
-            rpt__buf_puts(&gp, " ");
-            rpt__gp_num(&gp, k ? in->pp - 0.5 : -0.5);
-            rpt__buf_puts(&gp, "\n");
-        }
-        rpt__buf_puts(&gp, "EOD\n");
-    }
-    rpt__gp_loop_begin(&gp, p);
-    rpt__buf_puts(&gp, "    plot ");
-    int first = 1;
-    for (int k = 0; k < NKINDS; k++) {
-        if (!present[k])
-            continue;
-        rpt__buf_printf(&gp, "%sdata_file using (($6+$7)/2/unit):(op_y('%s')):"
-                             "(half_w('%s', $6, $7)/unit):(half('%s')) with boxxyerror "
-                             "fillstyle solid 1.0 %s fillcolor rgb '%s' title '%s'",
-                        first ? "" : ", \\\n         ", kind_name[k], kind_name[k], kind_name[k],
-                        is_compute(k) && most_ops <= BORDER_MAX_OPS ? "border lw 0.5 lc rgb 'white'"
-                                                                    : "noborder",
-                        kind_color[k], kind_title[k]);
-        first = 0;
-    }
-    if (most_ops <= LABEL_MAX_OPS)
-        rpt__buf_printf(&gp, ", \\\n         data_file using (($6+$7)/2/unit):"
-                             "(compute(strcol(3)) ? $1 + lane('F') : NaN):(%s) with labels "
-                             "font ',7' tc rgb 'white' notitle",
-                        chunks ? "sprintf('%d.%d', $4, $5)" : "sprintf('%d', $4)");
-    if (in->step_s > 0)
-        rpt__buf_puts(&gp, ", \\\n         $step_end using 1:2 with lines dt 2 lw 1.5 "
-                           "lc rgb 'black' title 'step end'");
-    rpt__buf_puts(&gp, "\n");
-    rpt__gp_loop_end(&gp);
-
-    int ncompute = 0;
-    for (int k = 0; k <= K_W; k++)
-        ncompute += present[k];
-    rpt__buf_printf(&cap, "Every op of one simulated training step on each of the %d pipeline "
-                          "stage%s (stage 0 on top), over time in %s: compute ops in the tall "
-                          "lane",
-                    in->pp, in->pp == 1 ? "" : "s", in_s ? "seconds" : "milliseconds");
-    if (ncompute > 0) {
-        rpt__buf_puts(&cap, " (");
-        for (int k = 0, n = 0; k <= K_W; k++)
-            if (present[k])
-                rpt__buf_printf(&cap, "%s%s", n++ ? ", " : "", kind_title[k]);
-        rpt__buf_puts(&cap, ")");
-    }
-    rpt__buf_puts(&cap, ", sends and gradient buckets in the thin lanes below, each kind in its "
-                        "own colour");
-    if (most_ops <= LABEL_MAX_OPS)
-        rpt__buf_printf(&cap, "; compute ops are labelled with their microbatch%s",
-                        chunks ? ".chunk" : "");
-    rpt__buf_printf(&cap, ". %d ops, the last ending at %.3f %s", in->ntrace,
-                    in_s ? (double)end_ns / 1e9 : (double)end_ns / 1e6, in_s ? "s" : "ms");
-    if (in->step_s > 0)
-        rpt__buf_printf(&cap, "; the dashed line is the step's end (%.3f %s, optimizer included)",
-                        in_s ? in->step_s : in->step_s * 1e3, in_s ? "s" : "ms");
-    rpt__buf_printf(&cap, "; sends and buckets shorter than %.2g %s are drawn that wide so they "
-                          "show. Idle gaps in the tall lane are the pipeline bubble.",
-                    (in_s ? span_ms / 1e3 : span_ms) * MIN_WIDTH_SHARE, in_s ? "s" : "ms");
-    if (in->note && *in->note) {
-        rpt__buf_puts(&cap, " ");
-        rpt__buf_puts(&cap, in->note);
-    }
+    timeline_script(&gp, p, in, present, most_ops, chunks, span_ms, in_s);
+    timeline_caption(&cap, in, present, most_ops, chunks, end_ns, span_ms, in_s);
     rpt__plot_howto(p, "Each band is one pipeline stage over the step, time left to right: tall "
                        "boxes are compute (forward, backward), thin ones below are the "
                        "activations and gradients sent to the next stage and the gradient "
