@@ -85,6 +85,28 @@ static int check(const rpt_grid *in, st_err *err)
     return ST_OK;
 }
 
+/* The caption: the feasible cells and their range, the fastest, the
+ * infeasible and the positions not evaluated. */
+static void grid_caption(rpt__buf *cap, const rpt_grid *in, int nfeasible, int ninfeasible,
+                         int best, double lo, double hi, int positions)
+{
+    rpt__buf_printf(cap, "Step time of the best layout at each tensor-parallel (TP) and "
+                         "pipeline-parallel (PP) degree: %d feasible cell%s",
+                    nfeasible, nfeasible == 1 ? "" : "s");
+    if (best >= 0)
+        rpt__buf_printf(cap, ", from %.3g s to %.3g s; the fastest (TP %d, PP %d) is outlined",
+                        lo, hi, in->cells[best].tp, in->cells[best].pp);
+    if (ninfeasible > 0)
+        rpt__buf_printf(cap, ". %d infeasible cell%s hatched and labelled with why",
+                        ninfeasible, ninfeasible == 1 ? " is" : "s are");
+    int blank = positions - in->ncells;
+    if (blank > 0)
+        rpt__buf_printf(cap, "%s%d pair%s the search did not evaluate %s labelled \"not "
+                       "evaluated\"", ninfeasible > 0 ? "; " : ". ", blank,
+                        blank == 1 ? "" : "s", blank == 1 ? "is" : "are");
+    rpt__buf_puts(cap, ".");
+}
+
 static int write_plot(rpt_report *r, const rpt_grid *in, rpt_render *render, st_err *err)
 {
     int rc = check(in, err);
@@ -222,21 +244,7 @@ static int write_plot(rpt_report *r, const rpt_grid *in, rpt_render *render, st_
                        "(label_rgb(strcol(6), strcol(5))) with labels font ',9' tc rgb variable\n");
     rpt__gp_loop_end(&gp);
 
-    rpt__buf_printf(&cap, "Step time of the best layout at each tensor-parallel (TP) and "
-                          "pipeline-parallel (PP) degree: %d feasible cell%s",
-                    nfeasible, nfeasible == 1 ? "" : "s");
-    if (best >= 0)
-        rpt__buf_printf(&cap, ", from %.3g s to %.3g s; the fastest (TP %d, PP %d) is outlined",
-                        lo, hi, in->cells[best].tp, in->cells[best].pp);
-    if (ninfeasible > 0)
-        rpt__buf_printf(&cap, ". %d infeasible cell%s hatched and labelled with why",
-                        ninfeasible, ninfeasible == 1 ? " is" : "s are");
-    int blank = ntp * npp - in->ncells;
-    if (blank > 0)
-        rpt__buf_printf(&cap, "%s%d pair%s the search did not evaluate %s labelled \"not "
-                        "evaluated\"", ninfeasible > 0 ? "; " : ". ", blank,
-                        blank == 1 ? "" : "s", blank == 1 ? "is" : "are");
-    rpt__buf_puts(&cap, ".");
+    grid_caption(&cap, in, nfeasible, ninfeasible, best, lo, hi, ntp * npp);
     free(at);
     rpt__plot_howto(p, "Each cell is the fastest layout the search found with that tensor- and "
                        "pipeline-parallel degree: dark purple is fast, yellow slow (the bar on "

@@ -131,13 +131,13 @@ static void timeline_script(rpt__buf *gp, rpt__plot *p, const rpt_timeline *in,
                         "unit = %s\n"
                         "# A send or bucket shorter than this (ms) is drawn this wide, to be seen.\n"
                         "min_ms = ",
-                   SECONDS_FROM_S, in_s ? "1000.0" : "1.0");
+                    SECONDS_FROM_S, in_s ? "1000.0" : "1.0");
     rpt__gp_num(gp, span_ms * MIN_WIDTH_SHARE);
     rpt__buf_printf(gp, "\nhalf_w(k, a, b) = compute(k) || b - a >= min_ms ? (b - a) / 2 : min_ms / 2\n"
                         "set title title_text\n"
                         "set xlabel 'time from the start of the step (%s)'\n"
                         "set ylabel 'pipeline stage'\n",
-                   in_s ? "s" : "ms");
+                    in_s ? "s" : "ms");
     rpt__buf_printf(gp, "set yrange [%d.5:-0.5]\n", in->pp - 1);
     if (in->pp <= YTICS_MAX_STAGES)
         rpt__buf_puts(gp, "set ytics 1 scale 0\n");
@@ -166,17 +166,17 @@ static void timeline_script(rpt__buf *gp, rpt__plot *p, const rpt_timeline *in,
         rpt__buf_printf(gp, "%sdata_file using (($6+$7)/2/unit):(op_y('%s')):"
                             "(half_w('%s', $6, $7)/unit):(half('%s')) with boxxyerror "
                             "fillstyle solid 1.0 %s fillcolor rgb '%s' title '%s'",
-                       first ? "" : ", \\\n         ", kind_name[k], kind_name[k], kind_name[k],
-                       is_compute(k) && most_ops <= BORDER_MAX_OPS ? "border lw 0.5 lc rgb 'white'"
-                                                                   : "noborder",
-                       kind_color[k], kind_title[k]);
+                        first ? "" : ", \\\n         ", kind_name[k], kind_name[k], kind_name[k],
+                        is_compute(k) && most_ops <= BORDER_MAX_OPS ? "border lw 0.5 lc rgb 'white'"
+                                                                    : "noborder",
+                        kind_color[k], kind_title[k]);
         first = 0;
     }
     if (most_ops <= LABEL_MAX_OPS)
         rpt__buf_printf(gp, ", \\\n         data_file using (($6+$7)/2/unit):"
                             "(compute(strcol(3)) ? $1 + lane('F') : NaN):(%s) with labels "
                             "font ',7' tc rgb 'white' notitle",
-                       chunks ? "sprintf('%d.%d', $4, $5)" : "sprintf('%d', $4)");
+                        chunks ? "sprintf('%d.%d', $4, $5)" : "sprintf('%d', $4)");
     if (in->step_s > 0)
         rpt__buf_puts(gp, ", \\\n         $step_end using 1:2 with lines dt 2 lw 1.5 "
                           "lc rgb 'black' title 'step end'");
@@ -196,7 +196,7 @@ static void timeline_caption(rpt__buf *cap, const rpt_timeline *in, const int *p
     rpt__buf_printf(cap, "Every op of one simulated training step on each of the %d pipeline "
                          "stage%s (stage 0 on top), over time in %s: compute ops in the tall "
                          "lane",
-                   in->pp, in->pp == 1 ? "" : "s", in_s ? "seconds" : "milliseconds");
+                    in->pp, in->pp == 1 ? "" : "s", in_s ? "seconds" : "milliseconds");
     if (ncompute > 0) {
         rpt__buf_puts(cap, " (");
         for (int k = 0, n = 0; k <= K_W; k++)
@@ -208,15 +208,15 @@ static void timeline_caption(rpt__buf *cap, const rpt_timeline *in, const int *p
                        "own colour");
     if (most_ops <= LABEL_MAX_OPS)
         rpt__buf_printf(cap, "; compute ops are labelled with their microbatch%s",
-                       chunks ? ".chunk" : "");
+                        chunks ? ".chunk" : "");
     rpt__buf_printf(cap, ". %d ops, the last ending at %.3f %s", in->ntrace,
-                   in_s ? (double)end_ns / 1e9 : (double)end_ns / 1e6, in_s ? "s" : "ms");
+                    in_s ? (double)end_ns / 1e9 : (double)end_ns / 1e6, in_s ? "s" : "ms");
     if (in->step_s > 0)
         rpt__buf_printf(cap, "; the dashed line is the step's end (%.3f %s, optimizer included)",
-                       in_s ? in->step_s : in->step_s * 1e3, in_s ? "s" : "ms");
+                        in_s ? in->step_s : in->step_s * 1e3, in_s ? "s" : "ms");
     rpt__buf_printf(cap, "; sends and buckets shorter than %.2g %s are drawn that wide so they "
                          "show. Idle gaps in the tall lane are the pipeline bubble.",
-                   (in_s ? span_ms / 1e3 : span_ms) * MIN_WIDTH_SHARE, in_s ? "s" : "ms");
+                    (in_s ? span_ms / 1e3 : span_ms) * MIN_WIDTH_SHARE, in_s ? "s" : "ms");
     if (in->note && *in->note) {
         rpt__buf_puts(cap, " ");
         rpt__buf_puts(cap, in->note);
