@@ -883,8 +883,10 @@ static void eval_stages(const plan_model *m, const plan_cluster *c, const plan_l
     double maxT = 0, sumT = 0;
     double crit_comp = 0, crit_tp = 0, crit_cp = 0, crit_pp = 0, crit_f = 0, crit_b = 0;
     stage_time crit = {0};
-    stage_time st;
-    zero_mb z;
+    /* set at the first stage (prev_layers starts at -1): zeros only for the
+     * compiler, which cannot see that */
+    stage_time st = {0};
+    zero_mb z = {0};
     int prev_layers = -1;
     for (int i = 0; i < l->pp; i++) {
         /* stages differ only in their layer count and the last one's head */
