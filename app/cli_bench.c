@@ -512,9 +512,15 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     if (!measured)
         return ST_RAISE(err, ST_EINVAL, "--threads-per-rank %d: the CPU bench measured %d to %d "
                         "threads only", T, cpu->threads[0], cpu->threads[cpu->nthreads - 1]);
-    plan_dev_fit d = plan_dev_fit_run(cpu, T, err);
-    if (!d.ok)
-        return err->code ? err->code : ST_EINVAL;
+    plan_host_cpu_fit f;
+    int rc = plan_host_cpu_fit_run(cpu, T, &f, err);
+    if (rc != ST_OK)
+        return rc;
+    const plan_dev_fit d = f.d;
+    const plan_gpu w = f.g;
+    int slots = f.slots;
+    double hbm = w.hbm_bps, mis = w.misaligned_factor, hbm_eff = w.hbm_eff;
+    const char *hbm_how = f.hbm_how;
     char gname[64], iname[64];
     cli_host_entry_names(T, iname, sizeof iname, gname, sizeof gname);
     if (o->name && T <= 1)
@@ -523,59 +529,6 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
         setf(iname, sizeof iname, "%s-t%d", o->name, T);
     snprintf(inst_name, nn, "%s", iname);
     snprintf(gpu_name, nn, "%s", gname);
-    int slots = cpu->cores / T;
-    double hbm = plan_bench_full_triad(cpu) / slots;
-    double mis = isfinite(d.misaligned) ? d.misaligned : 1.0;
-    /* the norm and residual kernels' bytes as the planner counts them, over
-     * their time, against the triad: the executor's elementwise efficiency
-     * (at most 1: its kernels move less than the planner counts when they
-     * keep no dropout masks) */
-    double hbm_eff = isfinite(d.norm_s) && d.norm_s > 0 ? fmin(1.0, PLAN_NORM_BYTES_PER_ELEM /
-                                                                         (d.norm_s * hbm))
-                                                        : 1.0;
-    /* the executor's own step, when measured: hbm_eff and the optimizer from
-     * it (see ref_step) */
-    double ref_c = plan_bench_elem_s(cpu, T, "ref_compute"), ref_o = plan_bench_elem_s(cpu, T, "ref_optimizer");
-    const char *hbm_how = "the norm and residual kernels";
-    if (isfinite(ref_o) && ref_o > 0)
-        d.opt_param_s = ref_o;
-    if (isfinite(ref_c) && ref_c > 0) {
-        plan_gpu g;
-        memset(&g, 0, sizeof g);
-        g.mem_bytes = cpu->mem_bytes / slots;
-        g.peak_flops = d.gemm.asymptote_flops;
-        g.hbm_bps = hbm;
-        g.gemm_eff_max = 1;
-        g.gemm_dim_half = d.gemm.dim_half;
-        g.misaligned_factor = mis;
-        g.flash_eff = 1;
-        g.act_fwd_s = isfinite(d.act_fwd_s) ? d.act_fwd_s : 0;
-        g.act_bwd_s = isfinite(d.act_bwd_s) ? d.act_bwd_s : 0;
-        g.glu_fwd_s = isfinite(d.glu_fwd_s) ? d.glu_fwd_s : 0;
-        g.glu_bwd_s = isfinite(d.glu_bwd_s) ? d.glu_bwd_s : 0;
-        g.opt_param_s = d.opt_param_s;
-        g.attn_fwd_flops = isfinite(d.attn_fwd_flops) ? d.attn_fwd_flops : 0;
-        g.attn_bwd_flops = isfinite(d.attn_bwd_flops) ? d.attn_bwd_flops : 0;
-        hbm_eff = plan_hbm_eff_fit(g, ref_c * (double)PLAN_BENCH_REF_MICROBATCHES * PLAN_BENCH_REF_SEQ, &hbm_how);
-    }
-
-    plan_gpu w;
-    memset(&w, 0, sizeof w);
-    w.mem_bytes = cpu->mem_bytes / slots;
-    w.peak_flops = d.gemm.asymptote_flops;
-    w.hbm_bps = hbm;
-    w.gemm_eff_max = 1.0;
-    w.gemm_dim_half = d.gemm.dim_half;
-    w.misaligned_factor = mis;
-    w.hbm_eff = hbm_eff;
-    w.flash_eff = 1.0;
-    w.act_fwd_s = d.act_fwd_s;
-    w.act_bwd_s = d.act_bwd_s;
-    w.glu_fwd_s = d.glu_fwd_s;
-    w.glu_bwd_s = d.glu_bwd_s;
-    w.opt_param_s = d.opt_param_s;
-    w.attn_fwd_flops = d.attn_fwd_flops;
-    w.attn_bwd_flops = d.attn_bwd_flops;
     char src[PLAN_SOURCE_MAX];
     setf(src, sizeof src, "smdplan bench on %.40s: %d thread%s per rank, sgemm fit over %d "
              "shapes (rms %.1f%%), triad %.1f GB/s over %d slots", cpu->host, T, T == 1 ? "" : "s",
@@ -684,11 +637,6 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b,
                           data_catalog_entry *out, db_bench_entry *e, gpu_summary *sum,
                           char *inst_name, char *gpu_name, size_t nn, st_err *err)
 {
-    plan_dev_fit d = plan_dev_fit_run(b, 1, err);
-    if (!d.ok)
-        return err->code ? err->code : ST_EINVAL;
-    if (b->nmem < 1 || !(b->mem[0].triad_bps > 0))
-        return ST_RAISE(err, ST_EINVAL, "bench gpu: no memory bandwidth was measured");
     char gname[64], iname[64];
     gpu_entry_names(o, iname, sizeof iname, gname, sizeof gname);
     snprintf(inst_name, nn, "%s", iname);
@@ -706,63 +654,18 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b,
     for (int i = 0; ref && i < cat.ninstances && !ri; i++)
         if (cat.instances[i].gpu_index == gi)
             ri = &cat.instances[i];
-    double peak = ref ? ref->peak_flops : d.gemm.asymptote_flops;
-    /* at most 1: an asymptote above the datasheet's peak is the fit's
-     * extrapolation, and the peak bounds it */
-    double eff = fmin(1.0, d.gemm.asymptote_flops / peak);
-    double hbm = b->mem[0].triad_bps;
-    double fl = plan_bench_flash_rate(b), flash_eff = isfinite(fl) ? fl / peak : 1.0;
-    /* hbm_eff: measured, not fitted. The executor's norm and residual
-     * kernels (bench: two norms and two residual adds forward, the two norms'
-     * gradients backward, per token x hidden element) against the bytes the
-     * planner counts for them (its 11 forward and 22 backward passes, 2 B
-     * each in bf16), over the copy's bandwidth: the fraction of it that
-     * makes the planner's elementwise time the executor's. At most 1: where
-     * the planner counts more bytes than these kernels move, the kernels at
-     * the copy's rate are what it can say. */
-    double norm_eff = isfinite(d.norm_s) && d.norm_s > 0
-                          ? 0.5 * PLAN_NORM_BYTES_PER_ELEM / (d.norm_s * hbm)
-                          : NAN;
-    double hbm_eff = isfinite(norm_eff) ? fmin(1.0, norm_eff) : 1.0;
-    char hbm_how_buf[160];
-    if (isfinite(norm_eff))
-        setf(hbm_how_buf, sizeof hbm_how_buf, "the norm and residual kernels (%.2f of the copy "
-             "at the planner's byte count%s)", norm_eff, norm_eff > 1 ? ", capped at 1" : "");
-    else
-        setf(hbm_how_buf, sizeof hbm_how_buf, "no elementwise measurement: 1");
-    const char *hbm_how = hbm_how_buf;
-    plan_gpu g;
-    memset(&g, 0, sizeof g);
-    snprintf(g.name, sizeof g.name, "%.31s", gname);
-    snprintf(g.silicon, sizeof g.silicon, "%.31s", gname);
-    g.mem_bytes = b->mem_bytes;
-    g.peak_flops = peak;
-    g.hbm_bps = hbm;
-    g.gemm_eff_max = eff;
-    g.gemm_dim_half = d.gemm.dim_half;
-    g.misaligned_factor = ref ? ref->misaligned_factor : 1.0;
-    g.gemm_align_bytes = ref ? ref->gemm_align_bytes : 0;
-    g.align_partial_factor = ref ? ref->align_partial_factor : 0;
-    g.flash_eff = flash_eff;
-    g.act_fwd_s = isfinite(d.act_fwd_s) ? d.act_fwd_s : 0;
-    g.act_bwd_s = isfinite(d.act_bwd_s) ? d.act_bwd_s : 0;
-    g.glu_fwd_s = isfinite(d.glu_fwd_s) ? d.glu_fwd_s : 0;
-    g.glu_bwd_s = isfinite(d.glu_bwd_s) ? d.glu_bwd_s : 0;
-    g.opt_param_s = isfinite(d.opt_param_s) ? d.opt_param_s : 0;
-    /* The plain attention core is not bounded by one measured rate on a
-     * GPU: its time grows with the sequence faster than its FLOPs (the
-     * scores' bytes and the products' short side, the head), which the
-     * planner's terms (the batched products on the GEMM model, the score
-     * bytes on hbm_eff) follow and one rate cannot (bench: 63 TFLOP/s
-     * forward at 1 K against 89 at 2 K, heads of 128). The rates stay in
-     * the bench record; what the terms miss is a time per score row
-     * (plan_bench_attn_row_s). */
-    g.hbm_eff = hbm_eff;
-    double row_f = plan_bench_attn_row_s(b, &g, 0), row_b = plan_bench_attn_row_s(b, &g, 1);
-    g.attn_row_fwd_s = isfinite(row_f) ? row_f : 0;
-    g.attn_row_bwd_s = isfinite(row_b) ? row_b : 0;
+    plan_host_gpu_fit f;
+    int rc = plan_host_gpu_fit_run(b, ref, &f, err);
+    if (rc != ST_OK) {
+        plan_catalog_free(&cat);
+        return rc;
+    }
+    const plan_dev_fit d = f.d;
+    const plan_gpu g = f.g;
+    double peak = g.peak_flops, eff = g.gemm_eff_max, hbm = g.hbm_bps;
+    double flash_eff = g.flash_eff, hbm_eff = g.hbm_eff;
+    const char *hbm_how = f.hbm_how;
     *sum = (gpu_summary){d.gemm.asymptote_flops, eff, flash_eff, hbm_eff};
-
     char src[PLAN_SOURCE_MAX];
     setf(src, sizeof src, "smdplan bench gpu on %.40s: %.80s", b->host, b->cpu_model);
     char note[900];
