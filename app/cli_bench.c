@@ -62,10 +62,11 @@
  *                    more than one node of this type mean nothing;
  *   intra_curve      the all-reduce busbw at each size over its largest
  *                    (a curve of the catalog, for the record).
- * An existing file is replaced only with --force, never through a
- * symbolic link (common/outfile.h); entries of other names in it are then
- * kept. The text is checked by the catalog's own reader before it is
- * written, atomically.
+ * The figures are fitted in the planner (plan_hwfit.h) and the file is
+ * written by data/ (data_catalog_entry_write): an existing file is
+ * replaced only with --force, never through a symbolic link; entries of
+ * other names in it are then kept. The text is checked by the catalog's
+ * own reader before it is written, atomically.
  */
 #include "app/cli.h"
 
@@ -92,9 +93,6 @@
 #include "planner/plan_framework.h"
 #include "planner/plan_hwfit.h"
 
-#define BENCH_MARKER_KEY "_generated_by"
-#define BENCH_MARKER_VALUE "smdplan bench"
-#define BENCH_MARKER "\"" BENCH_MARKER_KEY "\":\t\"" BENCH_MARKER_VALUE "\""
 #define BENCH_RANK_PROGRAM "smdplan-bench-rank"
 /* The fraction of a link's bandwidth a point-to-point send reaches in the
  * planner (plan_hw.c, P2P_PEAK_EFF: ib_write_bw 24 of 25 GB/s). */
@@ -502,7 +500,7 @@ static void add_str(cJSON *o, const char *k, const char *v)
 /* The entry for threads per rank T, into the catalog arrays; figures into
  * e. The link fields need comm. */
 static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec_bench_comm *comm,
-                      int T, cJSON *gpus, cJSON *insts, cJSON *curves, db_bench_entry *e,
+                      int T, data_catalog_entry *cat, db_bench_entry *e,
                       char *inst_name, char *gpu_name, size_t nn, st_err *err)
 {
     if (cpu->cores % T != 0 || T > cpu->cores)
@@ -514,9 +512,15 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     if (!measured)
         return ST_RAISE(err, ST_EINVAL, "--threads-per-rank %d: the CPU bench measured %d to %d "
                         "threads only", T, cpu->threads[0], cpu->threads[cpu->nthreads - 1]);
-    plan_dev_fit d = plan_dev_fit_run(cpu, T, err);
-    if (!d.ok)
-        return err->code ? err->code : ST_EINVAL;
+    plan_host_cpu_fit f;
+    int rc = plan_host_cpu_fit_run(cpu, T, &f, err);
+    if (rc != ST_OK)
+        return rc;
+    const plan_dev_fit d = f.d;
+    const plan_gpu w = f.g;
+    int slots = f.slots;
+    double hbm = w.hbm_bps, mis = w.misaligned_factor, hbm_eff = w.hbm_eff;
+    const char *hbm_how = f.hbm_how;
     char gname[64], iname[64];
     cli_host_entry_names(T, iname, sizeof iname, gname, sizeof gname);
     if (o->name && T <= 1)
@@ -525,66 +529,10 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
         setf(iname, sizeof iname, "%s-t%d", o->name, T);
     snprintf(inst_name, nn, "%s", iname);
     snprintf(gpu_name, nn, "%s", gname);
-    int slots = cpu->cores / T;
-    double hbm = plan_bench_full_triad(cpu) / slots;
-    double mis = isfinite(d.misaligned) ? d.misaligned : 1.0;
-    /* the norm and residual kernels' bytes as the planner counts them, over
-     * their time, against the triad: the executor's elementwise efficiency
-     * (at most 1: its kernels move less than the planner counts when they
-     * keep no dropout masks) */
-    double hbm_eff = isfinite(d.norm_s) && d.norm_s > 0 ? fmin(1.0, PLAN_NORM_BYTES_PER_ELEM /
-                                                                         (d.norm_s * hbm))
-                                                        : 1.0;
-    /* the executor's own step, when measured: hbm_eff and the optimizer from
-     * it (see ref_step) */
-    double ref_c = plan_bench_elem_s(cpu, T, "ref_compute"), ref_o = plan_bench_elem_s(cpu, T, "ref_optimizer");
-    const char *hbm_how = "the norm and residual kernels";
-    if (isfinite(ref_o) && ref_o > 0)
-        d.opt_param_s = ref_o;
-    if (isfinite(ref_c) && ref_c > 0) {
-        plan_gpu g;
-        memset(&g, 0, sizeof g);
-        g.mem_bytes = cpu->mem_bytes / slots;
-        g.peak_flops = d.gemm.asymptote_flops;
-        g.hbm_bps = hbm;
-        g.gemm_eff_max = 1;
-        g.gemm_dim_half = d.gemm.dim_half;
-        g.misaligned_factor = mis;
-        g.flash_eff = 1;
-        g.act_fwd_s = isfinite(d.act_fwd_s) ? d.act_fwd_s : 0;
-        g.act_bwd_s = isfinite(d.act_bwd_s) ? d.act_bwd_s : 0;
-        g.glu_fwd_s = isfinite(d.glu_fwd_s) ? d.glu_fwd_s : 0;
-        g.glu_bwd_s = isfinite(d.glu_bwd_s) ? d.glu_bwd_s : 0;
-        g.opt_param_s = d.opt_param_s;
-        g.attn_fwd_flops = isfinite(d.attn_fwd_flops) ? d.attn_fwd_flops : 0;
-        g.attn_bwd_flops = isfinite(d.attn_bwd_flops) ? d.attn_bwd_flops : 0;
-        hbm_eff = plan_hbm_eff_fit(g, ref_c * (double)PLAN_BENCH_REF_MICROBATCHES * PLAN_BENCH_REF_SEQ, &hbm_how);
-    }
-
-    cJSON *g = cJSON_CreateObject();
-    add_str(g, "name", gname);
-    add_str(g, "silicon", gname);
-    cJSON_AddNumberToObject(g, "mem_bytes", floor(cpu->mem_bytes / slots));
-    cJSON_AddNumberToObject(g, "peak_flops", d.gemm.asymptote_flops);
-    cJSON_AddNumberToObject(g, "hbm_bps", hbm);
-    cJSON_AddNumberToObject(g, "gemm_eff_max", 1.0);
-    cJSON_AddNumberToObject(g, "gemm_dim_half", d.gemm.dim_half);
-    cJSON_AddNumberToObject(g, "misaligned_factor", mis);
-    cJSON_AddNumberToObject(g, "hbm_eff", hbm_eff);
-    cJSON_AddNumberToObject(g, "flash_eff", 1.0);
-    const struct { const char *key; double v; } floors[] = {
-        {"act_fwd_s", d.act_fwd_s}, {"act_bwd_s", d.act_bwd_s}, {"glu_fwd_s", d.glu_fwd_s},
-        {"glu_bwd_s", d.glu_bwd_s}, {"opt_param_s", d.opt_param_s},
-        {"attn_fwd_flops", d.attn_fwd_flops}, {"attn_bwd_flops", d.attn_bwd_flops},
-    };
-    for (size_t i = 0; i < sizeof floors / sizeof floors[0]; i++)
-        if (isfinite(floors[i].v) && floors[i].v > 0)
-            cJSON_AddNumberToObject(g, floors[i].key, floors[i].v);
     char src[PLAN_SOURCE_MAX];
     setf(src, sizeof src, "smdplan bench on %.40s: %d thread%s per rank, sgemm fit over %d "
              "shapes (rms %.1f%%), triad %.1f GB/s over %d slots", cpu->host, T, T == 1 ? "" : "s",
              d.gemm.used, 100 * d.gemm.rms_log_err, plan_bench_full_triad(cpu) / 1e9, slots);
-    add_str(g, "source", src);
     char note[600];
     setf(note, sizeof note,
              "CPU device of %s (%s; %s). peak_flops: asymptote of the GEMM model fitted to "
@@ -598,8 +546,7 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
              d.device_gemms ? "the executor's linears (forward, input and weight gradients)"
                             : "cblas_sgemm rates",
              T, T == 1 ? "" : "s", d.gemm.max_abs_err_pct, slots, hbm_how);
-    add_str(g, "_note", note);
-    cJSON_AddItemToArray(gpus, g);
+    data_catalog_entry_add_gpu(cat, gname, &w, src, note);
 
     *e = (db_bench_entry){.threads_per_rank = T, .peak_flops = d.gemm.asymptote_flops,
                           .gemm_dim_half = d.gemm.dim_half,
@@ -624,48 +571,35 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     e->p2p_latency_s = p2p.small_s;
     char cname[32];
     curve_name(o, cname, sizeof cname);
-    if (!cJSON_GetArraySize(curves)) {
-        cJSON *cv = cJSON_CreateObject();
-        add_str(cv, "name", cname);
-        cJSON *xs = cJSON_AddArrayToObject(cv, "log2_bytes"), *ys = cJSON_AddArrayToObject(cv, "eff");
-        int k = 0;
-        for (int i = 0; i < comm->n && k < PLAN_CURVE_MAX; i++) {
+    if (!data_catalog_entry_ncurves(cat)) {
+        plan_curve cv;
+        memset(&cv, 0, sizeof cv);
+        snprintf(cv.name, sizeof cv.name, "%s", cname);
+        for (int i = 0; i < comm->n && cv.n < PLAN_CURVE_MAX; i++) {
             const exec_bench_coll *v = &comm->v[i];
             if (strcmp(v->op, "allreduce") || !(v->busbw_bps > 0))
                 continue;
-            cJSON_AddItemToArray(xs, cJSON_CreateNumber(log2(v->bytes)));
-            cJSON_AddItemToArray(ys, cJSON_CreateNumber(fmax(1e-6, v->busbw_bps / ar.max_busbw_bps)));
-            k++;
+            cv.log2_bytes[cv.n] = log2(v->bytes);
+            cv.eff[cv.n++] = fmax(1e-6, v->busbw_bps / ar.max_busbw_bps);
         }
-        char csrc[PLAN_SOURCE_MAX];
-        setf(csrc, sizeof csrc, "smdplan bench comm on %.40s: %s all-reduce busbw over its "
-                 "largest (%.2f GB/s), %d ranks", comm->host, comm->transport,
-                 ar.max_busbw_bps / 1e9, comm->ranks);
-        add_str(cv, "source", csrc);
-        cJSON_AddItemToArray(curves, cv);
+        setf(cv.source, sizeof cv.source, "smdplan bench comm on %.40s: %s all-reduce busbw "
+             "over its largest (%.2f GB/s), %d ranks", comm->host, comm->transport,
+             ar.max_busbw_bps / 1e9, comm->ranks);
+        data_catalog_entry_add_curve(cat, &cv);
     }
-    cJSON *in = cJSON_CreateObject();
-    add_str(in, "name", iname);
-    cJSON_AddItemToObject(in, "aliases", cJSON_CreateArray());
-    add_str(in, "gpu", gname);
-    cJSON_AddNumberToObject(in, "gpus_per_node", slots);
-    cJSON_AddNumberToObject(in, "nvlink_bps", p2p.bw_bps / PLANNER_P2P_PEAK_EFF);
-    cJSON_AddBoolToObject(in, "nvswitch", 1);
-    cJSON_AddNumberToObject(in, "intra_busbw_bps", ar.bw_bps);
-    cJSON_AddNumberToObject(in, "intra_latency_s", ar.small_s);
-    cJSON_AddNumberToObject(in, "net_bps", p2p.bw_bps * slots);
-    cJSON_AddNumberToObject(in, "net_latency_s", ar.small_s);
-    cJSON_AddNumberToObject(in, "net_ring_eff", 1.0);
-    cJSON_AddNumberToObject(in, "net_tree_eff", 1.0);
-    cJSON_AddNumberToObject(in, "price_per_hour", 0);
-    cJSON_AddNumberToObject(in, "host_mem_bytes", cpu->mem_bytes);
-    cJSON_AddBoolToObject(in, "efa", 0);
-    /* one curve for the host: MPI does not depend on the BLAS threads */
-    add_str(in, "intra_curve", cname);
-    add_str(in, "net_curve", cname);
+    plan_instance in;
+    memset(&in, 0, sizeof in);
+    in.gpus_per_node = slots;
+    in.nvlink_bps = p2p.bw_bps / PLANNER_P2P_PEAK_EFF;
+    in.nvswitch = 1;
+    in.intra_busbw_bps = ar.bw_bps;
+    in.intra_latency_s = ar.small_s;
+    in.net_bps = p2p.bw_bps * slots;
+    in.net_latency_s = ar.small_s;
+    in.net_ring_eff = in.net_tree_eff = 1.0;
+    in.host_mem_bytes = cpu->mem_bytes;
     setf(src, sizeof src, "smdplan bench on %.40s: %d cores / %d thread%s per rank; %s between "
              "%d ranks", cpu->host, cpu->cores, T, T == 1 ? "" : "s", comm->transport, comm->ranks);
-    add_str(in, "source", src);
     setf(note, sizeof note,
              "intra_busbw_bps: B of t = a + 2(n-1)/n S / B fitted to every %s all-reduce "
              "measured (a = %.2f us); intra_latency_s: median all-reduce time at <= 1 KiB; "
@@ -673,8 +607,8 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
              "planner's point-to-point efficiency). A single host has no network: net_* repeat "
              "the intra-host figures; plans of several nodes of this type mean nothing.",
              comm->transport, 1e6 * ar.lat_s, p2p.bw_bps / 1e9);
-    add_str(in, "_note", note);
-    cJSON_AddItemToArray(insts, in);
+    /* one curve for the host: MPI does not depend on the BLAS threads */
+    data_catalog_entry_add_instance(cat, iname, gname, &in, cname, cname, src, note);
     return ST_OK;
 }
 
@@ -699,37 +633,10 @@ typedef struct gpu_summary {
     double asymptote_flops, gemm_eff_max, flash_eff, hbm_eff;
 } gpu_summary;
 
-/* A copy of catalog curve i into curves (once per name): an entry file
- * names only curves it holds itself. */
-static void add_curve(cJSON *curves, const plan_curve *c)
-{
-    const cJSON *x;
-    cJSON_ArrayForEach(x, curves)
-    {
-        const cJSON *n = cJSON_GetObjectItemCaseSensitive(x, "name");
-        if (cJSON_IsString(n) && !strcmp(n->valuestring, c->name))
-            return;
-    }
-    cJSON *cv = cJSON_CreateObject();
-    add_str(cv, "name", c->name);
-    cJSON *xs = cJSON_AddArrayToObject(cv, "log2_bytes"), *ys = cJSON_AddArrayToObject(cv, "eff");
-    for (int k = 0; k < c->n; k++) {
-        cJSON_AddItemToArray(xs, cJSON_CreateNumber(c->log2_bytes[k]));
-        cJSON_AddItemToArray(ys, cJSON_CreateNumber(c->eff[k]));
-    }
-    add_str(cv, "source", c->source);
-    cJSON_AddItemToArray(curves, cv);
-}
-
-static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *gpus,
-                          cJSON *insts, cJSON *curves, db_bench_entry *e, gpu_summary *sum,
+static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b,
+                          data_catalog_entry *out, db_bench_entry *e, gpu_summary *sum,
                           char *inst_name, char *gpu_name, size_t nn, st_err *err)
 {
-    plan_dev_fit d = plan_dev_fit_run(b, 1, err);
-    if (!d.ok)
-        return err->code ? err->code : ST_EINVAL;
-    if (b->nmem < 1 || !(b->mem[0].triad_bps > 0))
-        return ST_RAISE(err, ST_EINVAL, "bench gpu: no memory bandwidth was measured");
     char gname[64], iname[64];
     gpu_entry_names(o, iname, sizeof iname, gname, sizeof gname);
     snprintf(inst_name, nn, "%s", iname);
@@ -747,89 +654,20 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *g
     for (int i = 0; ref && i < cat.ninstances && !ri; i++)
         if (cat.instances[i].gpu_index == gi)
             ri = &cat.instances[i];
-    double peak = ref ? ref->peak_flops : d.gemm.asymptote_flops;
-    /* at most 1: an asymptote above the datasheet's peak is the fit's
-     * extrapolation, and the peak bounds it */
-    double eff = fmin(1.0, d.gemm.asymptote_flops / peak);
-    double hbm = b->mem[0].triad_bps;
-    double fl = plan_bench_flash_rate(b), flash_eff = isfinite(fl) ? fl / peak : 1.0;
-    /* hbm_eff: measured, not fitted. The executor's norm and residual
-     * kernels (bench: two norms and two residual adds forward, the two norms'
-     * gradients backward, per token x hidden element) against the bytes the
-     * planner counts for them (its 11 forward and 22 backward passes, 2 B
-     * each in bf16), over the copy's bandwidth: the fraction of it that
-     * makes the planner's elementwise time the executor's. At most 1: where
-     * the planner counts more bytes than these kernels move, the kernels at
-     * the copy's rate are what it can say. */
-    double norm_eff = isfinite(d.norm_s) && d.norm_s > 0
-                          ? 0.5 * PLAN_NORM_BYTES_PER_ELEM / (d.norm_s * hbm)
-                          : NAN;
-    double hbm_eff = isfinite(norm_eff) ? fmin(1.0, norm_eff) : 1.0;
-    char hbm_how_buf[160];
-    if (isfinite(norm_eff))
-        setf(hbm_how_buf, sizeof hbm_how_buf, "the norm and residual kernels (%.2f of the copy "
-             "at the planner's byte count%s)", norm_eff, norm_eff > 1 ? ", capped at 1" : "");
-    else
-        setf(hbm_how_buf, sizeof hbm_how_buf, "no elementwise measurement: 1");
-    const char *hbm_how = hbm_how_buf;
-    plan_gpu g;
-    memset(&g, 0, sizeof g);
-    snprintf(g.name, sizeof g.name, "%.31s", gname);
-    snprintf(g.silicon, sizeof g.silicon, "%.31s", gname);
-    g.mem_bytes = b->mem_bytes;
-    g.peak_flops = peak;
-    g.hbm_bps = hbm;
-    g.gemm_eff_max = eff;
-    g.gemm_dim_half = d.gemm.dim_half;
-    g.misaligned_factor = ref ? ref->misaligned_factor : 1.0;
-    g.gemm_align_bytes = ref ? ref->gemm_align_bytes : 0;
-    g.align_partial_factor = ref ? ref->align_partial_factor : 0;
-    g.flash_eff = flash_eff;
-    g.act_fwd_s = isfinite(d.act_fwd_s) ? d.act_fwd_s : 0;
-    g.act_bwd_s = isfinite(d.act_bwd_s) ? d.act_bwd_s : 0;
-    g.glu_fwd_s = isfinite(d.glu_fwd_s) ? d.glu_fwd_s : 0;
-    g.glu_bwd_s = isfinite(d.glu_bwd_s) ? d.glu_bwd_s : 0;
-    g.opt_param_s = isfinite(d.opt_param_s) ? d.opt_param_s : 0;
-    /* The plain attention core is not bounded by one measured rate on a
-     * GPU: its time grows with the sequence faster than its FLOPs (the
-     * scores' bytes and the products' short side, the head), which the
-     * planner's terms (the batched products on the GEMM model, the score
-     * bytes on hbm_eff) follow and one rate cannot (bench: 63 TFLOP/s
-     * forward at 1 K against 89 at 2 K, heads of 128). The rates stay in
-     * the bench record; what the terms miss is a time per score row
-     * (plan_bench_attn_row_s). */
-    g.hbm_eff = hbm_eff;
-    double row_f = plan_bench_attn_row_s(b, &g, 0), row_b = plan_bench_attn_row_s(b, &g, 1);
-    g.attn_row_fwd_s = isfinite(row_f) ? row_f : 0;
-    g.attn_row_bwd_s = isfinite(row_b) ? row_b : 0;
+    plan_host_gpu_fit f;
+    int rc = plan_host_gpu_fit_run(b, ref, &f, err);
+    if (rc != ST_OK) {
+        plan_catalog_free(&cat);
+        return rc;
+    }
+    const plan_dev_fit d = f.d;
+    const plan_gpu g = f.g;
+    double peak = g.peak_flops, eff = g.gemm_eff_max, hbm = g.hbm_bps;
+    double flash_eff = g.flash_eff, hbm_eff = g.hbm_eff;
+    const char *hbm_how = f.hbm_how;
     *sum = (gpu_summary){d.gemm.asymptote_flops, eff, flash_eff, hbm_eff};
-
-    cJSON *j = cJSON_CreateObject();
-    add_str(j, "name", gname);
-    add_str(j, "silicon", gname);
-    cJSON_AddNumberToObject(j, "mem_bytes", floor(g.mem_bytes));
-    cJSON_AddNumberToObject(j, "peak_flops", peak);
-    cJSON_AddNumberToObject(j, "hbm_bps", hbm);
-    cJSON_AddNumberToObject(j, "gemm_eff_max", eff);
-    cJSON_AddNumberToObject(j, "gemm_dim_half", d.gemm.dim_half);
-    cJSON_AddNumberToObject(j, "misaligned_factor", g.misaligned_factor);
-    if (g.gemm_align_bytes > 0)
-        cJSON_AddNumberToObject(j, "gemm_align_bytes", g.gemm_align_bytes);
-    if (g.align_partial_factor > 0)
-        cJSON_AddNumberToObject(j, "align_partial_factor", g.align_partial_factor);
-    cJSON_AddNumberToObject(j, "hbm_eff", hbm_eff);
-    cJSON_AddNumberToObject(j, "flash_eff", flash_eff);
-    const struct { const char *key; double v; } gfloors[] = {
-        {"act_fwd_s", d.act_fwd_s}, {"act_bwd_s", d.act_bwd_s}, {"glu_fwd_s", d.glu_fwd_s},
-        {"glu_bwd_s", d.glu_bwd_s}, {"opt_param_s", d.opt_param_s},
-        {"attn_row_fwd_s", g.attn_row_fwd_s}, {"attn_row_bwd_s", g.attn_row_bwd_s},
-    };
-    for (size_t i = 0; i < sizeof gfloors / sizeof gfloors[0]; i++)
-        if (isfinite(gfloors[i].v) && gfloors[i].v > 0)
-            cJSON_AddNumberToObject(j, gfloors[i].key, gfloors[i].v);
     char src[PLAN_SOURCE_MAX];
     setf(src, sizeof src, "smdplan bench gpu on %.40s: %.80s", b->host, b->cpu_model);
-    add_str(j, "source", src);
     char note[900];
     setf(note, sizeof note,
          "The executor's %s device on %s (%s). peak_flops: %s; gemm_eff_max: the asymptote "
@@ -847,52 +685,43 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *g
          ref ? "the datasheet peak of the catalog's GPU of this device" : "the measured asymptote "
          "(no catalog GPU matches this device)",
          d.gemm.groups, 100 * d.gemm.rms_log_err, d.gemm.max_abs_err_pct, hbm_how);
-    add_str(j, "_note", note);
-    cJSON_AddItemToArray(gpus, j);
+    data_catalog_entry_add_gpu(out, gname, &g, src, note);
 
     /* the instance: this host's GPUs; the links between them are the
      * catalog's instance of this GPU where there is one (not measured: NCCL
      * between the GPUs is smdplan bench comm --transport nccl) */
     int ngpu = exec_device_count(b->device);
-    cJSON *in = cJSON_CreateObject();
-    add_str(in, "name", iname);
-    cJSON_AddItemToObject(in, "aliases", cJSON_CreateArray());
-    add_str(in, "gpu", gname);
-    cJSON_AddNumberToObject(in, "gpus_per_node", ngpu > 0 ? ngpu : 1);
-    cJSON_AddNumberToObject(in, "nvlink_bps", ri ? ri->nvlink_bps : hbm);
-    cJSON_AddBoolToObject(in, "nvswitch", ri ? ri->nvswitch : 1);
-    cJSON_AddNumberToObject(in, "intra_busbw_bps", ri ? ri->intra_busbw_bps : hbm);
-    cJSON_AddNumberToObject(in, "intra_latency_s", ri ? ri->intra_latency_s : 1e-5);
-    cJSON_AddNumberToObject(in, "net_bps", ri ? ri->net_bps : hbm);
-    cJSON_AddNumberToObject(in, "net_latency_s", ri ? ri->net_latency_s : 1e-5);
-    cJSON_AddNumberToObject(in, "net_ring_eff", ri ? ri->net_ring_eff : 1.0);
-    cJSON_AddNumberToObject(in, "net_tree_eff", ri ? ri->net_tree_eff : 1.0);
-    cJSON_AddNumberToObject(in, "price_per_hour", 0);
+    plan_instance in;
+    memset(&in, 0, sizeof in);
+    in.gpus_per_node = ngpu > 0 ? ngpu : 1;
+    in.nvlink_bps = ri ? ri->nvlink_bps : hbm;
+    in.nvswitch = ri ? ri->nvswitch : 1;
+    in.intra_busbw_bps = ri ? ri->intra_busbw_bps : hbm;
+    in.intra_latency_s = ri ? ri->intra_latency_s : 1e-5;
+    in.net_bps = ri ? ri->net_bps : hbm;
+    in.net_latency_s = ri ? ri->net_latency_s : 1e-5;
+    in.net_ring_eff = ri ? ri->net_ring_eff : 1.0;
+    in.net_tree_eff = ri ? ri->net_tree_eff : 1.0;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (pages > 0 && page > 0)
-        cJSON_AddNumberToObject(in, "host_mem_bytes", (double)pages * (double)page);
-    cJSON_AddBoolToObject(in, "efa", ri ? ri->efa : 0);
+        in.host_mem_bytes = (double)pages * (double)page;
+    in.efa = ri ? ri->efa : 0;
     const plan_curve *ci = ri ? &cat.curves[ri->intra_curve_index] : cat.ncurves ? &cat.curves[0]
                                                                                  : NULL,
                      *cn = ri ? &cat.curves[ri->net_curve_index] : ci;
     if (!ci) {
-        cJSON_Delete(in);
         plan_catalog_free(&cat);
         return ST_RAISE(err, ST_EINVAL, "bench gpu: the catalog has no collective curve to name");
     }
-    add_str(in, "intra_curve", ci->name);
-    add_str(in, "net_curve", cn->name);
-    add_curve(curves, ci);
-    add_curve(curves, cn);
+    data_catalog_entry_add_curve(out, ci);
+    data_catalog_entry_add_curve(out, cn);
     setf(src, sizeof src, "smdplan bench gpu on %.40s: %d GPU%s", b->host, ngpu,
          ngpu == 1 ? "" : "s");
-    add_str(in, "source", src);
     setf(note, sizeof note, "This host's %d GPU%s as CUDA sees them. The links between them "
          "are %s%s, not measured here.", ngpu, ngpu == 1 ? "" : "s",
          ri ? "the catalog's instance type " : "placeholders (the device's own bandwidth)",
          ri ? ri->name : "");
-    add_str(in, "_note", note);
-    cJSON_AddItemToArray(insts, in);
+    data_catalog_entry_add_instance(out, iname, gname, &in, ci->name, cn->name, src, note);
     plan_catalog_free(&cat);
 
     *e = (db_bench_entry){.threads_per_rank = 1, .peak_flops = peak,
@@ -908,73 +737,13 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b, cJSON *g
     return ST_OK;
 }
 
-/* Keep the entries of an existing file of ours whose names are not made
- * now. */
-static void keep_others(const cJSON *old, const char *key, cJSON *arr)
+/* The entry's key ("gpus", "instances", "curves") into obj. */
+static void add_entry_json(cJSON *obj, const data_catalog_entry *e, const char *key)
 {
-    const cJSON *list = cJSON_GetObjectItemCaseSensitive(old, key), *e;
-    cJSON_ArrayForEach(e, list)
-    {
-        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name"), *x;
-        int taken = 0;
-        cJSON_ArrayForEach(x, arr)
-        {
-            const cJSON *xn = cJSON_GetObjectItemCaseSensitive(x, "name");
-            if (cJSON_IsString(nm) && cJSON_IsString(xn) && !strcmp(nm->valuestring, xn->valuestring))
-                taken = 1;
-        }
-        if (!taken)
-            cJSON_AddItemToArray(arr, cJSON_Duplicate(e, 1));
-    }
-}
-
-static int write_catalog(const bench_opts *o, cJSON *gpus, cJSON *insts, cJSON *curves,
-                         st_err *err)
-{
-    cJSON *root = cJSON_CreateObject();
-    add_str(root, "_doc", "This host's catalog entry, measured by smdplan bench (see "
-                          "app/cli_bench.c for what each field is); load it with --catalog FILE.");
-    add_str(root, BENCH_MARKER_KEY, BENCH_MARKER_VALUE);
-    cJSON *g = cJSON_Duplicate(gpus, 1), *i = cJSON_Duplicate(insts, 1), *c = cJSON_Duplicate(curves, 1);
-    struct stat sb;
-    char *old = NULL;
-    size_t len = 0;
-    st_err ignore = {0};
-    if (stat(o->write, &sb) == 0 && data_read_file(o->write, &old, &len, &ignore) == ST_OK) {
-        cJSON *prev = strstr(old, BENCH_MARKER) ? cJSON_Parse(old) : NULL;
-        if (prev) {
-            keep_others(prev, "gpus", g);
-            keep_others(prev, "instances", i);
-            keep_others(prev, "curves", c);
-        }
-        cJSON_Delete(prev);
-    }
-    free(old);
-    cJSON_AddItemToObject(root, "gpus", g);
-    cJSON_AddItemToObject(root, "instances", i);
-    cJSON_AddItemToObject(root, "curves", c);
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text)
-        return ST_RAISE(err, ST_ENOMEM, "out of memory");
-    size_t n = strlen(text);
-    char *full = malloc(n + 2);
-    if (!full) {
-        cJSON_free(text);
-        return ST_RAISE(err, ST_ENOMEM, "out of memory");
-    }
-    memcpy(full, text, n);
-    memcpy(full + n, "\n", 2);
-    cJSON_free(text);
-    /* the catalog's own reader checks the entry before it is written */
-    plan_catalog cat;
-    memset(&cat, 0, sizeof cat);
-    int rc = data_catalog_parse(full, n, o->write, &cat, err);
-    plan_catalog_free(&cat);
-    if (rc == ST_OK)
-        rc = cli_write_file(o->write, "--write-catalog", full, o->force, err);
-    free(full);
-    return rc;
+    char *t = data_catalog_entry_json(e, key);
+    cJSON *a = t ? cJSON_Parse(t) : NULL;
+    free(t);
+    cJSON_AddItemToObject(obj, key, a ? a : cJSON_CreateArray());
 }
 
 typedef struct bench_record {
@@ -1164,16 +933,17 @@ static int bench_gpu(const bench_opts *o, exec_bench_cpu *b)
         }
         return cli_fail(&err);
     }
-    cJSON *gpus = cJSON_CreateArray(), *insts = cJSON_CreateArray(), *curves = cJSON_CreateArray();
+    data_catalog_entry *out = NULL;
     db_bench_entry entry;
-    char iname[64], gname[64];
+    char iname[64] = "", gname[64] = "";
     memset(&entry, 0, sizeof entry);
     gpu_summary sum = {0, 0, 0, 0};
-    rc = make_gpu_entry(o, b, gpus, insts, curves, &entry, &sum, iname, gname, sizeof iname,
-                        &err);
+    rc = data_catalog_entry_new(&out, &err);
+    if (rc == ST_OK)
+        rc = make_gpu_entry(o, b, out, &entry, &sum, iname, gname, sizeof iname, &err);
     char *catalog_text = NULL;
     if (rc == ST_OK && o->write) {
-        rc = write_catalog(o, gpus, insts, curves, &err);
+        rc = data_catalog_entry_write(out, o->write, o->force, &err);
         size_t len = 0;
         if (rc == ST_OK && data_read_file(o->write, &catalog_text, &len, &err) != ST_OK)
             catalog_text = NULL;
@@ -1188,8 +958,8 @@ static int bench_gpu(const bench_opts *o, exec_bench_cpu *b)
         cJSON *root = cJSON_CreateObject();
         cJSON_AddItemToObject(root, "gpu", cpu_json(b));
         cJSON *cat = cJSON_AddObjectToObject(root, "catalog");
-        cJSON_AddItemToObject(cat, "gpus", cJSON_Duplicate(gpus, 1));
-        cJSON_AddItemToObject(cat, "instances", cJSON_Duplicate(insts, 1));
+        add_entry_json(cat, out, "gpus");
+        add_entry_json(cat, out, "instances");
         if (o->write && rc == ST_OK)
             add_str(root, "catalog_file", o->write);
         cJSON_AddBoolToObject(root, "recorded", recorded_ok);
@@ -1211,9 +981,7 @@ static int bench_gpu(const bench_opts *o, exec_bench_cpu *b)
             printf("catalog: %s (load it with --catalog %s)\n", o->write, o->write);
     }
     free(catalog_text);
-    cJSON_Delete(gpus);
-    cJSON_Delete(insts);
-    cJSON_Delete(curves);
+    data_catalog_entry_free(out);
     free(b);
     return rc == ST_OK ? 0 : cli_fail(&err);
 }
@@ -1264,8 +1032,8 @@ static int measure_cpu(const bench_opts *o, exec_bench_cpu *cpu, st_err *err)
  * JSON). */
 static void print_bench(const bench_opts *o, const exec_bench_cpu *cpu, int have_cpu,
                         const exec_bench_comm *comm, int have_comm, int64_t from_cpu,
-                        int64_t from_comm, const cJSON *gpus, const cJSON *insts,
-                        const cJSON *curves, const db_bench_entry *entry, char (*inames)[64],
+                        int64_t from_comm, const data_catalog_entry *out,
+                        const db_bench_entry *entry, char (*inames)[64],
                         char (*gnames)[64], int nentries, int rc, int recorded_ok)
 {
     if (o->json) {
@@ -1284,9 +1052,9 @@ static void print_bench(const bench_opts *o, const exec_bench_cpu *cpu, int have
         if (from_comm)
             cJSON_AddNumberToObject(root, "comm_from_record", (double)from_comm);
         cJSON *cat = cJSON_AddObjectToObject(root, "catalog");
-        cJSON_AddItemToObject(cat, "gpus", cJSON_Duplicate(gpus, 1));
-        cJSON_AddItemToObject(cat, "instances", cJSON_Duplicate(insts, 1));
-        cJSON_AddItemToObject(cat, "curves", cJSON_Duplicate(curves, 1));
+        add_entry_json(cat, out, "gpus");
+        add_entry_json(cat, out, "instances");
+        add_entry_json(cat, out, "curves");
         if (o->write && rc == ST_OK)
             add_str(root, "catalog_file", o->write);
         cJSON_AddBoolToObject(root, "recorded", recorded_ok);
@@ -1386,14 +1154,15 @@ static int bench_run(bench_opts o)
     }
 
     /* the entry */
-    cJSON *gpus = cJSON_CreateArray(), *insts = cJSON_CreateArray(), *curves = cJSON_CreateArray();
+    data_catalog_entry *out = NULL;
     db_bench_entry entry[THREAD_LIST_MAX];
     char inames[THREAD_LIST_MAX][64], gnames[THREAD_LIST_MAX][64];
     int nentries = 0;
     memset(entry, 0, sizeof entry);
+    rc = data_catalog_entry_new(&out, &err);
     for (int t = 0; have_cpu && rc == ST_OK && t < o.nthreads; t++) {
-        rc = make_entry(&o, cpu, have_comm ? comm : NULL, o.threads[t], gpus, insts, curves,
-                        &entry[t], inames[t], gnames[t], sizeof inames[t], &err);
+        rc = make_entry(&o, cpu, have_comm ? comm : NULL, o.threads[t], out, &entry[t],
+                        inames[t], gnames[t], sizeof inames[t], &err);
         if (rc == ST_OK)
             nentries++;
     }
@@ -1404,7 +1173,7 @@ static int bench_run(bench_opts o)
                           "smdplan bench %s first, or smdplan bench for both)", o.write,
                           have_cpu ? "transport" : "CPU", host, have_cpu ? "comm" : "cpu");
         } else {
-            rc = write_catalog(&o, gpus, insts, curves, &err);
+            rc = data_catalog_entry_write(out, o.write, o.force, &err);
             if (rc == ST_OK) {
                 char *t = NULL;
                 size_t len = 0;
@@ -1424,12 +1193,10 @@ static int bench_run(bench_opts o)
     bench_record br = {o.cpu ? cpu : NULL, o.comm ? comm : NULL, nentries ? &entry[0] : NULL};
     int recorded_ok = o.cpu || o.comm ? cli_record(o.db_path, o.no_record, record_bench, &br) : 0;
 
-    print_bench(&o, cpu, have_cpu, comm, have_comm, from_cpu, from_comm, gpus, insts, curves,
-                entry, inames, gnames, nentries, rc, recorded_ok);
+    print_bench(&o, cpu, have_cpu, comm, have_comm, from_cpu, from_comm, out, entry, inames,
+                gnames, nentries, rc, recorded_ok);
     free(catalog_text);
-    cJSON_Delete(gpus);
-    cJSON_Delete(insts);
-    cJSON_Delete(curves);
+    data_catalog_entry_free(out);
     free(cpu);
     free(comm);
     return rc == ST_OK ? 0 : cli_fail(&err);

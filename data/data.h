@@ -220,4 +220,42 @@ int data_prices_merge(data_prices *into, const data_prices *from, st_err *err);
 /* Read a whole file into a NUL-terminated heap buffer (free()). */
 int data_read_file(const char *path, char **out, size_t *len, st_err *err);
 
+/* ---- a host's catalog entry file (data_catalog_entry.c) ----
+ * What smdplan bench fitted (planner/plan_hwfit.h), in the catalog's own
+ * format: devices, instance types and curves gathered, then written. */
+typedef struct data_catalog_entry data_catalog_entry;
+
+int data_catalog_entry_new(data_catalog_entry **out, st_err *err);
+void data_catalog_entry_free(data_catalog_entry *e); /* NULL: nothing */
+
+/* A device named name (its silicon too) with g's figures; each of the
+ * kernel floors, attention rates and row times, gemm_align_bytes and
+ * align_partial_factor only when positive; mem_bytes rounded down. The
+ * strings are copied. */
+void data_catalog_entry_add_gpu(data_catalog_entry *e, const char *name, const plan_gpu *g,
+                                const char *source, const char *note);
+
+/* An instance type of device gpu with in's links and node figures
+ * (host_mem_bytes only when positive) and the curves named. */
+void data_catalog_entry_add_instance(data_catalog_entry *e, const char *name, const char *gpu,
+                                     const plan_instance *in, const char *intra_curve,
+                                     const char *net_curve, const char *source,
+                                     const char *note);
+
+/* A curve, once per name; whether one of that name is there; how many. */
+void data_catalog_entry_add_curve(data_catalog_entry *e, const plan_curve *c);
+int data_catalog_entry_has_curve(const data_catalog_entry *e, const char *name);
+int data_catalog_entry_ncurves(const data_catalog_entry *e);
+
+/* The "gpus", "instances" or "curves" gathered, as JSON text (malloc'd;
+ * NULL for another key or out of memory). */
+char *data_catalog_entry_json(const data_catalog_entry *e, const char *key);
+
+/* Write the entry to path, checked by the catalog's reader first. An
+ * existing file smdplan bench wrote keeps its entries of other names; an
+ * existing file is replaced only with force, never through a symbolic
+ * link (ST_EEXIST and the like, common/outfile.h). */
+int data_catalog_entry_write(const data_catalog_entry *e, const char *path, int force,
+                             st_err *err);
+
 #endif

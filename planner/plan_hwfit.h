@@ -175,4 +175,38 @@ double plan_bench_flash_rate(const plan_bench_cpu *b);
  * at least 0; NAN: no plain core measured (plan_hwfit_host.c). */
 double plan_bench_attn_row_s(const plan_bench_cpu *b, const plan_gpu *g, int bwd);
 
+/* A host CPU's device entry at T threads per rank, each of cores / T
+ * slots a device: the GEMM model and floors at T (plan_dev_fit_run); the
+ * triad with every core busy shared by the slots; hbm_eff from the norm
+ * and residual kernels' bytes as the planner counts them (at most 1), or,
+ * when the executor's reference step was measured at T, fitted to it
+ * (plan_hbm_eff_fit), with its optimizer phase per parameter as
+ * opt_param_s. g holds the entry's figures (a floor not measured is NAN);
+ * ST_EINVAL when T does not fit the cores or the GEMM fit fails. */
+typedef struct plan_host_cpu_fit {
+    plan_dev_fit d;              /* the device at T, opt_param_s as in g */
+    int slots;                   /* cores / T */
+    plan_gpu g;                  /* the entry: peak, GEMM model, hbm, floors */
+    const char *hbm_how;         /* where hbm_eff came from (static text) */
+} plan_host_cpu_fit;
+
+int plan_host_cpu_fit_run(const plan_bench_cpu *cpu, int T, plan_host_cpu_fit *out, st_err *err);
+
+/* A GPU's device entry from its bench (threads {1}): the GEMM model's
+ * asymptote as a fraction of ref's datasheet peak (ref: the catalog's GPU
+ * of this device, NULL: none, the asymptote is the peak; at most 1), the
+ * device copy as hbm_bps, hbm_eff from the norm and residual kernels,
+ * flash_eff from the fused attention, the plain attention's row times and
+ * the kernels' floors (0 where not measured); misaligned_factor and the
+ * alignment figures are ref's. ST_EINVAL when the GEMM fit fails or no
+ * copy was measured. */
+typedef struct plan_host_gpu_fit {
+    plan_dev_fit d;
+    plan_gpu g;                  /* the entry's figures (no name) */
+    char hbm_how[160];           /* where hbm_eff came from */
+} plan_host_gpu_fit;
+
+int plan_host_gpu_fit_run(const plan_bench_cpu *b, const plan_gpu *ref, plan_host_gpu_fit *out,
+                          st_err *err);
+
 #endif

@@ -289,3 +289,135 @@ double plan_bench_attn_row_s(const plan_bench_cpu *b, const plan_gpu *g, int bwd
     qsort(r, (size_t)n, sizeof r[0], cmp_double);
     return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
 }
+
+int plan_host_cpu_fit_run(const plan_bench_cpu *cpu, int T, plan_host_cpu_fit *out, st_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (T < 1 || cpu->cores < T)
+        return ST_RAISE(err, ST_EINVAL, "%d threads per rank on %d cores", T, cpu->cores);
+    plan_dev_fit d = plan_dev_fit_run(cpu, T, err);
+    if (!d.ok)
+        return err->code ? err->code : ST_EINVAL;
+    int slots = cpu->cores / T;
+    double hbm = plan_bench_full_triad(cpu) / slots;
+    double mis = isfinite(d.misaligned) ? d.misaligned : 1.0;
+    /* the norm and residual kernels' bytes as the planner counts them, over
+     * their time, against the triad: the executor's elementwise efficiency
+     * (at most 1: its kernels move less than the planner counts when they
+     * keep no dropout masks) */
+    double hbm_eff = isfinite(d.norm_s) && d.norm_s > 0 ? fmin(1.0, PLAN_NORM_BYTES_PER_ELEM /
+                                                                         (d.norm_s * hbm))
+                                                        : 1.0;
+    /* the executor's own step, when measured: hbm_eff and the optimizer from
+     * it (PLAN_BENCH_REF_*) */
+    double ref_c = plan_bench_elem_s(cpu, T, "ref_compute");
+    double ref_o = plan_bench_elem_s(cpu, T, "ref_optimizer");
+    const char *hbm_how = "the norm and residual kernels";
+    if (isfinite(ref_o) && ref_o > 0)
+        d.opt_param_s = ref_o;
+    if (isfinite(ref_c) && ref_c > 0) {
+        plan_gpu g;
+        memset(&g, 0, sizeof g);
+        g.mem_bytes = cpu->mem_bytes / slots;
+        g.peak_flops = d.gemm.asymptote_flops;
+        g.hbm_bps = hbm;
+        g.gemm_eff_max = 1;
+        g.gemm_dim_half = d.gemm.dim_half;
+        g.misaligned_factor = mis;
+        g.flash_eff = 1;
+        g.act_fwd_s = isfinite(d.act_fwd_s) ? d.act_fwd_s : 0;
+        g.act_bwd_s = isfinite(d.act_bwd_s) ? d.act_bwd_s : 0;
+        g.glu_fwd_s = isfinite(d.glu_fwd_s) ? d.glu_fwd_s : 0;
+        g.glu_bwd_s = isfinite(d.glu_bwd_s) ? d.glu_bwd_s : 0;
+        g.opt_param_s = d.opt_param_s;
+        g.attn_fwd_flops = isfinite(d.attn_fwd_flops) ? d.attn_fwd_flops : 0;
+        g.attn_bwd_flops = isfinite(d.attn_bwd_flops) ? d.attn_bwd_flops : 0;
+        hbm_eff = plan_hbm_eff_fit(g, ref_c * (double)PLAN_BENCH_REF_MICROBATCHES * PLAN_BENCH_REF_SEQ,
+                                   &hbm_how);
+    }
+
+    plan_gpu *w = &out->g;
+    w->mem_bytes = cpu->mem_bytes / slots;
+    w->peak_flops = d.gemm.asymptote_flops;
+    w->hbm_bps = hbm;
+    w->gemm_eff_max = 1.0;
+    w->gemm_dim_half = d.gemm.dim_half;
+    w->misaligned_factor = mis;
+    w->hbm_eff = hbm_eff;
+    w->flash_eff = 1.0;
+    w->act_fwd_s = d.act_fwd_s;
+    w->act_bwd_s = d.act_bwd_s;
+    w->glu_fwd_s = d.glu_fwd_s;
+    w->glu_bwd_s = d.glu_bwd_s;
+    w->opt_param_s = d.opt_param_s;
+    w->attn_fwd_flops = d.attn_fwd_flops;
+    w->attn_bwd_flops = d.attn_bwd_flops;
+    out->d = d;
+    out->slots = slots;
+    out->hbm_how = hbm_how;
+    return ST_OK;
+}
+
+int plan_host_gpu_fit_run(const plan_bench_cpu *b, const plan_gpu *ref, plan_host_gpu_fit *out,
+                          st_err *err)
+{
+    memset(out, 0, sizeof *out);
+    plan_dev_fit d = plan_dev_fit_run(b, 1, err);
+    if (!d.ok)
+        return err->code ? err->code : ST_EINVAL;
+    if (b->nmem < 1 || !(b->mem[0].triad_bps > 0))
+        return ST_RAISE(err, ST_EINVAL, "bench gpu: no memory bandwidth was measured");
+    double peak = ref ? ref->peak_flops : d.gemm.asymptote_flops;
+    /* at most 1: an asymptote above the datasheet's peak is the fit's
+     * extrapolation, and the peak bounds it */
+    double eff = fmin(1.0, d.gemm.asymptote_flops / peak);
+    double hbm = b->mem[0].triad_bps;
+    double fl = plan_bench_flash_rate(b), flash_eff = isfinite(fl) ? fl / peak : 1.0;
+    /* hbm_eff: measured, not fitted. The executor's norm and residual
+     * kernels (bench: two norms and two residual adds forward, the two norms'
+     * gradients backward, per token x hidden element) against the bytes the
+     * planner counts for them (its 11 forward and 22 backward passes, 2 B
+     * each in bf16), over the copy's bandwidth: the fraction of it that
+     * makes the planner's elementwise time the executor's. At most 1: where
+     * the planner counts more bytes than these kernels move, the kernels at
+     * the copy's rate are what it can say. */
+    double norm_eff = isfinite(d.norm_s) && d.norm_s > 0
+                          ? 0.5 * PLAN_NORM_BYTES_PER_ELEM / (d.norm_s * hbm)
+                          : NAN;
+    double hbm_eff = isfinite(norm_eff) ? fmin(1.0, norm_eff) : 1.0;
+    if (isfinite(norm_eff))
+        snprintf(out->hbm_how, sizeof out->hbm_how, "the norm and residual kernels (%.2f of "
+                 "the copy at the planner's byte count%s)", norm_eff,
+                 norm_eff > 1 ? ", capped at 1" : "");
+    else
+        snprintf(out->hbm_how, sizeof out->hbm_how, "no elementwise measurement: 1");
+    plan_gpu *g = &out->g;
+    g->mem_bytes = b->mem_bytes;
+    g->peak_flops = peak;
+    g->hbm_bps = hbm;
+    g->gemm_eff_max = eff;
+    g->gemm_dim_half = d.gemm.dim_half;
+    g->misaligned_factor = ref ? ref->misaligned_factor : 1.0;
+    g->gemm_align_bytes = ref ? ref->gemm_align_bytes : 0;
+    g->align_partial_factor = ref ? ref->align_partial_factor : 0;
+    g->flash_eff = flash_eff;
+    g->act_fwd_s = isfinite(d.act_fwd_s) ? d.act_fwd_s : 0;
+    g->act_bwd_s = isfinite(d.act_bwd_s) ? d.act_bwd_s : 0;
+    g->glu_fwd_s = isfinite(d.glu_fwd_s) ? d.glu_fwd_s : 0;
+    g->glu_bwd_s = isfinite(d.glu_bwd_s) ? d.glu_bwd_s : 0;
+    g->opt_param_s = isfinite(d.opt_param_s) ? d.opt_param_s : 0;
+    /* The plain attention core is not bounded by one measured rate on a
+     * GPU: its time grows with the sequence faster than its FLOPs (the
+     * scores' bytes and the products' short side, the head), which the
+     * planner's terms (the batched products on the GEMM model, the score
+     * bytes on hbm_eff) follow and one rate cannot (bench: 63 TFLOP/s
+     * forward at 1 K against 89 at 2 K, heads of 128). The rates stay in
+     * the bench record; what the terms miss is a time per score row
+     * (plan_bench_attn_row_s). */
+    g->hbm_eff = hbm_eff;
+    double row_f = plan_bench_attn_row_s(b, g, 0), row_b = plan_bench_attn_row_s(b, g, 1);
+    g->attn_row_fwd_s = isfinite(row_f) ? row_f : 0;
+    g->attn_row_bwd_s = isfinite(row_b) ? row_b : 0;
+    out->d = d;
+    return ST_OK;
+}
