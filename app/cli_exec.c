@@ -74,9 +74,6 @@
 #define DEFAULT_WAIT_TIMEOUT_S 60.0
 #define RUNS_DIR "smdplan-runs"
 #define ARGS_MAX 64
-/* The launch command's text: every argument quoted for the shell (at most
- * 4 bytes a byte, text_shell_quote) with a separator, and its environment. */
-#define CMD_MAX (ARGS_MAX * (4 * (CLI_PATH_MAX / 4) + 4) + 1024)
 
 enum {
     X_HELP = 'h',
@@ -444,18 +441,6 @@ static int parse_exec_args(int argc, char **argv, exec_opts *o, char **pargv, in
     return 0;
 }
 
-static void catf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void catf(char *buf, size_t n, const char *fmt, ...)
-{
-    size_t u = strlen(buf);
-    if (u + 1 >= n)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + u, n - u, fmt, ap);
-    va_end(ap);
-}
-
 /* buf = the formatted text, cut short when it does not fit (messages). */
 static void setf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void setf(char *buf, size_t n, const char *fmt, ...)
@@ -509,95 +494,12 @@ static int from_record(const exec_opts *o, const char *db_path, exec_job *j, st_
     return rc;
 }
 
-/* ---- the command ---- */
+/* ---- the command (launch/launch_mpirun.c) and its run directory ---- */
 
 static int online_cores(void)
 {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     return c > 0 ? (int)c : 1;
-}
-
-typedef struct launch_cmd {
-    char *argv[ARGS_MAX];
-    char store[ARGS_MAX][CLI_PATH_MAX / 4];
-    int argc;
-    char *env[4];
-    char env_store[4][64];
-    int oversubscribed;
-    int cut;                     /* an argument was longer than store's: refused */
-} launch_cmd;
-
-static void add_arg(launch_cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_arg(launch_cmd *c, const char *fmt, ...)
-{
-    if (c->argc >= ARGS_MAX - 1)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    if (vsnprintf(c->store[c->argc], sizeof c->store[0], fmt, ap) >= (int)sizeof c->store[0])
-        c->cut = 1;
-    va_end(ap);
-    c->argv[c->argc] = c->store[c->argc];
-    c->argv[++c->argc] = NULL;
-}
-
-static void build_cmd(const exec_opts *o, const exec_job *j, const char *rank_prog,
-                      const char *dir, launch_cmd *c)
-{
-    memset(c, 0, sizeof *c);
-    int threads = o->threads > 0 ? o->threads : 1;
-    add_arg(c, "mpirun");
-    add_arg(c, "-n");
-    add_arg(c, "%d", j->ranks);
-    c->oversubscribed = !o->hostfile && (long)j->ranks * threads > online_cores();
-    if (c->oversubscribed)
-        add_arg(c, "--oversubscribe");
-    if (o->hostfile) {
-        add_arg(c, "--hostfile");
-        add_arg(c, "%s", o->hostfile);
-    }
-    /* a rank of several threads, or ranks sharing cores: no binding to one
-     * core (Open MPI binds to a core by default for two ranks or fewer) */
-    if (threads > 1 || c->oversubscribed) {
-        add_arg(c, "--bind-to");
-        add_arg(c, "none");
-    }
-    add_arg(c, "-x");
-    add_arg(c, "OPENBLAS_NUM_THREADS=%d", threads);
-    add_arg(c, "-x");
-    add_arg(c, "OMP_NUM_THREADS=%d", threads);
-    add_arg(c, "%s", rank_prog[0] ? rank_prog : RANK_PROGRAM);
-    add_arg(c, "--config");
-    add_arg(c, "%s/CONFIG.json", dir);
-    add_arg(c, "--result");
-    add_arg(c, "%s/RESULT.json", dir);
-    int ne = 0;
-    if (geteuid() == 0) { /* Open MPI refuses root without both */
-        if (!getenv("OMPI_ALLOW_RUN_AS_ROOT")) {
-            snprintf(c->env_store[ne], sizeof c->env_store[0], "OMPI_ALLOW_RUN_AS_ROOT=1");
-            c->env[ne] = c->env_store[ne];
-            ne++;
-        }
-        if (!getenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")) {
-            snprintf(c->env_store[ne], sizeof c->env_store[0], "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
-            c->env[ne] = c->env_store[ne];
-            ne++;
-        }
-    }
-    c->env[ne] = NULL;
-}
-
-/* The command as one shell line (environment first). */
-static void cmd_line(const launch_cmd *c, char *buf, size_t n)
-{
-    buf[0] = '\0';
-    char q[CLI_PATH_MAX];
-    for (int i = 0; c->env[i]; i++)
-        catf(buf, n, "%s ", c->env[i]);
-    for (int i = 0; i < c->argc; i++) {
-        text_shell_quote(c->argv[i], q, sizeof q);
-        catf(buf, n, "%s%s", i ? " " : "", q);
-    }
 }
 
 static void utc_stamp(char *buf, size_t n)
@@ -1207,11 +1109,19 @@ static int make_command(exec_cmd *s, st_err *err)
     if (o->import_dir && cli_exec__import_check(s->run_dir, s->config_text, err) != ST_OK)
         return cli_fail(err);
     s->cmd = calloc(1, sizeof *s->cmd);
-    s->cmd_text = malloc(CMD_MAX);
+    s->cmd_text = malloc(LAUNCH_CMD_TEXT_MAX);
     if (!s->config_text || !s->cmd || !s->cmd_text)
         return 1;
-    build_cmd(o, &s->j, s->rank_prog, s->run_dir, s->cmd);
-    cmd_line(s->cmd, s->cmd_text, CMD_MAX);
+    launch_mpirun m = {
+        .ranks = s->j.ranks, .threads = o->threads, .cores = online_cores(),
+        .hostfile = o->hostfile, .rank_program = s->rank_prog[0] ? s->rank_prog : RANK_PROGRAM,
+        .run_dir = s->run_dir,
+        /* Open MPI refuses root without both */
+        .allow_root = geteuid() == 0 && !getenv("OMPI_ALLOW_RUN_AS_ROOT"),
+        .allow_root_confirm = geteuid() == 0 && !getenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"),
+    };
+    launch_mpirun_cmd(&m, s->cmd);
+    launch_cmd_line(s->cmd, s->cmd_text, LAUNCH_CMD_TEXT_MAX);
     if (s->cmd->cut) { /* mpirun would be given a path cut short */
         ST_RAISE(err, ST_EINVAL, "the launch command: an argument (--run-dir, --hostfile or the "
                  "rank program's path) is longer than %d bytes; give a shorter path",

@@ -11,6 +11,7 @@
 #ifndef SMD_LAUNCH_H
 #define SMD_LAUNCH_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "common/st.h"
@@ -52,6 +53,46 @@ int launch_write(FILE *f, const char *what, const launch_plan *p, st_err *err);
 /* The same settings as a JSON object (caller owns); NULL with err set when
  * it cannot be emitted. */
 struct cJSON *launch_json(const char *what, const launch_plan *p, st_err *err);
+
+/* ---- The executor's mpirun command (launch_mpirun.c) ---- */
+
+#define LAUNCH_ARGS_MAX 64        /* arguments of the command, its NULL included */
+#define LAUNCH_ARG_BYTES 1024     /* bytes of one argument, its NUL included */
+/* The command's text (launch_cmd_line): every argument quoted for the shell
+ * (at most 4 bytes a byte) with a separator, and its environment. */
+#define LAUNCH_CMD_TEXT_MAX (LAUNCH_ARGS_MAX * (4 * LAUNCH_ARG_BYTES + 4) + 1024)
+
+/* What the command of one run is made from. Borrowed for the call. */
+typedef struct launch_mpirun {
+    int ranks;
+    int threads;                 /* per rank (< 1: 1) */
+    int cores;                   /* this host's online cores: without a hostfile, more
+                                  * ranks x threads than these oversubscribe */
+    const char *hostfile;        /* passed to mpirun --hostfile; NULL: none */
+    const char *rank_program;    /* the rank program's path */
+    const char *run_dir;         /* where CONFIG.json is and RESULT.json goes */
+    int allow_root;              /* 1: set OMPI_ALLOW_RUN_AS_ROOT=1 for the job */
+    int allow_root_confirm;      /* 1: set OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 */
+} launch_mpirun;
+
+/* The command: argv (NULL-terminated) and the environment it adds. */
+typedef struct launch_cmd {
+    char *argv[LAUNCH_ARGS_MAX];
+    char store[LAUNCH_ARGS_MAX][LAUNCH_ARG_BYTES];
+    int argc;
+    char *env[4];                /* "NAME=VALUE", NULL-terminated */
+    char env_store[4][64];
+    int oversubscribed;
+    int cut;                     /* an argument was longer than store's: refuse it */
+} launch_cmd;
+
+/* mpirun -n RANKS [--oversubscribe] [--hostfile F] [--bind-to none] -x
+ * OPENBLAS_NUM_THREADS=T -x OMP_NUM_THREADS=T RANK_PROGRAM --config
+ * DIR/CONFIG.json --result DIR/RESULT.json into c. */
+void launch_mpirun_cmd(const launch_mpirun *m, launch_cmd *c);
+/* The command as one shell line (environment first) into buf (n bytes,
+ * LAUNCH_CMD_TEXT_MAX holds any). */
+void launch_cmd_line(const launch_cmd *c, char *buf, size_t n);
 
 /* ---- The executor's sbatch script (launch_slurm.c) ---- */
 
