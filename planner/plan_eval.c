@@ -186,6 +186,56 @@ static double causal_keys(const plan_model *m)
     return ((L - local) * CAUSAL_FRACTION * s + local * band) / L;
 }
 
+/* A layer's TP and CP communication per microbatch, forward and backward,
+ * less what the stack hides behind its GEMMs (col_gemm_s: the two
+ * column-parallel linears' weight-gradient GEMMs; gemm_only: the four
+ * linears' GEMMs) or its attention core (attn_f, attn_b). */
+static void comm_costs(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                       const plan__span *sp_t, const plan__span *sp_c, double col_gemm_s,
+                       double gemm_only, double attn_f, double attn_b, layer_cost *lc)
+{
+    double T = tokens_per_mb(m, l), t = l->tp, eb = elem_bytes(l), h = (double)m->hidden;
+    double d = (double)plan_model_head_dim(m), kv = (double)m->kv_heads;
+    double b = l->micro_batch, sq = (double)m->seq / l->cp;
+    /* TP: two all-reduces of the layer's [T, h] output forward, two backward
+     * (Shoeybi et al. 2019); with sequence parallelism each becomes a
+     * reduce-scatter + all-gather pair of the same total traffic
+     * (Korthikanti et al. 2022, Sec. 4.2.2). */
+    double msg = eb * T * h, sm_frac = plan__comm_sm_frac(c);
+    double ar = l->tp > 1 ? plan__allreduce_s(c, sp_t, msg) : 0.0;
+    lc->tp_fwd_s = 2.0 * ar;
+    lc->tp_bwd_s = 2.0 * ar;
+    if (l->tp_overlap == 1) {
+        /* Megatron-LM (2022, layers.py LinearWithGradAccumulationAndAsync-
+         * Communication): the backward's input-gradient all-reduce (or
+         * reduce-scatter with SP) of the two column-parallel linears runs
+         * asynchronously beside their weight-gradient GEMMs, which lose
+         * the SMs its blocks hold meanwhile (plan__comm_sm_frac). */
+        double hidden = fmin(lc->tp_bwd_s, col_gemm_s);
+        lc->tp_bwd_s += sm_frac * hidden - hidden;
+    } else if (l->tp_overlap >= 2) {
+        /* (Transformer Engine's userbuffers run their own kernels on SMs
+         * each overlapped GEMM gives up, 2 to 24 of the H100's 132 by
+         * operation: launcher ub_cfg files' num_sm; not counted here.) */
+        /* Transformer Engine splits each GEMM and pipelines its all-gather /
+         * reduce-scatter chunks behind it (NeMo user guide, Communication
+         * Overlap): only what the GEMMs cannot cover stays exposed. */
+        lc->tp_fwd_s = fmax(0.0, lc->tp_fwd_s - gemm_only);
+        lc->tp_bwd_s = fmax(0.0, lc->tp_bwd_s - 2.0 * gemm_only);
+    }
+
+    /* CP: ring exchange of K and V chunks, overlapped with the attention
+     * core (Liu et al. 2023, ring attention); only the excess is exposed. */
+    lc->cp_fwd_s = lc->cp_bwd_s = 0.0;
+    if (l->cp > 1) {
+        double kv_bytes = eb * 2.0 * b * sq * kv * d / t * l->cp;
+        double x = plan__allgather_s(c, sp_c, kv_bytes);
+        /* what the attention core hides still takes its SMs */
+        lc->cp_fwd_s = fmax(0.0, x - attn_f) + sm_frac * fmin(x, attn_f);
+        lc->cp_bwd_s = fmax(0.0, 2.0 * x - attn_b) + sm_frac * fmin(2.0 * x, attn_b);
+    }
+}
+
 static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                         const plan__span *sp_t, const plan__span *sp_c, layer_cost *lc)
 {
@@ -263,43 +313,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     lc->attn_s = attn_f + attn_b;
     lc->host_s = host_xf + host_xb;
 
-    /* TP: two all-reduces of the layer's [T, h] output forward, two backward
-     * (Shoeybi et al. 2019); with sequence parallelism each becomes a
-     * reduce-scatter + all-gather pair of the same total traffic
-     * (Korthikanti et al. 2022, Sec. 4.2.2). */
-    double msg = eb * T * h, sm_frac = plan__comm_sm_frac(c);
-    double ar = l->tp > 1 ? plan__allreduce_s(c, sp_t, msg) : 0.0;
-    lc->tp_fwd_s = 2.0 * ar;
-    lc->tp_bwd_s = 2.0 * ar;
-    if (l->tp_overlap == 1) {
-        /* Megatron-LM (2022, layers.py LinearWithGradAccumulationAndAsync-
-         * Communication): the backward's input-gradient all-reduce (or
-         * reduce-scatter with SP) of the two column-parallel linears runs
-         * asynchronously beside their weight-gradient GEMMs, which lose
-         * the SMs its blocks hold meanwhile (plan__comm_sm_frac). */
-        double hidden = fmin(lc->tp_bwd_s, qkv.gemm_s + up.gemm_s);
-        lc->tp_bwd_s += sm_frac * hidden - hidden;
-    } else if (l->tp_overlap >= 2) {
-        /* (Transformer Engine's userbuffers run their own kernels on SMs
-         * each overlapped GEMM gives up, 2 to 24 of the H100's 132 by
-         * operation: launcher ub_cfg files' num_sm; not counted here.) */
-        /* Transformer Engine splits each GEMM and pipelines its all-gather /
-         * reduce-scatter chunks behind it (NeMo user guide, Communication
-         * Overlap): only what the GEMMs cannot cover stays exposed. */
-        lc->tp_fwd_s = fmax(0.0, lc->tp_fwd_s - gemm_only);
-        lc->tp_bwd_s = fmax(0.0, lc->tp_bwd_s - 2.0 * gemm_only);
-    }
-
-    /* CP: ring exchange of K and V chunks, overlapped with the attention
-     * core (Liu et al. 2023, ring attention); only the excess is exposed. */
-    lc->cp_fwd_s = lc->cp_bwd_s = 0.0;
-    if (l->cp > 1) {
-        double kv_bytes = eb * 2.0 * b * sq * kv * d / t * l->cp;
-        double x = plan__allgather_s(c, sp_c, kv_bytes);
-        /* what the attention core hides still takes its SMs */
-        lc->cp_fwd_s = fmax(0.0, x - attn_f) + sm_frac * fmin(x, attn_f);
-        lc->cp_bwd_s = fmax(0.0, 2.0 * x - attn_b) + sm_frac * fmin(2.0 * x, attn_b);
-    }
+    comm_costs(m, c, l, sp_t, sp_c, qkv.gemm_s + up.gemm_s, gemm_only, attn_f, attn_b, lc);
 
     /* Stored activations of one token, bytes, tensor by tensor as autograd
      * keeps them (Korthikanti et al. 2022, Sec. 4.1 counts the same

@@ -408,16 +408,11 @@ static void reject_outer(search_ctx *x, plan_reject r)
     x->res->rejected[r]++;
 }
 
-int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *cfg,
-                plan_result *res, st_err *err)
+/* The knobs the request fixes: positive, degrees that divide the cluster's
+ * GPUs (and multiply to them when all four are given), a known stack. */
+static int check_degrees(const plan_cluster *c, const plan_config *cfg, st_err *err)
 {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    memset(res, 0, sizeof *res);
-    int k = cfg->top_k > 0 ? cfg->top_k : 5;
-    if (k > PLAN_TOPK_MAX)
-        k = PLAN_TOPK_MAX;
-    int G = c->gpus, gpn = c->inst->gpus_per_node;
+    int G = c->gpus;
     if (cfg->tp < 0 || cfg->pp < 0 || cfg->dp < 0 || cfg->cp < 0 || cfg->micro_batch < 0 ||
         cfg->microbatches < 0 || cfg->active_microbatches < 0 || cfg->global_batch < 0)
         return ST_RAISE(err, ST_EINVAL, "layout knobs must be positive");
@@ -431,9 +426,24 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
     if (cfg->tp && cfg->pp && cfg->dp && (cfg->cp ? cfg->cp : 1) * cfg->tp * cfg->pp * cfg->dp != G)
         return ST_RAISE(err, ST_EINVAL, "tp x pp x dp x cp = %d, but %d x %s has %d GPUs", fixed,
                         c->nodes, c->inst->name, G);
-
     if (cfg->framework < 0 || cfg->framework >= plan_nframeworks)
         return ST_RAISE(err, ST_EINVAL, "framework %d: not a known framework", cfg->framework);
+    return ST_OK;
+}
+
+int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *cfg,
+                plan_result *res, st_err *err)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    memset(res, 0, sizeof *res);
+    int k = cfg->top_k > 0 ? cfg->top_k : 5;
+    if (k > PLAN_TOPK_MAX)
+        k = PLAN_TOPK_MAX;
+    int G = c->gpus, gpn = c->inst->gpus_per_node;
+    int rc0 = check_degrees(c, cfg, err);
+    if (rc0)
+        return rc0;
     const plan_framework *fw = plan_framework_get(cfg->framework);
     int rc = check_fixed(fw, c, cfg, err);
     if (rc)
