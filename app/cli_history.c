@@ -979,6 +979,87 @@ static void add_id_or_null(cJSON *o, const char *k, int64_t v)
         cJSON_AddNullToObject(o, k);
 }
 
+/* smdplan compare --json: the rows as an array of objects. */
+static void compare_json(const db_compare_row *rows, int n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        const db_compare_row *r = &rows[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "model", r->model);
+        cJSON_AddNumberToObject(j, "params", (double)r->params);
+        cJSON_AddStringToObject(j, "instance_type", r->instance_type);
+        cJSON_AddNumberToObject(j, "instances", r->nodes);
+        cJSON_AddNumberToObject(j, "gpus", r->gpus);
+        cJSON_AddStringToObject(j, "layout", r->layout);
+        if (r->framework[0])
+            cJSON_AddStringToObject(j, "framework", r->framework);
+        else /* recorded before frameworks */
+            cJSON_AddNullToObject(j, "framework");
+        if (r->precision[0])
+            cJSON_AddStringToObject(j, "precision", r->precision);
+        else
+            cJSON_AddNullToObject(j, "precision");
+        add_num_or_null(j, "predicted_step_s", r->predicted_s);
+        add_num_or_null(j, "simulated_step_s", r->simulated_s);
+        add_num_or_null(j, "measured_step_s", r->measured_s);
+        if (r->measured_source[0])
+            cJSON_AddStringToObject(j, "measured_source", r->measured_source);
+        add_num_or_null(j, "error_pred_vs_measured_pct", db_error_pct(r->predicted_s, r->measured_s));
+        add_num_or_null(j, "error_sim_vs_measured_pct", db_error_pct(r->simulated_s, r->measured_s));
+        add_num_or_null(j, "error_sim_vs_pred_pct", db_error_pct(r->simulated_s, r->predicted_s));
+        add_id_or_null(j, "predicted_record", r->predicted_id);
+        add_id_or_null(j, "simulated_record", r->simulated_id);
+        add_id_or_null(j, "measured_record", r->measured_id);
+        cJSON_AddItemToArray(a, j);
+    }
+    char *s = cJSON_Print(a);
+    cJSON_Delete(a);
+    if (s)
+        printf("%s\n", s);
+    cJSON_free(s);
+}
+
+/* smdplan compare --csv: a header line, then a line per row. */
+static void compare_csv(const db_compare_row *rows, int n)
+{
+    printf("model,params,instance_type,instances,gpus,layout,framework,precision,"
+           "predicted_step_s,simulated_step_s,measured_step_s,measured_source,"
+           "error_pred_vs_measured_pct,error_sim_vs_measured_pct,error_sim_vs_pred_pct,"
+           "predicted_record,simulated_record,measured_record\n");
+    for (int i = 0; i < n; i++) {
+        const db_compare_row *r = &rows[i];
+        csv_field(stdout, r->model);
+        printf(",%lld,", (long long)r->params);
+        csv_field(stdout, r->instance_type);
+        printf(",%d,%d,", r->nodes, r->gpus);
+        csv_field(stdout, r->layout);
+        fputc(',', stdout);
+        csv_field(stdout, r->framework);
+        fputc(',', stdout);
+        csv_field(stdout, r->precision);
+        double v[] = {r->predicted_s, r->simulated_s, r->measured_s};
+        for (int k = 0; k < 3; k++) {
+            fputc(',', stdout);
+            if (v[k] > 0)
+                csv_num(stdout, v[k]);
+        }
+        printf(",%s,", r->measured_source);
+        csv_num(stdout, db_error_pct(r->predicted_s, r->measured_s));
+        fputc(',', stdout);
+        csv_num(stdout, db_error_pct(r->simulated_s, r->measured_s));
+        fputc(',', stdout);
+        csv_num(stdout, db_error_pct(r->simulated_s, r->predicted_s));
+        int64_t rid[] = {r->predicted_id, r->simulated_id, r->measured_id};
+        for (int k = 0; k < 3; k++) {
+            fputc(',', stdout);
+            if (rid[k] > 0)
+                printf("%lld", (long long)rid[k]);
+        }
+        fputc('\n', stdout);
+    }
+}
+
 int cli_compare_cmd(int argc, char **argv)
 {
     hist_opts o;
@@ -1003,78 +1084,9 @@ int cli_compare_cmd(int argc, char **argv)
         return fail(&err);
     }
     if (o.json) {
-        cJSON *a = cJSON_CreateArray();
-        for (int i = 0; i < n; i++) {
-            const db_compare_row *r = &rows[i];
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddStringToObject(j, "model", r->model);
-            cJSON_AddNumberToObject(j, "params", (double)r->params);
-            cJSON_AddStringToObject(j, "instance_type", r->instance_type);
-            cJSON_AddNumberToObject(j, "instances", r->nodes);
-            cJSON_AddNumberToObject(j, "gpus", r->gpus);
-            cJSON_AddStringToObject(j, "layout", r->layout);
-            if (r->framework[0])
-                cJSON_AddStringToObject(j, "framework", r->framework);
-            else /* recorded before frameworks */
-                cJSON_AddNullToObject(j, "framework");
-            if (r->precision[0])
-                cJSON_AddStringToObject(j, "precision", r->precision);
-            else
-                cJSON_AddNullToObject(j, "precision");
-            add_num_or_null(j, "predicted_step_s", r->predicted_s);
-            add_num_or_null(j, "simulated_step_s", r->simulated_s);
-            add_num_or_null(j, "measured_step_s", r->measured_s);
-            if (r->measured_source[0])
-                cJSON_AddStringToObject(j, "measured_source", r->measured_source);
-            add_num_or_null(j, "error_pred_vs_measured_pct", db_error_pct(r->predicted_s, r->measured_s));
-            add_num_or_null(j, "error_sim_vs_measured_pct", db_error_pct(r->simulated_s, r->measured_s));
-            add_num_or_null(j, "error_sim_vs_pred_pct", db_error_pct(r->simulated_s, r->predicted_s));
-            add_id_or_null(j, "predicted_record", r->predicted_id);
-            add_id_or_null(j, "simulated_record", r->simulated_id);
-            add_id_or_null(j, "measured_record", r->measured_id);
-            cJSON_AddItemToArray(a, j);
-        }
-        char *s = cJSON_Print(a);
-        cJSON_Delete(a);
-        if (s)
-            printf("%s\n", s);
-        cJSON_free(s);
+        compare_json(rows, n);
     } else if (o.csv) {
-        printf("model,params,instance_type,instances,gpus,layout,framework,precision,"
-               "predicted_step_s,simulated_step_s,measured_step_s,measured_source,"
-               "error_pred_vs_measured_pct,error_sim_vs_measured_pct,error_sim_vs_pred_pct,"
-               "predicted_record,simulated_record,measured_record\n");
-        for (int i = 0; i < n; i++) {
-            const db_compare_row *r = &rows[i];
-            csv_field(stdout, r->model);
-            printf(",%lld,", (long long)r->params);
-            csv_field(stdout, r->instance_type);
-            printf(",%d,%d,", r->nodes, r->gpus);
-            csv_field(stdout, r->layout);
-            fputc(',', stdout);
-            csv_field(stdout, r->framework);
-            fputc(',', stdout);
-            csv_field(stdout, r->precision);
-            double v[] = {r->predicted_s, r->simulated_s, r->measured_s};
-            for (int k = 0; k < 3; k++) {
-                fputc(',', stdout);
-                if (v[k] > 0)
-                    csv_num(stdout, v[k]);
-            }
-            printf(",%s,", r->measured_source);
-            csv_num(stdout, db_error_pct(r->predicted_s, r->measured_s));
-            fputc(',', stdout);
-            csv_num(stdout, db_error_pct(r->simulated_s, r->measured_s));
-            fputc(',', stdout);
-            csv_num(stdout, db_error_pct(r->simulated_s, r->predicted_s));
-            int64_t rid[] = {r->predicted_id, r->simulated_id, r->measured_id};
-            for (int k = 0; k < 3; k++) {
-                fputc(',', stdout);
-                if (rid[k] > 0)
-                    printf("%lld", (long long)rid[k]);
-            }
-            fputc('\n', stdout);
-        }
+        compare_csv(rows, n);
     } else if (n == 0) {
         printf("nothing to compare: no plan has %s of prediction, simulation and measurement "
                "(see smdplan compare --help)\n", o.all ? "any" : "two");

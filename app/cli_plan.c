@@ -175,6 +175,50 @@ static int parse_i64_opt(const char *name, const char *s, int64_t max, int64_t *
 }
 
 /* Apply one option. */
+/* The simulator's options (--monte-carlo, --seed, --jitter,
+ * --sim-threshold, --straggler). */
+static int apply_sim(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
+{
+    switch (d->id) {
+    case O_MONTE_CARLO: return parse_int_opt(d->name, a, 100000, &o->sim.monte_carlo, err);
+    case O_SEED: {
+        int64_t seed;
+        int rc = units_parse_int(a, "--seed", 0, INT64_MAX / 2, &seed, err);
+        o->sim.seed = (uint64_t)seed;
+        return rc;
+    }
+    case O_JITTER: {
+        double j;
+        int rc = units_parse_count(a, "--jitter", &j, err);
+        if (rc == ST_OK && j > 2.0)
+            return ST_RAISE(err, ST_EINVAL, "--jitter '%s': allowed 0 to 2 (sigma of log duration)", a);
+        o->sim.jitter_sigma = j;
+        return rc;
+    }
+    case O_SIM_THRESHOLD: return units_parse_count(a, "--sim-threshold", &o->sim_threshold_pct, err);
+    case O_STRAGGLER: {
+        const char *colon = strchr(a, ':');
+        char stage[32];
+        if (!colon || colon == a || (size_t)(colon - a) >= sizeof stage)
+            return ST_RAISE(err, ST_EINVAL, "--straggler '%s': expected STAGE:FACTOR, e.g. 3:1.5", a);
+        memcpy(stage, a, (size_t)(colon - a));
+        stage[colon - a] = '\0';
+        int64_t st;
+        double fac;
+        int rc = units_parse_int(stage, "--straggler stage", 0, PLAN_PP_MAX - 1, &st, err);
+        if (rc == ST_OK)
+            rc = units_parse_count(colon + 1, "--straggler factor", &fac, err);
+        if (rc == ST_OK && (fac < 1.0 || fac > 1000))
+            return ST_RAISE(err, ST_EINVAL, "--straggler '%s': the factor must be 1 to 1000", a);
+        o->sim.straggler_stage = (int)st;
+        o->sim.straggler_factor = fac;
+        return rc;
+    }
+    default:
+        return ST_RAISE(err, ST_EINTERNAL, "option --%s has no handler", d->name);
+    }
+}
+
 static int apply(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
 {
     plan_config *c = &o->cfg;
@@ -287,40 +331,11 @@ static int apply(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
     case O_FORCE: o->force = 1; return ST_OK;
     case O_NO_SIM: o->no_sim = 1; return ST_OK;
     case O_WIDE: cli_set_wide(1); return ST_OK; /* cli_main takes it first */
-    case O_MONTE_CARLO: return parse_int_opt(d->name, a, 100000, &o->sim.monte_carlo, err);
-    case O_SEED: {
-        int64_t seed;
-        int rc = units_parse_int(a, "--seed", 0, INT64_MAX / 2, &seed, err);
-        o->sim.seed = (uint64_t)seed;
-        return rc;
-    }
-    case O_JITTER: {
-        double j;
-        int rc = units_parse_count(a, "--jitter", &j, err);
-        if (rc == ST_OK && j > 2.0)
-            return ST_RAISE(err, ST_EINVAL, "--jitter '%s': allowed 0 to 2 (sigma of log duration)", a);
-        o->sim.jitter_sigma = j;
-        return rc;
-    }
-    case O_SIM_THRESHOLD: return units_parse_count(a, "--sim-threshold", &o->sim_threshold_pct, err);
-    case O_STRAGGLER: {
-        const char *colon = strchr(a, ':');
-        char stage[32];
-        if (!colon || colon == a || (size_t)(colon - a) >= sizeof stage)
-            return ST_RAISE(err, ST_EINVAL, "--straggler '%s': expected STAGE:FACTOR, e.g. 3:1.5", a);
-        memcpy(stage, a, (size_t)(colon - a));
-        stage[colon - a] = '\0';
-        int64_t st;
-        double fac;
-        int rc = units_parse_int(stage, "--straggler stage", 0, PLAN_PP_MAX - 1, &st, err);
-        if (rc == ST_OK)
-            rc = units_parse_count(colon + 1, "--straggler factor", &fac, err);
-        if (rc == ST_OK && (fac < 1.0 || fac > 1000))
-            return ST_RAISE(err, ST_EINVAL, "--straggler '%s': the factor must be 1 to 1000", a);
-        o->sim.straggler_stage = (int)st;
-        o->sim.straggler_factor = fac;
-        return rc;
-    }
+    case O_MONTE_CARLO:
+    case O_SEED:
+    case O_JITTER:
+    case O_SIM_THRESHOLD:
+    case O_STRAGGLER: return apply_sim(o, d, a, err);
     case O_EXPLAIN: o->explain = 1; return ST_OK;
     case O_NO_RECORD: o->no_record = 1; return ST_OK;
     case O_DB: o->db_path = a; return ST_OK;
