@@ -52,6 +52,142 @@ static int record_options(db *d, const db_provenance *p, void *ctx, st_err *err)
     return rc;
 }
 
+/* --json: the model, the tokens, every option with its plan, the types
+ * left out. */
+static void options_json(const cli_plan_opts *o, const cli_plan_ctx *x, const plan_framework *fw,
+                         const option_row *rows, int n, int fastest, int cheapest)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddItemToObject(root, "model", cli_json_model(&x->model));
+    cJSON_AddNumberToObject(root, "tokens", o->tokens);
+    cJSON_AddStringToObject(root, "price_list", cli_price_list());
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "instance_type", rows[i].inst->name);
+        cJSON_AddNumberToObject(j, "instances", rows[i].nodes);
+        cJSON_AddNumberToObject(j, "train_time_s", rows[i].train_s);
+        cJSON_AddNumberToObject(j, "train_cost", rows[i].train_cost);
+        cJSON_AddBoolToObject(j, "fastest", i == fastest);
+        cJSON_AddBoolToObject(j, "cheapest", i == cheapest);
+        cJSON_AddItemToObject(j, "plan", cli_json_plan(&rows[i].best));
+        cJSON_AddItemToArray(arr, j);
+    }
+    cJSON_AddItemToObject(root, "options", arr);
+    cJSON *lo = cJSON_AddArrayToObject(root, "instance_types_left_out");
+    for (int i = 0; i < x->cat.ninstances; i++)
+        if (!plan_framework_runs_on(fw, &x->cat.instances[i]))
+            cJSON_AddItemToArray(lo, cJSON_CreateString(x->cat.instances[i].name));
+    char *s = cJSON_Print(root);
+    if (s)
+        printf("%s\n", s);
+    free(s);
+    cJSON_Delete(root);
+}
+
+/* The text: the model and prices, a table of the options, what its
+ * columns mean, the types left out. */
+static void options_text(const cli_plan_opts *o, const cli_plan_ctx *x, const plan_framework *fw,
+                         const option_row *rows, int n, int fastest, int cheapest)
+{
+    char tok[32];
+    cli_capture_buf hb;
+    FILE *h = cli_capture(&hb);
+    cli_print_model(h ? h : stdout, &x->model);
+    fprintf(h ? h : stdout,
+            "compare: every catalog type at 1..%d instances (powers of two), training %s "
+            "tokens\nprices:  %s\n",
+            o->max_instances, units_fmt_count(o->tokens, tok, sizeof tok), cli_price_list());
+    cli_capture_wrap(&hb, stdout, "", "         ");
+    printf("\n");
+    cli_table *t = cli_table_new();
+    cli_table_col(t, "instance", 0, 0);
+    cli_table_col(t, "count", 1, 0);
+    cli_table_col(t, "GPUs", 1, 2);
+    cli_table_col(t, "batch", 1, 1);
+    cli_table_col(t, "best layout", 0, 3);
+    cli_table_col(t, "step s", 1, 2);
+    cli_table_col(t, "tokens/s", 1, 1);
+    cli_table_col(t, "MFU", 1, 3);
+    cli_table_col(t, "$/h", 1, 2);
+    cli_table_col(t, "train", 1, 0);
+    cli_table_col(t, "train $", 1, 0);
+    cli_table_col(t, "", 0, 0);
+    int64_t bmin = 0, bmax = 0;
+    for (int i = 0; i < n; i++) {
+        const option_row *r = &rows[i];
+        const plan_layout *l = &r->best.layout;
+        char lay[48], tt[24];
+        snprintf(lay, sizeof lay, "tp%d pp%d dp%d mbs%d%s", l->tp, l->pp, l->dp,
+                 l->micro_batch,
+                 l->recompute == PLAN_RECOMP_NONE   ? ""
+                 : l->recompute == PLAN_RECOMP_FULL ? " rc"
+                                                    : " sel");
+        units_fmt_seconds(r->train_s, tt, sizeof tt);
+        cli_table_row(t);
+        cli_table_cell(t, "%s", r->inst->name);
+        cli_table_cell(t, "%d", r->nodes);
+        cli_table_cell(t, "%d", r->nodes * r->inst->gpus_per_node);
+        cli_table_cell(t, "%lld", (long long)l->global_batch);
+        cli_table_cell(t, "%s", lay);
+        cli_table_cell(t, "%.3f", r->best.est.time.step_s);
+        cli_table_cell(t, "%.0f", r->best.est.tokens_per_s);
+        cli_table_cell(t, "%.1f%%", 100 * r->best.est.mfu);
+        if (r->best.est.cost_per_hour > 0)
+            cli_table_cell(t, "%.2f", r->best.est.cost_per_hour);
+        else
+            cli_table_cell(t, "-");
+        cli_table_cell(t, "%s", tt);
+        if (r->train_cost > 0)
+            cli_table_cell(t, "%.0f", r->train_cost);
+        else
+            cli_table_cell(t, "-");
+        cli_table_cell(t, "%s%s", i == fastest ? "<- fastest" : "",
+                       i == cheapest ? (i == fastest ? ", cheapest" : "<- cheapest") : "");
+        if (i == 0 || l->global_batch < bmin)
+            bmin = l->global_batch;
+        if (i == 0 || l->global_batch > bmax)
+            bmax = l->global_batch;
+    }
+    if (n > 0)
+        cli_table_print(stdout, t, "");
+    cli_table_free(t);
+    if (n > 0)
+        cli_wrap(stdout, "best layout: tp, pp, dp: tensor-, pipeline- and data-parallel "
+                         "degrees; mbs: sequences per microbatch; rc: full activation "
+                         "recompute, sel: selective (the attention core only).", "", "");
+    if (n > 0 && bmin != bmax) {
+        char note[400];
+        snprintf(note, sizeof note,
+                 "batch: sequences per step, the GPT-3 schedule's batch for this model "
+                 "rounded to a multiple of each cluster's GPUs, so it changes per row (%lld "
+                 "to %lld); time and cost to train count tokens, so the rows compare; set "
+                 "--global-batch to compare steps at one batch.",
+                 (long long)bmin, (long long)bmax);
+        cli_wrap(stdout, note, "", "");
+    }
+    char left_out[512] = "";
+    for (int i = 0; i < x->cat.ninstances; i++) {
+        const char *name = x->cat.instances[i].name;
+        size_t u = strlen(left_out);
+        if (!plan_framework_runs_on(fw, &x->cat.instances[i]) &&
+            u + strlen(name) + 3 < sizeof left_out)
+            snprintf(left_out + u, sizeof left_out - u, "%s%s", u ? ", " : "", name);
+    }
+    if (left_out[0]) {
+        char types[160], note[900];
+        snprintf(note, sizeof note,
+                 "left out: %s, where %s does not run (it runs on %s: its documentation, "
+                 "Supported Instance Types); --framework NAME compares them for another "
+                 "stack.", left_out, fw->label,
+                 plan_framework_instance_list(fw, types, sizeof types));
+        cli_wrap(stdout, note, "", "");
+    }
+    if (n == 0)
+        printf("No instance type fits this model at up to %d instances; raise --max-instances.\n",
+               o->max_instances);
+}
+
 int cli_instance_types_compare(const cli_plan_opts *o, cli_plan_ctx *x)
 {
     st_err err = {0};
@@ -110,131 +246,10 @@ int cli_instance_types_compare(const cli_plan_opts *o, cli_plan_ctx *x)
         if (rows[i].train_cost > 0 && (cheapest < 0 || rows[i].train_cost < rows[cheapest].train_cost))
             cheapest = i;
     }
-    char tok[32];
-    if (o->json) {
-        cJSON *root = cJSON_CreateObject();
-        cJSON_AddItemToObject(root, "model", cli_json_model(&x->model));
-        cJSON_AddNumberToObject(root, "tokens", o->tokens);
-        cJSON_AddStringToObject(root, "price_list", cli_price_list());
-        cJSON *arr = cJSON_CreateArray();
-        for (int i = 0; i < n; i++) {
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddStringToObject(j, "instance_type", rows[i].inst->name);
-            cJSON_AddNumberToObject(j, "instances", rows[i].nodes);
-            cJSON_AddNumberToObject(j, "train_time_s", rows[i].train_s);
-            cJSON_AddNumberToObject(j, "train_cost", rows[i].train_cost);
-            cJSON_AddBoolToObject(j, "fastest", i == fastest);
-            cJSON_AddBoolToObject(j, "cheapest", i == cheapest);
-            cJSON_AddItemToObject(j, "plan", cli_json_plan(&rows[i].best));
-            cJSON_AddItemToArray(arr, j);
-        }
-        cJSON_AddItemToObject(root, "options", arr);
-        cJSON *lo = cJSON_AddArrayToObject(root, "instance_types_left_out");
-        for (int i = 0; i < x->cat.ninstances; i++)
-            if (!plan_framework_runs_on(fw, &x->cat.instances[i]))
-                cJSON_AddItemToArray(lo, cJSON_CreateString(x->cat.instances[i].name));
-        char *s = cJSON_Print(root);
-        if (s)
-            printf("%s\n", s);
-        free(s);
-        cJSON_Delete(root);
-    } else {
-        cli_capture_buf hb;
-        FILE *h = cli_capture(&hb);
-        cli_print_model(h ? h : stdout, &x->model);
-        fprintf(h ? h : stdout,
-                "compare: every catalog type at 1..%d instances (powers of two), training %s "
-                "tokens\nprices:  %s\n",
-                o->max_instances, units_fmt_count(o->tokens, tok, sizeof tok), cli_price_list());
-        cli_capture_wrap(&hb, stdout, "", "         ");
-        printf("\n");
-        cli_table *t = cli_table_new();
-        cli_table_col(t, "instance", 0, 0);
-        cli_table_col(t, "count", 1, 0);
-        cli_table_col(t, "GPUs", 1, 2);
-        cli_table_col(t, "batch", 1, 1);
-        cli_table_col(t, "best layout", 0, 3);
-        cli_table_col(t, "step s", 1, 2);
-        cli_table_col(t, "tokens/s", 1, 1);
-        cli_table_col(t, "MFU", 1, 3);
-        cli_table_col(t, "$/h", 1, 2);
-        cli_table_col(t, "train", 1, 0);
-        cli_table_col(t, "train $", 1, 0);
-        cli_table_col(t, "", 0, 0);
-        int64_t bmin = 0, bmax = 0;
-        for (int i = 0; i < n; i++) {
-            const option_row *r = &rows[i];
-            const plan_layout *l = &r->best.layout;
-            char lay[48], tt[24];
-            snprintf(lay, sizeof lay, "tp%d pp%d dp%d mbs%d%s", l->tp, l->pp, l->dp,
-                     l->micro_batch,
-                     l->recompute == PLAN_RECOMP_NONE   ? ""
-                     : l->recompute == PLAN_RECOMP_FULL ? " rc"
-                                                        : " sel");
-            units_fmt_seconds(r->train_s, tt, sizeof tt);
-            cli_table_row(t);
-            cli_table_cell(t, "%s", r->inst->name);
-            cli_table_cell(t, "%d", r->nodes);
-            cli_table_cell(t, "%d", r->nodes * r->inst->gpus_per_node);
-            cli_table_cell(t, "%lld", (long long)l->global_batch);
-            cli_table_cell(t, "%s", lay);
-            cli_table_cell(t, "%.3f", r->best.est.time.step_s);
-            cli_table_cell(t, "%.0f", r->best.est.tokens_per_s);
-            cli_table_cell(t, "%.1f%%", 100 * r->best.est.mfu);
-            if (r->best.est.cost_per_hour > 0)
-                cli_table_cell(t, "%.2f", r->best.est.cost_per_hour);
-            else
-                cli_table_cell(t, "-");
-            cli_table_cell(t, "%s", tt);
-            if (r->train_cost > 0)
-                cli_table_cell(t, "%.0f", r->train_cost);
-            else
-                cli_table_cell(t, "-");
-            cli_table_cell(t, "%s%s", i == fastest ? "<- fastest" : "",
-                           i == cheapest ? (i == fastest ? ", cheapest" : "<- cheapest") : "");
-            if (i == 0 || l->global_batch < bmin)
-                bmin = l->global_batch;
-            if (i == 0 || l->global_batch > bmax)
-                bmax = l->global_batch;
-        }
-        if (n > 0)
-            cli_table_print(stdout, t, "");
-        cli_table_free(t);
-        if (n > 0)
-            cli_wrap(stdout, "best layout: tp, pp, dp: tensor-, pipeline- and data-parallel "
-                             "degrees; mbs: sequences per microbatch; rc: full activation "
-                             "recompute, sel: selective (the attention core only).", "", "");
-        if (n > 0 && bmin != bmax) {
-            char note[400];
-            snprintf(note, sizeof note,
-                     "batch: sequences per step, the GPT-3 schedule's batch for this model "
-                     "rounded to a multiple of each cluster's GPUs, so it changes per row (%lld "
-                     "to %lld); time and cost to train count tokens, so the rows compare; set "
-                     "--global-batch to compare steps at one batch.",
-                     (long long)bmin, (long long)bmax);
-            cli_wrap(stdout, note, "", "");
-        }
-        char left_out[512] = "";
-        for (int i = 0; i < x->cat.ninstances; i++) {
-            const char *name = x->cat.instances[i].name;
-            size_t u = strlen(left_out);
-            if (!plan_framework_runs_on(fw, &x->cat.instances[i]) &&
-                u + strlen(name) + 3 < sizeof left_out)
-                snprintf(left_out + u, sizeof left_out - u, "%s%s", u ? ", " : "", name);
-        }
-        if (left_out[0]) {
-            char types[160], note[900];
-            snprintf(note, sizeof note,
-                     "left out: %s, where %s does not run (it runs on %s: its documentation, "
-                     "Supported Instance Types); --framework NAME compares them for another "
-                     "stack.", left_out, fw->label,
-                     plan_framework_instance_list(fw, types, sizeof types));
-            cli_wrap(stdout, note, "", "");
-        }
-        if (n == 0)
-            printf("No instance type fits this model at up to %d instances; raise --max-instances.\n",
-                   o->max_instances);
-    }
+    if (o->json)
+        options_json(o, x, fw, rows, n, fastest, cheapest);
+    else
+        options_text(o, x, fw, rows, n, fastest, cheapest);
     options_record rec = {o, x, rows, n};
     cli_record(o->db_path, o->no_record, record_options, &rec);
     free(rows);
