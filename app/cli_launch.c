@@ -164,6 +164,41 @@ static int open_log(const char *path)
     return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 }
 
+/* In the forked child: its own session, default signals, the pipes as
+ * stdout and stderr, /dev/null as stdin, the extra environment, then the
+ * program; never returns. */
+_Noreturn static void run_child(const cli_launch *l, const int out_pipe[2], const int err_pipe[2])
+{
+    setsid();
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    dup2(out_pipe[1], STDOUT_FILENO);
+    dup2(err_pipe[1], STDERR_FILENO);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) {
+        dup2(devnull, STDIN_FILENO);
+        close(devnull);
+    }
+    for (int i = 0; l->env && l->env[i]; i++) {
+        char kv[256];
+        snprintf(kv, sizeof kv, "%s", l->env[i]);
+        char *eq = strchr(kv, '=');
+        if (eq) {
+            *eq = '\0';
+            setenv(kv, eq + 1, 1);
+        }
+    }
+    execvp(l->argv[0], l->argv);
+    fprintf(stderr, "smdplan: cannot run %s: %s\n", l->argv[0], strerror(errno));
+    _exit(127);
+}
+
 int cli_launch_run(const cli_launch *l, cli_launch_result *r, st_err *err)
 {
     memset(r, 0, sizeof *r);
@@ -208,38 +243,8 @@ int cli_launch_run(const cli_launch *l, cli_launch_result *r, st_err *err)
         sigaction(SIGHUP, &old_hup, NULL);
         return ST_RAISE(err, ST_EIO, "launch: fork: %s", strerror(e));
     }
-    if (pid == 0) {
-        /* the child: its own session, default signals, the pipes as
-         * stdout and stderr, the extra environment, then the program */
-        setsid();
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
-        signal(SIGPIPE, SIG_DFL);
-        dup2(out_pipe[1], STDOUT_FILENO);
-        dup2(err_pipe[1], STDERR_FILENO);
-        close(out_pipe[0]);
-        close(err_pipe[0]);
-        close(out_pipe[1]);
-        close(err_pipe[1]);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0) {
-            dup2(devnull, STDIN_FILENO);
-            close(devnull);
-        }
-        for (int i = 0; l->env && l->env[i]; i++) {
-            char kv[256];
-            snprintf(kv, sizeof kv, "%s", l->env[i]);
-            char *eq = strchr(kv, '=');
-            if (eq) {
-                *eq = '\0';
-                setenv(kv, eq + 1, 1);
-            }
-        }
-        execvp(l->argv[0], l->argv);
-        fprintf(stderr, "smdplan: cannot run %s: %s\n", l->argv[0], strerror(errno));
-        _exit(127);
-    }
+    if (pid == 0)
+        run_child(l, out_pipe, err_pipe);
     close(out_pipe[1]);
     close(err_pipe[1]);
 
