@@ -118,8 +118,10 @@ static int check_keys(const obj *o, const char *const *allowed, st_err *err)
             for (int i = 0; allowed[i]; i++)
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
                          allowed[i]);
-            return ST_RAISE(err, ST_EINVAL, "config: unknown key %s%s%s (allowed: %s)", o->path,
-                            *o->path ? "." : "", c->string ? c->string : "?", list);
+            const char *now = plan_field_renamed(c->string);
+            return ST_RAISE(err, ST_EINVAL, "config: unknown key %s%s%s%s%s (allowed: %s)",
+                            o->path, *o->path ? "." : "", c->string ? c->string : "?",
+                            now ? ": it is now " : "", now ? now : "", list);
         }
     }
     return ST_OK;

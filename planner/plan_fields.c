@@ -68,7 +68,7 @@ static const plan_field model_f[] = {
 const plan_fields plan_model_fields = {model_f, (int)(sizeof model_f / sizeof model_f[0])};
 
 /* Keys spelled otherwise before the tables (`smdplan --json` wrote these
- * two); read under their old name with a note. */
+ * two): a reader that meets one names the key it is now. */
 static const struct {
     const char *old, *now;
 } renamed[] = {
@@ -134,7 +134,6 @@ const char *plan_field_text(const plan_field *f, const void *obj, char *buf, siz
     case PLAN_FK_SCHED: s = plan_schedule_name((plan_schedule)v); break;
     case PLAN_FK_RECOMP: s = plan_recompute_name((plan_recompute)v); break;
     case PLAN_FK_SHARD: s = plan_sharding_name((plan_sharding)v); break;
-    case PLAN_FK_ATTN: s = plan_attn_name((plan_attn)v); break;
     case PLAN_FK_PREC: s = plan_precision_name((plan_precision)v); break;
     case PLAN_FK_FW: s = plan_framework_get(v)->key; break;
     case PLAN_FK_ARCH: s = v == PLAN_ARCH_LLAMA ? "llama" : "gpt"; break;
@@ -143,104 +142,4 @@ const char *plan_field_text(const plan_field *f, const void *obj, char *buf, siz
     }
     snprintf(buf, n, "%s", s ? s : "");
     return buf;
-}
-
-int plan_field_set_num(const plan_field *f, void *obj, double v, st_err *err)
-{
-    char *p = (char *)obj + f->offset;
-    int ok = isfinite(v);
-    switch (f->kind) {
-    case PLAN_FK_BOOL:
-        ok = ok && (v == 0 || v == 1);
-        /* fall through */
-    case PLAN_FK_INT:
-        ok = ok && v == floor(v) && fabs(v) <= 2147483647.0;
-        if (ok) {
-            int x = (int)v;
-            memcpy(p, &x, sizeof x);
-        }
-        break;
-    case PLAN_FK_I64:
-        ok = ok && v == floor(v) && fabs(v) <= 9007199254740992.0; /* 2^53: exact in a double */
-        if (ok) {
-            int64_t x = (int64_t)v;
-            memcpy(p, &x, sizeof x);
-        }
-        break;
-    case PLAN_FK_DBL:
-        if (ok)
-            memcpy(p, &v, sizeof v);
-        break;
-    default:
-        return ST_RAISE(err, ST_EINVAL, "%s: a name, not a number, is allowed", f->name);
-    }
-    if (!ok)
-        return ST_RAISE(err, ST_EINVAL, "%s: %g is not %s", f->name, v,
-                        f->kind == PLAN_FK_BOOL ? "0 or 1 (false or true)"
-                        : f->kind == PLAN_FK_DBL ? "a finite number"
-                                                 : "a whole number in range");
-    return ST_OK;
-}
-
-int plan_field_set_text(const plan_field *f, void *obj, const char *s, st_err *err)
-{
-    char *p = (char *)obj + f->offset;
-    int v = 0, rc = ST_OK;
-    switch (f->kind) {
-    case PLAN_FK_STR:
-        if (strlen(s) >= f->size)
-            return ST_RAISE(err, ST_EINVAL, "%s: '%.40s' is longer than %zu characters", f->name,
-                            s, f->size - 1);
-        memcpy(p, s, strlen(s) + 1);
-        return ST_OK;
-    case PLAN_FK_SCHED: {
-        plan_schedule x;
-        rc = plan_schedule_parse(s, &x, err);
-        v = (int)x;
-        break;
-    }
-    case PLAN_FK_RECOMP: {
-        plan_recompute x;
-        rc = plan_recompute_parse(s, &x, err);
-        v = (int)x;
-        break;
-    }
-    case PLAN_FK_SHARD: {
-        plan_sharding x;
-        rc = plan_sharding_parse(s, &x, err);
-        v = (int)x;
-        break;
-    }
-    case PLAN_FK_ATTN: {
-        plan_attn x;
-        rc = plan_attn_parse(s, &x, err);
-        v = (int)x;
-        break;
-    }
-    case PLAN_FK_PREC: {
-        plan_precision x;
-        rc = plan_precision_parse(s, &x, err);
-        v = (int)x;
-        break;
-    }
-    case PLAN_FK_FW:
-        rc = plan_framework_find(s, &v, err);
-        break;
-    case PLAN_FK_ARCH:
-        if (strcmp(s, "gpt") && strcmp(s, "llama"))
-            return ST_RAISE(err, ST_EINVAL, "%s: '%.40s'; allowed: gpt, llama", f->name, s);
-        v = strcmp(s, "llama") == 0 ? PLAN_ARCH_LLAMA : PLAN_ARCH_GPT;
-        break;
-    case PLAN_FK_MLP:
-        if (strcmp(s, "plain") && strcmp(s, "gated") && strcmp(s, "arch"))
-            return ST_RAISE(err, ST_EINVAL, "%s: '%.40s'; allowed: plain, gated", f->name, s);
-        v = !strcmp(s, "gated") ? PLAN_MLP_GATED : !strcmp(s, "plain") ? PLAN_MLP_PLAIN
-                                                                       : PLAN_MLP_ARCH;
-        break;
-    default:
-        return ST_RAISE(err, ST_EINVAL, "%s: a number, not a name, is allowed", f->name);
-    }
-    if (rc == ST_OK)
-        memcpy(p, &v, sizeof v);
-    return rc;
 }

@@ -4,8 +4,8 @@
  * one name, the same in SQLite's columns (data/db_fields.c), CONFIG.json
  * (exec/exec_config.c), `smdplan --json` (app/cli_json.c) and validate's
  * JSON (app/cli_validate.c); every writer walks the table, so a field added
- * here appears in all of them under that name. Names once spelled otherwise
- * are read under their old spelling with a note (plan_field_renamed).
+ * here appears in all of them under that name. A reader that meets a name
+ * once spelled otherwise says what it is now (plan_field_renamed).
  *
  * The planner knows no file format: the table gives names, kinds and where
  * each member lives; the writers turn them into JSON or columns.
@@ -27,7 +27,6 @@ typedef enum plan_fkind {
     PLAN_FK_SCHED,               /* plan_schedule, by its name */
     PLAN_FK_RECOMP,              /* plan_recompute, by its name */
     PLAN_FK_SHARD,               /* plan_sharding, by its name */
-    PLAN_FK_ATTN,                /* plan_attn, by its name */
     PLAN_FK_PREC,                /* plan_precision, by its name */
     PLAN_FK_FW,                  /* int index into the stack profiles, by its key */
     PLAN_FK_ARCH,                /* plan_arch, by its name ("gpt", "llama") */
@@ -60,11 +59,6 @@ double plan_field_num(const plan_field *f, const void *obj);
 /* A named field's value (STR and the enumerations) into buf; NULL for a
  * numeric field. */
 const char *plan_field_text(const plan_field *f, const void *obj, char *buf, size_t n);
-/* Set a field from a number or a name, checking it: ST_EINVAL with one line
- * naming the field and what is allowed. */
-int plan_field_set_num(const plan_field *f, void *obj, double v, st_err *err);
-int plan_field_set_text(const plan_field *f, void *obj, const char *s, st_err *err);
-
 /* The current name of a key once spelled otherwise ("micro_batch_size" ->
  * "micro_batch"), NULL when key is no old spelling. */
 const char *plan_field_renamed(const char *key);

@@ -65,6 +65,9 @@ static void test_refusals(void **state)
                    "offload_activations");
     expect_refused("{\"version\": 1, \"layout\": {\"tpp\": 2}}", ST_EINVAL,
                    "unknown key layout.tpp");
+    /* a key spelled as --json once spelled it: the name it has now */
+    expect_refused("{\"version\": 1, \"layout\": {\"micro_batch_size\": 2}}", ST_EINVAL,
+                   "unknown key layout.micro_batch_size: it is now micro_batch");
     expect_refused("{\"version\": 1, \"layout\": {\"tp\": 1.5}}", ST_EINVAL, "layout.tp");
     expect_refused("{\"version\": 1, \"layout\": {\"schedule\": \"zigzag\"}}", ST_EINVAL, "zigzag");
     expect_refused("{\"version\": 2}", ST_EINVAL, "version 2");
