@@ -25,6 +25,7 @@
 #include "app/cli_int.h"
 #include "data/data.h"
 #include "exec/exec.h"
+#include "common/version.h"
 #include "smd_config.h"
 
 int cli_fail(const st_err *err)
@@ -35,7 +36,7 @@ int cli_fail(const st_err *err)
 
 static void print_version(void)
 {
-    printf("smdplan %s (git %s)\n", SMD_VERSION, SMD_GIT_REV);
+    printf("smdplan %s (git %s)\n", SMD_VERSION, smd_git_rev());
     exec_features f = exec_features_built();
     printf("build features: CUDA %s, NCCL %s, MPI %s\n", f.cuda ? "yes" : "no",
            f.nccl ? "yes" : "no", f.mpi ? "yes" : "no");

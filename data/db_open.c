@@ -27,6 +27,7 @@
 #include <cjson/cJSON.h>
 #include <gsl/gsl_version.h>
 
+#include "common/version.h"
 #include "data/db_int.h"
 #include "smd_config.h"
 
@@ -506,7 +507,7 @@ void db_provenance_fill(db_provenance *p, int argc, char **argv, const char *bui
     memset(p, 0, sizeof *p);
     join_args(p->command_line, sizeof p->command_line, argc, argv);
     snprintf(p->tool_version, sizeof p->tool_version, "%s", SMD_VERSION);
-    snprintf(p->git_rev, sizeof p->git_rev, "%s", SMD_GIT_REV);
+    snprintf(p->git_rev, sizeof p->git_rev, "%s", smd_git_rev());
     snprintf(p->build_features, sizeof p->build_features, "%s",
              build_features ? build_features : "");
     snprintf(p->library_versions, sizeof p->library_versions, "sqlite %s, gsl %s, cjson %s",

@@ -311,6 +311,7 @@ const exec_comm_ops exec_comm_mpi_ops = {
 /* The module smdplan-mpi.so (exec_module.h). */
 const exec_module exec_module_mpi = {
     .abi = EXEC_MODULE_ABI,
-    .build = EXEC_MODULE_BUILD,
+    .version = SMD_VERSION,
+    .git_rev = smd_git_rev,
     .comm = &exec_comm_mpi_ops,
 };

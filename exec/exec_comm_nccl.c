@@ -642,6 +642,7 @@ const exec_comm_ops exec_comm_nccl_ops = {
 /* The module smdplan-nccl.so (exec_module.h). */
 const exec_module exec_module_nccl = {
     .abi = EXEC_MODULE_ABI,
-    .build = EXEC_MODULE_BUILD,
+    .version = SMD_VERSION,
+    .git_rev = smd_git_rev,
     .comm = &exec_comm_nccl_ops,
 };

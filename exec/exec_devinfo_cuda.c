@@ -75,7 +75,8 @@ int exec__cuda_select(int *ordinal, st_err *err)
 /* The module smdplan-cuda-info.so (exec_module.h). */
 const exec_module exec_module_cuda_info = {
     .abi = EXEC_MODULE_ABI,
-    .build = EXEC_MODULE_BUILD,
+    .version = SMD_VERSION,
+    .git_rev = smd_git_rev,
     .device_count = exec__cuda_count,
     .device_memory_bytes = exec__cuda_memory_bytes,
 };
