@@ -675,9 +675,10 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b,
          "gradients, a layer's worth at each of %d groups; rms %.1f%%, worst group %.1f%%) "
          "over that peak; hbm_bps: a device-to-device copy, bytes read and written; hbm_eff: "
          "from %s; flash_eff: the fused attention's forward and backward work as the planner "
-         "counts it over their time, median of the shapes, over the peak; attn_row_*_s: the "
-         "plain attention core's time beyond the planner's terms per score row (its softmax "
-         "row kernels), median of the shapes; act_*_s, glu_*_s: "
+         "counts it over their time, median of the shapes, over the peak; attn_row_*_s and "
+         "attn_elem_*_s: the plain attention core's time beyond the planner's terms per score "
+         "row (its softmax row kernels) and per row and head element (layout copies, short "
+         "products), least squares over the shapes; act_*_s, glu_*_s: "
          "GELU and SwiGLU per element; "
          "opt_param_s: the executor's optimizer (the gradients' squares and AdamW) per "
          "parameter. Measured, not fitted to runs.",

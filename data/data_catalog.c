@@ -111,6 +111,8 @@ static const field gpu_fields[] = {
     FLD(plan_gpu, attn_bwd_flops, F_NUM, 0),
     FLD(plan_gpu, attn_row_fwd_s, F_NUM, 0),
     FLD(plan_gpu, attn_row_bwd_s, F_NUM, 0),
+    FLD(plan_gpu, attn_elem_fwd_s, F_NUM, 0),
+    FLD(plan_gpu, attn_elem_bwd_s, F_NUM, 0),
     FLD(plan_gpu, fp16_only, F_BOOL, 0),
     {"sms", F_INT, offsetof(plan_gpu, sms), 0, 0, 1, 100000},
     STR(plan_gpu, measured, 0),

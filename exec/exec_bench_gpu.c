@@ -16,7 +16,8 @@
  *    counts them (the causal half: 2 T^2 d per head forward, 2.5 times that
  *    backward: plan_eval.c).
  *  - The plain attention core (attention_fwd, attention_bwd: the T x T
- *    probabilities kept) at sequences of 1 and 2 K: "attn_fwd" and
+ *    probabilities kept) at sequences of 1 and 2 K and heads of 64 and
+ *    128: "attn_fwd" and
  *    "attn_bwd", 4 T^2 d and 8 T^2 d per head (the full products).
  *  - Elementwise kernels per element, as exec_bench_dev.c names them: GELU
  *    and SwiGLU forward and backward, a layer's two norms and residual adds
@@ -247,7 +248,7 @@ static const int64_t lin_widths[] = {768, 1024, 1536, 2048, 4096};
  * sequences of 1, 2 and 4 K; the plain core at 1 and 2 K (its T x T
  * probabilities: 64 heads of 2 K are 512 MiB in bf16). */
 static const int64_t flash_T[] = {1024, 2048, 4096}, flash_hd[] = {64, 128};
-static const int64_t plain_T[] = {1024, 2048};
+static const int64_t plain_T[] = {1024, 2048}, plain_hd[] = {64, 128};
 
 /* Elementwise sizes: the MLP of 16 K tokens at width 2048 (ffn 8192), the
  * norms at 16 K x 2048, the optimizer over 64 M parameters. */
@@ -398,20 +399,24 @@ static int run_attention(exec_dev *d, exec_bench_cpu *out, double guess_flops, s
                               err);
             }
         }
-    for (size_t i = 0; rc == ST_OK && i < sizeof plain_T / sizeof plain_T[0]; i++) {
-        int64_t T = plain_T[i], Bp = 4, hd = 128, Hp = 16;
-        double scores = (double)Bp * Hp * T * T;
-        for (int pass = 0; rc == ST_OK && pass < 2; pass++) {
-            attn_ctx a = {d, qkv, o, lse, dout, dqkv, probs, dprobs, T, Bp, Hp, hd, pass, 0};
-            if (pass)
-                attn_call(&(attn_ctx){d, qkv, o, lse, dout, dqkv, probs, dprobs, T, Bp, Hp, hd, 0,
-                                      0});
-            double work = (pass ? 8.0 : 4.0) * scores * hd;
-            int reps = reps_for(work, 0.2 * guess_flops);
-            double t = time_calls(d, attn_call, &a, reps, err);
-            rc = add_gemm(out, pass ? "attn_bwd" : "attn_fwd", T, T, hd, reps, t, work, 0, err);
+    /* heads of 64 and 128 (16 of them, 4 sequences): what grows with the
+     * head apart from what grows with the rows (plan_bench_attn_rows) */
+    for (size_t i = 0; rc == ST_OK && i < sizeof plain_T / sizeof plain_T[0]; i++)
+        for (size_t j = 0; rc == ST_OK && j < sizeof plain_hd / sizeof plain_hd[0]; j++) {
+            int64_t T = plain_T[i], Bp = 4, hd = plain_hd[j], Hp = 16;
+            double scores = (double)Bp * Hp * T * T;
+            for (int pass = 0; rc == ST_OK && pass < 2; pass++) {
+                attn_ctx a = {d, qkv, o, lse, dout, dqkv, probs, dprobs, T, Bp, Hp, hd, pass, 0};
+                if (pass)
+                    attn_call(&(attn_ctx){d, qkv, o, lse, dout, dqkv, probs, dprobs, T, Bp, Hp,
+                                          hd, 0, 0});
+                double work = (pass ? 8.0 : 4.0) * scores * hd;
+                int reps = reps_for(work, 0.2 * guess_flops);
+                double t = time_calls(d, attn_call, &a, reps, err);
+                rc = add_gemm(out, pass ? "attn_bwd" : "attn_fwd", T, T, hd, reps, t, work, 0,
+                              err);
+            }
         }
-    }
     drop_all(&b);
     return rc;
 }

@@ -272,6 +272,11 @@ typedef struct plan_gpu {
      * gpu; 0: their bytes alone. */
     double attn_row_fwd_s;
     double attn_row_bwd_s;
+    /* ... and beyond that, seconds per score row and head element (the
+     * layout copies and the products' short side, the head: measured at
+     * heads of 64 and 128, plan_bench_attn_rows); 0: none. */
+    double attn_elem_fwd_s;
+    double attn_elem_bwd_s;
     int fp16_only;               /* 1: its tensor cores multiply fp16 but not bf16 (Volta,
                                   * Turing): a plan on it trains in fp16 */
     /* Streaming multiprocessors (the chip's whitepaper); 0: not known. A

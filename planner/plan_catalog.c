@@ -123,6 +123,12 @@ static int check_gpu(const plan_gpu *g, st_err *err)
         return ST_RAISE(err, ST_EINVAL, "gpu '%s': attn_row_fwd_s %g, attn_row_bwd_s %g; "
                         "allowed: 0 (none) to 1e-3 s per score row", g->name, g->attn_row_fwd_s,
                         g->attn_row_bwd_s);
+    if (!isfinite(g->attn_elem_fwd_s) || g->attn_elem_fwd_s < 0 ||
+        !isfinite(g->attn_elem_bwd_s) || g->attn_elem_bwd_s < 0 || g->attn_elem_fwd_s > 1e-5 ||
+        g->attn_elem_bwd_s > 1e-5)
+        return ST_RAISE(err, ST_EINVAL, "gpu '%s': attn_elem_fwd_s %g, attn_elem_bwd_s %g; "
+                        "allowed: 0 (none) to 1e-5 s per score row and head element", g->name,
+                        g->attn_elem_fwd_s, g->attn_elem_bwd_s);
     if (!isfinite(g->gemm_dim_half) || g->gemm_dim_half < 0)
         return ST_RAISE(err, ST_EINVAL, "gpu '%s': gemm_dim_half %g; allowed: >= 0", g->name,
                         g->gemm_dim_half);

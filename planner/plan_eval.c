@@ -247,6 +247,8 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     double b = l->micro_batch, sq = (double)m->seq / l->cp, sk = (double)m->seq;
     int gated = plan_model_gated(m), llama = m->arch == PLAN_ARCH_LLAMA;
     double th = l->sequence_parallel ? t : 1.0; /* divisor of the replicated parts */
+    /* dropout as the model has it, unless the stack trains without any */
+    int drop = plan_model_dropout(m) && !fw->no_dropout;
 
     /* GEMMs: QKV and MLP up (gate + up when gated) are column-parallel, the
      * output projection and MLP down row-parallel (Shoeybi et al. 2019). */
@@ -267,11 +269,11 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         attn_f = flops / (c->gpu->peak_flops * eff_f);
         attn_b = FLASH_BWD_OVER_FWD * flops / (c->gpu->peak_flops * eff_b);
     } else {
-        plan__attn_plain_s(c, b * ah, sq, sk, d, plan_model_dropout(m), &attn_f, &attn_b);
+        plan__attn_plain_s(c, b * ah, sq, sk, d, drop, &attn_f, &attn_b);
     }
 
     double eh = llama ? ELEM_H_LLAMA
-                      : ELEM_H_GPT - (plan_model_dropout(m) ? 0.0 : ELEM_H_DROPOUT_MASKS);
+                      : ELEM_H_GPT - (drop ? 0.0 : ELEM_H_DROPOUT_MASKS);
     double ef = gated ? ELEM_F_LLAMA : ELEM_F_GPT;
     double elem_f = plan__mem_s(c, eb * T * (eh * h / th + ef * f / t));
     double elem_b = ELEM_BWD_OVER_FWD * elem_f;
@@ -332,7 +334,6 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
      * inputs; Transformer Engine saves the FP8 copy for the weight
      * gradient). fp32 doubles every 2-byte tensor. */
     double es = eb / PLAN_BYTES_HALF, lin = l->precision == PLAN_PREC_FP8 ? 1.0 : eb;
-    int drop = plan_model_dropout(m);
     double repl = 2.0 * eb * h + 2.0 * lin * h + (drop ? 2.0 * h : 0.0);
     double div = eb * (q + 2.0 * kv * d) + eb * q + eb * (gated ? 2.0 : 1.0) * f + lin * f;
     double score = es * (drop ? 5.0 : 2.0) * ah * sk; /* per query token, this rank's heads */

@@ -150,6 +150,8 @@ typedef struct plan_framework {
                                   * them for each forward (FSDP SHARD_GRAD_OP) */
     int fp32_grads;              /* gradients accumulated and reduced in fp32 */
     int launch_blocking;         /* runs with CUDA_LAUNCH_BLOCKING=1 */
+    int no_dropout;              /* trains without dropout whatever the model has
+                                  * (plan_model_dropout is the model's own) */
     double host_op_s;            /* host time per kernel launch (0: compiled graphs) */
     int local_batch;             /* no gradient accumulation: micro-batch = global / dp */
     double optimizer_bytes;      /* optimizer state per parameter, sharded with ZeRO-1+

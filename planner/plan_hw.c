@@ -181,11 +181,13 @@ void plan__attn_plain_s(const plan_cluster *c, double nb, double sq, double sk, 
     double f = mm + plan__mem_s(c, (SCORE_BYTES_SOFTMAX_FWD + drop_b) * scores);
     double b = 2.0 * mm + plan__mem_s(c, (SCORE_BYTES_SOFTMAX_BWD + drop_b) * scores);
     /* The row kernels (the causal softmax and its gradient, one score row
-     * each) cost a measured time per row beyond their bytes on a device
-     * whose entry has it (attn_row_*_s: smdplan bench gpu through the
-     * executor's kernels); 0 elsewhere. */
-    f += nb * sq * g->attn_row_fwd_s;
-    b += nb * sq * g->attn_row_bwd_s;
+     * each) cost a measured time per row beyond their bytes, and the layout
+     * copies and short-sided products one per row and head element, on a
+     * device whose entry has them (attn_row_*_s, attn_elem_*_s: smdplan
+     * bench gpu through the executor's kernels, plan_bench_attn_rows); 0
+     * elsewhere. */
+    f += nb * sq * (g->attn_row_fwd_s + d * g->attn_elem_fwd_s);
+    b += nb * sq * (g->attn_row_bwd_s + d * g->attn_elem_bwd_s);
     /* a device whose attention core runs below its GEMM model (a CPU:
      * products with the head dimension as a side, a softmax per score;
      * catalog attn_*_flops, measured by smdplan bench) is bounded by its

@@ -170,10 +170,14 @@ double plan_bench_full_triad(const plan_bench_cpu *b);
  * backward together), the median over the shapes measured; NAN: none. */
 double plan_bench_flash_rate(const plan_bench_cpu *b);
 
-/* The plain attention's time per score row beyond the planner's terms on
- * the entry g (forward, or backward with bwd), the median of the shapes,
- * at least 0; NAN: no plain core measured (plan_hwfit_host.c). */
-double plan_bench_attn_row_s(const plan_bench_cpu *b, const plan_gpu *g, int bwd);
+/* The plain attention's time beyond the planner's terms on the entry g
+ * (forward, or backward with bwd), as row_s per score row plus elem_s per
+ * score row and head element (both at least 0: a least-squares fit over
+ * the shapes measured; elem_s 0 where one head size was measured); ST_OK,
+ * or ST_ENOENT with both NAN when no plain core was measured
+ * (plan_hwfit_host.c). */
+int plan_bench_attn_rows(const plan_bench_cpu *b, const plan_gpu *g, int bwd, double *row_s,
+                         double *elem_s);
 
 /* A host CPU's device entry at T threads per rank, each of cores / T
  * slots a device: the GEMM model and floors at T (plan_dev_fit_run); the

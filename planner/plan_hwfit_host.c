@@ -256,22 +256,28 @@ double plan_bench_flash_rate(const plan_bench_cpu *b)
     return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
 }
 
-/* The plain attention's row kernels beyond the planner's count, seconds per
- * score row: each measured plain core ("attn_fwd" 4 d per score, "attn_bwd"
- * 8 d; T x T scores of head d, their number of products from the work) less
- * what the planner's terms give for it on the entry g being written (the
- * batched products on its GEMM model, the score bytes at its hbm_eff), over
- * its rows (products x T); the median of the shapes, at least 0. What this
- * stands for: the causal softmax and its gradient run one score row at a
- * time, and a row costs more than its bytes (bench, H100: about 10 ns per
- * row forward and backward together, at 1 K and at 2 K alike, where the
- * bytes alone would make it fall with the row's length). NAN: no plain
- * core measured. */
-double plan_bench_attn_row_s(const plan_bench_cpu *b, const plan_gpu *g, int bwd)
+/* The plain attention's time beyond the planner's count: each measured
+ * plain core ("attn_fwd" 4 d per score, "attn_bwd" 8 d; T x T scores of
+ * head d, their number of products from the work) less what the planner's
+ * terms give for it on the entry g being written (the batched products on
+ * its GEMM model, the score bytes at its hbm_eff), over its rows (products
+ * x T): y = row_s + elem_s d, fitted by least squares over the shapes with
+ * both terms at least 0 (a term that would go below is 0 and the other
+ * refitted alone). What the two stand for: the causal softmax and its
+ * gradient run one score row at a time and a row costs more than its bytes
+ * (row_s); the executor's layout copies (Q, K, V to head-major and the
+ * output back, exec_dev_cuda.c: 16 B per row and head element forward, 28
+ * backward) and the products' short side, the head, which the GEMM model
+ * extrapolates from the linears' widths (elem_s). With heads of 64 and 128
+ * measured the two are told apart; with one size, elem_s is 0 and row_s
+ * their mean. */
+int plan_bench_attn_rows(const plan_bench_cpu *b, const plan_gpu *g, int bwd, double *row_s,
+                         double *elem_s)
 {
-    double r[PLAN_BENCH_GEMM_MAX];
+    double sd = 0, sy = 0, sdd = 0, sdy = 0;
     int n = 0;
     const char *kind = bwd ? "attn_bwd" : "attn_fwd";
+    *row_s = *elem_s = NAN;
     for (int i = 0; i < b->ngemm; i++) {
         const plan_bench_gemm *a = &b->gemm[i];
         if (strcmp(a->kind, kind) || !(a->time_s > 0) || a->m <= 0 || a->k <= 0)
@@ -282,12 +288,29 @@ double plan_bench_attn_row_s(const plan_bench_cpu *b, const plan_gpu *g, int bwd
         st_err ignore = {0};
         if (!(nb >= 1) || plan_attn_plain_time(g, nb, T, T, hd, &f, &w, &ignore) != ST_OK)
             continue;
-        r[n++] = fmax(0.0, (a->time_s - (bwd ? w : f)) / (nb * T));
+        double y = (a->time_s - (bwd ? w : f)) / (nb * T);
+        sd += hd;
+        sy += y;
+        sdd += hd * hd;
+        sdy += hd * y;
+        n++;
     }
     if (!n)
-        return NAN;
-    qsort(r, (size_t)n, sizeof r[0], cmp_double);
-    return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+        return ST_ENOENT;
+    double var = sdd - sd * sd / n; /* n times the head sizes' variance */
+    double e = var > 1e-9 * sdd ? (sdy - sd * sy / n) / var : 0.0;
+    double r = (sy - e * sd) / n;
+    if (e < 0) { /* no cost that grows with the head: the mean alone */
+        e = 0;
+        r = sy / n;
+    }
+    if (r < 0) { /* none per row: all of it per head element */
+        r = 0;
+        e = sdd > 0 ? fmax(0.0, sdy / sdd) : 0.0;
+    }
+    *row_s = r;
+    *elem_s = e;
+    return ST_OK;
 }
 
 int plan_host_cpu_fit_run(const plan_bench_cpu *cpu, int T, plan_host_cpu_fit *out, st_err *err)
@@ -413,11 +436,17 @@ int plan_host_gpu_fit_run(const plan_bench_cpu *b, const plan_gpu *ref, plan_hos
      * bytes on hbm_eff) follow and one rate cannot (bench: 63 TFLOP/s
      * forward at 1 K against 89 at 2 K, heads of 128). The rates stay in
      * the bench record; what the terms miss is a time per score row
-     * (plan_bench_attn_row_s). */
+     * (plan_bench_attn_rows). */
     g->hbm_eff = hbm_eff;
-    double row_f = plan_bench_attn_row_s(b, g, 0), row_b = plan_bench_attn_row_s(b, g, 1);
-    g->attn_row_fwd_s = isfinite(row_f) ? row_f : 0;
-    g->attn_row_bwd_s = isfinite(row_b) ? row_b : 0;
+    double row_f = 0, row_b = 0, elem_f = 0, elem_b = 0;
+    if (plan_bench_attn_rows(b, g, 0, &row_f, &elem_f) != ST_OK)
+        row_f = elem_f = 0;
+    if (plan_bench_attn_rows(b, g, 1, &row_b, &elem_b) != ST_OK)
+        row_b = elem_b = 0;
+    g->attn_row_fwd_s = row_f;
+    g->attn_row_bwd_s = row_b;
+    g->attn_elem_fwd_s = elem_f;
+    g->attn_elem_bwd_s = elem_b;
     out->d = d;
     return ST_OK;
 }

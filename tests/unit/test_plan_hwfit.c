@@ -263,9 +263,78 @@ static void attention_rows(void **state)
     assert_rel(f1 - f, nb * T * 3e-9, 1e-9);
     assert_rel(b1 - b, nb * T * 5e-9, 1e-9);
     gpu.attn_row_fwd_s = gpu.attn_row_bwd_s = 0;
+    /* per row and head element: rows x d x that time */
+    gpu.attn_elem_fwd_s = 2e-11;
+    gpu.attn_elem_bwd_s = 7e-11;
+    assert_int_equal(plan_attn_plain_time(&gpu, nb, T, T, 64, &f1, &b1, &err), ST_OK);
+    assert_rel(f1 - f, nb * T * 64 * 2e-11, 1e-9);
+    assert_rel(b1 - b, nb * T * 64 * 7e-11, 1e-9);
+    gpu.attn_elem_fwd_s = gpu.attn_elem_bwd_s = 0;
     /* bad input: one line naming the values */
     assert_int_equal(plan_attn_plain_time(&gpu, 0, T, T, 64, &f, &b, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "allowed: positive"));
+}
+
+/* The plain core's measured time beyond the planner's terms, made as
+ * rows x (row_s + d elem_s) on top of the planner's own count: the fit
+ * finds both back from heads of 64 and 128; with one head size measured,
+ * elem_s is 0 and row_s the mean per row; a negative part is held at 0;
+ * nothing measured is ST_ENOENT. */
+static void attention_rows_fit(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    make_cluster(&c);
+    gpu.attn_fwd_flops = gpu.attn_bwd_flops = 0;
+    static plan_bench_cpu b;
+    memset(&b, 0, sizeof b);
+    static const double Ts[] = {1024, 2048}, hds[] = {64, 128};
+    const double nb = 64, row = 3e-9, elem = 2e-11;
+    for (int bwd = 0; bwd < 2; bwd++)
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) {
+                double T = Ts[i], hd = hds[j], f = 0, w = 0;
+                st_err err = {0};
+                assert_int_equal(plan_attn_plain_time(&gpu, nb, T, T, hd, &f, &w, &err), ST_OK);
+                double t = (bwd ? w : f) + nb * T * (row + (bwd ? 2 : 1) * elem * hd);
+                plan_bench_gemm *g = &b.gemm[b.ngemm++];
+                snprintf(g->kind, sizeof g->kind, "%s", bwd ? "attn_bwd" : "attn_fwd");
+                g->threads = 1;
+                g->m = g->n = (int64_t)T;
+                g->k = (int64_t)hd;
+                g->reps = 1;
+                g->time_s = t;
+                g->flops = (bwd ? 8.0 : 4.0) * nb * T * T * hd / t;
+            }
+    double r = 0, e = 0;
+    assert_int_equal(plan_bench_attn_rows(&b, &gpu, 0, &r, &e), ST_OK);
+    assert_rel(r, row, 1e-6);
+    assert_rel(e, elem, 1e-6);
+    assert_int_equal(plan_bench_attn_rows(&b, &gpu, 1, &r, &e), ST_OK);
+    assert_rel(r, row, 1e-6);
+    assert_rel(e, 2 * elem, 1e-6);
+    /* heads of 128 only (the forward's two): no head term, the mean per row */
+    plan_bench_cpu one = b;
+    one.gemm[0] = one.gemm[1];
+    one.gemm[2] = one.gemm[3];
+    one.ngemm = 4; /* forward 128, 128, 128, 128 at 1 K, 1 K, 2 K, 2 K */
+    assert_int_equal(plan_bench_attn_rows(&one, &gpu, 0, &r, &e), ST_OK);
+    assert_true(e == 0.0);
+    assert_rel(r, row + 128 * elem, 1e-6);
+    /* a time that falls with the head: no negative elem_s */
+    plan_bench_cpu neg = b;
+    for (int i = 0; i < 4; i++)
+        if (neg.gemm[i].k == 64) { /* the same work in more time */
+            neg.gemm[i].time_s *= 1.5;
+            neg.gemm[i].flops /= 1.5;
+        }
+    assert_int_equal(plan_bench_attn_rows(&neg, &gpu, 0, &r, &e), ST_OK);
+    assert_true(e == 0.0 && r > row);
+    /* nothing measured */
+    plan_bench_cpu none;
+    memset(&none, 0, sizeof none);
+    assert_int_equal(plan_bench_attn_rows(&none, &gpu, 0, &r, &e), ST_ENOENT);
+    assert_true(isnan(r) && isnan(e));
 }
 
 /* A measured file made by the GEMM model itself (asymptote 0.75 of a 1000
@@ -342,6 +411,7 @@ int main(void)
         cmocka_unit_test(compute_floors),
         cmocka_unit_test(attention_rates),
         cmocka_unit_test(attention_rows),
+        cmocka_unit_test(attention_rows_fit),
         cmocka_unit_test(measured_rates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
