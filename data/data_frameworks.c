@@ -115,6 +115,7 @@ static const field fields[] = {
     FLD(local_batch, F_BOOL, E_NONE, 0),
     FLD(optimizer_bytes, F_NUM, E_NONE, 0),
     FLD(grad_buffer_bytes, F_BYTES, E_NONE, 0),
+    FLD(context_bytes, F_BYTES, E_NONE, 0),
     FLD(loss_bytes_per_logit, F_NUM, E_NONE, 0),
     {"default_vocab", F_I64, offsetof(plan_framework, default_vocab), E_NONE, 0, 0,
      PLAN_MAX_VOCAB},

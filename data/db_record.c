@@ -815,13 +815,21 @@ static int run_body(db *d, int64_t rec, void *vctx, st_err *err)
         db__b_dbl(&s, pred);
         db__b_dbl(&s, sim > 0 ? sim : NAN);
         db__b_dbl(&s, db_error_pct(pred, meas));
-        double peak = NAN;
+        /* the memory compared with the planner's total (what nvidia-smi
+         * shows: context and workspaces included): the GPU's memory in use
+         * where a rank's device reports it, else the executor's count */
+        double peak = NAN, dev = NAN;
         for (int i = 0; i < u->nranks; i++) {
             double v = u->rank_stats ? u->rank_stats[i].peak_mem_bytes
                        : u->rank_peak_mem_bytes ? u->rank_peak_mem_bytes[i] : NAN;
+            double g = u->rank_stats ? u->rank_stats[i].device_mem_peak_bytes : 0;
             if (peak != peak || v > peak)
                 peak = v;
+            if (g > 0 && !(dev >= g))
+                dev = g;
         }
+        if (dev > 0)
+            peak = dev;
         db__b_dbl(&s, peak);
         db__b_dbl(&s, x->est ? x->est->mem.total_bytes : NAN);
         db__b_dbl(&s, x->est ? db_error_pct(x->est->mem.total_bytes, peak) : NAN);

@@ -550,7 +550,7 @@ static void stage_memory(const plan_model *m, const plan_cluster *c, const plan_
         mem->comm_buffers_bytes += fmin(fw->grad_buffer_bytes, mem->grads_bytes);
     if (l->pp > 1) /* send and receive buffers, activations and gradients */
         mem->comm_buffers_bytes += 4.0 * lc->act_input_bytes;
-    mem->context_bytes = CUDA_CONTEXT_BYTES;
+    mem->context_bytes = fw->context_bytes > 0 ? fw->context_bytes : CUDA_CONTEXT_BYTES;
     /* PyTorch's caching allocator keeps what it once reserved and rounds
      * and splits blocks (requests up to 1 MiB from 2 MiB segments, 1-10
      * MiB from 20 MiB ones, larger ones rounded to 2 MiB: c10 CUDA caching
@@ -856,7 +856,9 @@ static void eval_memory(const plan_model *m, const plan_cluster *c, const plan_l
          "per communicator 2 x NCCL_BUFFSIZE(4 MiB) x 16 channels; p2p send/recv buffers",
          "NCCL environment variables documentation (NCCL_BUFFSIZE)");
     TERM(terms, "memory", "CUDA context", worst.context_bytes, "bytes",
-         "constant 0.8 GiB", "estimate: CUDA context + cuBLAS workspace as PyTorch reports it");
+         "the stack's context_bytes (frameworks.json), else constant 0.8 GiB",
+         "estimate: CUDA context + cuBLAS workspace as PyTorch reports it; a stack's own where "
+         "measured");
     TERM(terms, "memory", "allocator", worst.allocator_bytes, "bytes",
          "alloc_frac x the tensors' memory: what the caching allocator reserves beyond it",
          "c10 CUDA caching allocator; alloc_frac fitted per stack to measured memory");

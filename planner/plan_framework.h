@@ -157,6 +157,10 @@ typedef struct plan_framework {
     double optimizer_bytes;      /* optimizer state per parameter, sharded with ZeRO-1+
                                   * (mixed precision; 0: the usual 12 B: fp32 master, m, v) */
     double grad_buffer_bytes;    /* a gradient bucket buffer beside the gradients */
+    double context_bytes;        /* the device memory in use beyond the stack's own
+                                  * tensors (CUDA context, library workspaces, driver
+                                  * reservation) as nvidia-smi shows it; 0: the usual
+                                  * 0.8 GiB (plan_eval.c CUDA_CONTEXT_BYTES) */
     double loss_bytes_per_logit; /* the cross-entropy's traffic per logit element, forward
                                   * and backward (0: Megatron's fp32 softmax, 24 B) */
 
