@@ -332,6 +332,9 @@ void db__b_fields(db__ins *s, const db__fields *f, const void *base)
         case DB_F_U64: db__b_i64(s, (int64_t)*(const uint64_t *)p); break;
         case DB_F_DBL: db__b_dbl(s, *(const double *)p); break;
         case DB_F_STR: db__b_txt(s, (const char *)p); break;
+        case DB_F_SCHED: /* a layout's: "none" with one stage */
+            db__b_txt(s, plan_layout_schedule_key((const plan_layout *)base));
+            break;
         default: db__b_txt(s, enum_text(x->type, *(const int *)p)); break;
         }
     }
@@ -340,6 +343,8 @@ void db__b_fields(db__ins *s, const db__fields *f, const void *base)
 /* The enum value of a text written by enum_text; -1 if none matches. */
 static int enum_value(int type, const char *t)
 {
+    if (type == DB_F_SCHED && strcmp(t, "none") == 0)
+        return PLAN_SCHED_INTERLEAVED; /* one stage: plan_layout_schedule_parse */
     for (int v = 0; v < 64; v++) {
         if (type == DB_F_SCHED && v >= PLAN_SCHED__COUNT) break;
         if (type == DB_F_RECOMP && v >= PLAN_RECOMP__COUNT) break;

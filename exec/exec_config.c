@@ -305,8 +305,12 @@ static int read_layout(const obj *o, plan_layout *l, st_err *err)
         return rc;
     if (!get(o, "active_microbatches"))
         l->active_microbatches = l->microbatches;
-    if (*sched && (rc = plan_schedule_parse(sched, &l->schedule, err)))
+    int one_stage = 0;
+    if (*sched && (rc = plan_layout_schedule_parse(sched, &l->schedule, &one_stage, err)))
         return rc;
+    if (one_stage && l->pp > 1)
+        return ST_RAISE(err, ST_EINVAL, "layout.schedule none: the layout has %d pipeline "
+                        "stages; allowed: simple, interleaved, virtual, zb-h1", l->pp);
     if (*recomp && (rc = plan_recompute_parse(recomp, &l->recompute, err)))
         return rc;
     if (*shard && (rc = plan_sharding_parse(shard, &l->sharding, err)))

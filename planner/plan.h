@@ -583,6 +583,15 @@ const char *plan_layout_schedule_label(const plan_layout *l);
 const char *plan_recompute_name(plan_recompute r); /* "none", "selective", "full" */
 const char *plan_sharding_name(plan_sharding s);   /* "none", "optimizer", "gradients", "params" */
 int plan_schedule_parse(const char *s, plan_schedule *out, st_err *err);
+/* A layout's schedule as its records and files write it: "none" for one
+ * stage on the one-stage convention (interleaved, one virtual stage, what
+ * a search and the executor's defaults give it), else its name (a
+ * one-stage layout given another schedule keeps it: the executor runs
+ * the schedule's order even on one stage). */
+const char *plan_layout_schedule_key(const plan_layout *l);
+/* Its reverse: a name of plan_schedule_parse, or "none" (*one = 1, *out
+ * the one-stage convention), which only a layout of one stage may have. */
+int plan_layout_schedule_parse(const char *s, plan_schedule *out, int *one, st_err *err);
 int plan_recompute_parse(const char *s, plan_recompute *out, st_err *err);
 int plan_sharding_parse(const char *s, plan_sharding *out, st_err *err);
 /* "cluster" -> "DPT", "spread" -> "TPD", or a permutation of D, P, T. */

@@ -131,7 +131,7 @@ const char *plan_field_text(const plan_field *f, const void *obj, char *buf, siz
     int v = f->kind == PLAN_FK_STR ? 0 : get_int(f, obj);
     switch (f->kind) {
     case PLAN_FK_STR: s = (const char *)at(f, obj); break;
-    case PLAN_FK_SCHED: s = plan_schedule_name((plan_schedule)v); break;
+    case PLAN_FK_SCHED: s = plan_layout_schedule_key((const plan_layout *)obj); break;
     case PLAN_FK_RECOMP: s = plan_recompute_name((plan_recompute)v); break;
     case PLAN_FK_SHARD: s = plan_sharding_name((plan_sharding)v); break;
     case PLAN_FK_PREC: s = plan_precision_name((plan_precision)v); break;

@@ -24,7 +24,8 @@ typedef enum plan_fkind {
     PLAN_FK_DBL,                 /* double */
     PLAN_FK_BOOL,                /* int, 0 or 1 */
     PLAN_FK_STR,                 /* char array, NUL-terminated */
-    PLAN_FK_SCHED,               /* plan_schedule, by its name */
+    PLAN_FK_SCHED,               /* plan_schedule of a plan_layout, by its name ("none"
+                                  * with one stage: plan_layout_schedule_key) */
     PLAN_FK_RECOMP,              /* plan_recompute, by its name */
     PLAN_FK_SHARD,               /* plan_sharding, by its name */
     PLAN_FK_PREC,                /* plan_precision, by its name */

@@ -123,6 +123,23 @@ int plan_schedule_parse(const char *s, plan_schedule *out, st_err *err)
     return rc;
 }
 
+const char *plan_layout_schedule_key(const plan_layout *l)
+{
+    return l->pp <= 1 && l->virtual_stages <= 1 && l->schedule == PLAN_SCHED_INTERLEAVED
+               ? "none"
+               : plan_schedule_name(l->schedule);
+}
+
+int plan_layout_schedule_parse(const char *s, plan_schedule *out, int *one, st_err *err)
+{
+    *one = s && strcmp(s, "none") == 0;
+    if (*one) {
+        *out = PLAN_SCHED_INTERLEAVED;
+        return ST_OK;
+    }
+    return plan_schedule_parse(s, out, err);
+}
+
 int plan_recompute_parse(const char *s, plan_recompute *out, st_err *err)
 {
     int v = 0;

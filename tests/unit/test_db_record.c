@@ -100,7 +100,7 @@ static void check_layout(const cJSON *p, const plan_layout *l)
     assert_int_equal((int)num(p, "micro_batch"), l->micro_batch);
     assert_int_equal((int)num(p, "microbatches"), l->microbatches);
     assert_int_equal((int)num(p, "active_microbatches"), l->active_microbatches);
-    assert_string_equal(str(p, "schedule"), plan_schedule_name(l->schedule));
+    assert_string_equal(str(p, "schedule"), plan_layout_schedule_key(l));
     assert_int_equal((int)num(p, "virtual_stages"), l->virtual_stages);
     assert_string_equal(str(p, "recompute"), plan_recompute_name(l->recompute));
     assert_int_equal((int)num(p, "recompute_group"), l->recompute_group);

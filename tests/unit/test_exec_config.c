@@ -175,6 +175,25 @@ static void test_config_roundtrip(void **state)
     assert_int_equal(b.data_kind, EXEC_DATA_TEXT);
     assert_string_equal(b.data_path, "x.txt");
     assert_string_equal(b.dump_dir, "d");
+
+    /* one stage on the one-stage convention is written "none" and read back
+     * as it; "none" with stages is refused by name */
+    const char *one = "{\"version\": 1, \"model\": {\"layers\": 2, \"hidden\": 32, "
+                      "\"heads\": 4, \"seq\": 8, \"vocab\": 64}, \"layout\": {}}";
+    assert_int_equal(exec_config_parse(one, &a, &err), ST_OK);
+    assert_int_equal(a.layout.pp, 1);
+    text = exec_config_json(&a);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"schedule\":\t\"none\""));
+    assert_int_equal(exec_config_parse(text, &b, &err), ST_OK);
+    free(text);
+    assert_int_equal(b.layout.schedule, PLAN_SCHED_INTERLEAVED);
+    assert_int_equal(exec_config_parse("{\"version\": 1, \"model\": {\"layers\": 2, "
+                                       "\"hidden\": 32, \"heads\": 4, \"seq\": 8, \"vocab\": "
+                                       "64}, \"layout\": {\"pp\": 2, \"schedule\": \"none\"}}",
+                                       &a, &err),
+                     ST_EINVAL);
+    assert_non_null(strstr(err.msg, "layout.schedule none: the layout has 2 pipeline stages"));
 }
 
 static void test_result_roundtrip(void **state)
