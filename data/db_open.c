@@ -183,8 +183,9 @@ static int quick_check(db *d, st_err *err)
 }
 
 /* Files up to this size get PRAGMA quick_check on every open (a few ms per
- * MiB: 0.7 s for a 177 MB file); larger ones the cheap check, and the full
- * one on demand (db_check, `smdplan history --check`). */
+ * MiB: 0.7 s for a 177 MB file); larger ones the cheap check (SQLite
+ * checks every page it loads besides), and the full one on demand
+ * (db_check, `smdplan history --check`). */
 int64_t db__full_check_max_bytes = DB_FULL_CHECK_MAX_BYTES;
 
 /* What every open can afford on a file of any size: the page and freelist
@@ -470,6 +471,10 @@ void db_close(db *d)
 {
     if (!d)
         return;
+    for (int i = 0; i < d->ncache; i++) {
+        sqlite3_finalize(d->cache[i].st);
+        free(d->cache[i].sql);
+    }
     /* sqlite3_close_v2 with every statement finalized closes at once. */
     sqlite3_close_v2(d->h);
     free(d);
@@ -576,7 +581,20 @@ int db__ins_prepare(db *d, db__ins *s, const char *table, const char *lead,
     for (size_t i = 0; i < ncols; i++)
         u += (size_t)snprintf(sql + u, cap - u, "%s?", i ? "," : "");
     snprintf(sql + u, cap - u, ")");
+    for (int i = 0; i < d->ncache; i++)
+        if (strcmp(d->cache[i].sql, sql) == 0) { /* reset by its last db__ins_step */
+            free(sql);
+            s->st = d->cache[i].st;
+            s->cached = 1;
+            return ST_OK;
+        }
     int rc = db__prepare(d, sql, &s->st, err);
+    if (rc == ST_OK && d->ncache < DB_STMT_CACHE) {
+        d->cache[d->ncache].sql = sql;
+        d->cache[d->ncache++].st = s->st;
+        s->cached = 1;
+        return ST_OK;
+    }
     free(sql);
     return rc;
 }
@@ -633,6 +651,12 @@ int db__ins_step(db *d, db__ins *s, int64_t *rowid, st_err *err)
 
 void db__ins_finalize(db__ins *s)
 {
-    sqlite3_finalize(s->st);
+    if (s->cached && s->st) {
+        sqlite3_reset(s->st);
+        sqlite3_clear_bindings(s->st);
+    } else {
+        sqlite3_finalize(s->st); /* NULL: nothing */
+    }
     s->st = NULL;
+    s->cached = 0;
 }
