@@ -765,7 +765,7 @@ static double mem_pred(cal *c, int i, double f)
         return NAN;
     cl.eff.alloc_frac = f;
     plan_estimate est;
-    if (plan__evaluate(&r->model, &cl, &r->layout, &est, NULL, 0, &err) != ST_OK)
+    if (plan__evaluate(&r->model, &cl, &r->layout, &est, NULL, 0, NULL, &err) != ST_OK)
         return NAN;
     return plan_validate_mem_bytes(r, &est.mem);
 }

@@ -107,22 +107,6 @@
             (T)->v[(T)->n++] = (plan_term){grp, nm, (val), un, fml, src};                      \
     } while (0)
 
-/* One microbatch through one transformer layer on one GPU. */
-typedef struct layer_cost {
-    double fwd_comp_s;        /* GEMMs + attention core + elementwise */
-    double bwd_comp_s;
-    double recomp_comp_s;     /* extra compute in backward for recompute */
-    double attn_fwd_s;        /* attention core alone (for CP overlap) */
-    double gemm_fwd_s;        /* the layer's GEMMs alone (for TP overlap) */
-    double tp_fwd_s, tp_bwd_s, tp_recomp_s;
-    double cp_fwd_s, cp_bwd_s;
-    double act_full_bytes;    /* stored activations, no recompute */
-    double act_stored_bytes;  /* stored under the plan's recompute, per layer */
-    double act_input_bytes;   /* one layer input (checkpoint) */
-    /* fwd + bwd + recompute by kind (the estimate's compute split): GEMMs,
-     * attention core, host launch time beyond the GPU's */
-    double gemm_s, attn_s, host_s;   /* elementwise is the rest of the compute */
-} layer_cost;
 
 static double tokens_per_mb(const plan_model *m, const plan_layout *l)
 {
@@ -340,7 +324,15 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     double per_tok = repl / th + div / t;
     lc->act_full_bytes = T * (per_tok + (l->flash_attention ? 0.0 : score));
     lc->act_input_bytes = T * h * eb / th;
+    lc->act_tok_bytes = T * per_tok;
+    lc->gemm_fwd_all_s = gemm;
+    lc->host_fwd_s = host_xf;
+}
 
+/* What the layout's recompute stores and adds to the base costs of
+ * layer_costs (in place; once per layout). */
+static void layer_recompute(const plan_layout *l, layer_cost *lc)
+{
     lc->recomp_comp_s = 0.0;
     lc->tp_recomp_s = 0.0;
     switch (l->recompute) {
@@ -348,19 +340,19 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         lc->act_stored_bytes = lc->act_full_bytes;
         break;
     case PLAN_RECOMP_SELECTIVE:
-        lc->act_stored_bytes = T * per_tok; /* the score tensors are recomputed */
+        lc->act_stored_bytes = lc->act_tok_bytes; /* the score tensors are recomputed */
         if (!l->flash_attention) { /* the fused kernel already recomputes */
-            lc->recomp_comp_s = attn_f;
-            lc->attn_s += attn_f;
+            lc->recomp_comp_s = lc->attn_fwd_s;
+            lc->attn_s += lc->attn_fwd_s;
         }
         break;
     case PLAN_RECOMP_FULL:
     default:
         lc->act_stored_bytes = lc->act_input_bytes / l->recompute_group;
         lc->recomp_comp_s = lc->fwd_comp_s;
-        lc->gemm_s += gemm;
-        lc->attn_s += attn_f;
-        lc->host_s += host_xf;
+        lc->gemm_s += lc->gemm_fwd_all_s;
+        lc->attn_s += lc->attn_fwd_s;
+        lc->host_s += lc->host_fwd_s;
         lc->tp_recomp_s = lc->tp_fwd_s; /* the recomputed forward's collectives */
         break;
     }
@@ -1093,7 +1085,8 @@ static void eval_rates(const plan_model *m, const plan_cluster *c, const plan_la
  * totals of its other stages (stage_mem_bytes, stage_inflight): the search
  * evaluates the layouts it keeps again in full. */
 int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                   plan_estimate *est, plan_terms *terms, int memory_only, st_err *err)
+                   plan_estimate *est, plan_terms *terms, int memory_only, plan__eval_memo *memo,
+                   st_err *err)
 {
     int rc = check_degrees(l, err);
     if (rc)
@@ -1104,18 +1097,28 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     if (check_layout(m, c, l, est) != PLAN_OK)
         return ST_OK;
 
-    plan__span sp_t, sp_p, sp_d, sp_c;
-    if (plan__span_of(l, c, 'T', &sp_t) || plan__span_of(l, c, 'P', &sp_p) ||
-        plan__span_of(l, c, 'D', &sp_d) || plan__span_of(l, c, 'C', &sp_c)) {
-        est->reject = PLAN_REJ_PLACEMENT;
-        snprintf(est->reason, sizeof est->reason, "placement %s does not tile nodes of %d GPUs",
-                 l->placement, c->inst->gpus_per_node);
-        return ST_OK;
+    plan__eval_memo own;
+    if (!memo) {
+        own.valid = 0;
+        memo = &own;
     }
-
-    layer_cost lc;
-    layer_costs(m, c, l, &sp_t, &sp_c, &lc);
-    stage_split(m, l, est->stage_layers);
+    if (!memo->valid) {
+        if (plan__span_of(l, c, 'T', &memo->sp_t) || plan__span_of(l, c, 'P', &memo->sp_p) ||
+            plan__span_of(l, c, 'D', &memo->sp_d) || plan__span_of(l, c, 'C', &memo->sp_c)) {
+            est->reject = PLAN_REJ_PLACEMENT;
+            snprintf(est->reason, sizeof est->reason,
+                     "placement %s does not tile nodes of %d GPUs", l->placement,
+                     c->inst->gpus_per_node);
+            return ST_OK;
+        }
+        layer_costs(m, c, l, &memo->sp_t, &memo->sp_c, &memo->lc);
+        stage_split(m, l, memo->stage_layers);
+        memo->valid = 1;
+    }
+    const plan__span sp_p = memo->sp_p, sp_d = memo->sp_d, sp_c = memo->sp_c;
+    layer_cost lc = memo->lc;
+    layer_recompute(l, &lc);
+    memcpy(est->stage_layers, memo->stage_layers, (size_t)l->pp * sizeof est->stage_layers[0]);
 
     eval_memory(m, c, l, &lc, est, terms, memory_only);
     if (memory_only && est->reject == PLAN_REJ_OOM)
@@ -1149,7 +1152,7 @@ const char *plan_estimate_reason(const plan_estimate *est, char *buf, size_t n)
 int plan_evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                   plan_estimate *est, plan_terms *terms, st_err *err)
 {
-    return plan__evaluate(m, c, l, est, terms, 0, err);
+    return plan__evaluate(m, c, l, est, terms, 0, NULL, err);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1182,6 +1185,7 @@ static int stages_mem(const plan_model *m, const plan_cluster *c, const plan_lay
     if (rc == ST_OK) {
         layer_cost lc;
         layer_costs(m, c, l, &sp_t, &sp_c, &lc);
+        layer_recompute(l, &lc);
         stage_split(m, l, est->stage_layers);
         for (int k = 0; k < n; k++)
             stage_memory(m, c, l, &lc, first + k, est->stage_layers[first + k], &out[k]);
@@ -1242,6 +1246,7 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
     plan__span sp_g = {sp_d.ranks_per_node * sp_c.ranks_per_node, sp_d.nodes * sp_c.nodes};
     layer_cost lc;
     layer_costs(m, c, l, &sp_t, &sp_c, &lc);
+    layer_recompute(l, &lc);
     double head_f, head_b, head_gemm;
     head_times(m, c, l, &head_f, &head_b, &head_gemm);
 

@@ -23,10 +23,6 @@
 #define PLAN__KERNELS_ATTN_FWD 4
 #define PLAN__KERNELS_ATTN_BWD 7
 
-/* plan_evaluate; with memory_only a layout that does not fit gets no time
- * (the search's pruning). */
-int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                   plan_estimate *est, plan_terms *terms, int memory_only, st_err *err);
 
 /* Where one parallel dimension's groups sit on the nodes. */
 typedef struct plan__span {
@@ -37,6 +33,47 @@ typedef struct plan__span {
 /* Span of dimension dim ('T', 'C', 'P' or 'D') under l's placement on c.
  * Returns 0, or -1 if the groups do not tile the nodes. */
 int plan__span_of(const plan_layout *l, const plan_cluster *c, char dim, plan__span *out);
+
+/* One microbatch through one transformer layer on one GPU. */
+typedef struct layer_cost {
+    double fwd_comp_s;        /* GEMMs + attention core + elementwise */
+    double bwd_comp_s;
+    double recomp_comp_s;     /* extra compute in backward for recompute */
+    double attn_fwd_s;        /* attention core alone (for CP overlap) */
+    double gemm_fwd_s;        /* the layer's GEMMs alone (for TP overlap) */
+    double tp_fwd_s, tp_bwd_s, tp_recomp_s;
+    double cp_fwd_s, cp_bwd_s;
+    double act_full_bytes;    /* stored activations, no recompute */
+    double act_stored_bytes;  /* stored under the plan's recompute, per layer */
+    double act_input_bytes;   /* one layer input (checkpoint) */
+    /* fwd + bwd + recompute by kind (the estimate's compute split): GEMMs,
+     * attention core, host launch time beyond the GPU's */
+    double gemm_s, attn_s, host_s;   /* elementwise is the rest of the compute */
+    /* what the recompute adds to, kept apart (layer_recompute) */
+    double gemm_fwd_all_s;    /* the forward's GEMMs, FP8 casts included */
+    double host_fwd_s;        /* the forward's host time beyond the GPU's */
+    double act_tok_bytes;     /* stored activations without the score tensors */
+} layer_cost;
+
+/* What plan__evaluate works out of the degrees, micro-batch, placement and
+ * the stack's behaviour alone, before the schedule, recompute, sharding and
+ * offload: the search's innermost loop varies only those, so it computes
+ * this once for all of them (plan_search.c search_inner). valid 0: not yet
+ * (plan__evaluate fills it). */
+typedef struct plan__eval_memo {
+    int valid;
+    plan__span sp_t, sp_p, sp_d, sp_c;
+    layer_cost lc;               /* before layer_recompute */
+    int stage_layers[PLAN_PP_MAX];
+} plan__eval_memo;
+
+/* plan_evaluate; with memory_only a layout that does not fit gets no time
+ * (the search's pruning). memo: NULL, or one shared by layouts that differ
+ * only in schedule, virtual stages, active microbatches, recompute,
+ * sharding and offload (the caller's promise). */
+int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                   plan_estimate *est, plan_terms *terms, int memory_only, plan__eval_memo *memo,
+                   st_err *err);
 
 /* Rank stride of dimension dim under l's placement (1 for the innermost). */
 int plan__stride_of(const plan_layout *l, char dim);

@@ -214,6 +214,10 @@ static int search_inner(search_ctx *x, plan_layout *l)
     const plan_framework *fw = x->fw;
     int p = l->pp, m = l->microbatches;
     plan_candidate cand;
+    /* what every layout below shares (degrees, micro-batch, placement):
+     * worked out by the first evaluation, reused by the others */
+    plan__eval_memo memo;
+    memo.valid = 0;
     /* what the framework runs with this layout's degrees */
     unsigned shardings = fw->shardings;
     if (p > 1)
@@ -277,7 +281,8 @@ static int search_inner(search_ctx *x, plan_layout *l)
                             l->sharding = (plan_sharding)sh;
                             l->offload_activations = off;
                             cand.layout = *l;
-                            int rc = plan__evaluate(x->m, x->c, l, &cand.est, NULL, 1, x->err);
+                            int rc = plan__evaluate(x->m, x->c, l, &cand.est, NULL, 1, &memo,
+                                                    x->err);
                             if (rc)
                                 return rc;
                             count(x, &cand);
