@@ -651,9 +651,28 @@ typedef struct zero_mb {
     double total_s;           /* all of it, hidden or not */
 } zero_mb;
 
+/* A collective over the data-parallel group sp_g (kind 0 all-reduce, 1
+ * all-gather / reduce-scatter) of bytes, through the memo's cache where
+ * there is one (its group is the memo's). */
+static double group_coll_s(const plan_cluster *c, const plan__span *sp_g, plan__eval_memo *mm,
+                           int kind, double bytes)
+{
+    if (mm)
+        for (int i = 0; i < mm->ncoll; i++)
+            if (mm->coll_kind[i] == kind && mm->coll_bytes[i] == bytes)
+                return mm->coll_s[i];
+    double t = kind ? plan__allgather_s(c, sp_g, bytes) : plan__allreduce_s(c, sp_g, bytes);
+    if (mm && mm->ncoll < PLAN__MEMO_COLL) {
+        mm->coll_kind[mm->ncoll] = kind;
+        mm->coll_bytes[mm->ncoll] = bytes;
+        mm->coll_s[mm->ncoll++] = t;
+    }
+    return t;
+}
+
 static void zero_microbatch(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                            const plan__span *sp_g, const layer_cost *lc, int layers,
-                            zero_mb *z)
+                            const plan__span *sp_g, plan__eval_memo *mm, const layer_cost *lc,
+                            int layers, zero_mb *z)
 {
     const plan_framework *fw = plan_framework_get(l->framework);
     memset(z, 0, sizeof *z);
@@ -667,8 +686,9 @@ static void zero_microbatch(const plan_model *m, const plan_cluster *c, const pl
     if (!gathers_f && !rs_mb)
         return;
     double P = (double)m->params_layer / l->tp;
-    double ag = gathers_f ? plan__allgather_s(c, sp_g, elem_bytes(l) * P) : 0.0;
-    double rs = rs_mb ? plan__allgather_s(c, sp_g, (l->fp32_grads ? 4.0 : elem_bytes(l)) * P) : 0.0;
+    double ag = gathers_f ? group_coll_s(c, sp_g, mm, 1, elem_bytes(l) * P) : 0.0;
+    double rs = rs_mb ? group_coll_s(c, sp_g, mm, 1, (l->fp32_grads ? 4.0 : elem_bytes(l)) * P)
+                      : 0.0;
     double cf = ag, cb = (gathers_b ? ag : 0.0) + (regather ? ag : 0.0) + rs;
     double n = layers;
     z->total_s = n * (cf + cb);
@@ -761,7 +781,8 @@ static int step_sync(const plan_layout *l)
  * half is on the step's path; otherwise reduce-scatter + all-gather cost an
  * all-reduce (nccl-tests PERFORMANCE.md: the same bus traffic). */
 static void dp_buckets(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                       const plan__span *sp, double grad_bytes, plan_stage_cost *sc)
+                       const plan__span *sp, plan__eval_memo *mm, double grad_bytes,
+                       plan_stage_cost *sc)
 {
     sc->dp_buckets = 0;
     sc->dp_bucket_s = sc->dp_last_bucket_s = 0.0;
@@ -769,16 +790,14 @@ static void dp_buckets(const plan_model *m, const plan_cluster *c, const plan_la
         return;
     const plan_framework *fw = plan_framework_get(l->framework);
     int rs_only = l->sharding >= PLAN_SHARD_OPTIMIZER && fw->param_gather_overlap;
-    double (*coll)(const plan_cluster *, const plan__span *, double) =
-        rs_only ? plan__allgather_s : plan__allreduce_s;
     double bucket = l->dp_bucket_bytes > 0 ? fmin(l->dp_bucket_bytes, grad_bytes) : grad_bytes;
     if (fw->dp_bucket_layer && !(l->dp_bucket_bytes > 0)) /* one transformer layer a chunk */
         bucket = fmin(grad_bytes, (l->fp32_grads ? 4.0 : elem_bytes(l)) * (double)m->params_layer /
                                       l->tp);
     double full = floor(grad_bytes / bucket), rest = grad_bytes - full * bucket;
     sc->dp_buckets = (int)full + (rest > 0);
-    sc->dp_bucket_s = coll(c, sp, bucket);
-    sc->dp_last_bucket_s = rest > 0 ? coll(c, sp, rest) : sc->dp_bucket_s;
+    sc->dp_bucket_s = group_coll_s(c, sp, mm, rs_only, bucket);
+    sc->dp_last_bucket_s = rest > 0 ? group_coll_s(c, sp, mm, rs_only, rest) : sc->dp_bucket_s;
 }
 
 /* The worst stage's memory by term into est->mem (every stage's total too
@@ -874,20 +893,13 @@ static void eval_memory(const plan_model *m, const plan_cluster *c, const plan_l
  * stage's sharded collectives per microbatch (all of them, zero_total) and
  * the busiest stage's exposed part (crit_zero) for the data-parallel terms. */
 static void eval_stages(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                        const layer_cost *lc, const plan__span *sp_p, const plan__span *sp_g,
+                        const layer_cost *lc, const plan__span *sp_g, plan__eval_memo *mm,
                         plan_estimate *est, double *zero_total, double *crit_zero)
 {
     /* ---- time ---- */
     *zero_total = *crit_zero = 0;
-    double T = tokens_per_mb(m, l);
-    double head_f, head_b, head_gemm;
-    head_times(m, c, l, &head_f, &head_b, &head_gemm);
-    /* The activation a stage sends is split over its TP ranks: sequence
-     * parallelism shards it, and Megatron's scatter/gather optimisation sends
-     * 1/t from each TP rank and all-gathers over NVLink (Narayanan et al.
-     * 2021, Sec. 4.1). */
-    double p2p_bytes = elem_bytes(l) * T * (double)m->hidden / l->tp;
-    double p2p = l->pp > 1 ? plan__p2p_s(c, sp_p->nodes == 1, p2p_bytes) : 0.0;
+    double head_f = mm->head_f_s, head_b = mm->head_b_s, head_gemm = mm->head_gemm_s;
+    double p2p = mm->p2p_s;
 
     double maxT = 0, sumT = 0;
     double crit_comp = 0, crit_tp = 0, crit_cp = 0, crit_pp = 0, crit_f = 0, crit_b = 0;
@@ -901,7 +913,7 @@ static void eval_stages(const plan_model *m, const plan_cluster *c, const plan_l
         /* stages differ only in their layer count and the last one's head */
         int last = i == l->pp - 1;
         if (est->stage_layers[i] != prev_layers || last) {
-            zero_microbatch(m, c, l, sp_g, lc, est->stage_layers[i], &z);
+            zero_microbatch(m, c, l, sp_g, mm, lc, est->stage_layers[i], &z);
             stage_time_of(lc, &z, est->stage_layers[i], last, head_f, head_b, head_gemm, &st);
             prev_layers = est->stage_layers[i];
         }
@@ -944,8 +956,8 @@ static void eval_stages(const plan_model *m, const plan_cluster *c, const plan_l
 /* The data-parallel gradient sync (exposed and total) and the optimizer
  * step into est->time, and the step time they complete. */
 static void eval_dp_optimizer(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                              const layer_cost *lc, const plan__span *sp_g, plan_estimate *est,
-                              double zero_total, double crit_zero)
+                              const layer_cost *lc, const plan__span *sp_g, plan__eval_memo *mm,
+                              plan_estimate *est, double zero_total, double crit_zero)
 {
     double mb = l->microbatches;
     plan_time *tm = &est->time;
@@ -958,8 +970,8 @@ static void eval_dp_optimizer(const plan_model *m, const plan_cluster *c, const 
      * Gradients reduced every microbatch (zero_microbatch) are in the
      * stages' times already: their exposed part is counted here too. */
     plan_stage_cost b0;
-    dp_buckets(m, c, l, sp_g, (l->fp32_grads ? 4.0 : elem_bytes(l)) *
-                                  stage_params(m, l, 0, est->stage_layers[0]), &b0);
+    dp_buckets(m, c, l, sp_g, mm, (l->fp32_grads ? 4.0 : elem_bytes(l)) *
+                                      stage_params(m, l, 0, est->stage_layers[0]), &b0);
     double t_dp = b0.dp_buckets > 0 ? (b0.dp_buckets - 1) * b0.dp_bucket_s + b0.dp_last_bucket_s : 0.0;
     double last_b = est->stage_layers[0] * (lc->bwd_comp_s + lc->recomp_comp_s + lc->tp_bwd_s) /
                     l->virtual_stages;
@@ -976,12 +988,7 @@ static void eval_dp_optimizer(const plan_model *m, const plan_cluster *c, const 
     tm->dp_exposed_s = exposed + mb * crit_zero;
 
     /* Optimizer step over the largest local shard. */
-    double P_local = 0;
-    for (int i = 0; i < l->pp; i++) {
-        double P = stage_params(m, l, i, est->stage_layers[i]);
-        if (P > P_local)
-            P_local = P;
-    }
+    double P_local = mm->max_stage_params;
     if (l->sharding >= PLAN_SHARD_OPTIMIZER)
         P_local /= shard_degree(l);
     tm->optimizer_s = plan__mem_s(c, (l->precision == PLAN_PREC_FP32 ? ADAM_BYTES_FP32
@@ -1113,9 +1120,21 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
         }
         layer_costs(m, c, l, &memo->sp_t, &memo->sp_c, &memo->lc);
         stage_split(m, l, memo->stage_layers);
+        head_times(m, c, l, &memo->head_f_s, &memo->head_b_s, &memo->head_gemm_s);
+        /* The activation a stage sends is split over its TP ranks: sequence
+         * parallelism shards it, and Megatron's scatter/gather optimisation
+         * sends 1/t from each TP rank and all-gathers over NVLink
+         * (Narayanan et al. 2021, Sec. 4.1). */
+        double p2p_bytes = elem_bytes(l) * tokens_per_mb(m, l) * (double)m->hidden / l->tp;
+        memo->p2p_s = l->pp > 1 ? plan__p2p_s(c, memo->sp_p.nodes == 1, p2p_bytes) : 0.0;
+        memo->max_stage_params = 0;
+        for (int i = 0; i < l->pp; i++)
+            memo->max_stage_params =
+                fmax(memo->max_stage_params, stage_params(m, l, i, memo->stage_layers[i]));
+        memo->ncoll = 0;
         memo->valid = 1;
     }
-    const plan__span sp_p = memo->sp_p, sp_d = memo->sp_d, sp_c = memo->sp_c;
+    const plan__span sp_d = memo->sp_d, sp_c = memo->sp_c;
     layer_cost lc = memo->lc;
     layer_recompute(l, &lc);
     memcpy(est->stage_layers, memo->stage_layers, (size_t)l->pp * sizeof est->stage_layers[0]);
@@ -1126,8 +1145,8 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
 
     plan__span sp_g = {sp_d.ranks_per_node * sp_c.ranks_per_node, sp_d.nodes * sp_c.nodes};
     double zero_total, crit_zero;
-    eval_stages(m, c, l, &lc, &sp_p, &sp_g, est, &zero_total, &crit_zero);
-    eval_dp_optimizer(m, c, l, &lc, &sp_g, est, zero_total, crit_zero);
+    eval_stages(m, c, l, &lc, &sp_g, memo, est, &zero_total, &crit_zero);
+    eval_dp_optimizer(m, c, l, &lc, &sp_g, memo, est, zero_total, crit_zero);
     time_terms(est, terms);
     eval_rates(m, c, l, est, terms);
     return ST_OK;
@@ -1263,7 +1282,7 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
         int last = i == l->pp - 1, n = est->stage_layers[i];
         stage_time st;
         zero_mb z;
-        zero_microbatch(m, c, l, &sp_g, &lc, n, &z);
+        zero_microbatch(m, c, l, &sp_g, NULL, &lc, n, &z);
         stage_time_of(&lc, &z, n, last, head_f, head_b, head_gemm, &st);
         sc->layers = n;
         sc->fwd_s = st.f / v;
@@ -1278,7 +1297,7 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
         stage_memory(m, c, l, &lc, i, n, &mem);
         sc->static_bytes = mem.total_bytes - mem.activations_bytes - mem.allocator_bytes;
         sc->node = (int)((long)i * stride_p / c->inst->gpus_per_node);
-        dp_buckets(m, c, l, &sp_g, sc->grad_bytes, sc);
+        dp_buckets(m, c, l, &sp_g, NULL, sc->grad_bytes, sc);
     }
     free(est);
     return ST_OK;

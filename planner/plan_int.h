@@ -60,11 +60,20 @@ typedef struct layer_cost {
  * offload: the search's innermost loop varies only those, so it computes
  * this once for all of them (plan_search.c search_inner). valid 0: not yet
  * (plan__evaluate fills it). */
+#define PLAN__MEMO_COLL 8
 typedef struct plan__eval_memo {
     int valid;
     plan__span sp_t, sp_p, sp_d, sp_c;
     layer_cost lc;               /* before layer_recompute */
     int stage_layers[PLAN_PP_MAX];
+    double head_f_s, head_b_s, head_gemm_s; /* the LM head and loss per microbatch */
+    double p2p_s;                /* one activation send between stages */
+    double max_stage_params;     /* the largest stage's parameters per GPU, unsharded */
+    /* collectives over the data-parallel group already timed: kind (0
+     * all-reduce, 1 all-gather), bytes, seconds */
+    int ncoll;
+    int coll_kind[PLAN__MEMO_COLL];
+    double coll_bytes[PLAN__MEMO_COLL], coll_s[PLAN__MEMO_COLL];
 } plan__eval_memo;
 
 /* plan_evaluate; with memory_only a layout that does not fit gets no time
