@@ -17,20 +17,14 @@
 
 #include "app/cli.h"
 
+#define FUZZ_NAME "fuzz_args"
+#include "fuzz_util.h"
+
 #define MAX_ARGS 24
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_text(char *buf, size_t size)
 {
-    setenv("SMDPLAN_NO_RECORD", "1", 1);
-    if (size > 4096 || memmem(data, size, "write", 5))
-        return 0; /* calibrate --write would let the fuzzer write files */
-    char *buf = malloc(size + 1);
-    if (!buf)
-        return 0;
-    memcpy(buf, data, size);
-    buf[size] = '\0';
+    (void)size;
     char *argv[MAX_ARGS + 4];
     int argc = 0;
     argv[argc++] = (char *)"smdplan";
@@ -43,6 +37,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = cli_main(argc, argv);
     if (rc < 0 || rc > 3)
         abort(); /* exit codes are 0..3 */
-    free(buf);
-    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    setenv("SMDPLAN_NO_RECORD", "1", 1);
+    if (size > 4096 || memmem(data, size, "write", 5))
+        return 0; /* calibrate --write would let the fuzzer write files */
+    return fuzz_run(data, size, FUZZ_CSTR, check_text);
 }

@@ -21,22 +21,13 @@
 #include "data/data.h"
 #include "planner/plan.h"
 
-#define CHECK(cond)                                                                     \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "fuzz_catalog: %s:%d: check failed: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                             \
-            abort();                                                                    \
-        }                                                                               \
-    } while (0)
+#define FUZZ_NAME "fuzz_catalog"
+#include "fuzz_util.h"
 
 static void check_failure(int rc, const st_err *err, const plan_catalog *cat)
 {
     CHECK(rc == ST_EPARSE || rc == ST_EINVAL || rc == ST_ENOMEM || rc == ST_ERANGE);
-    CHECK(err->code == rc);
-    size_t n = strnlen(err->msg, ST_MSG_MAX);
-    CHECK(n > 0 && n < ST_MSG_MAX);
-    CHECK(strchr(err->msg, '\n') == NULL);
+    fuzz_check_err_msg(rc, err, 1);
     CHECK(cat->gpus == NULL && cat->instances == NULL && cat->curves == NULL);
     CHECK(cat->ngpus == 0 && cat->ninstances == 0 && cat->ncurves == 0);
 }
@@ -65,16 +56,8 @@ static void check_success(const plan_catalog *cat)
     CHECK(plan_catalog_suggest(cat, "p4d", near, 4) == (cat->ninstances < 4 ? cat->ninstances : 4));
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_text(char *text, size_t size)
 {
-    /* An exact-size copy, so reading past the length is caught by ASan. */
-    char *text = malloc(size ? size : 1);
-    if (!text)
-        return 0;
-    if (size)
-        memcpy(text, data, size);
     plan_catalog cat;
     st_err err = {0};
     int rc = data_catalog_parse(text, size, "fuzz.json", &cat, &err);
@@ -83,6 +66,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     else
         check_failure(rc, &err, &cat);
     plan_catalog_free(&cat);
-    free(text);
-    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_run(data, size, FUZZ_EXACT, check_text);
 }

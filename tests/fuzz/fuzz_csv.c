@@ -26,13 +26,8 @@
 #include "planner/plan.h"
 #include "planner/plan_validate.h"
 
-#define CHECK(cond)                                                                        \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "fuzz_csv: %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                       \
-        }                                                                                  \
-    } while (0)
+#define FUZZ_NAME "fuzz_csv"
+#include "fuzz_util.h"
 
 /* At most this many rows are predicted per input, to keep inputs fast. */
 #define MAX_ROWS_PREDICTED 8
@@ -55,9 +50,7 @@ static plan_catalog cat = {.gpus = &gpu, .ngpus = 1, .instances = &inst, .ninsta
 static void check_failure(int rc, const st_err *err, const data_csv *csv)
 {
     CHECK(rc == ST_EPARSE || rc == ST_ENOMEM || rc == ST_ERANGE);
-    CHECK(err->code == rc);
-    size_t n = strnlen(err->msg, ST_MSG_MAX);
-    CHECK(n > 0 && n < ST_MSG_MAX);
+    fuzz_check_err_msg(rc, err, 0);
     CHECK(strncmp(err->msg, "fuzz.csv", 8) == 0);
     CHECK(csv->buf == NULL && csv->header == NULL && csv->cells == NULL && csv->row_line == NULL);
     CHECK(csv->ncols == 0 && csv->nrows == 0);
@@ -105,9 +98,7 @@ static void predict(const data_csv *csv)
     free(rows);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_text(char *text, size_t size)
 {
     static int linked;
     if (!linked) {
@@ -116,12 +107,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(data_frameworks_load(NULL, &err) == ST_OK && data_families_load(NULL, &err) == ST_OK);
         linked = 1;
     }
-    /* An exact-size copy, so reading past the length is caught by ASan. */
-    char *text = malloc(size ? size : 1);
-    if (!text)
-        return 0;
-    if (size)
-        memcpy(text, data, size);
     data_csv csv;
     st_err err = {0};
     int rc = data_csv_parse(text, size, "fuzz.csv", &csv, &err);
@@ -132,6 +117,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_failure(rc, &err, &csv);
     }
     data_csv_free(&csv);
-    free(text);
-    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_run(data, size, FUZZ_EXACT, check_text);
 }

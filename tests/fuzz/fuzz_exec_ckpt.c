@@ -26,14 +26,8 @@
 
 #include "exec/exec_ckpt.h"
 
-#define CHECK(cond)                                                                         \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            fprintf(stderr, "fuzz_exec_ckpt: %s:%d: check failed: %s\n", __FILE__,          \
-                    __LINE__, #cond);                                                       \
-            abort();                                                                        \
-        }                                                                                   \
-    } while (0)
+#define FUZZ_NAME "fuzz_exec_ckpt"
+#include "fuzz_util.h"
 
 /* The header's sizes are ones exec_ckpt_layout may be given. */
 static int sizes_in_range(const exec_ckpt_head *h)
@@ -51,9 +45,8 @@ static void parse_one(const char *buf, size_t n)
     st_err err = {0};
     int rc = exec_ckpt_parse(buf, n, "rank-00000.bin", &v, &err);
     if (rc != ST_OK) {
-        CHECK(rc == ST_EPARSE && err.code == rc);
-        size_t len = strnlen(err.msg, ST_MSG_MAX);
-        CHECK(len > 0 && len < ST_MSG_MAX && strchr(err.msg, '\n') == NULL);
+        CHECK(rc == ST_EPARSE);
+        fuzz_check_err_msg(rc, &err, 1);
         CHECK(strstr(err.msg, "rank-00000.bin") != NULL);
         return;
     }
@@ -82,15 +75,8 @@ static void parse_one(const char *buf, size_t n)
     free(again);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_text(char *f, size_t size)
 {
-    /* a copy of exactly size bytes, so ASan sees any read past the end */
-    char *f = malloc(size ? size : 1);
-    if (!f)
-        return 0;
-    memcpy(f, data, size);
     parse_one(f, size);
     if (size >= sizeof(exec_ckpt_head)) {
         exec_ckpt_head h;
@@ -104,6 +90,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             parse_one(f, size);
         }
     }
-    free(f);
-    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_run(data, size, FUZZ_EXACT, check_text);
 }

@@ -22,40 +22,24 @@
 
 #include "exec/exec.h"
 
-#define CHECK(cond)                                                                         \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            fprintf(stderr, "fuzz_exec_config: %s:%d: check failed: %s\n", __FILE__,        \
-                    __LINE__, #cond);                                                       \
-            abort();                                                                        \
-        }                                                                                   \
-    } while (0)
+#define FUZZ_NAME "fuzz_exec_config"
+#include "fuzz_util.h"
 
 static void check_failure(int rc, const st_err *err)
 {
     CHECK(rc == ST_EPARSE || rc == ST_EINVAL);
-    CHECK(err->code == rc);
-    size_t n = strnlen(err->msg, ST_MSG_MAX);
-    CHECK(n > 0 && n < ST_MSG_MAX);
-    CHECK(strchr(err->msg, '\n') == NULL);
+    fuzz_check_err_msg(rc, err, 1);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_text(char *text, size_t size)
 {
     static exec_config cfg, back;
-    char *text = malloc(size + 1);
-    if (!text)
-        return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
+    (void)size;
     st_err err = {0};
     int rc = exec_config_parse(text, &cfg, &err);
-    free(text);
     if (rc != ST_OK) {
         check_failure(rc, &err);
-        return 0;
+        return;
     }
     CHECK(err.code == ST_OK);
     const plan_model *m = &cfg.model;
@@ -74,21 +58,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* what is written reads back to the same text */
     char *a = exec_config_json(&cfg);
     if (!a)
-        return 0;
+        return;
     st_err err2 = {0};
     rc = exec_config_parse(a, &back, &err2);
-    if (rc != ST_OK) {
-        fprintf(stderr, "fuzz_exec_config: the config written does not read back: %s\n%s\n",
-                err2.msg, a);
-        abort();
-    }
-    char *b = exec_config_json(&back);
-    if (b && strcmp(a, b) != 0) {
-        fprintf(stderr, "fuzz_exec_config: written twice, two texts:\n%s\n%s\n", a, b);
-        abort();
-    }
-    free(a);
-    free(b);
+    fuzz_check_round_trip("config", a, rc, &err2, rc == ST_OK ? exec_config_json(&back) : NULL);
 
     /* the checks against the job's rank count: a status either way */
     int64_t ranks = (int64_t)l->tp * l->pp * l->dp;
@@ -96,5 +69,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc = exec_config_check(&cfg, ranks <= INT32_MAX ? (int)ranks : 1, &err3);
     if (rc != ST_OK)
         check_failure(rc, &err3);
-    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_run(data, size, FUZZ_CSTR, check_text);
 }

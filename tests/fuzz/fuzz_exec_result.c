@@ -21,14 +21,8 @@
 
 #include "exec/exec.h"
 
-#define CHECK(cond)                                                                         \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            fprintf(stderr, "fuzz_exec_result: %s:%d: check failed: %s\n", __FILE__,        \
-                    __LINE__, #cond);                                                       \
-            abort();                                                                        \
-        }                                                                                   \
-    } while (0)
+#define FUZZ_NAME "fuzz_exec_result"
+#include "fuzz_util.h"
 
 static int phases_ok(const exec_phases *p)
 {
@@ -39,26 +33,17 @@ static int phases_ok(const exec_phases *p)
     return 1;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_text(char *text, size_t size)
 {
-    char *text = malloc(size + 1);
-    if (!text)
-        return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
+    (void)size;
     exec_result r, back;
     st_err err = {0};
     int rc = exec_result_parse(text, &r, &err);
-    free(text);
     if (rc != ST_OK) {
         CHECK(rc == ST_EPARSE || rc == ST_EINVAL);
-        CHECK(err.code == rc);
-        size_t n = strnlen(err.msg, ST_MSG_MAX);
-        CHECK(n > 0 && n < ST_MSG_MAX && strchr(err.msg, '\n') == NULL);
+        fuzz_check_err_msg(rc, &err, 1);
         CHECK(r.steps == NULL && r.rank_stats == NULL && r.nsteps == 0 && r.nranks == 0);
-        return 0;
+        return;
     }
     CHECK(!strcmp(r.status, "ok") || !strcmp(r.status, "failed"));
     CHECK(r.ranks >= 0 && r.failed_rank >= -1);
@@ -85,21 +70,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *a = exec_result_json(&r);
     exec_result_free(&r);
     if (!a)
-        return 0;
+        return;
     st_err err2 = {0};
     rc = exec_result_parse(a, &back, &err2);
-    if (rc != ST_OK) {
-        fprintf(stderr, "fuzz_exec_result: the result written does not read back: %s\n%s\n",
-                err2.msg, a);
-        abort();
-    }
-    char *b = exec_result_json(&back);
+    fuzz_check_round_trip("result", a, rc, &err2, rc == ST_OK ? exec_result_json(&back) : NULL);
     exec_result_free(&back);
-    if (b && strcmp(a, b) != 0) {
-        fprintf(stderr, "fuzz_exec_result: written twice, two texts:\n%s\n%s\n", a, b);
-        abort();
-    }
-    free(a);
-    free(b);
-    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_run(data, size, FUZZ_CSTR, check_text);
 }

@@ -21,35 +21,18 @@
 #include "data/data.h"
 #include "planner/plan_framework.h"
 
-#define CHECK(cond)                                                                        \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "fuzz_frameworks: %s:%d: check failed: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                                \
-            abort();                                                                       \
-        }                                                                                  \
-    } while (0)
+#define FUZZ_NAME "fuzz_frameworks"
+#include "fuzz_util.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_text(char *text, size_t size)
 {
-    /* An exact-size copy, so reading past the length is caught by ASan. */
-    char *text = malloc(size ? size : 1);
-    if (!text)
-        return 0;
-    if (size)
-        memcpy(text, data, size);
     plan_framework *v = NULL;
     int n = 0, def = -1;
     st_err err = {0};
     int rc = data_frameworks_parse(text, size, "fuzz.json", &v, &n, &def, &err);
     if (rc != ST_OK) {
         CHECK(rc == ST_EPARSE || rc == ST_EINVAL || rc == ST_ENOMEM);
-        CHECK(err.code == rc);
-        size_t len = strnlen(err.msg, ST_MSG_MAX);
-        CHECK(len > 0 && len < ST_MSG_MAX);
-        CHECK(strchr(err.msg, '\n') == NULL);
+        fuzz_check_err_msg(rc, &err, 1);
         CHECK(v == NULL && n == 0);
     } else {
         CHECK(v && n >= 1 && n <= PLAN_FW_MAX && def >= 0 && def < n);
@@ -76,6 +59,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     free(v);
-    free(text);
-    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_run(data, size, FUZZ_EXACT, check_text);
 }

@@ -22,14 +22,8 @@
 
 #include "data/data.h"
 
-#define CHECK(cond)                                                                         \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            fprintf(stderr, "fuzz_prices: %s:%d: check failed: %s\n", __FILE__, __LINE__,  \
-                    #cond);                                                                 \
-            abort();                                                                        \
-        }                                                                                   \
-    } while (0)
+#define FUZZ_NAME "fuzz_prices"
+#include "fuzz_util.h"
 
 static void check_list(const data_prices *p, const data_price_list *l)
 {
@@ -48,15 +42,8 @@ static void check_list(const data_prices *p, const data_price_list *l)
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_text(char *text, size_t size)
 {
-    char *text = malloc(size ? size : 1);
-    if (!text)
-        return 0;
-    if (size)
-        memcpy(text, data, size);
     data_prices p;
     st_err err = {0};
     int rc = data_prices_parse(text, size, "fuzz.json", &p, &err);
@@ -66,13 +53,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_list(&p, &p.list[i]);
     } else {
         CHECK(rc == ST_EPARSE || rc == ST_EINVAL || rc == ST_ENOMEM);
-        CHECK(err.code == rc);
-        size_t n = strnlen(err.msg, ST_MSG_MAX);
-        CHECK(n > 0 && n < ST_MSG_MAX);
+        fuzz_check_err_msg(rc, &err, 0);
         CHECK(!strncmp(err.msg, "fuzz.json", 9));
         CHECK(p.n == 0 && p.list == NULL);
     }
     data_prices_free(&p);
-    free(text);
-    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_run(data, size, FUZZ_EXACT, check_text);
 }

@@ -21,31 +21,25 @@
 #include "common/st.h"
 #include "common/units.h"
 
+#define FUZZ_NAME "fuzz_units"
+#include "fuzz_util.h"
+
 /* The largest value units.c accepts (UNITS_MAX_VALUE there). */
 #define FUZZ_UNITS_MAX 1e30
-
-#define CHECK(cond, text)                                                                   \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            fprintf(stderr, "fuzz_units: %s:%d: check failed: %s (input \"%s\")\n", __FILE__, \
-                    __LINE__, #cond, (text));                                               \
-            abort();                                                                        \
-        }                                                                                   \
-    } while (0)
 
 static void check_err(int rc, const st_err *err, const char *text)
 {
     if (rc == ST_OK) {
-        CHECK(err->code == ST_OK, text);
-        CHECK(err->msg[0] == '\0', text);
+        CHECK_INPUT(err->code == ST_OK, text);
+        CHECK_INPUT(err->msg[0] == '\0', text);
         return;
     }
-    CHECK(rc == ST_EINVAL || rc == ST_ERANGE, text);
-    CHECK(err->code == rc, text);
+    CHECK_INPUT(rc == ST_EINVAL || rc == ST_ERANGE, text);
+    CHECK_INPUT(err->code == rc, text);
     size_t n = strnlen(err->msg, ST_MSG_MAX);
-    CHECK(n > 0 && n < ST_MSG_MAX, text);
-    CHECK(strchr(err->msg, '\n') == NULL && strchr(err->msg, '\r') == NULL, text);
-    CHECK(err->file != NULL && err->line > 0, text);
+    CHECK_INPUT(n > 0 && n < ST_MSG_MAX, text);
+    CHECK_INPUT(strchr(err->msg, '\n') == NULL && strchr(err->msg, '\r') == NULL, text);
+    CHECK_INPUT(err->file != NULL && err->line > 0, text);
 }
 
 static void format_all(double v)
@@ -69,10 +63,10 @@ static int parse_double(parse_fn fn, const char *text, double *out)
     int rc = fn(text, "--fuzz", &v, &err);
     check_err(rc, &err, text);
     if (rc == ST_OK) {
-        CHECK(isfinite(v) && v >= 0.0 && v <= FUZZ_UNITS_MAX, text);
+        CHECK_INPUT(isfinite(v) && v >= 0.0 && v <= FUZZ_UNITS_MAX, text);
         format_all(v);
     } else {
-        CHECK(v == -1.0, text);
+        CHECK_INPUT(v == -1.0, text);
     }
     *out = v;
     return rc;
@@ -91,26 +85,19 @@ static void parse_ints(const char *text, int count_rc, double count)
         int rc = units_parse_int(text, "--fuzz", ranges[i].min, ranges[i].max, &n, &err);
         check_err(rc, &err, text);
         if (rc == ST_OK) {
-            CHECK(n >= ranges[i].min && n <= ranges[i].max, text);
+            CHECK_INPUT(n >= ranges[i].min && n <= ranges[i].max, text);
             /* an integer is a count that is whole */
-            CHECK(count_rc == ST_OK, text);
-            CHECK(fabs((double)n - count) <= 1e-12 * fabs(count) + 0.5, text);
+            CHECK_INPUT(count_rc == ST_OK, text);
+            CHECK_INPUT(fabs((double)n - count) <= 1e-12 * fabs(count) + 0.5, text);
         } else {
-            CHECK(n == -77, text);
+            CHECK_INPUT(n == -77, text);
         }
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_text(char *text, size_t size)
 {
-    char *text = malloc(size + 1);
-    if (!text)
-        return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
-
+    (void)size;
     double count, bytes, rate;
     int count_rc = parse_double(units_parse_count, text, &count);
     parse_double(units_parse_bytes, text, &bytes);
@@ -123,10 +110,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         double back = -1.0;
         st_err err = {0};
         units_fmt_count(count, buf, sizeof buf);
-        CHECK(units_parse_count(buf, "--fuzz", &back, &err) == ST_OK, buf);
-        CHECK(fabs(back - count) <= fmax(0.5, 5.01e-3 * count), buf);
+        CHECK_INPUT(units_parse_count(buf, "--fuzz", &back, &err) == ST_OK, buf);
+        CHECK_INPUT(fabs(back - count) <= fmax(0.5, 5.01e-3 * count), buf);
     }
+}
 
-    free(text);
-    return 0;
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_run(data, size, FUZZ_CSTR, check_text);
 }
