@@ -49,6 +49,15 @@ static plan_validate_result *run(const plan_validate_row *row)
     return &r;
 }
 
+/* A row run but not compared, for a reason that contains why. */
+static const plan_validate_result *refused(const plan_validate_row *row, const char *why)
+{
+    const plan_validate_result *r = run(row);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, why));
+    return r;
+}
+
 /* The prediction is plan_evaluate's step time of the layout it reports, and
  * the error is (predicted - reference) / reference. */
 static void check_error_arithmetic(const plan_validate_result *r)
@@ -218,9 +227,7 @@ static void test_dgxc_cp2(void **state)
     assert_true(r->compared);
     assert_int_equal(r->layout.dp, 2);
     x.dp = "4";
-    r = run(&x);
-    assert_false(r->compared);
-    assert_non_null(strstr(r->reason, "128"));
+    refused(&x, "128");
 
     /* a head size column: the one it gives (the queries 64 x 160 = 10240
      * wide, which Megatron's FLOP count follows as kv_channels), else
@@ -235,9 +242,7 @@ static void test_dgxc_cp2(void **state)
     assert_int_equal(plan_model_attn_width(&r->model), 10240);
     assert_true(plan_validate_megatron_flops(&r->model, 128) > base);
     x.head_dim = "wide";
-    r = run(&x);
-    assert_false(r->compared);
-    assert_non_null(strstr(r->reason, "head_dim"));
+    refused(&x, "head_dim");
 }
 
 /* The SageMaker reference configurations publish no shape. */
@@ -253,10 +258,8 @@ static void test_smp_reference(void **state)
         .optimizer_sharding = "SMP optimizer state sharding (True)",
         .framework = "SageMaker model parallel library v1 (smdistributed.modelparallel)",
     };
-    const plan_validate_result *r = run(&smp);
-    assert_false(r->compared);
+    const plan_validate_result *r = refused(&smp, "shape not published");
     assert_false(r->have_model);
-    assert_non_null(strstr(r->reason, "shape not published"));
 
     /* Given a shape, the row maps to 16 p4d.24xlarge through instance_type,
      * and still has no measurement to compare. */
@@ -335,9 +338,7 @@ static void test_derived_batch(void **state)
 
     /* Without TFLOP/s the batch cannot be recovered. */
     probe.tflops_per_gpu = "";
-    r = run(&probe);
-    assert_false(r->compared);
-    assert_non_null(strstr(r->reason, "global batch not published"));
+    refused(&probe, "global batch not published");
 }
 
 static void test_bad_rows(void **state)
@@ -345,65 +346,46 @@ static void test_bad_rows(void **state)
     (void)state;
     plan_validate_row x = narayanan_23;
     x.num_layers = "24.5";
-    const plan_validate_result *r = run(&x);
-    assert_false(r->compared);
-    assert_non_null(strstr(r->reason, "num_layers '24.5'"));
+    refused(&x, "num_layers '24.5'");
 
     x = narayanan_23;
     x.tp = "3"; /* does not divide 32 GPUs */
-    r = run(&x);
-    assert_false(r->compared);
-    assert_non_null(strstr(r->reason, "does not divide"));
+    refused(&x, "does not divide");
 
     x = narayanan_23;
     x.tflops_per_gpu = "";
-    r = run(&x);
-    assert_false(r->compared);
-    assert_non_null(strstr(r->reason, "neither"));
+    refused(&x, "neither");
 
     x = narayanan_23;
     x.tflops_convention = "vendor marketing";
-    r = run(&x);
-    assert_false(r->compared);
-    assert_non_null(strstr(r->reason, "convention"));
+    refused(&x, "convention");
 
     x = narayanan_23;
     x.gpu_type = "TPU v4";
     x.interconnect = "";
-    r = run(&x);
-    assert_false(r->compared);
-    assert_non_null(strstr(r->reason, "no catalog GPU"));
+    refused(&x, "no catalog GPU");
 
     x = narayanan_23;
     x.gpu_type = "NVIDIA A100 PCIe 80GB"; /* not the SXM module the catalog has */
-    r = run(&x);
-    assert_false(r->compared);
-    assert_non_null(strstr(r->reason, "PCIe board"));
+    refused(&x, "PCIe board");
 
     x = narayanan_23;
     x.gpu_type = "GH200 96GB"; /* Grace Hopper names no catalog chip as a word */
-    r = run(&x);
-    assert_false(r->compared);
-    assert_non_null(strstr(r->reason, "the catalog has"));
+    refused(&x, "the catalog has");
 
     x = narayanan_23;
     x.gpu_type = "nvidia a100-sxm4-80gb"; /* the same module, spelt otherwise */
-    r = run(&x);
-    assert_true(r->compared);
+    assert_true(run(&x)->compared);
 
     x = narayanan_23;
     x.recompute = "sometimes";
-    r = run(&x);
-    assert_false(r->compared);
-    assert_non_null(strstr(r->reason, "recompute 'sometimes'"));
+    refused(&x, "recompute 'sometimes'");
 
     x = narayanan_23;
     x.num_gpus = "36"; /* 4.5 DGX A100 nodes */
     x.dp = "36";
     x.global_batch_size = "576";
-    r = run(&x);
-    assert_false(r->compared);
-    assert_non_null(strstr(r->reason, "whole number"));
+    refused(&x, "whole number");
 }
 
 /* A catalog without the row's GPU: the row says so. */
