@@ -17,47 +17,25 @@
 
 static plan_gpu gpu;
 static plan_instance inst;
-static plan_curve flat;
 
 /* 8 GPUs of 80 GB per node, flat efficiency curves, round numbers. */
 static void make_cluster(plan_cluster *c, int nodes)
 {
-    memset(&gpu, 0, sizeof gpu);
-    strcpy(gpu.name, "TEST-80GB");
-    gpu.mem_bytes = 80e9;
-    gpu.peak_flops = 300e12;
-    gpu.hbm_bps = 2e12;
-    gpu.gemm_eff_max = 0.8;
-    gpu.gemm_dim_half = 96;
-    gpu.misaligned_factor = 0.5;
-    gpu.hbm_eff = 0.8;
-    gpu.flash_eff = 0.5;
-    memset(&flat, 0, sizeof flat);
-    strcpy(flat.name, "flat");
-    flat.n = 1;
-    flat.log2_bytes[0] = 20;
-    flat.eff[0] = 1.0;
-    memset(&inst, 0, sizeof inst);
-    strcpy(inst.name, "test.8x");
-    strcpy(inst.gpu, gpu.name);
-    inst.gpus_per_node = 8;
-    inst.nvlink_bps = 300e9;
-    inst.nvswitch = 1;
-    inst.intra_busbw_bps = 230e9;
-    inst.intra_latency_s = 10e-6;
-    inst.net_bps = 50e9;
-    inst.net_latency_s = 50e-6;
-    inst.net_ring_eff = inst.net_tree_eff = 1.0;
-    inst.net_latency_nodes = 2;
-    inst.price_per_hour = 32.0;
-    c->inst = &inst;
-    c->gpu = &gpu;
-    c->intra_curve = &flat;
-    c->net_curve = &flat;
-    c->nodes = nodes;
-    c->gpus = nodes * 8;
-    gpu.gemm_ceiling = 1.0;
-    plan_cluster_use(NULL, NULL, c); /* the GPU's own efficiencies */
+    gpu = (plan_gpu){.name = "TEST-80GB", .mem_bytes = 80e9, .peak_flops = 300e12,
+                     .hbm_bps = 2e12, .gemm_eff_max = 0.8, .gemm_dim_half = 96,
+                     .misaligned_factor = 0.5, .hbm_eff = 0.8, .flash_eff = 0.5,
+                     .gemm_ceiling = 1.0};
+    inst = (plan_instance){.name = "test.8x", .gpus_per_node = 8, .nvlink_bps = 300e9,
+                           .nvswitch = 1, .intra_busbw_bps = 230e9, .intra_latency_s = 10e-6,
+                           .net_bps = 50e9, .net_latency_s = 50e-6, .net_ring_eff = 1.0,
+                           .net_tree_eff = 1.0, .net_latency_nodes = 2, .price_per_hour = 32.0};
+    test_cluster_flat(c, &gpu, &inst, nodes);
+}
+
+static void finish(plan_model *m)
+{
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(m, &err), ST_OK);
 }
 
 static plan_model model_13(void)
@@ -65,9 +43,23 @@ static plan_model model_13(void)
     plan_model m = {.arch = PLAN_ARCH_GPT, .layers = 13, .hidden = 1536, .heads = 12,
                     .kv_heads = 12, .ffn = 4 * 1536, .seq = 1024, .vocab = 51200,
                     .tied_embedding = 1};
-    st_err err = {0};
-    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    finish(&m);
     return m;
+}
+
+/* plan_evaluate, which must succeed (a rejected layout is a result). */
+static void eval(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                 plan_estimate *e)
+{
+    st_err err = {0};
+    assert_int_equal(plan_evaluate(m, c, l, e, NULL, &err), ST_OK);
+}
+
+/* One node (make_cluster) and the 13-layer model. */
+static plan_model one_node_13(plan_cluster *c)
+{
+    make_cluster(c, 1);
+    return model_13();
 }
 
 static plan_layout layout(int tp, int pp, int dp, int mbs, int m)
@@ -90,12 +82,10 @@ static plan_layout layout(int tp, int pp, int dp, int mbs, int m)
 static void activations_tp_closed_form(void **state)
 {
     plan_cluster c;
-    make_cluster(&c, 1);
-    plan_model m = model_13();
+    plan_model m = one_node_13(&c);
     plan_layout l = layout(2, 1, 4, 3, 5);
     plan_estimate e;
-    st_err err = {0};
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e);
     double s = 1024, b = 3, h = 1536, a = 12, t = 2;
     double per_layer = s * b * h * (10 + 24 / t + 5 * a * s / (h * t));
     double embed = s * b * h * 3; /* embedding output + dropout mask, stage 0 */
@@ -103,18 +93,18 @@ static void activations_tp_closed_form(void **state)
 
     /* With SP everything divides by t: sbh(34 + 5as/h)/t. */
     l.sequence_parallel = 1;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e);
     per_layer = s * b * h * (34 + 5 * a * s / h) / t;
     assert_rel(e.mem.activations_bytes, 13 * per_layer + embed / t, 1e-12);
 
     /* Selective recompute drops the 5as/h term. */
     l.recompute = PLAN_RECOMP_SELECTIVE;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e);
     assert_rel(e.mem.activations_bytes, 13 * s * b * h * 34 / t + embed / t, 1e-12);
 
     /* Full recompute keeps 2sbh/t per layer (the checkpointed input). */
     l.recompute = PLAN_RECOMP_FULL;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e);
     assert_rel(e.mem.activations_bytes, 13 * 2 * s * b * h / t + embed / t, 1e-12);
 }
 
@@ -125,20 +115,18 @@ static void activations_tp_closed_form(void **state)
 static void activations_head_size(void **state)
 {
     plan_cluster c;
-    make_cluster(&c, 1);
-    plan_model m = model_13();
+    plan_model m = one_node_13(&c);
     m.head_dim = 160;
-    st_err err = {0};
-    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    finish(&m);
     plan_layout l = layout(2, 1, 4, 3, 5);
     plan_estimate e;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e);
     double s = 1024, b = 3, h = 1536, a = 12, t = 2, q = 1920;
     double per_layer = s * b * (10 * h + (8 * q + 16 * h) / t + 5 * a * s / t);
     assert_rel(e.mem.activations_bytes, 13 * per_layer + s * b * h * 3, 1e-12);
     /* TP divides heads, not the head size: 12 heads over 4 */
     l = layout(4, 1, 2, 3, 5);
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e);
     assert_int_equal(e.reject, PLAN_OK);
 }
 
@@ -152,36 +140,34 @@ static void attention_window(void **state)
 {
     (void)state;
     plan_cluster c;
-    make_cluster(&c, 1);
-    plan_model m = model_13();
+    plan_model m = one_node_13(&c);
     m.seq = 4096;
-    st_err err = {0};
-    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    finish(&m);
     plan_layout l = layout(1, 1, 8, 1, 2);
     l.flash_attention = 1;
     l.attention = PLAN_ATTN_FLASH2;
     plan_estimate full, win;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &full, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &full);
     m.sliding_window = 1024;
-    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
-    assert_int_equal(plan_evaluate(&m, &c, &l, &win, NULL, &err), ST_OK);
+    finish(&m);
+    eval(&m, &c, &l, &win);
     double band = 1024 * (1 - 1024 / (2.0 * 4096));
     assert_rel(band, 896, 0);
     assert_rel(win.compute.attn_s, full.compute.attn_s * band / 2048, 1e-12);
     assert_rel(win.compute.gemm_s, full.compute.gemm_s, 1e-15);
     assert_rel(win.mem.total_bytes, full.mem.total_bytes, 1e-15);
     m.sliding_window_pattern = 2;
-    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
-    assert_int_equal(plan_evaluate(&m, &c, &l, &win, NULL, &err), ST_OK);
+    finish(&m);
+    eval(&m, &c, &l, &win);
     assert_rel(win.compute.attn_s, full.compute.attn_s * (6 * 2048 + 7 * band) / (13 * 2048),
                1e-12);
     /* unfused: every score computed, then masked */
     l.flash_attention = 0;
     l.attention = PLAN_ATTN_UNFUSED;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &win, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &win);
     m.sliding_window = 0;
-    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
-    assert_int_equal(plan_evaluate(&m, &c, &l, &full, NULL, &err), ST_OK);
+    finish(&m);
+    eval(&m, &c, &l, &full);
     assert_rel(win.compute.attn_s, full.compute.attn_s, 1e-15);
 }
 
@@ -189,25 +175,23 @@ static void attention_window(void **state)
 static void zero_state_bytes(void **state)
 {
     plan_cluster c;
-    make_cluster(&c, 1);
-    plan_model m = model_13();
+    plan_model m = one_node_13(&c);
     plan_layout l = layout(2, 1, 4, 1, 4);
     plan_estimate e;
-    st_err err = {0};
     double P = (double)m.params / 2; /* pp 1, tied: everything on the stage, split by TP */
     double P_tp = (13.0 * m.params_layer + m.params_embedding) / 2 + m.params_final_norm;
     (void)P;
     l.sharding = PLAN_SHARD_NONE;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e);
     assert_rel(e.mem.weights_bytes, 2 * P_tp, 1e-12);
     assert_rel(e.mem.grads_bytes, 2 * P_tp, 1e-12);
     assert_rel(e.mem.optimizer_bytes, 12 * P_tp, 1e-12);
     l.sharding = PLAN_SHARD_OPTIMIZER;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e);
     assert_rel(e.mem.optimizer_bytes, 12 * P_tp / 4, 1e-12);
     assert_rel(e.mem.grads_bytes, 2 * P_tp, 1e-12);
     l.sharding = PLAN_SHARD_GRADIENTS;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e);
     assert_rel(e.mem.grads_bytes, 2 * P_tp / 4, 1e-12);
 }
 
@@ -217,13 +201,12 @@ static void invariants(void **state)
     plan_cluster c;
     make_cluster(&c, 2);
     plan_model m = model_13();
-    st_err err = {0};
     double prev = 1e300;
     for (int sh = 0; sh < PLAN_SHARD__COUNT; sh++) {
         plan_layout l = layout(2, 2, 4, 2, 8);
         l.sharding = (plan_sharding)sh;
         plan_estimate e;
-        assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+        eval(&m, &c, &l, &e);
         assert_true(e.mem.total_bytes <= prev);
         prev = e.mem.total_bytes;
         const plan_mem *x = &e.mem;
@@ -249,7 +232,7 @@ static void check_stage_terms(const plan_model *m, const plan_cluster *c, const 
 {
     plan_estimate e;
     st_err err = {0};
-    assert_int_equal(plan_evaluate(m, c, l, &e, NULL, &err), ST_OK);
+    eval(m, c, l, &e);
     assert_true(e.reject == PLAN_OK || e.reject == PLAN_REJ_OOM);
     assert_int_equal(e.nstages, l->pp);
     plan_mem *all = calloc(PLAN_PP_MAX, sizeof *all);
@@ -295,7 +278,7 @@ static void stage_terms(void **state)
     }
     l = layout(1, 8, 1, 1, 12); /* 13 layers over 8 stages: uneven */
     plan_estimate e;
-    assert_int_equal(plan_evaluate(&m, &c1, &l, &e, NULL, &err), ST_OK);
+    eval(&m, &c1, &l, &e);
     int lo = e.stage_layers[0], hi = e.stage_layers[0];
     for (int s = 1; s < 8; s++) {
         lo = e.stage_layers[s] < lo ? e.stage_layers[s] : lo;
@@ -323,7 +306,7 @@ static void stage_terms(void **state)
     /* Out of memory is a result: its stages still have their terms. */
     gpu.mem_bytes = 1e9;
     l = layout(2, 2, 2, 3, 5);
-    assert_int_equal(plan_evaluate(&m, &c1, &l, &e, NULL, &err), ST_OK);
+    eval(&m, &c1, &l, &e);
     assert_int_equal(e.reject, PLAN_REJ_OOM);
     check_stage_terms(&m, &c1, &l);
 
@@ -348,7 +331,7 @@ static void stage_terms(void **state)
     plan_cluster c3;
     make_cluster(&c3, 3);
     l = layout(1, 3, 8, 1, 4);
-    assert_int_equal(plan_evaluate(&m, &c3, &l, &e, NULL, &err), ST_OK);
+    eval(&m, &c3, &l, &e);
     assert_int_equal(e.reject, PLAN_REJ_PLACEMENT);
     assert_int_equal(plan_stage_mem(&m, &c3, &l, 0, one, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "placement"));
@@ -359,28 +342,26 @@ static void stage_terms(void **state)
 static void bubble_ratios(void **state)
 {
     plan_cluster c;
-    make_cluster(&c, 1);
-    plan_model m = model_13();
+    plan_model m = one_node_13(&c);
     m.layers = 16;
-    st_err err = {0};
-    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    finish(&m);
     plan_estimate e8, e16, ev, ez;
     plan_layout l = layout(1, 4, 2, 1, 8);
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e8, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e8);
     plan_layout l16 = layout(1, 4, 2, 1, 16);
-    assert_int_equal(plan_evaluate(&m, &c, &l16, &e16, NULL, &err), ST_OK);
+    eval(&m, &c, &l16, &e16);
     assert_rel(e8.time.bubble_s, e16.time.bubble_s, 1e-9);
     assert_true(e8.time.bubble_s > 0);
 
     plan_layout lz = l;
     lz.schedule = PLAN_SCHED_ZB_H1;
-    assert_int_equal(plan_evaluate(&m, &c, &lz, &ez, NULL, &err), ST_OK);
+    eval(&m, &c, &lz, &ez);
     assert_rel(ez.time.bubble_s, e8.time.bubble_s / 3, 1e-9);
 
     plan_layout lv = l;
     lv.schedule = PLAN_SCHED_VIRTUAL;
     lv.virtual_stages = 2;
-    assert_int_equal(plan_evaluate(&m, &c, &lv, &ev, NULL, &err), ST_OK);
+    eval(&m, &c, &lv, &ev);
     /* p2p per microbatch doubles with v, so the ratio is close to, not exactly, 1/2 */
     assert_rel(ev.time.bubble_s, e8.time.bubble_s / 2, 0.02);
 
@@ -389,7 +370,7 @@ static void bubble_ratios(void **state)
     lg.schedule = PLAN_SCHED_SIMPLE;
     lg.active_microbatches = 8;
     plan_estimate eg;
-    assert_int_equal(plan_evaluate(&m, &c, &lg, &eg, NULL, &err), ST_OK);
+    eval(&m, &c, &lg, &eg);
     assert_int_equal(eg.stage_inflight[0], 8);
     assert_int_equal(e8.stage_inflight[0], 4);
     assert_int_equal(e8.stage_inflight[3], 1);
@@ -477,15 +458,13 @@ static void gemm_alignment_tiers(void **state)
 static void host_time_per_kernel(void **state)
 {
     plan_cluster c;
-    make_cluster(&c, 1);
-    plan_model m = model_13();
-    st_err err = {0};
+    plan_model m = one_node_13(&c);
     plan_layout l = layout(1, 1, 8, 2, 4);
     l.recompute = PLAN_RECOMP_FULL;
     plan_estimate async, blocking;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &async, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &async);
     l.launch_blocking = 1;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &blocking, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &blocking);
     /* forward, recomputed forward and backward of 13 layers, 4 microbatches */
     double host = 4 * 13 * (2 * PLAN__KERNELS_FWD + PLAN__KERNELS_BWD) * plan_framework_get(l.framework)->host_op_s;
     assert_int_equal(async.reject, PLAN_OK);
@@ -493,9 +472,9 @@ static void host_time_per_kernel(void **state)
     /* fused attention: 3 and 6 kernels fewer per layer */
     l.flash_attention = 1;
     l.launch_blocking = 0;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &async, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &async);
     l.launch_blocking = 1;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &blocking, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &blocking);
     host = 4 * 13 *
            (2 * (PLAN__KERNELS_FWD - PLAN__KERNELS_ATTN_FWD + 1) + PLAN__KERNELS_BWD -
             PLAN__KERNELS_ATTN_BWD + 1) *
@@ -506,13 +485,26 @@ static void host_time_per_kernel(void **state)
      * launched the next, so the host sets the pace */
     plan_model tiny = {.arch = PLAN_ARCH_GPT, .layers = 4, .hidden = 64, .heads = 2,
                        .kv_heads = 2, .ffn = 256, .seq = 64, .vocab = 512, .tied_embedding = 1};
-    assert_int_equal(plan_model_finish(&tiny, &err), ST_OK);
+    finish(&tiny);
     l = layout(1, 1, 8, 1, 8);
     l.recompute = PLAN_RECOMP_NONE;
-    assert_int_equal(plan_evaluate(&tiny, &c, &l, &async, NULL, &err), ST_OK);
+    eval(&tiny, &c, &l, &async);
     assert_int_equal(async.reject, PLAN_OK);
     assert_true(async.time.compute_s >=
                 8 * 4 * (PLAN__KERNELS_FWD + PLAN__KERNELS_BWD) * plan_framework_get(l.framework)->host_op_s);
+}
+
+/* The span of the group along axis: ranks per node and nodes (-1: not
+ * checked). */
+static void check_span(const plan_layout *l, const plan_cluster *c, char axis, int ranks_per_node,
+                       int nodes)
+{
+    plan__span s;
+    assert_int_equal(plan__span_of(l, c, axis, &s), 0);
+    if (ranks_per_node >= 0)
+        assert_int_equal(s.ranks_per_node, ranks_per_node);
+    if (nodes >= 0)
+        assert_int_equal(s.nodes, nodes);
 }
 
 static void placement_spans(void **state)
@@ -520,46 +512,34 @@ static void placement_spans(void **state)
     plan_cluster c;
     make_cluster(&c, 4);
     plan_layout l = layout(8, 2, 2, 1, 2);
-    plan__span s;
-    assert_int_equal(plan__span_of(&l, &c, 'T', &s), 0);
-    assert_int_equal(s.ranks_per_node, 8);
-    assert_int_equal(s.nodes, 1);
-    assert_int_equal(plan__span_of(&l, &c, 'P', &s), 0);
-    assert_int_equal(s.ranks_per_node, 1);
-    assert_int_equal(s.nodes, 2);
+    check_span(&l, &c, 'T', 8, 1);
+    check_span(&l, &c, 'P', 1, 2);
     l = layout(2, 4, 4, 1, 4);
     memcpy(l.placement, "DPT", 4); /* P stride 2: 4 stages inside a node */
-    assert_int_equal(plan__span_of(&l, &c, 'P', &s), 0);
-    assert_int_equal(s.ranks_per_node, 4);
-    assert_int_equal(s.nodes, 1);
-    assert_int_equal(plan__span_of(&l, &c, 'D', &s), 0);
-    assert_int_equal(s.ranks_per_node, 1);
-    assert_int_equal(s.nodes, 4);
+    check_span(&l, &c, 'P', 4, 1);
+    check_span(&l, &c, 'D', 1, 4);
     memcpy(l.placement, "TPD", 4); /* spread: DP innermost, TP stride 16 */
-    assert_int_equal(plan__span_of(&l, &c, 'T', &s), 0);
-    assert_int_equal(s.nodes, 2);
-    assert_int_equal(plan__span_of(&l, &c, 'D', &s), 0);
-    assert_int_equal(s.ranks_per_node, 4);
+    check_span(&l, &c, 'T', -1, 2);
+    check_span(&l, &c, 'D', 4, -1);
 }
 
 static void rejections(void **state)
 {
     plan_cluster c;
-    make_cluster(&c, 1);
-    plan_model m = model_13();
+    plan_model m = one_node_13(&c);
     st_err err = {0};
     plan_estimate e;
     plan_layout l = layout(8, 1, 1, 1, 1); /* 12 heads, TP 8 */
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e);
     assert_int_equal(e.reject, PLAN_REJ_HEADS);
     l = layout(2, 2, 2, 1, 4);
     l.global_batch = 7;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e);
     assert_int_equal(e.reject, PLAN_REJ_BATCH);
     l = layout(1, 8, 1, 1, 12);
     l.schedule = PLAN_SCHED_VIRTUAL;
     l.virtual_stages = 2; /* 16 chunks for 13 layers */
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e);
     assert_int_equal(e.reject, PLAN_REJ_LAYERS);
     l = layout(2, 1, 4, 1, 1);
     l.micro_batch = 0;
@@ -648,18 +628,17 @@ static void attention_generations(void **state)
     assert_rel(attn_f(&c, PLAN_ATTN_FLASH3), 0.6, 0);
 
     plan_model m = model_13();
-    st_err err = {0};
     plan_layout l = layout(1, 1, 8, 2, 4);
     plan_estimate e2, ec;
     l.flash_attention = 1;
     l.attention = PLAN_ATTN_FLASH2;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e2, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e2);
     l.attention = PLAN_ATTN_CUDNN;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &ec, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &ec);
     assert_rel(ec.compute.attn_s, e2.compute.attn_s * 0.5 / 0.361, 1e-9);
     /* a fused kernel without a generation is FlashAttention-2 */
     l.attention = PLAN_ATTN_UNFUSED;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &ec, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &ec);
     assert_rel(ec.compute.attn_s, e2.compute.attn_s, 1e-12);
 
     /* measured per direction (FlashAttention-2 on an H100 through PyTorch:
@@ -678,11 +657,11 @@ static void attention_generations(void **state)
     assert_rel(attn_f(&c, PLAN_ATTN_CUDNN), 0.523, 0);
     assert_rel(attn_b(&c, PLAN_ATTN_CUDNN), 0.321, 0);
     l.attention = PLAN_ATTN_FLASH2;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e2, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e2);
     /* forward F / 0.285 + backward 2.5 F / 0.193, against 3.5 F / 0.5 before */
     double per_f = 1.0 / 0.285 + 2.5 / 0.193;
     l.attention = PLAN_ATTN_CUDNN;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &ec, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &ec);
     assert_rel(ec.compute.attn_s, e2.compute.attn_s * (1.0 / 0.523 + 2.5 / 0.321) / per_f, 1e-9);
     gpu.flash2_fwd_eff = gpu.flash2_bwd_eff = gpu.cudnn_fwd_eff = gpu.cudnn_bwd_eff = 0;
     gpu.fp8_peak_flops = 0;
@@ -723,14 +702,13 @@ static void collectives_take_sms(void **state)
     plan_layout l = layout(1, 1, 16, 2, 4);
     l.flash_attention = 1;
     plan_estimate e0, e1;
-    st_err err = {0};
     assert_rel(plan__comm_sm_frac(&c), 0.0, 0);
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e0, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e0);
     gpu.sms = 100;
     assert_rel(plan__comm_sm_frac(&c), 0.0, 0); /* channels not known */
     inst.nccl_channels = 20;
     assert_rel(plan__comm_sm_frac(&c), 0.2, 0);
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e1, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e1);
     const plan_time *t0 = &e0.time, *t1 = &e1.time;
     assert_true(t0->dp_total_s > t0->dp_exposed_s); /* something was hidden */
     assert_rel(t1->dp_exposed_s, t0->dp_exposed_s + 0.2 * (t0->dp_total_s - t0->dp_exposed_s), 1e-12);
@@ -740,9 +718,9 @@ static void collectives_take_sms(void **state)
     /* ZeRO-3: the gathers hidden behind each layer's compute */
     l.sharding = PLAN_SHARD_PARAMS;
     gpu.sms = 0;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e0, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e0);
     gpu.sms = 100;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e1, NULL, &err), ST_OK);
+    eval(&m, &c, &l, &e1);
     assert_true(e1.time.dp_exposed_s > e0.time.dp_exposed_s);
     assert_true(e1.time.dp_exposed_s <= e1.time.dp_total_s);
     assert_rel(e1.time.dp_total_s, e0.time.dp_total_s, 0);

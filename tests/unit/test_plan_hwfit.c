@@ -97,40 +97,18 @@ static void fit_by_groups(void **state)
 
 static plan_gpu gpu;
 static plan_instance inst;
-static plan_curve flat;
 
 /* One GPU per node, round numbers. */
 static void make_cluster(plan_cluster *c)
 {
-    memset(&gpu, 0, sizeof gpu);
-    strcpy(gpu.name, "CPU-TEST");
-    gpu.mem_bytes = 1e12;
-    gpu.peak_flops = 2e11;
-    gpu.hbm_bps = 2e10;
-    gpu.gemm_eff_max = 1.0;
-    gpu.gemm_dim_half = 16;
-    gpu.misaligned_factor = 1.0;
-    gpu.hbm_eff = 0.5;
-    gpu.flash_eff = 1.0;
-    memset(&flat, 0, sizeof flat);
-    strcpy(flat.name, "flat");
-    flat.n = 1;
-    flat.log2_bytes[0] = 20;
-    flat.eff[0] = 1.0;
-    memset(&inst, 0, sizeof inst);
-    strcpy(inst.name, "host-test");
-    strcpy(inst.gpu, gpu.name);
-    inst.gpus_per_node = 1;
-    inst.nvlink_bps = inst.intra_busbw_bps = inst.net_bps = 1e10;
-    inst.intra_latency_s = inst.net_latency_s = 2e-6;
-    inst.net_ring_eff = inst.net_tree_eff = 1.0;
-    inst.net_latency_nodes = 2;
-    c->inst = &inst;
-    c->gpu = &gpu;
-    c->intra_curve = c->net_curve = &flat;
-    c->nodes = 1;
-    c->gpus = 1;
-    plan_cluster_use(NULL, NULL, c);
+    gpu = (plan_gpu){.name = "CPU-TEST", .mem_bytes = 1e12, .peak_flops = 2e11, .hbm_bps = 2e10,
+                     .gemm_eff_max = 1.0, .gemm_dim_half = 16, .misaligned_factor = 1.0,
+                     .hbm_eff = 0.5, .flash_eff = 1.0};
+    inst = (plan_instance){.name = "host-test", .gpus_per_node = 1, .nvlink_bps = 1e10,
+                           .intra_busbw_bps = 1e10, .net_bps = 1e10, .intra_latency_s = 2e-6,
+                           .net_latency_s = 2e-6, .net_ring_eff = 1.0, .net_tree_eff = 1.0,
+                           .net_latency_nodes = 2};
+    test_cluster_flat(c, &gpu, &inst, 1);
 }
 
 static plan_model model(plan_arch arch)
@@ -204,6 +182,27 @@ static void compute_floors(void **state)
     }
 }
 
+/* One rank's step (3 x 5 microbatches) of the GPT model (no dropout, as
+ * the executor trains) with the unfused attention, on the cluster as
+ * make_cluster leaves it (no measured attention rates or times): e0. */
+typedef struct {
+    plan_cluster c;
+    plan_model m;
+    plan_layout l;
+    plan_estimate e0;
+} plain_step;
+
+static void plain_attention_step(plain_step *p)
+{
+    make_cluster(&p->c);
+    p->m = model(PLAN_ARCH_GPT);
+    assert_int_equal(p->m.dropout, PLAN_DROPOUT_OFF);
+    p->l = one_rank(3, 5);
+    p->l.flash_attention = 0;
+    st_err err = {0};
+    assert_int_equal(plan_evaluate(&p->m, &p->c, &p->l, &p->e0, NULL, &err), ST_OK);
+}
+
 /* The attention core's measured rates bound the unfused attention: with
  * rates far below the GEMM model, a step's attention time is exactly the
  * counted work over them (4 d per score forward, 8 d backward, the full
@@ -211,26 +210,22 @@ static void compute_floors(void **state)
 static void attention_rates(void **state)
 {
     (void)state;
-    plan_cluster c;
-    make_cluster(&c);
+    plain_step p;
+    plain_attention_step(&p);
+    plan_estimate e1;
     st_err err = {0};
-    plan_model m = model(PLAN_ARCH_GPT);
-    plan_layout l = one_rank(3, 5);
-    l.flash_attention = 0;
-    plan_estimate e0, e1;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e0, NULL, &err), ST_OK);
     gpu.attn_fwd_flops = 1e9;
     gpu.attn_bwd_flops = 2e9;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e1, NULL, &err), ST_OK);
+    assert_int_equal(plan_evaluate(&p.m, &p.c, &p.l, &e1, NULL, &err), ST_OK);
     double scores = 3.0 * 10 * 384 * 384, d = 64;
     double want = 13 * 5 * (4 * scores * d / 1e9 + 8 * scores * d / 2e9);
     assert_rel(e1.compute.attn_s, want, 1e-9);
-    assert_true(e1.compute.attn_s > e0.compute.attn_s);
-    assert_rel(e1.time.compute_s - e0.time.compute_s, want - e0.compute.attn_s, 1e-9);
+    assert_true(e1.compute.attn_s > p.e0.compute.attn_s);
+    assert_rel(e1.time.compute_s - p.e0.time.compute_s, want - p.e0.compute.attn_s, 1e-9);
     /* rates far above it: the GEMM model and the scores' bytes decide */
     gpu.attn_fwd_flops = gpu.attn_bwd_flops = 1e20;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e1, NULL, &err), ST_OK);
-    assert_true(e1.time.compute_s == e0.time.compute_s);
+    assert_int_equal(plan_evaluate(&p.m, &p.c, &p.l, &e1, NULL, &err), ST_OK);
+    assert_true(e1.time.compute_s == p.e0.time.compute_s);
 }
 
 /* The plain core's row kernels: a measured time per score row (batch x
@@ -241,23 +236,18 @@ static void attention_rates(void **state)
 static void attention_rows(void **state)
 {
     (void)state;
-    plan_cluster c;
-    make_cluster(&c);
-    gpu.attn_fwd_flops = gpu.attn_bwd_flops = 0;
+    plain_step p;
+    plain_attention_step(&p);
+    plan_estimate e1;
+    assert_true(gpu.attn_fwd_flops == 0 && gpu.attn_bwd_flops == 0);
     st_err err = {0};
-    plan_model m = model(PLAN_ARCH_GPT);
-    m.dropout = PLAN_DROPOUT_OFF; /* as the executor trains */
-    plan_layout l = one_rank(3, 5);
-    l.flash_attention = 0;
-    plan_estimate e0, e1;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e0, NULL, &err), ST_OK);
     double f = 0, b = 0, nb = 3.0 * 10, T = 384;
     assert_int_equal(plan_attn_plain_time(&gpu, nb, T, T, 64, &f, &b, &err), ST_OK);
-    assert_rel(e0.compute.attn_s, 13 * 5 * (f + b), 1e-12);
+    assert_rel(p.e0.compute.attn_s, 13 * 5 * (f + b), 1e-12);
     gpu.attn_row_fwd_s = 3e-9;
     gpu.attn_row_bwd_s = 5e-9;
-    assert_int_equal(plan_evaluate(&m, &c, &l, &e1, NULL, &err), ST_OK);
-    assert_rel(e1.compute.attn_s - e0.compute.attn_s, 13 * 5 * nb * T * 8e-9, 1e-9);
+    assert_int_equal(plan_evaluate(&p.m, &p.c, &p.l, &e1, NULL, &err), ST_OK);
+    assert_rel(e1.compute.attn_s - p.e0.compute.attn_s, 13 * 5 * nb * T * 8e-9, 1e-9);
     double f1 = 0, b1 = 0;
     assert_int_equal(plan_attn_plain_time(&gpu, nb, T, T, 64, &f1, &b1, &err), ST_OK);
     assert_rel(f1 - f, nb * T * 3e-9, 1e-9);

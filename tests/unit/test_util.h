@@ -47,4 +47,20 @@ static inline void test_frameworks_load(void)
     }
 }
 
+/* c: nodes nodes of inst, whose GPU is gpu (inst->gpu names it), both
+ * networks on one flat curve (efficiency 1 at every size), with the GPU's
+ * own efficiencies (plan_cluster_use without a catalog). */
+static inline void test_cluster_flat(plan_cluster *c, plan_gpu *gpu, plan_instance *inst,
+                                     int nodes)
+{
+    static plan_curve flat = {.name = "flat", .n = 1, .log2_bytes = {20}, .eff = {1.0}};
+    snprintf(inst->gpu, sizeof inst->gpu, "%s", gpu->name);
+    c->inst = inst;
+    c->gpu = gpu;
+    c->intra_curve = c->net_curve = &flat;
+    c->nodes = nodes;
+    c->gpus = nodes * inst->gpus_per_node;
+    plan_cluster_use(NULL, NULL, c);
+}
+
 #endif
