@@ -113,6 +113,70 @@ static void set_known(plan_catalog *cat)
     }
 }
 
+/* What the self-consistency tests start from and free after them. */
+typedef struct known_fit {
+    plan_catalog cat; /* data/catalog.json with the known values as its efficiencies */
+    plan_validate_result *res; /* room for the rows' results */
+    plan_cal_report *rep;
+} known_fit;
+
+/* Setup: the catalog and the rows (their times still to be made). */
+static int load_known(void **state)
+{
+    gsl_set_error_handler_off();
+    known_fit *fx = calloc(1, sizeof *fx);
+    st_err err = {0};
+    if (!fx || data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &fx->cat, &err) != ST_OK) {
+        fprintf(stderr, "catalog: %s\n", err.msg);
+        free(fx);
+        return -1;
+    }
+    set_known(&fx->cat);
+    make_rows();
+    fx->res = calloc(NROWS, sizeof *fx->res);
+    fx->rep = calloc(1, sizeof *fx->rep);
+    *state = fx;
+    return fx->res && fx->rep ? 0 : -1;
+}
+
+/* A test that starts from a known_fit of its own. */
+#define KNOWN_FIT_TEST(test) cmocka_unit_test_setup_teardown(test, load_known, release)
+
+/* Row i compared (into r). */
+static void run_row(const plan_catalog *cat, int i, plan_validate_result *r)
+{
+    st_err err = {0};
+    assert_int_equal(plan_validate_run(cat, &rows[i], r, NULL, &err), ST_OK);
+}
+
+/* Row i's reference time: what the planner predicts for it (into r, run
+ * with a time of 1 s) times factor. */
+static void make_time(const plan_catalog *cat, int i, double factor, plan_validate_result *r)
+{
+    snprintf(times[i], sizeof times[i], "1");
+    run_row(cat, i, r);
+    snprintf(times[i], sizeof times[i], "%.17g", r->pred_time_s * factor);
+}
+
+/* The catalog's fits forgotten. */
+static void forget_fits(plan_catalog *cat)
+{
+    free(cat->effs);
+    cat->effs = NULL;
+    cat->neffs = 0;
+}
+
+/* Teardown. */
+static int release(void **state)
+{
+    known_fit *fx = *state;
+    free(fx->rep);
+    free(fx->res);
+    plan_catalog_free(&fx->cat);
+    free(fx);
+    return 0;
+}
+
 static const plan_cal_group *group_of(const plan_cal_report *r, const char *fw)
 {
     for (int i = 0; i < r->ngroups; i++)
@@ -124,59 +188,48 @@ static const plan_cal_group *group_of(const plan_cal_report *r, const char *fw)
 
 static void recovers_known_values(void **state)
 {
-    (void)state;
-    gsl_set_error_handler_off();
-    plan_catalog cat = {0};
+    known_fit *fx = *state;
     st_err err = {0};
-    assert_int_equal(data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err), ST_OK);
     const plan_gpu *a100 = NULL;
-    for (int i = 0; i < cat.ngpus && !a100; i++)
-        if (strcmp(cat.gpus[i].name, "A100-80GB") == 0)
-            a100 = &cat.gpus[i];
+    for (int i = 0; i < fx->cat.ngpus && !a100; i++)
+        if (strcmp(fx->cat.gpus[i].name, "A100-80GB") == 0)
+            a100 = &fx->cat.gpus[i];
     assert_non_null(a100);
     double flash = a100->flash_eff, fp8 = a100->fp8_gemm_eff;
 
     /* reference times from the known values, with a fixed pattern on them */
-    set_known(&cat);
-    make_rows();
-    plan_validate_result *r = malloc(sizeof *r);
     for (int i = 0; i < NROWS; i++) {
-        snprintf(times[i], sizeof times[i], "1");
-        assert_int_equal(plan_validate_run(&cat, &rows[i], r, NULL, &err), ST_OK);
-        if (!r->compared)
-            fail_msg("row %d not compared: %s", i + 1, r->reason);
+        make_time(&fx->cat, i, 1 + NOISE * sin(7.0 * i), &fx->res[i]);
+        if (!fx->res[i].compared)
+            fail_msg("row %d not compared: %s", i + 1, fx->res[i].reason);
         /* no memory in the rows: the chip's first variant, the same chip */
-        assert_string_equal(cat.gpus[r->inst.gpu_index].silicon, a100->silicon);
-        snprintf(times[i], sizeof times[i], "%.17g", r->pred_time_s * (1 + NOISE * sin(7.0 * i)));
+        assert_string_equal(fx->cat.gpus[fx->res[i].inst.gpu_index].silicon, a100->silicon);
     }
-    free(r);
 
     /* the fits forgotten, the chip's own values far off */
-    free(cat.effs);
-    cat.effs = NULL;
-    cat.neffs = 0;
-    set_chip(&cat, 0.50, 0.92);
-    plan_cal_report *rep = calloc(1, sizeof *rep);
+    forget_fits(&fx->cat);
+    set_chip(&fx->cat, 0.50, 0.92);
     /* the framework efficiencies only: the chip's dimension scale (fitted
      * by default in its pool) stays at the value the times were made with */
     plan_cal_options opt = {.params = PLAN_EFF_FRAMEWORK_MASK, .loso = 1};
-    assert_int_equal(plan_calibrate(&cat, rows, NROWS, &opt, rep, &err), ST_OK);
-    assert_int_equal(rep->rows_used, NROWS);
-    assert_int_equal(rep->ngroups, 3); /* the GA100 pool, then each framework on it */
-    assert_string_equal(rep->group[0].framework, "");
-    assert_int_equal(rep->group[0].rows, NROWS);
+    assert_int_equal(plan_calibrate(&fx->cat, rows, NROWS, &opt, fx->rep, &err), ST_OK);
+    assert_int_equal(fx->rep->rows_used, NROWS);
+    assert_int_equal(fx->rep->ngroups, 3); /* the GA100 pool, then each framework on it */
+    assert_string_equal(fx->rep->group[0].framework, "");
+    assert_int_equal(fx->rep->group[0].rows, NROWS);
     /* The pool's HBM efficiency: the two stacks' known values differ, so
      * the pool's rows leave it undetermined (a standard error over half its
      * range): it keeps the chip's value instead of a fitted compromise, and
      * is reported as such. */
     print_message("pool: hbm_eff standard error %.3f, gemm_eff_max %.3f\n",
-                  rep->group[0].std_err[PLAN_EFF_HBM], rep->group[0].std_err[PLAN_EFF_GEMM]);
-    assert_int_equal(rep->group[0].undetermined, 1u << PLAN_EFF_HBM);
-    assert_int_equal(rep->group[0].fitted & (1u << PLAN_EFF_HBM), 0);
-    assert_true(rep->group[0].after.hbm_eff == 0.92);
+                  fx->rep->group[0].std_err[PLAN_EFF_HBM],
+                  fx->rep->group[0].std_err[PLAN_EFF_GEMM]);
+    assert_int_equal(fx->rep->group[0].undetermined, 1u << PLAN_EFF_HBM);
+    assert_int_equal(fx->rep->group[0].fitted & (1u << PLAN_EFF_HBM), 0);
+    assert_true(fx->rep->group[0].after.hbm_eff == 0.92);
 
     for (int k = 0; k < 2; k++) {
-        const plan_cal_group *g = group_of(rep, stacks[k].family);
+        const plan_cal_group *g = group_of(fx->rep, stacks[k].family);
         assert_int_equal(g->rows, NSHAPES);
         assert_int_equal(g->sources, NSRC);
         assert_int_equal(g->on_bound, 0);
@@ -204,23 +257,23 @@ static void recovers_known_values(void **state)
         assert_true(g->after.fp8_gemm_eff == g->before.fp8_gemm_eff &&
                     g->std_err[PLAN_EFF_FP8_GEMM] == 0);
         /* and kept in the catalog for the family on the chip */
-        const plan_fw_eff *e = plan_catalog_eff(&cat, stacks[k].family, "GA100");
+        const plan_fw_eff *e = plan_catalog_eff(&fx->cat, stacks[k].family, "GA100");
         assert_non_null(e);
         assert_true(e->eff.gemm_eff_max == g->after.gemm_eff_max);
         assert_true(e->eff.hbm_eff == g->after.hbm_eff);
         assert_int_equal(e->fitted, g->fitted);
     }
     /* the two frameworks really differ: one pooled value would not do */
-    assert_true(fabs(group_of(rep, "megatron")->after.gemm_eff_max -
-                     group_of(rep, "deepspeed")->after.gemm_eff_max) > 0.05);
+    assert_true(fabs(group_of(fx->rep, "megatron")->after.gemm_eff_max -
+                     group_of(fx->rep, "deepspeed")->after.gemm_eff_max) > 0.05);
     assert_rel(a100->flash_eff, flash, 0);
     assert_rel(a100->fp8_gemm_eff, fp8, 0);
 
     /* every source predicted without its own runs, by its framework's fit
      * from the other sources */
-    assert_int_equal(rep->nsources, 2 * NSRC);
-    for (int s = 0; s < rep->nsources; s++) {
-        const plan_cal_source *src = &rep->source[s];
+    assert_int_equal(fx->rep->nsources, 2 * NSRC);
+    for (int s = 0; s < fx->rep->nsources; s++) {
+        const plan_cal_source *src = &fx->rep->source[s];
         assert_int_equal(src->rows, NSHAPES / NSRC);
         assert_string_equal(src->silicon, "GA100");
         assert_true(src->mean_abs_err_pct < 1.0);
@@ -230,10 +283,8 @@ static void recovers_known_values(void **state)
         snprintf(want, sizeof want, "%s on GA100 from the other sources", src->framework);
         assert_string_equal(src->loso_basis, want);
     }
-    assert_false(isnan(rep->loso_mean_source_err_pct));
-    assert_true(rep->loso_max_source_err_pct >= rep->loso_mean_source_err_pct);
-    free(rep);
-    plan_catalog_free(&cat);
+    assert_false(isnan(fx->rep->loso_mean_source_err_pct));
+    assert_true(fx->rep->loso_max_source_err_pct >= fx->rep->loso_mean_source_err_pct);
 }
 
 /* Rows mapped beforehand (plan_calibrate_results, as calibrate --runs
@@ -242,55 +293,39 @@ static void recovers_known_values(void **state)
  * each framework's values are found back from them. */
 static void keeps_the_chip_values(void **state)
 {
-    (void)state;
-    gsl_set_error_handler_off();
-    plan_catalog cat = {0};
-    st_err err = {0};
-    assert_int_equal(data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err), ST_OK);
-    set_known(&cat);
-    make_rows();
-    plan_validate_result *res = calloc(NROWS, sizeof *res);
-    assert_non_null(res);
+    known_fit *fx = *state;
     for (int i = 0; i < NROWS; i++) {
-        snprintf(times[i], sizeof times[i], "1");
-        assert_int_equal(plan_validate_run(&cat, &rows[i], &res[i], NULL, &err), ST_OK);
-        snprintf(times[i], sizeof times[i], "%.17g",
-                 res[i].pred_time_s * (1 + NOISE * sin(7.0 * i)));
-        assert_int_equal(plan_validate_run(&cat, &rows[i], &res[i], NULL, &err), ST_OK);
-        assert_true(res[i].compared);
+        make_time(&fx->cat, i, 1 + NOISE * sin(7.0 * i), &fx->res[i]);
+        run_row(&fx->cat, i, &fx->res[i]);
+        assert_true(fx->res[i].compared);
     }
     /* the chip's values far off, each on a bound of its range once (a
      * start where the map from the solver's free variable is flat) */
     const double starts[2][2] = {{0.50, 0.92}, {0.85, 0.30}};
-    plan_cal_report *rep = calloc(1, sizeof *rep);
-    assert_non_null(rep);
+    st_err err = {0};
     for (int t = 0; t < 2; t++) {
-        free(cat.effs);
-        cat.effs = NULL;
-        cat.neffs = 0;
-        set_chip(&cat, starts[t][0], starts[t][1]);
+        forget_fits(&fx->cat);
+        set_chip(&fx->cat, starts[t][0], starts[t][1]);
         plan_cal_options opt = {.loso = 1, .keep_chips = 1};
-        assert_int_equal(plan_calibrate_results(&cat, res, NROWS, &opt, rep, &err), ST_OK);
-        assert_int_equal(rep->rows_used, NROWS);
-        assert_int_equal(rep->ngroups, 2); /* the frameworks only */
-        for (int i = 0; i < cat.ngpus; i++)
-            if (strcmp(cat.gpus[i].silicon, "GA100") == 0)
-                assert_true(cat.gpus[i].gemm_eff_max == starts[t][0] &&
-                            cat.gpus[i].hbm_eff == starts[t][1]);
+        assert_int_equal(plan_calibrate_results(&fx->cat, fx->res, NROWS, &opt, fx->rep, &err),
+                         ST_OK);
+        assert_int_equal(fx->rep->rows_used, NROWS);
+        assert_int_equal(fx->rep->ngroups, 2); /* the frameworks only */
+        for (int i = 0; i < fx->cat.ngpus; i++)
+            if (strcmp(fx->cat.gpus[i].silicon, "GA100") == 0)
+                assert_true(fx->cat.gpus[i].gemm_eff_max == starts[t][0] &&
+                            fx->cat.gpus[i].hbm_eff == starts[t][1]);
         for (int k = 0; k < 2; k++) {
-            const plan_cal_group *g = group_of(rep, stacks[k].family);
+            const plan_cal_group *g = group_of(fx->rep, stacks[k].family);
             assert_false(g->rejected);
             assert_true(g->before.gemm_eff_max == starts[t][0]); /* from the chip's own */
             assert_rel(g->after.gemm_eff_max, stacks[k].gemm, 0.02);
             assert_rel(g->after.hbm_eff, stacks[k].hbm, 0.05);
-            assert_non_null(plan_catalog_eff(&cat, stacks[k].family, "GA100"));
+            assert_non_null(plan_catalog_eff(&fx->cat, stacks[k].family, "GA100"));
         }
-        for (int src = 0; src < rep->nsources; src++)
-            assert_true(rep->source[src].loso_mean_abs_err_pct < 10.0);
+        for (int src = 0; src < fx->rep->nsources; src++)
+            assert_true(fx->rep->source[src].loso_mean_abs_err_pct < 10.0);
     }
-    free(rep);
-    free(res);
-    plan_catalog_free(&cat);
 }
 
 /* A stack with fewer than three independent sources gets no fit of its
@@ -298,47 +333,30 @@ static void keeps_the_chip_values(void **state)
  * onto a bound of its physical range is flagged as a failure of the model. */
 static void pools_few_sources_and_flags_bounds(void **state)
 {
-    (void)state;
-    gsl_set_error_handler_off();
-    plan_catalog cat = {0};
-    st_err err = {0};
-    assert_int_equal(data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err), ST_OK);
-    set_known(&cat);
-    make_rows();
-    plan_validate_result *res = calloc(NROWS, sizeof *res);
-    assert_non_null(res);
+    known_fit *fx = *state;
     for (int i = 0; i < NROWS; i++) {
-        snprintf(times[i], sizeof times[i], "1");
-        assert_int_equal(plan_validate_run(&cat, &rows[i], &res[i], NULL, &err), ST_OK);
         /* Megatron's runs twice as fast as its known values make them: no
          * GEMM efficiency within the chip's ceiling reaches that */
-        double f = i < NSHAPES ? 0.5 : 1.0;
-        snprintf(times[i], sizeof times[i], "%.17g", f * res[i].pred_time_s);
+        make_time(&fx->cat, i, i < NSHAPES ? 0.5 : 1.0, &fx->res[i]);
         /* DeepSpeed's from two sources only */
         if (i >= NSHAPES)
             rows[i].source_key = stacks[1].source[(i % NSHAPES) % 2];
-        assert_int_equal(plan_validate_run(&cat, &rows[i], &res[i], NULL, &err), ST_OK);
+        run_row(&fx->cat, i, &fx->res[i]);
     }
-    free(cat.effs);
-    cat.effs = NULL;
-    cat.neffs = 0;
-    plan_cal_report *rep = calloc(1, sizeof *rep);
-    assert_non_null(rep);
+    forget_fits(&fx->cat);
+    st_err err = {0};
     plan_cal_options opt = {.params = PLAN_EFF_FRAMEWORK_MASK};
-    assert_int_equal(plan_calibrate_results(&cat, res, NROWS, &opt, rep, &err), ST_OK);
-    const plan_cal_group *ds = group_of(rep, "deepspeed"), *mg = group_of(rep, "megatron");
+    assert_int_equal(plan_calibrate_results(&fx->cat, fx->res, NROWS, &opt, fx->rep, &err), ST_OK);
+    const plan_cal_group *ds = group_of(fx->rep, "deepspeed"), *mg = group_of(fx->rep, "megatron");
     assert_true(ds->pooled);
     assert_int_equal(ds->sources, 2);
     assert_int_equal(ds->fitted, 0);
     assert_non_null(strstr(ds->why, "2 independent sources; a stack's own fit needs 3"));
-    assert_null(plan_catalog_eff(&cat, "deepspeed", "GA100"));
+    assert_null(plan_catalog_eff(&fx->cat, "deepspeed", "GA100"));
     assert_false(mg->pooled);
-    assert_non_null(plan_catalog_eff(&cat, "megatron", "GA100"));
+    assert_non_null(plan_catalog_eff(&fx->cat, "megatron", "GA100"));
     assert_true((mg->on_bound >> PLAN_EFF_GEMM) & 1);
     assert_non_null(strstr(plan_cal_bound_source(PLAN_EFF_GEMM), "measured GEMM ceiling"));
-    free(rep);
-    free(res);
-    plan_catalog_free(&cat);
 }
 
 static void parses_parameter_lists(void **state)
@@ -550,9 +568,9 @@ int main(void)
 {
     test_frameworks_load();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(recovers_known_values),
-        cmocka_unit_test(keeps_the_chip_values),
-        cmocka_unit_test(pools_few_sources_and_flags_bounds),
+        KNOWN_FIT_TEST(recovers_known_values),
+        KNOWN_FIT_TEST(keeps_the_chip_values),
+        KNOWN_FIT_TEST(pools_few_sources_and_flags_bounds),
         cmocka_unit_test(parses_parameter_lists),
         cmocka_unit_test(shipped_calibration_is_a_fixed_point),
     };
