@@ -217,54 +217,94 @@ static void refuses_bad_schedules(void **state)
     free(c);
 }
 
+/* A 13B GPT model (models.json) on 4 x p4de (catalog.json): 32 GPUs; room
+ * for a layout's costs. */
+typedef struct p4de_13b {
+    plan_catalog cat;
+    plan_presets presets;
+    plan_model m;
+    plan_cluster c;
+    plan_costs *costs;
+} p4de_13b;
+
+/* Setup and teardown of the tests that run on it (P4DE_13B_TEST). */
+static int p4de_13b_load(void **state)
+{
+    p4de_13b *x = calloc(1, sizeof *x);
+    assert_non_null(x);
+    *state = x;
+    st_err err = {0};
+    assert_int_equal(data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &x->cat, &err), ST_OK);
+    assert_int_equal(data_presets_load(SMD_TEST_DATA_DIR "/models.json", &x->presets, &err),
+                     ST_OK);
+    assert_int_equal(plan_model_resolve(&x->presets, 13e9, PLAN_ARCH_GPT, "gpt3", &x->m, &err),
+                     ST_OK);
+    assert_int_equal(plan_cluster_parse(&x->cat, "4xp4de", &x->c, &err), ST_OK);
+    x->costs = malloc(sizeof *x->costs);
+    assert_non_null(x->costs);
+    return 0;
+}
+
+static int p4de_13b_free(void **state)
+{
+    p4de_13b *x = *state;
+    free(x->costs);
+    plan_catalog_free(&x->cat);
+    plan_presets_free(&x->presets);
+    free(x);
+    return 0;
+}
+
+#define P4DE_13B_TEST(test) cmocka_unit_test_setup_teardown(test, p4de_13b_load, p4de_13b_free)
+
+/* The costs (into x->costs) of a layout of x's 32 GPUs: tp x pp x
+ * (32 / tp pp), micro-batches of mbs, m of them with cap in flight, schedule
+ * s of v virtual stages, full recompute, ZeRO-1, sequence parallel with TP. */
+static plan_costs *costs_32(p4de_13b *x, int tp, int pp, int mbs, int m, int cap,
+                            plan_schedule s, int v)
+{
+    plan_layout l;
+    plan_layout_default(&l);
+    l.tp = tp;
+    l.pp = pp;
+    l.dp = 32 / (tp * pp);
+    l.micro_batch = mbs;
+    l.microbatches = m;
+    l.global_batch = (int64_t)l.dp * mbs * m;
+    l.schedule = s;
+    l.virtual_stages = v;
+    l.active_microbatches = cap;
+    l.recompute = PLAN_RECOMP_FULL;
+    l.sharding = PLAN_SHARD_OPTIMIZER;
+    l.sequence_parallel = tp > 1;
+    st_err err = {0};
+    assert_int_equal(plan_costs_compute(&x->m, &x->c, &l, x->costs, &err), ST_OK);
+    return x->costs;
+}
+
 /* Differential: real layouts of a 13B model on 4 x p4de, every schedule.
  * The simulated step is never below its compute or link bound, and stays
  * within 20% of the planner's closed form (they price the same ops; they
  * differ in how sends overlap and how stages wait). */
 static void agrees_with_planner(void **state)
 {
-    plan_catalog cat = {0};
-    plan_presets presets = {0};
-    st_err err = {0};
-    assert_int_equal(data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err), ST_OK);
-    assert_int_equal(data_presets_load(SMD_TEST_DATA_DIR "/models.json", &presets, &err), ST_OK);
-    plan_model m;
-    plan_cluster c;
-    assert_int_equal(plan_model_resolve(&presets, 13e9, PLAN_ARCH_GPT, "gpt3", &m, &err), ST_OK);
-    assert_int_equal(plan_cluster_parse(&cat, "4xp4de", &c, &err), ST_OK);
+    p4de_13b *x = *state;
     static const struct { int tp, pp, mbs, m, v; plan_schedule s; } cases[] = {
         {8, 4, 1, 16, 1, PLAN_SCHED_INTERLEAVED}, {4, 4, 2, 8, 1, PLAN_SCHED_SIMPLE},
         {4, 8, 1, 16, 2, PLAN_SCHED_VIRTUAL},     {2, 8, 1, 32, 1, PLAN_SCHED_ZB_H1},
         {8, 2, 4, 8, 1, PLAN_SCHED_INTERLEAVED},
     };
-    plan_costs *costs = malloc(sizeof *costs);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        plan_layout l;
-        plan_layout_default(&l);
-        l.tp = cases[i].tp;
-        l.pp = cases[i].pp;
-        l.dp = 32 / (l.tp * l.pp);
-        l.micro_batch = cases[i].mbs;
-        l.microbatches = cases[i].m;
-        l.global_batch = (int64_t)l.dp * l.micro_batch * l.microbatches;
-        l.schedule = cases[i].s;
-        l.virtual_stages = cases[i].v;
-        l.active_microbatches = l.microbatches;
-        l.recompute = PLAN_RECOMP_FULL;
-        l.sharding = PLAN_SHARD_OPTIMIZER;
-        l.sequence_parallel = l.tp > 1;
-        assert_int_equal(plan_costs_compute(&m, &c, &l, costs, &err), ST_OK);
         sim_config cfg;
         sim_config_default(&cfg);
-        sim_result r = run(costs, &cfg);
+        sim_result r = run(costs_32(x, cases[i].tp, cases[i].pp, cases[i].mbs, cases[i].m,
+                                    cases[i].m, cases[i].s, cases[i].v),
+                           &cfg);
         assert_true(r.step_s >= r.compute_bound_s);
         assert_true(r.step_s >= r.comm_bound_s);
         assert_rel(r.step_s, r.planner_step_s, 0.2);
         sim_result_fini(&r);
     }
-    free(costs);
-    plan_catalog_free(&cat);
-    plan_presets_free(&presets);
 }
 
 /* A step of many microbatches is extrapolated from two windows of them:
@@ -273,36 +313,16 @@ static void agrees_with_planner(void **state)
  * schedule generator's limit still simulates, in bounded work. */
 static void long_steps_extrapolated(void **state)
 {
-    plan_catalog cat = {0};
-    plan_presets presets = {0};
-    st_err err = {0};
-    assert_int_equal(data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err), ST_OK);
-    assert_int_equal(data_presets_load(SMD_TEST_DATA_DIR "/models.json", &presets, &err), ST_OK);
-    plan_model m;
-    plan_cluster c;
-    assert_int_equal(plan_model_resolve(&presets, 13e9, PLAN_ARCH_GPT, "gpt3", &m, &err), ST_OK);
-    assert_int_equal(plan_cluster_parse(&cat, "4xp4de", &c, &err), ST_OK);
+    p4de_13b *x = *state;
     static const struct { int tp, pp, m, v, cap; plan_schedule s; } cases[] = {
         {8, 4, 1500, 1, 6, PLAN_SCHED_INTERLEAVED}, {4, 4, 777, 1, 2, PLAN_SCHED_SIMPLE},
         {4, 8, 1040, 2, 1040, PLAN_SCHED_VIRTUAL},  {2, 8, 1999, 1, 1999, PLAN_SCHED_ZB_H1},
     };
-    plan_costs *costs = malloc(sizeof *costs);
+    plan_costs *costs = x->costs;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        plan_layout l;
-        plan_layout_default(&l);
-        l.tp = cases[i].tp;
-        l.pp = cases[i].pp;
-        l.dp = 32 / (l.tp * l.pp);
-        l.micro_batch = 1;
-        l.microbatches = cases[i].m;
-        l.global_batch = (int64_t)l.dp * l.microbatches;
-        l.schedule = cases[i].s;
-        l.virtual_stages = cases[i].v;
-        l.active_microbatches = cases[i].cap;
-        l.recompute = PLAN_RECOMP_FULL;
-        l.sharding = PLAN_SHARD_OPTIMIZER;
-        l.sequence_parallel = 1;
-        assert_int_equal(plan_costs_compute(&m, &c, &l, costs, &err), ST_OK);
+        assert_true(cases[i].tp > 1); /* sequence parallel in every case */
+        costs_32(x, cases[i].tp, cases[i].pp, 1, cases[i].m, cases[i].cap, cases[i].s,
+                 cases[i].v);
         sim_config cfg;
         sim_config_default(&cfg);
         cfg.straggler_stage = 1;
@@ -317,7 +337,7 @@ static void long_steps_extrapolated(void **state)
         assert_rel(w.pipeline_s, all.pipeline_s, 1e-6);
         assert_rel(w.bubble_fraction, all.bubble_fraction, 1e-4);
         assert_rel((double)w.events, (double)all.events, 1e-3);
-        for (int s = 0; s < l.pp; s++) {
+        for (int s = 0; s < cases[i].pp; s++) {
             assert_rel(w.stage[s].busy_s, all.stage[s].busy_s, 1e-6);
             assert_rel(w.stage[s].send_busy_s, all.stage[s].send_busy_s, 1e-6);
             assert_int_equal(w.stage[s].peak_inflight, all.stage[s].peak_inflight);
@@ -340,9 +360,6 @@ static void long_steps_extrapolated(void **state)
     assert_true(big.ntrace > 0 && big.ntrace < 100000);
     assert_true(big.step_s > (4 << 20) * costs->stage[0].fwd_s);
     sim_result_fini(&big);
-    free(costs);
-    plan_catalog_free(&cat);
-    plan_presets_free(&presets);
 }
 
 int main(void)
@@ -354,8 +371,8 @@ int main(void)
         cmocka_unit_test(dp_sync_and_optimizer),
         cmocka_unit_test(seeded_jitter_is_reproducible),
         cmocka_unit_test(refuses_bad_schedules),
-        cmocka_unit_test(agrees_with_planner),
-        cmocka_unit_test(long_steps_extrapolated),
+        P4DE_13B_TEST(agrees_with_planner),
+        P4DE_13B_TEST(long_steps_extrapolated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
