@@ -175,6 +175,44 @@ static inline rpt_accuracy sample_accuracy(void)
 
 /* ------------------------------------------------------------------------ */
 /* Files                                                                     */
+/* One plot of the sample written: rc ST_OK (else err's message is printed)
+ * and the render state *rr want. */
+static inline void sample_written(int rc, const st_err *err, const rpt_render *rr,
+                                  rpt_render want)
+{
+    if (rc != ST_OK)
+        print_error("%s\n", err->msg);
+    assert_int_equal(rc, ST_OK);
+    assert_int_equal(*rr, want);
+}
+
+/* The sample's six plots (memory, grid, scaling, timeline, accuracy,
+ * stages) written to r, each with the render state want. */
+static inline void sample_write_plots(rpt_report *r, rpt_render want)
+{
+    rpt_memory mem = sample_memory();
+    rpt_grid grid = sample_grid();
+    rpt_scaling sc = sample_scaling();
+    rpt_timeline tl = sample_timeline();
+    rpt_accuracy acc = sample_accuracy();
+    rpt_stages stg = sample_stages();
+    /* a state other than want before each write: the writer sets it */
+    const rpt_render other = want == RPT_RENDER_OK ? RPT_RENDER_FAILED : RPT_RENDER_OK;
+    st_err err = {0};
+    rpt_render rr = other;
+    sample_written(rpt_memory_write(r, &mem, &rr, &err), &err, &rr, want);
+    rr = other;
+    sample_written(rpt_grid_write(r, &grid, &rr, &err), &err, &rr, want);
+    rr = other;
+    sample_written(rpt_scaling_write(r, &sc, &rr, &err), &err, &rr, want);
+    rr = other;
+    sample_written(rpt_timeline_write(r, &tl, &rr, &err), &err, &rr, want);
+    rr = other;
+    sample_written(rpt_accuracy_write(r, &acc, &rr, &err), &err, &rr, want);
+    rr = other;
+    sample_written(rpt_stages_write(r, &stg, &rr, &err), &err, &rr, want);
+}
+
 /* ------------------------------------------------------------------------ */
 
 /* A fresh scratch directory (static buffer per call site is the caller's). */
@@ -230,6 +268,15 @@ static inline char *file_slurp(const char *dir, const char *name, size_t *len)
     if (len)
         *len = n;
     return buf;
+}
+
+/* dir/name as assert_text checks it. */
+static inline void assert_file_text(const char *dir, const char *name, const char *const *has,
+                                    const char *const *lacks)
+{
+    char *text = file_slurp(dir, name, NULL);
+    assert_text(text, has, lacks);
+    free(text);
 }
 
 static inline int file_exists(const char *dir, const char *name)

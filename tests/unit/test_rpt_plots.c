@@ -53,25 +53,22 @@ static void ok(int rc, const st_err *err)
     assert_int_equal(rc, ST_OK);
 }
 
+/* A report of the memory plot in alone, and its page. */
+static void write_memory(const char *dir, const rpt_memory *in)
+{
+    rpt_report *r = open_report(dir, 0);
+    st_err err = {0};
+    ok(rpt_memory_write(r, in, NULL, &err), &err);
+    ok(rpt_html_write(r, NULL, NULL, &err), &err);
+    rpt_report_free(r);
+}
+
 /* The sample report: all five plots and the page. */
 static void write_sample(const char *dir, int max_rows)
 {
     rpt_report *r = open_report(dir, max_rows);
+    sample_write_plots(r, RPT_RENDER_OFF);
     st_err err = {0};
-    rpt_render rr = RPT_RENDER_OK;
-    rpt_memory mem = sample_memory();
-    rpt_grid grid = sample_grid();
-    rpt_scaling sc = sample_scaling();
-    rpt_timeline tl = sample_timeline();
-    rpt_accuracy acc = sample_accuracy();
-    rpt_stages stg = sample_stages();
-    ok(rpt_memory_write(r, &mem, &rr, &err), &err);
-    assert_int_equal(rr, RPT_RENDER_OFF);
-    ok(rpt_grid_write(r, &grid, &rr, &err), &err);
-    ok(rpt_scaling_write(r, &sc, &rr, &err), &err);
-    ok(rpt_timeline_write(r, &tl, &rr, &err), &err);
-    ok(rpt_accuracy_write(r, &acc, NULL, &err), &err);
-    ok(rpt_stages_write(r, &stg, NULL, &err), &err);
     rpt_fact facts[] = {{"Recommended plan (#1)", "tp 8 pp 2 <best>"}, {"Cost", "$1 & more"}};
     rpt_summary sum = {"Recommended plan", "What the sample recommends.", 2, facts,
                        "Launch settings", "instance_count = 2\n"};
@@ -345,13 +342,13 @@ static void table_invariants(void **state)
     free(text);
 
     /* scaling: blocks per type in first-seen order, counts increasing inside. */
-    text = file_slurp(dir, "scaling.dat", NULL);
-    assert_non_null(strstr(text, "\"p4d.24xlarge\" 8 64 - - \"\"\n"
-                                 "\"p4d.24xlarge\" 16 128 36400 7.875"));
-    assert_non_null(strstr(text, "\"p4d.24xlarge\" 64 512 139000 8.25 \"tp8 pp8 dp8\"\n\n\n"
-                                 "\"p5.48xlarge\" 4 32"));
-    assert_non_null(strstr(text, "\"my 'own' cluster\" 16 - 41000 - \"price unknown\""));
-    free(text);
+    assert_file_text(dir, "scaling.dat",
+                     TEXTS("\"p4d.24xlarge\" 8 64 - - \"\"\n"
+                           "\"p4d.24xlarge\" 16 128 36400 7.875",
+                           "\"p4d.24xlarge\" 64 512 139000 8.25 \"tp8 pp8 dp8\"\n\n\n"
+                           "\"p5.48xlarge\" 4 32",
+                           "\"my 'own' cluster\" 16 - 41000 - \"price unknown\""),
+                     NULL);
     scratch_remove(dir);
 }
 
@@ -372,14 +369,9 @@ static void memory_many_stages(void **state)
         plans[i] = (rpt_mem_plan){"pp16", RPT_MEM_STAGES_SHOWN, full, NULL, 0};
     plans[1] = (rpt_mem_plan){"pp64", 64, deep, NULL, 64};
     rpt_memory in = {NULL, "deep", NULL, 40.0 * SAMPLE_GIB, 5, plans};
-    st_err err = {0};
 
-    rpt_report *r = open_report(dir, 0);
-    ok(rpt_memory_write(r, &in, NULL, &err), &err); /* 4 x 16 + 2 = 66 bars */
-    ok(rpt_html_write(r, NULL, NULL, &err), &err);
-    rpt_report_free(r);
-    char *dat = file_slurp(dir, "memory.dat", NULL), *gp = file_slurp(dir, "memory.gp", NULL);
-    char *html = file_slurp(dir, "index.html", NULL);
+    write_memory(dir, &in); /* 4 x 16 + 2 = 66 bars */
+    char *dat = file_slurp(dir, "memory.dat", NULL);
     static char f[MAXROWS][MAXCOLS][80];
     int ncols, rows = parse_dat(dat, f, &ncols);
     assert_int_equal(rows, 4 * RPT_MEM_STAGES_SHOWN + 2);
@@ -387,36 +379,27 @@ static void memory_many_stages(void **state)
     assert_string_equal(f[17][15], "\"#2 s63\"");
     assert_string_equal(f[17][14], "64");
     assert_string_equal(f[18][15], "\"#3 s0\"");
-    assert_non_null(strstr(gp, "set xtics nomirror scale 0 rotate by 90 right font ',8'\n"));
-    assert_non_null(strstr(gp, ":xtic(16)"));
-    assert_null(strstr(gp, "with labels boxed")); /* too many bars for totals */
-    assert_non_null(strstr(html, "#2 has 64 stages; to keep the bars readable (at most 16 per "
-                                 "plan) it shows its first (s0), which is also its worst, and "
-                                 "its last (s63)."));
-    assert_null(strstr(html, "#1 has")); /* drawn in full: nothing to say */
-    /* 66 bars and 4 gaps: the last bar at x 69, 70.5 slots, 30.5 past the
-     * default's 40 at 18 px each */
-    assert_non_null(strstr(html, "width=\"1649\" height=\"620\""));
     free(dat);
-    free(gp);
-    free(html);
+    assert_file_text(dir, "memory.gp",
+                     TEXTS("set xtics nomirror scale 0 rotate by 90 right font ',8'\n",
+                           ":xtic(16)"),
+                     TEXTS("with labels boxed")); /* too many bars for totals */
+    /* #1 is drawn in full: nothing to say. 66 bars and 4 gaps: the last
+     * bar at x 69, 70.5 slots, 30.5 past the default's 40 at 18 px each */
+    assert_file_text(dir, "index.html",
+                     TEXTS("#2 has 64 stages; to keep the bars readable (at most 16 per "
+                           "plan) it shows its first (s0), which is also its worst, and "
+                           "its last (s63).",
+                           "width=\"1649\" height=\"620\""),
+                     TEXTS("#1 has"));
     scratch_remove(dir);
 
     /* 9 plans, 8 x 16 + 2 bars: no bar labels; the widest default image */
     scratch_dir(dir, sizeof dir);
     in.nplans = 9;
-    r = open_report(dir, 0);
-    ok(rpt_memory_write(r, &in, NULL, &err), &err);
-    ok(rpt_html_write(r, NULL, NULL, &err), &err);
-    rpt_report_free(r);
-    gp = file_slurp(dir, "memory.gp", NULL);
-    html = file_slurp(dir, "index.html", NULL);
-    assert_non_null(strstr(gp, "unset xtics\n"));
-    assert_null(strstr(gp, "xtic("));
-    assert_non_null(strstr(gp, "'#9' "));
-    assert_non_null(strstr(html, "width=\"2400\""));
-    free(gp);
-    free(html);
+    write_memory(dir, &in);
+    assert_file_text(dir, "memory.gp", TEXTS("unset xtics\n", "'#9' "), TEXTS("xtic("));
+    assert_file_text(dir, "index.html", TEXTS("width=\"2400\""), NULL);
     scratch_remove(dir);
 }
 
@@ -430,12 +413,11 @@ static void renamed_plot_reads_its_own_data(void **state)
     b.name = "timeline_zb";
     ok(rpt_timeline_write(r, &a, NULL, &err), &err);
     ok(rpt_timeline_write(r, &b, NULL, &err), &err);
-    char *gp = file_slurp(dir, "timeline_zb.gp", NULL);
-    assert_non_null(strstr(gp, "data_file = 'timeline_zb.dat'\n"));
-    assert_non_null(strstr(gp, "if (!exists(\"out_base\")) out_base = 'timeline_zb'\n"));
-    assert_non_null(strstr(gp, "set output out_base . \".\" . fmt"));
-    assert_null(strstr(gp, "'timeline.dat'"));
-    free(gp);
+    assert_file_text(dir, "timeline_zb.gp",
+                     TEXTS("data_file = 'timeline_zb.dat'\n",
+                           "if (!exists(\"out_base\")) out_base = 'timeline_zb'\n",
+                           "set output out_base . \".\" . fmt"),
+                     TEXTS("'timeline.dat'"));
     /* The same name twice is refused. */
     assert_int_equal(rpt_timeline_write(r, &b, NULL, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "already written"));
@@ -456,31 +438,26 @@ static void caller_text_is_quoted(void **state)
     ok(rpt_html_write(r, "<b>x</b>", "note & <i>", &err), &err);
     rpt_report_free(r);
 
-    char *gp = file_slurp(dir, "memory.gp", NULL);
     /* gnuplot: single-quoted, ' doubled, the newline a space. */
-    assert_non_null(
-        strstr(gp, "title_text = 'it''s \"tp8\" <script>alert(1)</script> & more'\n"));
-    assert_non_null(strstr(gp, "'#2 tp8 pp2 dp8 mb2 ''simple'' <none>'"));
-    free(gp);
-    char *dat = file_slurp(dir, "memory.dat", NULL);
-    assert_non_null(strstr(dat, "\"tp8 pp2 dp8 mb2 'simple' <none>\""));
+    assert_file_text(dir, "memory.gp",
+                     TEXTS("title_text = 'it''s \"tp8\" <script>alert(1)</script> & more'\n",
+                           "'#2 tp8 pp2 dp8 mb2 ''simple'' <none>'"),
+                     NULL);
     /* The title's newline cannot end its comment line and start a data row. */
-    assert_non_null(strstr(dat, "\n# it's \"tp8\" <script>alert(1)</script> & more\n"));
+    char *dat = file_slurp(dir, "memory.dat", NULL);
+    assert_text(dat,
+                TEXTS("\"tp8 pp2 dp8 mb2 'simple' <none>\"",
+                      "\n# it's \"tp8\" <script>alert(1)</script> & more\n"),
+                NULL);
     for (const char *line = dat; line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
         assert_true(*line == '#' || *line == '\0' || (*line >= '1' && *line <= '4'));
     free(dat);
-    char *html = file_slurp(dir, "index.html", NULL);
-    assert_null(strstr(html, "<script>"));
-    assert_null(strstr(html, "<b>x"));
-    assert_non_null(strstr(html, "<h1>&lt;b&gt;x&lt;/b&gt;</h1>"));
-    assert_non_null(strstr(html, "note &amp; &lt;i&gt;"));
-    assert_non_null(strstr(html, "it&#39;s &quot;tp8&quot;\n&lt;script&gt;"));
-    assert_non_null(strstr(html, "<td>tp8 pp2 dp8 mb2 &#39;simple&#39; &lt;none&gt;</td>"));
-    /* Nothing from the network. */
-    assert_null(strstr(html, "http://"));
-    assert_null(strstr(html, "https://"));
-    assert_null(strstr(html, "<script"));
-    free(html);
+    /* Escaped, and nothing from the network. */
+    assert_file_text(dir, "index.html",
+                     TEXTS("<h1>&lt;b&gt;x&lt;/b&gt;</h1>", "note &amp; &lt;i&gt;",
+                           "it&#39;s &quot;tp8&quot;\n&lt;script&gt;",
+                           "<td>tp8 pp2 dp8 mb2 &#39;simple&#39; &lt;none&gt;</td>"),
+                     TEXTS("<script>", "<b>x", "http://", "https://", "<script"));
     scratch_remove(dir);
 }
 
@@ -690,10 +667,7 @@ static void report_directory(void **state)
     ok(rpt_report_new(dir, &cfg, &r, &err), &err);
     ok(rpt_html_write(r, NULL, NULL, &err), &err);
     rpt_report_free(r);
-    char *html = file_slurp(dir, "index.html", NULL);
-    assert_non_null(strstr(html, "<title>smdplan report</title>"));
-    assert_non_null(strstr(html, "No plots"));
-    free(html);
+    assert_file_text(dir, "index.html", TEXTS("<title>smdplan report</title>", "No plots"), NULL);
 
     unlink(file);
     snprintf(file, sizeof file, "%s/index.html", dir);
@@ -801,24 +775,19 @@ static void memory_fit_rule(void **state)
     m[1].total_bytes = 45 * SAMPLE_GIB;
     rpt_mem_plan plans[2] = {{"fits", 1, &m[0], NULL, 1}, {"oom", 1, &m[1], NULL, 1}};
     rpt_memory in = {NULL, "fit rule", "A100-40GB", 40.0 * SAMPLE_GIB, 2, plans};
-    st_err err = {0};
-    rpt_report *r = open_report(dir, 0);
-    ok(rpt_memory_write(r, &in, NULL, &err), &err);
-    ok(rpt_html_write(r, NULL, NULL, &err), &err);
-    rpt_report_free(r);
-    char *dat = file_slurp(dir, "memory.dat", NULL), *html = file_slurp(dir, "index.html", NULL);
+    write_memory(dir, &in);
+    char *dat = file_slurp(dir, "memory.dat", NULL);
     static char f[MAXROWS][MAXCOLS][80];
     int ncols, rows = parse_dat(dat, f, &ncols);
     assert_int_equal(rows, 2);
     assert_rel(atof(f[0][13]), 2.0, 1e-9);  /* 40 - 38: the reserve is not in the fit */
     assert_rel(atof(f[1][13]), -1.0, 1e-9); /* 40 - 41 */
-    assert_non_null(strstr(html, "1 bar does not fit."));
-    assert_non_null(strstr(html, "1 bar crosses the line only with the reserve and fits."));
-    char *gp = file_slurp(dir, "memory.gp", NULL);
-    assert_non_null(strstr(gp, "fs pattern 4"));
-    free(gp);
     free(dat);
-    free(html);
+    assert_file_text(dir, "index.html",
+                     TEXTS("1 bar does not fit.",
+                           "1 bar crosses the line only with the reserve and fits."),
+                     NULL);
+    assert_file_text(dir, "memory.gp", TEXTS("fs pattern 4"), NULL);
     scratch_remove(dir);
 }
 

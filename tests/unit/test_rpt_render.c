@@ -125,40 +125,22 @@ static void renders_with_gnuplot(void **state)
     else
         scratch_dir(dir, sizeof dir);
     rpt_report *r = open_report(dir, NULL);
-    st_err err = {0};
-    rpt_render rr = RPT_RENDER_FAILED;
-    rpt_memory mem = sample_memory();
-    rpt_grid grid = sample_grid();
-    rpt_scaling sc = sample_scaling();
-    rpt_timeline tl = sample_timeline();
-    rpt_accuracy acc = sample_accuracy();
-    ok(rpt_memory_write(r, &mem, &rr, &err), &err);
-    assert_int_equal(rr, RPT_RENDER_OK);
-    ok(rpt_grid_write(r, &grid, &rr, &err), &err);
-    assert_int_equal(rr, RPT_RENDER_OK);
-    ok(rpt_scaling_write(r, &sc, &rr, &err), &err);
-    assert_int_equal(rr, RPT_RENDER_OK);
-    ok(rpt_timeline_write(r, &tl, &rr, &err), &err);
-    assert_int_equal(rr, RPT_RENDER_OK);
-    ok(rpt_accuracy_write(r, &acc, &rr, &err), &err);
-    assert_int_equal(rr, RPT_RENDER_OK);
-    rpt_stages stg = sample_stages();
-    ok(rpt_stages_write(r, &stg, &rr, &err), &err);
-    assert_int_equal(rr, RPT_RENDER_OK);
+    sample_write_plots(r, RPT_RENDER_OK);
     assert_int_equal(rpt_report_render(r), RPT_RENDER_OK);
+    st_err err = {0};
     ok(rpt_html_write(r, "Rendered sample", NULL, &err), &err);
     rpt_report_free(r);
 
-    check_png(dir, "memory", 1100, 620);
-    check_png(dir, "grid", 900, 640);
-    check_png(dir, "scaling", 1200, 560);
-    check_png(dir, "timeline", 1200, 420);
-    check_png(dir, "accuracy", 820, 760);
-    check_png(dir, "stages", 900, 520);
-    char *html = file_slurp(dir, "index.html", NULL);
-    assert_null(strstr(html, "Not rendered"));
-    assert_non_null(strstr(html, "<img src=\"timeline.png\" width=\"1200\" height=\"420\""));
-    free(html);
+    static const struct {
+        const char *name;
+        uint32_t width, height;
+    } pngs[] = {{"memory", 1100, 620},  {"grid", 900, 640},     {"scaling", 1200, 560},
+                {"timeline", 1200, 420}, {"accuracy", 820, 760}, {"stages", 900, 520}};
+    for (size_t i = 0; i < sizeof pngs / sizeof pngs[0]; i++)
+        check_png(dir, pngs[i].name, pngs[i].width, pngs[i].height);
+    assert_file_text(dir, "index.html",
+                     TEXTS("<img src=\"timeline.png\" width=\"1200\" height=\"420\""),
+                     TEXTS("Not rendered"));
 
     /* SMD_RPT_KEEP=1 keeps the rendered report, to look at. */
     if (getenv("SMD_RPT_KEEP"))
@@ -238,16 +220,11 @@ static void renders_edge_cases(void **state)
     free(c);
     rpt_report_free(r);
 
-    check_png(dir, "grid", 640, 480);
-    check_png(dir, "scaling_none", 640, 480);
-    check_png(dir, "scaling_noprice", 640, 480);
-    check_png(dir, "accuracy", 640, 480);
-    check_png(dir, "timeline", 640, 480);
-    char *tdat = file_slurp(dir, "timeline.dat", NULL);
-    assert_non_null(strstr(tdat, "\"Bi\""));
-    assert_non_null(strstr(tdat, "\"W\""));
-    assert_non_null(strstr(tdat, "\"send_network\""));
-    free(tdat);
+    for (const char *const *png =
+             TEXTS("grid", "scaling_none", "scaling_noprice", "accuracy", "timeline");
+         *png; png++)
+        check_png(dir, *png, 640, 480);
+    assert_file_text(dir, "timeline.dat", TEXTS("\"Bi\"", "\"W\"", "\"send_network\""), NULL);
     if (getenv("SMD_RPT_KEEP"))
         print_message("edge cases kept in %s\n", dir);
     else
@@ -293,13 +270,10 @@ static void check_not_rendered(const char *dir)
     char *png = file_slurp(dir, "memory.png", NULL);
     assert_string_equal(png, "stale");
     free(png);
-    char *html = file_slurp(dir, "index.html", NULL);
-    assert_non_null(strstr(html, "Not rendered: gnuplot was not found"));
-    assert_non_null(strstr(html, "apt-get install gnuplot-nox"));
-    assert_null(strstr(html, "<img"));
-    assert_null(strstr(html, "href=\"memory.svg\""));
-    assert_non_null(strstr(html, "<table id=\"memory-table\">"));
-    free(html);
+    assert_file_text(dir, "index.html",
+                     TEXTS("Not rendered: gnuplot was not found", "apt-get install gnuplot-nox",
+                           "<table id=\"memory-table\">"),
+                     TEXTS("<img", "href=\"memory.svg\""));
 }
 
 static void gnuplot_missing(void **state)
@@ -414,10 +388,10 @@ static void gnuplot_runs_and_fails(void **state)
     assert_non_null(strstr(err.msg, "exit 1"));
     assert_non_null(strstr(err.msg, "\"memory.gp\" line 30: all points y value <undefined>!"));
     assert_true(file_exists(dir, "memory.dat"));
-    char *html = file_slurp(dir, "index.html", NULL);
-    assert_non_null(strstr(html, "Not rendered: gnuplot failed on memory.gp: "));
-    assert_non_null(strstr(html, "y value &lt;undefined&gt;!"));
-    free(html);
+    assert_file_text(dir, "index.html",
+                     TEXTS("Not rendered: gnuplot failed on memory.gp: ",
+                           "y value &lt;undefined&gt;!"),
+                     NULL);
 
     /* Exits 0 but writes nothing. */
     fake(bin, "silent", "exit 0", prog, sizeof prog);

@@ -27,6 +27,23 @@
         }                                                                                      \
     } while (0)
 
+/* A NULL-terminated list of strings, for assert_text. */
+#define TEXTS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* text is there, holds every string of has and none of lacks (TEXTS lists;
+ * either may be NULL); a failure names the string. */
+static inline void assert_text(const char *text, const char *const *has,
+                               const char *const *lacks)
+{
+    assert_non_null(text);
+    for (; has && *has; has++)
+        if (!strstr(text, *has))
+            fail_msg("not found: \"%s\"", *has);
+    for (; lacks && *lacks; lacks++)
+        if (strstr(text, *lacks))
+            fail_msg("found: \"%s\"", *lacks);
+}
+
 /* The stack profiles the planner reads (data/frameworks.json), installed
  * before any test runs, as the smdplan program installs them at start; a
  * test binary that plans calls it first in main. */
