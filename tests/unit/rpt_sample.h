@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "reports/rpt.h"
+#include "test_dir.h"
 
 #define SAMPLE_GIB 1073741824.0
 
@@ -215,31 +216,11 @@ static inline void sample_write_plots(rpt_report *r, rpt_render want)
 
 /* ------------------------------------------------------------------------ */
 
-/* A fresh scratch directory (static buffer per call site is the caller's). */
+/* A fresh scratch directory (empty when it cannot be made); removed by
+ * test_dir_remove. */
 static inline void scratch_dir(char *out, size_t n)
 {
-    const char *base = getenv("TMPDIR");
-    snprintf(out, n, "%s/smd_rpt_XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(out))
-        out[0] = '\0';
-}
-
-/* Remove a directory and the plain files in it (reports make no subdirectories). */
-static inline void scratch_remove(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    char path[4096];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
+    test_dir_make(out, n, "smd_rpt_");
 }
 
 /* The whole of dir/name as a NUL-terminated heap string (free()), NULL if

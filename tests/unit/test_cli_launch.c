@@ -37,7 +37,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    tdir_remove(f->dir);
+    test_dir_remove(f->dir);
     free(f);
     return 0;
 }

@@ -53,7 +53,7 @@ static inline int teardown(void **state)
     db_close(f->d);
     plan_catalog_free(&f->cat);
     plan_presets_free(&f->presets);
-    tdir_remove(f->dir);
+    test_dir_remove(f->dir);
     free(f);
     return 0;
 }

@@ -13,38 +13,13 @@
 
 #include "data/db.h"
 #include "exec/exec.h"
+#include "test_dir.h"
 #include "test_util.h"
 
-/* A fresh directory under $TMPDIR (or /tmp); removed by tdir_remove. */
+/* A fresh directory under $TMPDIR (or /tmp); removed by test_dir_remove. */
 static inline void tdir_make(char *dir, size_t n)
 {
-    const char *t = getenv("TMPDIR");
-    snprintf(dir, n, "%s/smd-db-XXXXXX", t && *t ? t : "/tmp");
-    assert_non_null(mkdtemp(dir));
-}
-
-static inline void tdir_remove(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    char p[1200];
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p)
-            continue;
-        struct stat sb;
-        if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            chmod(p, 0700);
-            tdir_remove(p);
-        } else {
-            unlink(p);
-        }
-    }
-    closedir(d);
-    rmdir(dir);
+    assert_int_equal(test_dir_make(dir, n, "smd-db-"), 0);
 }
 
 /* The whole file (malloc'd; *len its size); NULL if it cannot be read. */
@@ -233,7 +208,7 @@ static inline int tdb_setup(void **state)
 static inline int tdb_teardown(void **state)
 {
     tdb_fixture *f = *state;
-    tdir_remove(f->dir);
+    test_dir_remove(f->dir);
     free(f);
     return 0;
 }

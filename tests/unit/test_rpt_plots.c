@@ -148,7 +148,7 @@ static void golden_files(void **state)
         assert_false(file_exists(dir, file));
     }
     compare_golden(dir, "index.html");
-    scratch_remove(dir);
+    test_dir_remove(dir);
 }
 
 /* A locale that writes 0.5 as "0,5", set for LC_NUMERIC; 0 if none is
@@ -188,7 +188,7 @@ static void decimal_comma_locale(void **state)
         compare_golden(dir, file);
     }
     compare_golden(dir, "index.html");
-    scratch_remove(dir);
+    test_dir_remove(dir);
 }
 
 static void deterministic(void **state)
@@ -218,8 +218,8 @@ static void deterministic(void **state)
     assert_memory_equal(x, y, na);
     free(x);
     free(y);
-    scratch_remove(a);
-    scratch_remove(b);
+    test_dir_remove(a);
+    test_dir_remove(b);
 }
 
 /* Data rows of a .dat file (comments and blank lines skipped), split on
@@ -349,7 +349,7 @@ static void table_invariants(void **state)
                            "\"p5.48xlarge\" 4 32",
                            "\"my 'own' cluster\" 16 - 41000 - \"price unknown\""),
                      NULL);
-    scratch_remove(dir);
+    test_dir_remove(dir);
 }
 
 /* Deep pipelines stay readable: every stage up to RPT_MEM_STAGES_SHOWN per
@@ -392,7 +392,7 @@ static void memory_many_stages(void **state)
                            "its last (s63).",
                            "width=\"1649\" height=\"620\""),
                      TEXTS("#1 has"));
-    scratch_remove(dir);
+    test_dir_remove(dir);
 
     /* 9 plans, 8 x 16 + 2 bars: no bar labels; the widest default image */
     scratch_dir(dir, sizeof dir);
@@ -400,7 +400,7 @@ static void memory_many_stages(void **state)
     write_memory(dir, &in);
     assert_file_text(dir, "memory.gp", TEXTS("unset xtics\n", "'#9' "), TEXTS("xtic("));
     assert_file_text(dir, "index.html", TEXTS("width=\"2400\""), NULL);
-    scratch_remove(dir);
+    test_dir_remove(dir);
 }
 
 static void renamed_plot_reads_its_own_data(void **state)
@@ -423,7 +423,7 @@ static void renamed_plot_reads_its_own_data(void **state)
     assert_non_null(strstr(err.msg, "already written"));
     assert_int_equal(rpt_report_nplots(r), 2);
     rpt_report_free(r);
-    scratch_remove(dir);
+    test_dir_remove(dir);
 }
 
 static void caller_text_is_quoted(void **state)
@@ -458,7 +458,7 @@ static void caller_text_is_quoted(void **state)
                            "it&#39;s &quot;tp8&quot;\n&lt;script&gt;",
                            "<td>tp8 pp2 dp8 mb2 &#39;simple&#39; &lt;none&gt;</td>"),
                      TEXTS("<script>", "<b>x", "http://", "https://", "<script"));
-    scratch_remove(dir);
+    test_dir_remove(dir);
 }
 
 static void html_references_everything(void **state)
@@ -499,7 +499,7 @@ static void html_references_everything(void **state)
              "<a href=\"timeline.dat\">timeline.dat</a>.", sample_timeline().ntrace);
     assert_non_null(strstr(html, more));
     free(html);
-    scratch_remove(dir);
+    test_dir_remove(dir);
 }
 
 /* Each call must fail with ST_EINVAL, a message containing want, and write
@@ -620,7 +620,7 @@ static void bad_inputs_refused(void **state)
     assert_int_equal(rpt_report_nplots(r), 0);
     rpt_report_free(r);
     rpt_report_free(NULL);
-    scratch_remove(dir);
+    test_dir_remove(dir);
 #undef REFUSE
 }
 
@@ -709,7 +709,7 @@ static void unwritable_files(void **state)
     assert_non_null(strstr(err.msg, "index.html"));
     rmdir(sub);
     rpt_report_free(r);
-    scratch_remove(dir);
+    test_dir_remove(dir);
 }
 
 static void layout_labels(void **state)
@@ -788,7 +788,7 @@ static void memory_fit_rule(void **state)
                            "1 bar crosses the line only with the reserve and fits."),
                      NULL);
     assert_file_text(dir, "memory.gp", TEXTS("fs pattern 4"), NULL);
-    scratch_remove(dir);
+    test_dir_remove(dir);
 }
 
 /* Colours a deuteranope tells apart: sRGB to linear, the deuteranopia

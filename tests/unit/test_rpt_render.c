@@ -146,7 +146,7 @@ static void renders_with_gnuplot(void **state)
     if (getenv("SMD_RPT_KEEP"))
         print_message("rendered report kept in %s\n", dir);
     else if (!(out && *out))
-        scratch_remove(dir);
+        test_dir_remove(dir);
 }
 
 /* Inputs gnuplot would refuse if the script drew an empty curve. */
@@ -228,7 +228,7 @@ static void renders_edge_cases(void **state)
     if (getenv("SMD_RPT_KEEP"))
         print_message("edge cases kept in %s\n", dir);
     else
-        scratch_remove(dir);
+        test_dir_remove(dir);
 }
 
 /* Write the sample memory plot; return its status and render state. */
@@ -319,7 +319,7 @@ static void gnuplot_missing(void **state)
     ok(memory_plot(dir, &cfg, &rr, &err, &state_r), &err);
     assert_int_equal(rr, RPT_RENDER_OFF);
     unsetenv("SMDPLAN_GNUPLOT");
-    scratch_remove(dir);
+    test_dir_remove(dir);
 }
 
 /* Any ".NAME.render-PID.*" image a render left behind. */
@@ -431,8 +431,8 @@ static void gnuplot_runs_and_fails(void **state)
     assert_int_equal(rpt_report_render(r), RPT_RENDER_FAILED);
     rpt_report_free(r);
 
-    scratch_remove(bin);
-    scratch_remove(dir);
+    test_dir_remove(bin);
+    test_dir_remove(dir);
 }
 
 /* Without replace (no --force) a report is never written over another:
@@ -471,7 +471,7 @@ static void never_over_a_report(void **state)
     assert_non_null(strstr(err.msg, "mine.gp: exists"));
     assert_false(file_exists(sub, "mine.dat"));
     rpt_report_free(r);
-    scratch_remove(sub);
+    test_dir_remove(sub);
 
     /* with replace the files are written again */
     cfg.replace = 1;
@@ -483,7 +483,7 @@ static void never_over_a_report(void **state)
     assert_string_equal(before, after);
     free(before);
     free(after);
-    scratch_remove(dir);
+    test_dir_remove(dir);
 }
 
 int main(void)

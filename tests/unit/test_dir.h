@@ -1,0 +1,53 @@
+/*
+ * test_dir.h: scratch directories for the tests that write files: a fresh
+ * one under $TMPDIR (or /tmp), and its removal with everything below it.
+ */
+#ifndef SMD_TEST_DIR_H
+#define SMD_TEST_DIR_H
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A fresh directory $TMPDIR/<prefix>XXXXXX (/tmp when TMPDIR is unset or
+ * empty) into out; returns 0, or -1 with out empty when it cannot be made. */
+static inline int test_dir_make(char *out, size_t n, const char *prefix)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(out, n, "%s/%sXXXXXX", t && *t ? t : "/tmp", prefix);
+    if (mkdtemp(out))
+        return 0;
+    out[0] = '\0';
+    return -1;
+}
+
+/* dir and everything below it removed (subdirectories made writable and
+ * emptied first); what cannot be removed is left. */
+static inline void test_dir_remove(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char p[4096];
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p)
+            continue;
+        struct stat sb;
+        if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            chmod(p, 0700);
+            test_dir_remove(p);
+        } else {
+            unlink(p);
+        }
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+#endif
