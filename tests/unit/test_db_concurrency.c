@@ -49,11 +49,7 @@ static int64_t count(const char *path, const char *sql)
     st_err err = {0};
     db *d = NULL;
     assert_int_equal(db_open(path, DB_OPEN_READ, &d, &err), ST_OK);
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(d->h, sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
+    int64_t n = raw_int(d, sql);
     db_close(d);
     return n;
 }
@@ -129,17 +125,44 @@ static void test_eight_writers(void **state)
     assert_intact(f->path);
 }
 
+/* A child that tells the parent it is ready by a byte on ready[1]: fork's
+ * result, with the other end of the pipe closed in the child. */
+static pid_t fork_child(int ready[2])
+{
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        close(ready[0]);
+    return pid;
+}
+
+/* In the parent: once the child is ready and delay_ns later, kill -9 it
+ * and reap it; its status. */
+static int kill_when_ready(pid_t pid, int ready[2], long delay_ns)
+{
+    close(ready[1]);
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    if (delay_ns > 0) {
+        struct timespec t = {0, delay_ns};
+        nanosleep(&t, NULL);
+    }
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
 /* Kill -9 inside an open transaction: the records committed before it are
  * all there, none of the uncommitted ones, and the write lock is free. */
 static void test_killed_mid_transaction(void **state)
 {
     fixture *f = *state;
     int ready[2];
-    assert_int_equal(pipe(ready), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = fork_child(ready);
     if (pid == 0) {
-        close(ready[0]);
         if (writer(f->path, 0, 10) != 0)
             _exit(1);
         st_err err = {0};
@@ -158,13 +181,7 @@ static void test_killed_mid_transaction(void **state)
         for (;;)
             pause();
     }
-    close(ready[1]);
-    char c;
-    assert_int_equal(read(ready[0], &c, 1), 1);
-    close(ready[0]);
-    assert_int_equal(kill(pid, SIGKILL), 0);
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
+    int status = kill_when_ready(pid, ready, 0);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 
     assert_intact(f->path);
@@ -185,11 +202,8 @@ static void test_killed_while_committing(void **state)
     assert_int_equal(writer(f->path, 0, 1), 0);
     for (int round = 0; round < 3; round++) {
         int ready[2];
-        assert_int_equal(pipe(ready), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
+        pid_t pid = fork_child(ready);
         if (pid == 0) {
-            close(ready[0]);
             st_err err = {0};
             db *d = NULL;
             if (db_open(f->path, DB_OPEN_WRITE, &d, &err) != ST_OK)
@@ -204,15 +218,7 @@ static void test_killed_while_committing(void **state)
                     _exit(4);
             }
         }
-        close(ready[1]);
-        char c;
-        assert_int_equal(read(ready[0], &c, 1), 1);
-        close(ready[0]);
-        struct timespec t = {0, 20000000L + 15000000L * round};
-        nanosleep(&t, NULL);
-        assert_int_equal(kill(pid, SIGKILL), 0);
-        int status = 0;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
+        int status = kill_when_ready(pid, ready, 20000000L + 15000000L * round);
         assert_true(WIFSIGNALED(status));
         assert_intact(f->path);
         /* whole records only: each calibration has its parameters and its source */

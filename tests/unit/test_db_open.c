@@ -47,14 +47,21 @@ static void raw_exec(const char *path, const char *sql)
     assert_int_equal(sqlite3_close(h), SQLITE_OK);
 }
 
-static int64_t raw_int(db *d, const char *sql)
+/* d opened on path in mode, which must succeed. */
+static db *open_ok(const char *path, int mode)
 {
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(d->h, sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
+    st_err err = {0};
+    db *d = NULL;
+    assert_int_equal(db_open(path, mode, &d, &err), ST_OK);
+    return d;
+}
+
+/* A reader of the file at path, which must be of schema version v. */
+static db *open_version(const char *path, int v)
+{
+    db *d = open_ok(path, DB_OPEN_READ);
+    assert_int_equal(db_schema_version(d), v);
+    return d;
 }
 
 static void write_one(const char *path)
@@ -143,6 +150,14 @@ static void check_current(db *d)
     assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 }
 
+/* The file at path opened to write (created or migrated): current. */
+static db *open_current(const char *path)
+{
+    db *d = open_ok(path, DB_OPEN_WRITE);
+    check_current(d);
+    return d;
+}
+
 /* The schema of the file at path is the one a file made new by this build
  * gets (dir: where to make that one). */
 static void same_schema_as_new(const char *dir, const char *path)
@@ -169,13 +184,17 @@ static void same_schema_as_new(const char *dir, const char *path)
     db_close(e);
 }
 
+/* A migrated file takes new records, and its schema is a new file's. */
+static void takes_records_like_new(const fixture *f)
+{
+    write_one(f->path);
+    same_schema_as_new(f->dir, f->path);
+}
+
 static void test_create_new(void **state)
 {
     fixture *f = *state;
-    st_err err = {0};
-    db *d = NULL;
-    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
-    check_current(d);
+    db *d = open_current(f->path);
     sqlite3_stmt *st = NULL;
     assert_int_equal(sqlite3_prepare_v2(d->h, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
@@ -184,7 +203,8 @@ static void test_create_new(void **state)
     db_close(d);
     /* reopening migrates nothing and keeps what is there */
     write_one(f->path);
-    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_OK);
+    d = open_ok(f->path, DB_OPEN_READ);
+    st_err err = {0};
     int64_t n = 0;
     assert_int_equal(db_count(d, NULL, &n, &err), ST_OK);
     assert_int_equal(n, 1);
@@ -202,10 +222,7 @@ static void test_from_zero_byte_file(void **state)
     assert_null(d);
     assert_non_null(strstr(err.msg, "no records"));
     assert_file_is(f->path, (const unsigned char *)"", 0);
-    st_err_clear(&err);
-    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
-    check_current(d);
-    db_close(d);
+    db_close(open_current(f->path));
 }
 
 /* A version-0 file as another tool would leave it: a valid SQLite database
@@ -214,11 +231,7 @@ static void test_from_handmade_v0(void **state)
 {
     fixture *f = *state;
     raw_exec(f->path, "PRAGMA page_size = 1024; CREATE TABLE scratch (x); DROP TABLE scratch;");
-    st_err err = {0};
-    db *d = NULL;
-    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
-    check_current(d);
-    db_close(d);
+    db_close(open_current(f->path));
     write_one(f->path);
 }
 
@@ -271,27 +284,23 @@ static void test_migrate_v1(void **state)
 {
     fixture *f = *state;
     make_v1_file(f->path);
-    st_err err = {0};
-    db *d = NULL;
-    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_OK);
-    assert_int_equal(db_schema_version(d), 1);
+    db *d = open_version(f->path, 1);
     check_v1_plan_stages(d);
     db_close(d);
 
-    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
-    check_current(d); /* with the nine term columns of version 2 */
+    d = open_current(f->path); /* with the nine term columns of version 2 */
     assert_int_equal(raw_int(d, "SELECT count(*) FROM prediction_stages WHERE weights_bytes IS"
                                 " NULL AND allocator_bytes IS NULL"),
                      2);
     check_v1_plan_stages(d);
     db_plan pl;
     int n = 0;
+    st_err err = {0};
     assert_int_equal(db_plans(d, 1, &pl, 1, &n, &err), ST_OK);
     assert_int_equal(n, 1);
     assert_true(pl.have_est && pl.est.nstages == 2 && pl.est.stage_mem_bytes[1] == 3.0e10);
     db_close(d);
-    write_one(f->path); /* the migrated file takes new records */
-    same_schema_as_new(f->dir, f->path);
+    takes_records_like_new(f);
 }
 
 /* A version-2 file as a version-2 build left it: the shipped steps 0 and 1
@@ -411,15 +420,11 @@ static void test_migrate_v2_to_v3(void **state)
 {
     fixture *f = *state;
     make_v2_file(f->path);
-    st_err err = {0};
-    db *d = NULL;
-    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_OK);
-    assert_int_equal(db_schema_version(d), 2);
+    db *d = open_version(f->path, 2);
     check_v2_records(d);
     db_close(d);
 
-    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
-    check_current(d);
+    d = open_current(f->path);
     assert_int_equal(raw_int(d, "SELECT count(*) FROM plans WHERE framework IS NULL AND"
                                 " precision IS NULL"),
                      1);
@@ -436,11 +441,10 @@ static void test_migrate_v2_to_v3(void **state)
     assert_int_equal(raw_int(d, "SELECT count(*) FROM calibration_sources"), 0);
     check_v2_records(d);
     db_close(d);
-    write_one(f->path); /* the migrated file takes new records */
-    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_OK);
+    takes_records_like_new(f);
+    d = open_ok(f->path, DB_OPEN_READ);
     assert_int_equal(raw_int(d, "SELECT count(*) FROM calibration_sources"), 1);
     db_close(d);
-    same_schema_as_new(f->dir, f->path);
 }
 
 /* A version-3 file as a version-3 build left it: the shipped steps 0 to 2
@@ -474,6 +478,19 @@ static void make_v3_file(const char *path)
              "INSERT INTO run_ranks (run_id, rank, peak_mem_bytes) VALUES (1, 0, 1.5e6);");
 }
 
+/* make_v3_file's file taken on to version v by the shipped steps from 3 run
+ * by hand, then sql run on it (what a version-v build would have left). */
+static void make_v3_file_at(const char *path, int v, const char *sql)
+{
+    make_v3_file(path);
+    for (int i = 3; i < v; i++)
+        raw_exec(path, db__migrations[i].sql);
+    char version[64];
+    snprintf(version, sizeof version, "PRAGMA user_version = %d;", v);
+    raw_exec(path, version);
+    raw_exec(path, sql);
+}
+
 /* The real step 3 -> 4: records is made again with the bench kind (every
  * row kept, every reference to it intact), the runs tables gain the
  * executor's columns (NULL in the old rows), the bench tables appear; the
@@ -482,18 +499,15 @@ static void test_migrate_v3_to_v4(void **state)
 {
     fixture *f = *state;
     make_v3_file(f->path);
+    db *d = open_version(f->path, 3);
     st_err err = {0};
-    db *d = NULL;
-    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_OK);
-    assert_int_equal(db_schema_version(d), 3);
     /* a reader of a version-3 file: no bench tables, and that is said */
     assert_int_equal(db_bench_read(d, 0, NULL, NULL, NULL, NULL, NULL, NULL, &err), ST_ENOENT);
     assert_non_null(strstr(err.msg, "no bench records"));
     st_err_clear(&err);
     db_close(d);
 
-    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
-    check_current(d);
+    d = open_current(f->path);
     assert_int_equal(raw_int(d, "SELECT count(*) FROM records WHERE id = 7 AND kind = 'run' AND"
                                 " summary = 'v3 run' AND build_features = '-cuda -nccl +mpi'"),
                      1);
@@ -530,7 +544,7 @@ static void test_migrate_v3_to_v4(void **state)
     db_close(d);
 
     /* it takes a bench record */
-    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
+    d = open_ok(f->path, DB_OPEN_WRITE);
     plan_bench_cpu *cpu = calloc(1, sizeof *cpu);
     assert_non_null(cpu);
     snprintf(cpu->host, sizeof cpu->host, "h1");
@@ -544,8 +558,7 @@ static void test_migrate_v3_to_v4(void **state)
     assert_int_equal(raw_int(d, "SELECT count(*) FROM records WHERE kind = 'bench'"), 1);
     db_close(d);
     free(cpu);
-    write_one(f->path);
-    same_schema_as_new(f->dir, f->path);
+    takes_records_like_new(f);
 }
 
 /* The real step 4 -> 5: a version-4 file (the shipped steps 0 to 3 run by
@@ -555,18 +568,11 @@ static void test_migrate_v3_to_v4(void **state)
 static void test_migrate_v4_to_v5(void **state)
 {
     fixture *f = *state;
-    make_v3_file(f->path);
-    raw_exec(f->path, db__migrations[3].sql);
-    raw_exec(f->path, "PRAGMA user_version = 4;"
-                      "UPDATE runs SET nranks = 1, device = 'cuda', transport = 'nccl',"
-                      " mfu = 0.375 WHERE id = 1;");
-    st_err err = {0};
-    db *d = NULL;
-    assert_int_equal(db_open(f->path, DB_OPEN_READ, &d, &err), ST_OK);
-    assert_int_equal(db_schema_version(d), 4);
-    db_close(d);
-    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
-    check_current(d);
+    make_v3_file_at(f->path, 4,
+                    "UPDATE runs SET nranks = 1, device = 'cuda', transport = 'nccl',"
+                    " mfu = 0.375 WHERE id = 1;");
+    db_close(open_version(f->path, 4));
+    db *d = open_current(f->path);
     assert_int_equal(raw_int(d, "SELECT count(*) FROM runs WHERE device = 'cuda' AND"
                                 " transport = 'nccl' AND mfu = 0.375 AND device_name IS NULL"),
                      1);
@@ -576,11 +582,11 @@ static void test_migrate_v4_to_v5(void **state)
     db_compare_row row;
     int n = 0;
     db_compare_filter all = {NULL, 0, NULL, NULL, 2};
+    st_err err = {0};
     assert_int_equal(db_compare(d, &all, &row, 1, &n, &err), ST_OK);
     assert_true(n == 1 && row.measured_s == 0.625 && row.measured_id == 7);
     db_close(d);
-    write_one(f->path);
-    same_schema_as_new(f->dir, f->path);
+    takes_records_like_new(f);
 }
 
 /* The real step 5 -> 6: a version-5 file's model (Llama-3-8B's shape,
@@ -591,16 +597,11 @@ static void test_migrate_v4_to_v5(void **state)
 static void test_migrate_v5_to_v6(void **state)
 {
     fixture *f = *state;
-    make_v3_file(f->path);
-    raw_exec(f->path, db__migrations[3].sql);
-    raw_exec(f->path, db__migrations[4].sql);
-    raw_exec(f->path, "PRAGMA user_version = 5;"
-                      "UPDATE models SET arch = 'llama', hidden = 4096, heads = 32, kv_heads = 8,"
-                      " ffn = 14336, seq = 8192, vocab = 128256 WHERE id = 1;");
+    make_v3_file_at(f->path, 5,
+                    "UPDATE models SET arch = 'llama', hidden = 4096, heads = 32, kv_heads = 8,"
+                    " ffn = 14336, seq = 8192, vocab = 128256 WHERE id = 1;");
+    db *d = open_current(f->path);
     st_err err = {0};
-    db *d = NULL;
-    assert_int_equal(db_open(f->path, DB_OPEN_WRITE, &d, &err), ST_OK);
-    check_current(d);
     assert_int_equal(raw_int(d, "SELECT count(*) FROM models WHERE id = 1 AND head_dim IS NULL"
                                 " AND sliding_window IS NULL"),
                      1);
@@ -610,8 +611,7 @@ static void test_migrate_v5_to_v6(void **state)
     assert_int_equal(plan_model_head_dim(&m), 128);
     assert_int_equal(m.sliding_window, 0);
     db_close(d);
-    write_one(f->path);
-    same_schema_as_new(f->dir, f->path);
+    takes_records_like_new(f);
 }
 
 /* The framework takes a current file to the version a later build would

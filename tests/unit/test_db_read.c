@@ -12,16 +12,6 @@
 
 /* ---- read back into structs ---- */
 
-static int64_t raw_int(db *d, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(d->h, sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 static void same_layout(const plan_model *m, const plan_layout *a, const plan_layout *b)
 {
     char ka[1024], kb[1024];

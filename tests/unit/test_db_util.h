@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "data/db.h"
+#include "data/db_int.h"
 #include "exec/exec.h"
 #include "test_dir.h"
 #include "test_util.h"
@@ -20,6 +21,17 @@
 static inline void tdir_make(char *dir, size_t n)
 {
     assert_int_equal(test_dir_make(dir, n, "smd-db-"), 0);
+}
+
+/* The first column of the first row of a query on d's own connection. */
+static inline int64_t raw_int(db *d, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(d->h, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
 }
 
 /* The whole file (malloc'd; *len its size); NULL if it cannot be read. */
