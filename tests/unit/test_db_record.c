@@ -45,6 +45,28 @@ static const char *str(const cJSON *o, const char *k)
     return v->valuestring;
 }
 
+/* A number of a JSON object and the value it must be, exactly. */
+typedef struct num_is {
+    const char *key;
+    double want;
+} num_is;
+
+static void check_nums(const cJSON *o, const num_is *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double got = num(o, v[i].key);
+        if (!(got == v[i].want))
+            fail_msg("'%s' is %.17g, want %.17g", v[i].key, got, v[i].want);
+    }
+}
+
+/* CHECK_NUMS(o, {"key", value}, ...): each key of o is its value. */
+#define CHECK_NUMS(o, ...)                                                                         \
+    do {                                                                                           \
+        const num_is want_[] = {__VA_ARGS__};                                                      \
+        check_nums(o, want_, sizeof want_ / sizeof want_[0]);                                      \
+    } while (0)
+
 static int is_null(const cJSON *o, const char *k)
 {
     return cJSON_IsNull(get(o, k));
@@ -78,46 +100,32 @@ static void check_model(const cJSON *m, const plan_model *want)
     assert_string_equal(str(m, "name"), want->name);
     assert_string_equal(str(m, "source"), want->source);
     assert_string_equal(str(m, "arch"), want->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt");
-    assert_int_equal((int64_t)num(m, "layers"), want->layers);
-    assert_int_equal((int64_t)num(m, "hidden"), want->hidden);
-    assert_int_equal((int64_t)num(m, "heads"), want->heads);
-    assert_int_equal((int64_t)num(m, "kv_heads"), want->kv_heads);
-    assert_int_equal((int64_t)num(m, "ffn"), want->ffn);
-    assert_int_equal((int64_t)num(m, "seq"), want->seq);
-    assert_int_equal((int64_t)num(m, "vocab"), want->vocab);
-    assert_int_equal((int)num(m, "tied_embedding"), want->tied_embedding);
-    assert_int_equal((int64_t)num(m, "params"), want->params);
-    assert_int_equal((int64_t)num(m, "params_layer"), want->params_layer);
-    assert_int_equal((int64_t)num(m, "params_head"), want->params_head);
+    CHECK_NUMS(m, {"layers", want->layers}, {"hidden", want->hidden}, {"heads", want->heads},
+               {"kv_heads", want->kv_heads}, {"ffn", want->ffn}, {"seq", want->seq},
+               {"vocab", want->vocab}, {"tied_embedding", want->tied_embedding},
+               {"params", want->params}, {"params_layer", want->params_layer},
+               {"params_head", want->params_head});
 }
 
 static void check_layout(const cJSON *p, const plan_layout *l)
 {
-    assert_int_equal((int)num(p, "tp"), l->tp);
-    assert_int_equal((int)num(p, "pp"), l->pp);
-    assert_int_equal((int)num(p, "dp"), l->dp);
-    assert_int_equal((int)num(p, "cp"), l->cp);
-    assert_int_equal((int)num(p, "micro_batch"), l->micro_batch);
-    assert_int_equal((int)num(p, "microbatches"), l->microbatches);
-    assert_int_equal((int)num(p, "active_microbatches"), l->active_microbatches);
+    CHECK_NUMS(p, {"tp", l->tp}, {"pp", l->pp}, {"dp", l->dp}, {"cp", l->cp},
+               {"micro_batch", l->micro_batch}, {"microbatches", l->microbatches},
+               {"active_microbatches", l->active_microbatches});
     assert_string_equal(str(p, "schedule"), plan_layout_schedule_key(l));
     assert_int_equal((int)num(p, "virtual_stages"), l->virtual_stages);
     assert_string_equal(str(p, "recompute"), plan_recompute_name(l->recompute));
-    assert_int_equal((int)num(p, "recompute_group"), l->recompute_group);
-    assert_int_equal((int)num(p, "sequence_parallel"), l->sequence_parallel);
-    assert_int_equal((int)num(p, "offload_activations"), l->offload_activations);
+    CHECK_NUMS(p, {"recompute_group", l->recompute_group},
+               {"sequence_parallel", l->sequence_parallel},
+               {"offload_activations", l->offload_activations});
     assert_string_equal(str(p, "sharding"), plan_sharding_name(l->sharding));
     assert_int_equal((int)num(p, "sharding_degree"), l->sharding_degree);
     assert_int_equal((int)num(p, "prescaled_batch"), l->prescaled_batch);
     assert_string_equal(str(p, "placement"), l->placement);
-    assert_int_equal((int)num(p, "flash_attention"), l->flash_attention);
-    assert_int_equal((int)num(p, "dp_overlap"), l->dp_overlap);
-    assert_int_equal((int)num(p, "fp32_grads"), l->fp32_grads);
-    assert_int_equal((int)num(p, "tp_overlap"), l->tp_overlap);
-    assert_int_equal((int)num(p, "pp_overlap"), l->pp_overlap);
-    assert_true(num(p, "dp_bucket_bytes") == l->dp_bucket_bytes);
-    assert_int_equal((int64_t)num(p, "global_batch"), l->global_batch);
-    assert_int_equal((int)num(p, "launch_blocking"), l->launch_blocking);
+    CHECK_NUMS(p, {"flash_attention", l->flash_attention}, {"dp_overlap", l->dp_overlap},
+               {"fp32_grads", l->fp32_grads}, {"tp_overlap", l->tp_overlap},
+               {"pp_overlap", l->pp_overlap}, {"dp_bucket_bytes", l->dp_bucket_bytes},
+               {"global_batch", l->global_batch}, {"launch_blocking", l->launch_blocking});
     assert_string_equal(str(p, "framework"), plan_framework_get(l->framework)->key);
     assert_string_equal(str(p, "precision"), plan_precision_name(l->precision));
 }
@@ -127,30 +135,21 @@ static void check_prediction(const cJSON *pr, const plan_estimate *e)
 {
     assert_string_equal(str(pr, "reject"),
                         e->reject == PLAN_OK ? "ok" : plan_reject_name(e->reject));
-    assert_true(num(pr, "weights_bytes") == e->mem.weights_bytes);
-    assert_true(num(pr, "grads_bytes") == e->mem.grads_bytes);
-    assert_true(num(pr, "optimizer_bytes") == e->mem.optimizer_bytes);
-    assert_true(num(pr, "activations_bytes") == e->mem.activations_bytes);
-    assert_true(num(pr, "recompute_bytes") == e->mem.recompute_bytes);
-    assert_true(num(pr, "logits_bytes") == e->mem.logits_bytes);
-    assert_true(num(pr, "comm_buffers_bytes") == e->mem.comm_buffers_bytes);
-    assert_true(num(pr, "context_bytes") == e->mem.context_bytes);
-    assert_true(num(pr, "allocator_bytes") == e->mem.allocator_bytes);
-    assert_true(num(pr, "total_bytes") == e->mem.total_bytes);
-    assert_true(num(pr, "capacity_bytes") == e->capacity_bytes);
-    assert_int_equal((int)num(pr, "worst_stage"), e->worst_stage);
-    assert_true(num(pr, "compute_s") == e->time.compute_s);
-    assert_true(num(pr, "tp_comm_s") == e->time.tp_comm_s);
-    assert_true(num(pr, "cp_comm_s") == e->time.cp_comm_s);
-    assert_true(num(pr, "pp_comm_s") == e->time.pp_comm_s);
-    assert_true(num(pr, "dp_exposed_s") == e->time.dp_exposed_s);
-    assert_true(num(pr, "bubble_s") == e->time.bubble_s);
-    assert_true(num(pr, "optimizer_s") == e->time.optimizer_s);
-    assert_true(num(pr, "step_s") == e->time.step_s);
-    assert_true(num(pr, "dp_total_s") == e->time.dp_total_s);
-    assert_true(num(pr, "tokens_per_s") == e->tokens_per_s);
-    assert_true(num(pr, "mfu") == e->mfu);
-    assert_true(num(pr, "cost_per_mtokens") == e->cost_per_mtokens);
+    CHECK_NUMS(pr, {"weights_bytes", e->mem.weights_bytes}, {"grads_bytes", e->mem.grads_bytes},
+               {"optimizer_bytes", e->mem.optimizer_bytes},
+               {"activations_bytes", e->mem.activations_bytes},
+               {"recompute_bytes", e->mem.recompute_bytes},
+               {"logits_bytes", e->mem.logits_bytes},
+               {"comm_buffers_bytes", e->mem.comm_buffers_bytes},
+               {"context_bytes", e->mem.context_bytes},
+               {"allocator_bytes", e->mem.allocator_bytes}, {"total_bytes", e->mem.total_bytes},
+               {"capacity_bytes", e->capacity_bytes}, {"worst_stage", e->worst_stage},
+               {"compute_s", e->time.compute_s}, {"tp_comm_s", e->time.tp_comm_s},
+               {"cp_comm_s", e->time.cp_comm_s}, {"pp_comm_s", e->time.pp_comm_s},
+               {"dp_exposed_s", e->time.dp_exposed_s}, {"bubble_s", e->time.bubble_s},
+               {"optimizer_s", e->time.optimizer_s}, {"step_s", e->time.step_s},
+               {"dp_total_s", e->time.dp_total_s}, {"tokens_per_s", e->tokens_per_s},
+               {"mfu", e->mfu}, {"cost_per_mtokens", e->cost_per_mtokens});
     /* the terms sum to the totals (the planner's invariant survives storage) */
     double mem = 0;
     static const char *const mt[] = {"weights_bytes", "grads_bytes", "optimizer_bytes",
@@ -163,10 +162,8 @@ static void check_prediction(const cJSON *pr, const plan_estimate *e)
     assert_int_equal(cJSON_GetArraySize(st), e->nstages);
     int i = 0;
     for (const cJSON *s = st->child; s; s = s->next, i++) {
-        assert_int_equal((int)num(s, "stage"), i);
-        assert_int_equal((int)num(s, "layers"), e->stage_layers[i]);
-        assert_true(num(s, "mem_bytes") == e->stage_mem_bytes[i]);
-        assert_int_equal((int)num(s, "inflight"), e->stage_inflight[i]);
+        CHECK_NUMS(s, {"stage", i}, {"layers", e->stage_layers[i]},
+                   {"mem_bytes", e->stage_mem_bytes[i]}, {"inflight", e->stage_inflight[i]});
         /* a stage's terms, when recorded, sum to its total; logits on the last */
         if (is_null(s, "weights_bytes")) {
             for (size_t k = 0; k < sizeof mt / sizeof mt[0]; k++)
@@ -195,16 +192,13 @@ static void check_stage_terms(const cJSON *pr, const plan_model *m, const plan_c
     int i = 0;
     for (const cJSON *s = st->child; s; s = s->next, i++) {
         const plan_mem *w = &want[i];
-        assert_true(num(s, "weights_bytes") == w->weights_bytes);
-        assert_true(num(s, "grads_bytes") == w->grads_bytes);
-        assert_true(num(s, "optimizer_bytes") == w->optimizer_bytes);
-        assert_true(num(s, "activations_bytes") == w->activations_bytes);
-        assert_true(num(s, "recompute_bytes") == w->recompute_bytes);
-        assert_true(num(s, "logits_bytes") == w->logits_bytes);
-        assert_true(num(s, "comm_buffers_bytes") == w->comm_buffers_bytes);
-        assert_true(num(s, "context_bytes") == w->context_bytes);
-        assert_true(num(s, "allocator_bytes") == w->allocator_bytes);
-        assert_true(num(s, "mem_bytes") == w->total_bytes);
+        CHECK_NUMS(s, {"weights_bytes", w->weights_bytes}, {"grads_bytes", w->grads_bytes},
+                   {"optimizer_bytes", w->optimizer_bytes},
+                   {"activations_bytes", w->activations_bytes},
+                   {"recompute_bytes", w->recompute_bytes}, {"logits_bytes", w->logits_bytes},
+                   {"comm_buffers_bytes", w->comm_buffers_bytes},
+                   {"context_bytes", w->context_bytes}, {"allocator_bytes", w->allocator_bytes},
+                   {"mem_bytes", w->total_bytes});
     }
     assert_memory_equal(&want[e->worst_stage], &e->mem, sizeof e->mem);
     free(want);
@@ -233,27 +227,25 @@ static void test_plan_round_trip(void **state)
     const cJSON *it = get(rec, "instance_types")->child;
     assert_string_equal(str(it, "name"), f->cluster.inst->name);
     assert_string_equal(str(it, "gpu"), f->cluster.gpu->name);
-    assert_int_equal((int)num(it, "gpus_per_node"), f->cluster.inst->gpus_per_node);
-    assert_true(num(it, "net_bps") == f->cluster.inst->net_bps);
-    assert_true(num(it, "gpu_mem_bytes") == f->cluster.gpu->mem_bytes);
-    assert_true(num(it, "gemm_eff_max") == f->cluster.gpu->gemm_eff_max);
+    CHECK_NUMS(it, {"gpus_per_node", f->cluster.inst->gpus_per_node},
+               {"net_bps", f->cluster.inst->net_bps},
+               {"gpu_mem_bytes", f->cluster.gpu->mem_bytes},
+               {"gemm_eff_max", f->cluster.gpu->gemm_eff_max});
     assert_string_equal(str(it, "gpu_silicon"), f->cluster.gpu->silicon);
-    assert_true(num(it, "gemm_align_bytes") == f->cluster.gpu->gemm_align_bytes);
-    assert_true(num(it, "align_partial_factor") == f->cluster.gpu->align_partial_factor);
-    assert_true(num(it, "fp8_peak_flops") == f->cluster.gpu->fp8_peak_flops);
-    assert_true(num(it, "fp8_gemm_eff") == f->cluster.gpu->fp8_gemm_eff);
-    assert_true(num(it, "gemm_ceiling") == f->cluster.gpu->gemm_ceiling);
-    assert_true(num(it, "host_mem_bytes") == f->cluster.inst->host_mem_bytes);
-    assert_int_equal((int)num(it, "efa"), f->cluster.inst->efa);
+    CHECK_NUMS(it, {"gemm_align_bytes", f->cluster.gpu->gemm_align_bytes},
+               {"align_partial_factor", f->cluster.gpu->align_partial_factor},
+               {"fp8_peak_flops", f->cluster.gpu->fp8_peak_flops},
+               {"fp8_gemm_eff", f->cluster.gpu->fp8_gemm_eff},
+               {"gemm_ceiling", f->cluster.gpu->gemm_ceiling},
+               {"host_mem_bytes", f->cluster.inst->host_mem_bytes},
+               {"efa", f->cluster.inst->efa});
     assert_true(cJSON_IsArray(get(it, "intra_curve")));
     assert_int_equal(cJSON_GetArraySize(get(it, "intra_curve")), f->cluster.intra_curve->n);
 
     const cJSON *search = get(rec, "search");
-    assert_int_equal((int64_t)num(search, "evaluated"), f->res.evaluated);
-    assert_int_equal((int64_t)num(search, "feasible"), f->res.feasible);
-    assert_int_equal((int64_t)num(search, "global_batch"), f->res.global_batch);
-    assert_int_equal((int)num(search, "nodes"), 16);
-    assert_int_equal((int)num(search, "gpus"), f->cluster.gpus);
+    CHECK_NUMS(search, {"evaluated", f->res.evaluated}, {"feasible", f->res.feasible},
+               {"global_batch", f->res.global_batch}, {"nodes", 16},
+               {"gpus", f->cluster.gpus});
     assert_string_equal(str(search, "objective"), "time");
     const cJSON *rej = get(search, "rejected");
     assert_true(num(rej, plan_reject_name(PLAN_REJ_OOM)) == (double)f->res.rejected[PLAN_REJ_OOM]);
@@ -265,9 +257,7 @@ static void test_plan_round_trip(void **state)
     int i = 0;
     for (const cJSON *p = plans->child; p && i < f->res.ntop; p = p->next, i++) {
         assert_string_equal(str(p, "role"), "top");
-        assert_int_equal((int)num(p, "rank"), i + 1);
-        assert_int_equal((int)num(p, "nodes"), 16);
-        assert_true(num(p, "simulated_step_s") == sim[i]);
+        CHECK_NUMS(p, {"rank", i + 1}, {"nodes", 16}, {"simulated_step_s", sim[i]});
         check_layout(p, &f->res.top[i].layout);
         check_prediction(get(p, "prediction"), &f->res.top[i].est);
         check_stage_terms(get(p, "prediction"), &f->model, &f->cluster, &f->res.top[i].layout,
@@ -383,38 +373,28 @@ static void test_simulation_round_trip(void **state)
     check_prediction(get(p, "prediction"), &best->est);
     assert_true(num(p, "simulated_step_s") == s.step_s);
     const cJSON *sim = get(rec, "simulations")->child;
-    assert_true(num(sim, "plan_id") == num(p, "id"));
-    assert_true(num(sim, "step_s") == s.step_s);
-    assert_true(num(sim, "pipeline_s") == s.pipeline_s);
-    assert_true(num(sim, "bubble_fraction") == s.bubble_fraction);
-    assert_true(num(sim, "planner_step_s") == s.planner_step_s);
-    assert_true(num(sim, "compute_bound_s") == s.compute_bound_s);
-    assert_true(num(sim, "events") == (double)s.events);
-    assert_true(num(sim, "seed") == 1234567);
-    assert_int_equal((int)num(sim, "pp"), s.pp);
-    assert_int_equal((int)num(sim, "trace_ops"), s.ntrace);
+    CHECK_NUMS(sim, {"plan_id", num(p, "id")}, {"step_s", s.step_s}, {"pipeline_s", s.pipeline_s},
+               {"bubble_fraction", s.bubble_fraction}, {"planner_step_s", s.planner_step_s},
+               {"compute_bound_s", s.compute_bound_s}, {"events", (double)s.events},
+               {"seed", 1234567}, {"pp", s.pp}, {"trace_ops", s.ntrace});
     const cJSON *stages = get(sim, "stages");
     assert_int_equal(cJSON_GetArraySize(stages), s.pp);
     int i = 0;
     for (const cJSON *x = stages->child; x; x = x->next, i++) {
-        assert_int_equal((int)num(x, "stage"), i);
-        assert_true(num(x, "busy_s") == s.stage[i].busy_s);
-        assert_true(num(x, "bubble_fraction") == s.stage[i].bubble_fraction);
-        assert_int_equal((int)num(x, "peak_inflight"), s.stage[i].peak_inflight);
-        assert_true(num(x, "peak_mem_bytes") == s.stage[i].peak_mem_bytes);
-        assert_true(num(x, "dp_exposed_s") == s.stage[i].dp_exposed_s);
+        CHECK_NUMS(x, {"stage", i}, {"busy_s", s.stage[i].busy_s},
+                   {"bubble_fraction", s.stage[i].bubble_fraction},
+                   {"peak_inflight", s.stage[i].peak_inflight},
+                   {"peak_mem_bytes", s.stage[i].peak_mem_bytes},
+                   {"dp_exposed_s", s.stage[i].dp_exposed_s});
     }
     const cJSON *trace = get(sim, "trace");
     assert_int_equal(cJSON_GetArraySize(trace), s.ntrace);
     i = 0;
     for (const cJSON *t = trace->child; t; t = t->next, i++) {
         const sim_trace_rec *e = &s.trace[i];
-        assert_int_equal((int)num(t, "seq"), i);
-        assert_int_equal((int)num(t, "stage"), e->stage);
-        assert_int_equal((int)num(t, "microbatch"), e->microbatch);
-        assert_int_equal((int)num(t, "chunk"), e->chunk);
-        assert_true(num(t, "start_ns") == (double)e->start_ns);
-        assert_true(num(t, "end_ns") == (double)e->end_ns);
+        CHECK_NUMS(t, {"seq", i}, {"stage", e->stage}, {"microbatch", e->microbatch},
+                   {"chunk", e->chunk}, {"start_ns", (double)e->start_ns},
+                   {"end_ns", (double)e->end_ns});
         assert_string_equal(str(t, "op"), e->kind < SIM_OP__COUNT
                                               ? sim_op_name((sim_op_kind)e->kind)
                                               : "allreduce");
@@ -628,12 +608,11 @@ static void test_calibration_round_trip(void **state)
         assert_int_equal((int)num(c, "sources"), g->sources);
         assert_int_equal((unsigned)num(c, "asked"), g->asked);
         assert_int_equal((unsigned)num(c, "fitted"), g->fitted);
-        assert_true(num(c, "mean_abs_err_before_pct") == g->mean_abs_err_before_pct);
-        assert_true(num(c, "mean_abs_err_after_pct") == g->mean_abs_err_after_pct);
-        assert_true(num(c, "max_abs_err_after_pct") == g->max_abs_err_after_pct);
-        assert_int_equal((int)num(c, "iterations"), g->iterations);
-        assert_int_equal((int)num(c, "converged"), g->converged);
-        assert_int_equal((int)num(c, "rejected"), g->rejected);
+        CHECK_NUMS(c, {"mean_abs_err_before_pct", g->mean_abs_err_before_pct},
+                   {"mean_abs_err_after_pct", g->mean_abs_err_after_pct},
+                   {"max_abs_err_after_pct", g->max_abs_err_after_pct},
+                   {"iterations", g->iterations}, {"converged", g->converged},
+                   {"rejected", g->rejected});
         assert_string_equal(str(c, "why"), g->why);
         const cJSON *ps = get(c, "params");
         assert_int_equal(cJSON_GetArraySize(ps), PLAN_EFF__COUNT);
@@ -641,11 +620,10 @@ static void test_calibration_round_trip(void **state)
         for (const cJSON *p = ps->child; p; p = p->next, k++) {
             plan_eff b = g->before, a = g->after;
             assert_string_equal(str(p, "name"), plan_eff_param_name((plan_eff_param)k));
-            assert_true(num(p, "before") == *plan_eff_ref(&b, (plan_eff_param)k));
-            assert_true(num(p, "after") == *plan_eff_ref(&a, (plan_eff_param)k));
-            assert_true(num(p, "std_err") == g->std_err[k]);
-            assert_int_equal((int)num(p, "asked"), (int)((g->asked >> k) & 1u));
-            assert_int_equal((int)num(p, "fitted"), (int)((g->fitted >> k) & 1u));
+            CHECK_NUMS(p, {"before", *plan_eff_ref(&b, (plan_eff_param)k)},
+                       {"after", *plan_eff_ref(&a, (plan_eff_param)k)},
+                       {"std_err", g->std_err[k]}, {"asked", (int)((g->asked >> k) & 1u)},
+                       {"fitted", (int)((g->fitted >> k) & 1u)});
         }
     }
     const cJSON *srcs = get(rec, "calibration_sources");
@@ -765,9 +743,8 @@ static void test_run_round_trip_and_compare(void **state)
     assert_string_equal(str(r, "status"), "ok");
     assert_string_equal(str(r, "backend"), "cpu+mpi");
     assert_true(is_null(r, "error_text"));
-    assert_true(num(r, "measured_step_s") == 20.375);
-    assert_true(num(r, "predicted_step_s") == best->est.time.step_s);
-    assert_true(num(r, "measured_mem_bytes") == 33e9);
+    CHECK_NUMS(r, {"measured_step_s", 20.375}, {"predicted_step_s", best->est.time.step_s},
+               {"measured_mem_bytes", 33e9});
     assert_rel(num(r, "error_pct"), 100 * (best->est.time.step_s - 20.375) / 20.375, 1e-12);
     const cJSON *st = get(r, "steps"), *rk = get(r, "ranks");
     assert_int_equal(cJSON_GetArraySize(st), 3);
@@ -869,12 +846,11 @@ static void test_exec_run_round_trip(void **state)
     assert_string_equal(str(r, "device"), "cpu");
     assert_string_equal(str(r, "transport"), "mpi");
     assert_string_equal(str(r, "run_host"), "h1");
-    assert_true(num(r, "tokens_per_s") == 512 / 0.3125);
-    assert_true(num(r, "mfu") == run.mfu && num(r, "peak_flops") == 3.5e11);
-    assert_true(num(r, "achieved_flops") == 4e9 && num(r, "hardware_flops_per_step") == 1.5e9);
-    assert_true(num(r, "simulated_step_s") == 0.296875);
-    assert_true(num(r, "exit_status") == 0 && is_null(r, "failed_rank"));
-    assert_true(num(r, "measured_steps") == 2 && num(r, "plan_record_id") == 3);
+    CHECK_NUMS(r, {"tokens_per_s", 512 / 0.3125}, {"mfu", run.mfu}, {"peak_flops", 3.5e11},
+               {"achieved_flops", 4e9}, {"hardware_flops_per_step", 1.5e9},
+               {"simulated_step_s", 0.296875}, {"exit_status", 0}, {"measured_steps", 2},
+               {"plan_record_id", 3});
+    assert_true(is_null(r, "failed_rank"));
     assert_string_equal(str(r, "launch_command"), "mpirun -n 2 smdplan-rank");
     assert_true(num(get(r, "config"), "version") == 1); /* config_json comes back parsed */
     assert_string_equal(str(r, "scaled"), "layers 40 -> 4");
