@@ -23,10 +23,7 @@
 
 static const plan_instance *find(const plan_catalog *c, const char *name)
 {
-    const plan_instance *in = plan_catalog_find(c, name);
-    if (!in)
-        fail_msg("no instance type %s", name);
-    return in;
+    return test_found(plan_catalog_find(c, name), "instance type", name);
 }
 
 static const plan_gpu *gpu_of(const plan_catalog *c, const char *inst)
@@ -220,6 +217,20 @@ static void expect_edit(const char *from, const char *to, int code, const char *
     free(s);
 }
 
+/* An edit of the base text (from replaced by to) and what parsing the
+ * result gives: its status and, on failure, a part of the message. */
+typedef struct edit_case {
+    const char *from, *to;
+    int code;
+    const char *in_msg;
+} edit_case;
+
+static void expect_edits(const edit_case *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        expect_edit(c[i].from, c[i].to, c[i].code, c[i].in_msg);
+}
+
 static void base_parses(void **state)
 {
     plan_catalog cat;
@@ -255,74 +266,82 @@ static void malformed_json(void **state)
 
 static void wrong_types(void **state)
 {
-    expect_edit("\"gpus_per_node\": 8", "\"gpus_per_node\": \"8\"", ST_EINVAL,
-                "t.json: instance 'box.large': field 'gpus_per_node' is a string; expected a whole number");
-    expect_edit("\"gpus_per_node\": 8", "\"gpus_per_node\": 8.5", ST_EINVAL,
-                "field 'gpus_per_node' is 8.5; allowed: a whole number");
-    expect_edit("\"gpus_per_node\": 8", "\"gpus_per_node\": 1e300", ST_EINVAL,
-                "field 'gpus_per_node'");
-    expect_edit("\"peak_flops\": 312e12", "\"peak_flops\": \"312T\"", ST_EINVAL,
-                "gpu 'G-40GB': field 'peak_flops' is a string; expected a number");
-    expect_edit("\"peak_flops\": 312e12", "\"peak_flops\": 1e999", ST_EINVAL,
-                "field 'peak_flops' is not a finite number");
-    expect_edit("\"nvswitch\": true", "\"nvswitch\": \"yes\"", ST_EINVAL,
-                "field 'nvswitch': allowed: true or false");
-    expect_edit("\"aliases\": [\"box\"]", "\"aliases\": \"box\"", ST_EINVAL,
-                "field 'aliases' is a string; expected an array of strings");
-    expect_edit("\"aliases\": [\"box\"]", "\"aliases\": [\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\"]",
-                ST_EINVAL, "field 'aliases' has 7 names; allowed: at most 6");
-    expect_edit("\"aliases\": [\"box\"]", "\"aliases\": [\"\"]", ST_EINVAL, "field 'aliases' is empty");
-    expect_edit("\"eff\": [0.2, 0.9]", "\"eff\": [0.2, null]", ST_EINVAL,
-                "curve 'c': field 'eff' is null; expected an array of numbers");
-    expect_edit("\"name\": \"box.large\"",
-                "\"name\": \"a-very-long-instance-type-name-that-does-not-fit-at-all\"", ST_EINVAL,
-                "field 'name' is 55 characters; allowed: at most 47");
-    expect_edit("{\"name\": \"c\",", "[", ST_EPARSE, "malformed");
-    expect_edit("\"instances\": [{", "\"instances\": [7, {", ST_EINVAL,
-                "t.json: instances[0]: expected an object, found a number");
+    static const edit_case cases[] = {
+        {"\"gpus_per_node\": 8", "\"gpus_per_node\": \"8\"", ST_EINVAL,
+         "t.json: instance 'box.large': field 'gpus_per_node' is a string; expected a whole number"},
+        {"\"gpus_per_node\": 8", "\"gpus_per_node\": 8.5", ST_EINVAL,
+         "field 'gpus_per_node' is 8.5; allowed: a whole number"},
+        {"\"gpus_per_node\": 8", "\"gpus_per_node\": 1e300", ST_EINVAL, "field 'gpus_per_node'"},
+        {"\"peak_flops\": 312e12", "\"peak_flops\": \"312T\"", ST_EINVAL,
+         "gpu 'G-40GB': field 'peak_flops' is a string; expected a number"},
+        {"\"peak_flops\": 312e12", "\"peak_flops\": 1e999", ST_EINVAL,
+         "field 'peak_flops' is not a finite number"},
+        {"\"nvswitch\": true", "\"nvswitch\": \"yes\"", ST_EINVAL,
+         "field 'nvswitch': allowed: true or false"},
+        {"\"aliases\": [\"box\"]", "\"aliases\": \"box\"", ST_EINVAL,
+         "field 'aliases' is a string; expected an array of strings"},
+        {"\"aliases\": [\"box\"]", "\"aliases\": [\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\"]",
+         ST_EINVAL, "field 'aliases' has 7 names; allowed: at most 6"},
+        {"\"aliases\": [\"box\"]", "\"aliases\": [\"\"]", ST_EINVAL, "field 'aliases' is empty"},
+        {"\"eff\": [0.2, 0.9]", "\"eff\": [0.2, null]", ST_EINVAL,
+         "curve 'c': field 'eff' is null; expected an array of numbers"},
+        {"\"name\": \"box.large\"",
+         "\"name\": \"a-very-long-instance-type-name-that-does-not-fit-at-all\"", ST_EINVAL,
+         "field 'name' is 55 characters; allowed: at most 47"},
+        {"{\"name\": \"c\",", "[", ST_EPARSE, "malformed"},
+        {"\"instances\": [{", "\"instances\": [7, {", ST_EINVAL,
+         "t.json: instances[0]: expected an object, found a number"},
+    };
+    expect_edits(cases, sizeof cases / sizeof cases[0]);
 }
 
 static void bad_units_and_values(void **state)
 {
-    expect_edit("\"net_bps\": \"400Gbps\"", "\"net_bps\": \"400Gbit\"", ST_EINVAL,
-                "t.json: instance 'box.large': field 'net_bps' '400Gbit': unknown rate unit");
-    expect_edit("\"mem_bytes\": \"40GiB\"", "\"mem_bytes\": \"40 gigs\"", ST_EINVAL,
-                "gpu 'G-40GB': field 'mem_bytes' '40 gigs': unknown size unit");
-    expect_edit("\"net_bps\": \"400Gbps\"", "\"net_bps\": 5e10", ST_OK, NULL);
-    expect_edit("\"flash_eff\": 0.55,", "\"flash_eff\": 0.55, \"gemm_align_bytes\": 100,",
-                ST_EINVAL, "gemm_align_bytes 100; allowed: a multiple of 16");
-    expect_edit("\"flash_eff\": 0.55,", "\"flash_eff\": 0.55, \"align_partial_factor\": 1.5,",
-                ST_EINVAL, "align_partial_factor 1.5; allowed: (0, 1]");
-    expect_edit("\"net_bps\": \"400Gbps\"", "\"net_bps\": 0", ST_EINVAL,
-                "t.json: instance 'box.large': net_bps 0; must be positive");
-    expect_edit("\"gpus_per_node\": 8", "\"gpus_per_node\": 128", ST_EINVAL,
-                "gpus_per_node 128; allowed: 1 to 64");
-    expect_edit("\"eff\": [0.2, 0.9]", "\"eff\": [0.2, 1.9]", ST_EINVAL, "eff[1] 1.9; allowed: (0, 1]");
-    expect_edit("\"log2_bytes\": [10, 30]", "\"log2_bytes\": [30, 10]", ST_EINVAL,
-                "log2_bytes must increase");
-    expect_edit("\"eff\": [0.2, 0.9]", "\"eff\": [0.2]", ST_EINVAL,
-                "curve 'c': log2_bytes has 2 points but eff has 1");
-    expect_edit("\"eff\": [0.2, 0.9]", "\"eff\": []", ST_EINVAL, "field 'eff' has 0 points");
-    expect_edit("\"gemm_eff_max\": 0.8", "\"gemm_eff_max\": 80", ST_EINVAL, "gemm_eff_max 80");
-    expect_edit("\"intra_curve\": \"c\"", "\"intra_curve\": \"d\"", ST_EINVAL,
-                "instance 'box.large': unknown intra_curve 'd'");
+    static const edit_case cases[] = {
+        {"\"net_bps\": \"400Gbps\"", "\"net_bps\": \"400Gbit\"", ST_EINVAL,
+         "t.json: instance 'box.large': field 'net_bps' '400Gbit': unknown rate unit"},
+        {"\"mem_bytes\": \"40GiB\"", "\"mem_bytes\": \"40 gigs\"", ST_EINVAL,
+         "gpu 'G-40GB': field 'mem_bytes' '40 gigs': unknown size unit"},
+        {"\"net_bps\": \"400Gbps\"", "\"net_bps\": 5e10", ST_OK, NULL},
+        {"\"flash_eff\": 0.55,", "\"flash_eff\": 0.55, \"gemm_align_bytes\": 100,", ST_EINVAL,
+         "gemm_align_bytes 100; allowed: a multiple of 16"},
+        {"\"flash_eff\": 0.55,", "\"flash_eff\": 0.55, \"align_partial_factor\": 1.5,", ST_EINVAL,
+         "align_partial_factor 1.5; allowed: (0, 1]"},
+        {"\"net_bps\": \"400Gbps\"", "\"net_bps\": 0", ST_EINVAL,
+         "t.json: instance 'box.large': net_bps 0; must be positive"},
+        {"\"gpus_per_node\": 8", "\"gpus_per_node\": 128", ST_EINVAL,
+         "gpus_per_node 128; allowed: 1 to 64"},
+        {"\"eff\": [0.2, 0.9]", "\"eff\": [0.2, 1.9]", ST_EINVAL, "eff[1] 1.9; allowed: (0, 1]"},
+        {"\"log2_bytes\": [10, 30]", "\"log2_bytes\": [30, 10]", ST_EINVAL,
+         "log2_bytes must increase"},
+        {"\"eff\": [0.2, 0.9]", "\"eff\": [0.2]", ST_EINVAL,
+         "curve 'c': log2_bytes has 2 points but eff has 1"},
+        {"\"eff\": [0.2, 0.9]", "\"eff\": []", ST_EINVAL, "field 'eff' has 0 points"},
+        {"\"gemm_eff_max\": 0.8", "\"gemm_eff_max\": 80", ST_EINVAL, "gemm_eff_max 80"},
+        {"\"intra_curve\": \"c\"", "\"intra_curve\": \"d\"", ST_EINVAL,
+         "instance 'box.large': unknown intra_curve 'd'"},
+    };
+    expect_edits(cases, sizeof cases / sizeof cases[0]);
 }
 
 static void missing_and_unknown_fields(void **state)
 {
-    expect_edit("\"net_bps\": \"400Gbps\",", "", ST_EINVAL,
-                "t.json: instance 'box.large': missing required field 'net_bps'");
-    expect_edit("\"hbm_eff\": 0.8,", "", ST_EINVAL, "gpu 'G-40GB': missing required field 'hbm_eff'");
-    expect_edit("\"log2_bytes\": [10, 30],", "", ST_EINVAL, "missing required field 'log2_bytes'");
-    expect_edit("{\"name\": \"box.large\",", "{", ST_EINVAL,
-                "t.json: instances[0]: missing required field 'name'");
-    expect_edit("\"price_per_hour\": 32.77", "\"price\": 32.77", ST_EINVAL,
-                "unknown field 'price'; allowed: name, aliases, gpu, gpus_per_node");
-    expect_edit("\"price_per_hour\": 32.77", "\"price_per_hour\": 1, \"price_per_hour\": 2",
-                ST_EINVAL, "field 'price_per_hour' given twice");
-    /* optional fields may be left out */
-    expect_edit("\"price_per_hour\": 32.77,", "", ST_OK, NULL);
-    expect_edit("\"aliases\": [\"box\"],", "", ST_OK, NULL);
+    static const edit_case cases[] = {
+        {"\"net_bps\": \"400Gbps\",", "", ST_EINVAL,
+         "t.json: instance 'box.large': missing required field 'net_bps'"},
+        {"\"hbm_eff\": 0.8,", "", ST_EINVAL, "gpu 'G-40GB': missing required field 'hbm_eff'"},
+        {"\"log2_bytes\": [10, 30],", "", ST_EINVAL, "missing required field 'log2_bytes'"},
+        {"{\"name\": \"box.large\",", "{", ST_EINVAL,
+         "t.json: instances[0]: missing required field 'name'"},
+        {"\"price_per_hour\": 32.77", "\"price\": 32.77", ST_EINVAL,
+         "unknown field 'price'; allowed: name, aliases, gpu, gpus_per_node"},
+        {"\"price_per_hour\": 32.77", "\"price_per_hour\": 1, \"price_per_hour\": 2", ST_EINVAL,
+         "field 'price_per_hour' given twice"},
+        /* optional fields may be left out */
+        {"\"price_per_hour\": 32.77,", "", ST_OK, NULL},
+        {"\"aliases\": [\"box\"],", "", ST_OK, NULL},
+    };
+    expect_edits(cases, sizeof cases / sizeof cases[0]);
 }
 
 static void duplicates(void **state)

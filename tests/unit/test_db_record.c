@@ -23,10 +23,7 @@
 
 static const cJSON *get(const cJSON *o, const char *k)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (!v)
-        fail_msg("no key '%s'", k);
-    return v;
+    return test_found(cJSON_GetObjectItemCaseSensitive(o, k), "key", k);
 }
 
 static double num(const cJSON *o, const char *k)

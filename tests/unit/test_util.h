@@ -27,6 +27,14 @@
         }                                                                                      \
     } while (0)
 
+/* p, which a lookup of the what called name gave: the test fails on NULL. */
+static inline const void *test_found(const void *p, const char *what, const char *name)
+{
+    if (!p)
+        fail_msg("no %s '%s'", what, name);
+    return p;
+}
+
 /* A NULL-terminated list of strings, for assert_text. */
 #define TEXTS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
