@@ -272,19 +272,41 @@ static plan_model load_ok(const char *path)
     return m;
 }
 
+/* The model of a config.json text (named name), which must read. */
+static plan_model hf_parse(const char *text, const char *name)
+{
+    plan_model m;
+    st_err err = {0};
+    if (data_hfconfig_parse(text, strlen(text), name, &m, &err) != ST_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(err.code, ST_OK);
+    return m;
+}
+
+/* m has want's arch, layers, hidden, heads, kv_heads (unless want's is 0),
+ * ffn, seq, vocab, tied_embedding and params. */
+static void check_shape(const plan_model *m, const plan_model *want)
+{
+    assert_int_equal(m->arch, want->arch);
+    assert_int_equal(m->layers, want->layers);
+    assert_int_equal(m->hidden, want->hidden);
+    assert_int_equal(m->heads, want->heads);
+    if (want->kv_heads)
+        assert_int_equal(m->kv_heads, want->kv_heads);
+    assert_int_equal(m->ffn, want->ffn);
+    assert_int_equal(m->seq, want->seq);
+    assert_int_equal(m->vocab, want->vocab);
+    assert_int_equal(m->tied_embedding, want->tied_embedding);
+    assert_int_equal(m->params, want->params);
+}
+
 static void hf_gpt2(void **state)
 {
     plan_model m = load_ok(FIX("hf_gpt2.json"));
-    assert_int_equal(m.arch, PLAN_ARCH_GPT);
-    assert_int_equal(m.layers, 12);
-    assert_int_equal(m.hidden, 768);
-    assert_int_equal(m.heads, 12);
-    assert_int_equal(m.kv_heads, 12);
-    assert_int_equal(m.ffn, 3072); /* n_inner null: 4h */
-    assert_int_equal(m.seq, 1024);
-    assert_int_equal(m.vocab, 50257);
-    assert_int_equal(m.tied_embedding, 1);
-    assert_int_equal(m.params, 124439808LL);
+    /* n_inner null: ffn 4h */
+    check_shape(&m, &(plan_model){.arch = PLAN_ARCH_GPT, .layers = 12, .hidden = 768, .heads = 12,
+                                  .kv_heads = 12, .ffn = 3072, .seq = 1024, .vocab = 50257,
+                                  .tied_embedding = 1, .params = 124439808LL});
     assert_string_equal(m.name, "hf_gpt2.json"); /* no _name_or_path: the file's name */
     assert_non_null(strstr(m.source, "gpt2"));
 }
@@ -292,16 +314,9 @@ static void hf_gpt2(void **state)
 static void hf_llama3_gqa(void **state)
 {
     plan_model m = load_ok(FIX("hf_llama3_8b.json"));
-    assert_int_equal(m.arch, PLAN_ARCH_LLAMA);
-    assert_int_equal(m.layers, 32);
-    assert_int_equal(m.hidden, 4096);
-    assert_int_equal(m.heads, 32);
-    assert_int_equal(m.kv_heads, 8);
-    assert_int_equal(m.ffn, 14336);
-    assert_int_equal(m.seq, 8192);
-    assert_int_equal(m.vocab, 128256);
-    assert_int_equal(m.tied_embedding, 0);
-    assert_int_equal(m.params, 8030261248LL);
+    check_shape(&m, &(plan_model){.arch = PLAN_ARCH_LLAMA, .layers = 32, .hidden = 4096,
+                                  .heads = 32, .kv_heads = 8, .ffn = 14336, .seq = 8192,
+                                  .vocab = 128256, .tied_embedding = 0, .params = 8030261248LL});
     assert_string_equal(m.name, "meta-llama/Meta-Llama-3-8B");
 }
 
@@ -321,6 +336,18 @@ static void hf_mistral(void **state)
     assert_int_equal(plan_model_local_layers(&m), 32);
 }
 
+/* A two-layer Llama of the given hidden size and 12 heads of head_dim. */
+static plan_model twelve_heads(int hidden, int head_dim)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": %d, "
+             "\"num_attention_heads\": 12, \"head_dim\": %d, \"intermediate_size\": 4096, "
+             "\"max_position_embeddings\": 2048, \"vocab_size\": 1000}",
+             hidden, head_dim);
+    return hf_parse(text, "heads.json");
+}
+
 /* A head size apart from hidden / heads (Mistral NeMo's shape: hidden 5120,
  * 32 heads of 128, 8 kv heads; a null sliding_window is none): q and o are
  * 5120 x 4096, k and v 5120 x 1024, so a layer holds 2*5120*4096 +
@@ -335,28 +362,18 @@ static void hf_head_dim(void **state)
         "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"head_dim\": 128, "
         "\"intermediate_size\": 14336, \"max_position_embeddings\": 1024000, "
         "\"vocab_size\": 131072, \"sliding_window\": null}";
-    plan_model m;
-    st_err err = {0};
-    assert_int_equal(data_hfconfig_parse(nemo, strlen(nemo), "nemo.json", &m, &err), ST_OK);
+    plan_model m = hf_parse(nemo, "nemo.json");
     assert_int_equal(m.head_dim, 128);
     assert_int_equal(plan_model_attn_width(&m), 4096);
     assert_int_equal(m.params_layer, 272640000LL);
     assert_int_equal(m.params, 12247782400LL);
     assert_int_equal(m.sliding_window, 0);
     assert_int_equal(plan_model_local_layers(&m), 0);
-    static const char same[] =
-        "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 1536, "
-        "\"num_attention_heads\": 12, \"head_dim\": 128, \"intermediate_size\": 4096, "
-        "\"max_position_embeddings\": 2048, \"vocab_size\": 1000}";
-    assert_int_equal(data_hfconfig_parse(same, strlen(same), "same.json", &m, &err), ST_OK);
+    m = twelve_heads(1536, 128);
     assert_int_equal(m.head_dim, 0);
     assert_int_equal(plan_model_head_dim(&m), 128);
     /* hidden 1000 over 12 heads does not divide: with a head size it is a shape */
-    static const char odd[] =
-        "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 1000, "
-        "\"num_attention_heads\": 12, \"head_dim\": 64, \"intermediate_size\": 4096, "
-        "\"max_position_embeddings\": 2048, \"vocab_size\": 1000}";
-    assert_int_equal(data_hfconfig_parse(odd, strlen(odd), "odd.json", &m, &err), ST_OK);
+    m = twelve_heads(1000, 64);
     assert_int_equal(plan_model_attn_width(&m), 768);
 }
 
@@ -368,11 +385,7 @@ static void hf_head_dim(void **state)
                  "\"vocab_size\": 1000, \"sliding_window\": 1024"
 static plan_model win_parse(const char *text)
 {
-    plan_model m;
-    st_err err = {0};
-    if (data_hfconfig_parse(text, strlen(text), "win.json", &m, &err) != ST_OK)
-        fail_msg("%s", err.msg);
-    return m;
+    return hf_parse(text, "win.json");
 }
 
 static void hf_window(void **state)
@@ -411,23 +424,16 @@ static void hf_window(void **state)
 static void hf_bloom(void **state)
 {
     plan_model m = load_ok(FIX("hf_bloom_560m.json"));
-    assert_int_equal(m.arch, PLAN_ARCH_GPT);
-    assert_int_equal(m.layers, 24);
-    assert_int_equal(m.hidden, 1024);
-    assert_int_equal(m.heads, 16);
-    assert_int_equal(m.ffn, 4096);
-    assert_int_equal(m.seq, 2048);
-    assert_int_equal(m.vocab, 250880);
-    assert_int_equal(m.tied_embedding, 1);
-    assert_int_equal(m.params, 559214592LL + 2048 * 1024 - 2 * 1024);
+    check_shape(&m, &(plan_model){.arch = PLAN_ARCH_GPT, .layers = 24, .hidden = 1024, .heads = 16,
+                                  .ffn = 4096, .seq = 2048, .vocab = 250880, .tied_embedding = 1,
+                                  .params = 559214592LL + 2048 * 1024 - 2 * 1024});
     assert_string_equal(m.name, "bigscience/bloom-560m");
     assert_non_null(strstr(m.source, "ALiBi"));
 
     /* Older BLOOM spellings: n_embed, num_attention_heads, and seq_length. */
     const char *old = "{\"model_type\": \"bloom\", \"n_layer\": 24, \"n_embed\": 1024, "
                       "\"num_attention_heads\": 16, \"vocab_size\": 250880, \"seq_length\": 4096}";
-    st_err err = {0};
-    assert_int_equal(data_hfconfig_parse(old, strlen(old), "old.json", &m, &err), ST_OK);
+    m = hf_parse(old, "old.json");
     assert_int_equal(m.hidden, 1024);
     assert_int_equal(m.heads, 16);
     assert_int_equal(m.seq, 4096);
@@ -454,7 +460,7 @@ static void hf_arch_detection(void **state)
                            "\"num_key_value_heads\": 2, \"intermediate_size\": 4864, "
                            "\"max_position_embeddings\": 32768, \"vocab_size\": 151936, "
                            "\"tie_word_embeddings\": true}";
-    assert_int_equal(data_hfconfig_parse(by_class, strlen(by_class), "q.json", &m, &err), ST_OK);
+    m = hf_parse(by_class, "q.json");
     assert_int_equal(m.arch, PLAN_ARCH_LLAMA);
     assert_int_equal(m.kv_heads, 2);
     assert_int_equal(m.tied_embedding, 1);
@@ -464,7 +470,7 @@ static void hf_arch_detection(void **state)
                           "\"num_attention_heads\": 12, \"intermediate_size\": 4096, "
                           "\"max_position_embeddings\": 1000, \"vocab_size\": 51200, "
                           "\"rms_norm_eps\": 1e-6}";
-    assert_int_equal(data_hfconfig_parse(by_keys, strlen(by_keys), "k.json", &m, &err), ST_OK);
+    m = hf_parse(by_keys, "k.json");
     assert_int_equal(m.arch, PLAN_ARCH_LLAMA);
     assert_int_equal(m.kv_heads, 12); /* absent: = heads */
     assert_int_equal(m.tied_embedding, 0);
@@ -481,7 +487,7 @@ static void hf_arch_detection(void **state)
     const char *opt = "{\"model_type\": \"opt\", \"num_hidden_layers\": 24, "
                       "\"hidden_size\": 2048, \"num_attention_heads\": 32, \"ffn_dim\": 8192, "
                       "\"max_position_embeddings\": 2048, \"vocab_size\": 50272}";
-    assert_int_equal(data_hfconfig_parse(opt, strlen(opt), "o.json", &m, &err), ST_OK);
+    m = hf_parse(opt, "o.json");
     assert_int_equal(m.arch, PLAN_ARCH_GPT);
     assert_int_equal(m.ffn, 8192);
     assert_int_equal(m.tied_embedding, 1);
