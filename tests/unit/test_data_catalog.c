@@ -23,7 +23,7 @@
 
 static const plan_instance *find(const plan_catalog *c, const char *name)
 {
-    return test_found(plan_catalog_find(c, name), "instance type", name);
+    return found_or_fail(plan_catalog_find(c, name), "instance type", name);
 }
 
 static const plan_gpu *gpu_of(const plan_catalog *c, const char *inst)

@@ -22,14 +22,6 @@
 /* Presets                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static const plan_preset *find(const plan_presets *ps, const char *key)
-{
-    for (int i = 0; i < ps->n; i++)
-        if (strcmp(ps->v[i].key, key) == 0)
-            return &ps->v[i];
-    return NULL;
-}
-
 static void presets_load_shipped(void **state)
 {
     plan_presets ps = {0};
@@ -53,11 +45,11 @@ static void presets_load_shipped(void **state)
     assert_int_equal(fam[1], 10);
     assert_int_equal(fam[2], 3);
     assert_int_equal(fam[3], 6);
-    const plan_preset *p = find(&ps, "gpt3-175b");
+    const plan_preset *p = test_preset_find(&ps, "gpt3-175b");
     assert_non_null(p);
     assert_string_equal(p->label, "175B");
     assert_int_equal(p->model.params, 174604259328LL);
-    p = find(&ps, "llama3-405b");
+    p = test_preset_find(&ps, "llama3-405b");
     assert_non_null(p);
     assert_int_equal(p->model.layers, 126);
     assert_int_equal(p->model.hidden, 16384);
@@ -191,7 +183,7 @@ static void presets_reference(void **state)
     for (int i = 0; i < ps.n; i++)
         with_ref += ps.v[i].ref.present;
     assert_int_equal(with_ref, 3);
-    const plan_preset *p = find(&ps, "smp-60b");
+    const plan_preset *p = test_preset_find(&ps, "smp-60b");
     assert_non_null(p);
     const plan_preset_ref *r = &p->ref;
     assert_true(r->present);
@@ -206,10 +198,10 @@ static void presets_reference(void **state)
     assert_int_equal(r->recompute_group, 1);
     assert_true(r->prescaled_batch);
     assert_non_null(strstr(r->source, "best practices"));
-    p = find(&ps, "smp-10b");
+    p = test_preset_find(&ps, "smp-10b");
     assert_int_equal(p->ref.tp, 4);
     assert_int_equal(p->ref.batch_size, 40);
-    assert_false(find(&ps, "gpt3-175b")->ref.present);
+    assert_false(test_preset_find(&ps, "gpt3-175b")->ref.present);
     plan_presets_free(&ps);
 
 #define REF_OK                                                                                 \

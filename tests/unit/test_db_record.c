@@ -23,7 +23,7 @@
 
 static const cJSON *get(const cJSON *o, const char *k)
 {
-    return test_found(cJSON_GetObjectItemCaseSensitive(o, k), "key", k);
+    return found_or_fail(cJSON_GetObjectItemCaseSensitive(o, k), "key", k);
 }
 
 static double num(const cJSON *o, const char *k)

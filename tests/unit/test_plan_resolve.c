@@ -46,65 +46,55 @@ static plan_model resolve_ok(const plan_presets *ps, double params, plan_arch ar
     return m;
 }
 
-static const plan_preset *find(const plan_presets *ps, const char *key)
+/* resolve_ok's model, which must be the preset called name. */
+static plan_model resolves_to(const plan_presets *ps, double params, plan_arch arch,
+                              const char *family, const char *name)
 {
-    for (int i = 0; i < ps->n; i++)
-        if (strcmp(ps->v[i].key, key) == 0)
-            return &ps->v[i];
-    return NULL;
+    plan_model m = resolve_ok(ps, params, arch, family);
+    assert_string_equal(m.name, name);
+    return m;
 }
 
 static void exact_30b_is_smp(void **state)
 {
-    plan_model m = resolve_ok(*state, 30e9, PLAN_ARCH_GPT, NULL);
-    assert_string_equal(m.name, "smp-30b");
+    plan_model m = resolves_to(*state, 30e9, PLAN_ARCH_GPT, NULL, "smp-30b");
     assert_int_equal(m.seq, 512);
     assert_int_equal(m.vocab, 50000);
     assert_int_equal(m.heads % 8, 0); /* SMP's reference runs it at TP 8 */
     assert_rel(m.params, 30e9, 0.01);
     /* "" is no family */
-    plan_model m2 = resolve_ok(*state, 30e9, PLAN_ARCH_GPT, "");
-    assert_string_equal(m2.name, "smp-30b");
+    resolves_to(*state, 30e9, PLAN_ARCH_GPT, "", "smp-30b");
 }
 
 static void exact_published(void **state)
 {
-    plan_model m = resolve_ok(*state, 175e9, PLAN_ARCH_GPT, NULL);
-    assert_string_equal(m.name, "gpt3-175b");
+    plan_model m = resolves_to(*state, 175e9, PLAN_ARCH_GPT, NULL, "gpt3-175b");
     assert_int_equal(m.params, 174604259328LL);
 
-    m = resolve_ok(*state, 1e12, PLAN_ARCH_GPT, NULL);
-    assert_string_equal(m.name, "megatron-1t");
+    m = resolves_to(*state, 1e12, PLAN_ARCH_GPT, NULL, "megatron-1t");
     assert_int_equal(m.layers, 128);
     assert_int_equal(m.hidden, 25600);
     assert_int_equal(m.heads, 160);
 
-    m = resolve_ok(*state, 1.3e9, PLAN_ARCH_GPT, NULL);
-    assert_string_equal(m.name, "gpt3-1.3b");
+    m = resolves_to(*state, 1.3e9, PLAN_ARCH_GPT, NULL, "gpt3-1.3b");
     assert_int_equal(m.hidden, 2048);
 
     /* within 0.5 % of the nominal size */
-    m = resolve_ok(*state, 174.2e9, PLAN_ARCH_GPT, NULL);
-    assert_string_equal(m.name, "gpt3-175b");
+    m = resolves_to(*state, 174.2e9, PLAN_ARCH_GPT, NULL, "gpt3-175b");
     /* 13B is published by GPT-3 (and Llama 2): GPT-3 first for gpt */
-    m = resolve_ok(*state, 13e9, PLAN_ARCH_GPT, NULL);
-    assert_string_equal(m.name, "gpt3-13b");
+    m = resolves_to(*state, 13e9, PLAN_ARCH_GPT, NULL, "gpt3-13b");
     /* family restriction picks Megatron's size */
-    m = resolve_ok(*state, 7.5e9, PLAN_ARCH_GPT, "megatron");
-    assert_string_equal(m.name, "megatron-7.5b");
+    m = resolves_to(*state, 7.5e9, PLAN_ARCH_GPT, "megatron", "megatron-7.5b");
 }
 
 static void exact_llama(void **state)
 {
-    plan_model m = resolve_ok(*state, 8e9, PLAN_ARCH_LLAMA, NULL);
-    assert_string_equal(m.name, "llama3-8b");
+    plan_model m = resolves_to(*state, 8e9, PLAN_ARCH_LLAMA, NULL, "llama3-8b");
     assert_int_equal(m.params, 8030261248LL);
     /* Llama 2 and 3 both publish 70B: the exact count nearer the request wins */
-    m = resolve_ok(*state, 70e9, PLAN_ARCH_LLAMA, NULL);
-    assert_string_equal(m.name, "llama3-70b");
+    m = resolves_to(*state, 70e9, PLAN_ARCH_LLAMA, NULL, "llama3-70b");
     assert_int_equal(m.params, 70553706496LL);
-    m = resolve_ok(*state, 7e9, PLAN_ARCH_LLAMA, "llama");
-    assert_string_equal(m.name, "llama2-7b");
+    m = resolves_to(*state, 7e9, PLAN_ARCH_LLAMA, "llama", "llama2-7b");
     assert_int_equal(m.params, 6738415616LL);
 }
 
@@ -161,15 +151,13 @@ static void derived_between_presets(void **state)
     check_derived(*state, 100e9, PLAN_ARCH_LLAMA, 0.02);
     check_derived(*state, 34e9, PLAN_ARCH_LLAMA, 0.02);
 
-    plan_model m = resolve_ok(*state, 20e9, PLAN_ARCH_GPT, NULL);
-    assert_string_equal(m.name, "derived-20B");
+    plan_model m = resolves_to(*state, 20e9, PLAN_ARCH_GPT, NULL, "derived-20B");
     /* nearest preset is Megatron 18.4B: its seq and vocab */
     assert_int_equal(m.seq, 2048);
     assert_int_equal(m.vocab, 51200);
     assert_int_equal(m.hidden % 1024, 0); /* h >= 4096: heads a multiple of 8 */
     assert_int_equal(m.heads % 8, 0);
-    m = resolve_ok(*state, 2.5e9, PLAN_ARCH_GPT, NULL);
-    assert_string_equal(m.name, "derived-2.5B");
+    m = resolves_to(*state, 2.5e9, PLAN_ARCH_GPT, NULL, "derived-2.5B");
     assert_int_equal(m.hidden % 128, 0);
 }
 
@@ -251,7 +239,7 @@ static void smp_presets_follow_rule(void **state)
     const char *keys[] = {"smp-10b", "smp-30b", "smp-60b"};
     const double sizes[] = {10e9, 30e9, 60e9};
     for (int i = 0; i < 3; i++) {
-        const plan_preset *smp = find(ps, keys[i]);
+        const plan_preset *smp = test_preset_find(ps, keys[i]);
         assert_non_null(smp);
         plan_model m = resolve_ok(&base, sizes[i], PLAN_ARCH_GPT, NULL);
         assert_int_equal(m.layers, smp->model.layers);
@@ -267,8 +255,7 @@ static void smp_presets_follow_rule(void **state)
 static void family_restriction(void **state)
 {
     /* only GPT-3: between 13B and 175B, GPT-3's seq and vocab */
-    plan_model m = resolve_ok(*state, 30e9, PLAN_ARCH_GPT, "gpt3");
-    assert_string_equal(m.name, "derived-30B");
+    plan_model m = resolves_to(*state, 30e9, PLAN_ARCH_GPT, "gpt3", "derived-30B");
     assert_int_equal(m.seq, 2048);
     assert_int_equal(m.vocab, 50257);
     assert_non_null(strstr(m.source, "gpt3-13b"));
@@ -312,7 +299,7 @@ static void errors(void **state)
 /* A one-preset set falls back to the P ~ h^3 slope. */
 static void single_preset(void **state)
 {
-    const plan_preset *p = find(*state, "gpt3-175b");
+    const plan_preset *p = test_preset_find(*state, "gpt3-175b");
     plan_presets one = {(plan_preset *)p, 1};
     plan_model m = resolve_ok(&one, 175e9 * 8, PLAN_ARCH_GPT, NULL);
     assert_int_equal(m.hidden, 2 * 12288); /* 8x params: 2x hidden */

@@ -28,7 +28,7 @@
     } while (0)
 
 /* p, which a lookup of the what called name gave: the test fails on NULL. */
-static inline const void *test_found(const void *p, const char *what, const char *name)
+static inline const void *found_or_fail(const void *p, const char *what, const char *name)
 {
     if (!p)
         fail_msg("no %s '%s'", what, name);
@@ -70,6 +70,15 @@ static inline void test_frameworks_load(void)
         fprintf(stderr, "cannot install the model traits: %s\n", e.msg);
         exit(1);
     }
+}
+
+/* The preset called key in ps, NULL if none. */
+static inline const plan_preset *test_preset_find(const plan_presets *ps, const char *key)
+{
+    for (int i = 0; i < ps->n; i++)
+        if (strcmp(ps->v[i].key, key) == 0)
+            return &ps->v[i];
+    return NULL;
 }
 
 /* c: nodes nodes of inst, whose GPU is gpu (inst->gpu names it), both
