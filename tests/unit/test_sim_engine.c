@@ -13,22 +13,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "sim/sim_engine.h"
-
-/* A log of the events that ran: their time and argument. */
-typedef struct run_log {
-    int n;
-    sim_time_ns t[64];
-    uint64_t arg[64];
-} run_log;
-
-static void log_event(sim_engine *e, void *ctx, uint64_t arg)
-{
-    run_log *lg = ctx;
-    assert_true(lg->n < 64);
-    lg->t[lg->n] = sim_engine_now(e);
-    lg->arg[lg->n] = arg;
-    lg->n++;
-}
+#include "test_sim_log.h"
 
 static sim_engine *engine(size_t cap)
 {
@@ -43,7 +28,7 @@ static sim_engine *engine(size_t cap)
 static void order_by_time(void **state)
 {
     sim_engine *e = engine(32);
-    run_log lg = {0};
+    event_log lg = {0};
     /* 13 distinct times, a permutation of 1536 * k + 7 for k = 0..12. */
     const int perm[13] = {7, 2, 11, 0, 12, 5, 9, 1, 4, 10, 3, 8, 6};
     for (int i = 0; i < 13; i++)
@@ -73,7 +58,7 @@ static void order_by_time(void **state)
 static void fifo_at_equal_times(void **state)
 {
     sim_engine *e = engine(32);
-    run_log lg = {0};
+    event_log lg = {0};
     for (uint64_t i = 0; i < 7; i++) {
         assert_int_equal(sim_engine_schedule(e, 1000, log_event, &lg, 100 + i, NULL), ST_OK);
         assert_int_equal(sim_engine_schedule(e, 1000 - 13 * (sim_time_ns)i, log_event, &lg, i,
@@ -109,7 +94,7 @@ static void chain_now(sim_engine *e, void *ctx, uint64_t arg)
 static void schedule_at_now_runs_last(void **state)
 {
     sim_engine *e = engine(8);
-    run_log lg = {0};
+    event_log lg = {0};
     for (uint64_t i = 1; i <= 3; i++)
         assert_int_equal(sim_engine_schedule(e, 4096, chain_now, &lg, i, NULL), ST_OK);
     assert_int_equal(sim_engine_run(e, SIM_TIME_MAX, NULL), ST_OK);
@@ -127,7 +112,7 @@ static void schedule_at_now_runs_last(void **state)
 static void cancel(void **state)
 {
     sim_engine *e = engine(11);
-    run_log lg = {0};
+    event_log lg = {0};
     sim_event_id id[11];
     for (int i = 0; i < 11; i++)
         assert_int_equal(sim_engine_schedule(e, 300 + 17 * ((i * 7) % 11), log_event, &lg,
@@ -171,7 +156,7 @@ static void cancel(void **state)
 static void never_back_in_time(void **state)
 {
     sim_engine *e = engine(8);
-    run_log lg = {0};
+    event_log lg = {0};
     assert_int_equal(sim_engine_schedule(e, 2500, log_event, &lg, 1, NULL), ST_OK);
     assert_int_equal(sim_engine_run(e, SIM_TIME_MAX, NULL), ST_OK);
     assert_int_equal(sim_engine_now(e), 2500);
@@ -245,7 +230,7 @@ static void stop_at_arg(sim_engine *e, void *ctx, uint64_t arg)
 static void run_until_and_stop(void **state)
 {
     sim_engine *e = engine(16);
-    run_log lg = {0};
+    event_log lg = {0};
     for (uint64_t i = 0; i < 10; i++)
         assert_int_equal(sim_engine_schedule(e, 1000 * (sim_time_ns)i, stop_at_arg, &lg, i, NULL),
                          ST_OK);

@@ -14,32 +14,19 @@
 #include <gsl/gsl_rng.h>
 
 #include "sim/sim_link.h"
+#include "test_sim_log.h"
 
 #define BW 150e9         /* bytes/s */
 #define LAT 2500         /* ns */
 #define ACT 9437184.0    /* bytes: 3 * 1024 * 1536 * 2 */
 #define ACT_NS 62914.56  /* ACT / BW in ns */
 
-typedef struct done_log {
-    int n;
-    uint64_t arg[64];
-    sim_time_ns t[64];
-} done_log;
-
-static void on_done(sim_engine *e, void *ctx, uint64_t arg)
-{
-    done_log *d = ctx;
-    assert_true(d->n < 64);
-    d->arg[d->n] = arg;
-    d->t[d->n] = sim_engine_now(e);
-    d->n++;
-}
 
 typedef struct rig {
     sim_engine *e;
     sim_link link;
     sim_link_xfer storage[16];
-    done_log d;
+    event_log d;
 } rig;
 
 static rig *rig_new(int max_active)
@@ -64,7 +51,7 @@ static void rig_free(rig *r)
 static void start_act(sim_engine *e, void *ctx, uint64_t arg)
 {
     rig *r = ctx;
-    assert_int_equal(sim_link_start(&r->link, (double)arg, on_done, &r->d,
+    assert_int_equal(sim_link_start(&r->link, (double)arg, log_event, &r->d,
                                      (uint64_t)sim_engine_now(e)),
                      ST_OK);
 }
@@ -136,7 +123,7 @@ static void processor_sharing_closed_form(void **state)
     const double size[5] = {3145728, ACT, 12582912, 157286400, 7340032};
     const double sorted[5] = {3145728, 7340032, ACT, 12582912, 157286400};
     for (int i = 0; i < 5; i++)
-        assert_int_equal(sim_link_start(&r->link, size[i], on_done, &r->d, (uint64_t)size[i]),
+        assert_int_equal(sim_link_start(&r->link, size[i], log_event, &r->d, (uint64_t)size[i]),
                          ST_OK);
     assert_int_equal(sim_link_active(&r->link), 5);
     assert_int_equal(sim_engine_run(r->e, SIM_TIME_MAX, NULL), ST_OK);
@@ -163,7 +150,7 @@ static void equal_finish_in_start_order(void **state)
 {
     rig *r = rig_new(4);
     for (uint64_t i = 0; i < 3; i++)
-        assert_int_equal(sim_link_start(&r->link, 1536.0 * 1536 * 2, on_done, &r->d, 10 + i),
+        assert_int_equal(sim_link_start(&r->link, 1536.0 * 1536 * 2, log_event, &r->d, 10 + i),
                          ST_OK);
     assert_int_equal(sim_engine_run(r->e, SIM_TIME_MAX, NULL), ST_OK);
     assert_int_equal(r->d.n, 3);
@@ -179,7 +166,7 @@ static void equal_finish_in_start_order(void **state)
 static void chain_next(sim_engine *e, void *ctx, uint64_t arg)
 {
     rig *r = ctx;
-    on_done(e, &r->d, arg);
+    log_event(e, &r->d, arg);
     if (arg < 12)
         assert_int_equal(sim_link_start(&r->link, ACT, chain_next, r, arg + 1), ST_OK);
 }
@@ -202,7 +189,7 @@ static void chained_transfers(void **state)
 static void probe(sim_engine *e, void *ctx, uint64_t arg)
 {
     rig *r = ctx;
-    on_done(e, &r->d, (uint64_t)sim_link_busy_ns(&r->link));
+    log_event(e, &r->d, (uint64_t)sim_link_busy_ns(&r->link));
     r->d.t[r->d.n - 1] = (sim_time_ns)sim_link_bytes(&r->link);
 }
 
@@ -247,7 +234,7 @@ static void zero_bytes_and_latency(void **state)
     sim_link_xfer st[2];
     st_err err = {0};
     assert_int_equal(sim_link_init(&fast, r->e, 1e9, 0, 2, st, &err), ST_OK);
-    assert_int_equal(sim_link_start(&fast, 1000, on_done, &r->d, 5), ST_OK);
+    assert_int_equal(sim_link_start(&fast, 1000, log_event, &r->d, 5), ST_OK);
     assert_int_equal(sim_link_start(&fast, 0, NULL, NULL, 0), ST_OK); /* no callback */
     assert_int_equal(sim_engine_run(r->e, SIM_TIME_MAX, NULL), ST_OK);
     assert_int_equal(r->d.n, 2);
@@ -263,7 +250,7 @@ static void start_three(sim_engine *e, void *ctx, uint64_t arg)
 {
     rig *r = ctx;
     for (int i = 0; i < 3; i++)
-        if (sim_link_start(&r->link, ACT, on_done, &r->d, (uint64_t)i))
+        if (sim_link_start(&r->link, ACT, log_event, &r->d, (uint64_t)i))
             return;
 }
 
@@ -314,7 +301,7 @@ static void errors(void **state)
 static void fini_cancels(void **state)
 {
     rig *r = rig_new(4);
-    assert_int_equal(sim_link_start(&r->link, ACT, on_done, &r->d, 0), ST_OK);
+    assert_int_equal(sim_link_start(&r->link, ACT, log_event, &r->d, 0), ST_OK);
     assert_int_equal(sim_engine_pending(r->e), 1);
     sim_link_fini(&r->link);
     assert_int_equal(sim_engine_pending(r->e), 0);
