@@ -72,6 +72,13 @@ static void make(const sim_sched *s)
     }
 }
 
+/* make of sched's schedule. */
+static void make_sched(plan_schedule k, int p, int m, int v, int cap)
+{
+    sim_sched s = sched(k, p, m, v, cap);
+    make(&s);
+}
+
 static int is_compute(int k)
 {
     return k == SIM_OP_FWD || k == SIM_OP_BWD || k == SIM_OP_BWD_INPUT || k == SIM_OP_BWD_WEIGHT;
@@ -296,37 +303,34 @@ static double planner_pipeline(const sim_sched *s, double T)
     }
 }
 
-/* Compute ops of one stage as text, e.g. "F0 F1 B0 ..."; chunk letters a, b,
- * ... follow the microbatch when v > 1. */
-static const char *compute_text(int st)
+/* One stage's ops as text: every op ("F0 sendF0 recvB0 B0"), or its compute
+ * ops only ("F0 F1 B0 ..."), with chunk letters a, b, ... after the
+ * microbatch when v > 1. */
+static const char *ops_text(int st, int compute_only)
 {
     static char buf[8192];
     size_t n = 0;
     buf[0] = '\0';
     for (int i = 0; i < L.n[st] && n + 16 < sizeof buf; i++) {
         const sim_op *o = &L.ops[st][i];
-        if (!is_compute(o->kind))
+        if (compute_only && !is_compute(o->kind))
             continue;
         n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s%d", n ? " " : "",
                               sim_op_name((sim_op_kind)o->kind), (int)o->microbatch);
-        if (L.s.virtual_stages > 1)
+        if (compute_only && L.s.virtual_stages > 1)
             buf[n++] = (char)('a' + o->chunk), buf[n] = '\0';
     }
     return buf;
 }
 
-/* Every op of one stage as text, e.g. "F0 sendF0 recvB0 B0". */
+static const char *compute_text(int st)
+{
+    return ops_text(st, 1);
+}
+
 static const char *full_text(int st)
 {
-    static char buf[8192];
-    size_t n = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < L.n[st] && n + 16 < sizeof buf; i++) {
-        const sim_op *o = &L.ops[st][i];
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s%d", n ? " " : "",
-                              sim_op_name((sim_op_kind)o->kind), (int)o->microbatch);
-    }
-    return buf;
+    return ops_text(st, 0);
 }
 
 static void op_names(void **state)
@@ -447,36 +451,31 @@ static void lengths(void **state)
 static void known_orders(void **state)
 {
     /* 1F1B, p = 2: with its sends and receives */
-    sim_sched s = sched(PLAN_SCHED_INTERLEAVED, 2, 2, 1, 4);
-    make(&s);
+    make_sched(PLAN_SCHED_INTERLEAVED, 2, 2, 1, 4);
     assert_string_equal(full_text(0), "F0 sendF0 F1 sendF1 recvB0 B0 recvB1 B1");
     assert_string_equal(full_text(1), "recvF0 F0 B0 sendB0 recvF1 F1 B1 sendB1");
 
     /* 1F1B, p = 4, m = 6: warm-up p - s - 1 */
-    s = sched(PLAN_SCHED_INTERLEAVED, 4, 6, 1, 6);
-    make(&s);
+    make_sched(PLAN_SCHED_INTERLEAVED, 4, 6, 1, 6);
     assert_string_equal(compute_text(0), "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
     assert_string_equal(compute_text(1), "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5");
     assert_string_equal(compute_text(3), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
 
     /* 1F1B under cap 2 < p = 4: two microbatches circulate; the middle
      * stages take them in pairs */
-    s = sched(PLAN_SCHED_INTERLEAVED, 4, 6, 1, 2);
-    make(&s);
+    make_sched(PLAN_SCHED_INTERLEAVED, 4, 6, 1, 2);
     assert_string_equal(compute_text(0), "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 B5");
     assert_string_equal(compute_text(1), "F0 F1 B0 B1 F2 F3 B2 B3 F4 F5 B4 B5");
     assert_string_equal(compute_text(2), "F0 F1 B0 B1 F2 F3 B2 B3 F4 F5 B4 B5");
     assert_string_equal(compute_text(3), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
 
     /* GPipe in waves of the cap, backwards in ascending order */
-    s = sched(PLAN_SCHED_SIMPLE, 3, 5, 1, 2);
-    make(&s);
+    make_sched(PLAN_SCHED_SIMPLE, 3, 5, 1, 2);
     assert_string_equal(compute_text(1), "F0 F1 B0 B1 F2 F3 B2 B3 F4 B4");
 
     /* Megatron, p = 2, v = 2, m = 4: groups of 2 microbatches per chunk,
      * warm-up 2 (p - s - 1) + (v - 1) p */
-    s = sched(PLAN_SCHED_VIRTUAL, 2, 4, 2, 4);
-    make(&s);
+    make_sched(PLAN_SCHED_VIRTUAL, 2, 4, 2, 4);
     assert_string_equal(compute_text(0),
                         "F0a F1a F0b F1b F2a B0b F3a B1b F2b B0a F3b B1a B2b B3b B2a B3a");
     assert_string_equal(compute_text(1),
@@ -484,8 +483,7 @@ static void known_orders(void **state)
 
     /* ZB-H1, p = 4, m = 6, stage 2: p - s forwards, s Bi with W held back,
      * Bi W F, cool-down Bi W, the held-back W last */
-    s = sched(PLAN_SCHED_ZB_H1, 4, 6, 1, 6);
-    make(&s);
+    make_sched(PLAN_SCHED_ZB_H1, 4, 6, 1, 6);
     assert_string_equal(compute_text(2), "F0 F1 Bi0 F2 Bi1 F3 Bi2 W2 F4 Bi3 W3 F5 Bi4 W4 Bi5 W5 W0 W1");
     assert_string_equal(compute_text(0), "F0 F1 F2 F3 Bi0 W0 F4 Bi1 W1 F5 Bi2 W2 Bi3 W3 Bi4 W4 Bi5 W5");
     assert_string_equal(full_text(3), "recvF0 F0 Bi0 sendB0 recvF1 F1 Bi1 sendB1 recvF2 F2 Bi2 sendB2 "
@@ -493,8 +491,7 @@ static void known_orders(void **state)
                                       "Bi5 sendB5 W5 W0 W1 W2");
 
     /* one rank, three chunks: no communication, chunks in order */
-    s = sched(PLAN_SCHED_VIRTUAL, 1, 2, 3, 4);
-    make(&s);
+    make_sched(PLAN_SCHED_VIRTUAL, 1, 2, 3, 4);
     assert_string_equal(compute_text(0), "F0a F0b F0c B0c F1a B0b F1b B0a F1c B1c B1b B1a");
 }
 
