@@ -22,25 +22,9 @@
 #include "data/data.h"
 #include "test_db_util.h"
 
-typedef struct fixture {
-    char dir[512];
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    tdir_make(f->dir, sizeof f->dir);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    test_dir_remove(f->dir);
-    free(f);
-    return 0;
-}
+typedef test_scratch fixture;
+#define setup test_scratch_setup
+#define teardown test_scratch_teardown
 
 static void run_sh(const char *script, double timeout_s, const char *out_log, const char *err_log,
                    cli_launch_result *r)

@@ -20,12 +20,11 @@
 #include <unistd.h>
 
 #include "common/outfile.h"
+#include "test_dir.h"
 
-static void scratch(char *dir, size_t n)
-{
-    snprintf(dir, n, "/tmp/smd_outfile_XXXXXX");
-    assert_non_null(mkdtemp(dir));
-}
+/* A test run in a scratch directory of its own (test_dir.h). */
+#define SCRATCH_TEST(test)                                                                       \
+    cmocka_unit_test_setup_teardown(test, test_scratch_setup, test_scratch_teardown)
 
 static char *slurp(const char *path)
 {
@@ -60,17 +59,10 @@ static int others(const char *dir, const char *a, const char *b)
     return n;
 }
 
-static void clean(const char *dir)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-}
-
 static void commit_replaces_abort_keeps(void **state)
 {
-    char dir[64], path[128];
-    scratch(dir, sizeof dir);
+    const char *dir = ((const test_scratch *)*state)->dir;
+    char path[600];
     snprintf(path, sizeof path, "%s/out.txt", dir);
     put(path, "old text");
     assert_int_equal(chmod(path, 0640), 0);
@@ -90,15 +82,14 @@ static void commit_replaces_abort_keeps(void **state)
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0640);
     assert_int_equal(others(dir, "out.txt", NULL), 0);
-    clean(dir);
 }
 
 /* Without force an existing file is never replaced: refused at the open
  * (and by outfile_check) with a message that names it and --force. */
 static void existing_needs_force(void **state)
 {
-    char dir[64], path[128];
-    scratch(dir, sizeof dir);
+    const char *dir = ((const test_scratch *)*state)->dir;
+    char path[600];
     snprintf(path, sizeof path, "%s/out.txt", dir);
     put(path, "mine");
     st_err err = {0};
@@ -114,13 +105,13 @@ static void existing_needs_force(void **state)
     assert_int_equal(outfile_check(path, "--out", 1, &err), ST_OK);
 
     /* a new file is created without force */
-    char fresh[128];
+    char fresh[600];
     snprintf(fresh, sizeof fresh, "%s/new.txt", dir);
     assert_int_equal(outfile_write(fresh, "--out", "made", 4, 0, &err), ST_OK);
     assert_string_equal(slurp(fresh), "made");
 
     /* a file that appears while the output is written is not replaced */
-    char late[128];
+    char late[600];
     snprintf(late, sizeof late, "%s/late.txt", dir);
     outfile o;
     assert_int_equal(outfile_open(&o, late, "--out", 0, &err), ST_OK);
@@ -130,16 +121,16 @@ static void existing_needs_force(void **state)
     assert_non_null(strstr(err.msg, "appeared while it was being written"));
     assert_string_equal(slurp(late), "someone else's");
     assert_int_equal(others(dir, "out.txt", "new.txt"), 1); /* late.txt, no temporary */
-    clean(dir);
 }
 
 /* A symbolic link is never written through, with or without force: the
  * link and its target stay as they were. */
 static void links_are_refused(void **state)
 {
-    char dir[64], path[128], link[128], dangling[128];
-    scratch(dir, sizeof dir);
+    const char *dir = ((const test_scratch *)*state)->dir;
+    char path[600];
     snprintf(path, sizeof path, "%s/out.txt", dir);
+    char link[600], dangling[600];
     snprintf(link, sizeof link, "%s/link.txt", dir);
     snprintf(dangling, sizeof dangling, "%s/dangling.txt", dir);
     put(path, "target");
@@ -163,21 +154,21 @@ static void links_are_refused(void **state)
     assert_int_equal(lstat(dangling, &st), 0);
     assert_true(S_ISLNK(st.st_mode));
     assert_int_equal(access(dir, F_OK), 0);
-    char nowhere[128];
+    char nowhere[600];
     snprintf(nowhere, sizeof nowhere, "%s/nowhere.txt", dir);
     assert_int_not_equal(access(nowhere, F_OK), 0); /* nothing made through the link */
     assert_true(outfile_same_file(link, path));
     assert_false(outfile_same_file(link, dir));
-    clean(dir);
 }
 
 /* A file with other hard links is refused even with force (replacing it
  * would detach them); as root, a replaced file keeps its owner. */
 static void links_and_owner_kept(void **state)
 {
-    char dir[64], path[128], hard[128];
-    scratch(dir, sizeof dir);
+    const char *dir = ((const test_scratch *)*state)->dir;
+    char path[600];
     snprintf(path, sizeof path, "%s/out.txt", dir);
+    char hard[600];
     snprintf(hard, sizeof hard, "%s/hard.txt", dir);
     put(path, "shared");
     assert_int_equal(link(path, hard), 0);
@@ -197,14 +188,13 @@ static void links_and_owner_kept(void **state)
         assert_string_equal(slurp(path), "new");
     }
     assert_int_equal(others(dir, "out.txt", NULL), 0);
-    clean(dir);
 }
 
 /* outfile_move: an image another program made, moved in under the rule. */
 static void move_follows_the_rule(void **state)
 {
-    char dir[64], img[128], tmp[128];
-    scratch(dir, sizeof dir);
+    const char *dir = ((const test_scratch *)*state)->dir;
+    char img[600], tmp[600];
     snprintf(img, sizeof img, "%s/plot.png", dir);
     snprintf(tmp, sizeof tmp, "%s/.plot.render", dir);
     st_err err = {0};
@@ -219,7 +209,6 @@ static void move_follows_the_rule(void **state)
     assert_int_equal(outfile_move(tmp, img, "report", 1, &err), ST_OK);
     assert_string_equal(slurp(img), "second");
     assert_int_equal(others(dir, "plot.png", NULL), 0);
-    clean(dir);
 }
 
 /* A character device is written in place, without force: nothing is
@@ -233,8 +222,8 @@ static void devices_in_place(void **state)
 
 static void bad_paths_are_bad_input(void **state)
 {
-    char dir[64], path[128];
-    scratch(dir, sizeof dir);
+    const char *dir = ((const test_scratch *)*state)->dir;
+    char path[600];
     st_err err = {0};
     outfile o;
     assert_int_equal(outfile_open(&o, dir, "--out", 1, &err), ST_EINVAL);
@@ -262,7 +251,6 @@ static void bad_paths_are_bad_input(void **state)
     assert_true(strstr(err.msg, "No such file or directory") ||
                 strstr(err.msg, "File name too long"));
     assert_int_equal(others(dir, NULL, NULL), 0);
-    clean(dir);
 }
 
 static void path_fit(void **state)
@@ -282,13 +270,13 @@ static void path_fit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(commit_replaces_abort_keeps),
-        cmocka_unit_test(existing_needs_force),
-        cmocka_unit_test(links_are_refused),
-        cmocka_unit_test(links_and_owner_kept),
-        cmocka_unit_test(move_follows_the_rule),
+        SCRATCH_TEST(commit_replaces_abort_keeps),
+        SCRATCH_TEST(existing_needs_force),
+        SCRATCH_TEST(links_are_refused),
+        SCRATCH_TEST(links_and_owner_kept),
+        SCRATCH_TEST(move_follows_the_rule),
         cmocka_unit_test(devices_in_place),
-        cmocka_unit_test(bad_paths_are_bad_input),
+        SCRATCH_TEST(bad_paths_are_bad_input),
         cmocka_unit_test(path_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

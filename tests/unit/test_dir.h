@@ -50,4 +50,29 @@ static inline void test_dir_remove(const char *dir)
     rmdir(dir);
 }
 
+/* A cmocka setup and teardown for a test that writes files: *state is a
+ * test_scratch, a fresh directory of the test's own, removed with all in
+ * it after the test. */
+typedef struct test_scratch {
+    char dir[512];
+} test_scratch;
+
+static inline int test_scratch_setup(void **state)
+{
+    test_scratch *s = calloc(1, sizeof *s);
+    if (!s)
+        return -1;
+    *state = s;
+    return test_dir_make(s->dir, sizeof s->dir, "smd-test-");
+}
+
+static inline int test_scratch_teardown(void **state)
+{
+    test_scratch *s = *state;
+    if (s->dir[0])
+        test_dir_remove(s->dir);
+    free(s);
+    return 0;
+}
+
 #endif
