@@ -65,6 +65,13 @@ static void expect_ok(parse_fn fn, const ok_case *c)
     assert_rel(out, c->want, REL);
 }
 
+/* Each of n inputs read by fn to its value. */
+static void expect_oks(parse_fn fn, const ok_case *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        expect_ok(fn, &c[i]);
+}
+
 /* Inputs every parser must refuse, whatever its units. */
 static const bad_case common_bad[] = {
     {"", ST_EINVAL},       {"abc", ST_EINVAL},     {"-5", ST_EINVAL},   {"+5", ST_EINVAL},
@@ -72,6 +79,26 @@ static const bad_case common_bad[] = {
     {"0x10", ST_EINVAL},   {"0X1p4", ST_EINVAL},   {" 5", ST_EINVAL},   {".", ST_EINVAL},
     {"1e400", ST_ERANGE},  {"1e31", ST_ERANGE},    {"5 5", ST_EINVAL},  {"1..5", ST_EINVAL},
 };
+
+/* Each of n inputs refused by fn, and every one of common_bad. */
+static void expect_rejects(parse_fn fn, const bad_case *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        expect_bad(fn, &c[i]);
+    for (size_t i = 0; i < sizeof common_bad / sizeof common_bad[0]; i++)
+        expect_bad(fn, &common_bad[i]);
+}
+
+/* fn refuses text given to option opt as bad input, with a message
+ * holding every string of has (TEXTS). */
+static void refused_saying(parse_fn fn, const char *text, const char *opt,
+                           const char *const *has)
+{
+    st_err err = {0};
+    double out;
+    assert_int_equal(fn(text, opt, &out, &err), ST_EINVAL);
+    assert_text(err.msg, has, NULL);
+}
 
 /* ---------------------------------------------------------------- counts */
 
@@ -83,8 +110,7 @@ static void count_suffixes(void **state)
         {"6.7b", 6.7e9},    {"0.5T", 5e11},   {"4096", 4096.0}, {".5M", 5e5},
         {"1.5e3K", 1.5e6},  {"13m", 1.3e7},   {"0", 0.0},       {"1e30", 1e30},
     };
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-        expect_ok(units_parse_count, &ok[i]);
+    expect_oks(units_parse_count, ok, sizeof ok / sizeof ok[0]);
 }
 
 static void count_rejects(void **state)
@@ -94,18 +120,10 @@ static void count_rejects(void **state)
         {"30GB", ST_EINVAL}, {"1e30K", ST_ERANGE}, {"1e", ST_EINVAL}, {"1-", ST_EINVAL},
         {"30Bx", ST_EINVAL}, {"30MiB", ST_EINVAL},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        expect_bad(units_parse_count, &bad[i]);
-    for (size_t i = 0; i < sizeof common_bad / sizeof common_bad[0]; i++)
-        expect_bad(units_parse_count, &common_bad[i]);
+    expect_rejects(units_parse_count, bad, sizeof bad / sizeof bad[0]);
 
     /* The suffix message lists what is allowed. */
-    st_err err = {0};
-    double out;
-    assert_int_equal(units_parse_count("30X", "--params", &out, &err), ST_EINVAL);
-    assert_non_null(strstr(err.msg, "--params '30X'"));
-    assert_non_null(strstr(err.msg, "'X'"));
-    assert_non_null(strstr(err.msg, "K, M, B"));
+    refused_saying(units_parse_count, "30X", "--params", TEXTS("--params '30X'", "'X'", "K, M, B"));
 }
 
 /* ----------------------------------------------------------------- bytes */
@@ -119,8 +137,7 @@ static void bytes_decimal_and_binary(void **state)
         {"2TiB", 2199023255552.0}, {"80 GB", 8e10},        {"0.5MB", 5e5},
         {"16MB", 1.6e7},          {"1e3GiB", 1e3 * 1073741824.0}, {"96GiB", 103079215104.0},
     };
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-        expect_ok(units_parse_bytes, &ok[i]);
+    expect_oks(units_parse_bytes, ok, sizeof ok / sizeof ok[0]);
 }
 
 static void bytes_rejects(void **state)
@@ -130,16 +147,9 @@ static void bytes_rejects(void **state)
         {"80Gbps", ST_EINVAL}, {"1e30TB", ST_ERANGE},  {"80PB", ST_EINVAL},
         {"80G", ST_EINVAL},    {"GB", ST_EINVAL},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        expect_bad(units_parse_bytes, &bad[i]);
-    for (size_t i = 0; i < sizeof common_bad / sizeof common_bad[0]; i++)
-        expect_bad(units_parse_bytes, &common_bad[i]);
+    expect_rejects(units_parse_bytes, bad, sizeof bad / sizeof bad[0]);
 
-    st_err err = {0};
-    double out;
-    assert_int_equal(units_parse_bytes("80GX", "--gpu-mem", &out, &err), ST_EINVAL);
-    assert_non_null(strstr(err.msg, "--gpu-mem '80GX'"));
-    assert_non_null(strstr(err.msg, "GiB"));
+    refused_saying(units_parse_bytes, "80GX", "--gpu-mem", TEXTS("--gpu-mem '80GX'", "GiB"));
 }
 
 /* ----------------------------------------------------------------- rates */
@@ -152,8 +162,7 @@ static void rates_bits_and_bytes(void **state)
         {"8bps", 1.0},       {"1B/s", 1.0},       {"200 Gbps", 2.5e10}, {"1600Kbps", 2e5},
         {"900GB/s", 9e11},   {"2MBps", 2e6},      {"1TBps", 1e12},     {"1KB/s", 1e3},
     };
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-        expect_ok(units_parse_rate, &ok[i]);
+    expect_oks(units_parse_rate, ok, sizeof ok / sizeof ok[0]);
 }
 
 static void rates_rejects(void **state)
@@ -163,17 +172,9 @@ static void rates_rejects(void **state)
         {"400GiB/s", ST_EINVAL},  {"400Gbps ", ST_EINVAL},   {"400GB", ST_EINVAL},
         {"1e30Tbps", ST_ERANGE},  {"1e20TB/s", ST_ERANGE},   {"Gbps", ST_EINVAL},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        expect_bad(units_parse_rate, &bad[i]);
-    for (size_t i = 0; i < sizeof common_bad / sizeof common_bad[0]; i++)
-        expect_bad(units_parse_rate, &common_bad[i]);
+    expect_rejects(units_parse_rate, bad, sizeof bad / sizeof bad[0]);
 
-    st_err err = {0};
-    double out;
-    assert_int_equal(units_parse_rate("400Gbit", "--efa", &out, &err), ST_EINVAL);
-    assert_non_null(strstr(err.msg, "--efa '400Gbit'"));
-    assert_non_null(strstr(err.msg, "Gbps"));
-    assert_non_null(strstr(err.msg, "GB/s"));
+    refused_saying(units_parse_rate, "400Gbit", "--efa", TEXTS("--efa '400Gbit'", "Gbps", "GB/s"));
 }
 
 /* ------------------------------------------------------------------ ints */
