@@ -10,27 +10,11 @@
 # and the launch files; a ranking whose top plans overlap within their bands
 # says so. smdplan diff compares two recorded plans or two layouts term by
 # term. Everything fits 80 columns.
-set -u
-bin=$1
-src=$2
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 export SMDPLAN_NO_RECORD=1
 export COLUMNS=80
 command -v python3 >/dev/null 2>&1 || { echo "note: no python3: skipped"; exit 77; }
 
-run() { # name, expected exit, command...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; head -5 "$tmp/out"; head -3 "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
 fits80() { # name: every line of the output within 80 characters (not bytes)
   python3 - "$tmp/out" "$1" <<'PY' || fail=1
 import sys
@@ -39,9 +23,6 @@ if bad:
     print("FAIL %s: %d lines over 80 columns, e.g. %r" % (sys.argv[2], len(bad), bad[0]))
     sys.exit(1)
 PY
-}
-band() { # file expr: a value of the JSON document
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
 }
 want_band() { python3 -c "
 import json,sys
@@ -54,10 +35,10 @@ else:
 
 # Megatron-Core 2024 on H100: its own runs' held-out error
 run band-megatron 0 "$bin" --params 70B --arch llama --instances 16xp5 --framework megatron@2024 --json
-got=$(band "$tmp/out" 'd["error_band"]["pct"]')
+got=$(pyget "$tmp/out" 'd["error_band"]["pct"]')
 [ "$got" = "$(want_band megatron@2024 GH100)" ] || { echo "FAIL band-megatron: $got"; fail=1; }
-band "$tmp/out" 'd["error_band"]["basis"]' | grep -q "megatron@2024 on GH100" || { echo "FAIL band-megatron: basis"; fail=1; }
-[ "$(band "$tmp/out" 'd["error_band"]["stack"]')" = "megatron@2024" ] || { echo "FAIL band-megatron: stack"; fail=1; }
+pyget "$tmp/out" 'd["error_band"]["basis"]' | grep -q "megatron@2024 on GH100" || { echo "FAIL band-megatron: basis"; fail=1; }
+[ "$(pyget "$tmp/out" 'd["error_band"]["stack"]')" = "megatron@2024" ] || { echo "FAIL band-megatron: stack"; fail=1; }
 python3 - "$tmp/out" <<'PY' || { echo "FAIL band-megatron: ranges"; fail=1; }
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -75,15 +56,15 @@ PY
 # Megatron-LM 2022 on H100: no run of that release there (Megatron-Core's
 # and NeMo's are other releases): the H100 pool's, said so
 run band-release 0 "$bin" --params 70B --arch llama --instances 16xp5 --framework megatron@2022 --json
-[ "$(band "$tmp/out" 'd["error_band"]["pct"]')" = "$(want_band "" GH100)" ] || { echo "FAIL band-release: not the pool's"; fail=1; }
-band "$tmp/out" 'd["error_band"]["basis"]' | grep -q "no megatron@2022 runs on GH100" || { echo "FAIL band-release: basis"; fail=1; }
+[ "$(pyget "$tmp/out" 'd["error_band"]["pct"]')" = "$(want_band "" GH100)" ] || { echo "FAIL band-release: not the pool's"; fail=1; }
+pyget "$tmp/out" 'd["error_band"]["basis"]' | grep -q "no megatron@2022 runs on GH100" || { echo "FAIL band-release: basis"; fail=1; }
 # SMP on A100, no SMP run fitted: the A100 pool's, said so
 run band-smp 0 "$bin" --params 30B --instances 16xp4d --json
-[ "$(band "$tmp/out" 'd["error_band"]["pct"]')" = "$(want_band "" GA100)" ] || { echo "FAIL band-smp: not the pool's"; fail=1; }
-band "$tmp/out" 'd["error_band"]["basis"]' | grep -q "no smp@v1 runs on GA100" || { echo "FAIL band-smp: basis"; fail=1; }
+[ "$(pyget "$tmp/out" 'd["error_band"]["pct"]')" = "$(want_band "" GA100)" ] || { echo "FAIL band-smp: not the pool's"; fail=1; }
+pyget "$tmp/out" 'd["error_band"]["basis"]' | grep -q "no smp@v1 runs on GA100" || { echo "FAIL band-smp: basis"; fail=1; }
 # a chip no run was fitted on (T4): the worst source held out
 run band-t4 0 "$bin" --params 1.3B --instances 4xg4dn.12xlarge --json
-[ "$(band "$tmp/out" 'd["error_band"]["pct"]')" = "$(want_band x TU104)" ] || { echo "FAIL band-t4"; fail=1; }
+[ "$(pyget "$tmp/out" 'd["error_band"]["pct"]')" = "$(want_band x TU104)" ] || { echo "FAIL band-t4"; fail=1; }
 # the text: "S s +-B %", and the overlap said
 run band-text 0 "$bin" --params 70B --arch llama --instances 16xp5 --framework megatron
 grep -q "^Step of #1: [0-9.]* s ±[0-9]* % (" "$tmp/out" || { echo "FAIL band-text: no band"; fail=1; }

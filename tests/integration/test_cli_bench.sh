@@ -7,34 +7,10 @@
 # smdplan framework in fp32 on this host. An existing file is not replaced
 # (exit 2 before measuring), not even bench's own, unless --force; bad flags
 # exit 2 with one line. Skips (77) only when the transport's rank program is not built.
-set -u
-bin=$1
-fix=$3
-dir=$(dirname "$bin")
-[ -x "$dir/smdplan-bench-rank" ] || { echo "SKIP: $dir/smdplan-bench-rank not built"; exit 77; }
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+need_built smdplan-bench-rank
 unset SMDPLAN_DB SMDPLAN_NO_RECORD
 db="$tmp/b.db"
-
-run() {
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; head -30 "$tmp/out"; cat "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-has() { grep -q -- "$3" "$2" || { echo "FAIL $1: no '$3' in:"; head -30 "$2"; fail=1; }; }
-one_line() {
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$2" "$tmp/err"; then
-    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
-  fi
-}
 
 run bad-word 2 "$bin" bench tpu; one_line bad-word "allowed are cpu, comm, gpu"
 # bench gpu on a host without a GPU (or a build without CUDA): one line, exit 2

@@ -10,34 +10,12 @@
 # predicted with the override gets exactly the fitted prediction the table
 # shows. The same command fits a GPU's runs (tests/bench/gpu_session.sh).
 # Skips (77) only when the rank program is not built.
-set -u
-bin=$1
-dir=$(dirname "$bin")
-[ -x "$dir/smdplan-rank" ] || { echo "SKIP: $dir/smdplan-rank not built"; exit 77; }
-fail=0
-tmp=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+need_built smdplan-rank
 unset SMDPLAN_DB SMDPLAN_NO_RECORD
 cd "$tmp" || exit 1
 db="$tmp/runs.db"
-
-run() { # name, expected exit, command...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; head -40 "$tmp/out"; cat "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-has() { grep -Eq -- "$3" "$2" || { echo "FAIL $1: no '$3' in:"; head -60 "$2"; fail=1; }; }
-one_line() {
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$2" "$tmp/err"; then
-    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
-  fi
-}
+grep_syntax=E
 
 # ---- nothing to fit: one line, exit 2 ----
 run no-db 2 "$bin" calibrate --runs --db "$tmp/none.db"; one_line no-db "none.db"

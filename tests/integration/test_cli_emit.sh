@@ -11,36 +11,10 @@
 # a config.json, a catalog file and a path that try to break out of a string
 # or a comment run nothing. Without python3 the checks that need it are
 # skipped (said so), the others still run.
-set -u
-bin=$1
-fix=$3
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 export SMDPLAN_NO_RECORD=1
-have_py=0
-command -v python3 >/dev/null 2>&1 && have_py=1
+grep_syntax=F
 [ "$have_py" = 1 ] || echo "note: no python3: the parse and run checks are skipped"
-
-check() { # name, expected exit code, command...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; sed 's/^/  out: /' "$tmp/out" | head -20; sed 's/^/  err: /' "$tmp/err"
-    fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-
-one_line_error() { # name, needle: stderr is one line naming it, stdout empty
-  local name=$1 needle=$2
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -qF -- "$needle" "$tmp/err" || [ -s "$tmp/out" ]; then
-    echo "FAIL $name: want one line naming '$needle' and no output:"; cat "$tmp/err"; head -3 "$tmp/out"; fail=1
-  fi
-}
 
 # A stub of the SageMaker SDK: the estimator records its arguments as JSON.
 mkdir -p "$tmp/stub/sagemaker" "$tmp/bin"
@@ -97,28 +71,18 @@ else:
 print("same")
 EOF
 
-n=0
 # emit_ok NAME KIND ARGS...: the emitted script parses, runs only what it
 # should, and carries the same settings as --json KIND.
 emit_ok() {
   local name=$1 kind=$2
   shift 2
-  n=$((n + 1))
-  "$bin" "$@" --emit "$kind" >"$tmp/s$n" 2>"$tmp/err" || { echo "FAIL $name: exit $?"; cat "$tmp/err"; fail=1; return; }
-  "$bin" "$@" --emit "$kind" --json >"$tmp/j$n" 2>"$tmp/err" || { echo "FAIL $name json: exit $?"; cat "$tmp/err"; fail=1; return; }
+  emitted "$name" "$kind" "$@" || return
   if [ "$have_py" = 1 ]; then
-    if python3 "$tmp/cmp.py" "$kind" "$tmp/s$n" "$tmp/j$n" "$tmp/run$n" "$tmp/stub" "$tmp/bin" >"$tmp/cmp" 2>&1; then
-      echo "ok   $name"
-    else
-      echo "FAIL $name:"; sed 's/^/  /' "$tmp/cmp" | tail -8; fail=1
-    fi
+    checked "$name" python3 "$tmp/cmp.py" "$kind" "$tmp/s$n" "$tmp/j$n" "$tmp/run$n" "$tmp/stub" "$tmp/bin"
   else
     echo "ok   $name (not run: no python3)"
   fi
 }
-
-# pyget FILE EXPR: a value of the JSON document in FILE (python3 only).
-pyget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 # --- The plan the table ranks first, after the simulator's re-ranking. ------
 # 13B on 8 x p4d: the simulator reorders the planner's ranking.
@@ -138,7 +102,7 @@ if [ "$have_py" = 1 ]; then
 fi
 
 # --- What the SageMaker settings say. ----------------------------------------
-check sm-30b 0 "$bin" --params 30B --instances 16xp4d --emit sagemaker
+run sm-30b 0 "$bin" --params 30B --instances 16xp4d --emit sagemaker
 for want in '"optimize": "memory"' '"prescaled_batch": True' '"shard_optimizer_state": True' \
             'custom_mpi_options' 'FI_PROVIDER=efa' 'instance_type="ml.p4d.24xlarge"' \
             'instance_count=16' 'framework_version="2.0.0"' 'py_version="py310"' \
@@ -152,47 +116,47 @@ if [ "$have_py" = 1 ]; then # the script's batch: the preset's 512 over #1's rep
 fi
 grep -q "delayed_parameter_initialization\"" "$tmp/out" && { echo "FAIL sm-30b: delayed init on a node it fits"; fail=1; }
 # sequence parallelism off is SMP's optimize "speed"
-check sm-speed 0 "$bin" --params 30B --instances 16xp4d --sequence-parallel off --emit sagemaker
+run sm-speed 0 "$bin" --params 30B --instances 16xp4d --sequence-parallel off --emit sagemaker
 grep -qF '"optimize": "speed"' "$tmp/out" || { echo "FAIL sm-speed: no optimize speed"; fail=1; }
 # EFA from the catalog field, not the network curve's name: p3.16xlarge has
 # no EFA (though it borrows the EFA curve); a catalog override takes p4d's off.
-check sm-no-efa 0 "$bin" --params 1.3B --instances 2xp3.16xlarge --emit sagemaker
+run sm-no-efa 0 "$bin" --params 1.3B --instances 2xp3.16xlarge --emit sagemaker
 grep -q "FI_PROVIDER\|custom_mpi_options" "$tmp/out" && { echo "FAIL sm-no-efa: EFA options"; fail=1; }
 printf '{"instances": [{"name": "p4d.24xlarge", "efa": false, "host_mem_bytes": "100GiB"}]}\n' >"$tmp/cat.json"
-check sm-efa-off 0 "$bin" --params 30B --instances 16xp4d --catalog "$tmp/cat.json" --emit sagemaker
+run sm-efa-off 0 "$bin" --params 30B --instances 16xp4d --catalog "$tmp/cat.json" --emit sagemaker
 grep -q "FI_PROVIDER" "$tmp/out" && { echo "FAIL sm-efa-off: EFA options"; fail=1; }
 # ... and 100 GiB of host memory cannot hold 8 x 7.49B bf16 parameters (111.6 GiB)
 grep -qF '"delayed_parameter_initialization": True' "$tmp/out" || { echo "FAIL sm-efa-off: no delayed init"; fail=1; }
-check mpi-efa-off 0 "$bin" --params 30B --instances 16xp4d --catalog "$tmp/cat.json" --emit mpirun
+run mpi-efa-off 0 "$bin" --params 30B --instances 16xp4d --catalog "$tmp/cat.json" --emit mpirun
 grep -q "FI_PROVIDER" "$tmp/out" && { echo "FAIL mpi-efa-off: EFA options"; fail=1; }
-check mpi-efa 0 "$bin" --params 30B --instances 16xp4d --emit mpirun
+run mpi-efa 0 "$bin" --params 30B --instances 16xp4d --emit mpirun
 grep -qF -- "-x FI_PROVIDER=efa" "$tmp/out" || { echo "FAIL mpi-efa: no EFA options"; fail=1; }
 # a 1T model at TP 8 is 8 x 126B bf16 parameters on a p4de's 1152 GiB: delayed
-check sm-delayed 0 "$bin" --params 1T --instances 128xp4de --emit sagemaker
+run sm-delayed 0 "$bin" --params 1T --instances 128xp4de --emit sagemaker
 grep -qF '"delayed_parameter_initialization": True' "$tmp/out" || { echo "FAIL sm-delayed"; fail=1; }
 # fp32: no bf16, parameters created in fp32
-check sm-fp32 0 "$bin" --params 1.3B --instances 2xp4d --precision fp32 --emit sagemaker
+run sm-fp32 0 "$bin" --params 1.3B --instances 2xp4d --precision fp32 --emit sagemaker
 grep -q '"bf16"' "$tmp/out" && { echo "FAIL sm-fp32: bf16 set"; fail=1; }
 grep -qF 'dtype=torch.float32' "$tmp/out" || { echo "FAIL sm-fp32: creation dtype"; fail=1; }
 # Precision is the chip's and the stack's: V100 has no bf16, so a plan on it
 # trains in fp16 and the SMP parameters say fp16 (never bf16); --precision
 # fp16 on an A100 is fp16 too; bf16 on a V100 is refused naming the chip.
-check sm-v100-fp16 0 "$bin" --params 1.3B --instances 2xp3.16xlarge --emit sagemaker
+run sm-v100-fp16 0 "$bin" --params 1.3B --instances 2xp3.16xlarge --emit sagemaker
 grep -q '"bf16"' "$tmp/out" && { echo "FAIL sm-v100-fp16: bf16 on V100"; fail=1; }
 grep -qF '"fp16": True' "$tmp/out" || { echo "FAIL sm-v100-fp16: no fp16"; fail=1; }
 grep -qF 'dtype=torch.float16' "$tmp/out" || { echo "FAIL sm-v100-fp16: creation dtype"; fail=1; }
-check sm-fp16 0 "$bin" --params 1.3B --instances 2xp4d --precision fp16 --emit sagemaker
+run sm-fp16 0 "$bin" --params 1.3B --instances 2xp4d --precision fp16 --emit sagemaker
 grep -q '"bf16"' "$tmp/out" && { echo "FAIL sm-fp16: bf16 set"; fail=1; }
 grep -qF '"fp16": True' "$tmp/out" || { echo "FAIL sm-fp16: no fp16"; fail=1; }
-check v100-bf16 2 "$bin" --params 1.3B --instances 2xp3.16xlarge --precision bf16
+run v100-bf16 2 "$bin" --params 1.3B --instances 2xp3.16xlarge --precision bf16
 one_line_error v100-bf16 "the V100-16GB has no bf16"
 emit_ok sm-v100-runs sagemaker --params 1.3B --instances 2xp3.16xlarge
 # ml.g4dn.12xlarge, which SMP v1 lists (4 x T4, no bf16), is in the catalog
-check sm-g4dn 0 "$bin" --params 1.3B --instances 4xg4dn.12xlarge --emit sagemaker
+run sm-g4dn 0 "$bin" --params 1.3B --instances 4xg4dn.12xlarge --emit sagemaker
 grep -qF 'instance_type="ml.g4dn.12xlarge"' "$tmp/out" || { echo "FAIL sm-g4dn: not g4dn"; fail=1; }
 grep -qF '"fp16": True' "$tmp/out" || { echo "FAIL sm-g4dn: not fp16 on T4"; fail=1; }
 # prescaled_batch off: the script batch is per rank (global / dp / tp)
-check sm-per-rank 0 "$bin" --params 30B --instances 16xp4d --tp 2 --pp 4 --micro-batch 2 \
+run sm-per-rank 0 "$bin" --params 30B --instances 16xp4d --tp 2 --pp 4 --micro-batch 2 \
   --prescaled-batch off --global-batch 512 --emit sagemaker
 grep -qF 'train_batch_size = 16' "$tmp/out" || { echo "FAIL sm-per-rank: want 512 / 16 / 2 = 16"; grep train_batch_size "$tmp/out" | head -2; fail=1; }
 emit_ok sm-30b-runs sagemaker --params 30B --instances 16xp4d
@@ -243,57 +207,57 @@ assert hp["train_batch_size"] == plan["micro_batch"]
 assert plan["dp"] * hp["train_batch_size"] * hp["gradient_accumulation_steps"] == doc["global_batch"]
 PYEOF2
 fi
-check smp2-fp8-notes 0 "$bin" "${m70[@]}" --precision fp8 --emit sagemaker
+run smp2-fp8-notes 0 "$bin" "${m70[@]}" --precision fp8 --emit sagemaker
 grep -qF 'transformer_engine.pytorch.fp8_autocast' "$tmp/out" || { echo "FAIL smp2-fp8-notes: no Transformer Engine"; fail=1; }
 grep -qF 'DelayedParamIniter' "$tmp/out" || { echo "FAIL smp2-fp8-notes: 70B without delayed init"; fail=1; }
 # A plan for an instance type only v2 supports names smp2 in its refusal.
-check smp1-p5 2 "$bin" --params 70B --instances 16xp5 --emit sagemaker
+run smp1-p5 2 "$bin" --params 70B --instances 16xp5 --emit sagemaker
 one_line_error smp1-p5 "--framework smp2"
 # SMP v2 starts with torchrun: no mpirun, no Slurm; nor on a type it does not list
-check smp2-mpirun 2 "$bin" "${m70[@]}" --emit mpirun
+run smp2-mpirun 2 "$bin" "${m70[@]}" --emit mpirun
 one_line_error smp2-mpirun "torch_distributed"
-check smp2-slurm 2 "$bin" "${m70[@]}" --emit slurm
+run smp2-slurm 2 "$bin" "${m70[@]}" --emit slurm
 one_line_error smp2-slurm "SageMaker's own cluster"
-check smp2-g5 2 "$bin" --params 7B --instances 2xg5.48xlarge --framework smp2
+run smp2-g5 2 "$bin" --params 7B --instances 2xg5.48xlarge --framework smp2
 one_line_error smp2-g5 "does not run on"
-check smp2-pp 2 "$bin" "${m70[@]}" --pp 2
+run smp2-pp 2 "$bin" "${m70[@]}" --pp 2
 one_line_error smp2-pp "pipeline"
 emit_ok sm-delayed-runs sagemaker --params 30B --instances 16xp4d --catalog "$tmp/cat.json"
 
 # --json --emit: one JSON document, the settings inside it, no Python.
-check json-sm 0 "$bin" --params 30B --instances 16xp4d --json --emit sagemaker
+run json-sm 0 "$bin" --params 30B --instances 16xp4d --json --emit sagemaker
 grep -q "^distribution = \|^import " "$tmp/out" && { echo "FAIL json-sm: Python in the JSON stream"; fail=1; }
 if [ "$have_py" = 1 ]; then
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["sagemaker"]["estimator"]["distribution"]["mpi"]["processes_per_host"] == 8' "$tmp/out" \
     && echo "ok   json-sm-parses" || { echo "FAIL json-sm: not one JSON document with a sagemaker object"; fail=1; }
 fi
-check json-mpi 0 "$bin" --params 30B --instances 16xp4d --json --emit mpirun
+run json-mpi 0 "$bin" --params 30B --instances 16xp4d --json --emit mpirun
 [ "$have_py" = 1 ] && { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["mpirun"]["argv"][0] == "mpirun"' "$tmp/out" \
   && echo "ok   json-mpi-parses" || { echo "FAIL json-mpi"; fail=1; }; }
 
 # --- Refusals: one line naming the knob, exit 2, nothing printed. -----------
-check no-zb 2 "$bin" --params 30B --instances 16xp4d --framework smdplan --schedule zb-h1 --emit sagemaker
+run no-zb 2 "$bin" --params 30B --instances 16xp4d --framework smdplan --schedule zb-h1 --emit sagemaker
 one_line_error no-zb "schedule zb-h1"
-check no-virtual 2 "$bin" --params 30B --instances 16xp4d --framework megatron --emit mpirun
+run no-virtual 2 "$bin" --params 30B --instances 16xp4d --framework megatron --emit mpirun
 one_line_error no-virtual "schedule virtual"
-check no-zero2 2 "$bin" --params 30B --instances 16xp4d --framework deepspeed --sharding gradients --emit sagemaker
+run no-zero2 2 "$bin" --params 30B --instances 16xp4d --framework deepspeed --sharding gradients --emit sagemaker
 one_line_error no-zero2 "sharding gradients"
-check no-sdp-pp 2 "$bin" --params 30B --instances 16xp4d --framework deepspeed --sharding params --pp 2 --emit sagemaker
+run no-sdp-pp 2 "$bin" --params 30B --instances 16xp4d --framework deepspeed --sharding params --pp 2 --emit sagemaker
 one_line_error no-sdp-pp "sharding params with pp 2"
-check no-cp 2 "$bin" --params 30B --instances 16xp4d --framework megatron --schedule interleaved --cp 2 --emit sagemaker
+run no-cp 2 "$bin" --params 30B --instances 16xp4d --framework megatron --schedule interleaved --cp 2 --emit sagemaker
 one_line_error no-cp "context parallel 2"
-check no-fp8 2 "$bin" --params 30B --instances 16xp5 --framework megatron --schedule interleaved --precision fp8 --emit sagemaker
+run no-fp8 2 "$bin" --params 30B --instances 16xp5 --framework megatron --schedule interleaved --precision fp8 --emit sagemaker
 one_line_error no-fp8 "fp8"
-check no-other-stack 2 "$bin" --params 30B --instances 16xp4d --framework megatron --schedule interleaved --emit sagemaker
+run no-other-stack 2 "$bin" --params 30B --instances 16xp4d --framework megatron --schedule interleaved --emit sagemaker
 one_line_error no-other-stack "--framework megatron"
-check no-json-either 2 "$bin" --params 30B --instances 16xp4d --framework megatron --schedule interleaved --emit sagemaker --json
+run no-json-either 2 "$bin" --params 30B --instances 16xp4d --framework megatron --schedule interleaved --emit sagemaker --json
 one_line_error no-json-either "--framework megatron"
-check no-split 2 "$bin" --params 30B --instances 16xp4d --tp 2 --pp 4 --micro-batch 1 --prescaled-batch off --emit sagemaker
+run no-split 2 "$bin" --params 30B --instances 16xp4d --tp 2 --pp 4 --micro-batch 1 --prescaled-batch off --emit sagemaker
 one_line_error no-split "prescaled batch off with micro-batch 1 and tp 2"
-check not-sagemaker 2 "$bin" --params 30B --instances 16xdgx-a100 --emit sagemaker
+run not-sagemaker 2 "$bin" --params 30B --instances 16xdgx-a100 --emit sagemaker
 one_line_error not-sagemaker "SageMaker model parallel v1 does not run on dgx-a100"
 # SMP v1 runs on the instance types its documentation lists, nowhere else
-check not-smp-type 2 "$bin" --params 30B --instances 16xp5 --emit sagemaker
+run not-smp-type 2 "$bin" --params 30B --instances 16xp5 --emit sagemaker
 one_line_error not-smp-type "it runs on ml.g4dn.12xlarge, ml.p3.16xlarge, ml.p3dn.24xlarge, ml.p4d.24xlarge, ml.p4de.24xlarge"
 
 # --- Hostile names: nothing they carry may run. ------------------------------
@@ -307,7 +271,7 @@ one_line_error not-smp-type "it runs on ml.g4dn.12xlarge, ml.p3.16xlarge, ml.p3d
 hc="$fix/catalog_hostile.json"
 for alias in evilpy evilsh evilutf8; do
   for kind in sagemaker mpirun; do
-    check "hostile-inst-$alias-$kind" 2 "$bin" --params 1.3B --instances "2x$alias" --catalog "$hc" --emit "$kind"
+    run "hostile-inst-$alias-$kind" 2 "$bin" --params 1.3B --instances "2x$alias" --catalog "$hc" --emit "$kind"
     one_line_error "hostile-inst-$alias-$kind" "SageMaker model parallel v1 does not run on"
   done
 done
@@ -325,7 +289,7 @@ mkdir -p "$hdir" && cp "$fix/hf_hostile_name.json" "$hdir/config.json"
 emit_ok hostile-model-sagemaker sagemaker --model "$hdir/config.json" --instances 2xp4d
 emit_ok hostile-model-mpirun mpirun --model "$hdir/config.json" --instances 2xp4d
 # The simulator's trace carries the model and instance names in its title.
-check hostile-trace 0 "$bin" simulate --model "$hdir/config.json" --instances 2xevilsh --catalog "$hc" \
+run hostile-trace 0 "$bin" simulate --model "$hdir/config.json" --instances 2xevilsh --catalog "$hc" \
   --framework megatron --trace "$tmp/trace.json"
 if [ "$have_py" = 1 ]; then
   python3 - "$tmp/trace.json" "$hc" <<'EOF' && echo "ok   hostile-trace-parses" || { echo "FAIL hostile-trace: not JSON, or the title lost a name"; fail=1; }
@@ -336,7 +300,7 @@ t = d["otherData"]["title"]
 assert inst in t and '__import__("os").system("touch P3")' in t, t
 EOF
 fi
-check hostile-refusal 2 "$bin" --params 1.3B --instances 2xevilnodot --catalog "$hc" --emit sagemaker
+run hostile-refusal 2 "$bin" --params 1.3B --instances 2xevilnodot --catalog "$hc" --emit sagemaker
 one_line_error hostile-refusal "does not run on"
 
 exit $fail

@@ -8,37 +8,13 @@
 # measurement with their record; a rank killed with SIGKILL mid-run ends the
 # job within 30 s, recorded as failed with the error, and no process of the
 # job is left. Skips (77) only when the rank program is not built.
-set -u
-bin=$1
-fix=$3
-dir=$(dirname "$bin")
-[ -x "$dir/smdplan-rank" ] || { echo "SKIP: $dir/smdplan-rank not built"; exit 77; }
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+need_built smdplan-rank
 unset SMDPLAN_DB SMDPLAN_NO_RECORD
 cd "$tmp" || exit 1
 db="$tmp/x.db"
-cat="--catalog $fix/catalog_host.json --host host-test"
-tiny="--layers 2 --hidden 32 --heads 2 --seq 16 --vocab 64"
+tiny=$tiny_model
 
-run() { # name, expected exit, command...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; head -30 "$tmp/out"; cat "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-has() { grep -q -- "$3" "$2" || { echo "FAIL $1: no '$3' in:"; head -30 "$2"; fail=1; }; }
-one_line() {
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$2" "$tmp/err"; then
-    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
-  fi
-}
 # live (not zombie) processes whose command line names $1
 alive() { ps -eo stat=,args= | awk -v p="$1" '$1 !~ /^Z/ && index($0, p) && !index($0, "awk")' | wc -l; }
 
@@ -93,11 +69,9 @@ run slurm-foreign 2 "$bin" exec $tiny --emit slurm --out "$tmp/mine.sbatch"; one
 # ---- the emitted script run as the batch system would: its --import line
 # records the run (once), and an import that names another run is refused ----
 sdb="$tmp/slurm.db"
-run slurm-emit 0 "$bin" exec $tiny --dp 2 --steps 3 $cat --db "$sdb" --emit slurm --out "$tmp/run.sbatch"
+run slurm-emit 0 "$bin" exec $tiny --dp 2 --steps 3 $host_catalog --db "$sdb" --emit slurm --out "$tmp/run.sbatch"
 export SMDPLAN_RUN_DIR="$tmp/srun"
-if [ "$(id -u)" -eq 0 ]; then # the script's mpirun, as root (a container)
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
+allow_mpirun_as_root # the script's mpirun
 run slurm-job 0 bash "$tmp/run.sbatch"
 unset SMDPLAN_RUN_DIR
 has slurm-job "$tmp/out" "import:  $tmp/srun"
@@ -106,21 +80,21 @@ has slurm-job "$tmp/out" "run 1: ok"
   { echo "FAIL slurm-job: no RESULT.json or RECORDED"; fail=1; }
 run slurm-history 0 "$bin" history --kind run --db "$sdb"
 has slurm-history "$tmp/out" "run ok (2 ranks)"
-run slurm-again 2 "$bin" exec $tiny --dp 2 --steps 3 $cat --db "$sdb" --import "$tmp/srun"
+run slurm-again 2 "$bin" exec $tiny --dp 2 --steps 3 $host_catalog --db "$sdb" --import "$tmp/srun"
 one_line slurm-again "already recorded (run 1)"
 rm "$tmp/srun/RECORDED"
 mv "$tmp/srun/RESULT.json" "$tmp/result.keep" && mkfifo "$tmp/srun/RESULT.json"
-run slurm-fifo 2 "$bin" exec $tiny --dp 2 --steps 3 $cat --db "$sdb" --import "$tmp/srun"
+run slurm-fifo 2 "$bin" exec $tiny --dp 2 --steps 3 $host_catalog --db "$sdb" --import "$tmp/srun"
 one_line slurm-fifo "RESULT.json is not a regular file"
 rm "$tmp/srun/RESULT.json" && mv "$tmp/result.keep" "$tmp/srun/RESULT.json"
-run slurm-other 2 "$bin" exec $tiny --dp 2 --steps 4 $cat --db "$sdb" --import "$tmp/srun"
+run slurm-other 2 "$bin" exec $tiny --dp 2 --steps 4 $host_catalog --db "$sdb" --import "$tmp/srun"
 one_line slurm-other "not the run these options describe"
-run slurm-status 0 "$bin" exec $tiny --dp 2 --steps 3 $cat --db "$sdb" --import "$tmp/srun" --exit-status 1 --json
+run slurm-status 0 "$bin" exec $tiny --dp 2 --steps 3 $host_catalog --db "$sdb" --import "$tmp/srun" --exit-status 1 --json
 has slurm-status "$tmp/out" '"status":[[:space:]]*"failed"'
 has slurm-status "$tmp/out" "exited with status 1 after the result was written"
 
 # ---- a tiny run over 2 ranks: ok, --json keys, recorded, compared ----
-run tiny-json 0 "$bin" exec $tiny --pp 2 --steps 6 $cat --json --db "$db" --run-dir "$tmp/run0"
+run tiny-json 0 "$bin" exec $tiny --pp 2 --steps 6 $host_catalog --json --db "$db" --run-dir "$tmp/run0"
 for k in run_id status ranks step_time_s tokens_per_s mfu peak_memory_bytes losses \
          predicted_step_s simulated_step_s; do
   has tiny-json "$tmp/out" "\"$k\":"
@@ -138,7 +112,7 @@ has show "$tmp/out" "2 ranks, cpu+mpi"
 has show "$tmp/out" "per step (mean of 5 measured)"
 
 # ---- a rank killed mid-run: failed within 30 s, recorded, nothing left ----
-"$bin" exec $tiny --dp 2 --steps 1000000 --wait-timeout 20 $cat --db "$db" --json \
+"$bin" exec $tiny --dp 2 --steps 1000000 --wait-timeout 20 $host_catalog --db "$db" --json \
   --run-dir "$tmp/run1" >"$tmp/kill.out" 2>"$tmp/kill.err" &
 pid=$!
 for _ in $(seq 1 200); do # until the job steps (progress reaches mpirun.out)

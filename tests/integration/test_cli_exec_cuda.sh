@@ -15,34 +15,13 @@
 # more than the GPU holds is refused with both numbers before anything
 # launches, and a tiny one runs (it fits) under the default time limit. The
 # rest of the run is tests/gpu's.
-set -u
-bin=$1
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 unset SMDPLAN_DB SMDPLAN_NO_RECORD
 cd "$tmp" || exit 1
 db="$tmp/x.db"
+grep_syntax=E
 tiny=(--layers 2 --hidden 64 --heads 4 --seq 32 --vocab 128)
 
-run() { # name, expected exit, command...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; head -30 "$tmp/out"; cat "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-has() { grep -Eq -- "$3" "$2" || { echo "FAIL $1: no '$3' in:"; head -80 "$2"; fail=1; }; }
-hasnt() { ! grep -Eq -- "$3" "$2" || { echo "FAIL $1: '$3' in:"; head -80 "$2"; fail=1; }; }
-one_line() {
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$2" "$tmp/err"; then
-    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
-  fi
-}
 nothing_written() {
   if [ -e "$tmp/smdplan-runs" ] || [ -e "$db" ]; then echo "FAIL $1: something was written"; fail=1; fi
 }

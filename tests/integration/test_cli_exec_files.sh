@@ -9,33 +9,10 @@
 # launched or recorded (exit 1), and the run directory made for it is gone.
 # The default run directory, smdplan-runs/ in the working directory, is
 # ignored by git in a checkout, as smdplan.db is.
-set -u
-bin=$1
-src=$2
-fix=$3
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 unset SMDPLAN_DB SMDPLAN_NO_RECORD
 cd "$tmp" || exit 1
-tiny="--layers 2 --hidden 32 --heads 2 --seq 16 --vocab 64 --steps 3"
-
-run() { # name, expected exit, command...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; head -20 "$tmp/out"; cat "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-one_line() {
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$2" "$tmp/err"; then
-    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
-  fi
-}
+tiny="$tiny_model --steps 3"
 
 # ---- the slurm script: never cut ----
 d="$tmp/long"

@@ -12,35 +12,12 @@
 # recorded; a launched run that wrote such a file is recorded as failed with
 # the value named. Three imports of one directory at the same time record it once.
 # Skips (77) only when the rank program is not built.
-set -u
-bin=$1
-fix=$3
-dir=$(dirname "$bin")
-[ -x "$dir/smdplan-rank" ] || { echo "SKIP: $dir/smdplan-rank not built"; exit 77; }
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+need_built smdplan-rank
 unset SMDPLAN_DB SMDPLAN_NO_RECORD
 cd "$tmp" || exit 1
-cat="--catalog $fix/catalog_host.json --host host-test"
-opts="--layers 2 --hidden 32 --heads 2 --seq 16 --vocab 64 --dp 2 --steps 3 $cat"
+opts="$tiny_model --dp 2 --steps 3 $host_catalog"
 
-run() { # name, expected exit, command...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; head -30 "$tmp/out"; cat "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-one_line() {
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$2" "$tmp/err"; then
-    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
-  fi
-}
 runs_in() { # runs recorded in a database
   "$bin" history --kind run --db "$1" 2>/dev/null | grep -c ' run '
 }

@@ -15,33 +15,11 @@
 #   fails at once with one line naming the field or the damage (exit 1, the
 #   failed RESULT.json says why); it used to divide by zero, overflow the
 #   stack or the heap, or resume silently from damaged numbers.
-set -u
-bin=$1
-fix=$3
-dir=$(dirname "$bin")
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 export SMDPLAN_NO_RECORD=1
 cd "$tmp" || exit 1
+run_timeout=60 # nothing may hang
 
-run() { # name, expected exit, command...   (60 s at most: nothing may hang)
-  local name=$1 want=$2
-  shift 2
-  timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; head -20 "$tmp/out"; head -5 "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-has() { grep -q -- "$3" "$2" || { echo "FAIL $1: no '$3' in:"; head -20 "$2"; fail=1; }; }
-one_line() { # name, text the one line of stderr must hold
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$2" "$tmp/err"; then
-    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
-  fi
-}
 # No marker file (INJ*, or the catalog fixture's PS1, PS2) under $tmp: $1 names
 # the check.
 no_markers() {
@@ -110,7 +88,7 @@ fi
 # The run directory as the emitted script leaves it (its CONFIG.json), then
 # RESULT.json files the rank program never writes; each is refused naming the
 # key, and nothing is recorded.
-tiny="--layers 2 --hidden 32 --heads 2 --seq 16 --vocab 64 --dp 2 --steps 3"
+tiny="$tiny_model --dp 2 --steps 3"
 db="$tmp/x.db"
 run import-emit 0 "$bin" exec $tiny --db "$db" --emit slurm --out "$tmp/imp.sbatch"
 STUB_LOG="$tmp/ilog" SMDPLAN="$tmp/stub/smdplan" SMDPLAN_RUN_DIR="$tmp/irun" \

@@ -12,35 +12,13 @@
 # default limit (the floor for a tiny model), which --timeout changes and
 # --timeout 0 removes; a stopped mpirun is ended at the limit and recorded as
 # a timeout. Skips (77) only when the rank program is not built.
-set -u
-bin=$1
-dir=$(dirname "$bin")
-[ -x "$dir/smdplan-rank" ] || { echo "SKIP: $dir/smdplan-rank not built"; exit 77; }
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+need_built smdplan-rank
 unset SMDPLAN_DB SMDPLAN_NO_RECORD
 cd "$tmp" || exit 1
 db="$tmp/l.db"
-tiny="--layers 2 --hidden 32 --heads 2 --seq 16 --vocab 64 --steps 3"
+tiny="$tiny_model --steps 3"
 
-run() { # name, expected exit, command...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; head -30 "$tmp/out"; cat "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-has() { grep -q -- "$3" "$2" || { echo "FAIL $1: no '$3' in:"; head -30 "$2"; fail=1; }; }
-one_line() {
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$2" "$tmp/err"; then
-    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
-  fi
-}
 quick() { # name, seconds it took, limit
   [ "$2" -le "$3" ] || { echo "FAIL $1: took $2 s (limit $3)"; fail=1; }
 }

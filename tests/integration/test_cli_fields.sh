@@ -5,13 +5,9 @@
 # (planner/plan_fields.c) and the same value; CONFIG.json carries the fields
 # the executor runs with, the others carry them all.
 #   $1 smdplan binary, $2 source dir, $3 fixtures dir
-set -u
-bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 unset SMDPLAN_DB SMDPLAN_NO_RECORD
 cd "$tmp" || exit 1
-fail=0
 if ! "$bin" --params 1.3B --instances 2xp4d --framework smdplan --db "$tmp/f.db" --json \
   >plan.json 2>plan.err; then
   echo "FAIL plan"; cat plan.err; exit 1

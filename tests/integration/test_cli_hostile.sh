@@ -5,31 +5,10 @@
 # not create is removed; bad paths are bad input (exit 2) with the system's
 # reason; devices, FIFOs and descriptors are read and written as streams;
 # text from data files cannot break JSON or reach the terminal raw.
-set -u
-bin=$1
-src=$2
-fix=$3
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 export SMDPLAN_NO_RECORD=1
+run_timeout=30 # nothing may hang
 
-run() { # name, expected exit, command...   (30 s at most: nothing may hang)
-  local name=$1 want=$2
-  shift 2
-  timeout 30 "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; head -20 "$tmp/out"; head -5 "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-one_line() { # name, text the one line of stderr must hold
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$2" "$tmp/err"; then
-    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
-  fi
-}
 sim="simulate --params 1.3B --instances 1xp4d"
 
 # ---- output files: a temporary beside the path, renamed over it --------------

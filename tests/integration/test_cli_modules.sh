@@ -15,35 +15,15 @@
 # libraries are hidden (in a mount namespace, where one can be made). An
 # install puts the modules in PREFIX/lib/smdplan, where the installed
 # program finds them. Skips (77) where readelf is missing.
-set -u
-bin=$1
-dir=$(dirname "$bin")
+. "$(dirname "$0")/lib.sh"
 command -v readelf >/dev/null || { echo "SKIP: readelf not found"; exit 77; }
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 unset SMDPLAN_DB SMDPLAN_NO_RECORD
 cd "$tmp" || exit 1
 mkdir "$tmp/none" "$tmp/broken"
 heavy='lib(cudart|cublas|cublasLt|nccl|mpi|openblas)\.so'
 gpu_mpi='lib(cudart|cublas|cublasLt|nccl|mpi)\.so'
+grep_syntax=E
 
-run() { # name, expected exit, command...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; head -30 "$tmp/out"; cat "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-one_line() {
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -Eq -- "$2" "$tmp/err"; then
-    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
-  fi
-}
 needs_none() { # name, program, pattern
   local needed
   needed=$(readelf -d "$2" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
@@ -103,9 +83,7 @@ fi
 if grep -q 'MPI yes' "$tmp/version"; then
   # ranks on the CPU over the MPI transport, its module found beside the
   # programs (the multi-rank tests under tests/mpi run the layouts)
-  if [ "$(id -u)" -eq 0 ]; then # mpirun as root (a container)
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  fi
+  allow_mpirun_as_root
   export OMPI_MCA_rmaps_base_oversubscribe=1
   tiny=(--layers 2 --hidden 64 --heads 4 --seq 32 --vocab 128 --steps 2 --no-record)
   run exec-mpi 0 "$bin" exec "${tiny[@]}" --tp 2 --run-dir "$tmp/run-mpi"

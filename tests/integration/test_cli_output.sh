@@ -4,26 +4,10 @@
 # "Why #1" quotes the figures the ranking used; tables fit the terminal;
 # twins that differ only in memory are collapsed and said so; the options
 # that used to be ignored say what they do; JSON byte counts are integers.
-set -u
-bin=$1
-src=$2
-fix=$3
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 export SMDPLAN_NO_RECORD=1
+run_timeout=60 # nothing may hang
 
-run() { # name, expected exit, command...
-  local name=$1 want=$2
-  shift 2
-  timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; head -20 "$tmp/out"; head -5 "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
 py() { python3 - "$@" || { echo "FAIL ${PYNAME:-python check}"; fail=1; }; }
 
 # ---- Why #1 after the simulator re-ranks ----------------------------------------

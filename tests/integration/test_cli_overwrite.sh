@@ -8,32 +8,10 @@
 # (the link and the file it points to unchanged); a file with another hard
 # link is refused even with --force; with --force a regular file is
 # replaced, keeping its permissions; a new path is written without --force.
-set -u
-bin=$1
-src=$2
-fix=$3
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 export SMDPLAN_NO_RECORD=1
 unset SMDPLAN_DB
 
-run() { # name, expected exit, command...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; head -20 "$tmp/out"; cat "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-one_line() { # name, text the one line of stderr must hold
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$2" "$tmp/err"; then
-    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
-  fi
-}
 same() { # name, file, text it must still hold
   [ "$(cat "$2")" = "$3" ] || { echo "FAIL $1: $2 changed"; fail=1; }
 }
@@ -81,8 +59,7 @@ check() {
 check trace "$tmp/t.json" "$bin" simulate --params 1.3B --instances 1xp4d --trace "$tmp/t.json"
 check calibrate "$tmp/fit.json" "$bin" calibrate "$src/data/reference/calibration_runs.csv" \
   --no-loso --framework megatron --gpu GA100 --write "$tmp/fit.json"
-check slurm "$tmp/job.sbatch" "$bin" exec --layers 2 --hidden 32 --heads 2 --seq 16 --vocab 64 \
-  --emit slurm --out "$tmp/job.sbatch"
+check slurm "$tmp/job.sbatch" "$bin" exec $tiny_model --emit slurm --out "$tmp/job.sbatch"
 
 # report --out DIR: a directory holding a report is refused before anything
 # is written; --force replaces its files (never through a link).

@@ -9,35 +9,11 @@
 # ids and kinds, corrupt and newer files make history/show/compare exit 2
 # with one line, and no file is changed by them. A model name with a newline
 # and a tab stays on its record's line in history, show and compare.
-set -u
-bin=$1
-src=$2
-fail=0
-tmp=$(mktemp -d)
-trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 unset SMDPLAN_DB SMDPLAN_NO_RECORD
 csv="$src/data/reference/calibration_runs.csv"
 db="$tmp/x.db"
 
-run() { # name, expected exit, command...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; head -20 "$tmp/out"; cat "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-has() { # name, file, text
-  grep -q -- "$3" "$2" || { echo "FAIL $1: no '$3' in:"; head -20 "$2"; fail=1; }
-}
-one_line() { # name, text: stderr is exactly one line with text
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$2" "$tmp/err"; then
-    echo "FAIL $1: stderr is not one line with '$2':"; cat "$tmp/err"; fail=1
-  fi
-}
 no_err() { [ -s "$tmp/err" ] && { echo "FAIL $1: stderr:"; cat "$tmp/err"; fail=1; }; return 0; }
 kinds() { # the kinds listed by history --json, one per line
   "$bin" history --db "$1" --json --limit 1000 | sed -n 's/.*"kind":[[:space:]]*"\([a-z]*\)".*/\1/p'

@@ -7,12 +7,7 @@
 # names every image, with a memory bar per pipeline stage (the worst stage
 # only for stages recorded without their terms); no database gives one line
 # and exit 2.
-set -u
-bin=$1
-src=$2
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 db="$tmp/r.db"
 
 "$bin" --params 13B --instances 4xp4de --db "$db" >/dev/null || { echo "FAIL plan"; fail=1; }

@@ -7,11 +7,7 @@
 # scaling curves and plan #1's per-stage busy time, says the timeline is not
 # plan #1's, draws it in seconds with its sends visible, uses colours any
 # eye tells apart, labels every cell, and names every plot once.
-set -u
-bin=$1
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 db="$tmp/r.db"
 export SMDPLAN_DB=$db
 unset SMDPLAN_NO_RECORD

@@ -5,24 +5,7 @@
 # JSON has the documented keys, the trace is valid JSON with one event per op
 # and is byte-identical for one seed, bad simulation options exit 2 with one
 # line, and validate --sim adds simulated_iteration_time_s.
-set -u
-bin=$1
-src=$2
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-run() { # name, expected exit, command...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, want $want"; head -20 "$tmp/out"; cat "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
+. "$(dirname "$0")/lib.sh"
 
 layout="--params 30B --instances 16xp4d --tp 8 --pp 2 --micro-batch 4 --schedule interleaved --recompute full --sharding optimizer --no-record"
 run simulate 0 "$bin" simulate $layout

@@ -13,13 +13,9 @@
 # Megatron-LM plan of Llama 70B on 16 x p5. A kind that is not the plan's
 # stack's is refused in one line. Without python3 (3.11: tomllib) the checks
 # are skipped, said so.
-set -u
-bin=$1
-fix=$3
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 export SMDPLAN_NO_RECORD=1
+grep_syntax=F # refused's needles
 if ! python3 -c 'import tomllib' 2>/dev/null; then
   echo "note: no python3 with tomllib: the launch files are not checked"
   exit 77
@@ -150,21 +146,14 @@ elif kind == "smdplan":
 print("ok")
 EOF
 
-n=0
 # launch_ok NAME KIND ARGS...: --emit KIND and --emit KIND --json agree, run
 # as described, and speak only their stack's words.
 launch_ok() {
   local name=$1 kind=$2
   shift 2
-  n=$((n + 1))
-  "$bin" "$@" --emit "$kind" >"$tmp/s$n" 2>"$tmp/err" || { echo "FAIL $name: exit $?"; cat "$tmp/err"; fail=1; return; }
-  "$bin" "$@" --emit "$kind" --json >"$tmp/j$n" 2>"$tmp/err" || { echo "FAIL $name json: exit $?"; cat "$tmp/err"; fail=1; return; }
-  if python3 "$tmp/check.py" "$tmp/s$n" "$tmp/j$n" "$kind" "$fix/stack_args" "$tmp/run$n" "$tmp/bin" \
-       "$tmp/exec-help.txt" >"$tmp/chk" 2>&1; then
-    echo "ok   $name"
-  else
-    echo "FAIL $name:"; sed 's/^/  /' "$tmp/chk" | tail -8; fail=1
-  fi
+  emitted "$name" "$kind" "$@" || return
+  checked "$name" python3 "$tmp/check.py" "$tmp/s$n" "$tmp/j$n" "$kind" "$fix/stack_args" "$tmp/run$n" \
+    "$tmp/bin" "$tmp/exec-help.txt"
 }
 
 # The issue's target: Llama 70B on 16 x p5 with Megatron-LM.
@@ -225,13 +214,8 @@ launch_ok hostile-torchtitan launch --model "$tmp/hl.json" --instances 2xp5 --fr
 refused() { # name needle command...
   local name=$1 needle=$2
   shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -ne 2 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -qF -- "$needle" "$tmp/err" || [ -s "$tmp/out" ]; then
-    echo "FAIL $name: exit $rc, want 2 and one line naming '$needle':"; cat "$tmp/err"; fail=1
-  else
-    echo "ok   $name"
-  fi
+  run "$name" 2 "$@"
+  one_line_error "$name" "$needle"
 }
 refused other-stack "the plan is for SageMaker model parallel v1" \
   "$bin" --params 30B --instances 16xp4d --emit megatron

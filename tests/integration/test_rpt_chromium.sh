@@ -6,8 +6,7 @@
 #   $1 smdplan binary, $2 source dir, $3 fixtures dir
 # Skips (exit 77) without Debian's chromium or without gnuplot.
 # SMD_RPT_SCREENSHOT=FILE.png keeps a screenshot of the page's top, to look at.
-set -u
-bin=$1
+. "$(dirname "$0")/lib.sh"
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ]; then
   echo "skip: chromium not installed"; exit 77
@@ -15,8 +14,6 @@ fi
 if ! command -v gnuplot >/dev/null 2>&1; then
   echo "skip: gnuplot not installed"; exit 77
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 out=$tmp/report
 # The report of a records database, as a user makes it: a search, a
 # comparison, a simulation of plan #1, a traced one of another layout and
