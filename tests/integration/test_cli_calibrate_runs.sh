@@ -53,8 +53,10 @@ has fit "$tmp/fit.out" "the executed runs in $db, 3 rows, 3 with a compared time
 # far apart (its standard error over half its range: the chip's value kept),
 # each said so: which one depends on how busy this host was between its
 # bench and its runs, not on the pipeline
+# (any of the efficiencies: the entry written holds whichever were fitted)
 fitted_any=0
-if grep -qE "^smdplan +$chip .*gemm_eff_max .*(fitted|ON A BOUND)" "$tmp/fit.out"; then
+if grep -qE "(gemm_eff_max|hbm_eff|flash_eff|fp8_gemm_eff|gemm_dim_half|alloc_frac) +[0-9.]+ +[0-9.]+ +[0-9.]+ +(fitted|ON A BOUND)" \
+    "$tmp/fit.out"; then
   fitted_any=1
 else
   has fit "$tmp/fit.out" "^smdplan +$chip .*gemm_eff_max .*kept: undetermined by these rows"
@@ -94,7 +96,7 @@ run fit-kept 0 "$bin" calibrate --runs --no-loso --catalog host.json --write fit
 cp "$tmp/out" "$tmp/fit.out"
 has override fitted.json '"gpus":[[:space:]]*\[\]'
 if [ "$fitted_any" -eq 1 ]; then
-  has fit-kept "$tmp/fit.out" "^smdplan +$chip .*gemm_eff_max .*(fitted|ON A BOUND)"
+  has fit-kept "$tmp/fit.out" " +[0-9.]+ +[0-9.]+ +[0-9.]+ +(fitted|ON A BOUND)"
   # one efficiencies entry, smdplan on the host's chip; no GPU changed
   has override fitted.json "\"name\":[[:space:]]*\"smdplan@$chip\""
   has override fitted.json '"framework":[[:space:]]*"smdplan"'
