@@ -82,7 +82,7 @@
 #include <cjson/cJSON.h>
 
 #include "app/cli_int.h"
-#include "app/cli_launch.h"
+#include "launch/launch_job.h"
 #include "common/outfile.h"
 #include "common/units.h"
 #include "data/data.h"
@@ -363,14 +363,14 @@ static int run_comm(const bench_opts *o, int cores, exec_bench_comm *out, st_err
         env[0] = e1;
         env[1] = e2;
     }
-    cli_launch l = {argv, env, timeout + 30, NULL, NULL, NULL};
-    cli_launch_result r;
-    int rc = cli_launch_run(&l, &r, err);
+    launch_job l = {argv, env, timeout + 30, NULL, NULL, NULL};
+    launch_job_result r;
+    int rc = launch_job_run(&l, &r, err);
     char *text = NULL;
     size_t len = 0;
     if (rc == ST_OK && (r.exit_status != 0 || r.timed_out || r.interrupted)) {
         char line[512];
-        cli_launch_error_line(&r, BENCH_RANK_PROGRAM ": ", line, sizeof line);
+        launch_job_error_line(&r, BENCH_RANK_PROGRAM ": ", line, sizeof line);
         rc = ST_RAISE(err, ST_EIO, "bench comm: the job %s (status %d)%s%s",
                       r.timed_out ? "timed out" : r.interrupted ? "was interrupted" : "failed",
                       r.exit_status, line[0] ? ": " : "", line);
@@ -421,15 +421,15 @@ static int ref_step_run(exec_config *cfg, int threads, exec_bench_cpu *b, st_err
     int64_t params = cfg->model.params;
     int64_t tokens = (int64_t)cfg->layout.global_batch * cfg->model.seq;
     char *argv[] = {prog, (char *)"--config", conf, (char *)"--result", res, NULL};
-    cli_launch l = {argv, NULL, 300, NULL, NULL, NULL};
-    cli_launch_result lr;
+    launch_job l = {argv, NULL, 300, NULL, NULL, NULL};
+    launch_job_result lr;
     if (rc == ST_OK)
-        rc = cli_launch_run(&l, &lr, err);
+        rc = launch_job_run(&l, &lr, err);
     exec_result r;
     exec_result_init(&r);
     if (rc == ST_OK && lr.exit_status != 0) {
         char line[512];
-        cli_launch_error_line(&lr, "smdplan-rank: ", line, sizeof line);
+        launch_job_error_line(&lr, "smdplan-rank: ", line, sizeof line);
         rc = ST_RAISE(err, ST_EIO, "bench: the reference step failed (status %d)%s%s",
                       lr.exit_status, line[0] ? ": " : "", line);
     }

@@ -21,9 +21,9 @@
  * launches `mpirun -n R` on the rank program (smdplan-rank next to this
  * executable, else on PATH) with --oversubscribe when R x threads exceeds
  * the online cores, the Open MPI root variables when run as root, and
- * --hostfile passed through (a regular file: cli_hostfile.c), once the
+ * --hostfile passed through (a regular file: launch_hostfile.c), once the
  * job's memory is known to fit this host and its time limit is set
- * (cli_exec_limits.c); supervises it (cli_launch.c: the hard time limit,
+ * (cli_exec_limits.c); supervises it (launch_job.c: the hard time limit,
  * interruption, nothing left behind); reads RESULT.json and records the run
  * (data/: the database), with the planner's prediction and the simulator's
  * step for the same layout on this host's catalog entry (smdplan bench
@@ -59,7 +59,7 @@
 
 #include "app/cli_exec_int.h"
 #include "app/cli_int.h"
-#include "app/cli_launch.h"
+#include "launch/launch_job.h"
 #include "common/text.h"
 #include "common/units.h"
 #include "data/data.h"
@@ -919,8 +919,8 @@ static int check_exec_opts(exec_opts *o, const plan_config *cfg, int cuda, st_er
     if (o->resume_dir && (stat(o->resume_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
         return ST_RAISE(err, ST_EINVAL, "--resume %s: no such directory", o->resume_dir);
     if (o->hostfile) { /* a regular file (a FIFO would block mpirun), its slots */
-        cli_hostfile hf;
-        int rc = cli_hostfile_read(o->hostfile, &hf, err);
+        launch_hostfile hf;
+        int rc = launch_hostfile_read(o->hostfile, &hf, err);
         if (rc != ST_OK)
             return rc;
         o->hostfile_slots = hf.most_slots;
@@ -1269,15 +1269,15 @@ static int run_job(exec_cmd *s, st_err *err)
     char out_log[CLI_PATH_MAX + 32], err_log[CLI_PATH_MAX + 32], path[CLI_PATH_MAX + 32];
     snprintf(out_log, sizeof out_log, "%s/mpirun.out", s->run_dir);
     snprintf(err_log, sizeof err_log, "%s/mpirun.err", s->run_dir);
-    cli_launch L = {s->cmd->argv, s->cmd->env, o->timeout_s,
+    launch_job L = {s->cmd->argv, s->cmd->env, o->timeout_s,
                     !s->po.json && isatty(STDOUT_FILENO) ? stdout : NULL, out_log, err_log};
-    cli_launch_result lr;
+    launch_job_result lr;
     if (o->import_dir) { /* it has run: what the launcher said of it */
         memset(&lr, 0, sizeof lr);
         lr.exited = 1;
         lr.exit_status = o->exit_status;
         lr.wall_s = NAN;
-    } else if (cli_launch_run(&L, &lr, err) != ST_OK) {
+    } else if (launch_job_run(&L, &lr, err) != ST_OK) {
         free(h);
         return cli_fail(err);
     }

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "app/cli_launch.h"
+#include "launch/launch_job.h"
 #include "data/data.h"
 #include "data/db.h"
 #include "exec/exec.h"
@@ -88,7 +88,7 @@ typedef struct rec_ctx {
 
 /* The run's outcome from the launcher's result and RESULT.json (when
  * have_result): status, error, failed rank, median step, throughput, MFU. */
-void cli_exec__judge(double timeout_s, const cli_launch_result *lr, int have_result,
+void cli_exec__judge(double timeout_s, const launch_job_result *lr, int have_result,
                      const exec_result *res, const host_pred *h, const exec_job *j, outcome *oc);
 
 /* cli_record's callback: the run, its steps and ranks, and its prediction;

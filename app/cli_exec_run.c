@@ -76,7 +76,7 @@ static int rank_in(const char *s)
     return -1;
 }
 
-void cli_exec__judge(double timeout_s, const cli_launch_result *lr, int have_result,
+void cli_exec__judge(double timeout_s, const launch_job_result *lr, int have_result,
                      const exec_result *res, const host_pred *h, const exec_job *j, outcome *oc)
 {
     memset(oc, 0, sizeof *oc);
@@ -84,7 +84,7 @@ void cli_exec__judge(double timeout_s, const cli_launch_result *lr, int have_res
     oc->step_s = oc->tokens_per_s = oc->achieved_flops = oc->peak_flops = oc->mfu = NAN;
     oc->peak_mem_bytes = oc->device_mem_bytes = NAN;
     char last[512];
-    cli_launch_error_line(lr, RANK_PROGRAM ": ", last, sizeof last);
+    launch_job_error_line(lr, RANK_PROGRAM ": ", last, sizeof last);
     if (have_result) {
         snprintf(oc->status, sizeof oc->status, "%s", res->status);
         snprintf(oc->error, sizeof oc->error, "%s", res->error);

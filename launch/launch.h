@@ -7,6 +7,10 @@
  * caller prints what comes back), so the same plan always gives the same
  * bytes. Every string that reaches a launch file is escaped for its
  * language (launch.c).
+ *
+ * Running a launcher is the library's other half, apart from the text
+ * (launch_job.h): a job (mpirun and its ranks) under supervision, and the
+ * hostfile mpirun is given, read as untrusted input.
  */
 #ifndef SMD_LAUNCH_H
 #define SMD_LAUNCH_H

@@ -1,16 +1,16 @@
 /*
  * fuzz_hostfile.c: libFuzzer target for the hostfile reader of smdplan exec
- * (cli_hostfile_parse, app/cli_hostfile.c), the file given to mpirun
+ * (launch_hostfile_parse, app/launch_hostfile.c), the file given to mpirun
  * --hostfile.
  *
  * Each input is a hostfile's bytes, not NUL-terminated: the parser must
  * respect the length (an exact-size copy, so ASan catches a read past it).
- * Besides what ASan/UBSan catch, it checks the contract of cli_launch.h:
+ * Besides what ASan/UBSan catch, it checks the contract of launch_job.h:
  *   - failure: ST_EINVAL in both the return and the context, one line of
  *     message naming the input, and a zeroed result;
  *   - success: counts that add up: no more hosts with slots than hosts, no
  *     more hosts than lines, and a largest slots=N of 0 ..
- *     CLI_HOSTFILE_SLOTS_MAX, 0 when no host gives one;
+ *     LAUNCH_HOSTFILE_SLOTS_MAX, 0 when no host gives one;
  *   - the same text parses the same way twice (no hidden state).
  */
 #include <stdint.h>
@@ -18,17 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/cli_launch.h"
+#include "launch/launch_job.h"
 
 #define FUZZ_NAME "fuzz_hostfile"
 #include "fuzz_util.h"
 
 static void check_text(char *text, size_t size)
 {
-    cli_hostfile hf, again;
+    launch_hostfile hf, again;
     st_err err = {0}, err2 = {0};
-    int rc = cli_hostfile_parse(text, size, "fuzz.hosts", &hf, &err);
-    CHECK(cli_hostfile_parse(text, size, "fuzz.hosts", &again, &err2) == rc);
+    int rc = launch_hostfile_parse(text, size, "fuzz.hosts", &hf, &err);
+    CHECK(launch_hostfile_parse(text, size, "fuzz.hosts", &again, &err2) == rc);
     CHECK(memcmp(&hf, &again, sizeof hf) == 0);
     if (rc == ST_OK) {
         size_t lines = 1;
@@ -37,7 +37,7 @@ static void check_text(char *text, size_t size)
         CHECK(err.code == ST_OK);
         CHECK(hf.hosts >= 0 && (size_t)hf.hosts <= lines);
         CHECK(hf.slots_given >= 0 && hf.slots_given <= hf.hosts);
-        CHECK(hf.most_slots >= 0 && hf.most_slots <= CLI_HOSTFILE_SLOTS_MAX);
+        CHECK(hf.most_slots >= 0 && hf.most_slots <= LAUNCH_HOSTFILE_SLOTS_MAX);
         CHECK(hf.slots_given > 0 || hf.most_slots == 0);
     } else {
         CHECK(rc == ST_EINVAL);

@@ -1,5 +1,5 @@
 /*
- * cli_hostfile.c: what smdplan exec reads of an Open MPI hostfile, the file
+ * launch_hostfile.c: what smdplan exec reads of an Open MPI hostfile, the file
  * given to mpirun --hostfile (mpirun(1), "Specifying Host Nodes"): one host
  * per line, "NAME [slots=N] [max_slots=N]", '#' to the end of the line a
  * comment. smdplan exec needs the hosts and the most ranks one host runs:
@@ -9,12 +9,12 @@
  *
  * The file is untrusted input: it is read only when it is a regular file
  * (a FIFO would block smdplan here and mpirun after it; a device may never
- * end), opened without blocking to look, of at most CLI_HOSTFILE_MAX bytes,
+ * end), opened without blocking to look, of at most LAUNCH_HOSTFILE_MAX bytes,
  * and parsed from memory by its length (a NUL byte is refused: mpirun reads
  * lines of text). A slots or max_slots value that is not a count is refused
  * with the line it is on; other words are mpirun's to judge.
  */
-#include "app/cli_launch.h"
+#include "launch/launch_job.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +28,7 @@ static int is_space(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* The count in [p, end): digits only, 0 .. CLI_HOSTFILE_SLOTS_MAX (a host
+/* The count in [p, end): digits only, 0 .. LAUNCH_HOSTFILE_SLOTS_MAX (a host
  * of slots=0 runs no rank); -1 if not. */
 static long count_of(const char *p, const char *end)
 {
@@ -39,13 +39,13 @@ static long count_of(const char *p, const char *end)
         if (*p < '0' || *p > '9')
             return -1;
         v = v * 10 + (*p - '0');
-        if (v > CLI_HOSTFILE_SLOTS_MAX)
+        if (v > LAUNCH_HOSTFILE_SLOTS_MAX)
             return -1;
     }
     return v;
 }
 
-int cli_hostfile_parse(const char *text, size_t len, const char *name, cli_hostfile *out,
+int launch_hostfile_parse(const char *text, size_t len, const char *name, launch_hostfile *out,
                        st_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -84,7 +84,7 @@ int cli_hostfile_parse(const char *text, size_t len, const char *name, cli_hostf
                         return ST_RAISE(err, ST_EINVAL, "--hostfile %s: line %d: %.*s: allowed "
                                         "a count from 0 to %d", name, line,
                                         (int)(we - w > 60 ? 60 : we - w), w,
-                                        CLI_HOSTFILE_SLOTS_MAX);
+                                        LAUNCH_HOSTFILE_SLOTS_MAX);
                     }
                     if (slots) {
                         has_slots = 1;
@@ -103,7 +103,7 @@ int cli_hostfile_parse(const char *text, size_t len, const char *name, cli_hostf
     return ST_OK;
 }
 
-int cli_hostfile_read(const char *path, cli_hostfile *out, st_err *err)
+int launch_hostfile_read(const char *path, launch_hostfile *out, st_err *err)
 {
     memset(out, 0, sizeof *out);
     /* O_NONBLOCK: a FIFO is opened without waiting for a writer, then
@@ -127,10 +127,10 @@ int cli_hostfile_read(const char *path, cli_hostfile *out, st_err *err)
                         fifo ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory"
                                       : S_ISCHR(st.st_mode) ? "a device" : "not a file");
     }
-    if (st.st_size > CLI_HOSTFILE_MAX) {
+    if (st.st_size > LAUNCH_HOSTFILE_MAX) {
         close(fd);
         return ST_RAISE(err, ST_EINVAL, "--hostfile %s: %lld bytes; a hostfile has at most %d",
-                        path, (long long)st.st_size, CLI_HOSTFILE_MAX);
+                        path, (long long)st.st_size, LAUNCH_HOSTFILE_MAX);
     }
     size_t n = (size_t)st.st_size, got = 0;
     char *text = malloc(n ? n : 1);
@@ -147,7 +147,7 @@ int cli_hostfile_read(const char *path, cli_hostfile *out, st_err *err)
         got += (size_t)k;
     }
     close(fd);
-    int rc = cli_hostfile_parse(text, got, path, out, err);
+    int rc = launch_hostfile_parse(text, got, path, out, err);
     free(text);
     return rc;
 }

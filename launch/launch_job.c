@@ -1,5 +1,5 @@
 /*
- * cli_launch.c: running a job (mpirun and its ranks) under supervision.
+ * launch_job.c: running a job (mpirun and its ranks) under supervision.
  *
  * The job runs in a session of its own (setsid in the child), so that
  * everything it starts can be found again: Open MPI's mpirun puts each
@@ -19,7 +19,7 @@
  * Processes are found through /proc/PID/stat (field 6, the session id; see
  * proc(5)); a system without /proc gets the SIGTERM/SIGKILL of mpirun only.
  */
-#include "app/cli_launch.h"
+#include "launch/launch_job.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -80,7 +80,7 @@ static pid_t session_of(pid_t pid)
     return (pid_t)sid;
 }
 
-int cli_launch_session_pids(pid_t sid, pid_t *out, int max)
+int launch_job_session_pids(pid_t sid, pid_t *out, int max)
 {
     DIR *d = opendir("/proc");
     if (!d)
@@ -106,7 +106,7 @@ int cli_launch_session_pids(pid_t sid, pid_t *out, int max)
 static int sweep(pid_t sid)
 {
     pid_t pids[512];
-    int n = cli_launch_session_pids(sid, pids, 512);
+    int n = launch_job_session_pids(sid, pids, 512);
     int k = 0;
     for (int i = 0; i < n && i < 512; i++)
         if (kill(pids[i], SIGKILL) == 0)
@@ -167,7 +167,7 @@ static int open_log(const char *path)
 /* In the forked child: its own session, default signals, the pipes as
  * stdout and stderr, /dev/null as stdin, the extra environment, then the
  * program; never returns. */
-_Noreturn static void run_child(const cli_launch *l, const int out_pipe[2], const int err_pipe[2])
+_Noreturn static void run_child(const launch_job *l, const int out_pipe[2], const int err_pipe[2])
 {
     setsid();
     signal(SIGINT, SIG_DFL);
@@ -199,7 +199,7 @@ _Noreturn static void run_child(const cli_launch *l, const int out_pipe[2], cons
     _exit(127);
 }
 
-int cli_launch_run(const cli_launch *l, cli_launch_result *r, st_err *err)
+int launch_job_run(const launch_job *l, launch_job_result *r, st_err *err)
 {
     memset(r, 0, sizeof *r);
     int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
@@ -316,12 +316,12 @@ int cli_launch_run(const cli_launch *l, cli_launch_result *r, st_err *err)
     /* nothing of the job stays behind */
     double sweep_start = now_s();
     pid_t left[8];
-    while (cli_launch_session_pids(pid, left, 8) > 0 && now_s() - sweep_start < SWEEP_WAIT_S) {
+    while (launch_job_session_pids(pid, left, 8) > 0 && now_s() - sweep_start < SWEEP_WAIT_S) {
         sweep(pid);
         struct timespec pause = {0, 50000000};
         nanosleep(&pause, NULL);
     }
-    r->left_behind = cli_launch_session_pids(pid, left, 8);
+    r->left_behind = launch_job_session_pids(pid, left, 8);
     if (r->left_behind < 0)
         r->left_behind = 0;
 
@@ -342,7 +342,7 @@ int cli_launch_run(const cli_launch *l, cli_launch_result *r, st_err *err)
     return ST_OK;
 }
 
-const char *cli_launch_error_line(const cli_launch_result *r, const char *prefix, char *buf,
+const char *launch_job_error_line(const launch_job_result *r, const char *prefix, char *buf,
                                   size_t n)
 {
     const char *t = r->stderr_tail, *hit = NULL;
@@ -350,14 +350,14 @@ const char *cli_launch_error_line(const cli_launch_result *r, const char *prefix
         if (p == t || p[-1] == '\n')
             hit = p;
     if (!hit)
-        return cli_launch_last_line(r, buf, n);
+        return launch_job_last_line(r, buf, n);
     const char *e = strchr(hit, '\n');
     size_t len = e ? (size_t)(e - hit) : strlen(hit);
     snprintf(buf, n, "%.*s", (int)len, hit);
     return buf;
 }
 
-const char *cli_launch_last_line(const cli_launch_result *r, char *buf, size_t n)
+const char *launch_job_last_line(const launch_job_result *r, char *buf, size_t n)
 {
     /* the last non-empty line of the stderr tail that is not mpirun's
      * decoration (lines of dashes or asterisks) */

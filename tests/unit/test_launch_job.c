@@ -1,5 +1,5 @@
 /*
- * test_cli_launch.c: the supervisor smdplan exec runs mpirun under, and the
+ * test_launch_job.c: the supervisor smdplan exec runs mpirun under, and the
  * files smdplan writes.
  *
  * Jobs are small shell commands standing in for mpirun: the exit status and
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "app/cli_int.h"
-#include "app/cli_launch.h"
+#include "launch/launch_job.h"
 #include "common/text.h"
 #include "data/data.h"
 #include "test_db_util.h"
@@ -27,20 +27,20 @@ typedef test_scratch fixture;
 #define teardown test_scratch_teardown
 
 static void run_sh(const char *script, double timeout_s, const char *out_log, const char *err_log,
-                   cli_launch_result *r)
+                   launch_job_result *r)
 {
     char *argv[] = {(char *)"sh", (char *)"-c", (char *)script, NULL};
     char *env[] = {(char *)"SMD_LAUNCH_TEST=42", NULL};
-    cli_launch l = {argv, env, timeout_s, NULL, out_log, err_log};
+    launch_job l = {argv, env, timeout_s, NULL, out_log, err_log};
     st_err err = {0};
-    assert_int_equal(cli_launch_run(&l, r, &err), ST_OK);
+    assert_int_equal(launch_job_run(&l, r, &err), ST_OK);
 }
 
 /* No process of session sid is alive (zombies aside). */
 static void session_gone(pid_t sid)
 {
     pid_t p[4];
-    assert_int_equal(cli_launch_session_pids(sid, p, 4), 0);
+    assert_int_equal(launch_job_session_pids(sid, p, 4), 0);
 }
 
 static void test_exit_status_and_logs(void **state)
@@ -49,21 +49,21 @@ static void test_exit_status_and_logs(void **state)
     char out[600], errp[600];
     snprintf(out, sizeof out, "%s/out.log", f->dir);
     snprintf(errp, sizeof errp, "%s/err.log", f->dir);
-    cli_launch_result r;
+    launch_job_result r;
     run_sh("echo step 1; echo \"env $SMD_LAUNCH_TEST\"; echo '-----' >&2; "
            "echo 'smdplan-rank: rank 1: boom' >&2; echo '*****' >&2; exit 3",
            0, out, errp, &r);
     assert_true(r.exited && r.exit_status == 3 && !r.timed_out && !r.signaled);
     assert_int_equal(r.left_behind, 0);
     char line[256];
-    assert_string_equal(cli_launch_last_line(&r, line, sizeof line), "smdplan-rank: rank 1: boom");
+    assert_string_equal(launch_job_last_line(&r, line, sizeof line), "smdplan-rank: rank 1: boom");
     /* a rank program's own line wins over what its launcher prints after */
     run_sh("echo 'smdplan-rank: rank 0: bad layout' >&2; echo 'Exit code:    2' >&2; exit 2", 0,
            NULL, NULL, &r);
-    assert_string_equal(cli_launch_error_line(&r, "smdplan-rank: ", line, sizeof line),
+    assert_string_equal(launch_job_error_line(&r, "smdplan-rank: ", line, sizeof line),
                         "smdplan-rank: rank 0: bad layout");
-    assert_string_equal(cli_launch_last_line(&r, line, sizeof line), "Exit code:    2");
-    assert_string_equal(cli_launch_error_line(&r, "other: ", line, sizeof line), "Exit code:    2");
+    assert_string_equal(launch_job_last_line(&r, line, sizeof line), "Exit code:    2");
+    assert_string_equal(launch_job_error_line(&r, "other: ", line, sizeof line), "Exit code:    2");
     char *text = NULL;
     size_t n = 0;
     st_err err = {0};
@@ -92,7 +92,7 @@ static double now_s(void)
 static void test_timeout_ends_everything(void **state)
 {
     (void)state;
-    cli_launch_result r;
+    launch_job_result r;
     double t0 = now_s();
     run_sh("set -m; sleep 30 & set +m; sleep 30; echo never", 0.5, NULL, NULL, &r);
     double t = now_s() - t0;
@@ -106,7 +106,7 @@ static void test_timeout_ends_everything(void **state)
 static void test_orphan_swept(void **state)
 {
     (void)state;
-    cli_launch_result r;
+    launch_job_result r;
     double t0 = now_s();
     /* the background sleep keeps stdout open and survives sh's exit */
     run_sh("sleep 30 & echo started; exit 0", 0, NULL, NULL, &r);
@@ -120,10 +120,10 @@ static void test_cannot_start(void **state)
 {
     (void)state;
     char *argv[] = {(char *)"/nonexistent/mpirun", NULL};
-    cli_launch l = {argv, NULL, 0, NULL, NULL, NULL};
-    cli_launch_result r;
+    launch_job l = {argv, NULL, 0, NULL, NULL, NULL};
+    launch_job_result r;
     st_err err = {0};
-    assert_int_equal(cli_launch_run(&l, &r, &err), ST_OK);
+    assert_int_equal(launch_job_run(&l, &r, &err), ST_OK);
     assert_true(r.exited && r.exit_status == 127);
     assert_non_null(strstr(r.stderr_tail, "cannot run /nonexistent/mpirun"));
 }
@@ -133,7 +133,7 @@ static void test_session_helper(void **state)
     (void)state;
     session_gone(999999); /* no such session */
     pid_t p[4];
-    assert_true(cli_launch_session_pids(getsid(0), p, 4) >= 1); /* this test's own */
+    assert_true(launch_job_session_pids(getsid(0), p, 4) >= 1); /* this test's own */
 }
 
 static void test_write_file(void **state)
