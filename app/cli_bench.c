@@ -497,6 +497,19 @@ static void add_str(cJSON *o, const char *k, const char *v)
     cJSON_AddStringToObject(o, k, v);
 }
 
+/* How steady the measurements were, in words, into buf. */
+static void steadiness(const exec_bench_cpu *b, char *buf, size_t n)
+{
+    if (!(b->spread_median > 0) && !(b->load_start >= 0)) {
+        setf(buf, n, "spread and load not recorded (figures from a record)");
+        return;
+    }
+    setf(buf, n, "measurements' spread (interquartile range over the median) %.1f %% median, "
+         "%.1f %% worst; 1-minute load %.2f at the start, %.2f at the end, %d cores%s",
+         100 * b->spread_median, 100 * b->spread_worst, b->load_start, b->load_end, b->cores,
+         plan_bench_busy(b) ? ": a busy host" : "");
+}
+
 /* The entry for threads per rank T, into the catalog arrays; figures into
  * e. The link fields need comm. */
 static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec_bench_comm *comm,
@@ -533,16 +546,17 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     setf(src, sizeof src, "smdplan bench on %.40s: %d thread%s per rank, sgemm fit over %d "
              "shapes (rms %.1f%%), triad %.1f GB/s over %d slots", cpu->host, T, T == 1 ? "" : "s",
              d.gemm.used, 100 * d.gemm.rms_log_err, plan_bench_full_triad(cpu) / 1e9, slots);
-    char note[600];
+    char note[1000], steady[200];
+    steadiness(cpu, steady, sizeof steady);
     setf(note, sizeof note,
-             "CPU device of %s (%s; %s). peak_flops: asymptote of the GEMM model fitted to "
+             "CPU device of %s (%s; %s; %s). peak_flops: asymptote of the GEMM model fitted to "
              "%s at %d thread%s (worst shape %.1f%% off); gemm_eff_max 1: the peak is the "
              "measured rate; misaligned_factor: sgemm 1023^3 against the model at 1024^3; "
              "hbm_bps: STREAM triad with every core busy / %d slots; hbm_eff: from %s; act_*_s, "
              "glu_*_s: the executor's GELU and SwiGLU per element; opt_param_s: its optimizer "
              "step per parameter; attn_*_flops: its attention core's median rate; "
              "flash_eff unused (no fused attention on the CPU device).",
-             cpu->host, cpu->cpu_model[0] ? cpu->cpu_model : "CPU model unknown", cpu->blas,
+             cpu->host, cpu->cpu_model[0] ? cpu->cpu_model : "CPU model unknown", cpu->blas, steady,
              d.device_gemms ? "the executor's linears (forward, input and weight gradients)"
                             : "cblas_sgemm rates",
              T, T == 1 ? "" : "s", d.gemm.max_abs_err_pct, slots, hbm_how);
@@ -668,9 +682,10 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b,
     *sum = (gpu_summary){d.gemm.asymptote_flops, eff, flash_eff, hbm_eff};
     char src[PLAN_SOURCE_MAX];
     setf(src, sizeof src, "smdplan bench gpu on %.40s: %.80s", b->host, b->cpu_model);
-    char note[900];
+    char note[1200], steady[200];
+    steadiness(b, steady, sizeof steady);
     setf(note, sizeof note,
-         "The executor's %s device on %s (%s). peak_flops: %s; gemm_eff_max: the asymptote "
+         "The executor's %s device on %s (%s; %s). peak_flops: %s; gemm_eff_max: the asymptote "
          "of the GEMM model fitted to the executor's linears (forward, input and weight "
          "gradients, a layer's worth at each of %d groups; rms %.1f%%, worst group %.1f%%) "
          "over that peak; hbm_bps: a device-to-device copy, bytes read and written; hbm_eff: "
@@ -682,7 +697,7 @@ static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b,
          "GELU and SwiGLU per element; "
          "opt_param_s: the executor's optimizer (the gradients' squares and AdamW) per "
          "parameter. Measured, not fitted to runs.",
-         b->device, b->host, b->cpu_model,
+         b->device, b->host, b->cpu_model, steady,
          ref ? "the datasheet peak of the catalog's GPU of this device" : "the measured asymptote "
          "(no catalog GPU matches this device)",
          d.gemm.groups, 100 * d.gemm.rms_log_err, d.gemm.max_abs_err_pct, hbm_how);
@@ -828,6 +843,9 @@ static void print_cpu(const exec_bench_cpu *b)
                    d.gemm.asymptote_flops / 1e9, d.gemm.dim_half, 100 * d.gemm.rms_log_err,
                    d.gemm.max_abs_err_pct, d.misaligned, d.triad_bps / 1e9);
     }
+    char steady[200];
+    steadiness(b, steady, sizeof steady);
+    printf("steadiness: %s\n\n", steady);
 }
 
 static void print_comm(const exec_bench_comm *c)
@@ -852,6 +870,11 @@ static cJSON *cpu_json(const exec_bench_cpu *b)
     add_str(o, "blas", b->blas);
     cJSON_AddNumberToObject(o, "cores", b->cores);
     cJSON_AddNumberToObject(o, "mem_bytes", b->mem_bytes);
+    cJSON_AddNumberToObject(o, "spread_median", b->spread_median);
+    cJSON_AddNumberToObject(o, "spread_worst", b->spread_worst);
+    cJSON_AddNumberToObject(o, "load_start", b->load_start);
+    cJSON_AddNumberToObject(o, "load_end", b->load_end);
+    cJSON_AddBoolToObject(o, "busy", plan_bench_busy(b));
     cJSON *g = cJSON_AddArrayToObject(o, "gemm");
     for (int i = 0; i < b->ngemm; i++) {
         cJSON *x = cJSON_CreateObject();
@@ -1037,6 +1060,15 @@ static void print_bench(const bench_opts *o, const exec_bench_cpu *cpu, int have
                         const db_bench_entry *entry, char (*inames)[64],
                         char (*gnames)[64], int nentries, int rc, int recorded_ok)
 {
+    /* an entry measured under load predicts this host badly: said, whatever
+     * the output's form */
+    if (have_cpu && !from_cpu && plan_bench_busy(cpu)) {
+        char steady[200];
+        steadiness(cpu, steady, sizeof steady);
+        fprintf(stderr, "smdplan: warning: this host was busy while it was measured (%s); an "
+                "entry written under load made a host's CPU predictions 15-17 %% off, against "
+                "5 %% from one written quiet: measure again on a quiet host\n", steady);
+    }
     if (o->json) {
         cJSON *root = cJSON_CreateObject();
         if (have_cpu)

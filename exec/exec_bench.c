@@ -305,6 +305,30 @@ done:
     return rc;
 }
 
+/* ---- how steady ---- */
+
+double exec__bench_loadavg(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    double v = -1;
+    if (f) {
+        if (fscanf(f, "%lf", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+void exec__bench_spreads(exec_bench_cpu *out, double *v, int n)
+{
+    out->spread_median = out->spread_worst = 0;
+    if (n <= 0)
+        return;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    out->spread_median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    out->spread_worst = v[n - 1];
+}
+
 /* ---- the whole measurement ---- */
 
 int exec_bench_cpu_run(const exec_bench_cpu_config *cfg_in, exec_bench_cpu *out, st_err *err)
@@ -330,6 +354,7 @@ int exec_bench_cpu_run(const exec_bench_cpu_config *cfg_in, exec_bench_cpu *out,
     if (brc != ST_OK)
         return brc;
     memset(out, 0, sizeof *out);
+    out->load_start = exec__bench_loadavg();
     if (gethostname(out->host, sizeof out->host - 1) != 0)
         snprintf(out->host, sizeof out->host, "unknown");
     read_cpu_model(out->cpu_model, sizeof out->cpu_model);
@@ -374,5 +399,6 @@ int exec_bench_cpu_run(const exec_bench_cpu_config *cfg_in, exec_bench_cpu *out,
     free(times);
     if (rc == ST_OK)
         rc = exec_bench_dev_run("cpu", &cfg, out, err);
+    out->load_end = exec__bench_loadavg();
     return rc;
 }

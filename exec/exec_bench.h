@@ -123,4 +123,11 @@ int exec_bench_gpu_run(const char *device, exec_bench_cpu *out, st_err *err);
  * 4, ... and max itself; at most EXEC_BENCH_THREADS_MAX. Returns the count. */
 int exec_bench_thread_counts(int max, int *out);
 
+/* ---- between the bench files ---- */
+
+/* This host's 1-minute load average (/proc/loadavg); -1 when unknown. */
+double exec__bench_loadavg(void);
+/* out->spread_median and spread_worst from the n spreads v (sorted here). */
+void exec__bench_spreads(exec_bench_cpu *out, double *v, int n);
+
 #endif

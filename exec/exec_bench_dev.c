@@ -15,7 +15,10 @@
  * inputs before it is timed (llm.c's and the device's own formulas), then
  * timed as exec_bench_cpu_run times sgemm, with the caches refilled between
  * repetitions (see evict): repetitions until half its min_time_s has passed
- * (at least three), the median kept.
+ * (at least three), and on, up to four times as long, while their
+ * interquartile range is over 5 % of their median; the median kept, each
+ * spread summed up in out (spread_median, spread_worst: a busy host shows
+ * there, plan_bench_busy).
  */
 #include "exec/exec_bench.h"
 
@@ -63,19 +66,47 @@ static void evict(void)
         junk[i]++;
 }
 
-static double time_median(call_fn f, void *ctx, double min_time_s, double *times, int *reps)
+/* Repetitions' interquartile range over their median (times sorted). */
+static double iqr_spread(const double *times, int n)
+{
+    double med = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    return med > 0 ? (times[(3 * n) / 4] - times[n / 4]) / med : 0.0;
+}
+
+/* The spreads of the measurements of one run (exec_bench_dev_run). */
+typedef struct spread_list {
+    double v[EXEC_BENCH_GEMM_MAX + EXEC_BENCH_ELEM_MAX];
+    int n;
+} spread_list;
+
+/* Repetitions until min_time_s has passed (at least MIN_REPS), and then on,
+ * up to SPREAD_TIME_FACTOR times as long, while their interquartile range
+ * is over PLAN_BENCH_SPREAD_BUSY of their median: the median of a steady
+ * set. The spread is added to sl. */
+#define SPREAD_TIME_FACTOR 4.0
+static double time_median(call_fn f, void *ctx, double min_time_s, double *times, int *reps,
+                          spread_list *sl)
 {
     f(ctx); /* warm-up */
     int n = 0;
-    double start = now_s(), spent = 0;
-    while (n < MAX_REPS && (n < MIN_REPS || spent < min_time_s)) {
-        evict();
-        double t0 = now_s();
-        f(ctx);
-        times[n++] = now_s() - t0;
-        spent = now_s() - start;
+    const double cap_s = SPREAD_TIME_FACTOR * min_time_s;
+    double start = now_s(), spent = 0, spread = 0, until = min_time_s;
+    for (;;) {
+        while (n < MAX_REPS && (n < MIN_REPS || spent < until)) {
+            evict();
+            double t0 = now_s();
+            f(ctx);
+            times[n++] = now_s() - t0;
+            spent = now_s() - start;
+        }
+        qsort(times, (size_t)n, sizeof *times, cmp_double);
+        spread = iqr_spread(times, n);
+        if (spread <= PLAN_BENCH_SPREAD_BUSY || n >= MAX_REPS || spent >= cap_s)
+            break;
+        until = fmin(cap_s, 2.0 * spent); /* twice the repetitions, within the cap */
     }
-    qsort(times, (size_t)n, sizeof *times, cmp_double);
+    if (sl->n < (int)(sizeof sl->v / sizeof sl->v[0]))
+        sl->v[sl->n++] = spread;
     *reps = n;
     return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
 }
@@ -281,10 +312,12 @@ int exec_bench_dev_run(const char *device, const exec_bench_cpu_config *cfg, exe
     double min_time = (cfg->quick ? fmin(cfg->min_time_s, 0.02) : cfg->min_time_s) / 2;
     snprintf(out->device, sizeof out->device, "%s", device);
     double *times = malloc(MAX_REPS * sizeof *times);
+    spread_list *sl_p = calloc(1, sizeof *sl_p);
     /* buffers for the largest linear (4h x T) and the elementwise kernels */
     int64_t big = Tmax * 4 * hmax, wbig = 4 * hmax * hmax;
     float *buf[11] = {NULL};
-    int rc = times ? ST_OK : ST_RAISE(err, ST_ENOMEM, "bench: out of memory");
+    int rc = times && sl_p ? ST_OK : ST_RAISE(err, ST_ENOMEM, "bench: out of memory");
+
     for (int ti = 0; rc == ST_OK && ti < out->nthreads; ti++) {
         exec_dev *d = NULL;
         if ((rc = exec_dev_open(device, out->threads[ti], &d, err)) != ST_OK)
@@ -318,7 +351,7 @@ int exec_bench_dev_run(const char *device, const exec_bench_cpu_config *cfg, exe
                         static const char *const kinds[] = {"fwd", "bwd_input", "bwd_weight"};
                         x.pass = pass;
                         int reps;
-                        double t = time_median(lin_call, &x, min_time, times, &reps);
+                        double t = time_median(lin_call, &x, min_time, times, &reps, sl_p);
                         int64_t m = pass == 2 ? x.OC : T, n = pass == 0 ? x.OC : x.C,
                                 k = pass == 0 ? x.C : pass == 1 ? x.OC : T;
                         exec_bench_gemm *g = &out->gemm[out->ngemm++];
@@ -339,7 +372,7 @@ int exec_bench_dev_run(const char *device, const exec_bench_cpu_config *cfg, exe
                     if (!pass)
                         attn_call(&a); /* the probabilities the backward reads */
                     int reps;
-                    double t = time_median(attn_call, &a, min_time, times, &reps);
+                    double t = time_median(attn_call, &a, min_time, times, &reps, sl_p);
                     double work = (pass ? 8.0 : 4.0) * (double)a.H * (double)T * (double)T * a.hd;
                     exec_bench_gemm *g = &out->gemm[out->ngemm++];
                     *g = (exec_bench_gemm){"", out->threads[ti], T, T, a.hd, reps, t, work / t, 0};
@@ -386,7 +419,7 @@ int exec_bench_dev_run(const char *device, const exec_bench_cpu_config *cfg, exe
                 x.c = buf[9];
             }
             int reps;
-            double t = time_median(elem_call, &x, min_time, times, &reps);
+            double t = time_median(elem_call, &x, min_time, times, &reps, sl_p);
             exec_bench_elem *r = &out->elem[out->nelem++];
             *r = (exec_bench_elem){"", out->threads[ti], x.n, reps, t, t / (double)x.n};
             snprintf(r->op, sizeof r->op, "%s", x.op);
@@ -397,6 +430,9 @@ int exec_bench_dev_run(const char *device, const exec_bench_cpu_config *cfg, exe
         }
         exec_dev_close(d);
     }
+    if (rc == ST_OK)
+        exec__bench_spreads(out, sl_p->v, sl_p->n);
+    free(sl_p);
     free(times);
     return rc;
 }

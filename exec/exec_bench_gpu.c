@@ -64,7 +64,13 @@ static int cmp_double(const void *a, const void *b)
 
 typedef void (*gpu_fn)(void *ctx);
 
-/* Median seconds of one call of f over ROUNDS rounds of reps calls. */
+/* The rounds' spreads of one exec_bench_gpu_run (one at a time: the
+ * device is the process's). */
+static double gpu_spreads[EXEC_BENCH_GEMM_MAX + EXEC_BENCH_ELEM_MAX];
+static int gpu_nspreads;
+
+/* Median seconds of one call of f over ROUNDS rounds of reps calls (their
+ * interquartile range over the median kept in gpu_spreads). */
 static double time_calls(exec_dev *d, gpu_fn f, void *ctx, int reps, st_err *err)
 {
     double t[ROUNDS];
@@ -81,6 +87,8 @@ static double time_calls(exec_dev *d, gpu_fn f, void *ctx, int reps, st_err *err
         t[r] = (now_s() - t0) / reps;
     }
     qsort(t, ROUNDS, sizeof t[0], cmp_double);
+    if (t[ROUNDS / 2] > 0 && gpu_nspreads < (int)(sizeof gpu_spreads / sizeof gpu_spreads[0]))
+        gpu_spreads[gpu_nspreads++] = (t[(3 * ROUNDS) / 4] - t[ROUNDS / 4]) / t[ROUNDS / 2];
     return t[ROUNDS / 2];
 }
 
@@ -486,6 +494,8 @@ static int run_elementwise(exec_dev *d, exec_bench_cpu *out, st_err *err)
 int exec_bench_gpu_run(const char *device, exec_bench_cpu *out, st_err *err)
 {
     memset(out, 0, sizeof *out);
+    out->load_start = exec__bench_loadavg();
+    gpu_nspreads = 0;
     if (!exec_dev_built(device))
         return ST_RAISE(err, ST_EUNSUPPORTED, "bench gpu: this build has no %s device (built: "
                         "%s)", device, exec_dev_names());
@@ -516,6 +526,8 @@ int exec_bench_gpu_run(const char *device, exec_bench_cpu *out, st_err *err)
         rc = run_attention(d, out, guess, err);
     if (rc == ST_OK)
         rc = run_elementwise(d, out, err);
+    exec__bench_spreads(out, gpu_spreads, gpu_nspreads);
+    out->load_end = exec__bench_loadavg();
     exec_dev_close(d);
     return rc;
 }

@@ -78,7 +78,20 @@ typedef struct plan_bench_cpu {
     char device[16];             /* the executor's device measured ("cpu"), "" if none */
     int nelem;
     plan_bench_elem elem[PLAN_BENCH_ELEM_MAX];
+    /* How steady the device's measurements were: each one's repetitions'
+     * interquartile range over their median, the median and the largest of
+     * them (0: not measured); and the host's 1-minute load average when
+     * the bench began and ended (-1: not known). */
+    double spread_median, spread_worst;
+    double load_start, load_end;
 } plan_bench_cpu;
+
+/* A bench entry measured on a busy host: a median spread above this, or a
+ * load at the start of more than half the cores (other work running) (one
+ * written under load made this kind of host's CPU predictions 15-17 % off,
+ * against 5 % from one written quiet). */
+#define PLAN_BENCH_SPREAD_BUSY 0.05
+int plan_bench_busy(const plan_bench_cpu *b);
 
 /* One collective (or send/recv) at one message size, over the ranks of a
  * job, as nccl-tests measures it (doc/PERFORMANCE.md): time is the mean of

@@ -450,3 +450,9 @@ int plan_host_gpu_fit_run(const plan_bench_cpu *b, const plan_gpu *ref, plan_hos
     out->d = d;
     return ST_OK;
 }
+
+int plan_bench_busy(const plan_bench_cpu *b)
+{
+    return b->spread_median > PLAN_BENCH_SPREAD_BUSY ||
+           (b->load_start > 0 && b->cores > 0 && b->load_start > 0.5 * b->cores);
+}

@@ -327,6 +327,27 @@ static void attention_rows_fit(void **state)
     assert_true(isnan(r) && isnan(e));
 }
 
+/* A bench written on a busy host is said to be: its measurements' median
+ * spread over PLAN_BENCH_SPREAD_BUSY, or a load at its start of more than
+ * half the cores; not when unknown (a record's figures). */
+static void bench_busy(void **state)
+{
+    (void)state;
+    static plan_bench_cpu b;
+    memset(&b, 0, sizeof b);
+    b.cores = 8;
+    b.load_start = b.load_end = -1;
+    assert_false(plan_bench_busy(&b));
+    b.spread_median = 0.02;
+    b.load_start = 1.0;
+    assert_false(plan_bench_busy(&b));
+    b.spread_median = 0.08;
+    assert_true(plan_bench_busy(&b));
+    b.spread_median = 0.02;
+    b.load_start = 4.5;
+    assert_true(plan_bench_busy(&b));
+}
+
 /* A measured file made by the GEMM model itself (asymptote 0.75 of a 1000
  * TFLOP/s peak, dim_half 48) plus three calls at a 26 us harness floor that
  * would pull the fit far off: the floor calls are left out and the model
@@ -402,6 +423,7 @@ int main(void)
         cmocka_unit_test(attention_rates),
         cmocka_unit_test(attention_rows),
         cmocka_unit_test(attention_rows_fit),
+        cmocka_unit_test(bench_busy),
         cmocka_unit_test(measured_rates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
