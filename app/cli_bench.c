@@ -504,9 +504,12 @@ static void steadiness(const exec_bench_cpu *b, char *buf, size_t n)
         setf(buf, n, "spread and load not recorded (figures from a record)");
         return;
     }
+    char load[96] = "";
+    if (b->load_start >= 0)
+        setf(load, sizeof load, "; 1-minute load %.2f at the start, %.2f at the end, %d cores",
+             b->load_start, b->load_end, b->cores);
     setf(buf, n, "measurements' spread (interquartile range over the median) %.1f %% median, "
-         "%.1f %% worst; 1-minute load %.2f at the start, %.2f at the end, %d cores%s",
-         100 * b->spread_median, 100 * b->spread_worst, b->load_start, b->load_end, b->cores,
+         "%.1f %% worst%s%s", 100 * b->spread_median, 100 * b->spread_worst, load,
          plan_bench_busy(b) ? ": a busy host" : "");
 }
 

@@ -494,7 +494,9 @@ static int run_elementwise(exec_dev *d, exec_bench_cpu *out, st_err *err)
 int exec_bench_gpu_run(const char *device, exec_bench_cpu *out, st_err *err)
 {
     memset(out, 0, sizeof *out);
-    out->load_start = exec__bench_loadavg();
+    /* the host's load is not the GPU's (out->cores counts a rank per GPU,
+     * not the host's cores): not kept; the rounds' spread says it */
+    out->load_start = out->load_end = -1;
     gpu_nspreads = 0;
     if (!exec_dev_built(device))
         return ST_RAISE(err, ST_EUNSUPPORTED, "bench gpu: this build has no %s device (built: "
@@ -527,7 +529,6 @@ int exec_bench_gpu_run(const char *device, exec_bench_cpu *out, st_err *err)
     if (rc == ST_OK)
         rc = run_elementwise(d, out, err);
     exec__bench_spreads(out, gpu_spreads, gpu_nspreads);
-    out->load_end = exec__bench_loadavg();
     exec_dev_close(d);
     return rc;
 }
