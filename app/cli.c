@@ -36,7 +36,7 @@ int cli_fail(const st_err *err)
 
 static void print_version(void)
 {
-    printf("smdplan %s (git %s)\n", SMD_VERSION, smd_git_rev());
+    printf("smdplan %s (git %s, build %s)\n", SMD_VERSION, smd_git_rev(), SMD_BUILD_ID);
     exec_features f = exec_features_built();
     printf("build features: CUDA %s, NCCL %s, MPI %s\n", f.cuda ? "yes" : "no",
            f.nccl ? "yes" : "no", f.mpi ? "yes" : "no");

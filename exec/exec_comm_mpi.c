@@ -311,7 +311,6 @@ const exec_comm_ops exec_comm_mpi_ops = {
 /* The module smdplan-mpi.so (exec_module.h). */
 const exec_module exec_module_mpi = {
     .abi = EXEC_MODULE_ABI,
-    .version = SMD_VERSION,
-    .git_rev = smd_git_rev,
+    .build = EXEC_MODULE_BUILD,
     .comm = &exec_comm_mpi_ops,
 };

@@ -642,7 +642,6 @@ const exec_comm_ops exec_comm_nccl_ops = {
 /* The module smdplan-nccl.so (exec_module.h). */
 const exec_module exec_module_nccl = {
     .abi = EXEC_MODULE_ABI,
-    .version = SMD_VERSION,
-    .git_rev = smd_git_rev,
+    .build = EXEC_MODULE_BUILD,
     .comm = &exec_comm_nccl_ops,
 };

@@ -909,8 +909,7 @@ static const exec_dev_ops exec_dev_cuda_ops = {
 /* The module smdplan-cuda.so (exec_module.h). */
 const exec_module exec_module_cuda = {
     .abi = EXEC_MODULE_ABI,
-    .version = SMD_VERSION,
-    .git_rev = smd_git_rev,
+    .build = EXEC_MODULE_BUILD,
     .dev = &exec_dev_cuda_ops,
     .device_count = exec__cuda_count,
     .device_memory_bytes = exec__cuda_memory_bytes,

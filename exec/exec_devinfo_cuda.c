@@ -75,8 +75,7 @@ int exec__cuda_select(int *ordinal, st_err *err)
 /* The module smdplan-cuda-info.so (exec_module.h). */
 const exec_module exec_module_cuda_info = {
     .abi = EXEC_MODULE_ABI,
-    .version = SMD_VERSION,
-    .git_rev = smd_git_rev,
+    .build = EXEC_MODULE_BUILD,
     .device_count = exec__cuda_count,
     .device_memory_bytes = exec__cuda_memory_bytes,
 };

@@ -123,18 +123,18 @@ static int load(const char *name, const exec_module **out, st_err *err)
     }
     /* the ABI first: a module of another one may not have its build where
      * this one looks */
-    int abi = m->abi == EXEC_MODULE_ABI && m->version && m->git_rev;
-    if (!abi || strcmp(m->version, SMD_VERSION) != 0 || strcmp(m->git_rev(), smd_git_rev()) != 0) {
+    int abi = m->abi == EXEC_MODULE_ABI && m->build;
+    if (!abi || strcmp(m->build, EXEC_MODULE_BUILD) != 0) {
         char theirs[96];
         if (abi)
-            snprintf(theirs, sizeof theirs, "%s (git %s)", m->version, m->git_rev());
+            snprintf(theirs, sizeof theirs, "%s", m->build);
         else
             snprintf(theirs, sizeof theirs, "of another module ABI (%d, this one %d)", m->abi,
                      EXEC_MODULE_ABI);
         dlclose(h);
         return ST_RAISE(err, ST_ENOENT, "backend module %s is from smdplan %s, this program "
-                        "from smdplan %s (git %s) (build and install them together)", shown,
-                        theirs, SMD_VERSION, smd_git_rev());
+                        "from smdplan %s (build and install them together)", shown, theirs,
+                        EXEC_MODULE_BUILD);
     }
     *out = m;
     return ST_OK;

@@ -32,19 +32,22 @@
 #include "common/st.h"
 #include "exec/exec_comm.h"
 #include "exec/exec_dev.h"
-#include "common/version.h"
 #include "smd_config.h"
 
 /* Bumped whenever exec_module, exec_dev_ops, exec_comm_ops or the objects
  * they work on change layout. */
 #define EXEC_MODULE_ABI 2
+/* A program's and its modules' build: the version and the build
+ * directory's id (smd_config.h), the same for every target of one build
+ * directory however partly it is rebuilt (the commit, which a partial
+ * rebuild moves in some targets only, is not part of it). */
+#define EXEC_MODULE_BUILD SMD_VERSION " (build " SMD_BUILD_ID ")"
 
 typedef struct exec_module {
     int abi;                         /* EXEC_MODULE_ABI of the module's build */
-    /* The build it is from: SMD_VERSION and the commit, its own copy of
-     * common/version.c's smd_git_rev; a module of another build is refused. */
-    const char *version;
-    const char *(*git_rev)(void);
+    /* The build it is from (EXEC_MODULE_BUILD); a module of another build
+     * is refused. */
+    const char *build;
     const exec_dev_ops *dev;         /* the device it holds, or NULL */
     const exec_comm_ops *comm;       /* the transport it holds, or NULL */
     /* Devices of its kind on this host and the smallest one's memory in

@@ -102,16 +102,16 @@ if grep -q 'MPI yes' "$tmp/version"; then
     --run-dir "$tmp/run-broken"
   grep -q "smdplan-rank: rank [01]: transport mpi: backend module .*smdplan-mpi\.so cannot be loaded: " \
     "$tmp/out" "$tmp/err" || { echo "FAIL exec-mpi-broken:"; cat "$tmp/out" "$tmp/err"; fail=1; }
-  # from another build (its commit changed, length kept): refused by name,
+  # from another build (its build id changed, length kept): refused by name,
   # never called
   mkdir "$tmp/stale"
-  build=$(sed -n 's/^smdplan \(.*\)$/\1/p' "$tmp/version")
-  rev=$(sed -n 's/^smdplan .* (git \(.*\))$/\1/p' "$tmp/version")
-  REV=$rev perl -pe 's/\Q$ENV{REV}\E/"x" x length($ENV{REV})/ge' "$dir/smdplan-mpi.so" \
+  ver=$(sed -n 's/^smdplan \([^ ]*\) .*$/\1/p' "$tmp/version")
+  id=$(sed -n 's/^smdplan .*, build \(.*\))$/\1/p' "$tmp/version")
+  ID=$id perl -pe 's/\Q$ENV{ID}\E/"x" x length($ENV{ID})/ge' "$dir/smdplan-mpi.so" \
     >"$tmp/stale/smdplan-mpi.so"
   run exec-mpi-stale 2 env SMDPLAN_MODULES="$tmp/stale" "$bin" exec "${tiny[@]}" --tp 2 \
     --run-dir "$tmp/run-stale"
-  grep -q "smdplan-mpi\.so is from smdplan [0-9.]* (git x*), this program from smdplan $build" \
+  grep -q "smdplan-mpi\.so is from smdplan [0-9.]* (build x*), this program from smdplan $ver (build $id)" \
     "$tmp/out" "$tmp/err" || { echo "FAIL exec-mpi-stale:"; cat "$tmp/out" "$tmp/err"; fail=1; }
 fi
 if grep -q 'NCCL yes' "$tmp/version"; then
