@@ -343,10 +343,12 @@ void db__b_fields(db__ins *s, const db__fields *f, const void *base)
 /* The enum value of a text written by enum_text; -1 if none matches. */
 static int enum_value(int type, const char *t)
 {
-    if (type == DB_F_SCHED && strcmp(t, "none") == 0)
-        return PLAN_SCHED_INTERLEAVED; /* one stage: plan_layout_schedule_parse */
+    if (type == DB_F_SCHED) { /* a name, or "none" for one stage */
+        plan_schedule s;
+        int one;
+        return plan_layout_schedule_parse(t, &s, &one, NULL) == ST_OK ? (int)s : -1;
+    }
     for (int v = 0; v < 64; v++) {
-        if (type == DB_F_SCHED && v >= PLAN_SCHED__COUNT) break;
         if (type == DB_F_RECOMP && v >= PLAN_RECOMP__COUNT) break;
         if (type == DB_F_SHARD && v >= PLAN_SHARD__COUNT) break;
         if (type == DB_F_REJECT && v >= PLAN_REJ__COUNT) break;

@@ -319,6 +319,14 @@ double exec__bench_loadavg(void)
     return v;
 }
 
+double exec__bench_iqr_spread(const double *t, int n)
+{
+    if (n <= 0)
+        return 0.0;
+    double med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    return med > 0 ? (t[(3 * n) / 4] - t[n / 4]) / med : 0.0;
+}
+
 void exec__bench_spreads(exec_bench_cpu *out, double *v, int n)
 {
     out->spread_median = out->spread_worst = 0;

@@ -127,6 +127,8 @@ int exec_bench_thread_counts(int max, int *out);
 
 /* This host's 1-minute load average (/proc/loadavg); -1 when unknown. */
 double exec__bench_loadavg(void);
+/* n sorted times' interquartile range over their median (0 when it is 0). */
+double exec__bench_iqr_spread(const double *t, int n);
 /* out->spread_median and spread_worst from the n spreads v (sorted here). */
 void exec__bench_spreads(exec_bench_cpu *out, double *v, int n);
 

@@ -66,13 +66,6 @@ static void evict(void)
         junk[i]++;
 }
 
-/* Repetitions' interquartile range over their median (times sorted). */
-static double iqr_spread(const double *times, int n)
-{
-    double med = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-    return med > 0 ? (times[(3 * n) / 4] - times[n / 4]) / med : 0.0;
-}
-
 /* The spreads of the measurements of one run (exec_bench_dev_run). */
 typedef struct spread_list {
     double v[EXEC_BENCH_GEMM_MAX + EXEC_BENCH_ELEM_MAX];
@@ -100,7 +93,7 @@ static double time_median(call_fn f, void *ctx, double min_time_s, double *times
             spent = now_s() - start;
         }
         qsort(times, (size_t)n, sizeof *times, cmp_double);
-        spread = iqr_spread(times, n);
+        spread = exec__bench_iqr_spread(times, n);
         if (spread <= PLAN_BENCH_SPREAD_BUSY || n >= MAX_REPS || spent >= cap_s)
             break;
         until = fmin(cap_s, 2.0 * spent); /* twice the repetitions, within the cap */

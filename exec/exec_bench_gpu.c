@@ -87,8 +87,8 @@ static double time_calls(exec_dev *d, gpu_fn f, void *ctx, int reps, st_err *err
         t[r] = (now_s() - t0) / reps;
     }
     qsort(t, ROUNDS, sizeof t[0], cmp_double);
-    if (t[ROUNDS / 2] > 0 && gpu_nspreads < (int)(sizeof gpu_spreads / sizeof gpu_spreads[0]))
-        gpu_spreads[gpu_nspreads++] = (t[(3 * ROUNDS) / 4] - t[ROUNDS / 4]) / t[ROUNDS / 2];
+    if (gpu_nspreads < (int)(sizeof gpu_spreads / sizeof gpu_spreads[0]))
+        gpu_spreads[gpu_nspreads++] = exec__bench_iqr_spread(t, ROUNDS);
     return t[ROUNDS / 2];
 }
 

@@ -1091,6 +1091,35 @@ static void eval_rates(const plan_model *m, const plan_cluster *c, const plan_la
  * not fit gets its worst stage's memory but no time, and no layout gets the
  * totals of its other stages (stage_mem_bytes, stage_inflight): the search
  * evaluates the layouts it keeps again in full. */
+/* What l's degrees, micro-batch and placement decide, into memo (valid):
+ * the groups' spans, a layer's costs before its recompute, the layer split,
+ * the LM head, the stage-to-stage send, the largest stage's parameters; 0,
+ * or -1 when the placement does not tile the nodes. */
+static int memo_fill(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                     plan__eval_memo *memo)
+{
+    memo->valid = 0;
+    if (plan__span_of(l, c, 'T', &memo->sp_t) || plan__span_of(l, c, 'P', &memo->sp_p) ||
+        plan__span_of(l, c, 'D', &memo->sp_d) || plan__span_of(l, c, 'C', &memo->sp_c))
+        return -1;
+    layer_costs(m, c, l, &memo->sp_t, &memo->sp_c, &memo->lc);
+    stage_split(m, l, memo->stage_layers);
+    head_times(m, c, l, &memo->head_f_s, &memo->head_b_s, &memo->head_gemm_s);
+    /* The activation a stage sends is split over its TP ranks: sequence
+     * parallelism shards it, and Megatron's scatter/gather optimisation sends
+     * 1/t from each TP rank and all-gathers over NVLink (Narayanan et al.
+     * 2021, Sec. 4.1). */
+    memo->p2p_bytes = elem_bytes(l) * tokens_per_mb(m, l) * (double)m->hidden / l->tp;
+    memo->p2p_s = l->pp > 1 ? plan__p2p_s(c, memo->sp_p.nodes == 1, memo->p2p_bytes) : 0.0;
+    memo->max_stage_params = 0;
+    for (int i = 0; i < l->pp; i++)
+        memo->max_stage_params =
+            fmax(memo->max_stage_params, stage_params(m, l, i, memo->stage_layers[i]));
+    memo->ncoll = 0;
+    memo->valid = 1;
+    return 0;
+}
+
 int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                    plan_estimate *est, plan_terms *terms, int memory_only, plan__eval_memo *memo,
                    st_err *err)
@@ -1109,30 +1138,11 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
         own.valid = 0;
         memo = &own;
     }
-    if (!memo->valid) {
-        if (plan__span_of(l, c, 'T', &memo->sp_t) || plan__span_of(l, c, 'P', &memo->sp_p) ||
-            plan__span_of(l, c, 'D', &memo->sp_d) || plan__span_of(l, c, 'C', &memo->sp_c)) {
-            est->reject = PLAN_REJ_PLACEMENT;
-            snprintf(est->reason, sizeof est->reason,
-                     "placement %s does not tile nodes of %d GPUs", l->placement,
-                     c->inst->gpus_per_node);
-            return ST_OK;
-        }
-        layer_costs(m, c, l, &memo->sp_t, &memo->sp_c, &memo->lc);
-        stage_split(m, l, memo->stage_layers);
-        head_times(m, c, l, &memo->head_f_s, &memo->head_b_s, &memo->head_gemm_s);
-        /* The activation a stage sends is split over its TP ranks: sequence
-         * parallelism shards it, and Megatron's scatter/gather optimisation
-         * sends 1/t from each TP rank and all-gathers over NVLink
-         * (Narayanan et al. 2021, Sec. 4.1). */
-        double p2p_bytes = elem_bytes(l) * tokens_per_mb(m, l) * (double)m->hidden / l->tp;
-        memo->p2p_s = l->pp > 1 ? plan__p2p_s(c, memo->sp_p.nodes == 1, p2p_bytes) : 0.0;
-        memo->max_stage_params = 0;
-        for (int i = 0; i < l->pp; i++)
-            memo->max_stage_params =
-                fmax(memo->max_stage_params, stage_params(m, l, i, memo->stage_layers[i]));
-        memo->ncoll = 0;
-        memo->valid = 1;
+    if (!memo->valid && memo_fill(m, c, l, memo) != 0) {
+        est->reject = PLAN_REJ_PLACEMENT;
+        snprintf(est->reason, sizeof est->reason, "placement %s does not tile nodes of %d GPUs",
+                 l->placement, c->inst->gpus_per_node);
+        return ST_OK;
     }
     const plan__span sp_d = memo->sp_d, sp_c = memo->sp_c;
     layer_cost lc = memo->lc;
@@ -1194,20 +1204,17 @@ static int stages_mem(const plan_model *m, const plan_cluster *c, const plan_lay
     if (!est)
         return ST_RAISE(err, ST_ENOMEM, "cannot allocate an estimate");
     memset(est, 0, sizeof *est);
-    plan__span sp_t, sp_c, sp_p, sp_d;
+    plan__eval_memo memo;
     if (check_layout(m, c, l, est) != PLAN_OK)
         rc = ST_RAISE(err, ST_EINVAL, "layout rejected: %s", est->reason);
-    else if (plan__span_of(l, c, 'T', &sp_t) || plan__span_of(l, c, 'P', &sp_p) ||
-             plan__span_of(l, c, 'D', &sp_d) || plan__span_of(l, c, 'C', &sp_c))
+    else if (memo_fill(m, c, l, &memo) != 0)
         rc = ST_RAISE(err, ST_EINVAL, "layout rejected: placement %s does not tile nodes of %d GPUs",
                       l->placement, c->inst->gpus_per_node);
     if (rc == ST_OK) {
-        layer_cost lc;
-        layer_costs(m, c, l, &sp_t, &sp_c, &lc);
+        layer_cost lc = memo.lc;
         layer_recompute(l, &lc);
-        stage_split(m, l, est->stage_layers);
         for (int k = 0; k < n; k++)
-            stage_memory(m, c, l, &lc, first + k, est->stage_layers[first + k], &out[k]);
+            stage_memory(m, c, l, &lc, first + k, memo.stage_layers[first + k], &out[k]);
     }
     free(est);
     return rc;
@@ -1257,20 +1264,16 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
     out->dp_overlap = l->dp_overlap;
     out->comm_sm_frac = plan__comm_sm_frac(c);
 
-    plan__span sp_t, sp_c, sp_d, sp_p;
-    plan__span_of(l, c, 'T', &sp_t); /* tiling was checked by plan_evaluate */
-    plan__span_of(l, c, 'C', &sp_c);
-    plan__span_of(l, c, 'D', &sp_d);
-    plan__span_of(l, c, 'P', &sp_p);
-    plan__span sp_g = {sp_d.ranks_per_node * sp_c.ranks_per_node, sp_d.nodes * sp_c.nodes};
-    layer_cost lc;
-    layer_costs(m, c, l, &sp_t, &sp_c, &lc);
+    plan__eval_memo memo;
+    memo_fill(m, c, l, &memo); /* tiling was checked by plan_evaluate */
+    plan__span sp_g = {memo.sp_d.ranks_per_node * memo.sp_c.ranks_per_node,
+                       memo.sp_d.nodes * memo.sp_c.nodes};
+    layer_cost lc = memo.lc;
     layer_recompute(l, &lc);
-    double head_f, head_b, head_gemm;
-    head_times(m, c, l, &head_f, &head_b, &head_gemm);
+    double head_f = memo.head_f_s, head_b = memo.head_b_s, head_gemm = memo.head_gemm_s;
 
-    double T = tokens_per_mb(m, l), v = l->virtual_stages;
-    out->p2p_bytes = elem_bytes(l) * T * (double)m->hidden / l->tp;
+    double v = l->virtual_stages;
+    out->p2p_bytes = memo.p2p_bytes;
     out->p2p_intra_bps = plan__p2p_link_bps(c, 1);
     out->p2p_net_bps = plan__p2p_link_bps(c, 0);
     out->intra_latency_s = plan__p2p_latency_s(c, 1);
@@ -1282,7 +1285,7 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
         int last = i == l->pp - 1, n = est->stage_layers[i];
         stage_time st;
         zero_mb z;
-        zero_microbatch(m, c, l, &sp_g, NULL, &lc, n, &z);
+        zero_microbatch(m, c, l, &sp_g, &memo, &lc, n, &z);
         stage_time_of(&lc, &z, n, last, head_f, head_b, head_gemm, &st);
         sc->layers = n;
         sc->fwd_s = st.f / v;
@@ -1297,7 +1300,7 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
         stage_memory(m, c, l, &lc, i, n, &mem);
         sc->static_bytes = mem.total_bytes - mem.activations_bytes - mem.allocator_bytes;
         sc->node = (int)((long)i * stride_p / c->inst->gpus_per_node);
-        dp_buckets(m, c, l, &sp_g, NULL, sc->grad_bytes, sc);
+        dp_buckets(m, c, l, &sp_g, &memo, sc->grad_bytes, sc);
     }
     free(est);
     return ST_OK;

@@ -67,7 +67,7 @@ typedef struct plan__eval_memo {
     layer_cost lc;               /* before layer_recompute */
     int stage_layers[PLAN_PP_MAX];
     double head_f_s, head_b_s, head_gemm_s; /* the LM head and loss per microbatch */
-    double p2p_s;                /* one activation send between stages */
+    double p2p_bytes, p2p_s;     /* one activation send between stages, its bytes and time */
     double max_stage_params;     /* the largest stage's parameters per GPU, unsharded */
     /* collectives over the data-parallel group already timed: kind (0
      * all-reduce, 1 all-gather), bytes, seconds */
