@@ -272,7 +272,7 @@ static double to_free(const cal *c, int p, double x)
     double lo = cal_lo(c, p), hi = cal_hi(c, p);
     /* a start on a bound would sit where the logistic map is flat; a
      * framework fitted on its chip's own values (keep_chips, no pool fitted
-     * before it) may start on one (GH100's pool has hbm_eff on its floor)
+     * before it) may start on one (a pool may have ended a parameter there)
      * and starts a tenth of the range inside */
     double in = c->keep_chips ? 0.1 : 0.01;
     double f = (x - lo) / (hi - lo);

@@ -60,7 +60,14 @@ int plan_cal_params_parse(const char *list, unsigned *mask, st_err *err);
  * framework's fit then shares: a chip of more SMs needs larger dimensions
  * to fill them (H100 SXM 132 SMs against A100's 108; NVIDIA Matrix
  * Multiplication Background User's Guide, wave quantization). */
-#define PLAN_CAL_DEFAULT (PLAN_EFF_FRAMEWORK_MASK | (1u << PLAN_EFF_DIM_HALF))
+/* The HBM efficiency is not fitted unless asked: it is the chip's
+ * streaming rate, measured where the chip has a measured-rates file (a
+ * device copy moved 2990 of 3350 GB/s on the H100, gpu_h100_measured.json)
+ * and the catalog's elsewhere. Fitted to step times it was determined by
+ * no run (standard errors of 0.07-0.27 on a 0.3-0.9 range) and three of
+ * its fits ended on a bound, absorbing what the other terms miss. */
+#define PLAN_CAL_DEFAULT                                                                           \
+    ((PLAN_EFF_FRAMEWORK_MASK & ~(1u << PLAN_EFF_HBM)) | (1u << PLAN_EFF_DIM_HALF))
 
 /* The allocator's reserve (alloc_frac) is fitted until the bracket of
  * Brent's minimiser that holds the minimum is narrower than this (GSL's

@@ -306,7 +306,7 @@ static void keeps_the_chip_values(void **state)
     for (int t = 0; t < 2; t++) {
         forget_fits(&fx->cat);
         set_chip(&fx->cat, starts[t][0], starts[t][1]);
-        plan_cal_options opt = {.loso = 1, .keep_chips = 1};
+        plan_cal_options opt = {.params = PLAN_EFF_FRAMEWORK_MASK, .loso = 1, .keep_chips = 1};
         assert_int_equal(plan_calibrate_results(&fx->cat, fx->res, NROWS, &opt, fx->rep, &err),
                          ST_OK);
         assert_int_equal(fx->rep->rows_used, NROWS);
