@@ -6,7 +6,8 @@
  * The file is one JSON object whose "traits" array lists, in the order they
  * are read, one entry per word list: "words" (1 to PLAN_TRAIT_WORDS
  * strings), at least one of "arch" ("gpt", "llama"), "mlp" ("plain",
- * "gated"), "dropout" ("on", "off"), "tied" (true, false), and "source".
+ * "gated"), "dropout" ("on", "off"), "tied" (true, false), "vocab" (the
+ * family's tokenizer's size, tokens), and "source".
  * Keys starting with '_' are comments. Errors are one line naming the file,
  * the entry and the key, with what is allowed; nothing is installed unless
  * the whole file reads.
@@ -60,10 +61,11 @@ static int read_trait(const cJSON *o, const char *file, int entry, plan_model_tr
     {
         const char *k = x->string ? x->string : "";
         if (k[0] != '_' && strcmp(k, "words") && strcmp(k, "arch") && strcmp(k, "mlp") &&
-            strcmp(k, "dropout") && strcmp(k, "tied") && strcmp(k, "source"))
+            strcmp(k, "dropout") && strcmp(k, "tied") && strcmp(k, "vocab") &&
+            strcmp(k, "source"))
             return ST_RAISE(err, ST_EINVAL,
                             "%s: trait %d: unknown key \"%.40s\"; allowed: words, arch, mlp, "
-                            "dropout, tied, source",
+                            "dropout, tied, vocab, source",
                             file, entry, k);
     }
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "words");
@@ -100,6 +102,13 @@ static int read_trait(const cJSON *o, const char *file, int entry, plan_model_tr
                         entry);
     if (tied)
         t->tied = cJSON_IsTrue(tied);
+    const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(o, "vocab");
+    if (vocab && (!cJSON_IsNumber(vocab) || vocab->valuedouble < 1 ||
+                  vocab->valuedouble > PLAN_MAX_VOCAB ||
+                  vocab->valuedouble != (double)(int64_t)vocab->valuedouble))
+        return ST_RAISE(err, ST_EINVAL, "%s: trait %d: \"vocab\" must be a whole number of "
+                        "tokens from 1 to %d", file, entry, PLAN_MAX_VOCAB);
+    t->vocab = vocab ? (int64_t)vocab->valuedouble : 0;
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(o, "source");
     if (!cJSON_IsString(src) || !src->valuestring[0])
         return ST_RAISE(err, ST_EINVAL, "%s: trait %d ('%s'): \"source\" (where the name is "

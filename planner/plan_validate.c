@@ -243,6 +243,43 @@ double plan_validate_megatron_flops(const plan_model *m, double B)
 /* Row -> model                                                              */
 /* ------------------------------------------------------------------------ */
 
+/* word in text, as plan__contains, but a word ending in a digit not inside
+ * a longer number ("Llama 3" is not "LLaMA 30B"). */
+static int trait_word_in(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    int digit_end = n > 0 && isdigit((unsigned char)word[n - 1]);
+    for (const char *p = text; p && *p; p++) {
+        if (strncasecmp(p, word, n) != 0)
+            continue;
+        if (!digit_end || !isdigit((unsigned char)p[n]))
+            return 1;
+    }
+    return 0;
+}
+
+/* The vocabulary a family's documented tokenizer has, from the first trait
+ * that gives one whose word is in the row's architecture text or its
+ * model's name; 0 when none does. *word: the word found (its source is
+ * in the traits' file). */
+static int64_t trait_vocab(const plan_validate_row *r, const char **word)
+{
+    int n = 0;
+    const plan_model_trait *t = plan_model_traits(&n);
+    const char *texts[] = {r->architecture, r->model_name};
+    for (int i = 0; i < n; i++) {
+        if (!t[i].vocab)
+            continue;
+        for (int w = 0; w < t[i].nwords; w++)
+            for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
+                if (!blank(texts[k]) && trait_word_in(texts[k], t[i].words[w])) {
+                    *word = t[i].words[w];
+                    return t[i].vocab;
+                }
+    }
+    return 0;
+}
+
 /* The architecture from the row's text by the installed traits
  * (data/model_families.json): the architecture text, or the model's name
  * when the row states no architecture; the first trait that sets a
@@ -297,7 +334,10 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
     plan_model *m = &out->model;
     memset(m, 0, sizeof *m);
     read_arch(r, m);
-    if (!hv) {
+    const char *vword = NULL;
+    if (!hv && (V = trait_vocab(r, &vword)) > 0) {
+        note(out, "vocabulary %lld (%s's tokenizer, model_families.json)", (long long)V, vword);
+    } else if (!hv) {
         if (!fw->default_vocab || m->arch != PLAN_ARCH_GPT)
             return skip(out, "vocabulary size not published");
         V = fw->default_vocab;

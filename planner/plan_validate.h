@@ -133,6 +133,7 @@ typedef struct plan_model_trait {
     int mlp;                     /* PLAN_MLP_PLAIN / _GATED, or -1 */
     int dropout;                 /* PLAN_DROPOUT_ON / _OFF, or -1 */
     int tied;                    /* 1 tied, 0 untied embedding and head, or -1 */
+    int64_t vocab;               /* the family's tokenizer's size, or 0: says nothing */
     char source[PLAN_SOURCE_MAX];
 } plan_model_trait;
 

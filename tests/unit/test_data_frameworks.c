@@ -318,6 +318,10 @@ static void model_families(void **state)
         {"{\"traits\": [{\"words\": [\"x\"], \"source\": \"s\"}]}", "says nothing"},
         {"{\"traits\": [{\"words\": [\"x\"], \"tied\": \"yes\", \"source\": \"s\"}]}",
          "\"tied\" must be true or false"},
+        {"{\"traits\": [{\"words\": [\"x\"], \"vocab\": 5.5, \"source\": \"s\"}]}",
+         "\"vocab\" must be a whole number of tokens"},
+        {"{\"traits\": [{\"words\": [\"x\"], \"vocab\": 0, \"source\": \"s\"}]}",
+         "\"vocab\" must be a whole number of tokens"},
         {"[1, 2", "malformed JSON"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

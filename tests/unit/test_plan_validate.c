@@ -775,6 +775,18 @@ static void test_tokens_fsdp_network(void **state)
     r = run(&x);
     assert_false(r->own_gpu);
     assert_rel(r->est.capacity_bytes, 80.0 * 1073741824.0, 1e-12);
+    /* the export parts of a chip: its compute, and NVLink at 400 GB/s */
+    static const struct {
+        const char *gpu, *inst;
+    } parts[] = {{"H800 80GB", "8xH800-80GB 1600Gbps RDMA"}, /* its node, the row's network */
+                 {"A800-SXM4-80GB", "hgx-a800"}};               /* the row's network is its own */
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        x.gpu_type = parts[i].gpu;
+        r = run(&x);
+        assert_true(r->compared);
+        assert_string_equal(r->inst.name, parts[i].inst);
+        assert_rel(r->inst.nvlink_bps, 200e9, 1e-12);
+    }
 }
 
 /* NeMo's GPT configs train with the GPT-2 BPE vocabulary padded to 128 x TP;
@@ -796,7 +808,37 @@ static void test_framework_defaults(void **state)
     assert_int_equal(r->model.vocab, 50432); /* 50257 up to a multiple of 256 */
     assert_int_equal(r->layout.recompute, PLAN_RECOMP_NONE);
     assert_int_equal(r->layout.sharding, PLAN_SHARD_OPTIMIZER); /* distributed fused Adam */
+    assert_non_null(strstr(r->notes, "vocabulary 50257 (GPT-3's tokenizer"));
+    /* a model of no family the traits name: the stack's GPT-2 BPE default */
+    x.architecture = "decoder-only transformer";
+    x.model_name = "5B model";
+    r = run(&x);
+    assert_int_equal(r->model.vocab, 50432);
     assert_non_null(strstr(r->notes, "GPT-2 BPE"));
+    /* a family's own tokenizer, whatever the stack; a version word is not
+     * inside a longer number (LLaMA 30B is not a Llama 3) */
+    static const struct {
+        const char *name, *fw;
+        int64_t vocab;
+    } fam[] = {
+        {"LLaMA 30B", "NeMo Megatron (launcher, 2023)", 32000},
+        {"Llama 3.1 8B", "NeMo Megatron (launcher, 2023)", 128256},
+        {"Llama-3-70B", "Megatron-LM", 128256},
+        {"GPT-3 13B", "DeepSpeed", 50257},
+    };
+    x.tp = "1";
+    for (size_t i = 0; i < sizeof fam / sizeof fam[0]; i++) {
+        x.architecture = NULL;
+        x.model_name = fam[i].name;
+        x.framework = fam[i].fw;
+        r = run(&x);
+        assert_true(r->compared);
+        assert_true(r->model.vocab >= fam[i].vocab && r->model.vocab < fam[i].vocab + 512);
+    }
+    x.tp = "2";
+    x.architecture = "GPT-3 style";
+    x.model_name = "GPT-3 5B";
+    x.framework = "NeMo Megatron (launcher, 2023)";
     /* an unknown stack that publishes TP is read as Megatron-Core, one that
      * publishes data parallelism alone as plain PyTorch, and either says so */
     x.framework = "SomeFutureTrainer 3.0";
@@ -908,6 +950,10 @@ static void test_framework_names(void **state)
         {"NeMo 23.05", 0, "nemo@2023"},
         {"NeMo Megatron", 2022 * 12 + 7, "nemo@2022"},
         {"NeMo Framework", 0, "nemo@2024"},
+        {"NVIDIA NeMo Framework 24.05", 2023 * 12, "nemo@2024"},
+        {"NeMo Megatron 22.09", 2024 * 12, "nemo@2022"},
+        {"NeMo 2.0", 2023 * 12, "nemo@2024"},
+        {"NeMo 1.0", 2023 * 12, "nemo@2023"},
         {"Megatron-Core r0.8.0", 0, "megatron@2024"},
         {"Megatron-Core 0.3.0", 0, "megatron@2023"},
         {"MCore v0.9", 2021 * 12, "megatron@2024"},
