@@ -92,6 +92,30 @@ static double number_at(const char *p, const char **end)
     return v;
 }
 
+/* The unit of a rate at q, as Gb/s per unit: bits ("Gb/s", "Gbps",
+ * "Gbit", a port speed "400G"), bytes ("GB/s", "GBps", "GByte": 8 bits),
+ * Tb/s and TB/s; 0 when q names no rate. "GB" with a capital B is bytes,
+ * as the SI and IEC prefixes write them; "gb" in lower case is read as
+ * bits, the networks' own unit. */
+static double rate_unit(const char *q)
+{
+    double scale = 0;
+    if (q[0] == 'G' || q[0] == 'g')
+        scale = 1.0;
+    else if (q[0] == 'T' || q[0] == 't')
+        scale = 1000.0;
+    if (!scale)
+        return 0;
+    if (q[1] == 'B' && (q[2] == '/' || q[2] == 'p' || q[2] == 'y'))
+        return 8.0 * scale; /* GB/s, GBps, GByte/s */
+    if (q[1] == 'b' || q[1] == 'B')
+        return q[1] == 'B' && q[0] == 'G' ? 0 : scale; /* "GB" alone: a size, not a rate */
+    /* "400G", "8x400G NDR": an Ethernet or InfiniBand port's speed */
+    if (q[0] == 'G' && !isalnum((unsigned char)q[1]))
+        return scale;
+    return 0;
+}
+
 /* "<n> x <rate> Gb" or "<rate> Gbps": the per-node rate in Gb/s, 0 if the
  * text gives none; *ports 1 when it counts links ("<n> x"), else 0. */
 static double node_gbps(const char *s, int *ports)
@@ -110,9 +134,10 @@ static double node_gbps(const char *s, int *ports)
             double b = number_at(q + 1, &e2);
             while (*e2 == ' ')
                 e2++;
-            if (strncasecmp(e2, "Gb", 2) == 0) {
+            double u2 = rate_unit(e2);
+            if (u2 > 0) {
                 *ports = 1;
-                return a * b;
+                return a * b * u2;
             }
             if (plan__contains(e2, "Omni-Path") && e2 - q < 4) {
                 *ports = 1;
@@ -120,10 +145,9 @@ static double node_gbps(const char *s, int *ports)
             }
             continue;
         }
-        if (strncasecmp(q, "Gb", 2) == 0)
-            return a;
-        if (strncasecmp(q, "Tb", 2) == 0)
-            return a * 1000.0;
+        double u = rate_unit(q);
+        if (u > 0)
+            return a * u;
         if (strncasecmp(q, "Omni-Path", 9) == 0 || strncasecmp(q, "x Omni-Path", 11) == 0) {
             *ports = 1;
             return a * OMNIPATH_PORT_GBPS;

@@ -745,6 +745,24 @@ static void test_tokens_fsdp_network(void **state)
     assert_rel(r->inst.net_bps, 8 * 400e9 / 8.0, 1e-12);
     assert_rel(r->inst.net_gpu_bps, 400e9 / 8.0, 1e-12);
     assert_non_null(strstr(r->notes, "400 Gbps per GPU: 3200 Gbps per node"));
+    /* a rate's unit as written: bytes with a capital B, a port speed "400G" */
+    static const struct {
+        const char *text;
+        double node_gbps;
+    } units[] = {
+        {"8 x 400G NDR InfiniBand", 3200},        {"RoCE v2, 8x400G", 3200},
+        {"100 GB/s InfiniBand per node", 800},   {"4 x 25 GB/s EFA", 800},
+        {"1.6 Tb/s InfiniBand per node", 1600},  {"800 Gbit/s RoCE", 800},
+    };
+    x.interconnect = NULL;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        x.interconnect = units[i].text;
+        r = run(&x);
+        assert_true(r->compared);
+        if (fabs(r->inst.net_bps - units[i].node_gbps * 1e9 / 8.0) > 1e-6 * r->inst.net_bps)
+            fail_msg("'%s': %.1f Gb/s per node, not %.1f", units[i].text, r->inst.net_bps * 8e-9,
+                     units[i].node_gbps);
+    }
     /* ... but links counted for the node stay the node's */
     x.interconnect = "8x400 Gb/s InfiniBand, one NIC per GPU";
     r = run(&x);
