@@ -391,6 +391,18 @@ int plan__parse_sharding(const char *s, int *degree)
         return PLAN_SHARD_NONE;
     if (blank(s) || (unstated(s) && !contains(s, "distributed optimizer")))
         return -2;
+    /* DeepSpeed's config key: "zero_optimization": {"stage": N} (DeepSpeed
+     * configuration JSON docs: stage 0 disabled, 1 optimizer states, 2 and
+     * gradients, 3 and parameters) */
+    double stage = number_after(s, "stage");
+    if (stage == 0 && (contains(s, "stage 0") || contains(s, "stage=0") ||
+                       contains(s, "stage\": 0") || contains(s, "stage: 0")))
+        return PLAN_SHARD_NONE;
+    if (stage == 1 || stage == 2 || stage == 3) {
+        *degree = shard_degree_of(s);
+        return stage == 1 ? PLAN_SHARD_OPTIMIZER : stage == 2 ? PLAN_SHARD_GRADIENTS
+                                                             : PLAN_SHARD_PARAMS;
+    }
     *degree = shard_degree_of(s);
     int hybrid = contains(s, "HYBRID_SHARD") || contains(s, "HSDP");
     if (hybrid && *degree == 0)
@@ -532,12 +544,15 @@ int plan__parse_precision(const char *s)
     if (contains(s, "fp8") || contains(s, "float8") || contains(s, "float 8") ||
         contains(s, "e4m3") || contains(s, "e5m2") || contains(s, "8-bit float"))
         return PLAN_PREC_FP8;
-    int half = contains(s, "bf16") || contains(s, "fp16") || contains(s, "bfloat16") ||
-               contains(s, "float16") || contains(s, "half") || contains(s, "mixed") ||
-               contains(s, "amp");
+    int bf = contains(s, "bf16") || contains(s, "bfloat16") || contains(s, "bfloat");
+    int fp16 = contains(s, "fp16") || contains(s, "half") ||
+               (contains(s, "float16") && !contains(s, "bfloat16"));
+    int half = bf || fp16 || contains(s, "mixed") || contains(s, "amp");
     if (!half && (contains(s, "fp32") || contains(s, "float32") || contains(s, "tf32")))
         return PLAN_PREC_FP32;
-    return PLAN_PREC_BF16;
+    /* IEEE half precision when named and bfloat16 not: the same tensor-core
+     * rate and bytes (plan_layout.c), what the run used */
+    return fp16 && !bf ? PLAN_PREC_FP16 : PLAN_PREC_BF16;
 }
 
 plan_attn plan__parse_flash_generation(const char *s)

@@ -889,6 +889,9 @@ static void test_phrasings(void **state)
         {"N/A", "sharded optimizer states", "", PLAN_RECOMP_FULL, PLAN_SHARD_OPTIMIZER, 0},
         {"not used", "N/A", "n/a", PLAN_RECOMP_NONE, PLAN_SHARD_OPTIMIZER, 0},
         {"Full", "not used", "not used", PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0},
+        /* DeepSpeed's configuration key */
+        {"Full", "zero_optimization \"stage\": 1", "", PLAN_RECOMP_FULL, PLAN_SHARD_OPTIMIZER, 0},
+        {"Full", "stage=0", "", PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         plan_validate_row x = narayanan_23;
@@ -906,6 +909,42 @@ static void test_phrasings(void **state)
         assert_int_equal(r->layout.recompute, cases[i].want_rc);
         assert_int_equal(r->layout.sharding, cases[i].want_sh);
         assert_int_equal(r->layout.sequence_parallel, cases[i].want_sp);
+    }
+}
+
+/* The number format a run names: FP8 by any of its names, IEEE half when
+ * named without bfloat16, bf16 for mixed precision unnamed, the release's
+ * default when not stated. */
+static void test_precision_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        plan_precision want;
+    } cases[] = {
+        {"fp16", PLAN_PREC_FP16},
+        {"FP16 mixed precision with dynamic loss scaling", PLAN_PREC_FP16},
+        {"torch.float16 autocast", PLAN_PREC_FP16},
+        {"bfloat16", PLAN_PREC_BF16},
+        {"mixed precision", PLAN_PREC_BF16},
+        {"float8 linears", PLAN_PREC_FP8},
+        {"FP8 (Transformer Engine, E4M3)", PLAN_PREC_FP8},
+        {"not stated (the TFLOP/s suggest fp16)", PLAN_PREC_BF16}, /* the release's default */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        plan_validate_row x = narayanan_23;
+        x.framework = "Megatron-Core 0.8"; /* FP8 linears through Transformer Engine */
+        x.tflops_per_gpu = "";
+        x.tflops_convention = "";
+        x.tokens_per_s_total = "200000";
+        x.gpu_type = "H100-SXM5-80GB";
+        x.precision = cases[i].text;
+        const plan_validate_result *r = run(&x);
+        if (!r->compared)
+            print_message("case %zu: %s\n", i, r->reason);
+        assert_true(r->compared);
+        if (r->layout.precision != cases[i].want)
+            fail_msg("'%s': read as %s", cases[i].text, plan_precision_name(r->layout.precision));
     }
 }
 
@@ -1051,6 +1090,7 @@ int main(void)
         cmocka_unit_test(test_source_date),
         cmocka_unit_test(test_flash_named),
         cmocka_unit_test(test_phrasings),
+        cmocka_unit_test(test_precision_words),
         cmocka_unit_test(test_sharding_default_with_pp),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
