@@ -16,24 +16,11 @@
 
 cJSON *cli_json_model(const plan_model *m)
 {
+    /* every field of the model's table, as the planner resolves it (the
+     * head size in force, the MLP): the names CONFIG.json and SQLite use */
+    plan_model r = plan_model_resolved(m);
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "name", m->name);
-    cJSON_AddStringToObject(j, "source", m->source);
-    cJSON_AddStringToObject(j, "arch", m->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt");
-    cJSON_AddNumberToObject(j, "params", (double)m->params);
-    cJSON_AddNumberToObject(j, "layers", (double)m->layers);
-    cJSON_AddNumberToObject(j, "hidden", (double)m->hidden);
-    cJSON_AddNumberToObject(j, "heads", (double)m->heads);
-    cJSON_AddNumberToObject(j, "kv_heads", (double)m->kv_heads);
-    /* the head size in force (hidden / heads unless the model gives its own),
-     * and the sliding window (0: none) with its pattern (plan_model) */
-    cJSON_AddNumberToObject(j, "head_dim", (double)plan_model_head_dim(m));
-    cJSON_AddNumberToObject(j, "sliding_window", (double)m->sliding_window);
-    cJSON_AddNumberToObject(j, "sliding_window_pattern", m->sliding_window_pattern);
-    cJSON_AddNumberToObject(j, "ffn", (double)m->ffn);
-    cJSON_AddNumberToObject(j, "seq", (double)m->seq);
-    cJSON_AddNumberToObject(j, "vocab", (double)m->vocab);
-    cJSON_AddBoolToObject(j, "tied_embedding", m->tied_embedding);
+    cli_json_fields(j, &plan_model_fields, &r, 0);
     return j;
 }
 

@@ -15,33 +15,80 @@
 #include <string.h>
 
 #include "data/db_int.h"
+#include "planner/plan_fields.h"
 #include "planner/plan_framework.h"
 
 #define F(col, type, st, member) {col, type, offsetof(st, member), sizeof(((st *)0)->member)}
 #define LIST(name, arr) const db__fields name = {arr, (int)(sizeof arr / sizeof arr[0])}
 
-static const db__field model_f[] = {
-    F("name", DB_F_STR, plan_model, name),
-    F("source", DB_F_STR, plan_model, source),
-    F("arch", DB_F_ARCH, plan_model, arch),
-    F("layers", DB_F_I64, plan_model, layers),
-    F("hidden", DB_F_I64, plan_model, hidden),
-    F("heads", DB_F_I64, plan_model, heads),
-    F("kv_heads", DB_F_I64, plan_model, kv_heads),
-    F("head_dim", DB_F_I64, plan_model, head_dim),
-    F("sliding_window", DB_F_I64, plan_model, sliding_window),
-    F("sliding_window_pattern", DB_F_INT, plan_model, sliding_window_pattern),
-    F("ffn", DB_F_I64, plan_model, ffn),
-    F("seq", DB_F_I64, plan_model, seq),
-    F("vocab", DB_F_I64, plan_model, vocab),
-    F("tied_embedding", DB_F_INT, plan_model, tied_embedding),
-    F("params", DB_F_I64, plan_model, params),
+/* The model's and the layout's columns are the planner's field tables
+ * (planner/plan_fields.c: one name per field in every file), and for the
+ * model the parameter counts the planner derives, kept for the records. */
+static const db__field model_extra_f[] = {
     F("params_layer", DB_F_I64, plan_model, params_layer),
     F("params_embedding", DB_F_I64, plan_model, params_embedding),
     F("params_head", DB_F_I64, plan_model, params_head),
     F("params_final_norm", DB_F_I64, plan_model, params_final_norm),
 };
-LIST(db__model_fields, model_f);
+
+/* The column type of a planner field kind; 0 for one without a column (the
+ * model's MLP: the records keep the architecture it follows from). */
+static int db_type_of(plan_fkind k)
+{
+    switch (k) {
+    case PLAN_FK_INT:
+    case PLAN_FK_BOOL: return DB_F_INT;
+    case PLAN_FK_I64: return DB_F_I64;
+    case PLAN_FK_DBL: return DB_F_DBL;
+    case PLAN_FK_STR: return DB_F_STR;
+    case PLAN_FK_SCHED: return DB_F_SCHED;
+    case PLAN_FK_RECOMP: return DB_F_RECOMP;
+    case PLAN_FK_SHARD: return DB_F_SHARD;
+    case PLAN_FK_PREC: return DB_F_PREC;
+    case PLAN_FK_FW: return DB_F_FW;
+    case PLAN_FK_ARCH: return DB_F_ARCH;
+    default: return 0;
+    }
+}
+
+#define TABLE_MAX 64
+
+/* t's fields with a column, then extra's, into v (room for TABLE_MAX). */
+static int from_table(const plan_fields *t, const db__field *extra, int nextra, db__field *v)
+{
+    int n = 0;
+    for (int i = 0; i < t->n && n < TABLE_MAX; i++) {
+        int type = db_type_of(t->f[i].kind);
+        if (type)
+            v[n++] = (db__field){t->f[i].name, type, t->f[i].offset, t->f[i].size};
+    }
+    for (int i = 0; i < nextra && n < TABLE_MAX; i++)
+        v[n++] = extra[i];
+    return n;
+}
+
+const db__fields *db__model_list(void)
+{
+    static db__field v[TABLE_MAX];
+    static db__fields f;
+    if (!f.n) {
+        f.n = from_table(&plan_model_fields, model_extra_f,
+                         (int)(sizeof model_extra_f / sizeof model_extra_f[0]), v);
+        f.v = v;
+    }
+    return &f;
+}
+
+const db__fields *db__layout_list(void)
+{
+    static db__field v[TABLE_MAX];
+    static db__fields f;
+    if (!f.n) {
+        f.n = from_table(&plan_layout_fields, NULL, 0, v);
+        f.v = v;
+    }
+    return &f;
+}
 
 static const db__field instance_f[] = {
     F("name", DB_F_STR, plan_instance, name),
@@ -88,36 +135,6 @@ static const db__field gpu_f[] = {
 };
 LIST(db__gpu_fields, gpu_f);
 
-static const db__field layout_f[] = {
-    F("tp", DB_F_INT, plan_layout, tp),
-    F("pp", DB_F_INT, plan_layout, pp),
-    F("dp", DB_F_INT, plan_layout, dp),
-    F("cp", DB_F_INT, plan_layout, cp),
-    F("micro_batch", DB_F_INT, plan_layout, micro_batch),
-    F("microbatches", DB_F_INT, plan_layout, microbatches),
-    F("active_microbatches", DB_F_INT, plan_layout, active_microbatches),
-    F("schedule", DB_F_SCHED, plan_layout, schedule),
-    F("virtual_stages", DB_F_INT, plan_layout, virtual_stages),
-    F("recompute", DB_F_RECOMP, plan_layout, recompute),
-    F("recompute_group", DB_F_INT, plan_layout, recompute_group),
-    F("sequence_parallel", DB_F_INT, plan_layout, sequence_parallel),
-    F("offload_activations", DB_F_INT, plan_layout, offload_activations),
-    F("sharding", DB_F_SHARD, plan_layout, sharding),
-    F("sharding_degree", DB_F_INT, plan_layout, sharding_degree),
-    F("prescaled_batch", DB_F_INT, plan_layout, prescaled_batch),
-    F("placement", DB_F_STR, plan_layout, placement),
-    F("flash_attention", DB_F_INT, plan_layout, flash_attention),
-    F("dp_overlap", DB_F_INT, plan_layout, dp_overlap),
-    F("fp32_grads", DB_F_INT, plan_layout, fp32_grads),
-    F("tp_overlap", DB_F_INT, plan_layout, tp_overlap),
-    F("pp_overlap", DB_F_INT, plan_layout, pp_overlap),
-    F("dp_bucket_bytes", DB_F_DBL, plan_layout, dp_bucket_bytes),
-    F("global_batch", DB_F_I64, plan_layout, global_batch),
-    F("launch_blocking", DB_F_INT, plan_layout, launch_blocking),
-    F("framework", DB_F_FW, plan_layout, framework),
-    F("precision", DB_F_PREC, plan_layout, precision),
-};
-LIST(db__layout_fields, layout_f);
 
 static const db__field estimate_f[] = {
     F("reject", DB_F_REJECT, plan_estimate, reject),
@@ -462,8 +479,8 @@ void db__match_key(const plan_model *m, const char *instance, int nodes, int gpu
         u += (size_t)snprintf(buf + u, n - u, "W%lld/%d|", (long long)m->sliding_window,
                               m->sliding_window_pattern);
     const char *b = (const char *)l;
-    for (int i = 0; i < db__layout_fields.n && u < n; i++) {
-        const db__field *x = &db__layout_fields.v[i];
+    for (int i = 0; i < db__layout_list()->n && u < n; i++) {
+        const db__field *x = &db__layout_list()->v[i];
         const void *p = b + x->off;
         int w;
         switch (x->type) {

@@ -123,10 +123,14 @@ typedef struct db__fields {
 } db__fields;
 
 /* The field lists of the structs that are recorded (db_fields.c). */
-extern const db__fields db__model_fields, db__instance_fields, db__gpu_fields,
-    db__layout_fields, db__estimate_fields, db__stage_mem_fields, db__result_fields, db__sim_fields,
+extern const db__fields db__instance_fields, db__gpu_fields, db__estimate_fields, db__stage_mem_fields, db__result_fields, db__sim_fields,
     db__sim_config_fields, db__sim_stage_fields, db__validate_fields, db__calibration_fields,
     db__cal_source_fields, db__config_fields;
+
+/* The model's and the layout's columns: the planner's field tables
+ * (plan_fields.h) and the model's parameter counts (db_fields.c). */
+const db__fields *db__model_list(void);
+const db__fields *db__layout_list(void);
 
 /* An INSERT being built: the statement and the next parameter index. */
 typedef struct db__ins {

@@ -109,7 +109,7 @@ int db_plans(db *d, int64_t record_id, db_plan *out, int max, int *n, st_err *er
                 copy(p->gpu, sizeof p->gpu, sqlite3_column_text(st, c));
         }
         plan_layout_default(&p->layout);
-        db__read_fields(st, &db__layout_fields, &p->layout);
+        db__read_fields(st, db__layout_list(), &p->layout);
         rc = read_prediction(d, pst, sst, p->id, &p->est, &p->have_est, err);
         if (rc == ST_OK)
             (*n)++;
@@ -190,7 +190,7 @@ int db_model(db *d, int64_t record_id, plan_model *out, st_err *err)
     int s = sqlite3_step(st);
     if (s == SQLITE_ROW) {
         memset(out, 0, sizeof *out);
-        db__read_fields(st, &db__model_fields, out);
+        db__read_fields(st, db__model_list(), out);
         /* a recorded head size of hidden / heads is the derived one
          * (plan_model.head_dim): kept derived, as plan_model_finish keeps it */
         if (out->head_dim > 0 && out->head_dim * out->heads == out->hidden)

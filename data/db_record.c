@@ -37,15 +37,14 @@ static void b_id_or_null(db__ins *s, int64_t id)
 static int insert_model(db *d, int64_t rec, const plan_model *m, int64_t *id, st_err *err)
 {
     db__ins s;
-    const db__fields *lists[] = {&db__model_fields};
+    const db__fields *lists[] = {db__model_list()};
     int rc = db__ins_prepare(d, &s, "models", "record_id", lists, 1, err);
-    /* head_dim as the planner used it: hidden / heads where the model gives
-     * none (plan_model keeps that as 0) */
-    plan_model row = *m;
-    row.head_dim = plan_model_head_dim(m);
+    /* as the planner resolves it (the head size in force), as every file
+     * gives it */
+    plan_model row = plan_model_resolved(m);
     if (rc == ST_OK) {
         db__b_i64(&s, rec);
-        db__b_fields(&s, &db__model_fields, &row);
+        db__b_fields(&s, db__model_list(), &row);
         rc = db__ins_step(d, &s, id, err);
     }
     db__ins_finalize(&s);
@@ -116,7 +115,7 @@ static int insert_plan(db *d, int64_t rec, int64_t model_id, int64_t inst_id, co
     db__match_key(m, instance, nodes, gpus, l, key, sizeof key);
     db__layout_label(l, label, sizeof label);
     db__ins s;
-    const db__fields *lists[] = {&db__layout_fields};
+    const db__fields *lists[] = {db__layout_list()};
     int rc = db__ins_prepare(d, &s, "plans",
                              "record_id, model_id, instance_type_id, role, rank, nodes, gpus, "
                              "simulated_step_s, match_key, label",
@@ -135,7 +134,7 @@ static int insert_plan(db *d, int64_t rec, int64_t model_id, int64_t inst_id, co
         db__b_dbl(&s, sim_s > 0 ? sim_s : NAN);
         db__b_txt(&s, key);
         db__b_txt(&s, label);
-        db__b_fields(&s, &db__layout_fields, l);
+        db__b_fields(&s, db__layout_list(), l);
         rc = db__ins_step(d, &s, id, err);
     }
     db__ins_finalize(&s);

@@ -574,6 +574,24 @@ static cJSON *str_or_null(const char *s)
     return *s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
+/* The fields of table t the executor carries (PLAN_FIELD_EXEC), of the
+ * struct at v, into o under their table names. */
+static void add_fields(cJSON *o, const plan_fields *t, const void *v)
+{
+    char buf[PLAN_SOURCE_MAX];
+    for (int i = 0; i < t->n; i++) {
+        const plan_field *f = &t->f[i];
+        if (!(f->carry & PLAN_FIELD_EXEC))
+            continue;
+        if (f->kind == PLAN_FK_BOOL)
+            cJSON_AddBoolToObject(o, f->name, plan_field_num(f, v) != 0);
+        else if (plan_field_text(f, v, buf, sizeof buf))
+            cJSON_AddStringToObject(o, f->name, buf);
+        else
+            cJSON_AddNumberToObject(o, f->name, plan_field_num(f, v));
+    }
+}
+
 char *exec_config_json(const exec_config *cfg)
 {
     const plan_model *m = &cfg->model;
@@ -584,41 +602,15 @@ char *exec_config_json(const exec_config *cfg)
         return NULL;
     cJSON_AddNumberToObject(root, "version", cfg->version);
     o = cJSON_AddObjectToObject(root, "model");
-    cJSON_AddStringToObject(o, "name", m->name);
-    cJSON_AddStringToObject(o, "arch", m->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt");
-    cJSON_AddNumberToObject(o, "layers", (double)m->layers);
-    cJSON_AddNumberToObject(o, "hidden", (double)m->hidden);
-    cJSON_AddNumberToObject(o, "heads", (double)m->heads);
-    cJSON_AddNumberToObject(o, "kv_heads", (double)m->kv_heads);
-    /* the attention shape beyond hidden and heads only where the model has
-     * it (plan_model): exec__layout_check refuses it, the file still says
-     * what was asked */
-    if (m->head_dim > 0)
-        cJSON_AddNumberToObject(o, "head_dim", (double)m->head_dim);
-    if (m->sliding_window > 0) {
-        cJSON_AddNumberToObject(o, "sliding_window", (double)m->sliding_window);
-        cJSON_AddNumberToObject(o, "sliding_window_pattern", m->sliding_window_pattern);
-    }
-    cJSON_AddNumberToObject(o, "ffn", (double)m->ffn);
-    cJSON_AddNumberToObject(o, "seq", (double)m->seq);
-    cJSON_AddNumberToObject(o, "vocab", (double)m->vocab);
-    cJSON_AddBoolToObject(o, "tied_embedding", m->tied_embedding);
-    cJSON_AddStringToObject(o, "mlp", plan_model_gated(m) ? "gated" : "plain");
+    /* the fields the executor carries, by the planner's table, as the
+     * planner resolves them (the head size in force, the MLP): the names
+     * and values SQLite and smdplan --json give */
+    plan_model rm = plan_model_resolved(m);
+    add_fields(o, &plan_model_fields, &rm);
     o = cJSON_AddObjectToObject(root, "layout");
     /* the fields the executor carries, by the planner's table: the names
      * SQLite and smdplan --json use */
-    char buf[PLAN_SOURCE_MAX];
-    for (int i = 0; i < plan_layout_fields.n; i++) {
-        const plan_field *f = &plan_layout_fields.f[i];
-        if (!(f->carry & PLAN_FIELD_EXEC))
-            continue;
-        if (f->kind == PLAN_FK_BOOL)
-            cJSON_AddBoolToObject(o, f->name, plan_field_num(f, l) != 0);
-        else if (plan_field_text(f, l, buf, sizeof buf))
-            cJSON_AddStringToObject(o, f->name, buf);
-        else
-            cJSON_AddNumberToObject(o, f->name, plan_field_num(f, l));
-    }
+    add_fields(o, &plan_layout_fields, l);
     o = cJSON_AddObjectToObject(root, "train");
     cJSON_AddNumberToObject(o, "steps", (double)t->steps);
     cJSON_AddNumberToObject(o, "seed", (double)t->seed);

@@ -121,6 +121,12 @@ int plan_model_dropout(const plan_model *m);
 /* Size of one attention head: m->head_dim, or hidden / heads when 0. */
 int64_t plan_model_head_dim(const plan_model *m);
 
+/* m with what it leaves to its architecture said: the head size in force
+ * (plan_model_head_dim) and the MLP (plain or gated). What the model
+ * writers write (plan_model_fields), so that every file gives the values
+ * the planner and the executor use. */
+plan_model plan_model_resolved(const plan_model *m);
+
 /* Width of the queries and of the attention output: heads x head_dim (=
  * hidden unless the head size is given apart from it). */
 int64_t plan_model_attn_width(const plan_model *m);

@@ -48,7 +48,7 @@ static const plan_field layout_f[] = {
 const plan_fields plan_layout_fields = {layout_f, (int)(sizeof layout_f / sizeof layout_f[0])};
 
 static const plan_field model_f[] = {
-    F("name", PLAN_FK_STR, plan_model, name, 0),
+    F("name", PLAN_FK_STR, plan_model, name, X),
     F("source", PLAN_FK_STR, plan_model, source, 0),
     F("arch", PLAN_FK_ARCH, plan_model, arch, X),
     F("layers", PLAN_FK_I64, plan_model, layers, X),

@@ -47,6 +47,15 @@ int64_t plan_model_head_dim(const plan_model *m)
     return m->head_dim > 0 ? m->head_dim : m->hidden / m->heads;
 }
 
+plan_model plan_model_resolved(const plan_model *m)
+{
+    plan_model r = *m;
+    if (r.heads > 0)
+        r.head_dim = plan_model_head_dim(m);
+    r.mlp = plan_model_gated(m) ? PLAN_MLP_GATED : PLAN_MLP_PLAIN;
+    return r;
+}
+
 int64_t plan_model_attn_width(const plan_model *m)
 {
     return m->heads * plan_model_head_dim(m);

@@ -47,7 +47,24 @@ for old in ("micro_batch_size", "optimizer_sharding"):
 need = {"tp", "pp", "dp", "micro_batch", "microbatches", "sharding", "recompute", "schedule"}
 if not need <= set(layout_keys) or not need <= set(cfg):
     print("FAIL missing", need - set(layout_keys), need - set(cfg)); bad = 1
-print(f"ok   {len(layout_keys)} fields in --json and SQLite, {len(cfg)} in CONFIG.json, equal")
+# the model: one name per field; --json gives the planner's model, CONFIG.json
+# the scaled one (--scale), so the names and the unscaled values compare
+jm = json.load(open("plan.json"))["model"]
+cm = json.load(open("exec.json"))["config"]["model"]
+mrow = dict(db.execute("SELECT * FROM models ORDER BY id LIMIT 1").fetchone())
+for k in cm:
+    if k not in jm:
+        print(f"FAIL CONFIG.json model key {k} is not a --json model key"); bad = 1
+for k in jm:
+    if k != "mlp" and k not in mrow:
+        print(f"FAIL --json model key {k} is not a SQLite column"); bad = 1
+    elif k in mrow and not same(jm[k], mrow[k]):
+        print(f"FAIL model {k}: --json {jm[k]!r}, SQLite {mrow[k]!r}"); bad = 1
+for k in ("arch", "ffn", "head_dim", "mlp", "tied_embedding"):
+    if k not in cm:
+        print(f"FAIL CONFIG.json model lacks {k}"); bad = 1
+print(f"ok   {len(layout_keys)} fields in --json and SQLite, {len(cfg)} in CONFIG.json, equal;"
+      f" {len(jm)} model fields, {len(cm)} in CONFIG.json, by one name")
 sys.exit(bad)
 PY
 exit $fail
