@@ -334,10 +334,10 @@ static cJSON *row_json(const plan_validate_result *r, double sim_s)
         cJSON_AddStringToObject(o, "reason", r->reason);
     if (sim_s > 0 && r->compared)
         cJSON_AddNumberToObject(o, "simulated_iteration_time_s", sim_s);
-    if (r->have_model) {
-        cJSON_AddStringToObject(o, "model", r->model.name);
-        cJSON_AddNumberToObject(o, "params", (double)r->model.params);
-    }
+    /* the model as every output writes it (its field table), not its name
+     * alone under the same key */
+    if (r->have_model)
+        cJSON_AddItemToObject(o, "model", cli_json_model(&r->model));
     if (r->have_layout) {
         const plan_layout *l = &r->layout;
         cJSON_AddStringToObject(o, "instance_type", r->instance);
