@@ -8,6 +8,7 @@
 #include "planner/plan_validate_int.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -116,22 +117,81 @@ static double rate_unit(const char *q)
     return 0;
 }
 
-/* "<n> x <rate> Gb" or "<rate> Gbps": the per-node rate in Gb/s, 0 if the
- * text gives none; *ports 1 when it counts links ("<n> x"), else 0. */
+/* InfiniBand's link speeds by generation name, 4x ports (InfiniBand Trade
+ * Association roadmap: FDR 56, EDR 100, HDR 200, NDR 400, XDR 800 Gb/s);
+ * "HDR100" and the like name a split port's own speed. 0: no name at q. */
+static double ib_generation_gbps(const char *q, const char **end)
+{
+    static const struct {
+        const char *name;
+        double gbps;
+    } gen[] = {{"FDR", 56}, {"EDR", 100}, {"HDR", 200}, {"NDR", 400}, {"XDR", 800}};
+    for (size_t i = 0; i < sizeof gen / sizeof gen[0]; i++) {
+        if (strncmp(q, gen[i].name, 3) != 0 || isalpha((unsigned char)q[3]))
+            continue;
+        const char *e = q + 3;
+        double v = gen[i].gbps;
+        if (isdigit((unsigned char)*e)) { /* "NDR400", "HDR100": the port's speed */
+            char *x;
+            v = strtod(e, &x);
+            e = x;
+        }
+        *end = e;
+        return v;
+    }
+    return 0;
+}
+
+/* A count after a rate: "400Gb/s x 8" (the rate's unit skipped). 0 when
+ * none. */
+static double trailing_count(const char *e)
+{
+    while (*e && !isspace((unsigned char)*e) && *e != 'x' && *e != 'X' && *e != ',')
+        e++; /* the rest of the unit: "b/s", "bps", "B/s" */
+    while (*e == ' ')
+        e++;
+    if ((*e == 'x' || *e == 'X') && !isalpha((unsigned char)e[1])) {
+        e++;
+        while (*e == ' ')
+            e++;
+        if (isdigit((unsigned char)*e)) {
+            double n = strtod(e, NULL);
+            return n >= 1 && n <= 64 ? n : 0;
+        }
+    }
+    return 0;
+}
+
+/* "<n> x <rate> Gb", "<n> x NDR", "<rate> Gb x <n>" or "<rate> Gbps": the
+ * per-node rate in Gb/s, 0 if the text gives none; *ports 1 when it counts
+ * links, else 0. */
 static double node_gbps(const char *s, int *ports)
 {
     *ports = 0;
     for (const char *p = s; *p; p++) {
         if (!isdigit((unsigned char)*p) || (p > s && (isdigit((unsigned char)p[-1]) || p[-1] == '.')))
             continue;
+        /* a number inside a word ("NDR400", "ConnectX-7") is no count */
+        if (p > s && isalpha((unsigned char)p[-1]))
+            continue;
         const char *e;
         double a = number_at(p, &e);
         const char *q = e;
         while (*q == ' ')
             q++;
-        if ((*q == 'x' || *q == 'X') && isdigit((unsigned char)(q[1] == ' ' ? q[2] : q[1]))) {
+        if ((*q == 'x' || *q == 'X') && !isalpha((unsigned char)q[1])) {
+            const char *r = q + 1;
+            while (*r == ' ')
+                r++;
             const char *e2;
-            double b = number_at(q + 1, &e2);
+            double g = ib_generation_gbps(r, &e2);
+            if (g > 0) {
+                *ports = 1;
+                return a * g;
+            }
+            if (!isdigit((unsigned char)*r))
+                continue;
+            double b = number_at(r, &e2);
             while (*e2 == ' ')
                 e2++;
             double u2 = rate_unit(e2);
@@ -146,8 +206,12 @@ static double node_gbps(const char *s, int *ports)
             continue;
         }
         double u = rate_unit(q);
-        if (u > 0)
-            return a * u;
+        if (u > 0) {
+            double n = trailing_count(q);
+            if (n > 0)
+                *ports = 1;
+            return a * u * (n > 0 ? n : 1);
+        }
         if (strncasecmp(q, "Omni-Path", 9) == 0 || strncasecmp(q, "x Omni-Path", 11) == 0) {
             *ports = 1;
             return a * OMNIPATH_PORT_GBPS;
@@ -155,6 +219,44 @@ static double node_gbps(const char *s, int *ports)
         p = e - 1;
     }
     return 0;
+}
+
+/* text without its clauses (between commas, semicolons and parentheses)
+ * about the links inside a node: "NVLink 900GB/s, InfiniBand 400Gb/s per
+ * GPU" states the network in its second clause only. '×' is read as 'x'. */
+static void network_clauses(const char *text, char *out, size_t n)
+{
+    static const char *const intra[] = {"NVLink", "NVSwitch", "intra-node", "intra node",
+                                        "PCIe", "xGMI", "Infinity Fabric"};
+    size_t u = 0;
+    const char *p = text;
+    int skipped = 0; /* the clause before: a parenthesis says more of it */
+    while (*p && u + 1 < n) {
+        size_t len = strcspn(p, ",;()");
+        char clause[256];
+        snprintf(clause, sizeof clause, "%.*s", (int)(len < sizeof clause ? len : sizeof clause - 1),
+                 p);
+        int skip = skipped && p > text && p[-1] == '(';
+        for (size_t i = 0; i < sizeof intra / sizeof intra[0] && !skip; i++)
+            skip = plan__contains(clause, intra[i]) && !plan__contains(clause, "inter-node") &&
+                   !plan__contains(clause, "InfiniBand") && !plan__contains(clause, "EFA") &&
+                   !plan__contains(clause, "RoCE");
+        for (size_t k = 0; k < len && u + 1 < n; k++) {
+            if (skip) {
+                out[u++] = ' ';
+            } else if ((unsigned char)p[k] == 0xC3 && (unsigned char)p[k + 1] == 0x97) {
+                out[u++] = 'x'; /* U+00D7 MULTIPLICATION SIGN */
+                k++;
+            } else {
+                out[u++] = p[k];
+            }
+        }
+        p += len;
+        skipped = skip;
+        if (*p && u + 1 < n)
+            out[u++] = *p++;
+    }
+    out[u] = '\0';
 }
 
 void plan__net_parse(const char *text, net_text *out)
@@ -170,7 +272,9 @@ void plan__net_parse(const char *text, net_text *out)
              plan__contains(text, "Omni-Path") || strncasecmp(text, "IB", 2) == 0)
         out->tech = NET_RDMA;
     int ports = 0;
-    out->node_bps = GBPS(node_gbps(text, &ports));
+    char net[512];
+    network_clauses(text, net, sizeof net);
+    out->node_bps = GBPS(node_gbps(net, &ports));
     /* a single rate said to be per GPU is one GPU's NIC (rail-optimised
      * nodes: DGX H100 has one 400 Gb/s NIC per GPU); "8 x 400 Gb/s, one per
      * GPU" counts the node's links */

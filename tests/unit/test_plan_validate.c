@@ -753,6 +753,12 @@ static void test_tokens_fsdp_network(void **state)
         {"8 x 400G NDR InfiniBand", 3200},        {"RoCE v2, 8x400G", 3200},
         {"100 GB/s InfiniBand per node", 800},   {"4 x 25 GB/s EFA", 800},
         {"1.6 Tb/s InfiniBand per node", 1600},  {"800 Gbit/s RoCE", 800},
+        /* InfiniBand's generation names, counts after a rate, the sign x */
+        {"4 x HDR200", 800},                       {"8x NDR InfiniBand", 3200},
+        {"InfiniBand NDR 400Gb/s x 8", 3200},     {"8\u00d7400 Gb/s InfiniBand", 3200},
+        /* the links inside a node are not its network */
+        {"NVLink 900GB/s; 8x 200 Gb/s HDR InfiniBand", 1600},
+        {"NVSwitch (900 GB/s), 2x 400 Gb/s RoCE", 800},
     };
     x.interconnect = NULL;
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
