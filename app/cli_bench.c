@@ -20,84 +20,36 @@
  *
  * The catalog entry (--write-catalog FILE; loadable with --catalog FILE):
  * for each thread count T per rank, an instance type host-NAME[-tT] with
- * cores / T "GPUs" per node, each a device entry cpu-NAME[-tT]:
- *   peak_flops     the asymptote of the GEMM model fitted to the executor's
- *                  own linears at T threads (their forward, input- and
- *                  weight-gradient passes through the device table, a
- *                  layer's worth at each size fitted as a whole:
- *                  plan_hwfit.h), the rate a GEMM approaches as its sides
- *                  grow: the device's peak (sgemm's rates without the
- *                  device measurements);
- *   gemm_eff_max   1 (the peak is the measured rate itself);
- *   gemm_dim_half  fitted with it (how a GEMM's sides lower its rate);
- *   misaligned_factor  the rate of sgemm 1023^3 over the model's at 1024^3
- *                  (at most 1);
- *   act_*_s, glu_*_s  the executor's GELU and SwiGLU, forward and backward,
- *                  per element: the compute floors of the activation kernels;
- *   attn_*_flops   the executor's attention core (products and softmax) at
- *                  its median rate, forward and backward;
- *   hbm_bps        the triad bandwidth with every core busy, shared by the
- *                  device slots (bandwidth per rank when the host is full);
- *   hbm_eff, opt_param_s  from the executor's own step on a reference model
- *                  (ref_step): the fraction of hbm_bps that makes the
- *                  planner's compute time of that step the measured one,
- *                  and its optimizer phase per parameter (without it: the
- *                  norm kernels' bytes over their time, and the optimizer
- *                  kernels' time per parameter);
- *   mem_bytes      physical memory / device slots;
- *   flash_eff      1, unused: the smdplan framework runs no fused attention
- *                  kernel on the CPU device (plan_framework.c).
- * and the links between ranks, from the transport bench:
- *   intra_busbw_bps  B of the fit time = a + 2(n-1)/n S / B to every
- *                    all-reduce measured (least squares in relative error),
- *                    the planner's ring model (plan_hw.c);
- *   intra_latency_s  the median all-reduce time at <= 1 KiB (the catalog's
- *                    definition: nccl-tests' small-message time);
- *   nvlink_bps       the send/recv bandwidth fitted the same way, divided
- *                    by the fraction of a link a send reaches in the
- *                    planner (P2P_PEAK_EFF in plan_hw.c), so the planner's
- *                    point-to-point time uses the measured bandwidth;
- *   net_*            a single host has no network: the intra-host figures,
- *                    so the entry is complete (say so in _note); plans of
- *                    more than one node of this type mean nothing;
- *   intra_curve      the all-reduce busbw at each size over its largest
- *                    (a curve of the catalog, for the record).
- * The figures are fitted in the planner (plan_hwfit.h) and the file is
- * written by data/ (data_catalog_entry_write): an existing file is
- * replaced only with --force, never through a symbolic link; entries of
- * other names in it are then kept. The text is checked by the catalog's
- * own reader before it is written, atomically.
+ * cores / T "GPUs" per node, each a device entry cpu-NAME[-tT] (bench gpu:
+ * host-NAME-cuda of device cuda-NAME); what each figure is and where it
+ * comes from is said in planner/plan_host_entry.c. The measurements run in
+ * exec/ (exec_bench.h), the figures are fitted and the entry made in the
+ * planner (plan_hwfit.h), and the file is written by data/
+ * (data_catalog_entry_write): an existing file is replaced only with
+ * --force, never through a symbolic link; entries of other names in it are
+ * then kept. The text is checked by the catalog's own reader before it is
+ * written, atomically.
  */
 #include "app/cli.h"
 
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "app/cli_int.h"
-#include "launch/launch_job.h"
 #include "common/outfile.h"
 #include "common/units.h"
 #include "data/data.h"
 #include "exec/exec.h"
 #include "exec/exec_bench.h"
 #include "exec/exec_comm.h"
-#include "exec/exec_dev.h"
-#include "planner/plan_framework.h"
 #include "planner/plan_hwfit.h"
 
-#define BENCH_RANK_PROGRAM "smdplan-bench-rank"
-/* The fraction of a link's bandwidth a point-to-point send reaches in the
- * planner (plan_hw.c, P2P_PEAK_EFF: ib_write_bw 24 of 25 GB/s). */
-#define PLANNER_P2P_PEAK_EFF 0.96
-#define DEFAULT_COMM_TIMEOUT_S 900.0
 #define THREAD_LIST_MAX 8
 
 enum {
@@ -292,195 +244,19 @@ static int parse_args(int argc, char **argv, bench_opts *o)
 
 /* ---- the measurements ---- */
 
-/* The transport bench: mpirun on smdplan-bench-rank in a directory of our
- * own, supervised as smdplan exec supervises its runs. */
+/* The transport bench: smdplan-bench-rank, next to smdplan, run by exec/
+ * as smdplan exec supervises its runs. */
 static int run_comm(const bench_opts *o, int cores, exec_bench_comm *out, st_err *err)
 {
     char prog[CLI_PATH_MAX];
-    cli_find_program(BENCH_RANK_PROGRAM, 0, prog, sizeof prog);
+    cli_find_program(EXEC_BENCH_RANK_PROGRAM, 0, prog, sizeof prog);
     if (!prog[0])
         return ST_RAISE(err, ST_ENOENT, "bench comm: %s is not next to smdplan (this build has "
-                        "no MPI, or it was not built)", BENCH_RANK_PROGRAM);
-    const char *tmp = getenv("TMPDIR");
-    char dir[CLI_PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/smdplan-bench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir))
-        return ST_RAISE(err, ST_EIO, "bench comm: cannot make a directory under %s",
-                        tmp && *tmp ? tmp : "/tmp");
-    int nccl = !strcmp(o->transport, "nccl"), gpus = 0;
-    double gpu_bytes = 0;
-    /* the modules the ranks will open, found here (exec_module.h) */
-    if ((nccl && !o->ranks && exec_device_query("cuda", &gpus, &gpu_bytes, err) != ST_OK) ||
-        (nccl && exec_dev_present("cuda", err) != ST_OK) ||
-        exec_comm_present(o->transport[0] ? o->transport : "mpi", err) != ST_OK) {
-        rmdir(dir);
-        return err->code;
-    }
-    int ranks = o->ranks ? o->ranks : nccl ? gpus : cores < 2 ? 2 : cores;
-    if (nccl && ranks < 2) {
-        rmdir(dir);
-        return ST_RAISE(err, ST_EINVAL, "bench comm --transport nccl: %d GPU%s on this host; NCCL "
-                        "needs one GPU per rank and at least 2 ranks", ranks,
-                        ranks == 1 ? "" : "s");
-    }
-    double want = o->max_bytes > 0 ? o->max_bytes : o->quick ? 4.0 * 1048576.0 : 1073741824.0;
-    double max_bytes = exec_bench_comm_max_bytes(want, ranks);
-    char a_ranks[16], a_max[32], a_iters[16], a_out[CLI_PATH_MAX + 16], a_timeout[32];
-    snprintf(a_ranks, sizeof a_ranks, "%d", ranks);
-    snprintf(a_max, sizeof a_max, "%.0f", max_bytes);
-    snprintf(a_iters, sizeof a_iters, "%d", o->iters ? o->iters : o->quick ? 5 : 20);
-    snprintf(a_out, sizeof a_out, "%s/comm.json", dir);
-    double timeout = o->timeout_s > 0 ? o->timeout_s : DEFAULT_COMM_TIMEOUT_S;
-    snprintf(a_timeout, sizeof a_timeout, "%.0f", timeout);
-    char *argv[32];
-    int n = 0;
-    argv[n++] = (char *)"mpirun";
-    argv[n++] = (char *)"-n";
-    argv[n++] = a_ranks;
-    if (ranks > cores)
-        argv[n++] = (char *)"--oversubscribe";
-    argv[n++] = prog;
-    argv[n++] = (char *)"--out";
-    argv[n++] = a_out;
-    argv[n++] = (char *)"--max-bytes";
-    argv[n++] = a_max;
-    argv[n++] = (char *)"--iters";
-    argv[n++] = a_iters;
-    argv[n++] = (char *)"--timeout";
-    argv[n++] = a_timeout;
-    if (o->ops[0]) {
-        argv[n++] = (char *)"--ops";
-        argv[n++] = (char *)o->ops;
-    }
-    if (nccl) {
-        argv[n++] = (char *)"--transport";
-        argv[n++] = (char *)"nccl";
-    }
-    argv[n] = NULL;
-    char *env[3] = {NULL, NULL, NULL};
-    char e1[] = "OMPI_ALLOW_RUN_AS_ROOT=1", e2[] = "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1";
-    if (geteuid() == 0) {
-        env[0] = e1;
-        env[1] = e2;
-    }
-    launch_job l = {argv, env, timeout + 30, NULL, NULL, NULL};
-    launch_job_result r;
-    int rc = launch_job_run(&l, &r, err);
-    char *text = NULL;
-    size_t len = 0;
-    if (rc == ST_OK && (r.exit_status != 0 || r.timed_out || r.interrupted)) {
-        char line[512];
-        launch_job_error_line(&r, BENCH_RANK_PROGRAM ": ", line, sizeof line);
-        rc = ST_RAISE(err, ST_EIO, "bench comm: the job %s (status %d)%s%s",
-                      r.timed_out ? "timed out" : r.interrupted ? "was interrupted" : "failed",
-                      r.exit_status, line[0] ? ": " : "", line);
-    }
-    if (rc == ST_OK)
-        rc = data_read_file(a_out, &text, &len, err);
-    if (rc == ST_OK)
-        rc = exec_bench_comm_parse(text, out, err);
-    free(text);
-    unlink(a_out); /* ours, in a directory of our own */
-    rmdir(dir);
-    return rc;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Run a reference step (cfg: its model, layout and device) on one rank;
- * its median compute and optimizer phases are appended to b's elementwise
- * list ("ref_compute": n the tokens of a step; "ref_optimizer": n the
- * parameters) at threads. A build without the rank program measures no
- * reference (ST_OK, nothing added). */
-static int ref_step_run(exec_config *cfg, int threads, exec_bench_cpu *b, st_err *err)
-{
-    char prog[CLI_PATH_MAX];
-    cli_find_program("smdplan-rank", 0, prog, sizeof prog);
-    if (!prog[0])
-        return ST_OK;
-    const char *tmp = getenv("TMPDIR");
-    char dir[CLI_PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/smdplan-ref-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir))
-        return ST_RAISE(err, ST_EIO, "bench: cannot make a directory under %s",
-                        tmp && *tmp ? tmp : "/tmp");
-    cfg->train.steps = PLAN_BENCH_REF_STEPS;
-    snprintf(cfg->transport, sizeof cfg->transport, "self");
-    cfg->threads_per_rank = threads;
-    cfg->progress = 0;
-    char conf[CLI_PATH_MAX + 16], res[CLI_PATH_MAX + 16];
-    snprintf(conf, sizeof conf, "%s/CONFIG.json", dir);
-    snprintf(res, sizeof res, "%s/RESULT.json", dir);
-    int rc = exec_config_write(conf, cfg, err);
-    if (rc == ST_OK)
-        rc = plan_model_finish(&cfg->model, err);
-    int64_t params = cfg->model.params;
-    int64_t tokens = (int64_t)cfg->layout.global_batch * cfg->model.seq;
-    char *argv[] = {prog, (char *)"--config", conf, (char *)"--result", res, NULL};
-    launch_job l = {argv, NULL, 300, NULL, NULL, NULL};
-    launch_job_result lr;
-    if (rc == ST_OK)
-        rc = launch_job_run(&l, &lr, err);
-    exec_result r;
-    exec_result_init(&r);
-    if (rc == ST_OK && lr.exit_status != 0) {
-        char line[512];
-        launch_job_error_line(&lr, "smdplan-rank: ", line, sizeof line);
-        rc = ST_RAISE(err, ST_EIO, "bench: the reference step failed (status %d)%s%s",
-                      lr.exit_status, line[0] ? ": " : "", line);
-    }
-    if (rc == ST_OK)
-        rc = exec_result_read(res, &r, err);
-    double comp[PLAN_BENCH_REF_STEPS], opt[PLAN_BENCH_REF_STEPS];
-    int n = 0;
-    for (int i = 0; rc == ST_OK && i < r.nsteps && n < PLAN_BENCH_REF_STEPS; i++)
-        if (r.steps[i].measured) {
-            comp[n] = r.steps[i].phases.compute_s;
-            opt[n++] = r.steps[i].phases.optimizer_s;
-        }
-    if (rc == ST_OK && n > 0 && b->nelem + 2 <= EXEC_BENCH_ELEM_MAX) {
-        qsort(comp, (size_t)n, sizeof comp[0], cmp_dbl);
-        qsort(opt, (size_t)n, sizeof opt[0], cmp_dbl);
-        double mc = n % 2 ? comp[n / 2] : 0.5 * (comp[n / 2 - 1] + comp[n / 2]);
-        double mo = n % 2 ? opt[n / 2] : 0.5 * (opt[n / 2 - 1] + opt[n / 2]);
-        b->elem[b->nelem++] = (exec_bench_elem){"ref_compute", threads, tokens, n, mc,
-                                                mc / (double)tokens};
-        b->elem[b->nelem++] = (exec_bench_elem){"ref_optimizer", threads, params, n, mo,
-                                                mo / (double)params};
-    }
-    exec_result_free(&r);
-    unlink(conf); /* ours, in a directory of our own */
-    unlink(res);
-    rmdir(dir);
-    return rc;
-}
-
-/* The CPU's reference step at `threads` threads. */
-static int ref_step(int threads, exec_bench_cpu *cpu, st_err *err)
-{
-    exec_config *cfg = calloc(1, sizeof *cfg);
-    if (!cfg)
-        return ST_RAISE(err, ST_ENOMEM, "bench: out of memory");
-    exec_config_default(cfg);
-    plan_bench_ref_model(&cfg->model);
-    plan_bench_ref_layout(&cfg->layout);
-    int rc = ref_step_run(cfg, threads, cpu, err);
-    free(cfg);
-    return rc;
-}
-
-/* buf = the formatted text, cut short when it does not fit. */
-static void setf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void setf(char *buf, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, n, fmt, ap);
-    va_end(ap);
+                        "no MPI, or it was not built)", EXEC_BENCH_RANK_PROGRAM);
+    exec_bench_comm_job job = {.program = prog, .transport = o->transport, .ranks = o->ranks,
+                               .cores = cores, .max_bytes = o->max_bytes, .ops = o->ops,
+                               .iters = o->iters, .quick = o->quick, .timeout_s = o->timeout_s};
+    return exec_bench_comm_job_run(&job, out, err);
 }
 
 /* The all-reduce curve's name: "mpi-" and the host's (at most 31 characters,
@@ -489,7 +265,7 @@ static void curve_name(const bench_opts *o, char *buf, size_t n)
 {
     char h[32];
     cli_host_name(h, sizeof h);
-    setf(buf, n, "mpi-%.27s", o->name ? o->name : h);
+    snprintf(buf, n, "mpi-%.27s", o->name ? o->name : h);
 }
 
 static void add_str(cJSON *o, const char *k, const char *v)
@@ -497,24 +273,36 @@ static void add_str(cJSON *o, const char *k, const char *v)
     cJSON_AddStringToObject(o, k, v);
 }
 
-/* How steady the measurements were, in words, into buf. */
-static void steadiness(const exec_bench_cpu *b, char *buf, size_t n)
+/* h's instance type and its curves into cat (its device is added first). */
+static void add_instance(data_catalog_entry *cat, const plan_host_entry *h)
 {
-    if (!(b->spread_median > 0) && !(b->load_start >= 0)) {
-        setf(buf, n, "spread and load not recorded (figures from a record)");
-        return;
-    }
-    char load[96] = "";
-    if (b->load_start >= 0)
-        setf(load, sizeof load, "; 1-minute load %.2f at the start, %.2f at the end, %d cores",
-             b->load_start, b->load_end, b->cores);
-    setf(buf, n, "measurements' spread (interquartile range over the median) %.1f %% median, "
-         "%.1f %% worst%s%s", 100 * b->spread_median, 100 * b->spread_worst, load,
-         plan_bench_busy(b) ? ": a busy host" : "");
+    data_catalog_entry_add_curve(cat, &h->intra_curve);
+    data_catalog_entry_add_curve(cat, &h->net_curve);
+    data_catalog_entry_add_instance(cat, h->instance_name, h->gpu_name, &h->instance,
+                                    h->intra_curve.name, h->net_curve.name, h->instance_source,
+                                    h->instance_note);
 }
 
-/* The entry for threads per rank T, into the catalog arrays; figures into
- * e. The link fields need comm. */
+/* The figures the bench record keeps of entry h at T threads per rank. */
+static void entry_figures(const plan_host_entry *h, int T, db_bench_entry *e)
+{
+    const plan_dev_fit *d = &h->fit;
+    *e = (db_bench_entry){.threads_per_rank = T, .peak_flops = h->gpu.peak_flops,
+                          .gemm_dim_half = d->gemm.dim_half,
+                          .gemm_rms_log_err = d->gemm.rms_log_err,
+                          .misaligned_factor = h->gpu.misaligned_factor,
+                          .hbm_bps = h->gpu.hbm_bps, .hbm_eff = h->gpu.hbm_eff,
+                          .act_fwd_s = d->act_fwd_s, .act_bwd_s = d->act_bwd_s,
+                          .glu_fwd_s = d->glu_fwd_s, .glu_bwd_s = d->glu_bwd_s,
+                          .opt_param_s = d->opt_param_s, .attn_fwd_flops = d->attn_fwd_flops,
+                          .attn_bwd_flops = d->attn_bwd_flops, .p2p_bps = h->p2p.bw_bps,
+                          .p2p_latency_s = h->p2p.small_s,
+                          .allreduce_busbw_bps = h->allreduce.bw_bps,
+                          .allreduce_latency_s = h->allreduce.small_s};
+}
+
+/* The entry for threads per rank T (plan_host_entry.c), into the catalog
+ * arrays; figures into e. The instance type needs comm. */
 static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec_bench_comm *comm,
                       int T, data_catalog_entry *cat, db_bench_entry *e,
                       char *inst_name, char *gpu_name, size_t nn, st_err *err)
@@ -528,104 +316,28 @@ static int make_entry(const bench_opts *o, const exec_bench_cpu *cpu, const exec
     if (!measured)
         return ST_RAISE(err, ST_EINVAL, "--threads-per-rank %d: the CPU bench measured %d to %d "
                         "threads only", T, cpu->threads[0], cpu->threads[cpu->nthreads - 1]);
-    plan_host_cpu_fit f;
-    int rc = plan_host_cpu_fit_run(cpu, T, &f, err);
-    if (rc != ST_OK)
-        return rc;
-    const plan_dev_fit d = f.d;
-    const plan_gpu w = f.g;
-    int slots = f.slots;
-    double hbm = w.hbm_bps, mis = w.misaligned_factor, hbm_eff = w.hbm_eff;
-    const char *hbm_how = f.hbm_how;
     char gname[64], iname[64];
     cli_host_entry_names(T, iname, sizeof iname, gname, sizeof gname);
     if (o->name && T <= 1)
-        setf(iname, sizeof iname, "%s", o->name);
+        snprintf(iname, sizeof iname, "%s", o->name);
     else if (o->name)
-        setf(iname, sizeof iname, "%s-t%d", o->name, T);
+        snprintf(iname, sizeof iname, "%s-t%d", o->name, T);
     snprintf(inst_name, nn, "%s", iname);
     snprintf(gpu_name, nn, "%s", gname);
-    char src[PLAN_SOURCE_MAX];
-    setf(src, sizeof src, "smdplan bench on %.40s: %d thread%s per rank, sgemm fit over %d "
-             "shapes (rms %.1f%%), triad %.1f GB/s over %d slots", cpu->host, T, T == 1 ? "" : "s",
-             d.gemm.used, 100 * d.gemm.rms_log_err, plan_bench_full_triad(cpu) / 1e9, slots);
-    char note[1000], steady[200];
-    steadiness(cpu, steady, sizeof steady);
-    setf(note, sizeof note,
-             "CPU device of %s (%s; %s; %s). peak_flops: asymptote of the GEMM model fitted to "
-             "%s at %d thread%s (worst shape %.1f%% off); gemm_eff_max 1: the peak is the "
-             "measured rate; misaligned_factor: sgemm 1023^3 against the model at 1024^3; "
-             "hbm_bps: STREAM triad with every core busy / %d slots; hbm_eff: from %s; act_*_s, "
-             "glu_*_s: the executor's GELU and SwiGLU per element; opt_param_s: its optimizer "
-             "step per parameter; attn_*_flops: its attention core's median rate; "
-             "flash_eff unused (no fused attention on the CPU device).",
-             cpu->host, cpu->cpu_model[0] ? cpu->cpu_model : "CPU model unknown", cpu->blas, steady,
-             d.device_gemms ? "the executor's linears (forward, input and weight gradients)"
-                            : "cblas_sgemm rates",
-             T, T == 1 ? "" : "s", d.gemm.max_abs_err_pct, slots, hbm_how);
-    data_catalog_entry_add_gpu(cat, gname, &w, src, note);
-
-    *e = (db_bench_entry){.threads_per_rank = T, .peak_flops = d.gemm.asymptote_flops,
-                          .gemm_dim_half = d.gemm.dim_half,
-                          .gemm_rms_log_err = d.gemm.rms_log_err, .misaligned_factor = mis,
-                          .hbm_bps = hbm, .hbm_eff = hbm_eff, .act_fwd_s = d.act_fwd_s,
-                          .act_bwd_s = d.act_bwd_s, .glu_fwd_s = d.glu_fwd_s,
-                          .glu_bwd_s = d.glu_bwd_s, .opt_param_s = d.opt_param_s,
-                          .attn_fwd_flops = d.attn_fwd_flops, .attn_bwd_flops = d.attn_bwd_flops,
-                          .p2p_bps = NAN, .p2p_latency_s = NAN,
-                          .allreduce_busbw_bps = NAN, .allreduce_latency_s = NAN};
-    if (!comm)
-        return ST_OK;
-
-    plan_link_fit ar = plan_link_fit_run(comm, "allreduce"), p2p = plan_link_fit_run(comm, "sendrecv");
-    if (!(ar.bw_bps > 0) || !(ar.small_s > 0) || !(p2p.bw_bps > 0))
-        return ST_RAISE(err, ST_EINVAL, "bench comm: the all-reduce and send/recv measurements "
-                        "give no bandwidth or small-message time (measure with --ops including "
-                        "allreduce and sendrecv, from 8 B)");
-    e->allreduce_busbw_bps = ar.bw_bps;
-    e->allreduce_latency_s = ar.small_s;
-    e->p2p_bps = p2p.bw_bps;
-    e->p2p_latency_s = p2p.small_s;
-    char cname[32];
-    curve_name(o, cname, sizeof cname);
-    if (!data_catalog_entry_ncurves(cat)) {
-        plan_curve cv;
-        memset(&cv, 0, sizeof cv);
-        snprintf(cv.name, sizeof cv.name, "%s", cname);
-        for (int i = 0; i < comm->n && cv.n < PLAN_CURVE_MAX; i++) {
-            const exec_bench_coll *v = &comm->v[i];
-            if (strcmp(v->op, "allreduce") || !(v->busbw_bps > 0))
-                continue;
-            cv.log2_bytes[cv.n] = log2(v->bytes);
-            cv.eff[cv.n++] = fmax(1e-6, v->busbw_bps / ar.max_busbw_bps);
-        }
-        setf(cv.source, sizeof cv.source, "smdplan bench comm on %.40s: %s all-reduce busbw "
-             "over its largest (%.2f GB/s), %d ranks", comm->host, comm->transport,
-             ar.max_busbw_bps / 1e9, comm->ranks);
-        data_catalog_entry_add_curve(cat, &cv);
+    plan_host_entry h;
+    int rc = plan_host_cpu_device(cpu, T, gname, &h, err);
+    if (rc != ST_OK)
+        return rc;
+    data_catalog_entry_add_gpu(cat, h.gpu_name, &h.gpu, h.gpu_source, h.gpu_note);
+    if (comm) {
+        char cname[32];
+        curve_name(o, cname, sizeof cname);
+        rc = plan_host_cpu_instance(cpu, comm, iname, cname, &h, err);
+        if (rc != ST_OK)
+            return rc;
+        add_instance(cat, &h);
     }
-    plan_instance in;
-    memset(&in, 0, sizeof in);
-    in.gpus_per_node = slots;
-    in.nvlink_bps = p2p.bw_bps / PLANNER_P2P_PEAK_EFF;
-    in.nvswitch = 1;
-    in.intra_busbw_bps = ar.bw_bps;
-    in.intra_latency_s = ar.small_s;
-    in.net_bps = p2p.bw_bps * slots;
-    in.net_latency_s = ar.small_s;
-    in.net_ring_eff = in.net_tree_eff = 1.0;
-    in.host_mem_bytes = cpu->mem_bytes;
-    setf(src, sizeof src, "smdplan bench on %.40s: %d cores / %d thread%s per rank; %s between "
-             "%d ranks", cpu->host, cpu->cores, T, T == 1 ? "" : "s", comm->transport, comm->ranks);
-    setf(note, sizeof note,
-             "intra_busbw_bps: B of t = a + 2(n-1)/n S / B fitted to every %s all-reduce "
-             "measured (a = %.2f us); intra_latency_s: median all-reduce time at <= 1 KiB; "
-             "nvlink_bps: send/recv bandwidth %.2f GB/s fitted the same way / 0.96 (the "
-             "planner's point-to-point efficiency). A single host has no network: net_* repeat "
-             "the intra-host figures; plans of several nodes of this type mean nothing.",
-             comm->transport, 1e6 * ar.lat_s, p2p.bw_bps / 1e9);
-    /* one curve for the host: MPI does not depend on the BLAS threads */
-    data_catalog_entry_add_instance(cat, iname, gname, &in, cname, cname, src, note);
+    entry_figures(&h, T, e);
     return ST_OK;
 }
 
@@ -643,117 +355,38 @@ static void gpu_entry_names(const bench_opts *o, char *inst, size_t ni, char *gp
     snprintf(gpu, ng, "cuda-%.24s", o->name ? o->name : h);
 }
 
-/* The entry of this host's GPUs from the GPU bench: the device as the
- * executor drives it, every figure measured (see the comment at the top of
- * this file), and the instance host-NAME-cuda of the GPUs CUDA sees. */
-typedef struct gpu_summary {
-    double asymptote_flops, gemm_eff_max, flash_eff, hbm_eff;
-} gpu_summary;
-
+/* The entry of this host's GPUs from the GPU bench (plan_host_entry.c):
+ * the device as the executor drives it, against the catalog's GPU of this
+ * device, and the instance host-NAME-cuda of the GPUs CUDA sees, into out
+ * and h; figures into e. */
 static int make_gpu_entry(const bench_opts *o, const exec_bench_cpu *b,
-                          data_catalog_entry *out, db_bench_entry *e, gpu_summary *sum,
+                          data_catalog_entry *out, db_bench_entry *e, plan_host_entry *h,
                           char *inst_name, char *gpu_name, size_t nn, st_err *err)
 {
     char gname[64], iname[64];
     gpu_entry_names(o, iname, sizeof iname, gname, sizeof gname);
     snprintf(inst_name, nn, "%s", iname);
     snprintf(gpu_name, nn, "%s", gname);
-    /* the catalog's GPU of this device: its datasheet peak stays the peak
-     * (MFU is against it), the measured asymptote its fraction */
     plan_catalog cat;
     memset(&cat, 0, sizeof cat);
     st_err ignore = {0};
     int gi = -1;
     if (data_catalog_load(NULL, &cat, &ignore) == ST_OK)
         gi = cli_catalog_gpu_of_device(&cat, b->cpu_model);
-    const plan_gpu *ref = gi >= 0 ? &cat.gpus[gi] : NULL;
-    const plan_instance *ri = NULL;
-    for (int i = 0; ref && i < cat.ninstances && !ri; i++)
-        if (cat.instances[i].gpu_index == gi)
-            ri = &cat.instances[i];
-    plan_host_gpu_fit f;
-    int rc = plan_host_gpu_fit_run(b, ref, &f, err);
-    if (rc != ST_OK) {
-        plan_catalog_free(&cat);
-        return rc;
+    int rc = plan_host_gpu_device(b, &cat, gi, gname, h, err);
+    if (rc == ST_OK) {
+        data_catalog_entry_add_gpu(out, h->gpu_name, &h->gpu, h->gpu_source, h->gpu_note);
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        double mem_bytes = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+        rc = plan_host_gpu_instance(b, &cat, gi, exec_device_count(b->device), mem_bytes, iname,
+                                    h, err);
     }
-    const plan_dev_fit d = f.d;
-    const plan_gpu g = f.g;
-    double peak = g.peak_flops, eff = g.gemm_eff_max, hbm = g.hbm_bps;
-    double flash_eff = g.flash_eff, hbm_eff = g.hbm_eff;
-    const char *hbm_how = f.hbm_how;
-    *sum = (gpu_summary){d.gemm.asymptote_flops, eff, flash_eff, hbm_eff};
-    char src[PLAN_SOURCE_MAX];
-    setf(src, sizeof src, "smdplan bench gpu on %.40s: %.80s", b->host, b->cpu_model);
-    char note[1200], steady[200];
-    steadiness(b, steady, sizeof steady);
-    setf(note, sizeof note,
-         "The executor's %s device on %s (%s; %s). peak_flops: %s; gemm_eff_max: the asymptote "
-         "of the GEMM model fitted to the executor's linears (forward, input and weight "
-         "gradients, a layer's worth at each of %d groups; rms %.1f%%, worst group %.1f%%) "
-         "over that peak; hbm_bps: a device-to-device copy, bytes read and written; hbm_eff: "
-         "from %s; flash_eff: the fused attention's forward and backward work as the planner "
-         "counts it over their time, median of the shapes, over the peak; attn_row_*_s and "
-         "attn_elem_*_s: the plain attention core's time beyond the planner's terms per score "
-         "row (its softmax row kernels) and per row and head element (layout copies, short "
-         "products), least squares over the shapes; act_*_s, glu_*_s: "
-         "GELU and SwiGLU per element; "
-         "opt_param_s: the executor's optimizer (the gradients' squares and AdamW) per "
-         "parameter. Measured, not fitted to runs.",
-         b->device, b->host, b->cpu_model, steady,
-         ref ? "the datasheet peak of the catalog's GPU of this device" : "the measured asymptote "
-         "(no catalog GPU matches this device)",
-         d.gemm.groups, 100 * d.gemm.rms_log_err, d.gemm.max_abs_err_pct, hbm_how);
-    data_catalog_entry_add_gpu(out, gname, &g, src, note);
-
-    /* the instance: this host's GPUs; the links between them are the
-     * catalog's instance of this GPU where there is one (not measured: NCCL
-     * between the GPUs is smdplan bench comm --transport nccl) */
-    int ngpu = exec_device_count(b->device);
-    plan_instance in;
-    memset(&in, 0, sizeof in);
-    in.gpus_per_node = ngpu > 0 ? ngpu : 1;
-    in.nvlink_bps = ri ? ri->nvlink_bps : hbm;
-    in.nvswitch = ri ? ri->nvswitch : 1;
-    in.intra_busbw_bps = ri ? ri->intra_busbw_bps : hbm;
-    in.intra_latency_s = ri ? ri->intra_latency_s : 1e-5;
-    in.net_bps = ri ? ri->net_bps : hbm;
-    in.net_latency_s = ri ? ri->net_latency_s : 1e-5;
-    in.net_ring_eff = ri ? ri->net_ring_eff : 1.0;
-    in.net_tree_eff = ri ? ri->net_tree_eff : 1.0;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0)
-        in.host_mem_bytes = (double)pages * (double)page;
-    in.efa = ri ? ri->efa : 0;
-    const plan_curve *ci = ri ? &cat.curves[ri->intra_curve_index] : cat.ncurves ? &cat.curves[0]
-                                                                                 : NULL,
-                     *cn = ri ? &cat.curves[ri->net_curve_index] : ci;
-    if (!ci) {
-        plan_catalog_free(&cat);
-        return ST_RAISE(err, ST_EINVAL, "bench gpu: the catalog has no collective curve to name");
+    if (rc == ST_OK) {
+        add_instance(out, h);
+        entry_figures(h, 1, e);
     }
-    data_catalog_entry_add_curve(out, ci);
-    data_catalog_entry_add_curve(out, cn);
-    setf(src, sizeof src, "smdplan bench gpu on %.40s: %d GPU%s", b->host, ngpu,
-         ngpu == 1 ? "" : "s");
-    setf(note, sizeof note, "This host's %d GPU%s as CUDA sees them. The links between them "
-         "are %s%s, not measured here.", ngpu, ngpu == 1 ? "" : "s",
-         ri ? "the catalog's instance type " : "placeholders (the device's own bandwidth)",
-         ri ? ri->name : "");
-    data_catalog_entry_add_instance(out, iname, gname, &in, ci->name, cn->name, src, note);
     plan_catalog_free(&cat);
-
-    *e = (db_bench_entry){.threads_per_rank = 1, .peak_flops = peak,
-                          .gemm_dim_half = d.gemm.dim_half,
-                          .gemm_rms_log_err = d.gemm.rms_log_err,
-                          .misaligned_factor = g.misaligned_factor, .hbm_bps = hbm,
-                          .hbm_eff = hbm_eff, .act_fwd_s = d.act_fwd_s,
-                          .act_bwd_s = d.act_bwd_s, .glu_fwd_s = d.glu_fwd_s,
-                          .glu_bwd_s = d.glu_bwd_s, .opt_param_s = d.opt_param_s,
-                          .attn_fwd_flops = d.attn_fwd_flops, .attn_bwd_flops = d.attn_bwd_flops,
-                          .p2p_bps = NAN, .p2p_latency_s = NAN,
-                          .allreduce_busbw_bps = NAN, .allreduce_latency_s = NAN};
-    return ST_OK;
+    return rc;
 }
 
 /* The entry's key ("gpus", "instances", "curves") into obj. */
@@ -846,8 +479,8 @@ static void print_cpu(const exec_bench_cpu *b)
                    d.gemm.asymptote_flops / 1e9, d.gemm.dim_half, 100 * d.gemm.rms_log_err,
                    d.gemm.max_abs_err_pct, d.misaligned, d.triad_bps / 1e9);
     }
-    char steady[200];
-    steadiness(b, steady, sizeof steady);
+    char steady[PLAN_BENCH_STEADY_MAX];
+    plan_bench_steadiness(b, steady, sizeof steady);
     printf("steadiness: %s\n\n", steady);
 }
 
@@ -964,10 +597,10 @@ static int bench_gpu(const bench_opts *o, exec_bench_cpu *b)
     db_bench_entry entry;
     char iname[64] = "", gname[64] = "";
     memset(&entry, 0, sizeof entry);
-    gpu_summary sum = {0, 0, 0, 0};
+    plan_host_entry h;
     rc = data_catalog_entry_new(&out, &err);
     if (rc == ST_OK)
-        rc = make_gpu_entry(o, b, out, &entry, &sum, iname, gname, sizeof iname, &err);
+        rc = make_gpu_entry(o, b, out, &entry, &h, iname, gname, sizeof iname, &err);
     char *catalog_text = NULL;
     if (rc == ST_OK && o->write) {
         rc = data_catalog_entry_write(out, o->write, o->force, &err);
@@ -1001,9 +634,9 @@ static int bench_gpu(const bench_opts *o, exec_bench_cpu *b)
             printf("entry %s (device %s): GEMM asymptote %.1f TFLOP/s (gemm_eff_max %.3f of "
                    "%.0f TFLOP/s), gemm_dim_half %.1f, copy %.0f GB/s (hbm_eff %.3f), fused "
                    "attention flash_eff %.3f\n",
-                   iname, gname, sum.asymptote_flops / 1e12, sum.gemm_eff_max,
+                   iname, gname, h.fit.gemm.asymptote_flops / 1e12, h.gpu.gemm_eff_max,
                    entry.peak_flops / 1e12, entry.gemm_dim_half, entry.hbm_bps / 1e9,
-                   sum.hbm_eff, sum.flash_eff);
+                   h.gpu.hbm_eff, h.gpu.flash_eff);
         if (o->write && rc == ST_OK)
             printf("catalog: %s (load it with --catalog %s)\n", o->write, o->write);
     }
@@ -1039,7 +672,7 @@ static int load_record(const bench_opts *o, exec_bench_cpu *cpu, int *have_cpu,
 }
 
 /* The CPU device (and, unless --quick, the executor's reference step at
- * each thread count) into cpu. */
+ * each thread count, when smdplan-rank is beside smdplan) into cpu. */
 static int measure_cpu(const bench_opts *o, exec_bench_cpu *cpu, st_err *err)
 {
     exec_bench_cpu_config cfg;
@@ -1050,8 +683,10 @@ static int measure_cpu(const bench_opts *o, exec_bench_cpu *cpu, st_err *err)
     int rc = exec_bench_cpu_run(&cfg, cpu, err);
     if (rc == ST_OK && !o->quick && !o->json)
         fprintf(stderr, "measuring the executor's reference step...\n");
-    for (int t = 0; rc == ST_OK && !o->quick && t < o->nthreads; t++)
-        rc = ref_step(o->threads[t], cpu, err);
+    char prog[CLI_PATH_MAX];
+    cli_find_program(EXEC_BENCH_REF_PROGRAM, 0, prog, sizeof prog);
+    for (int t = 0; rc == ST_OK && !o->quick && prog[0] && t < o->nthreads; t++)
+        rc = exec_bench_ref_step_run(prog, o->threads[t], cpu, err);
     return rc;
 }
 
@@ -1066,8 +701,8 @@ static void print_bench(const bench_opts *o, const exec_bench_cpu *cpu, int have
     /* an entry measured under load predicts this host badly: said, whatever
      * the output's form */
     if (have_cpu && !from_cpu && plan_bench_busy(cpu)) {
-        char steady[200];
-        steadiness(cpu, steady, sizeof steady);
+        char steady[PLAN_BENCH_STEADY_MAX];
+        plan_bench_steadiness(cpu, steady, sizeof steady);
         fprintf(stderr, "smdplan: warning: this host was busy while it was measured (%s); an "
                 "entry written under load made a host's CPU predictions 15-17 %% off, against "
                 "5 %% from one written quiet: measure again on a quiet host\n", steady);

@@ -3,6 +3,7 @@
  */
 #include "common/text.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,4 +50,12 @@ const char *text_comment(const char *s, char *buf, size_t n)
     if (n > 0)
         buf[o] = '\0';
     return buf;
+}
+
+void text_setf(char *buf, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, n, fmt, ap);
+    va_end(ap);
 }

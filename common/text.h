@@ -20,4 +20,9 @@ void text_shell_quote(const char *s, char *buf, size_t n);
  * line it is written on. Cut short (at a whole escape) to fit n; returns buf. */
 const char *text_comment(const char *s, char *buf, size_t n);
 
+/* buf (n >= 1) = the formatted text, cut short when it does not fit: for
+ * notes and sources whose length a caller bounds by its buffer, where a
+ * cut is the intended outcome (snprintf's result unused). */
+void text_setf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -14,10 +14,14 @@
  *     the best of several repetitions, at each thread count;
  *   - the host: online cores, physical memory, CPU model, BLAS build.
  * The transport between ranks is measured by exec_bench_comm (the rank
- * program's bench mode, collective over the ranks of a job).
+ * program's bench mode, collective over the ranks of a job), which the
+ * host side starts (exec_bench_host.c), as it starts the executor's own
+ * step on a reference model.
  *
- * Every figure is a measurement of this process on this host; nothing here
- * writes files or touches the database (smdplan records the results).
+ * Every figure is a measurement on this host; nothing here touches the
+ * database or writes a file of the caller's (the host side's rank programs
+ * write into a directory of their own, removed after), and smdplan records
+ * the results.
  */
 #ifndef SMD_EXEC_BENCH_H
 #define SMD_EXEC_BENCH_H
@@ -122,6 +126,53 @@ int exec_bench_gpu_run(const char *device, exec_bench_cpu *out, st_err *err);
 /* The thread counts measured for a host of `cores` cores up to max: 1, 2,
  * 4, ... and max itself; at most EXEC_BENCH_THREADS_MAX. Returns the count. */
 int exec_bench_thread_counts(int max, int *out);
+
+/* ---- the host side: the rank programs under launch/'s supervisor
+ * (exec_bench_host.c) ---- */
+
+/* The rank programs, beside smdplan in a build: the transport bench's
+ * (exec_bench_main.c) and the executor's (exec_rank_main.c), whose lines
+ * on stderr start with these names. */
+#define EXEC_BENCH_RANK_PROGRAM "smdplan-bench-rank"
+#define EXEC_BENCH_REF_PROGRAM "smdplan-rank"
+
+/* The transport bench job's wall-clock limit by default, seconds. */
+#define EXEC_BENCH_COMM_TIMEOUT_S 900.0
+
+/* A transport bench job. Zero fields take the defaults. Strings are
+ * borrowed for the call. */
+typedef struct exec_bench_comm_job {
+    const char *program;         /* path of EXEC_BENCH_RANK_PROGRAM */
+    const char *transport;       /* "mpi" or "nccl" (NULL or "": mpi) */
+    int ranks;                   /* ranks of the job (0: one per GPU CUDA sees with nccl,
+                                  * else the cores, at least 2) */
+    int cores;                   /* this host's online CPUs: more ranks run oversubscribed */
+    double max_bytes;            /* largest message wanted (0: 1 GiB, 4 MiB with quick),
+                                  * capped by memory (exec_bench_comm_max_bytes) */
+    const char *ops;             /* "allreduce,sendrecv", ... (NULL or "": all) */
+    int iters;                   /* timed iterations per size (0: 20, 5 with quick) */
+    int quick;
+    double timeout_s;            /* the ranks' limit (0: EXEC_BENCH_COMM_TIMEOUT_S) */
+} exec_bench_comm_job;
+
+/* Measure the transport between the ranks of one job on this host: mpirun
+ * on job->program in a directory of our own, supervised (launch_job_run),
+ * its JSON read into out (exec_bench_comm_parse). The modules the ranks
+ * open are checked first (exec_comm_present, exec_dev_present; their
+ * errors). ST_EINVAL with nccl and fewer than 2 GPUs; ST_EIO when the
+ * directory cannot be made or the job fails, times out or is interrupted
+ * (its last error line in the message); the reader's errors. */
+int exec_bench_comm_job_run(const exec_bench_comm_job *job, exec_bench_comm *out, st_err *err);
+
+/* The executor's own step on the reference model (planner/plan_hwfit.h:
+ * plan_bench_ref_model, plan_bench_ref_layout) at threads per rank:
+ * program (the path of EXEC_BENCH_REF_PROGRAM) on one rank, transport
+ * "self", PLAN_BENCH_REF_STEPS steps; the medians of its measured steps'
+ * compute and optimizer phases are appended to b->elem at threads, when
+ * two places remain, as "ref_compute" (n: the tokens of a step) and
+ * "ref_optimizer" (n: the parameters). ST_EIO when the step fails;
+ * ST_ENOMEM; the result reader's errors. */
+int exec_bench_ref_step_run(const char *program, int threads, exec_bench_cpu *b, st_err *err);
 
 /* ---- between the bench files ---- */
 

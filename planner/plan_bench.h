@@ -10,6 +10,7 @@
 #ifndef SMD_PLAN_BENCH_H
 #define SMD_PLAN_BENCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define PLAN_BENCH_THREADS_MAX 8      /* thread counts measured */
@@ -92,6 +93,13 @@ typedef struct plan_bench_cpu {
  * against 5 % from one written quiet). */
 #define PLAN_BENCH_SPREAD_BUSY 0.05
 int plan_bench_busy(const plan_bench_cpu *b);
+
+/* How steady b's measurements were, in words, into buf (n bytes, at most
+ * PLAN_BENCH_STEADY_MAX needed; cut short when it does not fit): their
+ * spread, the load at the start and end, and whether the host was busy
+ * (plan_host_entry.c). */
+#define PLAN_BENCH_STEADY_MAX 200
+void plan_bench_steadiness(const plan_bench_cpu *b, char *buf, size_t n);
 
 /* One collective (or send/recv) at one message size, over the ranks of a
  * job, as nccl-tests measures it (doc/PERFORMANCE.md): time is the mean of

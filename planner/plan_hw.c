@@ -415,16 +415,12 @@ double plan__allgather_s(const plan_cluster *c, const plan__span *sp, double byt
 
 /* A point-to-point send: one hop's latency (NCCL's Simple protocol, scaled
  * to the hardware as above) and the link's bandwidth at the fraction a send
- * reaches of it: ib_write_bw reaches 24 of 25 GB/s on an HDR link (NCCL
- * issue #1048, 2023); the same fraction is taken for NVLink and for the
- * GPU's share of the node's network. */
-#define P2P_PEAK_EFF 0.96
-
+ * reaches of it (PLAN__P2P_PEAK_EFF, plan_int.h). */
 double plan__p2p_link_bps(const plan_cluster *c, int same_node)
 {
     if (same_node)
-        return c->inst->nvlink_bps * P2P_PEAK_EFF;
-    return gpu_net_bps(c->inst) * P2P_PEAK_EFF;
+        return c->inst->nvlink_bps * PLAN__P2P_PEAK_EFF;
+    return gpu_net_bps(c->inst) * PLAN__P2P_PEAK_EFF;
 }
 
 double plan__p2p_latency_s(const plan_cluster *c, int same_node)

@@ -213,4 +213,71 @@ typedef struct plan_host_gpu_fit {
 int plan_host_gpu_fit_run(const plan_bench_cpu *b, const plan_gpu *ref, plan_host_gpu_fit *out,
                           st_err *err);
 
+/* ---- a host's catalog entry: its values and texts (plan_host_entry.c) ----
+ * What smdplan bench writes for a host: its device, from the fits above,
+ * and its instance type with the links and curves, each with the source
+ * and note texts the catalog keeps. Made from the measurements and from
+ * what the caller knows of the host (the names, its GPUs and memory, the
+ * catalog), passed in as values; data/ writes it. */
+#define PLAN_HOST_NAME_MAX 64
+#define PLAN_HOST_NOTE_MAX 1200
+
+typedef struct plan_host_entry {
+    char gpu_name[PLAN_HOST_NAME_MAX];  /* the device entry */
+    plan_gpu gpu;                /* its figures (no name) */
+    plan_dev_fit fit;            /* the device fit they come from (a CPU: at T threads,
+                                  * opt_param_s as in gpu) */
+    int slots;                   /* devices per node (a CPU: cores / T; a GPU host: its
+                                  * GPUs, with the instance) */
+    char gpu_source[PLAN_SOURCE_MAX];
+    char gpu_note[PLAN_HOST_NOTE_MAX];
+    int has_instance;            /* 1: the instance type below is made */
+    char instance_name[PLAN_HOST_NAME_MAX];
+    plan_instance instance;      /* its links and node figures (no name) */
+    plan_curve intra_curve, net_curve; /* its curves (a CPU host: one curve, twice) */
+    char instance_source[PLAN_SOURCE_MAX];
+    char instance_note[PLAN_HOST_NOTE_MAX];
+    plan_link_fit allreduce, p2p; /* a CPU host's links as measured; NAN: not measured */
+} plan_host_entry;
+
+/* A CPU host's device gpu_name at T threads per rank (plan_host_cpu_fit_run)
+ * into out (reset first; no instance, the link fits NAN), its source
+ * naming the host, the fit and the triad, its note every figure's origin
+ * and how steady the measurements were. The fit's errors. */
+int plan_host_cpu_device(const plan_bench_cpu *cpu, int T, const char *gpu_name,
+                         plan_host_entry *out, st_err *err);
+
+/* The instance type instance_name of the device out holds (from
+ * plan_host_cpu_device on cpu), from comm, the transport measured between
+ * its ranks: out->slots devices; intra_busbw_bps and intra_latency_s the
+ * all-reduce fit's bandwidth and small-message time (plan_link_fit_run);
+ * nvlink_bps the send/recv fit's bandwidth over the planner's
+ * point-to-point efficiency, so that the planner's send time is the one
+ * measured; the network the intra-host figures again (a single host has
+ * none, as the note says); the node's memory cpu's; both curves curve_name,
+ * the all-reduce busbw at each size over its largest. ST_EINVAL when the
+ * all-reduce or send/recv rows give no bandwidth or small-message time
+ * (out's instance then not made). */
+int plan_host_cpu_instance(const plan_bench_cpu *cpu, const plan_bench_comm *comm,
+                           const char *instance_name, const char *curve_name,
+                           plan_host_entry *out, st_err *err);
+
+/* A GPU host's device gpu_name from its bench b (plan_host_gpu_fit_run,
+ * ref the GPU gpu_index of cat, the catalog's GPU of this device; -1:
+ * none) into out (reset first; no instance, the link fits NAN), with its
+ * source and note. The fit's errors. */
+int plan_host_gpu_device(const plan_bench_cpu *b, const plan_catalog *cat, int gpu_index,
+                         const char *gpu_name, plan_host_entry *out, st_err *err);
+
+/* The instance type instance_name of the GPU device out holds: ngpu GPUs
+ * (as CUDA counts them; at least 1 in the entry), host_mem_bytes of host
+ * memory (0: unknown), and the links, curves and EFA of cat's first
+ * instance type of GPU gpu_index, not measured here; without one, the
+ * device's own bandwidth stands for every link (a placeholder, as the note
+ * says) and cat's first curve for both curves. ST_EINVAL when cat has no
+ * curve to name. */
+int plan_host_gpu_instance(const plan_bench_cpu *b, const plan_catalog *cat, int gpu_index,
+                           int ngpu, double host_mem_bytes, const char *instance_name,
+                           plan_host_entry *out, st_err *err);
+
 #endif

@@ -134,6 +134,13 @@ double plan__allreduce_s(const plan_cluster *c, const plan__span *sp, double byt
 /* Reduce-scatter or all-gather: half an all-reduce's traffic. */
 double plan__allgather_s(const plan_cluster *c, const plan__span *sp, double bytes);
 
+/* The fraction of a link's bandwidth a point-to-point send reaches:
+ * ib_write_bw reaches 24 of 25 GB/s on an HDR link (NCCL issue #1048,
+ * 2023); the same fraction is taken for NVLink and for the GPU's share of
+ * the node's network (plan_hw.c), and a host's measured send/recv is
+ * divided by it for its entry (plan_host_entry.c). */
+#define PLAN__P2P_PEAK_EFF 0.96
+
 /* A point-to-point send's bandwidth (bytes/s) and latency (s), inside a
  * node or across nodes. */
 double plan__p2p_link_bps(const plan_cluster *c, int same_node);
