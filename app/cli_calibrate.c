@@ -32,14 +32,14 @@
 #include <string.h>
 #include <strings.h>
 
-#include <cjson/cJSON.h>
-
 #include "app/cli_int.h"
 #include "common/outfile.h"
 #include "data/data.h"
+#include "data/data_calibration.h"
 #include "data/data_csv.h"
 #include "planner/plan_calibrate.h"
 #include "planner/plan_framework.h"
+#include "planner/plan_measured.h"
 
 enum { O_HELP = 'h', O_CATALOG = 256, O_GPU, O_FRAMEWORK, O_FIT, O_WRITE, O_NO_LOSO, O_NO_RECORD,
        O_DB, O_RUNS, O_FORCE, O_WRITE_BANDS };
@@ -184,176 +184,6 @@ static void usage(FILE *f)
             "                    efficiencies from its runs recorded by smdplan exec (--runs --help)\n\n"
             "Example:\n  smdplan calibrate data/reference/calibration_runs.csv --write fitted.json\n"
             "  smdplan validate data/reference/calibration_runs.csv --catalog fitted.json\n");
-}
-
-static void add_eff_values(cJSON *o, const plan_eff *e, unsigned fitted, const double *se)
-{
-    for (int p = 0; p < PLAN_EFF__COUNT; p++) {
-        if (!(fitted & (1u << p)))
-            continue;
-        const char *name = plan_eff_param_name((plan_eff_param)p);
-        cJSON_AddNumberToObject(o, name, *plan_eff_ref((plan_eff *)e, (plan_eff_param)p));
-        if (se) {
-            char key[48];
-            snprintf(key, sizeof key, "%s_stderr", name);
-            cJSON_AddNumberToObject(o, key, se[p]);
-        }
-    }
-}
-
-static int write_override(const char *path, int force, const plan_catalog *cat,
-                          const plan_cal_report *rep, const char *csv_path, st_err *err)
-{
-    cJSON *root = cJSON_CreateObject(), *gpus = cJSON_CreateArray(), *effs = cJSON_CreateArray();
-    cJSON_AddItemToObject(root, "gpus", gpus);
-    cJSON_AddItemToObject(root, "efficiencies", effs);
-    for (int i = 0; i < rep->ngroups; i++) {
-        const plan_cal_group *g = &rep->group[i];
-        if (!g->fitted)
-            continue;
-        if (g->framework[0]) {
-            const plan_fw_eff *e = plan_catalog_eff(cat, g->framework, g->silicon);
-            if (!e)
-                continue; /* rejected */
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "name", e->name);
-            cJSON_AddStringToObject(o, "framework", e->framework);
-            cJSON_AddStringToObject(o, "silicon", e->silicon);
-            add_eff_values(o, &e->eff, e->fitted, e->std_err);
-            cJSON_AddNumberToObject(o, "rows", e->rows);
-            cJSON_AddNumberToObject(o, "sources", e->sources);
-            cJSON_AddNumberToObject(o, "mean_abs_err_pct", e->mean_abs_err_pct);
-            cJSON_AddStringToObject(o, "source", e->source);
-            cJSON_AddItemToArray(effs, o);
-            continue;
-        }
-        /* a chip's pool: every GPU of the chip takes the values */
-        for (int j = 0; j < cat->ngpus; j++) {
-            if (strcmp(cat->gpus[j].silicon, g->silicon) != 0)
-                continue;
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "name", cat->gpus[j].name);
-            add_eff_values(o, &g->after, g->fitted, NULL);
-            char src[PLAN_SOURCE_MAX];
-            snprintf(src, sizeof src,
-                     "fitted by smdplan calibrate to %d runs (%d sources) of %s on %s GPUs: "
-                     "mean |error| %.1f%%",
-                     g->rows, g->sources, csv_path, g->silicon, g->mean_abs_err_after_pct);
-            cJSON_AddStringToObject(o, "source", src);
-            cJSON_AddItemToArray(gpus, o);
-        }
-    }
-    char *s = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!s)
-        return ST_RAISE(err, ST_ENOMEM, "out of memory writing %s", path);
-    /* whole or not at all: a temporary beside path, renamed over it */
-    outfile out;
-    int rc = outfile_open(&out, path, "--write", force, err);
-    if (rc == ST_OK) {
-        fprintf(out.f, "%s\n", s);
-        rc = outfile_commit(&out, err);
-    }
-    free(s);
-    return rc;
-}
-
-/* The error bands every predicted step carries (data/error_bands.json,
- * read by data_bands_load): for each (stack release, chip) the mean over
- * its published sources of their runs' mean |error| there, each source
- * predicted without it (leave-one-source-out; plan_cal_piece: a source's
- * runs by release and chip); for each chip the same over every stack's
- * sources on it (what a release without runs of its own there gets), each
- * source's runs on the chip together; and the worst source held out, for a
- * chip no run was fitted on. */
-struct cJSON *cli_bands_json(const plan_cal_report *rep, const char *csv_path)
-{
-    cJSON *root = cJSON_CreateObject();
-    if (!root)
-        return NULL;
-    char doc[700];
-    snprintf(doc, sizeof doc,
-             "Error bands of predicted step times, written by smdplan calibrate %s --write-bands: "
-             "heldout_mean_abs_err_pct is, over the published sources with runs of a (stack "
-             "release, chip) (bands; stack is the release, framework its family) or of a chip "
-             "(pools, every stack's), the mean of each source's mean |time error| on those runs "
-             "when that source was left out of the fit (leave-one-source-out); "
-             "worst_heldout_source_pct is the worst such source, the band of a chip no run was "
-             "fitted on.", csv_path);
-    cJSON_AddStringToObject(root, "_doc", doc);
-    cJSON *bands = cJSON_AddArrayToObject(root, "bands");
-    cJSON *pools = cJSON_AddArrayToObject(root, "pools");
-    /* pass 0 a band per (release, chip), pass 1 a pool per chip; each
-     * made at the first piece that names it, in the order of the sources */
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < rep->nsources; i++)
-            for (int p = 0; p < rep->source[i].npieces; p++) {
-                const plan_cal_piece *x = &rep->source[i].piece[p];
-                int first = !isnan(x->loso_mean_abs_err_pct);
-                for (int k = 0; k <= i && first; k++)
-                    for (int q = 0; q < (k < i ? rep->source[k].npieces : p) && first; q++) {
-                        const plan_cal_piece *y = &rep->source[k].piece[q];
-                        first = isnan(y->loso_mean_abs_err_pct) ||
-                                strcmp(y->silicon, x->silicon) != 0 ||
-                                (pass == 0 && strcmp(y->release, x->release) != 0);
-                    }
-                if (!first)
-                    continue;
-                double sum = 0;
-                int n = 0, rows = 0;
-                for (int k = i; k < rep->nsources; k++) {
-                    double esum = 0;
-                    int erows = 0;
-                    for (int q = 0; q < rep->source[k].npieces; q++) {
-                        const plan_cal_piece *y = &rep->source[k].piece[q];
-                        if (isnan(y->loso_mean_abs_err_pct) || strcmp(y->silicon, x->silicon) ||
-                            (pass == 0 && strcmp(y->release, x->release)))
-                            continue;
-                        esum += y->loso_mean_abs_err_pct * y->rows;
-                        erows += y->rows;
-                    }
-                    if (erows == 0)
-                        continue;
-                    sum += esum / erows; /* the source's runs there, together */
-                    rows += erows;
-                    n++;
-                }
-                cJSON *o = cJSON_CreateObject();
-                if (pass == 0) {
-                    cJSON_AddStringToObject(o, "stack", x->release);
-                    cJSON_AddStringToObject(o, "framework", x->framework);
-                }
-                cJSON_AddStringToObject(o, "silicon", x->silicon);
-                cJSON_AddNumberToObject(o, "heldout_mean_abs_err_pct",
-                                        round(sum / n * 100) / 100);
-                cJSON_AddNumberToObject(o, "sources", n);
-                cJSON_AddNumberToObject(o, "rows", rows);
-                cJSON_AddItemToArray(pass == 0 ? bands : pools, o);
-            }
-    if (!isnan(rep->loso_max_source_err_pct))
-        cJSON_AddNumberToObject(root, "worst_heldout_source_pct",
-                                round(rep->loso_max_source_err_pct * 100) / 100);
-    return root;
-}
-
-static int write_bands(const char *path, int force, const plan_cal_report *rep,
-                       const char *csv_path, st_err *err)
-{
-    cJSON *root = cli_bands_json(rep, csv_path);
-    if (!root)
-        return ST_RAISE(err, ST_ENOMEM, "out of memory writing %s", path);
-    char *s = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!s)
-        return ST_RAISE(err, ST_ENOMEM, "out of memory writing %s", path);
-    outfile out;
-    int rc = outfile_open(&out, path, "--write-bands", force, err);
-    if (rc == ST_OK) {
-        fprintf(out.f, "%s\n", s);
-        rc = outfile_commit(&out, err);
-    }
-    free(s);
-    return rc;
 }
 
 typedef struct calibrate_record {
@@ -502,95 +332,6 @@ static int calibrate_bench(int argc, char **argv)
 /* ---- smdplan calibrate --runs ---- */
 
 #define RUNS_MAX 4096
-#define RUN_PLANS_MAX 8
-
-/* A run's model shape, its source: "gpt L4 H512 A8 S256 V1024". */
-static void shape_key(const plan_model *m, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s L%lld H%lld A%lld S%lld V%lld",
-             m->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt", (long long)m->layers,
-             (long long)m->hidden, (long long)m->heads, (long long)m->seq, (long long)m->vocab);
-}
-
-/* One recorded run made a row: what it ran and what it measured. 0 and r
- * filled, or 1 and why it cannot take part. */
-static int run_row(db *d, const plan_catalog *cat, const db_exec_run *x,
-                   plan_validate_result *r, char *why, size_t nwhy)
-{
-    memset(r, 0, sizeof *r);
-    if (!(x->predicted_s > 0)) {
-        snprintf(why, nwhy, "not predicted when it ran (no catalog entry, more ranks than "
-                 "devices, or ranks sharing a GPU)");
-        return 1;
-    }
-    const plan_instance *in = plan_catalog_find(cat, x->instance_type);
-    if (!in) {
-        snprintf(why, nwhy, "instance type %s is not in the catalog (give its --catalog file)",
-                 x->instance_type);
-        return 1;
-    }
-    db_plan *p = calloc(RUN_PLANS_MAX, sizeof *p);
-    st_err err = {0};
-    int np = 0, rc = p ? db_plans(d, x->record_id, p, RUN_PLANS_MAX, &np, &err) : ST_ENOMEM;
-    const db_plan *pick = NULL;
-    for (int i = 0; rc == ST_OK && i < np && !pick; i++)
-        if (!strcmp(p[i].role, "measured"))
-            pick = &p[i];
-    if (rc == ST_OK && pick)
-        rc = db_model(d, x->record_id, &r->model, &err);
-    if (rc != ST_OK || !pick) {
-        snprintf(why, nwhy, "its record has no plan or model: %.150s", rc ? err.msg : "none");
-        free(p);
-        return 1;
-    }
-    /* the executor trains without dropout (exec_config.c refuses it), as
-     * smdplan exec predicted the run */
-    r->model.dropout = PLAN_DROPOUT_OFF;
-    snprintf(r->row_id, sizeof r->row_id, "run %lld", (long long)x->record_id);
-    shape_key(&r->model, r->source_key, sizeof r->source_key);
-    r->have_model = 1;
-    r->layout = pick->layout;
-    r->framework = pick->layout.framework;
-    r->inst = *in;
-    snprintf(r->instance, sizeof r->instance, "%s", in->name);
-    r->nodes = pick->nodes;
-    r->gpus = pick->gpus;
-    snprintf(r->notes, sizeof r->notes, "%s", pick->label); /* for the table */
-    free(p);
-    r->have_layout = 1;
-    plan_cluster c;
-    if (plan_validate_cluster(cat, r, &c, &err) != ST_OK ||
-        plan_evaluate(&r->model, &c, &r->layout, &r->est, NULL, &err) != ST_OK) {
-        snprintf(why, nwhy, "cannot be predicted now: %.150s", err.msg);
-        return 1;
-    }
-    if ((r->est.reject != PLAN_OK && r->est.reject != PLAN_REJ_OOM) || !(r->est.time.step_s > 0)) {
-        char w[160];
-        snprintf(why, nwhy, "the planner rejects its layout now: %.150s",
-                 plan_estimate_reason(&r->est, w, sizeof w));
-        return 1;
-    }
-    r->pred_oom = r->est.reject == PLAN_REJ_OOM;
-    r->pred_time_s = r->est.time.step_s;
-    r->pred_mem_bytes = r->est.mem.total_bytes;
-    r->basis = PLAN_VAL_BASIS_TIME;
-    r->ref_time_s = x->measured_s;
-    r->error_pct = 100.0 * (r->pred_time_s - r->ref_time_s) / r->ref_time_s;
-    r->compared = 1;
-    return 0;
-}
-
-/* The step time of row r under the catalog as it stands (0: none). */
-static double row_step_s(const plan_catalog *cat, const plan_validate_result *r)
-{
-    plan_cluster c;
-    plan_estimate e;
-    st_err err = {0};
-    if (plan_validate_cluster(cat, r, &c, &err) != ST_OK ||
-        plan_evaluate(&r->model, &c, &r->layout, &e, NULL, &err) != ST_OK)
-        return 0;
-    return e.time.step_s;
-}
 
 static void runs_usage(FILE *f)
 {
@@ -655,25 +396,12 @@ static int calibrate_runs(int argc, char **argv)
         goto done;
     }
     /* every run that can take part, and why the others cannot */
-    char (*why)[200] = calloc((size_t)(nruns > 0 ? nruns : 1), sizeof *why);
+    char (*why)[DB_CAL_WHY_MAX] = calloc((size_t)(nruns > 0 ? nruns : 1), sizeof *why);
     if (!why) {
         ex = 1;
         goto done;
     }
-    for (int i = 0; i < nruns; i++) {
-        int fwi = -1;
-        st_err fe = {0};
-        if (plan_framework_find(runs[i].framework, &fwi, &fe) != ST_OK)
-            snprintf(why[i], sizeof why[i], "its plan names no framework");
-        else if (opt.framework &&
-                 strcasecmp(opt.framework, plan_fw_family_key(plan_framework_get(fwi)->family)))
-            continue; /* another framework's: not asked for */
-        else if (run_row(d, &cat, &runs[i], &res[nrows], why[i], sizeof why[i]) == 0) {
-            nrows++;
-            continue;
-        }
-        left++;
-    }
+    db_calibration_rows(d, &cat, runs, nruns, opt.framework, res, &nrows, why, &left);
     db_close(d);
     d = NULL;
     if (nrows == 0) {
@@ -688,10 +416,10 @@ static int calibrate_runs(int argc, char **argv)
     /* what each run was predicted at before the fit */
     double *before = calloc((size_t)nrows, sizeof *before);
     for (int i = 0; before && i < nrows; i++)
-        before[i] = row_step_s(&cat, &res[i]);
+        before[i] = plan_validate_step_s(&cat, &res[i]);
     rc = plan_calibrate_results(&cat, res, nrows, &opt, rep, &err);
     if (rc == ST_OK && write)
-        rc = write_override(write, a.force, &cat, rep, label, &err);
+        rc = data_calibration_write(write, "--write", a.force, &cat, rep, label, &err);
     if (rc != ST_OK) {
         ex = cli_fail(&err);
         free(before);
@@ -712,7 +440,7 @@ static int calibrate_runs(int argc, char **argv)
         cli_table_col(t, head[k], right[k], prio[k]);
     for (int i = 0; t && i < nrows; i++) {
         const plan_validate_result *r = &res[i];
-        double after = row_step_s(&cat, r);
+        double after = plan_validate_step_s(&cat, r);
         cli_table_row(t);
         cli_table_cell(t, "%s", r->row_id + 4);
         cli_table_cell(t, "%s", r->source_key);
@@ -794,12 +522,12 @@ int cli_calibrate_cmd(int argc, char **argv)
     if (rc == ST_OK)
         rc = plan_calibrate(&cat, rows, csv.nrows, &opt, rep, &err);
     if (rc == ST_OK && write)
-        rc = write_override(write, a.force, &cat, rep, path, &err);
+        rc = data_calibration_write(write, "--write", a.force, &cat, rep, path, &err);
     if (rc == ST_OK && a.write_bands && !opt.loso)
         rc = ST_RAISE(&err, ST_EINVAL, "--write-bands: the bands are the held-out errors; "
                       "drop --no-loso");
     if (rc == ST_OK && a.write_bands)
-        rc = write_bands(a.write_bands, a.force, rep, path, &err);
+        rc = data_bands_write(a.write_bands, "--write-bands", a.force, rep, path, &err);
     if (rc != ST_OK) {
         ex = cli_fail(&err);
         goto done;

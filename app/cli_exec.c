@@ -23,12 +23,12 @@
  * the online cores, the Open MPI root variables when run as root, and
  * --hostfile passed through (a regular file: launch_hostfile.c), once the
  * job's memory is known to fit this host and its time limit is set
- * (cli_exec_limits.c); supervises it (launch_job.c: the hard time limit,
+ * (exec/exec_limits.c); supervises it (launch_job.c: the hard time limit,
  * interruption, nothing left behind); reads RESULT.json and records the run
  * (data/: the database), with the planner's prediction and the simulator's
  * step for the same layout on this host's catalog entry (smdplan bench
- * writes it) beside it. What the run came to is judged, recorded and
- * printed in cli_exec_run.c.
+ * writes it) beside it (exec/exec_predict.c). What the run came to is
+ * judged in exec/exec_outcome.c, recorded and printed in cli_exec_run.c.
  *
  * --dry-run prints the exact command and writes nothing; --emit slurm
  * prints (or --out writes) an sbatch script (launch/launch_slurm.c) that
@@ -46,13 +46,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -66,13 +64,13 @@
 #include "exec/exec.h"
 #include "exec/exec_comm.h"
 #include "exec/exec_dev.h"
+#include "exec/exec_host.h"
 #include "exec/exec_layout.h"
 #include "launch/launch.h"
 #include "planner/plan_framework.h"
 
 /* The contract's longest blocking wait inside the job. */
 #define DEFAULT_WAIT_TIMEOUT_S 60.0
-#define RUNS_DIR "smdplan-runs"
 #define ARGS_MAX 64
 
 enum {
@@ -147,13 +145,13 @@ typedef struct exec_opts {
     int save_every;
     double timeout_s, wait_timeout_s;
     int timeout_given;           /* --timeout (0: none); else the default
-                                  * (cli_exec_limits.c) */
+                                  * (exec_default_timeout_s) */
     int threads;
     const char *hostfile, *host_type, *run_dir, *emit, *out;
     int hostfile_slots;          /* the hostfile's largest slots=N, 0: none given */
     int dry_run, force;
     char device[8];              /* "cpu" or "cuda" */
-    char transport[8];           /* "nccl", "mpi", or "" (chosen: choose_transport) */
+    char transport[8];           /* "nccl", "mpi", or "" (chosen: exec_transport_choose) */
     int gpus_per_host;           /* 0: CUDA's count on this host */
     int min_lr_given;
     int framework_given, precision_given;
@@ -441,16 +439,6 @@ static int parse_exec_args(int argc, char **argv, exec_opts *o, char **pargv, in
     return 0;
 }
 
-/* buf = the formatted text, cut short when it does not fit (messages). */
-static void setf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void setf(char *buf, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, n, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- the model and the layout (as the executor runs them: exec/exec_layout.h) ---- */
 
 /* The layout and model of recorded plan record id (its plan of rank k). */
@@ -494,114 +482,12 @@ static int from_record(const exec_opts *o, const char *db_path, exec_job *j, st_
     return rc;
 }
 
-/* ---- the command (launch/launch_mpirun.c) and its run directory ---- */
+/* ---- the prediction on this host (exec/exec_predict.c) ---- */
 
-static int online_cores(void)
-{
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    return c > 0 ? (int)c : 1;
-}
-
-static void utc_stamp(char *buf, size_t n)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, n, "%Y%m%dT%H%M%SZ", &tm);
-}
-
-static void default_run_dir(char *buf, size_t n)
-{
-    char ts[32];
-    utc_stamp(ts, sizeof ts);
-    snprintf(buf, n, "%s/%s-%d", RUNS_DIR, ts, (int)getpid());
-}
-
-/* An absolute form of path (relative to the working directory). */
-static void absolute(const char *path, char *buf, size_t n)
-{
-    if (!path || !*path) {
-        buf[0] = '\0';
-        return;
-    }
-    if (path[0] == '/') {
-        snprintf(buf, n, "%s", path);
-        return;
-    }
-    char cwd[CLI_PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd))
-        snprintf(cwd, sizeof cwd, ".");
-    setf(buf, n, "%s/%s", cwd, path);
-}
-
-static int make_run_dir(const char *dir, st_err *err)
-{
-    char parent[CLI_PATH_MAX];
-    snprintf(parent, sizeof parent, "%s", dir);
-    char *slash = strrchr(parent, '/');
-    if (slash && slash != parent) {
-        *slash = '\0';
-        /* create the parents that are missing (smdplan-runs/) */
-        for (char *p = parent + 1; *p; p++) {
-            if (*p != '/')
-                continue;
-            *p = '\0';
-            if (mkdir(parent, 0755) != 0 && errno != EEXIST)
-                return ST_RAISE(err, ST_EIO, "run directory %s: cannot create %s: %s", dir, parent,
-                                strerror(errno));
-            *p = '/';
-        }
-        if (mkdir(parent, 0755) != 0 && errno != EEXIST)
-            return ST_RAISE(err, ST_EIO, "run directory %s: cannot create %s: %s", dir, parent,
-                            strerror(errno));
-    }
-    if (mkdir(dir, 0755) != 0)
-        return ST_RAISE(err, errno == EEXIST ? ST_EINVAL : ST_EIO,
-                        "run directory %s: %s%s", dir, strerror(errno),
-                        errno == EEXIST ? " (a run directory is never reused; give a new --run-dir)"
-                                        : "");
-    return ST_OK;
-}
-
-/* ---- prediction on this host ---- */
-
-
-/* The planner's estimate and the simulator's step of the job's layout on
- * h->cluster (its entry set), with the device's profile's efficiencies. */
-static void predict_layout(cli_plan_ctx *x, const exec_job *j, int cuda, host_pred *h)
-{
-    st_err err = {0};
-    plan_cluster_use_framework(&x->cat, exec_layout_profile(cuda), &h->cluster);
-    plan_terms *none = NULL;
-    if (plan_evaluate(&j->model, &h->cluster, &j->layout, &h->est, none, &err) != ST_OK) {
-        setf(h->note, sizeof h->note, "prediction: %s", err.msg);
-        return;
-    }
-    if (h->est.reject != PLAN_OK && h->est.reject != PLAN_REJ_OOM) {
-        char why[200];
-        snprintf(h->note, sizeof h->note, "the planner rejects the layout on %s: %s", h->type,
-                 plan_estimate_reason(&h->est, why, sizeof why));
-        return;
-    }
-    h->have_est = h->est.time.step_s > 0;
-    if (!h->have_est) {
-        char why[200];
-        snprintf(h->note, sizeof h->note, "no predicted time: %s",
-                 plan_estimate_reason(&h->est, why, sizeof why));
-        return;
-    }
-    sim_config sc;
-    sim_config_default(&sc);
-    sim_result sr;
-    if (cli_sim_layout(&j->model, &h->cluster, &j->layout, &sc, &sr, &err) == ST_OK) {
-        h->simulated_s = sr.step_s;
-        sim_result_fini(&sr);
-    } else {
-        setf(h->note, sizeof h->note, "simulation: %s", err.msg);
-    }
-}
-
-static void predict_on_host(const exec_opts *o, cli_plan_ctx *x, const exec_job *j, host_pred *h)
+/* A CPU run's prediction on --host TYPE, else on the entry smdplan bench
+ * gives this host for the threads per rank. */
+static void predict_on_host(const exec_opts *o, const cli_plan_ctx *x, const exec_job *j,
+                            exec_pred *h)
 {
     memset(h, 0, sizeof *h);
     int threads = o->threads > 0 ? o->threads : 1;
@@ -610,108 +496,17 @@ static void predict_on_host(const exec_opts *o, cli_plan_ctx *x, const exec_job 
         snprintf(h->type, sizeof h->type, "%s", o->host_type);
     else
         cli_host_entry_names(threads, h->type, sizeof h->type, gpu, sizeof gpu);
-    const plan_instance *in = plan_catalog_find(&x->cat, h->type);
-    if (!in) {
-        snprintf(h->note, sizeof h->note,
-                 "no catalog entry %s for this host: no prediction (smdplan bench --write-catalog "
-                 "FILE, then --catalog FILE)", h->type);
-        return;
-    }
-    st_err err = {0};
-    if (plan_cluster_make(&x->cat, in, 1, &h->cluster, &err) != ST_OK) {
-        setf(h->note, sizeof h->note, "catalog entry %s: %s", h->type, err.msg);
-        return;
-    }
-    h->have_entry = 1;
-    h->peak_flops_per_rank = h->cluster.gpu->peak_flops;
-    h->peak_devices = j->ranks;
-    if (j->ranks > in->gpus_per_node) {
-        snprintf(h->note, sizeof h->note,
-                 "%d ranks on %s's %d device slots (cores / threads per rank): oversubscribed, "
-                 "no prediction", j->ranks, h->type, in->gpus_per_node);
-        return;
-    }
-    h->cluster.gpus = j->ranks;
-    predict_layout(x, j, 0, h);
-}
-
-/* ---- the GPU: transport, catalog entry ---- */
-
-/* Where the job's ranks find their GPUs. */
-typedef struct gpu_hosts {
-    int visible;                 /* GPUs CUDA sees on this host */
-    st_err unseen;               /* why none are known, when CUDA could not be asked */
-    int gpus;                    /* GPUs each host gives the job */
-    int ranks_per_host;          /* most ranks one host runs */
-} gpu_hosts;
-
-/* The GPUs and ranks per host of a cuda job: --gpus-per-host, else (for
- * --emit slurm) the plan's instance type's GPUs per node, else CUDA's count
- * here; the ranks of one host: all of them here, a hostfile's slots, or the
- * plan's ranks per node in a Slurm script. */
-static void gpu_hosts_of(const exec_opts *o, const cli_plan_ctx *x, const exec_job *j,
-                         gpu_hosts *g)
-{
-    double bytes = 0;
-    exec_device_query("cuda", &g->visible, &bytes, &g->unseen);
-    int nodes = j->plan_nodes > 0 ? j->plan_nodes : 1;
-    const plan_instance *pi = j->plan_instance[0] ? plan_catalog_find(&x->cat, j->plan_instance)
-                                                  : NULL;
-    if (o->gpus_per_host > 0)
-        g->gpus = o->gpus_per_host;
-    else if (o->emit && pi)
-        g->gpus = pi->gpus_per_node;
-    else
-        g->gpus = g->visible;
-    if (o->emit)
-        g->ranks_per_host = (j->ranks + nodes - 1) / nodes;
-    else if (o->hostfile)
-        g->ranks_per_host = o->hostfile_slots > 0 && o->hostfile_slots < j->ranks
-                                ? o->hostfile_slots : j->ranks;
-    else
-        g->ranks_per_host = j->ranks;
-}
-
-/* The transport of a job: mpi on the CPU; on the GPU nccl when each rank
- * has a GPU of its own (NCCL: one GPU cannot hold two ranks of a
- * communicator, exec_comm_nccl.c), else mpi staged through host memory. An
- * nccl asked for where ranks would share a GPU is refused, as is one this
- * build lacks. */
-static int choose_transport(const exec_opts *o, const gpu_hosts *g, int cuda, char *out,
-                            size_t n, st_err *err)
-{
-    if (!cuda) {
-        snprintf(out, n, "mpi");
-        return ST_OK;
-    }
-    int own = g->ranks_per_host <= g->gpus;
-    int nccl = exec_features_built().nccl && exec_features_built().mpi;
-    if (!o->transport[0]) {
-        snprintf(out, n, "%s", own && nccl ? "nccl" : "mpi");
-        return ST_OK;
-    }
-    if (!strcmp(o->transport, "nccl") && !nccl)
-        return ST_RAISE(err, ST_EINVAL, "--transport nccl: this build has no NCCL transport "
-                        "(build features: %s); use --transport mpi", exec_features_str());
-    if (!strcmp(o->transport, "nccl") && !own)
-        return ST_RAISE(err, ST_EINVAL, "--transport nccl: %d ranks per host on %d GPU%s would "
-                        "share a GPU, and one GPU cannot hold two ranks of an NCCL communicator; "
-                        "use --transport mpi (staged through host memory) or --gpus-per-host",
-                        g->ranks_per_host, g->gpus, g->gpus == 1 ? "" : "s");
-    snprintf(out, n, "%s", o->transport);
-    return ST_OK;
+    exec_predict_host(&x->cat, j, h);
 }
 
 /* The prediction of a cuda run: the catalog's instance type given by --host
  * or --instances; else this host's entry that smdplan bench gpu wrote
- * (host-NAME-cuda, in a --catalog file); else this host as what it is: its
- * GPUs (as many as CUDA sees), the catalog GPU the device names (desc:
- * RESULT.json's device_name; NULL before the run), the links of that GPU's
- * first instance type, named host-NAME-cuda; with the smdplan-cuda profile
- * in bf16. gpus_used: the GPUs the ranks run on (fewer than the ranks when
- * they share). */
-static void predict_on_gpu(const exec_opts *o, cli_plan_ctx *x, const exec_job *j,
-                           const char *desc, int gpus_used, host_pred *h)
+ * (host-NAME-cuda, in a --catalog file); else this host as what it is
+ * (exec_pred_own_gpu), named host-NAME-cuda, of the catalog GPU the device
+ * names (desc: RESULT.json's device_name; NULL before the run). gpus_used:
+ * the GPUs the ranks run on (fewer than the ranks when they share). */
+static void predict_on_gpu(const exec_opts *o, const cli_plan_ctx *x, const exec_job *j,
+                           const char *desc, int gpus_used, exec_pred *h)
 {
     memset(h, 0, sizeof *h);
     const plan_instance *in = NULL;
@@ -726,20 +521,7 @@ static void predict_on_gpu(const exec_opts *o, cli_plan_ctx *x, const exec_job *
         /* smdplan bench gpu's measured entry of this host */
     } else if (desc && *desc) {
         int gi = cli_catalog_gpu_of_device(&x->cat, desc);
-        for (int i = 0; gi >= 0 && i < x->cat.ninstances && !in; i++)
-            if (x->cat.instances[i].gpu_index == gi)
-                in = &x->cat.instances[i];
-        if (in) {
-            int visible = exec_device_count("cuda");
-            h->own = *in;
-            snprintf(h->own.name, sizeof h->own.name, "%.47s", own_name);
-            h->own.naliases = 0;
-            h->own.gpus_per_node = visible > gpus_used ? visible : gpus_used;
-            h->own.price_per_hour = 0;
-            snprintf(h->own.source, sizeof h->own.source, "this host: %d x %s as CUDA sees them; "
-                     "links of %s", h->own.gpus_per_node, x->cat.gpus[gi].name, in->name);
-            in = &h->own;
-        }
+        in = exec_pred_own_gpu(&x->cat, gi, own_name, gpus_used, h);
         if (!in) {
             snprintf(h->note, sizeof h->note, "no catalog GPU for the device \"%.120s\": no "
                      "prediction and no MFU (give --host TYPE, or add the GPU with --catalog)",
@@ -750,24 +532,7 @@ static void predict_on_gpu(const exec_opts *o, cli_plan_ctx *x, const exec_job *
         snprintf(h->note, sizeof h->note, "the GPU is named by the run: predicted after it");
         return;
     }
-    snprintf(h->type, sizeof h->type, "%s", in->name);
-    int per = in->gpus_per_node > 0 ? in->gpus_per_node : 1;
-    st_err err = {0};
-    if (plan_cluster_make(&x->cat, in, (j->ranks + per - 1) / per, &h->cluster, &err) != ST_OK) {
-        setf(h->note, sizeof h->note, "catalog entry %s: %s", h->type, err.msg);
-        return;
-    }
-    h->have_entry = 1;
-    h->peak_flops_per_rank = h->cluster.gpu->peak_flops;
-    h->peak_devices = gpus_used < j->ranks ? gpus_used : j->ranks;
-    h->cluster.gpus = j->ranks; /* the recorded plan's GPUs: one per rank, as its layout */
-    if (gpus_used < j->ranks) {
-        snprintf(h->note, sizeof h->note, "%d ranks share %d GPU%s: the planner predicts one GPU "
-                 "per rank, no prediction", j->ranks, gpus_used, gpus_used == 1 ? "" : "s");
-        return;
-    }
-    h->cluster.gpus = j->ranks;
-    predict_layout(x, j, 1, h);
+    exec_predict_gpu(&x->cat, in, j, gpus_used, h);
 }
 
 /* ---- --emit slurm ---- */
@@ -775,13 +540,13 @@ static void predict_on_gpu(const exec_opts *o, cli_plan_ctx *x, const exec_job *
 /* The sbatch script of the job (launch/launch_slurm.c; NULL and err when
  * out of memory). */
 static char *slurm_script(const exec_opts *o, const exec_job *j, const launch_cmd *c,
-                          const char *config_text, const gpu_hosts *g, st_err *err)
+                          const char *config_text, const exec_gpu_hosts *g, st_err *err)
 {
     char self[CLI_PATH_MAX], cwd[CLI_PATH_MAX];
     cli_self_path(self, sizeof self);
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
-    const char *rank = RANK_PROGRAM;
+    const char *rank = EXEC_RANK_PROGRAM;
     for (int i = 1; i < c->argc; i++)
         if (!strcmp(c->argv[i], "--config")) /* the rank program's path is argv[i - 1] */
             rank = c->argv[i - 1];
@@ -790,7 +555,7 @@ static char *slurm_script(const exec_opts *o, const exec_job *j, const launch_cm
         .plan_nodes = j->plan_nodes, .plan_instance = j->plan_instance, .scaled = j->scaled,
         .threads = o->threads > 0 ? o->threads : 1,
         .gpus_per_node = g ? (g->ranks_per_host < g->gpus ? g->ranks_per_host : g->gpus) : 0,
-        .timeout_s = o->timeout_s, .runs_dir = RUNS_DIR, .config_text = config_text,
+        .timeout_s = o->timeout_s, .runs_dir = EXEC_RUNS_DIR, .config_text = config_text,
         .rank_program = rank, .smdplan = self, .cwd = cwd, .run_args = o->run_args,
         .nrun_args = o->nrun_args,
     };
@@ -814,42 +579,15 @@ static void print_layout(FILE *f, const plan_layout *l, int ranks)
 static int job_layout(const exec_opts *o, const cli_plan_opts *po, const cli_plan_ctx *x,
                       int cuda, exec_job *j, st_err *err)
 {
-    int rc = ST_OK;
-    if (o->plan_id) {
+    int rc;
+    if (o->plan_id)
         rc = from_record(o, po->db_path, j, err);
-    } else if (x->have_cluster) {
-        /* the planner's search on the cluster named, as smdplan plan runs it */
-        j->model_full = x->model;
-        plan_result *res = calloc(1, sizeof *res);
-        if (!res)
-            rc = ST_RAISE(err, ST_ENOMEM, "out of memory");
-        if (rc == ST_OK)
-            rc = plan_search(&x->model, &x->cluster, &po->cfg, res, err);
-        if (rc == ST_OK && res->ntop == 0)
-            rc = ST_RAISE(err, ST_EINFEASIBLE, "the model fits on no layout of %d x %s (see "
-                          "smdplan plan with the same flags)", x->cluster.nodes,
-                          x->cluster.inst->name);
-        if (rc == ST_OK) {
-            j->layout = res->top[0].layout;
-            j->plan_nodes = x->cluster.nodes;
-            j->plan_gpus = x->cluster.gpus;
-            snprintf(j->plan_instance, sizeof j->plan_instance, "%s", x->cluster.inst->name);
-            snprintf(j->source, sizeof j->source, "the planner's best layout on %d x %s",
-                     x->cluster.nodes, x->cluster.inst->name);
-        }
-        free(res);
-    } else {
-        j->model_full = x->model;
-        rc = exec_layout_from_config(&po->cfg, cuda, &j->layout, err);
-        snprintf(j->source, sizeof j->source, "the layout flags on this host");
-    }
-    if (rc == ST_OK) {
-        exec_layout_apply(&j->layout, cuda, po->cfg.flash_attention);
-        j->model = j->model_full;
-        j->model.dropout = PLAN_DROPOUT_OFF; /* the executor trains without dropout */
-        j->ranks = j->layout.tp * j->layout.pp * j->layout.dp * j->layout.cp;
-        rc = exec_layout_check(&j->layout, cuda, err);
-    }
+    else if (x->have_cluster)
+        rc = exec_job_search(&x->model, &x->cluster, &po->cfg, j, err);
+    else
+        rc = exec_job_from_config(&x->model, &po->cfg, cuda, j, err);
+    if (rc == ST_OK)
+        rc = exec_job_finish(j, cuda, po->cfg.flash_attention, err);
     return rc;
 }
 
@@ -939,7 +677,7 @@ typedef struct exec_cmd {
     cli_plan_ctx x;
     int have_x;                  /* x resolved: freed at the end */
     exec_job j;
-    gpu_hosts gh;
+    exec_gpu_hosts gh;
     char transport[8];
     char *config_text;           /* CONFIG.json */
     char rank_prog[CLI_PATH_MAX];
@@ -1012,7 +750,7 @@ static int resolve_job(exec_cmd *s, st_err *err)
 {
     const exec_opts *o = &s->o;
     exec_job *j = &s->j;
-    gpu_hosts *gh = &s->gh;
+    exec_gpu_hosts *gh = &s->gh;
     s->po.cfg.framework = exec_layout_profile(s->cuda);
     if (!o->precision_given)
         s->po.cfg.precision = s->cuda ? PLAN_PREC_BF16 : PLAN_PREC_FP32;
@@ -1024,8 +762,10 @@ static int resolve_job(exec_cmd *s, st_err *err)
     /* the GPU: where the ranks find theirs, and the transport between them */
     snprintf(s->transport, sizeof s->transport, "mpi");
     if (rc == ST_OK && s->cuda) {
-        gpu_hosts_of(o, &s->x, j, gh);
-        rc = choose_transport(o, gh, s->cuda, s->transport, sizeof s->transport, err);
+        exec_gpu_hosts_of(&s->x.cat, j, o->gpus_per_host, o->emit != NULL,
+                          o->hostfile != NULL, o->hostfile_slots, gh);
+        rc = exec_transport_choose(gh, s->cuda, o->transport, s->transport, sizeof s->transport,
+                                   err);
         /* staged through host memory, a bucket progresses only inside MPI's
          * calls: no overlap unless asked (the smdplan profile's reason) */
         if (rc == ST_OK && !strcmp(s->transport, "mpi") && s->po.cfg.dp_overlap < 0)
@@ -1051,37 +791,18 @@ static int resolve_job(exec_cmd *s, st_err *err)
     return rc;
 }
 
-/* CONFIG.json by the executor's own writer, read back by its own reader
- * and checked against the rank count: a config the rank program would
- * refuse is refused here, before anything launches. -1 to go on, else the
- * exit code. */
+/* CONFIG.json, checked as the rank program will read it (exec_job_config).
+ * -1 to go on, else the exit code. */
 static int make_config(exec_cmd *s, st_err *err)
 {
     const exec_opts *o = &s->o;
-    exec_config *cfg = calloc(2, sizeof *cfg);
-    if (!cfg)
-        return 1;
-    exec_config_default(&cfg[0]);
-    cfg[0].model = s->j.model;
-    cfg[0].layout = s->j.layout;
-    cfg[0].train = o->train;
-    for (int k = 0; k < EXEC_DATA__COUNT; k++)
-        if (!strcmp(exec_data_kind_name((exec_data_kind)k), o->data_kind))
-            cfg[0].data_kind = (exec_data_kind)k;
-    absolute(o->data_path, cfg[0].data_path, sizeof cfg[0].data_path);
-    cfg[0].threads_per_rank = o->threads;
-    absolute(o->save_dir, cfg[0].save_dir, sizeof cfg[0].save_dir);
-    cfg[0].save_every = o->save_every;
-    absolute(o->resume_dir, cfg[0].resume_dir, sizeof cfg[0].resume_dir);
-    cfg[0].timeout_s = o->wait_timeout_s;
-    cfg[0].progress = 1;
-    snprintf(cfg[0].device, sizeof cfg[0].device, "%s", o->device);
-    snprintf(cfg[0].transport, sizeof cfg[0].transport, "%s", s->transport);
-    s->config_text = exec_config_json(&cfg[0]);
-    int rc = s->config_text ? exec_config_parse(s->config_text, &cfg[1], err) : ST_OK;
-    if (rc == ST_OK && s->config_text)
-        rc = exec_config_check(&cfg[1], s->j.ranks, err);
-    free(cfg);
+    exec_job_run r = {
+        .train = &o->train, .data_kind = o->data_kind, .data_path = o->data_path,
+        .save_dir = o->save_dir, .save_every = o->save_every, .resume_dir = o->resume_dir,
+        .threads = o->threads, .wait_timeout_s = o->wait_timeout_s, .device = o->device,
+        .transport = s->transport,
+    };
+    int rc = exec_job_config(&s->j, &r, &s->config_text, err);
     /* the modules the ranks will open (exec_module.h), found here without
      * loading them: one missing is one line before anything launches
      * rather than one from every rank after */
@@ -1099,28 +820,21 @@ static int make_config(exec_cmd *s, st_err *err)
 static int make_command(exec_cmd *s, st_err *err)
 {
     const exec_opts *o = &s->o;
-    cli_find_program(RANK_PROGRAM, 1, s->rank_prog, sizeof s->rank_prog);
+    cli_find_program(EXEC_RANK_PROGRAM, 1, s->rank_prog, sizeof s->rank_prog);
     if (o->import_dir)
-        absolute(o->import_dir, s->run_dir, sizeof s->run_dir);
+        exec_path_absolute(o->import_dir, s->run_dir, sizeof s->run_dir);
     else if (o->run_dir)
         snprintf(s->run_dir, sizeof s->run_dir, "%s", o->run_dir);
     else
-        default_run_dir(s->run_dir, sizeof s->run_dir);
-    if (o->import_dir && cli_exec__import_check(s->run_dir, s->config_text, err) != ST_OK)
+        exec_run_dir_default(s->run_dir, sizeof s->run_dir);
+    if (o->import_dir && exec_import_check(s->run_dir, s->config_text, err) != ST_OK)
         return cli_fail(err);
     s->cmd = calloc(1, sizeof *s->cmd);
     s->cmd_text = malloc(LAUNCH_CMD_TEXT_MAX);
     if (!s->config_text || !s->cmd || !s->cmd_text)
         return 1;
-    launch_mpirun m = {
-        .ranks = s->j.ranks, .threads = o->threads, .cores = online_cores(),
-        .hostfile = o->hostfile, .rank_program = s->rank_prog[0] ? s->rank_prog : RANK_PROGRAM,
-        .run_dir = s->run_dir,
-        /* Open MPI refuses root without both */
-        .allow_root = geteuid() == 0 && !getenv("OMPI_ALLOW_RUN_AS_ROOT"),
-        .allow_root_confirm = geteuid() == 0 && !getenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"),
-    };
-    launch_mpirun_cmd(&m, s->cmd);
+    exec_job_command(&s->j, o->threads, o->hostfile,
+                     s->rank_prog[0] ? s->rank_prog : EXEC_RANK_PROGRAM, s->run_dir, s->cmd);
     launch_cmd_line(s->cmd, s->cmd_text, LAUNCH_CMD_TEXT_MAX);
     if (s->cmd->cut) { /* mpirun would be given a path cut short */
         ST_RAISE(err, ST_EINVAL, "the launch command: an argument (--run-dir, --hostfile or the "
@@ -1177,7 +891,7 @@ static int print_prepared(const exec_cmd *s, st_err *err)
 
 /* What the run is before it starts: the model, where the layout came
  * from, the layout, the device, the prediction, the command and its limit. */
-static void print_start(const exec_cmd *s, const host_pred *h, int gpus_used,
+static void print_start(const exec_cmd *s, const exec_pred *h, int gpus_used,
                         const char *limit_why)
 {
     const exec_job *j = &s->j;
@@ -1210,7 +924,7 @@ static void print_start(const exec_cmd *s, const host_pred *h, int gpus_used,
  * it does not fit, before anything is made), the prediction, the time
  * limit, the run directory and its CONFIG.json. -1 to go on, else the
  * exit code. */
-static int prepare_run(exec_cmd *s, host_pred *h, int gpus_used, char *limit_why, size_t n,
+static int prepare_run(exec_cmd *s, exec_pred *h, int gpus_used, char *limit_why, size_t n,
                        st_err *err)
 {
     exec_opts *o = &s->o;
@@ -1222,7 +936,7 @@ static int prepare_run(exec_cmd *s, host_pred *h, int gpus_used, char *limit_why
         int per_gpu = s->cuda && s->gh.gpus > 0
                           ? (s->gh.ranks_per_host + s->gh.gpus - 1) / s->gh.gpus
                           : 1;
-        if (cli_exec__memory_check(j, s->cuda, per_host, per_gpu, err) != ST_OK)
+        if (exec_memory_check(j, s->cuda, per_host, per_gpu, err) != ST_OK)
             return cli_fail(err);
     }
     if (s->cuda)
@@ -1230,8 +944,8 @@ static int prepare_run(exec_cmd *s, host_pred *h, int gpus_used, char *limit_why
     else
         predict_on_host(o, &s->x, j, h);
     if (!o->import_dir && !o->timeout_given)
-        o->timeout_s = cli_exec__default_timeout(j, h, o->train.steps, limit_why, n);
-    if (!o->import_dir && make_run_dir(s->run_dir, err) != ST_OK)
+        o->timeout_s = exec_default_timeout_s(j, h, o->train.steps, limit_why, n);
+    if (!o->import_dir && exec_run_dir_make(s->run_dir, err) != ST_OK)
         return cli_fail(err);
     char path[CLI_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/CONFIG.json", s->run_dir);
@@ -1253,7 +967,7 @@ static int run_job(exec_cmd *s, st_err *err)
 {
     exec_opts *o = &s->o;
     const exec_job *j = &s->j;
-    host_pred *h = calloc(1, sizeof *h);
+    exec_pred *h = calloc(1, sizeof *h);
     if (!h)
         return 1;
     /* the GPUs the ranks run on: theirs, or the ones they share */
@@ -1266,7 +980,7 @@ static int run_job(exec_cmd *s, st_err *err)
     }
     if (!s->po.json)
         print_start(s, h, gpus_used, limit_why);
-    char out_log[CLI_PATH_MAX + 32], err_log[CLI_PATH_MAX + 32], path[CLI_PATH_MAX + 32];
+    char out_log[CLI_PATH_MAX + 32], err_log[CLI_PATH_MAX + 32];
     snprintf(out_log, sizeof out_log, "%s/mpirun.out", s->run_dir);
     snprintf(err_log, sizeof err_log, "%s/mpirun.err", s->run_dir);
     launch_job L = {s->cmd->argv, s->cmd->env, o->timeout_s,
@@ -1284,12 +998,7 @@ static int run_job(exec_cmd *s, st_err *err)
     exec_result res;
     exec_result_init(&res);
     st_err rerr = {0};
-    snprintf(path, sizeof path, "%s/RESULT.json", s->run_dir);
-    int have_result = access(path, F_OK) == 0 && exec_result_read(path, &res, &rerr) == ST_OK;
-    if (have_result && cli_exec__result_check(&res, j, &o->train, &rerr) != ST_OK) {
-        exec_result_free(&res);
-        have_result = 0;
-    }
+    int have_result = exec_result_load(s->run_dir, j, &o->train, &res, &rerr);
     if (o->import_dir && rerr.code) { /* a RESULT.json that is not this run's: nothing recorded */
         ST_RAISE(err, rerr.code == ST_ENOMEM ? ST_ENOMEM : ST_EINVAL, "--import %s: %s; "
                  "nothing recorded", s->run_dir, rerr.msg);
@@ -1299,8 +1008,8 @@ static int run_job(exec_cmd *s, st_err *err)
     /* a GPU named only by the run: its catalog entry, prediction and peak now */
     if (s->cuda && !h->have_entry && have_result)
         predict_on_gpu(o, &s->x, j, res.device_name, gpus_used, h);
-    outcome oc;
-    cli_exec__judge(o->timeout_s, &lr, have_result, &res, h, j, &oc);
+    exec_outcome oc;
+    exec_outcome_judge(o->timeout_s, &lr, have_result, &res, h, &oc);
     /* a RESULT.json that could not be read, or is not this run's: that is
      * the error, unless the launcher said something of its own */
     if (!have_result && rerr.code && (!oc.error[0] || (lr.exited && lr.exit_status == 0)))
@@ -1314,7 +1023,7 @@ static int run_job(exec_cmd *s, st_err *err)
     int64_t run_id = 0;
     /* an import claims the directory first: of two at once, one records */
     int mark_fd = -1;
-    if (o->import_dir && cli_exec__import_claim(s->run_dir, &mark_fd, err) != ST_OK) {
+    if (o->import_dir && exec_import_claim(s->run_dir, &mark_fd, err) != ST_OK) {
         ex = cli_fail(err);
         if (have_result)
             exec_result_free(&res);
@@ -1325,7 +1034,7 @@ static int run_job(exec_cmd *s, st_err *err)
         run_id = rx.run_id;
     rx.run_id = run_id; /* 0 unless the record was committed */
     st_err merr = {0};
-    if (o->import_dir && cli_exec__import_finish(s->run_dir, mark_fd, run_id, &merr) != ST_OK)
+    if (o->import_dir && exec_import_finish(s->run_dir, mark_fd, run_id, &merr) != ST_OK)
         fprintf(stderr, "smdplan: exec: %s\n", merr.msg);
 
     if (s->po.json)
@@ -1360,7 +1069,7 @@ int cli_exec_cmd(int argc, char **argv)
         ex = print_prepared(&s, &err);
     if (ex < 0 && !s.rank_prog[0] && !s.o.import_dir) {
         ST_RAISE(&err, ST_ENOENT, "the rank program %s is neither next to smdplan nor on PATH "
-                 "(build it: cmake --build build)", RANK_PROGRAM);
+                 "(build it: cmake --build build)", EXEC_RANK_PROGRAM);
         cli_fail(&err);
         ex = 1; /* a build without it, not bad input */
     }

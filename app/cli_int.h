@@ -197,10 +197,6 @@ double cli_band_of(const plan_cluster *c, int fw, char *basis, size_t n);
  * (by the step the ranking used): 1 when #2 is outside it. */
 int cli_band_overlap(const plan_result *r, const cli_sim_col *sim, double band_pct);
 
-/* The error bands of a calibration (cli_calibrate.c): the JSON smdplan
- * calibrate --write-bands writes (data/error_bands.json); caller owns. */
-struct plan_cal_report;
-struct cJSON *cli_bands_json(const struct plan_cal_report *rep, const char *csv_path);
 
 /* Human output of a search (cli_out.c). */
 void cli_print_model(FILE *f, const plan_model *m);
@@ -243,8 +239,6 @@ void cli_launch_plan_of(const cli_plan_opts *o, const plan_model *m, const plan_
                         char *basis, size_t n);
 
 /* Simulation (cli_sim.c). */
-int cli_sim_layout(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                   const sim_config *cfg, sim_result *out, st_err *err);
 void cli_print_sim(FILE *f, const sim_config *cfg, const sim_result *r, double threshold_pct);
 /* Simulate the top plans of r and re-rank them by the simulated step
  * (not for --objective memory). */

@@ -583,7 +583,7 @@ static int run_simulate(const cli_plan_opts *o, cli_plan_ctx *x, const plan_resu
     cli_progress_start(&prog, "simulating steps");
     sc.progress = cli_progress_sim;
     sc.progress_ctx = &prog;
-    int rc = cli_sim_layout(&x->model, &x->cluster, &best->layout, &sc, &sr, &err);
+    int rc = sim_layout_run(&x->model, &x->cluster, &best->layout, &sc, &sr, &err);
     cli_progress_end(&prog);
     sc.progress = NULL;
     if (rc != ST_OK)

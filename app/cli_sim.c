@@ -11,19 +11,6 @@
 #include "app/cli_int.h"
 #include "common/units.h"
 
-int cli_sim_layout(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                   const sim_config *cfg, sim_result *out, st_err *err)
-{
-    plan_costs *costs = malloc(sizeof *costs);
-    if (!costs)
-        return ST_RAISE(err, ST_ENOMEM, "simulate: out of memory");
-    int rc = plan_costs_compute(m, c, l, costs, err);
-    if (rc == ST_OK)
-        rc = sim_step_run(costs, cfg, out, err);
-    free(costs);
-    return rc;
-}
-
 void cli_print_sim(FILE *f, const sim_config *cfg, const sim_result *r, double threshold_pct)
 {
     char a[32], b[32];
@@ -112,7 +99,7 @@ int cli_sim_top(const plan_model *m, const plan_cluster *c, plan_result *r, cons
     one.keep_trace = 0;
     for (int i = 0; i < r->ntop; i++) {
         sim_result s;
-        int rc = cli_sim_layout(m, c, &r->top[i].layout, &one, &s, err);
+        int rc = sim_layout_run(m, c, &r->top[i].layout, &one, &s, err);
         if (rc != ST_OK)
             return rc;
         col->step_s[i] = s.step_s;

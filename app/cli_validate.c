@@ -488,7 +488,7 @@ static double simulate_row(const plan_catalog *cat, const plan_validate_result *
     sim_config cfg;
     sim_config_default(&cfg);
     sim_result s;
-    if (cli_sim_layout(&r->model, &c, &r->layout, &cfg, &s, &err) != ST_OK)
+    if (sim_layout_run(&r->model, &c, &r->layout, &cfg, &s, &err) != ST_OK)
         return 0.0;
     double t = s.step_s;
     sim_result_fini(&s);

@@ -104,6 +104,12 @@ typedef struct sim_result {
  * (message names the value), ST_ENOMEM. */
 int sim_step_run(const plan_costs *costs, const sim_config *cfg, sim_result *out, st_err *err);
 
+/* Simulate a step of layout l of model m on cluster c: the planner's costs
+ * of the layout (plan_costs_compute), then sim_step_run. What smdplan plan,
+ * simulate, validate --sim and exec's prediction play out. */
+int sim_layout_run(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                   const sim_config *cfg, sim_result *out, st_err *err);
+
 /* Release what a result owns (its trace). */
 void sim_result_fini(sim_result *r);
 

@@ -662,3 +662,16 @@ void sim_result_fini(sim_result *r)
     r->trace = NULL;
     r->ntrace = 0;
 }
+
+int sim_layout_run(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                   const sim_config *cfg, sim_result *out, st_err *err)
+{
+    plan_costs *costs = malloc(sizeof *costs);
+    if (!costs)
+        return ST_RAISE(err, ST_ENOMEM, "simulate: out of memory");
+    int rc = plan_costs_compute(m, c, l, costs, err);
+    if (rc == ST_OK)
+        rc = sim_step_run(costs, cfg, out, err);
+    free(costs);
+    return rc;
+}

@@ -16,8 +16,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "app/cli_int.h"
 #include "data/data.h"
+#include "data/data_calibration.h"
 #include "data/data_csv.h"
 #include "planner/plan_calibrate.h"
 
@@ -112,7 +112,7 @@ static void bands_by_release_and_chip(void **state)
         pc->loso_mean_abs_err_pct = pieces[i].pct;
     }
     rep->loso_max_source_err_pct = 7.5;
-    cJSON *j = cli_bands_json(rep, "runs.csv");
+    cJSON *j = data_bands_json(rep, "runs.csv");
     assert_non_null(j);
     char *text = cJSON_Print(j);
     data_bands b;
@@ -173,7 +173,7 @@ static void shipped_bands_are_current(void **state)
     plan_cal_options opt = {0};
     opt.loso = 1;
     assert_int_equal(plan_calibrate(&cat, rows, csv.nrows, &opt, rep, &err), ST_OK);
-    cJSON *fresh = cli_bands_json(rep, path);
+    cJSON *fresh = data_bands_json(rep, path);
     assert_non_null(fresh);
     char *text = cJSON_Print(fresh);
     data_bands want, got;

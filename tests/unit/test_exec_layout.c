@@ -11,20 +11,10 @@
  * value larger than the model's is refused. The shape check refuses 12
  * heads over tp 5 by name.
  */
-#include "test_util.h"
+#include "test_models.h"
 
 #include "exec/exec_layout.h"
 
-static plan_model gpt(void)
-{
-    plan_model m = {.arch = PLAN_ARCH_GPT, .layers = 13, .hidden = 1536, .heads = 12,
-                    .kv_heads = 12, .ffn = 6144, .seq = 1000, .vocab = 51200,
-                    .tied_embedding = 1};
-    snprintf(m.name, sizeof m.name, "gpt-13x1536");
-    st_err err = {0};
-    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
-    return m;
-}
 
 static void test_from_config(void **state)
 {
@@ -56,7 +46,7 @@ static void test_from_config(void **state)
 static void test_scale(void **state)
 {
     (void)state;
-    plan_model m = gpt();
+    plan_model m = test_gpt_13x1536();
     plan_layout l;
     plan_layout_default(&l);
     l.tp = 5;
@@ -73,12 +63,12 @@ static void test_scale(void **state)
                               "ffn 6144 -> 3075");
     assert_string_equal(m.name, "gpt-13x1536-scaled");
 
-    m = gpt();
+    m = test_gpt_13x1536();
     sc = (exec_scale){.layers = 14};
     assert_int_equal(exec_model_scale(&sc, &l, &m, said, sizeof said, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "--scale layers=14"));
 
-    m = gpt();
+    m = test_gpt_13x1536();
     st_err_clear(&err); /* the first error is kept: a fresh context for the next */
     assert_int_equal(exec_model_check(&m, &l, "synthetic", &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "12 heads do not divide by tp 5"));

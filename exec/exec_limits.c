@@ -1,5 +1,5 @@
 /*
- * cli_exec_limits.c: what a run of smdplan exec may take of the host it
+ * exec_limits.c: what a run of smdplan exec may take of the host it
  * launches on, checked and set before anything launches.
  *
  * Memory. The planner's memory of one rank of the job (plan_stages_mem:
@@ -14,10 +14,10 @@
  *   - the CUDA device: the ranks that share one GPU against the GPU's memory
  *     (the smallest GPU's, as the device describes itself:
  *     exec_device_memory_bytes).
- * A job that does not fit is refused with both numbers (exit 2): a run
- * past the host's memory grows until the kernel's out-of-memory killer
- * ends it or the machine, a GPU's fails at its first allocation after
- * minutes of start-up. The memory terms do not depend on the host's speed,
+ * A job that does not fit is refused with both numbers (ST_EINVAL: smdplan
+ * exec exits 2): a run past the host's memory grows until the kernel's
+ * out-of-memory killer ends it or the machine, a GPU's fails at its first
+ * allocation after minutes of start-up. The memory terms do not depend on the host's speed,
  * so they are computed on a stand-in node of the job's ranks (one instance
  * type whose devices hold what is compared) whatever the catalog holds.
  * There is no flag to launch past the check: a layout that does not fit
@@ -39,9 +39,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/cli_exec_int.h"
-#include "app/cli_int.h"
 #include "common/units.h"
+#include "exec/exec_host.h"
 #include "planner/plan_framework.h"
 
 /* The default limit: ten times the prediction (the planner's step on this
@@ -123,8 +122,8 @@ static int rank_need_bytes(const exec_job *j, int cuda, double *need, st_err *er
     return rc;
 }
 
-int cli_exec__memory_check(const exec_job *j, int cuda, int ranks_per_host, int ranks_per_gpu,
-                           st_err *err)
+int exec_memory_check(const exec_job *j, int cuda, int ranks_per_host, int ranks_per_gpu,
+                      st_err *err)
 {
     double need = 0;
     st_err perr = {0};
@@ -156,8 +155,8 @@ int cli_exec__memory_check(const exec_job *j, int cuda, int ranks_per_host, int 
     return ST_OK;
 }
 
-double cli_exec__default_timeout(const exec_job *j, const host_pred *h, int64_t steps,
-                                 char *why, size_t n)
+double exec_default_timeout_s(const exec_job *j, const exec_pred *h, int64_t steps, char *why,
+                              size_t n)
 {
     double step_s;
     const char *from;
