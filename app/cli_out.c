@@ -13,6 +13,7 @@
 #include "data/data.h"
 #include "launch/launch.h"
 #include "planner/plan_framework.h"
+#include "planner/plan_summary.h"
 
 #define GIB 1073741824.0
 
@@ -160,99 +161,14 @@ static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
     cli_table_free(t);
 }
 
-/* Why #1 ranks above #2, from the figures the ranking used: the simulated
- * steps when the simulator re-ranked the plans, the planner's otherwise;
- * memory for --objective memory. The planner's terms say where a time
- * difference comes from when they agree with it. */
-static void why(FILE *f, const plan_result *r, const cli_sim_col *sim, plan_objective obj)
-{
-    if (r->ntop < 2) {
-        fprintf(f, "\nWhy #1: it is the only layout that fits.\n");
-        return;
-    }
-    const plan_candidate *A = &r->top[0], *B = &r->top[1];
-    const plan_time *a = &A->est.time, *b = &B->est.time;
-    const plan_layout *la = &A->layout, *lb = &B->layout;
-    double ma = plan_mem_need_bytes(&A->est.mem) / GIB, mb = plan_mem_need_bytes(&B->est.mem) / GIB;
-    if (obj == PLAN_OBJ_MEMORY) {
-        fprintf(f, "\nWhy #1: it needs the least memory per GPU (%.2f GiB against #2's %.2f GiB; "
-                   "--objective memory).\n", ma, mb);
-        return;
-    }
-    int simulated = sim && sim->n >= 2;
-    double ta = simulated ? sim->step_s[0] : a->step_s, tb = simulated ? sim->step_s[1] : b->step_s;
-    const char *step = simulated ? "simulated step" : "step";
-    double gain = tb > 0 ? 100.0 * (tb - ta) / tb : 0.0;
-    if (gain < 0.05) {
-        fprintf(f, "\nWhy #1: #1 and #2 take the same time (%s %.3f s against %.3f s); #1 ranks "
-                   "first because ", step, ta, tb);
-        int ra = la->tp * la->pp, rb = lb->tp * lb->pp;
-        if (simulated && a->step_s < b->step_s * (1 - 5e-4))
-            fprintf(f, "the planner's estimate of its step is shorter (%.3f s against %.3f s)",
-                    a->step_s, b->step_s);
-        else if (mb - ma >= 0.05)
-            fprintf(f, "it needs less memory (%.1f GiB against %.1f GiB)", ma, mb);
-        else if (mb > ma)
-            fprintf(f, "it needs a little less memory (%.0f MiB less, of %.1f GiB)",
-                    (mb - ma) * 1024, mb);
-        else if (ra < rb)
-            fprintf(f, "it uses fewer model-parallel ranks (TP x PP %d against %d)", ra, rb);
-        else
-            fprintf(f, "it was found first: the two are equivalent");
-        fprintf(f, ".\n");
-        return;
-    }
-    char diff[96] = "";
-    if (la->tp != lb->tp || la->pp != lb->pp)
-        snprintf(diff, sizeof diff, "TP %d x PP %d against TP %d x PP %d: ", la->tp, la->pp,
-                 lb->tp, lb->pp);
-    else if (la->recompute != lb->recompute)
-        snprintf(diff, sizeof diff, "recompute %s against %s: ", plan_recompute_name(la->recompute),
-                 plan_recompute_name(lb->recompute));
-    else if (la->micro_batch != lb->micro_batch)
-        snprintf(diff, sizeof diff, "micro-batch %d against %d: ", la->micro_batch, lb->micro_batch);
-    fprintf(f, "\nWhy #1: its %s is %.1f%% shorter than #2's (%s%.3f s against %.3f s)", step,
-            gain, diff, ta, tb);
-    if (simulated && !(a->step_s < b->step_s)) {
-        fprintf(f, "; the planner's estimates have them the other way round (%.3f s against "
-                   "%.3f s): the difference is in how the step plays out (overlap of sends, "
-                   "bubbles, link contention), which only the simulator follows",
-                a->step_s, b->step_s);
-    } else {
-        struct { const char *name; double a, b; } terms[] = {
-            {"compute", a->compute_s, b->compute_s},
-            {"TP communication", a->tp_comm_s + a->cp_comm_s, b->tp_comm_s + b->cp_comm_s},
-            {"pipeline communication", a->pp_comm_s, b->pp_comm_s},
-            {"exposed gradient sync", a->dp_exposed_s, b->dp_exposed_s},
-            {"pipeline bubble", a->bubble_s, b->bubble_s},
-            {"optimizer step", a->optimizer_s, b->optimizer_s},
-        };
-        int best = 0;
-        for (int i = 1; i < (int)(sizeof terms / sizeof terms[0]); i++)
-            if (terms[i].b - terms[i].a > terms[best].b - terms[best].a)
-                best = i;
-        fprintf(f, ", mostly because%s its %s takes %.3f s against %.3f s",
-                simulated ? ", by the planner's terms," : "", terms[best].name, terms[best].a,
-                terms[best].b);
-    }
-    fprintf(f, ".\n");
-}
-
 int cli_train_of(const cli_plan_opts *o, const plan_result *r, const cli_sim_col *sim,
                  double *time_s, double *cost, int *simulated)
 {
+    double sim_step_s = sim && sim->n > 0 ? sim->step_s[0] : 0;
     *time_s = *cost = 0;
     *simulated = 0;
-    if (!o->tokens_given || r->ntop < 1)
-        return 0;
-    const plan_estimate *e = &r->top[0].est;
-    *simulated = sim && sim->n > 0 && sim->step_s[0] > 0;
-    double step = *simulated ? sim->step_s[0] : e->time.step_s;
-    if (!(step > 0 && e->tokens_per_step > 0))
-        return 0;
-    *time_s = o->tokens / e->tokens_per_step * step;
-    *cost = e->cost_per_hour > 0 ? *time_s / 3600.0 * e->cost_per_hour : 0;
-    return 1;
+    return o->tokens_given &&
+           plan_summary_train(r, sim_step_s, o->tokens, time_s, cost, simulated);
 }
 
 static void print_train(FILE *f, const cli_plan_opts *o, const plan_result *r,
@@ -308,22 +224,9 @@ void cli_launch_plan_of(const cli_plan_opts *o, const plan_model *m, const plan_
         p->band_pct = cli_band_of(c, r->top[0].layout.framework, basis, n);
 }
 
-/* The step a plan was ranked by. */
-static double ranked_step(const plan_result *r, const cli_sim_col *sim, int i)
-{
-    return sim && sim->n > i && sim->step_s[i] > 0 ? sim->step_s[i] : r->top[i].est.time.step_s;
-}
-
 int cli_band_overlap(const plan_result *r, const cli_sim_col *sim, double band_pct)
 {
-    if (r->ntop < 1)
-        return 0;
-    double b = band_pct / 100.0, t1 = ranked_step(r, sim, 0);
-    int k = 1;
-    /* two intervals t (1 +- b) overlap when |t1 - t2| <= b (t1 + t2) */
-    while (k < r->ntop && fabs(ranked_step(r, sim, k) - t1) <= b * (t1 + ranked_step(r, sim, k)))
-        k++;
-    return k;
+    return plan_summary_band_overlap(r, sim ? sim->step_s : NULL, sim ? sim->n : 0, band_pct);
 }
 
 static void print_band(FILE *f, const plan_result *r, const cli_sim_col *sim, int fw,
@@ -337,7 +240,8 @@ static void print_band(FILE *f, const plan_result *r, const cli_sim_col *sim, in
         fprintf(f, "No error band on the steps: %s.\n", basis);
         return;
     }
-    fprintf(f, "Step of #1: %.3f s \u00b1%.0f %% (%s%s).", ranked_step(r, sim, 0), b,
+    double step_s = plan_summary_ranked_step_s(r, sim ? sim->step_s : NULL, sim ? sim->n : 0, 0);
+    fprintf(f, "Step of #1: %.3f s \u00b1%.0f %% (%s%s).", step_s, b,
             sim && sim->n ? "simulated; " : "", basis);
     int k = cli_band_overlap(r, sim, b);
     if (k > 1)
@@ -351,28 +255,9 @@ static void print_band(FILE *f, const plan_result *r, const cli_sim_col *sim, in
 
 static void print_rejected(FILE *f, const plan_result *r)
 {
-    int any = 0;
-    for (int i = 1; i < PLAN_REJ__COUNT; i++)
-        any |= r->rejected[i] > 0;
-    if (!any)
-        return;
-    fprintf(f, "Rejected:");
-    const char *sep = " ";
-    for (int i = 1; i < PLAN_REJ__COUNT; i++) {
-        if (!r->rejected[i])
-            continue;
-        fprintf(f, "%s%lld %s", sep, (long long)r->rejected[i], plan_reject_name((plan_reject)i));
-        if (i == PLAN_REJ_OOM && r->min_oom_excess_bytes > 0) {
-            const plan_layout *l = &r->closest_oom.layout;
-            char miss[32];
-            units_fmt_bytes(r->min_oom_excess_bytes, miss, sizeof miss);
-            fprintf(f, " (closest: tp %d pp %d dp %d mbs %d, %s recompute, %s sharding missed by %s)",
-                    l->tp, l->pp, l->dp, l->micro_batch, plan_recompute_name(l->recompute),
-                    plan_sharding_name(l->sharding), miss);
-        }
-        sep = ", ";
-    }
-    fprintf(f, ".\n");
+    char text[2048];
+    plan_summary_rejected(r, text, sizeof text);
+    fputs(text, f);
 }
 
 void cli_print_stack(FILE *f, int framework, const plan_cluster *c)
@@ -453,7 +338,10 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
                 "change memory alone (sharding, recompute, microbatches in flight, placement); "
                 "the table keeps the one that needs the least memory.\n",
                 (long long)r->twins, r->twins == 1 ? " is" : "s are", r->twins == 1 ? "" : "s");
-    why(ms ? ms : f, r, sim, o->cfg.objective);
+    char why[2048];
+    plan_summary_why(r, sim ? sim->step_s : NULL, sim ? sim->n : 0, o->cfg.objective, why,
+                     sizeof why);
+    fputs(why, ms ? ms : f);
     print_band(ms ? ms : f, r, sim, r->ntop > 0 ? r->top[0].layout.framework : 0, c);
     print_train(ms ? ms : f, o, r, sim);
     print_rejected(ms ? ms : f, r);

@@ -9,9 +9,7 @@
  */
 #include "app/cli.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <sys/stat.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +19,10 @@
 #include "common/outfile.h"
 #include "common/units.h"
 #include "data/data.h"
+#include "data/data_model_ref.h"
 #include "launch/launch.h"
 #include "planner/plan_framework.h"
+#include "planner/plan_request.h"
 
 #include <cjson/cJSON.h>
 
@@ -420,81 +420,33 @@ int cli_plan_parse(int argc, char **argv, cli_plan_opts *o, st_err *err)
 
 static int resolve_model(const cli_plan_opts *o, cli_plan_ctx *x, st_err *err)
 {
-    plan_arch arch = PLAN_ARCH_GPT;
-    if (o->arch) {
-        if (!strcasecmp(o->arch, "gpt"))
-            arch = PLAN_ARCH_GPT;
-        else if (!strcasecmp(o->arch, "llama"))
-            arch = PLAN_ARCH_LLAMA;
-        else
-            return ST_RAISE(err, ST_EINVAL, "--arch '%s': allowed are gpt, llama", o->arch);
-    }
-    /* A family names its architecture: llama presets are Llama-style. */
-    if (!o->arch && o->family && !strcasecmp(o->family, "llama"))
-        arch = PLAN_ARCH_LLAMA;
+    plan_arch arch;
     plan_model *m = &x->model;
-    int rc;
+    int rc = plan_request_arch(o->arch, o->family, &arch, err);
+    if (rc)
+        return rc;
     if (o->model_file) {
-        /* a file (config.json), else a model known by name, offline
-         * (data/hf_models.json: meta-llama/Llama-3.1-70B, ...) */
-        struct stat st;
-        const char *mf = o->model_file, *slash = strchr(mf, '/');
-        size_t len = strlen(mf);
-        /* a name looks like "org/model" or "model": no path of its own */
-        int name_like = mf[0] != '/' && mf[0] != '.' && (!slash || !strchr(slash + 1, '/')) &&
-                        !(len > 5 && strcasecmp(mf + len - 5, ".json") == 0);
-        if (name_like && stat(mf, &st) != 0 && errno == ENOENT)
-            rc = data_hf_named_load(o->model_file, m, err);
-        else
-            rc = data_hfconfig_load(o->model_file, m, err);
-        if (rc)
-            return rc;
+        rc = data_model_ref_load(o->model_file, m, err);
     } else if (o->params) {
         double p;
         if ((rc = units_parse_count(o->params, "--params", &p, err)))
             return rc;
-        if ((rc = plan_model_resolve(&x->presets, p, arch, o->family, m, err)))
-            return rc;
+        rc = plan_model_resolve(&x->presets, p, arch, o->family, m, err);
     } else if (o->layers && o->hidden && o->heads) {
-        memset(m, 0, sizeof *m);
-        m->arch = arch;
-        snprintf(m->name, sizeof m->name, "custom");
-        snprintf(m->source, sizeof m->source, "sizes given on the command line");
-        m->seq = 2048;   /* GPT-3's training length (Brown et al. 2020) */
-        m->vocab = arch == PLAN_ARCH_LLAMA ? 32000 : 50257;
-        m->tied_embedding = arch == PLAN_ARCH_GPT;
+        plan_request_custom_model(arch, m);
     } else {
         return ST_RAISE(err, ST_EINVAL,
                         "no model: give --params SIZE (e.g. 30B), --model config.json, or "
                         "--layers, --hidden and --heads");
     }
-    /* overrides */
-    int shape_changed = 0;
-    if (o->layers) m->layers = o->layers, shape_changed = 1;
-    if (o->hidden) m->hidden = o->hidden, shape_changed = 1;
-    if (o->heads) m->heads = o->heads, shape_changed = 1;
-    if (o->kv_heads) m->kv_heads = o->kv_heads, shape_changed = 1;
-    if (o->ffn) m->ffn = o->ffn, shape_changed = 1;
-    if (o->seq) m->seq = o->seq, shape_changed = 1;
-    if (o->vocab) m->vocab = o->vocab, shape_changed = 1;
-    /* a head size read from a config stays with --hidden or --heads; one
-     * derived from them follows them (plan_model.head_dim) */
-    if (o->head_dim) m->head_dim = o->head_dim, shape_changed = 1;
-    if (o->window >= 0) m->sliding_window = o->window, shape_changed = 1;
-    if (o->window_pattern >= 0) m->sliding_window_pattern = o->window_pattern, shape_changed = 1;
-    if (o->dropout >= 0)
-        m->dropout = o->dropout ? PLAN_DROPOUT_ON : PLAN_DROPOUT_OFF;
-    if (!o->kv_heads && (o->heads || !m->kv_heads))
-        m->kv_heads = m->heads;
-    if (!o->ffn && (o->hidden || !m->ffn) && m->arch == PLAN_ARCH_GPT)
-        m->ffn = 4 * m->hidden;
-    if (!m->ffn && m->arch == PLAN_ARCH_LLAMA) /* Llama: 2/3 x 4h, multiple of 256 */
-        m->ffn = ((8 * m->hidden / 3) + 255) / 256 * 256;
-    if (shape_changed && (o->params || o->model_file)) {
-        size_t n = strlen(m->source);
-        snprintf(m->source + n, sizeof m->source - n, "%s", "; sizes overridden on the command line");
-    }
-    return plan_model_finish(m, err);
+    if (rc)
+        return rc;
+    plan_model_overrides ov = {
+        .layers = o->layers, .hidden = o->hidden, .heads = o->heads, .kv_heads = o->kv_heads,
+        .ffn = o->ffn, .seq = o->seq, .vocab = o->vocab, .head_dim = o->head_dim,
+        .window = o->window, .window_pattern = o->window_pattern, .dropout = o->dropout,
+    };
+    return plan_request_override(m, &ov, o->params || o->model_file, err);
 }
 
 static void ctx_free(cli_plan_ctx *x)
@@ -678,52 +630,7 @@ static int check_layout_flags(cli_plan_opts *o, cli_plan_ctx *x, char *batch_src
     /* a preset that publishes its batch: that is the default (cli_preset.c) */
     if (!o->batch_size && cli_preset_batch(o, x, batch_src, n, err) != ST_OK)
         return err->code;
-
-    if (o->cfg.tp && (x->model.heads % o->cfg.tp != 0 ||
-                      (x->model.kv_heads % o->cfg.tp != 0 && o->cfg.tp % x->model.kv_heads != 0))) {
-        ST_RAISE(err, ST_EINVAL, "--tp %d: must divide the %lld attention heads (and %lld kv heads)",
-                 o->cfg.tp, (long long)x->model.heads, (long long)x->model.kv_heads);
-        return err->code;
-    }
-
-    /* Layouts no search could make: say so rather than search. */
-    int v = o->cfg.virtual_stages ? o->cfg.virtual_stages : 1;
-    if (o->cfg.pp && (int64_t)o->cfg.pp * v > x->model.layers) {
-        ST_RAISE(err, ST_EINVAL, "--pp %d x --virtual-stages %d: more pipeline chunks than the %lld layers",
-                 o->cfg.pp, v, (long long)x->model.layers);
-        return err->code;
-    }
-    if (o->cfg.virtual_stages > 1 && o->cfg.schedule >= 0 && o->cfg.schedule != PLAN_SCHED_VIRTUAL) {
-        ST_RAISE(err, ST_EINVAL, "--virtual-stages %d: only with --schedule virtual",
-                 o->cfg.virtual_stages);
-        return err->code;
-    }
-    if (o->cfg.schedule == PLAN_SCHED_VIRTUAL && o->cfg.pp && o->cfg.microbatches &&
-        o->cfg.microbatches % o->cfg.pp != 0) {
-        ST_RAISE(err, ST_EINVAL,
-                 "--microbatches %d: must be a multiple of --pp %d for the virtual schedule",
-                 o->cfg.microbatches, o->cfg.pp);
-        return err->code;
-    }
-
-    /* --batch-size is SMP's per-model-parallel-group batch: global = N x dp. */
-    if (o->batch_size) {
-        int dp = o->cfg.dp;
-        if (!dp && o->cfg.tp && o->cfg.pp) {
-            long mp = (long)o->cfg.tp * o->cfg.pp * (o->cfg.cp ? o->cfg.cp : 1);
-            if (x->cluster.gpus % mp == 0)
-                dp = (int)(x->cluster.gpus / mp);
-        }
-        if (!dp) {
-            ST_RAISE(err, ST_EINVAL,
-                     "--batch-size %lld: the data-parallel degree must be known; give --dp, or "
-                     "--tp and --pp, or use --global-batch",
-                     (long long)o->batch_size);
-            return err->code;
-        }
-        o->cfg.global_batch = o->batch_size * dp;
-    }
-    return ST_OK;
+    return plan_request_check_layout(&x->model, &x->cluster, o->batch_size, &o->cfg, err);
 }
 
 /* The search's answer: simulate the top plans, check --emit, compare with
