@@ -14,7 +14,6 @@
  * and whether the two steps lie within each other's bands. Thin: the
  * planner evaluates, the records database reads, this prints.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@
 #include "common/text.h"
 #include "common/units.h"
 #include "data/data.h"
+#include "planner/plan_diff.h"
 #include "planner/plan_framework.h"
 
 #define GIB 1073741824.0
@@ -212,124 +212,9 @@ static int side_from_record(const char *db_path, const char *ref, side *out, st_
     return rc;
 }
 
-/* ---- the comparison ---- */
-
-typedef struct term {
-    const char *name;
-    double a, b;
-} term;
-
-static void mem_terms(const side *A, const side *B, term *t, int *n)
+static plan_diff_side diff_side(const side *s)
 {
-    const plan_mem *a = &A->e.mem, *b = &B->e.mem;
-    term v[] = {
-        {"weights", a->weights_bytes, b->weights_bytes},
-        {"gradients", a->grads_bytes, b->grads_bytes},
-        {"optimizer states", a->optimizer_bytes, b->optimizer_bytes},
-        {"activations", a->activations_bytes, b->activations_bytes},
-        {"recompute work", a->recompute_bytes, b->recompute_bytes},
-        {"logits", a->logits_bytes, b->logits_bytes},
-        {"comm buffers", a->comm_buffers_bytes, b->comm_buffers_bytes},
-        {"CUDA context", a->context_bytes, b->context_bytes},
-        {"needed", plan_mem_need_bytes(a), plan_mem_need_bytes(b)},
-        {"allocator reserve", a->allocator_bytes, b->allocator_bytes},
-    };
-    *n = (int)(sizeof v / sizeof v[0]);
-    memcpy(t, v, sizeof v);
-}
-
-static void time_terms(const side *A, const side *B, term *t, int *n)
-{
-    const plan_time *a = &A->e.time, *b = &B->e.time;
-    term v[] = {
-        {"compute", a->compute_s, b->compute_s},
-        {"TP communication", a->tp_comm_s + a->cp_comm_s, b->tp_comm_s + b->cp_comm_s},
-        {"pipeline sends", a->pp_comm_s, b->pp_comm_s},
-        {"exposed gradient sync", a->dp_exposed_s, b->dp_exposed_s},
-        {"pipeline bubble", a->bubble_s, b->bubble_s},
-        {"optimizer step", a->optimizer_s, b->optimizer_s},
-        {"step", a->step_s, b->step_s},
-    };
-    *n = (int)(sizeof v / sizeof v[0]);
-    memcpy(t, v, sizeof v);
-}
-
-/* The knobs of two layouts that differ, "tp 8 vs 2, pp 1 vs 8". */
-static void knob_diff(const plan_layout *a, const plan_layout *b, char *buf, size_t n)
-{
-    size_t u = 0;
-    buf[0] = '\0';
-#define DIFF_INT(name, f)                                                                       \
-    if (a->f != b->f && u < n)                                                                  \
-        u += (size_t)snprintf(buf + u, n - u, "%s" name " %d vs %d", u ? ", " : "", a->f, b->f);
-    DIFF_INT("tp", tp)
-    DIFF_INT("pp", pp)
-    DIFF_INT("dp", dp)
-    DIFF_INT("cp", cp)
-    DIFF_INT("micro-batch", micro_batch)
-    DIFF_INT("microbatches", microbatches)
-    DIFF_INT("virtual stages", virtual_stages)
-#undef DIFF_INT
-    char sa[24], sb[24];
-    if (a->schedule != b->schedule && u < n)
-        u += (size_t)snprintf(buf + u, n - u, "%sschedule %s vs %s", u ? ", " : "",
-                              plan_framework_sched_label(a, sa, sizeof sa), plan_framework_sched_label(b, sb, sizeof sb));
-    if (a->recompute != b->recompute && u < n)
-        u += (size_t)snprintf(buf + u, n - u, "%srecompute %s vs %s", u ? ", " : "",
-                              plan_recompute_name(a->recompute), plan_recompute_name(b->recompute));
-    if (a->sharding != b->sharding && u < n)
-        u += (size_t)snprintf(buf + u, n - u, "%ssharding %s vs %s", u ? ", " : "",
-                              plan_sharding_name(a->sharding), plan_sharding_name(b->sharding));
-    if (a->sequence_parallel != b->sequence_parallel && u < n)
-        u += (size_t)snprintf(buf + u, n - u, "%ssequence parallel %s vs %s", u ? ", " : "",
-                              a->sequence_parallel ? "on" : "off",
-                              b->sequence_parallel ? "on" : "off");
-    if (a->framework != b->framework && u < n)
-        u += (size_t)snprintf(buf + u, n - u, "%sstack %s vs %s", u ? ", " : "",
-                              plan_framework_get(a->framework)->key,
-                              plan_framework_get(b->framework)->key);
-    if (a->precision != b->precision && u < n)
-        snprintf(buf + u, n - u, "%sprecision %s vs %s", u ? ", " : "",
-                 plan_precision_name(a->precision), plan_precision_name(b->precision));
-}
-
-static void explain(FILE *f, const side *A, const side *B)
-{
-    term t[8] = {0}; /* time_terms sets the nt read; -O3 cannot see it */
-    int nt;
-    time_terms(A, B, t, &nt);
-    int big = 0;
-    for (int i = 1; i < nt - 1; i++)
-        if (fabs(t[i].b - t[i].a) > fabs(t[big].b - t[big].a))
-            big = i;
-    double ta = A->e.time.step_s, tb = B->e.time.step_s;
-    double pct = ta > 0 ? 100 * (tb - ta) / ta : 0;
-    char knobs[400];
-    knob_diff(&A->l, &B->l, knobs, sizeof knobs);
-    double ma = plan_mem_need_bytes(&A->e.mem) / GIB, mb = plan_mem_need_bytes(&B->e.mem) / GIB;
-    char text[1600];
-    size_t u = (size_t)snprintf(text, sizeof text, "Difference: ");
-    if (!knobs[0])
-        u += (size_t)snprintf(text + u, sizeof text - u, "the two are the same layout. ");
-    else if (fabs(pct) < 0.05)
-        u += (size_t)snprintf(text + u, sizeof text - u, "B takes the same time as A (%s). ", knobs);
-    else
-        u += (size_t)snprintf(text + u, sizeof text - u,
-                              "B's step is %.1f%% %s than A's (%.3f s against %.3f s), mostly in "
-                              "its %s (%+.3f s), where the layouts differ in %s. ",
-                              fabs(pct), pct > 0 ? "longer" : "shorter", tb, ta,
-                              t[big].name, t[big].b - t[big].a, knobs);
-    u += (size_t)snprintf(text + u, sizeof text - u, "B needs %.1f GiB per GPU on its fullest "
-                          "stage against A's %.1f GiB%s%s. ", mb, ma,
-                          B->oom ? " (it does not fit)" : "", A->oom ? " (A does not fit)" : "");
-    double ba = A->band_pct / 100, bb = B->band_pct / 100;
-    if (ba > 0 && bb > 0 && knobs[0])
-        snprintf(text + u, sizeof text - u, "%s", fabs(tb - ta) <= ba * ta + bb * tb
-                     ? "The steps lie within each other's error bands: by the evidence behind "
-                       "the model, neither is known to be faster."
-                     : "The difference is larger than the error bands: it is the evidence's, "
-                       "not noise.");
-    cli_wrap(f, text, "", "");
+    return (plan_diff_side){&s->l, &s->e, s->oom, s->band_pct};
 }
 
 static void print_sides(FILE *f, const side *A, const side *B)
@@ -358,9 +243,8 @@ static void print_sides(FILE *f, const side *A, const side *B)
     cli_table_col(t, "A", 1, 0);
     cli_table_col(t, "B", 1, 0);
     cli_table_col(t, "B - A", 1, 0);
-    term v[12];
-    int n;
-    mem_terms(A, B, v, &n);
+    plan_diff_term v[PLAN_DIFF_MEM_TERMS];
+    int n = plan_diff_mem_terms(&A->e.mem, &B->e.mem, v);
     cli_table_row(t);
     cli_table_cell(t, "memory per GPU, GiB");
     for (int k = 0; k < 3; k++)
@@ -372,7 +256,7 @@ static void print_sides(FILE *f, const side *A, const side *B)
         cli_table_cell(t, "%.2f", v[i].b / GIB);
         cli_table_cell(t, "%+.2f", (v[i].b - v[i].a) / GIB);
     }
-    time_terms(A, B, v, &n);
+    n = plan_diff_time_terms(&A->e.time, &B->e.time, v);
     cli_table_row(t);
     cli_table_cell(t, "time per step, s");
     for (int k = 0; k < 3; k++)
@@ -410,7 +294,10 @@ static void print_sides(FILE *f, const side *A, const side *B)
     cli_table_print(f, t, "");
     cli_table_free(t);
     fputc('\n', f);
-    explain(f, A, B);
+    char text[1600];
+    plan_diff_side sa = diff_side(A), sb = diff_side(B);
+    plan_diff_explain(&sa, &sb, text, sizeof text);
+    cli_wrap(f, text, "", "");
     char bands[900];
     snprintf(bands, sizeof bands, "(error bands: A %s; B %s)", A->band_basis, B->band_basis);
     cli_wrap(f, bands, "", " ");
@@ -512,10 +399,8 @@ int cli_diff_cmd(int argc, char **argv)
         cJSON_AddItemToObject(o, "a", side_json(&A));
         cJSON_AddItemToObject(o, "b", side_json(&B));
         cJSON_AddNumberToObject(o, "step_difference_s", B.e.time.step_s - A.e.time.step_s);
-        double ba = A.band_pct / 100, bb = B.band_pct / 100;
-        cJSON_AddBoolToObject(o, "within_error_bands",
-                              fabs(B.e.time.step_s - A.e.time.step_s) <=
-                                  ba * A.e.time.step_s + bb * B.e.time.step_s);
+        plan_diff_side sa = diff_side(&A), sb = diff_side(&B);
+        cJSON_AddBoolToObject(o, "within_error_bands", plan_diff_within_bands(&sa, &sb));
         char *s = cJSON_Print(o);
         if (s)
             printf("%s\n", s);

@@ -217,12 +217,6 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
 /* JSON objects of one plan and of a model (cli_json.c); caller owns. */
 struct cJSON;
 struct cJSON *cli_json_plan(const plan_candidate *c);
-/* The fields of table t of obj into JSON object j under their table names
- * (booleans as true/false, enumerations by name); carry: only the fields
- * with that bit (0: all). */
-struct plan_fields;
-void cli_json_fields(struct cJSON *j, const struct plan_fields *t, const void *obj,
-                     unsigned carry);
 /* A byte count as a whole number (null when not finite). */
 struct cJSON *cli_json_bytes(double v);
 /* --explain's terms as an array (each with value, unit, formula, source). */

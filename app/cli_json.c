@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "app/cli_int.h"
+#include "exec/exec.h"
 #include "planner/plan_fields.h"
 #include "planner/plan_framework.h"
 #include "smd_config.h"
@@ -20,7 +21,7 @@ cJSON *cli_json_model(const plan_model *m)
      * head size in force, the MLP): the names CONFIG.json and SQLite use */
     plan_model r = plan_model_resolved(m);
     cJSON *j = cJSON_CreateObject();
-    cli_json_fields(j, &plan_model_fields, &r, 0);
+    exec_json_fields(j, &plan_model_fields, &r, 0);
     return j;
 }
 
@@ -85,29 +86,13 @@ static cJSON *time_json(const plan_time *t)
     return j;
 }
 
-void cli_json_fields(cJSON *j, const plan_fields *t, const void *obj, unsigned carry)
-{
-    char buf[PLAN_SOURCE_MAX];
-    for (int i = 0; i < t->n; i++) {
-        const plan_field *f = &t->f[i];
-        if (carry && !(f->carry & carry))
-            continue;
-        if (f->kind == PLAN_FK_BOOL)
-            cJSON_AddBoolToObject(j, f->name, plan_field_num(f, obj) != 0);
-        else if (plan_field_text(f, obj, buf, sizeof buf))
-            cJSON_AddStringToObject(j, f->name, buf);
-        else
-            cJSON_AddNumberToObject(j, f->name, plan_field_num(f, obj));
-    }
-}
-
 cJSON *cli_json_plan(const plan_candidate *c)
 {
     const plan_layout *l = &c->layout;
     const plan_estimate *e = &c->est;
     cJSON *j = cJSON_CreateObject();
     /* the layout by its field table: the names SQLite and CONFIG.json use */
-    cli_json_fields(j, &plan_layout_fields, l, 0);
+    exec_json_fields(j, &plan_layout_fields, l, 0);
     cJSON_AddItemToObject(j, "memory_per_gpu_bytes", mem_json(&e->mem));
     add_bytes(j, "memory_capacity_bytes", e->capacity_bytes);
     cJSON_AddNumberToObject(j, "worst_stage", e->worst_stage);

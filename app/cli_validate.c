@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "app/cli_int.h"
+#include "exec/exec.h"
 #include "planner/plan_fields.h"
 #include "common/units.h"
 #include "data/data.h"
@@ -343,7 +344,7 @@ static cJSON *row_json(const plan_validate_result *r, double sim_s)
         cJSON_AddStringToObject(o, "instance_type", r->instance);
         cJSON_AddNumberToObject(o, "gpus", r->gpus);
         /* the layout by its field table, the names of every output */
-        cli_json_fields(o, &plan_layout_fields, l, 0);
+        exec_json_fields(o, &plan_layout_fields, l, 0);
         cJSON_AddBoolToObject(o, "micro_batch_searched", r->micro_batch_searched);
         cJSON_AddNumberToObject(o, "predicted_iteration_time_s", r->pred_time_s);
         const plan_time *t = &r->est.time;

@@ -574,14 +574,12 @@ static cJSON *str_or_null(const char *s)
     return *s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
-/* The fields of table t the executor carries (PLAN_FIELD_EXEC), of the
- * struct at v, into o under their table names. */
-static void add_fields(cJSON *o, const plan_fields *t, const void *v)
+void exec_json_fields(cJSON *o, const plan_fields *t, const void *v, unsigned carry)
 {
     char buf[PLAN_SOURCE_MAX];
     for (int i = 0; i < t->n; i++) {
         const plan_field *f = &t->f[i];
-        if (!(f->carry & PLAN_FIELD_EXEC))
+        if (carry && !(f->carry & carry))
             continue;
         if (f->kind == PLAN_FK_BOOL)
             cJSON_AddBoolToObject(o, f->name, plan_field_num(f, v) != 0);
@@ -606,11 +604,11 @@ char *exec_config_json(const exec_config *cfg)
      * planner resolves them (the head size in force, the MLP): the names
      * and values SQLite and smdplan --json give */
     plan_model rm = plan_model_resolved(m);
-    add_fields(o, &plan_model_fields, &rm);
+    exec_json_fields(o, &plan_model_fields, &rm, PLAN_FIELD_EXEC);
     o = cJSON_AddObjectToObject(root, "layout");
     /* the fields the executor carries, by the planner's table: the names
      * SQLite and smdplan --json use */
-    add_fields(o, &plan_layout_fields, l);
+    exec_json_fields(o, &plan_layout_fields, l, PLAN_FIELD_EXEC);
     o = cJSON_AddObjectToObject(root, "train");
     cJSON_AddNumberToObject(o, "steps", (double)t->steps);
     cJSON_AddNumberToObject(o, "seed", (double)t->seed);
