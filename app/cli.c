@@ -58,10 +58,10 @@ int cli_main(int argc, char **argv)
     /* GSL's default error handler aborts; the libraries check return codes. */
     gsl_set_error_handler_off();
     /* --wide, an option of every command: tables show every column */
-    cli_set_wide(0);
+    rpt_term_set_wide(0);
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--wide") == 0) {
-            cli_set_wide(1);
+            rpt_term_set_wide(1);
             for (int j = i; j < argc; j++)
                 argv[j] = argv[j + 1];
             argc--;

@@ -261,37 +261,37 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
             if (any) {
                 char head[40];
                 snprintf(head, sizeof head, "  %s: ", plan_eff_param_name((plan_eff_param)p));
-                cli_wrap(f, plan_cal_bound_source((plan_eff_param)p), head, "    ");
+                rpt_term_wrap(f, plan_cal_bound_source((plan_eff_param)p), head, "    ");
             }
         }
     } else {
         fputs("No fitted parameter ended on a bound of its physical range.\n", f);
     }
     fputs("\n", f);
-    cli_table *t = cli_table_new();
+    rpt_table *t = rpt_table_new();
     const char *const head[] = {"source", "rows", "framework", "chip", "fitted", "held out",
                                 "held out, predicted by"};
     const int right[] = {0, 1, 0, 0, 1, 1, 0};
     const int prio[] = {0, 2, 0, 0, 0, 0, 1};
     for (int k = 0; t && k < 7; k++)
-        cli_table_col(t, head[k], right[k], prio[k]);
+        rpt_table_col(t, head[k], right[k], prio[k]);
     for (int i = 0; t && i < rep->nsources; i++) {
         const plan_cal_source *x = &rep->source[i];
-        cli_table_row(t);
-        cli_table_cell(t, "%s", x->source_key);
-        cli_table_cell(t, "%d", x->rows);
-        cli_table_cell(t, "%s", x->framework);
-        cli_table_cell(t, "%s", x->silicon);
-        cli_table_cell(t, "%.1f%%", x->mean_abs_err_pct);
+        rpt_table_row(t);
+        rpt_table_cell(t, "%s", x->source_key);
+        rpt_table_cell(t, "%d", x->rows);
+        rpt_table_cell(t, "%s", x->framework);
+        rpt_table_cell(t, "%s", x->silicon);
+        rpt_table_cell(t, "%.1f%%", x->mean_abs_err_pct);
         if (!isnan(x->loso_mean_abs_err_pct))
-            cli_table_cell(t, "%.1f%%", x->loso_mean_abs_err_pct);
+            rpt_table_cell(t, "%.1f%%", x->loso_mean_abs_err_pct);
         else
-            cli_table_cell(t, "-");
-        cli_table_cell(t, "%s", x->loso_basis);
+            rpt_table_cell(t, "-");
+        rpt_table_cell(t, "%s", x->loso_basis);
     }
     if (t)
-        cli_table_print(f, t, "");
-    cli_table_free(t);
+        rpt_table_print(f, t, "");
+    rpt_table_free(t);
     fprintf(f, "\nmean over sources of the mean |error|: %.1f%% (worst source %.1f%%)",
             rep->mean_source_err_pct, rep->max_source_err_pct);
     if (!isnan(rep->loso_mean_source_err_pct))
@@ -426,41 +426,41 @@ static int calibrate_runs(int argc, char **argv)
         free(why);
         goto done;
     }
-    cli_capture_buf cb;
-    FILE *pf = cli_capture(&cb);
+    rpt_term_capture_buf cb;
+    FILE *pf = rpt_term_capture(&cb);
     FILE *f = pf ? pf : stdout;
     print_report(f, label, nrows, rep);
     fprintf(f, "\n");
-    cli_table *t = cli_table_new();
+    rpt_table *t = rpt_table_new();
     const char *const head[] = {"run", "model", "layout", "on", "measured", "before",
                                 "error", "fitted", "error"};
     const int right[] = {1, 0, 0, 0, 1, 1, 1, 1, 1};
     const int prio[] = {0, 1, 2, 1, 0, 0, 0, 0, 0};
     for (int k = 0; t && k < 9; k++)
-        cli_table_col(t, head[k], right[k], prio[k]);
+        rpt_table_col(t, head[k], right[k], prio[k]);
     for (int i = 0; t && i < nrows; i++) {
         const plan_validate_result *r = &res[i];
         double after = plan_validate_step_s(&cat, r);
-        cli_table_row(t);
-        cli_table_cell(t, "%s", r->row_id + 4);
-        cli_table_cell(t, "%s", r->source_key);
-        cli_table_cell(t, "%s", r->notes);
-        cli_table_cell(t, "%s", r->instance);
-        cli_table_cell(t, "%.4f s", r->ref_time_s);
-        cli_table_cell(t, "%.4f s", before ? before[i] : 0.0);
-        cli_table_cell(t, "%+.1f%%", before ? db_error_pct(before[i], r->ref_time_s) : NAN);
-        cli_table_cell(t, "%.4f s", after);
-        cli_table_cell(t, "%+.1f%%", db_error_pct(after, r->ref_time_s));
+        rpt_table_row(t);
+        rpt_table_cell(t, "%s", r->row_id + 4);
+        rpt_table_cell(t, "%s", r->source_key);
+        rpt_table_cell(t, "%s", r->notes);
+        rpt_table_cell(t, "%s", r->instance);
+        rpt_table_cell(t, "%.4f s", r->ref_time_s);
+        rpt_table_cell(t, "%.4f s", before ? before[i] : 0.0);
+        rpt_table_cell(t, "%+.1f%%", before ? db_error_pct(before[i], r->ref_time_s) : NAN);
+        rpt_table_cell(t, "%.4f s", after);
+        rpt_table_cell(t, "%+.1f%%", db_error_pct(after, r->ref_time_s));
     }
     if (t)
-        cli_table_print(f, t, "");
-    cli_table_free(t);
+        rpt_table_print(f, t, "");
+    rpt_table_free(t);
     if (left)
         fprintf(f, "%d executed run%s left out:\n", left, left == 1 ? "" : "s");
     for (int i = 0; i < nruns; i++)
         if (why[i][0])
             fprintf(f, "  run %lld: %s\n", (long long)runs[i].record_id, why[i]);
-    cli_capture_wrap(&cb, stdout, "", "");
+    rpt_term_capture_wrap(&cb, stdout, "", "");
     if (write)
         printf("wrote %s (apply with --catalog %s, after the catalog files above)\n", write,
                write);
@@ -532,10 +532,10 @@ int cli_calibrate_cmd(int argc, char **argv)
         ex = cli_fail(&err);
         goto done;
     }
-    cli_capture_buf cb;
-    FILE *pf = cli_capture(&cb);
+    rpt_term_capture_buf cb;
+    FILE *pf = rpt_term_capture(&cb);
     print_report(pf ? pf : stdout, path, csv.nrows, rep);
-    cli_capture_wrap(&cb, stdout, "", "");
+    rpt_term_capture_wrap(&cb, stdout, "", "");
     if (write)
         printf("wrote %s (apply with --catalog %s)\n", write, write);
     if (a.write_bands)

@@ -137,21 +137,21 @@ static void instance_cells(const plan_catalog *cat, const plan_instance *in,
 
 static int print_table(FILE *f, const plan_catalog *cat)
 {
-    cli_table *t = cli_table_new();
+    rpt_table *t = rpt_table_new();
     if (!t)
         return 1;
     static const int prio[CAT_COLS] = {0, 3, 0, 0, 1, 2, 2, 2, 1, 0};
     for (int c = 0; c < CAT_COLS; c++)
-        cli_table_col(t, cat_head[c], c >= 3, prio[c]);
+        rpt_table_col(t, cat_head[c], c >= 3, prio[c]);
     for (int i = 0; i < cat->ninstances; i++) {
         char cell[CAT_COLS][CAT_CELL];
         instance_cells(cat, &cat->instances[i], cell);
-        cli_table_row(t);
+        rpt_table_row(t);
         for (int c = 0; c < CAT_COLS; c++)
-            cli_table_cell(t, "%s", cell[c]);
+            rpt_table_cell(t, "%s", cell[c]);
     }
-    cli_table_print(f, t, "");
-    cli_table_free(t);
+    rpt_table_print(f, t, "");
+    rpt_table_free(t);
     char note[800];
     snprintf(note, sizeof note,
              "\nGPU memory per GPU; peak: dense FP16/BF16; link: GPU-to-GPU per GPU, one "
@@ -159,7 +159,7 @@ static int print_table(FILE *f, const plan_catalog *cat)
              "direction; NICs/GPU: network cards (EFA devices) per node over its GPUs; $/h: "
              "%s; '-' = unknown. Sources: smdplan catalog --json.",
              cli_price_list());
-    cli_wrap(f, note, "", "");
+    rpt_term_wrap(f, note, "", "");
     /* where each price was read, once per source */
     for (int i = 0; i < cat->ninstances; i++) {
         const char *src = cat->instances[i].price_source;
@@ -178,7 +178,7 @@ static int print_table(FILE *f, const plan_catalog *cat)
             }
         if (u < sizeof line)
             snprintf(line + u, sizeof line - u, ": %s", src[0] ? src : "no source given");
-        cli_wrap(f, line, "", "  ");
+        rpt_term_wrap(f, line, "", "  ");
     }
     return 0;
 }

@@ -235,72 +235,72 @@ static void print_sides(FILE *f, const side *A, const side *B)
                  ? B->cluster : "", na, la, plan_framework_get(A->l.framework)->key,
              plan_precision_name(A->l.precision), nb, lb,
              plan_framework_get(B->l.framework)->key, plan_precision_name(B->l.precision));
-    cli_wrap_lines(f, head);
-    cli_table *t = cli_table_new();
+    rpt_term_wrap_lines(f, head);
+    rpt_table *t = rpt_table_new();
     if (!t)
         return;
-    cli_table_col(t, "", 0, 0);
-    cli_table_col(t, "A", 1, 0);
-    cli_table_col(t, "B", 1, 0);
-    cli_table_col(t, "B - A", 1, 0);
+    rpt_table_col(t, "", 0, 0);
+    rpt_table_col(t, "A", 1, 0);
+    rpt_table_col(t, "B", 1, 0);
+    rpt_table_col(t, "B - A", 1, 0);
     plan_diff_term v[PLAN_DIFF_MEM_TERMS];
     int n = plan_diff_mem_terms(&A->e.mem, &B->e.mem, v);
-    cli_table_row(t);
-    cli_table_cell(t, "memory per GPU, GiB");
+    rpt_table_row(t);
+    rpt_table_cell(t, "memory per GPU, GiB");
     for (int k = 0; k < 3; k++)
-        cli_table_cell(t, " ");
+        rpt_table_cell(t, " ");
     for (int i = 0; i < n; i++) {
-        cli_table_row(t);
-        cli_table_cell(t, "  %s", v[i].name);
-        cli_table_cell(t, "%.2f", v[i].a / GIB);
-        cli_table_cell(t, "%.2f", v[i].b / GIB);
-        cli_table_cell(t, "%+.2f", (v[i].b - v[i].a) / GIB);
+        rpt_table_row(t);
+        rpt_table_cell(t, "  %s", v[i].name);
+        rpt_table_cell(t, "%.2f", v[i].a / GIB);
+        rpt_table_cell(t, "%.2f", v[i].b / GIB);
+        rpt_table_cell(t, "%+.2f", (v[i].b - v[i].a) / GIB);
     }
     n = plan_diff_time_terms(&A->e.time, &B->e.time, v);
-    cli_table_row(t);
-    cli_table_cell(t, "time per step, s");
+    rpt_table_row(t);
+    rpt_table_cell(t, "time per step, s");
     for (int k = 0; k < 3; k++)
-        cli_table_cell(t, " ");
+        rpt_table_cell(t, " ");
     for (int i = 0; i < n; i++) {
-        cli_table_row(t);
-        cli_table_cell(t, "  %s", v[i].name);
-        cli_table_cell(t, "%.3f", v[i].a);
-        cli_table_cell(t, "%.3f", v[i].b);
-        cli_table_cell(t, "%+.3f", v[i].b - v[i].a);
+        rpt_table_row(t);
+        rpt_table_cell(t, "  %s", v[i].name);
+        rpt_table_cell(t, "%.3f", v[i].a);
+        rpt_table_cell(t, "%.3f", v[i].b);
+        rpt_table_cell(t, "%+.3f", v[i].b - v[i].a);
     }
-    cli_table_row(t);
-    cli_table_cell(t, "  error band");
-    cli_table_cell(t, "\u00b1%.0f %%", A->band_pct);
-    cli_table_cell(t, "\u00b1%.0f %%", B->band_pct);
-    cli_table_cell(t, " ");
-    cli_table_row(t);
-    cli_table_cell(t, "tokens/s");
-    cli_table_cell(t, "%.0f", A->e.tokens_per_s);
-    cli_table_cell(t, "%.0f", B->e.tokens_per_s);
-    cli_table_cell(t, "%+.0f", B->e.tokens_per_s - A->e.tokens_per_s);
-    cli_table_row(t);
-    cli_table_cell(t, "MFU");
-    cli_table_cell(t, "%.1f%%", 100 * A->e.mfu);
-    cli_table_cell(t, "%.1f%%", 100 * B->e.mfu);
-    cli_table_cell(t, "%+.1f", 100 * (B->e.mfu - A->e.mfu));
+    rpt_table_row(t);
+    rpt_table_cell(t, "  error band");
+    rpt_table_cell(t, "\u00b1%.0f %%", A->band_pct);
+    rpt_table_cell(t, "\u00b1%.0f %%", B->band_pct);
+    rpt_table_cell(t, " ");
+    rpt_table_row(t);
+    rpt_table_cell(t, "tokens/s");
+    rpt_table_cell(t, "%.0f", A->e.tokens_per_s);
+    rpt_table_cell(t, "%.0f", B->e.tokens_per_s);
+    rpt_table_cell(t, "%+.0f", B->e.tokens_per_s - A->e.tokens_per_s);
+    rpt_table_row(t);
+    rpt_table_cell(t, "MFU");
+    rpt_table_cell(t, "%.1f%%", 100 * A->e.mfu);
+    rpt_table_cell(t, "%.1f%%", 100 * B->e.mfu);
+    rpt_table_cell(t, "%+.1f", 100 * (B->e.mfu - A->e.mfu));
     if (A->e.cost_per_mtokens > 0 && B->e.cost_per_mtokens > 0) {
-        cli_table_row(t);
-        cli_table_cell(t, "$ per 1M tokens");
-        cli_table_cell(t, "%.3f", A->e.cost_per_mtokens);
-        cli_table_cell(t, "%.3f", B->e.cost_per_mtokens);
-        cli_table_cell(t, "%+.3f", B->e.cost_per_mtokens - A->e.cost_per_mtokens);
+        rpt_table_row(t);
+        rpt_table_cell(t, "$ per 1M tokens");
+        rpt_table_cell(t, "%.3f", A->e.cost_per_mtokens);
+        rpt_table_cell(t, "%.3f", B->e.cost_per_mtokens);
+        rpt_table_cell(t, "%+.3f", B->e.cost_per_mtokens - A->e.cost_per_mtokens);
     }
     fputc('\n', f);
-    cli_table_print(f, t, "");
-    cli_table_free(t);
+    rpt_table_print(f, t, "");
+    rpt_table_free(t);
     fputc('\n', f);
     char text[1600];
     plan_diff_side sa = diff_side(A), sb = diff_side(B);
     plan_diff_explain(&sa, &sb, text, sizeof text);
-    cli_wrap(f, text, "", "");
+    rpt_term_wrap(f, text, "", "");
     char bands[900];
     snprintf(bands, sizeof bands, "(error bands: A %s; B %s)", A->band_basis, B->band_basis);
-    cli_wrap(f, bands, "", " ");
+    rpt_term_wrap(f, bands, "", " ");
 }
 
 static cJSON *side_json(const side *s)

@@ -63,27 +63,27 @@ static int list(int json)
         cJSON_Delete(a);
         return 0;
     }
-    cli_table *t = cli_table_new();
+    rpt_table *t = rpt_table_new();
     if (!t)
         return 1;
-    cli_table_col(t, "key", 0, 0);
-    cli_table_col(t, "from", 0, 1);
-    cli_table_col(t, "inherits", 0, 3);
-    cli_table_col(t, "family", 0, 4);
-    cli_table_col(t, "attention", 0, 2);
-    cli_table_col(t, "stack", 0, 0);
+    rpt_table_col(t, "key", 0, 0);
+    rpt_table_col(t, "from", 0, 1);
+    rpt_table_col(t, "inherits", 0, 3);
+    rpt_table_col(t, "family", 0, 4);
+    rpt_table_col(t, "attention", 0, 2);
+    rpt_table_col(t, "stack", 0, 0);
     for (int i = 0; i < plan_nframeworks; i++) {
         const plan_framework *f = plan_framework_get(i);
-        cli_table_row(t);
-        cli_table_cell(t, "%s%s", f->key, i == PLAN_FW_DEFAULT ? " *" : "");
-        cli_table_cell(t, "%s", plan_fw_ym_text(f->released_ym, ym, sizeof ym));
-        cli_table_cell(t, "%s", f->inherits[0] ? f->inherits : "-");
-        cli_table_cell(t, "%s", plan_fw_family_key(f->family));
-        cli_table_cell(t, "%s", plan_attn_name(f->attention));
-        cli_table_cell(t, "%s", f->label);
+        rpt_table_row(t);
+        rpt_table_cell(t, "%s%s", f->key, i == PLAN_FW_DEFAULT ? " *" : "");
+        rpt_table_cell(t, "%s", plan_fw_ym_text(f->released_ym, ym, sizeof ym));
+        rpt_table_cell(t, "%s", f->inherits[0] ? f->inherits : "-");
+        rpt_table_cell(t, "%s", plan_fw_family_key(f->family));
+        rpt_table_cell(t, "%s", plan_attn_name(f->attention));
+        rpt_table_cell(t, "%s", f->label);
     }
-    cli_table_print(stdout, t, "");
-    cli_table_free(t);
+    rpt_table_print(stdout, t, "");
+    rpt_table_free(t);
     printf("(* the default; --framework STACK is its latest release; from: the month it is in "
            "force from, which validate reads a run's source date against; smdplan frameworks "
            "KEY shows every value and its source)\n");
@@ -129,7 +129,7 @@ static int describe(const char *key, int json)
                      lines[k].cite[0] ? " -- " : "");
             size_t u = strlen(text);
             snprintf(text + u, sizeof text - u, "%s", lines[k].cite);
-            cli_wrap(stdout, text, head, "                           ");
+            rpt_term_wrap(stdout, text, head, "                           ");
         }
     }
     free(lines);

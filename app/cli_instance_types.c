@@ -91,28 +91,28 @@ static void options_text(const cli_plan_opts *o, const cli_plan_ctx *x, const pl
                          const option_row *rows, int n, int fastest, int cheapest)
 {
     char tok[32];
-    cli_capture_buf hb;
-    FILE *h = cli_capture(&hb);
+    rpt_term_capture_buf hb;
+    FILE *h = rpt_term_capture(&hb);
     cli_print_model(h ? h : stdout, &x->model);
     fprintf(h ? h : stdout,
             "compare: every catalog type at 1..%d instances (powers of two), training %s "
             "tokens\nprices:  %s\n",
             o->max_instances, units_fmt_count(o->tokens, tok, sizeof tok), cli_price_list());
-    cli_capture_wrap(&hb, stdout, "", "         ");
+    rpt_term_capture_wrap(&hb, stdout, "", "         ");
     printf("\n");
-    cli_table *t = cli_table_new();
-    cli_table_col(t, "instance", 0, 0);
-    cli_table_col(t, "count", 1, 0);
-    cli_table_col(t, "GPUs", 1, 2);
-    cli_table_col(t, "batch", 1, 1);
-    cli_table_col(t, "best layout", 0, 3);
-    cli_table_col(t, "step s", 1, 2);
-    cli_table_col(t, "tokens/s", 1, 1);
-    cli_table_col(t, "MFU", 1, 3);
-    cli_table_col(t, "$/h", 1, 2);
-    cli_table_col(t, "train", 1, 0);
-    cli_table_col(t, "train $", 1, 0);
-    cli_table_col(t, "", 0, 0);
+    rpt_table *t = rpt_table_new();
+    rpt_table_col(t, "instance", 0, 0);
+    rpt_table_col(t, "count", 1, 0);
+    rpt_table_col(t, "GPUs", 1, 2);
+    rpt_table_col(t, "batch", 1, 1);
+    rpt_table_col(t, "best layout", 0, 3);
+    rpt_table_col(t, "step s", 1, 2);
+    rpt_table_col(t, "tokens/s", 1, 1);
+    rpt_table_col(t, "MFU", 1, 3);
+    rpt_table_col(t, "$/h", 1, 2);
+    rpt_table_col(t, "train", 1, 0);
+    rpt_table_col(t, "train $", 1, 0);
+    rpt_table_col(t, "", 0, 0);
     int64_t bmin = 0, bmax = 0;
     for (int i = 0; i < n; i++) {
         const option_row *r = &rows[i];
@@ -124,25 +124,25 @@ static void options_text(const cli_plan_opts *o, const cli_plan_ctx *x, const pl
                  : l->recompute == PLAN_RECOMP_FULL ? " rc"
                                                     : " sel");
         units_fmt_seconds(r->train_s, tt, sizeof tt);
-        cli_table_row(t);
-        cli_table_cell(t, "%s", r->inst->name);
-        cli_table_cell(t, "%d", r->nodes);
-        cli_table_cell(t, "%d", r->nodes * r->inst->gpus_per_node);
-        cli_table_cell(t, "%lld", (long long)l->global_batch);
-        cli_table_cell(t, "%s", lay);
-        cli_table_cell(t, "%.3f", r->best.est.time.step_s);
-        cli_table_cell(t, "%.0f", r->best.est.tokens_per_s);
-        cli_table_cell(t, "%.1f%%", 100 * r->best.est.mfu);
+        rpt_table_row(t);
+        rpt_table_cell(t, "%s", r->inst->name);
+        rpt_table_cell(t, "%d", r->nodes);
+        rpt_table_cell(t, "%d", r->nodes * r->inst->gpus_per_node);
+        rpt_table_cell(t, "%lld", (long long)l->global_batch);
+        rpt_table_cell(t, "%s", lay);
+        rpt_table_cell(t, "%.3f", r->best.est.time.step_s);
+        rpt_table_cell(t, "%.0f", r->best.est.tokens_per_s);
+        rpt_table_cell(t, "%.1f%%", 100 * r->best.est.mfu);
         if (r->best.est.cost_per_hour > 0)
-            cli_table_cell(t, "%.2f", r->best.est.cost_per_hour);
+            rpt_table_cell(t, "%.2f", r->best.est.cost_per_hour);
         else
-            cli_table_cell(t, "-");
-        cli_table_cell(t, "%s", tt);
+            rpt_table_cell(t, "-");
+        rpt_table_cell(t, "%s", tt);
         if (r->train_cost > 0)
-            cli_table_cell(t, "%.0f", r->train_cost);
+            rpt_table_cell(t, "%.0f", r->train_cost);
         else
-            cli_table_cell(t, "-");
-        cli_table_cell(t, "%s%s", i == fastest ? "<- fastest" : "",
+            rpt_table_cell(t, "-");
+        rpt_table_cell(t, "%s%s", i == fastest ? "<- fastest" : "",
                        i == cheapest ? (i == fastest ? ", cheapest" : "<- cheapest") : "");
         if (i == 0 || l->global_batch < bmin)
             bmin = l->global_batch;
@@ -150,12 +150,12 @@ static void options_text(const cli_plan_opts *o, const cli_plan_ctx *x, const pl
             bmax = l->global_batch;
     }
     if (n > 0)
-        cli_table_print(stdout, t, "");
-    cli_table_free(t);
+        rpt_table_print(stdout, t, "");
+    rpt_table_free(t);
     if (n > 0)
-        cli_wrap(stdout, "best layout: tp, pp, dp: tensor-, pipeline- and data-parallel "
-                         "degrees; mbs: sequences per microbatch; rc: full activation "
-                         "recompute, sel: selective (the attention core only).", "", "");
+        rpt_term_wrap(stdout, "best layout: tp, pp, dp: tensor-, pipeline- and data-parallel "
+                              "degrees; mbs: sequences per microbatch; rc: full activation "
+                              "recompute, sel: selective (the attention core only).", "", "");
     if (n > 0 && bmin != bmax) {
         char note[400];
         snprintf(note, sizeof note,
@@ -164,7 +164,7 @@ static void options_text(const cli_plan_opts *o, const cli_plan_ctx *x, const pl
                  "to %lld); time and cost to train count tokens, so the rows compare; set "
                  "--global-batch to compare steps at one batch.",
                  (long long)bmin, (long long)bmax);
-        cli_wrap(stdout, note, "", "");
+        rpt_term_wrap(stdout, note, "", "");
     }
     char left_out[512] = "";
     for (int i = 0; i < x->cat.ninstances; i++) {
@@ -181,7 +181,7 @@ static void options_text(const cli_plan_opts *o, const cli_plan_ctx *x, const pl
                  "Supported Instance Types); --framework NAME compares them for another "
                  "stack.", left_out, fw->label,
                  plan_framework_instance_list(fw, types, sizeof types));
-        cli_wrap(stdout, note, "", "");
+        rpt_term_wrap(stdout, note, "", "");
     }
     if (n == 0)
         printf("No instance type fits this model at up to %d instances; raise --max-instances.\n",

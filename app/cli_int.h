@@ -10,6 +10,7 @@
 #include "common/st.h"
 #include "data/db.h"
 #include "planner/plan.h"
+#include "reports/rpt_table.h"
 #include "sim/sim.h"
 
 /* Replace stdout and stderr by streams that print control characters as
@@ -18,9 +19,6 @@ void cli_term_install(void);
 /* The escaping itself: n bytes of buf into out (room for 6 n bytes);
  * *pending_c2 carries a 0xC2 (a possible C1 lead) between calls. */
 size_t cli_term_escape(const char *buf, size_t n, int *pending_c2, char *out);
-/* s for printing as one line: every C0 control, tab and newline included,
- * and DEL as \u00XX (malloc'd; NULL when out of memory). */
-char *cli_escape_line(const char *s);
 
 /* A progress line for work that may take more than a second: shown on a
  * terminal only, after a second, erased at the end (cli_progress.c). */
@@ -35,41 +33,6 @@ void cli_progress_step(cli_progress *p, long done, long total); /* total 0: unkn
 void cli_progress_end(cli_progress *p);
 /* sim_config.progress for a cli_progress passed as its context */
 void cli_progress_sim(void *ctx, int done, int total);
-
-/* Tables and paragraphs that fit the terminal (cli_table.c). The width is
- * the terminal's, else $COLUMNS, else unlimited; --wide (any command)
- * makes it unlimited. */
-void cli_set_wide(int on);
-int cli_width(void);         /* 0: unlimited */
-typedef struct cli_table cli_table;
-cli_table *cli_table_new(void);
-void cli_table_free(cli_table *t);
-/* A column: right-aligned or not; priority 0 always shown, higher numbers
- * are left out first when the table is too wide, and a negative priority
- * moves the column under each row when that is not enough. Before the
- * first row. */
-void cli_table_col(cli_table *t, const char *head, int right, int prio);
-void cli_table_row(cli_table *t);
-void cli_table_cell(cli_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A line of text printed (wrapped) under the current row. */
-void cli_table_note(cli_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Print with each line prefixed by indent; returns the columns left out. */
-int cli_table_print(FILE *f, const cli_table *t, const char *indent);
-/* Text wrapped at spaces to the width: each line of text starts after
- * first, its continuations after rest. */
-void cli_wrap(FILE *f, const char *text, const char *first, const char *rest);
-/* Every line of text wrapped: its continuations under the value of a
- * "key:  value" line, else four columns in from its own indent. */
-void cli_wrap_lines(FILE *f, const char *text);
-/* Print into a buffer (cli_capture gives the stream; NULL when it cannot
- * be made), then wrap what was printed onto f. */
-typedef struct cli_capture_buf {
-    FILE *f;
-    char *text;
-    size_t n;
-} cli_capture_buf;
-FILE *cli_capture(cli_capture_buf *c);
-void cli_capture_wrap(cli_capture_buf *c, FILE *f, const char *first, const char *rest);
 
 /* Print "smdplan: <message>" on stderr and return the exit code for code. */
 int cli_fail(const st_err *err);
@@ -239,6 +202,12 @@ void cli_print_sim(FILE *f, const sim_config *cfg, const sim_result *r, double t
 int cli_sim_top(const plan_model *m, const plan_cluster *c, plan_result *r, const sim_config *cfg,
                 plan_objective objective, double threshold_pct, cli_sim_col *col, st_err *err);
 struct cJSON *cli_json_sim(const sim_result *r);
+
+/* A plan's row of the plan table from the degrees to the optimizer step
+ * (cli_out.c), after the caller's first cell: the same columns in the plan
+ * table and in a preset's comparison. Time terms under half a microsecond
+ * are 0. */
+void cli_plan_cells(rpt_table *t, const plan_layout *l, const plan_estimate *e);
 
 /* Presets that publish the layout they were trained with (cli_preset.c). */
 /* The preset x's model is, when it publishes a layout and its shape is the

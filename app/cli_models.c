@@ -58,54 +58,55 @@ int cli_models_cmd(int argc, char **argv)
         free(s);
         cJSON_Delete(arr);
     } else {
-        cli_table *t = cli_table_new();
-        cli_table_col(t, "name", 0, 0);
-        cli_table_col(t, "params", 1, 0);
-        cli_table_col(t, "arch", 0, 2);
-        cli_table_col(t, "layers", 1, 1);
-        cli_table_col(t, "hidden", 1, 1);
-        cli_table_col(t, "heads", 1, 1);
-        cli_table_col(t, "ffn", 1, 2);
-        cli_table_col(t, "vocab", 1, 2);
-        cli_table_col(t, "seq", 1, 0);
+        rpt_table *t = rpt_table_new();
+        rpt_table_col(t, "name", 0, 0);
+        rpt_table_col(t, "params", 1, 0);
+        rpt_table_col(t, "arch", 0, 2);
+        rpt_table_col(t, "layers", 1, 1);
+        rpt_table_col(t, "hidden", 1, 1);
+        rpt_table_col(t, "heads", 1, 1);
+        rpt_table_col(t, "ffn", 1, 2);
+        rpt_table_col(t, "vocab", 1, 2);
+        rpt_table_col(t, "seq", 1, 0);
         for (int i = 0; t && i < n; i++) {
             const plan_model *m = &v[i].model;
             char p[32];
-            cli_table_row(t);
-            cli_table_cell(t, "%s", v[i].name);
+            rpt_table_row(t);
+            rpt_table_cell(t, "%s", v[i].name);
             if (!v[i].ok) {
                 for (int k = 0; k < 8; k++)
-                    cli_table_cell(t, "-");
-                cli_table_note(t, "not modelled: %s", v[i].why);
+                    rpt_table_cell(t, "-");
+                rpt_table_note(t, "not modelled: %s", v[i].why);
                 continue;
             }
-            cli_table_cell(t, "%s", units_fmt_count((double)m->params, p, sizeof p));
-            cli_table_cell(t, "%s", m->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt");
-            cli_table_cell(t, "%lld", (long long)m->layers);
-            cli_table_cell(t, "%lld", (long long)m->hidden);
+            rpt_table_cell(t, "%s", units_fmt_count((double)m->params, p, sizeof p));
+            rpt_table_cell(t, "%s", m->arch == PLAN_ARCH_LLAMA ? "llama" : "gpt");
+            rpt_table_cell(t, "%lld", (long long)m->layers);
+            rpt_table_cell(t, "%lld", (long long)m->hidden);
             char hd[32] = "";
             if (plan_model_attn_width(m) != m->hidden)
                 snprintf(hd, sizeof hd, " x%lld", (long long)plan_model_head_dim(m));
             if (m->kv_heads != m->heads)
-                cli_table_cell(t, "%lld/%lld%s", (long long)m->heads, (long long)m->kv_heads, hd);
+                rpt_table_cell(t, "%lld/%lld%s", (long long)m->heads, (long long)m->kv_heads, hd);
             else
-                cli_table_cell(t, "%lld%s", (long long)m->heads, hd);
-            cli_table_cell(t, "%lld", (long long)m->ffn);
-            cli_table_cell(t, "%lld", (long long)m->vocab);
-            cli_table_cell(t, "%lld", (long long)m->seq);
+                rpt_table_cell(t, "%lld%s", (long long)m->heads, hd);
+            rpt_table_cell(t, "%lld", (long long)m->ffn);
+            rpt_table_cell(t, "%lld", (long long)m->vocab);
+            rpt_table_cell(t, "%lld", (long long)m->seq);
             if (plan_model_local_layers(m) > 0)
-                cli_table_note(t, "sliding window of %lld tokens on %lld of %lld layers",
+                rpt_table_note(t, "sliding window of %lld tokens on %lld of %lld layers",
                                (long long)m->sliding_window, (long long)plan_model_local_layers(m),
                                (long long)m->layers);
         }
         if (t)
-            cli_table_print(stdout, t, "");
-        cli_table_free(t);
-        cli_wrap(stdout, "(heads: query/key-value heads where they differ, x the size of a head where it is not "
-                         "hidden/heads; seq: the length the "
-                         "model was pre-trained at, the default --seq; each shape read from "
-                         "its published config.json, the page and the training length's source "
-                         "in data/hf_models.json and in the plan's shape line)", "", " ");
+            rpt_table_print(stdout, t, "");
+        rpt_table_free(t);
+        rpt_term_wrap(stdout, "(heads: query/key-value heads where they differ, x the size of a "
+                              "head where it is not hidden/heads; seq: the length the model was "
+                              "pre-trained at, the default --seq; each shape read from its "
+                              "published config.json, the page and the training length's "
+                              "source in data/hf_models.json and in the plan's shape line)",
+                      "", " ");
     }
     free(v);
     return 0;

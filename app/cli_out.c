@@ -81,84 +81,89 @@ static double term(double v)
     return fabs(v) < 5e-7 ? 0.0 : v;
 }
 
+void cli_plan_cells(rpt_table *t, const plan_layout *l, const plan_estimate *e)
+{
+    const plan_time *tm = &e->time;
+    char buf[32];
+    rpt_table_cell(t, "%d", l->tp);
+    rpt_table_cell(t, "%d", l->pp);
+    rpt_table_cell(t, "%d", l->dp);
+    rpt_table_cell(t, "%d", l->micro_batch);
+    rpt_table_cell(t, "%d", l->microbatches);
+    rpt_table_cell(t, "%s", plan_framework_act_label(l, buf, sizeof buf));
+    rpt_table_cell(t, "%s", plan_framework_sched_label(l, buf, sizeof buf));
+    rpt_table_cell(t, "%s", cli_recomp_label(l, buf, sizeof buf));
+    rpt_table_cell(t, "%s", plan_sharding_name(l->sharding));
+    rpt_table_cell(t, "%s", l->sequence_parallel ? "on" : "-");
+    rpt_table_cell(t, "%s", l->placement);
+    rpt_table_cell(t, "%.1f/%.0f", plan_mem_need_bytes(&e->mem) / GIB, e->capacity_bytes / GIB);
+    rpt_table_cell(t, "%.3f", tm->step_s);
+    rpt_table_cell(t, "%.3f", term(tm->compute_s));
+    rpt_table_cell(t, "%.3f", term(tm->tp_comm_s + tm->cp_comm_s));
+    rpt_table_cell(t, "%.3f", term(tm->pp_comm_s));
+    rpt_table_cell(t, "%.3f", term(tm->dp_exposed_s));
+    rpt_table_cell(t, "%.3f", term(tm->bubble_s));
+    rpt_table_cell(t, "%.3f", term(tm->optimizer_s));
+}
+
 /* The ranked plans: the layout and the figures that decide, always; the
  * time terms, the knobs at their usual values and prices go first when the
- * terminal is narrow (cli_table.c). */
+ * terminal is narrow (rpt_table.c). */
 static void print_table(FILE *f, const plan_result *r, const cli_sim_col *sim)
 {
     int simulated = sim && sim->n;
-    cli_table *t = cli_table_new();
+    rpt_table *t = rpt_table_new();
     if (!t)
         return;
-    cli_table_col(t, "#", 1, 0);
-    cli_table_col(t, "TP", 1, 0);
-    cli_table_col(t, "PP", 1, 0);
-    cli_table_col(t, "DP", 1, 1); /* GPUs / (TP x PP x CP): the first to go */
-    cli_table_col(t, "mbs", 1, 0);
-    cli_table_col(t, "mb", 1, 0);
-    cli_table_col(t, "act", 1, 3);
-    cli_table_col(t, "sched", 0, 0);
-    cli_table_col(t, "recomp", 0, 0);
-    cli_table_col(t, "sharding", 0, 0);
-    cli_table_col(t, "SP", 0, 1);
-    cli_table_col(t, "place", 0, 3);
-    cli_table_col(t, "mem GiB", 1, 0);
-    cli_table_col(t, "step s", 1, 0);
-    cli_table_col(t, "compute", 1, 4);
-    cli_table_col(t, "TP", 1, 4);
-    cli_table_col(t, "PP", 1, 4);
-    cli_table_col(t, "DPexp", 1, 4);
-    cli_table_col(t, "bubble", 1, 4);
-    cli_table_col(t, "opt", 1, 5);
-    cli_table_col(t, "tokens/s", 1, 1);
-    cli_table_col(t, "MFU", 1, 3);
-    cli_table_col(t, "$/h", 1, 5);
-    cli_table_col(t, "$/1M tok", 1, 2);
+    rpt_table_col(t, "#", 1, 0);
+    rpt_table_col(t, "TP", 1, 0);
+    rpt_table_col(t, "PP", 1, 0);
+    rpt_table_col(t, "DP", 1, 1); /* GPUs / (TP x PP x CP): the first to go */
+    rpt_table_col(t, "mbs", 1, 0);
+    rpt_table_col(t, "mb", 1, 0);
+    rpt_table_col(t, "act", 1, 3);
+    rpt_table_col(t, "sched", 0, 0);
+    rpt_table_col(t, "recomp", 0, 0);
+    rpt_table_col(t, "sharding", 0, 0);
+    rpt_table_col(t, "SP", 0, 1);
+    rpt_table_col(t, "place", 0, 3);
+    rpt_table_col(t, "mem GiB", 1, 0);
+    rpt_table_col(t, "step s", 1, 0);
+    rpt_table_col(t, "compute", 1, 4);
+    rpt_table_col(t, "TP", 1, 4);
+    rpt_table_col(t, "PP", 1, 4);
+    rpt_table_col(t, "DPexp", 1, 4);
+    rpt_table_col(t, "bubble", 1, 4);
+    rpt_table_col(t, "opt", 1, 5);
+    rpt_table_col(t, "tokens/s", 1, 1);
+    rpt_table_col(t, "MFU", 1, 3);
+    rpt_table_col(t, "$/h", 1, 5);
+    rpt_table_col(t, "$/1M tok", 1, 2);
     if (simulated)
-        cli_table_col(t, "sim s", 1, 0);
+        rpt_table_col(t, "sim s", 1, 0);
     for (int i = 0; i < r->ntop; i++) {
-        const plan_layout *l = &r->top[i].layout;
         const plan_estimate *e = &r->top[i].est;
         const plan_time *tm = &e->time;
-        char s[24], rc[24], act[16];
-        cli_table_row(t);
-        cli_table_cell(t, "%d", i + 1);
-        cli_table_cell(t, "%d", l->tp);
-        cli_table_cell(t, "%d", l->pp);
-        cli_table_cell(t, "%d", l->dp);
-        cli_table_cell(t, "%d", l->micro_batch);
-        cli_table_cell(t, "%d", l->microbatches);
-        cli_table_cell(t, "%s", plan_framework_act_label(l, act, sizeof act));
-        cli_table_cell(t, "%s", plan_framework_sched_label(l, s, sizeof s));
-        cli_table_cell(t, "%s", cli_recomp_label(l, rc, sizeof rc));
-        cli_table_cell(t, "%s", plan_sharding_name(l->sharding));
-        cli_table_cell(t, "%s", l->sequence_parallel ? "on" : "-");
-        cli_table_cell(t, "%s", l->placement);
-        cli_table_cell(t, "%.1f/%.0f", plan_mem_need_bytes(&e->mem) / GIB, e->capacity_bytes / GIB);
-        cli_table_cell(t, "%.3f", tm->step_s);
-        cli_table_cell(t, "%.3f", term(tm->compute_s));
-        cli_table_cell(t, "%.3f", term(tm->tp_comm_s + tm->cp_comm_s));
-        cli_table_cell(t, "%.3f", term(tm->pp_comm_s));
-        cli_table_cell(t, "%.3f", term(tm->dp_exposed_s));
-        cli_table_cell(t, "%.3f", term(tm->bubble_s));
-        cli_table_cell(t, "%.3f", term(tm->optimizer_s));
-        cli_table_cell(t, "%.0f", e->tokens_per_s);
-        cli_table_cell(t, "%.1f%%", 100 * e->mfu);
+        rpt_table_row(t);
+        rpt_table_cell(t, "%d", i + 1);
+        cli_plan_cells(t, &r->top[i].layout, e);
+        rpt_table_cell(t, "%.0f", e->tokens_per_s);
+        rpt_table_cell(t, "%.1f%%", 100 * e->mfu);
         if (e->cost_per_hour > 0) {
-            cli_table_cell(t, "%.2f", e->cost_per_hour);
-            cli_table_cell(t, "%.3f", e->cost_per_mtokens);
+            rpt_table_cell(t, "%.2f", e->cost_per_hour);
+            rpt_table_cell(t, "%.3f", e->cost_per_mtokens);
         } else {
-            cli_table_cell(t, "-");
-            cli_table_cell(t, "-");
+            rpt_table_cell(t, "-");
+            rpt_table_cell(t, "-");
         }
         if (simulated && sim->n > i) {
             double d = 100.0 * (sim->step_s[i] - tm->step_s) / tm->step_s;
-            cli_table_cell(t, "%.3f%s", sim->step_s[i], fabs(d) > sim->threshold_pct ? " !" : "");
+            rpt_table_cell(t, "%.3f%s", sim->step_s[i], fabs(d) > sim->threshold_pct ? " !" : "");
         }
     }
     fputc('\n', f);
-    cli_table_print(f, t, "");
-    cli_table_free(t);
+    rpt_table_print(f, t, "");
+    rpt_table_free(t);
 }
 
 int cli_train_of(const cli_plan_opts *o, const plan_result *r, const cli_sim_col *sim,
@@ -300,10 +305,10 @@ static void print_header(FILE *f, const cli_plan_opts *o, const plan_model *m,
 void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
                       const plan_cluster *c, const plan_result *r, const cli_sim_col *sim)
 {
-    cli_capture_buf hb;
-    FILE *h = cli_capture(&hb);
+    rpt_term_capture_buf hb;
+    FILE *h = rpt_term_capture(&hb);
     print_header(h ? h : f, o, m, c, r);
-    cli_capture_wrap(&hb, f, "", "         ");
+    rpt_term_capture_wrap(&hb, f, "", "         ");
     print_table(f, r, sim);
     char key[1400];
     snprintf(key, sizeof key,
@@ -313,7 +318,7 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
              cli_columns_key(),
              sim && sim->n ? "; sim s: the step played out by the simulator, ! where it differs "
                              "from the planner's by more than the --sim-threshold" : "");
-    cli_wrap(f, key, "", " ");
+    rpt_term_wrap(f, key, "", " ");
     if (sim && sim->n) {
         int flagged = 0;
         for (int i = 0; i < sim->n; i++)
@@ -330,8 +335,8 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
                     flagged == 1 ? "" : "s", sim->threshold_pct);
     }
     /* the sentences, wrapped to the terminal */
-    cli_capture_buf wb;
-    FILE *ms = cli_capture(&wb);
+    rpt_term_capture_buf wb;
+    FILE *ms = rpt_term_capture(&wb);
     if (r->twins)
         fprintf(ms ? ms : f, "%lld more layout%s left out as twin%s of a plan shown: the same "
                 "degrees, micro-batching and step time, differing only in knobs that then "
@@ -345,17 +350,17 @@ void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
     print_band(ms ? ms : f, r, sim, r->ntop > 0 ? r->top[0].layout.framework : 0, c);
     print_train(ms ? ms : f, o, r, sim);
     print_rejected(ms ? ms : f, r);
-    cli_capture_wrap(&wb, f, "", "");
+    rpt_term_capture_wrap(&wb, f, "", "");
 }
 
 void cli_print_infeasible(FILE *f, const cli_plan_opts *o, const plan_model *m,
                           const plan_cluster *c, const plan_result *r, int min_nodes)
 {
     (void)o;
-    cli_capture_buf hb;
-    FILE *h = cli_capture(&hb);
+    rpt_term_capture_buf hb;
+    FILE *h = rpt_term_capture(&hb);
     print_header(h ? h : f, o, m, c, r);
-    cli_capture_wrap(&hb, f, "", "         ");
+    rpt_term_capture_wrap(&hb, f, "", "         ");
     fprintf(f, "\nNo layout fits: %lld layouts looked at, none feasible.\n", (long long)r->evaluated);
     print_rejected(f, r);
     if (r->min_oom_excess_bytes > 0) {
@@ -397,12 +402,12 @@ void cli_print_terms(FILE *f, const plan_terms *t)
         snprintf(rest, sizeof rest, "= %s%s%s%s", x->formula,
                  x->source && x->source[0] ? "  [" : "", x->source ? x->source : "",
                  x->source && x->source[0] ? "]" : "");
-        int width = cli_width();
+        int width = rpt_term_width();
         if (!width || 2 + 24 + 1 + 12 + 2 + (int)strlen(rest) <= width) {
             fprintf(f, "  %-24s %12s  %s\n", x->name, val, rest);
         } else {
             fprintf(f, "  %-24s %12s\n", x->name, val);
-            cli_wrap(f, rest, "      ", "        ");
+            rpt_term_wrap(f, rest, "      ", "        ");
         }
     }
 }

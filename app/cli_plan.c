@@ -330,7 +330,7 @@ static int apply(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
     case O_TRACE: o->trace_path = a; return ST_OK;
     case O_FORCE: o->force = 1; return ST_OK;
     case O_NO_SIM: o->no_sim = 1; return ST_OK;
-    case O_WIDE: cli_set_wide(1); return ST_OK; /* cli_main takes it first */
+    case O_WIDE: rpt_term_set_wide(1); return ST_OK; /* cli_main takes it first */
     case O_MONTE_CARLO:
     case O_SEED:
     case O_JITTER:
@@ -709,7 +709,7 @@ static int show_plan(cli_plan_opts *o, cli_plan_ctx *x, plan_result *res, int mi
         snprintf(text, sizeof text, "error band: the step %.3f s \u00b1%.0f %%: %s",
                  res->top[0].est.time.step_s, band, basis);
         printf("  [uncertainty]\n");
-        cli_wrap(stdout, text, "  ", "      ");
+        rpt_term_wrap(stdout, text, "  ", "      ");
     }
     free(terms);
     if (res->ntop > 0 && o->emit && !o->json && !ex) {

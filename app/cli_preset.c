@@ -308,33 +308,11 @@ int cli_preset_compare(const cli_plan_opts *o, const cli_plan_ctx *x, const plan
     return ST_OK;
 }
 
-static void row(cli_table *t, const char *label, const plan_candidate *cand)
+static void row(rpt_table *t, const char *label, const plan_candidate *cand)
 {
-    const plan_layout *l = &cand->layout;
-    const plan_estimate *e = &cand->est;
-    const plan_time *tm = &e->time;
-    cli_table_row(t);
-    cli_table_cell(t, "%s", label);
-    cli_table_cell(t, "%d", l->tp);
-    cli_table_cell(t, "%d", l->pp);
-    cli_table_cell(t, "%d", l->dp);
-    cli_table_cell(t, "%d", l->micro_batch);
-    cli_table_cell(t, "%d", l->microbatches);
-    char buf[32];
-    cli_table_cell(t, "%s", plan_framework_act_label(l, buf, sizeof buf));
-    cli_table_cell(t, "%s", plan_framework_sched_label(l, buf, sizeof buf));
-    cli_table_cell(t, "%s", cli_recomp_label(l, buf, sizeof buf));
-    cli_table_cell(t, "%s", plan_sharding_name(l->sharding));
-    cli_table_cell(t, "%s", l->sequence_parallel ? "on" : "-");
-    cli_table_cell(t, "%s", l->placement);
-    cli_table_cell(t, "%.1f/%.0f", plan_mem_need_bytes(&e->mem) / GIB, e->capacity_bytes / GIB);
-    cli_table_cell(t, "%.3f", tm->step_s);
-    cli_table_cell(t, "%.3f", tm->compute_s);
-    cli_table_cell(t, "%.3f", tm->tp_comm_s + tm->cp_comm_s);
-    cli_table_cell(t, "%.3f", tm->pp_comm_s);
-    cli_table_cell(t, "%.3f", tm->dp_exposed_s);
-    cli_table_cell(t, "%.3f", tm->bubble_s);
-    cli_table_cell(t, "%.3f", tm->optimizer_s);
+    rpt_table_row(t);
+    rpt_table_cell(t, "%s", label);
+    cli_plan_cells(t, &cand->layout, &cand->est);
 }
 
 void cli_preset_print(FILE *f, const cli_preset_cmp *p, const plan_candidate *ours)
@@ -346,27 +324,27 @@ void cli_preset_print(FILE *f, const cli_preset_cmp *p, const plan_candidate *ou
         char head[600];
         snprintf(head, sizeof head, "SMP's own layout for %s (%s), with this plan's global batch, "
                  "by the planner:", p->preset->key, p->preset->ref.source);
-        cli_wrap(f, head, "", "");
+        rpt_term_wrap(f, head, "", "");
         /* the columns of the plan table, left out in the same order when narrow */
         static const char *const head_[] = {"", "TP", "PP", "DP", "mbs", "mb", "act", "sched",
                                             "recomp", "sharding", "SP", "place", "mem GiB",
                                             "step s", "compute", "TP", "PP", "DPexp", "bubble",
                                             "opt"};
         static const int prio[] = {0, 0, 0, 0, 0, 0, 3, 2, 0, 0, 3, 3, 0, 0, 4, 4, 4, 4, 4, 5};
-        cli_table *t = cli_table_new();
+        rpt_table *t = rpt_table_new();
         for (int k = 0; t && k < 20; k++)
-            cli_table_col(t, head_[k], k > 0 && (k < 7 || k > 11), prio[k]);
+            rpt_table_col(t, head_[k], k > 0 && (k < 7 || k > 11), prio[k]);
         if (t) {
             row(t, "ours #1", ours);
             row(t, p->status == CLI_PRESET_OOM ? "SMP (OOM)" : "SMP ref", &p->ref);
-            cli_table_print(f, t, "  ");
+            rpt_table_print(f, t, "  ");
         }
-        cli_table_free(t);
+        rpt_table_free(t);
     }
     char why[1200];
     snprintf(why, sizeof why, "%s%s", p->status == CLI_PRESET_UNPLACEABLE ? "" : "Why ours differs: ",
              p->why);
-    cli_wrap(f, why, "", "");
+    rpt_term_wrap(f, why, "", "");
 }
 
 cJSON *cli_preset_json(const cli_preset_cmp *p)

@@ -15,9 +15,10 @@
  *
  * Tab and newline pass because the program's own text is made of lines.
  * A name printed as one line (a record's summary in smdplan history, a
- * field of smdplan show) goes through cli_escape_line first, which writes
- * them as \u0009 and \u000a too: a newline in a model's name would
- * otherwise start a line that reads as a record of its own.
+ * field of smdplan show) goes through rpt_term_escape_line (reports/
+ * rpt_table.h) first, which writes them as \u0009 and \u000a too: a
+ * newline in a model's name would otherwise start a line that reads as a
+ * record of its own.
  */
 #define _GNU_SOURCE /* fopencookie */
 
@@ -124,22 +125,4 @@ void cli_term_install(void)
     setvbuf(e, NULL, _IONBF, 0);
     stdout = o;
     stderr = e;
-}
-
-char *cli_escape_line(const char *s)
-{
-    size_t n = 0;
-    for (const char *p = s; *p; p++)
-        n += (unsigned char)*p < 0x20 || *p == 0x7f ? 6 : 1;
-    char *out = malloc(n + 1), *o = out;
-    for (const char *p = s; out && *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c < 0x20 || c == 0x7f)
-            o += sprintf(o, "\\u%04x", c);
-        else
-            *o++ = (char)c;
-    }
-    if (out)
-        *o = '\0';
-    return out;
 }

@@ -152,133 +152,133 @@ static void layout_label(const plan_validate_result *r, char *buf, size_t n)
 
 static void print_rows(FILE *f, const plan_validate_result *v, const double *sim_s, int n)
 {
-    cli_table *t = cli_table_new();
+    rpt_table *t = rpt_table_new();
     if (!t)
         return;
-    cli_table_col(t, "row", 0, 0);
-    cli_table_col(t, "source", 0, 2);
-    cli_table_col(t, "model", 0, 3);
-    cli_table_col(t, "params", 1, 1);
-    cli_table_col(t, "GPUs", 1, 1);
-    cli_table_col(t, "tp/pp/dp", 0, 1);
-    cli_table_col(t, "mbs", 1, 3);
-    cli_table_col(t, "pred s", 1, 0);
-    cli_table_col(t, "ref s", 1, 0);
-    cli_table_col(t, "error", 1, 0);
-    cli_table_col(t, "mem GiB p/r", 1, 2);
+    rpt_table_col(t, "row", 0, 0);
+    rpt_table_col(t, "source", 0, 2);
+    rpt_table_col(t, "model", 0, 3);
+    rpt_table_col(t, "params", 1, 1);
+    rpt_table_col(t, "GPUs", 1, 1);
+    rpt_table_col(t, "tp/pp/dp", 0, 1);
+    rpt_table_col(t, "mbs", 1, 3);
+    rpt_table_col(t, "pred s", 1, 0);
+    rpt_table_col(t, "ref s", 1, 0);
+    rpt_table_col(t, "error", 1, 0);
+    rpt_table_col(t, "mem GiB p/r", 1, 2);
     if (sim_s) {
-        cli_table_col(t, "sim s", 1, 1);
-        cli_table_col(t, "sim err", 1, 1);
+        rpt_table_col(t, "sim s", 1, 1);
+        rpt_table_col(t, "sim err", 1, 1);
     }
     for (int i = 0; i < n; i++) {
         const plan_validate_result *r = &v[i];
         char params[16] = "-", lay[32] = "-";
         if (r->have_model)
             units_fmt_count((double)r->model.params, params, sizeof params);
-        cli_table_row(t);
-        cli_table_cell(t, "%s", r->row_id);
-        cli_table_cell(t, "%s", r->source_key);
-        cli_table_cell(t, "%.24s", r->have_model ? r->model.name : "-");
-        cli_table_cell(t, "%s", params);
+        rpt_table_row(t);
+        rpt_table_cell(t, "%s", r->row_id);
+        rpt_table_cell(t, "%s", r->source_key);
+        rpt_table_cell(t, "%.24s", r->have_model ? r->model.name : "-");
+        rpt_table_cell(t, "%s", params);
         if (r->have_layout) {
             layout_label(r, lay, sizeof lay);
-            cli_table_cell(t, "%d", r->gpus);
-            cli_table_cell(t, "%s", lay);
-            cli_table_cell(t, "%d%s", r->layout.micro_batch, r->micro_batch_searched ? "*" : "");
-            cli_table_cell(t, "%.3f", r->pred_time_s);
+            rpt_table_cell(t, "%d", r->gpus);
+            rpt_table_cell(t, "%s", lay);
+            rpt_table_cell(t, "%d%s", r->layout.micro_batch, r->micro_batch_searched ? "*" : "");
+            rpt_table_cell(t, "%.3f", r->pred_time_s);
         } else {
             for (int k = 0; k < 4; k++)
-                cli_table_cell(t, "-");
+                rpt_table_cell(t, "-");
         }
         if (r->compared) {
-            cli_table_cell(t, "%.3f", r->ref_time_s);
-            cli_table_cell(t, "%+.1f%%", r->error_pct);
+            rpt_table_cell(t, "%.3f", r->ref_time_s);
+            rpt_table_cell(t, "%+.1f%%", r->error_pct);
         } else {
-            cli_table_cell(t, "-");
-            cli_table_cell(t, "-");
+            rpt_table_cell(t, "-");
+            rpt_table_cell(t, "-");
         }
         if (!r->have_layout)
-            cli_table_cell(t, "-");
+            rpt_table_cell(t, "-");
         else if (r->have_mem)
-            cli_table_cell(t, "%.1f/%.1f", r->pred_mem_bytes / GIB, r->ref_mem_bytes / GIB);
+            rpt_table_cell(t, "%.1f/%.1f", r->pred_mem_bytes / GIB, r->ref_mem_bytes / GIB);
         else
-            cli_table_cell(t, "%.1f/%s", r->pred_mem_bytes / GIB, r->ref_oom ? "OOM" : "-");
+            rpt_table_cell(t, "%.1f/%s", r->pred_mem_bytes / GIB, r->ref_oom ? "OOM" : "-");
         if (sim_s && sim_s[i] > 0 && r->compared) {
-            cli_table_cell(t, "%.3f", sim_s[i]);
-            cli_table_cell(t, "%+.1f%%", 100.0 * (sim_s[i] - r->ref_time_s) / r->ref_time_s);
+            rpt_table_cell(t, "%.3f", sim_s[i]);
+            rpt_table_cell(t, "%+.1f%%", 100.0 * (sim_s[i] - r->ref_time_s) / r->ref_time_s);
         } else if (sim_s) {
-            cli_table_cell(t, "-");
-            cli_table_cell(t, "-");
+            rpt_table_cell(t, "-");
+            rpt_table_cell(t, "-");
         }
         if (!r->compared)
-            cli_table_note(t, "not compared: %s%s%s%s", r->reason, r->notes[0] ? " (" : "",
+            rpt_table_note(t, "not compared: %s%s%s%s", r->reason, r->notes[0] ? " (" : "",
                            r->notes, r->notes[0] ? ")" : "");
         else if (r->notes[0])
-            cli_table_note(t, "%s", r->notes);
+            rpt_table_note(t, "%s", r->notes);
     }
-    cli_table_print(f, t, "");
-    cli_table_free(t);
-    cli_wrap(f, "(error = (predicted - reference) / reference; mbs * = micro-batch searched, not "
-                "published; memory in GiB (2^30 bytes), predicted / reference, the worst pipeline "
-                "stage; under each row how it was read)", "", " ");
+    rpt_table_print(f, t, "");
+    rpt_table_free(t);
+    rpt_term_wrap(f, "(error = (predicted - reference) / reference; mbs * = micro-batch searched, "
+                     "not published; memory in GiB (2^30 bytes), predicted / reference, the worst "
+                     "pipeline stage; under each row how it was read)", "", " ");
 }
 
-static void stats_row(cli_table *t, const char *label, const plan_validate_stats *s)
+static void stats_row(rpt_table *t, const char *label, const plan_validate_stats *s)
 {
-    cli_table_row(t);
-    cli_table_cell(t, "%s", label);
-    cli_table_cell(t, "%d", s->rows);
-    cli_table_cell(t, "%d", s->compared);
+    rpt_table_row(t);
+    rpt_table_cell(t, "%s", label);
+    rpt_table_cell(t, "%d", s->rows);
+    rpt_table_cell(t, "%d", s->compared);
     if (s->compared) {
-        cli_table_cell(t, "%.1f%%", s->mean_abs_error_pct);
-        cli_table_cell(t, "%.1f%% (%s)", s->max_abs_error_pct, s->worst_row_id);
-        cli_table_cell(t, "%+.1f%%", s->mean_error_pct);
+        rpt_table_cell(t, "%.1f%%", s->mean_abs_error_pct);
+        rpt_table_cell(t, "%.1f%% (%s)", s->max_abs_error_pct, s->worst_row_id);
+        rpt_table_cell(t, "%+.1f%%", s->mean_error_pct);
     } else {
         for (int k = 0; k < 3; k++)
-            cli_table_cell(t, "-");
+            rpt_table_cell(t, "-");
     }
     if (s->mem_compared)
-        cli_table_cell(t, "%d: %.1f%% / %.1f%%", s->mem_compared, s->mem_mean_abs_error_pct,
+        rpt_table_cell(t, "%d: %.1f%% / %.1f%%", s->mem_compared, s->mem_mean_abs_error_pct,
                        s->mem_max_abs_error_pct);
     else
-        cli_table_cell(t, "-");
+        rpt_table_cell(t, "-");
     if (s->oom_reference)
-        cli_table_cell(t, "%d of %d", s->oom_agreed, s->oom_reference);
+        rpt_table_cell(t, "%d of %d", s->oom_agreed, s->oom_reference);
     else
-        cli_table_cell(t, "-");
+        rpt_table_cell(t, "-");
     if (s->oom_timed)
-        cli_table_cell(t, "%d (%.1f%%)", s->pred_oom_of_ran, s->oom_timed_mean_abs_error_pct);
+        rpt_table_cell(t, "%d (%.1f%%)", s->pred_oom_of_ran, s->oom_timed_mean_abs_error_pct);
     else
-        cli_table_cell(t, "%d", s->pred_oom_of_ran);
+        rpt_table_cell(t, "%d", s->pred_oom_of_ran);
 }
 
 static void print_summary(FILE *f, const plan_validate_summary *s)
 {
-    cli_table *t = cli_table_new();
+    rpt_table *t = rpt_table_new();
     if (!t)
         return;
-    cli_table_col(t, "source", 0, 0);
-    cli_table_col(t, "rows", 1, 2);
-    cli_table_col(t, "scored", 1, 0);
-    cli_table_col(t, "mean|err|", 1, 0);
-    cli_table_col(t, "max|err| (row)", 1, 1);
-    cli_table_col(t, "mean err", 1, 1);
-    cli_table_col(t, "memory n: mean / max", 1, 3);
-    cli_table_col(t, "OOM agreed", 1, 3);
-    cli_table_col(t, "pred OOM", 1, 3);
+    rpt_table_col(t, "source", 0, 0);
+    rpt_table_col(t, "rows", 1, 2);
+    rpt_table_col(t, "scored", 1, 0);
+    rpt_table_col(t, "mean|err|", 1, 0);
+    rpt_table_col(t, "max|err| (row)", 1, 1);
+    rpt_table_col(t, "mean err", 1, 1);
+    rpt_table_col(t, "memory n: mean / max", 1, 3);
+    rpt_table_col(t, "OOM agreed", 1, 3);
+    rpt_table_col(t, "pred OOM", 1, 3);
     for (int k = 0; k < s->nsources; k++)
         stats_row(t, s->source[k].source_key, &s->source[k]);
     stats_row(t, "all", &s->all);
     fprintf(f, "\n");
-    cli_table_print(f, t, "");
-    cli_table_free(t);
-    cli_wrap(f, "(scored: every row whose time was compared; mean err > 0: the planner "
-                "predicts slower steps than measured; memory errors are not in the time "
-                "figures; pred OOM: runs that ran but the planner says do not fit, scored and "
-                "counted as fit misses, with their mean |time error|)", "", " ");
-    cli_capture_buf cb;
+    rpt_table_print(f, t, "");
+    rpt_table_free(t);
+    rpt_term_wrap(f, "(scored: every row whose time was compared; mean err > 0: the planner "
+                     "predicts slower steps than measured; memory errors are not in the time "
+                     "figures; pred OOM: runs that ran but the planner says do not fit, scored and "
+                     "counted as fit misses, with their mean |time error|)", "", " ");
+    rpt_term_capture_buf cb;
     FILE *out = f;
-    if ((f = cli_capture(&cb)) == NULL)
+    if ((f = rpt_term_capture(&cb)) == NULL)
         f = out;
     if (s->all.compared) {
         fprintf(f, "\nEvery source weighs the same: mean over sources of the mean |time error| "
@@ -302,7 +302,7 @@ static void print_summary(FILE *f, const plan_validate_summary *s)
     } else {
         fprintf(f, "\nNo row could be compared.\n");
     }
-    cli_capture_wrap(&cb, out, "", "");
+    rpt_term_capture_wrap(&cb, out, "", "");
 }
 
 /* ---- JSON ---- */

@@ -1,5 +1,5 @@
 /*
- * cli_table.c: tables and paragraphs that fit the terminal.
+ * rpt_table.c: tables and paragraphs that fit the terminal.
  *
  * The width is the terminal's when stdout is one, else $COLUMNS when set,
  * else unlimited (a file or a pipe gets every column, as with --wide, which
@@ -17,19 +17,19 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "app/cli_int.h"
+#include "reports/rpt_table.h"
 
 #define TABLE_COLS_MAX 48
 #define CELL_MAX 256
 
 static int wide_flag;
 
-void cli_set_wide(int on)
+void rpt_term_set_wide(int on)
 {
     wide_flag = on;
 }
 
-int cli_width(void)
+int rpt_term_width(void)
 {
     if (wide_flag)
         return 0;
@@ -54,7 +54,7 @@ static int text_width(const char *s)
     return n;
 }
 
-struct cli_table {
+struct rpt_table {
     int ncols;
     const char *head[TABLE_COLS_MAX];
     int right[TABLE_COLS_MAX];
@@ -65,12 +65,12 @@ struct cli_table {
     char **note;                 /* a line printed under row i (may be NULL), owned */
 };
 
-cli_table *cli_table_new(void)
+rpt_table *rpt_table_new(void)
 {
-    return calloc(1, sizeof(cli_table));
+    return calloc(1, sizeof(rpt_table));
 }
 
-void cli_table_free(cli_table *t)
+void rpt_table_free(rpt_table *t)
 {
     if (!t)
         return;
@@ -83,7 +83,7 @@ void cli_table_free(cli_table *t)
     free(t);
 }
 
-void cli_table_col(cli_table *t, const char *head, int right, int prio)
+void rpt_table_col(rpt_table *t, const char *head, int right, int prio)
 {
     if (t->ncols == TABLE_COLS_MAX || t->nrows)
         return;
@@ -93,7 +93,7 @@ void cli_table_col(cli_table *t, const char *head, int right, int prio)
     t->ncols++;
 }
 
-void cli_table_row(cli_table *t)
+void rpt_table_row(rpt_table *t)
 {
     if (t->nrows == t->cap) {
         int cap = t->cap ? 2 * t->cap : 16;
@@ -114,7 +114,7 @@ void cli_table_row(cli_table *t)
     t->cur = 0;
 }
 
-void cli_table_cell(cli_table *t, const char *fmt, ...)
+void rpt_table_cell(rpt_table *t, const char *fmt, ...)
 {
     if (!t->nrows || t->cur >= t->ncols)
         return;
@@ -124,10 +124,10 @@ void cli_table_cell(cli_table *t, const char *fmt, ...)
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     /* a cell is one line: a newline or tab in a name is shown escaped */
-    t->cell[(t->nrows - 1) * t->ncols + t->cur++] = cli_escape_line(buf);
+    t->cell[(t->nrows - 1) * t->ncols + t->cur++] = rpt_term_escape_line(buf);
 }
 
-void cli_table_note(cli_table *t, const char *fmt, ...)
+void rpt_table_note(rpt_table *t, const char *fmt, ...)
 {
     if (!t->nrows)
         return;
@@ -140,15 +140,15 @@ void cli_table_note(cli_table *t, const char *fmt, ...)
     t->note[t->nrows - 1] = strdup(buf);
 }
 
-static const char *get(const cli_table *t, int r, int c)
+static const char *get(const rpt_table *t, int r, int c)
 {
     const char *s = t->cell[r * t->ncols + c];
     return s ? s : "";
 }
 
-int cli_table_print(FILE *f, const cli_table *t, const char *indent)
+int rpt_table_print(FILE *f, const rpt_table *t, const char *indent)
 {
-    int width = cli_width(), ind = text_width(indent);
+    int width = rpt_term_width(), ind = text_width(indent);
     int w[TABLE_COLS_MAX], show[TABLE_COLS_MAX];
     for (int c = 0; c < t->ncols; c++) {
         w[c] = text_width(t->head[c]);
@@ -223,10 +223,10 @@ int cli_table_print(FILE *f, const cli_table *t, const char *indent)
             if (under[c]) {
                 char lead[64];
                 snprintf(lead, sizeof lead, "%s    %s: ", indent, t->head[c]);
-                cli_wrap(f, get(t, r, c), lead, "        ");
+                rpt_term_wrap(f, get(t, r, c), lead, "        ");
             }
         if (r >= 0 && t->note[r])
-            cli_wrap(f, t->note[r], "      ", "      ");
+            rpt_term_wrap(f, t->note[r], "      ", "      ");
     }
     if (dropped) {
         char list[512] = "";
@@ -238,33 +238,33 @@ int cli_table_print(FILE *f, const cli_table *t, const char *indent)
         char line[700];
         snprintf(line, sizeof line, "(to fit %d columns, %d column%s left out: %s; --wide shows "
                  "every column)", width, dropped, dropped == 1 ? " is" : "s are", list);
-        cli_wrap(f, line, indent, indent);
+        rpt_term_wrap(f, line, indent, indent);
     }
     return dropped;
 }
 
-FILE *cli_capture(cli_capture_buf *c)
+FILE *rpt_term_capture(rpt_term_capture_buf *c)
 {
     c->text = NULL;
     c->n = 0;
     return c->f = open_memstream(&c->text, &c->n);
 }
 
-void cli_capture_wrap(cli_capture_buf *c, FILE *f, const char *first, const char *rest)
+void rpt_term_capture_wrap(rpt_term_capture_buf *c, FILE *f, const char *first, const char *rest)
 {
     if (!c->f)
         return;
     fclose(c->f);
     c->f = NULL;
     if (c->text)
-        cli_wrap(f, c->text, first, rest);
+        rpt_term_wrap(f, c->text, first, rest);
     free(c->text);
     c->text = NULL;
 }
 
-void cli_wrap(FILE *f, const char *text, const char *first, const char *rest)
+void rpt_term_wrap(FILE *f, const char *text, const char *first, const char *rest)
 {
-    int width = cli_width();
+    int width = rpt_term_width();
     const char *ind = first;
     const char *p = text;
     while (*p) {
@@ -305,7 +305,7 @@ void cli_wrap(FILE *f, const char *text, const char *first, const char *rest)
     }
 }
 
-void cli_wrap_lines(FILE *f, const char *text)
+void rpt_term_wrap_lines(FILE *f, const char *text)
 {
     char rest[64], first[1];
     first[0] = '\0';
@@ -334,11 +334,29 @@ void cli_wrap_lines(FILE *f, const char *text)
             if (!*line)
                 fputc('\n', f);
             else
-                cli_wrap(f, line, first, rest);
+                rpt_term_wrap(f, line, first, rest);
             free(line);
         }
         p += len;
         if (*p == '\n')
             p++;
     }
+}
+
+char *rpt_term_escape_line(const char *s)
+{
+    size_t n = 0;
+    for (const char *p = s; *p; p++)
+        n += (unsigned char)*p < 0x20 || *p == 0x7f ? 6 : 1;
+    char *out = malloc(n + 1), *o = out;
+    for (const char *p = s; out && *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20 || c == 0x7f)
+            o += sprintf(o, "\\u%04x", c);
+        else
+            *o++ = (char)c;
+    }
+    if (out)
+        *o = '\0';
+    return out;
 }
