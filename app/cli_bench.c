@@ -45,6 +45,7 @@
 #include "common/outfile.h"
 #include "common/units.h"
 #include "data/data.h"
+#include "data/db_lookup.h"
 #include "exec/exec.h"
 #include "exec/exec_bench.h"
 #include "exec/exec_comm.h"
@@ -408,40 +409,6 @@ static int record_bench(db *d, const db_provenance *p, void *ctx, st_err *err)
 {
     const bench_record *b = ctx;
     return db_record_bench(d, p, b->cpu, b->comm, b->entry, NULL, err);
-}
-
-/* The newest recorded measurement of this host of the kind not measured
- * now (cpu or comm), for a complete entry. */
-static int recorded(const bench_opts *o, const char *host, exec_bench_cpu *cpu, int *have_cpu,
-                    exec_bench_comm *comm, int *have_comm)
-{
-    db *d = NULL;
-    st_err err = {0};
-    if (db_open(db_default_path(o->db_path), DB_OPEN_READ, &d, &err) != ST_OK)
-        return 0;
-    /* newest first: the first record holding the part wanted */
-    enum { LOOK = 64 };
-    db_summary s[LOOK];
-    int n = 0, found = 0;
-    if (db_history(d, "bench", s, LOOK, &n, &err) == ST_OK)
-        for (int i = 0; i < n && !found; i++) {
-            int hc = 0, hm = 0;
-            int64_t id = 0;
-            st_err e2 = {0};
-            if (db_bench_read(d, s[i].id, NULL, cpu, &hc, comm, &hm, &id, &e2) != ST_OK)
-                continue;
-            if (strcmp(cpu ? cpu->host : comm->host, host) != 0)
-                continue;
-            if ((have_cpu && hc) || (have_comm && hm)) {
-                if (have_cpu)
-                    *have_cpu = hc;
-                if (have_comm)
-                    *have_comm = hm;
-                found = (int)id;
-            }
-        }
-    db_close(d);
-    return found;
 }
 
 static void print_cpu(const exec_bench_cpu *b)
@@ -812,10 +779,11 @@ static int bench_run(bench_opts o)
     snprintf(host, sizeof host, "%s", have_cpu ? cpu->host : comm->host);
     int64_t from_cpu = o.from_record > 0 && have_cpu ? o.from_record : 0;
     int64_t from_comm = o.from_record > 0 && have_comm ? o.from_record : 0;
+    /* the part not measured now from this host's newest record of it */
     if (!have_cpu && o.from_record <= 0)
-        from_cpu = recorded(&o, host, cpu, &have_cpu, NULL, NULL);
+        from_cpu = db_bench_newest(o.db_path, host, cpu, &have_cpu, NULL, NULL);
     if (!have_comm && o.from_record <= 0)
-        from_comm = recorded(&o, host, NULL, NULL, comm, &have_comm);
+        from_comm = db_bench_newest(o.db_path, host, NULL, NULL, comm, &have_comm);
     if (o.from_record >= 0 && !have_cpu && !have_comm) {
         free(cpu);
         free(comm);

@@ -61,9 +61,11 @@
 #include "common/text.h"
 #include "common/units.h"
 #include "data/data.h"
+#include "data/db_lookup.h"
 #include "exec/exec.h"
 #include "exec/exec_comm.h"
 #include "exec/exec_dev.h"
+#include "exec/exec_here.h"
 #include "exec/exec_host.h"
 #include "exec/exec_layout.h"
 #include "launch/launch.h"
@@ -441,45 +443,22 @@ static int parse_exec_args(int argc, char **argv, exec_opts *o, char **pargv, in
 
 /* ---- the model and the layout (as the executor runs them: exec/exec_layout.h) ---- */
 
-/* The layout and model of recorded plan record id (its plan of rank k). */
+/* The layout and model of recorded plan record o->plan_id (its plan of
+ * rank o->plan_rank), and where they came from. */
 static int from_record(const exec_opts *o, const char *db_path, exec_job *j, st_err *err)
 {
-    db *d = NULL;
-    int rc = db_open(db_default_path(db_path), DB_OPEN_READ, &d, err);
+    db_plan pick;
+    int rc = db_plan_pick(db_path, o->plan_id, o->plan_rank, &pick, &j->model_full, err);
     if (rc != ST_OK)
         return rc;
-    enum { MAXP = 160 };
-    db_plan *p = calloc(MAXP, sizeof *p);
-    int n = 0;
-    if (!p)
-        rc = ST_RAISE(err, ST_ENOMEM, "out of memory");
-    if (rc == ST_OK)
-        rc = db_plans(d, o->plan_id, p, MAXP, &n, err);
-    if (rc == ST_OK)
-        rc = db_model(d, o->plan_id, &j->model_full, err);
-    const db_plan *pick = NULL;
-    int want = o->plan_rank > 0 ? o->plan_rank : 1;
-    for (int i = 0; rc == ST_OK && i < n && !pick; i++)
-        if (!strcmp(p[i].role, "top") && p[i].rank == want)
-            pick = &p[i];
-    for (int i = 0; rc == ST_OK && i < n && !pick && o->plan_rank <= 0; i++)
-        if (strcmp(p[i].role, "grid") && strcmp(p[i].role, "closest_oom"))
-            pick = &p[i]; /* a simulation's or a run's own plan */
-    if (rc == ST_OK && !pick)
-        rc = ST_RAISE(err, ST_EINVAL, "--plan %lld: the record has no plan of rank %d (see smdplan "
-                      "show %lld)", (long long)o->plan_id, want, (long long)o->plan_id);
-    if (rc == ST_OK) {
-        j->layout = pick->layout;
-        j->plan_nodes = pick->nodes;
-        j->plan_gpus = pick->gpus;
-        snprintf(j->plan_instance, sizeof j->plan_instance, "%s", pick->instance_type);
-        snprintf(j->source, sizeof j->source, "plan record %lld (%s%s%d on %d x %s)",
-                 (long long)o->plan_id, pick->role, pick->rank ? " #" : "",
-                 pick->rank ? pick->rank : 0, pick->nodes, pick->instance_type);
-    }
-    free(p);
-    db_close(d);
-    return rc;
+    j->layout = pick.layout;
+    j->plan_nodes = pick.nodes;
+    j->plan_gpus = pick.gpus;
+    snprintf(j->plan_instance, sizeof j->plan_instance, "%s", pick.instance_type);
+    snprintf(j->source, sizeof j->source, "plan record %lld (%s%s%d on %d x %s)",
+             (long long)o->plan_id, pick.role, pick.rank ? " #" : "", pick.rank ? pick.rank : 0,
+             pick.nodes, pick.instance_type);
+    return ST_OK;
 }
 
 /* ---- the prediction on this host (exec/exec_predict.c) ---- */
@@ -499,45 +478,27 @@ static void predict_on_host(const exec_opts *o, const cli_plan_ctx *x, const exe
     exec_predict_host(&x->cat, j, h);
 }
 
-/* The prediction of a cuda run: the catalog's instance type given by --host
- * or --instances; else this host's entry that smdplan bench gpu wrote
- * (host-NAME-cuda, in a --catalog file); else this host as what it is
- * (exec_pred_own_gpu), named host-NAME-cuda, of the catalog GPU the device
- * names (desc: RESULT.json's device_name; NULL before the run). gpus_used:
- * the GPUs the ranks run on (fewer than the ranks when they share). */
+/* The prediction of a cuda run (exec_here_predict_gpu), of the device desc
+ * names (RESULT.json's device_name; NULL before the run). gpus_used: the
+ * GPUs the ranks run on (fewer than the ranks when they share). */
 static void predict_on_gpu(const exec_opts *o, const cli_plan_ctx *x, const exec_job *j,
                            const char *desc, int gpus_used, exec_pred *h)
 {
-    memset(h, 0, sizeof *h);
-    const plan_instance *in = NULL;
     char hn[32], own_name[64];
     cli_host_name(hn, sizeof hn);
     snprintf(own_name, sizeof own_name, "host-%s-cuda", hn);
-    if (o->host_type)
-        in = plan_catalog_find(&x->cat, o->host_type);
-    else if (x->have_cluster)
-        in = x->cluster.inst;
-    else if ((in = plan_catalog_find(&x->cat, own_name)) != NULL) {
-        /* smdplan bench gpu's measured entry of this host */
-    } else if (desc && *desc) {
-        int gi = cli_catalog_gpu_of_device(&x->cat, desc);
-        in = exec_pred_own_gpu(&x->cat, gi, own_name, gpus_used, h);
-        if (!in) {
-            snprintf(h->note, sizeof h->note, "no catalog GPU for the device \"%.120s\": no "
-                     "prediction and no MFU (give --host TYPE, or add the GPU with --catalog)",
-                     desc);
-            return;
-        }
-    } else {
-        snprintf(h->note, sizeof h->note, "the GPU is named by the run: predicted after it");
-        return;
-    }
-    exec_predict_gpu(&x->cat, in, j, gpus_used, h);
+    exec_here_gpu w = {
+        .host_type = o->host_type, .plan_inst = x->have_cluster ? x->cluster.inst : NULL,
+        .own_name = own_name, .device_desc = desc,
+        .device_gpu = desc && *desc ? cli_catalog_gpu_of_device(&x->cat, desc) : -1,
+        .gpus_used = gpus_used,
+    };
+    exec_here_predict_gpu(&x->cat, &w, j, h);
 }
 
 /* ---- --emit slurm ---- */
 
-/* The sbatch script of the job (launch/launch_slurm.c; NULL and err when
+/* The sbatch script of the job (exec_here_slurm_script; NULL and err when
  * out of memory). */
 static char *slurm_script(const exec_opts *o, const exec_job *j, const launch_cmd *c,
                           const char *config_text, const exec_gpu_hosts *g, st_err *err)
@@ -546,20 +507,12 @@ static char *slurm_script(const exec_opts *o, const exec_job *j, const launch_cm
     cli_self_path(self, sizeof self);
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
-    const char *rank = EXEC_RANK_PROGRAM;
-    for (int i = 1; i < c->argc; i++)
-        if (!strcmp(c->argv[i], "--config")) /* the rank program's path is argv[i - 1] */
-            rank = c->argv[i - 1];
-    launch_slurm s = {
-        .model_name = j->model.name, .layout = &j->layout, .ranks = j->ranks,
-        .plan_nodes = j->plan_nodes, .plan_instance = j->plan_instance, .scaled = j->scaled,
-        .threads = o->threads > 0 ? o->threads : 1,
-        .gpus_per_node = g ? (g->ranks_per_host < g->gpus ? g->ranks_per_host : g->gpus) : 0,
-        .timeout_s = o->timeout_s, .runs_dir = EXEC_RUNS_DIR, .config_text = config_text,
-        .rank_program = rank, .smdplan = self, .cwd = cwd, .run_args = o->run_args,
+    exec_here_slurm hs = {
+        .j = j, .cmd = c, .config_text = config_text, .gpus = g, .threads = o->threads,
+        .timeout_s = o->timeout_s, .smdplan = self, .cwd = cwd, .run_args = o->run_args,
         .nrun_args = o->nrun_args,
     };
-    return launch_slurm_script(&s, err);
+    return exec_here_slurm_script(&hs, err);
 }
 
 static void print_layout(FILE *f, const plan_layout *l, int ranks)
