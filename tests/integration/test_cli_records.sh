@@ -37,6 +37,12 @@ run plan-compare-mode 0 "$bin" --params 13B --max-instances 4 --db "$db"
 got=$(kinds "$db" | tr '\n' ' ')
 [ "$got" = "plan calibration run simulation plan " ] || { echo "FAIL kinds newest first: '$got'"; fail=1; }
 
+# a search where nothing fits keeps its closest layout, and show says so
+ndb="$tmp/nofit.db"
+run plan-nothing-fits 3 "$bin" --params 1T --instances 1xp4d --db "$ndb"
+run show-nothing-fits 0 "$bin" show 1 --db "$ndb"
+has show-nothing-fits "$tmp/out" "closest layout (out of memory): tp "
+
 run history 0 "$bin" history --db "$db"
 has history "$tmp/out" "calibration"
 run history-kind 0 "$bin" history --db "$db" --kind simulation --csv
