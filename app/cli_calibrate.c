@@ -37,6 +37,7 @@
 #include "data/data.h"
 #include "data/data_calibration.h"
 #include "data/data_csv.h"
+#include "planner/plan_cal_summary.h"
 #include "planner/plan_calibrate.h"
 #include "planner/plan_framework.h"
 #include "planner/plan_measured.h"
@@ -208,7 +209,8 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
     fprintf(f, "\n");
     fprintf(f, "%-10s %-6s %5s %4s  %-13s %9s %9s %8s  %s\n", "framework", "chip", "rows", "src",
             "parameter", "before", "after", "+-", "");
-    int nbound = 0;
+    unsigned bound_params;
+    int nbound = plan_cal_report_bounds(rep, &bound_params);
     for (int i = 0; i < rep->ngroups; i++) {
         const plan_cal_group *g = &rep->group[i];
         int first = 1;
@@ -220,20 +222,16 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
         for (int p = 0; p < PLAN_EFF__COUNT; p++) {
             if (!(g->asked & (1u << p)))
                 continue;
-            int fitted = (g->fitted >> p) & 1, undet = (g->undetermined >> p) & 1;
+            plan_cal_outcome oc = plan_cal_param_outcome(g, (plan_eff_param)p);
             char se[16] = "";
-            if (fitted || undet)
+            if (oc != PLAN_CAL_KEPT)
                 snprintf(se, sizeof se, "%.4f", g->std_err[p]);
             fprintf(f, "%-10s %-6s %5s %4s  %-13s %9.4f %9.4f %8s  %s\n",
                     first ? (g->framework[0] ? g->framework : "(all)") : "",
                     first ? g->silicon : "", "", "", plan_eff_param_name((plan_eff_param)p),
                     *plan_eff_ref((plan_eff *)&g->before, (plan_eff_param)p),
                     *plan_eff_ref((plan_eff *)&g->after, (plan_eff_param)p), se,
-                    undet    ? "kept: undetermined by these rows"
-                    : !fitted ? "kept"
-                    : (g->on_bound >> p) & 1 ? "ON A BOUND: a failure of the model"
-                                             : "fitted");
-            nbound += fitted && ((g->on_bound >> p) & 1) && !g->rejected;
+                    plan_cal_outcome_text(oc));
             if (first) {
                 fprintf(f, "%-10s %-6s %5d %4d\n", "", "", g->rows, g->sources);
                 first = 0;
@@ -254,11 +252,7 @@ static void print_report(FILE *f, const char *path, int nrows, const plan_cal_re
                    "absorbs physics the model lacks there; not a result. The bounds:\n",
                 nbound, nbound == 1 ? "" : "s");
         for (int p = 0; p < PLAN_EFF__COUNT; p++) {
-            int any = 0;
-            for (int i = 0; i < rep->ngroups; i++)
-                any |= !rep->group[i].rejected && !rep->group[i].pooled &&
-                       ((rep->group[i].on_bound >> p) & 1);
-            if (any) {
+            if ((bound_params >> p) & 1) {
                 char head[40];
                 snprintf(head, sizeof head, "  %s: ", plan_eff_param_name((plan_eff_param)p));
                 rpt_term_wrap(f, plan_cal_bound_source((plan_eff_param)p), head, "    ");
@@ -331,8 +325,6 @@ static int calibrate_bench(int argc, char **argv)
 
 /* ---- smdplan calibrate --runs ---- */
 
-#define RUNS_MAX 4096
-
 static void runs_usage(FILE *f)
 {
     fprintf(f,
@@ -370,46 +362,28 @@ static int calibrate_runs(int argc, char **argv)
     snprintf(label, sizeof label, "the executed runs in %s", path);
 
     plan_catalog cat = {0};
-    db *d = NULL;
-    db_exec_run *runs = calloc(RUNS_MAX, sizeof *runs);
-    plan_validate_result *res = calloc(RUNS_MAX, sizeof *res);
+    db_cal_runs cr = {0};
     plan_cal_report *rep = calloc(1, sizeof *rep);
-    int nruns = 0, nrows = 0, ex = 0, left = 0;
-    int rc = runs && res && rep ? data_catalog_load(NULL, &cat, &err)
-                                : ST_RAISE(&err, ST_ENOMEM, "out of memory");
+    int ex = 0;
+    int rc = rep ? data_catalog_load(NULL, &cat, &err) : ST_RAISE(&err, ST_ENOMEM, "out of memory");
     for (int i = 0; rc == ST_OK && i < ncat; i++)
         rc = data_catalog_merge(&cat, catalogs[i], &err);
-    if (rc == ST_OK && opt.silicon) {
-        int known = 0;
-        for (int i = 0; i < cat.ngpus; i++)
-            known |= strcasecmp(cat.gpus[i].silicon, opt.silicon) == 0;
-        if (!known)
-            rc = ST_RAISE(&err, ST_EINVAL, "--gpu '%s': not a chip of the catalog (its GPUs' "
-                          "silicon: see smdplan catalog --json)", opt.silicon);
-    }
+    if (rc == ST_OK && opt.silicon)
+        rc = plan_cal_silicon_check(&cat, opt.silicon, &err);
+    /* every run that can take part, and why the others cannot */
     if (rc == ST_OK)
-        rc = db_open(path, DB_OPEN_READ, &d, &err);
-    if (rc == ST_OK)
-        rc = db_exec_runs(d, runs, RUNS_MAX, &nruns, &err);
+        rc = db_cal_runs_load(path, &cat, opt.framework, &cr, &err);
     if (rc != ST_OK) {
         ex = cli_fail(&err);
         goto done;
     }
-    /* every run that can take part, and why the others cannot */
-    char (*why)[DB_CAL_WHY_MAX] = calloc((size_t)(nruns > 0 ? nruns : 1), sizeof *why);
-    if (!why) {
-        ex = 1;
-        goto done;
-    }
-    db_calibration_rows(d, &cat, runs, nruns, opt.framework, res, &nrows, why, &left);
-    db_close(d);
-    d = NULL;
+    const plan_validate_result *res = cr.rows;
+    int nruns = cr.nruns, nrows = cr.nrows;
     if (nrows == 0) {
         fprintf(stderr, "smdplan: calibrate --runs: none of the %d executed run%s in %s can be "
                         "fitted%s%s\n", nruns, nruns == 1 ? "" : "s", path,
                 nruns ? "; the first: " : " (record some with smdplan exec)",
-                nruns ? why[0] : "");
-        free(why);
+                nruns ? cr.why[0] : "");
         ex = 2;
         goto done;
     }
@@ -417,13 +391,12 @@ static int calibrate_runs(int argc, char **argv)
     double *before = calloc((size_t)nrows, sizeof *before);
     for (int i = 0; before && i < nrows; i++)
         before[i] = plan_validate_step_s(&cat, &res[i]);
-    rc = plan_calibrate_results(&cat, res, nrows, &opt, rep, &err);
+    rc = plan_calibrate_results(&cat, cr.rows, nrows, &opt, rep, &err);
     if (rc == ST_OK && write)
         rc = data_calibration_write(write, "--write", a.force, &cat, rep, label, &err);
     if (rc != ST_OK) {
         ex = cli_fail(&err);
         free(before);
-        free(why);
         goto done;
     }
     rpt_term_capture_buf cb;
@@ -455,11 +428,11 @@ static int calibrate_runs(int argc, char **argv)
     if (t)
         rpt_table_print(f, t, "");
     rpt_table_free(t);
-    if (left)
-        fprintf(f, "%d executed run%s left out:\n", left, left == 1 ? "" : "s");
+    if (cr.left)
+        fprintf(f, "%d executed run%s left out:\n", cr.left, cr.left == 1 ? "" : "s");
     for (int i = 0; i < nruns; i++)
-        if (why[i][0])
-            fprintf(f, "  run %lld: %s\n", (long long)runs[i].record_id, why[i]);
+        if (cr.why[i][0])
+            fprintf(f, "  run %lld: %s\n", (long long)cr.runs[i].record_id, cr.why[i]);
     rpt_term_capture_wrap(&cb, stdout, "", "");
     if (write)
         printf("wrote %s (apply with --catalog %s, after the catalog files above)\n", write,
@@ -467,12 +440,9 @@ static int calibrate_runs(int argc, char **argv)
     calibrate_record crec = {label, rep};
     cli_record(db_path, no_record, record_calibration, &crec);
     free(before);
-    free(why);
 done:
-    db_close(d);
+    db_cal_runs_free(&cr);
     free(rep);
-    free(res);
-    free(runs);
     plan_catalog_free(&cat);
     return ex;
 }
@@ -511,14 +481,8 @@ int cli_calibrate_cmd(int argc, char **argv)
     }
     if (rc == ST_OK)
         rc = data_csv_validate_rows(&csv, path, rows, &err);
-    if (rc == ST_OK && opt.silicon) {
-        int known = 0;
-        for (int i = 0; i < cat.ngpus; i++)
-            known |= strcasecmp(cat.gpus[i].silicon, opt.silicon) == 0;
-        if (!known)
-            rc = ST_RAISE(&err, ST_EINVAL, "--gpu '%s': not a chip of the catalog (its GPUs' "
-                          "silicon: see smdplan catalog --json)", opt.silicon);
-    }
+    if (rc == ST_OK && opt.silicon)
+        rc = plan_cal_silicon_check(&cat, opt.silicon, &err);
     if (rc == ST_OK)
         rc = plan_calibrate(&cat, rows, csv.nrows, &opt, rep, &err);
     if (rc == ST_OK && write)

@@ -13,25 +13,20 @@
 #include "app/cli.h"
 
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "app/cli_int.h"
-#include "exec/exec.h"
 #include "planner/plan_fields.h"
 #include "common/units.h"
 #include "data/data.h"
 #include "data/data_csv.h"
+#include "data/data_validate_json.h"
 #include "planner/plan_validate.h"
+#include "planner/plan_validate_goal.h"
 #include "planner/plan_framework.h"
 
-/* The goal for the mean absolute time error, percent. */
-#define GOAL_MEAN_ABS_ERROR_PCT 5.0
-#define GOAL_MAX_SOURCE_ERROR_PCT 10.0
 #define GIB 1073741824.0 /* memory is shown in GiB, as everywhere */
 
 enum { O_HELP = 'h', O_CATALOG = 256, O_JSON, O_NO_RECORD, O_SIM, O_DB, O_EXPLAIN };
@@ -205,7 +200,7 @@ static void print_rows(FILE *f, const plan_validate_result *v, const double *sim
             rpt_table_cell(t, "%.1f/%s", r->pred_mem_bytes / GIB, r->ref_oom ? "OOM" : "-");
         if (sim_s && sim_s[i] > 0 && r->compared) {
             rpt_table_cell(t, "%.3f", sim_s[i]);
-            rpt_table_cell(t, "%+.1f%%", 100.0 * (sim_s[i] - r->ref_time_s) / r->ref_time_s);
+            rpt_table_cell(t, "%+.1f%%", db_error_pct(sim_s[i], r->ref_time_s));
         } else if (sim_s) {
             rpt_table_cell(t, "-");
             rpt_table_cell(t, "-");
@@ -294,153 +289,12 @@ static void print_summary(FILE *f, const plan_validate_summary *s)
                        "%d runs that ran (mean |time error| %.1f%%; each also a fit miss).\n",
                     s->all.oom_timed, s->all.oom_timed_mean_abs_error_pct);
         fprintf(f, "Goal: mean over sources <= %.0f%%, no source above %.0f%%: %s.\n",
-                GOAL_MEAN_ABS_ERROR_PCT, GOAL_MAX_SOURCE_ERROR_PCT,
-                s->mean_source_pct <= GOAL_MEAN_ABS_ERROR_PCT &&
-                        s->max_source_pct <= GOAL_MAX_SOURCE_ERROR_PCT
-                    ? "met"
-                    : "missed");
+                PLAN_VAL_GOAL_MEAN_SOURCE_PCT, PLAN_VAL_GOAL_MAX_SOURCE_PCT,
+                plan_validate_goal_met(s) ? "met" : "missed");
     } else {
         fprintf(f, "\nNo row could be compared.\n");
     }
     rpt_term_capture_wrap(&cb, out, "", "");
-}
-
-/* ---- JSON ---- */
-
-/* A row id that is a plain number is written as one. */
-static void add_row_id(cJSON *o, const char *id)
-{
-    char *end;
-    long v = strtol(id, &end, 10);
-    if (id[0] && *end == '\0' && id[0] != '-' && id[0] != '+')
-        cJSON_AddNumberToObject(o, "row_id", (double)v);
-    else
-        cJSON_AddStringToObject(o, "row_id", id);
-}
-
-static void add_num_or_null(cJSON *o, const char *k, int have, double v)
-{
-    if (have && isfinite(v))
-        cJSON_AddNumberToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
-}
-
-static cJSON *row_json(const plan_validate_result *r, double sim_s)
-{
-    cJSON *o = cJSON_CreateObject();
-    add_row_id(o, r->row_id);
-    cJSON_AddStringToObject(o, "source_key", r->source_key);
-    if (!r->compared)
-        cJSON_AddStringToObject(o, "reason", r->reason);
-    if (sim_s > 0 && r->compared)
-        cJSON_AddNumberToObject(o, "simulated_iteration_time_s", sim_s);
-    /* the model as every output writes it (its field table), not its name
-     * alone under the same key */
-    if (r->have_model)
-        cJSON_AddItemToObject(o, "model", cli_json_model(&r->model));
-    if (r->have_layout) {
-        const plan_layout *l = &r->layout;
-        cJSON_AddStringToObject(o, "instance_type", r->instance);
-        cJSON_AddNumberToObject(o, "gpus", r->gpus);
-        /* the layout by its field table, the names of every output */
-        exec_json_fields(o, &plan_layout_fields, l, 0);
-        cJSON_AddBoolToObject(o, "micro_batch_searched", r->micro_batch_searched);
-        cJSON_AddNumberToObject(o, "predicted_iteration_time_s", r->pred_time_s);
-        const plan_time *t = &r->est.time;
-        cJSON *tj = cJSON_AddObjectToObject(o, "predicted_time_s");
-        cJSON_AddNumberToObject(tj, "compute", t->compute_s);
-        cJSON_AddNumberToObject(tj, "tp_comm", t->tp_comm_s);
-        cJSON_AddNumberToObject(tj, "cp_comm", t->cp_comm_s);
-        cJSON_AddNumberToObject(tj, "pp_comm", t->pp_comm_s);
-        cJSON_AddNumberToObject(tj, "dp_exposed", t->dp_exposed_s);
-        cJSON_AddNumberToObject(tj, "bubble", t->bubble_s);
-        cJSON_AddNumberToObject(tj, "optimizer", t->optimizer_s);
-        cJSON *cj = cJSON_AddObjectToObject(o, "predicted_compute_s");
-        cJSON_AddNumberToObject(cj, "gemm", r->est.compute.gemm_s);
-        cJSON_AddNumberToObject(cj, "attention", r->est.compute.attn_s);
-        cJSON_AddNumberToObject(cj, "elementwise", r->est.compute.elem_s);
-        cJSON_AddNumberToObject(cj, "host", r->est.compute.host_s);
-    }
-    if (r->compared) {
-        cJSON_AddNumberToObject(o, "reference_iteration_time_s", r->ref_time_s);
-        cJSON_AddStringToObject(o, "reference_basis", plan_validate_basis_name(r->basis));
-        cJSON_AddNumberToObject(o, "error_pct", r->error_pct);
-        cJSON_AddBoolToObject(o, "scored", plan_validate_scored(r));
-    }
-    if (r->have_layout) {
-        cJSON_AddItemToObject(o, "predicted_memory_per_gpu_bytes", cli_json_bytes(r->pred_mem_bytes));
-        cJSON_AddItemToObject(o, "reference_memory_per_gpu_bytes",
-                              r->have_mem ? cli_json_bytes(r->ref_mem_bytes) : cJSON_CreateNull());
-        add_num_or_null(o, "memory_error_pct", r->have_mem, r->mem_error_pct);
-        cJSON_AddBoolToObject(o, "predicted_oom", r->pred_oom);
-        cJSON_AddBoolToObject(o, "reference_oom", r->ref_oom);
-    }
-    if (r->notes[0])
-        cJSON_AddStringToObject(o, "notes", r->notes);
-    return o;
-}
-
-static cJSON *stats_json(const plan_validate_stats *s)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (s->source_key[0])
-        cJSON_AddStringToObject(o, "source_key", s->source_key);
-    cJSON_AddNumberToObject(o, "rows", s->rows);
-    cJSON_AddNumberToObject(o, "rows_compared", s->compared);
-    add_num_or_null(o, "mean_abs_error_pct", s->compared, s->mean_abs_error_pct);
-    add_num_or_null(o, "max_abs_error_pct", s->compared, s->max_abs_error_pct);
-    add_num_or_null(o, "mean_error_pct", s->compared, s->mean_error_pct);
-    cJSON_AddNumberToObject(o, "memory_rows_compared", s->mem_compared);
-    add_num_or_null(o, "memory_mean_abs_error_pct", s->mem_compared, s->mem_mean_abs_error_pct);
-    add_num_or_null(o, "memory_max_abs_error_pct", s->mem_compared, s->mem_max_abs_error_pct);
-    cJSON_AddNumberToObject(o, "oom_reference", s->oom_reference);
-    cJSON_AddNumberToObject(o, "oom_agreed", s->oom_agreed);
-    cJSON_AddNumberToObject(o, "predicted_oom_of_runs_that_ran", s->pred_oom_of_ran);
-    cJSON_AddNumberToObject(o, "rows_scored_predicted_oom", s->oom_timed);
-    add_num_or_null(o, "predicted_oom_mean_abs_error_pct", s->oom_timed,
-                    s->oom_timed_mean_abs_error_pct);
-    cJSON_AddNumberToObject(o, "fit_or_oom_checked", s->fit_checked);
-    cJSON_AddNumberToObject(o, "fit_or_oom_agreed", s->fit_agreed);
-    if (s->sim_compared) {
-        cJSON_AddNumberToObject(o, "simulated_mean_abs_error_pct", s->sim_mean_abs_error_pct);
-        cJSON_AddNumberToObject(o, "simulated_max_abs_error_pct", s->sim_max_abs_error_pct);
-    }
-    return o;
-}
-
-static int print_json(FILE *f, const char *file, const plan_validate_result *v,
-                      const double *sim_s, int n, const plan_validate_summary *s)
-{
-    cJSON *root = cJSON_CreateObject();
-    if (!root)
-        return 1;
-    cJSON_AddStringToObject(root, "file", file);
-    cJSON *rows = cJSON_AddArrayToObject(root, "rows");
-    for (int i = 0; i < n; i++)
-        cJSON_AddItemToArray(rows, row_json(&v[i], sim_s ? sim_s[i] : 0.0));
-    add_num_or_null(root, "mean_abs_error_pct", s->all.compared, s->all.mean_abs_error_pct);
-    add_num_or_null(root, "max_abs_error_pct", s->all.compared, s->all.max_abs_error_pct);
-    cJSON_AddNumberToObject(root, "rows_compared", s->all.compared);
-    cJSON_AddNumberToObject(root, "rows_skipped", s->all.rows - s->all.compared);
-    cJSON_AddNumberToObject(root, "goal_mean_abs_error_pct", GOAL_MEAN_ABS_ERROR_PCT);
-    cJSON *src = cJSON_AddArrayToObject(root, "sources");
-    for (int k = 0; k < s->nsources; k++)
-        cJSON_AddItemToArray(src, stats_json(&s->source[k]));
-    cJSON_AddItemToObject(root, "all", stats_json(&s->all));
-    cJSON_AddNumberToObject(root, "mean_source_abs_error_pct", s->mean_source_pct);
-    cJSON_AddNumberToObject(root, "max_source_abs_error_pct", s->max_source_pct);
-    if (s->all.sim_compared) {
-        cJSON_AddNumberToObject(root, "simulated_mean_source_abs_error_pct", s->sim_mean_source_pct);
-        cJSON_AddNumberToObject(root, "simulated_max_source_abs_error_pct", s->sim_max_source_pct);
-    }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text)
-        return 1;
-    fprintf(f, "%s\n", text);
-    cJSON_free(text);
-    return 0;
 }
 
 /* --explain ROW: how the row was read, and every term of its prediction. */
@@ -566,10 +420,8 @@ int cli_validate_cmd(int argc, char **argv)
     plan_validate_summary sum;
     plan_validate_summarize(res, csv.nrows, &sum);
     if (o.json) {
-        if (print_json(stdout, o.file, res, sim_s, csv.nrows, &sum)) {
-            ST_RAISE(&err, ST_ENOMEM, "out of memory writing JSON");
+        if (data_validate_json_write(stdout, o.file, res, sim_s, csv.nrows, &sum, &err) != ST_OK)
             ex = cli_fail(&err);
-        }
     } else {
         printf("validate: %s, %d rows\n\n", o.file, csv.nrows);
         print_rows(stdout, res, sim_s, csv.nrows);

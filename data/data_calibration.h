@@ -50,6 +50,29 @@ void db_calibration_rows(db *d, const plan_catalog *cat, const db_exec_run *runs
                          const char *family, plan_validate_result *rows, int *nrows,
                          char (*why)[DB_CAL_WHY_MAX], int *left);
 
+/* The executed runs of a database read as rows of a fit (db_cal_runs_load,
+ * db_calibration_runs.c); free with db_cal_runs_free. */
+#define DB_CAL_RUNS_MAX 4096
+typedef struct db_cal_runs {
+    db_exec_run *runs;           /* the executed runs read (at most DB_CAL_RUNS_MAX) */
+    int nruns;
+    plan_validate_result *rows;  /* those that take part, as db_calibration_rows makes them */
+    int nrows;
+    char (*why)[DB_CAL_WHY_MAX]; /* why[i]: why runs[i] cannot take part, or "" */
+    int left;                    /* runs that cannot */
+} db_cal_runs;
+
+/* The executed runs in the database at path (opened to read, closed before
+ * it returns) as rows of a fit of framework family (NULL: every
+ * framework's) on cat, into out (caller's storage, filled on every path:
+ * free it with db_cal_runs_free). Errors: db_open's and db_exec_runs',
+ * ST_ENOMEM. No run that can take part is a result (out->nrows 0). */
+int db_cal_runs_load(const char *path, const plan_catalog *cat, const char *family,
+                     db_cal_runs *out, st_err *err);
+
+/* Free what db_cal_runs_load allocated in r (not r); r is zeroed. */
+void db_cal_runs_free(db_cal_runs *r);
+
 /* ---- the fit as data files (data_calibration.c) ---- */
 
 /* The catalog override of the fit rep on cat to path: one "efficiencies"
