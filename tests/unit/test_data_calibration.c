@@ -140,14 +140,7 @@ static void bands_written(void **state)
     free(rep);
 }
 
-int main(void)
-{
-    test_frameworks_load();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(override_written, test_scratch_setup,
-                                        test_scratch_teardown),
-        cmocka_unit_test_setup_teardown(bands_written, test_scratch_setup,
-                                        test_scratch_teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(test_frameworks_load(),
+          cmocka_unit_test_setup_teardown(override_written, test_scratch_setup,
+                                          test_scratch_teardown),
+          cmocka_unit_test_setup_teardown(bands_written, test_scratch_setup, test_scratch_teardown))

@@ -64,12 +64,6 @@ static void test_bench_newest_none(void **state)
     free(cpu);
 }
 
-int main(void)
-{
-    test_frameworks_load();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_plan_pick, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bench_newest_none, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(test_frameworks_load(),
+          cmocka_unit_test_setup_teardown(test_plan_pick, setup, teardown),
+          cmocka_unit_test_setup_teardown(test_bench_newest_none, setup, teardown))

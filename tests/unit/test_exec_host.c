@@ -378,20 +378,14 @@ static void predicted(void **state)
     plan_catalog_free(&cat);
 }
 
-int main(void)
-{
-    test_frameworks_load();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(result_checked),
-        cmocka_unit_test(median_and_outcome),
-        cmocka_unit_test_setup_teardown(run_dir_never_reused, test_scratch_setup,
-                                        test_scratch_teardown),
-        cmocka_unit_test_setup_teardown(import_claimed_once, test_scratch_setup,
-                                        test_scratch_teardown),
-        cmocka_unit_test(config_refused_before_launch),
-        cmocka_unit_test(gpus_and_transport),
-        cmocka_unit_test(default_timeout),
-        cmocka_unit_test(predicted),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(test_frameworks_load(),
+          cmocka_unit_test(result_checked),
+          cmocka_unit_test(median_and_outcome),
+          cmocka_unit_test_setup_teardown(run_dir_never_reused, test_scratch_setup,
+                                          test_scratch_teardown),
+          cmocka_unit_test_setup_teardown(import_claimed_once, test_scratch_setup,
+                                          test_scratch_teardown),
+          cmocka_unit_test(config_refused_before_launch),
+          cmocka_unit_test(gpus_and_transport),
+          cmocka_unit_test(default_timeout),
+          cmocka_unit_test(predicted))

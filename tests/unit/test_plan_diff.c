@@ -108,12 +108,7 @@ static void explain_branches(void **state)
     assert_string_equal(small, "");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(terms_add_up),
-        cmocka_unit_test(knobs_named),
-        cmocka_unit_test(explain_branches),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN((void)0,
+          cmocka_unit_test(terms_add_up),
+          cmocka_unit_test(knobs_named),
+          cmocka_unit_test(explain_branches))

@@ -308,13 +308,7 @@ static void gpu_entry(void **state)
     assert_false(h.has_instance);
 }
 
-int main(void)
-{
-    test_frameworks_load();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(cpu_device),
-        cmocka_unit_test(cpu_instance),
-        cmocka_unit_test(gpu_entry),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(test_frameworks_load(),
+          cmocka_unit_test(cpu_device),
+          cmocka_unit_test(cpu_instance),
+          cmocka_unit_test(gpu_entry))

@@ -73,11 +73,5 @@ static void measured_row(void **state)
     plan_catalog_free(&cat);
 }
 
-int main(void)
-{
-    test_frameworks_load();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(measured_row),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(test_frameworks_load(),
+          cmocka_unit_test(measured_row))

@@ -145,12 +145,9 @@ static void batch_size_is_per_dp_group(void **state)
     assert_int_equal(check(&m, 7, &cfg, &err), ST_EINVAL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(arch_from_name_or_family), cmocka_unit_test(custom_gpt_takes_defaults),
-        cmocka_unit_test(llama_ffn_and_note),       cmocka_unit_test(layout_refusals),
-        cmocka_unit_test(batch_size_is_per_dp_group),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN((void)0,
+          cmocka_unit_test(arch_from_name_or_family),
+          cmocka_unit_test(custom_gpt_takes_defaults),
+          cmocka_unit_test(llama_ffn_and_note),
+          cmocka_unit_test(layout_refusals),
+          cmocka_unit_test(batch_size_is_per_dp_group))

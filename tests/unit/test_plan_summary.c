@@ -129,11 +129,8 @@ static void band_overlap_and_train(void **state)
     free(r);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(why_names_knobs_and_term), cmocka_unit_test(why_breaks_ties),
-        cmocka_unit_test(rejected_by_reason),       cmocka_unit_test(band_overlap_and_train),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN((void)0,
+          cmocka_unit_test(why_names_knobs_and_term),
+          cmocka_unit_test(why_breaks_ties),
+          cmocka_unit_test(rejected_by_reason),
+          cmocka_unit_test(band_overlap_and_train))

@@ -35,6 +35,16 @@ static inline const void *found_or_fail(const void *p, const char *what, const c
     return p;
 }
 
+/* A test program's main: `before;` (a statement: test_frameworks_load(),
+ * or (void)0), then the tests listed (cmocka_unit_test(...), ...). */
+#define TEST_MAIN(before, ...)                                                                 \
+    int main(void)                                                                             \
+    {                                                                                          \
+        before;                                                                                \
+        const struct CMUnitTest tests_[] = {__VA_ARGS__};                                      \
+        return cmocka_run_group_tests(tests_, NULL, NULL);                                     \
+    }
+
 /* A NULL-terminated list of strings, for assert_text. */
 #define TEXTS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
