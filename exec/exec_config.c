@@ -212,6 +212,17 @@ static int get_obj(const obj *parent, const char *key, obj *out, st_err *err)
     return ST_OK;
 }
 
+/* The shape's counts (plan_model_finish); a size past the planner's limits
+ * is a bad value of the file like any other: ST_EINVAL, as exec.h promises
+ * every reader of CONFIG.json (the planner says ST_ERANGE). */
+static int finish_model(plan_model *m, st_err *err)
+{
+    int rc = plan_model_finish(m, err);
+    if (rc == ST_ERANGE)
+        rc = err->code = ST_EINVAL;
+    return rc;
+}
+
 static int read_model(const obj *o, plan_model *m, st_err *err)
 {
     static const char *const keys[] = {"name", "arch", "layers", "hidden", "heads", "kv_heads",
@@ -269,7 +280,7 @@ static int read_model(const obj *o, plan_model *m, st_err *err)
         return ST_RAISE(err, ST_EINVAL, "config: model.dropout true: the executor trains "
                         "without dropout");
     m->dropout = PLAN_DROPOUT_OFF;
-    return plan_model_finish(m, err);
+    return finish_model(m, err);
 }
 
 static int read_layout(const obj *o, plan_layout *l, st_err *err)
@@ -380,7 +391,7 @@ int exec_config_parse(const char *json, exec_config *cfg, st_err *err)
     }
     if ((rc = get_obj(&top, "model", &o, err)) || (o.j && (rc = read_model(&o, &cfg->model, err))))
         goto done;
-    if (!o.j && (rc = plan_model_finish(&cfg->model, err)))
+    if (!o.j && (rc = finish_model(&cfg->model, err)))
         goto done;
     if ((rc = get_obj(&top, "layout", &o, err)) ||
         (o.j && (rc = read_layout(&o, &cfg->layout, err))))

@@ -151,6 +151,11 @@ static void test_attention_shape(void **state)
     free(text);
     expect_refused("{\"version\": 1, \"model\": {\"head_dim\": 0}}", ST_EINVAL,
                    "model.head_dim");
+    /* a size past the planner's limits is a bad value too (not ST_ERANGE) */
+    expect_refused("{\"version\": 1, \"model\": {\"arch\": \"llama\", \"layers\": 2, "
+                   "\"hidden\": 64, \"heads\": 4, \"kv_heads\": 2, \"head_dim\": 2322222, "
+                   "\"vocab\": 256}}",
+                   ST_EINVAL, "head-dim 2322222");
 }
 
 static void test_config_roundtrip(void **state)
