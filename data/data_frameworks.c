@@ -407,10 +407,14 @@ static int own_index(const char *key)
 /* "2024-07" -> year * 12 + month - 1. */
 static int get_released(const ctx *x, const cJSON *v, int *out, st_err *err)
 {
-    int y = 0, m = 0;
-    char tail = 0;
-    if (!cJSON_IsString(v) || sscanf(v->valuestring, "%4d-%2d%c", &y, &m, &tail) != 2 ||
-        y < 1990 || y > 2099 || m < 1 || m > 12)
+    /* digits and a dash where YYYY-MM has them (sscanf's %d alone would
+     * take " 7" for a month) */
+    const char *s = cJSON_IsString(v) ? v->valuestring : "";
+    int shape = strlen(s) == 7 && s[4] == '-';
+    for (int i = 0; shape && i < 7; i++)
+        shape = i == 4 || isdigit((unsigned char)s[i]);
+    int y = shape ? atoi(s) : 0, m = shape ? atoi(s + 5) : 0;
+    if (!shape || y < 1990 || y > 2099 || m < 1 || m > 12)
         return ST_RAISE(err, ST_EINVAL, "%s: field 'released': allowed: a month \"YYYY-MM\" "
                         "(1990 to 2099)", x->where);
     *out = y * 12 + m - 1;

@@ -53,10 +53,15 @@ static int region_ok(const char *s)
 
 static int date_ok(const char *s)
 {
-    int y, m, d;
-    char tail;
-    return strlen(s) == 10 && sscanf(s, "%4d-%2d-%2d%c", &y, &m, &d, &tail) == 3 && y >= 2006 &&
-           m >= 1 && m <= 12 && d >= 1 && d <= 31;
+    /* digits and dashes where YYYY-MM-DD has them (sscanf's %d alone would
+     * take " 1" or "\t1" for a month) */
+    if (strlen(s) != 10 || s[4] != '-' || s[7] != '-')
+        return 0;
+    for (int i = 0; i < 10; i++)
+        if (i != 4 && i != 7 && !isdigit((unsigned char)s[i]))
+            return 0;
+    int y = atoi(s), m = atoi(s + 5), d = atoi(s + 8);
+    return y >= 2006 && m >= 1 && m <= 12 && d >= 1 && d <= 31;
 }
 
 static int text(const cJSON *o, const char *key, char *out, size_t n, const char *file, int i,

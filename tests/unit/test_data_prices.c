@@ -46,6 +46,8 @@ static void refuses_unsourced_and_bad(void **state)
         {"{\"lists\": [{\"region\": \"a-1\", \"what\": \"w\", \"source\": \"https://e.com\", "
          "\"as_of\": \"last year\", \"prices\": {\"ml.x\": 1}}]}", "YYYY-MM-DD"},
         {"{\"lists\": [{\"region\": \"a-1\", \"what\": \"w\", \"source\": \"https://e.com\", "
+         "\"as_of\": \"2025-\\t1-02\", \"prices\": {\"ml.x\": 1}}]}", "YYYY-MM-DD"},
+        {"{\"lists\": [{\"region\": \"a-1\", \"what\": \"w\", \"source\": \"https://e.com\", "
          "\"as_of\": \"2025-01-01\", \"prices\": {\"ml.x\": -1}}]}", "above 0"},
         {"{\"lists\": [{\"region\": \"a-1\", \"what\": \"w\", \"source\": \"https://e.com\", "
          "\"as_of\": \"2025-01-01\", \"prices\": {\"p4d\": 1}}]}", "SageMaker instance type"},
