@@ -13,6 +13,7 @@
 
 #include "app/cli_exec_int.h"
 #include "app/cli_int.h"
+#include "data/data_json.h"
 #include "common/units.h"
 
 static double nan0(double v)
@@ -129,7 +130,7 @@ void cli_exec__print_json(const rec_ctx *x, double wall_s)
     if (!x->h->have_est)
         cJSON_AddStringToObject(root, "prediction_note", x->h->note);
     cJSON_AddStringToObject(root, "host_type", x->h->type);
-    cJSON_AddItemToObject(root, "model", cli_json_model(&x->j->model));
+    cJSON_AddItemToObject(root, "model", data_json_model(&x->j->model));
     if (x->j->scaled[0])
         cJSON_AddStringToObject(root, "scaled", x->j->scaled);
     cJSON_AddStringToObject(root, "layout_source", x->j->source);

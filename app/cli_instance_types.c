@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "app/cli_int.h"
+#include "data/data_json.h"
 #include "common/units.h"
 #include "planner/plan_framework.h"
 
@@ -58,7 +59,7 @@ static void options_json(const cli_plan_opts *o, const cli_plan_ctx *x, const pl
                          const option_row *rows, int n, int fastest, int cheapest)
 {
     cJSON *root = cJSON_CreateObject();
-    cJSON_AddItemToObject(root, "model", cli_json_model(&x->model));
+    cJSON_AddItemToObject(root, "model", data_json_model(&x->model));
     cJSON_AddNumberToObject(root, "tokens", o->tokens);
     cJSON_AddStringToObject(root, "price_list", cli_price_list());
     cJSON *arr = cJSON_CreateArray();

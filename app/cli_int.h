@@ -177,14 +177,11 @@ void cli_print_infeasible(FILE *f, const cli_plan_opts *o, const plan_model *m,
 int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const plan_cluster *c,
                    const plan_result *r, int min_nodes, const cli_sim_col *sim);
 
-/* JSON objects of one plan and of a model (cli_json.c); caller owns. */
+/* The JSON object of one plan (cli_json.c); caller owns. */
 struct cJSON;
 struct cJSON *cli_json_plan(const plan_candidate *c);
-/* A byte count as a whole number (null when not finite). */
-struct cJSON *cli_json_bytes(double v);
 /* --explain's terms as an array (each with value, unit, formula, source). */
 struct cJSON *cli_json_terms(const plan_terms *t);
-struct cJSON *cli_json_model(const plan_model *m);
 
 /* --emit KIND (launch/launch.h): what the launch of plan #1 of r is made
  * of, from the plan command's options (the command line, --tokens, the

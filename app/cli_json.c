@@ -10,31 +10,14 @@
 #include <cjson/cJSON.h>
 
 #include "app/cli_int.h"
-#include "exec/exec.h"
+#include "data/data_json.h"
 #include "planner/plan_fields.h"
 #include "planner/plan_framework.h"
 #include "smd_config.h"
 
-cJSON *cli_json_model(const plan_model *m)
-{
-    /* every field of the model's table, as the planner resolves it (the
-     * head size in force, the MLP): the names CONFIG.json and SQLite use */
-    plan_model r = plan_model_resolved(m);
-    cJSON *j = cJSON_CreateObject();
-    exec_json_fields(j, &plan_model_fields, &r, 0);
-    return j;
-}
-
-/* Bytes as a whole number: the planner's terms are products of fractions
- * (0.8 GiB of CUDA context is 858993459.2 bytes), a byte count is not. */
-cJSON *cli_json_bytes(double v)
-{
-    return isfinite(v) ? cJSON_CreateNumber(round(v)) : cJSON_CreateNull();
-}
-
 static void add_bytes(cJSON *o, const char *k, double v)
 {
-    cJSON_AddItemToObject(o, k, cli_json_bytes(v));
+    cJSON_AddItemToObject(o, k, data_json_bytes(v));
 }
 
 static cJSON *cluster_json(const plan_cluster *c)
@@ -92,14 +75,14 @@ cJSON *cli_json_plan(const plan_candidate *c)
     const plan_estimate *e = &c->est;
     cJSON *j = cJSON_CreateObject();
     /* the layout by its field table: the names SQLite and CONFIG.json use */
-    exec_json_fields(j, &plan_layout_fields, l, 0);
+    data_json_fields(j, &plan_layout_fields, l);
     cJSON_AddItemToObject(j, "memory_per_gpu_bytes", mem_json(&e->mem));
     add_bytes(j, "memory_capacity_bytes", e->capacity_bytes);
     cJSON_AddNumberToObject(j, "worst_stage", e->worst_stage);
     cJSON *sl = cJSON_CreateArray(), *sm = cJSON_CreateArray();
     for (int i = 0; i < e->nstages; i++) {
         cJSON_AddItemToArray(sl, cJSON_CreateNumber(e->stage_layers[i]));
-        cJSON_AddItemToArray(sm, cli_json_bytes(e->stage_mem_bytes[i]));
+        cJSON_AddItemToArray(sm, data_json_bytes(e->stage_mem_bytes[i]));
     }
     cJSON_AddItemToObject(j, "stage_layers", sl);
     cJSON_AddItemToObject(j, "stage_memory_bytes", sm);
@@ -127,7 +110,7 @@ cJSON *cli_json_terms(const plan_terms *t)
         cJSON_AddStringToObject(j, "group", x->group);
         cJSON_AddStringToObject(j, "name", x->name);
         if (!strcmp(x->unit, "bytes"))
-            cJSON_AddItemToObject(j, "value", cli_json_bytes(x->value));
+            cJSON_AddItemToObject(j, "value", data_json_bytes(x->value));
         else
             cJSON_AddNumberToObject(j, "value", x->value);
         cJSON_AddStringToObject(j, "unit", x->unit);
@@ -145,7 +128,7 @@ int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const p
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "tool_version", SMD_VERSION);
     cJSON_AddStringToObject(root, "command_line", o->command_line);
-    cJSON_AddItemToObject(root, "model", cli_json_model(m));
+    cJSON_AddItemToObject(root, "model", data_json_model(m));
     cJSON_AddItemToObject(root, "cluster", cluster_json(c));
     cJSON_AddNumberToObject(root, "global_batch", (double)r->global_batch);
     cJSON_AddBoolToObject(root, "global_batch_defaulted", r->batch_defaulted);

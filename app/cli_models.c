@@ -13,6 +13,7 @@
 
 #include "app/cli.h"
 #include "app/cli_int.h"
+#include "data/data_json.h"
 #include "common/units.h"
 #include "data/data.h"
 
@@ -45,7 +46,7 @@ int cli_models_cmd(int argc, char **argv)
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "name", v[i].name);
             if (v[i].ok) {
-                cJSON_AddItemToObject(o, "model", cli_json_model(&v[i].model));
+                cJSON_AddItemToObject(o, "model", data_json_model(&v[i].model));
             } else {
                 cJSON_AddNullToObject(o, "model");
                 cJSON_AddStringToObject(o, "not_modelled", v[i].why);

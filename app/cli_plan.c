@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "app/cli_int.h"
+#include "data/data_json.h"
 #include "common/outfile.h"
 #include "common/units.h"
 #include "data/data.h"
@@ -562,7 +563,7 @@ static int run_simulate(const cli_plan_opts *o, cli_plan_ctx *x, const plan_resu
     }
     if (o->json) {
         cJSON *root = cli_json_sim(&sr);
-        cJSON_AddItemToObject(root, "model", cli_json_model(&x->model));
+        cJSON_AddItemToObject(root, "model", data_json_model(&x->model));
         cJSON_AddItemToObject(root, "plan", cli_json_plan(best));
         cJSON_AddStringToObject(root, "instance_type", x->cluster.inst->name);
         cJSON_AddNumberToObject(root, "instances", x->cluster.nodes);

@@ -15,39 +15,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "data/data_json.h"
 #include "planner/plan_fields.h"
 #include "planner/plan_validate_goal.h"
-
-/* The fields of field table t of the struct at v into o under their table
- * names: the names CONFIG.json, `smdplan --json` and SQLite give a model
- * and a layout (exec/'s exec_json_fields writes the same). */
-static void add_fields(cJSON *o, const plan_fields *t, const void *v)
-{
-    char buf[PLAN_SOURCE_MAX];
-    for (int i = 0; i < t->n; i++) {
-        const plan_field *f = &t->f[i];
-        if (f->kind == PLAN_FK_BOOL)
-            cJSON_AddBoolToObject(o, f->name, plan_field_num(f, v) != 0);
-        else if (plan_field_text(f, v, buf, sizeof buf))
-            cJSON_AddStringToObject(o, f->name, buf);
-        else
-            cJSON_AddNumberToObject(o, f->name, plan_field_num(f, v));
-    }
-}
-
-/* The model as the planner resolves it (the head size in force, the MLP). */
-static cJSON *model_json(const plan_model *m)
-{
-    plan_model r = plan_model_resolved(m);
-    cJSON *j = cJSON_CreateObject();
-    add_fields(j, &plan_model_fields, &r);
-    return j;
-}
-
-static cJSON *bytes_json(double v)
-{
-    return isfinite(v) ? cJSON_CreateNumber(round(v)) : cJSON_CreateNull();
-}
 
 static void add_row_id(cJSON *o, const char *id)
 {
@@ -71,7 +41,7 @@ static void add_prediction(cJSON *o, const plan_validate_result *r)
 {
     cJSON_AddStringToObject(o, "instance_type", r->instance);
     cJSON_AddNumberToObject(o, "gpus", r->gpus);
-    add_fields(o, &plan_layout_fields, &r->layout);
+    data_json_fields(o, &plan_layout_fields, &r->layout);
     cJSON_AddBoolToObject(o, "micro_batch_searched", r->micro_batch_searched);
     cJSON_AddNumberToObject(o, "predicted_iteration_time_s", r->pred_time_s);
     const plan_time *t = &r->est.time;
@@ -104,7 +74,7 @@ cJSON *data_validate_row_json(const plan_validate_result *r, double sim_s)
     /* the model as every output writes it (its field table), not its name
      * alone under the same key */
     if (r->have_model)
-        cJSON_AddItemToObject(o, "model", model_json(&r->model));
+        cJSON_AddItemToObject(o, "model", data_json_model(&r->model));
     if (r->have_layout)
         add_prediction(o, r);
     if (r->compared) {
@@ -114,9 +84,9 @@ cJSON *data_validate_row_json(const plan_validate_result *r, double sim_s)
         cJSON_AddBoolToObject(o, "scored", plan_validate_scored(r));
     }
     if (r->have_layout) {
-        cJSON_AddItemToObject(o, "predicted_memory_per_gpu_bytes", bytes_json(r->pred_mem_bytes));
+        cJSON_AddItemToObject(o, "predicted_memory_per_gpu_bytes", data_json_bytes(r->pred_mem_bytes));
         cJSON_AddItemToObject(o, "reference_memory_per_gpu_bytes",
-                              r->have_mem ? bytes_json(r->ref_mem_bytes) : cJSON_CreateNull());
+                              r->have_mem ? data_json_bytes(r->ref_mem_bytes) : cJSON_CreateNull());
         add_num_or_null(o, "memory_error_pct", r->have_mem, r->mem_error_pct);
         cJSON_AddBoolToObject(o, "predicted_oom", r->pred_oom);
         cJSON_AddBoolToObject(o, "reference_oom", r->ref_oom);

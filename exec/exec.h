@@ -151,14 +151,6 @@ int exec_config_read(const char *path, exec_config *cfg, st_err *err);
 
 /* The config as CONFIG.json text (malloc'd, caller frees); NULL on ENOMEM. */
 char *exec_config_json(const exec_config *cfg);
-/* The fields of a planner field table (planner/plan_fields.h) of the struct
- * at v into JSON object o under their table names, those whose carry has a
- * bit of carry (0: every one): how CONFIG.json, `smdplan --json` and
- * validate's JSON write a layout and a model, one name per field. */
-struct cJSON;
-struct plan_fields;
-void exec_json_fields(struct cJSON *o, const struct plan_fields *t, const void *v,
-                      unsigned carry);
 /* Write it atomically (temp file in the same directory, fsync, rename). */
 int exec_config_write(const char *path, const exec_config *cfg, st_err *err);
 

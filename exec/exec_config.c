@@ -585,12 +585,16 @@ static cJSON *str_or_null(const char *s)
     return *s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
-void exec_json_fields(cJSON *o, const plan_fields *t, const void *v, unsigned carry)
+/* The fields of table t the executor carries (PLAN_FIELD_EXEC), of the
+ * struct at v, into o under their table names (data/data_json.c writes
+ * every field the same way for smdplan's other outputs; exec/ does not link
+ * data/). */
+static void add_fields(cJSON *o, const plan_fields *t, const void *v)
 {
     char buf[PLAN_SOURCE_MAX];
     for (int i = 0; i < t->n; i++) {
         const plan_field *f = &t->f[i];
-        if (carry && !(f->carry & carry))
+        if (!(f->carry & PLAN_FIELD_EXEC))
             continue;
         if (f->kind == PLAN_FK_BOOL)
             cJSON_AddBoolToObject(o, f->name, plan_field_num(f, v) != 0);
@@ -615,11 +619,11 @@ char *exec_config_json(const exec_config *cfg)
      * planner resolves them (the head size in force, the MLP): the names
      * and values SQLite and smdplan --json give */
     plan_model rm = plan_model_resolved(m);
-    exec_json_fields(o, &plan_model_fields, &rm, PLAN_FIELD_EXEC);
+    add_fields(o, &plan_model_fields, &rm);
     o = cJSON_AddObjectToObject(root, "layout");
     /* the fields the executor carries, by the planner's table: the names
      * SQLite and smdplan --json use */
-    exec_json_fields(o, &plan_layout_fields, l, PLAN_FIELD_EXEC);
+    add_fields(o, &plan_layout_fields, l);
     o = cJSON_AddObjectToObject(root, "train");
     cJSON_AddNumberToObject(o, "steps", (double)t->steps);
     cJSON_AddNumberToObject(o, "seed", (double)t->seed);

@@ -199,6 +199,20 @@ _Noreturn static void run_child(const launch_job *l, const int out_pipe[2], cons
     _exit(127);
 }
 
+/* What a job held while it ran, given back: the log files and the signal
+ * handlers as they were before it. */
+static void job_end(int out_log, int err_log, const struct sigaction *old_int,
+                    const struct sigaction *old_term, const struct sigaction *old_hup)
+{
+    if (out_log >= 0)
+        close(out_log);
+    if (err_log >= 0)
+        close(err_log);
+    sigaction(SIGINT, old_int, NULL);
+    sigaction(SIGTERM, old_term, NULL);
+    sigaction(SIGHUP, old_hup, NULL);
+}
+
 int launch_job_run(const launch_job *l, launch_job_result *r, st_err *err)
 {
     memset(r, 0, sizeof *r);
@@ -234,13 +248,7 @@ int launch_job_run(const launch_job *l, launch_job_result *r, st_err *err)
         close(out_pipe[1]);
         close(err_pipe[0]);
         close(err_pipe[1]);
-        if (out_log >= 0)
-            close(out_log);
-        if (err_log >= 0)
-            close(err_log);
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-        sigaction(SIGHUP, &old_hup, NULL);
+        job_end(out_log, err_log, &old_int, &old_term, &old_hup);
         return ST_RAISE(err, ST_EIO, "launch: fork: %s", strerror(e));
     }
     if (pid == 0)
@@ -332,13 +340,7 @@ int launch_job_run(const launch_job *l, launch_job_result *r, st_err *err)
         r->signaled = WTERMSIG(status);
         r->exit_status = 128 + r->signaled;
     }
-    if (out_log >= 0)
-        close(out_log);
-    if (err_log >= 0)
-        close(err_log);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGHUP, &old_hup, NULL);
+    job_end(out_log, err_log, &old_int, &old_term, &old_hup);
     return ST_OK;
 }
 
