@@ -280,31 +280,54 @@ static int64_t trait_vocab(const plan_validate_row *r, const char **word)
     return 0;
 }
 
+/* word in a model's name: as trait_word_in, at the start of a word ("MPT"
+ * is in "MPT-30B", not in "Attempt"). */
+static int name_word_in(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    int digit_end = n > 0 && isdigit((unsigned char)word[n - 1]);
+    for (const char *p = text; p && *p; p++) {
+        if (p > text && isalnum((unsigned char)p[-1]))
+            continue;
+        if (strncasecmp(p, word, n) != 0)
+            continue;
+        if (!digit_end || !isdigit((unsigned char)p[n]))
+            return 1;
+    }
+    return 0;
+}
+
 /* The architecture from the row's text by the installed traits
- * (data/model_families.json): the architecture text, or the model's name
- * when the row states no architecture; the first trait that sets a
- * property decides it. A Llama-style model is untied and gated unless a
- * word says otherwise, a GPT-style one tied (plan_model_finish resolves
- * the rest from the architecture). */
+ * (data/model_families.json): the architecture text first, then the
+ * model's name (a family's documented name says its layer: "Llama 3 405B"
+ * beside "dense transformer (GQA)" is gated), each read trait by trait;
+ * the first trait that sets a property decides it. A Llama-style model is
+ * untied and gated unless a word says otherwise, a GPT-style one tied
+ * (plan_model_finish resolves the rest from the architecture). */
 static void read_arch(const plan_validate_row *r, plan_model *m)
 {
-    const char *text = blank(r->architecture) ? r->model_name : r->architecture;
     int arch = -1, mlp = -1, dropout = -1, tied = -1, n = 0;
     const plan_model_trait *t = plan_model_traits(&n);
-    for (int i = 0; i < n; i++) {
-        int hit = 0;
-        for (int w = 0; w < t[i].nwords && !hit; w++)
-            hit = contains(text, t[i].words[w]);
-        if (!hit)
+    const char *texts[] = {r->architecture, r->model_name};
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+        if (blank(texts[k]))
             continue;
-        if (arch < 0)
-            arch = t[i].arch;
-        if (mlp < 0)
-            mlp = t[i].mlp;
-        if (dropout < 0)
-            dropout = t[i].dropout;
-        if (tied < 0)
-            tied = t[i].tied;
+        for (int i = 0; i < n; i++) {
+            int hit = 0;
+            for (int w = 0; w < t[i].nwords && !hit; w++)
+                hit = k == 0 ? contains(texts[k], t[i].words[w])
+                             : name_word_in(texts[k], t[i].words[w]);
+            if (!hit)
+                continue;
+            if (arch < 0)
+                arch = t[i].arch;
+            if (mlp < 0)
+                mlp = t[i].mlp;
+            if (dropout < 0)
+                dropout = t[i].dropout;
+            if (tied < 0)
+                tied = t[i].tied;
+        }
     }
     m->arch = arch == PLAN_ARCH_LLAMA ? PLAN_ARCH_LLAMA : PLAN_ARCH_GPT;
     m->mlp = mlp >= 0 ? (plan_mlp)mlp : PLAN_MLP_ARCH;
@@ -1074,23 +1097,27 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
         note(out, "reference time from %.0f tokens/s", rate);
         return 1;
     }
-    double tf = 0;
+    double tf = 0, mfu = 0, peak = 0;
     int hf = get_pos(out, "tflops_per_gpu", row->tflops_per_gpu, &tf);
-    if (hf < 0)
+    int hm = get_pos(out, "mfu_pct", row->mfu_pct, &mfu);
+    if (hf < 0 || hm < 0)
         return 0;
-    if (hf == 0) {
-        double mfu, peak;
-        if (get_pos(out, "mfu_pct", row->mfu_pct, &mfu) > 0) {
-            peak = parse_num(row->peak_basis_tflops, &peak) == 1 && peak > 0
-                       ? peak
-                       : c->gpu->peak_flops / 1e12;
-            tf = mfu / 100.0 * peak;
-            hf = 1;
-        }
-    }
-    if (hf == 0)
+    if (hf == 0 && hm == 0)
         return !skip(out, "neither iteration_time_s, tokens/s nor tflops_per_gpu published");
     double F = convention_flops(row, m, (double)l->global_batch, &out->basis);
+    if (hm > 0 && (hf == 0 || F <= 0)) {
+        /* the utilisation over the stated peak (else the GPU's dense one) */
+        peak = parse_num(row->peak_basis_tflops, &peak) == 1 && peak > 0 ? peak
+                                                                           : c->gpu->peak_flops / 1e12;
+        tf = mfu / 100.0 * peak;
+        if (F <= 0) {
+            /* MFU counts model FLOPs by its definition (Chowdhery et al.
+             * 2022, App. B: the FLOPs of the model without recompute) */
+            F = plan_validate_megatron_flops(m, (double)l->global_batch);
+            out->basis = PLAN_VAL_BASIS_MEGATRON;
+            note(out, "MFU over model FLOPs, its definition (Chowdhery et al. 2022, App. B)");
+        }
+    }
     if (F <= 0)
         return !skip(out, "TFLOP/s convention '%s' not understood", nz(row->tflops_convention));
     out->ref_time_s = F / (tf * 1e12 * (double)gpus);

@@ -522,6 +522,37 @@ static void test_model_flops(void **state)
     assert_rel(plan_validate_model_flops(256, s, l, h, V), 256 * want, 1e-12);
 }
 
+/* A utilisation with no convention is MFU's own: model FLOPs (Chowdhery et
+ * al. 2022, App. B), over the stated peak; it is read before a TFLOP/s
+ * figure whose convention is not known. */
+static void test_mfu_without_convention(void **state)
+{
+    (void)state;
+    plan_validate_row x = dgxc_114;
+    x.iteration_time_s = "";
+    x.tflops_convention = "";
+    x.mfu_pct = "40";
+    x.peak_basis_tflops = "989";
+    const plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->basis, PLAN_VAL_BASIS_MEGATRON);
+    double F = plan_validate_megatron_flops(&r->model, 128);
+    assert_rel(r->ref_time_s, F / (0.40 * 989e12 * 64), 1e-12);
+    x.tflops_per_gpu = "500"; /* no convention: the MFU decides */
+    r = run(&x);
+    assert_rel(r->ref_time_s, F / (0.40 * 989e12 * 64), 1e-12);
+    x.mfu_pct = "";
+    refused(&x, "convention '' not understood");
+    /* documented names of the conventions */
+    x.tflops_convention = "PaLM MFU";
+    r = run(&x);
+    assert_int_equal(r->basis, PLAN_VAL_BASIS_MEGATRON);
+    assert_rel(r->ref_time_s, F / (500e12 * 64), 1e-12);
+    x.tflops_convention = "Narayanan et al. (hardware, with recompute)";
+    r = run(&x);
+    assert_int_equal(r->basis, PLAN_VAL_BASIS_EQ3);
+}
+
 /* smdplan validate's exit codes: 0 whenever the file reads (the goal may be
  * missed: it is a measurement), 2 for a bad file or bad options. stdout and
  * stderr go to /dev/null for the call. */
@@ -614,6 +645,25 @@ static void test_model_traits(void **state)
     r = run(&x);
     assert_int_equal(r->model.tied_embedding, 0);
     assert_int_equal(r->model.arch, PLAN_ARCH_GPT);
+    /* the model's name speaks after the architecture text: a family's
+     * documented name beside a generic architecture */
+    x.architecture = "dense transformer (GQA)";
+    x.model_name = "Llama 3 405B";
+    r = run(&x);
+    assert_int_equal(r->model.arch, PLAN_ARCH_LLAMA);
+    assert_int_equal(plan_model_gated(&r->model), 1);
+    x.architecture = "GPT-style decoder (GeLU)"; /* the architecture's words decide first */
+    r = run(&x);
+    assert_int_equal(r->model.arch, PLAN_ARCH_GPT);
+    assert_int_equal(plan_model_gated(&r->model), 0);
+    /* a family's name inside another word is not that family */
+    x.architecture = "";
+    x.model_name = "Attempt-30B";
+    r = run(&x);
+    assert_int_equal(plan_model_dropout(&r->model), 1);
+    x.model_name = "MPT-30B";
+    r = run(&x);
+    assert_int_equal(plan_model_dropout(&r->model), 0);
 
     int n = 0;
     const plan_model_trait *t = plan_model_traits(&n);
@@ -1086,6 +1136,7 @@ int main(void)
         cmocka_unit_test(test_terms),
         cmocka_unit_test(test_summary),
         cmocka_unit_test(test_model_flops),
+        cmocka_unit_test(test_mfu_without_convention),
         cmocka_unit_test(test_cli_exit_codes),
         cmocka_unit_test(test_mlp_from_architecture),
         cmocka_unit_test(test_model_traits),
