@@ -876,6 +876,17 @@ static int map_memory_knobs(const plan_validate_row *r, const plan_framework *fw
     if (sh == -1)
         return skip(out, "optimizer_sharding '%s' not understood", r->optimizer_sharding);
     if (sh == -2) {
+        /* a stage the framework's text names ("DeepSpeed ZeRO-3"), by the
+         * same documented names as the column's */
+        int fdeg = 0, fsh = plan__parse_sharding(r->framework, &fdeg);
+        if (fsh >= 0 && !blank(r->framework) && (fsh != (int)fw->sharding_default || fdeg != 0)) {
+            sh = fsh;
+            degree = fdeg;
+            if (sh != PLAN_SHARD_NONE && dp * cp > 1)
+                note(out, "sharding %s (named by the framework)", plan_sharding_name((plan_sharding)sh));
+        }
+    }
+    if (sh == -2) {
         sh = fw->sharding_default;
         /* a default the stack does not combine with its pipeline steps down
          * to the strongest sharding it does (torchtitan keeps each block's

@@ -553,6 +553,34 @@ static void test_mfu_without_convention(void **state)
     assert_int_equal(r->basis, PLAN_VAL_BASIS_EQ3);
 }
 
+/* A sharding stage the framework's text names is read when the sharding
+ * column says nothing ("DeepSpeed ZeRO-3"); the column's own word wins. */
+static void test_sharding_in_framework(void **state)
+{
+    (void)state;
+    plan_validate_row x = dgxc_114;
+    x.framework = "DeepSpeed ZeRO-3";
+    x.tp = "1";
+    x.pp = "1";
+    x.cp = "";
+    x.virtual_stages = "";
+    x.dp = "64";
+    x.num_microbatches = "";
+    x.optimizer_sharding = "";
+    const plan_validate_result *r = run(&x);
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_PARAMS);
+    x.framework = "DeepSpeed (ZeRO stage 1)";
+    r = run(&x);
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_OPTIMIZER);
+    x.framework = "DeepSpeed";
+    r = run(&x);
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_NONE); /* zero_optimization's default, 0 */
+    x.framework = "DeepSpeed ZeRO-3";
+    x.optimizer_sharding = "ZeRO-2";
+    r = run(&x);
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_GRADIENTS);
+}
+
 /* smdplan validate's exit codes: 0 whenever the file reads (the goal may be
  * missed: it is a measurement), 2 for a bad file or bad options. stdout and
  * stderr go to /dev/null for the call. */
@@ -1089,6 +1117,8 @@ static void test_framework_names(void **state)
         {"Paxml (JAX)", 0, "jax@2024"},
         {"T5X", 0, "jax@2024"},
         {"SageMaker model parallel library v1 (smdistributed.modelparallel)", 0, "smp@v1"},
+        {"SageMaker model parallelism library v2", 0, "smp2"},
+        {"SMPv2 (torch.sagemaker)", 0, "smp2"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int k = plan_framework_match(cases[i].text, cases[i].ym);
@@ -1137,6 +1167,7 @@ int main(void)
         cmocka_unit_test(test_summary),
         cmocka_unit_test(test_model_flops),
         cmocka_unit_test(test_mfu_without_convention),
+        cmocka_unit_test(test_sharding_in_framework),
         cmocka_unit_test(test_cli_exit_codes),
         cmocka_unit_test(test_mlp_from_architecture),
         cmocka_unit_test(test_model_traits),
