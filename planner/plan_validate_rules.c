@@ -373,7 +373,7 @@ static const char *const no_words[] = {"0", "false", "no", "off", "disabled", "n
 static const char *const no_phrases[] = {"not used", "not enabled"};
 static const char *const yes_words[] = {"1", "true", "yes", "on", "enabled", "used"};
 /* Not given, in words: the framework's default. */
-static const char *const na_phrases[] = {"n/a", "n.a.", "na", "-", "?", "not applicable",
+static const char *const na_phrases[] = {"n/a", "n.a.", "na", "not applicable",
                                          "not given", "not published", "not reported"};
 
 /* "no", "off", "not used" ...: the row says it was not used. */
@@ -383,11 +383,27 @@ static int says_no(const char *s)
            starts_with_phrase(s, no_phrases, NWORDS(no_phrases));
 }
 
+/* A mark with no letter or digit ("-", "?") is the whole text, never the
+ * start of one ("--recompute-activations" is a flag, not "-"). */
+static int is_mark_alone(const char *s)
+{
+    static const char *const marks[] = {"-", "?", "--"};
+    while (s && isspace((unsigned char)*s))
+        s++;
+    size_t n = s ? strlen(s) : 0;
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        n--;
+    for (int i = 0; i < NWORDS(marks); i++)
+        if (n == strlen(marks[i]) && strncmp(s, marks[i], n) == 0)
+            return 1;
+    return 0;
+}
+
 /* A value the row names but does not state: the framework's default. */
 static int unstated(const char *s)
 {
     return blank(s) || contains(s, "not stated") || contains(s, "implied") ||
-           contains(s, "unknown") || contains(s, "default") ||
+           contains(s, "unknown") || contains(s, "default") || is_mark_alone(s) ||
            starts_with_phrase(s, na_phrases, NWORDS(na_phrases));
 }
 
@@ -398,7 +414,16 @@ int plan__parse_recompute(const char *s)
         return PLAN_RECOMP_NONE;
     if (unstated(s))
         return -2;
-    if (contains(s, "selective"))
+    /* Megatron-LM's --recompute-activations is the selective kind
+     * (arguments.py: it sets recompute_granularity 'selective'); MaxText's
+     * remat_policy 'minimal' saves every matmul's output and recomputes
+     * only the cheap elementwise work (base.yml's remat_policy options,
+     * fastest first; jax.checkpoint_policies.checkpoint_dots); recomputing
+     * the attention (core) alone is what selective recomputation is
+     * (Korthikanti et al. 2022, Sec. 4.2) */
+    if (contains(s, "selective") || contains(s, "recompute-activations") ||
+        contains(s, "attention") ||
+        contains(s, "recompute_activations") || contains(s, "minimal"))
         return PLAN_RECOMP_SELECTIVE;
     /* Megatron's --recompute-method (NeMo activations_checkpoint_method)
      * "uniform" and "block" recompute whole layers: full recomputation;
@@ -648,7 +673,7 @@ int plan__parse_precision(const char *s)
      * guesses after that ("not stated (the TFLOP/s suggest bf16)") */
     if (blank(s) || contains(s, "not stated") || contains(s, "not reported") ||
         contains(s, "not given") || contains(s, "not published") || contains(s, "unknown") ||
-        starts_with_phrase(s, na_phrases, NWORDS(na_phrases)))
+        is_mark_alone(s) || starts_with_phrase(s, na_phrases, NWORDS(na_phrases)))
         return -2;
     /* 8-bit floating point: NVIDIA's and OCP's names for the format
      * (Micikevicius et al. 2022, "FP8 Formats for Deep Learning": E4M3 and

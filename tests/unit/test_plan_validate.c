@@ -976,6 +976,9 @@ static void test_phrasings(void **state)
         /* DeepSpeed's configuration key */
         {"Full", "zero_optimization \"stage\": 1", "", PLAN_RECOMP_FULL, PLAN_SHARD_OPTIMIZER, 0},
         {"Full", "stage=0", "", PLAN_RECOMP_FULL, PLAN_SHARD_NONE, 0},
+        /* a lone mark is "not given"; a flag that starts with dashes is a flag */
+        {"-", "-", "?", PLAN_RECOMP_FULL, PLAN_SHARD_OPTIMIZER, 0},
+        {"--checkpoint-activations", "", "", PLAN_RECOMP_FULL, PLAN_SHARD_OPTIMIZER, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         plan_validate_row x = narayanan_23;
@@ -994,6 +997,32 @@ static void test_phrasings(void **state)
         assert_int_equal(r->layout.sharding, cases[i].want_sh);
         assert_int_equal(r->layout.sequence_parallel, cases[i].want_sp);
     }
+}
+
+/* Recompute by the stacks' own names of each kind. */
+static void test_recompute_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int want;
+    } cases[] = {
+        {"--recompute-activations", PLAN_RECOMP_SELECTIVE}, /* Megatron-LM: selective */
+        {"--checkpoint-activations", PLAN_RECOMP_FULL},     /* Megatron-LM 2020-2021 */
+        {"recompute_granularity=full", PLAN_RECOMP_FULL},
+        {"remat_policy=minimal", PLAN_RECOMP_SELECTIVE},    /* MaxText: dots saved */
+        {"remat_policy=full", PLAN_RECOMP_FULL},
+        {"attention-only recompute", PLAN_RECOMP_SELECTIVE},
+        {"gradient checkpointing", PLAN_RECOMP_FULL},
+        {"off", PLAN_RECOMP_NONE},
+        {"-", -2},
+        {"?", -2},
+        {"save_dot_except_mlp", -1}, /* a partial kind the planner does not model */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (plan__parse_recompute(cases[i].text) != cases[i].want)
+            fail_msg("'%s': %d, want %d", cases[i].text, plan__parse_recompute(cases[i].text),
+                     cases[i].want);
 }
 
 /* The number format a run names: FP8 by any of its names, IEEE half when
@@ -1178,6 +1207,7 @@ int main(void)
         cmocka_unit_test(test_source_date),
         cmocka_unit_test(test_flash_named),
         cmocka_unit_test(test_phrasings),
+        cmocka_unit_test(test_recompute_words),
         cmocka_unit_test(test_precision_words),
         cmocka_unit_test(test_sharding_default_with_pp),
     };
