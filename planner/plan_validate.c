@@ -98,12 +98,37 @@ static const char *nz(const char *s)
 
 #define blank plan__blank
 
-/* 0: absent, 1: parsed, -1: not a finite number. */
-static int parse_num(const char *s, double *out)
+/* A number as people write one: an approximation mark ("~10") and
+ * thousands separators ("1,024": groups of three digits) are the number's.
+ * Into buf (n bytes); 0 when the text is longer than buf. */
+static int plain_number(const char *s, char *buf, size_t n)
 {
-    if (blank(s))
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s == '~')
+        s++;
+    size_t k = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p == ',' && p > s && isdigit((unsigned char)p[-1]) && isdigit((unsigned char)p[1]) &&
+            isdigit((unsigned char)p[2]) && isdigit((unsigned char)p[3]) &&
+            !isdigit((unsigned char)p[4]))
+            continue;
+        if (k + 1 >= n)
+            return 0;
+        buf[k++] = *p;
+    }
+    buf[k] = '\0';
+    return 1;
+}
+
+/* 0: absent, 1: parsed, -1: not a finite number. */
+static int parse_num(const char *text, double *out)
+{
+    if (blank(text))
         return 0;
-    char *end;
+    char s[64], *end;
+    if (!plain_number(text, s, sizeof s))
+        return -1;
     errno = 0;
     double v = strtod(s, &end);
     while (isspace((unsigned char)*end))

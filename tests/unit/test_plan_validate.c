@@ -999,6 +999,31 @@ static void test_phrasings(void **state)
     }
 }
 
+/* Numbers as people write them: thousands separators and an approximation
+ * mark are the number's; a decimal comma or a unit is not understood. */
+static void test_written_numbers(void **state)
+{
+    (void)state;
+    const plan_validate_result *r = run(&dgxc_114);
+    double want_s = r->ref_time_s, want_pred = r->pred_time_s;
+    plan_validate_row x = dgxc_114;
+    x.global_batch_size = "128";
+    x.seq_len = "8,192";
+    x.vocab_size = "128,256";
+    x.iteration_time_s = "~14.72";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_rel(r->ref_time_s, want_s, 1e-12);
+    assert_rel(r->pred_time_s, want_pred, 1e-12);
+    x.iteration_time_s = "14,72";
+    refused(&x, "iteration_time_s '14,72'");
+    x.iteration_time_s = "14.72 s";
+    refused(&x, "iteration_time_s '14.72 s'");
+    x.iteration_time_s = "14.72";
+    x.seq_len = "8,1920";
+    refused(&x, "seq_len '8,1920'");
+}
+
 /* Recompute by the stacks' own names of each kind. */
 static void test_recompute_words(void **state)
 {
@@ -1208,6 +1233,7 @@ int main(void)
         cmocka_unit_test(test_flash_named),
         cmocka_unit_test(test_phrasings),
         cmocka_unit_test(test_recompute_words),
+        cmocka_unit_test(test_written_numbers),
         cmocka_unit_test(test_precision_words),
         cmocka_unit_test(test_sharding_default_with_pp),
     };
