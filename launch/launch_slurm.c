@@ -61,7 +61,9 @@ char *launch_slurm_script(const launch_slurm *sl, st_err *err)
     char *qrank = quoted(sl->rank_program);
     char *qself = quoted(sl->smdplan[0] ? sl->smdplan : "smdplan");
     char *qcwd = quoted(sl->cwd[0] ? sl->cwd : ".");
-    size_t nargs = 1;
+    /* a byte more than the text can take: a buffer filled to its last byte
+     * is one that was cut (the check below), so none can be filled when whole */
+    size_t nargs = 2;
     for (int i = 0; i < sl->nrun_args; i++)
         nargs += 4 * strlen(sl->run_args[i]) + 9;
     char *args = malloc(nargs), *s = NULL;

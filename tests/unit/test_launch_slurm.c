@@ -67,6 +67,12 @@ static void test_script(void **state)
     assert_non_null(strstr(t, "#SBATCH --gpus-per-node=4\n"));
     assert_null(strstr(t, "--time="));
     free(t);
+    /* no options to repeat: the --import line has none */
+    s = job(&l, NULL, 0);
+    t = launch_slurm_script(&s, &err);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "(cd /work && \"$SMDPLAN\" exec --import \"$RUN_DIR\""));
+    free(t);
 }
 
 int main(void)
