@@ -498,8 +498,12 @@ static const plan_instance *closest_instance(const plan_catalog *cat, const plan
             continue;
         const plan_gpu *ref = reference_of(g);
         int gpn = net->nvswitch && ref ? ref->ref_node_gpus : in->gpus_per_node;
+        /* no rate stated: a node of the stated technology has its own
+         * ("EFA" on an A100 is p4d's 400 Gb/s), else the chip's reference */
+        int own_tech = net->tech != NET_UNSTATED && tech_of(cat, in) == net->tech;
         double want_net = net->node_bps > 0  ? net->node_bps
                           : net->gpu_bps > 0 ? net->gpu_bps * gpn
+                          : own_tech         ? in->net_bps
                           : ref              ? ref->ref_node_net_bps
                                              : in->net_bps;
         double score = 0;

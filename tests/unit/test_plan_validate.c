@@ -1024,6 +1024,21 @@ static void test_written_numbers(void **state)
     refused(&x, "seq_len '8,1920'");
 }
 
+/* A network named by its technology alone is that technology's node of
+ * the chip: EFA on an A100 80GB is p4de's 400 Gb/s, not the reference
+ * node's InfiniBand rate. */
+static void test_network_technology_alone(void **state)
+{
+    (void)state;
+    plan_validate_row x = narayanan_23;
+    x.interconnect = "EFA";
+    const plan_validate_result *r = run(&x);
+    assert_string_equal(r->instance, "p4de.24xlarge");
+    x.interconnect = "";
+    r = run(&x);
+    assert_string_equal(r->instance, "dgx-a100");
+}
+
 /* Recompute by the stacks' own names of each kind. */
 static void test_recompute_words(void **state)
 {
@@ -1234,6 +1249,7 @@ int main(void)
         cmocka_unit_test(test_phrasings),
         cmocka_unit_test(test_recompute_words),
         cmocka_unit_test(test_written_numbers),
+        cmocka_unit_test(test_network_technology_alone),
         cmocka_unit_test(test_precision_words),
         cmocka_unit_test(test_sharding_default_with_pp),
     };
