@@ -26,7 +26,6 @@
 #include "app/cli.h"
 
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +40,7 @@
 #include "planner/plan_calibrate.h"
 #include "planner/plan_framework.h"
 #include "planner/plan_measured.h"
+#include "reports/rpt_cal.h"
 
 enum { O_HELP = 'h', O_CATALOG = 256, O_GPU, O_FRAMEWORK, O_FIT, O_WRITE, O_NO_LOSO, O_NO_RECORD,
        O_DB, O_RUNS, O_FORCE, O_WRITE_BANDS };
@@ -198,102 +198,6 @@ static int record_calibration(db *d, const db_provenance *p, void *ctx, st_err *
     return db_record_calibration(d, p, c->file, c->rep, NULL, err);
 }
 
-static void print_report(FILE *f, const char *path, int nrows, const plan_cal_report *rep)
-{
-    fprintf(f, "calibrate: %s, %d rows, %d with a compared time fitted, %d sources\n", path,
-            nrows, rep->rows_used, rep->nsources);
-    if (rep->rows_oom)
-        fprintf(f, "           %d of them ran though the planner finds their published layout "
-                   "out of memory (fitted and scored all the same)\n",
-                rep->rows_oom);
-    fprintf(f, "\n");
-    fprintf(f, "%-10s %-6s %5s %4s  %-13s %9s %9s %8s  %s\n", "framework", "chip", "rows", "src",
-            "parameter", "before", "after", "+-", "");
-    unsigned bound_params;
-    int nbound = plan_cal_report_bounds(rep, &bound_params);
-    for (int i = 0; i < rep->ngroups; i++) {
-        const plan_cal_group *g = &rep->group[i];
-        int first = 1;
-        if (g->pooled) {
-            fprintf(f, "%-10s %-6s %5d %4d  not fitted: %s\n\n", g->framework, g->silicon,
-                    g->rows, g->sources, g->why);
-            continue;
-        }
-        for (int p = 0; p < PLAN_EFF__COUNT; p++) {
-            if (!(g->asked & (1u << p)))
-                continue;
-            plan_cal_outcome oc = plan_cal_param_outcome(g, (plan_eff_param)p);
-            char se[16] = "";
-            if (oc != PLAN_CAL_KEPT)
-                snprintf(se, sizeof se, "%.4f", g->std_err[p]);
-            fprintf(f, "%-10s %-6s %5s %4s  %-13s %9.4f %9.4f %8s  %s\n",
-                    first ? (g->framework[0] ? g->framework : "(all)") : "",
-                    first ? g->silicon : "", "", "", plan_eff_param_name((plan_eff_param)p),
-                    *plan_eff_ref((plan_eff *)&g->before, (plan_eff_param)p),
-                    *plan_eff_ref((plan_eff *)&g->after, (plan_eff_param)p), se,
-                    plan_cal_outcome_text(oc));
-            if (first) {
-                fprintf(f, "%-10s %-6s %5d %4d\n", "", "", g->rows, g->sources);
-                first = 0;
-            }
-        }
-        fprintf(f, "%-10s mean |error| over sources %.1f%% -> %.1f%% (worst run %.1f%%), %d "
-                   "iterations%s%s%s\n\n",
-                "", g->mean_abs_err_before_pct, g->mean_abs_err_after_pct,
-                g->max_abs_err_after_pct, g->iterations,
-                g->converged || !g->fitted ? "" : " (stopped before the tolerance)",
-                g->rejected ? "; REJECTED: " : "", g->rejected ? g->why : "");
-    }
-    fputs("(kept: a parameter the runs do not constrain keeps its value; undetermined: one\n"
-          " they move, but whose standard error is over half its range, keeps it too)\n",
-          f);
-    if (nbound) {
-        fprintf(f, "%d fitted parameter%s ended on a bound of its physical range: the fit "
-                   "absorbs physics the model lacks there; not a result. The bounds:\n",
-                nbound, nbound == 1 ? "" : "s");
-        for (int p = 0; p < PLAN_EFF__COUNT; p++) {
-            if ((bound_params >> p) & 1) {
-                char head[40];
-                snprintf(head, sizeof head, "  %s: ", plan_eff_param_name((plan_eff_param)p));
-                rpt_term_wrap(f, plan_cal_bound_source((plan_eff_param)p), head, "    ");
-            }
-        }
-    } else {
-        fputs("No fitted parameter ended on a bound of its physical range.\n", f);
-    }
-    fputs("\n", f);
-    rpt_table *t = rpt_table_new();
-    const char *const head[] = {"source", "rows", "framework", "chip", "fitted", "held out",
-                                "held out, predicted by"};
-    const int right[] = {0, 1, 0, 0, 1, 1, 0};
-    const int prio[] = {0, 2, 0, 0, 0, 0, 1};
-    for (int k = 0; t && k < 7; k++)
-        rpt_table_col(t, head[k], right[k], prio[k]);
-    for (int i = 0; t && i < rep->nsources; i++) {
-        const plan_cal_source *x = &rep->source[i];
-        rpt_table_row(t);
-        rpt_table_cell(t, "%s", x->source_key);
-        rpt_table_cell(t, "%d", x->rows);
-        rpt_table_cell(t, "%s", x->framework);
-        rpt_table_cell(t, "%s", x->silicon);
-        rpt_table_cell(t, "%.1f%%", x->mean_abs_err_pct);
-        if (!isnan(x->loso_mean_abs_err_pct))
-            rpt_table_cell(t, "%.1f%%", x->loso_mean_abs_err_pct);
-        else
-            rpt_table_cell(t, "-");
-        rpt_table_cell(t, "%s", x->loso_basis);
-    }
-    if (t)
-        rpt_table_print(f, t, "");
-    rpt_table_free(t);
-    fprintf(f, "\nmean over sources of the mean |error|: %.1f%% (worst source %.1f%%)",
-            rep->mean_source_err_pct, rep->max_source_err_pct);
-    if (!isnan(rep->loso_mean_source_err_pct))
-        fprintf(f, "; held out: %.1f%% (worst %.1f%%)", rep->loso_mean_source_err_pct,
-                rep->loso_max_source_err_pct);
-    fprintf(f, "\n");
-}
-
 /* `smdplan calibrate --bench [ID] [--write FILE] [--force] [--json] [--db FILE]`: the
  * host's catalog entry made again from a recorded bench (smdplan bench
  * --from-record: the same code that made it when measured). */
@@ -399,41 +303,7 @@ static int calibrate_runs(int argc, char **argv)
         free(before);
         goto done;
     }
-    rpt_term_capture_buf cb;
-    FILE *pf = rpt_term_capture(&cb);
-    FILE *f = pf ? pf : stdout;
-    print_report(f, label, nrows, rep);
-    fprintf(f, "\n");
-    rpt_table *t = rpt_table_new();
-    const char *const head[] = {"run", "model", "layout", "on", "measured", "before",
-                                "error", "fitted", "error"};
-    const int right[] = {1, 0, 0, 0, 1, 1, 1, 1, 1};
-    const int prio[] = {0, 1, 2, 1, 0, 0, 0, 0, 0};
-    for (int k = 0; t && k < 9; k++)
-        rpt_table_col(t, head[k], right[k], prio[k]);
-    for (int i = 0; t && i < nrows; i++) {
-        const plan_validate_result *r = &res[i];
-        double after = plan_validate_step_s(&cat, r);
-        rpt_table_row(t);
-        rpt_table_cell(t, "%s", r->row_id + 4);
-        rpt_table_cell(t, "%s", r->source_key);
-        rpt_table_cell(t, "%s", r->notes);
-        rpt_table_cell(t, "%s", r->instance);
-        rpt_table_cell(t, "%.4f s", r->ref_time_s);
-        rpt_table_cell(t, "%.4f s", before ? before[i] : 0.0);
-        rpt_table_cell(t, "%+.1f%%", before ? db_error_pct(before[i], r->ref_time_s) : NAN);
-        rpt_table_cell(t, "%.4f s", after);
-        rpt_table_cell(t, "%+.1f%%", db_error_pct(after, r->ref_time_s));
-    }
-    if (t)
-        rpt_table_print(f, t, "");
-    rpt_table_free(t);
-    if (cr.left)
-        fprintf(f, "%d executed run%s left out:\n", cr.left, cr.left == 1 ? "" : "s");
-    for (int i = 0; i < nruns; i++)
-        if (cr.why[i][0])
-            fprintf(f, "  run %lld: %s\n", (long long)cr.runs[i].record_id, cr.why[i]);
-    rpt_term_capture_wrap(&cb, stdout, "", "");
+    rpt_cal_runs_text(stdout, label, &cat, &cr, before, rep);
     if (write)
         printf("wrote %s (apply with --catalog %s, after the catalog files above)\n", write,
                write);
@@ -496,10 +366,7 @@ int cli_calibrate_cmd(int argc, char **argv)
         ex = cli_fail(&err);
         goto done;
     }
-    rpt_term_capture_buf cb;
-    FILE *pf = rpt_term_capture(&cb);
-    print_report(pf ? pf : stdout, path, csv.nrows, rep);
-    rpt_term_capture_wrap(&cb, stdout, "", "");
+    rpt_cal_text(stdout, path, csv.nrows, rep);
     if (write)
         printf("wrote %s (apply with --catalog %s)\n", write, write);
     if (a.write_bands)

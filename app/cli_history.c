@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +28,7 @@
 #include "app/cli_int.h"
 #include "common/units.h"
 #include "data/db_format.h"
-#include "reports/rpt_record.h"
-#include "common/json_get.h"
+#include "reports/rpt_history.h"
 
 #define HISTORY_DEFAULT_LIMIT 20
 #define COMPARE_DEFAULT_LIMIT 50
@@ -243,65 +241,17 @@ int cli_history_cmd(int argc, char **argv)
         free(rows);
         return fail(&err);
     }
-    if (o.json) {
+    if (o.json)
         db_format_history_json(stdout, rows, n);
-    } else if (o.csv) {
+    else if (o.csv)
         db_format_history_csv(stdout, rows, n);
-    } else {
-        if (n == 0)
-            printf("no records%s%s\n", o.kind ? " of kind " : "", o.kind ? o.kind : "");
-        else
-            printf("%6s  %-11s  %-24s  %s\n", "id", "kind", "created (UTC)", "summary");
-        /* the summary wrapped under itself */
-        for (int i = 0; i < n; i++) {
-            char lead[64];
-            snprintf(lead, sizeof lead, "%6lld  %-11s  %-24s  ", (long long)rows[i].id,
-                     rows[i].kind, rows[i].created_at);
-            char rest[64];
-            snprintf(rest, sizeof rest, "%*s", (int)strlen(lead), "");
-            /* one record, one paragraph: a newline in a name is shown as \u000a */
-            char *line = rpt_term_escape_line(rows[i].summary);
-            rpt_term_wrap(stdout, line ? line : rows[i].summary, lead, rest);
-            free(line);
-        }
-    }
+    else
+        rpt_history_text(stdout, rows, n, o.kind);
     free(rows);
     return 0;
 }
 
 /* ---- show ---- */
-
-/* Where show's human output goes: a buffer that is wrapped to the terminal
- * at the end (rpt_term_wrap_lines). */
-static FILE *out;
-
-/* The page of smdplan show: the reports library's text around the tables
- * that fit the terminal. */
-static void show_human(const cJSON *rec)
-{
-    rpt_record_text_head(out, rec);
-    rpt_record_text_plans(out, rec);
-    rpt_record_text_simulations(out, rec);
-    rpt_record_text_runs(out, rec);
-    rpt_record_text_calibrations(out, rec);
-    rpt_record_text_bench(out, rec);
-}
-
-/* Every string of a record as one line (rpt_term_escape_line): show prints each
- * field on a line of its own, which a newline in a name would split. */
-static void escape_strings(cJSON *c)
-{
-    for (; c; c = c->next) {
-        if (cJSON_IsString(c) && c->valuestring && strpbrk(c->valuestring, "\t\n\r\v\f")) {
-            char *line = rpt_term_escape_line(c->valuestring);
-            if (line)
-                cJSON_SetValuestring(c, line);
-            free(line);
-        }
-        if (c->child)
-            escape_strings(c->child);
-    }
-}
 
 int cli_show_cmd(int argc, char **argv)
 {
@@ -328,36 +278,13 @@ int cli_show_cmd(int argc, char **argv)
     } else if (o.csv) {
         db_format_record_csv(stdout, rec);
     } else {
-        escape_strings(rec);
-        rpt_term_capture_buf cb;
-        out = rpt_term_capture(&cb);
-        if (!out) {
-            out = stdout;
-            show_human(rec);
-        } else {
-            show_human(rec);
-            fclose(cb.f);
-            cb.f = NULL;
-            if (cb.text)
-                rpt_term_wrap_lines(stdout, cb.text);
-            free(cb.text);
-        }
-        out = NULL;
+        rpt_history_show(stdout, rec);
     }
     cJSON_Delete(rec);
     return 0;
 }
 
 /* ---- compare ---- */
-
-/* A step time or an error, or "-" when there is none (NaN). */
-static void cell(char *buf, size_t n, const char *fmt, double v)
-{
-    if (isfinite(v))
-        snprintf(buf, n, fmt, v);
-    else
-        snprintf(buf, n, "-");
-}
 
 int cli_compare_cmd(int argc, char **argv)
 {
@@ -382,66 +309,15 @@ int cli_compare_cmd(int argc, char **argv)
         free(rows);
         return fail(&err);
     }
-    if (o.json) {
+    if (o.json)
         db_format_compare_json(stdout, rows, n);
-    } else if (o.csv) {
+    else if (o.csv)
         db_format_compare_csv(stdout, rows, n);
-    } else if (n == 0) {
+    else if (n == 0)
         printf("nothing to compare: no plan has %s of prediction, simulation and measurement "
                "(see smdplan compare --help)\n", o.all ? "any" : "two");
-    } else {
-        rpt_table *t = rpt_table_new();
-        const char *const head[] = {"model", "instance", "n", "layout", "framework",
-                                    "predicted", "simulated", "measured", "pred/meas",
-                                    "sim/meas", "sim/pred", "records p/s/m"};
-        const int right[] = {0, 0, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1};
-        const int prio[] = {2, 0, 0, -1, 3, 0, 0, 0, 0, 1, 1, 0};
-        for (int k = 0; t && k < 12; k++)
-            rpt_table_col(t, head[k], right[k], prio[k]);
-        for (int i = 0; t && i < n; i++) {
-            const db_compare_row *r = &rows[i];
-            char p[16], s[16], m[16], e1[16], e2[16], e3[16], ids[3][24];
-            /* three significant digits at least: an executed run on a CPU
-             * steps in milliseconds */
-            const char *tf = "%.3f";
-            double small = fmin(r->predicted_s > 0 ? r->predicted_s : INFINITY,
-                                fmin(r->simulated_s > 0 ? r->simulated_s : INFINITY,
-                                     r->measured_s > 0 ? r->measured_s : INFINITY));
-            if (small < 0.1)
-                tf = "%.5f";
-            cell(p, sizeof p, tf, r->predicted_s > 0 ? r->predicted_s : NAN);
-            cell(s, sizeof s, tf, r->simulated_s > 0 ? r->simulated_s : NAN);
-            cell(m, sizeof m, tf, r->measured_s > 0 ? r->measured_s : NAN);
-            cell(e1, sizeof e1, "%+.1f%%", db_error_pct(r->predicted_s, r->measured_s));
-            cell(e2, sizeof e2, "%+.1f%%", db_error_pct(r->simulated_s, r->measured_s));
-            cell(e3, sizeof e3, "%+.1f%%", db_error_pct(r->simulated_s, r->predicted_s));
-            const int64_t rid[3] = {r->predicted_id, r->simulated_id, r->measured_id};
-            for (int k = 0; k < 3; k++)
-                cell(ids[k], sizeof ids[k], "%.0f", rid[k] > 0 ? (double)rid[k] : NAN);
-            rpt_table_row(t);
-            rpt_table_cell(t, "%s", r->model);
-            rpt_table_cell(t, "%s", r->instance_type);
-            rpt_table_cell(t, "%d", r->nodes);
-            rpt_table_cell(t, "%s", r->layout); /* whole: a cut layout is another layout */
-            if (r->framework[0])
-                rpt_table_cell(t, "%s %s", r->framework, r->precision);
-            else /* recorded before frameworks */
-                rpt_table_cell(t, "-");
-            rpt_table_cell(t, "%s", p);
-            rpt_table_cell(t, "%s", s);
-            rpt_table_cell(t, "%s", m);
-            rpt_table_cell(t, "%s", e1);
-            rpt_table_cell(t, "%s", e2);
-            rpt_table_cell(t, "%s", e3);
-            rpt_table_cell(t, "%s/%s/%s", ids[0], ids[1], ids[2]);
-        }
-        if (t)
-            rpt_table_print(stdout, t, "");
-        rpt_table_free(t);
-        rpt_term_wrap(stdout, "(step times in s, latest of each; errors 100 (a - b) / b; "
-                              "n = instances; records p/s/m: the records of the prediction, "
-                              "simulation and measurement, for smdplan show ID)", "", " ");
-    }
+    else
+        rpt_history_compare(stdout, rows, n);
     free(rows);
     return 0;
 }

@@ -15,6 +15,8 @@
 #include "data/data_json.h"
 #include "common/units.h"
 #include "planner/plan_framework.h"
+#include "data/data_plan_json.h"
+#include "reports/rpt_plan.h"
 
 typedef struct option_row {
     const plan_instance *inst;
@@ -71,7 +73,7 @@ static void options_json(const cli_plan_opts *o, const cli_plan_ctx *x, const pl
         cJSON_AddNumberToObject(j, "train_cost", rows[i].train_cost);
         cJSON_AddBoolToObject(j, "fastest", i == fastest);
         cJSON_AddBoolToObject(j, "cheapest", i == cheapest);
-        cJSON_AddItemToObject(j, "plan", cli_json_plan(&rows[i].best));
+        cJSON_AddItemToObject(j, "plan", data_json_plan(&rows[i].best));
         cJSON_AddItemToArray(arr, j);
     }
     cJSON_AddItemToObject(root, "options", arr);
@@ -94,7 +96,7 @@ static void options_text(const cli_plan_opts *o, const cli_plan_ctx *x, const pl
     char tok[32];
     rpt_term_capture_buf hb;
     FILE *h = rpt_term_capture(&hb);
-    cli_print_model(h ? h : stdout, &x->model);
+    rpt_plan_model(h ? h : stdout, &x->model);
     fprintf(h ? h : stdout,
             "compare: every catalog type at 1..%d instances (powers of two), training %s "
             "tokens\nprices:  %s\n",

@@ -8,10 +8,15 @@
 #include <stdio.h>
 
 #include "common/st.h"
+#include "data/data_band_plan.h"
+#include "data/data_plan_json.h"
 #include "data/db.h"
 #include "planner/plan.h"
+#include "reports/rpt_plan.h"
 #include "reports/rpt_table.h"
 #include "sim/sim.h"
+#include "sim/sim_plans.h"
+#include "sim/sim_plans.h"
 
 /* Replace stdout and stderr by streams that print control characters as
  * \u00XX (cli_term.c); main calls it once. */
@@ -33,6 +38,9 @@ void cli_progress_step(cli_progress *p, long done, long total); /* total 0: unkn
 void cli_progress_end(cli_progress *p);
 /* sim_config.progress for a cli_progress passed as its context */
 void cli_progress_sim(void *ctx, int done, int total);
+
+/* A file path's room, bytes (PATH_MAX on Linux). */
+#define CLI_PATH_MAX 4096
 
 /* Print "smdplan: <message>" on stderr and return the exit code for code. */
 int cli_fail(const st_err *err);
@@ -113,15 +121,6 @@ int cli_plan_parse(int argc, char **argv, cli_plan_opts *o, st_err *err);
 int cli_plan_resolve(const cli_plan_opts *o, cli_plan_ctx *x, int need_model, st_err *err);
 void cli_plan_ctx_free(cli_plan_ctx *x);
 
-/* Simulated step times of the top plans (plan mode), in their order. */
-typedef struct cli_sim_col {
-    int n;                       /* 0: not simulated */
-    double step_s[PLAN_TOPK_MAX];
-    double threshold_pct;
-    int reranked;                /* the order changed after simulating */
-    int extrapolated;            /* plans whose step was extrapolated from windows */
-} cli_sim_col;
-
 /* Prices (cli_prices.c). With a region, every instance of cat takes its
  * SageMaker price in that region's list (0, unknown, when the list has
  * none); without, the catalog's EC2 on-demand prices stay. Either way the
@@ -135,108 +134,29 @@ const char *cli_price_list(void);
 /* 1 when the costs are SageMaker's (a --region list). */
 int cli_price_is_sagemaker(void);
 
-/* A layout's recompute cell as every table shows it (sel, full/k, +off;
- * the schedule's and microbatches' are plan_framework_sched_label and
- * plan_framework_act_label), and the sentence that explains the columns
- * (cli_out.c). Return buf (a static string). */
-const char *cli_recomp_label(const plan_layout *l, char *buf, size_t n);
-const char *cli_columns_key(void);
-
-/* Time and cost to train o->tokens with plan #1 of r, from the step the
- * ranking used (simulated when the plans were simulated): 1 when --tokens
- * was given and there is a plan, with *time_s, *cost (0: no price) and
- * *simulated set; 0 otherwise (cli_out.c). */
-int cli_train_of(const cli_plan_opts *o, const plan_result *r, const cli_sim_col *sim,
-                 double *time_s, double *cost, int *simulated);
-
-/* The error band of a predicted step on c with framework index fw (percent
- * of the step, data/error_bands.json: the held-out error of that stack
- * release's runs on c's chip, else the chip pool's, else the worst source
- * held out),
- * one sentence on its basis into basis (n bytes); 0 with the reason when
- * the bands file cannot be read (cli_out.c). */
-double cli_band_of(const plan_cluster *c, int fw, char *basis, size_t n);
-/* How many of the first n plans of r lie within each other's band of #1
- * (by the step the ranking used): 1 when #2 is outside it. */
-int cli_band_overlap(const plan_result *r, const cli_sim_col *sim, double band_pct);
-
-
-/* Human output of a search (cli_out.c). */
-void cli_print_model(FILE *f, const plan_model *m);
-void cli_print_cluster(FILE *f, const plan_cluster *c);
-/* The framework a plan is for and whose efficiencies were used. */
-void cli_print_stack(FILE *f, int framework, const plan_cluster *c);
-void cli_print_result(FILE *f, const cli_plan_opts *o, const plan_model *m,
-                      const plan_cluster *c, const plan_result *r, const cli_sim_col *sim);
-void cli_print_terms(FILE *f, const plan_terms *t);
-/* Why the search found nothing, and what would fit (exit 3 follows). */
-void cli_print_infeasible(FILE *f, const cli_plan_opts *o, const plan_model *m,
-                          const plan_cluster *c, const plan_result *r, int min_nodes);
-
-/* JSON output (cli_json.c). Returns 0 or an exit code. */
-int cli_print_json(FILE *f, const cli_plan_opts *o, const plan_model *m, const plan_cluster *c,
-                   const plan_result *r, int min_nodes, const cli_sim_col *sim);
-
-/* The JSON object of one plan (cli_json.c); caller owns. */
-struct cJSON;
-struct cJSON *cli_json_plan(const plan_candidate *c);
-/* --explain's terms as an array (each with value, unit, formula, source). */
-struct cJSON *cli_json_terms(const plan_terms *t);
-
 /* --emit KIND (launch/launch.h): what the launch of plan #1 of r is made
  * of, from the plan command's options (the command line, --tokens, the
  * --catalog files), the simulated steps (sim may be NULL) and the step's
  * error band, whose basis goes into basis (n bytes) (cli_out.c). */
 struct launch_plan;
 void cli_launch_plan_of(const cli_plan_opts *o, const plan_model *m, const plan_cluster *c,
-                        const plan_result *r, const cli_sim_col *sim, struct launch_plan *p,
+                        const plan_result *r, const sim_top_steps *sim, struct launch_plan *p,
                         char *basis, size_t n);
 
-/* Simulation (cli_sim.c). */
-void cli_print_sim(FILE *f, const sim_config *cfg, const sim_result *r, double threshold_pct);
-/* Simulate the top plans of r and re-rank them by the simulated step
- * (not for --objective memory). */
-int cli_sim_top(const plan_model *m, const plan_cluster *c, plan_result *r, const sim_config *cfg,
-                plan_objective objective, double threshold_pct, cli_sim_col *col, st_err *err);
-struct cJSON *cli_json_sim(const sim_result *r);
+/* Print the answer of a search (cli_out.c): with --json its document (with
+ * o->json_extra's objects), else the plans as text (reports/rpt_plan.h) or
+ * why none fits, the preset's reference beside #1 (cmp, compared when
+ * shown), and --explain's terms (NULL: not asked) with the error band. 0,
+ * or 1 when the JSON cannot be written. */
+int cli_plan_show(const cli_plan_opts *o, const cli_plan_ctx *x, const plan_result *r,
+                  int min_nodes, const sim_top_steps *sim, const plan_preset_cmp *cmp,
+                  const plan_terms *terms);
 
-/* A plan's row of the plan table from the degrees to the optimizer step
- * (cli_out.c), after the caller's first cell: the same columns in the plan
- * table and in a preset's comparison. Time terms under half a microsecond
- * are 0. */
-void cli_plan_cells(rpt_table *t, const plan_layout *l, const plan_estimate *e);
-
-/* Presets that publish the layout they were trained with (cli_preset.c). */
-/* The preset x's model is, when it publishes a layout and its shape is the
- * published one; NULL otherwise. */
-const plan_preset *cli_preset_of(const cli_plan_ctx *x);
-/* With no global batch asked for, set o->cfg.global_batch to the preset's
- * published one and o->batch_source to src (n bytes), which says where it
- * came from. 0 or a status (a reference naming no known cluster). */
+/* With no global batch asked for, set o->cfg.global_batch to the batch
+ * published by the preset that x's model is (planner/plan_preset_cmp.h) and
+ * o->batch_source to src (n bytes), which says where it came from
+ * (cli_plan.c). 0 or a status (a reference naming no known cluster). */
 int cli_preset_batch(cli_plan_opts *o, const cli_plan_ctx *x, char *src, size_t n, st_err *err);
-
-enum { CLI_PRESET_FITS = 0, CLI_PRESET_OOM, CLI_PRESET_UNPLACEABLE };
-
-/* The preset's layout beside the plan ranked #1. */
-typedef struct cli_preset_cmp {
-    int shown;                   /* 0: no preset layout to compare */
-    const plan_preset *preset;
-    int status;                  /* CLI_PRESET_*: evaluated and fits, evaluated and out
-                                  * of memory, or not evaluated (why says why) */
-    plan_candidate ref;          /* the reference evaluated on the plan's cluster */
-    char why[1024];              /* why ours differs; with no SMP run fitted, it says
-                                  * so: the difference is the model's */
-    int smp_fitted;              /* the efficiencies in force were fitted to SMP runs */
-} cli_preset_cmp;
-
-/* Evaluate the preset's layout on x's cluster with r's global batch and say
- * why r->top[0] differs. out->shown is 0 when there is nothing to compare.
- * ST_ENOMEM only; a layout that cannot be evaluated is a result. */
-int cli_preset_compare(const cli_plan_opts *o, const cli_plan_ctx *x, const plan_result *r,
-                       cli_preset_cmp *out, st_err *err);
-void cli_preset_print(FILE *f, const cli_preset_cmp *p, const plan_candidate *ours);
-/* NULL when not shown; caller owns. */
-struct cJSON *cli_preset_json(const cli_preset_cmp *p);
 
 /* No --instances: compare instance types and counts (cli_instance_types.c). */
 int cli_instance_types_compare(const cli_plan_opts *o, cli_plan_ctx *x);
@@ -252,32 +172,6 @@ typedef int (*cli_record_fn)(db *d, const db_provenance *p, void *ctx, st_err *e
  * recorded: <reason>" on stderr; the caller's exit code stays what it was.
  * Returns 1 when recorded. */
 int cli_record(const char *db_path, int no_record, cli_record_fn fn, void *ctx);
-
-/* This host (cli_host.c). */
-#define CLI_PATH_MAX 4096
-/* Host name up to its first dot, letters, digits and '-' only. */
-void cli_host_name(char *buf, size_t n);
-/* The catalog names smdplan bench gives this host's entry for a number of
- * threads per rank: instance type "host-NAME" (or "host-NAME-tT") and its
- * device "cpu-NAME" (or "cpu-NAME-tT"). */
-void cli_host_entry_names(int threads_per_rank, char *inst, size_t ni, char *gpu, size_t ng);
-
-/* The catalog GPU a CUDA device's description names (cli_host.c): the chip
- * a catalog GPU's name starts with ("H100" of "H100-80GB") as a word of
- * desc, and among that chip's GPUs the one whose memory is closest to what
- * desc states ("80GB", "79.1 GiB"; the first in catalog order when it states
- * none). Its index in cat->gpus, or -1 when no catalog chip is named. */
-int cli_catalog_gpu_of_device(const plan_catalog *cat, const char *desc);
-/* Write text to path whole or not at all, under the one rule of every
- * output (common/outfile.h): an existing file only with force, never
- * through a symbolic link. what names the output in messages ("--out"). */
-int cli_write_file(const char *path, const char *what, const char *text, int force, st_err *err);
-/* This executable's path into buf ("" when /proc does not say). */
-void cli_self_path(char *buf, size_t n);
-
-/* Program name next to this executable, else (search_path) the first on
- * PATH, into buf; "" when neither has it. */
-void cli_find_program(const char *name, int search_path, char *buf, size_t n);
 
 /* smdplan exec and smdplan bench (cli_exec.c, cli_bench.c). */
 int cli_exec_cmd(int argc, char **argv);

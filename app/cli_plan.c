@@ -6,6 +6,10 @@
  * explicit sizes) and the cluster (catalog + --instances), searches layouts
  * with the knobs the user fixed, and prints the ranked plans (table, --json,
  * --explain, --emit). A model that fits on no layout is an answer, exit 3.
+ * The work is the libraries': the model a request names
+ * (planner/plan_request_model.h), a preset's reference layout
+ * (planner/plan_preset_cmp.h), the simulations (sim/sim_plans.h), the text
+ * (reports/rpt_plan.h) and the JSON (data/data_plan_json.h).
  */
 #include "app/cli.h"
 
@@ -16,14 +20,18 @@
 #include <strings.h>
 
 #include "app/cli_int.h"
-#include "data/data_json.h"
 #include "common/outfile.h"
 #include "common/units.h"
 #include "data/data.h"
 #include "data/data_model_ref.h"
+#include "data/data_plan_json.h"
 #include "launch/launch.h"
 #include "planner/plan_framework.h"
+#include "planner/plan_preset_cmp.h"
 #include "planner/plan_request.h"
+#include "planner/plan_request_model.h"
+#include "reports/rpt_plan.h"
+#include "sim/sim_plans.h"
 
 #include <cjson/cJSON.h>
 
@@ -351,12 +359,6 @@ static int apply(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
     }
 }
 
-/* 0: parsed; 1: --help/--version printed; otherwise an exit code (2). */
-static int parse_args(int argc, char **argv, cli_plan_opts *o, st_err *err)
-{
-    return cli_plan_parse(argc, argv, o, err);
-}
-
 void cli_plan_opts_init(cli_plan_opts *o, int simulate)
 {
     memset(o, 0, sizeof *o);
@@ -419,42 +421,6 @@ int cli_plan_parse(int argc, char **argv, cli_plan_opts *o, st_err *err)
     return 0;
 }
 
-static int resolve_model(const cli_plan_opts *o, cli_plan_ctx *x, st_err *err)
-{
-    plan_arch arch;
-    plan_model *m = &x->model;
-    int rc = plan_request_arch(o->arch, o->family, &arch, err);
-    if (rc)
-        return rc;
-    if (o->model_file) {
-        rc = data_model_ref_load(o->model_file, m, err);
-    } else if (o->params) {
-        double p;
-        if ((rc = units_parse_count(o->params, "--params", &p, err)))
-            return rc;
-        rc = plan_model_resolve(&x->presets, p, arch, o->family, m, err);
-    } else if (o->layers && o->hidden && o->heads) {
-        plan_request_custom_model(arch, m);
-    } else {
-        return ST_RAISE(err, ST_EINVAL,
-                        "no model: give --params SIZE (e.g. 30B), --model config.json, or "
-                        "--layers, --hidden and --heads");
-    }
-    if (rc)
-        return rc;
-    plan_model_overrides ov = {
-        .layers = o->layers, .hidden = o->hidden, .heads = o->heads, .kv_heads = o->kv_heads,
-        .ffn = o->ffn, .seq = o->seq, .vocab = o->vocab, .head_dim = o->head_dim,
-        .window = o->window, .window_pattern = o->window_pattern, .dropout = o->dropout,
-    };
-    return plan_request_override(m, &ov, o->params || o->model_file, err);
-}
-
-static void ctx_free(cli_plan_ctx *x)
-{
-    cli_plan_ctx_free(x);
-}
-
 void cli_plan_ctx_free(cli_plan_ctx *x)
 {
     plan_catalog_free(&x->cat);
@@ -471,8 +437,17 @@ int cli_plan_resolve(const cli_plan_opts *o, cli_plan_ctx *x, int need_model, st
         rc = cli_prices_apply(&x->cat, o->region, o->prices_file, err);
     if (rc == ST_OK && need_model && (o->params || !o->model_file))
         rc = data_presets_load(NULL, &x->presets, err);
-    if (rc == ST_OK && need_model)
-        rc = resolve_model(o, x, err);
+    if (rc == ST_OK && need_model) {
+        plan_model_request q = {
+            .arch = o->arch, .family = o->family, .file = o->model_file,
+            .load = data_model_ref_load, .params = o->params,
+            .ov = {.layers = o->layers, .hidden = o->hidden, .heads = o->heads,
+                   .kv_heads = o->kv_heads, .ffn = o->ffn, .seq = o->seq, .vocab = o->vocab,
+                   .head_dim = o->head_dim, .window = o->window,
+                   .window_pattern = o->window_pattern, .dropout = o->dropout},
+        };
+        rc = plan_request_model(&q, &x->presets, &x->model, err);
+    }
     if (rc == ST_OK && o->instances) {
         rc = plan_cluster_parse(&x->cat, o->instances, &x->cluster, err);
         x->have_cluster = rc == ST_OK;
@@ -484,16 +459,15 @@ int cli_plan_resolve(const cli_plan_opts *o, cli_plan_ctx *x, int need_model, st
     return rc;
 }
 
-static void layout_line(FILE *f, const plan_layout *l)
+int cli_preset_batch(cli_plan_opts *o, const cli_plan_ctx *x, char *src, size_t n, st_err *err)
 {
-    char act[16];
-    fprintf(f, "layout:  tp %d, pp %d, dp %d%s, micro-batch %d x %d microbatches, active %s, %s",
-            l->tp, l->pp, l->dp, l->cp > 1 ? " (cp)" : "", l->micro_batch, l->microbatches,
-            plan_framework_act_label(l, act, sizeof act), plan_framework_schedule_name(l));
-    if (l->schedule == PLAN_SCHED_VIRTUAL)
-        fprintf(f, " x %d virtual stages", l->virtual_stages);
-    fprintf(f, ", recompute %s, sharding %s, placement %s\n", plan_recompute_name(l->recompute),
-            plan_sharding_name(l->sharding), l->placement);
+    const plan_preset *p = plan_preset_of(&x->presets, &x->model);
+    if (!p || o->cfg.global_batch > 0)
+        return ST_OK;
+    int rc = plan_preset_batch(&x->cat, p, &o->cfg.global_batch, src, n, err);
+    if (rc == ST_OK)
+        o->batch_source = src;
+    return rc;
 }
 
 typedef struct sim_record {
@@ -514,7 +488,7 @@ typedef struct plan_record {
     const cli_plan_ctx *x;
     const plan_config *cfg;
     const plan_result *r;
-    const cli_sim_col *sim;
+    const sim_top_steps *sim;
 } plan_record;
 
 static int record_plan(db *d, const db_provenance *p, void *ctx, st_err *err)
@@ -536,49 +510,25 @@ static int run_simulate(const cli_plan_opts *o, cli_plan_ctx *x, const plan_resu
     cli_progress_start(&prog, "simulating steps");
     sc.progress = cli_progress_sim;
     sc.progress_ctx = &prog;
-    int rc = sim_layout_run(&x->model, &x->cluster, &best->layout, &sc, &sr, &err);
+    int rc = sim_layout_run_trace(&x->model, &x->cluster, &best->layout, &sc, o->trace_path,
+                                  o->force, &sr, &err);
     cli_progress_end(&prog);
     sc.progress = NULL;
     if (rc != ST_OK)
         return cli_fail(&err);
-    if (o->trace_path) {
-        /* a temporary beside the path, renamed over it once complete: a
-         * failed write leaves whatever was there */
-        outfile out;
-        rc = outfile_open(&out, o->trace_path, "--trace", o->force, &err);
-        if (rc == ST_OK) {
-            char title[160];
-            snprintf(title, sizeof title, "%s on %d x %s", x->model.name, x->cluster.nodes,
-                     x->cluster.inst->name);
-            rc = sim_trace_write(out.f, &sr, title, &err);
-            if (rc == ST_OK)
-                rc = outfile_commit(&out, &err);
-            else
-                outfile_abort(&out);
-        }
-        if (rc != ST_OK) {
-            sim_result_fini(&sr);
-            return cli_fail(&err);
-        }
-    }
     if (o->json) {
-        cJSON *root = cli_json_sim(&sr);
-        cJSON_AddItemToObject(root, "model", data_json_model(&x->model));
-        cJSON_AddItemToObject(root, "plan", cli_json_plan(best));
-        cJSON_AddStringToObject(root, "instance_type", x->cluster.inst->name);
-        cJSON_AddNumberToObject(root, "instances", x->cluster.nodes);
-        cJSON_AddNumberToObject(root, "seed", (double)sc.seed);
+        cJSON *root = data_json_simulation(&sr, &x->model, &x->cluster, best, sc.seed);
         char *s = cJSON_Print(root);
         cJSON_Delete(root);
         if (s)
             printf("%s\n", s);
         free(s);
     } else {
-        cli_print_model(stdout, &x->model);
-        cli_print_cluster(stdout, &x->cluster);
-        cli_print_stack(stdout, best->layout.framework, &x->cluster);
-        layout_line(stdout, &best->layout);
-        cli_print_sim(stdout, &sc, &sr, o->sim_threshold_pct);
+        rpt_plan_model(stdout, &x->model);
+        rpt_plan_cluster(stdout, &x->cluster, cli_price_list());
+        rpt_plan_stack(stdout, best->layout.framework, &x->cluster);
+        rpt_plan_layout(stdout, &best->layout);
+        rpt_plan_sim(stdout, &sc, &sr, o->sim_threshold_pct);
         if (o->trace_path)
             printf("\ntrace: %s (%d ops; open in ui.perfetto.dev)\n", o->trace_path, sr.ntrace);
     }
@@ -628,10 +578,49 @@ static int refuse_request(const cli_plan_opts *o, const cli_plan_ctx *x, st_err 
 static int check_layout_flags(cli_plan_opts *o, cli_plan_ctx *x, char *batch_src, size_t n,
                               st_err *err)
 {
-    /* a preset that publishes its batch: that is the default (cli_preset.c) */
+    /* a preset that publishes its batch: that is the default
+     * (planner/plan_preset_cmp.h) */
     if (!o->batch_size && cli_preset_batch(o, x, batch_src, n, err) != ST_OK)
         return err->code;
     return plan_request_check_layout(&x->model, &x->cluster, o->batch_size, &o->cfg, err);
+}
+
+/* --emit: refused before anything is printed; with --json its settings go
+ * into the document. 0 or an exit code, with the message printed. */
+static int check_emit(cli_plan_opts *o, const launch_plan *lp, st_err *err)
+{
+    launch_plan unsimulated = *lp; /* a refusal does not depend on the simulator */
+    unsimulated.sim_step_s = 0;
+    int rc = launch_check(o->emit, &unsimulated, err);
+    int ex = rc == ST_OK ? 0 : st_exit_code(rc);
+    if (!ex && o->json) {
+        cJSON *e = launch_json(o->emit, lp, err);
+        if (e)
+            cJSON_AddItemToObject(o->json_extra, o->emit, e);
+        else
+            ex = 1;
+    }
+    if (ex)
+        cli_fail(err);
+    return ex;
+}
+
+/* --explain: the terms of plan #1 (NULL when they cannot be had); with
+ * --json they go into the document. Caller frees. */
+static plan_terms *explain_terms(cli_plan_opts *o, const cli_plan_ctx *x, const plan_result *res)
+{
+    plan_terms *terms = calloc(1, sizeof *terms);
+    plan_estimate *e = calloc(1, sizeof *e);
+    st_err terr = {0};
+    if (!terms || !e ||
+        plan_evaluate(&x->model, &x->cluster, &res->top[0].layout, e, terms, &terr) != ST_OK) {
+        free(terms);
+        terms = NULL;
+    }
+    free(e);
+    if (terms && o->json)
+        cJSON_AddItemToObject(o->json_extra, "explain", data_json_terms(terms));
+    return terms;
 }
 
 /* The search's answer: simulate the top plans, check --emit, compare with
@@ -640,78 +629,33 @@ static int show_plan(cli_plan_opts *o, cli_plan_ctx *x, plan_result *res, int mi
                      st_err *err)
 {
     int ex = 0;
-    cli_sim_col simcol = {0};
+    sim_top_steps simcol = {0};
     if (res->ntop > 0 && !o->no_sim &&
-        cli_sim_top(&x->model, &x->cluster, res, &o->sim, o->cfg.objective, o->sim_threshold_pct,
-                    &simcol, err) != ST_OK)
+        sim_top_rank(&x->model, &x->cluster, res, &o->sim, o->cfg.objective, o->sim_threshold_pct,
+                     &simcol, err) != ST_OK)
         return cli_fail(err);
 
-    /* --emit refuses before anything is printed; --json carries its settings,
-     * the preset's reference and --explain's terms in the document
-     * (launch/, cli_preset.c, cli_json.c) */
-    cli_preset_cmp *cmp = calloc(1, sizeof *cmp);
+    /* --json carries the launch settings, the preset's reference and
+     * --explain's terms in the document (launch/, planner/plan_preset_cmp.h,
+     * data/data_plan_json.h) */
+    plan_preset_cmp *cmp = calloc(1, sizeof *cmp);
     o->json_extra = cJSON_CreateObject();
     if (!cmp || !o->json_extra)
         ex = cli_fail(&(st_err){.code = ST_ENOMEM, .msg = "out of memory"});
     launch_plan lp;
     char lp_basis[400];
     cli_launch_plan_of(o, &x->model, &x->cluster, res, &simcol, &lp, lp_basis, sizeof lp_basis);
-    if (!ex && res->ntop > 0 && o->emit) {
-        launch_plan unsimulated = lp; /* a refusal does not depend on the simulator */
-        unsimulated.sim_step_s = 0;
-        int rc = launch_check(o->emit, &unsimulated, err);
-        ex = rc == ST_OK ? 0 : st_exit_code(rc);
-        if (!ex && o->json) {
-            cJSON *e = launch_json(o->emit, &lp, err);
-            if (e)
-                cJSON_AddItemToObject(o->json_extra, o->emit, e);
-            else
-                ex = 1;
-        }
-        if (ex)
-            cli_fail(err);
-    }
+    if (!ex && res->ntop > 0 && o->emit)
+        ex = check_emit(o, &lp, err);
     if (!ex && res->ntop > 0 && !o->emit &&
-        cli_preset_compare(o, x, res, cmp, err) != ST_OK)
+        plan_preset_compare(plan_preset_of(&x->presets, &x->model), &x->model, &x->cluster,
+                            &o->cfg, res, cmp, err) != ST_OK)
         ex = cli_fail(err);
     if (!ex && o->json && cmp->shown)
-        cJSON_AddItemToObject(o->json_extra, "preset_reference", cli_preset_json(cmp));
-    /* --explain: the terms of #1, for the text or the JSON */
-    plan_terms *terms = NULL;
-    if (!ex && res->ntop > 0 && o->explain) {
-        terms = calloc(1, sizeof *terms);
-        plan_estimate *e = calloc(1, sizeof *e);
-        st_err terr = {0};
-        if (!terms || !e ||
-            plan_evaluate(&x->model, &x->cluster, &res->top[0].layout, e, terms, &terr) != ST_OK) {
-            free(terms);
-            terms = NULL;
-        }
-        free(e);
-        if (terms && o->json)
-            cJSON_AddItemToObject(o->json_extra, "explain", cli_json_terms(terms));
-    }
-    if (ex) {
-        /* nothing printed */
-    } else if (o->json)
-        ex = cli_print_json(stdout, o, &x->model, &x->cluster, res, min_nodes, &simcol);
-    else if (res->ntop == 0)
-        cli_print_infeasible(stdout, o, &x->model, &x->cluster, res, min_nodes);
-    else if (!o->emit) {
-        cli_print_result(stdout, o, &x->model, &x->cluster, res, &simcol);
-        cli_preset_print(stdout, cmp, &res->top[0]);
-    }
-    if (!ex && terms && !o->json) {
-        cli_print_terms(stdout, terms);
-        /* the step's error band and what supports it (data/error_bands.json) */
-        char basis[400];
-        double band = cli_band_of(&x->cluster, res->top[0].layout.framework, basis, sizeof basis);
-        char text[700];
-        snprintf(text, sizeof text, "error band: the step %.3f s \u00b1%.0f %%: %s",
-                 res->top[0].est.time.step_s, band, basis);
-        printf("  [uncertainty]\n");
-        rpt_term_wrap(stdout, text, "  ", "      ");
-    }
+        cJSON_AddItemToObject(o->json_extra, "preset_reference", data_json_preset_cmp(cmp));
+    plan_terms *terms = !ex && res->ntop > 0 && o->explain ? explain_terms(o, x, res) : NULL;
+    if (!ex)
+        ex = cli_plan_show(o, x, res, min_nodes, &simcol, cmp, terms);
     free(terms);
     if (res->ntop > 0 && o->emit && !o->json && !ex) {
         int rc = launch_write(stdout, o->emit, &lp, err);
@@ -733,7 +677,7 @@ int cli_plan_run(int argc, char **argv, int simulate)
     cli_plan_opts o;
     cli_plan_opts_init(&o, simulate);
     st_err err = {0};
-    int ex = parse_args(argc, argv, &o, &err);
+    int ex = cli_plan_parse(argc, argv, &o, &err);
     if (ex)
         return ex == 1 ? 0 : ex;
 
@@ -742,30 +686,30 @@ int cli_plan_run(int argc, char **argv, int simulate)
     if (rc != ST_OK)
         return cli_fail(&err);
     if (refuse_request(&o, &x, &err) != ST_OK) {
-        ctx_free(&x);
+        cli_plan_ctx_free(&x);
         return cli_fail(&err);
     }
     if (!x.have_cluster) {
         ex = cli_instance_types_compare(&o, &x);
-        ctx_free(&x);
+        cli_plan_ctx_free(&x);
         return ex;
     }
     char batch_src[400];
     if (check_layout_flags(&o, &x, batch_src, sizeof batch_src, &err) != ST_OK) {
-        ctx_free(&x);
+        cli_plan_ctx_free(&x);
         return cli_fail(&err);
     }
 
     plan_result *res = calloc(1, sizeof *res);
     if (!res) {
-        ctx_free(&x);
+        cli_plan_ctx_free(&x);
         ST_RAISE(&err, ST_ENOMEM, "out of memory");
         return cli_fail(&err);
     }
     rc = plan_search(&x.model, &x.cluster, &o.cfg, res, &err);
     if (rc != ST_OK) {
         free(res);
-        ctx_free(&x);
+        cli_plan_ctx_free(&x);
         return cli_fail(&err);
     }
 
@@ -776,11 +720,11 @@ int cli_plan_run(int argc, char **argv, int simulate)
     if (o.simulate && res->ntop > 0) {
         ex = run_simulate(&o, &x, res);
         free(res);
-        ctx_free(&x);
+        cli_plan_ctx_free(&x);
         return ex;
     }
     ex = show_plan(&o, &x, res, min_nodes, &err);
     free(res);
-    ctx_free(&x);
+    cli_plan_ctx_free(&x);
     return ex;
 }

@@ -18,6 +18,7 @@
 #include "app/cli_int.h"
 #include "common/text.h"
 #include "data/data.h"
+#include "common/outfile.h"
 
 static char label[512] = "EC2 on demand, us-east-1, from the catalog (SageMaker's ml.* prices "
                          "differ: --region)";
@@ -78,7 +79,7 @@ int cli_prices_apply(plan_catalog *cat, const char *region, const char *prices_f
 /* smdplan prices                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* The mark of a prices file smdplan wrote (cli_write_file replaces such a
+/* The mark of a prices file smdplan wrote (outfile_write replaces such a
  * file, and another only with --force). */
 #define PRICES_MARKER "written by smdplan prices import"
 
@@ -193,7 +194,7 @@ int cli_prices_cmd(int argc, char **argv)
         free(old);
     }
     if (rc == ST_OK)
-        rc = cli_write_file(out, "prices", json, force || ours, &err);
+        rc = outfile_write(out, "prices", json, strlen(json), force || ours, &err);
     free(json);
     int regions = got.n;
     data_prices_free(&got);

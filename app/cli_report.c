@@ -18,9 +18,10 @@
  * scripts are written and one line says how to install it.
  *
  * The records are read by data/ (db_report.h) and the page is composed by
- * reports/ (rpt_page.h); here the options are parsed, data/'s structs are
- * handed to reports/ as its own, plan #1's launch settings are made (as
- * smdplan --emit makes them) and the outcome is printed.
+ * reports/ section by section (rpt_page_db.h, rpt_page.h); here the options
+ * are parsed, plan #1's launch settings are made (as smdplan --emit makes
+ * them), the sections are called in the page's order and the outcome is
+ * printed.
  */
 #include "app/cli.h"
 
@@ -38,6 +39,7 @@
 #include "planner/plan_framework.h"
 #include "reports/rpt.h"
 #include "reports/rpt_page.h"
+#include "reports/rpt_page_db.h"
 
 enum { O_HELP = 'h', O_OUT = 256, O_DB, O_PLAN, O_NO_RENDER, O_FORCE };
 
@@ -62,14 +64,6 @@ static void usage(FILE *f)
             "  --db PATH     records database (default: $SMDPLAN_DB or smdplan.db)\n"
             "  --plan ID     the plan record to draw (default: the newest)\n"
             "  --no-render   write data, scripts and the page without running gnuplot\n");
-}
-
-/* A recorded plan as the page takes it (borrowed from p). */
-static rpt_page_plan page_plan(const db_plan *p)
-{
-    return (rpt_page_plan){p->role,  p->rank, p->instance_type, p->gpu,     p->nodes,
-                           p->gpus,  p->label, &p->layout,      p->have_est, &p->est,
-                           p->simulated_s};
 }
 
 /* The launch settings of plan #1 (model m, may be NULL) as smdplan --emit
@@ -110,133 +104,22 @@ static char *launch_text(const db_plan *one, const plan_model *m, const char *wh
     return text;
 }
 
-/* The search's opening: plan #1's summary, or a comparison's. */
+/* The search's opening: plan #1's summary with its launch settings, or a
+ * comparison's. */
 static int add_summary(rpt_report *r, const db_report_search *s, st_err *err)
 {
-    rpt_page_plan pl[DB_REPORT_PLANS_MAX];
-    for (int i = 0; i < s->nplans; i++)
-        pl[i] = page_plan(&s->plans[i]);
-    const plan_model *m = s->have_model ? &s->model : NULL;
     if (s->one < 0)
-        return s->comparison ? rpt_page_comparison_summary(r, m, pl, s->nplans, err) : ST_OK;
+        return rpt_page_db_summary(r, s, NULL, err);
     const db_plan *one = &s->plans[s->one];
     /* SMP's estimator (mpirun off SageMaker), else the plan's stack's launch */
     const char *what = plan_framework_get(one->layout.framework)->family != PLAN_FW_SMP ? "launch"
                        : strchr(one->instance_type, '.')                              ? "sagemaker"
                                                                                       : "mpirun";
     st_err e2 = {0};
-    char *text = launch_text(one, m, what, &e2);
+    char *text = launch_text(one, s->have_model ? &s->model : NULL, what, &e2);
     rpt_page_launch launch = {what, text, e2.msg};
-    int rc = rpt_page_summary(r, &pl[s->one], m, pl, s->nplans, &launch, err);
+    int rc = rpt_page_db_summary(r, s, &launch, err);
     free(text);
-    return rc;
-}
-
-/* Memory by term of every stage of the search's top plans. *worst_only
- * gets how many plans show their worst stage only. */
-static int add_memory(rpt_report *r, db *d, int64_t plan_id, const char *title, int *worst_only,
-                      st_err *err)
-{
-    db_report_memory *dm = calloc(1, sizeof *dm);
-    rpt_mem_plan mp[DB_REPORT_PLANS_MAX];
-    int rc = dm ? db_report_memory_read(d, plan_id, dm, err)
-                : ST_RAISE(err, ST_ENOMEM, "report: out of memory");
-    *worst_only = rc == ST_OK ? dm->worst_only : 0;
-    for (int i = 0; rc == ST_OK && i < dm->nplans; i++) {
-        const db_report_mem_plan *p = &dm->plans[i];
-        mp[i] = (rpt_mem_plan){p->label, p->nstages, p->mem, p->stage, p->pp};
-    }
-    if (rc == ST_OK && dm->nplans > 0) {
-        rpt_memory in = {NULL, title, dm->gpu, dm->capacity_bytes, dm->nplans, mp};
-        rpt_render how;
-        rc = rpt_memory_write(r, &in, &how, err);
-    }
-    free(dm);
-    return rc;
-}
-
-static int add_grid(rpt_report *r, db *d, int64_t plan_id, const char *title, st_err *err)
-{
-    db_grid_cell *c = calloc(RPT_GRID_CELLS_MAX, sizeof *c);
-    rpt_grid_cell *g = calloc(RPT_GRID_CELLS_MAX, sizeof *g);
-    int n = 0, rc = ST_OK;
-    if (!c || !g)
-        rc = ST_RAISE(err, ST_ENOMEM, "report: out of memory");
-    if (rc == ST_OK)
-        rc = db_grid(d, plan_id, c, RPT_GRID_CELLS_MAX, &n, err);
-    for (int i = 0; rc == ST_OK && i < n; i++)
-        g[i] = (rpt_grid_cell){c[i].tp, c[i].pp, c[i].feasible, c[i].step_s,
-                               c[i].reason[0] ? c[i].reason : NULL, c[i].layout};
-    if (rc == ST_OK && n > 0) {
-        rpt_grid in = {NULL, title, n, g};
-        rpt_render how;
-        rc = rpt_grid_write(r, &in, &how, err);
-    }
-    free(c);
-    free(g);
-    return rc;
-}
-
-static int add_scaling(rpt_report *r, db *d, int64_t plan_id, const char *title, st_err *err)
-{
-    db_scaling_point *p = calloc(RPT_SCALING_POINTS_MAX, sizeof *p);
-    rpt_scaling_point *s = calloc(RPT_SCALING_POINTS_MAX, sizeof *s);
-    int n = 0, rc = ST_OK;
-    if (!p || !s)
-        rc = ST_RAISE(err, ST_ENOMEM, "report: out of memory");
-    if (rc == ST_OK)
-        rc = db_scaling(d, plan_id, p, RPT_SCALING_POINTS_MAX, &n, err);
-    for (int i = 0; rc == ST_OK && i < n; i++)
-        s[i] = (rpt_scaling_point){p[i].instance_type, p[i].nodes, p[i].gpus, 1, p[i].tokens_per_s,
-                                   p[i].cost_per_mtokens, p[i].layout};
-    /* a single cluster is no curve */
-    if (rc == ST_OK && n > 1) {
-        rpt_scaling in = {NULL, title, n, s};
-        rpt_render how;
-        rc = rpt_scaling_write(r, &in, &how, err);
-    }
-    free(p);
-    free(s);
-    return rc;
-}
-
-/* The simulations: plan #1's (one, may be NULL), else the newest. */
-static int add_simulations(rpt_report *r, db *d, const db_plan *one, int *have_stages,
-                           int *have_timeline, st_err *err)
-{
-    db_report_sim ds[2];
-    rpt_page_sim ps[2];
-    *have_stages = *have_timeline = 0;
-    int rc = db_report_sims_read(d, one, RPT_TIMELINE_OPS_MAX, &ds[0], &ds[1], err);
-    if (rc != ST_OK)
-        return rc;
-    for (int i = 0; i < 2; i++)
-        ps[i] = (rpt_page_sim){ds[i].id, ds[i].mine, ds[i].label, &ds[i].sim};
-    rc = rpt_page_simulations(r, ds[0].id ? &ps[0] : NULL, ds[1].id ? &ps[1] : NULL,
-                              one ? one->label : NULL, have_stages, have_timeline, err);
-    for (int i = 0; i < 2; i++)
-        if (ds[i].id)
-            sim_result_fini(&ds[i].sim);
-    return rc;
-}
-
-static int add_accuracy(rpt_report *r, db *d, st_err *err)
-{
-    enum { MAXRUNS = 4096 };
-    db_measured *m = calloc(MAXRUNS, sizeof *m);
-    rpt_page_run *p = calloc(MAXRUNS, sizeof *p);
-    int n = 0, rc = ST_OK;
-    if (!m || !p)
-        rc = ST_RAISE(err, ST_ENOMEM, "report: out of memory");
-    if (rc == ST_OK)
-        rc = db_measured_runs(d, 0, m, MAXRUNS, &n, err);
-    for (int i = 0; rc == ST_OK && i < n; i++)
-        p[i] = (rpt_page_run){m[i].source,     m[i].source_key,  m[i].row_id,    m[i].layout,
-                              m[i].measured_s, m[i].predicted_s, m[i].simulated_s};
-    if (rc == ST_OK)
-        rc = rpt_page_accuracy(r, p, n, err);
-    free(m);
-    free(p);
     return rc;
 }
 
@@ -305,11 +188,8 @@ int cli_report_cmd(int argc, char **argv)
     if (rc == ST_OK)
         db_report_search_read(d, plan_id, s);
     const db_plan *one = rc == ST_OK && s->one >= 0 ? &s->plans[s->one] : NULL;
-    if (rc == ST_OK) {
-        rpt_page_plan p1 = one ? page_plan(one) : (rpt_page_plan){0};
-        rpt_page_titles(s->have_model ? &s->model : NULL, one ? &p1 : NULL, title, sizeof title,
-                        scale_title, sizeof scale_title);
-    }
+    if (rc == ST_OK)
+        rpt_page_db_titles(s, title, sizeof title, scale_title, sizeof scale_title);
     int comparison = rc == ST_OK && s->comparison;
     if (rc == ST_OK)
         rc = add_summary(r, s, &err);
@@ -317,22 +197,22 @@ int cli_report_cmd(int argc, char **argv)
     cli_progress prog; /* gnuplot takes a while per plot */
     cli_progress_start(&prog, "drawing the plots");
     if (rc == ST_OK && plan_id)
-        rc = add_memory(r, d, plan_id, title, &worst_only, &err);
+        rc = rpt_page_db_memory(r, d, plan_id, title, &worst_only, &err);
     cli_progress_step(&prog, 1, 5);
     if (rc == ST_OK && plan_id && !comparison) /* a comparison has no TP x PP grid */
-        rc = add_grid(r, d, plan_id, title, &err);
+        rc = rpt_page_db_grid(r, d, plan_id, title, &err);
     cli_progress_step(&prog, 2, 5);
     int nplots_before = rc == ST_OK ? rpt_report_nplots(r) : 0;
     if (rc == ST_OK && plan_id)
-        rc = add_scaling(r, d, plan_id, scale_title, &err);
+        rc = rpt_page_db_scaling(r, d, plan_id, scale_title, &err);
     cli_progress_step(&prog, 3, 5);
     int have_scaling = rc == ST_OK && rpt_report_nplots(r) > nplots_before;
     if (rc == ST_OK)
-        rc = add_simulations(r, d, one, &have_stages, &have_timeline, &err);
+        rc = rpt_page_db_simulations(r, d, one, &have_stages, &have_timeline, &err);
     cli_progress_step(&prog, 4, 5);
     nplots_before = rc == ST_OK ? rpt_report_nplots(r) : 0;
     if (rc == ST_OK)
-        rc = add_accuracy(r, d, &err);
+        rc = rpt_page_db_accuracy(r, d, &err);
     cli_progress_end(&prog);
     int have_accuracy = rc == ST_OK && rpt_report_nplots(r) > nplots_before;
     if (rc == ST_OK) {

@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "common/units.h"
+#include "data/data_json.h"
 
 /* Entries per array: far more than any catalog, small enough that a corrupt
  * or hostile file cannot make us allocate without bound. */
@@ -335,25 +336,10 @@ typedef struct ctx {
     int nx, ny;           /* curve arrays given: their lengths, else -1 */
 } ctx;
 
-static const char *type_name(const cJSON *v)
-{
-    if (cJSON_IsString(v))
-        return "a string";
-    if (cJSON_IsNumber(v))
-        return "a number";
-    if (cJSON_IsBool(v))
-        return "a boolean";
-    if (cJSON_IsArray(v))
-        return "an array";
-    if (cJSON_IsObject(v))
-        return "an object";
-    return "null";
-}
-
 static int bad_type(const ctx *x, const field *f, const cJSON *v, const char *want, st_err *err)
 {
     return ST_RAISE(err, ST_EINVAL, "%s: field '%s' is %s; expected %s", x->where, f->key,
-                    type_name(v), want);
+                    data_json_type_name(v), want);
 }
 
 static int get_number(const ctx *x, const field *f, const cJSON *v, const char *want,
@@ -671,7 +657,7 @@ static int merge_entry(plan_catalog *cat, int k, int idx, const cJSON *obj, cons
     name_where(&x, kd, idx, obj);
     if (!cJSON_IsObject(obj))
         return ST_RAISE(err, ST_EINVAL, "%s: expected an object, found %s", x.where,
-                        type_name(obj));
+                        data_json_type_name(obj));
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(obj, "name");
     if (!cJSON_IsString(name) || !name->valuestring[0])
         return ST_RAISE(err, ST_EINVAL, "%s: missing required field 'name' (a non-empty string)",
@@ -718,14 +704,8 @@ static int merge_entry(plan_catalog *cat, int k, int idx, const cJSON *obj, cons
 static int parse_error(const char *text, size_t len, const char *end, const char *file,
                        st_err *err)
 {
-    size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : len;
-    int line = 1, col = 1;
-    for (size_t i = 0; i < off; i++) {
-        if (text[i] == '\n')
-            line++, col = 1;
-        else
-            col++;
-    }
+    int line, col;
+    size_t off = data_json_error_at(text, len, end, &line, &col);
     char near[24];
     size_t n = 0;
     for (size_t i = off; i < len && n < sizeof near - 1 && text[i] != '\n'; i++)
@@ -779,7 +759,7 @@ static int merge_json(plan_catalog *cat, const cJSON *root, const char *file, st
 {
     if (!cJSON_IsObject(root))
         return ST_RAISE(err, ST_EINVAL, "%s: expected a JSON object with gpus, instances, curves, efficiencies; found %s",
-                        file, type_name(root));
+                        file, data_json_type_name(root));
     const cJSON *v;
     unsigned seen = 0;
     cJSON_ArrayForEach(v, root) {
@@ -794,7 +774,7 @@ static int merge_json(plan_catalog *cat, const cJSON *root, const char *file, st
                             file, key);
         if (!cJSON_IsArray(v))
             return ST_RAISE(err, ST_EINVAL, "%s: '%s' is %s; expected an array", file, key,
-                            type_name(v));
+                            data_json_type_name(v));
         if (seen & (1u << k))
             return ST_RAISE(err, ST_EINVAL, "%s: key '%s' given twice", file, key);
         seen |= 1u << k;

@@ -19,6 +19,7 @@
 
 #include "common/outfile.h"
 #include "data/data.h"
+#include "data/data_json.h"
 
 #define MARKER_KEY "_generated_by"
 #define MARKER_VALUE "smdplan bench"
@@ -58,15 +59,15 @@ void data_catalog_entry_free(data_catalog_entry *e)
 void data_catalog_entry_add_gpu(data_catalog_entry *e, const char *name, const plan_gpu *g,
                                 const char *source, const char *note)
 {
+    const data_json_member head[] = {
+        DATA_JSON_STR("name", name), DATA_JSON_STR("silicon", name),
+        DATA_JSON_NUM("mem_bytes", floor(g->mem_bytes)), DATA_JSON_NUM("peak_flops", g->peak_flops),
+        DATA_JSON_NUM("hbm_bps", g->hbm_bps), DATA_JSON_NUM("gemm_eff_max", g->gemm_eff_max),
+        DATA_JSON_NUM("gemm_dim_half", g->gemm_dim_half),
+        DATA_JSON_NUM("misaligned_factor", g->misaligned_factor),
+    };
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "name", name);
-    cJSON_AddStringToObject(j, "silicon", name);
-    cJSON_AddNumberToObject(j, "mem_bytes", floor(g->mem_bytes));
-    cJSON_AddNumberToObject(j, "peak_flops", g->peak_flops);
-    cJSON_AddNumberToObject(j, "hbm_bps", g->hbm_bps);
-    cJSON_AddNumberToObject(j, "gemm_eff_max", g->gemm_eff_max);
-    cJSON_AddNumberToObject(j, "gemm_dim_half", g->gemm_dim_half);
-    cJSON_AddNumberToObject(j, "misaligned_factor", g->misaligned_factor);
+    data_json_add(j, head, sizeof head / sizeof head[0]);
     if (g->gemm_align_bytes > 0)
         cJSON_AddNumberToObject(j, "gemm_align_bytes", g->gemm_align_bytes);
     if (g->align_partial_factor > 0)
@@ -93,26 +94,27 @@ void data_catalog_entry_add_instance(data_catalog_entry *e, const char *name, co
                                      const char *net_curve, const char *source,
                                      const char *note)
 {
+    const data_json_member links[] = {
+        DATA_JSON_STR("gpu", gpu), DATA_JSON_NUM("gpus_per_node", in->gpus_per_node),
+        DATA_JSON_NUM("nvlink_bps", in->nvlink_bps), DATA_JSON_BOOL("nvswitch", in->nvswitch),
+        DATA_JSON_NUM("intra_busbw_bps", in->intra_busbw_bps),
+        DATA_JSON_NUM("intra_latency_s", in->intra_latency_s),
+        DATA_JSON_NUM("net_bps", in->net_bps), DATA_JSON_NUM("net_latency_s", in->net_latency_s),
+        DATA_JSON_NUM("net_ring_eff", in->net_ring_eff),
+        DATA_JSON_NUM("net_tree_eff", in->net_tree_eff),
+        DATA_JSON_NUM("price_per_hour", in->price_per_hour),
+    };
+    const data_json_member tail[] = {
+        DATA_JSON_BOOL("efa", in->efa), DATA_JSON_STR("intra_curve", intra_curve),
+        DATA_JSON_STR("net_curve", net_curve), DATA_JSON_STR("source", source),
+    };
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "name", name);
     cJSON_AddItemToObject(j, "aliases", cJSON_CreateArray());
-    cJSON_AddStringToObject(j, "gpu", gpu);
-    cJSON_AddNumberToObject(j, "gpus_per_node", in->gpus_per_node);
-    cJSON_AddNumberToObject(j, "nvlink_bps", in->nvlink_bps);
-    cJSON_AddBoolToObject(j, "nvswitch", in->nvswitch);
-    cJSON_AddNumberToObject(j, "intra_busbw_bps", in->intra_busbw_bps);
-    cJSON_AddNumberToObject(j, "intra_latency_s", in->intra_latency_s);
-    cJSON_AddNumberToObject(j, "net_bps", in->net_bps);
-    cJSON_AddNumberToObject(j, "net_latency_s", in->net_latency_s);
-    cJSON_AddNumberToObject(j, "net_ring_eff", in->net_ring_eff);
-    cJSON_AddNumberToObject(j, "net_tree_eff", in->net_tree_eff);
-    cJSON_AddNumberToObject(j, "price_per_hour", in->price_per_hour);
+    data_json_add(j, links, sizeof links / sizeof links[0]);
     if (in->host_mem_bytes > 0)
         cJSON_AddNumberToObject(j, "host_mem_bytes", in->host_mem_bytes);
-    cJSON_AddBoolToObject(j, "efa", in->efa);
-    cJSON_AddStringToObject(j, "intra_curve", intra_curve);
-    cJSON_AddStringToObject(j, "net_curve", net_curve);
-    cJSON_AddStringToObject(j, "source", source);
+    data_json_add(j, tail, sizeof tail / sizeof tail[0]);
     cJSON_AddStringToObject(j, "_note", note);
     cJSON_AddItemToArray(e->instances, j);
 }

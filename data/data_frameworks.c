@@ -37,6 +37,7 @@
 #include <strings.h>
 
 #include "common/units.h"
+#include "data/data_json.h"
 #include "planner/plan_framework.h"
 
 /* Entries per file: far more than the releases of every stack. */
@@ -150,21 +151,6 @@ typedef struct ctx {
     char where[160];     /* "frameworks.json: framework 'megatron@2022'" */
 } ctx;
 
-static const char *type_name(const cJSON *v)
-{
-    if (cJSON_IsString(v))
-        return "a string";
-    if (cJSON_IsNumber(v))
-        return "a number";
-    if (cJSON_IsBool(v))
-        return "a boolean";
-    if (cJSON_IsArray(v))
-        return "an array";
-    if (cJSON_IsObject(v))
-        return "an object";
-    return "null";
-}
-
 static int enum_count(ekind k)
 {
     switch (k) {
@@ -227,14 +213,14 @@ static int get_bool(const ctx *x, const char *key, const cJSON *v, int *out, st_
         return ST_OK;
     }
     return ST_RAISE(err, ST_EINVAL, "%s: field '%s' is %s; allowed: true or false", x->where, key,
-                    type_name(v));
+                    data_json_type_name(v));
 }
 
 static int get_num(const ctx *x, const char *key, const cJSON *v, double *out, st_err *err)
 {
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
         return ST_RAISE(err, ST_EINVAL, "%s: field '%s' is %s; allowed: a number >= 0",
-                        x->where, key, cJSON_IsNumber(v) ? "negative" : type_name(v));
+                        x->where, key, cJSON_IsNumber(v) ? "negative" : data_json_type_name(v));
     *out = v->valuedouble;
     return ST_OK;
 }
@@ -265,7 +251,7 @@ static int get_text(const ctx *x, const char *key, const cJSON *v, char *dst, si
 {
     if (!cJSON_IsString(v))
         return ST_RAISE(err, ST_EINVAL, "%s: field '%s' is %s; expected a string", x->where, key,
-                        type_name(v));
+                        data_json_type_name(v));
     size_t n = strlen(v->valuestring);
     if (n == 0 || n >= size)
         return ST_RAISE(err, ST_EINVAL, "%s: field '%s' has %zu characters; allowed: 1 to %zu",
@@ -280,7 +266,7 @@ static int get_words(const ctx *x, const char *key, const cJSON *v, char *dst, i
 {
     if (!cJSON_IsArray(v))
         return ST_RAISE(err, ST_EINVAL, "%s: field '%s' is %s; expected an array of strings",
-                        x->where, key, type_name(v));
+                        x->where, key, data_json_type_name(v));
     int n = cJSON_GetArraySize(v);
     if (n > max)
         return ST_RAISE(err, ST_EINVAL, "%s: field '%s' has %d names; allowed: at most %d",
@@ -301,13 +287,13 @@ static int get_mask(const ctx *x, const field *f, const cJSON *v, unsigned *out,
 {
     if (!cJSON_IsArray(v))
         return ST_RAISE(err, ST_EINVAL, "%s: field '%s' is %s; expected an array of names",
-                        x->where, f->key, type_name(v));
+                        x->where, f->key, data_json_type_name(v));
     unsigned m = 0;
     const cJSON *a;
     cJSON_ArrayForEach(a, v) {
         if (!cJSON_IsString(a))
             return ST_RAISE(err, ST_EINVAL, "%s: field '%s' holds %s; expected names",
-                            x->where, f->key, type_name(a));
+                            x->where, f->key, data_json_type_name(a));
         int e = enum_value(f->kind, a->valuestring);
         if (e < 0)
             return bad_enum(x, f->key, f->kind, a->valuestring, err);
@@ -363,7 +349,7 @@ static int set_field(const ctx *x, const field *f, const cJSON *v, plan_framewor
     case F_ENUM: {
         if (!cJSON_IsString(v))
             return ST_RAISE(err, ST_EINVAL, "%s: field '%s' is %s; expected a name", x->where,
-                            f->key, type_name(v));
+                            f->key, data_json_type_name(v));
         int e = enum_value(f->kind, v->valuestring);
         if (e < 0)
             return bad_enum(x, f->key, f->kind, v->valuestring, err);
@@ -426,7 +412,7 @@ static int get_versions(const ctx *x, const cJSON *v, plan_framework *fw, st_err
 {
     if (!cJSON_IsObject(v))
         return ST_RAISE(err, ST_EINVAL, "%s: field 'versions' is %s; expected an object of "
-                        "names and version numbers", x->where, type_name(v));
+                        "names and version numbers", x->where, data_json_type_name(v));
     fw->nversions = 0;
     const cJSON *a;
     cJSON_ArrayForEach(a, v) {
@@ -557,7 +543,7 @@ static int read_own(const ctx *x, entries *e, int i, st_err *err)
         } else if (!strcmp(key, "source")) {
             if (!cJSON_IsString(v))
                 rc = ST_RAISE(err, ST_EINVAL, "%s: field 'source' is %s; expected a string",
-                              x->where, type_name(v));
+                              x->where, data_json_type_name(v));
         }
         if (rc)
             return rc;
@@ -642,14 +628,8 @@ static int read_entry(entries *e, int i, const char *file, int depth, st_err *er
 static int parse_error(const char *text, size_t len, const char *end, const char *file,
                        st_err *err)
 {
-    size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : len;
-    int line = 1, col = 1;
-    for (size_t i = 0; i < off; i++) {
-        if (text[i] == '\n')
-            line++, col = 1;
-        else
-            col++;
-    }
+    int line, col;
+    data_json_error_at(text, len, end, &line, &col);
     if (len == 0)
         return ST_RAISE(err, ST_EPARSE, "%s: empty file; expected a JSON object", file);
     return ST_RAISE(err, ST_EPARSE, "%s:%d:%d: malformed JSON", file, line, col);
@@ -660,7 +640,7 @@ static int frameworks_array(const cJSON *root, const char *file, const cJSON **o
 {
     if (!cJSON_IsObject(root))
         return ST_RAISE(err, ST_EINVAL, "%s: expected a JSON object with \"frameworks\"; found %s",
-                        file, type_name(root));
+                        file, data_json_type_name(root));
     const cJSON *v;
     cJSON_ArrayForEach(v, root) {
         const char *key = v->string ? v->string : "";
@@ -691,7 +671,7 @@ static int index_entries(const cJSON *arr, const char *file, entries *e, st_err 
         e->parent[i] = -1;
         if (!cJSON_IsObject(v))
             return ST_RAISE(err, ST_EINVAL, "%s: frameworks[%d] is %s; expected an object", file,
-                            i, type_name(v));
+                            i, data_json_type_name(v));
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(v, "name");
         if (!cJSON_IsString(n) || !n->valuestring[0])
             return ST_RAISE(err, ST_EINVAL, "%s: frameworks[%d]: missing required field 'name' "

@@ -45,19 +45,22 @@ static void add_prediction(cJSON *o, const plan_validate_result *r)
     cJSON_AddBoolToObject(o, "micro_batch_searched", r->micro_batch_searched);
     cJSON_AddNumberToObject(o, "predicted_iteration_time_s", r->pred_time_s);
     const plan_time *t = &r->est.time;
-    cJSON *tj = cJSON_AddObjectToObject(o, "predicted_time_s");
-    cJSON_AddNumberToObject(tj, "compute", t->compute_s);
-    cJSON_AddNumberToObject(tj, "tp_comm", t->tp_comm_s);
-    cJSON_AddNumberToObject(tj, "cp_comm", t->cp_comm_s);
-    cJSON_AddNumberToObject(tj, "pp_comm", t->pp_comm_s);
-    cJSON_AddNumberToObject(tj, "dp_exposed", t->dp_exposed_s);
-    cJSON_AddNumberToObject(tj, "bubble", t->bubble_s);
-    cJSON_AddNumberToObject(tj, "optimizer", t->optimizer_s);
-    cJSON *cj = cJSON_AddObjectToObject(o, "predicted_compute_s");
-    cJSON_AddNumberToObject(cj, "gemm", r->est.compute.gemm_s);
-    cJSON_AddNumberToObject(cj, "attention", r->est.compute.attn_s);
-    cJSON_AddNumberToObject(cj, "elementwise", r->est.compute.elem_s);
-    cJSON_AddNumberToObject(cj, "host", r->est.compute.host_s);
+    const data_json_member times[] = {
+        DATA_JSON_NUM("compute", t->compute_s), DATA_JSON_NUM("tp_comm", t->tp_comm_s),
+        DATA_JSON_NUM("cp_comm", t->cp_comm_s), DATA_JSON_NUM("pp_comm", t->pp_comm_s),
+        DATA_JSON_NUM("dp_exposed", t->dp_exposed_s), DATA_JSON_NUM("bubble", t->bubble_s),
+        DATA_JSON_NUM("optimizer", t->optimizer_s),
+    };
+    const data_json_member compute[] = {
+        DATA_JSON_NUM("gemm", r->est.compute.gemm_s),
+        DATA_JSON_NUM("attention", r->est.compute.attn_s),
+        DATA_JSON_NUM("elementwise", r->est.compute.elem_s),
+        DATA_JSON_NUM("host", r->est.compute.host_s),
+    };
+    data_json_add(cJSON_AddObjectToObject(o, "predicted_time_s"), times,
+                  sizeof times / sizeof times[0]);
+    data_json_add(cJSON_AddObjectToObject(o, "predicted_compute_s"), compute,
+                  sizeof compute / sizeof compute[0]);
 }
 
 cJSON *data_validate_row_json(const plan_validate_result *r, double sim_s)

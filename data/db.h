@@ -366,8 +366,6 @@ typedef struct db_compare_filter {
 int db_compare(db *d, const db_compare_filter *f, db_compare_row *out, int max, int *n,
                st_err *err);
 
-/* Relative error 100 (a - b) / b, or NAN when either is missing (0). */
-double db_error_pct(double a, double b);
 
 /* ---- records read back into the planner's and simulator's structs ---- */
 

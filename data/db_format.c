@@ -7,7 +7,7 @@
  * CSV is RFC 4180: a field with a comma, quote or line break is quoted, a
  * quote doubled; a number is the shortest of %.15g / %.17g that reads back
  * as itself, a missing one (NaN, null) an empty cell. Errors are
- * percentages, 100 (a - b) / b (db_error_pct).
+ * percentages, 100 (a - b) / b (plan_error_pct).
  */
 #include "data/db_format.h"
 #include "common/json_get.h"
@@ -245,10 +245,10 @@ void db_format_compare_json(FILE *f, const db_compare_row *rows, int n)
         if (r->measured_source[0])
             cJSON_AddStringToObject(j, "measured_source", r->measured_source);
         add_num_or_null(j, "error_pred_vs_measured_pct",
-                        db_error_pct(r->predicted_s, r->measured_s));
+                        plan_error_pct(r->predicted_s, r->measured_s));
         add_num_or_null(j, "error_sim_vs_measured_pct",
-                        db_error_pct(r->simulated_s, r->measured_s));
-        add_num_or_null(j, "error_sim_vs_pred_pct", db_error_pct(r->simulated_s, r->predicted_s));
+                        plan_error_pct(r->simulated_s, r->measured_s));
+        add_num_or_null(j, "error_sim_vs_pred_pct", plan_error_pct(r->simulated_s, r->predicted_s));
         add_id_or_null(j, "predicted_record", r->predicted_id);
         add_id_or_null(j, "simulated_record", r->simulated_id);
         add_id_or_null(j, "measured_record", r->measured_id);
@@ -281,11 +281,11 @@ void db_format_compare_csv(FILE *f, const db_compare_row *rows, int n)
                 db_format_csv_num(f, v[k]);
         }
         fprintf(f, ",%s,", r->measured_source);
-        db_format_csv_num(f, db_error_pct(r->predicted_s, r->measured_s));
+        db_format_csv_num(f, plan_error_pct(r->predicted_s, r->measured_s));
         fputc(',', f);
-        db_format_csv_num(f, db_error_pct(r->simulated_s, r->measured_s));
+        db_format_csv_num(f, plan_error_pct(r->simulated_s, r->measured_s));
         fputc(',', f);
-        db_format_csv_num(f, db_error_pct(r->simulated_s, r->predicted_s));
+        db_format_csv_num(f, plan_error_pct(r->simulated_s, r->predicted_s));
         int64_t rid[] = {r->predicted_id, r->simulated_id, r->measured_id};
         for (int k = 0; k < 3; k++) {
             fputc(',', f);

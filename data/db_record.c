@@ -813,7 +813,7 @@ static int run_body(db *d, int64_t rec, void *vctx, st_err *err)
         db__b_dbl(&s, meas);
         db__b_dbl(&s, pred);
         db__b_dbl(&s, sim > 0 ? sim : NAN);
-        db__b_dbl(&s, db_error_pct(pred, meas));
+        db__b_dbl(&s, plan_error_pct(pred, meas));
         /* the memory compared with the planner's total (what nvidia-smi
          * shows: context and workspaces included): the GPU's memory in use
          * where a rank's device reports it, else the executor's count */
@@ -831,7 +831,7 @@ static int run_body(db *d, int64_t rec, void *vctx, st_err *err)
             peak = dev;
         db__b_dbl(&s, peak);
         db__b_dbl(&s, x->est ? x->est->mem.total_bytes : NAN);
-        db__b_dbl(&s, x->est ? db_error_pct(x->est->mem.total_bytes, peak) : NAN);
+        db__b_dbl(&s, x->est ? plan_error_pct(x->est->mem.total_bytes, peak) : NAN);
         db__b_i64(&s, u->nsteps);
         /* version 4 */
         if (u->ranks > 0)
@@ -1160,9 +1160,3 @@ int db_record_calibration(db *d, const db_provenance *p, const char *file,
     return in_transaction(d, p, "calibration", sum, cal_body, &x, id, err);
 }
 
-double db_error_pct(double a, double b)
-{
-    if (!(a > 0) || !(b > 0) || !isfinite(a) || !isfinite(b))
-        return NAN;
-    return 100.0 * (a - b) / b;
-}

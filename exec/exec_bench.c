@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "exec/exec_blas.h"
+#include "exec/exec_comm.h"
 
 #define DEFAULT_MIN_TIME_S 0.2
 #define DEFAULT_MAX_DIM 2048
@@ -39,13 +40,6 @@
 #define TRIAD_SCALAR 3.0         /* STREAM's scalar */
 #define TRIAD_BYTES_PER_ELEM 24.0
 #define CHECK_ENTRIES 16
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void exec_bench_cpu_config_default(exec_bench_cpu_config *cfg)
 {
@@ -99,6 +93,12 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+void exec__bench_sort(double *v, int n)
+{
+    if (n > 1)
+        qsort(v, (size_t)n, sizeof *v, cmp_double);
 }
 
 /* xorshift64 for the operands: any values in [-1, 1) will do, the same
@@ -167,13 +167,13 @@ static int time_gemm(int threads, int64_t m, int64_t n, int64_t k, double min_ti
     if ((rc = check_gemm(m, n, k, a, b, c, err)) != ST_OK)
         goto done;
     int reps = 0;
-    double start = now_s();
-    while (reps < MAX_REPS && (reps < MIN_REPS || now_s() - start < min_time_s)) {
-        double t0 = now_s();
+    double start = exec_now_s();
+    while (reps < MAX_REPS && (reps < MIN_REPS || exec_now_s() - start < min_time_s)) {
+        double t0 = exec_now_s();
         sgemm_abt(m, n, k, a, b, c);
-        times[reps++] = now_s() - t0;
+        times[reps++] = exec_now_s() - t0;
     }
-    qsort(times, (size_t)reps, sizeof *times, cmp_double);
+    exec__bench_sort(times, reps);
     double med = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
     *out = (exec_bench_gemm){"sgemm", threads, m, n, k, reps, med,
                              2.0 * (double)m * (double)n * (double)k / med, 0};
@@ -284,9 +284,9 @@ static int time_triad(int threads, double array_bytes, exec_bench_mem *out, st_e
         goto done;
     double best = INFINITY;
     for (int r = 0; r < TRIAD_REPS && rc == ST_OK; r++) {
-        double t0 = now_s();
+        double t0 = exec_now_s();
         rc = triad_pass(a, b, c, n, threads, 0, err);
-        double t = now_s() - t0;
+        double t = exec_now_s() - t0;
         if (t < best)
             best = t;
     }
@@ -332,7 +332,7 @@ void exec__bench_spreads(exec_bench_cpu *out, double *v, int n)
     out->spread_median = out->spread_worst = 0;
     if (n <= 0)
         return;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    exec__bench_sort(v, n);
     out->spread_median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
     out->spread_worst = v[n - 1];
 }

@@ -178,6 +178,8 @@ int exec_bench_ref_step_run(const char *program, int threads, exec_bench_cpu *b,
 
 /* This host's 1-minute load average (/proc/loadavg); -1 when unknown. */
 double exec__bench_loadavg(void);
+/* The n values v sorted ascending. */
+void exec__bench_sort(double *v, int n);
 /* n sorted times' interquartile range over their median (0 when it is 0). */
 double exec__bench_iqr_spread(const double *t, int n);
 /* out->spread_median and spread_worst from the n spreads v (sorted here). */

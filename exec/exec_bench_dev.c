@@ -26,26 +26,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "exec/exec_dev.h"
 
 #define MIN_REPS 3
 #define MAX_REPS 4096
 #define GELU_K 0.7978845608028654 /* sqrt(2 / pi), GPT-2's tanh approximation */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* One kernel call, for timing. */
 typedef void (*call_fn)(void *ctx);
@@ -83,16 +69,16 @@ static double time_median(call_fn f, void *ctx, double min_time_s, double *times
     f(ctx); /* warm-up */
     int n = 0;
     const double cap_s = SPREAD_TIME_FACTOR * min_time_s;
-    double start = now_s(), spent = 0, spread = 0, until = min_time_s;
+    double start = exec_now_s(), spent = 0, spread = 0, until = min_time_s;
     for (;;) {
         while (n < MAX_REPS && (n < MIN_REPS || spent < until)) {
             evict();
-            double t0 = now_s();
+            double t0 = exec_now_s();
             f(ctx);
-            times[n++] = now_s() - t0;
-            spent = now_s() - start;
+            times[n++] = exec_now_s() - t0;
+            spent = exec_now_s() - start;
         }
-        qsort(times, (size_t)n, sizeof *times, cmp_double);
+        exec__bench_sort(times, n);
         spread = exec__bench_iqr_spread(times, n);
         if (spread <= PLAN_BENCH_SPREAD_BUSY || n >= MAX_REPS || spent >= cap_s)
             break;

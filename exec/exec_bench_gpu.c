@@ -40,7 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "exec/exec.h"
@@ -48,19 +47,6 @@
 
 #define ROUNDS 5
 #define WARMUP 2
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 typedef void (*gpu_fn)(void *ctx);
 
@@ -79,14 +65,14 @@ static double time_calls(exec_dev *d, gpu_fn f, void *ctx, int reps, st_err *err
     if (d->ops->sync(d, err) != ST_OK)
         return NAN;
     for (int r = 0; r < ROUNDS; r++) {
-        double t0 = now_s();
+        double t0 = exec_now_s();
         for (int k = 0; k < reps; k++)
             f(ctx);
         if (d->ops->sync(d, err) != ST_OK)
             return NAN;
-        t[r] = (now_s() - t0) / reps;
+        t[r] = (exec_now_s() - t0) / reps;
     }
-    qsort(t, ROUNDS, sizeof t[0], cmp_double);
+    exec__bench_sort(t, ROUNDS);
     if (gpu_nspreads < (int)(sizeof gpu_spreads / sizeof gpu_spreads[0]))
         gpu_spreads[gpu_nspreads++] = exec__bench_iqr_spread(t, ROUNDS);
     return t[ROUNDS / 2];

@@ -640,6 +640,12 @@ typedef struct plan_mem {
  * this fits, though nvidia-smi then shows up to total_bytes. */
 double plan_mem_need_bytes(const plan_mem *m);
 
+/* The error of a prediction against a measurement, percent: 100
+ * (predicted - measured) / measured, positive when the prediction is
+ * slower (larger); NAN unless both are finite and positive. The one
+ * definition every table, record and run report uses. */
+double plan_error_pct(double predicted, double measured);
+
 /* Step time split into the terms the user sees, seconds. The terms sum to
  * step_s. */
 typedef struct plan_time {

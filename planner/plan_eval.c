@@ -1167,6 +1167,13 @@ double plan_mem_need_bytes(const plan_mem *m)
     return m->total_bytes - m->allocator_bytes;
 }
 
+double plan_error_pct(double predicted, double measured)
+{
+    if (!(predicted > 0) || !(measured > 0) || !isfinite(predicted) || !isfinite(measured))
+        return NAN;
+    return 100.0 * (predicted - measured) / measured;
+}
+
 const char *plan_estimate_reason(const plan_estimate *est, char *buf, size_t n)
 {
     if (est->reject == PLAN_REJ_OOM && !est->reason[0])

@@ -2,8 +2,8 @@
  * plan_fields.h: one table per struct of the fields a plan is written
  * with: the layout (plan_layout) and the model (plan_model). Each field has
  * one name, the same in SQLite's columns (data/db_fields.c), CONFIG.json
- * (exec/exec_config.c), `smdplan --json` (app/cli_json.c) and validate's
- * JSON (app/cli_validate.c); every writer walks the table, so a field added
+ * (exec/exec_config.c), `smdplan --json` and validate's JSON
+ * (data/data_json.c); every writer walks the table, so a field added
  * here appears in all of them under that name. A reader that meets a name
  * once spelled otherwise says what it is now (plan_field_renamed).
  *

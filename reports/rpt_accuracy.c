@@ -44,8 +44,9 @@ static const char *source_of(const rpt_accuracy_point *pt)
     return pt->source && *pt->source ? pt->source : "unknown source";
 }
 
-static int write_plot(rpt_report *r, const rpt_accuracy *in, rpt_render *render, st_err *err)
+static int write_plot(rpt_report *r, const void *input, rpt_render *render, st_err *err)
 {
+    const rpt_accuracy *in = input;
     if (in->npoints < 1 || in->npoints > RPT_ACCURACY_POINTS_MAX || !in->points)
         return ST_RAISE(err, ST_EINVAL, "accuracy plot: %d points (1..%d)", in->npoints,
                         RPT_ACCURACY_POINTS_MAX);
@@ -171,18 +172,11 @@ static int write_plot(rpt_report *r, const rpt_accuracy *in, rpt_render *render,
                        "predicted one up, both logarithmic: on the diagonal the prediction was "
                        "exact, inside the shaded band within its error bound, above it the "
                        "prediction is slower than the run was.");
-    rc = rpt__plot_finish(r, p, "predicted and measured step time per run, one block per "
-                                "source", &gp, &cap, render, err);
-    rpt__buf_fini(&gp);
-    rpt__buf_fini(&cap);
-    return rc;
+    return rpt__plot_finish(r, p, "predicted and measured step time per run, one block per "
+                                  "source", &gp, &cap, render, err);
 }
 
 int rpt_accuracy_write(rpt_report *r, const rpt_accuracy *in, rpt_render *render, st_err *err)
 {
-    rpt__locale loc;
-    rpt__locale_enter(&loc);
-    int rc = write_plot(r, in, render, err);
-    rpt__locale_leave(&loc);
-    return rc;
+    return rpt__plot_write_c(write_plot, r, in, render, err);
 }

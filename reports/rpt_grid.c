@@ -107,8 +107,9 @@ static void grid_caption(rpt__buf *cap, const rpt_grid *in, int nfeasible, int n
     rpt__buf_puts(cap, ".");
 }
 
-static int write_plot(rpt_report *r, const rpt_grid *in, rpt_render *render, st_err *err)
+static int write_plot(rpt_report *r, const void *input, rpt_render *render, st_err *err)
 {
+    const rpt_grid *in = input;
     int rc = check(in, err);
     if (rc != ST_OK)
         return rc;
@@ -250,19 +251,12 @@ static int write_plot(rpt_report *r, const rpt_grid *in, rpt_render *render, st_
                        "pipeline-parallel degree: dark purple is fast, yellow slow (the bar on "
                        "the right gives seconds), the outlined cell is the fastest, hatched cells "
                        "do not fit in memory and grey ones were not evaluated.");
-    rc = rpt__plot_finish(r, p, "step time per (TP, PP); x and y are the cell's position on "
-                                "the axes, step_s '-' where no layout runs", &gp, &cap, render,
-                          err);
-    rpt__buf_fini(&gp);
-    rpt__buf_fini(&cap);
-    return rc;
+    return rpt__plot_finish(r, p, "step time per (TP, PP); x and y are the cell's position on "
+                                  "the axes, step_s '-' where no layout runs", &gp, &cap, render,
+                            err);
 }
 
 int rpt_grid_write(rpt_report *r, const rpt_grid *in, rpt_render *render, st_err *err)
 {
-    rpt__locale loc;
-    rpt__locale_enter(&loc);
-    int rc = write_plot(r, in, render, err);
-    rpt__locale_leave(&loc);
-    return rc;
+    return rpt__plot_write_c(write_plot, r, in, render, err);
 }

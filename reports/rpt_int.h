@@ -136,7 +136,8 @@ void rpt__gp_loop_end(rpt__buf *gp);
 
 /* Finish a plot: write NAME.dat (from p->table, with a header naming what
  * and the columns) and NAME.gp (the text of gp), render it when asked, set
- * the caption, and hand p to r (on every path: on an error p is freed).
+ * the caption, and hand p to r (on every path: on an error p is freed);
+ * gp and caption are emptied (rpt__buf_fini) on every path.
  * Returns ST_OK, ST_ENOMEM, ST_EIO (files, or gnuplot failed: p is kept with
  * RPT_RENDER_FAILED). */
 int rpt__plot_finish(rpt_report *r, rpt__plot *p, const char *dat_what, rpt__buf *gp,
@@ -163,6 +164,13 @@ typedef struct rpt__locale {
 } rpt__locale;
 void rpt__locale_enter(rpt__locale *l);
 void rpt__locale_leave(rpt__locale *l);
+
+/* A plot's writer: the plot of in (the plot's own input struct) into r. */
+typedef int (*rpt__plot_writer)(rpt_report *r, const void *in, rpt_render *render, st_err *err);
+/* write(r, in, render, err) in the "C" numeric locale, as every public
+ * plot writer (rpt_grid_write and the like) calls it. */
+int rpt__plot_write_c(rpt__plot_writer write, rpt_report *r, const void *in, rpt_render *render,
+                      st_err *err);
 
 /* Format a double for a script (%.6g, always with a decimal point or an
  * exponent so gnuplot does not read it as an integer). */

@@ -313,8 +313,9 @@ static void partial_note(rpt__buf *cap, const rpt_mem_plan *pl, int rank)
     rpt__buf_printf(cap, " only, of its %d: the other stages are not known by term.", pp);
 }
 
-static int write_plot(rpt_report *r, const rpt_memory *in, rpt_render *render, st_err *err)
+static int write_plot(rpt_report *r, const void *input, rpt_render *render, st_err *err)
 {
+    const rpt_memory *in = input;
     int nbars = 0;
     int rc = check(in, &nbars, err);
     if (rc != ST_OK)
@@ -396,18 +397,11 @@ static int write_plot(rpt_report *r, const rpt_memory *in, rpt_render *render, s
     rpt__plot_howto(p, "Each bar is one pipeline stage of a plan, stacked by what holds the "
                        "memory of one of its GPUs; the dashed line is the GPU's memory, so the "
                        "gap above a bar is its headroom; a bar whose solid part crosses the line would not fit.");
-    rc = rpt__plot_finish(r, p, "memory per GPU by term (GiB = 2^30 bytes), one row per "
-                                "(plan, pipeline stage) drawn", &gp, &cap, render, err);
-    rpt__buf_fini(&gp);
-    rpt__buf_fini(&cap);
-    return rc;
+    return rpt__plot_finish(r, p, "memory per GPU by term (GiB = 2^30 bytes), one row per "
+                                  "(plan, pipeline stage) drawn", &gp, &cap, render, err);
 }
 
 int rpt_memory_write(rpt_report *r, const rpt_memory *in, rpt_render *render, st_err *err)
 {
-    rpt__locale loc;
-    rpt__locale_enter(&loc);
-    int rc = write_plot(r, in, render, err);
-    rpt__locale_leave(&loc);
-    return rc;
+    return rpt__plot_write_c(write_plot, r, in, render, err);
 }

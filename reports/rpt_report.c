@@ -37,6 +37,16 @@ void rpt__locale_leave(rpt__locale *l)
     l->c = (locale_t)0;
 }
 
+int rpt__plot_write_c(rpt__plot_writer write, rpt_report *r, const void *in, rpt_render *render,
+                      st_err *err)
+{
+    rpt__locale loc;
+    rpt__locale_enter(&loc);
+    int rc = write(r, in, render, err);
+    rpt__locale_leave(&loc);
+    return rc;
+}
+
 void rpt_config_default(rpt_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -425,8 +435,9 @@ static int keep_plot(rpt_report *r, rpt__plot *p, st_err *err)
     return ST_OK;
 }
 
-int rpt__plot_finish(rpt_report *r, rpt__plot *p, const char *dat_what, rpt__buf *gp,
-                     rpt__buf *caption, rpt_render *render, st_err *err)
+/* rpt__plot_finish before gp and caption are emptied. */
+static int plot_finish(rpt_report *r, rpt__plot *p, const char *dat_what, const rpt__buf *gp,
+                       const rpt__buf *caption, rpt_render *render, st_err *err)
 {
     if (render)
         *render = p->render;
@@ -464,4 +475,13 @@ int rpt__plot_finish(rpt_report *r, rpt__plot *p, const char *dat_what, rpt__buf
     }
     int krc = keep_plot(r, p, err);
     return rc != ST_OK ? rc : krc;
+}
+
+int rpt__plot_finish(rpt_report *r, rpt__plot *p, const char *dat_what, rpt__buf *gp,
+                     rpt__buf *caption, rpt_render *render, st_err *err)
+{
+    int rc = plot_finish(r, p, dat_what, gp, caption, render, err);
+    rpt__buf_fini(gp);
+    rpt__buf_fini(caption);
+    return rc;
 }

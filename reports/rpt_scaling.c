@@ -91,8 +91,9 @@ static void panel(rpt__buf *gp, int nseries, const char *const *names, const int
     rpt__buf_puts(gp, "\n");
 }
 
-static int write_plot(rpt_report *r, const rpt_scaling *in, rpt_render *render, st_err *err)
+static int write_plot(rpt_report *r, const void *input, rpt_render *render, st_err *err)
 {
+    const rpt_scaling *in = input;
     if (in->npoints < 1 || in->npoints > RPT_SCALING_POINTS_MAX || !in->points)
         return ST_RAISE(err, ST_EINVAL, "scaling plot: %d points (1..%d)", in->npoints,
                         RPT_SCALING_POINTS_MAX);
@@ -208,19 +209,12 @@ static int write_plot(rpt_report *r, const rpt_scaling *in, rpt_render *render, 
                        "grid's diagonal scales perfectly with the instances, a flatter one loses "
                        "throughput to communication; on the right lower is cheaper per token, and "
                        "each type keeps its colour, dash and marker from the key on the left.");
-    rc = rpt__plot_finish(r, p, "best layout per cluster size, one block per instance type; '-' "
-                                "where nothing fits or no price is known",
-                          &gp, &cap, render, err);
-    rpt__buf_fini(&gp);
-    rpt__buf_fini(&cap);
-    return rc;
+    return rpt__plot_finish(r, p, "best layout per cluster size, one block per instance type; '-' "
+                                  "where nothing fits or no price is known",
+                            &gp, &cap, render, err);
 }
 
 int rpt_scaling_write(rpt_report *r, const rpt_scaling *in, rpt_render *render, st_err *err)
 {
-    rpt__locale loc;
-    rpt__locale_enter(&loc);
-    int rc = write_plot(r, in, render, err);
-    rpt__locale_leave(&loc);
-    return rc;
+    return rpt__plot_write_c(write_plot, r, in, render, err);
 }

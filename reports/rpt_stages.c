@@ -23,8 +23,9 @@
 static const char *const cols[] = {"stage", "busy_s", "bubble_s", "dp_exposed_s",
                                    "bubble_pct", "send_busy_s", NULL};
 
-static int write_plot(rpt_report *r, const rpt_stages *in, rpt_render *render, st_err *err)
+static int write_plot(rpt_report *r, const void *input, rpt_render *render, st_err *err)
 {
+    const rpt_stages *in = input;
     if (in->pp < 1 || in->pp > PLAN_PP_MAX || !in->stage)
         return ST_RAISE(err, ST_EINVAL, "stages plot: %d pipeline stages (1..%d)", in->pp,
                         PLAN_PP_MAX);
@@ -117,19 +118,12 @@ static int write_plot(rpt_report *r, const rpt_stages *in, rpt_render *render, s
                        "computes, hatched orange it waits for the others (the bubble), green it "
                        "waits for its gradients to be synchronised; bars of equal blue mean a "
                        "balanced pipeline.");
-    rc = rpt__plot_finish(r, p, "per pipeline stage of a simulated step: busy, bubble and "
-                                "exposed gradient sync in seconds",
-                          &gp, &cap, render, err);
-    rpt__buf_fini(&gp);
-    rpt__buf_fini(&cap);
-    return rc;
+    return rpt__plot_finish(r, p, "per pipeline stage of a simulated step: busy, bubble and "
+                                  "exposed gradient sync in seconds",
+                            &gp, &cap, render, err);
 }
 
 int rpt_stages_write(rpt_report *r, const rpt_stages *in, rpt_render *render, st_err *err)
 {
-    rpt__locale loc;
-    rpt__locale_enter(&loc);
-    int rc = write_plot(r, in, render, err);
-    rpt__locale_leave(&loc);
-    return rc;
+    return rpt__plot_write_c(write_plot, r, in, render, err);
 }

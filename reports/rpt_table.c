@@ -93,6 +93,14 @@ void rpt_table_col(rpt_table *t, const char *head, int right, int prio)
     t->ncols++;
 }
 
+rpt_table *rpt_table_new_cols(const rpt_table_colspec *cols, int n)
+{
+    rpt_table *t = rpt_table_new();
+    for (int i = 0; t && i < n; i++)
+        rpt_table_col(t, cols[i].head, cols[i].right, cols[i].prio);
+    return t;
+}
+
 void rpt_table_row(rpt_table *t)
 {
     if (t->nrows == t->cap) {

@@ -22,6 +22,14 @@ void rpt_table_free(rpt_table *t);
  * moves the column under each row when that is not enough. Before the
  * first row. */
 void rpt_table_col(rpt_table *t, const char *head, int right, int prio);
+/* A column as rpt_table_col takes it, for tables whose columns are a list. */
+typedef struct rpt_table_colspec {
+    const char *head;
+    int right, prio;
+} rpt_table_colspec;
+/* A new table with the n columns of cols, in order (each as rpt_table_col;
+ * the heads borrowed as there); NULL when out of memory. */
+rpt_table *rpt_table_new_cols(const rpt_table_colspec *cols, int n);
 void rpt_table_row(rpt_table *t);
 void rpt_table_cell(rpt_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A line of text printed (wrapped) under the current row. */

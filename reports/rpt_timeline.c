@@ -223,8 +223,9 @@ static void timeline_caption(rpt__buf *cap, const rpt_timeline *in, const int *p
     }
 }
 
-static int write_plot(rpt_report *r, const rpt_timeline *in, rpt_render *render, st_err *err)
+static int write_plot(rpt_report *r, const void *input, rpt_render *render, st_err *err)
 {
+    const rpt_timeline *in = input;
     int rc = check(in, err);
     if (rc != ST_OK)
         return rc;
@@ -291,18 +292,12 @@ static int write_plot(rpt_report *r, const rpt_timeline *in, rpt_render *render,
                        "activations and gradients sent to the next stage and the gradient "
                        "all-reduce; white gaps in the tall lane are the bubble, time the stage "
                        "waits.");
-    rc = rpt__plot_finish(r, p, "one row per op of the simulated step; times in ms from its start",
-                          &gp, &cap, render, err);
-    rpt__buf_fini(&gp);
-    rpt__buf_fini(&cap);
-    return rc;
+    return rpt__plot_finish(r, p,
+                            "one row per op of the simulated step; times in ms from its start",
+                            &gp, &cap, render, err);
 }
 
 int rpt_timeline_write(rpt_report *r, const rpt_timeline *in, rpt_render *render, st_err *err)
 {
-    rpt__locale loc;
-    rpt__locale_enter(&loc);
-    int rc = write_plot(r, in, render, err);
-    rpt__locale_leave(&loc);
-    return rc;
+    return rpt__plot_write_c(write_plot, r, in, render, err);
 }

@@ -10,7 +10,7 @@
  *            costing (they are counted and shown apart);
  *   answer   what `smdplan --params P --instances I` computes before it
  *            prints: the search, then the simulation of its top plans and
- *            their re-ranking (cli_sim_top, the program's own code).
+ *            their re-ranking (sim_top_rank, the program's own code).
  * Machine-readable "bench," rows follow the table. The answer is checked (a
  * plan is found, and simulated) before it is timed.
  */
@@ -25,6 +25,7 @@
 #include "data/data.h"
 #include "planner/plan.h"
 #include "sim/sim.h"
+#include "sim/sim_plans.h"
 
 #define REPEATS 7
 
@@ -49,7 +50,7 @@ static int run_case(const plan_catalog *cat, const plan_presets *presets, const 
     if (!r)
         return 1;
     double t[REPEATS], a[REPEATS];
-    cli_sim_col col;
+    sim_top_steps col;
     for (int i = 0; i < REPEATS; i++) {
         double t0 = bench_now_s();
         if (plan_search(&m, &c, &cfg, r, &err)) {
@@ -66,7 +67,7 @@ static int run_case(const plan_catalog *cat, const plan_presets *presets, const 
         /* the whole answer: the search again, then its top plans simulated */
         t0 = bench_now_s();
         if (plan_search(&m, &c, &cfg, r, &err) ||
-            cli_sim_top(&m, &c, r, &sc, cfg.objective, 10.0, &col, &err)) {
+            sim_top_rank(&m, &c, r, &sc, cfg.objective, 10.0, &col, &err)) {
             fprintf(stderr, "bench_search: %s\n", err.msg);
             free(r);
             return 1;

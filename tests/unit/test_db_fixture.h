@@ -1,8 +1,8 @@
 /*
  * test_db_fixture.h: the records tests' shared fixture: the shipped catalog
  * and presets, a 30B model on 16 x p4d and its search, a fresh database in
- * a scratch directory; a simulated step; and a comparison record over three
- * instance types.
+ * a scratch directory; the search recorded; a simulated step; and a
+ * comparison record over three instance types.
  */
 #ifndef SMD_TEST_DB_FIXTURE_H
 #define SMD_TEST_DB_FIXTURE_H
@@ -56,6 +56,18 @@ static inline int teardown(void **state)
     test_dir_remove(f->dir);
     free(f);
     return 0;
+}
+
+/* Record the fixture's search, with sim (NULL: none) the simulated steps
+ * of its top plans; the record's id. */
+static inline int64_t record_search(fixture *f, const double *sim)
+{
+    st_err err = {0};
+    int64_t id = 0;
+    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res, sim,
+                                    &id, &err),
+                     ST_OK);
+    return id;
 }
 
 /* The simulator on layout l of the fixture's model and cluster (seed fixed). */

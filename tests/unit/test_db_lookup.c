@@ -17,10 +17,7 @@ static void test_plan_pick(void **state)
 {
     fixture *f = *state;
     st_err err = {0};
-    int64_t id = 0;
-    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res,
-                                    NULL, &id, &err),
-                     ST_OK);
+    int64_t id = record_search(f, NULL);
     db_plan p;
     plan_model m;
     /* rank 3 of 16 x p4d's search: the planner's third plan, on 16 nodes */

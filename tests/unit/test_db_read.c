@@ -43,10 +43,7 @@ static void test_read_back_structs(void **state)
     st_err err = {0};
     double sim[PLAN_TOPK_MAX] = {0};
     sim[0] = 12.5;
-    int64_t id = 0;
-    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res, sim,
-                                    &id, &err),
-                     ST_OK);
+    int64_t id = record_search(f, sim);
     int cap = PLAN_TOPK_MAX + PLAN_GRID_MAX;
     db_plan *plans = calloc((size_t)cap, sizeof *plans);
     int n = 0;
@@ -201,10 +198,7 @@ static void test_grid(void **state)
 {
     fixture *f = *state;
     st_err err = {0};
-    int64_t id = 0, id2 = 0;
-    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res, NULL,
-                                    &id, &err),
-                     ST_OK);
+    int64_t id = record_search(f, NULL), id2 = 0;
     plan_config cfg = f->cfg;
     cfg.tp = 8;
     cfg.pp = 4;
@@ -398,9 +392,7 @@ static void test_calibration(void **state)
     assert_true(isnan(got->loso_mean_source_err_pct));
 
     /* a record of another kind, and no record */
-    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res, NULL,
-                                    &pid, &err),
-                     ST_OK);
+    pid = record_search(f, NULL);
     assert_int_equal(db_calibration(f->d, pid, got, &err), ST_ENOENT);
     assert_non_null(strstr(err.msg, "holds no calibration"));
     st_err_clear(&err);

@@ -18,29 +18,9 @@
 #include "planner/plan_fields.h"
 #include "planner/plan_framework.h"
 #include "test_db_fixture.h"
+#include "test_json.h"
 
 #define KEY_MAX_TEST 1024
-
-static const cJSON *get(const cJSON *o, const char *k)
-{
-    return found_or_fail(cJSON_GetObjectItemCaseSensitive(o, k), "key", k);
-}
-
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    if (!cJSON_IsNumber(v))
-        fail_msg("'%s' is not a number", k);
-    return v->valuedouble;
-}
-
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    if (!cJSON_IsString(v))
-        fail_msg("'%s' is not a string", k);
-    return v->valuestring;
-}
 
 /* A number of a JSON object and the value it must be, exactly. */
 typedef struct num_is {
@@ -208,10 +188,7 @@ static void test_plan_round_trip(void **state)
     double sim[PLAN_TOPK_MAX] = {0};
     for (int i = 0; i < f->res.ntop; i++)
         sim[i] = 10.0 + 0.125 * i;
-    int64_t id = 0;
-    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res, sim,
-                                    &id, &err),
-                     ST_OK);
+    int64_t id = record_search(f, sim);
     cJSON *rec = show(f, id);
     assert_true(num(rec, "id") == (double)id);
     assert_string_equal(str(rec, "kind"), "plan");
@@ -722,9 +699,7 @@ static void test_run_round_trip_and_compare(void **state)
     db_run run = {.status = "ok", .backend = "cpu+mpi", .measured_step_s = 20.375, .nsteps = 3,
                   .steps = steps, .nranks = 4, .rank_peak_mem_bytes = peaks};
     int64_t plan_id = 0, sim_id = 0, run_id = 0;
-    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res, NULL,
-                                    &plan_id, &err),
-                     ST_OK);
+    plan_id = record_search(f, NULL);
     sim_config cfg;
     sim_result s;
     simulate(f, &best->layout, 0, &cfg, &s);
@@ -779,9 +754,9 @@ static void test_run_round_trip_and_compare(void **state)
     assert_string_equal(rows[0].measured_source, "measured");
     assert_int_equal(rows[0].nodes, 16);
     assert_string_equal(rows[0].instance_type, f->cluster.inst->name);
-    assert_rel(db_error_pct(rows[0].simulated_s, rows[0].measured_s),
+    assert_rel(plan_error_pct(rows[0].simulated_s, rows[0].measured_s),
                100 * (s.step_s - 20.375) / 20.375, 1e-12);
-    assert_true(isnan(db_error_pct(0, 1)));
+    assert_true(isnan(plan_error_pct(0, 1)));
     /* two figures: the other top plans have a prediction only */
     filt.min_figures = 2;
     assert_int_equal(db_compare(f->d, &filt, rows, PLAN_TOPK_MAX, &n, &err), ST_OK);
@@ -1078,9 +1053,7 @@ static void test_failed_record_leaves_nothing(void **state)
     /* the handle still records */
     assert_int_equal(sqlite3_exec(f->d->h, "DROP TRIGGER boom", NULL, NULL, &msg), SQLITE_OK);
     st_err_clear(&err);
-    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res,
-                                    NULL, &id, &err),
-                     ST_OK);
+    id = record_search(f, NULL);
 }
 
 typedef struct sel {

@@ -20,11 +20,8 @@ static void test_search(void **state)
 {
     fixture *f = *state;
     st_err err = {0};
-    int64_t id = 0;
     assert_int_equal(db_report_newest_search(f->d), 0);
-    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res,
-                                    NULL, &id, &err),
-                     ST_OK);
+    int64_t id = record_search(f, NULL);
     const char *const spec[3] = {"2xp4d", "4xp4d", "8xp4d"};
     plan_cluster cl[3];
     plan_candidate cd[3];
@@ -72,10 +69,7 @@ static void test_sims(void **state)
 {
     fixture *f = *state;
     st_err err = {0};
-    int64_t id = 0, other = 0, mine = 0;
-    assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &f->cluster, &f->cfg, &f->res,
-                                    NULL, &id, &err),
-                     ST_OK);
+    int64_t id = record_search(f, NULL), other = 0, mine = 0;
     db_report_search *s = calloc(1, sizeof *s);
     db_report_search_read(f->d, id, s);
     const db_plan *one = &s->plans[s->one];

@@ -21,10 +21,18 @@
 #include "common/text.h"
 #include "data/data.h"
 #include "test_db_util.h"
+#include "common/outfile.h"
 
 typedef test_scratch fixture;
 #define setup test_scratch_setup
 #define teardown test_scratch_teardown
+
+/* A text file written the way every smdplan output is (common/outfile.h). */
+static int write_text(const char *path, const char *what, const char *text, int force,
+                      st_err *err)
+{
+    return outfile_write(path, what, text, strlen(text), force, err);
+}
 
 static void run_sh(const char *script, double timeout_s, const char *out_log, const char *err_log,
                    launch_job_result *r)
@@ -142,11 +150,11 @@ static void test_write_file(void **state)
     char path[600];
     snprintf(path, sizeof path, "%s/c.json", f->dir);
     st_err err = {0};
-    assert_int_equal(cli_write_file(path, "--write-catalog",
-                                    "{\"_generated_by\": \"smdplan bench\"}\n", 0, &err),
+    assert_int_equal(write_text(path, "--write-catalog",
+                                "{\"_generated_by\": \"smdplan bench\"}\n", 0, &err),
                      ST_OK);
     /* an existing file, even one smdplan wrote: kept, one line, unless forced */
-    assert_int_equal(cli_write_file(path, "--write-catalog",
+    assert_int_equal(write_text(path, "--write-catalog",
                                     "{\"_generated_by\": \"smdplan bench\", \"x\": 1}\n", 0,
                                     &err),
                      ST_EINVAL);
@@ -159,7 +167,7 @@ static void test_write_file(void **state)
     assert_null(strstr(t, "\"x\": 1"));
     free(t);
     st_err_clear(&err);
-    assert_int_equal(cli_write_file(path, "--write-catalog",
+    assert_int_equal(write_text(path, "--write-catalog",
                                     "{\"_generated_by\": \"smdplan bench\", \"x\": 1}\n", 1,
                                     &err),
                      ST_OK);
@@ -169,7 +177,7 @@ static void test_write_file(void **state)
     /* a directory that is not there: bad input naming it, nothing left */
     char bad[600];
     snprintf(bad, sizeof bad, "%s/no/such/dir/x.json", f->dir);
-    assert_int_equal(cli_write_file(bad, "--out", "x", 0, &err), ST_ENOENT);
+    assert_int_equal(write_text(bad, "--out", "x", 0, &err), ST_ENOENT);
 }
 
 static void test_shell_quote(void **state)
@@ -195,57 +203,6 @@ static void test_shell_quote(void **state)
     free(t);
 }
 
-static void test_host_names(void **state)
-{
-    (void)state;
-    char h[32], inst[64], gpu[64];
-    cli_host_name(h, sizeof h);
-    assert_true(h[0] != '\0');
-    for (const char *p = h; *p; p++)
-        assert_true((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                    (*p >= '0' && *p <= '9') || *p == '-');
-    cli_host_entry_names(1, inst, sizeof inst, gpu, sizeof gpu);
-    assert_true(!strncmp(inst, "host-", 5) && !strcmp(inst + 5, h));
-    assert_true(!strncmp(gpu, "cpu-", 4) && !strcmp(gpu + 4, h));
-    cli_host_entry_names(4, inst, sizeof inst, gpu, sizeof gpu);
-    assert_non_null(strstr(inst, "-t4"));
-    assert_non_null(strstr(gpu, "-t4"));
-}
-
-/* The catalog GPU of a CUDA device's description (what smdplan exec
- * --device cuda measures MFU against and predicts on): the chip as a word,
- * the variant by memory, none for a GPU the catalog does not have. */
-static void test_gpu_of_device(void **state)
-{
-    (void)state;
-    plan_catalog cat = {0};
-    st_err err = {0};
-    assert_int_equal(data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err), ST_OK);
-    const struct {
-        const char *desc, *want;
-    } cases[] = {
-        {"NVIDIA H100 80GB HBM3, compute capability 9.0, 79.1 GiB, 132 SMs, GPU 0", "H100-80GB"},
-        {"NVIDIA H200, compute capability 9.0, 139.8 GiB, 132 SMs, GPU 0", "H200-141GB"},
-        {"NVIDIA A100-SXM4-40GB, compute capability 8.0, 39.4 GiB, 108 SMs, GPU 3", "A100-40GB"},
-        {"NVIDIA A100-SXM4-80GB, compute capability 8.0, 79.2 GiB, 108 SMs, GPU 0", "A100-80GB"},
-        {"NVIDIA A100 80GB PCIe, compute capability 8.0, 79.2 GiB, 108 SMs, GPU 1", "A100-80GB"},
-        {"NVIDIA A10G, compute capability 8.6, 22.0 GiB, 80 SMs, GPU 0", "A10G-24GB"},
-        {"Tesla V100-SXM2-32GB, compute capability 7.0, 31.7 GiB, 80 SMs, GPU 0", "V100-32GB"},
-        {"NVIDIA GeForce RTX 4090, compute capability 8.9, 23.6 GiB, 128 SMs, GPU 0", NULL},
-        {"NVIDIA L4, compute capability 8.9, 22.0 GiB, 58 SMs, GPU 0", NULL},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int g = cli_catalog_gpu_of_device(&cat, cases[i].desc);
-        if (!cases[i].want)
-            assert_int_equal(g, -1);
-        else {
-            assert_true(g >= 0);
-            assert_string_equal(cat.gpus[g].name, cases[i].want);
-        }
-    }
-    plan_catalog_free(&cat);
-}
-
 int main(void)
 {
     test_frameworks_load();
@@ -257,8 +214,6 @@ int main(void)
         cmocka_unit_test(test_session_helper),
         cmocka_unit_test_setup_teardown(test_write_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shell_quote, setup, teardown),
-        cmocka_unit_test(test_host_names),
-        cmocka_unit_test(test_gpu_of_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,15 +2,16 @@
  * test_plan_host_entry.c: a host's catalog entry as smdplan bench makes it
  * (planner/plan_host_entry.c).
  *
- * A CPU of 8 cores whose sgemm follows the planner's GEMM model exactly
- * (asymptote 2e11 FLOP/s, gemm_dim_half 24) gives, at 2 threads per rank,
- * 4 device slots of that asymptote and a quarter of the full triad each,
- * with texts that name the host, the thread count and how steady the
- * measurements were. Its links, from a transport bench that follows
- * t = a + f S / B exactly (nccl-tests' bus factor f = 2(n-1)/n for
- * all-reduce, 1 for send/recv), are those B and the median small-message
- * time, the send/recv rate over the planner's point-to-point efficiency
- * (0.96), the network repeating them; the all-reduce curve is its busbw
+ * The CPU of test_bench_fixture.h, 8 cores whose sgemm follows the
+ * planner's GEMM model exactly (asymptote 2e11 FLOP/s, gemm_dim_half 24),
+ * gives, at 2 threads per rank, 4 device slots of that asymptote and a
+ * quarter of the full triad each, with texts that name the host, the
+ * thread count and how steady the measurements were. Its links, from the
+ * fixture's transport bench between 4 ranks that follows t = a + f S / B
+ * exactly (nccl-tests' bus factor f = 2(n-1)/n for all-reduce, 1 for
+ * send/recv), are those B and the median small-message time, the
+ * send/recv rate over the planner's point-to-point efficiency (0.96), the
+ * network repeating them; the all-reduce curve is its busbw
  * over the largest. Without send/recv rows there is no instance. A GPU's
  * device takes its catalog GPU's peak (the asymptote its fraction) or,
  * with none, the asymptote; its instance takes the catalog's instance of
@@ -23,50 +24,7 @@
 #include <string.h>
 
 #include "planner/plan.h"
-#include "planner/plan_hwfit.h"
-
-#define ASYMPTOTE_FLOPS 2.0e11
-#define DIM_HALF 24.0
-#define CORES 8
-#define MEM_BYTES (64.0 * 1073741824.0)
-#define TRIAD_ONE_BPS 1.0e10
-#define TRIAD_FULL_BPS 4.0e10
-
-/* The CPU above, measured at 1 and 2 threads: sgemm of 15 shapes at each,
- * the triad at 1 thread and with every core busy. */
-static void make_cpu(plan_bench_cpu *b)
-{
-    memset(b, 0, sizeof *b);
-    snprintf(b->host, sizeof b->host, "box7.example.com");
-    snprintf(b->cpu_model, sizeof b->cpu_model, "Test CPU 9000");
-    snprintf(b->blas, sizeof b->blas, "OpenBLAS test");
-    b->cores = CORES;
-    b->mem_bytes = MEM_BYTES;
-    b->nthreads = 2;
-    b->threads[0] = 1;
-    b->threads[1] = 2;
-    b->load_start = b->load_end = -1;
-    plan_gemm_fit truth = {.asymptote_flops = ASYMPTOTE_FLOPS, .dim_half = DIM_HALF};
-    static const double sides[] = {64, 128, 256, 768, 2048};
-    for (int t = 1; t <= 2; t++)
-        for (int i = 0; i < 5; i++)
-            for (int j = 0; j < 5; j += 2) {
-                plan_bench_gemm *g = &b->gemm[b->ngemm++];
-                snprintf(g->kind, sizeof g->kind, "sgemm");
-                g->threads = t;
-                g->m = (int64_t)sides[i];
-                g->k = (int64_t)sides[j];
-                g->n = (int64_t)(3 * sides[(i + j) % 5]);
-                g->reps = 3;
-                g->flops = plan_gemm_fit_rate(&truth, (double)g->m, (double)g->n, (double)g->k);
-                g->time_s = 2.0 * (double)g->m * (double)g->n * (double)g->k / g->flops;
-            }
-    b->mem[0] = (plan_bench_mem){.threads = 1, .array_bytes = 67108864, .reps = 5,
-                                 .triad_bps = TRIAD_ONE_BPS};
-    b->mem[1] = (plan_bench_mem){.threads = CORES, .array_bytes = 67108864, .reps = 5,
-                                 .triad_bps = TRIAD_FULL_BPS};
-    b->nmem = 2;
-}
+#include "test_bench_fixture.h"
 
 /* The device at 2 threads per rank: 4 slots, each the asymptote and a
  * quarter of the full triad; its texts; no links yet. More threads than
@@ -75,18 +33,18 @@ static void cpu_device(void **state)
 {
     (void)state;
     static plan_bench_cpu b;
-    make_cpu(&b);
+    bench_fixture_cpu(&b);
     static plan_host_entry h;
     st_err err = {0};
     assert_int_equal(plan_host_cpu_device(&b, 2, "cpu-box7-t2", &h, &err), ST_OK);
     assert_string_equal(h.gpu_name, "cpu-box7-t2");
     assert_int_equal(h.slots, 4);
     assert_int_equal(h.fit.threads, 2);
-    assert_rel(h.gpu.peak_flops, ASYMPTOTE_FLOPS, 1e-6);
-    assert_rel(h.gpu.gemm_dim_half, DIM_HALF, 1e-5);
+    assert_rel(h.gpu.peak_flops, BF_ASYMPTOTE_FLOPS, 1e-6);
+    assert_rel(h.gpu.gemm_dim_half, BF_DIM_HALF, 1e-5);
     assert_true(h.gpu.gemm_eff_max == 1.0 && h.gpu.flash_eff == 1.0);
-    assert_true(h.gpu.hbm_bps == TRIAD_FULL_BPS / 4);
-    assert_true(h.gpu.mem_bytes == MEM_BYTES / 4);
+    assert_true(h.gpu.hbm_bps == BF_TRIAD_FULL_BPS / 4);
+    assert_true(h.gpu.mem_bytes == BF_MEM_BYTES / 4);
     assert_true(h.gpu.misaligned_factor == 1.0); /* 1023^3 not measured */
     assert_false(h.has_instance);
     assert_true(isnan(h.allreduce.bw_bps) && isnan(h.p2p.bw_bps) && isnan(h.p2p.small_s));
@@ -103,7 +61,7 @@ static void cpu_device(void **state)
     b.load_start = 6.5;
     b.load_end = 7.25;
     assert_int_equal(plan_host_cpu_device(&b, 1, "cpu-box7", &h, &err), ST_OK);
-    assert_int_equal(h.slots, CORES);
+    assert_int_equal(h.slots, BF_CORES);
     assert_text(h.gpu_note, TEXTS("spread (interquartile range over the median) 8.0 % median, "
                                   "20.0 % worst; 1-minute load 6.50 at the start, 7.25 at the "
                                   "end, 8 cores: a busy host", "at 1 thread ("),
@@ -114,35 +72,6 @@ static void cpu_device(void **state)
     assert_true(isnan(h.allreduce.bw_bps));
 }
 
-#define AR_LAT_S 5e-6
-#define AR_BUS_BPS 2e9
-#define P2P_LAT_S 3e-6
-#define P2P_BPS 4e9
-#define RANKS 4
-
-/* A transport bench between RANKS ranks, exactly t = a + f S / B, from 8 B
- * to 64 MiB (24 sizes) of all-reduce and (with p2p) send/recv. */
-static void make_comm(plan_bench_comm *c, int p2p)
-{
-    memset(c, 0, sizeof *c);
-    snprintf(c->transport, sizeof c->transport, "mpi");
-    snprintf(c->host, sizeof c->host, "box7.example.com");
-    c->ranks = RANKS;
-    c->threads_per_rank = 2;
-    for (int op = 0; op < 1 + p2p; op++)
-        for (int e = 3; e <= 26; e++) {
-            plan_bench_coll *v = &c->v[c->n++];
-            snprintf(v->op, sizeof v->op, "%s", op ? "sendrecv" : "allreduce");
-            double f = plan_bench_busbw_factor(v->op, RANKS);
-            v->ranks = RANKS;
-            v->bytes = ldexp(1.0, e);
-            v->iters = 20;
-            v->time_s = op ? P2P_LAT_S + v->bytes / P2P_BPS : AR_LAT_S + f * v->bytes / AR_BUS_BPS;
-            v->algbw_bps = v->bytes / v->time_s;
-            v->busbw_bps = f * v->algbw_bps;
-        }
-}
-
 /* The instance of the device at 2 threads per rank from the links. */
 static void cpu_instance(void **state)
 {
@@ -150,8 +79,8 @@ static void cpu_instance(void **state)
     static plan_bench_cpu b;
     static plan_bench_comm c;
     static plan_host_entry h;
-    make_cpu(&b);
-    make_comm(&c, 1);
+    bench_fixture_cpu(&b);
+    bench_fixture_comm(&c, 1);
     st_err err = {0};
     assert_int_equal(plan_host_cpu_device(&b, 2, "cpu-box7-t2", &h, &err), ST_OK);
     assert_int_equal(plan_host_cpu_instance(&b, &c, "host-box7-t2", "mpi-box7", &h, &err), ST_OK);
@@ -159,20 +88,20 @@ static void cpu_instance(void **state)
     assert_string_equal(h.instance_name, "host-box7-t2");
     const plan_instance *in = &h.instance;
     /* the median of the 8 all-reduce times at <= 1 KiB: between 64 and 128 B */
-    double f = 2.0 * (RANKS - 1) / RANKS;
-    double small_s = AR_LAT_S + f * 96.0 / AR_BUS_BPS;
+    double f = 2.0 * (BF_RANKS - 1) / BF_RANKS;
+    double small_s = BF_AR_LAT_S + f * 96.0 / BF_AR_BUS_BPS;
     assert_int_equal(in->gpus_per_node, 4);
-    assert_rel(in->intra_busbw_bps, AR_BUS_BPS, 1e-6);
+    assert_rel(in->intra_busbw_bps, BF_AR_BUS_BPS, 1e-6);
     assert_rel(in->intra_latency_s, small_s, 1e-12);
-    assert_rel(in->nvlink_bps, P2P_BPS / 0.96, 1e-6);
-    assert_rel(in->net_bps, P2P_BPS * 4, 1e-6);
+    assert_rel(in->nvlink_bps, BF_P2P_BPS / 0.96, 1e-6);
+    assert_rel(in->net_bps, BF_P2P_BPS * 4, 1e-6);
     assert_rel(in->net_latency_s, small_s, 1e-12);
     assert_true(in->nvswitch == 1 && in->net_ring_eff == 1.0 && in->net_tree_eff == 1.0);
-    assert_true(in->host_mem_bytes == MEM_BYTES);
-    assert_rel(h.allreduce.bw_bps, AR_BUS_BPS, 1e-6);
-    assert_rel(h.allreduce.lat_s, AR_LAT_S, 1e-6);
-    assert_rel(h.p2p.bw_bps, P2P_BPS, 1e-6);
-    assert_rel(h.p2p.small_s, P2P_LAT_S + 96.0 / P2P_BPS, 1e-12);
+    assert_true(in->host_mem_bytes == BF_MEM_BYTES);
+    assert_rel(h.allreduce.bw_bps, BF_AR_BUS_BPS, 1e-6);
+    assert_rel(h.allreduce.lat_s, BF_AR_LAT_S, 1e-6);
+    assert_rel(h.p2p.bw_bps, BF_P2P_BPS, 1e-6);
+    assert_rel(h.p2p.small_s, BF_P2P_LAT_S + 96.0 / BF_P2P_BPS, 1e-12);
     /* the curve: every all-reduce size, busbw over the largest */
     const plan_curve *cv = &h.intra_curve;
     assert_string_equal(cv->name, "mpi-box7");
@@ -189,7 +118,7 @@ static void cpu_instance(void **state)
                                        "A single host has no network"), NULL);
 
     /* no send/recv measured: no instance */
-    make_comm(&c, 0);
+    bench_fixture_comm(&c, 0);
     assert_int_equal(plan_host_cpu_device(&b, 2, "cpu-box7-t2", &h, &err), ST_OK);
     assert_int_equal(plan_host_cpu_instance(&b, &c, "host-box7-t2", "mpi-box7", &h, &err),
                      ST_EINVAL);
@@ -211,7 +140,7 @@ static void make_catalog(plan_catalog *cat)
     memset(cat_curves, 0, sizeof cat_curves);
     snprintf(cat_gpus[0].name, sizeof cat_gpus[0].name, "X1-16GB");
     snprintf(cat_gpus[1].name, sizeof cat_gpus[1].name, "X2-80GB");
-    cat_gpus[1].peak_flops = 4 * ASYMPTOTE_FLOPS;
+    cat_gpus[1].peak_flops = 4 * BF_ASYMPTOTE_FLOPS;
     cat_gpus[1].misaligned_factor = 0.7;
     for (int i = 0; i < 3; i++) {
         snprintf(cat_curves[i].name, sizeof cat_curves[i].name, "curve%d", i);
@@ -250,18 +179,18 @@ static void gpu_entry(void **state)
     static plan_bench_cpu b;
     static plan_host_entry h;
     plan_catalog cat;
-    make_cpu(&b);
+    bench_fixture_cpu(&b);
     make_catalog(&cat);
     snprintf(b.device, sizeof b.device, "cuda");
     snprintf(b.cpu_model, sizeof b.cpu_model, "X2 80GB");
     st_err err = {0};
     assert_int_equal(plan_host_gpu_device(&b, &cat, 1, "cuda-box7", &h, &err), ST_OK);
     assert_string_equal(h.gpu_name, "cuda-box7");
-    assert_true(h.gpu.peak_flops == 4 * ASYMPTOTE_FLOPS);
+    assert_true(h.gpu.peak_flops == 4 * BF_ASYMPTOTE_FLOPS);
     assert_rel(h.gpu.gemm_eff_max, 0.25, 1e-6);
-    assert_rel(h.fit.gemm.asymptote_flops, ASYMPTOTE_FLOPS, 1e-6);
+    assert_rel(h.fit.gemm.asymptote_flops, BF_ASYMPTOTE_FLOPS, 1e-6);
     assert_true(h.gpu.misaligned_factor == 0.7);
-    assert_true(h.gpu.hbm_bps == TRIAD_ONE_BPS); /* the copy: mem[0] */
+    assert_true(h.gpu.hbm_bps == BF_TRIAD_ONE_BPS); /* the copy: mem[0] */
     assert_true(isnan(h.allreduce.bw_bps) && isnan(h.p2p.bw_bps));
     assert_text(h.gpu_source, TEXTS("smdplan bench gpu on box7.example.com: X2 80GB"), NULL);
     assert_text(h.gpu_note, TEXTS("The executor's cuda device on box7.example.com (X2 80GB; ",
@@ -284,15 +213,15 @@ static void gpu_entry(void **state)
     /* no catalog GPU of this device: the asymptote is the peak, the links
      * the device's own bandwidth */
     assert_int_equal(plan_host_gpu_device(&b, &cat, -1, "cuda-box7", &h, &err), ST_OK);
-    assert_rel(h.gpu.peak_flops, ASYMPTOTE_FLOPS, 1e-6);
+    assert_rel(h.gpu.peak_flops, BF_ASYMPTOTE_FLOPS, 1e-6);
     assert_true(h.gpu.gemm_eff_max == 1.0);
     assert_text(h.gpu_note, TEXTS("peak_flops: the measured asymptote (no catalog GPU"), NULL);
     assert_int_equal(plan_host_gpu_instance(&b, &cat, -1, 0, 0, "host-box7-cuda", &h, &err),
                      ST_OK);
     in = &h.instance;
     assert_int_equal(in->gpus_per_node, 1);
-    assert_true(in->nvlink_bps == TRIAD_ONE_BPS && in->intra_busbw_bps == TRIAD_ONE_BPS &&
-                in->net_bps == TRIAD_ONE_BPS);
+    assert_true(in->nvlink_bps == BF_TRIAD_ONE_BPS && in->intra_busbw_bps == BF_TRIAD_ONE_BPS &&
+                in->net_bps == BF_TRIAD_ONE_BPS);
     assert_true(in->intra_latency_s == 1e-5 && in->net_latency_s == 1e-5 && in->efa == 0);
     assert_true(in->host_mem_bytes == 0);
     assert_string_equal(h.intra_curve.name, "curve0");

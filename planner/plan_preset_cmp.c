@@ -1,7 +1,8 @@
 /*
- * cli_preset.c: what a preset that publishes the layout it was trained with
- * adds to a plan. The SMP presets carry SageMaker model parallel's best-
- * practices reference configurations (data/models.json "reference"):
+ * plan_preset_cmp.c: what a preset that publishes the layout it was trained
+ * with adds to a plan (plan_preset_cmp.h). The SMP presets carry SageMaker
+ * model parallel's best-practices reference configurations
+ * (data/models.json "reference"):
  *
  *   - The default global batch is the published one. The reference gives
  *     the training script's batch_size; with prescaled_batch that is the
@@ -15,29 +16,27 @@
  *     32 x 16 = 512 sequences.
  *   - The published layout is evaluated by the planner on the user's cluster
  *     (its TP, PP and knobs, the data-parallel degree the cluster leaves,
- *     the plan's global batch) and printed beside the plan ranked #1, with
- *     one sentence naming the term of the step that differs most and the
- *     knobs behind it.
+ *     the plan's global batch) and set beside the plan ranked #1, with one
+ *     sentence naming the term of the step that differs most and the knobs
+ *     behind it.
  * A preset counts only while its shape is the published one: a shape changed
  * on the command line is another model.
  */
+#include "planner/plan_preset_cmp.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
-#include "app/cli_int.h"
 #include "planner/plan_framework.h"
 
-#define GIB 1073741824.0
+#define GIB 1073741824.0 /* 2^30: memory is said in GiB */
 
-const plan_preset *cli_preset_of(const cli_plan_ctx *x)
+const plan_preset *plan_preset_of(const plan_presets *presets, const plan_model *m)
 {
-    const plan_model *m = &x->model;
-    for (int i = 0; i < x->presets.n; i++) {
-        const plan_preset *p = &x->presets.v[i];
+    for (int i = 0; i < presets->n; i++) {
+        const plan_preset *p = &presets->v[i];
         const plan_model *q = &p->model;
         if (p->ref.present && !strcmp(p->key, m->name) && q->arch == m->arch &&
             q->layers == m->layers && q->hidden == m->hidden && q->heads == m->heads &&
@@ -51,14 +50,12 @@ const plan_preset *cli_preset_of(const cli_plan_ctx *x)
     return NULL;
 }
 
-int cli_preset_batch(cli_plan_opts *o, const cli_plan_ctx *x, char *src, size_t n, st_err *err)
+int plan_preset_batch(const plan_catalog *cat, const plan_preset *p, int64_t *global, char *src,
+                      size_t n, st_err *err)
 {
-    const plan_preset *p = cli_preset_of(x);
-    if (!p || o->cfg.global_batch > 0)
-        return ST_OK;
     const plan_preset_ref *r = &p->ref;
     plan_cluster rc;
-    int st = plan_cluster_parse(&x->cat, r->instances, &rc, err);
+    int st = plan_cluster_parse(cat, r->instances, &rc, err);
     if (st)
         return st;
     int mp = r->tp * r->pp;
@@ -67,8 +64,7 @@ int cli_preset_batch(cli_plan_opts *o, const cli_plan_ctx *x, char *src, size_t 
                         "preset %s: reference tp %d x pp %d does not divide the %d GPUs of %s",
                         p->key, r->tp, r->pp, rc.gpus, r->instances);
     int dp = rc.gpus / mp;
-    int64_t global = r->batch_size * dp * (r->prescaled_batch ? 1 : r->tp);
-    o->cfg.global_batch = global;
+    *global = r->batch_size * dp * (r->prescaled_batch ? 1 : r->tp);
     if (r->prescaled_batch)
         snprintf(src, n,
                  "default: %s's published batch_size=%lld per model-parallel group (prescaled "
@@ -81,13 +77,8 @@ int cli_preset_batch(cli_plan_opts *o, const cli_plan_ctx *x, char *src, size_t 
                  "data-parallel replicas (pp %d on %d x %s; SMP best practices), set with "
                  "--global-batch",
                  p->key, (long long)r->batch_size, r->tp, dp, r->pp, rc.nodes, rc.inst->name);
-    o->batch_source = src;
     return ST_OK;
 }
-
-/* ------------------------------------------------------------------------ */
-/* Comparison                                                                */
-/* ------------------------------------------------------------------------ */
 
 /* The knobs a comparison names, and which of them drive each time term. */
 enum {
@@ -150,12 +141,12 @@ static unsigned knob_diff(const plan_layout *a, const plan_layout *b, unsigned m
     return all;
 }
 
-static void compare_why(cli_preset_cmp *p, const plan_candidate *ours)
+static void compare_why(plan_preset_cmp *p, const plan_candidate *ours)
 {
     const plan_estimate *eo = &ours->est, *er = &p->ref.est;
-    if (p->status == CLI_PRESET_UNPLACEABLE)
+    if (p->status == PLAN_PRESET_UNPLACEABLE)
         return; /* why already says it */
-    if (p->status == CLI_PRESET_OOM) {
+    if (p->status == PLAN_PRESET_OOM) {
         snprintf(p->why, sizeof p->why,
                  "SMP's reference layout does not fit by the planner's memory model: its stage %d "
                  "needs %.1f GiB of the GPU's %.1f GiB, where ours needs %.1f GiB.",
@@ -202,31 +193,85 @@ static void compare_why(cli_preset_cmp *p, const plan_candidate *ours)
              plan_mem_need_bytes(&er->mem) / GIB);
 }
 
-int cli_preset_compare(const cli_plan_opts *o, const cli_plan_ctx *x, const plan_result *r,
-                       cli_preset_cmp *out, st_err *err)
+/* The search that evaluates the reference: cfg's stack, precision and
+ * behaviour, the reference's knobs, dp data-parallel replicas of per
+ * sequences each. */
+static void ref_config(const plan_config *base, const plan_preset_ref *ref, int dp, int64_t per,
+                       int64_t global_batch, plan_config *cfg)
+{
+    *cfg = *base; /* the same stack, precision and behaviour */
+    cfg->tp = ref->tp;
+    cfg->pp = ref->pp;
+    cfg->dp = dp;
+    cfg->cp = 1;
+    cfg->microbatches = ref->microbatches;
+    cfg->micro_batch = (int)(per / ref->microbatches);
+    cfg->active_microbatches = ref->active_microbatches;
+    cfg->virtual_stages = 0;
+    cfg->schedule = PLAN_SCHED_INTERLEAVED; /* SMP's default pipeline */
+    cfg->schedule_mask = 0;
+    cfg->recompute = ref->recompute;
+    cfg->recompute_group = ref->recompute_group;
+    cfg->sharding = ref->sharding;
+    /* SMP's default optimize "memory": no activation stored twice across TP
+     * ranks, the planner's sequence parallelism (smd_model_parallel_general.rst) */
+    cfg->sequence_parallel = ref->tp > 1;
+    cfg->offload_activations = 0;
+    cfg->prescaled_batch = ref->prescaled_batch;
+    memcpy(cfg->placement, "DPT", 4); /* SMP's default placement_strategy, "cluster" */
+    cfg->global_batch = global_batch;
+    cfg->top_k = 1;
+    cfg->allow_tp_across_nodes = 1;   /* the reference is what was published */
+}
+
+/* A speed-up over SMP's own layout is a measurement only where SMP runs
+ * were fitted; SMP's reference configurations publish no step time
+ * (data/reference: aws_smp_v1_refcfg, "no throughput published"), so
+ * validate scores none of them and no smp fit exists today. */
+static void note_fit(plan_preset_cmp *out, const plan_cluster *c)
+{
+    out->smp_fitted = c->eff_fit && strcmp(c->eff_fit->framework, plan_fw_family_key(PLAN_FW_SMP)) == 0;
+    if (out->status != PLAN_PRESET_FITS || out->smp_fitted)
+        return;
+    size_t u = strlen(out->why);
+    char basis[160];
+    if (c->eff_fit)
+        snprintf(basis, sizeof basis, "the efficiencies fitted for %s on %s",
+                 c->eff_fit->framework, c->eff_fit->silicon);
+    else
+        snprintf(basis, sizeof basis, "the %s chip's own efficiencies",
+                 c->gpu->silicon[0] ? c->gpu->silicon : c->gpu->name);
+    snprintf(out->why + u, sizeof out->why - u,
+             " No SMP run has been fitted (SMP's reference configurations publish no step "
+             "time, so validate scores none of them): both times are the planner's model of "
+             "SMP with %s, and the difference is the model's, not a measured one.",
+             basis);
+}
+
+int plan_preset_compare(const plan_preset *p, const plan_model *m, const plan_cluster *c,
+                        const plan_config *base, const plan_result *r, plan_preset_cmp *out,
+                        st_err *err)
 {
     memset(out, 0, sizeof *out);
-    const plan_preset *p = cli_preset_of(x);
     if (!p || r->ntop < 1)
         return ST_OK;
     out->preset = p;
-    const plan_framework *fw = plan_framework_get(o->cfg.framework);
+    const plan_framework *fw = plan_framework_get(base->framework);
     if (fw->family != PLAN_FW_SMP) {
         snprintf(out->why, sizeof out->why,
                  "SMP's reference layout for %s is not compared: this plan is for %s.", p->key,
                  fw->label);
-        out->status = CLI_PRESET_UNPLACEABLE;
+        out->status = PLAN_PRESET_UNPLACEABLE;
         out->shown = 1;
         return ST_OK;
     }
     const plan_preset_ref *ref = &p->ref;
-    const plan_cluster *c = &x->cluster;
     out->shown = 1;
     int mp = ref->tp * ref->pp;
     int dp = mp > 0 && c->gpus % mp == 0 ? c->gpus / mp : 0;
     int64_t per = dp ? r->global_batch / dp : 0;
     if (!dp || r->global_batch % dp != 0 || per % ref->microbatches != 0) {
-        out->status = CLI_PRESET_UNPLACEABLE;
+        out->status = PLAN_PRESET_UNPLACEABLE;
         if (!dp)
             snprintf(out->why, sizeof out->why,
                      "SMP's reference layout for %s (tp %d, pp %d) cannot be placed on the %d "
@@ -239,42 +284,21 @@ int cli_preset_compare(const cli_plan_opts *o, const cli_plan_ctx *x, const plan
                      p->key, ref->tp, ref->pp, dp, ref->microbatches, (long long)r->global_batch);
         return ST_OK;
     }
-    plan_config cfg = o->cfg; /* the same stack, precision and behaviour */
-    cfg.tp = ref->tp;
-    cfg.pp = ref->pp;
-    cfg.dp = dp;
-    cfg.cp = 1;
-    cfg.microbatches = ref->microbatches;
-    cfg.micro_batch = (int)(per / ref->microbatches);
-    cfg.active_microbatches = ref->active_microbatches;
-    cfg.virtual_stages = 0;
-    cfg.schedule = PLAN_SCHED_INTERLEAVED; /* SMP's default pipeline */
-    cfg.schedule_mask = 0;
-    cfg.recompute = ref->recompute;
-    cfg.recompute_group = ref->recompute_group;
-    cfg.sharding = ref->sharding;
-    /* SMP's default optimize "memory": no activation stored twice across TP
-     * ranks, the planner's sequence parallelism (smd_model_parallel_general.rst) */
-    cfg.sequence_parallel = ref->tp > 1;
-    cfg.offload_activations = 0;
-    cfg.prescaled_batch = ref->prescaled_batch;
-    memcpy(cfg.placement, "DPT", 4); /* SMP's default placement_strategy, "cluster" */
-    cfg.global_batch = r->global_batch;
-    cfg.top_k = 1;
-    cfg.allow_tp_across_nodes = 1;   /* the reference is what was published */
+    plan_config cfg;
+    ref_config(base, ref, dp, per, r->global_batch, &cfg);
     plan_result *res = calloc(1, sizeof *res);
     if (!res)
         return ST_RAISE(err, ST_ENOMEM, "out of memory");
     st_err inner = {0};
-    int rc = plan_search(&x->model, c, &cfg, res, &inner);
+    int rc = plan_search(m, c, &cfg, res, &inner);
     if (rc == ST_OK && res->ntop > 0) {
-        out->status = CLI_PRESET_FITS;
+        out->status = PLAN_PRESET_FITS;
         out->ref = res->top[0];
     } else if (rc == ST_OK && res->min_oom_excess_bytes > 0) {
-        out->status = CLI_PRESET_OOM;
+        out->status = PLAN_PRESET_OOM;
         out->ref = res->closest_oom;
     } else {
-        out->status = CLI_PRESET_UNPLACEABLE;
+        out->status = PLAN_PRESET_UNPLACEABLE;
         const char *reason = inner.msg;
         for (int i = 1; !reason[0] && i < PLAN_REJ__COUNT; i++)
             if (res->rejected[i])
@@ -285,83 +309,6 @@ int cli_preset_compare(const cli_plan_opts *o, const cli_plan_ctx *x, const plan
     }
     free(res);
     compare_why(out, &r->top[0]);
-    /* A speed-up over SMP's own layout is a measurement only where SMP runs
-     * were fitted; SMP's reference configurations publish no step time
-     * (data/reference: aws_smp_v1_refcfg, "no throughput published"), so
-     * validate scores none of them and no smp fit exists today. */
-    out->smp_fitted = c->eff_fit && strcmp(c->eff_fit->framework, plan_fw_family_key(PLAN_FW_SMP)) == 0;
-    if (out->status == CLI_PRESET_FITS && !out->smp_fitted) {
-        size_t u = strlen(out->why);
-        char basis[160];
-        if (c->eff_fit)
-            snprintf(basis, sizeof basis, "the efficiencies fitted for %s on %s",
-                     c->eff_fit->framework, c->eff_fit->silicon);
-        else
-            snprintf(basis, sizeof basis, "the %s chip's own efficiencies",
-                     c->gpu->silicon[0] ? c->gpu->silicon : c->gpu->name);
-        snprintf(out->why + u, sizeof out->why - u,
-                 " No SMP run has been fitted (SMP's reference configurations publish no step "
-                 "time, so validate scores none of them): both times are the planner's model of "
-                 "SMP with %s, and the difference is the model's, not a measured one.",
-                 basis);
-    }
+    note_fit(out, c);
     return ST_OK;
-}
-
-static void row(rpt_table *t, const char *label, const plan_candidate *cand)
-{
-    rpt_table_row(t);
-    rpt_table_cell(t, "%s", label);
-    cli_plan_cells(t, &cand->layout, &cand->est);
-}
-
-void cli_preset_print(FILE *f, const cli_preset_cmp *p, const plan_candidate *ours)
-{
-    if (!p->shown)
-        return;
-    fprintf(f, "\n");
-    if (p->status != CLI_PRESET_UNPLACEABLE) {
-        char head[600];
-        snprintf(head, sizeof head, "SMP's own layout for %s (%s), with this plan's global batch, "
-                 "by the planner:", p->preset->key, p->preset->ref.source);
-        rpt_term_wrap(f, head, "", "");
-        /* the columns of the plan table, left out in the same order when narrow */
-        static const char *const head_[] = {"", "TP", "PP", "DP", "mbs", "mb", "act", "sched",
-                                            "recomp", "sharding", "SP", "place", "mem GiB",
-                                            "step s", "compute", "TP", "PP", "DPexp", "bubble",
-                                            "opt"};
-        static const int prio[] = {0, 0, 0, 0, 0, 0, 3, 2, 0, 0, 3, 3, 0, 0, 4, 4, 4, 4, 4, 5};
-        rpt_table *t = rpt_table_new();
-        for (int k = 0; t && k < 20; k++)
-            rpt_table_col(t, head_[k], k > 0 && (k < 7 || k > 11), prio[k]);
-        if (t) {
-            row(t, "ours #1", ours);
-            row(t, p->status == CLI_PRESET_OOM ? "SMP (OOM)" : "SMP ref", &p->ref);
-            rpt_table_print(f, t, "  ");
-        }
-        rpt_table_free(t);
-    }
-    char why[1200];
-    snprintf(why, sizeof why, "%s%s", p->status == CLI_PRESET_UNPLACEABLE ? "" : "Why ours differs: ",
-             p->why);
-    rpt_term_wrap(f, why, "", "");
-}
-
-cJSON *cli_preset_json(const cli_preset_cmp *p)
-{
-    if (!p->shown)
-        return NULL;
-    static const char *const status[] = {"fits", "out_of_memory", "not_evaluated"};
-    const plan_preset_ref *r = &p->preset->ref;
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "preset", p->preset->key);
-    cJSON_AddStringToObject(j, "source", r->source);
-    cJSON_AddStringToObject(j, "published_instances", r->instances);
-    cJSON_AddNumberToObject(j, "published_batch_size", (double)r->batch_size);
-    cJSON_AddStringToObject(j, "status", status[p->status]);
-    if (p->status != CLI_PRESET_UNPLACEABLE)
-        cJSON_AddItemToObject(j, "plan", cli_json_plan(&p->ref));
-    cJSON_AddStringToObject(j, "why_ours_differs", p->why);
-    cJSON_AddBoolToObject(j, "smp_runs_fitted", p->smp_fitted);
-    return j;
 }
