@@ -33,6 +33,7 @@
 
 #include "app/cli_int.h"
 #include "common/outfile.h"
+#include "data/data_known_models.h"
 #include "data/data.h"
 #include "data/data_calibration.h"
 #include "data/data_csv.h"
@@ -342,6 +343,8 @@ int cli_calibrate_cmd(int argc, char **argv)
     int rc = rep ? data_catalog_load_base(&cat, &err) : ST_RAISE(&err, ST_ENOMEM, "out of memory");
     for (int i = 0; rc == ST_OK && i < a.ncat; i++)
         rc = data_catalog_merge(&cat, a.catalogs[i], &err);
+    if (rc == ST_OK) /* the models a row may name without its shape */
+        rc = data_known_models_load(&err);
     if (rc == ST_OK)
         rc = data_csv_load(path, &csv, &err);
     if (rc == ST_OK) {

@@ -20,6 +20,7 @@
 #include "app/cli_int.h"
 #include "data/data.h"
 #include "data/data_csv.h"
+#include "data/data_known_models.h"
 #include "data/data_validate_json.h"
 #include "planner/plan_validate.h"
 #include "planner/plan_validate_explain.h"
@@ -182,6 +183,8 @@ int cli_validate_cmd(int argc, char **argv)
     int rc = data_catalog_load(NULL, &cat, &err);
     if (rc == ST_OK && o.catalog_file)
         rc = data_catalog_merge(&cat, o.catalog_file, &err);
+    if (rc == ST_OK) /* the models a row may name without its shape */
+        rc = data_known_models_load(&err);
     if (rc == ST_OK)
         rc = data_csv_load(o.file, &csv, &err);
     if (rc == ST_OK) {

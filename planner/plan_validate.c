@@ -57,6 +57,7 @@ const plan_validate_column plan_validate_columns[] = {
     COL(source_locator, 0), COL(source_ref, 0), COL(model_name, 0), COL(architecture, 0),
     COL(framework, 0), COL(num_layers, 0), COL(hidden_size, 0), COL(num_heads, 0),
     COL(num_kv_heads, 0), COL(head_dim, 0), COL(ffn_hidden_size, 0), COL(seq_len, 0), COL(vocab_size, 0),
+    COL(params_b, 0),
     COL(gpu_type, 0), COL(gpu_mem_gb, 0), COL(num_gpus, 1), COL(instance_type, 0),
     COL(interconnect, 0), COL(net_gbps_per_gpu, 0), COL(net_gbps_per_node, 0), COL(tp, 0), COL(pp, 0), COL(dp, 0), COL(cp, 0),
     COL(model_parallel_size, 0), COL(virtual_stages, 0), COL(micro_batch_size, 0),
@@ -375,12 +376,38 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
         (hs = get_int(out, "seq_len", r->seq_len, 1, PLAN_MAX_SEQ, &S)) < 0 ||
         (hv = get_int(out, "vocab_size", r->vocab_size, 1, PLAN_MAX_VOCAB, &V)) < 0)
         return 1;
-    if (!hl || !hh || !ha)
-        return skip(out, "shape not published (layers, hidden size or heads missing)");
+    const plan_known_model *k = NULL;
+    if (!hl || !hh || !ha) {
+        const char *kname = NULL;
+        k = plan_known_model_named(r->model_name, &kname);
+        /* what the row does give must be the named model's */
+        const plan_model *km = k ? &k->model : NULL;
+        double pb;
+        if (!km || (hl && L != km->layers) || (hh && H != km->hidden) ||
+            (ha && A != km->heads) || (hkv && KV != km->kv_heads) ||
+            (hf && F != km->ffn) ||
+            (parse_num(r->params_b, &pb) == 1 && pb > 0 &&
+             fabs(log(pb * 1e9 / (double)km->params)) > log(1.15)))
+            return skip(out, "shape not published (layers, hidden size or heads missing)");
+        note(out, "shape of %s as published (%s)", kname, km->source);
+    }
     if (!hs)
         return skip(out, "sequence length not published");
     plan_model *m = &out->model;
     memset(m, 0, sizeof *m);
+    if (k) {
+        *m = k->model;
+        copy(m->name, sizeof m->name, r->model_name);
+        snprintf(m->source, sizeof m->source, "%s row %s", nz(r->source_key), nz(r->row_id));
+        m->seq = S;
+        if (hv)
+            m->vocab = V;
+        st_err e = {0};
+        if (plan_model_finish(m, &e) != ST_OK)
+            return skip(out, "model shape: %s", e.msg);
+        out->have_model = 1;
+        return 0;
+    }
     read_arch(r, m);
     const char *vword = NULL;
     if (!hv && (V = trait_vocab(r, &vword)) > 0) {

@@ -39,6 +39,7 @@ typedef struct plan_validate_row {
      * hidden_size / num_heads (Megatron's kv_channels); blank: that ratio */
     const char *head_dim;
     const char *seq_len, *vocab_size;
+    const char *params_b;        /* the model's size, billions (a check of a named shape) */
     const char *gpu_type, *gpu_mem_gb, *num_gpus, *instance_type, *interconnect;
     /* the network as numbers, when a file states them (Gb/s, one direction):
      * each GPU's NIC, or the node's NICs together; over the interconnect text */
@@ -143,6 +144,31 @@ typedef struct plan_model_trait {
 int plan_model_traits_set(const plan_model_trait *v, int n, st_err *err);
 /* The installed traits (NULL and 0 before any). */
 const plan_model_trait *plan_model_traits(int *n);
+
+/* A model a run may name without publishing its shape: its documented
+ * names (a preset's key, a Hugging Face id and its aliases: "llama-2-70b",
+ * "meta-llama/Llama-2-70b-hf", "gpt3-175b") and its published shape.
+ * Data (data/models.json, data/hf_models.json), installed by
+ * plan_known_models_set. A row's model name names one when a name, read
+ * without case, spaces and punctuation ("Llama 2 70B" is "llama270b"),
+ * stands in it as a whole word that no digit follows. */
+#define PLAN_KNOWN_NAMES 4
+#define PLAN_KNOWN_NAME_MAX 64
+typedef struct plan_known_model {
+    char names[PLAN_KNOWN_NAMES][PLAN_KNOWN_NAME_MAX];
+    int nnames;
+    plan_model model;            /* the shape (its seq is the model's, not a run's) */
+} plan_known_model;
+
+#define PLAN_KNOWN_MAX 128
+
+/* Install the known models (copied); replaces any installed before. */
+int plan_known_models_set(const plan_known_model *v, int n, st_err *err);
+/* The installed models (NULL and 0 before any). */
+const plan_known_model *plan_known_models(int *n);
+/* The known model a model name names (the longest name matched), NULL
+ * when none; *name the matched name. */
+const plan_known_model *plan_known_model_named(const char *text, const char **name);
 
 /* Map a row to a model, cluster and layout, evaluate it and compare with the
  * reference. Always fills out (a row that cannot be predicted gets a

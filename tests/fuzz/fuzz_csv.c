@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "data/data.h"
+#include "data/data_known_models.h"
 #include "data/data_csv.h"
 #include "planner/plan.h"
 #include "planner/plan_validate.h"
@@ -105,6 +106,7 @@ static void check_text(char *text, size_t size)
         st_err err = {0};
         CHECK(plan_catalog_link(&cat, &err) == ST_OK);
         CHECK(data_frameworks_load(NULL, &err) == ST_OK && data_families_load(NULL, &err) == ST_OK);
+        CHECK(data_known_models_load(&err) == ST_OK);
         linked = 1;
     }
     data_csv csv;

@@ -17,6 +17,7 @@
 
 #include "app/cli.h"
 #include "data/data.h"
+#include "data/data_known_models.h"
 #include "planner/plan_validate.h"
 #include "planner/plan_framework.h"
 #include "planner/plan_validate_int.h"
@@ -1039,6 +1040,62 @@ static void test_network_technology_alone(void **state)
     assert_string_equal(r->instance, "dgx-a100");
 }
 
+/* A row that names a documented model without its shape takes the
+ * model's published shape (data/models.json, data/hf_models.json); what
+ * the row does give must agree, its sequence length is its own. */
+static void test_known_model_shape(void **state)
+{
+    (void)state;
+    st_err err = {0};
+    assert_int_equal(data_known_models_load(&err), ST_OK);
+    plan_validate_row x = dgxc_114;
+    x.num_layers = x.hidden_size = x.num_heads = x.num_kv_heads = x.ffn_hidden_size = "";
+    x.model_name = "Llama 3 70B (NeMo)";
+    const plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->model.layers, 80);
+    assert_int_equal(r->model.hidden, 8192);
+    assert_int_equal(r->model.kv_heads, 8);
+    assert_int_equal(r->model.ffn, 28672);
+    assert_int_equal(r->model.seq, 8192);
+    assert_int_equal(r->model.arch, PLAN_ARCH_LLAMA);
+    assert_non_null(strstr(r->notes, "shape of "));
+    /* a digit after the name is another model: GPT-3 1.3B is not GPT-3 13B */
+    x.model_name = "GPT-3 1.3B";
+    x.vocab_size = "";
+    x.num_kv_heads = "";
+    r = run(&x);
+    assert_int_equal(r->model.layers, 24);
+    assert_int_equal(r->model.hidden, 2048);
+    assert_true(r->model.vocab >= 50257 && r->model.vocab < 50257 + 1024); /* padded for TP */
+    /* what the row gives must be the named model's */
+    x.model_name = "Llama 3 70B";
+    x.vocab_size = "128256";
+    x.hidden_size = "4096";
+    refused(&x, "shape not published");
+    x.hidden_size = "";
+    x.params_b = "8";
+    refused(&x, "shape not published");
+    x.params_b = "70";
+    r = run(&x);
+    assert_true(r->compared);
+    /* a name inside a longer word, or no name: as before */
+    x.model_name = "Tinyllama 3 70B";
+    refused(&x, "shape not published");
+    const char *nm = NULL;
+    const plan_known_model *k = plan_known_model_named("LLaMA2-7B", &nm);
+    assert_non_null(k);
+    assert_int_equal(k->model.hidden, 4096);
+    assert_int_equal(k->model.layers, 32);
+    assert_int_equal(k->model.vocab, 32000);
+    k = plan_known_model_named("LLaMA-65B", &nm);
+    assert_non_null(k);
+    assert_int_equal(k->model.layers, 80);
+    assert_int_equal(k->model.ffn, 22016);
+    assert_int_equal(plan_known_models_set(NULL, 0, &err), ST_OK);
+    assert_null(plan_known_model_named("Llama 3 70B", NULL));
+}
+
 /* Recompute by the stacks' own names of each kind. */
 static void test_recompute_words(void **state)
 {
@@ -1250,6 +1307,7 @@ int main(void)
         cmocka_unit_test(test_recompute_words),
         cmocka_unit_test(test_written_numbers),
         cmocka_unit_test(test_network_technology_alone),
+        cmocka_unit_test(test_known_model_shape),
         cmocka_unit_test(test_precision_words),
         cmocka_unit_test(test_sharding_default_with_pp),
     };
