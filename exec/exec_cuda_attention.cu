@@ -144,6 +144,47 @@ static __device__ __forceinline__ void fa_frag_b_kn(uint32_t b[4], const bf16 *s
 /* forward                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* The forward's end: the row sums over the quad; O / l through this
+ * warp's own rows of Qs (only this warp ever read them) to 16-byte stores;
+ * each row's log-sum-exp. */
+template <int HD>
+static __device__ __forceinline__ void fa_fwd_store(bf16 *out, float *lse, bf16 *Qs,
+                                                    const float (&o)[HD / 8][4], float m0,
+                                                    float m1, float l0, float l1, int warp,
+                                                    int lane, int q0, int ra, int rb, int T,
+                                                    int B, int Hq, int h, int b)
+{
+    constexpr int P = HD + FA_PAD, ND = HD / 8;
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+    const float i0 = 1.0f / l0, i1 = 1.0f / l1;
+    bf16 *stage = Qs + warp * 16 * P;
+    const int g = lane >> 2, t2 = 2 * (lane & 3);
+#pragma unroll
+    for (int d = 0; d < ND; d++) {
+        *(uint32_t *)(stage + g * P + d * 8 + t2) = pack_bf16(o[d][0] * i0, o[d][1] * i0);
+        *(uint32_t *)(stage + (g + 8) * P + d * 8 + t2) = pack_bf16(o[d][2] * i1, o[d][3] * i1);
+    }
+    __syncwarp();
+    const int64_t ldo = (int64_t)Hq * HD;
+#pragma unroll
+    for (int e = lane; e < 16 * (HD / 8); e += 32) {
+        int r = e / (HD / 8), c = (e % (HD / 8)) * 8, i = q0 + warp * 16 + r;
+        if (i < T)
+            *(int4 *)(out + ((int64_t)i * B + b) * ldo + (int64_t)h * HD + c) =
+                *(const int4 *)(stage + r * P + c);
+    }
+    if ((lane & 3) == 0) {
+        float *lr = lse + ((int64_t)b * Hq + h) * T;
+        if (ra < T)
+            lr[ra] = (m0 + log2f(l0)) * FA_LN2;
+        if (rb < T)
+            lr[rb] = (m1 + log2f(l1)) * FA_LN2;
+    }
+}
+
 template <int HD>
 __global__ void __launch_bounds__(FA_THREADS)
     fa_fwd_k(bf16 *out, float *lse, const bf16 *qkv, int T, int B, int Hq, int Hkv,
@@ -271,36 +312,7 @@ __global__ void __launch_bounds__(FA_THREADS)
             }
         }
     }
-    /* the row sums over the quad; O / l through this warp's own rows of
-     * Qs (only this warp ever read them) to 16-byte stores */
-    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-    const float i0 = 1.0f / l0, i1 = 1.0f / l1;
-    bf16 *stage = Qs + warp * 16 * P;
-    const int g = lane >> 2, t2 = 2 * (lane & 3);
-#pragma unroll
-    for (int d = 0; d < ND; d++) {
-        *(uint32_t *)(stage + g * P + d * 8 + t2) = pack_bf16(o[d][0] * i0, o[d][1] * i0);
-        *(uint32_t *)(stage + (g + 8) * P + d * 8 + t2) = pack_bf16(o[d][2] * i1, o[d][3] * i1);
-    }
-    __syncwarp();
-    const int64_t ldo = (int64_t)Hq * HD;
-#pragma unroll
-    for (int e = lane; e < 16 * (HD / 8); e += 32) {
-        int r = e / (HD / 8), c = (e % (HD / 8)) * 8, i = q0 + warp * 16 + r;
-        if (i < T)
-            *(int4 *)(out + ((int64_t)i * B + b) * ldo + (int64_t)h * HD + c) =
-                *(const int4 *)(stage + r * P + c);
-    }
-    if ((lane & 3) == 0) {
-        float *lr = lse + ((int64_t)b * Hq + h) * T;
-        if (ra < T)
-            lr[ra] = (m0 + log2f(l0)) * FA_LN2;
-        if (rb < T)
-            lr[rb] = (m1 + log2f(l1)) * FA_LN2;
-    }
+    fa_fwd_store<HD>(out, lse, Qs, o, m0, m1, l0, l1, warp, lane, q0, ra, rb, T, B, Hq, h, b);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -350,6 +362,100 @@ static __device__ __forceinline__ void fa_add2(float *p, float x, float y)
 #endif
 }
 
+/* A step's query tile: Q and dO of head h from query i0, and its rows' lse
+ * and D, into shared memory (asynchronous, one commit group). */
+template <int HD>
+static __device__ __forceinline__ void fa_bwd_load_step(bf16 *Qs, bf16 *dOs, float *lse_s,
+                                                        const bf16 *qkv, const bf16 *dout,
+                                                        const float *lse, const float *drow,
+                                                        int b, int64_t W, int64_t rs,
+                                                        int64_t ldo, int64_t rso, int Hq, int h,
+                                                        int i0, int T)
+{
+    constexpr int NT = FA_BWD_THREADS;
+    fa_load_tile<HD, FA_TILE, NT>(Qs, qkv + b * W + (int64_t)h * HD, rs, i0, T);
+    fa_load_tile<HD, FA_TILE, NT>(dOs, dout + b * ldo + (int64_t)h * HD, rso, i0, T);
+    if (threadIdx.x < 2 * FA_TILE) {
+        const float *lr = (threadIdx.x < FA_TILE ? lse : drow) + ((int64_t)b * Hq + h) * T;
+        int r = threadIdx.x % FA_TILE;
+        cp_async4(lse_s + threadIdx.x, i0 + r < T ? lr + i0 + r : lr, i0 + r < T);
+    }
+    cp_async_commit();
+}
+
+/* dQ (query rows rg * 16.., columns cg * DQC..) += dS K over the block's
+ * keys, 16 columns at a time, into dq_acc (atomically: the blocks of other
+ * keys add to the same rows). */
+template <int HD>
+static __device__ __forceinline__ void fa_bwd_dq(float *dq_acc, const bf16 *dSs, const bf16 *Ks,
+                                                 int i0, int b, int Hq, int h, int T)
+{
+    typedef fa_bwd_smem<HD> L;
+    constexpr int P = L::P, PS = L::PS;
+    /* dQ of a query tile (64 rows x HD) over the warps: 4 groups of 16 rows
+     * by CG groups of the pieces of 16 columns; each a sum over the block's
+     * keys */
+    constexpr int CG = FA_BWD_WARPS / 4, KK = FA_BWD_KEYS / 16;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int g = lane >> 2, t2 = 2 * (lane & 3);
+    const int rg = warp & 3, cg = warp >> 2;
+    uint32_t sa[KK][4];
+#pragma unroll
+    for (int kk = 0; kk < KK; kk++)
+        fa_frag_at<PS>(sa[kk], dSs, rg * 16, kk * 16, lane);
+    const int ia = i0 + rg * 16 + g, ib = ia + 8;
+    float *dqr = dq_acc + ((int64_t)b * Hq + h) * (int64_t)T * HD;
+#pragma unroll
+    for (int q = 0; q < (HD / 16 + CG - 1) / CG; q++) {
+        /* pieces cg, cg + CG, ...: contiguous where they divide evenly */
+        const int np = HD / 16 % CG == 0 ? cg * (HD / 16 / CG) + q : cg + q * CG;
+        if (np >= HD / 16)
+            break;
+        const int c0 = np * 16;
+        float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+#pragma unroll
+        for (int kk = 0; kk < KK; kk++) {
+            uint32_t bk[4];
+            fa_frag_b_kn<P>(bk, Ks, c0, kk * 16, lane);
+            mma_bf16(acc[0], sa[kk], bk[0], bk[1]);
+            mma_bf16(acc[1], sa[kk], bk[2], bk[3]);
+        }
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+            int c = c0 + u * 8 + t2;
+            if (ia < T)
+                fa_add2(dqr + (int64_t)ia * HD + c, acc[u][0], acc[u][1]);
+            if (ib < T)
+                fa_add2(dqr + (int64_t)ib * HD + c, acc[u][2], acc[u][3]);
+        }
+    }
+}
+
+/* dK (scaled) and dV of this warp's keys into dqkv. */
+template <int HD>
+static __device__ __forceinline__ void fa_bwd_store(bf16 *dqkv, const float (&dk)[HD / 8][4],
+                                                    const float (&dv)[HD / 8][4], int kh, int Hq,
+                                                    int Hkv, int ja, int jb, int T, int B,
+                                                    int b, int64_t W, int t2, float scale)
+{
+    constexpr int ND = HD / 8;
+    bf16 *dkr = dqkv + (int64_t)(Hq + kh) * HD, *dvr = dqkv + (int64_t)(Hq + Hkv + kh) * HD;
+#pragma unroll
+    for (int d = 0; d < ND; d++) {
+        int c = d * 8 + t2;
+        if (ja < T) {
+            int64_t row = ((int64_t)ja * B + b) * W;
+            *(uint32_t *)(dkr + row + c) = pack_bf16(dk[d][0] * scale, dk[d][1] * scale);
+            *(uint32_t *)(dvr + row + c) = pack_bf16(dv[d][0], dv[d][1]);
+        }
+        if (jb < T) {
+            int64_t row = ((int64_t)jb * B + b) * W;
+            *(uint32_t *)(dkr + row + c) = pack_bf16(dk[d][2] * scale, dk[d][3] * scale);
+            *(uint32_t *)(dvr + row + c) = pack_bf16(dv[d][2], dv[d][3]);
+        }
+    }
+}
+
 template <int HD>
 __global__ void __launch_bounds__(FA_BWD_THREADS)
     fa_bwd_k(bf16 *dqkv, float *dq_acc, const bf16 *dout, const bf16 *qkv, const float *lse,
@@ -357,10 +463,6 @@ __global__ void __launch_bounds__(FA_BWD_THREADS)
 {
     typedef fa_bwd_smem<HD> L;
     constexpr int P = L::P, PS = L::PS, KS = HD / 16, ND = HD / 8, NT = FA_BWD_THREADS;
-    /* dQ of a query tile (64 rows x HD) over the warps: 4 groups of 16 rows
-     * by CG groups of the pieces of 16 columns; each a sum over the block's
-     * keys */
-    constexpr int CG = FA_BWD_WARPS / 4, KK = FA_BWD_KEYS / 16;
     extern __shared__ __align__(16) unsigned char fa_smem[];
     bf16 *base = (bf16 *)fa_smem;
     bf16 *Ks = base + L::k, *Vs = base + L::v, *Qs = base + L::q, *dOs = base + L::dO,
@@ -390,17 +492,8 @@ __global__ void __launch_bounds__(FA_BWD_THREADS)
      * tiles from the one holding the block's first key */
     const int qfirst = j0 / FA_TILE, per_head = nt - qfirst, steps = group * per_head;
     /* Q, dO, lse and D of step 0 */
-    {
-        const int h = kh * group, i0 = qfirst * FA_TILE;
-        fa_load_tile<HD, FA_TILE, NT>(Qs, qkv + b * W + (int64_t)h * HD, rs, i0, T);
-        fa_load_tile<HD, FA_TILE, NT>(dOs, dout + b * ldo + (int64_t)h * HD, rso, i0, T);
-        if (threadIdx.x < 2 * FA_TILE) {
-            const float *lr = (threadIdx.x < FA_TILE ? lse : drow) + ((int64_t)b * Hq + h) * T;
-            int r = threadIdx.x % FA_TILE;
-            cp_async4(lse_s + threadIdx.x, i0 + r < T ? lr + i0 + r : lr, i0 + r < T);
-        }
-        cp_async_commit();
-    }
+    fa_bwd_load_step<HD>(Qs, dOs, lse_s, qkv, dout, lse, drow, b, W, rs, ldo, rso, Hq,
+                         kh * group, qfirst * FA_TILE, T);
     for (int step = 0; step < steps; step++) {
         const int h = kh * group + step / per_head, qt = qfirst + step % per_head;
         const int i0 = qt * FA_TILE;
@@ -473,69 +566,13 @@ __global__ void __launch_bounds__(FA_BWD_THREADS)
             }
         }
         __syncthreads(); /* dS^T complete; Q, dO, lse and D no longer read */
-        if (step + 1 < steps) {
-            const int hn = kh * group + (step + 1) / per_head,
-                      in0 = (qfirst + (step + 1) % per_head) * FA_TILE;
-            fa_load_tile<HD, FA_TILE, NT>(Qs, qkv + b * W + (int64_t)hn * HD, rs, in0, T);
-            fa_load_tile<HD, FA_TILE, NT>(dOs, dout + b * ldo + (int64_t)hn * HD, rso, in0, T);
-            if (threadIdx.x < 2 * FA_TILE) {
-                const float *lr =
-                    (threadIdx.x < FA_TILE ? lse : drow) + ((int64_t)b * Hq + hn) * T;
-                int r = threadIdx.x % FA_TILE;
-                cp_async4(lse_s + threadIdx.x, in0 + r < T ? lr + in0 + r : lr, in0 + r < T);
-            }
-            cp_async_commit();
-        }
-        /* dQ (query rows rg * 16.., columns cg * DQC..) += dS K over the
-         * block's keys, 16 columns at a time */
-        const int rg = warp & 3, cg = warp >> 2;
-        uint32_t sa[KK][4];
-#pragma unroll
-        for (int kk = 0; kk < KK; kk++)
-            fa_frag_at<PS>(sa[kk], dSs, rg * 16, kk * 16, lane);
-        const int ia = i0 + rg * 16 + g, ib = ia + 8;
-        float *dqr = dq_acc + ((int64_t)b * Hq + h) * (int64_t)T * HD;
-#pragma unroll
-        for (int q = 0; q < (HD / 16 + CG - 1) / CG; q++) {
-            /* pieces cg, cg + CG, ...: contiguous where they divide evenly */
-            const int np = HD / 16 % CG == 0 ? cg * (HD / 16 / CG) + q : cg + q * CG;
-            if (np >= HD / 16)
-                break;
-            const int c0 = np * 16;
-            float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
-#pragma unroll
-            for (int kk = 0; kk < KK; kk++) {
-                uint32_t bk[4];
-                fa_frag_b_kn<P>(bk, Ks, c0, kk * 16, lane);
-                mma_bf16(acc[0], sa[kk], bk[0], bk[1]);
-                mma_bf16(acc[1], sa[kk], bk[2], bk[3]);
-            }
-#pragma unroll
-            for (int u = 0; u < 2; u++) {
-                int c = c0 + u * 8 + t2;
-                if (ia < T)
-                    fa_add2(dqr + (int64_t)ia * HD + c, acc[u][0], acc[u][1]);
-                if (ib < T)
-                    fa_add2(dqr + (int64_t)ib * HD + c, acc[u][2], acc[u][3]);
-            }
-        }
+        if (step + 1 < steps) /* the next step's, behind this step's dQ */
+            fa_bwd_load_step<HD>(Qs, dOs, lse_s, qkv, dout, lse, drow, b, W, rs, ldo, rso, Hq,
+                                 kh * group + (step + 1) / per_head,
+                                 (qfirst + (step + 1) % per_head) * FA_TILE, T);
+        fa_bwd_dq<HD>(dq_acc, dSs, Ks, i0, b, Hq, h, T);
     }
-    /* dK (scaled) and dV of this warp's keys into dqkv */
-    bf16 *dkr = dqkv + (int64_t)(Hq + kh) * HD, *dvr = dqkv + (int64_t)(Hq + Hkv + kh) * HD;
-#pragma unroll
-    for (int d = 0; d < ND; d++) {
-        int c = d * 8 + t2;
-        if (ja < T) {
-            int64_t row = ((int64_t)ja * B + b) * W;
-            *(uint32_t *)(dkr + row + c) = pack_bf16(dk[d][0] * scale, dk[d][1] * scale);
-            *(uint32_t *)(dvr + row + c) = pack_bf16(dv[d][0], dv[d][1]);
-        }
-        if (jb < T) {
-            int64_t row = ((int64_t)jb * B + b) * W;
-            *(uint32_t *)(dkr + row + c) = pack_bf16(dk[d][2] * scale, dk[d][3] * scale);
-            *(uint32_t *)(dvr + row + c) = pack_bf16(dv[d][2], dv[d][3]);
-        }
-    }
+    fa_bwd_store<HD>(dqkv, dk, dv, kh, Hq, Hkv, ja, jb, T, B, b, W, t2, scale);
 }
 
 /* dqkv's query columns from the fp32 sums, scaled: 8 columns per thread. */
