@@ -77,6 +77,11 @@ const plan_validate_column plan_validate_columns[] = {
 /* A global batch recovered from published TFLOP/s and time must land this
  * close to a whole number of sequences to be believed. */
 #define DERIVED_BATCH_TOL 0.02
+/* A published global batch the published layout cannot run exactly (a
+ * rounded figure: "2M tokens" of 2048-token sequences on 124 data-parallel
+ * ranks, 1538 on 12 x 4) is read as the nearest batch of whole
+ * microbatches, when that is within this fraction of it (and said). */
+#define BATCH_ROUND_TOL 0.05
 /* Largest global batch read, in sequences: far past any published run, and
  * small enough that every per-replica count fits an int. */
 #define MAX_GLOBAL_BATCH (INT64_C(1) << 30)
@@ -376,20 +381,35 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
         (hs = get_int(out, "seq_len", r->seq_len, 1, PLAN_MAX_SEQ, &S)) < 0 ||
         (hv = get_int(out, "vocab_size", r->vocab_size, 1, PLAN_MAX_VOCAB, &V)) < 0)
         return 1;
-    const plan_known_model *k = NULL;
+    /* A documented model the row names: what the row does give must be
+     * its, and what the row leaves out is its published config's */
+    const char *kname = NULL;
+    const plan_known_model *k = plan_known_model_named(r->model_name, &kname);
+    const plan_model *km = k ? &k->model : NULL;
+    double pb;
+    if (km && ((hl && L != km->layers) || (hh && H != km->hidden) || (ha && A != km->heads) ||
+               (hkv && KV != km->kv_heads) || (hf && F != km->ffn) ||
+               (parse_num(r->params_b, &pb) == 1 && pb > 0 &&
+                fabs(log(pb * 1e9 / (double)km->params)) > log(1.15))))
+        k = NULL, km = NULL;
     if (!hl || !hh || !ha) {
-        const char *kname = NULL;
-        k = plan_known_model_named(r->model_name, &kname);
-        /* what the row does give must be the named model's */
-        const plan_model *km = k ? &k->model : NULL;
-        double pb;
-        if (!km || (hl && L != km->layers) || (hh && H != km->hidden) ||
-            (ha && A != km->heads) || (hkv && KV != km->kv_heads) ||
-            (hf && F != km->ffn) ||
-            (parse_num(r->params_b, &pb) == 1 && pb > 0 &&
-             fabs(log(pb * 1e9 / (double)km->params)) > log(1.15)))
+        if (!km)
             return skip(out, "shape not published (layers, hidden size or heads missing)");
         note(out, "shape of %s as published (%s)", kname, km->source);
+    } else {
+        /* the row's own shape, with the named model's kv heads and ffn
+         * where it states none */
+        if (km && (!hkv || !hf)) {
+            note(out, "%s%s%s of %s as published (%s)", hkv ? "" : "kv heads",
+                 !hkv && !hf ? " and " : "", hf ? "" : "ffn", kname, km->source);
+            if (!hkv)
+                KV = km->kv_heads, hkv = 1;
+            if (!hf)
+                F = km->ffn, hf = 1;
+            if (!hd && km->head_dim)
+                D = km->head_dim, hd = 1;
+        }
+        k = NULL;
     }
     if (!hs)
         return skip(out, "sequence length not published");
@@ -825,6 +845,20 @@ static void map_attention(const plan_validate_row *r, plan_layout *l, plan_valid
 /* The row's batch: virtual stages, micro-batch size and microbatches for
  * its global batch over dp replicas (published, or derived from TFLOP/s
  * and time), or a micro-batch to search (rl->search_mbs). */
+/* gb as a whole number of units (BATCH_ROUND_TOL): gb itself when it is
+ * one, else the nearest multiple within the tolerance (noted), else 0. */
+static int64_t whole_batch(int64_t gb, int64_t unit, plan_validate_result *out)
+{
+    if (unit <= 0 || gb % unit == 0)
+        return gb;
+    int64_t k = (gb + unit / 2) / unit;
+    if (k < 1 || fabs((double)(k * unit - gb)) > BATCH_ROUND_TOL * (double)gb)
+        return 0;
+    note(out, "global batch %lld read as %lld, the nearest whole number of microbatches of "
+         "%lld sequences", (long long)gb, (long long)(k * unit), (long long)unit);
+    return k * unit;
+}
+
 static int map_batch(const plan_validate_row *r, const plan_model *m, const plan_framework *fw,
                      int64_t gpus, int64_t dp, row_layout *rl, int64_t *v_out, int64_t *mbs_out,
                      int64_t *nmb_out, int64_t *gb_out, plan_validate_result *out)
@@ -878,9 +912,11 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
             return skip(out, "global batch %lld != dp %lld x micro-batch %lld x %lld microbatches",
                         (long long)gb, (long long)dp, (long long)mbs, (long long)nmb);
     } else if (hmbs) {
-        if (gb % (dp * mbs) != 0)
+        int64_t w = whole_batch(gb, dp * mbs, out);
+        if (!w)
             return skip(out, "global batch %lld is not a multiple of dp %lld x micro-batch %lld",
                         (long long)gb, (long long)dp, (long long)mbs);
+        gb = w;
         nmb = gb / (dp * mbs);
     } else if (hnmb) {
         if (gb % (dp * nmb) != 0)
@@ -888,17 +924,21 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
                         (long long)gb, (long long)dp, (long long)nmb);
         mbs = gb / (dp * nmb);
     } else if (fw->local_batch) {
-        if (gb % dp != 0)
+        int64_t w = whole_batch(gb, dp, out);
+        if (!w)
             return skip(out, "global batch %lld is not a multiple of dp %lld", (long long)gb,
                         (long long)dp);
+        gb = w;
         mbs = gb / dp;
         nmb = 1;
         note(out, "micro-batch %lld = global / dp (%s: no gradient accumulation)", (long long)mbs,
              fw->label);
     } else {
-        if (gb % dp != 0)
+        int64_t w = whole_batch(gb, dp, out);
+        if (!w)
             return skip(out, "global batch %lld is not a multiple of dp %lld", (long long)gb,
                         (long long)dp);
+        gb = w;
         rl->search_mbs = 1;
         mbs = 1;
         nmb = gb / dp;

@@ -1092,8 +1092,39 @@ static void test_known_model_shape(void **state)
     assert_non_null(k);
     assert_int_equal(k->model.layers, 80);
     assert_int_equal(k->model.ffn, 22016);
+    /* a shape given but for its kv heads and ffn: those of the named model */
+    x = dgxc_114;
+    x.num_kv_heads = x.ffn_hidden_size = "";
+    x.model_name = "Llama 3 70B";
+    r = run(&x);
+    assert_int_equal(r->model.kv_heads, 8);
+    assert_int_equal(r->model.ffn, 28672);
+    assert_non_null(strstr(r->notes, "kv heads and ffn of "));
+    x.hidden_size = "8000"; /* not that model: the row's own defaults */
+    r = run(&x);
+    assert_int_equal(r->model.kv_heads, r->model.heads);
+    assert_null(strstr(r->notes, "kv heads and ffn of "));
     assert_int_equal(plan_known_models_set(NULL, 0, &err), ST_OK);
     assert_null(plan_known_model_named("Llama 3 70B", NULL));
+}
+
+/* A published global batch the published layout cannot run exactly is
+ * read as the nearest whole number of microbatches within 5 %, and said;
+ * further off it is refused as before. */
+static void test_whole_batch(void **state)
+{
+    (void)state;
+    plan_validate_row x = dgxc_114; /* dp 2, micro-batch 1 */
+    x.num_microbatches = "";
+    x.global_batch_size = "127";
+    const plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.global_batch, 128);
+    assert_int_equal(r->layout.microbatches, 64);
+    assert_non_null(strstr(r->notes, "global batch 127 read as 128"));
+    x.micro_batch_size = "2";
+    x.global_batch_size = "3";
+    refused(&x, "global batch 3 is not a multiple of dp 2 x micro-batch 2");
 }
 
 /* Recompute by the stacks' own names of each kind. */
@@ -1308,6 +1339,7 @@ int main(void)
         cmocka_unit_test(test_written_numbers),
         cmocka_unit_test(test_network_technology_alone),
         cmocka_unit_test(test_known_model_shape),
+        cmocka_unit_test(test_whole_batch),
         cmocka_unit_test(test_precision_words),
         cmocka_unit_test(test_sharding_default_with_pp),
     };
