@@ -597,17 +597,20 @@ static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int6
 {
     plan_instance *inst = &out->inst;
     const plan_instance *in = NULL;
-    /* "ml.p4d.24xlarge x16": the first word names the instance type. */
-    if (!blank(r->instance_type)) {
+    /* "ml.p4d.24xlarge x16", "16 x p5.48xlarge": the word that names a
+     * catalog instance type. */
+    for (const char *s = nz(r->instance_type); !in && *s;) {
         char word[64];
-        const char *s = r->instance_type;
         while (isspace((unsigned char)*s))
             s++;
         size_t n = strcspn(s, " \t");
+        if (n == 0)
+            break;
         snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), s);
         in = plan_catalog_find(cat, word);
         if (in)
             *inst = *in;
+        s += n;
     }
     if (!in) {
         net_text net;
@@ -1236,6 +1239,38 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
     return 1;
 }
 
+/* The GPUs of a row that does not count them, from what it does state:
+ * its tensor, pipeline, data (and context) degrees, all given, multiply
+ * to them; else an instance type with a node count ("p4d.24xlarge x 16",
+ * "16 x p5.48xlarge") has that many nodes of its GPUs. 0 when neither. */
+static int64_t gpus_of_layout(const plan_catalog *cat, const plan_validate_row *r,
+                              const char **how)
+{
+    *how = "the product of the published degrees";
+    double tp, pp, dp, cp = 1;
+    if (parse_num(r->tp, &tp) == 1 && parse_num(r->pp, &pp) == 1 &&
+        parse_num(r->dp, &dp) == 1 && (blank(r->cp) || parse_num(r->cp, &cp) == 1) &&
+        tp >= 1 && pp >= 1 && dp >= 1 && cp >= 1 && tp * pp * dp * cp <= (double)(1 << 24) &&
+        tp == floor(tp) && pp == floor(pp) && dp == floor(dp) && cp == floor(cp))
+        return (int64_t)(tp * pp * dp * cp);
+    char w[3][64];
+    int n = blank(r->instance_type) ? 0
+                                    : sscanf(r->instance_type, " %63s %63s %63s", w[0], w[1], w[2]);
+    *how = "the published instance count";
+    for (int a = 0; n == 3 && a <= 2; a += 2) {
+        /* "NAME x N" (a = 0) or "N x NAME" (a = 2) */
+        const char *name = w[a], *count = w[2 - a];
+        char *e;
+        long k = strtol(count, &e, 10);
+        if (strcmp(w[1], "x") != 0 || *e || k < 1 || k > 1 << 16)
+            continue;
+        const plan_instance *in = plan_catalog_find(cat, name);
+        if (in && in->gpus_per_node > 0)
+            return (int64_t)k * in->gpus_per_node;
+    }
+    return 0;
+}
+
 int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
                       plan_validate_result *out, plan_terms *terms, st_err *err)
 {
@@ -1275,6 +1310,11 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     int hg = get_int(out, "num_gpus", row->num_gpus, 1, 1 << 24, &gpus);
     if (hg < 0)
         return ST_OK;
+    const char *how = NULL;
+    if (hg == 0 && (gpus = gpus_of_layout(cat, row, &how)) > 0) {
+        hg = 1;
+        note(out, "%lld GPUs: %s", (long long)gpus, how);
+    }
     if (hg == 0) {
         skip(out, "number of GPUs not published");
         return ST_OK;

@@ -1127,6 +1127,30 @@ static void test_whole_batch(void **state)
     refused(&x, "global batch 3 is not a multiple of dp 2 x micro-batch 2");
 }
 
+/* A row that does not count its GPUs: the published degrees multiply to
+ * them; else an instance type with a node count gives them. */
+static void test_gpus_not_counted(void **state)
+{
+    (void)state;
+    plan_validate_row x = dgxc_114; /* 4 x 4 x 2 x cp 2 */
+    x.num_gpus = "";
+    const plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->gpus, 64);
+    assert_non_null(strstr(r->notes, "64 GPUs: the product of the published degrees"));
+    x.dp = "";
+    x.instance_type = "8 x p5.48xlarge";
+    r = run(&x);
+    assert_int_equal(r->gpus, 64);
+    assert_string_equal(r->instance, "p5.48xlarge");
+    assert_non_null(strstr(r->notes, "64 GPUs: the published instance count"));
+    x.instance_type = "ml.p5.48xlarge x 8";
+    r = run(&x);
+    assert_int_equal(r->gpus, 64);
+    x.instance_type = "p5.48xlarge";
+    refused(&x, "number of GPUs not published");
+}
+
 /* Recompute by the stacks' own names of each kind. */
 static void test_recompute_words(void **state)
 {
@@ -1340,6 +1364,7 @@ int main(void)
         cmocka_unit_test(test_network_technology_alone),
         cmocka_unit_test(test_known_model_shape),
         cmocka_unit_test(test_whole_batch),
+        cmocka_unit_test(test_gpus_not_counted),
         cmocka_unit_test(test_precision_words),
         cmocka_unit_test(test_sharding_default_with_pp),
     };
