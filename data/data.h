@@ -116,8 +116,11 @@ int data_hfconfig_parse(const char *text, size_t len, const char *name, plan_mod
 int data_hf_named_load(const char *name, plan_model *m, st_err *err);
 
 /* Every model of that table, each resolved (or why not). */
+#define DATA_HF_ALIASES 3
 typedef struct data_hf_named {
     char name[96];
+    char aliases[DATA_HF_ALIASES][64]; /* its other names, as the file gives them */
+    int naliases;
     int ok;                      /* model holds the shape */
     plan_model model;
     char why[256];               /* otherwise, why not */

@@ -947,6 +947,13 @@ int data_hf_named_list(data_hf_named **out, int *n, st_err *err)
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
         snprintf(x->name, sizeof x->name, "%s",
                  cJSON_IsString(nm) && nm->valuestring ? nm->valuestring : "?");
+        const cJSON *al = cJSON_GetObjectItemCaseSensitive(e, "aliases"), *a;
+        cJSON_ArrayForEach(a, al)
+        {
+            if (x->naliases < DATA_HF_ALIASES && cJSON_IsString(a) && a->valuestring &&
+                strlen(a->valuestring) < sizeof x->aliases[0])
+                memcpy(x->aliases[x->naliases++], a->valuestring, strlen(a->valuestring) + 1);
+        }
         x->ok = named_model(e, "hf_models.json", i, &x->model, &e1) == ST_OK;
         if (!x->ok)
             snprintf(x->why, sizeof x->why, "%.255s", e1.msg);

@@ -164,8 +164,6 @@ typedef struct plan_known_model {
 
 /* Install the known models (copied); replaces any installed before. */
 int plan_known_models_set(const plan_known_model *v, int n, st_err *err);
-/* The installed models (NULL and 0 before any). */
-const plan_known_model *plan_known_models(int *n);
 /* The known model a model name names (the longest name matched), NULL
  * when none; *name the matched name. */
 const plan_known_model *plan_known_model_named(const char *text, const char **name);

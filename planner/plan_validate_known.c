@@ -43,12 +43,6 @@ int plan_known_models_set(const plan_known_model *v, int n, st_err *err)
     return ST_OK;
 }
 
-const plan_known_model *plan_known_models(int *n)
-{
-    *n = nknown;
-    return nknown ? known : NULL;
-}
-
 static int kept(char c)
 {
     return isalnum((unsigned char)c) || c == '.';
