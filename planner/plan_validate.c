@@ -386,13 +386,14 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
     const char *kname = NULL;
     const plan_known_model *k = plan_known_model_named(r->model_name, &kname);
     const plan_model *km = k ? &k->model : NULL;
+    int named_shape = !hl || !hh || !ha; /* the shape is the named model's */
     double pb;
     if (km && ((hl && L != km->layers) || (hh && H != km->hidden) || (ha && A != km->heads) ||
                (hkv && KV != km->kv_heads) || (hf && F != km->ffn) ||
                (parse_num(r->params_b, &pb) == 1 && pb > 0 &&
                 fabs(log(pb * 1e9 / (double)km->params)) > log(1.15))))
-        k = NULL, km = NULL;
-    if (!hl || !hh || !ha) {
+        km = NULL;
+    if (named_shape) {
         if (!km)
             return skip(out, "shape not published (layers, hidden size or heads missing)");
         note(out, "shape of %s as published (%s)", kname, km->source);
@@ -409,14 +410,13 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
             if (!hd && km->head_dim)
                 D = km->head_dim, hd = 1;
         }
-        k = NULL;
     }
     if (!hs)
         return skip(out, "sequence length not published");
     plan_model *m = &out->model;
     memset(m, 0, sizeof *m);
-    if (k) {
-        *m = k->model;
+    if (named_shape) {
+        *m = *km;
         copy(m->name, sizeof m->name, r->model_name);
         snprintf(m->source, sizeof m->source, "%s row %s", nz(r->source_key), nz(r->row_id));
         m->seq = S;
