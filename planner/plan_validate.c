@@ -236,11 +236,19 @@ const char *plan_validate_basis_name(plan_validate_basis b)
 double plan_validate_mem_bytes(const plan_validate_result *r, const plan_mem *m)
 {
     /* what the tool measured: torch.cuda.max_memory_allocated counts the
-     * tensors only; nvidia-smi (and unspecified figures) the process's
-     * whole footprint: the allocator's reserve, the CUDA context and
-     * NCCL's buffers too */
-    return r->mem_allocated ? m->total_bytes - m->allocator_bytes - m->context_bytes
-                            : m->total_bytes;
+     * tensors only; torch.cuda.max_memory_reserved the caching allocator's
+     * segments, the tensors and its cache, but not the CUDA context, which
+     * the driver holds outside it (PyTorch "CUDA semantics: memory
+     * management": "unused memory managed by the allocator will still show
+     * as if used in nvidia-smi"); nvidia-smi (and unspecified figures) the
+     * process's whole footprint: the allocator's reserve, the CUDA context
+     * and NCCL's buffers too */
+    switch (r->mem_metric) {
+    case PLAN_MEM_ALLOCATED: return m->total_bytes - m->allocator_bytes - m->context_bytes;
+    case PLAN_MEM_RESERVED: return m->total_bytes - m->context_bytes;
+    case PLAN_MEM_DEVICE:
+    default: return m->total_bytes;
+    }
 }
 
 double plan_validate_eq3_flops(double B, double s, double l, double h, double V)
@@ -1390,13 +1398,16 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
         if (gb > 1e6) {
             note(out, "memory_per_gpu_gb %g: not a GPU's memory, not compared", gb);
         } else {
-            double unit = contains(row->memory_metric, "GiB") ? 1073741824.0 : 1e9;
+            double unit;
             out->have_mem = 1;
+            out->mem_metric = plan__mem_metric(row->memory_metric, &unit);
             out->ref_mem_bytes = gb * unit;
-            out->mem_allocated = contains(row->memory_metric, "allocated");
             out->pred_mem_bytes = plan_validate_mem_bytes(out, &est->mem);
-            if (out->mem_allocated)
+            if (out->mem_metric == PLAN_MEM_ALLOCATED)
                 note(out, "memory compared as allocated by tensors");
+            else if (out->mem_metric == PLAN_MEM_RESERVED)
+                note(out, "memory compared as reserved by the caching allocator (tensors and "
+                     "its cache, no CUDA context)");
             out->mem_error_pct =
                 100.0 * (out->pred_mem_bytes - out->ref_mem_bytes) / out->ref_mem_bytes;
         }

@@ -82,6 +82,17 @@ const char *plan_validate_basis_name(plan_validate_basis b);
 #define PLAN_VAL_REASON_MAX 200
 #define PLAN_VAL_NOTES_MAX 480
 
+/* What a published memory figure measured, read from its tool's
+ * documented names (plan__mem_metric). */
+typedef enum plan_mem_metric {
+    PLAN_MEM_DEVICE,      /* the process's whole footprint: nvidia-smi, NVML, DCGM's
+                           * framebuffer used; a figure that names no tool */
+    PLAN_MEM_RESERVED,    /* what PyTorch's caching allocator holds, tensors and its
+                           * cache (torch.cuda.max_memory_reserved; DeepSpeed's CA) */
+    PLAN_MEM_ALLOCATED,   /* the tensors alone (torch.cuda.max_memory_allocated;
+                           * DeepSpeed's MA) */
+} plan_mem_metric;
+
 /* The outcome for one row. compared == 0 means the time was not compared and
  * reason says why (a result, not an error). Memory is compared on its own
  * (have_mem) and never enters the time statistics. */
@@ -113,8 +124,7 @@ typedef struct plan_validate_result {
     double sim_time_s;                  /* the simulator's step for the layout (0: not
                                          * simulated; set by the caller) */
     int have_mem;                       /* a reference memory figure was compared */
-    int mem_allocated;                  /* ... as the tensors' allocated memory (not the
-                                         * process's footprint, as nvidia-smi shows it) */
+    plan_mem_metric mem_metric;         /* ... as the row's tool measured it */
     double pred_mem_bytes, ref_mem_bytes, mem_error_pct;
     int ref_oom;                        /* the published run went out of memory */
     int pred_oom;                       /* the planner says the layout does not fit */
@@ -182,9 +192,9 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
 int plan_validate_cluster(const plan_catalog *cat, const plan_validate_result *r,
                           plan_cluster *c, st_err *err);
 
-/* The predicted per-GPU memory m as r's tool measured it: the tensors only
- * for torch.cuda.max_memory_allocated (r->mem_allocated), else the
- * process's whole footprint as nvidia-smi shows it. */
+/* The predicted per-GPU memory m as r's tool measured it (r->mem_metric):
+ * the tensors only, the caching allocator's reserve, or the process's
+ * whole footprint as nvidia-smi shows it. */
 double plan_validate_mem_bytes(const plan_validate_result *r, const plan_mem *m);
 
 /* Reference FLOPs of one iteration by Narayanan et al. 2021, Eq. 3 (with

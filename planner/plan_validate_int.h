@@ -13,6 +13,10 @@
 
 /* Case-insensitive substring test; an empty needle matches. */
 int plan__contains(const char *hay, const char *needle);
+/* What a memory figure's metric text says it measured, by the tools'
+ * documented names, and its unit in bytes (*unit_bytes: 2^30 where the
+ * text or its tool says GiB, else 1e9). */
+plan_mem_metric plan__mem_metric(const char *text, double *unit_bytes);
 
 /* NULL, empty or only spaces. */
 int plan__blank(const char *s);

@@ -738,3 +738,64 @@ int plan__fsdp_mp_mode(const char *s)
         return 3;
     return 0;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Memory figures: what the tool measured                                    */
+/* ------------------------------------------------------------------------ */
+
+/* The first whole token of text equal to word (case-sensitive; a token is a
+ * run of letters, digits and '_', as a log line's field names are); NULL if
+ * none. */
+static const char *token_at(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = text; p && *p; p++) {
+        if (strncmp(p, word, n) != 0)
+            continue;
+        int before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+        int after = isalnum((unsigned char)p[n]) || p[n] == '_';
+        if (!before && !after)
+            return p;
+    }
+    return NULL;
+}
+
+plan_mem_metric plan__mem_metric(const char *text, double *unit_bytes)
+{
+    /* Each tool's documented names for what it counts, earliest in the text
+     * first. PyTorch (torch.cuda memory management API):
+     * memory_allocated / max_memory_allocated count the tensors; the
+     * memory_stats' "active" bytes are the tensors' blocks too;
+     * memory_reserved / max_memory_reserved what the caching allocator
+     * holds (named memory_cached / max_memory_cached before PyTorch 1.4).
+     * DeepSpeed's see_memory_usage (deepspeed/runtime/utils.py) prints MA,
+     * Max_MA (memory_allocated), CA, Max_CA (memory_reserved) in "GB" of
+     * 1024^3 bytes. Anything else (nvidia-smi, NVML, DCGM) is the device's
+     * whole footprint. */
+    static const struct {
+        const char *name;
+        int token;             /* a DeepSpeed field name: a whole, case-sensitive token */
+        plan_mem_metric metric;
+    } names[] = {
+        {"allocated", 0, PLAN_MEM_ALLOCATED}, {"active", 0, PLAN_MEM_ALLOCATED},
+        {"reserved", 0, PLAN_MEM_RESERVED},   {"memory_cached", 0, PLAN_MEM_RESERVED},
+        {"MA", 1, PLAN_MEM_ALLOCATED},        {"Max_MA", 1, PLAN_MEM_ALLOCATED},
+        {"CA", 1, PLAN_MEM_RESERVED},         {"Max_CA", 1, PLAN_MEM_RESERVED},
+    };
+    plan_mem_metric metric = PLAN_MEM_DEVICE;
+    const char *first = NULL;
+    int deepspeed = 0;
+    for (size_t i = 0; text && i < sizeof names / sizeof names[0]; i++) {
+        const char *p = names[i].token ? token_at(text, names[i].name)
+                                       : plan__find(text, names[i].name);
+        if (!p)
+            continue;
+        deepspeed |= names[i].token;
+        if (!first || p < first) {
+            first = p;
+            metric = names[i].metric;
+        }
+    }
+    *unit_bytes = deepspeed || plan__contains(text, "GiB") ? 1073741824.0 : 1e9;
+    return metric;
+}

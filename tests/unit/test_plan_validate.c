@@ -316,6 +316,71 @@ static void test_oom_row(void **state)
     oom.memory_metric = "max allocated, GiB";
     r = run(&oom);
     assert_rel(r->ref_mem_bytes, 60.0 * 1073741824.0, 1e-12);
+
+    /* The three things a figure can count, each compared with its own
+     * share of the prediction: the tensors, the allocator's reserve (the
+     * tensors and its cache), the device's whole footprint. */
+    double tensors = r->est.mem.total_bytes - r->est.mem.allocator_bytes -
+                     r->est.mem.context_bytes;
+    assert_int_equal(r->mem_metric, PLAN_MEM_ALLOCATED);
+    assert_rel(r->pred_mem_bytes, tensors, 1e-12);
+    oom.memory_metric = "torch.cuda.max_memory_reserved";
+    r = run(&oom);
+    assert_int_equal(r->mem_metric, PLAN_MEM_RESERVED);
+    assert_rel(r->ref_mem_bytes, 60e9, 1e-12);
+    assert_rel(r->pred_mem_bytes, r->est.mem.total_bytes - r->est.mem.context_bytes, 1e-12);
+    assert_rel(r->pred_mem_bytes, tensors + r->est.mem.allocator_bytes, 1e-12);
+    assert_true(r->pred_mem_bytes < r->est.mem.total_bytes); /* no CUDA context */
+    assert_non_null(strstr(r->notes, "reserved by the caching allocator"));
+    oom.memory_metric = "DeepSpeed see_memory_usage Max_CA";
+    r = run(&oom);
+    assert_int_equal(r->mem_metric, PLAN_MEM_RESERVED);
+    assert_rel(r->ref_mem_bytes, 60.0 * 1073741824.0, 1e-12);
+    oom.memory_metric = "nvidia-smi";
+    r = run(&oom);
+    assert_int_equal(r->mem_metric, PLAN_MEM_DEVICE);
+    assert_rel(r->pred_mem_bytes, r->est.mem.total_bytes, 1e-12);
+}
+
+/* What a memory figure counted, by the documented names of the tools that
+ * report it, and its unit. */
+static void test_mem_metric_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        plan_mem_metric metric;
+        double unit;
+    } cases[] = {
+        {"torch.cuda.max_memory_allocated()", PLAN_MEM_ALLOCATED, 1e9},
+        {"peak allocated memory (GiB)", PLAN_MEM_ALLOCATED, 1073741824.0},
+        {"memory_stats active_bytes.all.peak", PLAN_MEM_ALLOCATED, 1e9},
+        {"max_memory_reserved", PLAN_MEM_RESERVED, 1e9},
+        {"torch.cuda.max_memory_cached (PyTorch 1.3)", PLAN_MEM_RESERVED, 1e9},
+        /* DeepSpeed's see_memory_usage: MA/Max_MA allocated, CA/Max_CA
+         * reserved, "GB" of 1024^3 bytes */
+        {"Max_MA from the DeepSpeed log", PLAN_MEM_ALLOCATED, 1073741824.0},
+        {"MA", PLAN_MEM_ALLOCATED, 1073741824.0},
+        {"CA 71.3", PLAN_MEM_RESERVED, 1073741824.0},
+        /* whole tokens only: a word holding the letters is not the field */
+        {"CAM memory, MAX figure", PLAN_MEM_DEVICE, 1e9},
+        {"nvidia-smi snapshot, GB", PLAN_MEM_DEVICE, 1e9},
+        {"DCGM FB used", PLAN_MEM_DEVICE, 1e9},
+        {"", PLAN_MEM_DEVICE, 1e9},
+        /* the first named wins: the figure is the one the text starts with */
+        {"reserved (allocated was 60)", PLAN_MEM_RESERVED, 1e9},
+        {"allocated; reserved 70", PLAN_MEM_ALLOCATED, 1e9},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double unit = 0;
+        plan_mem_metric m = plan__mem_metric(cases[i].text, &unit);
+        if (m != cases[i].metric || unit != cases[i].unit)
+            fail_msg("'%s': metric %d unit %g, expected %d %g", cases[i].text, (int)m, unit,
+                     (int)cases[i].metric, cases[i].unit);
+    }
+    double unit = 0;
+    assert_int_equal(plan__mem_metric(NULL, &unit), PLAN_MEM_DEVICE);
+    assert_true(unit == 1e9);
 }
 
 /* BLOOM probe rows leave the batch out; TFLOP/s and time pin it (512). */
@@ -1366,6 +1431,7 @@ int main(void)
         cmocka_unit_test(test_whole_batch),
         cmocka_unit_test(test_gpus_not_counted),
         cmocka_unit_test(test_precision_words),
+        cmocka_unit_test(test_mem_metric_words),
         cmocka_unit_test(test_sharding_default_with_pp),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
