@@ -972,6 +972,9 @@ static int map_memory_knobs(const plan_validate_row *r, const plan_framework *fw
     int rc = plan__parse_recompute(r->recompute);
     if (rc == -1)
         return skip(out, "recompute '%s' not understood", r->recompute);
+    if (rc == -3)
+        return skip(out, "recompute '%s': a policy that saves some matmuls and recomputes the "
+                    "others, which the model does not have", r->recompute);
     if (rc == -2) {
         rc = fw->recompute_default;
         note(out, "recompute %s (%s default)", plan_recompute_name((plan_recompute)rc), fw->label);
@@ -982,10 +985,16 @@ static int map_memory_knobs(const plan_validate_row *r, const plan_framework *fw
     int sh = plan__parse_sharding(r->optimizer_sharding, &degree);
     if (sh == -1)
         return skip(out, "optimizer_sharding '%s' not understood", r->optimizer_sharding);
+    if (sh == -3)
+        return skip(out, "optimizer_sharding '%s': states offloaded to the host, which the model "
+                    "does not have", r->optimizer_sharding);
     if (sh == -2) {
         /* a stage the framework's text names ("DeepSpeed ZeRO-3"), by the
          * same documented names as the column's */
         int fdeg = 0, fsh = plan__parse_sharding(r->framework, &fdeg);
+        if (fsh == -3)
+            return skip(out, "framework '%s': states offloaded to the host, which the model does "
+                        "not have", r->framework);
         if (fsh >= 0 && !blank(r->framework) && (fsh != (int)fw->sharding_default || fdeg != 0)) {
             sh = fsh;
             degree = fdeg;

@@ -23,7 +23,9 @@ int plan__blank(const char *s);
 
 /* A row's recompute, optimizer sharding and yes/no texts: -1 not
  * understood, -2 the framework's default (the text says nothing, "N/A",
- * "not stated" ...), else the plan_recompute / plan_sharding value, or 0/1.
+ * "not stated" ...), -3 understood but not modelled (a partial remat
+ * policy; states offloaded to the host), else the plan_recompute /
+ * plan_sharding value, or 0/1.
  * plan__parse_sharding sets *degree for a shard group smaller than the
  * data-parallel group (-1: the node's GPUs, FSDP HYBRID_SHARD). */
 int plan__parse_recompute(const char *s);

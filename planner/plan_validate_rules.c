@@ -30,6 +30,23 @@ int plan__contains(const char *hay, const char *needle)
     return plan__find(hay, needle) != NULL;
 }
 
+/* The first whole token of text equal to word (case-sensitive; a token is a
+ * run of letters, digits and '_', as a log line's field names are); NULL if
+ * none. */
+static const char *token_at(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = text; p && *p; p++) {
+        if (strncmp(p, word, n) != 0)
+            continue;
+        int before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+        int after = isalnum((unsigned char)p[n]) || p[n] == '_';
+        if (!before && !after)
+            return p;
+    }
+    return NULL;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Model traits: installed from data (data/model_families.json)              */
 /* ------------------------------------------------------------------------ */
@@ -423,14 +440,30 @@ int plan__parse_recompute(const char *s)
      * (Korthikanti et al. 2022, Sec. 4.2) */
     if (contains(s, "selective") || contains(s, "recompute-activations") ||
         contains(s, "attention") ||
-        contains(s, "recompute_activations") || contains(s, "minimal"))
+        contains(s, "recompute_activations") || contains(s, "minimal") ||
+        /* torchtitan's name for selective activation checkpointing
+         * (docs: "SAC", activation_checkpoint.mode "selective") */
+        token_at(s, "SAC"))
         return PLAN_RECOMP_SELECTIVE;
+    /* MaxText's remat policies that save some matmuls' outputs and
+     * recompute the others (base.yml: save_dot_except_mlpwi,
+     * save_dot_except_mlp, save_dot_with_context_except_mlp,
+     * save_qkv_proj, qkv_proj_offloaded, save_out_proj, custom): neither
+     * kind the model has */
+    if (contains(s, "save_") || contains(s, "_offloaded") ||
+        (contains(s, "remat") && contains(s, "custom")))
+        return -3;
     /* Megatron's --recompute-method (NeMo activations_checkpoint_method)
      * "uniform" and "block" recompute whole layers: full recomputation;
-     * checkpointing "on" without more is the per-layer kind */
+     * checkpointing "on" without more is the per-layer kind; JAX's
+     * jax.checkpoint ("aka jax.remat", JAX docs) with its default policy
+     * saves nothing inside the layer; torchtitan's "AC" is activation
+     * checkpointing, per layer unless selective */
     if (contains(s, "full") || contains(s, "recomput") || contains(s, "checkpoint") ||
-        contains(s, "uniform") || contains(s, "block") ||
-        first_word_in(s, yes_words, NWORDS(yes_words)))
+        contains(s, "uniform") || contains(s, "block") || contains(s, "remat") ||
+        token_at(s, "AC") || contains(s, "per-layer") || contains(s, "per layer") ||
+        contains(s, "every layer") || contains(s, "each layer") || contains(s, "layer-wise") ||
+        contains(s, "layerwise") || first_word_in(s, yes_words, NWORDS(yes_words)))
         return PLAN_RECOMP_FULL;
     return -1;
 }
@@ -467,7 +500,8 @@ static double number_after(const char *s, const char *key)
     for (const char *p = s; (p = plan__find(p, key)) != NULL; p++) {
         const char *q = p + strlen(key);
         for (;;) {
-            while (*q == ' ' || *q == '=' || *q == ':' || *q == '(' || *q == '"' || *q == '_')
+            while (*q == ' ' || *q == '=' || *q == ':' || *q == '(' || *q == '"' || *q == '_' ||
+                   *q == '-')
                 q++;
             if (strncasecmp(q, "of ", 3) == 0)
                 q += 3;
@@ -521,6 +555,21 @@ static int shard_degree_of(const char *s)
     return v > 0 ? (int)v : 0;
 }
 
+/* Does the text say a state lives off the GPU (optimizer or parameter
+ * offload to CPU or NVMe), and not that it does not? */
+static int offloaded(const char *s)
+{
+    static const char *const off[] = {"no offload",    "without offload", "offload: none",
+                                      "offload none",  "offload=false",   "offload: false",
+                                      "offload=none",  "offload: no",     "no cpu offload"};
+    if (!contains(s, "offload") && !contains(s, "nvme") && !contains(s, "ZeRO-Infinity"))
+        return 0;
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
+        if (contains(s, off[i]))
+            return 0;
+    return 1;
+}
+
 int plan__parse_sharding(const char *s, int *degree)
 {
     *degree = 0;
@@ -540,8 +589,22 @@ int plan__parse_sharding(const char *s, int *degree)
         return stage == 1 ? PLAN_SHARD_OPTIMIZER : stage == 2 ? PLAN_SHARD_GRADIENTS
                                                              : PLAN_SHARD_PARAMS;
     }
+    /* ZeRO-Offload keeps the optimizer on the CPU (Ren et al. 2021), ZeRO-
+     * Infinity the parameters too, on CPU or NVMe (Rajbhandari et al.
+     * 2021); FSDP's CPUOffload likewise: host memory and the CPU's Adam,
+     * which the model does not have */
+    if (offloaded(s))
+        return -3;
     *degree = shard_degree_of(s);
     int hybrid = contains(s, "HYBRID_SHARD") || contains(s, "HSDP");
+    /* The ZeRO paper's names of its stages (Rajbhandari et al. 2020, Sec.
+     * 5: P_os, P_os+g, P_os+g+p), written with or without the P */
+    if (contains(s, "os+g+p"))
+        return PLAN_SHARD_PARAMS;
+    if (contains(s, "os+g"))
+        return PLAN_SHARD_GRADIENTS;
+    if (token_at(s, "P_os") || token_at(s, "Pos"))
+        return PLAN_SHARD_OPTIMIZER;
     if (hybrid && *degree == 0)
         *degree = -1; /* FSDP's hybrid sharding shards within a node */
     if (contains(s, "SHARD_GRAD_OP") || contains(s, "_HYBRID_SHARD_ZERO2") ||
@@ -552,16 +615,29 @@ int plan__parse_sharding(const char *s, int *degree)
         contains(s, "ZeRO++") || contains(s, "MiCS") || contains(s, "FULL_SHARD") || hybrid ||
         contains(s, "fully_shard") || contains(s, "FSDP") || contains(s, "fsdp_parallelism") ||
         contains(s, "sharded data parallel") || contains(s, "sharded_data_parallel") ||
-        contains(s, "params") || *degree > 0)
+        contains(s, "fully sharded") || contains(s, "fully_sharded") ||
+        contains(s, "full shard") || contains(s, "params") || *degree > 0)
         return PLAN_SHARD_PARAMS;
+    /* what is sharded, in words ("parameters, gradients and optimizer
+     * states", "gradients and optimizer state partitioned") */
+    int states = contains(s, "optimizer") || contains(s, "shard") || contains(s, "partition");
+    if (states && (contains(s, "parameter") || contains(s, "weights")))
+        return PLAN_SHARD_PARAMS;
+    if (states && contains(s, "gradient"))
+        return PLAN_SHARD_GRADIENTS;
     if (contains(s, "zero-1") || contains(s, "zero1") || contains(s, "zero stage 1") ||
         contains(s, "optimizer state sharding") || contains(s, "distributed optimizer") ||
         contains(s, "distributed-optimizer") || contains(s, "distributed_optimizer") ||
         contains(s, "shard_optimizer_state") || contains(s, "BF16_Optimizer") ||
         (contains(s, "optimizer") && contains(s, "shard")) ||
+        contains(s, "optimizer state") ||
         /* the column names optimizer sharding: "yes" is its first stage */
         first_word_in(s, yes_words, NWORDS(yes_words)))
         return PLAN_SHARD_OPTIMIZER;
+    /* data parallelism that replicates every state: PyTorch's
+     * DistributedDataParallel */
+    if (token_at(s, "DDP") || contains(s, "DistributedDataParallel") || contains(s, "replicated"))
+        return PLAN_SHARD_NONE;
     return -1;
 }
 
@@ -742,23 +818,6 @@ int plan__fsdp_mp_mode(const char *s)
 /* ------------------------------------------------------------------------ */
 /* Memory figures: what the tool measured                                    */
 /* ------------------------------------------------------------------------ */
-
-/* The first whole token of text equal to word (case-sensitive; a token is a
- * run of letters, digits and '_', as a log line's field names are); NULL if
- * none. */
-static const char *token_at(const char *text, const char *word)
-{
-    size_t n = strlen(word);
-    for (const char *p = text; p && *p; p++) {
-        if (strncmp(p, word, n) != 0)
-            continue;
-        int before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
-        int after = isalnum((unsigned char)p[n]) || p[n] == '_';
-        if (!before && !after)
-            return p;
-    }
-    return NULL;
-}
 
 plan_mem_metric plan__mem_metric(const char *text, double *unit_bytes)
 {

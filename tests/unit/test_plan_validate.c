@@ -861,6 +861,20 @@ static void test_tokens_fsdp_network(void **state)
         {"ZeRO-3 (parameters, gradients and optimizer states)", PLAN_SHARD_PARAMS, 0},
         {"FSDP NO_SHARD", PLAN_SHARD_NONE, 0},
         {"ZeRO stage 1", PLAN_SHARD_OPTIMIZER, 0},
+        {"DeepSpeed ZeRO Stage-2", PLAN_SHARD_GRADIENTS, 0},
+        /* the ZeRO paper's names of its stages */
+        {"P_os", PLAN_SHARD_OPTIMIZER, 0},
+        {"P_os+g", PLAN_SHARD_GRADIENTS, 0},
+        {"Pos+g+p", PLAN_SHARD_PARAMS, 0},
+        /* what is sharded, in words */
+        {"optimizer states", PLAN_SHARD_OPTIMIZER, 0},
+        {"optimizer states and gradients", PLAN_SHARD_GRADIENTS, 0},
+        {"weights, gradients and optimizer states sharded", PLAN_SHARD_PARAMS, 0},
+        {"fully sharded", PLAN_SHARD_PARAMS, 0},
+        /* replicated data parallelism */
+        {"PyTorch DDP", PLAN_SHARD_NONE, 0},
+        {"data parallel, replicated", PLAN_SHARD_NONE, 0},
+        {"ZeRO-3 (no offload)", PLAN_SHARD_PARAMS, 0},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         x.optimizer_sharding = names[i].text;
@@ -1234,12 +1248,46 @@ static void test_recompute_words(void **state)
         {"off", PLAN_RECOMP_NONE},
         {"-", -2},
         {"?", -2},
-        {"save_dot_except_mlp", -1}, /* a partial kind the planner does not model */
+        /* MaxText's partial policies: matmuls saved and recomputed by
+         * name, a kind the planner does not model (said, not guessed) */
+        {"save_dot_except_mlp", -3},
+        {"remat_policy: save_qkv_proj", -3},
+        {"remat_policy=custom", -3},
+        {"qkv_proj_offloaded", -3},
+        {"remat", PLAN_RECOMP_FULL},          /* jax.checkpoint, aka jax.remat */
+        {"AC", PLAN_RECOMP_FULL},             /* torchtitan: activation checkpointing */
+        {"SAC", PLAN_RECOMP_SELECTIVE},       /* torchtitan: selective AC */
+        {"op-level selective AC", PLAN_RECOMP_SELECTIVE},
+        {"per-layer", PLAN_RECOMP_FULL},
+        {"every layer", PLAN_RECOMP_FULL},
+        {"ACCEL", -1},                        /* a token, not letters inside a word */
+        {"partial", -1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (plan__parse_recompute(cases[i].text) != cases[i].want)
             fail_msg("'%s': %d, want %d", cases[i].text, plan__parse_recompute(cases[i].text),
                      cases[i].want);
+}
+
+/* States kept on the host are a kind the planner does not model: said,
+ * not read as the stage they build on. */
+static void test_offload_words(void **state)
+{
+    (void)state;
+    static const char *const off[] = {"ZeRO-Offload", "ZeRO-Infinity (NVMe)",
+                                      "ZeRO-3 with offload_optimizer cpu",
+                                      "FSDP FULL_SHARD, CPUOffload(offload_params=True)"};
+    int degree;
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
+        if (plan__parse_sharding(off[i], &degree) != -3)
+            fail_msg("'%s': %d, want -3", off[i], plan__parse_sharding(off[i], &degree));
+    assert_int_equal(plan__parse_sharding("ZeRO-2, offload: none", &degree), PLAN_SHARD_GRADIENTS);
+    plan_validate_row x = dgxc_114;
+    x.optimizer_sharding = "ZeRO-Offload";
+    refused(&x, "offloaded to the host");
+    x.optimizer_sharding = "";
+    x.recompute = "remat_policy=save_dot_except_mlpwi";
+    refused(&x, "saves some matmuls");
 }
 
 /* The number format a run names: FP8 by any of its names, IEEE half when
@@ -1432,6 +1480,7 @@ int main(void)
         cmocka_unit_test(test_gpus_not_counted),
         cmocka_unit_test(test_precision_words),
         cmocka_unit_test(test_mem_metric_words),
+        cmocka_unit_test(test_offload_words),
         cmocka_unit_test(test_sharding_default_with_pp),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
