@@ -1388,7 +1388,15 @@ static void test_framework_names(void **state)
         {"NVIDIA NeMo Framework 24.05", 2023 * 12, "nemo@2024"},
         {"NeMo Megatron 22.09", 2024 * 12, "nemo@2022"},
         {"NeMo 2.0", 2023 * 12, "nemo@2024"},
-        {"NeMo 1.0", 2023 * 12, "nemo@2023"},
+        {"NeMo 1.0", 2023 * 12, "nemo@2022"},   /* NeMo 1.x versions: 1.0-1.14, 1.15-1.22 */
+        {"NeMo 1.20", 2025 * 12, "nemo@2023"},
+        {"Megatron-LM v2.5", 0, "megatron@2021"}, /* the repository's own tags */
+        {"Megatron-LM 3.0.2", 0, "megatron@2022"},
+        {"Megatron-LM v1.1.5", 2023 * 12, "megatron@2020"},
+        {"Megatron-LM 23.08", 0, "megatron@2023"},
+        {"Megatron-LM core_r0.4.0", 0, "megatron@2023"},
+        {"Megatron-LM core_r0.6.0", 2022 * 12, "megatron@2024"},
+        {"SageMaker distributed model parallel", 0, "smp@v1"},
         {"Megatron-Core r0.8.0", 0, "megatron@2024"},
         {"Megatron-Core 0.3.0", 0, "megatron@2023"},
         {"MCore v0.9", 2021 * 12, "megatron@2024"},
