@@ -430,6 +430,11 @@ static const hf_kind hf_kinds[] = {
      * matrices), no biases, head_dim apart from hidden/heads */
     {"gemma2", "Gemma2", PLAN_ARCH_LLAMA, 1,
      "GeGLU as gated; its post-norms (2h a layer) and logit soft-capping not counted"},
+    /* Gemma (GemmaConfig: tie_word_embeddings defaults to true): RoPE,
+     * RMSNorm, multi-head or multi-query attention, GeGLU, no biases,
+     * head_dim 256 apart from hidden/heads (Gemma Team 2024, arXiv
+     * 2403.08295, Sec. 2) */
+    {"gemma", "Gemma", PLAN_ARCH_LLAMA, 1, "GeGLU as gated"},
     /* Falcon (transformers FalconConfig): rotary positions, parallel
      * attention and MLP, no biases, multi-query or grouped keys; MPT
      * (MptConfig): ALiBi, no biases, MLP expansion_ratio x d_model */

@@ -27,8 +27,8 @@ static void presets_load_shipped(void **state)
     plan_presets ps = {0};
     st_err err = {0};
     assert_int_equal(data_presets_load(PRESETS, &ps, &err), ST_OK);
-    /* 8 GPT-3 + 10 Megatron + 3 SMP + 6 Llama */
-    assert_int_equal(ps.n, 27);
+    /* 8 GPT-3 + 10 Megatron + 3 SMP + 6 Llama + OPT-175B */
+    assert_int_equal(ps.n, 28);
     int fam[4] = {0};
     const char *names[4] = {"gpt3", "megatron", "smp", "llama"};
     for (int i = 0; i < ps.n; i++) {
@@ -49,6 +49,14 @@ static void presets_load_shipped(void **state)
     assert_non_null(p);
     assert_string_equal(p->label, "175B");
     assert_int_equal(p->model.params, 174604259328LL);
+    /* OPT-175B (Zhang et al. 2022, Table 1): GPT-3 175B's shape, OPT's
+     * 50272-token vocabulary, tied */
+    p = test_preset_find(&ps, "opt-175b");
+    assert_non_null(p);
+    assert_int_equal(p->model.layers, 96);
+    assert_int_equal(p->model.hidden, 12288);
+    assert_int_equal(p->model.vocab, 50272);
+    assert_string_equal(p->family, "opt");
     p = test_preset_find(&ps, "llama3-405b");
     assert_non_null(p);
     assert_int_equal(p->model.layers, 126);
@@ -85,7 +93,7 @@ static void presets_default_path(void **state)
     char *saved = old ? strdup(old) : NULL;
     setenv("SMDPLAN_DATA", SMD_TEST_DATA_DIR, 1);
     assert_int_equal(data_presets_load(NULL, &ps, &err), ST_OK);
-    assert_int_equal(ps.n, 27);
+    assert_int_equal(ps.n, 28);
     plan_presets_free(&ps);
     if (saved)
         setenv("SMDPLAN_DATA", saved, 1);
@@ -607,6 +615,16 @@ static void hf_named(void **state)
     assert_int_equal(data_hf_named_load("mosaicml/mpt-7b", &m, &err), ST_OK);
     assert_int_equal(m.ffn, 4 * 4096);
     assert_int_equal(m.seq, 2048);
+    /* Gemma (model_type gemma): tied by its config class's default,
+     * head_dim 256 on hidden 3072; published 8.54B */
+    assert_int_equal(data_hf_named_load("gemma-7b", &m, &err), ST_OK);
+    assert_int_equal(m.tied_embedding, 1);
+    assert_int_equal(m.head_dim, 256);
+    assert_true(fabs((double)m.params / 8.54e9 - 1.0) < 0.01);
+    /* Pythia by its suite's names, its padded vocabularies as published */
+    assert_int_equal(data_hf_named_load("pythia-6.9b", &m, &err), ST_OK);
+    assert_int_equal(m.vocab, 50432);
+    assert_int_equal(m.tied_embedding, 0);
     assert_int_equal(data_hf_named_load("Qwen/Qwen2.5-72B", &m, &err), ST_OK);
     assert_int_equal(m.layers, 80);
     assert_int_equal(m.vocab, 152064);
