@@ -62,10 +62,10 @@ static int read_trait(const cJSON *o, const char *file, int entry, plan_model_tr
         const char *k = x->string ? x->string : "";
         if (k[0] != '_' && strcmp(k, "words") && strcmp(k, "arch") && strcmp(k, "mlp") &&
             strcmp(k, "dropout") && strcmp(k, "tied") && strcmp(k, "vocab") &&
-            strcmp(k, "source"))
+            strcmp(k, "structure") && strcmp(k, "source"))
             return ST_RAISE(err, ST_EINVAL,
                             "%s: trait %d: unknown key \"%.40s\"; allowed: words, arch, mlp, "
-                            "dropout, tied, vocab, source",
+                            "dropout, tied, vocab, structure, source",
                             file, entry, k);
     }
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "words");
@@ -89,6 +89,12 @@ static int read_trait(const cJSON *o, const char *file, int entry, plan_model_tr
         rc = read_enum(o, "mlp", mlp + 1, 2, file, entry, &t->mlp, err);
     if (!rc)
         rc = read_enum(o, "dropout", dropout + 1, 2, file, entry, &t->dropout, err);
+    /* PLAN_STRUCT_DECODER, _MOE, _ENCDEC, _SSM */
+    static const char *const structure[] = {"decoder", "mixture-of-experts", "encoder-decoder",
+                                            "state-space"};
+    if (!rc)
+        rc = read_enum(o, "structure", structure, PLAN_STRUCT__COUNT, file, entry,
+                       &t->structure, err);
     if (rc)
         return rc;
     if (t->mlp >= 0)

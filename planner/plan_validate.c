@@ -374,9 +374,41 @@ static void read_arch(const plan_validate_row *r, plan_model *m)
     m->tied_embedding = tied >= 0 ? tied : m->arch != PLAN_ARCH_LLAMA;
 }
 
+/* The kind of network the row's architecture text, else its model's name,
+ * names by the installed traits (the first trait that says one decides);
+ * PLAN_STRUCT_DECODER when none does. *word: the word found. */
+static int read_structure(const plan_validate_row *r, const char **word)
+{
+    int n = 0;
+    const plan_model_trait *t = plan_model_traits(&n);
+    const char *texts[] = {r->architecture, r->model_name};
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+        if (blank(texts[k]))
+            continue;
+        for (int i = 0; i < n; i++) {
+            if (t[i].structure < 0)
+                continue;
+            for (int w = 0; w < t[i].nwords; w++)
+                if (k == 0 ? contains(texts[k], t[i].words[w])
+                           : name_word_in(texts[k], t[i].words[w])) {
+                    *word = t[i].words[w];
+                    return t[i].structure;
+                }
+        }
+    }
+    return PLAN_STRUCT_DECODER;
+}
+
 static int map_model(const plan_validate_row *r, const plan_framework *fw,
                      plan_validate_result *out)
 {
+    static const char *const kinds[] = {"a dense decoder", "a mixture-of-experts",
+                                        "an encoder-decoder", "a state-space"};
+    const char *sword = NULL;
+    int structure = read_structure(r, &sword);
+    if (structure != PLAN_STRUCT_DECODER)
+        return skip(out, "%s model ('%s', model_families.json): the planner models dense "
+                    "decoder-only transformers", kinds[structure], sword);
     int64_t L = 0, H = 0, A = 0, KV = 0, D = 0, F = 0, S = 0, V = 0;
     int hl, hh, ha, hkv, hd, hf, hs, hv;
     if ((hl = get_int(out, "num_layers", r->num_layers, 1, PLAN_MAX_LAYERS, &L)) < 0 ||

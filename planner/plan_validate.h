@@ -135,6 +135,17 @@ typedef struct plan_validate_result {
  * ("Llama", "MPT") or a component's ("RoPE", "SwiGLU", "no dropout").
  * Data (data/model_families.json), installed by plan_model_traits_set;
  * read in order, the first trait that sets a property decides it. */
+/* What kind of network a family is: the planner models dense decoder-only
+ * transformers; a trait naming another kind makes validate list the row
+ * with that reason instead of reading it as a dense decoder. */
+typedef enum plan_model_structure {
+    PLAN_STRUCT_DECODER = 0,     /* dense decoder-only transformer */
+    PLAN_STRUCT_MOE,             /* mixture of experts: routed expert MLPs */
+    PLAN_STRUCT_ENCDEC,          /* encoder-decoder */
+    PLAN_STRUCT_SSM,             /* state-space layers in place of attention */
+    PLAN_STRUCT__COUNT
+} plan_model_structure;
+
 #define PLAN_TRAIT_WORDS 8
 #define PLAN_TRAIT_WORD_MAX 24
 typedef struct plan_model_trait {
@@ -145,6 +156,7 @@ typedef struct plan_model_trait {
     int dropout;                 /* PLAN_DROPOUT_ON / _OFF, or -1 */
     int tied;                    /* 1 tied, 0 untied embedding and head, or -1 */
     int64_t vocab;               /* the family's tokenizer's size, or 0: says nothing */
+    int structure;               /* plan_model_structure, or -1: says nothing */
     char source[PLAN_SOURCE_MAX];
 } plan_model_trait;
 

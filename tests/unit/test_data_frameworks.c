@@ -304,8 +304,15 @@ static void model_families(void **state)
     int n = 0;
     const plan_model_trait *t = plan_model_traits(&n);
     assert_true(n >= 5);
-    for (int i = 0; i < n; i++)
+    int structures[PLAN_STRUCT__COUNT] = {0};
+    for (int i = 0; i < n; i++) {
         assert_true(strlen(t[i].source) > 10);
+        if (t[i].structure >= 0)
+            structures[t[i].structure]++;
+    }
+    /* the kinds of network the planner does not model, each by its names */
+    for (int k = 0; k < PLAN_STRUCT__COUNT; k++)
+        assert_true(structures[k] >= 1);
     static const struct {
         const char *text, *says;
     } bad[] = {
@@ -322,6 +329,8 @@ static void model_families(void **state)
          "\"vocab\" must be a whole number of tokens"},
         {"{\"traits\": [{\"words\": [\"x\"], \"vocab\": 0, \"source\": \"s\"}]}",
          "\"vocab\" must be a whole number of tokens"},
+        {"{\"traits\": [{\"words\": [\"x\"], \"structure\": \"moe\", \"source\": \"s\"}]}",
+         "\"structure\" must be one of \"decoder\", \"mixture-of-experts\""},
         {"[1, 2", "malformed JSON"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
