@@ -64,7 +64,8 @@ const plan_validate_column plan_validate_columns[] = {
     COL(global_batch_size, 0), COL(global_batch_tokens, 0), COL(num_microbatches, 0),
     COL(grad_accum_steps, 0), COL(recompute, 0), COL(optimizer_sharding, 0),
     COL(sequence_parallel, 0), COL(precision, 0), COL(tflops_per_gpu, 0),
-    COL(tflops_convention, 0), COL(mfu_pct, 0), COL(peak_basis_tflops, 0),
+    COL(tflops_convention, 0), COL(mfu_pct, 0), COL(peak_basis_tflops, 0), COL(hfu_pct, 0),
+    COL(pct_of_peak_reported, 0), COL(aggregate_pflops, 0), COL(samples_per_s, 0),
     COL(iteration_time_s, 0), COL(tokens_per_s_per_gpu, 0), COL(tokens_per_s_total, 0),
     COL(memory_per_gpu_gb, 0), COL(memory_metric, 0), COL(other_metrics, 0), COL(notes, 0),
     {NULL, 0, 0},
@@ -227,6 +228,8 @@ const char *plan_validate_basis_name(plan_validate_basis b)
         return "TFLOP/s via 6N + 12lhs";
     case PLAN_VAL_BASIS_PARAMS8:
         return "TFLOP/s via 8N";
+    case PLAN_VAL_BASIS_HARDWARE:
+        return "TFLOP/s via hardware FLOPs";
     case PLAN_VAL_BASIS_NONE:
     default:
         return "none";
@@ -786,11 +789,34 @@ typedef struct row_layout {
 
 /* Reference FLOPs of one iteration under the row's convention, for a
  * global batch B; 0 with basis NONE when the convention is not known. */
+/* The FLOPs a step of batch B executes with recompute rc (-1: not yet
+ * known, 0 returned): Megatron's model count (3 x the forward) and the
+ * forward recomputed in the backward: every layer's with full recompute,
+ * the attention scores' (4 B s^2 l a d in that count) with selective; the
+ * LM head is not recomputed (Narayanan et al. 2021, Eq. 3 is this for a
+ * GPT with full recompute: 4 x the layers' forward, 3 x the head's). */
+static double hardware_flops(const plan_model *m, double B, int rc)
+{
+    double F = plan_validate_megatron_flops(m, B);
+    double h = (double)m->hidden, s = (double)m->seq, l = (double)m->layers;
+    double q = (double)m->heads * (double)plan_model_head_dim(m);
+    double head = 6.0 * B * s * h * (double)m->vocab;
+    switch (rc) {
+    case PLAN_RECOMP_NONE: return F;
+    case PLAN_RECOMP_FULL: return F + (F - head) / 3.0;
+    case PLAN_RECOMP_SELECTIVE: return F + 4.0 * B * s * s * l * q;
+    default: return 0.0;
+    }
+}
+
 static double convention_flops(const plan_validate_row *r, const plan_model *m, double B,
-                               plan_validate_basis *basis)
+                               int recompute, plan_validate_basis *basis)
 {
     double s = (double)m->seq, l = (double)m->layers, h = (double)m->hidden, V = (double)m->vocab;
     switch (plan__conv_parse(r->tflops_convention)) {
+    case CONV_HARDWARE:
+        *basis = PLAN_VAL_BASIS_HARDWARE;
+        return hardware_flops(m, B, recompute);
     case CONV_EQ3:
         *basis = PLAN_VAL_BASIS_EQ3;
         return plan_validate_eq3_flops(B, s, l, h, V);
@@ -929,7 +955,7 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
         /* Published TFLOP/s and time pin the batch under the row's convention. */
         double tf, t;
         plan_validate_basis b;
-        double f1 = convention_flops(r, m, 1.0, &b);
+        double f1 = convention_flops(r, m, 1.0, -1, &b);
         if (parse_num(r->tflops_per_gpu, &tf) == 1 && parse_num(r->iteration_time_s, &t) == 1 &&
             f1 > 0 && tf > 0 && t > 0) {
             double B = tf * 1e12 * (double)gpus * t / f1;
@@ -1248,26 +1274,57 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
         if (hr > 0)
             rate = x * (double)gpus;
     }
+    /* samples (sequences) per second: seq tokens each */
+    int hsm = rate > 0 ? 0 : get_pos(out, "samples_per_s", row->samples_per_s, &x);
+    if (hsm < 0)
+        return 0;
+    if (hsm > 0)
+        rate = x * (double)m->seq;
     if (rate > 0) {
         if (rate > MAX_RATE)
             return !skip(out, "tokens per second %g: above %g", rate, MAX_RATE);
         out->basis = PLAN_VAL_BASIS_TOKENS;
         out->ref_time_s = tokens / rate;
-        note(out, "reference time from %.0f tokens/s", rate);
+        note(out, "reference time from %.0f tokens/s%s", rate, hsm > 0 ? " (samples/s x seq)" : "");
         return 1;
     }
-    double tf = 0, mfu = 0, peak = 0;
+    double tf = 0, mfu = 0, hfu = 0, pct = 0, agg = 0, peak = 0;
     int hf = get_pos(out, "tflops_per_gpu", row->tflops_per_gpu, &tf);
     int hm = get_pos(out, "mfu_pct", row->mfu_pct, &mfu);
-    if (hf < 0 || hm < 0)
+    int hh = get_pos(out, "hfu_pct", row->hfu_pct, &hfu);
+    int hp = get_pos(out, "pct_of_peak_reported", row->pct_of_peak_reported, &pct);
+    int ha = get_pos(out, "aggregate_pflops", row->aggregate_pflops, &agg);
+    if (hf < 0 || hm < 0 || hh < 0 || hp < 0 || ha < 0)
         return 0;
+    /* the stated peak a percentage is of, else the GPU's dense one */
+    peak = parse_num(row->peak_basis_tflops, &peak) == 1 && peak > 0 ? peak
+                                                                       : c->gpu->peak_flops / 1e12;
+    if (hf == 0 && ha > 0) {
+        /* the whole cluster's rate, in the same convention */
+        tf = agg * 1e3 / (double)gpus;
+        hf = 1;
+    } else if (hf == 0 && hp > 0 && !hm && !hh) {
+        /* a percentage of peak in the row's FLOP convention */
+        tf = pct / 100.0 * peak;
+        hf = 1;
+    }
+    if (hf == 0 && hm == 0 && hh > 0) {
+        /* HFU: hardware FLOPs over the peak (Chowdhery et al. 2022, App. B) */
+        tf = hfu / 100.0 * peak;
+        double F = hardware_flops(m, (double)l->global_batch, (int)l->recompute);
+        out->basis = PLAN_VAL_BASIS_HARDWARE;
+        out->ref_time_s = F / (tf * 1e12 * (double)gpus);
+        if (out->ref_time_s < MIN_TIME_S || out->ref_time_s > MAX_TIME_S)
+            return !skip(out, "reference time %g s from HFU %g %%: outside %g to %g s",
+                         out->ref_time_s, hfu, MIN_TIME_S, MAX_TIME_S);
+        note(out, "reference time from HFU %.1f %% (%.1f TFLOP/s per GPU of hardware FLOPs)", hfu,
+             tf);
+        return 1;
+    }
     if (hf == 0 && hm == 0)
         return !skip(out, "neither iteration_time_s, tokens/s nor tflops_per_gpu published");
-    double F = convention_flops(row, m, (double)l->global_batch, &out->basis);
+    double F = convention_flops(row, m, (double)l->global_batch, (int)l->recompute, &out->basis);
     if (hm > 0 && (hf == 0 || F <= 0)) {
-        /* the utilisation over the stated peak (else the GPU's dense one) */
-        peak = parse_num(row->peak_basis_tflops, &peak) == 1 && peak > 0 ? peak
-                                                                           : c->gpu->peak_flops / 1e12;
         tf = mfu / 100.0 * peak;
         if (F <= 0) {
             /* MFU counts model FLOPs by its definition (Chowdhery et al.

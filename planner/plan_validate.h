@@ -49,6 +49,9 @@ typedef struct plan_validate_row {
     const char *recompute, *optimizer_sharding, *sequence_parallel;
     const char *precision;
     const char *tflops_per_gpu, *tflops_convention, *mfu_pct, *peak_basis_tflops;
+    /* hardware FLOPs utilisation (%), a percentage of peak in the row's
+     * convention, the whole cluster's PFLOP/s, sequences per second */
+    const char *hfu_pct, *pct_of_peak_reported, *aggregate_pflops, *samples_per_s;
     const char *iteration_time_s, *tokens_per_s_per_gpu, *tokens_per_s_total;
     const char *memory_per_gpu_gb, *memory_metric, *other_metrics, *notes;
 } plan_validate_row;
@@ -73,6 +76,8 @@ typedef enum plan_validate_basis {
     PLAN_VAL_BASIS_MEGATRON,     /* from TFLOP/s with Megatron-LM's model-FLOPs count */
     PLAN_VAL_BASIS_MOSAIC,       /* from TFLOP/s with llm-foundry's 6N + 12 l h s */
     PLAN_VAL_BASIS_PARAMS8,      /* from TFLOP/s with 8 N FLOPs per token */
+    PLAN_VAL_BASIS_HARDWARE,     /* from TFLOP/s or HFU over the FLOPs executed: Megatron's
+                                  * model count and the layout's recomputed forward */
 } plan_validate_basis;
 
 const char *plan_validate_basis_name(plan_validate_basis b);

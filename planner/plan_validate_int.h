@@ -75,6 +75,7 @@ typedef enum flop_conv {
     CONV_MEGATRON,               /* Megatron-LM num_floating_point_operations (model FLOPs) */
     CONV_MOSAIC,                 /* llm-foundry: 6N + 12 l h s per token (model FLOPs) */
     CONV_PARAMS8,                /* 8 N s B per iteration (BigScience estimate) */
+    CONV_HARDWARE,               /* the FLOPs executed: model FLOPs and the recomputed forward */
 } flop_conv;
 
 flop_conv plan__conv_parse(const char *text);

@@ -1,0 +1,221 @@
+/*
+ * test_plan_validate_rates.c: the reference time of a published run from
+ * each figure a source may give instead of a step time (sequences per
+ * second; TFLOP/s as the whole cluster's PFLOP/s or a percentage of peak,
+ * in the row's FLOP convention; hardware FLOPs and HFU), and the kinds of
+ * network the planner does not model, listed as such.
+ *
+ * The rows are the DGX Cloud Llama 3 70B run of test_plan_validate.c and a
+ * GPT-3-shaped one; every expected time is worked from the row's own
+ * numbers and the FLOP counts' closed forms.
+ */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/data.h"
+#include "data/data_known_models.h"
+#include "planner/plan_framework.h"
+#include "planner/plan_validate.h"
+#include "planner/plan_validate_int.h"
+
+static plan_catalog cat;
+
+static int setup(void **state)
+{
+    (void)state;
+    st_err err = {0};
+    if (data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err) != ST_OK ||
+        data_families_load(NULL, &err) != ST_OK || data_known_models_load(&err) != ST_OK) {
+        fprintf(stderr, "setup: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    plan_catalog_free(&cat);
+    return 0;
+}
+
+static plan_validate_result *run(const plan_validate_row *row)
+{
+    static plan_validate_result r;
+    st_err err = {0};
+    assert_int_equal(plan_validate_run(&cat, row, &r, NULL, &err), ST_OK);
+    return &r;
+}
+
+/* DGX Cloud recipes v24.11.1, Llama 3 70B on 64 H100s, its time left out. */
+static const plan_validate_row llama = {
+    .row_id = "114", .source_key = "dgxc_bench_v24.11.1", .model_name = "LLAMA3-70B",
+    .architecture = "Llama-3 (SwiGLU, RoPE, GQA)", .framework = "NeMo/Megatron-Core",
+    .num_layers = "80", .hidden_size = "8192", .num_heads = "64", .num_kv_heads = "8",
+    .ffn_hidden_size = "28672", .seq_len = "8192", .vocab_size = "128256",
+    .gpu_type = "H100-SXM5-80GB", .num_gpus = "64", .tp = "4", .pp = "4", .dp = "2", .cp = "2",
+    .virtual_stages = "5", .micro_batch_size = "1", .global_batch_size = "128",
+    .num_microbatches = "64", .precision = "BF16", .recompute = "none",
+};
+
+/* A GPT-3-shaped run (multi-head, 4h MLP): Narayanan et al. 2021's Eq. 3
+ * is its hardware FLOP count with full recompute. */
+static const plan_validate_row gpt = {
+    .row_id = "1", .source_key = "t", .model_name = "GPT 13B", .architecture = "GPT",
+    .num_layers = "40", .hidden_size = "5120", .num_heads = "40", .seq_len = "2048",
+    .vocab_size = "50257", .gpu_type = "A100-SXM4-80GB", .num_gpus = "64", .tp = "2", .pp = "1",
+    .dp = "32", .micro_batch_size = "4", .global_batch_size = "1024", .precision = "bf16",
+    .framework = "Megatron-LM", .recompute = "full",
+};
+
+/* Sequences per second are tokens per second over the sequence length. */
+static void test_samples_per_s(void **state)
+{
+    (void)state;
+    plan_validate_row x = llama;
+    x.samples_per_s = "8.5";
+    const plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->basis, PLAN_VAL_BASIS_TOKENS);
+    assert_rel(r->ref_time_s, 128.0 / 8.5, 1e-12);
+    assert_non_null(strstr(r->notes, "samples/s x seq"));
+}
+
+/* Hardware FLOPs: Megatron's model count, plus the forward recomputed.
+ * Without recompute the two conventions give one time; with full
+ * recompute, on a GPT, hardware FLOPs are Eq. 3 exactly. */
+static void test_hardware_flops(void **state)
+{
+    (void)state;
+    plan_validate_row x = llama;
+    x.tflops_per_gpu = "400";
+    x.tflops_convention = "model FLOPs";
+    double t_model = run(&x)->ref_time_s;
+    x.tflops_convention = "hardware FLOPs";
+    const plan_validate_result *r = run(&x);
+    assert_int_equal(r->basis, PLAN_VAL_BASIS_HARDWARE);
+    assert_rel(r->ref_time_s, t_model, 1e-12);
+
+    plan_validate_row g = gpt;
+    g.tflops_per_gpu = "150";
+    g.tflops_convention = "Narayanan Eq. 3";
+    double t_eq3 = run(&g)->ref_time_s;
+    g.tflops_convention = "TFLOP/s including recompute";
+    r = run(&g);
+    assert_int_equal(r->basis, PLAN_VAL_BASIS_HARDWARE);
+    assert_rel(r->ref_time_s, t_eq3, 1e-12);
+    /* selective: the attention scores' forward again, 4 B s^2 l h */
+    g.recompute = "selective";
+    g.tflops_convention = "model FLOPs";
+    double t_sel_model = run(&g)->ref_time_s;
+    g.tflops_convention = "HFU";
+    r = run(&g);
+    double B = 1024, s = 2048, l = 40, h = 5120, gpus = 64, tf = 150e12;
+    assert_rel(r->ref_time_s, t_sel_model + 4.0 * B * s * s * l * h / (tf * gpus), 1e-9);
+    /* HFU as a percentage: hardware FLOPs over the GPU's dense peak */
+    g.recompute = "full";
+    g.tflops_per_gpu = "";
+    g.tflops_convention = "";
+    g.hfu_pct = "48.076923076923";
+    r = run(&g);
+    assert_true(r->compared);
+    assert_int_equal(r->basis, PLAN_VAL_BASIS_HARDWARE);
+    assert_rel(r->ref_time_s, t_eq3, 1e-9); /* 48.08 % of 312 is 150 TFLOP/s */
+}
+
+/* The whole cluster's PFLOP/s and a percentage of peak are the per-GPU
+ * rate in the row's convention; without a convention they say nothing. */
+static void test_aggregate_and_pct(void **state)
+{
+    (void)state;
+    plan_validate_row g = gpt;
+    g.tflops_per_gpu = "150";
+    g.tflops_convention = "Narayanan Eq. 3";
+    double t = run(&g)->ref_time_s;
+    g.tflops_per_gpu = "";
+    g.aggregate_pflops = "9.6"; /* 150 TFLOP/s x 64 GPUs */
+    const plan_validate_result *r = run(&g);
+    assert_true(r->compared);
+    assert_rel(r->ref_time_s, t, 1e-12);
+    g.aggregate_pflops = "";
+    g.pct_of_peak_reported = "50";
+    g.peak_basis_tflops = "300";
+    r = run(&g);
+    assert_true(r->compared);
+    assert_rel(r->ref_time_s, t, 1e-12);
+    g.tflops_convention = "";
+    r = run(&g);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "convention"));
+}
+
+/* The conventions by their documented names; a text naming a convention
+ * and, after it, another utilisation reads as the first. */
+static void test_convention_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        flop_conv want;
+    } cases[] = {
+        {"HFU", CONV_HARDWARE},
+        {"hardware FLOPs utilization", CONV_HARDWARE},
+        {"achieved TFLOP/s, with activation recomputation", CONV_HARDWARE},
+        {"excluding recompute", CONV_MEGATRON},
+        {"MFU", CONV_MEGATRON},
+        {"MosaicML MFU: (6N + 12*l*h*s per token) model FLOPs; HFU adds recompute (8N)",
+         CONV_MOSAIC},
+        {"Megatron/Narayanan Eq.3 hardware TFLOPs", CONV_EQ3},
+        {"dgxc: model FLOPs per README Notes (no recompute)", CONV_MEGATRON},
+        {"DeepSpeed flops profiler", CONV_UNKNOWN},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (plan__conv_parse(cases[i].text) != cases[i].want)
+            fail_msg("'%s': %d, want %d", cases[i].text, (int)plan__conv_parse(cases[i].text),
+                     (int)cases[i].want);
+}
+
+/* A mixture-of-experts, encoder-decoder or state-space model is listed
+ * with that reason, by its family's documented names, whatever shape the
+ * row gives; a row that says it is dense is read as dense. */
+static void test_structures(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model, *arch, *says;
+    } cases[] = {
+        {"Mixtral 8x7B", "", "mixture-of-experts"},
+        {"GPT 13B", "MoE, 8 experts, top-2", "mixture-of-experts"},
+        {"T5-11B", "", "encoder-decoder"},
+        {"Mamba-2.8B", "", "state-space"},
+    };
+    plan_validate_row g = gpt;
+    g.iteration_time_s = "20";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        g.model_name = cases[i].model;
+        g.architecture = cases[i].arch;
+        const plan_validate_result *r = run(&g);
+        assert_false(r->compared);
+        if (!strstr(r->reason, cases[i].says) || !strstr(r->reason, "dense decoder-only"))
+            fail_msg("'%s' / '%s': %s", cases[i].model, cases[i].arch, r->reason);
+    }
+    g.model_name = "GPT 13B";
+    g.architecture = "dense decoder-only transformer";
+    assert_true(run(&g)->compared);
+}
+
+int main(void)
+{
+    test_frameworks_load();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_samples_per_s),
+        cmocka_unit_test(test_hardware_flops),
+        cmocka_unit_test(test_aggregate_and_pct),
+        cmocka_unit_test(test_convention_words),
+        cmocka_unit_test(test_structures),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
