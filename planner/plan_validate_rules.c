@@ -317,7 +317,10 @@ void plan__net_parse(const char *text, net_text *out)
 
 flop_conv plan__conv_parse(const char *c)
 {
-    if (plan__contains(c, "Eq.3") || plan__contains(c, "Eq. 3"))
+    /* Narayanan et al. 2021's equation by its number or its authors (its
+     * own hardware count with full recompute) */
+    if (plan__contains(c, "Eq.3") || plan__contains(c, "Eq. 3") || plan__contains(c, "Eq 3") ||
+        plan__contains(c, "Narayanan"))
         return CONV_EQ3;
     if (plan__contains(c, "MosaicML") || plan__contains(c, "6N"))
         return CONV_MOSAIC;
@@ -346,11 +349,8 @@ flop_conv plan__conv_parse(const char *c)
         return CONV_MEGATRON;
     if (plan__contains(c, "size*8") || plan__contains(c, "8*N") || plan__contains(c, "8N"))
         return CONV_PARAMS8;
-    /* the same conventions by their other documented names: Narayanan et
-     * al. 2021's equation by its authors; model FLOPs by the utilisation
-     * defined on them (MFU, Chowdhery et al. 2022, PaLM, App. B) */
-    if (plan__contains(c, "Eq 3") || plan__contains(c, "Narayanan"))
-        return CONV_EQ3;
+    /* model FLOPs by the utilisation defined on them (MFU, Chowdhery et
+     * al. 2022, PaLM, App. B) */
     if (plan__contains(c, "model FLOP") || plan__contains(c, "MFU") ||
         plan__contains(c, "Chowdhery") || plan__contains(c, "PaLM"))
         return CONV_MEGATRON;
