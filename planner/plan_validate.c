@@ -516,10 +516,22 @@ static size_t chip_len(const char *name)
  * the row's GPU text names one the catalog GPU's name does not. */
 static const char *const board_variants[] = {"PCIe", "NVL", NULL};
 
+/* The variant word as a word of its own, digits after it allowed ("NVL",
+ * "NVL72"; not "NVLink"). */
+static int names_variant(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = text; p && *p; p++)
+        if (strncasecmp(p, word, n) == 0 && (p == text || !isalpha((unsigned char)p[-1])) &&
+            !isalpha((unsigned char)p[n]))
+            return 1;
+    return 0;
+}
+
 static int variant_differs(const char *text, const char *name)
 {
     for (int i = 0; board_variants[i]; i++)
-        if (contains(text, board_variants[i]) != contains(name, board_variants[i]))
+        if (names_variant(text, board_variants[i]) != names_variant(name, board_variants[i]))
             return 1;
     return 0;
 }
@@ -672,7 +684,7 @@ static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int6
         in = closest_instance(cat, r, &net, stated_mem(r), &gpn, &net_bps);
         if (!in) {
             for (int k = 0; board_variants[k]; k++)
-                if (contains(r->gpu_type, board_variants[k]))
+                if (names_variant(r->gpu_type, board_variants[k]))
                     return skip(out, "no catalog GPU for GPU '%s': its %s board runs at other "
                                 "clocks and memory bandwidth than the catalog's modules of that "
                                 "chip (add it with --catalog FILE)", nz(r->gpu_type),

@@ -100,6 +100,88 @@ static void shipped_values(void **state)
     plan_catalog_free(&cat);
 }
 
+/* The boards beside the SXM modules and the newer chips, as their sources
+ * give them: dense peaks are half the datasheets' sparse figures; nominal
+ * GB read as GiB; a node's rates one direction. A PCIe or NVL board is a
+ * GPU of its own, its name carrying the variant word, on the SXM module's
+ * silicon; its node has no NVSwitch and runs a ring over 8 GPUs at PCIe. */
+static void shipped_boards(void **state)
+{
+    (void)state;
+    plan_catalog cat;
+    st_err err = {0};
+    assert_int_equal(data_catalog_load(NULL, &cat, &err), ST_OK);
+    const struct {
+        const char *node, *gpu, *silicon;
+        double mem_gib, peak_tflops, fp8_tflops, hbm_gbps;
+        int sms;
+    } boards[] = {
+        /* A100 datasheet: PCIe 40GB HBM2 1555 GB/s, 80GB HBM2e 1935 GB/s */
+        {"pcie8-a100-40gb", "A100-PCIe-40GB", "GA100", 40, 312, 0, 1555, 108},
+        {"pcie8-a100-80gb", "A100-PCIe-80GB", "GA100", 80, 312, 0, 1935, 108},
+        /* H100 datasheet: PCIe 1513 / 3026 sparse, 2 TB/s; NVL 1671 / 3341, 3.9 TB/s */
+        {"pcie8-h100", "H100-PCIe-80GB", "GH100", 80, 756, 1513, 2000, 114},
+        {"pcie8-h100-nvl", "H100-NVL-94GB", "GH100", 94, 835, 1670, 3900, 0},
+        /* JSC JUPITER: 132 SMs, 96 GB HBM3 at 4 TB/s; the H100 SXM's peaks */
+        {"jupiter-gh200", "GH200-96GB", "GH100", 96, 989, 1979, 4000, 132},
+        /* HGX B200 per GPU: 4.5 / 9 PFLOP/s sparse, 180 GB at 7.7 TB/s */
+        {"dgx-b200", "B200-180GB", "B200", 180, 2250, 4500, 7700, 148},
+    };
+    for (size_t i = 0; i < sizeof boards / sizeof boards[0]; i++) {
+        const plan_gpu *g = gpu_of(&cat, boards[i].node);
+        assert_string_equal(g->name, boards[i].gpu);
+        assert_string_equal(g->silicon, boards[i].silicon);
+        assert_rel(g->mem_bytes, boards[i].mem_gib * GIB, 1e-12);
+        assert_rel(g->peak_flops, boards[i].peak_tflops * 1e12, 1e-12);
+        assert_rel(g->fp8_peak_flops, boards[i].fp8_tflops * 1e12, 1e-12);
+        assert_rel(g->hbm_bps, boards[i].hbm_gbps * 1e9, 1e-12);
+        assert_int_equal(g->sms, boards[i].sms);
+        assert_true(g->gemm_eff_max > 0 && g->gemm_eff_max <= g->gemm_ceiling);
+        assert_true(strlen(g->source) > 40);
+        assert_true(strlen(find(&cat, boards[i].node)->source) > 40);
+    }
+    /* the variant word in the name keeps a board apart from its module */
+    assert_non_null(strstr(gpu_of(&cat, "pcie8-h100")->name, "PCIe"));
+    assert_non_null(strstr(gpu_of(&cat, "pcie8-h100-nvl")->name, "NVL"));
+    assert_null(strstr(gpu_of(&cat, "p5")->name, "PCIe"));
+    /* DGX B200: 8 GPUs, NVLink 5 at 1.8 TB/s both directions, 8 x 400 Gb/s */
+    const plan_instance *b200 = find(&cat, "dgxb200");
+    assert_string_equal(b200->name, "dgx-b200");
+    assert_int_equal(b200->gpus_per_node, 8);
+    assert_int_equal(b200->nvswitch, 1);
+    assert_rel(b200->nvlink_bps, 900e9, 1e-12);
+    assert_rel(b200->net_bps, 400e9, 1e-12);
+    assert_int_equal(b200->nics, 8);
+    const plan_gpu *bg = gpu_of(&cat, "dgx-b200");
+    assert_int_equal(bg->ref_node_gpus, 8);
+    assert_rel(bg->ref_node_net_bps, 400e9, 1e-12);
+    /* JUPITER: 4 GH200 fully linked at 150 GB/s per pair and direction, no
+     * NVSwitch, 4 x 200 Gb/s NDR200 */
+    const plan_instance *jup = find(&cat, "jupiter");
+    assert_string_equal(jup->name, "jupiter-gh200");
+    assert_int_equal(jup->gpus_per_node, 4);
+    assert_int_equal(jup->nvswitch, 0);
+    assert_rel(jup->nvlink_bps, 3 * 150e9, 1e-12);
+    assert_rel(jup->net_bps, 100e9, 1e-12);
+    assert_int_equal(gpu_of(&cat, "jupiter")->ref_node_gpus, 4);
+    /* GH200 runs the H100 SXM's measured GEMM model (the same GH100 at the
+     * same peak), not its copy, which was measured on other memory */
+    const plan_gpu *gh = gpu_of(&cat, "jupiter"), *h100 = gpu_of(&cat, "p5");
+    assert_true(gh->gemm_measured);
+    assert_rel(gh->gemm_ceiling, h100->gemm_ceiling, 1e-12);
+    assert_rel(gh->gemm_dim_half, h100->gemm_dim_half, 1e-12);
+    assert_rel(plan_gpu_copy_eff(gh), 0.0, 0);
+    assert_true(plan_gpu_copy_eff(h100) > 0);
+    /* PCIe nodes: NVLink bridges join pairs only, so PCIe one direction
+     * (Gen5 x16 64 GB/s, Gen4 32 GB/s); no reference node for a board */
+    assert_int_equal(find(&cat, "pcie8-h100")->nvswitch, 0);
+    assert_rel(find(&cat, "pcie8-h100")->nvlink_bps, 64e9, 1e-12);
+    assert_rel(find(&cat, "pcie8-a100-80gb")->nvlink_bps, 32e9, 1e-12);
+    assert_rel(find(&cat, "pcie8-h100-nvl")->net_bps, 200e9, 1e-12); /* 4 x 400 Gb/s */
+    assert_int_equal(gpu_of(&cat, "pcie8-h100")->ref_node_gpus, 0);
+    plan_catalog_free(&cat);
+}
+
 /* ------------------------------------------------------------------------ */
 /* User files                                                                */
 /* ------------------------------------------------------------------------ */
@@ -546,6 +628,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shipped_loads_and_links),
         cmocka_unit_test(shipped_values),
+        cmocka_unit_test(shipped_boards),
         cmocka_unit_test(merge_overrides_and_adds),
         cmocka_unit_test(merge_failure_leaves_catalog),
         cmocka_unit_test(base_parses),

@@ -432,12 +432,17 @@ static void test_bad_rows(void **state)
     refused(&x, "no catalog GPU");
 
     x = narayanan_23;
-    x.gpu_type = "NVIDIA A100 PCIe 80GB"; /* not the SXM module the catalog has */
+    x.gpu_type = "Tesla V100 PCIe 32GB"; /* not the SXM module the catalog has */
     refused(&x, "PCIe board");
 
     x = narayanan_23;
-    x.gpu_type = "GH200 96GB"; /* Grace Hopper names no catalog chip as a word */
+    x.gpu_type = "GB200 186GB"; /* Grace Blackwell names no catalog chip as a word */
     refused(&x, "the catalog has");
+
+    x = narayanan_23;
+    x.gpu_type = "H100 SXM5 NVLink"; /* NVLink is not the NVL board */
+    x.interconnect = "";
+    assert_string_equal(run(&x)->instance, "dgx-h100");
 
     x = narayanan_23;
     x.gpu_type = "nvidia a100-sxm4-80gb"; /* the same module, spelt otherwise */
@@ -771,7 +776,8 @@ static void test_model_traits(void **state)
     r = run(&x);
     assert_int_equal(r->model.arch, PLAN_ARCH_GPT);
     /* a trait that says nothing is refused */
-    plan_model_trait empty = {.nwords = 1, .arch = -1, .mlp = -1, .dropout = -1, .tied = -1};
+    plan_model_trait empty = {.nwords = 1, .arch = -1, .mlp = -1, .dropout = -1, .tied = -1,
+                              .structure = -1};
     snprintf(empty.words[0], sizeof empty.words[0], "x");
     assert_int_equal(plan_model_traits_set(&empty, 1, &err), ST_EINVAL);
     assert_int_equal(plan_model_traits_set(keep, n, &err), ST_OK);
@@ -1453,6 +1459,61 @@ static void test_source_date(void **state)
     assert_int_equal(plan__source_ym(&r), 2022 * 12 + 4);
 }
 
+/* A row's board picks the catalog GPU of its chip and variant, and that
+ * GPU's node: a PCIe or NVL board its own GPU (its name carries the word),
+ * never the SXM module's, nor the module a board's; a stated memory picks
+ * among the boards of a chip, none the first listed (release order). The
+ * chip is a word of its own: GH200 is not an H200, GB200 not a B200. With
+ * no network stated, the node is the GPU's reference node or, for a board
+ * without one, its catalog node (narayanan_23: 32 GPUs). */
+static void test_board_variants(void **state)
+{
+    (void)state;
+    const struct {
+        const char *gpu_type, *gpu, *instance;
+        int nodes;
+    } cases[] = {
+        {"H100 PCIe", "H100-PCIe-80GB", "pcie8-h100", 4},
+        {"NVIDIA H100 PCIe 80GB", "H100-PCIe-80GB", "pcie8-h100", 4},
+        {"NVIDIA H100 NVL", "H100-NVL-94GB", "pcie8-h100-nvl", 4},
+        {"NVIDIA A100 PCIe 40GB", "A100-PCIe-40GB", "pcie8-a100-40gb", 4},
+        {"NVIDIA A100 80GB PCIe", "A100-PCIe-80GB", "pcie8-a100-80gb", 4},
+        {"A100 PCIe", "A100-PCIe-40GB", "pcie8-a100-40gb", 4},
+        {"B200", "B200-180GB", "dgx-b200", 4},
+        {"NVIDIA B200-SXM-180GB", "B200-180GB", "dgx-b200", 4},
+        {"GH200", "GH200-96GB", "jupiter-gh200", 8},
+        {"NVIDIA GH200 96GB HBM3", "GH200-96GB", "jupiter-gh200", 8},
+        {"H100-SXM5-80GB", "H100-80GB", "dgx-h100", 4},
+        {"NVIDIA H200", "H200-141GB", NULL, 4},
+        {"A100-SXM4-40GB", "A100-40GB", NULL, 4},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        plan_validate_row x = narayanan_23;
+        x.gpu_type = cases[i].gpu_type;
+        x.interconnect = "";
+        const plan_validate_result *r = run(&x);
+        if (!r->compared)
+            fail_msg("'%s' not compared: %s", cases[i].gpu_type, r->reason);
+        assert_string_equal(cat.gpus[r->inst.gpu_index].name, cases[i].gpu);
+        assert_false(r->own_gpu); /* the catalog GPU's own memory */
+        if (cases[i].instance)
+            assert_string_equal(r->instance, cases[i].instance);
+        assert_int_equal(r->nodes, cases[i].nodes);
+        assert_int_equal(r->gpus, 32);
+    }
+    /* a module's row never takes a board, nor a board's the module */
+    plan_validate_row x = narayanan_23;
+    x.gpu_type = "H100 SXM5 80GB";
+    x.interconnect = "";
+    assert_null(strstr(cat.gpus[run(&x)->inst.gpu_index].name, "PCIe"));
+    /* Grace Blackwell names no catalog chip as a word (B200 is one) */
+    x.gpu_type = "GB200";
+    refused(&x, "the catalog has");
+    /* a board of a chip the catalog lists only as a module */
+    x.gpu_type = "NVIDIA H200 NVL";
+    refused(&x, "NVL board");
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -1490,6 +1551,7 @@ int main(void)
         cmocka_unit_test(test_mem_metric_words),
         cmocka_unit_test(test_offload_words),
         cmocka_unit_test(test_sharding_default_with_pp),
+        cmocka_unit_test(test_board_variants),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
