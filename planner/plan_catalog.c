@@ -15,6 +15,7 @@
  */
 #include "planner/plan.h"
 #include "planner/plan_framework.h"
+#include "planner/plan_int.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -643,4 +644,36 @@ double plan_curve_eval(const plan_curve *c, double bytes)
     }
     double t = (lx - x[lo]) / (x[hi] - x[lo]);
     return y[lo] + t * (y[hi] - y[lo]);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Board variants                                                            */
+/* ------------------------------------------------------------------------ */
+
+static const char *const board_variants[] = {"PCIe", "NVL", NULL};
+
+static int names_variant(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = text; p && *p; p++)
+        if (strncasecmp(p, word, n) == 0 && (p == text || !isalpha((unsigned char)p[-1])) &&
+            !isalpha((unsigned char)p[n]))
+            return 1;
+    return 0;
+}
+
+int plan__board_differs(const char *text, const char *gpu_name)
+{
+    for (int i = 0; board_variants[i]; i++)
+        if (names_variant(text, board_variants[i]) != names_variant(gpu_name, board_variants[i]))
+            return 1;
+    return 0;
+}
+
+const char *plan__board_variant(const char *text)
+{
+    for (int i = 0; board_variants[i]; i++)
+        if (names_variant(text, board_variants[i]))
+            return board_variants[i];
+    return NULL;
 }

@@ -10,6 +10,7 @@
  * catalog's nominal GB are GiB, as plan_validate reads them.
  */
 #include "planner/plan_host_names.h"
+#include "planner/plan_int.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -104,7 +105,7 @@ int plan_host_catalog_gpu(const plan_catalog *cat, const char *desc)
         char chip[32];
         snprintf(chip, sizeof chip, "%.*s", (int)strcspn(cat->gpus[i].name, "-"),
                  cat->gpus[i].name);
-        if (!chip[0] || !has_word(desc, chip))
+        if (!chip[0] || !has_word(desc, chip) || plan__board_differs(desc, cat->gpus[i].name))
             continue;
         /* closeness as a ratio: 80 GiB is as far from 40 as from 160 */
         double d = gib > 0 ? fabs(log(cat->gpus[i].mem_bytes / GIB / gib)) : 0;

@@ -51,8 +51,9 @@ void plan_host_curve_name(const char *host, const char *name, char *buf, size_t 
  * 0"): the chip a catalog GPU's name starts with (the name before its '-':
  * "H100" of "H100-80GB") as a word of desc (case-insensitive), and among
  * that chip's GPUs the one whose memory is closest to what desc states
- * ("80GB", "79.1 GiB"; the first in catalog order when it states none).
- * Its index in cat->gpus, or -1 when no catalog chip is named. */
+ * ("80GB", "79.1 GiB"; the first in catalog order when it states none),
+ * of the same board (a PCIe or NVL board is not the SXM module).
+ * Its index in cat->gpus, or -1 when no catalog GPU is named. */
 int plan_host_catalog_gpu(const plan_catalog *cat, const char *desc);
 
 #endif

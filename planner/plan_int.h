@@ -32,6 +32,18 @@ typedef struct plan__span {
 
 /* Span of dimension dim ('T', 'C', 'P' or 'D') under l's placement on c.
  * Returns 0, or -1 if the groups do not tile the nodes. */
+/* Does text name another board of a chip than the catalog GPU name does?
+ * A PCIe or NVL board runs at other clocks, power and memory bandwidth
+ * than the SXM module of the same chip (NVIDIA H100 datasheet: H100 PCIe
+ * 756 dense BF16 TFLOP/s and 2.0 TB/s, H100 NVL 835 and 3.9, against SXM's
+ * 989 and 3.35; A100 PCIe at 250-300 W against SXM's 400 W): each variant
+ * word ("PCIe", "NVL"; digits may follow: "NVL72"; not "NVLink") in one and
+ * not the other. */
+int plan__board_differs(const char *text, const char *gpu_name);
+/* The variant word of the board text names, as a word of its own: "PCIe",
+ * "NVL", or NULL. */
+const char *plan__board_variant(const char *text);
+
 int plan__span_of(const plan_layout *l, const plan_cluster *c, char dim, plan__span *out);
 
 /* One microbatch through one transformer layer on one GPU. */

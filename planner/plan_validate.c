@@ -39,6 +39,7 @@
  */
 #include "planner/plan_validate.h"
 #include "planner/plan_framework.h"
+#include "planner/plan_int.h"
 #include "planner/plan_validate_int.h"
 
 #include <ctype.h>
@@ -509,40 +510,13 @@ static size_t chip_len(const char *name)
     return n;
 }
 
-/* A board variant of a chip that runs at other clocks, power and memory
- * bandwidth than the SXM module of the same name (NVIDIA H100 datasheet:
- * H100 PCIe 756 dense BF16 TFLOP/s and 2.0 TB/s, H100 NVL 835 and 3.9,
- * against SXM's 989 and 3.35; A100 PCIe at 250-300 W against SXM's 400 W):
- * the row's GPU text names one the catalog GPU's name does not. */
-static const char *const board_variants[] = {"PCIe", "NVL", NULL};
-
-/* The variant word as a word of its own, digits after it allowed ("NVL",
- * "NVL72"; not "NVLink"). */
-static int names_variant(const char *text, const char *word)
-{
-    size_t n = strlen(word);
-    for (const char *p = text; p && *p; p++)
-        if (strncasecmp(p, word, n) == 0 && (p == text || !isalpha((unsigned char)p[-1])) &&
-            !isalpha((unsigned char)p[n]))
-            return 1;
-    return 0;
-}
-
-static int variant_differs(const char *text, const char *name)
-{
-    for (int i = 0; board_variants[i]; i++)
-        if (names_variant(text, board_variants[i]) != names_variant(name, board_variants[i]))
-            return 1;
-    return 0;
-}
-
 /* Does the row's GPU text name catalog GPU g's chip, as a word of its own
  * ("GH200" is Grace Hopper, not an H200) and the same board variant? */
 static int names_chip(const char *text, const plan_gpu *g)
 {
     char chip[32];
     size_t n = chip_len(g->name);
-    if (n == 0 || n >= sizeof chip || variant_differs(text, g->name))
+    if (n == 0 || n >= sizeof chip || plan__board_differs(text, g->name))
         return 0;
     memcpy(chip, g->name, n);
     chip[n] = '\0';
@@ -683,12 +657,11 @@ static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int6
         double net_bps = 0;
         in = closest_instance(cat, r, &net, stated_mem(r), &gpn, &net_bps);
         if (!in) {
-            for (int k = 0; board_variants[k]; k++)
-                if (names_variant(r->gpu_type, board_variants[k]))
-                    return skip(out, "no catalog GPU for GPU '%s': its %s board runs at other "
-                                "clocks and memory bandwidth than the catalog's modules of that "
-                                "chip (add it with --catalog FILE)", nz(r->gpu_type),
-                                board_variants[k]);
+            const char *variant = plan__board_variant(r->gpu_type);
+            if (variant)
+                return skip(out, "no catalog GPU for GPU '%s': its %s board runs at other "
+                            "clocks and memory bandwidth than the catalog's modules of that "
+                            "chip (add it with --catalog FILE)", nz(r->gpu_type), variant);
             char chips[160] = "";
             for (int k = 0; k < cat->ngpus; k++) {
                 size_t u = strlen(chips), n = chip_len(cat->gpus[k].name);

@@ -85,7 +85,12 @@ static void catalog_gpu(void **state)
         {"NVIDIA H200, compute capability 9.0, 139.8 GiB, 132 SMs, GPU 0", "H200-141GB"},
         {"NVIDIA A100-SXM4-40GB, compute capability 8.0, 39.4 GiB, 108 SMs, GPU 3", "A100-40GB"},
         {"NVIDIA A100-SXM4-80GB, compute capability 8.0, 79.2 GiB, 108 SMs, GPU 0", "A100-80GB"},
-        {"NVIDIA A100 80GB PCIe, compute capability 8.0, 79.2 GiB, 108 SMs, GPU 1", "A100-80GB"},
+        {"NVIDIA A100 80GB PCIe, compute capability 8.0, 79.2 GiB, 108 SMs, GPU 1",
+         "A100-PCIe-80GB"},
+        {"NVIDIA H100 PCIe, compute capability 9.0, 79.1 GiB, 114 SMs, GPU 0", "H100-PCIe-80GB"},
+        {"NVIDIA H100 NVL, compute capability 9.0, 93.1 GiB, 132 SMs, GPU 0", "H100-NVL-94GB"},
+        /* a board the catalog does not have is not its chip's SXM module */
+        {"Tesla V100-PCIE-32GB, compute capability 7.0, 31.7 GiB, 80 SMs, GPU 0", NULL},
         {"nvidia a100-sxm4-80gb, compute capability 8.0, 79.2 GiB", "A100-80GB"},
         {"NVIDIA A10G, compute capability 8.6, 22.0 GiB, 80 SMs, GPU 0", "A10G-24GB"},
         {"Tesla V100-SXM2-32GB, compute capability 7.0, 31.7 GiB, 80 SMs, GPU 0", "V100-32GB"},
