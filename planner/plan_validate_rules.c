@@ -8,6 +8,7 @@
 #include "planner/plan_validate_int.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,11 +162,35 @@ static double ib_generation_gbps(const char *q, const char **end)
     return 0;
 }
 
-/* A count after a rate: "400Gb/s x 8" (the rate's unit skipped). 0 when
- * none. */
+/* NVIDIA's ConnectX adapters by generation, one port's top speed
+ * (ConnectX-6 product brief: 200 Gb/s HDR; ConnectX-7: 400 Gb/s NDR;
+ * ConnectX-8 SuperNIC: 800 Gb/s XDR), written "ConnectX-7", "CX-7" or
+ * "CX7"; 0 when q names none. */
+static double nic_gbps(const char *q, const char **end)
+{
+    static const struct {
+        const char *name;
+        double gbps;
+    } nic[] = {{"ConnectX-6", 200}, {"ConnectX-7", 400}, {"ConnectX-8", 800},
+               {"CX-6", 200},       {"CX-7", 400},       {"CX-8", 800},
+               {"CX6", 200},        {"CX7", 400},        {"CX8", 800}};
+    for (size_t i = 0; i < sizeof nic / sizeof nic[0]; i++) {
+        size_t n = strlen(nic[i].name);
+        if (strncasecmp(q, nic[i].name, n) == 0 && !isalnum((unsigned char)q[n])) {
+            *end = q + n;
+            return nic[i].gbps;
+        }
+    }
+    return 0;
+}
+
+/* A count after a rate or a port name: "400Gb/s x 8", "NDR400 x8",
+ * "400 Gb/s (8 per node)", "400 Gb/s, 8 NICs" (the rate's unit skipped).
+ * 0 when none. */
 static double trailing_count(const char *e)
 {
-    while (*e && !isspace((unsigned char)*e) && *e != 'x' && *e != 'X' && *e != ',')
+    while (*e && !isspace((unsigned char)*e) && *e != 'x' && *e != 'X' && *e != ',' &&
+           *e != '(')
         e++; /* the rest of the unit: "b/s", "bps", "B/s" */
     while (*e == ' ')
         e++;
@@ -177,6 +202,21 @@ static double trailing_count(const char *e)
             double n = strtod(e, NULL);
             return n >= 1 && n <= 64 ? n : 0;
         }
+        return 0;
+    }
+    /* "(8 per node)", ", 8 NICs": a count of the node's links */
+    while (*e == '(' || *e == ',' || *e == ' ')
+        e++;
+    if (isdigit((unsigned char)*e)) {
+        char *x;
+        double n = strtod(e, &x);
+        while (*x == ' ')
+            x++;
+        static const char *const per[] = {"per node", "NIC", "port", "HCA", "link", "rail",
+                                          "adapter", "card"};
+        for (size_t i = 0; i < sizeof per / sizeof per[0]; i++)
+            if (strncasecmp(x, per[i], strlen(per[i])) == 0)
+                return n >= 1 && n <= 64 && n == floor(n) ? n : 0;
     }
     return 0;
 }
@@ -188,6 +228,20 @@ static double node_gbps(const char *s, int *ports)
 {
     *ports = 0;
     for (const char *p = s; *p; p++) {
+        /* a port by its generation or adapter, counted after it: "NDR400
+         * x8", "HDR200 x 4", "ConnectX-7 (8 per node)" */
+        if (isalpha((unsigned char)*p) && (p == s || !isalnum((unsigned char)p[-1]))) {
+            const char *e;
+            double g = ib_generation_gbps(p, &e);
+            if (!(g > 0))
+                g = nic_gbps(p, &e);
+            double n = g > 0 ? trailing_count(e) : 0;
+            if (n > 0) {
+                *ports = 1;
+                return n * g;
+            }
+            continue;
+        }
         if (!isdigit((unsigned char)*p) || (p > s && (isdigit((unsigned char)p[-1]) || p[-1] == '.')))
             continue;
         /* a number inside a word ("NDR400", "ConnectX-7") is no count */
@@ -208,6 +262,17 @@ static double node_gbps(const char *s, int *ports)
                 *ports = 1;
                 return a * g;
             }
+            /* "8x CX7 400G": the adapter's rate unless the text states one */
+            double nic = nic_gbps(r, &e2);
+            if (nic > 0) {
+                r = e2;
+                while (*r == ' ')
+                    r++;
+                if (!isdigit((unsigned char)*r)) {
+                    *ports = 1;
+                    return a * nic;
+                }
+            }
             if (!isdigit((unsigned char)*r))
                 continue;
             double b = number_at(r, &e2);
@@ -224,6 +289,29 @@ static double node_gbps(const char *s, int *ports)
             }
             continue;
         }
+        /* a count without "x" before a rate or a port name: "8 400 Gb/s
+         * NICs" ("eight ..." in words), "8 NDR" */
+        if (a >= 1 && a <= 64 && a == floor(a) && q > e) {
+            const char *e2;
+            double g = ib_generation_gbps(q, &e2);
+            if (!(g > 0))
+                g = nic_gbps(q, &e2);
+            if (g > 0) {
+                *ports = 1;
+                return a * g;
+            }
+            if (isdigit((unsigned char)*q)) {
+                double b = number_at(q, &e2);
+                const char *q2 = e2;
+                while (*q2 == ' ')
+                    q2++;
+                double u2 = rate_unit(q2);
+                if (u2 > 0 && b > a) {
+                    *ports = 1;
+                    return a * b * u2;
+                }
+            }
+        }
         double u = rate_unit(q);
         if (u > 0) {
             double n = trailing_count(q);
@@ -236,6 +324,31 @@ static double node_gbps(const char *s, int *ports)
             return a * OMNIPATH_PORT_GBPS;
         }
         p = e - 1;
+    }
+    return 0;
+}
+
+/* A count written as a word at p (a word of its own, before end): its
+ * digits appended to out at *u, *k moved to the word's last character; 0
+ * when p starts no such word. */
+static int count_word(const char *p, const char *end, size_t *u, char *out, size_t n, size_t *k)
+{
+    static const struct {
+        const char *word, *digits;
+    } w[] = {{"two", "2"}, {"four", "4"}, {"eight", "8"}, {"sixteen", "16"}, {"dual", "2"},
+             {"quad", "4"}};
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+        size_t m = strlen(w[i].word), d = strlen(w[i].digits);
+        if (p + m > end || strncasecmp(p, w[i].word, m) != 0 || isalnum((unsigned char)p[m]))
+            continue;
+        if (*u > 0 && isalnum((unsigned char)out[*u - 1]))
+            continue;
+        if (*u + d + 1 >= n)
+            return 0;
+        memcpy(out + *u, w[i].digits, d);
+        *u += d;
+        *k += m - 1;
+        return 1;
     }
     return 0;
 }
@@ -266,6 +379,8 @@ static void network_clauses(const char *text, char *out, size_t n)
             } else if ((unsigned char)p[k] == 0xC3 && (unsigned char)p[k + 1] == 0x97) {
                 out[u++] = 'x'; /* U+00D7 MULTIPLICATION SIGN */
                 k++;
+            } else if (count_word(p + k, p + len, &u, out, n, &k)) {
+                /* a count in words, as its digits */
             } else {
                 out[u++] = p[k];
             }

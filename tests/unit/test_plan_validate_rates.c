@@ -207,6 +207,41 @@ static void test_structures(void **state)
     assert_true(run(&g)->compared);
 }
 
+/* A node's network as sources write it: counts before or after the rate
+ * or port name, in digits or words, ports named by their InfiniBand
+ * generation or their ConnectX adapter (its port's top speed). */
+static void test_network_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        double node_gbps;
+    } cases[] = {
+        {"8x NDR400", 3200},
+        {"NDR400 x8", 3200},
+        {"HDR200 x 4", 800},
+        {"8 NDR", 3200},
+        {"eight 400 Gb/s NICs", 3200},
+        {"400 Gb/s (8 per node)", 3200},
+        {"400 Gb/s, 4 NICs", 1600},
+        {"ConnectX-7 (8 per node)", 3200},
+        {"8x CX7 400G", 3200},
+        {"4x ConnectX-6", 800},
+        {"dual 200 Gb/s HDR", 400},
+        {"100 Gb/s x 4 EDR", 400},
+        {"1600 Gbps RoCE", 1600},
+        {"InfiniBand NDR", 0},  /* a generation without a count: not the node's rate */
+        {"ConnectX-7", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        net_text n;
+        plan__net_parse(cases[i].text, &n);
+        double got = (n.node_bps > 0 ? n.node_bps : 0) * 8.0 / 1e9;
+        if (fabs(got - cases[i].node_gbps) > 1e-6)
+            fail_msg("'%s': %g Gb/s a node, want %g", cases[i].text, got, cases[i].node_gbps);
+    }
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -216,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_aggregate_and_pct),
         cmocka_unit_test(test_convention_words),
         cmocka_unit_test(test_structures),
+        cmocka_unit_test(test_network_words),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
