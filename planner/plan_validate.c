@@ -1416,6 +1416,17 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     row_layout rl;
     if (map_layout(row, m, gpus, out->inst.gpus_per_node, fwi, &rl, out))
         return ST_OK;
+    /* a half precision the row does not name as bfloat16 is the chip's own
+     * on one without bf16 tensor cores (V100, T4: Volta and Turing have
+     * fp16 only, NVIDIA's architecture whitepapers); the cost is the same */
+    const plan_gpu *chip = out->inst.gpu_index >= 0 && out->inst.gpu_index < cat->ngpus
+                               ? &cat->gpus[out->inst.gpu_index]
+                               : NULL;
+    if (chip && chip->fp16_only && rl.l.precision == PLAN_PREC_BF16 &&
+        !contains(row->precision, "bf16") && !contains(row->precision, "bfloat")) {
+        rl.l.precision = PLAN_PREC_FP16;
+        note(out, "precision fp16 (the %s has no bf16 tensor cores)", chip->name);
+    }
     /* the framework pads the vocabulary to whole GEMM tiles per TP rank */
     if (fw->vocab_multiple > 0) {
         int64_t q = (int64_t)fw->vocab_multiple * rl.l.tp;

@@ -242,6 +242,30 @@ static void test_network_words(void **state)
     }
 }
 
+/* Half precision unnamed on a chip without bf16 tensor cores is its fp16;
+ * a row that names bfloat16 keeps it (it ran as it ran); the time is the
+ * same either way. */
+static void test_half_on_volta(void **state)
+{
+    (void)state;
+    plan_validate_row g = gpt;
+    g.gpu_type = "V100-SXM3-32GB";
+    g.iteration_time_s = "3";
+    g.precision = "mixed precision";
+    const plan_validate_result *r = run(&g);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.precision, PLAN_PREC_FP16);
+    assert_non_null(strstr(r->notes, "no bf16 tensor cores"));
+    double t = r->pred_time_s;
+    g.precision = "bf16";
+    r = run(&g);
+    assert_int_equal(r->layout.precision, PLAN_PREC_BF16);
+    assert_rel(r->pred_time_s, t, 1e-12);
+    g.gpu_type = "A100-SXM4-80GB";
+    g.precision = "mixed precision";
+    assert_int_equal(run(&g)->layout.precision, PLAN_PREC_BF16);
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -252,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_convention_words),
         cmocka_unit_test(test_structures),
         cmocka_unit_test(test_network_words),
+        cmocka_unit_test(test_half_on_volta),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
