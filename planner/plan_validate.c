@@ -340,6 +340,16 @@ static int name_word_in(const char *text, const char *word)
     return 0;
 }
 
+/* The first of trait t's words in text: anywhere in an architecture text
+ * (arch_text), at the start of a word in a model's name; NULL if none. */
+static const char *trait_word(const plan_model_trait *t, const char *text, int arch_text)
+{
+    for (int w = 0; w < t->nwords; w++)
+        if (arch_text ? contains(text, t->words[w]) : name_word_in(text, t->words[w]))
+            return t->words[w];
+    return NULL;
+}
+
 /* The architecture from the row's text by the installed traits
  * (data/model_families.json): the architecture text first, then the
  * model's name (a family's documented name says its layer: "Llama 3 405B"
@@ -356,11 +366,7 @@ static void read_arch(const plan_validate_row *r, plan_model *m)
         if (blank(texts[k]))
             continue;
         for (int i = 0; i < n; i++) {
-            int hit = 0;
-            for (int w = 0; w < t[i].nwords && !hit; w++)
-                hit = k == 0 ? contains(texts[k], t[i].words[w])
-                             : name_word_in(texts[k], t[i].words[w]);
-            if (!hit)
+            if (!trait_word(&t[i], texts[k], k == 0))
                 continue;
             if (arch < 0)
                 arch = t[i].arch;
@@ -390,14 +396,9 @@ static int read_structure(const plan_validate_row *r, const char **word)
         if (blank(texts[k]))
             continue;
         for (int i = 0; i < n; i++) {
-            if (t[i].structure < 0)
+            if (t[i].structure < 0 || !(*word = trait_word(&t[i], texts[k], k == 0)))
                 continue;
-            for (int w = 0; w < t[i].nwords; w++)
-                if (k == 0 ? contains(texts[k], t[i].words[w])
-                           : name_word_in(texts[k], t[i].words[w])) {
-                    *word = t[i].words[w];
-                    return t[i].structure;
-                }
+            return t[i].structure;
         }
     }
     return PLAN_STRUCT_DECODER;

@@ -21,43 +21,7 @@
 #include "planner/plan_validate.h"
 #include "planner/plan_framework.h"
 #include "planner/plan_validate_int.h"
-
-static plan_catalog cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    st_err err = {0};
-    if (data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err) != ST_OK) {
-        fprintf(stderr, "catalog: %s\n", err.msg);
-        return -1;
-    }
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    plan_catalog_free(&cat);
-    return 0;
-}
-
-static plan_validate_result *run(const plan_validate_row *row)
-{
-    static plan_validate_result r;
-    st_err err = {0};
-    assert_int_equal(plan_validate_run(&cat, row, &r, NULL, &err), ST_OK);
-    return &r;
-}
-
-/* A row run but not compared, for a reason that contains why. */
-static const plan_validate_result *refused(const plan_validate_row *row, const char *why)
-{
-    const plan_validate_result *r = run(row);
-    assert_false(r->compared);
-    assert_non_null(strstr(r->reason, why));
-    return r;
-}
+#include "test_validate_run.h"
 
 /* The prediction is plan_evaluate's step time of the layout it reports, and
  * the error is (predicted - reference) / reference. */
@@ -1553,5 +1517,5 @@ int main(void)
         cmocka_unit_test(test_sharding_default_with_pp),
         cmocka_unit_test(test_board_variants),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, validate_setup, validate_teardown);
 }

@@ -20,34 +20,17 @@
 #include "planner/plan_framework.h"
 #include "planner/plan_validate.h"
 #include "planner/plan_validate_int.h"
+#include "test_validate_run.h"
 
-static plan_catalog cat;
-
+/* the known models, as validate installs them */
 static int setup(void **state)
 {
-    (void)state;
     st_err err = {0};
-    if (data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err) != ST_OK ||
-        data_families_load(NULL, &err) != ST_OK || data_known_models_load(&err) != ST_OK) {
-        fprintf(stderr, "setup: %s\n", err.msg);
+    if (data_known_models_load(&err) != ST_OK) {
+        fprintf(stderr, "known models: %s\n", err.msg);
         return -1;
     }
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    plan_catalog_free(&cat);
-    return 0;
-}
-
-static plan_validate_result *run(const plan_validate_row *row)
-{
-    static plan_validate_result r;
-    st_err err = {0};
-    assert_int_equal(plan_validate_run(&cat, row, &r, NULL, &err), ST_OK);
-    return &r;
+    return validate_setup(state);
 }
 
 /* DGX Cloud recipes v24.11.1, Llama 3 70B on 64 H100s, its time left out. */
@@ -278,5 +261,5 @@ int main(void)
         cmocka_unit_test(test_network_words),
         cmocka_unit_test(test_half_on_volta),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, validate_teardown);
 }
