@@ -183,11 +183,83 @@ static void note(plan_validate_result *out, const char *fmt, ...)
 
 /* A whole number in [min, max] from column `what`: 0 absent, 1 ok, -1 bad
  * (the row is skipped with a reason). */
+/* A count as sources write it, when it is not a plain number: a label
+ * before it ("MBS=2", "vp 2", "VPP: 4"), its unit after it ("512
+ * sequences", "8 GPUs"), a binary K or M ("2K" tokens of context is 2048,
+ * "4M tokens" 4 x 2^20: the counts of tokens and sequences are powers of
+ * two in these texts), a remark in parentheses ("512 (ramp-up from 32)");
+ * "n/a", "none" and "-" say nothing; "tokens" is a unit only of a column
+ * that counts them (tokens). 0 absent, 1 read, -1 not a count. */
+static int count_num(const char *text, int tokens, double *out)
+{
+    static const char *const units[] = {"sequences", "sequence", "seqs", "samples", "sample",
+                                        "tokens", "token", "GPUs", "GPU", "layers", "heads",
+                                        "chunks", "stages", "microbatches", "micro-batches"};
+    static const char *const nothing[] = {"n/a", "na", "none", "-", "?", "not stated",
+                                          "not published", "not reported", "unknown"};
+    char t[64];
+    snprintf(t, sizeof t, "%s", nz(text));
+    char *p = t, *e;
+    while (isspace((unsigned char)*p))
+        p++;
+    e = p + strlen(p);
+    while (e > p && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    for (size_t i = 0; i < sizeof nothing / sizeof nothing[0]; i++)
+        if (strcasecmp(p, nothing[i]) == 0)
+            return 0;
+    /* a label of letters before the number */
+    char *q = p;
+    while (isalpha((unsigned char)*q) || *q == '_' || *q == '-')
+        q++;
+    if (q > p && q - p <= 12) {
+        while (*q == ' ' || *q == '=' || *q == ':')
+            q++;
+        if (isdigit((unsigned char)*q))
+            p = q;
+    }
+    char *paren = strchr(p, '(');
+    if (paren) {
+        *paren = '\0';
+        e = paren;
+        while (e > p && isspace((unsigned char)e[-1]))
+            *--e = '\0';
+    }
+    char num[64];
+    if (!plain_number(p, num, sizeof num))
+        return -1;
+    errno = 0;
+    char *end;
+    double v = strtod(num, &end);
+    if (end == num || errno == ERANGE || !isfinite(v))
+        return -1;
+    if (*end == 'k' || *end == 'K')
+        v *= 1024.0, end++;
+    else if (*end == 'M')
+        v *= 1048576.0, end++;
+    while (isspace((unsigned char)*end))
+        end++;
+    if (*end) {
+        int unit = 0;
+        for (size_t i = 0; i < sizeof units / sizeof units[0] && !unit; i++)
+            unit = strcasecmp(end, units[i]) == 0;
+        /* tokens only where the column counts tokens */
+        if (unit && !tokens && strncasecmp(end, "token", 5) == 0)
+            unit = 0;
+        if (!unit)
+            return -1;
+    }
+    *out = v;
+    return 1;
+}
+
 static int get_int(plan_validate_result *out, const char *what, const char *text, int64_t min,
                    int64_t max, int64_t *v)
 {
     double d;
     int r = parse_num(text, &d);
+    if (r < 0)
+        r = count_num(text, strcmp(what, "seq_len") == 0 || strstr(what, "tokens") != NULL, &d);
     if (r == 0)
         return 0;
     if (r < 0 || d != floor(d) || d < (double)min || d > (double)max) {
@@ -920,11 +992,16 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
 {
     int64_t v = 1, mbs = 0, gb = 0, nmb = 0, ga = 0, gbt = 0;
     int hmbs, hgb, hnmb, hga, hgbt;
+    /* a global batch given in tokens ("4M tokens") is the tokens' column's */
+    const char *gbs = r->global_batch_size, *gbts = r->global_batch_tokens;
+    if (contains(gbs, "token") && blank(gbts)) {
+        gbts = gbs;
+        gbs = "";
+    }
     if (get_int(out, "virtual_stages", r->virtual_stages, 1, 1 << 20, &v) < 0 ||
         (hmbs = get_int(out, "micro_batch_size", r->micro_batch_size, 1, 1 << 24, &mbs)) < 0 ||
-        (hgb = get_int(out, "global_batch_size", r->global_batch_size, 1, MAX_GLOBAL_BATCH,
-                       &gb)) < 0 ||
-        (hgbt = get_int(out, "global_batch_tokens", r->global_batch_tokens, 1,
+        (hgb = get_int(out, "global_batch_size", gbs, 1, MAX_GLOBAL_BATCH, &gb)) < 0 ||
+        (hgbt = get_int(out, "global_batch_tokens", gbts, 1,
                         MAX_GLOBAL_BATCH * (int64_t)PLAN_MAX_SEQ, &gbt)) < 0 ||
         (hnmb = get_int(out, "num_microbatches", r->num_microbatches, 1, 1 << 30, &nmb)) < 0 ||
         (hga = get_int(out, "grad_accum_steps", r->grad_accum_steps, 1, 1 << 30, &ga)) < 0)
@@ -936,6 +1013,16 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
     if (!hgb && hgbt && gbt % m->seq == 0) {
         gb = gbt / m->seq;
         hgb = 1;
+    } else if (!hgb && hgbt) {
+        /* a rounded token count ("2M tokens"): the nearest whole number of
+         * sequences, within the batch rounding's tolerance */
+        double q = (double)gbt / (double)m->seq, k = floor(q + 0.5);
+        if (k >= 1 && fabs(q - k) <= BATCH_ROUND_TOL * k) {
+            gb = (int64_t)k;
+            hgb = 1;
+            note(out, "global batch %lld tokens read as %lld sequences of %lld", (long long)gbt,
+                 (long long)gb, (long long)m->seq);
+        }
     }
     if (!hgb) {
         /* Published TFLOP/s and time pin the batch under the row's convention. */
@@ -1068,6 +1155,13 @@ static int map_memory_knobs(const plan_validate_row *r, const plan_framework *fw
     }
 
     int sp = plan__parse_flag(r->sequence_parallel);
+    /* the column naming the technique says it was on ("SP",
+     * "--sequence-parallel", "sequence parallelism") */
+    if (sp == -1 && (contains(r->sequence_parallel, "sequence-parallel") ||
+                     contains(r->sequence_parallel, "sequence parallel") ||
+                     contains(r->sequence_parallel, "sequence_parallel") ||
+                     strcasecmp(r->sequence_parallel, "SP") == 0))
+        sp = 1;
     if (sp == -1)
         return skip(out, "sequence_parallel '%s' not understood", r->sequence_parallel);
     if (sp == -2) {

@@ -249,6 +249,66 @@ static void test_half_on_volta(void **state)
     assert_int_equal(run(&g)->layout.precision, PLAN_PREC_BF16);
 }
 
+/* Counts as sources write them: a label before, a unit after, a binary K
+ * or M, a remark in parentheses; a batch in tokens is the tokens' column's;
+ * a range or a unit of another column is not a count. The sequence
+ * parallelism column naming the technique says it was on. */
+static void test_count_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *col, *text;
+        int64_t gb, mbs, vs, seq; /* 0: refused */
+        int sp;
+    } cases[] = {
+        {"mbs", "MBS=2", 1024, 2, 1, 2048, 1},
+        {"mbs", "2 sequences", 1024, 2, 1, 2048, 1},
+        {"mbs", "2 tokens", 0, 0, 0, 0, 0},
+        {"mbs", "1-2", 0, 0, 0, 0, 0},
+        {"gb", "1,024 sequences", 1024, 4, 1, 2048, 1},
+        {"gb", "2M tokens", 1024, 4, 1, 2048, 1},
+        {"gb", "1024 (ramp-up from 32)", 1024, 4, 1, 2048, 1},
+        {"vs", "VPP 4", 1024, 4, 4, 2048, 1},
+        {"vs", "n/a", 1024, 4, 1, 2048, 1},
+        {"seq", "2K", 1024, 4, 1, 2048, 1},
+        {"sp", "--sequence-parallel", 1024, 4, 1, 2048, 1},
+        {"sp", "SP", 1024, 4, 1, 2048, 1},
+        {"sp", "no", 1024, 4, 1, 2048, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        plan_validate_row g = gpt;
+        g.framework = "Megatron-LM 3.0";
+        g.iteration_time_s = "20";
+        g.pp = "2";
+        g.dp = "16";
+        g.virtual_stages = "";
+        const char *c = cases[i].col;
+        if (!strcmp(c, "mbs"))
+            g.micro_batch_size = cases[i].text;
+        else if (!strcmp(c, "gb"))
+            g.global_batch_size = cases[i].text;
+        else if (!strcmp(c, "vs"))
+            g.virtual_stages = cases[i].text;
+        else if (!strcmp(c, "seq"))
+            g.seq_len = cases[i].text;
+        else
+            g.sequence_parallel = cases[i].text;
+        const plan_validate_result *r = run(&g);
+        if (!cases[i].gb) {
+            if (r->compared)
+                fail_msg("%s '%s': read, want refused", c, cases[i].text);
+            continue;
+        }
+        if (!r->compared || r->layout.global_batch != cases[i].gb ||
+            r->layout.micro_batch != cases[i].mbs || r->layout.virtual_stages != cases[i].vs ||
+            r->model.seq != cases[i].seq || r->layout.sequence_parallel != cases[i].sp)
+            fail_msg("%s '%s': compared %d gb %lld mbs %lld vs %d seq %lld sp %d (%s)", c,
+                     cases[i].text, r->compared, (long long)r->layout.global_batch,
+                     (long long)r->layout.micro_batch, r->layout.virtual_stages,
+                     (long long)r->model.seq, r->layout.sequence_parallel, r->reason);
+    }
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -260,6 +320,7 @@ int main(void)
         cmocka_unit_test(test_structures),
         cmocka_unit_test(test_network_words),
         cmocka_unit_test(test_half_on_volta),
+        cmocka_unit_test(test_count_words),
     };
     return cmocka_run_group_tests(tests, setup, validate_teardown);
 }
