@@ -780,9 +780,13 @@ static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int6
         if (net.gpu_bps > 0)
             note(out, "network %.0f Gbps per GPU: %.0f Gbps per node of %d GPUs",
                  net.gpu_bps * 8e-9, net_bps * 8e-9, gpn);
-        else if (blank(r->interconnect) || net.node_bps == 0)
+        else if ((blank(r->interconnect) || net.node_bps == 0) &&
+                 reference_of(&cat->gpus[in->gpu_index]))
             note(out, "network: %s's reference node (%.0f Gbps)", cat->gpus[in->gpu_index].name,
                  net_bps * 8e-9);
+        else if (blank(r->interconnect) || net.node_bps == 0)
+            note(out, "network: catalog node %s (%.0f Gbps; %s has no reference node)", in->name,
+                 net_bps * 8e-9, cat->gpus[in->gpu_index].name);
     }
     /* The GPU's stated memory is the run's, whatever the catalog's part of
      * that chip has (a 96 GB H100 is not the 80 GB one): the same chip, its

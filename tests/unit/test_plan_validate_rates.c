@@ -247,6 +247,11 @@ static void test_half_on_volta(void **state)
     g.gpu_type = "A100-SXM4-80GB";
     g.precision = "mixed precision";
     assert_int_equal(run(&g)->layout.precision, PLAN_PREC_BF16);
+    /* a board with no reference node: its catalog node, said so */
+    g.gpu_type = "H100 PCIe";
+    r = run(&g);
+    assert_non_null(strstr(r->notes, "catalog node pcie8-h100"));
+    assert_null(strstr(r->notes, "reference node ("));
 }
 
 /* Counts as sources write them: a label before, a unit after, a binary K
