@@ -707,7 +707,8 @@ static int offloaded(const char *s)
 int plan__parse_sharding(const char *s, int *degree)
 {
     *degree = 0;
-    if (says_no(s) || contains(s, "NO_SHARD"))
+    if (says_no(s) || contains(s, "NO_SHARD") || contains(s, "not shard") ||
+        contains(s, "unshard") || contains(s, "no shard"))
         return PLAN_SHARD_NONE;
     if (blank(s) || (unstated(s) && !contains(s, "distributed optimizer")))
         return -2;

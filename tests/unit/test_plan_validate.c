@@ -843,6 +843,7 @@ static void test_tokens_fsdp_network(void **state)
         {"fully sharded", PLAN_SHARD_PARAMS, 0},
         /* replicated data parallelism */
         {"PyTorch DDP", PLAN_SHARD_NONE, 0},
+        {"weights not sharded", PLAN_SHARD_NONE, 0},
         {"data parallel, replicated", PLAN_SHARD_NONE, 0},
         {"ZeRO-3 (no offload)", PLAN_SHARD_PARAMS, 0},
     };

@@ -174,6 +174,7 @@ static void test_structures(void **state)
         {"GPT 13B", "MoE, 8 experts, top-2", "mixture-of-experts"},
         {"T5-11B", "", "encoder-decoder"},
         {"Mamba-2.8B", "", "state-space"},
+        {"Flan-T5 XXL", "", "encoder-decoder"},
     };
     plan_validate_row g = gpt;
     g.iteration_time_s = "20";
@@ -187,6 +188,10 @@ static void test_structures(void **state)
     }
     g.model_name = "GPT 13B";
     g.architecture = "dense decoder-only transformer";
+    assert_true(run(&g)->compared);
+    /* the JAX trainer T5X names no model */
+    g.architecture = "";
+    g.model_name = "GPT 13B (T5X)";
     assert_true(run(&g)->compared);
 }
 
