@@ -488,9 +488,13 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
         l.launch_blocking = cfg->launch_blocking;
     if (cfg->dp_bucket_bytes > 0)
         l.dp_bucket_bytes = cfg->dp_bucket_bytes;
-    /* half precision by default: bf16, or fp16 on a chip without bf16 */
+    /* half precision by default: bf16, or fp16 on a chip without bf16 or
+     * with a stack release whose half precision is fp16 (Megatron-LM
+     * 2019-2020 has --fp16 only: frameworks.json precision_default) */
     l.precision = cfg->precision >= 0 ? (plan_precision)cfg->precision
-                  : c->gpu->fp16_only ? PLAN_PREC_FP16 : PLAN_PREC_BF16;
+                  : c->gpu->fp16_only || fw->precision_default == PLAN_PREC_FP16
+                      ? PLAN_PREC_FP16
+                      : PLAN_PREC_BF16;
 
     int tp_max = cfg->allow_tp_across_nodes ? G : gpn;
     for (int tp = 1; tp <= tp_max; tp++) {

@@ -585,6 +585,21 @@ static void search_ranks_and_fixes(void **state)
 
     cfg.tp = 3; /* does not divide 16 GPUs */
     assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_EINVAL);
+
+    /* the half precision a release has: Megatron-LM 2019-2020 trains fp16
+     * (--fp16 only), Megatron-Core bf16 */
+    plan_config_default(&cfg);
+    cfg.global_batch = 64;
+    cfg.any_instance = 1;
+    int k = -1;
+    assert_int_equal(plan_framework_find("megatron@2020", &k, &err), ST_OK);
+    cfg.framework = k;
+    assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_OK);
+    assert_int_equal(r->top[0].layout.precision, PLAN_PREC_FP16);
+    assert_int_equal(plan_framework_find("megatron@2024", &k, &err), ST_OK);
+    cfg.framework = k;
+    assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_OK);
+    assert_int_equal(r->top[0].layout.precision, PLAN_PREC_BF16);
     free(r);
 }
 
