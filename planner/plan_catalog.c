@@ -36,7 +36,7 @@
 /* How many close names an unknown-type message lists, and the most
  * plan_catalog_suggest() ranks. */
 #define PLAN_SUGGEST_SHOWN 3
-#define PLAN_SUGGEST_MAX 32
+#define PLAN_SUGGEST_MAX 128
 
 static const char *strip_ml(const char *s)
 {

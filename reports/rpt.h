@@ -215,7 +215,7 @@ typedef struct rpt_scaling {
 } rpt_scaling;
 
 #define RPT_SCALING_POINTS_MAX 4096
-#define RPT_SCALING_SERIES_MAX 24 /* instance types */
+#define RPT_SCALING_SERIES_MAX 256 /* instance types (the fastest 35 drawn, all tabled) */
 
 int rpt_scaling_write(rpt_report *r, const rpt_scaling *in, rpt_render *render, st_err *err);
 

@@ -28,6 +28,10 @@ static const char *const safe_color[] = {"#000000", "#e69f00", "#56b4e9", "#009e
 #define NSAFE 7
 static const int point_type[] = {7, 5, 9, 11, 13, 15, 4, 6, 8, 10};
 #define NPOINTS 10
+/* gnuplot's five predefined dash types (solid, dashed, dotted, dash-dot,
+ * dash-dot-dot): with the colours, the series one plot tells apart */
+#define NDASH 5
+#define NSTYLES (NSAFE * NDASH)
 
 static const char *const cols[] = {"instance", "instances", "gpus", "tokens_per_s",
                                    "usd_per_mtokens", "layout", NULL};
@@ -56,12 +60,12 @@ static int has_cost(const rpt_scaling_point *pt)
 /* One panel: column col of every series that has a value there; a panel
  * with none says why (empty_msg) over invisible points, since gnuplot
  * refuses a plot with no valid point. */
-static void panel(rpt__buf *gp, int nseries, const char *const *names, const int *have, int col,
-                  const char *empty_msg)
+static void panel(rpt__buf *gp, int nseries, const char *const *names, const int *have,
+                  const int *style, int col, const char *empty_msg)
 {
     int any = 0;
     for (int s = 0; s < nseries; s++)
-        any |= have[s];
+        any |= have[s] && style[s] >= 0;
     if (!any) {
         rpt__buf_puts(gp, "    set label 1 ");
         rpt__gp_str(gp, empty_msg);
@@ -78,13 +82,15 @@ static void panel(rpt__buf *gp, int nseries, const char *const *names, const int
     rpt__buf_puts(gp, "    plot ");
     int first = 1;
     for (int s = 0; s < nseries; s++) {
-        if (!have[s])
+        if (!have[s] || style[s] < 0)
             continue;
-        /* colour, dash and point together tell up to 24 types apart */
+        /* each drawn type its own colour and dash (NSTYLES pairs), the
+         * marker shifting with each round of colours */
+        int k = style[s];
         rpt__buf_printf(gp, "%sdata_file index %d using 2:%d with linespoints lw 2 dt %d pt %d "
                             "ps 1.2 lc rgb '%s' title ",
-                        first ? "" : ", \\\n         ", s, col, 1 + s / NSAFE % 3,
-                        point_type[(s + s / NSAFE) % NPOINTS], safe_color[s % NSAFE]);
+                        first ? "" : ", \\\n         ", s, col, 1 + k / NSAFE % NDASH,
+                        point_type[(k + k / NSAFE) % NPOINTS], safe_color[k % NSAFE]);
         rpt__gp_str(gp, names[s]);
         first = 0;
     }
@@ -143,6 +149,26 @@ static int write_plot(rpt_report *r, const void *input, rpt_render *render, st_e
     }
     qsort(ord, (size_t)in->npoints, sizeof *ord, cmp_order);
 
+    /* more types than a plot tells apart: the fastest NSTYLES are drawn
+     * (by their best throughput), every type stays in the table */
+    int style[RPT_SCALING_SERIES_MAX];
+    double best[RPT_SCALING_SERIES_MAX];
+    for (int k = 0; k < nseries; k++)
+        best[k] = 0.0;
+    for (int i = 0; i < in->npoints; i++)
+        if (ord[i].pt->feasible && ord[i].pt->tokens_per_s > best[ord[i].series])
+            best[ord[i].series] = ord[i].pt->tokens_per_s;
+    int ndrawn = 0;
+    for (int k = 0; k < nseries; k++) {
+        int faster = 0; /* types ahead of k: faster, or as fast and listed first */
+        for (int j = 0; j < nseries; j++)
+            faster += best[j] > best[k] || (best[j] == best[k] && j < k);
+        style[k] = faster < NSTYLES ? -2 : -1;
+    }
+    for (int k = 0; k < nseries; k++)
+        if (style[k] == -2)
+            style[k] = ndrawn++;
+
     rpt__plot *p;
     rc = rpt__plot_begin(r, in->name, "scaling", in->title,
                          "Throughput and cost against instance count", DEFAULT_W, DEFAULT_H, &p,
@@ -186,11 +212,11 @@ static int write_plot(rpt_report *r, const void *input, rpt_render *render, st_e
                        "    set ylabel 'throughput (tokens/s, log scale)'\n"
                        "    set format y '%.1s%c'\n"
                        "    set key top left reverse Left samplen 3\n");
-    panel(&gp, nseries, names, have_tput, 4, "no cluster size fits the model");
+    panel(&gp, nseries, names, have_tput, style, 4, "no cluster size fits the model");
     rpt__buf_puts(&gp, "    set ylabel 'cost (USD per 1M tokens, log scale)'\n"
                        "    set format y '%g'\n"
                        "    unset key\n");
-    panel(&gp, nseries, names, have_cost, 5, "no price known");
+    panel(&gp, nseries, names, have_cost, style, 5, "no price known");
     rpt__buf_puts(&gp, "    unset multiplot\n");
     rpt__gp_loop_end(&gp);
 
@@ -198,6 +224,9 @@ static int write_plot(rpt_report *r, const void *input, rpt_render *render, st_e
                           "tokens at on-demand prices) of the best layout against the number of "
                           "instances, for %d instance type%s (log2 x axis, log y axes). ",
                     nseries, nseries == 1 ? "" : "s");
+    if (ndrawn < nseries)
+        rpt__buf_printf(&cap, "The %d fastest are drawn, all %d are in the table. ", ndrawn,
+                        nseries);
     rpt__buf_printf(&cap, "%d of %d cluster sizes fit the model", nfeasible, in->npoints);
     if (nfeasible < in->npoints)
         rpt__buf_puts(&cap, " (the others leave gaps)");

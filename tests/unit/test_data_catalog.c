@@ -625,6 +625,80 @@ static void measured_rates_file(void **state)
     plan_catalog_free(&cat);
 }
 
+/* The other clouds' GPU VMs, as their documentation pages give them: the
+ * cloud's size name and the short names it documents (found with dots,
+ * underscores and spaces, as a node count's type too), the GPU count and
+ * chip, NVLink per GPU one direction on an NVSwitch board, and the network
+ * the GPUs' collectives run on, per node one direction, with its NIC count
+ * (0 where no page states it). */
+static void shipped_other_clouds(void **state)
+{
+    (void)state;
+    plan_catalog cat;
+    st_err err = {0};
+    assert_int_equal(data_catalog_load(NULL, &cat, &err), ST_OK);
+    static const struct {
+        const char *node, *alias, *gpu;
+        int gpus;
+        double nvlink_gbs, net_gbps; /* GB/s per GPU, Gb/s per node; one direction */
+        int nics;
+    } clouds[] = {
+        /* Azure: 8 x 200 Gb/s HDR, 8 x 400 Gb/s NDR InfiniBand, one per GPU */
+        {"Standard_ND96asr_v4", "ND96asr_v4", "A100-40GB", 8, 300, 1600, 8},
+        {"Standard_ND96amsr_A100_v4", "ND96amsr_A100_v4", "A100-80GB", 8, 300, 1600, 8},
+        {"Standard_ND96isr_H100_v5", "ND H100 v5", "H100-80GB", 8, 450, 3200, 8},
+        {"Standard_ND96isr_H200_v5", "ND96isr_H200_v5", "H200-141GB", 8, 450, 3200, 8},
+        /* Google Cloud: A2 up to 100 Gbps per VM; A3 High 4 and A3 Mega 8
+         * GPU NICs of 200 Gbps; A3 Ultra 8 ConnectX-7, 3,200 Gbps */
+        {"a2-highgpu-8g", "a2-highgpu-8g", "A100-40GB", 8, 300, 100, 0},
+        {"a2-ultragpu-8g", "A2-ULTRAGPU-8G", "A100-80GB", 8, 300, 100, 0},
+        {"a3-highgpu-8g", "a3-highgpu-8g", "H100-80GB", 8, 450, 800, 4},
+        {"a3-megagpu-8g", "A3 Mega", "H100-80GB", 8, 450, 1600, 8},
+        {"a3-ultragpu-8g", "A3 Ultra", "H200-141GB", 8, 450, 3200, 8},
+        /* Oracle Cloud: 16 RDMA (RoCE) ports, 100 or 200 Gbps each */
+        {"BM.GPU4.8", "bm.gpu4.8", "A100-40GB", 8, 300, 1600, 16},
+        {"BM.GPU.A100-v2.8", "BM.GPU.A100-v2.8", "A100-80GB", 8, 300, 1600, 16},
+        {"BM.GPU.H100.8", "BM.GPU.H100.8", "H100-80GB", 8, 450, 3200, 16},
+    };
+    for (size_t i = 0; i < sizeof clouds / sizeof clouds[0]; i++) {
+        const plan_instance *in = find(&cat, clouds[i].node);
+        assert_non_null(in);
+        if (!in)
+            continue;
+        assert_string_equal(in->name, clouds[i].node);
+        assert_ptr_equal(plan_catalog_find(&cat, clouds[i].alias), in);
+        assert_int_equal(in->gpus_per_node, clouds[i].gpus);
+        assert_true(in->gpu_index >= 0 && in->gpu_index < cat.ngpus);
+        assert_string_equal(cat.gpus[in->gpu_index].name, clouds[i].gpu);
+        assert_int_equal(in->nvswitch, 1);
+        assert_rel(in->nvlink_bps, clouds[i].nvlink_gbs * 1e9, 1e-12);
+        assert_rel(in->net_bps, clouds[i].net_gbps * 1e9 / 8, 1e-12);
+        assert_int_equal(in->nics, clouds[i].nics);
+        assert_int_equal(in->efa, 0);
+        assert_true(strlen(in->source) > 40);
+        assert_true(strlen(in->nics_source) > 20 && strlen(in->price_source) > 20);
+        /* --instances: COUNTxTYPE by a documented name, TYPE:COUNT by the size */
+        char spec[96];
+        plan_cluster c;
+        snprintf(spec, sizeof spec, "16x%s", clouds[i].alias);
+        if (plan_cluster_parse(&cat, spec, &c, &err) != ST_OK)
+            fail_msg("%s: %s", spec, err.msg);
+        assert_ptr_equal(c.inst, in);
+        assert_int_equal(c.gpus, 16 * clouds[i].gpus);
+        snprintf(spec, sizeof spec, " %s:4 ", clouds[i].node);
+        assert_int_equal(plan_cluster_parse(&cat, spec, &c, &err), ST_OK);
+        assert_int_equal(c.nodes, 4);
+        assert_ptr_equal(c.inst, in);
+    }
+    /* a spaced name is one type after the count */
+    plan_cluster c;
+    assert_int_equal(plan_cluster_parse(&cat, "16 x NDm A100 v4", &c, &err), ST_OK);
+    assert_string_equal(c.inst->name, "Standard_ND96amsr_A100_v4");
+    assert_int_equal(plan_cluster_parse(&cat, "2xND A100 v4", &c, &err), ST_OK);
+    assert_string_equal(c.inst->name, "Standard_ND96asr_v4");
+    plan_catalog_free(&cat);
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -644,6 +718,7 @@ int main(void)
         cmocka_unit_test(cli_json_round_trip),
         cmocka_unit_test(cli_errors_exit_2),
         cmocka_unit_test(measured_rates_file),
+        cmocka_unit_test(shipped_other_clouds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -403,6 +403,45 @@ static void memory_many_stages(void **state)
     test_dir_remove(dir);
 }
 
+/* More instance types than a plot tells apart (7 colours x 5 dashes): the
+ * fastest 35 are drawn, each with its own colour and dash; every type is
+ * in the table; the caption says so. */
+static void scaling_many_types(void **state)
+{
+    (void)state;
+    char dir[512];
+    scratch_dir(dir, sizeof dir);
+    enum { NTYPES = 40 };
+    static rpt_scaling_point pts[NTYPES];
+    static char names[NTYPES][16];
+    for (int i = 0; i < NTYPES; i++) {
+        snprintf(names[i], sizeof names[i], "type%02d", i);
+        /* type00 the slowest, type39 the fastest */
+        pts[i] = (rpt_scaling_point){names[i], 2, 16, 1, 100.0 * (i + 1), 1.0, NULL};
+    }
+    rpt_scaling sc = {NULL, "many types", NTYPES, pts};
+    rpt_report *r = open_report(dir, 0);
+    st_err err = {0};
+    rpt_render rr = RPT_RENDER_OFF;
+    ok(rpt_scaling_write(r, &sc, &rr, &err), &err);
+    ok(rpt_html_write(r, "many", "test", &err), &err);
+    rpt_report_free(r);
+    char *gp = file_slurp(dir, "scaling.gp", NULL);
+    int drawn = 0;
+    for (const char *q = gp; (q = strstr(q, "title 'type")) != NULL; q++)
+        drawn++;
+    assert_int_equal(drawn, 2 * 35); /* both panels, the same 35 */
+    assert_null(strstr(gp, "title 'type04'")); /* the five slowest left out */
+    assert_non_null(strstr(gp, "title 'type05'"));
+    free(gp);
+    char *dat = file_slurp(dir, "scaling.dat", NULL);
+    assert_non_null(strstr(dat, "type00"));
+    free(dat);
+    assert_file_text(dir, "index.html", TEXTS("The 35 fastest are drawn, all 40 are in the table."),
+                     NULL);
+    test_dir_remove(dir);
+}
+
 static void renamed_plot_reads_its_own_data(void **state)
 {
     char dir[512];
@@ -876,6 +915,7 @@ int main(void)
         cmocka_unit_test(decimal_comma_locale),
         cmocka_unit_test(table_invariants),
         cmocka_unit_test(memory_many_stages),
+        cmocka_unit_test(scaling_many_types),
         cmocka_unit_test(renamed_plot_reads_its_own_data),
         cmocka_unit_test(caller_text_is_quoted),
         cmocka_unit_test(html_references_everything),
