@@ -694,26 +694,75 @@ static const plan_instance *with_tech(const plan_catalog *cat, const plan_instan
     return any;
 }
 
-static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int64_t gpus,
-                       plan_validate_result *out)
+/* The catalog instance type a row's instance text names, and the count of
+ * them it states (0: none): a word of the text ("ml.p4d.24xlarge x 16",
+ * "16 x p5.48xlarge", "BM.GPU.H100.8 x 4"), a word with its count glued on
+ * ("16xBM.GPU.H100.8", "p4d:8"), or the text without its counts, for a
+ * type named in words ("16 x ND A100 v4"). NULL when it names none. */
+static const plan_instance *named_instance(const plan_catalog *cat, const char *text, int *count)
 {
-    plan_instance *inst = &out->inst;
+    *count = 0;
+    const char *t = nz(text);
+    char rest[160] = ""; /* the text without its counts */
     const plan_instance *in = NULL;
-    /* "ml.p4d.24xlarge x16", "16 x p5.48xlarge": the word that names a
-     * catalog instance type. */
-    for (const char *s = nz(r->instance_type); !in && *s;) {
-        char word[64];
+    int pending = 0;     /* a count seen before the type */
+    for (const char *s = t; *s;) {
         while (isspace((unsigned char)*s))
             s++;
         size_t n = strcspn(s, " \t");
         if (n == 0)
             break;
+        char word[96];
         snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), s);
-        in = plan_catalog_find(cat, word);
-        if (in)
-            *inst = *in;
         s += n;
+        char *e;
+        long k = strtol(word, &e, 10);
+        if (e > word && !*e && k >= 1 && k <= 1 << 16) { /* a count of its own */
+            if (in && !*count)
+                *count = (int)k;
+            else
+                pending = (int)k;
+            continue;
+        }
+        if (!strcmp(word, "x") || !strcmp(word, "X") || !strcmp(word, "\xc3\x97"))
+            continue;
+        if (!in) {
+            const char *name = word;
+            int glued = 0;
+            /* "16xTYPE": a count glued before the type */
+            if (e > word && (*e == 'x' || *e == 'X') && e[1] && k >= 1 && k <= 1 << 16 &&
+                plan_catalog_find(cat, e + 1)) {
+                name = e + 1;
+                glued = (int)k;
+            }
+            /* "TYPE:N": the --instances form */
+            char *colon = strrchr(word, ':');
+            long kc = colon ? strtol(colon + 1, &e, 10) : 0;
+            if (colon && e > colon + 1 && !*e && kc >= 1 && kc <= 1 << 16) {
+                *colon = '\0';
+                glued = (int)kc;
+            }
+            if ((in = plan_catalog_find(cat, name)) != NULL) {
+                *count = glued ? glued : pending;
+                continue;
+            }
+        }
+        size_t u = strlen(rest);
+        snprintf(rest + u, sizeof rest - u, "%s%s", u ? " " : "", word);
     }
+    if (!in && rest[0] && (in = plan_catalog_find(cat, rest)) != NULL)
+        *count = pending;
+    return in;
+}
+
+static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int64_t gpus,
+                       plan_validate_result *out)
+{
+    plan_instance *inst = &out->inst;
+    int count;
+    const plan_instance *in = named_instance(cat, r->instance_type, &count);
+    if (in)
+        *inst = *in;
     if (!in) {
         net_text net;
         plan__net_parse(r->interconnect, &net);
@@ -1443,21 +1492,11 @@ static int64_t gpus_of_layout(const plan_catalog *cat, const plan_validate_row *
         tp >= 1 && pp >= 1 && dp >= 1 && cp >= 1 && tp * pp * dp * cp <= (double)(1 << 24) &&
         tp == floor(tp) && pp == floor(pp) && dp == floor(dp) && cp == floor(cp))
         return (int64_t)(tp * pp * dp * cp);
-    char w[3][64];
-    int n = blank(r->instance_type) ? 0
-                                    : sscanf(r->instance_type, " %63s %63s %63s", w[0], w[1], w[2]);
     *how = "the published instance count";
-    for (int a = 0; n == 3 && a <= 2; a += 2) {
-        /* "NAME x N" (a = 0) or "N x NAME" (a = 2) */
-        const char *name = w[a], *count = w[2 - a];
-        char *e;
-        long k = strtol(count, &e, 10);
-        if (strcmp(w[1], "x") != 0 || *e || k < 1 || k > 1 << 16)
-            continue;
-        const plan_instance *in = plan_catalog_find(cat, name);
-        if (in && in->gpus_per_node > 0)
-            return (int64_t)k * in->gpus_per_node;
-    }
+    int k = 0;
+    const plan_instance *in = named_instance(cat, r->instance_type, &k);
+    if (in && k > 0 && in->gpus_per_node > 0)
+        return (int64_t)k * in->gpus_per_node;
     return 0;
 }
 

@@ -97,6 +97,18 @@ static void test_cloud_instance_types(void **state)
     compared_on(&h, "Standard_ND96isr_H100_v5", "H100-80GB", 4);
     h.instance_type = "a3-ultragpu-8g";
     compared_on(&h, "a3-ultragpu-8g", "H200-141GB", 4);
+
+    /* a count glued to the type ("16xTYPE", "TYPE:N") or a type named in
+     * words ("16 x NDm A100 v4"): the count gives the GPUs a row leaves
+     * out */
+    a.num_gpus = "";
+    a.dp = "";
+    a.instance_type = "8xND96asr_v4";
+    compared_on(&a, "Standard_ND96asr_v4", "A100-40GB", 8);
+    a.instance_type = "BM.GPU4.8:8";
+    compared_on(&a, "BM.GPU4.8", "A100-40GB", 8);
+    a.instance_type = "8 x NDm A100 v4";
+    compared_on(&a, "Standard_ND96amsr_A100_v4", "A100-80GB", 8);
 }
 
 /* The same run on the same chip's nodes of other networks is another
