@@ -18,17 +18,6 @@
 #include "planner/plan_validate.h"
 #include "test_validate_run.h"
 
-/* the known models, as validate installs them */
-static int setup(void **state)
-{
-    st_err err = {0};
-    if (data_known_models_load(&err) != ST_OK) {
-        fprintf(stderr, "known models: %s\n", err.msg);
-        return -1;
-    }
-    return validate_setup(state);
-}
-
 /* A GPT-3-shaped run (multi-head, 4h MLP) on 64 GPUs. */
 static const plan_validate_row gpt = {
     .row_id = "1", .source_key = "t", .model_name = "GPT 13B", .architecture = "GPT",
@@ -137,5 +126,5 @@ int main(void)
         cmocka_unit_test(test_cloud_instance_types),
         cmocka_unit_test(test_cloud_network_counts),
     };
-    return cmocka_run_group_tests(tests, setup, validate_teardown);
+    return cmocka_run_group_tests(tests, validate_setup_known, validate_teardown);
 }

@@ -22,17 +22,6 @@
 #include "planner/plan_validate_int.h"
 #include "test_validate_run.h"
 
-/* the known models, as validate installs them */
-static int setup(void **state)
-{
-    st_err err = {0};
-    if (data_known_models_load(&err) != ST_OK) {
-        fprintf(stderr, "known models: %s\n", err.msg);
-        return -1;
-    }
-    return validate_setup(state);
-}
-
 /* DGX Cloud recipes v24.11.1, Llama 3 70B on 64 H100s, its time left out. */
 static const plan_validate_row llama = {
     .row_id = "114", .source_key = "dgxc_bench_v24.11.1", .model_name = "LLAMA3-70B",
@@ -332,5 +321,5 @@ int main(void)
         cmocka_unit_test(test_half_on_volta),
         cmocka_unit_test(test_count_words),
     };
-    return cmocka_run_group_tests(tests, setup, validate_teardown);
+    return cmocka_run_group_tests(tests, validate_setup_known, validate_teardown);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "data/data.h"
+#include "data/data_known_models.h"
 #include "planner/plan_validate.h"
 #include "test_util.h"
 
@@ -23,6 +24,18 @@ static inline int validate_setup(void **state)
         return -1;
     }
     return 0;
+}
+
+/* validate_setup with the known models installed, as validate installs
+ * them (a row may name a model without its shape) */
+static inline int validate_setup_known(void **state)
+{
+    st_err err = {0};
+    if (data_known_models_load(&err) != ST_OK) {
+        fprintf(stderr, "known models: %s\n", err.msg);
+        return -1;
+    }
+    return validate_setup(state);
 }
 
 static inline int validate_teardown(void **state)
