@@ -181,8 +181,6 @@ static void note(plan_validate_result *out, const char *fmt, ...)
     va_end(ap);
 }
 
-/* A whole number in [min, max] from column `what`: 0 absent, 1 ok, -1 bad
- * (the row is skipped with a reason). */
 /* A count as sources write it, when it is not a plain number: a label
  * before it ("MBS=2", "vp 2", "VPP: 4"), its unit after it ("512
  * sequences", "8 GPUs"), a binary K or M ("2K" tokens of context is 2048,
@@ -253,6 +251,8 @@ static int count_num(const char *text, int tokens, double *out)
     return 1;
 }
 
+/* A whole number in [min, max] from column `what`: 0 absent, 1 ok, -1 bad
+ * (the row is skipped with a reason). */
 static int get_int(plan_validate_result *out, const char *what, const char *text, int64_t min,
                    int64_t max, int64_t *v)
 {
@@ -701,6 +701,9 @@ static const plan_instance *with_tech(const plan_catalog *cat, const plan_instan
  * type named in words ("16 x ND A100 v4"). NULL when it names none. */
 static const plan_instance *named_instance(const plan_catalog *cat, const char *text, int *count)
 {
+    int unused;
+    if (!count)
+        count = &unused;
     *count = 0;
     const char *t = nz(text);
     char rest[160] = ""; /* the text without its counts */
@@ -729,9 +732,9 @@ static const plan_instance *named_instance(const plan_catalog *cat, const char *
         if (!in) {
             const char *name = word;
             int glued = 0;
-            /* "16xTYPE": a count glued before the type */
-            if (e > word && (*e == 'x' || *e == 'X') && e[1] && k >= 1 && k <= 1 << 16 &&
-                plan_catalog_find(cat, e + 1)) {
+            /* "16xTYPE": a count glued before the type (no type's name
+             * starts with a digit) */
+            if (e > word && (*e == 'x' || *e == 'X') && e[1] && k >= 1 && k <= 1 << 16) {
                 name = e + 1;
                 glued = (int)k;
             }
@@ -759,8 +762,7 @@ static int map_cluster(const plan_catalog *cat, const plan_validate_row *r, int6
                        plan_validate_result *out)
 {
     plan_instance *inst = &out->inst;
-    int count;
-    const plan_instance *in = named_instance(cat, r->instance_type, &count);
+    const plan_instance *in = named_instance(cat, r->instance_type, NULL);
     if (in)
         *inst = *in;
     if (!in) {
@@ -898,8 +900,6 @@ typedef struct row_layout {
     int search_degrees;          /* neither TP, PP, DP nor a model-parallel size given */
 } row_layout;
 
-/* Reference FLOPs of one iteration under the row's convention, for a
- * global batch B; 0 with basis NONE when the convention is not known. */
 /* The FLOPs a step of batch B executes with recompute rc (-1: not yet
  * known, 0 returned): Megatron's model count (3 x the forward) and the
  * forward recomputed in the backward: every layer's with full recompute,
@@ -920,6 +920,9 @@ static double hardware_flops(const plan_model *m, double B, int rc)
     }
 }
 
+/* Reference FLOPs of one iteration under the row's convention, for a
+ * global batch B with recompute (-1: not yet known); 0 with basis NONE
+ * when the convention is not known. */
 static double convention_flops(const plan_validate_row *r, const plan_model *m, double B,
                                int recompute, plan_validate_basis *basis)
 {
@@ -1441,22 +1444,21 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
         tf = pct / 100.0 * peak;
         hf = 1;
     }
-    if (hf == 0 && hm == 0 && hh > 0) {
-        /* HFU: hardware FLOPs over the peak (Chowdhery et al. 2022, App. B) */
+    /* HFU: hardware FLOPs over the peak (Chowdhery et al. 2022, App. B) */
+    int hfu_only = hf == 0 && hm == 0 && hh > 0;
+    if (hfu_only) {
         tf = hfu / 100.0 * peak;
-        double F = hardware_flops(m, (double)l->global_batch, (int)l->recompute);
-        out->basis = PLAN_VAL_BASIS_HARDWARE;
-        out->ref_time_s = F / (tf * 1e12 * (double)gpus);
-        if (out->ref_time_s < MIN_TIME_S || out->ref_time_s > MAX_TIME_S)
-            return !skip(out, "reference time %g s from HFU %g %%: outside %g to %g s",
-                         out->ref_time_s, hfu, MIN_TIME_S, MAX_TIME_S);
-        note(out, "reference time from HFU %.1f %% (%.1f TFLOP/s per GPU of hardware FLOPs)", hfu,
-             tf);
-        return 1;
+        hf = 1;
     }
     if (hf == 0 && hm == 0)
         return !skip(out, "neither iteration_time_s, tokens/s nor tflops_per_gpu published");
-    double F = convention_flops(row, m, (double)l->global_batch, (int)l->recompute, &out->basis);
+    double F = 0;
+    if (hfu_only) {
+        F = hardware_flops(m, (double)l->global_batch, (int)l->recompute);
+        out->basis = PLAN_VAL_BASIS_HARDWARE;
+    } else {
+        F = convention_flops(row, m, (double)l->global_batch, (int)l->recompute, &out->basis);
+    }
     if (hm > 0 && (hf == 0 || F <= 0)) {
         tf = mfu / 100.0 * peak;
         if (F <= 0) {

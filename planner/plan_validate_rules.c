@@ -184,6 +184,14 @@ static double nic_gbps(const char *q, const char **end)
     return 0;
 }
 
+/* A port's speed by its InfiniBand generation or its adapter at q; 0 when
+ * q names neither. */
+static double port_gbps(const char *q, const char **end)
+{
+    double g = ib_generation_gbps(q, end);
+    return g > 0 ? g : nic_gbps(q, end);
+}
+
 /* A count after a rate or a port name: "400Gb/s x 8", "NDR400 x8",
  * "400 Gb/s (8 per node)", "400 Gb/s, 8 NICs" (the rate's unit skipped).
  * 0 when none. */
@@ -232,9 +240,7 @@ static double node_gbps(const char *s, int *ports)
          * x8", "HDR200 x 4", "ConnectX-7 (8 per node)" */
         if (isalpha((unsigned char)*p) && (p == s || !isalnum((unsigned char)p[-1]))) {
             const char *e;
-            double g = ib_generation_gbps(p, &e);
-            if (!(g > 0))
-                g = nic_gbps(p, &e);
+            double g = port_gbps(p, &e);
             double n = g > 0 ? trailing_count(e) : 0;
             if (n > 0) {
                 *ports = 1;
@@ -293,9 +299,7 @@ static double node_gbps(const char *s, int *ports)
          * NICs" ("eight ..." in words), "8 NDR" */
         if (a >= 1 && a <= 64 && a == floor(a) && q > e) {
             const char *e2;
-            double g = ib_generation_gbps(q, &e2);
-            if (!(g > 0))
-                g = nic_gbps(q, &e2);
+            double g = port_gbps(q, &e2);
             if (g > 0) {
                 *ports = 1;
                 return a * g;
@@ -439,10 +443,6 @@ flop_conv plan__conv_parse(const char *c)
         return CONV_EQ3;
     if (plan__contains(c, "MosaicML") || plan__contains(c, "6N"))
         return CONV_MOSAIC;
-    /* "model FLOPs" (Chowdhery et al. 2022, App. B: the model's FLOPs
-     * without recompute), as Megatron counts them (num_floating_point_-
-     * operations; NeMo's "Model TFLOP/sec"; for a GPT the dgxc-benchmarking
-     * README's s (72 l h^2 + 12 l h s + 6 V h) per sample, the same) */
     /* hardware FLOPs: what the GPUs executed, the recomputed forward
      * included (Chowdhery et al. 2022, App. B: hardware FLOPs utilization,
      * HFU; Korthikanti et al. 2022, Sec. 6.3) */
@@ -460,6 +460,10 @@ flop_conv plan__conv_parse(const char *c)
     for (size_t i = 0; i < sizeof model / sizeof model[0]; i++)
         if (plan__contains(c, model[i]))
             return CONV_MEGATRON;
+    /* "model FLOPs" (Chowdhery et al. 2022, App. B: the model's FLOPs
+     * without recompute), as Megatron counts them (num_floating_point_-
+     * operations; NeMo's "Model TFLOP/sec"; for a GPT the dgxc-benchmarking
+     * README's s (72 l h^2 + 12 l h s + 6 V h) per sample, the same) */
     if (plan__contains(c, "model FLOPs") || plan__contains(c, "Model TFLOP"))
         return CONV_MEGATRON;
     if (plan__contains(c, "size*8") || plan__contains(c, "8*N") || plan__contains(c, "8N"))

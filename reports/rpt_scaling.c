@@ -163,11 +163,8 @@ static int write_plot(rpt_report *r, const void *input, rpt_render *render, st_e
         int faster = 0; /* types ahead of k: faster, or as fast and listed first */
         for (int j = 0; j < nseries; j++)
             faster += best[j] > best[k] || (best[j] == best[k] && j < k);
-        style[k] = faster < NSTYLES ? -2 : -1;
+        style[k] = faster < NSTYLES ? ndrawn++ : -1;
     }
-    for (int k = 0; k < nseries; k++)
-        if (style[k] == -2)
-            style[k] = ndrawn++;
 
     rpt__plot *p;
     rc = rpt__plot_begin(r, in->name, "scaling", in->title,
