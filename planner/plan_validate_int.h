@@ -21,6 +21,34 @@ plan_mem_metric plan__mem_metric(const char *text, double *unit_bytes);
 /* NULL, empty or only spaces. */
 int plan__blank(const char *s);
 
+/* The text, "" for NULL. */
+static inline const char *plan__nz(const char *s)
+{
+    return s ? s : "";
+}
+
+/* A number as people write one ("~10", "1,024"): 0 absent, 1 parsed, -1
+ * not a finite number. */
+int plan__parse_num(const char *text, double *out);
+
+/* The row not compared, for the reason fmt gives; returns 1. */
+int plan__skip(plan_validate_result *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A note on how the row was read, after the ones before it. */
+void plan__note(plan_validate_result *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The cluster row r ran on into out->inst (and out->own_gpu, out->gpu,
+ * out->nodes, out->gpus, out->instance) for its gpus GPUs
+ * (plan_validate_cluster.c); 1 when the row is skipped, with the reason. */
+int plan__map_cluster(const plan_catalog *cat, const plan_validate_row *r, int64_t gpus,
+                      plan_validate_result *out);
+/* The GPUs of a row that does not count them: the product of its degrees,
+ * else its instance count times the type's GPUs; 0 when neither. *how
+ * says which. */
+int64_t plan__gpus_of_layout(const plan_catalog *cat, const plan_validate_row *r,
+                             const char **how);
+
 /* A row's recompute, optimizer sharding and yes/no texts: -1 not
  * understood, -2 the framework's default (the text says nothing, "N/A",
  * "not stated" ...), -3 understood but not modelled (a partial remat
