@@ -3,7 +3,9 @@
  * (flash_fwd / flash_bwd of exec_dev.h), FlashAttention-2 (Dao 2023,
  * Algorithms 1 and 2, and Section 3.1's work partitioning) on the tensor
  * cores through mma.sync m16n8k16 (bf16 operands, fp32 accumulation),
- * which sm_80 and sm_90 both run.
+ * which sm_80 and sm_90 both run. On Hopper the forward at head sizes 64
+ * and 128 is exec_cuda_attention_sm90.cu's (wgmma); this file's backward
+ * serves both forwards (the same lse).
  *
  * Forward (fa_fwd_k): a block of 4 warps owns 64 query rows of one (batch,
  * head), each warp 16 of them, and walks the key/value tiles of 64 from

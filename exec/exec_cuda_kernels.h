@@ -99,6 +99,14 @@ int exec_cuk_flash_supported(int64_t hd);
  * FLOPs the kernel runs (the tiles at or below the diagonal). */
 cudaError_t exec_cuk_flash_fwd(cudaStream_t s, void *out, float *lse, const void *qkv, int64_t T,
                                int64_t B, int64_t Hq, int64_t Hkv, int64_t hd, double *flops);
+/* The same forward on Hopper's warpgroup instructions (wgmma, sm_90a;
+ * exec_cuda_attention_sm90.cu), head sizes 64 and 128, the same out and
+ * lse; run only where exec_cuk_flash_sm90_ready(the GPU's ordinal). */
+int exec_cuk_flash_sm90_supported(int64_t hd);
+int exec_cuk_flash_sm90_ready(int ordinal);
+cudaError_t exec_cuk_flash_fwd_sm90(cudaStream_t s, void *out, float *lse, const void *qkv,
+                                    int64_t T, int64_t B, int64_t Hq, int64_t Hkv, int64_t hd,
+                                    double *flops);
 /* dqkv (overwritten) from dout, qkv, out, lse; dq_acc [B, Hq, T, hd] f32
  * and drow [B, Hq, T] f32 are scratch. */
 cudaError_t exec_cuk_flash_bwd(cudaStream_t s, void *dqkv, const void *dout, const void *qkv,

@@ -68,6 +68,7 @@ typedef struct cuda_dev {
     size_t ce_local_bytes;
     double *acc;                 /* acc_add's running sums: EXEC_ACC__COUNT x
                                   * exec_cuk_reduce_blocks_max() block partials */
+    int attn_sm90;               /* the fused forward on Hopper's wgmma kernel */
     char desc[400];              /* describe() */
 } cuda_dev;
 
@@ -215,6 +216,28 @@ static void sample_memory(exec_dev *d)
     cu(d)->total_bytes = (double)total_b;
 }
 
+/* Which fused attention forward runs: Hopper's warpgroup kernel where this
+ * GPU has its image (exec_cuda_attention_sm90.cu), else the sm_80 one;
+ * SMDPLAN_CUDA_ATTENTION=sm80 or sm90 asks for one (to compare them on
+ * one GPU), auto or unset chooses. */
+static int attention_kernel(cuda_dev *c, const char *gpu, st_err *err)
+{
+    const char *want = getenv("SMDPLAN_CUDA_ATTENTION");
+    if (want && !*want)
+        want = NULL;
+    if (want && strcmp(want, "auto") && strcmp(want, "sm80") && strcmp(want, "sm90"))
+        return ST_RAISE(err, ST_EINVAL, "SMDPLAN_CUDA_ATTENTION=%s: allowed auto, sm80, sm90",
+                        want);
+    int ready = exec_cuk_flash_sm90_ready(c->ordinal);
+    if (want && !strcmp(want, "sm90") && !ready)
+        return ST_RAISE(err, ST_EUNSUPPORTED,
+                        "SMDPLAN_CUDA_ATTENTION=sm90: GPU %d (%s) does not run the sm_90a "
+                        "kernel (compute capability 9.0 needed); allowed here: auto, sm80",
+                        c->ordinal, gpu);
+    c->attn_sm90 = ready && !(want && !strcmp(want, "sm80"));
+    return ST_OK;
+}
+
 static int cuda_open(exec_dev *d, int threads, st_err *err)
 {
     cuda_dev *c = calloc(1, sizeof *c);
@@ -238,10 +261,14 @@ static int cuda_open(exec_dev *d, int threads, st_err *err)
                       prop.minor);
         goto fail;
     }
+    if ((rc = attention_kernel(c, prop.name, err)) != ST_OK)
+        goto fail;
     d->mem_total_bytes = (double)prop.totalGlobalMem;
-    snprintf(c->desc, sizeof c->desc, "%.200s, compute capability %d.%d, %.1f GiB, %d SMs, GPU %d",
+    snprintf(c->desc, sizeof c->desc,
+             "%.200s, compute capability %d.%d, %.1f GiB, %d SMs, GPU %d, fused attention %s",
              prop.name, prop.major, prop.minor, (double)prop.totalGlobalMem / 1073741824.0,
-             prop.multiProcessorCount, c->ordinal);
+             prop.multiProcessorCount, c->ordinal,
+             c->attn_sm90 ? "sm90 (wgmma forward)" : "sm80 (mma.sync)");
     if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) != cudaSuccess) {
         rc = ST_RAISE(err, ST_EIO, "cuda: %s", cudaGetErrorString(e));
         goto fail;
@@ -600,8 +627,12 @@ static void cuda_flash_fwd(exec_dev *d, void *out, void *lse, const void *qkv, i
     if (failed(d) || !flash_check(d, hd))
         return;
     double fl = 0;
-    CKK(d, exec_cuk_flash_fwd(cu(d)->stream, out, lse, qkv, T, B, Hq, Hkv, hd, &fl),
-        "flash_fwd");
+    if (cu(d)->attn_sm90 && exec_cuk_flash_sm90_supported(hd))
+        CKK(d, exec_cuk_flash_fwd_sm90(cu(d)->stream, out, lse, qkv, T, B, Hq, Hkv, hd, &fl),
+            "flash_fwd (sm90)");
+    else
+        CKK(d, exec_cuk_flash_fwd(cu(d)->stream, out, lse, qkv, T, B, Hq, Hkv, hd, &fl),
+            "flash_fwd");
     d->flops += fl;
 }
 

@@ -574,6 +574,26 @@ int main(void)
     test_attention(100, 3, 4, 2, 32);  /* GQA, T not a multiple of the 64-row tiles */
     test_attention(256, 2, 8, 2, 64);
     test_attention(130, 1, 2, 1, 128); /* the largest head size of the fused kernel */
+    /* the sm90 forward's 128-row tiles: a sequence of three, the last
+     * partial, with grouped-query heads, at both of its head sizes */
+    test_attention(300, 2, 4, 2, 128);
+    test_attention(257, 1, 4, 1, 64);
+    printf("cuda device: %s\n", gpu->ops->describe(gpu));
+    if (strstr(gpu->ops->describe(gpu), "fused attention sm90")) {
+        /* the same comparisons through the sm_80 kernel, which GPUs before
+         * Hopper run (SMDPLAN_CUDA_ATTENTION chooses it at the device's
+         * opening) */
+        exec_dev_close(gpu);
+        setenv("SMDPLAN_CUDA_ATTENTION", "sm80", 1);
+        if (exec_dev_open("cuda", 1, &gpu, &err) != ST_OK) {
+            fprintf(stderr, "test_gpu_kernels: %s\n", err.msg);
+            return 1;
+        }
+        unsetenv("SMDPLAN_CUDA_ATTENTION");
+        printf("cuda device: %s\n", gpu->ops->describe(gpu));
+        test_attention(256, 2, 8, 2, 64);
+        test_attention(300, 2, 4, 2, 128);
+    }
     test_cross_entropy();
     test_elementwise(1000000); /* the 16-byte kernels */
     test_elementwise(1000003); /* the scalar ones */
