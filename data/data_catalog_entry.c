@@ -80,6 +80,9 @@ void data_catalog_entry_add_gpu(data_catalog_entry *e, const char *name, const p
         {"attn_fwd_flops", g->attn_fwd_flops}, {"attn_bwd_flops", g->attn_bwd_flops},
         {"attn_row_fwd_s", g->attn_row_fwd_s}, {"attn_row_bwd_s", g->attn_row_bwd_s},
         {"attn_elem_fwd_s", g->attn_elem_fwd_s}, {"attn_elem_bwd_s", g->attn_elem_bwd_s},
+        {"flash2_fwd_eff", g->flash2_fwd_eff}, {"flash2_bwd_eff", g->flash2_bwd_eff},
+        {"flash_score_fwd_s", g->flash_score_fwd_s}, {"flash_score_bwd_s", g->flash_score_bwd_s},
+        {"flash_row_fwd_s", g->flash_row_fwd_s}, {"flash_row_bwd_s", g->flash_row_bwd_s},
     };
     for (size_t i = 0; i < sizeof floors / sizeof floors[0]; i++)
         if (isfinite(floors[i].v) && floors[i].v > 0)

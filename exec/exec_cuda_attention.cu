@@ -715,7 +715,8 @@ extern "C" cudaError_t exec_cuk_flash_fwd(cudaStream_t s, void *out, float *lse,
 extern "C" cudaError_t exec_cuk_flash_bwd(cudaStream_t s, void *dqkv, const void *dout,
                                           const void *qkv, const void *out, const float *lse,
                                           float *dq_acc, float *drow, int64_t T, int64_t B,
-                                          int64_t Hq, int64_t Hkv, int64_t hd, double *flops)
+                                          int64_t Hq, int64_t Hkv, int64_t hd, int sm90,
+                                          double *flops)
 {
     if (!exec_cuk_flash_supported(hd) || !aligned16(qkv) || !aligned16(dout) ||
         !aligned16(out) || !aligned16(dqkv) || !aligned16(dq_acc) || !fa_fits_int(T, B, Hq, Hkv))
@@ -729,8 +730,14 @@ extern "C" cudaError_t exec_cuk_flash_bwd(cudaStream_t s, void *dqkv, const void
     cudaError_t e = cudaMemsetAsync(dq_acc, 0, (size_t)(rows * hd) * sizeof(float), s);
     if (e != cudaSuccess)
         return e;
-    e = fa_bwd_any(s, dqkv, dq_acc, dout, qkv, lse, drow, (int)T, (int)B, (int)Hq, (int)Hkv,
-                   (int)hd);
+    /* the same walk of 128 keys by query tiles of 64 either way (the FLOPs
+     * below hold for both) */
+    if (sm90 && exec_cuk_flash_sm90_supported(hd))
+        e = exec_cuk_flash_bwd_sm90_core(s, dqkv, dq_acc, dout, qkv, lse, drow, (int)T, (int)B,
+                                         (int)Hq, (int)Hkv, (int)hd);
+    else
+        e = fa_bwd_any(s, dqkv, dq_acc, dout, qkv, lse, drow, (int)T, (int)B, (int)Hq,
+                       (int)Hkv, (int)hd);
     if (e != cudaSuccess)
         return e;
     fa_dq_k<<<blocks_for(rows * hd / 8, THREADS), THREADS, 0, s>>>(

@@ -47,6 +47,7 @@
 
 #define F9_ROWS 128    /* query rows a block: two warpgroups of 64 */
 #define F9_KEYS 128    /* keys a tile */
+#define F9_QT 64       /* the backward's query tile */
 #define F9_THREADS 256
 #define F9_LOG2E 1.4426950408889634f
 #define F9_LN2 0.6931471805599453f
@@ -128,6 +129,44 @@ static __device__ __forceinline__ void f9_mma_rs_n64(float (&d)[32], const uint3
                    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
                    "+f"(d[30]), "+f"(d[31])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+
+/* d (64 x 64 fp32) = A B, plus d when acc: A (64 x 16) and B (16 x 64) from
+ * shared memory by descriptor, K-major and K-major. */
+static __device__ __forceinline__ void f9_mma_ss_n64(float (&d)[32], uint64_t da, uint64_t db,
+                                                      int acc)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+                 "%32, %33, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(acc));
+}
+
+/* d (64 x 64 fp32) = A B, plus d when acc: A (64 x 16) and B (16 x 64) from
+ * shared memory by descriptor, M-major and N-major. */
+static __device__ __forceinline__ void f9_mma_ss_n64_t(float (&d)[32], uint64_t da, uint64_t db,
+                                                      int acc)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+                 "%32, %33, p, 1, 1, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(acc));
 }
 
 static __device__ __forceinline__ void f9_fence(void)
@@ -410,6 +449,263 @@ static cudaError_t f9_launch(cudaStream_t s, void *out, float *lse, const void *
     dim3 grid((unsigned)nt, (unsigned)Hq, (unsigned)B);
     f9_fwd_k<HD><<<grid, F9_THREADS, (size_t)bytes, s>>>((bf16 *)out, lse, (const bf16 *)qkv, T,
                                                          B, Hq, Hkv, F9_LOG2E / sqrtf((float)HD));
+    return cudaGetLastError();
+}
+
+/* ------------------------------------------------------------------------ */
+/* backward                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* The backward (FlashAttention-2's Algorithm 2 in FlashAttention-3's
+ * warpgroup form, without its producer warps): a block of two warpgroups
+ * owns 128 keys of one kv head, each warpgroup 64, with dK and dV in
+ * registers over every query head of the group and every query tile of 64
+ * at or below the diagonal, in the order exec_cuda_attention.cu's fa_bwd_k
+ * walks them (the same grid, drow and dq_acc: its launcher calls this one
+ * on Hopper). Per query tile, each warpgroup: S^T = K Q^T and dP^T = V dO^T
+ * (m64n64k16, all four operands K-major in shared memory); P^T and dS^T in
+ * registers; dV += P^T dO and dK += dS^T Q with P^T and dS^T from registers
+ * and dO and Q as N-major operands; dS^T to shared memory (rows of keys,
+ * 64 queries to a 128-byte row: the M-major A of the next product); then
+ * dQ = dS K (m64n64k16, A M-major and B N-major), added to dq_acc with
+ * fp32 atomics: with heads of 128 each warpgroup takes 64 of the columns
+ * over all 128 keys, with heads of 64 all the columns over its own 64 keys.
+ * Q, dO and the tile's lse and D are double-buffered: the next tile's
+ * loads are issued as a tile begins. */
+template <int HD> struct f9_bwd_tiles {
+    static constexpr int kv_bytes = F9_KEYS * HD * 2, q_bytes = F9_QT * HD * 2,
+                         ds_bytes = F9_KEYS * F9_QT * 2, stats_bytes = 2 * F9_QT * 4;
+    static constexpr int k = 0, v = kv_bytes, q = 2 * kv_bytes, dO = q + 2 * q_bytes,
+                         ds = dO + 2 * q_bytes, stats = ds + ds_bytes,
+                         bytes = stats + 2 * stats_bytes + 1024;
+};
+
+/* A query tile's Q and dO (head h, queries i0..) and its rows' lse and D
+ * into buffer set `buf`, asynchronously, one commit group. */
+template <int HD>
+static __device__ __forceinline__ void f9_bwd_load(unsigned char *sm, int buf, const bf16 *qkv,
+                                                   const bf16 *dout, const float *lse,
+                                                   const float *drow, int b, int64_t W,
+                                                   int64_t rs, int64_t ldo, int64_t rso, int Hq,
+                                                   int h, int i0, int T)
+{
+    using L = f9_bwd_tiles<HD>;
+    f9_load<HD, F9_QT>(sm + L::q + buf * L::q_bytes, qkv + b * W + (int64_t)h * HD, rs, i0, T);
+    f9_load<HD, F9_QT>(sm + L::dO + buf * L::q_bytes, dout + b * ldo + (int64_t)h * HD, rso, i0,
+                       T);
+    if (threadIdx.x < 2 * F9_QT) {
+        float *st = (float *)(sm + L::stats + buf * L::stats_bytes);
+        const float *lr = (threadIdx.x < F9_QT ? lse : drow) + ((int64_t)b * Hq + h) * T;
+        int r = threadIdx.x % F9_QT;
+        cp_async4(st + threadIdx.x, i0 + r < T ? lr + i0 + r : lr, i0 + r < T);
+    }
+    cp_async_commit();
+}
+
+/* dq_acc [B, Hq, T, HD] += (x, y) at one row, two columns. */
+static __device__ __forceinline__ void f9_add2(float *p, float x, float y)
+{
+    atomicAdd((float2 *)p, make_float2(x, y));
+}
+
+template <int HD>
+static __device__ __forceinline__ void f9_acc_pv(float (&acc)[HD / 2], const uint32_t (&a)[4],
+                                                 uint64_t db)
+{
+    if constexpr (HD == 128)
+        f9_mma_rs_n128(acc, a, db);
+    else
+        f9_mma_rs_n64(acc, a, db);
+}
+
+/* P^T = exp2(S^T scale log2(e) - lse log2(e)) where the query is at or
+ * after the key and both are in the sequence, dS^T = P^T (dP^T - D); both
+ * packed as the A fragments of the next products (4 k-steps of 16 queries),
+ * dS^T also into shared memory for dQ. ka: this thread's first key in the
+ * block (its second is ka + 8), ja the same in the sequence. */
+static __device__ __forceinline__ void f9_bwd_grad(const float (&s)[32], const float (&dp)[32],
+                                                   uint32_t (&pa)[4][4], uint32_t (&da)[4][4],
+                                                   unsigned char *dss, const float *st,
+                                                   float scale_log2, bool edge, int i0, int ka,
+                                                   int ja, int T, int lane)
+{
+    const float *lse_s = st, *d_s = st + F9_QT;
+    const int t2 = 2 * (lane & 3);
+#pragma unroll
+    for (int n = 0; n < 8; n++) {
+        float p[4], ds[4];
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            int il = n * 8 + t2 + (e & 1), i = i0 + il, j = ja + (e < 2 ? 0 : 8);
+            float v = f9_exp2(s[4 * n + e] * scale_log2 - lse_s[il] * F9_LOG2E);
+            if (edge && (i < j || i >= T || j >= T))
+                v = 0.0f;
+            p[e] = v;
+            ds[e] = v * (dp[4 * n + e] - d_s[il]);
+        }
+        /* n-tile n is half of k-step n / 2: registers 0, 1 (first half) or
+         * 2, 3 (second) of mma's A fragment */
+        const int kk = n >> 1, hi = (n & 1) * 2;
+        pa[kk][hi] = pack_bf16(p[0], p[1]);
+        pa[kk][hi + 1] = pack_bf16(p[2], p[3]);
+        da[kk][hi] = pack_bf16(ds[0], ds[1]);
+        da[kk][hi + 1] = pack_bf16(ds[2], ds[3]);
+        *(uint32_t *)(dss + f9_off<F9_KEYS>(ka, n) + 2 * t2) = da[kk][hi];
+        *(uint32_t *)(dss + f9_off<F9_KEYS>(ka + 8, n) + 2 * t2) = da[kk][hi + 1];
+    }
+}
+
+/* dK (scaled) and dV of this thread's two keys into dqkv. */
+template <int HD>
+static __device__ __forceinline__ void f9_bwd_store(bf16 *dqkv, const float (&dk)[HD / 2],
+                                                    const float (&dv)[HD / 2], int kh, int Hq,
+                                                    int Hkv, int ja, int T, int B, int b,
+                                                    int64_t W, int t2, float scale)
+{
+    bf16 *dkr = dqkv + (int64_t)(Hq + kh) * HD, *dvr = dqkv + (int64_t)(Hq + Hkv + kh) * HD;
+#pragma unroll
+    for (int u = 0; u < 2; u++) {
+        const int j = ja + 8 * u;
+        if (j >= T)
+            continue;
+        const int64_t row = ((int64_t)j * B + b) * W;
+#pragma unroll
+        for (int n = 0; n < HD / 8; n++) {
+            int c = n * 8 + t2;
+            *(uint32_t *)(dkr + row + c) =
+                pack_bf16(dk[4 * n + 2 * u] * scale, dk[4 * n + 2 * u + 1] * scale);
+            *(uint32_t *)(dvr + row + c) = pack_bf16(dv[4 * n + 2 * u], dv[4 * n + 2 * u + 1]);
+        }
+    }
+}
+
+template <int HD>
+__global__ void __launch_bounds__(F9_THREADS, 1)
+    f9_bwd_k(bf16 *dqkv, float *dq_acc, const bf16 *dout, const bf16 *qkv, const float *lse,
+             const float *drow, int T, int B, int Hq, int Hkv, float scale, float scale_log2)
+{
+#if F9_DEVICE
+    using L = f9_bwd_tiles<HD>;
+    extern __shared__ unsigned char f9_raw[];
+    unsigned char *sm = f9_raw + ((1024u - (smem_addr(f9_raw) & 1023u)) & 1023u);
+    const uint32_t sa = smem_addr(sm);
+    const int nt = (T + F9_QT - 1) / F9_QT;
+    const int kt = blockIdx.x, kh = blockIdx.y, b = blockIdx.z, group = Hq / Hkv;
+    const int j0 = kt * F9_KEYS;
+    const int wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+    const int t2 = 2 * (lane & 3);
+    const int64_t W = (int64_t)(Hq + 2 * Hkv) * HD, rs = (int64_t)B * W;
+    const int64_t ldo = (int64_t)Hq * HD, rso = (int64_t)B * ldo;
+    /* this thread's first key in the block (and 8 on), and in the sequence */
+    const int ka = wg * 64 + warp * 16 + (lane >> 2), ja = j0 + ka;
+
+    f9_load<HD, F9_KEYS>(sm + L::k, qkv + b * W + (int64_t)(Hq + kh) * HD, rs, j0, T);
+    f9_load<HD, F9_KEYS>(sm + L::v, qkv + b * W + (int64_t)(Hq + Hkv + kh) * HD, rs, j0, T);
+
+    float dk[HD / 2], dv[HD / 2];
+#pragma unroll
+    for (int i = 0; i < HD / 2; i++)
+        dk[i] = dv[i] = 0.0f;
+    const int qfirst = j0 / F9_QT, per_head = nt - qfirst, steps = group * per_head;
+    f9_bwd_load<HD>(sm, 0, qkv, dout, lse, drow, b, W, rs, ldo, rso, Hq, kh * group,
+                    qfirst * F9_QT, T);
+    /* the products' fixed operands: this warpgroup's 64 keys of K and V */
+    const uint32_t kw = sa + L::k + wg * 64 * 128, vw = sa + L::v + wg * 64 * 128;
+    for (int step = 0; step < steps; step++) {
+        const int h = kh * group + step / per_head, i0 = (qfirst + step % per_head) * F9_QT;
+        const int buf = step & 1;
+        cp_async_wait<0>();
+        f9_fence_proxy();
+        __syncthreads(); /* this step's tiles visible; the last step's dQ is done */
+        if (step + 1 < steps)
+            f9_bwd_load<HD>(sm, buf ^ 1, qkv, dout, lse, drow, b, W, rs, ldo, rso, Hq,
+                            kh * group + (step + 1) / per_head,
+                            (qfirst + (step + 1) % per_head) * F9_QT, T);
+        const uint32_t qa = sa + L::q + buf * L::q_bytes, oa = sa + L::dO + buf * L::q_bytes;
+        /* S^T = K Q^T, dP^T = V dO^T: this warpgroup's 64 keys x 64 queries */
+        float s[32], dp[32];
+        f9_fence();
+#pragma unroll
+        for (int ks = 0; ks < HD / 16; ks++) {
+            const uint32_t kv = (uint32_t)((ks >> 2) * F9_KEYS * 128 + (ks & 3) * 32),
+                           qo = (uint32_t)((ks >> 2) * F9_QT * 128 + (ks & 3) * 32);
+            f9_mma_ss_n64(s, f9_desc(kw + kv, 16, 1024), f9_desc(qa + qo, 16, 1024), ks > 0);
+            f9_mma_ss_n64(dp, f9_desc(vw + kv, 16, 1024), f9_desc(oa + qo, 16, 1024), ks > 0);
+        }
+        f9_commit();
+        f9_wait_all();
+        f9_hold(s);
+        f9_hold(dp);
+        const bool edge = i0 < j0 + F9_KEYS || i0 + F9_QT > T || j0 + F9_KEYS > T;
+        uint32_t pa[4][4], da[4][4];
+        f9_bwd_grad(s, dp, pa, da, sm + L::ds,
+                    (const float *)(sm + L::stats + buf * L::stats_bytes), scale_log2, edge, i0,
+                    ka, ja, T, lane);
+        /* dV += P^T dO, dK += dS^T Q: k-steps of 16 queries (2048 bytes) */
+        f9_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) {
+            f9_acc_pv<HD>(dv, pa[kk], f9_desc(oa + kk * 2048, F9_QT * 128, 1024));
+            f9_acc_pv<HD>(dk, da[kk], f9_desc(qa + kk * 2048, F9_QT * 128, 1024));
+        }
+        f9_commit();
+        f9_fence_proxy(); /* dS^T's stores, for the dQ product's reads */
+        __syncthreads();  /* both warpgroups' dS^T written */
+        /* dQ = dS K: heads of 128, columns wg * 64.. over the 128 keys;
+         * heads of 64, every column over this warpgroup's keys */
+        float dq[32];
+        f9_fence();
+        constexpr int DK = HD == 128 ? F9_KEYS / 16 : 4;
+        const uint32_t dsa = sa + L::ds + (HD == 128 ? 0 : wg * 64 * 128),
+                       kb = sa + L::k + (HD == 128 ? wg * F9_KEYS * 128 : wg * 64 * 128);
+#pragma unroll
+        for (int kk = 0; kk < DK; kk++)
+            f9_mma_ss_n64_t(dq, f9_desc(dsa + kk * 2048, 1024, 1024),
+                            f9_desc(kb + kk * 2048, 1024, 1024), kk > 0);
+        f9_commit();
+        f9_wait_all();
+        f9_hold(dq);
+        f9_hold(dv);
+        f9_hold(dk);
+        float *dqr = dq_acc + ((int64_t)b * Hq + h) * (int64_t)T * HD;
+        const int qa0 = i0 + warp * 16 + (lane >> 2), c0 = HD == 128 ? wg * 64 : 0;
+#pragma unroll
+        for (int n = 0; n < 8; n++) {
+            int c = c0 + n * 8 + t2;
+            if (qa0 < T)
+                f9_add2(dqr + (int64_t)qa0 * HD + c, dq[4 * n], dq[4 * n + 1]);
+            if (qa0 + 8 < T)
+                f9_add2(dqr + (int64_t)(qa0 + 8) * HD + c, dq[4 * n + 2], dq[4 * n + 3]);
+        }
+    }
+    f9_bwd_store<HD>(dqkv, dk, dv, kh, Hq, Hkv, ja, T, B, b, W, t2, scale);
+#endif
+}
+
+/* The backward's middle kernel on Hopper: f9_bwd_k over the grid
+ * exec_cuda_attention.cu's launcher sets up (drow and dq_acc ready). */
+extern "C" cudaError_t exec_cuk_flash_bwd_sm90_core(cudaStream_t s, void *dqkv, float *dq_acc,
+                                                    const void *dout, const void *qkv,
+                                                    const float *lse, const float *drow, int T,
+                                                    int B, int Hq, int Hkv, int hd)
+{
+    if (!exec_cuk_flash_sm90_supported(hd))
+        return cudaErrorInvalidValue;
+    int bytes = hd == 128 ? f9_bwd_tiles<128>::bytes : f9_bwd_tiles<64>::bytes;
+    cudaError_t e = cudaFuncSetAttribute(hd == 128 ? f9_bwd_k<128> : f9_bwd_k<64>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if (e != cudaSuccess)
+        return e;
+    dim3 grid((unsigned)((T + F9_KEYS - 1) / F9_KEYS), (unsigned)Hkv, (unsigned)B);
+    float scale = 1.0f / sqrtf((float)hd);
+    if (hd == 128)
+        f9_bwd_k<128><<<grid, F9_THREADS, (size_t)bytes, s>>>(
+            (bf16 *)dqkv, dq_acc, (const bf16 *)dout, (const bf16 *)qkv, lse, drow, T, B, Hq, Hkv,
+            scale, scale * F9_LOG2E);
+    else
+        f9_bwd_k<64><<<grid, F9_THREADS, (size_t)bytes, s>>>(
+            (bf16 *)dqkv, dq_acc, (const bf16 *)dout, (const bf16 *)qkv, lse, drow, T, B, Hq, Hkv,
+            scale, scale * F9_LOG2E);
     return cudaGetLastError();
 }
 

@@ -108,11 +108,18 @@ cudaError_t exec_cuk_flash_fwd_sm90(cudaStream_t s, void *out, float *lse, const
                                     int64_t T, int64_t B, int64_t Hq, int64_t Hkv, int64_t hd,
                                     double *flops);
 /* dqkv (overwritten) from dout, qkv, out, lse; dq_acc [B, Hq, T, hd] f32
- * and drow [B, Hq, T] f32 are scratch. */
+ * and drow [B, Hq, T] f32 are scratch. sm90: the products on Hopper's
+ * warpgroup kernel (head sizes 64 and 128; where ready). */
 cudaError_t exec_cuk_flash_bwd(cudaStream_t s, void *dqkv, const void *dout, const void *qkv,
                                const void *out, const float *lse, float *dq_acc, float *drow,
                                int64_t T, int64_t B, int64_t Hq, int64_t Hkv, int64_t hd,
-                               double *flops);
+                               int sm90, double *flops);
+/* Its middle kernel on Hopper (exec_cuda_attention_sm90.cu): the same grid
+ * of 128 keys a block, drow and dq_acc ready. */
+cudaError_t exec_cuk_flash_bwd_sm90_core(cudaStream_t s, void *dqkv, float *dq_acc,
+                                         const void *dout, const void *qkv, const float *lse,
+                                         const float *drow, int T, int B, int Hq, int Hkv,
+                                         int hd);
 
 /* ---- vocab-parallel cross-entropy (rowmax, stats, losses f32) ---- */
 /* rowmax = each row's maximum, local [2n] = (maximum, sum of exp(logit -

@@ -68,7 +68,7 @@ typedef struct cuda_dev {
     size_t ce_local_bytes;
     double *acc;                 /* acc_add's running sums: EXEC_ACC__COUNT x
                                   * exec_cuk_reduce_blocks_max() block partials */
-    int attn_sm90;               /* the fused forward on Hopper's wgmma kernel */
+    int attn_sm90;               /* the fused attention on Hopper's wgmma kernels */
     char desc[400];              /* describe() */
 } cuda_dev;
 
@@ -268,7 +268,7 @@ static int cuda_open(exec_dev *d, int threads, st_err *err)
              "%.200s, compute capability %d.%d, %.1f GiB, %d SMs, GPU %d, fused attention %s",
              prop.name, prop.major, prop.minor, (double)prop.totalGlobalMem / 1073741824.0,
              prop.multiProcessorCount, c->ordinal,
-             c->attn_sm90 ? "sm90 (wgmma forward)" : "sm80 (mma.sync)");
+             c->attn_sm90 ? "sm90 (wgmma)" : "sm80 (mma.sync)");
     if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) != cudaSuccess) {
         rc = ST_RAISE(err, ST_EIO, "cuda: %s", cudaGetErrorString(e));
         goto fail;
@@ -648,7 +648,7 @@ static void cuda_flash_bwd(exec_dev *d, void *dqkv, const void *dout, const void
         return;
     double fl = 0;
     CKK(d, exec_cuk_flash_bwd(cu(d)->stream, dqkv, dout, qkv, out, lse, s, s + rows * hd, T, B,
-                              Hq, Hkv, hd, &fl),
+                              Hq, Hkv, hd, cu(d)->attn_sm90, &fl),
         "flash_bwd");
     d->flops += fl;
 }

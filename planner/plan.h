@@ -283,6 +283,19 @@ typedef struct plan_gpu {
      * heads of 64 and 128, plan_bench_attn_rows); 0: none. */
     double attn_elem_fwd_s;
     double attn_elem_bwd_s;
+    /* The fused attention's time beyond its products at the measured rate
+     * (flash2_fwd_eff, flash2_bwd_eff), measured through the executor's
+     * kernels by smdplan bench gpu (plan_bench_flash_fit): seconds per score
+     * of the causal half (the softmax's exponential and its arithmetic, on
+     * the special function units: Shah et al. 2024, Section 3, "H100 SXM5
+     * has 989 TFLOPS of FP16 matmul but only 3.9 TFLOPS of special
+     * functions") and per score row (a row's loads, stores and
+     * log-sum-exp, and its share of the diagonal tiles' masked half); 0:
+     * the products alone. */
+    double flash_score_fwd_s;
+    double flash_score_bwd_s;
+    double flash_row_fwd_s;
+    double flash_row_bwd_s;
     int fp16_only;               /* 1: its tensor cores multiply fp16 but not bf16 (Volta,
                                   * Turing): a plan on it trains in fp16 */
     /* Streaming multiprocessors (the chip's whitepaper); 0: not known. A

@@ -130,6 +130,17 @@ static int check_gpu(const plan_gpu *g, st_err *err)
         return ST_RAISE(err, ST_EINVAL, "gpu '%s': attn_elem_fwd_s %g, attn_elem_bwd_s %g; "
                         "allowed: 0 (none) to 1e-5 s per score row and head element", g->name,
                         g->attn_elem_fwd_s, g->attn_elem_bwd_s);
+    const struct { const char *what; double v, max; } flash[] = {
+        {"flash_score_fwd_s", g->flash_score_fwd_s, 1e-6},
+        {"flash_score_bwd_s", g->flash_score_bwd_s, 1e-6},
+        {"flash_row_fwd_s", g->flash_row_fwd_s, 1e-3},
+        {"flash_row_bwd_s", g->flash_row_bwd_s, 1e-3},
+    };
+    for (size_t i = 0; i < sizeof flash / sizeof flash[0]; i++)
+        if (!isfinite(flash[i].v) || flash[i].v < 0 || flash[i].v > flash[i].max)
+            return ST_RAISE(err, ST_EINVAL, "gpu '%s': %s %g; allowed: 0 (none) to %g s per %s",
+                            g->name, flash[i].what, flash[i].v, flash[i].max,
+                            i < 2 ? "score" : "score row");
     if (!isfinite(g->gemm_dim_half) || g->gemm_dim_half < 0)
         return ST_RAISE(err, ST_EINVAL, "gpu '%s': gemm_dim_half %g; allowed: >= 0", g->name,
                         g->gemm_dim_half);

@@ -252,6 +252,13 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         plan__attn_eff(c, gen, &eff_f, &eff_b);
         attn_f = flops / (c->gpu->peak_flops * eff_f);
         attn_b = FLASH_BWD_OVER_FWD * flops / (c->gpu->peak_flops * eff_b);
+        /* a device whose entry measured its kernel's time per score and per
+         * score row beyond the products (smdplan bench gpu: the softmax on
+         * the special function units, a row's loads and stores) */
+        const plan_gpu *g = c->gpu;
+        double rows = b * ah * sq, scores = rows * causal_keys(m);
+        attn_f += scores * g->flash_score_fwd_s + rows * g->flash_row_fwd_s;
+        attn_b += scores * g->flash_score_bwd_s + rows * g->flash_row_bwd_s;
     } else {
         plan__attn_plain_s(c, b * ah, sq, sk, d, drop, &attn_f, &attn_b);
     }

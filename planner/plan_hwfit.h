@@ -166,9 +166,14 @@ double plan_bench_elem_s(const plan_bench_cpu *b, int threads, const char *op);
 /* The triad with every core busy: the measurement at the most threads. */
 double plan_bench_full_triad(const plan_bench_cpu *b);
 
-/* The fused attention's rate as the planner counts its work (forward and
- * backward together), the median over the shapes measured; NAN: none. */
-double plan_bench_flash_rate(const plan_bench_cpu *b);
+/* The fused attention's time in one direction (bwd: the backward) as the
+ * planner counts its work, over the shapes measured: work / (peak x eff)
+ * + score_s per score of the causal half + row_s per score row, least
+ * squares in relative error with every term at least 0 and eff at most 1
+ * (plan_hwfit_host.c). ST_OK, or ST_ENOENT (eff 0) when that direction was
+ * not measured. */
+int plan_bench_flash_fit(const plan_bench_cpu *b, double peak, int bwd, double *eff,
+                         double *score_s, double *row_s);
 
 /* The plain attention's time beyond the planner's terms on the entry g
  * (forward, or backward with bwd), as row_s per score row plus elem_s per

@@ -13,6 +13,7 @@
 
 #include "planner/plan_framework.h"
 #include "planner/plan_hwfit.h"
+#include "planner/plan_int.h"
 
 void plan_bench_ref_model(plan_model *m)
 {
@@ -230,30 +231,128 @@ double plan_bench_full_triad(const plan_bench_cpu *b)
     return bps;
 }
 
-/* The fused attention's rate as the planner counts its work (forward and
- * backward together: plan_eval.c times the backward as 2.5 forwards at one
- * flash_eff), the median over the shapes measured; NAN: none. */
-double plan_bench_flash_rate(const plan_bench_cpu *b)
+/* Least squares of the n x k system a x = y (rows a[i][0..k-1]) by its
+ * normal equations; 0 when they are singular (fewer shapes than terms, or
+ * terms that do not differ over the shapes). */
+#define FLASH_TERMS 3
+static int lsq_small(double a[][FLASH_TERMS], const double *y, int n, int k, double *x)
 {
-    double r[PLAN_BENCH_GEMM_MAX];
+    /* columns scaled to unit norm first: the terms' sizes differ by 1e5 */
+    double scale[FLASH_TERMS], m[FLASH_TERMS][FLASH_TERMS + 1] = {{0}};
+    for (int i = 0; i < k; i++) {
+        double ss = 0;
+        for (int r = 0; r < n; r++)
+            ss += a[r][i] * a[r][i];
+        if (!(ss > 0))
+            return 0;
+        scale[i] = 1.0 / sqrt(ss);
+    }
+    for (int i = 0; i < k; i++) {
+        for (int j = 0; j < k; j++)
+            for (int r = 0; r < n; r++)
+                m[i][j] += a[r][i] * scale[i] * a[r][j] * scale[j];
+        for (int r = 0; r < n; r++)
+            m[i][k] += a[r][i] * scale[i] * y[r];
+    }
+    for (int c = 0; c < k; c++) {
+        int p = c;
+        for (int r = c + 1; r < k; r++)
+            if (fabs(m[r][c]) > fabs(m[p][c]))
+                p = r;
+        if (!(fabs(m[p][c]) > 1e-10)) /* of a unit diagonal: singular */
+            return 0;
+        for (int j = 0; j <= k; j++) {
+            double t = m[c][j];
+            m[c][j] = m[p][j];
+            m[p][j] = t;
+        }
+        for (int r = 0; r < k; r++)
+            if (r != c) {
+                double f = m[r][c] / m[c][c];
+                for (int j = c; j <= k; j++)
+                    m[r][j] -= f * m[c][j];
+            }
+    }
+    for (int i = 0; i < k; i++)
+        x[i] = m[i][k] / m[i][i] * scale[i];
+    return 1;
+}
+
+/* The fused attention's time in one direction: work / (peak eff) + scores
+ * score_s + rows row_s. Each shape measured gives its work as the planner
+ * counts it (4 d per score of the causal half forward, 2.5 times that
+ * backward: plan_eval.c), hence its scores and rows (scores = rows x T /
+ * 2). Residuals relative to each shape's time, so that every shape counts
+ * alike. The constraints (eff at most 1, the two times at least 0) are met
+ * by trying each set of terms held at their bound (the rate at the peak,
+ * a time at 0) and keeping the best fit that meets them all: the optimum of
+ * a convex problem with bounds is one of those. */
+int plan_bench_flash_fit(const plan_bench_cpu *b, double peak, int bwd, double *eff,
+                         double *score_s, double *row_s)
+{
+    double feat[PLAN_BENCH_GEMM_MAX][FLASH_TERMS], t[PLAN_BENCH_GEMM_MAX];
     int n = 0;
-    for (int i = 0; i < b->ngemm; i++) {
-        const plan_bench_gemm *f = &b->gemm[i];
-        if (strcmp(f->kind, "flash_fwd"))
+    const char *kind = bwd ? "flash_bwd" : "flash_fwd";
+    *eff = 0;
+    *score_s = *row_s = 0;
+    for (int i = 0; i < b->ngemm && n < PLAN_BENCH_GEMM_MAX; i++) {
+        const plan_bench_gemm *g = &b->gemm[i];
+        if (strcmp(g->kind, kind) || !(g->time_s > 0) || !(g->flops > 0) || g->m <= 0 ||
+            g->k <= 0)
             continue;
-        for (int j = 0; j < b->ngemm; j++) {
-            const plan_bench_gemm *g = &b->gemm[j];
-            if (!strcmp(g->kind, "flash_bwd") && g->m == f->m && g->k == f->k && j > i) {
-                double work = f->flops * f->time_s + g->flops * g->time_s;
-                r[n++] = work / (f->time_s + g->time_s);
-                break;
+        double work = g->flops * g->time_s;
+        double scores = work / ((bwd ? PLAN__ATTN_BWD_OVER_FWD : 1.0) * 4.0 * (double)g->k);
+        feat[n][0] = work;
+        feat[n][1] = scores;
+        feat[n][2] = 2.0 * scores / (double)g->m;
+        t[n++] = g->time_s;
+    }
+    if (!n || !(peak > 0))
+        return ST_ENOENT;
+    double best = INFINITY, bx[FLASH_TERMS] = {0};
+    /* free: bit j set when term j is fitted; term 0 otherwise at the peak */
+    for (int free = 0; free < (1 << FLASH_TERMS); free++) {
+        for (int pinned = 0; pinned < 2; pinned++) {
+            if (pinned == !!(free & 1))
+                continue; /* the rate is either fitted or at the peak */
+            double a[PLAN_BENCH_GEMM_MAX][FLASH_TERMS], x[FLASH_TERMS] = {0}, sol[FLASH_TERMS];
+            int cols[FLASH_TERMS], k = 0;
+            for (int j = 0; j < FLASH_TERMS; j++)
+                if (free & (1 << j))
+                    cols[k++] = j;
+            if (pinned)
+                x[0] = 1.0 / peak;
+            /* what the fitted terms are to make of each shape: its time
+             * less the pinned rate's share, relative to the time */
+            double rhs[PLAN_BENCH_GEMM_MAX];
+            for (int r = 0; r < n; r++) {
+                rhs[r] = 1.0 - x[0] * feat[r][0] / t[r];
+                for (int c = 0; c < k; c++)
+                    a[r][c] = feat[r][cols[c]] / t[r];
+            }
+            if (!lsq_small(a, rhs, n, k, sol))
+                continue;
+            for (int c = 0; c < k; c++)
+                x[cols[c]] = sol[c];
+            if (x[0] < (1.0 - 1e-9) / peak || x[1] < 0 || x[2] < 0)
+                continue;
+            double sse = 0;
+            for (int r = 0; r < n; r++) {
+                double p = (x[0] * feat[r][0] + x[1] * feat[r][1] + x[2] * feat[r][2]) / t[r];
+                sse += (p - 1) * (p - 1);
+            }
+            if (sse < best) {
+                best = sse;
+                memcpy(bx, x, sizeof bx);
             }
         }
     }
-    if (!n)
-        return NAN;
-    qsort(r, (size_t)n, sizeof r[0], cmp_double);
-    return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+    if (!isfinite(best))
+        return ST_ENOENT;
+    *eff = 1.0 / (bx[0] * peak);
+    *score_s = bx[1];
+    *row_s = bx[2];
+    return ST_OK;
 }
 
 /* The plain attention's time beyond the planner's count: each measured
@@ -395,7 +494,14 @@ int plan_host_gpu_fit_run(const plan_bench_cpu *b, const plan_gpu *ref, plan_hos
      * extrapolation, and the peak bounds it */
     double eff = fmin(1.0, d.gemm.asymptote_flops / peak);
     double hbm = b->mem[0].triad_bps;
-    double fl = plan_bench_flash_rate(b), flash_eff = isfinite(fl) ? fl / peak : 1.0;
+    /* the fused attention per direction: its products' rate, and its time
+     * per score and per score row beyond them (plan_bench_flash_fit) */
+    double fe[2] = {0, 0}, fs[2] = {0, 0}, fr[2] = {0, 0};
+    int flash_ok = 1;
+    for (int dir = 0; dir < 2; dir++)
+        if (plan_bench_flash_fit(b, peak, dir, &fe[dir], &fs[dir], &fr[dir]) != ST_OK)
+            flash_ok = 0;
+    double flash_eff = flash_ok ? plan__attn_fwd_bwd_eff(fe[0], fe[1]) : 1.0;
     /* hbm_eff: measured, not fitted. The executor's norm and residual
      * kernels (bench: two norms and two residual adds forward, the two norms'
      * gradients backward, per token x hidden element) against the bytes the
@@ -424,6 +530,14 @@ int plan_host_gpu_fit_run(const plan_bench_cpu *b, const plan_gpu *ref, plan_hos
     g->gemm_align_bytes = ref ? ref->gemm_align_bytes : 0;
     g->align_partial_factor = ref ? ref->align_partial_factor : 0;
     g->flash_eff = flash_eff;
+    if (flash_ok) {
+        g->flash2_fwd_eff = fe[0];
+        g->flash2_bwd_eff = fe[1];
+        g->flash_score_fwd_s = fs[0];
+        g->flash_score_bwd_s = fs[1];
+        g->flash_row_fwd_s = fr[0];
+        g->flash_row_bwd_s = fr[1];
+    }
     g->act_fwd_s = isfinite(d.act_fwd_s) ? d.act_fwd_s : 0;
     g->act_bwd_s = isfinite(d.act_bwd_s) ? d.act_bwd_s : 0;
     g->glu_fwd_s = isfinite(d.glu_fwd_s) ? d.glu_fwd_s : 0;

@@ -94,10 +94,16 @@ void rpt_bench_cpu_entry(FILE *f, const plan_host_entry *h, int with_links)
 
 void rpt_bench_gpu_entry(FILE *f, const plan_host_entry *h)
 {
+    const plan_gpu *g = &h->gpu;
     fprintf(f, "entry %s (device %s): GEMM asymptote %.1f TFLOP/s (gemm_eff_max %.3f of %.0f "
             "TFLOP/s), gemm_dim_half %.1f, copy %.0f GB/s (hbm_eff %.3f), fused attention "
             "flash_eff %.3f\n",
-            h->instance_name, h->gpu_name, h->fit.gemm.asymptote_flops / 1e12,
-            h->gpu.gemm_eff_max, h->gpu.peak_flops / 1e12, h->fit.gemm.dim_half,
-            h->gpu.hbm_bps / 1e9, h->gpu.hbm_eff, h->gpu.flash_eff);
+            h->instance_name, h->gpu_name, h->fit.gemm.asymptote_flops / 1e12, g->gemm_eff_max,
+            g->peak_flops / 1e12, h->fit.gemm.dim_half, g->hbm_bps / 1e9, g->hbm_eff,
+            g->flash_eff);
+    if (g->flash2_fwd_eff > 0)
+        fprintf(f, "  fused attention: products at %.3f (forward) and %.3f (backward) of the "
+                "peak, plus %.3g / %.3g ps a score and %.3g / %.3g ns a score row\n",
+                g->flash2_fwd_eff, g->flash2_bwd_eff, g->flash_score_fwd_s * 1e12,
+                g->flash_score_bwd_s * 1e12, g->flash_row_fwd_s * 1e9, g->flash_row_bwd_s * 1e9);
 }

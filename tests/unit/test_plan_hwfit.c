@@ -327,6 +327,67 @@ static void attention_rows_fit(void **state)
     assert_true(isnan(r) && isnan(e));
 }
 
+/* The fused attention per direction from shapes made with a known rate,
+ * time per score and per row (heads of 64 and 128 at 1, 2 and 4 K, as
+ * smdplan bench gpu times them): the fit gives them back; one shape gives
+ * the rate alone; a rate over the peak is held at it; none measured. */
+static plan_bench_cpu flash_bench(double peak, const double eff[2], const double sc[2],
+                                  const double rw[2])
+{
+    plan_bench_cpu b;
+    memset(&b, 0, sizeof b);
+    static const double Ts[] = {1024, 2048, 4096}, hds[] = {64, 128};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 2; j++)
+            for (int bwd = 0; bwd < 2; bwd++) {
+                double T = Ts[i], hd = hds[j], heads = 8.0 * 2048 / hd;
+                double scores = heads * T * T / 2, work = (bwd ? 2.5 : 1.0) * 4.0 * scores * hd;
+                double t = work / (peak * eff[bwd]) + scores * sc[bwd] + heads * T * rw[bwd];
+                plan_bench_gemm *g = &b.gemm[b.ngemm++];
+                snprintf(g->kind, sizeof g->kind, "%s", bwd ? "flash_bwd" : "flash_fwd");
+                g->threads = 1;
+                g->m = g->n = (int64_t)T;
+                g->k = (int64_t)hd;
+                g->reps = 1;
+                g->time_s = t;
+                g->flops = work / t;
+            }
+    return b;
+}
+
+static void flash_fit(void **state)
+{
+    (void)state;
+    const double peak = 989e12, eff[2] = {0.54, 0.49}, sc[2] = {2.6e-13, 8.2e-13},
+                 rw[2] = {3.6e-10, 1.3e-9};
+    plan_bench_cpu b = flash_bench(peak, eff, sc, rw);
+    for (int bwd = 0; bwd < 2; bwd++) {
+        double e = 0, s = 0, r = 0;
+        assert_int_equal(plan_bench_flash_fit(&b, peak, bwd, &e, &s, &r), ST_OK);
+        assert_rel(e, eff[bwd], 1e-6);
+        assert_rel(s, sc[bwd], 1e-5);
+        assert_rel(r, rw[bwd], 1e-5);
+    }
+    /* one shape (the first forward): its rate, nothing per score or row */
+    plan_bench_cpu one = b;
+    one.ngemm = 1;
+    double e = 0, s = 1, r = 1;
+    assert_int_equal(plan_bench_flash_fit(&one, peak, 0, &e, &s, &r), ST_OK);
+    assert_rel(e, one.gemm[0].flops / peak, 1e-9);
+    assert_true(s == 0.0 && r == 0.0);
+    /* products faster than the peak: the rate held at it, the rest per score */
+    const double fast[2] = {1.5, 1.5};
+    plan_bench_cpu over = flash_bench(peak, fast, sc, rw);
+    assert_int_equal(plan_bench_flash_fit(&over, peak, 1, &e, &s, &r), ST_OK);
+    assert_rel(e, 1.0, 1e-9);
+    assert_true(s > 0 && r >= 0);
+    /* no fused attention measured */
+    plan_bench_cpu none;
+    memset(&none, 0, sizeof none);
+    assert_int_equal(plan_bench_flash_fit(&none, peak, 0, &e, &s, &r), ST_ENOENT);
+    assert_true(e == 0.0);
+}
+
 /* A bench written on a busy host is said to be: its measurements' median
  * spread over PLAN_BENCH_SPREAD_BUSY, or a load at its start of more than
  * half the cores; not when unknown (a record's figures). */
@@ -423,6 +484,7 @@ int main(void)
         cmocka_unit_test(attention_rates),
         cmocka_unit_test(attention_rows),
         cmocka_unit_test(attention_rows_fit),
+        cmocka_unit_test(flash_fit),
         cmocka_unit_test(bench_busy),
         cmocka_unit_test(measured_rates),
     };
