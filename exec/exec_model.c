@@ -223,16 +223,26 @@ static int reduce_residual(exec_model *x, void *out, const void *base, void *par
 }
 
 /* The gradient at a column-parallel layer's input, part [N, C] from this
- * rank's columns, summed over TP into out [Nr, C]. */
+ * rank's columns, summed over TP into out [Nr, C] (nothing to do when part
+ * is out: input_grad_dst). */
 static int reduce_input_grad(exec_model *x, void *out, void *part, st_err *err)
 {
     const exec_dims *d = &x->d;
     if (x->sp)
         return exec_tp_reduce_scatter(x, part, out, d->Nr * d->C, err);
     int rc = exec_tp_allreduce(x, part, d->N * d->C, x->dev->ops->dtype, EXEC_RED_SUM, err);
-    if (rc == ST_OK)
+    if (rc == ST_OK && part != out)
         x->dev->ops->copy(x->dev, out, part, (size_t)(d->N * d->C) * x->dev->elem_bytes);
     return rc;
+}
+
+/* Where a column-parallel layer's input gradient is made: straight into
+ * out when no TP group sums it (one rank, no SP: the sum is the part, and
+ * a copy of [N, C] per norm would be all reduce_input_grad did), else a
+ * workspace the reduction reads. */
+static void *input_grad_dst(exec_model *x, void *out)
+{
+    return !x->sp && x->tp->size == 1 ? out : x->ws.big;
 }
 
 /* Local rows [Nr, C] to every position [N, C] (the input of a column-
@@ -297,33 +307,53 @@ static int layer_fwd(exec_model *x, int u, exec_acts *a, void *x_out, st_err *er
     return reduce_residual(x, x_out, a->x_mid, x->ws.big, err);
 }
 
+/* The gradient at a row-parallel product's output on every position: dres
+ * itself without SP when its weight gradient is taken before dres changes
+ * (wnow), else gathered (or copied) into keep, which outlives dres. */
+static int output_grad(exec_model *x, void *keep, void *dres, int wnow, void **at, st_err *err)
+{
+    *at = !x->sp && wnow ? dres : keep;
+    return *at == dres ? ST_OK : gather_rows(x, keep, dres, err);
+}
+
 /* Input-gradient pass: dres holds the gradient of the layer's output on
- * entry and of its input on return; g receives what layer_wgrad needs. */
+ * entry and of its input on return; g receives what layer_wgrad needs.
+ * wnow: layer_wgrad follows at once (no deferred weight pass), so the two
+ * row-parallel products' weight gradients are taken here while dres is
+ * still their output's gradient, and neither is copied aside (layer_wgrad
+ * with wnow skips them: the same products, the same sums). */
 static int layer_bwd(exec_model *x, int u, const exec_acts *a, void *dres, exec_douts *g,
-                     st_err *err)
+                     int wnow, st_err *err)
 {
     const exec_dims *d = &x->d;
     exec_dev *dev = x->dev;
     const exec_dev_ops *o = dev->ops;
+    void *dy;
     int rc;
     /* MLP: out = x_mid + proj(act(fc(norm2(x_mid)))) */
-    if ((rc = gather_rows(x, g->dmlp, dres, err)))
+    if ((rc = output_grad(x, g->dmlp, dres, wnow, &dy, err)))
         return rc;
-    o->matmul_bwd_input(dev, x->ws.dx, g->dmlp, exec_param(x, u, R_PROJW), d->N, d->Fl, d->C, 0);
+    o->matmul_bwd_input(dev, x->ws.dx, dy, exec_param(x, u, R_PROJW), d->N, d->Fl, d->C, 0);
+    if (wnow)
+        o->matmul_bwd_weight(dev, exec_grad(x, u, R_PROJW), exec_grad(x, u, R_PROJB), dy, a->act,
+                             d->N, d->Fl, d->C);
     if (d->gated)
         o->swiglu_bwd(dev, g->dfc, a->fc, x->ws.dx, d->N, d->Fl);
     else
         o->gelu_bwd(dev, g->dfc, a->fc, x->ws.dx, d->N * d->Fl);
-    o->matmul_bwd_input(dev, x->ws.big, g->dfc, exec_param(x, u, R_FCW), d->N, d->C, d->Ffc, 0);
-    if ((rc = reduce_input_grad(x, g->dln2, x->ws.big, err)))
+    void *part = input_grad_dst(x, g->dln2);
+    o->matmul_bwd_input(dev, part, g->dfc, exec_param(x, u, R_FCW), d->N, d->C, d->Ffc, 0);
+    if ((rc = reduce_input_grad(x, g->dln2, part, err)))
         return rc;
     o->norm_bwd_input(dev, dres, g->dln2, a->x_mid, exec_param(x, u, R_LN2W), a->ln2_mean,
                       a->ln2_rstd, d->Nr, d->C, !d->gpt, 1);
     /* attention: x_mid = x_in + o(attention(qkv(norm1(x_in)))) */
-    if ((rc = gather_rows(x, g->dproj, dres, err)))
+    if ((rc = output_grad(x, g->dproj, dres, wnow, &dy, err)))
         return rc;
-    o->matmul_bwd_input(dev, x->ws.dx, g->dproj, exec_param(x, u, R_OW), d->N, d->Hl * d->hd, d->C,
-                        0);
+    o->matmul_bwd_input(dev, x->ws.dx, dy, exec_param(x, u, R_OW), d->N, d->Hl * d->hd, d->C, 0);
+    if (wnow)
+        o->matmul_bwd_weight(dev, exec_grad(x, u, R_OW), exec_grad(x, u, R_OB), dy, a->atty, d->N,
+                             d->Hl * d->hd, d->C);
     if (x->flash) { /* the fused backward recomputes the probabilities itself */
         o->flash_bwd(dev, g->dqkv, x->ws.dx, a->qkv, a->atty, a->lse, d->T, d->B, d->Hl, d->Hkvl,
                      d->hd);
@@ -338,28 +368,32 @@ static int layer_bwd(exec_model *x, int u, const exec_acts *a, void *dres, exec_
     }
     if (!d->gpt)
         o->rope_bwd(dev, g->dqkv, d->T, d->B, d->Hl + d->Hkvl, d->hd, d->Wqkv, EXEC_ROPE_THETA);
-    o->matmul_bwd_input(dev, x->ws.big, g->dqkv, exec_param(x, u, R_QKVW), d->N, d->C, d->Wqkv, 0);
-    if ((rc = reduce_input_grad(x, g->dln1, x->ws.big, err)))
+    part = input_grad_dst(x, g->dln1);
+    o->matmul_bwd_input(dev, part, g->dqkv, exec_param(x, u, R_QKVW), d->N, d->C, d->Wqkv, 0);
+    if ((rc = reduce_input_grad(x, g->dln1, part, err)))
         return rc;
     o->norm_bwd_input(dev, dres, g->dln1, a->x_in, exec_param(x, u, R_LN1W), a->ln1_mean,
                       a->ln1_rstd, d->Nr, d->C, !d->gpt, 1);
     return ST_OK;
 }
 
-/* Weight-gradient pass of a layer (accumulates). */
-static void layer_wgrad(exec_model *x, int u, const exec_acts *a, const exec_douts *g)
+/* Weight-gradient pass of a layer (accumulates); wnow: the row-parallel
+ * products' were taken in layer_bwd. */
+static void layer_wgrad(exec_model *x, int u, const exec_acts *a, const exec_douts *g, int wnow)
 {
     const exec_dims *d = &x->d;
     exec_dev *dev = x->dev;
     const exec_dev_ops *o = dev->ops;
-    o->matmul_bwd_weight(dev, exec_grad(x, u, R_PROJW), exec_grad(x, u, R_PROJB), g->dmlp, a->act,
-                         d->N, d->Fl, d->C);
+    if (!wnow)
+        o->matmul_bwd_weight(dev, exec_grad(x, u, R_PROJW), exec_grad(x, u, R_PROJB), g->dmlp,
+                             a->act, d->N, d->Fl, d->C);
     o->matmul_bwd_weight(dev, exec_grad(x, u, R_FCW), exec_grad(x, u, R_FCB), g->dfc, a->ln2, d->N,
                          d->C, d->Ffc);
     o->norm_bwd_weight(dev, exec_grad(x, u, R_LN2W), exec_grad(x, u, R_LN2B), g->dln2, a->x_mid,
                        a->ln2_mean, a->ln2_rstd, d->Nr, d->C, !d->gpt);
-    o->matmul_bwd_weight(dev, exec_grad(x, u, R_OW), exec_grad(x, u, R_OB), g->dproj, a->atty,
-                         d->N, d->Hl * d->hd, d->C);
+    if (!wnow)
+        o->matmul_bwd_weight(dev, exec_grad(x, u, R_OW), exec_grad(x, u, R_OB), g->dproj,
+                             a->atty, d->N, d->Hl * d->hd, d->C);
     o->matmul_bwd_weight(dev, exec_grad(x, u, R_QKVW), exec_grad(x, u, R_QKVB), g->dqkv, a->ln1,
                          d->N, d->C, d->Wqkv);
     o->norm_bwd_weight(dev, exec_grad(x, u, R_LN1W), exec_grad(x, u, R_LN1B), g->dln1, a->x_in,
@@ -645,12 +679,12 @@ int exec_chunk_bwd(exec_model *x, int ci, void *slot, const int32_t *tokens, con
         int u = ch->unit_layer0 + i;
         if ((rc = exec_z3_acquire(x, u, err)))
             return rc;
-        rc = layer_bwd(x, u, a, dres, g, err);
+        rc = layer_bwd(x, u, a, dres, g, !split, err);
         exec_z3_release(x, u);
         if (rc)
             return rc;
         if (!split) {
-            layer_wgrad(x, u, a, g);
+            layer_wgrad(x, u, a, g, 1);
             if ((rc = exec_unit_wgrad_done(x, u, err)))
                 return rc;
         }
@@ -687,7 +721,7 @@ int exec_chunk_wgrad(exec_model *x, int ci, void *slot, const int32_t *tokens, v
         return rc;
     for (int i = ch->nlayers - 1; i >= 0; i--) {
         int u = ch->unit_layer0 + i;
-        layer_wgrad(x, u, &a[i], &wg[i]);
+        layer_wgrad(x, u, &a[i], &wg[i], 0);
         if ((rc = exec_unit_wgrad_done(x, u, err)))
             return rc;
     }
