@@ -102,7 +102,7 @@ static void lin_call(void *p)
     lin_ctx *x = p;
     const exec_dev_ops *o = x->d->ops;
     if (x->pass == 0)
-        o->matmul_fwd(x->d, x->out, x->inp, x->w, x->bias, x->n, x->C, x->OC);
+        o->matmul_fwd(x->d, x->out, x->inp, x->w, x->bias, NULL, x->n, x->C, x->OC);
     else if (x->pass == 1)
         o->matmul_bwd_input(x->d, x->dinp, x->dout, x->w, x->n, x->C, x->OC, 0);
     else

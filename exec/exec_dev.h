@@ -124,9 +124,12 @@ struct exec_dev_ops {
     void (*norm_bwd_weight)(exec_dev *d, void *dw, void *db, const void *dout, const void *inp,
                             const void *mean, const void *rstd, int64_t n, int64_t C, int rms);
 
-    /* ---- linear: out[n, OC] = inp[n, C] W[OC, C]^T + bias ---- */
+    /* ---- linear: out[n, OC] = inp[n, C] W[OC, C]^T + bias (+ res) ---- */
+    /* res (NULL: none) is a residual [n, OC] added before out is stored,
+     * once rounded (a GPU adds it in the product's epilogue: cuBLASLt's
+     * beta C); never out itself */
     void (*matmul_fwd)(exec_dev *d, void *out, const void *inp, const void *w, const void *bias,
-                       int64_t n, int64_t C, int64_t OC);
+                       const void *res, int64_t n, int64_t C, int64_t OC);
     /* dinp[n, C] (+)= dout[n, OC] W */
     void (*matmul_bwd_input)(exec_dev *d, void *dinp, const void *dout, const void *w,
                              int64_t n, int64_t C, int64_t OC, int accumulate);

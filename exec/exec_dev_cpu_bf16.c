@@ -85,10 +85,12 @@ static void b_norm_bwd_weight(exec_dev *d, void *dw, void *db, const void *dout,
         rnd(db, C);
 }
 
+/* The residual in fp32 before the one rounding, as the GPU's epilogue adds
+ * it (cuBLASLt: fp32 alpha A B + beta C, then bf16). */
 static void b_matmul_fwd(exec_dev *d, void *out, const void *inp, const void *w, const void *bias,
-                         int64_t n, int64_t C, int64_t OC)
+                         const void *res, int64_t n, int64_t C, int64_t OC)
 {
-    F32->matmul_fwd(d, out, inp, w, bias, n, C, OC);
+    F32->matmul_fwd(d, out, inp, w, bias, res, n, C, OC);
     rnd(out, n * OC);
 }
 

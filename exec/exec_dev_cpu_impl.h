@@ -331,14 +331,35 @@ static void FN(bias_rows_r)(const void *args, int64_t lo, int64_t hi, int tid)
         memcpy(out + i * OC, a->bias, (size_t)OC * sizeof(REAL));
 }
 
+typedef struct {
+    REAL *out;
+    const REAL *res;
+    int64_t OC;
+} FN(res_rows_args);
+
+static void FN(res_rows_r)(const void *args, int64_t lo, int64_t hi, int tid)
+{
+    const FN(res_rows_args) *a = args;
+    (void)tid;
+    for (int64_t e = lo * a->OC; e < hi * a->OC; e++)
+        a->out[e] += a->res[e];
+}
+
+/* The residual after the product and bias, as a separate sum in REAL: a
+ * layer's out = (x W^T + b) + res, the order of the unfused product-then-
+ * add, so that fp32 results are those of the two passes bit for bit. */
 static void FN(matmul_fwd)(exec_dev *d, void *out, const void *inp, const void *w,
-                           const void *bias, int64_t n, int64_t C, int64_t OC)
+                           const void *bias, const void *res, int64_t n, int64_t C, int64_t OC)
 {
     if (bias) {
         FN(bias_rows_args) a = {.out = out, .bias = bias, .OC = OC};
         cpu_parallel(d, n, CPU_PAR_MIN / (OC + 1), FN(bias_rows_r), &a);
     }
     FN(gemm)(d, 0, 1, n, OC, C, 1, inp, C, w, C, bias ? 1 : 0, out, OC);
+    if (res) {
+        FN(res_rows_args) a = {.out = out, .res = res, .OC = OC};
+        cpu_parallel(d, n, CPU_PAR_MIN / (OC + 1), FN(res_rows_r), &a);
+    }
     d->flops += 2.0 * (double)n * (double)C * (double)OC;
 }
 

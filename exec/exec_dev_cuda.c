@@ -376,7 +376,7 @@ static int lt_matmul(exec_dev *d, int ta, int tb, int64_t m, int64_t n, int64_t 
                      float beta, const void *bias, int bgrad)
 {
     return exec__cuda_lt_matmul(&cu(d)->lt, ta, tb, m, n, k, A, lda, sa, B, ldb, sb, D, ldd, sd,
-                                batch, alpha, beta, bias, bgrad);
+                                batch, alpha, beta, bias, bgrad, NULL);
 }
 
 /* ---- linear ---- */
@@ -384,12 +384,17 @@ static int lt_matmul(exec_dev *d, int ta, int tb, int64_t m, int64_t n, int64_t 
 /* out[n, OC] = inp[n, C] W[OC, C]^T + bias, i.e. column-major out^T (OC x n)
  * = W (C x OC stored, transposed) inp^T (C x n). */
 static void cuda_matmul_fwd(exec_dev *d, void *out, const void *inp, const void *w,
-                            const void *bias, int64_t n, int64_t C, int64_t OC)
+                            const void *bias, const void *res, int64_t n, int64_t C, int64_t OC)
 {
-    if (lt_matmul(d, 1, 0, OC, n, C, w, C, 0, inp, C, 0, out, OC, 0, 1, 1.0f, 0.0f, bias, 0)) {
-        lt_matmul(d, 1, 0, OC, n, C, w, C, 0, inp, C, 0, out, OC, 0, 1, 1.0f, 0.0f, NULL, 0);
+    /* a residual is the product's C operand (beta 1), read in its epilogue */
+    float beta = res ? 1.0f : 0.0f;
+    cuda_dev *c = cu(d);
+    if (exec__cuda_lt_matmul(&c->lt, 1, 0, OC, n, C, w, C, 0, inp, C, 0, out, OC, 0, 1, 1.0f,
+                             beta, bias, 0, res)) {
+        exec__cuda_lt_matmul(&c->lt, 1, 0, OC, n, C, w, C, 0, inp, C, 0, out, OC, 0, 1, 1.0f,
+                             beta, NULL, 0, res);
         if (!failed(d))
-            CKK(d, exec_cuk_bias_rows(cu(d)->stream, out, bias, n, OC), "bias_rows");
+            CKK(d, exec_cuk_bias_rows(c->stream, out, bias, n, OC), "bias_rows");
     }
     d->flops += 2.0 * (double)n * (double)C * (double)OC;
 }

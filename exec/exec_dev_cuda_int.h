@@ -87,8 +87,9 @@ int exec__cuda_lt_open(exec_cuda_lt *lt, cudaStream_t stream, st_err *fail, st_e
 /* Free what open made (a zeroed lt is harmless). */
 void exec__cuda_lt_close(exec_cuda_lt *lt);
 
-/* D (m x n) = alpha op(A) op(B) + beta D (+ bias per row of D), all bf16,
- * column-major, batch products of strides sa, sb, sd. With bgrad, bias is
+/* D (m x n) = alpha op(A) op(B) + beta C (+ bias per row of D), all bf16,
+ * column-major, batch products of strides sa, sb, sd; C is D itself when
+ * NULL, else a matrix of D's layout (a residual). With bgrad, bias is
  * written instead: the sums of op(B) over the product's k dimension, one
  * per column of D (cuBLASLt's CUBLASLT_EPILOGUE_BGRADB, the bias gradient
  * of a linear layer whose weight gradient this product is). Returns 1 when
@@ -97,6 +98,6 @@ void exec__cuda_lt_close(exec_cuda_lt *lt);
 int exec__cuda_lt_matmul(exec_cuda_lt *lt, int ta, int tb, int64_t m, int64_t n, int64_t k,
                          const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb,
                          int64_t sb, void *D, int64_t ldd, int64_t sd, int batch, float alpha,
-                         float beta, const void *bias, int bgrad);
+                         float beta, const void *bias, int bgrad, const void *C);
 
 #endif

@@ -24,7 +24,7 @@
 typedef struct cu_plan_key {
     int ta, tb, batch, epilogue, dtype_d;
     int64_t m, n, k, lda, ldb, ldd, sa, sb, sd;
-    uint32_t align_a, align_b, align_d, align_bias;
+    uint32_t align_a, align_b, align_d, align_bias, align_c; /* align_c: 0, C is D */
 } cu_plan_key;
 
 /* A product's plan, made once per key and kept. */
@@ -209,7 +209,7 @@ static exec_cuda_plan *plan_new(exec_cuda_lt *lt, const cu_plan_key *key, const 
 int exec__cuda_lt_matmul(exec_cuda_lt *lt, int ta, int tb, int64_t m, int64_t n, int64_t k,
                          const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb,
                          int64_t sb, void *D, int64_t ldd, int64_t sd, int batch, float alpha,
-                         float beta, const void *bias, int bgrad)
+                         float beta, const void *bias, int bgrad, const void *C)
 {
     if (failed(lt) || m == 0 || n == 0)
         return 0;
@@ -233,6 +233,7 @@ int exec__cuda_lt_matmul(exec_cuda_lt *lt, int ta, int tb, int64_t m, int64_t n,
     key.align_b = exec__cuda_align(B);
     key.align_d = exec__cuda_align(D);
     key.align_bias = bias ? exec__cuda_align(bias) : 0;
+    key.align_c = C ? exec__cuda_align(C) : 0;
     exec_cuda_plan *plan = plan_find(lt, &key);
     if (!plan && !(plan = plan_new(lt, &key, bias, bgrad)))
         return 0;
@@ -248,8 +249,8 @@ int exec__cuda_lt_matmul(exec_cuda_lt *lt, int ta, int tb, int64_t m, int64_t n,
     if (bias && CKB(lt, cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                        &bias, sizeof bias)))
         return 0;
-    CKB(lt, cublasLtMatmul(lt->handle, plan->op, &alpha, A, plan->la, B, plan->lb, &beta, D,
-                           plan->ld, D, plan->ld, &plan->algo, lt->ws, EXEC_CUDA_LT_WORKSPACE,
-                           lt->stream));
+    CKB(lt, cublasLtMatmul(lt->handle, plan->op, &alpha, A, plan->la, B, plan->lb, &beta,
+                           C ? C : D, plan->ld, D, plan->ld, &plan->algo, lt->ws,
+                           EXEC_CUDA_LT_WORKSPACE, lt->stream));
     return 0;
 }

@@ -279,7 +279,8 @@ static int layer_fwd(exec_model *x, int u, exec_acts *a, void *x_out, st_err *er
     if ((rc = norm_gathered(x, a->ln1, a->ln1_mean, a->ln1_rstd, a->x_in, exec_param(x, u, R_LN1W),
                             exec_param(x, u, R_LN1B), err)))
         return rc;
-    o->matmul_fwd(dev, a->qkv, a->ln1, exec_param(x, u, R_QKVW), exec_param(x, u, R_QKVB), d->N,
+    o->matmul_fwd(dev, a->qkv, a->ln1, exec_param(x, u, R_QKVW), exec_param(x, u, R_QKVB), NULL,
+                  d->N,
                   d->C, d->Wqkv);
     if (!d->gpt) /* rotary positions on the queries and keys */
         o->rope_fwd(dev, a->qkv, d->T, d->B, d->Hl + d->Hkvl, d->hd, d->Wqkv, EXEC_ROPE_THETA);
@@ -289,22 +290,27 @@ static int layer_fwd(exec_model *x, int u, exec_acts *a, void *x_out, st_err *er
         void *probs = a->probs ? a->probs : x->ws.probs;
         o->attention_fwd(dev, a->atty, probs, a->qkv, d->T, d->B, d->Hl, d->Hkvl, d->hd);
     }
-    o->matmul_fwd(dev, x->ws.big, a->atty, exec_param(x, u, R_OW), tp0 ? exec_param(x, u, R_OB) : NULL,
-                  d->N, d->Hl * d->hd, d->C);
-    if ((rc = reduce_residual(x, a->x_mid, a->x_in, x->ws.big, err)))
+    /* one rank holding the layer: the residual in the product's epilogue */
+    int whole = !x->sp && x->tp->size == 1;
+    o->matmul_fwd(dev, whole ? a->x_mid : x->ws.big, a->atty, exec_param(x, u, R_OW),
+                  tp0 ? exec_param(x, u, R_OB) : NULL, whole ? a->x_in : NULL, d->N,
+                  d->Hl * d->hd, d->C);
+    if (!whole && (rc = reduce_residual(x, a->x_mid, a->x_in, x->ws.big, err)))
         return rc;
     if ((rc = norm_gathered(x, a->ln2, a->ln2_mean, a->ln2_rstd, a->x_mid, exec_param(x, u, R_LN2W),
                             exec_param(x, u, R_LN2B), err)))
         return rc;
-    o->matmul_fwd(dev, a->fc, a->ln2, exec_param(x, u, R_FCW), exec_param(x, u, R_FCB), d->N, d->C,
+    o->matmul_fwd(dev, a->fc, a->ln2, exec_param(x, u, R_FCW), exec_param(x, u, R_FCB), NULL, d->N,
+                  d->C,
                   d->Ffc);
     if (d->gated)
         o->swiglu_fwd(dev, a->act, a->fc, d->N, d->Fl);
     else
         o->gelu_fwd(dev, a->act, a->fc, d->N * d->Fl);
-    o->matmul_fwd(dev, x->ws.big, a->act, exec_param(x, u, R_PROJW),
-                  tp0 ? exec_param(x, u, R_PROJB) : NULL, d->N, d->Fl, d->C);
-    return reduce_residual(x, x_out, a->x_mid, x->ws.big, err);
+    o->matmul_fwd(dev, whole ? x_out : x->ws.big, a->act, exec_param(x, u, R_PROJW),
+                  tp0 ? exec_param(x, u, R_PROJB) : NULL, whole ? a->x_mid : NULL, d->N, d->Fl,
+                  d->C);
+    return whole ? ST_OK : reduce_residual(x, x_out, a->x_mid, x->ws.big, err);
 }
 
 /* The gradient at a row-parallel product's output on every position: dres
@@ -470,7 +476,7 @@ static int head_fwd(exec_model *x, const exec_chunk *ch, exec_head_acts *h,
     exec_z3_release(x, ch->unit_final);
     if (rc || (rc = exec_z3_acquire(x, hu, err)))
         return rc;
-    o->matmul_fwd(dev, h->dlogits, h->lnf, exec_param(x, hu, hr), NULL, d->N, d->C, d->Vl);
+    o->matmul_fwd(dev, h->dlogits, h->lnf, exec_param(x, hu, hr), NULL, NULL, d->N, d->C, d->Vl);
     exec_z3_release(x, hu);
     /* vocab-parallel cross-entropy: global max, then global sum of exp and
      * the target's logit, then the loss and the logits' gradient */

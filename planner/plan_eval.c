@@ -92,6 +92,9 @@
 #define ELEM_H_LLAMA 10.0
 #define ELEM_F_LLAMA 3.0
 #define ELEM_BWD_OVER_FWD 2.0
+/* Of ELEM_H_*, the passes two residual adds in the output products'
+ * epilogues save: 2 x (3 - 1). */
+#define ELEM_H_RESIDUAL_EPILOGUE 4.0
 /* Cross-entropy over fp32 logits: write fp16 logits, softmax in fp32 and its
  * gradient, about 24 bytes per logit element forward and backward. */
 #define LOSS_BYTES_PER_LOGIT 24.0
@@ -266,8 +269,15 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     double eh = llama ? ELEM_H_LLAMA
                       : ELEM_H_GPT - (drop ? 0.0 : ELEM_H_DROPOUT_MASKS);
     double ef = gated ? ELEM_F_LLAMA : ELEM_F_GPT;
-    double elem_f = plan__mem_s(c, eb * T * (eh * h / th + ef * f / t));
-    double elem_b = ELEM_BWD_OVER_FWD * elem_f;
+    /* residual adds in the output products' epilogues: each reads the
+     * residual there (1 pass) instead of a separate add reading the
+     * product's output and the residual and writing the sum (3); the
+     * backward's passes are the unfused forward's (ELEM_BWD_OVER_FWD) */
+    double eh_f = eh - (fw->residual_epilogue && t == 1 && !l->sequence_parallel
+                            ? ELEM_H_RESIDUAL_EPILOGUE
+                            : 0.0);
+    double elem_f = plan__mem_s(c, eb * T * (eh_f * h / th + ef * f / t));
+    double elem_b = ELEM_BWD_OVER_FWD * plan__mem_s(c, eb * T * (eh * h / th + ef * f / t));
     /* The MLP activation's kernels stream ef passes of the ffn-sized
      * tensor; a device with a compute floor for them (a CPU: tanh or exp per
      * element, catalog act_*_s / glu_*_s measured by smdplan bench) takes
@@ -278,7 +288,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     if (act_fs > 0 || act_bs > 0) {
         double act_n = T * f / t, mem_h = plan__mem_s(c, eb * T * eh * h / th);
         double mem_a = plan__mem_s(c, eb * T * ef * f / t);
-        elem_f = mem_h + fmax(mem_a, act_n * act_fs);
+        elem_f = plan__mem_s(c, eb * T * eh_f * h / th) + fmax(mem_a, act_n * act_fs);
         elem_b = ELEM_BWD_OVER_FWD * mem_h + fmax(ELEM_BWD_OVER_FWD * mem_a, act_n * act_bs);
     }
 

@@ -152,6 +152,10 @@ typedef struct plan_framework {
     int launch_blocking;         /* runs with CUDA_LAUNCH_BLOCKING=1 */
     int no_dropout;              /* trains without dropout whatever the model has
                                   * (plan_model_dropout is the model's own) */
+    int residual_epilogue;       /* a layer's two residual adds are read in the epilogues
+                                  * of its output products (the product's C operand) where
+                                  * one rank holds the layer (TP 1, no SP): no separate
+                                  * add pass */
     double host_op_s;            /* host time per kernel launch (0: compiled graphs) */
     int local_batch;             /* no gradient accumulation: micro-batch = global / dp */
     double optimizer_bytes;      /* optimizer state per parameter, sharded with ZeRO-1+

@@ -190,14 +190,24 @@ static void test_matmul(int64_t n, int64_t C, int64_t OC)
     pair dY = mk(n * OC, dy, 0), dX = mk(n * C, dx0, 0), dW = mk(OC * C, NULL, 0),
          dB = mk(OC, NULL, 0);
     char name[64];
-    cpu->ops->matmul_fwd(cpu, Y.c, X.c, Wt.c, Bi.c, n, C, OC);
-    gpu->ops->matmul_fwd(gpu, Y.g, X.g, Wt.g, Bi.g, n, C, OC);
+    cpu->ops->matmul_fwd(cpu, Y.c, X.c, Wt.c, Bi.c, NULL, n, C, OC);
+    gpu->ops->matmul_fwd(gpu, Y.g, X.g, Wt.g, Bi.g, NULL, n, C, OC);
     snprintf(name, sizeof name, "matmul_fwd %lldx%lldx%lld", (long long)n, (long long)C,
              (long long)OC);
     compare(name, Y, TOL_SUM);
-    cpu->ops->matmul_fwd(cpu, Y.c, X.c, Wt.c, NULL, n, C, OC);
-    gpu->ops->matmul_fwd(gpu, Y.g, X.g, Wt.g, NULL, n, C, OC);
+    cpu->ops->matmul_fwd(cpu, Y.c, X.c, Wt.c, NULL, NULL, n, C, OC);
+    gpu->ops->matmul_fwd(gpu, Y.g, X.g, Wt.g, NULL, NULL, n, C, OC);
     compare("matmul_fwd (no bias)", Y, TOL_SUM);
+    /* a residual in the epilogue (a layer's output products), with and
+     * without the bias: dY as the residual */
+    pair R = mk(n * OC, NULL, 0);
+    cpu->ops->matmul_fwd(cpu, R.c, X.c, Wt.c, Bi.c, dY.c, n, C, OC);
+    gpu->ops->matmul_fwd(gpu, R.g, X.g, Wt.g, Bi.g, dY.g, n, C, OC);
+    compare("matmul_fwd + residual", R, TOL_SUM);
+    cpu->ops->matmul_fwd(cpu, R.c, X.c, Wt.c, NULL, dY.c, n, C, OC);
+    gpu->ops->matmul_fwd(gpu, R.g, X.g, Wt.g, NULL, dY.g, n, C, OC);
+    compare("matmul_fwd + residual (no bias)", R, TOL_SUM);
+    drop(R);
     for (int acc = 0; acc < 2; acc++) {
         cpu->ops->matmul_bwd_input(cpu, dX.c, dY.c, Wt.c, n, C, OC, acc);
         gpu->ops->matmul_bwd_input(gpu, dX.g, dY.g, Wt.g, n, C, OC, acc);

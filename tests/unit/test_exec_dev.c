@@ -182,7 +182,7 @@ typedef struct mm_ctx {
 static double mm_loss(void *p)
 {
     mm_ctx *c = p;
-    dev64->ops->matmul_fwd(dev64, c->out, c->inp, c->w, c->b, c->n, c->C, c->OC);
+    dev64->ops->matmul_fwd(dev64, c->out, c->inp, c->w, c->b, NULL, c->n, c->C, c->OC);
     return dot(c->out, c->R, c->n * c->OC);
 }
 
@@ -551,7 +551,7 @@ static void test_threads(void **state)
     for (int k = 0; k < 2; k++) {
         const exec_dev_ops *o = d[k]->ops;
         float *x = in[k], *w = in[k] + N, *g = in[k] + 2 * N;
-        o->matmul_fwd(d[k], out[k][0], x, w, NULL, 300, 97, 77);
+        o->matmul_fwd(d[k], out[k][0], x, w, NULL, NULL, 300, 97, 77);
         o->matmul_bwd_weight(d[k], out[k][1], NULL, g, x, 300, 97, 77);
         o->attention_fwd(d[k], out[k][2], out[k][3], x, T, B, Hq, Hkv, hd);
         o->attention_bwd(d[k], out[k][4], out[k][5], g, x, out[k][3], T, B, Hq, Hkv, hd);
@@ -651,10 +651,22 @@ static void test_cpu_bf16(void **state)
     b->ops->upload_f64(b, bf, bias, OC);
     for (int64_t i = 0; i < n * C; i++)
         assert_true(xf[i] == bf16_of(xf[i]));
-    f->ops->matmul_fwd(f, yf, xf, wf, bf, n, C, OC);
-    b->ops->matmul_fwd(b, yb, xf, wf, bf, n, C, OC);
+    f->ops->matmul_fwd(f, yf, xf, wf, bf, NULL, n, C, OC);
+    b->ops->matmul_fwd(b, yb, xf, wf, bf, NULL, n, C, OC);
     for (int64_t i = 0; i < n * OC; i++)
         assert_true(yb[i] == bf16_of(yf[i]));
+    /* a residual added in the product: on "cpu" the product then the add
+     * (fp32, the same sums as two passes), on "cpu-bf16" rounded once */
+    float *res = malloc(n * OC * 4), *rf = malloc(n * OC * 4), *rb = malloc(n * OC * 4);
+    for (int64_t i = 0; i < n * OC; i++)
+        res[i] = bf16_of(0.25f * (float)((i * 7919) % 13) - 1.5f);
+    f->ops->matmul_fwd(f, rf, xf, wf, bf, res, n, C, OC);
+    b->ops->matmul_fwd(b, rb, xf, wf, bf, res, n, C, OC);
+    for (int64_t i = 0; i < n * OC; i++) {
+        assert_true(rf[i] == yf[i] + res[i]);
+        assert_true(rb[i] == bf16_of(yf[i] + res[i]));
+    }
+    free(res), free(rf), free(rb);
     f->ops->gelu_fwd(f, yf, xf, n * C < n * OC ? n * C : n * OC);
     b->ops->gelu_fwd(b, yb, xf, n * C < n * OC ? n * C : n * OC);
     for (int64_t i = 0; i < (n * C < n * OC ? n * C : n * OC); i++)
