@@ -136,6 +136,16 @@ struct exec_dev_ops {
     /* dw[OC, C] += dout^T inp; dbias[OC] += column sums of dout (dbias may be NULL) */
     void (*matmul_bwd_weight)(exec_dev *d, void *dw, void *dbias, const void *dout,
                               const void *inp, int64_t n, int64_t C, int64_t OC);
+    /* The MLP's product and its GELU together: pre[n, OC] = inp W^T + bias
+     * and act = gelu(pre) (pre kept for the backward); and dpre[n, C] =
+     * gelu'(pre) * (dout W). Each rounds its output once, the GELU taken
+     * from the product's unrounded sum (a GPU applies it in the product's
+     * epilogue: cuBLASLt GELU_AUX_BIAS, DGELU); the CPU devices the same way,
+     * so that "cpu-bf16" rounds as the GPU does. */
+    void (*matmul_gelu_fwd)(exec_dev *d, void *act, void *pre, const void *inp, const void *w,
+                            const void *bias, int64_t n, int64_t C, int64_t OC);
+    void (*matmul_bwd_input_gelu)(exec_dev *d, void *dpre, const void *dout, const void *w,
+                                  const void *pre, int64_t n, int64_t C, int64_t OC);
 
     /* ---- activations ---- */
     /* GELU, tanh approximation (Hendrycks & Gimpel 2016, as GPT-2). */

@@ -122,6 +122,23 @@ static void b_gelu_bwd(exec_dev *d, void *dinp, const void *inp, const void *dou
     rnd(dinp, n);
 }
 
+/* As the GPU's epilogue: the GELU of the fp32 sum, then both rounded. */
+static void b_matmul_gelu_fwd(exec_dev *d, void *act, void *pre, const void *inp, const void *w,
+                              const void *bias, int64_t n, int64_t C, int64_t OC)
+{
+    F32->matmul_gelu_fwd(d, act, pre, inp, w, bias, n, C, OC);
+    rnd(act, n * OC);
+    rnd(pre, n * OC);
+}
+
+/* gelu'(pre) (pre as stored, bf16) times the fp32 product, rounded once. */
+static void b_matmul_bwd_input_gelu(exec_dev *d, void *dpre, const void *dout, const void *w,
+                                    const void *pre, int64_t n, int64_t C, int64_t OC)
+{
+    F32->matmul_bwd_input_gelu(d, dpre, dout, w, pre, n, C, OC);
+    rnd(dpre, n * C);
+}
+
 static void b_swiglu_fwd(exec_dev *d, void *out, const void *inp, int64_t n, int64_t F)
 {
     F32->swiglu_fwd(d, out, inp, n, F);
@@ -332,6 +349,8 @@ const exec_dev_ops exec_dev_cpu_bf16_ops = {
     .matmul_bwd_weight = b_matmul_bwd_weight,
     .gelu_fwd = b_gelu_fwd,
     .gelu_bwd = b_gelu_bwd,
+    .matmul_gelu_fwd = b_matmul_gelu_fwd,
+    .matmul_bwd_input_gelu = b_matmul_bwd_input_gelu,
     .swiglu_fwd = b_swiglu_fwd,
     .swiglu_bwd = b_swiglu_bwd,
     .rope_fwd = b_rope_fwd,

@@ -461,6 +461,22 @@ static void FN(gelu_bwd)(exec_dev *d, void *dinp, const void *inp, const void *d
     cpu_parallel(d, n, CPU_PAR_MIN, FN(gelu_bwd_r), &a);
 }
 
+/* The product then the GELU, in REAL (the same sums as the two ops). */
+static void FN(matmul_gelu_fwd)(exec_dev *d, void *act, void *pre, const void *inp,
+                                const void *w, const void *bias, int64_t n, int64_t C,
+                                int64_t OC)
+{
+    FN(matmul_fwd)(d, pre, inp, w, bias, NULL, n, C, OC);
+    FN(gelu_fwd)(d, act, pre, n * OC);
+}
+
+static void FN(matmul_bwd_input_gelu)(exec_dev *d, void *dpre, const void *dout, const void *w,
+                                      const void *pre, int64_t n, int64_t C, int64_t OC)
+{
+    FN(matmul_bwd_input)(d, dpre, dout, w, n, C, OC, 0);
+    FN(gelu_bwd)(d, dpre, pre, dpre, n * C);
+}
+
 typedef struct {
     REAL *out;
     const REAL *inp;
@@ -1020,6 +1036,8 @@ const exec_dev_ops CPU_TABLE = {
     .matmul_bwd_weight = FN(matmul_bwd_weight),
     .gelu_fwd = FN(gelu_fwd),
     .gelu_bwd = FN(gelu_bwd),
+    .matmul_gelu_fwd = FN(matmul_gelu_fwd),
+    .matmul_bwd_input_gelu = FN(matmul_bwd_input_gelu),
     .swiglu_fwd = FN(swiglu_fwd),
     .swiglu_bwd = FN(swiglu_bwd),
     .rope_fwd = FN(rope_fwd),

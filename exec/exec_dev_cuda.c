@@ -408,6 +408,42 @@ static void cuda_matmul_bwd_input(exec_dev *d, void *dinp, const void *dout, con
     d->flops += 2.0 * (double)n * (double)C * (double)OC;
 }
 
+static void cuda_gelu_fwd(exec_dev *d, void *out, const void *inp, int64_t n);
+static void cuda_gelu_bwd(exec_dev *d, void *dinp, const void *inp, const void *dout, int64_t n);
+
+/* act, pre [n, OC]: pre = inp W^T + bias, act = gelu(pre), in one product
+ * (cuBLASLt's GELU_AUX_BIAS epilogue writes pre as its auxiliary output):
+ * a pass over the activations (read pre, write act) fewer; else the
+ * product, then the GELU's kernel. */
+static void cuda_matmul_gelu_fwd(exec_dev *d, void *act, void *pre, const void *inp,
+                                 const void *w, const void *bias, int64_t n, int64_t C,
+                                 int64_t OC)
+{
+    if (!bias || exec__cuda_lt_matmul_gelu(&cu(d)->lt, EXEC_CUDA_GELU_FWD, 1, 0, OC, n, C, w, C,
+                                           inp, C, act, OC, bias, pre)) {
+        cuda_matmul_fwd(d, pre, inp, w, bias, NULL, n, C, OC);
+        cuda_gelu_fwd(d, act, pre, n * OC);
+        return;
+    }
+    d->flops += 2.0 * (double)n * (double)C * (double)OC;
+}
+
+/* dpre[n, C] = gelu'(pre) * (dout[n, OC] W[OC, C]) in one product (DGELU:
+ * pre the epilogue's auxiliary input): a pass over the activations (write
+ * the product, read it and pre, write the gradient) fewer; else the product
+ * into dpre and the GELU's gradient in place. */
+static void cuda_matmul_bwd_input_gelu(exec_dev *d, void *dpre, const void *dout, const void *w,
+                                       const void *pre, int64_t n, int64_t C, int64_t OC)
+{
+    if (exec__cuda_lt_matmul_gelu(&cu(d)->lt, EXEC_CUDA_GELU_BWD, 0, 0, C, n, OC, w, C, dout, OC,
+                                  dpre, C, NULL, (void *)pre)) {
+        cuda_matmul_bwd_input(d, dpre, dout, w, n, C, OC, 0);
+        cuda_gelu_bwd(d, dpre, pre, dpre, n * C);
+        return;
+    }
+    d->flops += 2.0 * (double)n * (double)C * (double)OC;
+}
+
 static void colsum(exec_dev *d, void *dw, void *db, const void *dout, const void *inp,
                    const void *mean, const void *rstd, int64_t n, int64_t C, int rms)
 {
@@ -914,6 +950,8 @@ static const exec_dev_ops exec_dev_cuda_ops = {
     .matmul_fwd = cuda_matmul_fwd,
     .matmul_bwd_input = cuda_matmul_bwd_input,
     .matmul_bwd_weight = cuda_matmul_bwd_weight,
+    .matmul_gelu_fwd = cuda_matmul_gelu_fwd,
+    .matmul_bwd_input_gelu = cuda_matmul_bwd_input_gelu,
     .gelu_fwd = cuda_gelu_fwd,
     .gelu_bwd = cuda_gelu_bwd,
     .swiglu_fwd = cuda_swiglu_fwd,

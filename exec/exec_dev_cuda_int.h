@@ -100,4 +100,17 @@ int exec__cuda_lt_matmul(exec_cuda_lt *lt, int ta, int tb, int64_t m, int64_t n,
                          int64_t sb, void *D, int64_t ldd, int64_t sd, int batch, float alpha,
                          float beta, const void *bias, int bgrad, const void *C);
 
+/* The GELU in a product's epilogue (one product, no batch, beta 0):
+ * EXEC_CUDA_GELU_FWD: D = gelu(op(A) op(B) + bias) with aux (m x n, leading
+ * dimension ldd, bf16) = the GELU's input (CUBLASLT_EPILOGUE_GELU_AUX_BIAS);
+ * EXEC_CUDA_GELU_BWD: D = gelu'(aux) * op(A) op(B), aux that input
+ * (CUBLASLT_EPILOGUE_DGELU), bias NULL. cuBLASLt's GELU is the tanh
+ * approximation (the executor's, GPT-2's). Returns 1 when cuBLASLt has no
+ * algorithm for it (nothing was run: the caller runs the product and the
+ * GELU's kernel apart), 0 otherwise. */
+typedef enum exec_cuda_gelu { EXEC_CUDA_GELU_FWD = 1, EXEC_CUDA_GELU_BWD } exec_cuda_gelu;
+int exec__cuda_lt_matmul_gelu(exec_cuda_lt *lt, exec_cuda_gelu kind, int ta, int tb, int64_t m,
+                              int64_t n, int64_t k, const void *A, int64_t lda, const void *B,
+                              int64_t ldb, void *D, int64_t ldd, const void *bias, void *aux);
+
 #endif

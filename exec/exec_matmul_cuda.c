@@ -2,8 +2,10 @@
  * exec_matmul_cuda.c: the CUDA device's matrix products on cuBLASLt
  * (exec_dev_cuda_int.h): bf16 in and out, fp32 accumulation
  * (CUBLAS_COMPUTE_32F), a bias in the product's epilogue
- * (CUBLASLT_EPILOGUE_BIAS, or BGRADB for a bias gradient) where cuBLASLt
- * has an algorithm for it. Matrices are column-major, as cuBLAS sees them;
+ * (CUBLASLT_EPILOGUE_BIAS, or BGRADB for a bias gradient), and the GELU
+ * forward and backward with their pre-activation as the epilogue's
+ * auxiliary matrix (GELU_AUX_BIAS, DGELU), where cuBLASLt has an algorithm
+ * for it. Matrices are column-major, as cuBLAS sees them;
  * the device's row-major products are written as their transposes.
  *
  * Each product's plan (its descriptor, its three layouts and the algorithm
@@ -24,7 +26,8 @@
 typedef struct cu_plan_key {
     int ta, tb, batch, epilogue, dtype_d;
     int64_t m, n, k, lda, ldb, ldd, sa, sb, sd;
-    uint32_t align_a, align_b, align_d, align_bias, align_c; /* align_c: 0, C is D */
+    uint32_t align_a, align_b, align_d, align_bias, align_aux;
+    uint32_t align_c; /* 0: C is D */
 } cu_plan_key;
 
 /* A product's plan, made once per key and kept. */
@@ -112,6 +115,8 @@ static exec_cuda_plan *plan_make(exec_cuda_lt *lt, const cu_plan_key *key,
 {
     cublasLtMatmulPreference_t pref = NULL;
     cublasLtMatmulHeuristicResult_t res;
+    /* C is D unless the call gives its own (a residual) */
+    uint32_t align_c = key->align_c && key->align_c < key->align_d ? key->align_c : key->align_d;
     int found = 0;
     uint64_t ws = EXEC_CUDA_LT_WORKSPACE;
     if (!CKB(lt, cublasLtMatmulPreferenceCreate(&pref)) &&
@@ -124,8 +129,8 @@ static exec_cuda_plan *plan_make(exec_cuda_lt *lt, const cu_plan_key *key,
                      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &key->align_b,
                      sizeof key->align_b)) &&
         !CKB(lt, cublasLtMatmulPreferenceSetAttribute(
-                     pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &key->align_d,
-                     sizeof key->align_d)) &&
+                     pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c,
+                     sizeof align_c)) &&
         !CKB(lt, cublasLtMatmulPreferenceSetAttribute(
                      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &key->align_d,
                      sizeof key->align_d))) {
@@ -171,7 +176,7 @@ static cublasLtMatrixLayout_t layout(exec_cuda_lt *lt, cudaDataType t, int64_t r
  * epilogue) and layouts, then cuBLASLt's algorithm. NULL when the device
  * failed. */
 static exec_cuda_plan *plan_new(exec_cuda_lt *lt, const cu_plan_key *key, const void *bias,
-                                int bgrad)
+                                const void *aux)
 {
     int ta = key->ta, tb = key->tb, batch = key->batch;
     int64_t m = key->m, n = key->n, k = key->k;
@@ -183,15 +188,26 @@ static exec_cuda_plan *plan_new(exec_cuda_lt *lt, const cu_plan_key *key, const 
                                                 sizeof opa)) &&
         !CKB(lt, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &opb,
                                                 sizeof opb)) &&
-        bias) {
-        cublasLtEpilogue_t epi = bgrad ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_BIAS;
+        key->epilogue) {
+        static const cublasLtEpilogue_t epis[] = {
+            CUBLASLT_EPILOGUE_DEFAULT, CUBLASLT_EPILOGUE_BIAS, CUBLASLT_EPILOGUE_BGRADB,
+            CUBLASLT_EPILOGUE_GELU_AUX_BIAS, CUBLASLT_EPILOGUE_DGELU};
+        cublasLtEpilogue_t epi = epis[key->epilogue];
         cudaDataType bt = CUDA_R_16BF;
+        int64_t ld_aux = key->ldd;
         if (!CKB(lt, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi,
                                                     sizeof epi)) &&
+            bias &&
             !CKB(lt, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                                                     sizeof bias)))
             CKB(lt, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt,
                                                    sizeof bt));
+        /* the GELU's input, in D's layout and type */
+        if (aux && !failed(lt) &&
+            !CKB(lt, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                                                    &aux, sizeof aux)))
+            CKB(lt, cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                                                   &ld_aux, sizeof ld_aux));
     }
     if (!failed(lt)) {
         la = layout(lt, CUDA_R_16BF, ta ? k : m, ta ? m : k, key->lda, batch, key->sa);
@@ -206,10 +222,14 @@ static exec_cuda_plan *plan_new(exec_cuda_lt *lt, const cu_plan_key *key, const 
     return plan_make(lt, key, op, la, lb, ld);
 }
 
-int exec__cuda_lt_matmul(exec_cuda_lt *lt, int ta, int tb, int64_t m, int64_t n, int64_t k,
-                         const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb,
-                         int64_t sb, void *D, int64_t ldd, int64_t sd, int batch, float alpha,
-                         float beta, const void *bias, int bgrad, const void *C)
+/* One product with the epilogue epi (0 none, 1 bias, 2 bias gradient, 3
+ * GELU with its input out to aux, 4 the GELU's gradient from aux): its plan
+ * found or made, the call's own pointers set, run. 1: no algorithm for
+ * the epilogue, nothing run. */
+static int lt_run(exec_cuda_lt *lt, int epi, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                  const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb, int64_t sb,
+                  void *D, int64_t ldd, int64_t sd, int batch, float alpha, float beta,
+                  const void *bias, void *aux, const void *C)
 {
     if (failed(lt) || m == 0 || n == 0)
         return 0;
@@ -218,7 +238,7 @@ int exec__cuda_lt_matmul(exec_cuda_lt *lt, int ta, int tb, int64_t m, int64_t n,
     key.ta = ta;
     key.tb = tb;
     key.batch = batch;
-    key.epilogue = bias ? 1 + (bgrad != 0) : 0;
+    key.epilogue = epi;
     key.dtype_d = CUDA_R_16BF;
     key.m = m;
     key.n = n;
@@ -234,23 +254,44 @@ int exec__cuda_lt_matmul(exec_cuda_lt *lt, int ta, int tb, int64_t m, int64_t n,
     key.align_d = exec__cuda_align(D);
     key.align_bias = bias ? exec__cuda_align(bias) : 0;
     key.align_c = C ? exec__cuda_align(C) : 0;
+    key.align_aux = aux ? exec__cuda_align(aux) : 0;
     exec_cuda_plan *plan = plan_find(lt, &key);
-    if (!plan && !(plan = plan_new(lt, &key, bias, bgrad)))
+    if (!plan && !(plan = plan_new(lt, &key, bias, aux)))
         return 0;
     if (!plan->ok) {
-        if (bias)
-            return 1; /* the caller adds the bias or sums the gradient itself */
+        if (epi)
+            return 1; /* the caller runs the epilogue's work itself */
         st_raise(lt->fail, ST_EIO, __FILE__, __LINE__,
                  "cublasLt: no algorithm for a %lld x %lld x %lld product (batch %d)",
                  (long long)m, (long long)n, (long long)k, batch);
         return 0;
     }
-    /* the bias pointer is the call's own (the key holds only its alignment) */
+    /* the pointers are the call's own (the key holds only their alignment) */
     if (bias && CKB(lt, cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                        &bias, sizeof bias)))
+        return 0;
+    if (aux && CKB(lt, cublasLtMatmulDescSetAttribute(
+                           plan->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux)))
         return 0;
     CKB(lt, cublasLtMatmul(lt->handle, plan->op, &alpha, A, plan->la, B, plan->lb, &beta,
                            C ? C : D, plan->ld, D, plan->ld, &plan->algo, lt->ws,
                            EXEC_CUDA_LT_WORKSPACE, lt->stream));
     return 0;
+}
+
+int exec__cuda_lt_matmul(exec_cuda_lt *lt, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                         const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb,
+                         int64_t sb, void *D, int64_t ldd, int64_t sd, int batch, float alpha,
+                         float beta, const void *bias, int bgrad, const void *C)
+{
+    return lt_run(lt, bias ? 1 + (bgrad != 0) : 0, ta, tb, m, n, k, A, lda, sa, B, ldb, sb, D,
+                  ldd, sd, batch, alpha, beta, bias, NULL, C);
+}
+
+int exec__cuda_lt_matmul_gelu(exec_cuda_lt *lt, exec_cuda_gelu kind, int ta, int tb, int64_t m,
+                              int64_t n, int64_t k, const void *A, int64_t lda, const void *B,
+                              int64_t ldb, void *D, int64_t ldd, const void *bias, void *aux)
+{
+    return lt_run(lt, kind == EXEC_CUDA_GELU_FWD ? 3 : 4, ta, tb, m, n, k, A, lda, 0, B, ldb, 0,
+                  D, ldd, 0, 1, 1.0f, 0.0f, kind == EXEC_CUDA_GELU_FWD ? bias : NULL, aux, NULL);
 }

@@ -300,13 +300,14 @@ static int layer_fwd(exec_model *x, int u, exec_acts *a, void *x_out, st_err *er
     if ((rc = norm_gathered(x, a->ln2, a->ln2_mean, a->ln2_rstd, a->x_mid, exec_param(x, u, R_LN2W),
                             exec_param(x, u, R_LN2B), err)))
         return rc;
-    o->matmul_fwd(dev, a->fc, a->ln2, exec_param(x, u, R_FCW), exec_param(x, u, R_FCB), NULL, d->N,
-                  d->C,
-                  d->Ffc);
-    if (d->gated)
+    if (d->gated) {
+        o->matmul_fwd(dev, a->fc, a->ln2, exec_param(x, u, R_FCW), exec_param(x, u, R_FCB), NULL,
+                      d->N, d->C, d->Ffc);
         o->swiglu_fwd(dev, a->act, a->fc, d->N, d->Fl);
-    else
-        o->gelu_fwd(dev, a->act, a->fc, d->N * d->Fl);
+    } else { /* the GELU with the product (a GPU's epilogue) */
+        o->matmul_gelu_fwd(dev, a->act, a->fc, a->ln2, exec_param(x, u, R_FCW),
+                           exec_param(x, u, R_FCB), d->N, d->C, d->Ffc);
+    }
     o->matmul_fwd(dev, whole ? x_out : x->ws.big, a->act, exec_param(x, u, R_PROJW),
                   tp0 ? exec_param(x, u, R_PROJB) : NULL, whole ? a->x_mid : NULL, d->N, d->Fl,
                   d->C);
@@ -339,14 +340,16 @@ static int layer_bwd(exec_model *x, int u, const exec_acts *a, void *dres, exec_
     /* MLP: out = x_mid + proj(act(fc(norm2(x_mid)))) */
     if ((rc = output_grad(x, g->dmlp, dres, wnow, &dy, err)))
         return rc;
-    o->matmul_bwd_input(dev, x->ws.dx, dy, exec_param(x, u, R_PROJW), d->N, d->Fl, d->C, 0);
+    if (d->gated) {
+        o->matmul_bwd_input(dev, x->ws.dx, dy, exec_param(x, u, R_PROJW), d->N, d->Fl, d->C, 0);
+        o->swiglu_bwd(dev, g->dfc, a->fc, x->ws.dx, d->N, d->Fl);
+    } else { /* the GELU's gradient with the product (a GPU's epilogue) */
+        o->matmul_bwd_input_gelu(dev, g->dfc, dy, exec_param(x, u, R_PROJW), a->fc, d->N, d->Fl,
+                                 d->C);
+    }
     if (wnow)
         o->matmul_bwd_weight(dev, exec_grad(x, u, R_PROJW), exec_grad(x, u, R_PROJB), dy, a->act,
                              d->N, d->Fl, d->C);
-    if (d->gated)
-        o->swiglu_bwd(dev, g->dfc, a->fc, x->ws.dx, d->N, d->Fl);
-    else
-        o->gelu_bwd(dev, g->dfc, a->fc, x->ws.dx, d->N * d->Fl);
     void *part = input_grad_dst(x, g->dln2);
     o->matmul_bwd_input(dev, part, g->dfc, exec_param(x, u, R_FCW), d->N, d->C, d->Ffc, 0);
     if ((rc = reduce_input_grad(x, g->dln2, part, err)))

@@ -93,8 +93,12 @@
 #define ELEM_F_LLAMA 3.0
 #define ELEM_BWD_OVER_FWD 2.0
 /* Of ELEM_H_*, the passes two residual adds in the output products'
- * epilogues save: 2 x (3 - 1). */
+ * epilogues save: 2 x (3 - 1). Of ELEM_F_GPT, the pass the GELU in the up
+ * product's epilogue saves (the backward, ELEM_BWD_OVER_FWD times it: the
+ * GELU gradient's kernel reading the product's output and writing its own,
+ * replaced by the down product's epilogue reading the pre-activation). */
 #define ELEM_H_RESIDUAL_EPILOGUE 4.0
+#define ELEM_F_GELU_EPILOGUE 1.0
 /* Cross-entropy over fp32 logits: write fp16 logits, softmax in fp32 and its
  * gradient, about 24 bytes per logit element forward and backward. */
 #define LOSS_BYTES_PER_LOGIT 24.0
@@ -276,8 +280,14 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     double eh_f = eh - (fw->residual_epilogue && t == 1 && !l->sequence_parallel
                             ? ELEM_H_RESIDUAL_EPILOGUE
                             : 0.0);
-    double elem_f = plan__mem_s(c, eb * T * (eh_f * h / th + ef * f / t));
-    double elem_b = ELEM_BWD_OVER_FWD * plan__mem_s(c, eb * T * (eh * h / th + ef * f / t));
+    /* the GELU in the MLP's products' epilogues: forward, the activation
+     * written beside the pre-activation the product writes anyway (1 pass
+     * of 2), backward the gradient's separate kernel gone (2 of 4), and no
+     * activation kernel for a compute floor to bound */
+    int gelu_ep = fw->gelu_epilogue && !gated;
+    double ef_x = ef - (gelu_ep ? ELEM_F_GELU_EPILOGUE : 0.0);
+    double elem_f = plan__mem_s(c, eb * T * (eh_f * h / th + ef_x * f / t));
+    double elem_b = ELEM_BWD_OVER_FWD * plan__mem_s(c, eb * T * (eh * h / th + ef_x * f / t));
     /* The MLP activation's kernels stream ef passes of the ffn-sized
      * tensor; a device with a compute floor for them (a CPU: tanh or exp per
      * element, catalog act_*_s / glu_*_s measured by smdplan bench) takes
@@ -285,7 +295,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
      * 2009); the other elementwise kernels stay memory-bound. */
     double act_fs = gated ? c->gpu->glu_fwd_s : c->gpu->act_fwd_s;
     double act_bs = gated ? c->gpu->glu_bwd_s : c->gpu->act_bwd_s;
-    if (act_fs > 0 || act_bs > 0) {
+    if ((act_fs > 0 || act_bs > 0) && !gelu_ep) {
         double act_n = T * f / t, mem_h = plan__mem_s(c, eb * T * eh * h / th);
         double mem_a = plan__mem_s(c, eb * T * ef * f / t);
         elem_f = plan__mem_s(c, eb * T * eh_f * h / th) + fmax(mem_a, act_n * act_fs);

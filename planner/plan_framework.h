@@ -152,6 +152,8 @@ typedef struct plan_framework {
     int launch_blocking;         /* runs with CUDA_LAUNCH_BLOCKING=1 */
     int no_dropout;              /* trains without dropout whatever the model has
                                   * (plan_model_dropout is the model's own) */
+    int gelu_epilogue;           /* the MLP's GELU and its gradient in the epilogues of
+                                  * its products (cuBLASLt GELU_AUX_BIAS, DGELU) */
     int residual_epilogue;       /* a layer's two residual adds are read in the epilogues
                                   * of its output products (the product's C operand) where
                                   * one rank holds the layer (TP 1, no SP): no separate

@@ -224,6 +224,31 @@ static void test_matmul(int64_t n, int64_t C, int64_t OC)
     free(x), free(w), free(b), free(dy), free(dx0);
 }
 
+/* The GELU in the product's epilogue against the CPU device's product and
+ * GELU: the pre-activation (a product's sum, TOL_SUM), the activation and
+ * the input gradient (a GELU of a sum: the product's rounding carried
+ * through a slope of at most 1.13, TOL_SUM). */
+static void test_matmul_gelu(int64_t n, int64_t C, int64_t OC)
+{
+    double *x = rnd(n * C, 1), *w = rnd(OC * C, 0.2), *b = rnd(OC, 0.5), *dy = rnd(n * C, 1);
+    pair X = mk(n * C, x, 0), Wt = mk(OC * C, w, 0), Bi = mk(OC, b, 0), Pre = mk(n * OC, NULL, 0),
+         Act = mk(n * OC, NULL, 0), dY = mk(n * C, dy, 0), dPre = mk(n * OC, NULL, 0);
+    char name[64];
+    cpu->ops->matmul_gelu_fwd(cpu, Act.c, Pre.c, X.c, Wt.c, Bi.c, n, C, OC);
+    gpu->ops->matmul_gelu_fwd(gpu, Act.g, Pre.g, X.g, Wt.g, Bi.g, n, C, OC);
+    snprintf(name, sizeof name, "matmul_gelu_fwd %lldx%lldx%lld pre", (long long)n, (long long)C,
+             (long long)OC);
+    compare(name, Pre, TOL_SUM);
+    compare("matmul_gelu_fwd act", Act, TOL_SUM);
+    /* the backward of the next product (W2[C, OC] as [OC x C] transposed:
+     * dpre[n, OC] = gelu'(pre) * (dy[n, C] W2), W2 given as Wt's C x OC) */
+    cpu->ops->matmul_bwd_input_gelu(cpu, dPre.c, dY.c, Wt.c, Pre.c, n, OC, C);
+    gpu->ops->matmul_bwd_input_gelu(gpu, dPre.g, dY.g, Wt.g, Pre.g, n, OC, C);
+    compare("matmul_bwd_input_gelu", dPre, TOL_SUM);
+    drop(X), drop(Wt), drop(Bi), drop(Pre), drop(Act), drop(dY), drop(dPre);
+    free(x), free(w), free(b), free(dy);
+}
+
 static void test_embedding(void)
 {
     int64_t n = 300, C = 96, v0 = 40, vn = 50, T = 30, B = 10;
@@ -572,6 +597,9 @@ int main(void)
     test_matmul(200, 96, 160);
     test_matmul(1024, 768, 2304); /* a GPT-2 small layer's QKV */
     test_matmul(37, 24, 10);      /* odd shapes: unaligned rows */
+    test_matmul_gelu(256, 96, 384); /* an MLP's up projection */
+    test_matmul_gelu(1024, 768, 3072);
+    test_matmul_gelu(37, 24, 12);   /* odd: the epilogue may have no algorithm (then apart) */
     test_embedding();
     /* C a multiple of 8: the 16-byte kernels; 100: the scalar ones */
     test_norm(0, 384);

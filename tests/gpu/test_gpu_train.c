@@ -24,12 +24,20 @@
  * within a few steps. To first order two runs whose weights differ by
  * dtheta at step t see losses differing by grad L_t . dtheta, at most
  * |grad L_t| |dtheta|: a step whose gradient is k times the run's median
- * magnifies the same weight difference k times. The GPT case has such a
- * step (step 15: a gradient norm of 142 against a median of 1.5, the loss
- * up from 3.23 to 4.59 and back to 3.18 on the next batch, on the CPU in
- * fp32 and fp64 alike; cpu-bf16 alone moves it by 3.4 %), so step t's
- * tolerance is TOL max(1, |grad L_t| / median |grad L|), the reference's
- * gradient norms before clipping. The loss must also fall (last < first).
+ * magnifies the same weight difference k times. The GPT case has such
+ * steps, and where they fall moves with the roundings themselves: a spike
+ * of the loss and a gradient norm 10 to 100 times the median somewhere in
+ * steps 13 to 16, in one run and not in another that differs only in the
+ * order of its sums (on the CPU alone: cpu-bf16 on one rank with 4
+ * microbatches has none; the same on two data-parallel ranks with 2 each,
+ * ZeRO-2, has one at step 16, gradient norm 47.6 against a median of 1.5,
+ * the loss 5.8 % above the one-rank run's; the fp32 "cpu" device on two
+ * ranks has its own at step 13, norm 9.7). The gradient that bounds the
+ * loss difference is the largest along the way from one run's weights to
+ * the other's, of which each run's own gradient is a sample: step t's
+ * tolerance is TOL max(1, max(|grad L_t| of either run) / median |grad L|),
+ * the median the reference's, the gradient norms before clipping. The loss
+ * must also fall (last < first).
  *
  *   gpt, llama          one rank, "cuda" (bf16, plain attention).
  *   gpt_flash, llama_flash  the same with the fused attention
@@ -242,8 +250,9 @@ static int checkpoint_case(const char *arch)
     return fail;
 }
 
-/* The reference run's gradient norms (see the file comment). */
-static double ref_gnorm[STEPS];
+/* The reference run's gradient norms, and the plain GPU run's (the
+ * reference of the fused one) (see the file comment). */
+static double ref_gnorm[STEPS], plain_gnorm[STEPS];
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -251,10 +260,11 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Every step's relative difference within TOL, magnified on a step whose
- * reference gradient is above the median (the file comment); the curve
- * falls. */
-static int compare(const char *what, const double *ref, const double *got)
+/* Every step's relative difference within TOL, magnified on a step where
+ * either run's gradient is above the median (the file comment): ref_g the
+ * gradient norms of the run ref, the run got's those of the last run; the
+ * curve falls. */
+static int compare(const char *what, const double *ref, const double *ref_g, const double *got)
 {
     double sorted[STEPS];
     memcpy(sorted, ref_gnorm, sizeof sorted);
@@ -262,7 +272,7 @@ static int compare(const char *what, const double *ref, const double *got)
     double med = sorted[STEPS / 2], worst = 0, worst_tol = TOL;
     int at = 0, ok = got[STEPS - 1] < got[0];
     for (int i = 0; i < STEPS; i++) {
-        double tol = TOL * fmax(1.0, ref_gnorm[i] / med);
+        double tol = TOL * fmax(1.0, fmax(ref_g[i], last_gnorm[i]) / med);
         double rel = fabs(got[i] - ref[i]) / fabs(ref[i]);
         if (!(rel <= tol))
             ok = 0;
@@ -332,20 +342,21 @@ int main(int argc, char **argv)
         write_config(cfg, arch, "cpu", "self", 2, "");
         if (run(1, cfg, got))
             goto done;
-        rc = compare("cpu (fp32)", ref, got);
+        rc = compare("cpu (fp32)", ref, ref_gnorm, got);
     } else if (!strcmp(c, "gpt") || !strcmp(c, "llama") || flash) {
         write_config(cfg, arch, "cuda", "self", 2, "");
         if (run(1, cfg, plain))
             goto done;
-        rc = compare("cuda (plain attention)", ref, plain);
+        rc = compare("cuda (plain attention)", ref, ref_gnorm, plain);
+        memcpy(plain_gnorm, last_gnorm, sizeof plain_gnorm);
         if (flash) {
             write_config(cfg, arch, "cuda", "self", 2, "\"flash_attention\": true");
             if (run(1, cfg, got)) {
                 rc = 1;
                 goto done;
             }
-            rc |= compare("cuda (fused attention)", ref, got);
-            rc |= compare("fused against plain", plain, got);
+            rc |= compare("cuda (fused attention)", ref, ref_gnorm, got);
+            rc |= compare("fused against plain", plain, plain_gnorm, got);
         }
     } else {
         int ranks = strcmp(c, "nccl1") ? 2 : 1;
@@ -367,7 +378,7 @@ int main(int argc, char **argv)
         write_config(cfg, arch, "cuda", ranks == 1 ? "nccl" : "mpi", 2, layout);
         if (run(ranks, cfg, got))
             goto done;
-        rc = compare(c, ref, got);
+        rc = compare(c, ref, ref_gnorm, got);
     }
 done:
     snprintf(cfg, sizeof cfg, "rm -rf %s", tmp);
