@@ -21,7 +21,7 @@
  * issued as a tile's work begins and have all of it to arrive, with one
  * barrier a tile (0.588 against 0.604 ms with one buffer, whose V load
  * overlapped only S and K's only P V). The softmax works in base 2
- * (exp2(s log2(e) / sqrt(d) - m), ex2.approx.ftz: fa_exp2), and each row's
+ * (exp2(s log2(e) / sqrt(d) - m), ex2.approx.ftz: ex2_ftz), and each row's
  * log-sum-exp is kept in fp32 (natural log) for the backward. Blocks are
  * issued longest first (the last query tiles walk the most key tiles).
  *
@@ -86,19 +86,6 @@ static __device__ __forceinline__ void fa_load_tile(bf16 *s, const bf16 *g, int6
         bool ok = r0 + r < T;
         cp_async16(s + r * P + c, ok ? g + (int64_t)(r0 + r) * stride + c : g, ok);
     }
-}
-
-/* 2^x by the special function unit, subnormal results flushed to zero
- * (PTX ISA, "ex2": ex2.approx.ftz.f32, maximum relative error 2^-22 over
- * the normal range). exp2f compiles to the same instruction with a
- * rescaling around it for subnormal results, which a probability below
- * 2^-126 never needs: 2 % of the forward and the backward at B8 H16 T2048
- * d128 on an H100. */
-static __device__ __forceinline__ float fa_exp2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
 }
 
 /* A fragments of rows row0 .. row0 + 15, columns k0 .. k0 + 15 of a shared
@@ -276,16 +263,16 @@ __global__ void __launch_bounds__(FA_THREADS)
         x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
         /* every row has a key at or below the diagonal in its first (the
          * diagonal) tile, so x0 and x1 are finite from there on */
-        const float a0 = fa_exp2(m0 - x0), a1 = fa_exp2(m1 - x1);
+        const float a0 = ex2_ftz(m0 - x0), a1 = ex2_ftz(m1 - x1);
         m0 = x0;
         m1 = x1;
         float s0 = 0.0f, s1 = 0.0f;
 #pragma unroll
         for (int n = 0; n < 8; n++) {
-            s[n][0] = fa_exp2(s[n][0] - x0);
-            s[n][1] = fa_exp2(s[n][1] - x0);
-            s[n][2] = fa_exp2(s[n][2] - x1);
-            s[n][3] = fa_exp2(s[n][3] - x1);
+            s[n][0] = ex2_ftz(s[n][0] - x0);
+            s[n][1] = ex2_ftz(s[n][1] - x0);
+            s[n][2] = ex2_ftz(s[n][2] - x1);
+            s[n][3] = ex2_ftz(s[n][3] - x1);
             s0 += s[n][0] + s[n][1];
             s1 += s[n][2] + s[n][3];
         }
@@ -532,7 +519,7 @@ __global__ void __launch_bounds__(FA_BWD_THREADS)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 int il = n * 8 + t2 + (e & 1), i = i0 + il, j = e < 2 ? ja : jb;
-                float p = fa_exp2(s[n][e] * scale_log2 - lse_s[il] * FA_LOG2E);
+                float p = ex2_ftz(s[n][e] * scale_log2 - lse_s[il] * FA_LOG2E);
                 if (edge && (i < j || i >= T || j >= T))
                     p = 0.0f;
                 s[n][e] = p;

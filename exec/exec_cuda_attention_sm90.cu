@@ -233,13 +233,6 @@ static __device__ __forceinline__ void f9_load(unsigned char *s, const bf16 *g, 
     }
 }
 
-static __device__ __forceinline__ float f9_exp2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-
 template <int HD> struct f9_tiles {
     static constexpr int q_bytes = F9_ROWS * HD * 2, kv_bytes = F9_KEYS * HD * 2;
     /* Q, two K and two V buffers, and the slack to align the first to 1024 */
@@ -320,16 +313,16 @@ static __device__ __forceinline__ void f9_softmax(float (&s)[64], float (&o)[HD 
     x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
     /* the first tile walked is the diagonal one, where every row has its
      * own key: x0 and x1 are finite from there on */
-    const float a0 = f9_exp2(m0 - x0), a1 = f9_exp2(m1 - x1);
+    const float a0 = ex2_ftz(m0 - x0), a1 = ex2_ftz(m1 - x1);
     m0 = x0;
     m1 = x1;
     float s0 = 0.0f, s1 = 0.0f;
 #pragma unroll
     for (int n = 0; n < 16; n++) {
-        s[4 * n] = f9_exp2(s[4 * n] - x0);
-        s[4 * n + 1] = f9_exp2(s[4 * n + 1] - x0);
-        s[4 * n + 2] = f9_exp2(s[4 * n + 2] - x1);
-        s[4 * n + 3] = f9_exp2(s[4 * n + 3] - x1);
+        s[4 * n] = ex2_ftz(s[4 * n] - x0);
+        s[4 * n + 1] = ex2_ftz(s[4 * n + 1] - x0);
+        s[4 * n + 2] = ex2_ftz(s[4 * n + 2] - x1);
+        s[4 * n + 3] = ex2_ftz(s[4 * n + 3] - x1);
         s0 += s[4 * n] + s[4 * n + 1];
         s1 += s[4 * n + 2] + s[4 * n + 3];
     }
@@ -537,7 +530,7 @@ static __device__ __forceinline__ void f9_bwd_grad(const float (&s)[32], const f
 #pragma unroll
         for (int e = 0; e < 4; e++) {
             int il = n * 8 + t2 + (e & 1), i = i0 + il, j = ja + (e < 2 ? 0 : 8);
-            float v = f9_exp2(s[4 * n + e] * scale_log2 - lse_s[il] * F9_LOG2E);
+            float v = ex2_ftz(s[4 * n + e] * scale_log2 - lse_s[il] * F9_LOG2E);
             if (edge && (i < j || i >= T || j >= T))
                 v = 0.0f;
             p[e] = v;
