@@ -280,8 +280,7 @@ static int layer_fwd(exec_model *x, int u, exec_acts *a, void *x_out, st_err *er
                             exec_param(x, u, R_LN1B), err)))
         return rc;
     o->matmul_fwd(dev, a->qkv, a->ln1, exec_param(x, u, R_QKVW), exec_param(x, u, R_QKVB), NULL,
-                  d->N,
-                  d->C, d->Wqkv);
+                  d->N, d->C, d->Wqkv);
     if (!d->gpt) /* rotary positions on the queries and keys */
         o->rope_fwd(dev, a->qkv, d->T, d->B, d->Hl + d->Hkvl, d->hd, d->Wqkv, EXEC_ROPE_THETA);
     if (x->flash) {
