@@ -128,6 +128,7 @@ static const field gpu_fields[] = {
     {"gemm_measured_shapes", F_INT, offsetof(plan_gpu, gemm_measured_shapes), 0, 0, 0, 1 << 20},
     FLD(plan_gpu, flash2_fwd_eff, F_NUM, 0),
     FLD(plan_gpu, flash2_bwd_eff, F_NUM, 0),
+    FLD(plan_gpu, flash_measured, F_BOOL, 0),
     FLD(plan_gpu, cudnn_fwd_eff, F_NUM, 0),
     FLD(plan_gpu, cudnn_bwd_eff, F_NUM, 0),
     FLD(plan_gpu, copy_bps, F_RATE, 0),

@@ -87,6 +87,8 @@ void data_catalog_entry_add_gpu(data_catalog_entry *e, const char *name, const p
     for (size_t i = 0; i < sizeof floors / sizeof floors[0]; i++)
         if (isfinite(floors[i].v) && floors[i].v > 0)
             cJSON_AddNumberToObject(j, floors[i].key, floors[i].v);
+    if (g->flash_measured)
+        cJSON_AddBoolToObject(j, "flash_measured", 1);
     cJSON_AddStringToObject(j, "source", source);
     cJSON_AddStringToObject(j, "_note", note);
     cJSON_AddItemToArray(e->gpus, j);

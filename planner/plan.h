@@ -314,6 +314,9 @@ typedef struct plan_gpu {
      * measured): FlashAttention-2 and cuDNN's fused attention */
     double flash2_fwd_eff, flash2_bwd_eff;
     double cudnn_fwd_eff, cudnn_bwd_eff;
+    int flash_measured;          /* 1: flash2_*_eff are the executor's own fused kernels,
+                                  * measured through it (smdplan bench gpu): its share of
+                                  * them is 1, not a fitted efficiency */
     double copy_bps;             /* a device-to-device copy, bytes read + written per
                                   * second, measured on a device with memory_bps of HBM
                                   * (0: not measured): plan_gpu_copy_eff */

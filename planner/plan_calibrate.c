@@ -735,6 +735,10 @@ static int fit_all(cal *c, const plan_cal_options *o, int skip, plan_cal_group *
             unsigned mask = pass == 0 ? asked : asked & PLAN_EFF_FRAMEWORK_MASK;
             if (chip && chip->gemm_measured)
                 mask &= ~(1u << PLAN_EFF_DIM_HALF);
+            /* the executor's own fused kernels measured on the chip: the
+             * stack's share of them is 1 by what was measured */
+            if (chip && chip->flash_measured)
+                mask &= ~(1u << PLAN_EFF_FLASH);
             int rc = fit(c, &e0, mask, &g, err);
             if (rc)
                 return rc;

@@ -164,6 +164,13 @@ double plan_bench_elem_s(const plan_bench_cpu *b, int threads, const char *op)
     return NAN;
 }
 
+/* A bench measurement of an attention core (plain "attn_*", fused
+ * "flash_*"), not a linear. */
+static int attention_kind(const char *kind)
+{
+    return strncmp(kind, "attn", 4) == 0 || strncmp(kind, "flash", 5) == 0;
+}
+
 /* The median rate of the attention core's measurements of kind at threads
  * (NAN: none). */
 static double attn_rate(const plan_bench_cpu *b, int threads, const char *kind)
@@ -187,13 +194,14 @@ plan_dev_fit plan_dev_fit_run(const plan_bench_cpu *b, int threads, st_err *err)
     d.misaligned = NAN;
     plan_gemm_sample s[PLAN_BENCH_GEMM_MAX];
     memset(s, 0, sizeof s);
-    /* the executor's own linears when measured (what it runs), else sgemm */
+    /* the executor's own linears when measured (what it runs), else sgemm;
+     * the attention cores are no linears */
     for (int i = 0; i < b->ngemm; i++)
-        d.device_gemms |= b->gemm[i].threads == threads && strcmp(b->gemm[i].kind, "sgemm") != 0;
+        d.device_gemms |= b->gemm[i].threads == threads && !attention_kind(b->gemm[i].kind) &&
+                          strcmp(b->gemm[i].kind, "sgemm") != 0;
     int n = 0;
     for (int i = 0; i < b->ngemm; i++)
-        if (b->gemm[i].threads == threads && strncmp(b->gemm[i].kind, "attn", 4) != 0 &&
-            strncmp(b->gemm[i].kind, "flash", 5) != 0 &&
+        if (b->gemm[i].threads == threads && !attention_kind(b->gemm[i].kind) &&
             (strcmp(b->gemm[i].kind, "sgemm") != 0) == d.device_gemms)
             s[n++] = (plan_gemm_sample){(double)b->gemm[i].m, (double)b->gemm[i].n,
                                         (double)b->gemm[i].k, b->gemm[i].flops, b->gemm[i].group};
@@ -531,6 +539,7 @@ int plan_host_gpu_fit_run(const plan_bench_cpu *b, const plan_gpu *ref, plan_hos
     g->align_partial_factor = ref ? ref->align_partial_factor : 0;
     g->flash_eff = flash_eff;
     if (flash_ok) {
+        g->flash_measured = 1;
         g->flash2_fwd_eff = fe[0];
         g->flash2_bwd_eff = fe[1];
         g->flash_score_fwd_s = fs[0];

@@ -195,6 +195,28 @@ static void gpu_entry(void **state)
     assert_text(h.gpu_source, TEXTS("smdplan bench gpu on box7.example.com: X2 80GB"), NULL);
     assert_text(h.gpu_note, TEXTS("The executor's cuda device on box7.example.com (X2 80GB; ",
                                   "peak_flops: the datasheet peak of the catalog's GPU"), NULL);
+    /* no fused attention measured: nothing of it in the entry */
+    assert_true(h.gpu.flash_eff == 1.0 && !h.gpu.flash_measured && h.gpu.flash2_fwd_eff == 0);
+    /* measured (one rate a direction, 2 x 128 heads of 128 at 1 and 2 K):
+     * the executor's own kernels, so its share is not a fitted efficiency */
+    static plan_bench_cpu bf;
+    bf = b;
+    for (int bwd = 0; bwd < 2; bwd++)
+        for (int T = 1024; T <= 2048; T *= 2) {
+            plan_bench_gemm *g = &bf.gemm[bf.ngemm++];
+            snprintf(g->kind, sizeof g->kind, "%s", bwd ? "flash_bwd" : "flash_fwd");
+            g->threads = 1;
+            g->m = g->n = T;
+            g->k = 128;
+            g->reps = 1;
+            g->flops = (bwd ? 0.25 : 0.3) * 4 * BF_ASYMPTOTE_FLOPS; /* of the X2's peak */
+            g->time_s = (bwd ? 2.5 : 1.0) * 2.0 * 128 * (double)T * T * 128 / g->flops;
+        }
+    assert_int_equal(plan_host_gpu_device(&bf, &cat, 1, "cuda-box7", &h, &err), ST_OK);
+    assert_true(h.gpu.flash_measured);
+    assert_rel(h.gpu.flash2_fwd_eff, 0.3, 1e-6);
+    assert_rel(h.gpu.flash2_bwd_eff, 0.25, 1e-6);
+    assert_true(h.gpu.flash_score_fwd_s == 0 && h.gpu.flash_row_bwd_s == 0);
     assert_int_equal(plan_host_gpu_instance(&b, &cat, 1, 4, 5e11, "host-box7-cuda", &h, &err),
                      ST_OK);
     assert_true(h.has_instance);
