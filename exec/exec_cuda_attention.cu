@@ -235,56 +235,10 @@ __global__ void __launch_bounds__(FA_THREADS)
                 mma_bf16(s[2 * np + 1], qf[ks], bk[2], bk[3]);
             }
         }
-        /* scale to base 2; mask above the diagonal and past the end */
-        const bool edge = kt == qt || j0 + FA_TILE > T;
-#pragma unroll
-        for (int n = 0; n < 8; n++) {
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                float v = s[n][e] * scale_log2;
-                if (edge) {
-                    int j = j0 + n * 8 + 2 * (lane & 3) + (e & 1), i = e < 2 ? ra : rb;
-                    if (j > i || j >= T)
-                        v = -INFINITY;
-                }
-                s[n][e] = v;
-            }
-        }
-        /* online softmax: the quad of lanes sharing a row reduces its max */
-        float x0 = m0, x1 = m1;
-#pragma unroll
-        for (int n = 0; n < 8; n++) {
-            x0 = fmaxf(x0, fmaxf(s[n][0], s[n][1]));
-            x1 = fmaxf(x1, fmaxf(s[n][2], s[n][3]));
-        }
-        x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 1));
-        x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 2));
-        x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 1));
-        x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
-        /* every row has a key at or below the diagonal in its first (the
-         * diagonal) tile, so x0 and x1 are finite from there on */
-        const float a0 = ex2_ftz(m0 - x0), a1 = ex2_ftz(m1 - x1);
-        m0 = x0;
-        m1 = x1;
-        float s0 = 0.0f, s1 = 0.0f;
-#pragma unroll
-        for (int n = 0; n < 8; n++) {
-            s[n][0] = ex2_ftz(s[n][0] - x0);
-            s[n][1] = ex2_ftz(s[n][1] - x0);
-            s[n][2] = ex2_ftz(s[n][2] - x1);
-            s[n][3] = ex2_ftz(s[n][3] - x1);
-            s0 += s[n][0] + s[n][1];
-            s1 += s[n][2] + s[n][3];
-        }
-        l0 = l0 * a0 + s0;
-        l1 = l1 * a1 + s1;
-#pragma unroll
-        for (int d = 0; d < ND; d++) {
-            o[d][0] *= a0;
-            o[d][1] *= a0;
-            o[d][2] *= a1;
-            o[d][3] *= a1;
-        }
+        /* scale to base 2, mask, online softmax (the quad of lanes sharing a
+         * row reduces its maximum), O rescaled: S becomes P */
+        fa_online_softmax<8, ND>(&s[0][0], &o[0][0], m0, m1, l0, l1, scale_log2,
+                                 kt == qt || j0 + FA_TILE > T, j0, ra, rb, T, lane);
         /* O += P V: P's accumulator fragments are A fragments */
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {

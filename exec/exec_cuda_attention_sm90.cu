@@ -255,63 +255,6 @@ static __device__ __forceinline__ void f9_store(bf16 *out, float *lse, unsigned 
     }
 }
 
-/* Scale to base 2, mask above the diagonal and past the end, and fold the
- * tile into the running maximum and sum; O rescaled; S becomes P. */
-template <int HD>
-static __device__ __forceinline__ void f9_softmax(float (&s)[64], float (&o)[HD / 2], float &m0,
-                                                  float &m1, float &l0, float &l1, float scale,
-                                                  bool edge, int j0, int ra, int rb, int T,
-                                                  int lane)
-{
-#pragma unroll
-    for (int n = 0; n < 16; n++) {
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            float v = s[4 * n + e] * scale;
-            if (edge) {
-                int j = j0 + n * 8 + 2 * (lane & 3) + (e & 1), i = e < 2 ? ra : rb;
-                if (j > i || j >= T)
-                    v = -INFINITY;
-            }
-            s[4 * n + e] = v;
-        }
-    }
-    float x0 = m0, x1 = m1;
-#pragma unroll
-    for (int n = 0; n < 16; n++) {
-        x0 = fmaxf(x0, fmaxf(s[4 * n], s[4 * n + 1]));
-        x1 = fmaxf(x1, fmaxf(s[4 * n + 2], s[4 * n + 3]));
-    }
-    x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 1));
-    x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 2));
-    x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 1));
-    x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
-    /* the first tile walked is the diagonal one, where every row has its
-     * own key: x0 and x1 are finite from there on */
-    const float a0 = ex2_ftz(m0 - x0), a1 = ex2_ftz(m1 - x1);
-    m0 = x0;
-    m1 = x1;
-    float s0 = 0.0f, s1 = 0.0f;
-#pragma unroll
-    for (int n = 0; n < 16; n++) {
-        s[4 * n] = ex2_ftz(s[4 * n] - x0);
-        s[4 * n + 1] = ex2_ftz(s[4 * n + 1] - x0);
-        s[4 * n + 2] = ex2_ftz(s[4 * n + 2] - x1);
-        s[4 * n + 3] = ex2_ftz(s[4 * n + 3] - x1);
-        s0 += s[4 * n] + s[4 * n + 1];
-        s1 += s[4 * n + 2] + s[4 * n + 3];
-    }
-    l0 = l0 * a0 + s0;
-    l1 = l1 * a1 + s1;
-#pragma unroll
-    for (int n = 0; n < HD / 8; n++) {
-        o[4 * n] *= a0;
-        o[4 * n + 1] *= a0;
-        o[4 * n + 2] *= a1;
-        o[4 * n + 3] *= a1;
-    }
-}
-
 template <int HD>
 static __device__ __forceinline__ void f9_pv(float (&o)[HD / 2], const uint32_t (&p)[4],
                                              uint64_t dv)
@@ -379,7 +322,8 @@ __global__ void __launch_bounds__(F9_THREADS, 1)
         f9_commit();
         f9_wait_all();
         f9_hold(s);
-        f9_softmax<HD>(s, o, m0, m1, l0, l1, scale_log2, kt == qt || j0 + F9_KEYS > T, j0,
+        fa_online_softmax<16, HD / 8>(s, o, m0, m1, l0, l1, scale_log2,
+                                      kt == qt || j0 + F9_KEYS > T, j0,
                        ra, rb, T, lane);
         /* O += P V: 16 keys a k-step, 2048 bytes of V's panels; P's
          * fragments all written before the fence (a register written

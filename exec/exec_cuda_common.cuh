@@ -10,6 +10,7 @@
 #define SMD_EXEC_CUDA_COMMON_CUH
 
 #include <cuda_bf16.h>
+#include <math.h>
 #include <stdint.h>
 
 typedef __nv_bfloat16 bf16;
@@ -138,6 +139,69 @@ static __device__ __forceinline__ float ex2_ftz(float x)
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
+}
+
+/* One tile of the fused attention's online softmax (Milakov & Gimelshein
+ * 2018; FlashAttention-2, Algorithm 1), for the two rows a thread holds of
+ * mma's accumulator layout (n-tile n: s[4n], s[4n+1] of row ra, s[4n+2],
+ * s[4n+3] of row rb, keys j0 + 8n + 2 (lane % 4) and one on): the scores
+ * scaled to base 2, those above the diagonal or past the end masked when
+ * edge, the quad of lanes sharing a row reducing its maximum, S turned into
+ * P = exp2(S - max) in place, the running maximum and sum folded, and O's
+ * NO n-tiles rescaled. NT n-tiles of keys. */
+template <int NT, int NO>
+static __device__ __forceinline__ void fa_online_softmax(float *s, float *o, float &m0,
+                                                         float &m1, float &l0, float &l1,
+                                                         float scale, bool edge, int j0, int ra,
+                                                         int rb, int T, int lane)
+{
+#pragma unroll
+    for (int n = 0; n < NT; n++) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            float v = s[4 * n + e] * scale;
+            if (edge) {
+                int j = j0 + n * 8 + 2 * (lane & 3) + (e & 1), i = e < 2 ? ra : rb;
+                if (j > i || j >= T)
+                    v = -INFINITY;
+            }
+            s[4 * n + e] = v;
+        }
+    }
+    float x0 = m0, x1 = m1;
+#pragma unroll
+    for (int n = 0; n < NT; n++) {
+        x0 = fmaxf(x0, fmaxf(s[4 * n], s[4 * n + 1]));
+        x1 = fmaxf(x1, fmaxf(s[4 * n + 2], s[4 * n + 3]));
+    }
+    x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 1));
+    x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 2));
+    x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 1));
+    x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
+    /* the first tile walked is the diagonal one, where every row has its
+     * own key: x0 and x1 are finite from there on */
+    const float a0 = ex2_ftz(m0 - x0), a1 = ex2_ftz(m1 - x1);
+    m0 = x0;
+    m1 = x1;
+    float s0 = 0.0f, s1 = 0.0f;
+#pragma unroll
+    for (int n = 0; n < NT; n++) {
+        s[4 * n] = ex2_ftz(s[4 * n] - x0);
+        s[4 * n + 1] = ex2_ftz(s[4 * n + 1] - x0);
+        s[4 * n + 2] = ex2_ftz(s[4 * n + 2] - x1);
+        s[4 * n + 3] = ex2_ftz(s[4 * n + 3] - x1);
+        s0 += s[4 * n] + s[4 * n + 1];
+        s1 += s[4 * n + 2] + s[4 * n + 3];
+    }
+    l0 = l0 * a0 + s0;
+    l1 = l1 * a1 + s1;
+#pragma unroll
+    for (int n = 0; n < NO; n++) {
+        o[4 * n] *= a0;
+        o[4 * n + 1] *= a0;
+        o[4 * n + 2] *= a1;
+        o[4 * n + 3] *= a1;
+    }
 }
 
 /* Two floats as bf16 in one register, lo in the low half (round to
