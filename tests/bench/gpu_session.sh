@@ -36,7 +36,7 @@
 #   compare    smdplan compare: predicted, simulated, measured of every run
 # Every command runs under its own time limit (STAGE_LIMIT_S, seconds,
 # default 150; a run 90), so a stage that hangs ends and the next begins.
-# About 6 minutes on an H100 for all of them, machine start aside (each
+# About 3 minutes on an H100 for all of them, machine start aside (each
 # stage prints its own time). OUT_DIR gets gpu.db (the records), host.json,
 # fitted.json, logs/ (every command's output), runs/ (each run's
 # CONFIG.json, RESULT.json and mpirun logs), bench_exec_gpu/ and summary.txt
