@@ -1,6 +1,7 @@
 /*
- * exec_cuda_attention_sm90.cu: the fused causal attention's forward on
- * Hopper's warpgroup tensor-core instructions (PTX ISA 8.0, "Asynchronous
+ * exec_cuda_attention_sm90.cu: the fused causal attention's forward and
+ * backward on Hopper's warpgroup tensor-core instructions (PTX ISA 8.0,
+ * "Asynchronous
  * Warpgroup Level Matrix Multiply-Accumulate": wgmma.mma_async, sm_90a),
  * FlashAttention-3's form of the forward (Shah et al. 2024, Section 3.1)
  * without its producer warps and TMA: a block of two warpgroups owns 128
@@ -32,6 +33,11 @@
  * (R * 128) and its stride byte offset the next 8 keys (1024). The 16-byte
  * chunks of one row go to 8 different bank groups, so the cp.async writes
  * have no bank conflicts either.
+ *
+ * The backward (f9_bwd_k, its own comment below) uses the same layout and
+ * descriptors: K and V as K-major A operands, Q and dO as K-major B
+ * operands of S^T and dP^T and N-major ones of dV and dK, dS^T as the
+ * M-major A of dQ.
  *
  * Generic-proxy writes (cp.async) are made visible to wgmma's async proxy
  * by fence.proxy.async before the barrier that publishes a tile (PTX ISA,
