@@ -1,8 +1,8 @@
 /*
  * exec_cuda_attention_sm90.cu: the fused causal attention's forward and
  * backward on Hopper's warpgroup tensor-core instructions (PTX ISA 8.0,
- * "Asynchronous
- * Warpgroup Level Matrix Multiply-Accumulate": wgmma.mma_async, sm_90a),
+ * "Asynchronous Warpgroup Level Matrix Multiply-Accumulate":
+ * wgmma.mma_async, sm_90a),
  * FlashAttention-3's form of the forward (Shah et al. 2024, Section 3.1)
  * without its producer warps and TMA: a block of two warpgroups owns 128
  * query rows of one (batch, head), each warpgroup 64, and walks the key and
