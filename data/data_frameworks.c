@@ -114,6 +114,7 @@ static const field fields[] = {
     FLD(no_dropout, F_BOOL, E_NONE, 0),
     FLD(residual_epilogue, F_BOOL, E_NONE, 0),
     FLD(gelu_epilogue, F_BOOL, E_NONE, 0),
+    FLD(measured_kernels, F_BOOL, E_NONE, 0),
     FLD(host_op_s, F_NUM, E_NONE, 1),
     FLD(local_batch, F_BOOL, E_NONE, 0),
     FLD(optimizer_bytes, F_NUM, E_NONE, 0),

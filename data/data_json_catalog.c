@@ -44,6 +44,12 @@ static cJSON *gpu_json(const plan_gpu *g)
         DATA_JSON_EXACT("flash2_bwd_eff", g->flash2_bwd_eff),
         DATA_JSON_EXACT("cudnn_fwd_eff", g->cudnn_fwd_eff),
         DATA_JSON_EXACT("cudnn_bwd_eff", g->cudnn_bwd_eff),
+        DATA_JSON_EXACT("exec_attn_fwd_eff", g->exec_attn_fwd_eff),
+        DATA_JSON_EXACT("exec_attn_bwd_eff", g->exec_attn_bwd_eff),
+        DATA_JSON_EXACT("exec_attn_row_fwd_s", g->exec_attn_row_fwd_s),
+        DATA_JSON_EXACT("exec_attn_row_bwd_s", g->exec_attn_row_bwd_s),
+        DATA_JSON_EXACT("exec_attn_elem_fwd_s", g->exec_attn_elem_fwd_s),
+        DATA_JSON_EXACT("exec_attn_elem_bwd_s", g->exec_attn_elem_bwd_s),
         DATA_JSON_EXACT("copy_bps", g->copy_bps), DATA_JSON_EXACT("copy_hbm_bps", g->copy_hbm_bps),
     };
     const data_json_member ref_node[] = {

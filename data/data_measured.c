@@ -9,9 +9,13 @@
  *              (optional);
  *   gemm_bf16  {"rows": [[m, k, n, TFLOP/s], ...]} (optional): m tokens, k
  *              inputs, n outputs, the rate at 2 m k n FLOPs a call;
- *   attention  {"flash2": {...}, "cudnn": {...}} (optional), each with
- *              fwd_tflops and fwd_bwd_tflops (forward and backward counted
- *              as 3.5x the forward's FLOPs).
+ *   attention  {"flash2": {...}, "cudnn": {...}, "smdplan": {...}}
+ *              (optional), each with fwd_tflops and fwd_bwd_tflops (forward
+ *              and backward counted as 3.5x the forward's FLOPs); smdplan
+ *              is this executor's own fused kernels;
+ *   smdplan_plain_attention  {row_fwd_s, row_bwd_s, elem_fwd_s,
+ *              elem_bwd_s} (optional): this executor's plain attention
+ *              core beyond the planner's terms (plan_bench_attn_rows).
  * What each becomes is plan_gpu_measured's (planner/plan_hwfit.h). Errors
  * name the file and the value; nothing is half-filled on failure.
  */
@@ -103,6 +107,8 @@ static int attention(const cJSON *root, const char *file, plan_measured *m, st_e
     } gen[] = {
         {"flash2", offsetof(plan_measured, flash2_fwd_flops), offsetof(plan_measured, flash2_fwd_bwd_flops)},
         {"cudnn", offsetof(plan_measured, cudnn_fwd_flops), offsetof(plan_measured, cudnn_fwd_bwd_flops)},
+        {"smdplan", offsetof(plan_measured, smdplan_fwd_flops),
+         offsetof(plan_measured, smdplan_fwd_bwd_flops)},
     };
     const cJSON *v;
     cJSON_ArrayForEach(v, a) {
@@ -115,7 +121,7 @@ static int attention(const cJSON *root, const char *file, plan_measured *m, st_e
                 found = i;
         if (found < 0)
             return ST_RAISE(err, ST_EINVAL, "%s: attention: unknown kernel '%s'; allowed: flash2, "
-                            "cudnn (and keys starting with '_')", file, key);
+                            "cudnn, smdplan (and keys starting with '_')", file, key);
         if (!cJSON_IsObject(v))
             return ST_RAISE(err, ST_EINVAL, "%s: attention.%s: expected an object", file, key);
         char where[48];
@@ -134,6 +140,26 @@ static int attention(const cJSON *root, const char *file, plan_measured *m, st_e
         *fb *= TFLOPS;
     }
     return ST_OK;
+}
+
+/* "smdplan_plain_attention": {row_fwd_s, row_bwd_s, elem_fwd_s, elem_bwd_s}
+ * (optional; seconds per score row and per row and head element). */
+static int plain_rows(const cJSON *root, const char *file, plan_measured *m, st_err *err)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, "smdplan_plain_attention");
+    if (!a)
+        return ST_OK;
+    if (!cJSON_IsObject(a))
+        return ST_RAISE(err, ST_EINVAL, "%s: smdplan_plain_attention: expected an object", file);
+    const char *w = "smdplan_plain_attention.";
+    int rc = number(a, "row_fwd_s", file, w, &m->smdplan_row_fwd_s, err);
+    if (!rc)
+        rc = number(a, "row_bwd_s", file, w, &m->smdplan_row_bwd_s, err);
+    if (!rc)
+        rc = number(a, "elem_fwd_s", file, w, &m->smdplan_elem_fwd_s, err);
+    if (!rc)
+        rc = number(a, "elem_bwd_s", file, w, &m->smdplan_elem_bwd_s, err);
+    return rc;
 }
 
 int data_measured_parse(const char *text, size_t len, const char *file, plan_measured *out,
@@ -156,6 +182,8 @@ int data_measured_parse(const char *text, size_t len, const char *file, plan_mea
         rc = gemm_rows(root, file, &m, err);
     if (!rc)
         rc = attention(root, file, &m, err);
+    if (!rc)
+        rc = plain_rows(root, file, &m, err);
     cJSON_Delete(root);
     if (rc)
         return rc;

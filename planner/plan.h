@@ -314,6 +314,11 @@ typedef struct plan_gpu {
      * measured): FlashAttention-2 and cuDNN's fused attention */
     double flash2_fwd_eff, flash2_bwd_eff;
     double cudnn_fwd_eff, cudnn_bwd_eff;
+    double exec_attn_fwd_eff, exec_attn_bwd_eff; /* this executor's fused kernels */
+    /* and its plain attention core's time per score row and per row and head
+     * element, as attn_row_*_s and attn_elem_*_s (used for a framework that
+     * runs the executor's kernels, where the entry has none of its own) */
+    double exec_attn_row_fwd_s, exec_attn_row_bwd_s, exec_attn_elem_fwd_s, exec_attn_elem_bwd_s;
     int flash_measured;          /* 1: flash2_*_eff are the executor's own fused kernels,
                                   * measured through it (smdplan bench gpu): its share of
                                   * them is 1, not a fitted efficiency */
@@ -457,6 +462,8 @@ typedef struct plan_cluster {
     plan_eff eff;                /* the efficiencies in force: the framework's fit on
                                   * this chip, else the GPU's own (plan_cluster_use) */
     const plan_fw_eff *eff_fit;  /* the fit in force, NULL: the GPU's own values */
+    int exec_kernels;            /* the framework runs this executor's own kernels
+                                  * (plan_cluster_use_framework): its measured rates */
 } plan_cluster;
 
 /* Parse "16xp4d", "16xml.p4d.24xlarge", "p4d:16", "p4d" (one node) into a

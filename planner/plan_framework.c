@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "planner/plan_hwfit.h"
 #include "planner/plan_int.h"
 
 static const char *const family_keys[PLAN_FW__COUNT] = {
@@ -436,9 +437,38 @@ int plan_framework_check(const plan_framework *fw, const plan_layout *l, char *w
     return 0;
 }
 
+/* A framework running the executor's own kernels on a chip whose rates
+ * were measured: the efficiencies its fit (if any) leaves are the
+ * measurements: the GEMM model's measured ceiling (cuBLASLt, as the
+ * executor calls it), the copy's share of HBM (its elementwise kernels
+ * stream at the copy's rate: smdplan bench gpu measures their hbm_eff at
+ * 1), and its fused attention at a share of 1 of its own kernels' measured
+ * rates (else FlashAttention-2's: the executor's sm80 kernels are that
+ * algorithm). */
+static void use_measured(const plan_fw_eff *fit, plan_cluster *c)
+{
+    const plan_gpu *g = c->gpu;
+    unsigned fitted = fit ? fit->fitted : 0;
+    c->exec_kernels = 1;
+    if (!(fitted & (1u << PLAN_EFF_GEMM)) && g->gemm_measured && g->gemm_ceiling > 0)
+        c->eff.gemm_eff_max = g->gemm_ceiling;
+    double copy = plan_gpu_copy_eff(g);
+    if (!(fitted & (1u << PLAN_EFF_HBM)) && copy > 0)
+        c->eff.hbm_eff = copy;
+    double fe = g->exec_attn_fwd_eff > 0 ? g->exec_attn_fwd_eff : g->flash2_fwd_eff;
+    double be = g->exec_attn_fwd_eff > 0 ? g->exec_attn_bwd_eff : g->flash2_bwd_eff;
+    if (!(fitted & (1u << PLAN_EFF_FLASH)) && fe > 0 && be > 0)
+        c->eff.flash_eff = plan__attn_fwd_bwd_eff(fe, be);
+}
+
 const plan_fw_eff *plan_cluster_use_framework(const plan_catalog *cat, int i, plan_cluster *c)
 {
-    return plan_cluster_use(cat, plan_fw_family_key(plan_framework_get(i)->family), c);
+    const plan_framework *fw = plan_framework_get(i);
+    const plan_fw_eff *fit = plan_cluster_use(cat, plan_fw_family_key(fw->family), c);
+    c->exec_kernels = 0;
+    if (fw->measured_kernels)
+        use_measured(fit, c);
+    return fit;
 }
 
 void plan_framework_apply(const plan_framework *fw, int index, plan_layout *l)

@@ -152,6 +152,10 @@ typedef struct plan_framework {
     int launch_blocking;         /* runs with CUDA_LAUNCH_BLOCKING=1 */
     int no_dropout;              /* trains without dropout whatever the model has
                                   * (plan_model_dropout is the model's own) */
+    int measured_kernels;        /* runs this project's executor's kernels: on a chip with
+                                  * measured rates (its "measured" file) its efficiencies
+                                  * are those, not a pool fitted to other stacks' runs
+                                  * (plan_cluster_use_framework) */
     int gelu_epilogue;           /* the MLP's GELU and its gradient in the epilogues of
                                   * its products (cuBLASLt GELU_AUX_BIAS, DGELU) */
     int residual_epilogue;       /* a layer's two residual adds are read in the epilogues

@@ -102,6 +102,13 @@ double plan__attn_fwd_bwd_eff(double fwd, double bwd)
 double plan__attn_eff(const plan_cluster *c, plan_attn a, double *fwd, double *bwd)
 {
     const plan_gpu *g = c->gpu;
+    /* the executor's own fused kernels measured on this chip: their rates
+     * per direction, at the framework's share of them */
+    double fbx = plan__attn_fwd_bwd_eff(g->exec_attn_fwd_eff, g->exec_attn_bwd_eff);
+    if (c->exec_kernels && fbx > 0) {
+        double sx = fmin(1.0, c->eff.flash_eff / fbx);
+        return dir_eff(0, sx * g->exec_attn_fwd_eff, sx * g->exec_attn_bwd_eff, fwd, bwd);
+    }
     double f2, b2, s = 1.0; /* FlashAttention-2, the reference generation; the stack's share */
     double fb2 = plan__attn_fwd_bwd_eff(g->flash2_fwd_eff, g->flash2_bwd_eff);
     if (fb2 > 0) {
@@ -186,8 +193,18 @@ void plan__attn_plain_s(const plan_cluster *c, double nb, double sq, double sk, 
      * device whose entry has them (attn_row_*_s, attn_elem_*_s: smdplan
      * bench gpu through the executor's kernels, plan_bench_attn_rows); 0
      * elsewhere. */
-    f += nb * sq * (g->attn_row_fwd_s + d * g->attn_elem_fwd_s);
-    b += nb * sq * (g->attn_row_bwd_s + d * g->attn_elem_bwd_s);
+    double rf = g->attn_row_fwd_s, rb = g->attn_row_bwd_s, ef = g->attn_elem_fwd_s,
+           eb = g->attn_elem_bwd_s;
+    /* the executor's own kernels on a chip measured with them (its
+     * measured-rates file), where the entry itself has none */
+    if (c->exec_kernels && !(rf > 0 || rb > 0 || ef > 0 || eb > 0)) {
+        rf = g->exec_attn_row_fwd_s;
+        rb = g->exec_attn_row_bwd_s;
+        ef = g->exec_attn_elem_fwd_s;
+        eb = g->exec_attn_elem_bwd_s;
+    }
+    f += nb * sq * (rf + d * ef);
+    b += nb * sq * (rb + d * eb);
     /* a device whose attention core runs below its GEMM model (a CPU:
      * products with the head dimension as a side, a softmax per score;
      * catalog attn_*_flops, measured by smdplan bench) is bounded by its

@@ -232,6 +232,13 @@ int plan_gpu_measured(plan_gpu *g, const plan_measured *m, st_err *err)
     if (!rc)
         rc = attn_dir("cuDNN", m->cudnn_fwd_flops, m->cudnn_fwd_bwd_flops, g->peak_flops,
                       &g->cudnn_fwd_eff, &g->cudnn_bwd_eff, err);
+    if (!rc)
+        rc = attn_dir("the executor's", m->smdplan_fwd_flops, m->smdplan_fwd_bwd_flops,
+                      g->peak_flops, &g->exec_attn_fwd_eff, &g->exec_attn_bwd_eff, err);
+    g->exec_attn_row_fwd_s = m->smdplan_row_fwd_s;
+    g->exec_attn_row_bwd_s = m->smdplan_row_bwd_s;
+    g->exec_attn_elem_fwd_s = m->smdplan_elem_fwd_s;
+    g->exec_attn_elem_bwd_s = m->smdplan_elem_bwd_s;
     if (rc)
         return rc;
     if (g->flash2_fwd_eff > 0)

@@ -75,6 +75,10 @@ typedef struct plan_measured {
     int ngemm;
     double flash2_fwd_flops, flash2_fwd_bwd_flops; /* FLOP/s; 0: not measured */
     double cudnn_fwd_flops, cudnn_fwd_bwd_flops;
+    double smdplan_fwd_flops, smdplan_fwd_bwd_flops; /* this executor's own fused kernels */
+    /* this executor's plain attention core beyond the planner's terms, per
+     * score row and per row and head element (plan_bench_attn_rows) */
+    double smdplan_row_fwd_s, smdplan_row_bwd_s, smdplan_elem_fwd_s, smdplan_elem_bwd_s;
     double copy_bps;             /* bytes read + written per second; 0: not measured */
     double hbm_bps;              /* the measured device's datasheet HBM bandwidth */
 } plan_measured;

@@ -20,6 +20,8 @@
 
 #include "data/data.h"
 #include "planner/plan_framework.h"
+#include "planner/plan_hwfit.h"
+#include "planner/plan_int.h"
 
 static int profile(const char *key)
 {
@@ -93,8 +95,10 @@ static void same_knobs_one_family(void **state)
     assert_non_null(strstr(plan_framework_user_keys(), "smdplan-cuda"));
 }
 
-/* The step of a 1.3B GPT in bf16 on n GPUs of one p5 node, dp n, under a
- * profile; *dp_s gets its exposed data-parallel time. */
+/* The step of a 1.3B GPT in bf16 on n GPUs of one p4de node (A100: no
+ * measured-rates file, so both executor profiles use the chip's own
+ * efficiencies and differ by their knobs alone), dp n, under a profile;
+ * *dp_s gets its exposed data-parallel time. */
 static double step_s(const plan_catalog *cat, int fw, int n, double *dp_s)
 {
     plan_model m = {.arch = PLAN_ARCH_GPT, .layers = 24, .hidden = 2048, .heads = 16,
@@ -103,7 +107,7 @@ static double step_s(const plan_catalog *cat, int fw, int n, double *dp_s)
     st_err err = {0};
     assert_int_equal(plan_model_finish(&m, &err), ST_OK);
     plan_cluster c;
-    const plan_instance *in = plan_catalog_find(cat, "p5.48xlarge");
+    const plan_instance *in = plan_catalog_find(cat, "p4de.24xlarge");
     assert_non_null(in);
     assert_int_equal(plan_cluster_make(cat, in, 1, &c, &err), ST_OK);
     c.gpus = n;
@@ -148,6 +152,42 @@ static void overlap_shows_on_gpus(void **state)
     plan_catalog_free(&cat);
 }
 
+/* On a chip with a measured-rates file (the H100's) the executor's CUDA
+ * profile takes the measurements, where other stacks keep the chip's pool:
+ * the GEMM ceiling, the copy's share of HBM, the executor's own fused
+ * kernels at a share of 1. */
+static void executor_uses_measured_rates(void **state)
+{
+    (void)state;
+    plan_catalog cat = {0};
+    st_err err = {0};
+    assert_int_equal(data_catalog_load(SMD_TEST_DATA_DIR "/catalog.json", &cat, &err), ST_OK);
+    const plan_instance *in = plan_catalog_find(&cat, "p5.48xlarge");
+    assert_non_null(in);
+    plan_cluster c, p;
+    assert_int_equal(plan_cluster_make(&cat, in, 1, &c, &err), ST_OK);
+    p = c;
+    const plan_gpu *g = c.gpu;
+    assert_true(g->gemm_measured && g->gemm_ceiling > 0 && g->exec_attn_fwd_eff > 0 &&
+                g->exec_attn_row_fwd_s > 0);
+    plan_cluster_use_framework(&cat, profile("smdplan-cuda"), &c);
+    assert_true(c.exec_kernels);
+    assert_true(c.eff.gemm_eff_max == g->gemm_ceiling);
+    assert_true(c.eff.hbm_eff == plan_gpu_copy_eff(g));
+    assert_true(c.eff.flash_eff ==
+                plan__attn_fwd_bwd_eff(g->exec_attn_fwd_eff, g->exec_attn_bwd_eff));
+    double f = 0, b = 0;
+    plan__attn_eff(&c, PLAN_ATTN_FLASH2, &f, &b);
+    assert_true(f == g->exec_attn_fwd_eff && b == g->exec_attn_bwd_eff);
+    /* another stack on the same chip: not the executor's kernels (its fused
+     * attention is FlashAttention-2's measured rates at its share) */
+    plan_cluster_use_framework(&cat, profile("megatron"), &p);
+    assert_false(p.exec_kernels);
+    plan__attn_eff(&p, PLAN_ATTN_FLASH2, &f, &b);
+    assert_true(f <= g->flash2_fwd_eff && f < g->exec_attn_fwd_eff);
+    plan_catalog_free(&cat);
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -155,6 +195,7 @@ int main(void)
         cmocka_unit_test(smp_instance_types),
         cmocka_unit_test(same_knobs_one_family),
         cmocka_unit_test(overlap_shows_on_gpus),
+        cmocka_unit_test(executor_uses_measured_rates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
