@@ -261,6 +261,8 @@ static __device__ __forceinline__ void f9_store(bf16 *out, float *lse, unsigned 
     }
 }
 
+/* acc (64 x HD fp32) += A B, A in registers and B N-major (HD columns):
+ * the forward's O += P V, the backward's dV += P^T dO and dK += dS^T Q. */
 template <int HD>
 static __device__ __forceinline__ void f9_pv(float (&o)[HD / 2], const uint32_t (&p)[4],
                                              uint64_t dv)
@@ -426,16 +428,6 @@ static __device__ __forceinline__ void f9_add2(float *p, float x, float y)
     atomicAdd((float2 *)p, make_float2(x, y));
 }
 
-template <int HD>
-static __device__ __forceinline__ void f9_acc_pv(float (&acc)[HD / 2], const uint32_t (&a)[4],
-                                                 uint64_t db)
-{
-    if constexpr (HD == 128)
-        f9_mma_rs_n128(acc, a, db);
-    else
-        f9_mma_rs_n64(acc, a, db);
-}
-
 /* P^T = exp2(S^T scale log2(e) - lse log2(e)) where the query is at or
  * after the key and both are in the sequence, dS^T = P^T (dP^T - D); both
  * packed as the A fragments of the next products (4 k-steps of 16 queries),
@@ -563,8 +555,8 @@ __global__ void __launch_bounds__(F9_THREADS, 1)
         f9_fence();
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
-            f9_acc_pv<HD>(dv, pa[kk], f9_desc(oa + kk * 2048, F9_QT * 128, 1024));
-            f9_acc_pv<HD>(dk, da[kk], f9_desc(qa + kk * 2048, F9_QT * 128, 1024));
+            f9_pv<HD>(dv, pa[kk], f9_desc(oa + kk * 2048, F9_QT * 128, 1024));
+            f9_pv<HD>(dk, da[kk], f9_desc(qa + kk * 2048, F9_QT * 128, 1024));
         }
         f9_commit();
         f9_fence_proxy(); /* dS^T's stores, for the dQ product's reads */
