@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit.h>
+
 #include "planner/plan_framework.h"
 #include "planner/plan_hwfit.h"
 #include "planner/plan_int.h"
@@ -239,51 +242,43 @@ double plan_bench_full_triad(const plan_bench_cpu *b)
     return bps;
 }
 
-/* Least squares of the n x k system a x = y (rows a[i][0..k-1]) by its
- * normal equations; 0 when they are singular (fewer shapes than terms, or
+/* Least squares of the n x k system a x = y (rows a[i][0..k-1]), by GSL's
+ * SVD with the columns scaled to unit norm first (the terms' sizes differ
+ * by 1e5); 0 when the system is rank-deficient (fewer shapes than terms, or
  * terms that do not differ over the shapes). */
 #define FLASH_TERMS 3
 static int lsq_small(double a[][FLASH_TERMS], const double *y, int n, int k, double *x)
 {
-    /* columns scaled to unit norm first: the terms' sizes differ by 1e5 */
-    double scale[FLASH_TERMS], m[FLASH_TERMS][FLASH_TERMS + 1] = {{0}};
-    for (int i = 0; i < k; i++) {
+    if (k == 0)
+        return 1;
+    if (n < k)
+        return 0;
+    gsl_matrix *X = gsl_matrix_alloc((size_t)n, (size_t)k);
+    gsl_vector *Y = gsl_vector_alloc((size_t)n), *c = gsl_vector_alloc((size_t)k);
+    gsl_multifit_linear_workspace *w = gsl_multifit_linear_alloc((size_t)n, (size_t)k);
+    double scale[FLASH_TERMS], rnorm = 0, snorm = 0;
+    int ok = X && Y && c && w;
+    for (int i = 0; ok && i < k; i++) {
         double ss = 0;
         for (int r = 0; r < n; r++)
             ss += a[r][i] * a[r][i];
-        if (!(ss > 0))
-            return 0;
-        scale[i] = 1.0 / sqrt(ss);
+        ok = ss > 0;
+        scale[i] = ok ? 1.0 / sqrt(ss) : 0.0;
+        for (int r = 0; ok && r < n; r++)
+            gsl_matrix_set(X, (size_t)r, (size_t)i, a[r][i] * scale[i]);
     }
-    for (int i = 0; i < k; i++) {
-        for (int j = 0; j < k; j++)
-            for (int r = 0; r < n; r++)
-                m[i][j] += a[r][i] * scale[i] * a[r][j] * scale[j];
-        for (int r = 0; r < n; r++)
-            m[i][k] += a[r][i] * scale[i] * y[r];
-    }
-    for (int c = 0; c < k; c++) {
-        int p = c;
-        for (int r = c + 1; r < k; r++)
-            if (fabs(m[r][c]) > fabs(m[p][c]))
-                p = r;
-        if (!(fabs(m[p][c]) > 1e-10)) /* of a unit diagonal: singular */
-            return 0;
-        for (int j = 0; j <= k; j++) {
-            double t = m[c][j];
-            m[c][j] = m[p][j];
-            m[p][j] = t;
-        }
-        for (int r = 0; r < k; r++)
-            if (r != c) {
-                double f = m[r][c] / m[c][c];
-                for (int j = c; j <= k; j++)
-                    m[r][j] -= f * m[c][j];
-            }
-    }
-    for (int i = 0; i < k; i++)
-        x[i] = m[i][k] / m[i][i] * scale[i];
-    return 1;
+    for (int r = 0; ok && r < n; r++)
+        gsl_vector_set(Y, (size_t)r, y[r]);
+    ok = ok && gsl_multifit_linear_svd(X, w) == GSL_SUCCESS &&
+         gsl_multifit_linear_rank(1e-10, w) == (size_t)k &&
+         gsl_multifit_linear_solve(0.0, X, Y, c, &rnorm, &snorm, w) == GSL_SUCCESS;
+    for (int i = 0; ok && i < k; i++)
+        x[i] = gsl_vector_get(c, (size_t)i) * scale[i];
+    gsl_multifit_linear_free(w);
+    gsl_vector_free(c);
+    gsl_vector_free(Y);
+    gsl_matrix_free(X);
+    return ok;
 }
 
 /* The fused attention's time in one direction: work / (peak eff) + scores
@@ -342,6 +337,15 @@ int plan_bench_flash_fit(const plan_bench_cpu *b, double peak, int bwd, double *
                 continue;
             for (int c = 0; c < k; c++)
                 x[cols[c]] = sol[c];
+            /* a term whose share of every shape's time is below the
+             * solve's rounding is 0, not negative */
+            for (int j = 1; j < FLASH_TERMS; j++) {
+                double share = 0;
+                for (int r = 0; r < n; r++)
+                    share = fmax(share, fabs(x[j]) * feat[r][j] / t[r]);
+                if (share < 1e-9)
+                    x[j] = 0;
+            }
             if (x[0] < (1.0 - 1e-9) / peak || x[1] < 0 || x[2] < 0)
                 continue;
             double sse = 0;
