@@ -236,13 +236,20 @@ static int reduce_input_grad(exec_model *x, void *out, void *part, st_err *err)
     return rc;
 }
 
+/* One rank holds the whole layer (TP 1, so no SP): nothing is summed or
+ * scattered over a TP group. */
+static int whole_layer(const exec_model *x)
+{
+    return !x->sp && x->tp->size == 1;
+}
+
 /* Where a column-parallel layer's input gradient is made: straight into
- * out when no TP group sums it (one rank, no SP: the sum is the part, and
- * a copy of [N, C] per norm would be all reduce_input_grad did), else a
- * workspace the reduction reads. */
+ * out when no TP group sums it (the sum is the part, and a copy of [N, C]
+ * per norm would be all reduce_input_grad did), else a workspace the
+ * reduction reads. */
 static void *input_grad_dst(exec_model *x, void *out)
 {
-    return !x->sp && x->tp->size == 1 ? out : x->ws.big;
+    return whole_layer(x) ? out : x->ws.big;
 }
 
 /* Local rows [Nr, C] to every position [N, C] (the input of a column-
@@ -290,7 +297,7 @@ static int layer_fwd(exec_model *x, int u, exec_acts *a, void *x_out, st_err *er
         o->attention_fwd(dev, a->atty, probs, a->qkv, d->T, d->B, d->Hl, d->Hkvl, d->hd);
     }
     /* one rank holding the layer: the residual in the product's epilogue */
-    int whole = !x->sp && x->tp->size == 1;
+    int whole = whole_layer(x);
     o->matmul_fwd(dev, whole ? a->x_mid : x->ws.big, a->atty, exec_param(x, u, R_OW),
                   tp0 ? exec_param(x, u, R_OB) : NULL, whole ? a->x_in : NULL, d->N,
                   d->Hl * d->hd, d->C);
