@@ -104,8 +104,10 @@ double plan__attn_eff(const plan_cluster *c, plan_attn a, double *fwd, double *b
     const plan_gpu *g = c->gpu;
     /* the executor's own fused kernels measured on this chip: their rates
      * per direction, at the framework's share of them */
-    double fbx = plan__attn_fwd_bwd_eff(g->exec_attn_fwd_eff, g->exec_attn_bwd_eff);
-    if (c->exec_kernels && fbx > 0) {
+    double fbx = c->exec_kernels
+                     ? plan__attn_fwd_bwd_eff(g->exec_attn_fwd_eff, g->exec_attn_bwd_eff)
+                     : 0.0;
+    if (fbx > 0) {
         double sx = fmin(1.0, c->eff.flash_eff / fbx);
         return dir_eff(0, sx * g->exec_attn_fwd_eff, sx * g->exec_attn_bwd_eff, fwd, bwd);
     }
