@@ -183,7 +183,8 @@ static double causal_keys(const plan_model *m)
  * linears' GEMMs) or its attention core (attn_f, attn_b). */
 static void comm_costs(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                        const plan__span *sp_t, const plan__span *sp_c, double col_gemm_s,
-                       double gemm_only, double attn_f, double attn_b, layer_cost *lc)
+                       double gemm_only, double attn_f, double attn_b, const plan__ub_cost *ub,
+                       layer_cost *lc)
 {
     double T = tokens_per_mb(m, l), t = l->tp, eb = elem_bytes(l), h = (double)m->hidden;
     double d = (double)plan_model_head_dim(m), kv = (double)m->kv_heads;
@@ -204,10 +205,12 @@ static void comm_costs(const plan_model *m, const plan_cluster *c, const plan_la
          * the SMs its blocks hold meanwhile (plan__comm_sm_frac). */
         double hidden = fmin(lc->tp_bwd_s, col_gemm_s);
         lc->tp_bwd_s += sm_frac * hidden - hidden;
+    } else if (ub) {
+        /* Transformer Engine's userbuffers: what each method leaves exposed
+         * (plan_tp_overlap.c); its pieces and SMs are in the products */
+        lc->tp_fwd_s = ub->fwd_exposed_s;
+        lc->tp_bwd_s = ub->bwd_exposed_s;
     } else if (l->tp_overlap >= 2) {
-        /* (Transformer Engine's userbuffers run their own kernels on SMs
-         * each overlapped GEMM gives up, 2 to 24 of the H100's 132 by
-         * operation: launcher ub_cfg files' num_sm; not counted here.) */
         /* Transformer Engine splits each GEMM and pipelines its all-gather /
          * reduce-scatter chunks behind it (NeMo user guide, Communication
          * Overlap): only what the GEMMs cannot cover stays exposed. */
@@ -247,7 +250,26 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     lin_cost up = linear(c, l, T, (gated ? 2 : 1) * f / t, h), down = linear(c, l, T, h, f / t);
     double gemm = qkv.fwd_s + o.fwd_s + up.fwd_s + down.fwd_s;
     double gemm_only = qkv.gemm_s + o.gemm_s + up.gemm_s + down.gemm_s;
-    double cast_b = qkv.bwd_extra_s + o.bwd_extra_s + up.bwd_extra_s + down.bwd_extra_s;
+    /* the backward beyond its products: FP8 casts, the overlap's costs */
+    double bwd_x = qkv.bwd_extra_s + o.bwd_extra_s + up.bwd_extra_s + down.bwd_extra_s;
+    /* Transformer Engine's userbuffers need sequence parallelism (Megatron-
+     * Core arguments.py: --tp-comm-overlap asserts --sequence-parallel):
+     * their pieces and SMs go into the products, what they leave exposed
+     * into the TP communication (comm_costs) */
+    plan__ub_cost ub_c = {0}, *ub = NULL;
+    if (l->tp_overlap >= 2 && l->tp > 1 && l->sequence_parallel) {
+        plan__ub_layer_in in = {
+            .tokens = T, .tp = t, .hidden = h,
+            .col_n = {(q + 2 * kv * d) / t, (gated ? 2 : 1) * f / t},
+            .row_k = {q / t, f / t},
+            .elem_bytes = eb,
+            .fp8 = l->precision == PLAN_PREC_FP8 && c->gpu->fp8_peak_flops > 0,
+        };
+        plan__ub_layer(c, fw, sp_t, &in, &ub_c);
+        ub = &ub_c;
+        gemm += ub_c.fwd_gemm_s;
+        bwd_x += ub_c.bwd_gemm_s;
+    }
 
     /* Attention core over a/t heads, sq queries against sk keys. */
     double ah = a / t, attn_f, attn_b;
@@ -305,7 +327,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     lc->gemm_fwd_s = gemm_only;
     lc->attn_fwd_s = attn_f;
     lc->fwd_comp_s = gemm + attn_f + elem_f;
-    lc->bwd_comp_s = 2.0 * gemm_only + cast_b + attn_b + elem_b;
+    lc->bwd_comp_s = 2.0 * gemm_only + bwd_x + attn_b + elem_b;
     double gpu_f = lc->fwd_comp_s, gpu_b = lc->bwd_comp_s;
     /* The host's share: added to every kernel with blocking launches, else
      * a floor the GPU cannot beat when its kernels are shorter than it.
@@ -322,11 +344,11 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
         lc->bwd_comp_s = fmax(lc->bwd_comp_s, host_b);
     }
     double host_xf = lc->fwd_comp_s - gpu_f, host_xb = lc->bwd_comp_s - gpu_b;
-    lc->gemm_s = gemm + 2.0 * gemm_only + cast_b;
+    lc->gemm_s = gemm + 2.0 * gemm_only + bwd_x;
     lc->attn_s = attn_f + attn_b;
     lc->host_s = host_xf + host_xb;
 
-    comm_costs(m, c, l, sp_t, sp_c, qkv.gemm_s + up.gemm_s, gemm_only, attn_f, attn_b, lc);
+    comm_costs(m, c, l, sp_t, sp_c, qkv.gemm_s + up.gemm_s, gemm_only, attn_f, attn_b, ub, lc);
 
     /* Stored activations of one token, bytes, tensor by tensor as autograd
      * keeps them (Korthikanti et al. 2022, Sec. 4.1 counts the same
@@ -1041,8 +1063,11 @@ static void time_terms(const plan_estimate *est, plan_terms *terms)
          "Background guide); Narayanan et al. 2021 Eq. 3 FLOP counts; PyTorch eager dispatch");
     TERM(terms, "time", "  GEMMs", cs->gemm_s, "s",
          "the linear layers and the LM head: 3 GEMMs per forward GEMM (input and weight "
-         "gradients), a fourth with full recompute; FP8 casts with FP8 linears",
-         "Qi et al. 2023, Sec. 2; NVIDIA Matrix Multiplication Background guide");
+         "gradients), a fourth with full recompute; FP8 casts with FP8 linears; with "
+         "Transformer Engine's TP overlap, its products in pieces and on the SMs its "
+         "communication leaves",
+         "Qi et al. 2023, Sec. 2; NVIDIA Matrix Multiplication Background guide; Transformer "
+         "Engine initialize_ub defaults");
     TERM(terms, "time", "  attention core", cs->attn_s, "s",
          "fused: 4 b a s^2 d causal half forward (a local layer's band of W keys: 4 b a s "
          "W(1 - W/2s) d), 2.5x that backward, at the generation's "
@@ -1059,8 +1084,11 @@ static void time_terms(const plan_estimate *est, plan_terms *terms)
     TERM(terms, "time", "TP communication", tm->tp_comm_s, "s",
          "m x layers x 4 all-reduces of s b h x 2 B (6 with full recompute), less what "
          "the stack overlaps; an overlapped NCCL collective still takes its channels' SMs "
-         "from the GEMMs it hides behind",
-         "Shoeybi et al. 2019, Fig. 4; nccl-tests PERFORMANCE.md bus bandwidth");
+         "from the GEMMs it hides behind; Transformer Engine's overlap (sequence parallel: "
+         "4 collectives forward, 6 backward): what outlasts the product pieces it runs "
+         "beside, and the last piece's reduce-scatter",
+         "Shoeybi et al. 2019, Fig. 4; Korthikanti et al. 2022 Sec. 4.2.2; nccl-tests "
+         "PERFORMANCE.md bus bandwidth");
     TERM(terms, "time", "CP communication", tm->cp_comm_s, "s",
          "ring KV exchange beyond the attention compute it overlaps, and the SMs its "
          "hidden part takes from it", "Liu et al. 2023");

@@ -141,6 +141,11 @@ typedef struct plan_framework {
     int tp_overlap;              /* 0 none, 1 backward TP all-reduce beside the weight-
                                   * gradient GEMM, 2 every TP collective split and
                                   * pipelined behind its GEMM (Transformer Engine) */
+    int ub_pipeline_sms;         /* tp_overlap 2: SMs a pipelined reduce-scatter takes
+                                  * from its product (Transformer Engine num_sm) */
+    int ub_pipeline_splits;      /* tp_overlap 2: pieces of a pipelined product (num_splits) */
+    int ub_bulk_sms;             /* tp_overlap 2: SMs a bulk-overlapped collective runs on
+                                  * beside its product (num_sm) */
     int pp_overlap;              /* p2p sends overlapped with the next chunk's compute */
     int zero3_prefetch;          /* ZeRO-3 / FSDP: per-layer all-gathers issued this many
                                   * layers ahead of the compute that needs them (0: none,

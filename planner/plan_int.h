@@ -161,4 +161,30 @@ double plan__p2p_latency_s(const plan_cluster *c, int same_node);
 /* Point-to-point send of bytes to a neighbour stage, inside a node or not. */
 double plan__p2p_s(const plan_cluster *c, int same_node, double bytes);
 
+/* One layer's linears under Transformer Engine's userbuffers overlap
+ * (plan_tp_overlap.c): tokens of the microbatch on a rank (T), TP degree,
+ * hidden size, the two column-parallel products' output widths per rank
+ * (QKV, MLP up), the two row-parallel products' input widths per rank
+ * (projection, MLP down), bytes per activation element, FP8 linears. */
+struct plan_framework;
+
+typedef struct plan__ub_layer_in {
+    double tokens, tp, hidden;
+    double col_n[2];
+    double row_k[2];
+    double elem_bytes;
+    int fp8;
+} plan__ub_layer_in;
+
+/* What the overlap adds to the layer's products (pieces, SMs given to the
+ * communication) and what of its collectives stays exposed, forward and
+ * backward, seconds. */
+typedef struct plan__ub_cost {
+    double fwd_gemm_s, bwd_gemm_s;
+    double fwd_exposed_s, bwd_exposed_s;
+} plan__ub_cost;
+
+void plan__ub_layer(const plan_cluster *c, const struct plan_framework *fw, const plan__span *sp_t,
+                    const plan__ub_layer_in *in, plan__ub_cost *out);
+
 #endif

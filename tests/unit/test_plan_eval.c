@@ -743,6 +743,76 @@ static void collectives_take_sms(void **state)
     inst.nccl_channels = 0;
 }
 
+/* Transformer Engine's userbuffers (plan_tp_overlap.c) in closed form on a
+ * GEMM rate that does not depend on the shape (gemm_dim_half 0, so a
+ * product in pieces costs what it costs whole): no TP, nothing; with the
+ * SM count unknown and one piece per pipelined product, the products cost
+ * what they did and every reduce-scatter stays exposed; with 132 SMs, 16 of
+ * them given to each pipelined reduce-scatter in 4 pieces and 16 to each
+ * bulk collective, the row-parallel forwards run on 116/132 of the chip,
+ * the bulk collectives take 16/132 of what they hide, and a quarter of each
+ * pipelined reduce-scatter stays exposed. */
+static void userbuffers_overlap(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    make_cluster(&c, 1);
+    c.eff.gemm_dim_half = 0;
+    plan__span sp = {.ranks_per_node = 4, .nodes = 1};
+    plan_framework fw = {0};
+    plan__ub_layer_in in = {.tokens = 8192, .tp = 1, .hidden = 4096,
+                            .col_n = {3072, 4096}, .row_k = {1024, 4096},
+                            .elem_bytes = 2, .fp8 = 0};
+    plan__ub_cost u;
+    plan__ub_layer(&c, &fw, &sp, &in, &u);
+    assert_rel(u.fwd_gemm_s + u.bwd_gemm_s + u.fwd_exposed_s + u.bwd_exposed_s, 0.0, 0);
+
+    in.tp = 4;
+    double coll = plan__allgather_s(&c, &sp, 2.0 * 8192 * 4096);
+    double col[2], row[2];
+    for (int i = 0; i < 2; i++) {
+        col[i] = plan__gemm_s(&c, 8192, in.col_n[i], 4096, 1);
+        row[i] = plan__gemm_s(&c, 8192, 4096, in.row_k[i], 1);
+    }
+    plan__ub_layer(&c, &fw, &sp, &in, &u);
+    assert_true(fabs(u.fwd_gemm_s) <= 1e-12 * col[0]); /* the pieces' sums round */
+    assert_true(fabs(u.bwd_gemm_s) <= 1e-12 * col[0]);
+    double ef = 0.0, eb = 0.0;
+    for (int i = 0; i < 2; i++) {
+        ef += fmax(0.0, coll - 0.75 * col[i]) + coll;
+        eb += fmax(0.0, coll - 0.75 * row[i]) + 2.0 * fmax(0.0, coll - col[i]);
+    }
+    assert_rel(u.fwd_exposed_s, ef, 1e-12);
+    assert_rel(u.bwd_exposed_s, eb, 1e-12);
+
+    gpu.sms = 132;
+    fw.ub_pipeline_sms = 16;
+    fw.ub_pipeline_splits = 4;
+    fw.ub_bulk_sms = 16;
+    plan__ub_layer(&c, &fw, &sp, &in, &u);
+    double gf = 0.0, gb = 0.0;
+    ef = eb = 0.0;
+    for (int i = 0; i < 2; i++) {
+        double pipe = row[i] * 132.0 / 116.0;
+        gf += pipe - row[i];
+        gb += 2.0 * 16.0 / 132.0 * fmin(coll, col[i]);
+        ef += fmax(0.0, coll - 0.75 * col[i]) + coll / 4 + fmax(0.0, 0.75 * (coll - pipe));
+        eb += fmax(0.0, coll - 0.75 * row[i]) + 2.0 * fmax(0.0, coll - col[i]);
+    }
+    assert_true(gf > 0 && gb > 0);
+    assert_rel(u.fwd_gemm_s, gf, 1e-12);
+    assert_rel(u.bwd_gemm_s, gb, 1e-12);
+    assert_rel(u.fwd_exposed_s, ef, 1e-12);
+    assert_rel(u.bwd_exposed_s, eb, 1e-12);
+
+    /* a shape-dependent rate: pieces of fewer rows cost more */
+    c.eff.gemm_dim_half = 96;
+    fw.ub_pipeline_sms = fw.ub_bulk_sms = 0;
+    plan__ub_layer(&c, &fw, &sp, &in, &u);
+    assert_true(u.fwd_gemm_s > 0 && u.bwd_gemm_s > 0);
+    gpu.sms = 0;
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -763,6 +833,7 @@ int main(void)
         cmocka_unit_test(rejections),
         cmocka_unit_test(search_ranks_and_fixes),
         cmocka_unit_test(collectives_take_sms),
+        cmocka_unit_test(userbuffers_overlap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
