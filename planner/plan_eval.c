@@ -195,15 +195,23 @@ static void comm_costs(const plan_model *m, const plan_cluster *c, const plan_la
      * (Korthikanti et al. 2022, Sec. 4.2.2). */
     double msg = eb * T * h, sm_frac = plan__comm_sm_frac(c);
     double ar = l->tp > 1 ? plan__allreduce_s(c, sp_t, msg) : 0.0;
+    /* With sequence parallelism the backward also gathers each column-
+     * parallel linear's input again for its weight gradient (Korthikanti et
+     * al. 2022, Sec. 4.2.2): per linear pair, the output gradient's gather,
+     * the input's re-gather and the input gradient's reduce-scatter, three
+     * halves of an all-reduce where the forward has two. */
+    int sp = l->sequence_parallel && l->tp > 1;
     lc->tp_fwd_s = 2.0 * ar;
-    lc->tp_bwd_s = 2.0 * ar;
+    lc->tp_bwd_s = (sp ? 3.0 : 2.0) * ar;
     if (l->tp_overlap == 1) {
         /* Megatron-LM (2022, layers.py LinearWithGradAccumulationAndAsync-
          * Communication): the backward's input-gradient all-reduce (or
          * reduce-scatter with SP) of the two column-parallel linears runs
-         * asynchronously beside their weight-gradient GEMMs, which lose
-         * the SMs its blocks hold meanwhile (plan__comm_sm_frac). */
-        double hidden = fmin(lc->tp_bwd_s, col_gemm_s);
+         * asynchronously beside their weight-gradient GEMMs, and with SP
+         * the input's re-gather beside their input-gradient GEMMs (each as
+         * long as the forward's); the products lose the SMs its blocks hold
+         * meanwhile (plan__comm_sm_frac). */
+        double hidden = sp ? fmin(2.0 * ar, 2.0 * col_gemm_s) : fmin(lc->tp_bwd_s, col_gemm_s);
         lc->tp_bwd_s += sm_frac * hidden - hidden;
     } else if (ub) {
         /* Transformer Engine's userbuffers: what each method leaves exposed

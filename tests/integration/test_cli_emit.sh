@@ -85,13 +85,13 @@ emit_ok() {
 }
 
 # --- The plan the table ranks first, after the simulator's re-ranking. ------
-# 13B on 8 x p4d: the simulator reorders the planner's ranking.
-emit_ok rank1-sagemaker sagemaker --params 13B --instances 8xp4d
-emit_ok rank1-mpirun mpirun --params 13B --instances 8xp4d
+# 20B on 8 x p4d: the simulator reorders the planner's ranking.
+emit_ok rank1-sagemaker sagemaker --params 20B --instances 8xp4d
+emit_ok rank1-mpirun mpirun --params 20B --instances 8xp4d
 if [ "$have_py" = 1 ]; then
-  "$bin" --params 13B --instances 8xp4d --json >"$tmp/table" 2>/dev/null
+  "$bin" --params 20B --instances 8xp4d --json >"$tmp/table" 2>/dev/null
   if [ "$(pyget "$tmp/table" 'd["reranked_by_simulation"]')" != True ]; then
-    echo "FAIL rank1: 13B on 8 x p4d is no longer re-ranked by the simulator; pick a case that is"; fail=1
+    echo "FAIL rank1: 20B on 8 x p4d is no longer re-ranked by the simulator; pick a case that is"; fail=1
   fi
   want=$(pyget "$tmp/table" '"%d %d %d %d" % tuple(d["plans"][0][k] for k in ("tp","pp","micro_batch","microbatches"))')
   p='d["sagemaker"]["estimator"]["distribution"]["smdistributed"]["modelparallel"]["parameters"]'

@@ -11,9 +11,9 @@ run_timeout=60 # nothing may hang
 py() { python3 - "$@" || { echo "FAIL ${PYNAME:-python check}"; fail=1; }; }
 
 # ---- Why #1 after the simulator re-ranks ----------------------------------------
-# 13B on 8 x p4d: the simulator reorders the planner's ranking; the sentence
+# 20B on 8 x p4d: the simulator reorders the planner's ranking; the sentence
 # quotes the simulated steps of #1 and #2, not the planner's.
-case="--params 13B --instances 8xp4d"
+case="--params 20B --instances 8xp4d"
 run why-json 0 "$bin" $case --json
 cp "$tmp/out" "$tmp/why.json"
 run why 0 "$bin" $case
