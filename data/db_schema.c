@@ -378,6 +378,12 @@ static const char schema_v6[] =
     "ALTER TABLE models ADD COLUMN sliding_window INTEGER;"
     "ALTER TABLE models ADD COLUMN sliding_window_pattern INTEGER;";
 
+/* Version 6 -> 7: plans.recompute_layers, the layers of each model chunk
+ * recomputed by Megatron's block method with full recompute (plan_layout;
+ * 0: every layer). Rows recorded before keep NULL, read as 0: every plan
+ * then recomputed every layer it recomputed at all. */
+static const char schema_v7[] = "ALTER TABLE plans ADD COLUMN recompute_layers INTEGER;";
+
 const db__migration db__migrations[] = {
     {0, schema_v1},
     {1, schema_v2},
@@ -385,6 +391,7 @@ const db__migration db__migrations[] = {
     {3, schema_v4},
     {4, schema_v5},
     {5, schema_v6},
+    {6, schema_v7},
 };
 const int db__nmigrations = (int)(sizeof db__migrations / sizeof db__migrations[0]);
 

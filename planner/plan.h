@@ -572,6 +572,9 @@ typedef struct plan_layout {
     int virtual_stages;          /* model chunks per pipeline rank (1 unless VIRTUAL) */
     plan_recompute recompute;
     int recompute_group;         /* layers per checkpoint with FULL (SMP strategy "group_k") */
+    int recompute_layers;        /* FULL by Megatron's block method: the layers recomputed
+                                  * in each model chunk (its first ones); the others keep
+                                  * their activations. 0: every layer */
     int sequence_parallel;       /* Megatron sequence parallelism with TP */
     int offload_activations;     /* checkpoints offloaded to host memory */
     plan_sharding sharding;
@@ -604,6 +607,11 @@ typedef struct plan_layout {
 /* A layout with every knob at its neutral value (1-way everything, 1F1B,
  * no recompute, no sharding, "DPT"). */
 void plan_layout_default(plan_layout *l);
+
+/* The share of its layers a layout recomputes in the backward: 1 with full
+ * recompute of every layer, recompute_layers over a chunk's layers with
+ * Megatron's block method (at most 1), 0 without full recompute. */
+double plan_layout_recompute_share(const plan_model *m, const plan_layout *l);
 
 const char *plan_schedule_name(plan_schedule s);   /* "simple", "interleaved", ... */
 /* The schedule a layout runs: its name, or "none" with one pipeline stage
@@ -850,6 +858,7 @@ typedef struct plan_config {
     int schedule;                /* plan_schedule or -1 */
     int recompute;               /* plan_recompute or -1 */
     int recompute_group;         /* 0 = search 1..; >0 fixed */
+    int recompute_layers;        /* with FULL: layers recomputed per chunk (0: every layer) */
     int sharding;                /* plan_sharding or -1 */
     int sequence_parallel;       /* 0/1 or -1 */
     int offload_activations;     /* 0/1 or -1 (searched only with full recompute and pp > 1) */

@@ -388,7 +388,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
 
 /* What the layout's recompute stores and adds to the base costs of
  * layer_costs (in place; once per layout). */
-static void layer_recompute(const plan_layout *l, layer_cost *lc)
+static void layer_recompute(const plan_model *m, const plan_layout *l, layer_cost *lc)
 {
     lc->recomp_comp_s = 0.0;
     lc->tp_recomp_s = 0.0;
@@ -404,14 +404,19 @@ static void layer_recompute(const plan_layout *l, layer_cost *lc)
         }
         break;
     case PLAN_RECOMP_FULL:
-    default:
-        lc->act_stored_bytes = lc->act_input_bytes / l->recompute_group;
-        lc->recomp_comp_s = lc->fwd_comp_s;
-        lc->gemm_s += lc->gemm_fwd_all_s;
-        lc->attn_s += lc->attn_fwd_s;
-        lc->host_s += lc->host_fwd_s;
-        lc->tp_recomp_s = lc->tp_fwd_s; /* the recomputed forward's collectives */
+    default: {
+        /* every layer (r = 1), or with Megatron's block method a share r
+         * of them, the others keeping all they store without recompute */
+        double r = l->recompute == PLAN_RECOMP_FULL ? plan_layout_recompute_share(m, l) : 1.0;
+        lc->act_stored_bytes =
+            r * (lc->act_input_bytes / l->recompute_group) + (1.0 - r) * lc->act_full_bytes;
+        lc->recomp_comp_s = r * lc->fwd_comp_s;
+        lc->gemm_s += r * lc->gemm_fwd_all_s;
+        lc->attn_s += r * lc->attn_fwd_s;
+        lc->host_s += r * lc->host_fwd_s;
+        lc->tp_recomp_s = r * lc->tp_fwd_s; /* the recomputed forward's collectives */
         break;
+    }
     }
 }
 
@@ -651,10 +656,11 @@ static int check_degrees(const plan_layout *l, st_err *err)
 {
     if (l->tp < 1 || l->pp < 1 || l->dp < 1 || l->cp < 1 || l->micro_batch < 1 ||
         l->microbatches < 1 || l->active_microbatches < 1 || l->virtual_stages < 1 ||
-        l->recompute_group < 1 || l->global_batch < 1)
+        l->recompute_group < 1 || l->recompute_layers < 0 || l->global_batch < 1)
         return ST_RAISE(err, ST_EINVAL,
                         "layout degrees, micro-batch, microbatches, active microbatches, virtual "
-                        "stages and recompute group must be at least 1");
+                        "stages and recompute group must be at least 1, recomputed layers at "
+                        "least 0");
     if (l->pp > PLAN_PP_MAX)
         return ST_RAISE(err, ST_EINVAL, "pp %d: at most %d pipeline stages", l->pp, PLAN_PP_MAX);
     if ((unsigned)l->schedule >= PLAN_SCHED__COUNT || (unsigned)l->recompute >= PLAN_RECOMP__COUNT ||
@@ -1209,7 +1215,7 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     }
     const plan__span sp_d = memo->sp_d, sp_c = memo->sp_c;
     layer_cost lc = memo->lc;
-    layer_recompute(l, &lc);
+    layer_recompute(m, l, &lc);
     memcpy(est->stage_layers, memo->stage_layers, (size_t)l->pp * sizeof est->stage_layers[0]);
 
     eval_memory(m, c, l, &lc, est, terms, memory_only);
@@ -1282,7 +1288,7 @@ static int stages_mem(const plan_model *m, const plan_cluster *c, const plan_lay
                       l->placement, c->inst->gpus_per_node);
     if (rc == ST_OK) {
         layer_cost lc = memo.lc;
-        layer_recompute(l, &lc);
+        layer_recompute(m, l, &lc);
         for (int k = 0; k < n; k++)
             stage_memory(m, c, l, &lc, first + k, memo.stage_layers[first + k], &out[k]);
     }
@@ -1339,7 +1345,7 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
     plan__span sp_g = {memo.sp_d.ranks_per_node * memo.sp_c.ranks_per_node,
                        memo.sp_d.nodes * memo.sp_c.nodes};
     layer_cost lc = memo.lc;
-    layer_recompute(l, &lc);
+    layer_recompute(m, l, &lc);
     double head_f = memo.head_f_s, head_b = memo.head_b_s, head_gemm = memo.head_gemm_s;
 
     double v = l->virtual_stages;

@@ -257,6 +257,23 @@ void plan_layout_default(plan_layout *l)
         plan_framework_apply(plan_framework_get(PLAN_FW_DEFAULT), PLAN_FW_DEFAULT, l);
 }
 
+/* Megatron-LM's block method (--recompute-method block --recompute-num-
+ * layers N, arguments.py: "recompute the input activations of only a set
+ * number of individual Transformer layers per pipeline stage and do the
+ * rest without any recomputing"; NeMo activations_checkpoint_method block,
+ * activations_checkpoint_num_layers) recomputes the first N layers of each
+ * model chunk (Megatron-Core TransformerBlock._checkpointed_forward): of a
+ * chunk's L / (pp v) layers, N on average over the stages. */
+double plan_layout_recompute_share(const plan_model *m, const plan_layout *l)
+{
+    if (l->recompute != PLAN_RECOMP_FULL)
+        return 0.0;
+    if (l->recompute_layers <= 0)
+        return 1.0;
+    double chunk = (double)m->layers / ((double)l->pp * (double)l->virtual_stages);
+    return chunk > 0 ? fmin(1.0, (double)l->recompute_layers / chunk) : 1.0;
+}
+
 void plan_config_default(plan_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -293,6 +310,7 @@ void plan_config_from_layout(plan_config *cfg, const plan_layout *l)
     cfg->schedule = (int)l->schedule;
     cfg->recompute = (int)l->recompute;
     cfg->recompute_group = l->recompute_group;
+    cfg->recompute_layers = l->recompute_layers;
     cfg->sharding = (int)l->sharding;
     cfg->sequence_parallel = l->sequence_parallel;
     cfg->offload_activations = l->offload_activations;

@@ -278,6 +278,8 @@ static int search_inner(search_ctx *x, plan_layout *l)
                             l->active_microbatches = caps[ic];
                             l->recompute = (plan_recompute)r;
                             l->recompute_group = group;
+                            l->recompute_layers =
+                                r == PLAN_RECOMP_FULL ? cfg->recompute_layers : 0;
                             l->sharding = (plan_sharding)sh;
                             l->offload_activations = off;
                             cand.layout = *l;

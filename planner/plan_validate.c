@@ -581,8 +581,9 @@ typedef struct row_layout {
  * forward recomputed in the backward: every layer's with full recompute,
  * the attention scores' (4 B s^2 l a d in that count) with selective; the
  * LM head is not recomputed (Narayanan et al. 2021, Eq. 3 is this for a
- * GPT with full recompute: 4 x the layers' forward, 3 x the head's). */
-static double hardware_flops(const plan_model *m, double B, int rc)
+ * GPT with full recompute: 4 x the layers' forward, 3 x the head's); share:
+ * the layers full recompute recomputes (plan_layout_recompute_share). */
+static double hardware_flops(const plan_model *m, double B, int rc, double share)
 {
     double F = plan_validate_megatron_flops(m, B);
     double h = (double)m->hidden, s = (double)m->seq, l = (double)m->layers;
@@ -590,23 +591,24 @@ static double hardware_flops(const plan_model *m, double B, int rc)
     double head = 6.0 * B * s * h * (double)m->vocab;
     switch (rc) {
     case PLAN_RECOMP_NONE: return F;
-    case PLAN_RECOMP_FULL: return F + (F - head) / 3.0;
+    case PLAN_RECOMP_FULL: return F + share * (F - head) / 3.0;
     case PLAN_RECOMP_SELECTIVE: return F + 4.0 * B * s * s * l * q;
     default: return 0.0;
     }
 }
 
 /* Reference FLOPs of one iteration under the row's convention, for a
- * global batch B with recompute (-1: not yet known); 0 with basis NONE
- * when the convention is not known. */
+ * global batch B with recompute (-1: not yet known) of a share of the
+ * layers (hardware FLOPs); 0 with basis NONE when the convention is not
+ * known. */
 static double convention_flops(const plan_validate_row *r, const plan_model *m, double B,
-                               int recompute, plan_validate_basis *basis)
+                               int recompute, double share, plan_validate_basis *basis)
 {
     double s = (double)m->seq, l = (double)m->layers, h = (double)m->hidden, V = (double)m->vocab;
     switch (plan__conv_parse(r->tflops_convention)) {
     case CONV_HARDWARE:
         *basis = PLAN_VAL_BASIS_HARDWARE;
-        return hardware_flops(m, B, recompute);
+        return hardware_flops(m, B, recompute, share);
     case CONV_EQ3:
         *basis = PLAN_VAL_BASIS_EQ3;
         return plan_validate_eq3_flops(B, s, l, h, V);
@@ -760,7 +762,7 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
         /* Published TFLOP/s and time pin the batch under the row's convention. */
         double tf, t;
         plan_validate_basis b;
-        double f1 = convention_flops(r, m, 1.0, -1, &b);
+        double f1 = convention_flops(r, m, 1.0, -1, 1.0, &b);
         if (parse_num(r->tflops_per_gpu, &tf) == 1 && parse_num(r->iteration_time_s, &t) == 1 &&
             f1 > 0 && tf > 0 && t > 0) {
             double B = tf * 1e12 * (double)gpus * t / f1;
@@ -843,6 +845,19 @@ static int map_memory_knobs(const plan_validate_row *r, const plan_framework *fw
         note(out, "recompute %s (%s default)", plan_recompute_name((plan_recompute)rc), fw->label);
     }
     l->recompute = (plan_recompute)rc;
+    int block, n = rc == PLAN_RECOMP_FULL ? plan__parse_recompute_layers(r->recompute, &block) : -1;
+    if (n == 0 && block) {
+        l->recompute = PLAN_RECOMP_NONE;
+        note(out, "recompute none (the block method with 0 layers)");
+    } else if (n > 0 && block) {
+        l->recompute_layers = n;
+        note(out, "recompute the first %d layer%s of each model chunk (the block method)", n,
+             n == 1 ? "" : "s");
+    } else if (n > 0) {
+        l->recompute_group = n;
+        note(out, "recompute in checkpoints of %d layer%s (the uniform method)", n,
+             n == 1 ? "" : "s");
+    }
 
     int degree;
     int sh = plan__parse_sharding(r->optimizer_sharding, &degree);
@@ -1130,10 +1145,12 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
         return !skip(out, "neither iteration_time_s, tokens/s nor tflops_per_gpu published");
     double F = 0;
     if (hfu_only) {
-        F = hardware_flops(m, (double)l->global_batch, (int)l->recompute);
+        F = hardware_flops(m, (double)l->global_batch, (int)l->recompute,
+                           plan_layout_recompute_share(m, l));
         out->basis = PLAN_VAL_BASIS_HARDWARE;
     } else {
-        F = convention_flops(row, m, (double)l->global_batch, (int)l->recompute, &out->basis);
+        F = convention_flops(row, m, (double)l->global_batch, (int)l->recompute,
+                             plan_layout_recompute_share(m, l), &out->basis);
     }
     if (hm > 0 && (hf == 0 || F <= 0)) {
         tf = mfu / 100.0 * peak;

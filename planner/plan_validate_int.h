@@ -57,6 +57,14 @@ int64_t plan__gpus_of_layout(const plan_catalog *cat, const plan_validate_row *r
  * plan__parse_sharding sets *degree for a shard group smaller than the
  * data-parallel group (-1: the node's GPUs, FSDP HYBRID_SHARD). */
 int plan__parse_recompute(const char *s);
+
+/* The layer count full recompute's text gives under a stack's documented
+ * key (Megatron-LM --recompute-num-layers and, before 2022,
+ * --checkpoint-num-layers; Megatron-Core recompute_num_layers; NeMo
+ * activations_checkpoint_num_layers), -1 when none: with the block method
+ * named (*block = 1) the layers recomputed per model chunk, else the
+ * layers of one checkpoint (the uniform method). */
+int plan__parse_recompute_layers(const char *s, int *block);
 int plan__parse_sharding(const char *s, int *degree);
 int plan__parse_flag(const char *s);
 

@@ -592,7 +592,9 @@ int plan__parse_recompute(const char *s)
         (contains(s, "remat") && contains(s, "custom")))
         return -3;
     /* Megatron's --recompute-method (NeMo activations_checkpoint_method)
-     * "uniform" and "block" recompute whole layers: full recomputation;
+     * "uniform" and "block" recompute whole layers: full recomputation (of
+     * the layers plan__parse_recompute_layers counts, where a key gives
+     * them);
      * checkpointing "on" without more is the per-layer kind; JAX's
      * jax.checkpoint ("aka jax.remat", JAX docs) with its default policy
      * saves nothing inside the layer; torchtitan's "AC" is activation
@@ -603,6 +605,33 @@ int plan__parse_recompute(const char *s)
         contains(s, "every layer") || contains(s, "each layer") || contains(s, "layer-wise") ||
         contains(s, "layerwise") || first_word_in(s, yes_words, NWORDS(yes_words)))
         return PLAN_RECOMP_FULL;
+    return -1;
+}
+
+int plan__parse_recompute_layers(const char *s, int *block)
+{
+    static const char *const keys[] = {
+        "recompute-num-layers", "recompute_num_layers", "activations_checkpoint_num_layers",
+        "checkpoint-num-layers", "checkpoint_num_layers",
+    };
+    *block = 0;
+    for (size_t i = 0; s && i < sizeof keys / sizeof keys[0]; i++) {
+        const char *p = plan__find(s, keys[i]);
+        if (!p)
+            continue;
+        const char *q = p + strlen(keys[i]);
+        while (*q == ' ' || *q == '=' || *q == ':' || *q == '"')
+            q++;
+        if (!isdigit((unsigned char)*q))
+            continue;
+        long n = strtol(q, NULL, 10);
+        if (n < 0 || n > (1L << 20))
+            return -1;
+        /* --recompute-method block (NeMo activations_checkpoint_method
+         * block); uniform, the method of --checkpoint-num-layers, else */
+        *block = contains(s, "block") && !contains(s, "uniform");
+        return (int)n;
+    }
     return -1;
 }
 

@@ -813,6 +813,49 @@ static void userbuffers_overlap(void **state)
     gpu.sms = 0;
 }
 
+/* Megatron's block method (plan_layout_recompute_share): recomputing the
+ * first r of a chunk's 13 layers stores and costs r/13 of the way from no
+ * recompute to full recompute, in the activations and in the compute; all
+ * 13 (or more) is full recompute, bit for bit; the share follows the
+ * chunk's layers (13 / (pp v)). */
+static void block_recompute_share(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    plan_model m = one_node_13(&c);
+    plan_layout l = layout(1, 1, 8, 1, 4);
+    plan_estimate none, full, part, all;
+    eval(&m, &c, &l, &none);
+    l.recompute = PLAN_RECOMP_FULL;
+    eval(&m, &c, &l, &full);
+    assert_rel(plan_layout_recompute_share(&m, &l), 1.0, 0);
+    l.recompute_layers = 13;
+    eval(&m, &c, &l, &all);
+    assert_rel(all.time.step_s, full.time.step_s, 0);
+    assert_rel(all.mem.activations_bytes, full.mem.activations_bytes, 0);
+    l.recompute_layers = 4;
+    assert_rel(plan_layout_recompute_share(&m, &l), 4.0 / 13.0, 1e-15);
+    eval(&m, &c, &l, &part);
+    double r = 4.0 / 13.0;
+    assert_rel(part.time.compute_s,
+               none.time.compute_s + r * (full.time.compute_s - none.time.compute_s), 1e-12);
+    assert_rel(part.mem.activations_bytes,
+               none.mem.activations_bytes +
+                   r * (full.mem.activations_bytes - none.mem.activations_bytes),
+               1e-12);
+    assert_true(part.time.compute_s < full.time.compute_s);
+    assert_true(part.mem.activations_bytes > full.mem.activations_bytes);
+    /* 13 layers on 2 stages of 2 chunks: 3.25 a chunk, 2 of them recomputed */
+    plan_layout v = layout(1, 2, 4, 1, 4);
+    v.recompute = PLAN_RECOMP_FULL;
+    v.schedule = PLAN_SCHED_VIRTUAL;
+    v.virtual_stages = 2;
+    v.recompute_layers = 2;
+    assert_rel(plan_layout_recompute_share(&m, &v), 2.0 / 3.25, 1e-15);
+    v.recompute = PLAN_RECOMP_SELECTIVE;
+    assert_rel(plan_layout_recompute_share(&m, &v), 0.0, 0);
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -834,6 +877,7 @@ int main(void)
         cmocka_unit_test(search_ranks_and_fixes),
         cmocka_unit_test(collectives_take_sms),
         cmocka_unit_test(userbuffers_overlap),
+        cmocka_unit_test(block_recompute_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

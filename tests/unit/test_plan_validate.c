@@ -1240,6 +1240,35 @@ static void test_recompute_words(void **state)
                      cases[i].want);
 }
 
+/* The layer counts of full recompute under the stacks' documented keys:
+ * Megatron's block method counts the layers recomputed per chunk (0: none),
+ * the uniform method and Megatron 2020's --checkpoint-num-layers the layers
+ * of one checkpoint; a count under no such key, or none, is -1 ("per-block"
+ * names what is checkpointed, not the method). */
+static void test_recompute_layer_counts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int want, block;
+    } cases[] = {
+        {"full, --recompute-method block --recompute-num-layers 4", 4, 1},
+        {"activations_checkpoint_method: block, activations_checkpoint_num_layers: 0", 0, 1},
+        {"recompute_granularity=full recompute_method=uniform recompute_num_layers=2", 2, 0},
+        {"--checkpoint-activations --checkpoint-num-layers 2", 2, 0},
+        {"full (per-block activation checkpointing)", -1, 0},
+        {"full, 4 layers", -1, 0},
+        {"recompute_num_layers", -1, 0},
+        {"", -1, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int block = -1, n = plan__parse_recompute_layers(cases[i].text, &block);
+        if (n != cases[i].want || (n >= 0 && block != cases[i].block))
+            fail_msg("'%s': %d (block %d), want %d (block %d)", cases[i].text, n, block,
+                     cases[i].want, cases[i].block);
+    }
+}
+
 /* States kept on the host are a kind the planner does not model: said,
  * not read as the stage they build on. */
 static void test_offload_words(void **state)
@@ -1507,6 +1536,7 @@ int main(void)
         cmocka_unit_test(test_flash_named),
         cmocka_unit_test(test_phrasings),
         cmocka_unit_test(test_recompute_words),
+        cmocka_unit_test(test_recompute_layer_counts),
         cmocka_unit_test(test_written_numbers),
         cmocka_unit_test(test_network_technology_alone),
         cmocka_unit_test(test_known_model_shape),
