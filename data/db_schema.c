@@ -378,11 +378,14 @@ static const char schema_v6[] =
     "ALTER TABLE models ADD COLUMN sliding_window INTEGER;"
     "ALTER TABLE models ADD COLUMN sliding_window_pattern INTEGER;";
 
-/* Version 6 -> 7: plans.recompute_layers, the layers of each model chunk
- * recomputed by Megatron's block method with full recompute (plan_layout;
- * 0: every layer). Rows recorded before keep NULL, read as 0: every plan
- * then recomputed every layer it recomputed at all. */
-static const char schema_v7[] = "ALTER TABLE plans ADD COLUMN recompute_layers INTEGER;";
+/* Version 6 -> 7: two refinements of full recompute (plan_layout):
+ * plans.recompute_layers, the layers of each model chunk Megatron's block
+ * method recomputes (0: every layer), and plans.recompute_saved, the
+ * products' outputs a partial rematerialisation policy keeps (PLAN_SAVE_*
+ * bits; 0: none). Rows recorded before keep NULL, read as 0: every plan
+ * then recomputed all of every layer it recomputed at all. */
+static const char schema_v7[] = "ALTER TABLE plans ADD COLUMN recompute_layers INTEGER;"
+                                "ALTER TABLE plans ADD COLUMN recompute_saved INTEGER;";
 
 const db__migration db__migrations[] = {
     {0, schema_v1},

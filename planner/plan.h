@@ -575,6 +575,8 @@ typedef struct plan_layout {
     int recompute_layers;        /* FULL by Megatron's block method: the layers recomputed
                                   * in each model chunk (its first ones); the others keep
                                   * their activations. 0: every layer */
+    int recompute_saved;         /* FULL with a policy that saves some products' outputs
+                                  * (MaxText remat_policy): PLAN_SAVE_* bits; 0: none */
     int sequence_parallel;       /* Megatron sequence parallelism with TP */
     int offload_activations;     /* checkpoints offloaded to host memory */
     plan_sharding sharding;
@@ -606,6 +608,19 @@ typedef struct plan_layout {
 
 /* A layout with every knob at its neutral value (1-way everything, 1F1B,
  * no recompute, no sharding, "DPT"). */
+/* The outputs a partial rematerialisation policy keeps (plan_layout
+ * recompute_saved), by MaxText's names of them (layers/decoders.py,
+ * get_remat_policy: jax.checkpoint_policies.save_only_these_names): the
+ * Q, K and V projections (query_proj, key_proj, value_proj, qkv_proj), the
+ * attention output (context), the output projection (out_proj), the MLP's
+ * input products (mlpwi) and its output product (mlpwo). */
+#define PLAN_SAVE_QKV 1
+#define PLAN_SAVE_OUT 2
+#define PLAN_SAVE_MLPWI 4
+#define PLAN_SAVE_MLPWO 8
+#define PLAN_SAVE_CONTEXT 16
+#define PLAN_SAVE_ALL 31
+
 void plan_layout_default(plan_layout *l);
 
 /* The share of its layers a layout recomputes in the backward: 1 with full
@@ -859,6 +874,7 @@ typedef struct plan_config {
     int recompute;               /* plan_recompute or -1 */
     int recompute_group;         /* 0 = search 1..; >0 fixed */
     int recompute_layers;        /* with FULL: layers recomputed per chunk (0: every layer) */
+    int recompute_saved;         /* with FULL: PLAN_SAVE_* outputs kept (0: none) */
     int sharding;                /* plan_sharding or -1 */
     int sequence_parallel;       /* 0/1 or -1 */
     int offload_activations;     /* 0/1 or -1 (searched only with full recompute and pp > 1) */

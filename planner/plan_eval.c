@@ -383,7 +383,63 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     lc->act_input_bytes = T * h * eb / th;
     lc->act_tok_bytes = T * per_tok;
     lc->gemm_fwd_all_s = gemm;
+    lc->lin_fwd_s[0] = qkv.fwd_s;
+    lc->lin_fwd_s[1] = o.fwd_s;
+    lc->lin_fwd_s[2] = up.fwd_s;
+    lc->lin_fwd_s[3] = down.fwd_s;
+    lc->elem_fwd_s = elem_f;
+    lc->save_bytes[0] = T * eb * (q + 2.0 * kv * d) / t;
+    lc->save_bytes[1] = T * eb * h / th;
+    lc->save_bytes[2] = T * eb * (gated ? 2.0 : 1.0) * f / t;
+    lc->save_bytes[3] = T * eb * h / th;
+    lc->save_bytes[4] = T * eb * q / t;
     lc->host_fwd_s = host_xf;
+}
+
+/* Full recompute that keeps some products' outputs (MaxText's remat
+ * policies, plan_layout.recompute_saved) or re-runs only what the backward
+ * reads (remat_dce: jax.checkpoint's recompute is dead-code eliminated).
+ * The backward reads the Q, K and V projections (the attention's
+ * derivative), the attention output (the output projection's weight
+ * gradient), the output projection's (the second norm's input is the
+ * residual sum), the MLP's input products (the activation's derivative);
+ * the MLP's output product only feeds the residual sum. The recompute runs
+ * the products whose outputs were not kept, the attention core unless its
+ * output was kept, and every elementwise kernel (the norms and the
+ * activation are cheaper to redo than to keep, none of the policies keeps
+ * them); the TP collectives and the host's time by the share of the
+ * forward they belong to. Each layer stores its input and what was kept.
+ * r: the share of the layers recomputed (the block method). */
+static void recompute_part(const plan_layout *l, const plan_framework *fw, double r,
+                           layer_cost *lc)
+{
+    int sv = l->recompute_saved;
+    static const int lin_bit[4] = {PLAN_SAVE_QKV, PLAN_SAVE_OUT, PLAN_SAVE_MLPWI, PLAN_SAVE_MLPWO};
+    double lin_all = 0.0, lin_re = 0.0, kept = 0.0;
+    for (int i = 0; i < 4; i++) {
+        lin_all += lc->lin_fwd_s[i];
+        int needed = i < 3 || !fw->remat_dce;
+        if (!(sv & lin_bit[i]) && needed)
+            lin_re += lc->lin_fwd_s[i];
+    }
+    static const int save_bit[5] = {PLAN_SAVE_QKV, PLAN_SAVE_OUT, PLAN_SAVE_MLPWI, PLAN_SAVE_MLPWO,
+                                    PLAN_SAVE_CONTEXT};
+    for (int i = 0; i < 5; i++)
+        if (sv & save_bit[i])
+            kept += lc->save_bytes[i];
+    double g = lin_all > 0 ? lin_re / lin_all : 1.0; /* share of the forward's products */
+    double gemm = g * lc->gemm_fwd_all_s;
+    double attn = (sv & PLAN_SAVE_CONTEXT) ? 0.0 : lc->attn_fwd_s;
+    double gpu_f = lc->fwd_comp_s - lc->host_fwd_s;
+    double gpu_re = gemm + attn + lc->elem_fwd_s;
+    double host = gpu_f > 0 ? lc->host_fwd_s * fmin(1.0, gpu_re / gpu_f) : 0.0;
+    double stored = fmin(lc->act_full_bytes, lc->act_input_bytes / l->recompute_group + kept);
+    lc->act_stored_bytes = r * stored + (1.0 - r) * lc->act_full_bytes;
+    lc->recomp_comp_s = r * (gpu_re + host);
+    lc->gemm_s += r * gemm;
+    lc->attn_s += r * attn;
+    lc->host_s += r * host;
+    lc->tp_recomp_s = r * g * lc->tp_fwd_s;
 }
 
 /* What the layout's recompute stores and adds to the base costs of
@@ -408,6 +464,11 @@ static void layer_recompute(const plan_model *m, const plan_layout *l, layer_cos
         /* every layer (r = 1), or with Megatron's block method a share r
          * of them, the others keeping all they store without recompute */
         double r = l->recompute == PLAN_RECOMP_FULL ? plan_layout_recompute_share(m, l) : 1.0;
+        const plan_framework *fw = plan_framework_get(l->framework);
+        if (l->recompute_saved || fw->remat_dce) {
+            recompute_part(l, fw, r, lc);
+            break;
+        }
         lc->act_stored_bytes =
             r * (lc->act_input_bytes / l->recompute_group) + (1.0 - r) * lc->act_full_bytes;
         lc->recomp_comp_s = r * lc->fwd_comp_s;

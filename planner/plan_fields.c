@@ -29,6 +29,7 @@ static const plan_field layout_f[] = {
     F("recompute", PLAN_FK_RECOMP, plan_layout, recompute, X),
     F("recompute_group", PLAN_FK_INT, plan_layout, recompute_group, X),
     F("recompute_layers", PLAN_FK_INT, plan_layout, recompute_layers, 0),
+    F("recompute_saved", PLAN_FK_INT, plan_layout, recompute_saved, 0),
     F("sequence_parallel", PLAN_FK_BOOL, plan_layout, sequence_parallel, X),
     F("offload_activations", PLAN_FK_BOOL, plan_layout, offload_activations, X),
     F("sharding", PLAN_FK_SHARD, plan_layout, sharding, X),

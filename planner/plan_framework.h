@@ -163,6 +163,8 @@ typedef struct plan_framework {
                                   * (plan_cluster_use_framework) */
     int gelu_epilogue;           /* the MLP's GELU and its gradient in the epilogues of
                                   * its products (cuBLASLt GELU_AUX_BIAS, DGELU) */
+    int remat_dce;               /* full recompute re-runs only what the backward reads:
+                                  * not the MLP's output product (compiled graphs) */
     int residual_epilogue;       /* a layer's two residual adds are read in the epilogues
                                   * of its output products (the product's C operand) where
                                   * one rank holds the layer (TP 1, no SP): no separate

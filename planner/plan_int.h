@@ -65,6 +65,15 @@ typedef struct layer_cost {
     double gemm_fwd_all_s;    /* the forward's GEMMs, FP8 casts included */
     double host_fwd_s;        /* the forward's host time beyond the GPU's */
     double act_tok_bytes;     /* stored activations without the score tensors */
+    /* the forward by part, for a recompute that keeps some products'
+     * outputs (plan_layout.recompute_saved) or re-runs only what the
+     * backward reads (remat_dce): each linear's GEMM with its FP8 casts
+     * (QKV, output projection, MLP in, MLP out), the elementwise kernels;
+     * and the bytes of each output a policy can keep (PLAN_SAVE_* order:
+     * QKV, output projection, MLP in, MLP out, attention output) */
+    double lin_fwd_s[4];
+    double elem_fwd_s;
+    double save_bytes[5];
 } layer_cost;
 
 /* What plan__evaluate works out of the degrees, micro-batch, placement and

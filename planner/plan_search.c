@@ -280,6 +280,7 @@ static int search_inner(search_ctx *x, plan_layout *l)
                             l->recompute_group = group;
                             l->recompute_layers =
                                 r == PLAN_RECOMP_FULL ? cfg->recompute_layers : 0;
+                            l->recompute_saved = r == PLAN_RECOMP_FULL ? cfg->recompute_saved : 0;
                             l->sharding = (plan_sharding)sh;
                             l->offload_activations = off;
                             cand.layout = *l;

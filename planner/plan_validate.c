@@ -838,13 +838,18 @@ static int map_memory_knobs(const plan_validate_row *r, const plan_framework *fw
     if (rc == -1)
         return skip(out, "recompute '%s' not understood", r->recompute);
     if (rc == -3)
-        return skip(out, "recompute '%s': a policy that saves some matmuls and recomputes the "
-                    "others, which the model does not have", r->recompute);
+        return skip(out, "recompute '%s': a policy that saves some matmuls on the host (or "
+                    "does not say which), which the model does not have", r->recompute);
     if (rc == -2) {
         rc = fw->recompute_default;
         note(out, "recompute %s (%s default)", plan_recompute_name((plan_recompute)rc), fw->label);
     }
     l->recompute = (plan_recompute)rc;
+    int saved = rc == PLAN_RECOMP_FULL ? plan__parse_remat_saved(r->recompute) : -1;
+    if (saved > 0) {
+        l->recompute_saved = saved;
+        note(out, "full recompute of the products' outputs the remat policy does not keep");
+    }
     int block, n = rc == PLAN_RECOMP_FULL ? plan__parse_recompute_layers(r->recompute, &block) : -1;
     if (n == 0 && block) {
         l->recompute = PLAN_RECOMP_NONE;

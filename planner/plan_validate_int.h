@@ -58,6 +58,13 @@ int64_t plan__gpus_of_layout(const plan_catalog *cat, const plan_validate_row *r
  * data-parallel group (-1: the node's GPUs, FSDP HYBRID_SHARD). */
 int plan__parse_recompute(const char *s);
 
+/* The outputs a MaxText remat policy the text names keeps (PLAN_SAVE_*
+ * bits): a named policy's, or the custom policy's tensors set to "device";
+ * -3 for a policy keeping them on the host (the *_offloaded policies,
+ * "offload" in custom) or custom without its settings, -1 when the text
+ * names none. */
+int plan__parse_remat_saved(const char *s);
+
 /* The layer count full recompute's text gives under a stack's documented
  * key (Megatron-LM --recompute-num-layers and, before 2022,
  * --checkpoint-num-layers; Megatron-Core recompute_num_layers; NeMo

@@ -584,13 +584,15 @@ int plan__parse_recompute(const char *s)
         token_at(s, "SAC"))
         return PLAN_RECOMP_SELECTIVE;
     /* MaxText's remat policies that save some matmuls' outputs and
-     * recompute the others (base.yml: save_dot_except_mlpwi,
-     * save_dot_except_mlp, save_dot_with_context_except_mlp,
-     * save_qkv_proj, qkv_proj_offloaded, save_out_proj, custom): neither
-     * kind the model has */
-    if (contains(s, "save_") || contains(s, "_offloaded") ||
-        (contains(s, "remat") && contains(s, "custom")))
+     * recompute the others: full recompute of what they do not keep
+     * (plan__parse_remat_saved); kept on the host (qkv_proj_offloaded,
+     * minimal_offloaded, custom with offload), a kind the model does not
+     * have */
+    int saved = plan__parse_remat_saved(s);
+    if (saved == -3)
         return -3;
+    if (saved >= 0)
+        return PLAN_RECOMP_FULL;
     /* Megatron's --recompute-method (NeMo activations_checkpoint_method)
      * "uniform" and "block" recompute whole layers: full recomputation (of
      * the layers plan__parse_recompute_layers counts, where a key gives
@@ -605,6 +607,63 @@ int plan__parse_recompute(const char *s)
         contains(s, "every layer") || contains(s, "each layer") || contains(s, "layer-wise") ||
         contains(s, "layerwise") || first_word_in(s, yes_words, NWORDS(yes_words)))
         return PLAN_RECOMP_FULL;
+    return -1;
+}
+
+/* MaxText's remat policies by name (layers/decoders.py, get_remat_policy:
+ * jax.checkpoint_policies.save_only_these_names of each) and its custom
+ * policy's per-tensor settings ("query_proj=device", RematLocation remat,
+ * device or offload). */
+int plan__parse_remat_saved(const char *s)
+{
+    static const struct {
+        const char *name;
+        int saved;
+    } policies[] = {
+        {"save_dot_with_context_except_mlp", PLAN_SAVE_QKV | PLAN_SAVE_CONTEXT | PLAN_SAVE_OUT},
+        {"save_dot_except_mlpwi", PLAN_SAVE_QKV | PLAN_SAVE_OUT | PLAN_SAVE_MLPWO},
+        {"save_dot_except_mlp", PLAN_SAVE_QKV | PLAN_SAVE_OUT},
+        {"save_qkv_proj", PLAN_SAVE_QKV},
+        {"save_out_proj", PLAN_SAVE_OUT},
+    };
+    if (!s)
+        return -1;
+    if (contains(s, "_offloaded"))
+        return -3;
+    if (contains(s, "remat") && contains(s, "custom")) {
+        static const struct {
+            const char *key;
+            int bit;
+        } tensors[] = {
+            {"query_proj", PLAN_SAVE_QKV}, {"key_proj", PLAN_SAVE_QKV},
+            {"value_proj", PLAN_SAVE_QKV}, {"qkv_proj", PLAN_SAVE_QKV},
+            {"out_proj", PLAN_SAVE_OUT},   {"mlpwi", PLAN_SAVE_MLPWI},
+            {"mlpwo", PLAN_SAVE_MLPWO},    {"context", PLAN_SAVE_CONTEXT},
+        };
+        int saved = 0, any = 0;
+        for (size_t i = 0; i < sizeof tensors / sizeof tensors[0]; i++) {
+            for (const char *p = plan__find(s, tensors[i].key); p;
+                 p = plan__find(p + 1, tensors[i].key)) {
+                const char *q = p + strlen(tensors[i].key);
+                while (*q == '_' || isdigit((unsigned char)*q)) /* mlpwi_0, mlpwi_1 */
+                    q++;
+                while (*q == ' ' || *q == '=' || *q == ':' || *q == '"' || *q == '\'')
+                    q++;
+                if (strncasecmp(q, "offload", 7) == 0)
+                    return -3;
+                if (strncasecmp(q, "device", 6) == 0) {
+                    saved |= tensors[i].bit;
+                    any = 1;
+                } else if (strncasecmp(q, "remat", 5) == 0) {
+                    any = 1;
+                }
+            }
+        }
+        return any ? saved : -3; /* custom without its settings: not known */
+    }
+    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
+        if (contains(s, policies[i].name))
+            return policies[i].saved;
     return -1;
 }
 

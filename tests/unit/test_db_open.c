@@ -8,7 +8,8 @@
  * again with the bench kind, its rows and references intact; a version-4
  * file's runs gain the device's name and each rank's GPU memory; a
  * version-5 file's models gain the head size and the sliding window; a
- * version-6 file's plans the layers the block method recomputes; the
+ * version-6 file's plans the layers the block method recomputes and the
+ * outputs a partial rematerialisation keeps; the
  * migrated schema is a new file's); the
  * framework applying a further (test-only) step;
  * a newer schema, another application's SQLite file, a file that is not a
@@ -147,10 +148,12 @@ static void check_current(db *d)
                                 " WHERE name IN ('head_dim', 'sliding_window',"
                                 " 'sliding_window_pattern') AND type = 'INTEGER'"),
                      3);
-    /* version 7: the layers Megatron's block method recomputes */
+    /* version 7: the layers Megatron's block method recomputes, the
+     * outputs a partial rematerialisation keeps */
     assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_table_info('plans')"
-                                " WHERE name = 'recompute_layers' AND type = 'INTEGER'"),
-                     1);
+                                " WHERE name IN ('recompute_layers', 'recompute_saved')"
+                                " AND type = 'INTEGER'"),
+                     2);
     /* every row still has its record */
     assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 }

@@ -856,6 +856,52 @@ static void block_recompute_share(void **state)
     assert_rel(plan_layout_recompute_share(&m, &v), 0.0, 0);
 }
 
+/* A partial rematerialisation (plan_layout.recompute_saved) between no
+ * recompute and full: keeping every product's output and the attention's
+ * leaves only the elementwise kernels to recompute and stores those
+ * outputs; keeping none is full recompute; each kept output lowers the
+ * recompute and raises the store. A stack whose recompute is dead-code
+ * eliminated (JAX) skips the MLP's output product even in full recompute,
+ * keeping what it stores. */
+static void partial_remat(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    plan_model m = one_node_13(&c);
+    plan_layout l = layout(1, 1, 8, 1, 4);
+    l.flash_attention = 1;
+    plan_estimate none, full, part, all;
+    eval(&m, &c, &l, &none);
+    l.recompute = PLAN_RECOMP_FULL;
+    eval(&m, &c, &l, &full);
+    l.recompute_saved = PLAN_SAVE_QKV | PLAN_SAVE_OUT;
+    eval(&m, &c, &l, &part);
+    assert_true(part.time.compute_s < full.time.compute_s);
+    assert_true(part.time.compute_s > none.time.compute_s);
+    assert_true(part.mem.activations_bytes > full.mem.activations_bytes);
+    assert_true(part.mem.activations_bytes < none.mem.activations_bytes);
+    l.recompute_saved = PLAN_SAVE_ALL;
+    eval(&m, &c, &l, &all);
+    assert_true(all.time.compute_s < part.time.compute_s);
+    assert_true(all.compute.gemm_s <= none.compute.gemm_s * (1 + 1e-12));
+    assert_true(all.compute.attn_s <= none.compute.attn_s * (1 + 1e-12));
+
+    /* JAX: the full recompute without the MLP's output product */
+    int jax = -1;
+    st_err err = {0};
+    assert_int_equal(plan_framework_find("jax@2024", &jax, &err), ST_OK);
+    plan_layout lj = layout(1, 1, 8, 1, 4);
+    lj.flash_attention = 1;
+    lj.recompute = PLAN_RECOMP_FULL;
+    plan_estimate fj, fm;
+    eval(&m, &c, &lj, &fm);
+    lj.framework = jax;
+    eval(&m, &c, &lj, &fj);
+    assert_true(plan_framework_get(jax)->remat_dce);
+    assert_true(fj.compute.gemm_s < fm.compute.gemm_s);
+    assert_rel(fj.mem.activations_bytes, fm.mem.activations_bytes, 1e-12);
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -878,6 +924,7 @@ int main(void)
         cmocka_unit_test(collectives_take_sms),
         cmocka_unit_test(userbuffers_overlap),
         cmocka_unit_test(block_recompute_share),
+        cmocka_unit_test(partial_remat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

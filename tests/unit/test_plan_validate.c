@@ -568,7 +568,7 @@ static void test_mfu_without_convention(void **state)
     x.tflops_convention = "";
     x.mfu_pct = "40";
     x.peak_basis_tflops = "989";
-    const plan_validate_result *r = run(&x);
+    plan_validate_result *r = run(&x);
     assert_true(r->compared);
     assert_int_equal(r->basis, PLAN_VAL_BASIS_MEGATRON);
     double F = plan_validate_megatron_flops(&r->model, 128);
@@ -602,7 +602,7 @@ static void test_sharding_in_framework(void **state)
     x.dp = "64";
     x.num_microbatches = "";
     x.optimizer_sharding = "";
-    const plan_validate_result *r = run(&x);
+    plan_validate_result *r = run(&x);
     assert_int_equal(r->layout.sharding, PLAN_SHARD_PARAMS);
     x.framework = "DeepSpeed (ZeRO stage 1)";
     r = run(&x);
@@ -668,7 +668,7 @@ static void test_mlp_from_architecture(void **state)
     plan_validate_row x = dgxc_114;
     x.architecture = "Nemotron-4 (squared-ReLU, GQA)";
     x.model_name = "Nemotron4-15B";
-    const plan_validate_result *r = run(&x);
+    plan_validate_result *r = run(&x);
     assert_true(r->have_model);
     assert_int_equal(r->model.kv_heads, 8);
     assert_int_equal(plan_model_gated(&r->model), 0);
@@ -693,7 +693,7 @@ static void test_model_traits(void **state)
     plan_validate_row x = dgxc_114;
     x.architecture = "";
     x.model_name = "Mistral-7B";
-    const plan_validate_result *r = run(&x);
+    plan_validate_result *r = run(&x);
     assert_int_equal(r->model.arch, PLAN_ARCH_LLAMA);
     assert_int_equal(r->model.tied_embedding, 0);
     x.model_name = "MPT-30B";
@@ -761,7 +761,7 @@ static void test_model_parallel_size(void **state)
     x.model_parallel_size = "16";
     x.num_gpus = "512";
     x.global_batch_size = "1024";
-    const plan_validate_result *r = run(&x);
+    plan_validate_result *r = run(&x);
     assert_true(r->compared);
     assert_int_equal(r->layout.tp, 8);
     assert_int_equal(r->layout.pp, 2);
@@ -791,7 +791,7 @@ static void test_tokens_fsdp_network(void **state)
         .precision = "amp_bf16 (mp_mode DEFAULT)", .tokens_per_s_per_gpu = "5000",
         .tflops_convention = "MosaicML MFU: (6N + 12*l*h*s per token) model FLOPs",
     };
-    const plan_validate_result *r = run(&x);
+    plan_validate_result *r = run(&x);
     assert_true(r->compared);
     assert_int_equal(r->basis, PLAN_VAL_BASIS_TOKENS);
     assert_rel(r->ref_time_s, 256.0 * 2048.0 / (5000.0 * 16.0), 1e-12);
@@ -956,7 +956,7 @@ static void test_framework_defaults(void **state)
         .recompute = "none (activations_checkpoint_granularity null in default config)",
         .sequence_parallel = "no", .precision = "bf16", .tokens_per_s_total = "40000",
     };
-    const plan_validate_result *r = run(&x);
+    plan_validate_result *r = run(&x);
     assert_true(r->compared);
     assert_int_equal(r->model.vocab, 50432); /* 50257 up to a multiple of 256 */
     assert_int_equal(r->layout.recompute, PLAN_RECOMP_NONE);
@@ -1040,7 +1040,7 @@ static void test_phrasings(void **state)
         x.recompute = cases[i].recompute;
         x.optimizer_sharding = cases[i].sharding;
         x.sequence_parallel = cases[i].sp;
-        const plan_validate_result *r = run(&x);
+        plan_validate_result *r = run(&x);
         if (!r->compared)
             print_message("case %zu: %s\n", i, r->reason);
         assert_true(r->compared);
@@ -1083,7 +1083,7 @@ static void test_network_technology_alone(void **state)
     (void)state;
     plan_validate_row x = narayanan_23;
     x.interconnect = "EFA";
-    const plan_validate_result *r = run(&x);
+    plan_validate_result *r = run(&x);
     assert_string_equal(r->instance, "p4de.24xlarge");
     x.interconnect = "";
     r = run(&x);
@@ -1101,7 +1101,7 @@ static void test_known_model_shape(void **state)
     plan_validate_row x = dgxc_114;
     x.num_layers = x.hidden_size = x.num_heads = x.num_kv_heads = x.ffn_hidden_size = "";
     x.model_name = "Llama 3 70B (NeMo)";
-    const plan_validate_result *r = run(&x);
+    plan_validate_result *r = run(&x);
     assert_true(r->compared);
     assert_int_equal(r->model.layers, 80);
     assert_int_equal(r->model.hidden, 8192);
@@ -1167,7 +1167,7 @@ static void test_whole_batch(void **state)
     plan_validate_row x = dgxc_114; /* dp 2, micro-batch 1 */
     x.num_microbatches = "";
     x.global_batch_size = "127";
-    const plan_validate_result *r = run(&x);
+    plan_validate_result *r = run(&x);
     assert_true(r->compared);
     assert_int_equal(r->layout.global_batch, 128);
     assert_int_equal(r->layout.microbatches, 64);
@@ -1184,7 +1184,7 @@ static void test_gpus_not_counted(void **state)
     (void)state;
     plan_validate_row x = dgxc_114; /* 4 x 4 x 2 x cp 2 */
     x.num_gpus = "";
-    const plan_validate_result *r = run(&x);
+    plan_validate_result *r = run(&x);
     assert_true(r->compared);
     assert_int_equal(r->gpus, 64);
     assert_non_null(strstr(r->notes, "64 GPUs: the product of the published degrees"));
@@ -1219,10 +1219,12 @@ static void test_recompute_words(void **state)
         {"off", PLAN_RECOMP_NONE},
         {"-", -2},
         {"?", -2},
-        /* MaxText's partial policies: matmuls saved and recomputed by
-         * name, a kind the planner does not model (said, not guessed) */
-        {"save_dot_except_mlp", -3},
-        {"remat_policy: save_qkv_proj", -3},
+        /* MaxText's partial policies: full recompute of the matmuls they
+         * do not keep (plan__parse_remat_saved); kept on the host, or a
+         * custom policy without its settings, not modelled (said, not
+         * guessed) */
+        {"save_dot_except_mlp", PLAN_RECOMP_FULL},
+        {"remat_policy: save_qkv_proj", PLAN_RECOMP_FULL},
         {"remat_policy=custom", -3},
         {"qkv_proj_offloaded", -3},
         {"remat", PLAN_RECOMP_FULL},          /* jax.checkpoint, aka jax.remat */
@@ -1237,6 +1239,38 @@ static void test_recompute_words(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (plan__parse_recompute(cases[i].text) != cases[i].want)
             fail_msg("'%s': %d, want %d", cases[i].text, plan__parse_recompute(cases[i].text),
+                     cases[i].want);
+}
+
+/* MaxText's remat policies by their names in decoders.py and the custom
+ * policy's per-tensor settings: what each keeps on the device. */
+static void test_remat_saved(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int want;
+    } cases[] = {
+        {"remat_policy=save_dot_with_context_except_mlp",
+         PLAN_SAVE_QKV | PLAN_SAVE_OUT | PLAN_SAVE_CONTEXT},
+        {"save_dot_except_mlpwi", PLAN_SAVE_QKV | PLAN_SAVE_OUT | PLAN_SAVE_MLPWO},
+        {"save_dot_except_mlp", PLAN_SAVE_QKV | PLAN_SAVE_OUT},
+        {"save_qkv_proj", PLAN_SAVE_QKV},
+        {"save_out_proj", PLAN_SAVE_OUT},
+        {"remat_policy=custom query_proj=device key_proj=device value_proj=device "
+         "out_proj=device mlpwo=device",
+         PLAN_SAVE_QKV | PLAN_SAVE_OUT | PLAN_SAVE_MLPWO},
+        {"remat_policy=custom mlpwi_0=device mlpwi_1=device context=remat", PLAN_SAVE_MLPWI},
+        {"remat_policy=custom qkv_proj=offload", -3},
+        {"remat_policy=custom", -3},
+        {"qkv_proj_offloaded", -3},
+        {"minimal_offloaded", -3},
+        {"full", -1},
+        {"", -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (plan__parse_remat_saved(cases[i].text) != cases[i].want)
+            fail_msg("'%s': %d, want %d", cases[i].text, plan__parse_remat_saved(cases[i].text),
                      cases[i].want);
 }
 
@@ -1286,8 +1320,15 @@ static void test_offload_words(void **state)
     x.optimizer_sharding = "ZeRO-Offload";
     refused(&x, "offloaded to the host");
     x.optimizer_sharding = "";
+    x.recompute = "remat_policy=qkv_proj_offloaded";
+    refused(&x, "saves some matmuls on the host");
+    /* a policy that keeps its matmuls on the device is full recompute of
+     * the others */
     x.recompute = "remat_policy=save_dot_except_mlpwi";
-    refused(&x, "saves some matmuls");
+    plan_validate_result *r = run(&x);
+    assert_int_equal(r->layout.recompute, PLAN_RECOMP_FULL);
+    assert_int_equal(r->layout.recompute_saved, PLAN_SAVE_QKV | PLAN_SAVE_OUT | PLAN_SAVE_MLPWO);
+    assert_non_null(strstr(r->notes, "remat policy does not keep"));
 }
 
 /* The number format a run names: FP8 by any of its names, IEEE half when
@@ -1317,7 +1358,7 @@ static void test_precision_words(void **state)
         x.tokens_per_s_total = "200000";
         x.gpu_type = "H100-SXM5-80GB";
         x.precision = cases[i].text;
-        const plan_validate_result *r = run(&x);
+        plan_validate_result *r = run(&x);
         if (!r->compared)
             print_message("case %zu: %s\n", i, r->reason);
         assert_true(r->compared);
@@ -1338,7 +1379,7 @@ static void test_sharding_default_with_pp(void **state)
     x.tflops_per_gpu = "";
     x.tflops_convention = "";
     x.tokens_per_s_total = "200000";
-    const plan_validate_result *r = run(&x);
+    plan_validate_result *r = run(&x);
     assert_true(r->compared);
     assert_int_equal(r->layout.sharding, PLAN_SHARD_PARAMS);
     x.pp = "2";
@@ -1353,7 +1394,7 @@ static void test_flash_named(void **state)
 {
     (void)state;
     plan_validate_row x = narayanan_23; /* Megatron-LM 2021: unfused by default */
-    const plan_validate_result *r = run(&x);
+    plan_validate_result *r = run(&x);
     assert_true(r->compared);
     assert_false(r->layout.flash_attention);
     double unfused_s = r->pred_time_s;
@@ -1485,7 +1526,7 @@ static void test_board_variants(void **state)
         plan_validate_row x = narayanan_23;
         x.gpu_type = cases[i].gpu_type;
         x.interconnect = "";
-        const plan_validate_result *r = run(&x);
+        plan_validate_result *r = run(&x);
         if (!r->compared)
             fail_msg("'%s' not compared: %s", cases[i].gpu_type, r->reason);
         assert_string_equal(cat.gpus[r->inst.gpu_index].name, cases[i].gpu);
@@ -1537,6 +1578,7 @@ int main(void)
         cmocka_unit_test(test_phrasings),
         cmocka_unit_test(test_recompute_words),
         cmocka_unit_test(test_recompute_layer_counts),
+        cmocka_unit_test(test_remat_saved),
         cmocka_unit_test(test_written_numbers),
         cmocka_unit_test(test_network_technology_alone),
         cmocka_unit_test(test_known_model_shape),
