@@ -47,6 +47,7 @@
 #include "planner/plan_framework.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -686,6 +687,33 @@ static plan_reject reject(plan_estimate *est, plan_reject r, const char *fmt, lo
     return r;
 }
 
+/* Structural checks of the virtual stages: the pipeline's chunks against
+ * the layers, and against the microbatches. */
+static plan_reject check_layers(const plan_model *m, const plan_layout *l, plan_estimate *est)
+{
+    if ((int64_t)l->pp * l->virtual_stages > m->layers)
+        return reject(est, PLAN_REJ_LAYERS, "%ld pipeline chunks for %ld layers",
+                      (long)l->pp * l->virtual_stages, (long)m->layers);
+    return PLAN_OK;
+}
+
+static plan_reject check_virtual(const plan_layout *l, plan_estimate *est)
+{
+    if (l->schedule == PLAN_SCHED_VIRTUAL && l->virtual_stages > 1 && l->pp > 1 &&
+        l->microbatches % l->pp != 0)
+        return reject(est, PLAN_REJ_VIRTUAL, "%ld microbatches not a multiple of PP %ld",
+                      (long)l->microbatches, l->pp);
+    return PLAN_OK;
+}
+
+/* The checks of check_layout that depend on the schedule's chunks alone
+ * (what layouts sharing a memo differ in), in its order. */
+static plan_reject check_chunks(const plan_model *m, const plan_layout *l, plan_estimate *est)
+{
+    plan_reject r = check_layers(m, l, est);
+    return r != PLAN_OK ? r : check_virtual(l, est);
+}
+
 /* Structural checks that need no arithmetic of cost. */
 static plan_reject check_layout(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                                 plan_estimate *est)
@@ -696,9 +724,8 @@ static plan_reject check_layout(const plan_model *m, const plan_cluster *c, cons
     if (m->heads % l->tp != 0 || (m->kv_heads % l->tp != 0 && l->tp % m->kv_heads != 0))
         return reject(est, PLAN_REJ_HEADS, "TP %ld does not divide %ld heads", l->tp,
                       (long)m->heads);
-    if ((int64_t)l->pp * l->virtual_stages > m->layers)
-        return reject(est, PLAN_REJ_LAYERS, "%ld pipeline chunks for %ld layers",
-                      (long)l->pp * l->virtual_stages, (long)m->layers);
+    if (check_layers(m, l, est) != PLAN_OK)
+        return est->reject;
     if (m->seq % l->cp != 0 || (l->sequence_parallel && (m->seq / l->cp) % l->tp != 0))
         return reject(est, PLAN_REJ_SEQ, "sequence %ld not divisible by cp %ld (x tp with SP)",
                       (long)m->seq, l->cp);
@@ -706,11 +733,22 @@ static plan_reject check_layout(const plan_model *m, const plan_cluster *c, cons
         l->global_batch / ((int64_t)l->dp * l->micro_batch) != l->microbatches)
         return reject(est, PLAN_REJ_BATCH, "global batch %ld is not dp x micro-batch x %ld",
                       (long)l->global_batch, (long)l->microbatches);
-    if (l->schedule == PLAN_SCHED_VIRTUAL && l->virtual_stages > 1 && l->pp > 1 &&
-        l->microbatches % l->pp != 0)
-        return reject(est, PLAN_REJ_VIRTUAL, "%ld microbatches not a multiple of PP %ld",
-                      (long)l->microbatches, l->pp);
-    return PLAN_OK;
+    return check_virtual(l, est);
+}
+
+/* est zeroed for a new evaluation. A memory-only one (the search's
+ * pruning) leaves its per-stage arrays as they were: plan__evaluate sets
+ * the stage_layers it reads and the worst stage's total, and the search
+ * evaluates in full every layout it keeps; clearing 4 KiB per layout cost
+ * as much as the rest of a layout's memory. */
+static void est_clear(plan_estimate *est, int memory_only)
+{
+    if (!memory_only) {
+        memset(est, 0, sizeof *est);
+        return;
+    }
+    memset(est, 0, offsetof(plan_estimate, stage_layers));
+    memset(&est->time, 0, sizeof *est - offsetof(plan_estimate, time));
 }
 
 static int check_degrees(const plan_layout *l, st_err *err)
@@ -927,24 +965,19 @@ static void dp_buckets(const plan_model *m, const plan_cluster *c, const plan_la
 /* The worst stage's memory by term into est->mem (every stage's total too
  * unless memory_only); a layout whose need exceeds the capacity is marked
  * PLAN_REJ_OOM. */
-static void eval_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                        const layer_cost *lc, plan_estimate *est, plan_terms *terms,
-                        int memory_only)
+/* The stages whose memory can be the worst, in order, into memo. Stages
+ * differ in their layer count (two counts in the middle, see split_layers),
+ * the first's embedding, the last's head, and the microbatches in flight,
+ * which never grow with the stage index under any schedule (inflight()). So
+ * among the middle stages of one layer count the first holds the most, and
+ * the worst stage is among: stage 0, the first middle stage of each count,
+ * the last stage. They depend on the split alone: once per memo. */
+static void memory_stages(int pp, const int *stage_layers, plan__eval_memo *memo)
 {
-    /* ---- memory: the worst stage ----
-     * Stages differ in their layer count (two counts in the middle, see
-     * split_layers), the first's embedding, the last's head, and the
-     * microbatches in flight, which never grow with the stage index under
-     * any schedule (inflight()). So among the middle stages of one layer
-     * count the first holds the most, and the worst stage is among: stage
-     * 0, the first middle stage of each count, the last stage. A search
-     * pruning by memory looks only at those; a layout that fits gets every
-     * stage's total. */
-    plan_mem mem, worst = {0};
-    int seen_a = -1, seen_b = -1;
-    for (int i = 0; i < l->pp; i++) {
-        int n = est->stage_layers[i];
-        if (i > 0 && i < l->pp - 1) {
+    int seen_a = -1, seen_b = -1, k = 0;
+    for (int i = 0; i < pp; i++) {
+        int n = stage_layers[i];
+        if (i > 0 && i < pp - 1) {
             if (n == seen_a || n == seen_b)
                 continue;
             if (seen_a < 0)
@@ -952,6 +985,22 @@ static void eval_memory(const plan_model *m, const plan_cluster *c, const plan_l
             else
                 seen_b = n;
         }
+        memo->mem_stages[k++] = i;
+    }
+    memo->nmem_stages = k;
+}
+
+static void eval_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                        const layer_cost *lc, const plan__eval_memo *mm, plan_estimate *est,
+                        plan_terms *terms, int memory_only)
+{
+    /* ---- memory: the worst stage ----
+     * among the memo's candidates (memory_stages). A search pruning by
+     * memory looks only at those; a layout that fits gets every stage's
+     * total. */
+    plan_mem mem, worst = {0};
+    for (int k = 0; k < mm->nmem_stages; k++) {
+        int i = mm->mem_stages[k], n = est->stage_layers[i];
         stage_memory(m, c, l, lc, i, n, &mem);
         if (i == 0 || mem.total_bytes > worst.total_bytes) {
             worst = mem;
@@ -1033,6 +1082,7 @@ static void eval_stages(const plan_model *m, const plan_cluster *c, const plan_l
     stage_time st = {0};
     zero_mb z = {0};
     int prev_layers = -1;
+    double pp = 0, Ti = 0;
     for (int i = 0; i < l->pp; i++) {
         /* stages differ only in their layer count and the last one's head */
         int last = i == l->pp - 1;
@@ -1040,10 +1090,10 @@ static void eval_stages(const plan_model *m, const plan_cluster *c, const plan_l
             zero_microbatch(m, c, l, sp_g, mm, lc, est->stage_layers[i], &z);
             stage_time_of(lc, &z, est->stage_layers[i], last, head_f, head_b, head_gemm, &st);
             prev_layers = est->stage_layers[i];
+            pp = stage_p2p_s(l, &st, p2p);
+            Ti = st.comp + st.tp + st.cp + st.zero + pp;
         }
-        double pp = stage_p2p_s(l, &st, p2p);
-        double Ti = st.comp + st.tp + st.cp + st.zero + pp;
-        sumT += Ti;
+        sumT += Ti; /* stage by stage, in order: the sum's rounding is the schedule's */
         if (i == 0)
             *zero_total = z.total_s;
         if (last)
@@ -1234,6 +1284,7 @@ static int memo_fill(const plan_model *m, const plan_cluster *c, const plan_layo
         return -1;
     layer_costs(m, c, l, &memo->sp_t, &memo->sp_c, &memo->lc);
     stage_split(m, l, memo->stage_layers);
+    memory_stages(l->pp, memo->stage_layers, memo);
     head_times(m, c, l, &memo->head_f_s, &memo->head_b_s, &memo->head_gemm_s);
     /* The activation a stage sends is split over its TP ranks: sequence
      * parallelism shards it, and Megatron's scatter/gather optimisation sends
@@ -1257,10 +1308,12 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     int rc = check_degrees(l, err);
     if (rc)
         return rc;
-    memset(est, 0, sizeof *est);
+    est_clear(est, memory_only);
     est->capacity_bytes = c->gpu->mem_bytes;
     est->nstages = l->pp;
-    if (check_layout(m, c, l, est) != PLAN_OK)
+    /* a valid memo was filled for a layout that passed check_layout, and
+     * its layouts share every knob that checks but the chunks */
+    if ((memo && memo->valid ? check_chunks(m, l, est) : check_layout(m, c, l, est)) != PLAN_OK)
         return ST_OK;
 
     plan__eval_memo own;
@@ -1279,7 +1332,7 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     layer_recompute(m, l, &lc);
     memcpy(est->stage_layers, memo->stage_layers, (size_t)l->pp * sizeof est->stage_layers[0]);
 
-    eval_memory(m, c, l, &lc, est, terms, memory_only);
+    eval_memory(m, c, l, &lc, memo, est, terms, memory_only);
     if (memory_only && est->reject == PLAN_REJ_OOM)
         return ST_OK;
 

@@ -87,6 +87,10 @@ typedef struct plan__eval_memo {
     plan__span sp_t, sp_p, sp_d, sp_c;
     layer_cost lc;               /* before layer_recompute */
     int stage_layers[PLAN_PP_MAX];
+    /* the stages whose memory can be the worst (eval_memory), in order:
+     * the first, the first middle stage of each layer count, the last */
+    int nmem_stages;
+    int mem_stages[PLAN_PP_MAX];
     double head_f_s, head_b_s, head_gemm_s; /* the LM head and loss per microbatch */
     double p2p_bytes, p2p_s;     /* one activation send between stages, its bytes and time */
     double max_stage_params;     /* the largest stage's parameters per GPU, unsharded */
@@ -98,7 +102,8 @@ typedef struct plan__eval_memo {
 } plan__eval_memo;
 
 /* plan_evaluate; with memory_only a layout that does not fit gets no time
- * (the search's pruning). memo: NULL, or one shared by layouts that differ
+ * (the search's pruning), and of the per-stage arrays only stage_layers and
+ * the worst stage's stage_mem_bytes are set (the rest keep what they held). memo: NULL, or one shared by layouts that differ
  * only in schedule, virtual stages, active microbatches, recompute,
  * sharding and offload (the caller's promise). */
 int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,

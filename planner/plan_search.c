@@ -178,7 +178,9 @@ static int kept(const plan_result *res, const plan_candidate *cand, int k, plan_
     return res->ngrid < PLAN_GRID_MAX;
 }
 
-static void count(search_ctx *x, plan_candidate *cand)
+/* Count cand (memo: the one its evaluation used) and keep it where it
+ * belongs, evaluated in full first. */
+static void count(search_ctx *x, plan_candidate *cand, plan__eval_memo *memo)
 {
     plan_result *res = x->res;
     res->evaluated++;
@@ -186,7 +188,7 @@ static void count(search_ctx *x, plan_candidate *cand)
         res->costed++;
         if (kept(res, cand, x->k, x->cfg->objective)) {
             st_err e = {0};
-            plan_evaluate(x->m, x->c, &cand->layout, &cand->est, NULL, &e);
+            plan__evaluate(x->m, x->c, &cand->layout, &cand->est, NULL, 0, memo, &e);
         }
     }
     keep_grid(res, cand, x->cfg->objective);
@@ -202,7 +204,7 @@ static void count(search_ctx *x, plan_candidate *cand)
         res->closest_oom = *cand;
         if (!(res->closest_oom.est.time.step_s > 0)) { /* it gets its time too */
             st_err e = {0};
-            plan_evaluate(x->m, x->c, &cand->layout, &res->closest_oom.est, NULL, &e);
+            plan__evaluate(x->m, x->c, &cand->layout, &res->closest_oom.est, NULL, 0, memo, &e);
         }
     }
 }
@@ -288,7 +290,7 @@ static int search_inner(search_ctx *x, plan_layout *l)
                                                     x->err);
                             if (rc)
                                 return rc;
-                            count(x, &cand);
+                            count(x, &cand, &memo);
                         }
                     }
                 }
