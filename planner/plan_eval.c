@@ -619,14 +619,14 @@ static int shard_degree(const plan_layout *l)
     return l->sharding_degree > 0 ? l->sharding_degree : l->dp * l->cp;
 }
 
-static void stage_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                         const layer_cost *lc, int i, int layers, plan_mem *mem)
+/* The terms of a stage's memory that its parameters (P, stage_params) and
+ * the layout's sharding decide: weights, gradients, optimizer state,
+ * communication buffers, context; the others in mem are left as they are. */
+static void stage_state_bytes(const plan_model *m, const plan_layout *l, const plan_framework *fw,
+                              const layer_cost *lc, double P, plan_mem *mem)
 {
-    double P = stage_params(m, l, i, layers);
     double sh = shard_degree(l), eb = elem_bytes(l);
     int fp32 = l->precision == PLAN_PREC_FP32;
-    const plan_framework *fw = plan_framework_get(l->framework);
-    memset(mem, 0, sizeof *mem);
     mem->weights_bytes = eb * P / (l->sharding >= PLAN_SHARD_PARAMS ? sh : 1.0);
     /* gathered working copies: the layer computing and the ones the stack
      * prefetches ahead of it (FSDP1's limit_all_gathers: two in flight;
@@ -643,6 +643,21 @@ static void stage_memory(const plan_model *m, const plan_cluster *c, const plan_
                                                                       : OPTIMIZER_BYTES;
     mem->optimizer_bytes = ob * P / (l->sharding >= PLAN_SHARD_OPTIMIZER ? sh : 1.0);
 
+    int comms = (l->tp > 1) + (l->pp > 1) + (l->dp > 1) + (l->cp > 1);
+    mem->comm_buffers_bytes = comms * NCCL_BUFFERS_BYTES;
+    if (l->dp * l->cp > 1) /* the framework's gradient bucket buffer */
+        mem->comm_buffers_bytes += fmin(fw->grad_buffer_bytes, mem->grads_bytes);
+    if (l->pp > 1) /* send and receive buffers, activations and gradients */
+        mem->comm_buffers_bytes += 4.0 * lc->act_input_bytes;
+    mem->context_bytes = fw->context_bytes > 0 ? fw->context_bytes : CUDA_CONTEXT_BYTES;
+}
+
+/* The terms of stage i's memory (layers layers) that the schedule,
+ * recompute and offload decide: activations, the recompute working set,
+ * the logits (0 but on the last stage); the others are left as they are. */
+static void stage_act_bytes(const plan_model *m, const plan_layout *l, const layer_cost *lc, int i,
+                            int layers, plan_mem *mem)
+{
     double n = inflight(l, i);
     double stored = n;
     if (l->offload_activations && stored > 2.0) /* current + prefetching microbatch stay */
@@ -657,16 +672,12 @@ static void stage_memory(const plan_model *m, const plan_cluster *c, const plan_
     if (k > layers)
         k = layers;
     mem->recompute_bytes = (double)k * lc->act_full_bytes;
-    if (i == l->pp - 1)
-        mem->logits_bytes = T * (double)m->vocab / l->tp * LOGIT_BYTES;
+    mem->logits_bytes = i == l->pp - 1 ? T * (double)m->vocab / l->tp * LOGIT_BYTES : 0.0;
+}
 
-    int comms = (l->tp > 1) + (l->pp > 1) + (l->dp > 1) + (l->cp > 1);
-    mem->comm_buffers_bytes = comms * NCCL_BUFFERS_BYTES;
-    if (l->dp * l->cp > 1) /* the framework's gradient bucket buffer */
-        mem->comm_buffers_bytes += fmin(fw->grad_buffer_bytes, mem->grads_bytes);
-    if (l->pp > 1) /* send and receive buffers, activations and gradients */
-        mem->comm_buffers_bytes += 4.0 * lc->act_input_bytes;
-    mem->context_bytes = fw->context_bytes > 0 ? fw->context_bytes : CUDA_CONTEXT_BYTES;
+/* The allocator's reserve and the total, from the other terms. */
+static void stage_total_bytes(const plan_cluster *c, plan_mem *mem)
+{
     /* PyTorch's caching allocator keeps what it once reserved and rounds
      * and splits blocks (requests up to 1 MiB from 2 MiB segments, 1-10
      * MiB from 20 MiB ones, larger ones rounded to 2 MiB: c10 CUDA caching
@@ -680,6 +691,15 @@ static void stage_memory(const plan_model *m, const plan_cluster *c, const plan_
                        mem->comm_buffers_bytes + mem->context_bytes + mem->allocator_bytes;
 }
 
+/* Memory of stage i (layers layers, P its stage_params) into mem. */
+static void stage_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                         const layer_cost *lc, int i, int layers, double P, plan_mem *mem)
+{
+    stage_state_bytes(m, l, plan_framework_get(l->framework), lc, P, mem);
+    stage_act_bytes(m, l, lc, i, layers, mem);
+    stage_total_bytes(c, mem);
+}
+
 static plan_reject reject(plan_estimate *est, plan_reject r, const char *fmt, long a, long b)
 {
     est->reject = r;
@@ -688,30 +708,37 @@ static plan_reject reject(plan_estimate *est, plan_reject r, const char *fmt, lo
 }
 
 /* Structural checks of the virtual stages: the pipeline's chunks against
- * the layers, and against the microbatches. */
-static plan_reject check_layers(const plan_model *m, const plan_layout *l, plan_estimate *est)
+ * the layers, and against the microbatches; the reason in words only with
+ * why (a search counts these rejections, and shows none of them). */
+static plan_reject check_layers(const plan_model *m, const plan_layout *l, plan_estimate *est,
+                                int why)
 {
-    if ((int64_t)l->pp * l->virtual_stages > m->layers)
-        return reject(est, PLAN_REJ_LAYERS, "%ld pipeline chunks for %ld layers",
-                      (long)l->pp * l->virtual_stages, (long)m->layers);
-    return PLAN_OK;
+    if ((int64_t)l->pp * l->virtual_stages <= m->layers)
+        return PLAN_OK;
+    if (!why)
+        return est->reject = PLAN_REJ_LAYERS;
+    return reject(est, PLAN_REJ_LAYERS, "%ld pipeline chunks for %ld layers",
+                  (long)l->pp * l->virtual_stages, (long)m->layers);
 }
 
-static plan_reject check_virtual(const plan_layout *l, plan_estimate *est)
+static plan_reject check_virtual(const plan_layout *l, plan_estimate *est, int why)
 {
-    if (l->schedule == PLAN_SCHED_VIRTUAL && l->virtual_stages > 1 && l->pp > 1 &&
-        l->microbatches % l->pp != 0)
-        return reject(est, PLAN_REJ_VIRTUAL, "%ld microbatches not a multiple of PP %ld",
-                      (long)l->microbatches, l->pp);
-    return PLAN_OK;
+    if (!(l->schedule == PLAN_SCHED_VIRTUAL && l->virtual_stages > 1 && l->pp > 1 &&
+          l->microbatches % l->pp != 0))
+        return PLAN_OK;
+    if (!why)
+        return est->reject = PLAN_REJ_VIRTUAL;
+    return reject(est, PLAN_REJ_VIRTUAL, "%ld microbatches not a multiple of PP %ld",
+                  (long)l->microbatches, l->pp);
 }
 
 /* The checks of check_layout that depend on the schedule's chunks alone
  * (what layouts sharing a memo differ in), in its order. */
-static plan_reject check_chunks(const plan_model *m, const plan_layout *l, plan_estimate *est)
+static plan_reject check_chunks(const plan_model *m, const plan_layout *l, plan_estimate *est,
+                                int why)
 {
-    plan_reject r = check_layers(m, l, est);
-    return r != PLAN_OK ? r : check_virtual(l, est);
+    plan_reject r = check_layers(m, l, est, why);
+    return r != PLAN_OK ? r : check_virtual(l, est, why);
 }
 
 /* Structural checks that need no arithmetic of cost. */
@@ -724,7 +751,7 @@ static plan_reject check_layout(const plan_model *m, const plan_cluster *c, cons
     if (m->heads % l->tp != 0 || (m->kv_heads % l->tp != 0 && l->tp % m->kv_heads != 0))
         return reject(est, PLAN_REJ_HEADS, "TP %ld does not divide %ld heads", l->tp,
                       (long)m->heads);
-    if (check_layers(m, l, est) != PLAN_OK)
+    if (check_layers(m, l, est, 1) != PLAN_OK)
         return est->reject;
     if (m->seq % l->cp != 0 || (l->sequence_parallel && (m->seq / l->cp) % l->tp != 0))
         return reject(est, PLAN_REJ_SEQ, "sequence %ld not divisible by cp %ld (x tp with SP)",
@@ -733,21 +760,24 @@ static plan_reject check_layout(const plan_model *m, const plan_cluster *c, cons
         l->global_batch / ((int64_t)l->dp * l->micro_batch) != l->microbatches)
         return reject(est, PLAN_REJ_BATCH, "global batch %ld is not dp x micro-batch x %ld",
                       (long)l->global_batch, (long)l->microbatches);
-    return check_virtual(l, est);
+    return check_virtual(l, est, 1);
 }
 
 /* est zeroed for a new evaluation. A memory-only one (the search's
- * pruning) leaves its per-stage arrays as they were: plan__evaluate sets
- * the stage_layers it reads and the worst stage's total, and the search
- * evaluates in full every layout it keeps; clearing 4 KiB per layout cost
- * as much as the rest of a layout's memory. */
+ * pruning) leaves its per-stage arrays and its reason past an empty first
+ * character as they were: plan__evaluate sets the stage_layers it reads and
+ * the worst stage's total, the search shows no such reason and evaluates
+ * in full every layout it keeps (clearing the 4 KiB of a whole estimate
+ * per layout was 7 % of the search's time). */
 static void est_clear(plan_estimate *est, int memory_only)
 {
     if (!memory_only) {
         memset(est, 0, sizeof *est);
         return;
     }
-    memset(est, 0, offsetof(plan_estimate, stage_layers));
+    est->reject = PLAN_OK;
+    est->reason[0] = '\0';
+    memset(&est->mem, 0, offsetof(plan_estimate, stage_layers) - offsetof(plan_estimate, mem));
     memset(&est->time, 0, sizeof *est - offsetof(plan_estimate, time));
 }
 
@@ -971,12 +1001,13 @@ static void dp_buckets(const plan_model *m, const plan_cluster *c, const plan_la
  * which never grow with the stage index under any schedule (inflight()). So
  * among the middle stages of one layer count the first holds the most, and
  * the worst stage is among: stage 0, the first middle stage of each count,
- * the last stage. They depend on the split alone: once per memo. */
-static void memory_stages(int pp, const int *stage_layers, plan__eval_memo *memo)
+ * the last stage. They depend on the split alone: once per memo, with
+ * their parameters (stage_params). */
+static void memory_stages(const plan_model *m, const plan_layout *l, plan__eval_memo *memo)
 {
-    int seen_a = -1, seen_b = -1, k = 0;
+    int pp = l->pp, seen_a = -1, seen_b = -1, k = 0;
     for (int i = 0; i < pp; i++) {
-        int n = stage_layers[i];
+        int n = memo->stage_layers[i];
         if (i > 0 && i < pp - 1) {
             if (n == seen_a || n == seen_b)
                 continue;
@@ -985,13 +1016,58 @@ static void memory_stages(int pp, const int *stage_layers, plan__eval_memo *memo
             else
                 seen_b = n;
         }
+        memo->mem_params[k] = stage_params(m, l, i, n);
         memo->mem_stages[k++] = i;
     }
     memo->nmem_stages = k;
 }
 
+_Static_assert(PLAN__MEMO_STATES * PLAN_SHARD__COUNT <= 32, "state_set holds a bit per state");
+
+/* Memory of the memo's k-th memory stage (stage_memory), its sharded terms
+ * from the memo, worked out there the first time. */
+static void memo_stage_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                              const layer_cost *lc, plan__eval_memo *mm, int k, plan_mem *mem)
+{
+    int i = mm->mem_stages[k];
+    if (k < PLAN__MEMO_STATES) {
+        unsigned bit = 1u << (k * PLAN_SHARD__COUNT + (int)l->sharding);
+        plan_mem *st = &mm->state[k][l->sharding];
+        if (!(mm->state_set & bit)) {
+            stage_state_bytes(m, l, mm->fw, lc, mm->mem_params[k], st);
+            mm->state_set |= bit;
+        }
+        *mem = *st;
+    } else {
+        stage_state_bytes(m, l, mm->fw, lc, mm->mem_params[k], mem);
+    }
+    stage_act_bytes(m, l, lc, i, mm->stage_layers[i], mem);
+    stage_total_bytes(c, mem);
+}
+
+/* Every stage's total memory and microbatches in flight into est; stages
+ * after the first of a middle run of one layer count share its sharded
+ * terms (their parameters are the same). */
+static void every_stage_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                               const layer_cost *lc, const plan__eval_memo *mm,
+                               plan_estimate *est)
+{
+    plan_mem mem;
+    int prev = -1; /* layers of the middle stage before, whose sharded terms mem holds */
+    for (int i = 0; i < l->pp; i++) {
+        int n = est->stage_layers[i], middle = i > 0 && i < l->pp - 1;
+        if (!middle || n != prev)
+            stage_state_bytes(m, l, mm->fw, lc, stage_params(m, l, i, n), &mem);
+        prev = middle ? n : -1;
+        stage_act_bytes(m, l, lc, i, n, &mem);
+        stage_total_bytes(c, &mem);
+        est->stage_mem_bytes[i] = mem.total_bytes;
+        est->stage_inflight[i] = (int)ceil(inflight(l, i));
+    }
+}
+
 static void eval_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                        const layer_cost *lc, const plan__eval_memo *mm, plan_estimate *est,
+                        const layer_cost *lc, plan__eval_memo *mm, plan_estimate *est,
                         plan_terms *terms, int memory_only)
 {
     /* ---- memory: the worst stage ----
@@ -1000,8 +1076,8 @@ static void eval_memory(const plan_model *m, const plan_cluster *c, const plan_l
      * total. */
     plan_mem mem, worst = {0};
     for (int k = 0; k < mm->nmem_stages; k++) {
-        int i = mm->mem_stages[k], n = est->stage_layers[i];
-        stage_memory(m, c, l, lc, i, n, &mem);
+        int i = mm->mem_stages[k];
+        memo_stage_memory(m, c, l, lc, mm, k, &mem);
         if (i == 0 || mem.total_bytes > worst.total_bytes) {
             worst = mem;
             est->worst_stage = i;
@@ -1009,11 +1085,7 @@ static void eval_memory(const plan_model *m, const plan_cluster *c, const plan_l
     }
     est->mem = worst;
     if (!memory_only)
-        for (int i = 0; i < l->pp; i++) {
-            stage_memory(m, c, l, lc, i, est->stage_layers[i], &mem);
-            est->stage_mem_bytes[i] = mem.total_bytes;
-            est->stage_inflight[i] = (int)ceil(inflight(l, i));
-        }
+        every_stage_memory(m, c, l, lc, mm, est);
     else
         est->stage_mem_bytes[est->worst_stage] = worst.total_bytes;
     TERM(terms, "memory", "weights", worst.weights_bytes, "bytes",
@@ -1144,8 +1216,8 @@ static void eval_dp_optimizer(const plan_model *m, const plan_cluster *c, const 
      * Gradients reduced every microbatch (zero_microbatch) are in the
      * stages' times already: their exposed part is counted here too. */
     plan_stage_cost b0;
-    dp_buckets(m, c, l, sp_g, mm, (l->fp32_grads ? 4.0 : elem_bytes(l)) *
-                                      stage_params(m, l, 0, est->stage_layers[0]), &b0);
+    dp_buckets(m, c, l, sp_g, mm, (l->fp32_grads ? 4.0 : elem_bytes(l)) * mm->mem_params[0],
+               &b0);
     double t_dp = b0.dp_buckets > 0 ? (b0.dp_buckets - 1) * b0.dp_bucket_s + b0.dp_last_bucket_s : 0.0;
     double last_b = est->stage_layers[0] * (lc->bwd_comp_s + lc->recomp_comp_s + lc->tp_bwd_s) /
                     l->virtual_stages;
@@ -1274,17 +1346,20 @@ static void eval_rates(const plan_model *m, const plan_cluster *c, const plan_la
 /* What l's degrees, micro-batch and placement decide, into memo (valid):
  * the groups' spans, a layer's costs before its recompute, the layer split,
  * the LM head, the stage-to-stage send, the largest stage's parameters; 0,
- * or -1 when the placement does not tile the nodes. */
+ * or -1 when the placement does not tile the nodes (valid -1: so for every
+ * layout of the memo). */
 static int memo_fill(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                      plan__eval_memo *memo)
 {
-    memo->valid = 0;
+    memo->valid = -1;
     if (plan__span_of(l, c, 'T', &memo->sp_t) || plan__span_of(l, c, 'P', &memo->sp_p) ||
         plan__span_of(l, c, 'D', &memo->sp_d) || plan__span_of(l, c, 'C', &memo->sp_c))
         return -1;
     layer_costs(m, c, l, &memo->sp_t, &memo->sp_c, &memo->lc);
     stage_split(m, l, memo->stage_layers);
-    memory_stages(l->pp, memo->stage_layers, memo);
+    memory_stages(m, l, memo);
+    memo->fw = plan_framework_get(l->framework);
+    memo->state_set = 0;
     head_times(m, c, l, &memo->head_f_s, &memo->head_b_s, &memo->head_gemm_s);
     /* The activation a stage sends is split over its TP ranks: sequence
      * parallelism shards it, and Megatron's scatter/gather optimisation sends
@@ -1312,8 +1387,10 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     est->capacity_bytes = c->gpu->mem_bytes;
     est->nstages = l->pp;
     /* a valid memo was filled for a layout that passed check_layout, and
-     * its layouts share every knob that checks but the chunks */
-    if ((memo && memo->valid ? check_chunks(m, l, est) : check_layout(m, c, l, est)) != PLAN_OK)
+     * its layouts share every knob that checks but the chunks (the
+     * search's, whose rejections it counts without their reasons) */
+    if ((memo && memo->valid > 0 ? check_chunks(m, l, est, !memory_only)
+                                 : check_layout(m, c, l, est)) != PLAN_OK)
         return ST_OK;
 
     plan__eval_memo own;
@@ -1321,10 +1398,14 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
         own.valid = 0;
         memo = &own;
     }
-    if (!memo->valid && memo_fill(m, c, l, memo) != 0) {
+    if (memo->valid == 0)
+        memo_fill(m, c, l, memo);
+    if (memo->valid < 0) {
         est->reject = PLAN_REJ_PLACEMENT;
-        snprintf(est->reason, sizeof est->reason, "placement %s does not tile nodes of %d GPUs",
-                 l->placement, c->inst->gpus_per_node);
+        if (!memory_only) /* (the search counts it) */
+            snprintf(est->reason, sizeof est->reason,
+                     "placement %s does not tile nodes of %d GPUs", l->placement,
+                     c->inst->gpus_per_node);
         return ST_OK;
     }
     const plan__span sp_d = memo->sp_d, sp_c = memo->sp_c;
@@ -1403,8 +1484,10 @@ static int stages_mem(const plan_model *m, const plan_cluster *c, const plan_lay
     if (rc == ST_OK) {
         layer_cost lc = memo.lc;
         layer_recompute(m, l, &lc);
-        for (int k = 0; k < n; k++)
-            stage_memory(m, c, l, &lc, first + k, memo.stage_layers[first + k], &out[k]);
+        for (int k = 0; k < n; k++) {
+            int i = first + k, layers = memo.stage_layers[i];
+            stage_memory(m, c, l, &lc, i, layers, stage_params(m, l, i, layers), &out[k]);
+        }
     }
     free(est);
     return rc;
@@ -1487,7 +1570,7 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
         double P = stage_params(m, l, i, n);
         sc->grad_bytes = (l->fp32_grads ? 4.0 : elem_bytes(l)) * P;
         plan_mem mem;
-        stage_memory(m, c, l, &lc, i, n, &mem);
+        stage_memory(m, c, l, &lc, i, n, P, &mem);
         sc->static_bytes = mem.total_bytes - mem.activations_bytes - mem.allocator_bytes;
         sc->node = (int)((long)i * stride_p / c->inst->gpus_per_node);
         dp_buckets(m, c, l, &sp_g, &memo, sc->grad_bytes, sc);

@@ -80,10 +80,13 @@ typedef struct layer_cost {
  * the stack's behaviour alone, before the schedule, recompute, sharding and
  * offload: the search's innermost loop varies only those, so it computes
  * this once for all of them (plan_search.c search_inner). valid 0: not yet
- * (plan__evaluate fills it). */
+ * (plan__evaluate fills it); -1: their placement does not tile the nodes. */
 #define PLAN__MEMO_COLL 8
+/* memory stages (mem_stages) whose sharded terms are kept per sharding */
+#define PLAN__MEMO_STATES 4
 typedef struct plan__eval_memo {
     int valid;
+    const struct plan_framework *fw; /* the layouts' stack */
     plan__span sp_t, sp_p, sp_d, sp_c;
     layer_cost lc;               /* before layer_recompute */
     int stage_layers[PLAN_PP_MAX];
@@ -91,6 +94,12 @@ typedef struct plan__eval_memo {
      * the first, the first middle stage of each layer count, the last */
     int nmem_stages;
     int mem_stages[PLAN_PP_MAX];
+    double mem_params[PLAN_PP_MAX]; /* their parameters per GPU, unsharded */
+    /* the terms of their memory the sharding decides (stage_state_bytes)
+     * of the first PLAN__MEMO_STATES, by sharding: state_set's bit
+     * k * PLAN_SHARD__COUNT + sharding once worked out */
+    unsigned state_set;
+    plan_mem state[PLAN__MEMO_STATES][PLAN_SHARD__COUNT];
     double head_f_s, head_b_s, head_gemm_s; /* the LM head and loss per microbatch */
     double p2p_bytes, p2p_s;     /* one activation send between stages, its bytes and time */
     double max_stage_params;     /* the largest stage's parameters per GPU, unsharded */

@@ -210,12 +210,16 @@ static void count(search_ctx *x, plan_candidate *cand, plan__eval_memo *memo)
 }
 
 /* Innermost knobs for a fixed (tp, cp, pp, dp, micro-batch, placement). */
-static int search_inner(search_ctx *x, plan_layout *l)
+static int search_inner(search_ctx *x, const plan_layout *l)
 {
     const plan_config *cfg = x->cfg;
     const plan_framework *fw = x->fw;
     int p = l->pp, m = l->microbatches;
+    /* the knobs below are set in the candidate's own layout, the one
+     * evaluated (no copy of l per layout) */
     plan_candidate cand;
+    plan_layout *cl = &cand.layout;
+    *cl = *l;
     /* what every layout below shares (degrees, micro-batch, placement):
      * worked out by the first evaluation, reused by the others */
     plan__eval_memo memo;
@@ -275,18 +279,17 @@ static int search_inner(search_ctx *x, plan_layout *l)
                                     ? off != cfg->offload_activations
                                     : (off && !(fw->offload && r == PLAN_RECOMP_FULL && p > 1)))
                                 continue;
-                            l->schedule = (plan_schedule)s;
-                            l->virtual_stages = vs[iv];
-                            l->active_microbatches = caps[ic];
-                            l->recompute = (plan_recompute)r;
-                            l->recompute_group = group;
-                            l->recompute_layers =
+                            cl->schedule = (plan_schedule)s;
+                            cl->virtual_stages = vs[iv];
+                            cl->active_microbatches = caps[ic];
+                            cl->recompute = (plan_recompute)r;
+                            cl->recompute_group = group;
+                            cl->recompute_layers =
                                 r == PLAN_RECOMP_FULL ? cfg->recompute_layers : 0;
-                            l->recompute_saved = r == PLAN_RECOMP_FULL ? cfg->recompute_saved : 0;
-                            l->sharding = (plan_sharding)sh;
-                            l->offload_activations = off;
-                            cand.layout = *l;
-                            int rc = plan__evaluate(x->m, x->c, l, &cand.est, NULL, 1, &memo,
+                            cl->recompute_saved = r == PLAN_RECOMP_FULL ? cfg->recompute_saved : 0;
+                            cl->sharding = (plan_sharding)sh;
+                            cl->offload_activations = off;
+                            int rc = plan__evaluate(x->m, x->c, cl, &cand.est, NULL, 1, &memo,
                                                     x->err);
                             if (rc)
                                 return rc;
