@@ -77,6 +77,9 @@ typedef struct rank {
     sim_time_ns busy_ns;
     int last_bwd;                /* index of the rank's final backward-type op */
     int inflight, peak_inflight;
+    /* a compute op's duration by kind where it is the same every time (no
+     * jitter: op_seconds draws nothing then), else -1 */
+    sim_time_ns op_ns[SIM_OP__COUNT];
     sim_link link_intra, link_net;
     sim_link_xfer *xfer;         /* storage of both links */
     sim_time_ns dp_end, compute_end;
@@ -139,6 +142,21 @@ static double op_seconds(run *x, int stage, int kind)
 }
 
 static void advance(run *x, int stage);
+
+/* The duration of rank k's next compute op, of kind kind. */
+static sim_time_ns op_duration(run *x, const rank *k, int kind)
+{
+    return k->op_ns[kind] >= 0 ? k->op_ns[kind] : to_ns(op_seconds(x, k->id, kind));
+}
+
+/* op_ns of rank k: fixed durations where nothing random scales them. */
+static void fixed_durations(run *x, rank *k)
+{
+    for (int kind = 0; kind < SIM_OP__COUNT; kind++)
+        k->op_ns[kind] = x->cfg->jitter_sigma == 0 && is_compute(kind)
+                             ? to_ns(op_seconds(x, k->id, kind))
+                             : -1;
+}
 
 /* Gradient buckets of a rank: ready from t_ready over span_ns (spread evenly,
  * as the last backward produces them), all-reduced one after another.
@@ -219,7 +237,10 @@ static void start_send(run *x, rank *k, const sim_op *op)
                    ((uint64_t)(uint16_t)peer.chunk << 24) | (uint64_t)peer.microbatch;
     sim_time_ns now = sim_engine_now(x->e);
     sim_link_start(l, x->c->p2p_bytes, message_arrived, x, arg);
-    /* the trace shows the transfer's ideal span; contention stretches it */
+    /* the trace shows the transfer's ideal span; contention stretches it
+     * (worked out only for a trace: a send is one of a step's commonest ops) */
+    if (!x->trace)
+        return;
     double bw = same ? x->c->p2p_intra_bps : x->c->p2p_net_bps;
     trace_add(x, k->id, same ? SIM_STREAM_SEND_INTRA : SIM_STREAM_SEND_NET, op->kind, op->chunk,
               op->microbatch, now, now + to_ns(x->c->p2p_bytes / bw));
@@ -257,7 +278,7 @@ static void advance(run *x, int stage)
             continue;
         }
         /* compute */
-        sim_time_ns dur = to_ns(op_seconds(x, stage, op->kind));
+        sim_time_ns dur = op_duration(x, k, op->kind);
         k->busy = 1;
         k->rec[k->pc].start = now;
         if (op->kind == SIM_OP_FWD && ++k->inflight > k->peak_inflight)
@@ -332,16 +353,17 @@ static int run_setup(run *x, const plan_costs *c, const sim_config *cfg, uint64_
         rank *k = &x->r[i];
         k->id = i;
         k->last_compute = -1;
+        fixed_durations(x, k);
         k->nops = sim_sched_len(&x->sch, i);
         k->ops = malloc((size_t)k->nops * sizeof *k->ops);
-        k->rec = calloc((size_t)k->nops, sizeof *k->rec);
+        k->rec = malloc((size_t)k->nops * sizeof *k->rec);
         k->xfer = malloc(2 * (size_t)max_xfer * sizeof *k->xfer);
         if (!k->ops || !k->rec || !k->xfer)
             return ST_RAISE(err, ST_ENOMEM, "simulator: cannot allocate rank %d's ops", i);
         if ((rc = sim_sched_ops(&x->sch, i, k->ops, k->nops, NULL, err)))
             return rc;
-        for (int j = 0; j < k->nops; j++)
-            k->rec[j].pred_stage = -1;
+        for (int j = 0; j < k->nops; j++) /* one pass over them: no calloc's before it */
+            k->rec[j] = (op_rec){.pred_stage = -1};
         k->last_bwd = -1;
         for (int j = k->nops - 1; j >= 0 && k->last_bwd < 0; j--)
             if (is_compute(k->ops[j].kind) && k->ops[j].kind != SIM_OP_FWD)
