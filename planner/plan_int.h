@@ -111,10 +111,12 @@ typedef struct plan__eval_memo {
 } plan__eval_memo;
 
 /* plan_evaluate; with memory_only a layout that does not fit gets no time
- * (the search's pruning), and of the per-stage arrays only stage_layers and
- * the worst stage's stage_mem_bytes are set (the rest keep what they held). memo: NULL, or one shared by layouts that differ
- * only in schedule, virtual stages, active microbatches, recompute,
- * sharding and offload (the caller's promise). */
+ * (the search's pruning), of the per-stage arrays only stage_layers and the
+ * worst stage's stage_mem_bytes are set (the rest keep what they held), and
+ * a rejection for structure or placement no reason in words. memo: NULL, or
+ * one shared by layouts that differ only in schedule, virtual stages,
+ * active microbatches, recompute, sharding and offload (the caller's
+ * promise). */
 int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                    plan_estimate *est, plan_terms *terms, int memory_only, plan__eval_memo *memo,
                    st_err *err);
