@@ -1001,6 +1001,25 @@ static int copy_catalog(plan_catalog *dst, const plan_catalog *src)
 /* Leave one source out                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* Append group g's parameters on a bound to buf ("GA100 pool: gemm_dim_half;
+ * megatron on GH100: flash_eff"), as far as it holds them. */
+static void bound_names(const plan_cal_group *g, char *buf, size_t n)
+{
+    if (!g->on_bound)
+        return;
+    size_t len = strlen(buf);
+    if (g->framework[0])
+        len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%s%s on %s:",
+                                len ? "; " : "", g->framework, g->silicon);
+    else
+        len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%s%s pool:", len ? "; " : "",
+                                g->silicon);
+    for (int p = 0; p < PLAN_EFF__COUNT && len < n; p++)
+        if ((g->on_bound >> p) & 1u)
+            len += (size_t)snprintf(buf + len, n - len, " %s",
+                                    plan_eff_param_name((plan_eff_param)p));
+}
+
 /* Held out source s: fit the rest from the starting catalog, predict s.
  * *pool_err gets s's error under its chip's pool alone (NAN without one). */
 static int loso_one(cal *c, const plan_catalog *start, const plan_cal_options *o, int s,
@@ -1012,7 +1031,14 @@ static int loso_one(cal *c, const plan_catalog *start, const plan_cal_options *o
     plan_catalog *keep = c->cat;
     c->cat = &work;
     plan_cal_source *src = &c->rep->source[s];
-    int rc = fit_all(c, o, s, NULL, NULL, err);
+    plan_cal_group *groups = malloc(PLAN_CAL_GROUPS_MAX * sizeof *groups);
+    int ng = 0;
+    int rc = groups ? fit_all(c, o, s, groups, &ng, err)
+                    : ST_RAISE(err, ST_ENOMEM, "calibrate: out of memory");
+    src->loso_bound[0] = '\0';
+    for (int g = 0; rc == ST_OK && g < ng; g++)
+        bound_names(&groups[g], src->loso_bound, sizeof src->loso_bound);
+    free(groups);
     if (rc == ST_OK) {
         int others_fw = 0, others_chip = 0;
         for (int i = 0; i < c->nrow; i++) {

@@ -145,6 +145,9 @@ typedef struct plan_cal_source {
     double mean_abs_err_pct;     /* after the fit, with every source */
     double loso_mean_abs_err_pct;/* predicted without it; NAN without --loso */
     char loso_basis[96];         /* what predicted it when held out */
+    char loso_bound[128];        /* the fits made without it whose parameters ended on a
+                                  * bound ("GA100 pool: gemm_dim_half"): as in the full
+                                  * fit, a failure of the model; "" when none */
     int npieces;                 /* its runs by (stack release, chip), in order seen */
     plan_cal_piece piece[PLAN_CAL_PIECES_MAX];
 } plan_cal_source;

@@ -109,6 +109,20 @@ static void print_sources(FILE *f, const plan_cal_report *rep)
         fprintf(f, "; held out: %.1f%% (worst %.1f%%)", rep->loso_mean_source_err_pct,
                 rep->loso_max_source_err_pct);
     fprintf(f, "\n");
+    /* the fits made without a source are fits too: a parameter of theirs
+     * on a bound is the same failure of the model */
+    int nb = 0;
+    for (int i = 0; i < rep->nsources; i++)
+        nb += rep->source[i].loso_bound[0] != '\0';
+    if (!nb)
+        return;
+    fprintf(f, "Held out, %d source%s left fits with a parameter on a bound of its range, "
+               "a failure of the model there too:\n",
+            nb, nb == 1 ? "" : "s");
+    for (int i = 0; i < rep->nsources; i++)
+        if (rep->source[i].loso_bound[0])
+            fprintf(f, "  without %s: %s\n", rep->source[i].source_key,
+                    rep->source[i].loso_bound);
 }
 
 static void print_report(FILE *f, const char *source, int nrows, const plan_cal_report *rep)

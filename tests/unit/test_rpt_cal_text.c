@@ -5,7 +5,8 @@
  * after with the outcome of each (a kept one without a standard error),
  * its errors, an unconverged fit and a rejection; a parameter on a bound
  * is counted and its range's source printed (a rejected group's are not);
- * a source held out of nothing shows "-"; and calibrate --runs adds each
+ * a source held out of nothing shows "-", one whose absence left a fit on
+ * a bound says which; and calibrate --runs adds each
  * run's measured step with its errors 100 (predicted - measured) /
  * measured before and after, and why each run left out is.
  */
@@ -106,6 +107,17 @@ static void test_report(void **state)
     assert_text(text, TEXTS("No fitted parameter ended on a bound", "8.5%",
                             "; held out: 8.5% (worst 8.5%)",
                             "2 of them ran though the planner finds"),
+                TEXTS("The bounds:", "left fits with a parameter on a bound"));
+    free(text);
+
+    /* a fit made without the source ended on a bound: said as in the full fit */
+    snprintf(rep->source[0].loso_bound, sizeof rep->source[0].loso_bound,
+             "GA100 pool: gemm_dim_half");
+    f = open_memstream(&text, &n);
+    rpt_cal_text(f, "runs.csv", 50, rep);
+    fclose(f);
+    assert_text(text, TEXTS("Held out, 1 source left fits with a parameter on a bound",
+                            "  without src_a: GA100 pool: gemm_dim_half\n"),
                 TEXTS("The bounds:"));
     free(text);
     free(rep);
