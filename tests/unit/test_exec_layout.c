@@ -32,6 +32,20 @@ static void test_from_config(void **state)
     assert_int_equal(l.global_batch, 6);
     assert_int_equal(l.schedule, PLAN_SCHED_INTERLEAVED);
     assert_int_equal(exec_layout_check(&l, 0, &err), ST_OK);
+    /* full recompute of part of the layers, or keeping products' outputs:
+     * refused by name, never run as whole-layer recompute */
+    l.recompute = PLAN_RECOMP_FULL;
+    l.recompute_layers = 2;
+    assert_int_equal(exec_layout_check(&l, 0, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "recompute_layers 2"));
+    st_err_clear(&err);
+    l.recompute_layers = 0;
+    l.recompute_saved = PLAN_SAVE_QKV;
+    assert_int_equal(exec_layout_check(&l, 0, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "recompute_saved 1"));
+    st_err_clear(&err);
+    l.recompute_saved = 0;
+    assert_int_equal(exec_layout_check(&l, 0, &err), ST_OK);
 
     plan_config_default(&cfg);
     cfg.dp = 2, cfg.micro_batch = 2, cfg.global_batch = 12;
