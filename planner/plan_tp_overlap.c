@@ -22,8 +22,9 @@
  *     stays exposed;
  *   pipeline (proj_fprop, fc2_fprop): the product in num_splits pieces of
  *     T/num_splits rows (default 4) on the SMs num_sm (default 16) leaves
- *     it (set_sm_margin), each piece's reduce-scatter beside the next
- *     piece: the last piece's stays exposed;
+ *     it (set_sm_margin: Transformer Engine 2's default and every NeMo
+ *     preset's; 1.x left the margin off by default), each piece's
+ *     reduce-scatter beside the next piece: the last piece's stays exposed;
  *   bulk (qkv_dgrad, fc1_dgrad: the input's re-gather; qkv_wgrad,
  *     fc1_wgrad: the input gradient's reduce-scatter): the whole collective
  *     beside the whole product on num_sm SMs of its own (default 16), which
