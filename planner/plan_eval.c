@@ -180,12 +180,12 @@ static double causal_keys(const plan_model *m)
 
 /* A layer's TP and CP communication per microbatch, forward and backward,
  * less what the stack hides behind its GEMMs (col_gemm_s: the two
- * column-parallel linears' weight-gradient GEMMs; gemm_only: the four
- * linears' GEMMs) or its attention core (attn_f, attn_b). */
+ * column-parallel linears' weight-gradient GEMMs; ub: what Transformer
+ * Engine's overlap leaves, plan_tp_overlap.c) or its attention core
+ * (attn_f, attn_b). */
 static void comm_costs(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                        const plan__span *sp_t, const plan__span *sp_c, double col_gemm_s,
-                       double gemm_only, double attn_f, double attn_b, const plan__ub_cost *ub,
-                       layer_cost *lc)
+                       double attn_f, double attn_b, const plan__ub_cost *ub, layer_cost *lc)
 {
     double T = tokens_per_mb(m, l), t = l->tp, eb = elem_bytes(l), h = (double)m->hidden;
     double d = (double)plan_model_head_dim(m), kv = (double)m->kv_heads;
@@ -204,27 +204,24 @@ static void comm_costs(const plan_model *m, const plan_cluster *c, const plan_la
     int sp = l->sequence_parallel && l->tp > 1;
     lc->tp_fwd_s = 2.0 * ar;
     lc->tp_bwd_s = (sp ? 3.0 : 2.0) * ar;
-    if (l->tp_overlap == 1) {
+    if (ub) {
+        /* Transformer Engine's userbuffers: what each method leaves exposed
+         * (plan_tp_overlap.c); its pieces and SMs are in the products */
+        lc->tp_fwd_s = ub->fwd_exposed_s;
+        lc->tp_bwd_s = ub->bwd_exposed_s;
+    } else if (l->tp_overlap >= 1) {
         /* Megatron-LM (2022, layers.py LinearWithGradAccumulationAndAsync-
          * Communication): the backward's input-gradient all-reduce (or
          * reduce-scatter with SP) of the two column-parallel linears runs
          * asynchronously beside their weight-gradient GEMMs, and with SP
          * the input's re-gather beside their input-gradient GEMMs (each as
          * long as the forward's); the products lose the SMs its blocks hold
-         * meanwhile (plan__comm_sm_frac). */
+         * meanwhile (plan__comm_sm_frac). A stack with Transformer Engine's
+         * overlap has this without sequence parallelism, which that overlap
+         * needs (Megatron-Core arguments.py: --tp-comm-overlap asserts
+         * --sequence-parallel). */
         double hidden = sp ? fmin(2.0 * ar, 2.0 * col_gemm_s) : fmin(lc->tp_bwd_s, col_gemm_s);
         lc->tp_bwd_s += sm_frac * hidden - hidden;
-    } else if (ub) {
-        /* Transformer Engine's userbuffers: what each method leaves exposed
-         * (plan_tp_overlap.c); its pieces and SMs are in the products */
-        lc->tp_fwd_s = ub->fwd_exposed_s;
-        lc->tp_bwd_s = ub->bwd_exposed_s;
-    } else if (l->tp_overlap >= 2) {
-        /* Transformer Engine splits each GEMM and pipelines its all-gather /
-         * reduce-scatter chunks behind it (NeMo user guide, Communication
-         * Overlap): only what the GEMMs cannot cover stays exposed. */
-        lc->tp_fwd_s = fmax(0.0, lc->tp_fwd_s - gemm_only);
-        lc->tp_bwd_s = fmax(0.0, lc->tp_bwd_s - 2.0 * gemm_only);
     }
 
     /* CP: ring exchange of K and V chunks, overlapped with the attention
@@ -357,7 +354,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     lc->attn_s = attn_f + attn_b;
     lc->host_s = host_xf + host_xb;
 
-    comm_costs(m, c, l, sp_t, sp_c, qkv.gemm_s + up.gemm_s, gemm_only, attn_f, attn_b, ub, lc);
+    comm_costs(m, c, l, sp_t, sp_c, qkv.gemm_s + up.gemm_s, attn_f, attn_b, ub, lc);
 
     /* Stored activations of one token, bytes, tensor by tensor as autograd
      * keeps them (Korthikanti et al. 2022, Sec. 4.1 counts the same

@@ -902,6 +902,39 @@ static void partial_remat(void **state)
     assert_rel(fj.mem.activations_bytes, fm.mem.activations_bytes, 1e-12);
 }
 
+/* Transformer Engine's TP overlap needs sequence parallelism (Megatron-
+ * Core asserts it): a megatron@2024 layout without SP has Megatron's
+ * backward overlap alone, its forward all-reduces exposed, exactly as a
+ * stack with that overlap only; with SP its userbuffers' terms. */
+static void tp_overlap_needs_sp(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    plan_model m = one_node_13(&c);
+    int fw = -1;
+    st_err err = {0};
+    assert_int_equal(plan_framework_find("megatron@2024", &fw, &err), ST_OK);
+    plan_layout l = layout(2, 1, 4, 1, 4);
+    plan_framework_apply(plan_framework_get(fw), fw, &l);
+    l.tp = 2, l.pp = 1, l.dp = 4, l.micro_batch = 1, l.microbatches = 4, l.global_batch = 16;
+    l.recompute = PLAN_RECOMP_NONE;
+    l.sharding = PLAN_SHARD_NONE;
+    l.sequence_parallel = 0;
+    assert_int_equal(l.tp_overlap, 2);
+    plan_estimate te, bwd, sp;
+    eval(&m, &c, &l, &te);
+    assert_true(te.time.tp_comm_s > 0);
+    l.tp_overlap = 1;
+    eval(&m, &c, &l, &bwd);
+    assert_rel(te.time.tp_comm_s, bwd.time.tp_comm_s, 0);
+    assert_rel(te.time.compute_s, bwd.time.compute_s, 0);
+    l.tp_overlap = 2;
+    l.sequence_parallel = 1;
+    eval(&m, &c, &l, &sp);
+    assert_true(sp.time.tp_comm_s < te.time.tp_comm_s);
+    assert_true(sp.compute.gemm_s > te.compute.gemm_s); /* the pieces and SMs it costs */
+}
+
 int main(void)
 {
     test_frameworks_load();
@@ -925,6 +958,7 @@ int main(void)
         cmocka_unit_test(userbuffers_overlap),
         cmocka_unit_test(block_recompute_share),
         cmocka_unit_test(partial_remat),
+        cmocka_unit_test(tp_overlap_needs_sp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
