@@ -106,7 +106,8 @@ static const char *const shape_opts[] = {
     "params", "arch", "family", "model", "layers", "hidden", "heads", "kv-heads", "head-dim",
     "sliding-window", "sliding-window-pattern", "ffn", "seq", "vocab", "instances", "tp", "pp",
     "partitions", "dp", "cp", "micro-batch", "microbatches", "active-microbatches", "schedule",
-    "virtual-stages", "recompute", "recompute-group", "sharding", "sequence-parallel", "offload",
+    "virtual-stages", "recompute", "recompute-group", "recompute-layers", "remat-policy",
+    "sharding", "sequence-parallel", "offload",
     "prescaled-batch", "placement", "global-batch", "batch-size", "framework", "precision", NULL};
 
 static void usage(FILE *f)

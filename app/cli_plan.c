@@ -41,7 +41,7 @@ enum {
     O_SEQ, O_VOCAB, O_DROPOUT, O_HEAD_DIM, O_WINDOW, O_WINDOW_PATTERN,
     O_INSTANCES, O_CATALOG, O_MAX_INSTANCES, O_TOKENS,
     O_TP, O_PP, O_DP, O_CP, O_MICRO_BATCH, O_MICROBATCHES, O_ACTIVE, O_SCHEDULE, O_VIRTUAL,
-    O_RECOMPUTE, O_RECOMPUTE_GROUP, O_SHARDING, O_SP, O_OFFLOAD, O_PRESCALED, O_PLACEMENT,
+    O_RECOMPUTE, O_RECOMPUTE_GROUP, O_RECOMPUTE_LAYERS, O_REMAT_POLICY, O_SHARDING, O_SP, O_OFFLOAD, O_PRESCALED, O_PLACEMENT,
     O_FLASH, O_DP_OVERLAP, O_FP32_GRADS, O_TP_OVERLAP, O_PP_OVERLAP, O_DP_BUCKET, O_LAUNCH_BLOCKING, O_GLOBAL_BATCH, O_BATCH_SIZE,
     O_OBJECTIVE, O_TOP, O_ALLOW_TP_NODES, O_JSON, O_EXPLAIN, O_EMIT, O_NO_RECORD, O_VERSION,
     O_FRAMEWORK, O_PRECISION,
@@ -90,6 +90,8 @@ static const cli_opt opt_table[] = {
     {"virtual-stages", 1, O_VIRTUAL, "N", "model chunks per pipeline rank with --schedule virtual"},
     {"recompute", 1, O_RECOMPUTE, "R", "activation recomputation: none, selective, full"},
     {"recompute-group", 1, O_RECOMPUTE_GROUP, "K", "layers per checkpoint with full recompute (default 1)"},
+    {"recompute-layers", 1, O_RECOMPUTE_LAYERS, "N", "with --recompute full: recompute only the first N layers of each model chunk, Megatron's block method (megatron, nemo)"},
+    {"remat-policy", 1, O_REMAT_POLICY, "P", "with --recompute full: a MaxText remat policy keeping some products' outputs (jax): save_dot_with_context_except_mlp, save_dot_except_mlpwi, save_dot_except_mlp, save_qkv_proj, save_out_proj"},
     {"sharding", 1, O_SHARDING, "S", "none, optimizer (ZeRO-1, SMP shard_optimizer_state), gradients (ZeRO-2), params (ZeRO-3, SMP sharded data parallel)"},
     {"sequence-parallel", 1, O_SP, "on|off", "Megatron sequence parallelism with TP (default on when tp > 1)"},
     {"offload", 1, O_OFFLOAD, "on|off", "offload activation checkpoints to host memory"},
@@ -281,6 +283,9 @@ static int apply(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
     case O_ACTIVE: return parse_int_opt(d->name, a, big, &c->active_microbatches, err);
     case O_VIRTUAL: return parse_int_opt(d->name, a, 1024, &c->virtual_stages, err);
     case O_RECOMPUTE_GROUP: return parse_int_opt(d->name, a, PLAN_MAX_LAYERS, &c->recompute_group, err);
+    case O_RECOMPUTE_LAYERS:
+        return parse_int_opt(d->name, a, PLAN_MAX_LAYERS, &c->recompute_layers, err);
+    case O_REMAT_POLICY: return plan_remat_policy_parse(a, &c->recompute_saved, err);
     case O_GLOBAL_BATCH: return parse_i64_opt(d->name, a, (int64_t)1 << 40, &c->global_batch, err);
     case O_BATCH_SIZE: return parse_i64_opt(d->name, a, (int64_t)1 << 40, &o->batch_size, err);
     case O_TOP: return parse_int_opt(d->name, a, PLAN_TOPK_MAX, &c->top_k, err);

@@ -115,6 +115,8 @@ static const field fields[] = {
     FLD(fp32_grads, F_BOOL, E_NONE, 0),
     FLD(launch_blocking, F_BOOL, E_NONE, 0),
     FLD(no_dropout, F_BOOL, E_NONE, 0),
+    FLD(recompute_block, F_BOOL, E_NONE, 0),
+    FLD(remat_policies, F_BOOL, E_NONE, 0),
     FLD(remat_dce, F_BOOL, E_NONE, 0),
     FLD(residual_epilogue, F_BOOL, E_NONE, 0),
     FLD(gelu_epilogue, F_BOOL, E_NONE, 0),

@@ -211,7 +211,16 @@ static void megatron_precision(launch_job *j)
 static void recompute_args(launch_job *j)
 {
     const plan_layout *l = j->l;
-    if (l->recompute == PLAN_RECOMP_FULL) {
+    if (l->recompute == PLAN_RECOMP_FULL && l->recompute_layers > 0) {
+        /* [megatron] --recompute-method block: "recompute the input
+         * activations of only a set number of individual Transformer layers
+         * per pipeline stage" */
+        launch__arg(j, "--recompute-granularity");
+        launch__arg(j, "full");
+        launch__arg(j, "--recompute-method");
+        launch__arg(j, "block");
+        arg_int(j, "--recompute-num-layers", l->recompute_layers);
+    } else if (l->recompute == PLAN_RECOMP_FULL) {
         launch__arg(j, "--recompute-granularity");
         launch__arg(j, "full");
         launch__arg(j, "--recompute-method");
@@ -741,6 +750,35 @@ static int build_fsdp(launch_job *j, st_err *err)
 /* MaxText (JAX)                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* The remat policy MaxText names for the outputs a plan keeps ([maxtext]
+ * layers/decoders.py get_remat_policy), NULL where none does (custom). */
+static const char *maxtext_policy(int saved)
+{
+    static const struct {
+        int saved;
+        const char *name;
+    } named[] = {
+        {PLAN_SAVE_QKV | PLAN_SAVE_OUT | PLAN_SAVE_CONTEXT, "save_dot_with_context_except_mlp"},
+        {PLAN_SAVE_QKV | PLAN_SAVE_OUT | PLAN_SAVE_MLPWO, "save_dot_except_mlpwi"},
+        {PLAN_SAVE_QKV | PLAN_SAVE_OUT, "save_dot_except_mlp"},
+        {PLAN_SAVE_QKV, "save_qkv_proj"},
+        {PLAN_SAVE_OUT, "save_out_proj"},
+    };
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        if (named[i].saved == saved)
+            return named[i].name;
+    return NULL;
+}
+
+/* remat_policy as the plan recomputes: full, or the policy MaxText names
+ * for the outputs it keeps. */
+static const char *maxtext_remat(const plan_layout *l)
+{
+    if (l->recompute != PLAN_RECOMP_FULL)
+        return "minimal";
+    return l->recompute_saved ? maxtext_policy(l->recompute_saved) : "full";
+}
+
 static int build_maxtext(launch_job *j, st_err *err)
 {
     const plan_layout *l = j->l;
@@ -763,6 +801,12 @@ static int build_maxtext(launch_job *j, st_err *err)
                       "node (dcn_tensor_parallelism: \"never recommended\")", l->tp, gpn);
     if (l->precision == PLAN_PREC_FP16)
         return refuse(j, err, "fp16: MaxText's dtype here is bfloat16 (or fp8 quantization)");
+    const char *policy = maxtext_remat(l);
+    if (!policy)
+        return refuse(j, err, "recompute_saved %d: no remat policy of this MaxText release "
+                      "keeps those outputs (its named ones: save_dot_with_context_except_mlp, "
+                      "save_dot_except_mlpwi, save_dot_except_mlp, save_qkv_proj, "
+                      "save_out_proj)", l->recompute_saved);
     if (plan_model_local_layers(m) > 0)
         return refuse(j, err, "sliding window of %lld tokens: this MaxText release's base.yml "
                       "has no sliding-window key and its llama2 and gpt3 decoder blocks attend "
@@ -793,18 +837,20 @@ static int build_maxtext(launch_job *j, st_err *err)
     launch__argf(j, "ici_%s_parallelism=1", shard ? "data" : "fsdp");
     launch__argf(j, "dcn_%s_parallelism=%d", shard ? "fsdp" : "data", nodes);
     launch__argf(j, "dcn_%s_parallelism=1", shard ? "data" : "fsdp");
-    launch__argf(j, "remat_policy=%s", l->recompute == PLAN_RECOMP_FULL ? "full" : "minimal");
+    launch__argf(j, "remat_policy=%s", policy);
     if (l->flash_attention)
         launch__arg(j, "attention=cudnn_flash_te");
     if (l->precision == PLAN_PREC_FP8)
         launch__arg(j, "quantization=fp8");
+    int full = l->recompute == PLAN_RECOMP_FULL;
     launch__note(j, "Run on every node (one process per node drives its %d GPUs); set the "
                       "JAX distributed coordinator as MaxText's GPU guide does. remat_policy "
-                      "%s: %s.", gpn, l->recompute == PLAN_RECOMP_FULL ? "full" : "minimal",
-                   l->recompute == PLAN_RECOMP_FULL
-                       ? "every layer recomputed"
-                       : "base.yml has no policy without rematerialisation; minimal keeps "
-                         "every matrix product's output, the closest to the plan's");
+                      "%s: %s.", gpn, policy,
+                   !full ? "base.yml has no policy without rematerialisation; minimal keeps "
+                           "every matrix product's output, the closest to the plan's"
+                   : l->recompute_saved ? "the products' outputs the plan keeps stay on the "
+                                          "device, the rest of every layer is recomputed"
+                                        : "every layer recomputed");
     return ST_OK;
 }
 
@@ -892,6 +938,17 @@ int launch__kind_known(const char *kind)
 
 int launch__build(launch_job *j, st_err *err)
 {
+    const plan_layout *l = j->l;
+    int megatron = !strcmp(j->kind, "megatron") || !strcmp(j->kind, "deepspeed");
+    /* the refinements of full recompute each stack has by name: Megatron's
+     * block method ([megatron], [mds]), MaxText's remat policies
+     * ([maxtext] base.yml remat_policy) */
+    if (l->recompute == PLAN_RECOMP_FULL && l->recompute_layers > 0 && !megatron)
+        return refuse(j, err, "recompute_layers %d (Megatron's block method): not a knob of "
+                      "this stack", l->recompute_layers);
+    if (l->recompute == PLAN_RECOMP_FULL && l->recompute_saved && strcmp(j->kind, "maxtext"))
+        return refuse(j, err, "recompute_saved %d (a remat policy keeping products' outputs): "
+                      "not a knob of this stack", l->recompute_saved);
     for (size_t i = 0; i < sizeof builders / sizeof builders[0]; i++)
         if (!strcmp(builders[i].kind, j->kind))
             return builders[i].build(j, err);

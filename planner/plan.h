@@ -645,6 +645,11 @@ const char *plan_layout_schedule_key(const plan_layout *l);
  * the one-stage convention), which only a layout of one stage may have. */
 int plan_layout_schedule_parse(const char *s, plan_schedule *out, int *one, st_err *err);
 int plan_recompute_parse(const char *s, plan_recompute *out, st_err *err);
+/* A MaxText remat policy that keeps some products' outputs, by its name
+ * (PLAN_SAVE_* bits into *saved); "full" keeps none (0). */
+int plan_remat_policy_parse(const char *s, int *saved, st_err *err);
+/* Its name for saved (NULL where MaxText names none). */
+const char *plan_remat_policy_name(int saved);
 int plan_sharding_parse(const char *s, plan_sharding *out, st_err *err);
 /* "cluster" -> "DPT", "spread" -> "TPD", or a permutation of D, P, T. */
 int plan_placement_parse(const char *s, char out[4], st_err *err);

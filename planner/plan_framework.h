@@ -163,6 +163,10 @@ typedef struct plan_framework {
                                   * (plan_cluster_use_framework) */
     int gelu_epilogue;           /* the MLP's GELU and its gradient in the epilogues of
                                   * its products (cuBLASLt GELU_AUX_BIAS, DGELU) */
+    int recompute_block;         /* Megatron's block method: full recompute of the first N
+                                  * layers of each model chunk (--recompute-method block) */
+    int remat_policies;          /* remat policies that keep some products' outputs
+                                  * (MaxText remat_policy) */
     int remat_dce;               /* full recompute re-runs only what the backward reads:
                                   * not the MLP's output product (compiled graphs) */
     int residual_epilogue;       /* a layer's two residual adds are read in the epilogues

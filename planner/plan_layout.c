@@ -6,6 +6,7 @@
 #include "planner/plan_framework.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -147,6 +148,44 @@ int plan_recompute_parse(const char *s, plan_recompute *out, st_err *err)
     if (rc == ST_OK)
         *out = (plan_recompute)v;
     return rc;
+}
+
+/* MaxText's named remat policies (layers/decoders.py get_remat_policy:
+ * jax.checkpoint_policies.save_only_these_names of each). */
+static const struct {
+    const char *name;
+    int saved;
+} remat_policies[] = {
+    {"full", 0},
+    {"save_dot_with_context_except_mlp", PLAN_SAVE_QKV | PLAN_SAVE_OUT | PLAN_SAVE_CONTEXT},
+    {"save_dot_except_mlpwi", PLAN_SAVE_QKV | PLAN_SAVE_OUT | PLAN_SAVE_MLPWO},
+    {"save_dot_except_mlp", PLAN_SAVE_QKV | PLAN_SAVE_OUT},
+    {"save_qkv_proj", PLAN_SAVE_QKV},
+    {"save_out_proj", PLAN_SAVE_OUT},
+};
+#define NREMAT ((int)(sizeof remat_policies / sizeof remat_policies[0]))
+
+int plan_remat_policy_parse(const char *s, int *saved, st_err *err)
+{
+    for (int i = 0; s && i < NREMAT; i++)
+        if (strcmp(s, remat_policies[i].name) == 0) {
+            *saved = remat_policies[i].saved;
+            return ST_OK;
+        }
+    char list[200] = "";
+    for (int i = 0; i < NREMAT; i++) {
+        size_t n = strlen(list);
+        snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", remat_policies[i].name);
+    }
+    return ST_RAISE(err, ST_EINVAL, "--remat-policy '%s': allowed: %s", s ? s : "", list);
+}
+
+const char *plan_remat_policy_name(int saved)
+{
+    for (int i = 0; i < NREMAT; i++)
+        if (remat_policies[i].saved == saved)
+            return remat_policies[i].name;
+    return NULL;
 }
 
 int plan_sharding_parse(const char *s, plan_sharding *out, st_err *err)

@@ -351,6 +351,16 @@ static int check_fixed(const plan_framework *fw, const plan_cluster *c, const pl
     if (cfg->recompute_group > 1 && !fw->recompute_groups)
         return ST_RAISE(err, ST_EINVAL, "--recompute-group %d: %s checkpoints every layer",
                         cfg->recompute_group, fw->label);
+    if (cfg->recompute_layers > 0 && !fw->recompute_block)
+        return ST_RAISE(err, ST_EINVAL, "--recompute-layers %d: Megatron's block method; %s "
+                        "recomputes every layer it checkpoints", cfg->recompute_layers, fw->label);
+    if (cfg->recompute_saved && !fw->remat_policies)
+        return ST_RAISE(err, ST_EINVAL, "--remat-policy %s: a MaxText remat policy; %s has none",
+                        plan_remat_policy_name(cfg->recompute_saved), fw->label);
+    if ((cfg->recompute_layers > 0 || cfg->recompute_saved) && cfg->recompute != PLAN_RECOMP_FULL)
+        return ST_RAISE(err, ST_EINVAL, "--%s: a refinement of full recompute; allowed with "
+                        "--recompute full", cfg->recompute_layers > 0 ? "recompute-layers"
+                                                                     : "remat-policy");
     if (cfg->cp > 1 && !fw->context_parallel)
         return ST_RAISE(err, ST_EINVAL, "--cp %d: %s has no context parallelism", cfg->cp,
                         fw->label);

@@ -25,13 +25,19 @@ const char *rpt_plan_columns_key(void)
            "pipeline schedule by its stack's name (SMP's simple and interleaved are GPipe and "
            "1F1B; elsewhere 1f1b, and interleaved/v is 1F1B over v virtual stages); recomp: "
            "activation recompute, none, sel (selective: the attention core only, Korthikanti "
-           "et al. 2022) or full (every layer; full/k every k layers; +off: checkpoints "
-           "offloaded to host); SP: sequence parallelism (SMP: optimize \"memory\")";
+           "et al. 2022) or full (every layer; full/k every k layers; block/n the first n "
+           "layers of each model chunk, Megatron's block method; part: a remat policy "
+           "keeping some products' outputs; +off: checkpoints offloaded to host); SP: "
+           "sequence parallelism (SMP: optimize \"memory\")";
 }
 
 const char *rpt_plan_recomp_label(const plan_layout *l, char *buf, size_t n)
 {
-    if (l->recompute == PLAN_RECOMP_FULL && l->recompute_group > 1)
+    if (l->recompute == PLAN_RECOMP_FULL && l->recompute_layers > 0)
+        snprintf(buf, n, "block/%d", l->recompute_layers);
+    else if (l->recompute == PLAN_RECOMP_FULL && l->recompute_saved)
+        snprintf(buf, n, "part");
+    else if (l->recompute == PLAN_RECOMP_FULL && l->recompute_group > 1)
         snprintf(buf, n, "full/%d", l->recompute_group);
     else if (l->recompute == PLAN_RECOMP_SELECTIVE)
         snprintf(buf, n, "sel");

@@ -179,6 +179,16 @@ launch_ok torchtitan-8b launch --params 8B --arch llama --instances 2xp5 --frame
 launch_ok fsdp-13b launch --params 13B --instances 4xp4de --framework fsdp
 launch_ok fsdp-v100 fsdp --params 1.3B --instances 2xp3dn --framework fsdp
 launch_ok maxtext-13b launch --params 13B --instances 4xp4de --framework jax --microbatches 1
+# the refinements of full recompute by their stacks' own knobs: Megatron's
+# block method, a MaxText remat policy; refused by a stack without them
+launch_ok megatron-block launch --params 30B --instances 16xp4d --framework megatron \
+  --recompute full --recompute-layers 2
+{ grep -q -- "--recompute-method block" "$tmp/s$n" && grep -q -- "--recompute-num-layers 2" "$tmp/s$n"; } ||
+  { echo "FAIL megatron-block: no block method"; fail=1; }
+launch_ok maxtext-policy launch --params 13B --instances 4xp4de --framework jax --microbatches 1 \
+  --global-batch 64 --recompute full --remat-policy save_dot_except_mlp
+grep -q "remat_policy=save_dot_except_mlp" "$tmp/s$n" ||
+  { echo "FAIL maxtext-policy: no remat_policy=save_dot_except_mlp"; fail=1; }
 launch_ok smdplan-exec launch --params 125M --instances 1xp4d --framework smdplan
 # Gemma 2: heads of 256 on hidden 3584 (--kv-channels) and a window on every
 # other layer (--window-size, --window-attn-skip-freq); MaxText takes the
@@ -225,6 +235,12 @@ refused titan-gpt "torchtitan trains its Llama models" \
 refused maxtext-accumulation "no gradient accumulation" \
   "$bin" --params 13B --instances 4xp4de --framework jax --microbatches 4 --emit launch
 refused emit-unknown "allowed are launch" "$bin" --params 13B --instances 4xp4de --emit nemo
+refused torchtitan-block "--recompute-layers 2: Megatron's block method" "$bin" --params 8B \
+  --arch llama --instances 2xp5 --framework torchtitan --recompute full --recompute-layers 2
+refused fsdp-remat-policy "--remat-policy save_qkv_proj: a MaxText remat policy" "$bin" \
+  --params 13B --instances 4xp4de --framework fsdp --recompute full --remat-policy save_qkv_proj
+refused remat-policy-no-full "allowed with --recompute full" "$bin" --params 13B \
+  --instances 4xp4de --framework jax --microbatches 1 --remat-policy save_qkv_proj
 # a head size or a window a stack cannot say
 refused titan-head-dim "torchtitan's Llama attention takes dim / n_heads" \
   "$bin" --model google/gemma-2-9b --instances 2xp4d --framework torchtitan --emit launch
