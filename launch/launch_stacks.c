@@ -750,33 +750,13 @@ static int build_fsdp(launch_job *j, st_err *err)
 /* MaxText (JAX)                                                             */
 /* ------------------------------------------------------------------------ */
 
-/* The remat policy MaxText names for the outputs a plan keeps ([maxtext]
- * layers/decoders.py get_remat_policy), NULL where none does (custom). */
-static const char *maxtext_policy(int saved)
-{
-    static const struct {
-        int saved;
-        const char *name;
-    } named[] = {
-        {PLAN_SAVE_QKV | PLAN_SAVE_OUT | PLAN_SAVE_CONTEXT, "save_dot_with_context_except_mlp"},
-        {PLAN_SAVE_QKV | PLAN_SAVE_OUT | PLAN_SAVE_MLPWO, "save_dot_except_mlpwi"},
-        {PLAN_SAVE_QKV | PLAN_SAVE_OUT, "save_dot_except_mlp"},
-        {PLAN_SAVE_QKV, "save_qkv_proj"},
-        {PLAN_SAVE_OUT, "save_out_proj"},
-    };
-    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
-        if (named[i].saved == saved)
-            return named[i].name;
-    return NULL;
-}
-
 /* remat_policy as the plan recomputes: full, or the policy MaxText names
  * for the outputs it keeps. */
 static const char *maxtext_remat(const plan_layout *l)
 {
     if (l->recompute != PLAN_RECOMP_FULL)
         return "minimal";
-    return l->recompute_saved ? maxtext_policy(l->recompute_saved) : "full";
+    return l->recompute_saved ? plan_remat_policy_name(l->recompute_saved) : "full";
 }
 
 static int build_maxtext(launch_job *j, st_err *err)

@@ -650,6 +650,9 @@ int plan_recompute_parse(const char *s, plan_recompute *out, st_err *err);
 int plan_remat_policy_parse(const char *s, int *saved, st_err *err);
 /* Its name for saved (NULL where MaxText names none). */
 const char *plan_remat_policy_name(int saved);
+/* The named policies, i from 0 while it returns a name (a name that
+ * contains another comes before it): the name, its PLAN_SAVE_* bits. */
+const char *plan_remat_policy_at(int i, int *saved);
 int plan_sharding_parse(const char *s, plan_sharding *out, st_err *err);
 /* "cluster" -> "DPT", "spread" -> "TPD", or a permutation of D, P, T. */
 int plan_placement_parse(const char *s, char out[4], st_err *err);

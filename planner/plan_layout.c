@@ -180,6 +180,14 @@ int plan_remat_policy_parse(const char *s, int *saved, st_err *err)
     return ST_RAISE(err, ST_EINVAL, "--remat-policy '%s': allowed: %s", s ? s : "", list);
 }
 
+const char *plan_remat_policy_at(int i, int *saved)
+{
+    if (i < 0 || i >= NREMAT)
+        return NULL;
+    *saved = remat_policies[i].saved;
+    return remat_policies[i].name;
+}
+
 const char *plan_remat_policy_name(int saved)
 {
     for (int i = 0; i < NREMAT; i++)

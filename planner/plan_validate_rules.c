@@ -616,16 +616,6 @@ int plan__parse_recompute(const char *s)
  * device or offload). */
 int plan__parse_remat_saved(const char *s)
 {
-    static const struct {
-        const char *name;
-        int saved;
-    } policies[] = {
-        {"save_dot_with_context_except_mlp", PLAN_SAVE_QKV | PLAN_SAVE_CONTEXT | PLAN_SAVE_OUT},
-        {"save_dot_except_mlpwi", PLAN_SAVE_QKV | PLAN_SAVE_OUT | PLAN_SAVE_MLPWO},
-        {"save_dot_except_mlp", PLAN_SAVE_QKV | PLAN_SAVE_OUT},
-        {"save_qkv_proj", PLAN_SAVE_QKV},
-        {"save_out_proj", PLAN_SAVE_OUT},
-    };
     if (!s)
         return -1;
     if (contains(s, "_offloaded"))
@@ -661,9 +651,13 @@ int plan__parse_remat_saved(const char *s)
         }
         return any ? saved : -3; /* custom without its settings: not known */
     }
-    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
-        if (contains(s, policies[i].name))
-            return policies[i].saved;
+    /* the named ones that keep something ("full" keeps nothing and is a
+     * word of the full kind: plan__parse_recompute's) */
+    int saved;
+    const char *name;
+    for (int i = 0; (name = plan_remat_policy_at(i, &saved)) != NULL; i++)
+        if (saved && contains(s, name))
+            return saved;
     return -1;
 }
 
