@@ -231,14 +231,6 @@ int exec_layout_check(const plan_layout *l, int cuda, st_err *err)
                         "offload activations to the host (offload must be off)"
                         : "layout: activation offload; the CPU device keeps "
                         "activations in host memory already (offload must be off)");
-    if (l->recompute == PLAN_RECOMP_FULL && l->recompute_layers > 0)
-        return ST_RAISE(err, ST_EINVAL, "layout: recompute_layers %d (Megatron's block method); "
-                        "the executor recomputes every layer (recompute_layers must be 0)",
-                        l->recompute_layers);
-    if (l->recompute == PLAN_RECOMP_FULL && l->recompute_saved)
-        return ST_RAISE(err, ST_EINVAL, "layout: recompute_saved %d (a remat policy keeping "
-                        "products' outputs); the executor's full recompute keeps only each "
-                        "checkpoint's input (recompute_saved must be 0)", l->recompute_saved);
     int idx = exec_layout_profile(cuda);
     char why[200];
     if (plan_framework_check(plan_framework_get(idx), l, why, sizeof why))

@@ -919,16 +919,15 @@ int launch__kind_known(const char *kind)
 int launch__build(launch_job *j, st_err *err)
 {
     const plan_layout *l = j->l;
-    int megatron = !strcmp(j->kind, "megatron") || !strcmp(j->kind, "deepspeed");
-    /* the refinements of full recompute each stack has by name: Megatron's
-     * block method ([megatron], [mds]), MaxText's remat policies
-     * ([maxtext] base.yml remat_policy) */
-    if (l->recompute == PLAN_RECOMP_FULL && l->recompute_layers > 0 && !megatron)
-        return refuse(j, err, "recompute_layers %d (Megatron's block method): not a knob of "
-                      "this stack", l->recompute_layers);
-    if (l->recompute == PLAN_RECOMP_FULL && l->recompute_saved && strcmp(j->kind, "maxtext"))
-        return refuse(j, err, "recompute_saved %d (a remat policy keeping products' outputs): "
-                      "not a knob of this stack", l->recompute_saved);
+    /* the refinements of full recompute only the stacks that have them run
+     * (frameworks.json recompute_block, remat_policies) */
+    const plan_framework *fw = plan_framework_get(l->framework);
+    if (l->recompute == PLAN_RECOMP_FULL && ((l->recompute_layers > 0 && !fw->recompute_block) ||
+                                             (l->recompute_saved && !fw->remat_policies))) {
+        char why[200];
+        plan_framework_check(fw, l, why, sizeof why);
+        return refuse(j, err, "%s", why);
+    }
     for (size_t i = 0; i < sizeof builders / sizeof builders[0]; i++)
         if (!strcmp(builders[i].kind, j->kind))
             return builders[i].build(j, err);

@@ -412,19 +412,18 @@ static void recompute_part(const plan_layout *l, const plan_framework *fw, doubl
                            layer_cost *lc)
 {
     int sv = l->recompute_saved;
-    static const int lin_bit[4] = {PLAN_SAVE_QKV, PLAN_SAVE_OUT, PLAN_SAVE_MLPWI, PLAN_SAVE_MLPWO};
+    /* save_bytes' order; the four linears' lin_fwd_s the first four */
+    static const int bit[5] = {PLAN_SAVE_QKV, PLAN_SAVE_OUT, PLAN_SAVE_MLPWI, PLAN_SAVE_MLPWO,
+                               PLAN_SAVE_CONTEXT};
     double lin_all = 0.0, lin_re = 0.0, kept = 0.0;
+    for (int i = 0; i < 5; i++)
+        if (sv & bit[i])
+            kept += lc->save_bytes[i];
     for (int i = 0; i < 4; i++) {
         lin_all += lc->lin_fwd_s[i];
-        int needed = i < 3 || !fw->remat_dce;
-        if (!(sv & lin_bit[i]) && needed)
+        if (!(sv & bit[i]) && (i < 3 || !fw->remat_dce)) /* MLP out: not read back */
             lin_re += lc->lin_fwd_s[i];
     }
-    static const int save_bit[5] = {PLAN_SAVE_QKV, PLAN_SAVE_OUT, PLAN_SAVE_MLPWI, PLAN_SAVE_MLPWO,
-                                    PLAN_SAVE_CONTEXT};
-    for (int i = 0; i < 5; i++)
-        if (sv & save_bit[i])
-            kept += lc->save_bytes[i];
     double g = lin_all > 0 ? lin_re / lin_all : 1.0; /* share of the forward's products */
     double gemm = g * lc->gemm_fwd_all_s;
     double attn = (sv & PLAN_SAVE_CONTEXT) ? 0.0 : lc->attn_fwd_s;

@@ -404,6 +404,16 @@ int plan_framework_check(const plan_framework *fw, const plan_layout *l, char *w
                  fw->label, list);
         return 1;
     }
+    if (l->recompute == PLAN_RECOMP_FULL && l->recompute_layers > 0 && !fw->recompute_block) {
+        snprintf(why, n, "recompute_layers %d (Megatron's block method): %s recomputes every "
+                 "layer it checkpoints", l->recompute_layers, fw->label);
+        return 1;
+    }
+    if (l->recompute == PLAN_RECOMP_FULL && l->recompute_saved && !fw->remat_policies) {
+        snprintf(why, n, "recompute_saved %d (a remat policy keeping products' outputs): %s "
+                 "has none", l->recompute_saved, fw->label);
+        return 1;
+    }
     if (l->recompute == PLAN_RECOMP_FULL && l->recompute_group > 1 && !fw->recompute_groups) {
         snprintf(why, n, "recompute group %d: %s checkpoints every layer", l->recompute_group,
                  fw->label);
