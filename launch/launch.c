@@ -243,7 +243,9 @@ static const char *stack_kind(const plan_layout *l, const char **why)
     case PLAN_FW_JAX: return "maxtext";
     case PLAN_FW_SMDPLAN: return "smdplan";
     default:
-        *why = "it stands for stacks smdplan does not know by name";
+        *why = strcmp(fw->stack, "pytorch")
+                   ? "it is a published stack smdplan reads runs of, not one it launches"
+                   : "it stands for stacks smdplan does not know by name";
         return NULL;
     }
 }

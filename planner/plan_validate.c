@@ -985,6 +985,16 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
     l->active_microbatches = fw->active_cap ? (int)pp + 2 : NO_ACTIVE_CAP;
     l->global_batch = gb;
     l->schedule = v > 1 ? PLAN_SCHED_VIRTUAL : PLAN_SCHED_INTERLEAVED;
+    /* a run that does not say: the one schedule its stack runs unless told
+     * (schedules_unknown naming one, Nanotron's all-forward-all-backward) */
+    unsigned su = fw->schedules_unknown;
+    if (v == 1 && pp > 1 && su && !(su & (su - 1))) {
+        int s = 0;
+        while (!(su & (1u << s)))
+            s++;
+        l->schedule = (plan_schedule)s;
+        note(out, "schedule %s (%s default)", plan_framework_schedule_name(l), fw->label);
+    }
     l->virtual_stages = (int)v;
     l->recompute_group = 1;
     l->prescaled_batch = 0;

@@ -84,6 +84,12 @@ run latest 0 "$bin" --params 30B --instances 4xp5 --framework megatron --no-reco
 grep -q "framework megatron@2024" "$tmp/out" || { echo "FAIL latest: not megatron@2024"; fail=1; }
 run bad-release 2 "$bin" --params 30B --instances 4xp5 --framework megatron@2019 --no-record
 one_line bad-release "megatron@2019"
+# A stack smdplan reads runs of but launches nothing for plans as any other
+# and refuses --emit in one line saying so, writing nothing.
+run nanotron 0 "$bin" --params 8B --instances 4xp5 --framework nanotron --no-record --no-sim
+grep -q "stack: *Nanotron" "$tmp/out" || { echo "FAIL nanotron: stack"; fail=1; }
+run nanotron-emit 2 "$bin" --params 8B --instances 4xp5 --framework nanotron --no-record --no-sim --emit launch
+one_line_error nanotron-emit "not one it launches"
 
 # The published runs: mean over sources of each source's mean |time error|.
 # The goal is 5 % (README); this bound is the figure the shipped catalog and

@@ -1009,6 +1009,46 @@ static void test_framework_defaults(void **state)
     assert_non_null(strstr(r->notes, "not known: read as PyTorch DDP"));
 }
 
+/* A Nanotron run that states its degrees and nothing else is read with
+ * Nanotron's defaults (parallelism_config.py): all-forward-all-backward
+ * (GPipe) pipelining, tensor parallelism without sequence parallelism,
+ * FlashAttention-2, fp32 gradient accumulation, no ZeRO; a stated ZeRO-1
+ * shards the optimizer. GPipe keeps every microbatch's activations, so the
+ * same layout needs more memory than under 1F1B. */
+static void test_nanotron_defaults(void **state)
+{
+    (void)state;
+    plan_validate_row x = {
+        .row_id = "902", .source_key = "t", .model_name = "Llama 3 8B", .architecture = "Llama",
+        .framework = "Nanotron", .source_date = "2025-02", .num_layers = "32",
+        .hidden_size = "4096", .num_heads = "32", .num_kv_heads = "8",
+        .ffn_hidden_size = "14336", .seq_len = "4096", .vocab_size = "128256",
+        .gpu_type = "H100-SXM5-80GB", .gpu_mem_gb = "80", .num_gpus = "32", .tp = "2",
+        .pp = "2", .micro_batch_size = "1", .global_batch_size = "64",
+        .iteration_time_s = "3",
+    };
+    plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_string_equal(plan_framework_get(r->framework)->key, "nanotron@2024");
+    assert_int_equal(r->layout.schedule, PLAN_SCHED_SIMPLE);
+    assert_non_null(strstr(r->notes, "schedule gpipe (Nanotron"));
+    assert_int_equal(r->layout.sequence_parallel, 0);
+    assert_int_equal(r->layout.attention, PLAN_ATTN_FLASH2);
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_NONE);
+    assert_int_equal(r->layout.recompute, PLAN_RECOMP_NONE);
+    double gpipe_bytes = r->pred_mem_bytes;
+    x.optimizer_sharding = "ZeRO-1";
+    r = run(&x);
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_OPTIMIZER);
+    assert_true(r->pred_mem_bytes < gpipe_bytes);
+    /* the same layout as Megatron-Core runs it (1F1B) holds fewer microbatches */
+    x.optimizer_sharding = NULL;
+    x.framework = "Megatron-Core 0.10";
+    r = run(&x);
+    assert_int_equal(r->layout.schedule, PLAN_SCHED_INTERLEAVED);
+    assert_true(r->pred_mem_bytes < gpipe_bytes);
+}
+
 /* The words runs are published with, for recompute, sharding and sequence
  * parallelism; "N/A" and the like are the stack's documented default. */
 static void test_phrasings(void **state)
@@ -1462,6 +1502,8 @@ static void test_framework_names(void **state)
         {"SageMaker model parallel library v1 (smdistributed.modelparallel)", 0, "smp@v1"},
         {"SageMaker model parallelism library v2", 0, "smp2"},
         {"SMPv2 (torch.sagemaker)", 0, "smp2"},
+        {"Nanotron", 0, "nanotron@2024"},
+        {"nanotron (Hugging Face)", 2025 * 12, "nanotron@2024"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int k = plan_framework_match(cases[i].text, cases[i].ym);
@@ -1572,6 +1614,7 @@ int main(void)
         cmocka_unit_test(test_model_parallel_size),
         cmocka_unit_test(test_tokens_fsdp_network),
         cmocka_unit_test(test_framework_defaults),
+        cmocka_unit_test(test_nanotron_defaults),
         cmocka_unit_test(test_framework_names),
         cmocka_unit_test(test_source_date),
         cmocka_unit_test(test_flash_named),
