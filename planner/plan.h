@@ -620,6 +620,12 @@ typedef struct plan_layout {
 #define PLAN_SAVE_MLPWO 8
 #define PLAN_SAVE_CONTEXT 16
 #define PLAN_SAVE_ALL 31
+/* Every other product's output in a layer's forward order (Q, K, V, the
+ * output projection, the MLP's gate, up and down products), the first
+ * kept: torchtitan's op-level selective checkpointing (parallelize_llama.py
+ * _custom_policy: "saves output of all compute ops, except every second
+ * mm"). Not one of MaxText's names. */
+#define PLAN_SAVE_ALT_MM 32
 
 void plan_layout_default(plan_layout *l);
 

@@ -391,12 +391,16 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     lc->save_bytes[2] = T * eb * (gated ? 2.0 : 1.0) * f / t;
     lc->save_bytes[3] = T * eb * h / th;
     lc->save_bytes[4] = T * eb * q / t;
+    lc->q_share = q / (q + 2.0 * kv * d);
+    lc->up_products = gated ? 2 : 1;
     lc->host_fwd_s = host_xf;
 }
 
 /* Full recompute that keeps some products' outputs (MaxText's remat
  * policies, plan_layout.recompute_saved) or re-runs only what the backward
- * reads (remat_dce: jax.checkpoint's recompute is dead-code eliminated).
+ * reads (remat_dce: jax.checkpoint's recompute is dead-code eliminated),
+ * or torchtitan's op-level selective policy (PLAN_SAVE_ALT_MM: every other
+ * product in forward order kept).
  * The backward reads the Q, K and V projections (the attention's
  * derivative), the attention output (the output projection's weight
  * gradient), the output projection's (the second norm's input is the
@@ -408,21 +412,51 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
  * them); the TP collectives and the host's time by the share of the
  * forward they belong to. Each layer stores its input and what was kept.
  * r: the share of the layers recomputed (the block method). */
-static void recompute_part(const plan_layout *l, const plan_framework *fw, double r,
+static void recompute_part(const plan_layout *l, const plan_framework *fw, double r, int sv,
                            layer_cost *lc)
 {
-    int sv = l->recompute_saved;
     /* save_bytes' order; the four linears' lin_fwd_s the first four */
     static const int bit[5] = {PLAN_SAVE_QKV, PLAN_SAVE_OUT, PLAN_SAVE_MLPWI, PLAN_SAVE_MLPWO,
                                PLAN_SAVE_CONTEXT};
     double lin_all = 0.0, lin_re = 0.0, kept = 0.0;
-    for (int i = 0; i < 5; i++)
-        if (sv & bit[i])
-            kept += lc->save_bytes[i];
-    for (int i = 0; i < 4; i++) {
-        lin_all += lc->lin_fwd_s[i];
-        if (!(sv & bit[i]) && (i < 3 || !fw->remat_dce)) /* MLP out: not read back */
-            lin_re += lc->lin_fwd_s[i];
+    if (sv & PLAN_SAVE_CONTEXT)
+        kept += lc->save_bytes[4];
+    if (sv & PLAN_SAVE_ALT_MM) {
+        /* the layer's products one by one, in forward order: Q, K, V by
+         * their widths, the output projection, the MLP's input products
+         * (gate and up halves when gated), its output product; the 1st,
+         * 3rd, ... kept */
+        double qs = lc->q_share, ks = 0.5 * (1.0 - qs);
+        int nu = lc->up_products;
+        double part[7][2];
+        int n = 0;
+        double qkv_share[3] = {qs, ks, ks};
+        for (int i = 0; i < 3; i++, n++) {
+            part[n][0] = qkv_share[i] * lc->lin_fwd_s[0];
+            part[n][1] = qkv_share[i] * lc->save_bytes[0];
+        }
+        part[n][0] = lc->lin_fwd_s[1], part[n][1] = lc->save_bytes[1], n++;
+        for (int i = 0; i < nu; i++, n++) {
+            part[n][0] = lc->lin_fwd_s[2] / nu;
+            part[n][1] = lc->save_bytes[2] / nu;
+        }
+        part[n][0] = lc->lin_fwd_s[3], part[n][1] = lc->save_bytes[3], n++;
+        for (int i = 0; i < n; i++) {
+            lin_all += part[i][0];
+            if (i % 2 == 0)
+                kept += part[i][1];
+            else
+                lin_re += part[i][0];
+        }
+    } else {
+        for (int i = 0; i < 4; i++)
+            if (sv & bit[i])
+                kept += lc->save_bytes[i];
+        for (int i = 0; i < 4; i++) {
+            lin_all += lc->lin_fwd_s[i];
+            if (!(sv & bit[i]) && (i < 3 || !fw->remat_dce)) /* MLP out: not read back */
+                lin_re += lc->lin_fwd_s[i];
+        }
     }
     double g = lin_all > 0 ? lin_re / lin_all : 1.0; /* share of the forward's products */
     double gemm = g * lc->gemm_fwd_all_s;
@@ -450,6 +484,13 @@ static void layer_recompute(const plan_model *m, const plan_layout *l, layer_cos
         lc->act_stored_bytes = lc->act_full_bytes;
         break;
     case PLAN_RECOMP_SELECTIVE:
+        if (plan_framework_get(l->framework)->selective_ops) {
+            /* torchtitan's op-level policy: the attention's output and every
+             * other product's kept, the rest of the layer recomputed */
+            recompute_part(l, plan_framework_get(l->framework), 1.0,
+                           PLAN_SAVE_ALT_MM | PLAN_SAVE_CONTEXT, lc);
+            break;
+        }
         lc->act_stored_bytes = lc->act_tok_bytes; /* the score tensors are recomputed */
         if (!l->flash_attention) { /* the fused kernel already recomputes */
             lc->recomp_comp_s = lc->attn_fwd_s;
@@ -463,7 +504,7 @@ static void layer_recompute(const plan_model *m, const plan_layout *l, layer_cos
         double r = l->recompute == PLAN_RECOMP_FULL ? plan_layout_recompute_share(m, l) : 1.0;
         const plan_framework *fw = plan_framework_get(l->framework);
         if (l->recompute_saved || fw->remat_dce) {
-            recompute_part(l, fw, r, lc);
+            recompute_part(l, fw, r, l->recompute_saved, lc);
             break;
         }
         lc->act_stored_bytes =

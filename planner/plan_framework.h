@@ -167,6 +167,10 @@ typedef struct plan_framework {
                                   * layers of each model chunk (--recompute-method block) */
     int remat_policies;          /* remat policies that keep some products' outputs
                                   * (MaxText remat_policy) */
+    int selective_ops;           /* selective recompute is torchtitan's op-level policy:
+                                  * the attention's output and every other product's
+                                  * kept, the rest of each layer recomputed
+                                  * (PLAN_SAVE_ALT_MM), not Korthikanti et al.'s */
     int remat_dce;               /* full recompute re-runs only what the backward reads:
                                   * not the MLP's output product (compiled graphs) */
     int residual_epilogue;       /* a layer's two residual adds are read in the epilogues

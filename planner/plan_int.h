@@ -74,6 +74,8 @@ typedef struct layer_cost {
     double lin_fwd_s[4];
     double elem_fwd_s;
     double save_bytes[5];
+    double q_share;           /* Q's share of the QKV products' width: q / (q + 2 kv d) */
+    int up_products;          /* the MLP's input products: 2 gated (gate and up), else 1 */
 } layer_cost;
 
 /* What plan__evaluate works out of the degrees, micro-batch, placement and

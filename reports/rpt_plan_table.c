@@ -25,7 +25,8 @@ const char *rpt_plan_columns_key(void)
            "pipeline schedule by its stack's name (SMP's simple and interleaved are GPipe and "
            "1F1B; elsewhere 1f1b, and interleaved/v is 1F1B over v virtual stages); recomp: "
            "activation recompute, none, sel (selective: the attention core only, Korthikanti "
-           "et al. 2022) or full (every layer; full/k every k layers; block/n the first n "
+           "et al. 2022; torchtitan's: its op-level policy, the attention's and every other "
+           "product's outputs kept) or full (every layer; full/k every k layers; block/n the first n "
            "layers of each model chunk, Megatron's block method; part: a remat policy "
            "keeping some products' outputs; +off: checkpoints offloaded to host); SP: "
            "sequence parallelism (SMP: optimize \"memory\")";

@@ -902,6 +902,48 @@ static void partial_remat(void **state)
     assert_rel(fj.mem.activations_bytes, fm.mem.activations_bytes, 1e-12);
 }
 
+/* torchtitan's selective recompute is its op-level policy (the outputs of
+ * the attention and of every other product kept, the rest recomputed), not
+ * Korthikanti et al.'s, which with a fused attention kernel keeps and
+ * recomputes what no recompute does: it stores less than no recompute and
+ * more than full, recomputes more than none and less than full, the
+ * attention core not at all; the default stack's selective (SMP v1's,
+ * Korthikanti et al.'s) under the same fused kernel is the layout without
+ * recompute. Of the products, the kept ones
+ * are Q, V, the gate and the down product; K, the output projection and
+ * the up product are recomputed. */
+static void torchtitan_op_sac(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    plan_model m = one_node_13(&c);
+    int tt = -1;
+    st_err err = {0};
+    assert_int_equal(plan_framework_find("torchtitan@2024", &tt, &err), ST_OK);
+    assert_true(plan_framework_get(tt)->selective_ops);
+    plan_layout l = layout(1, 1, 8, 1, 4);
+    l.flash_attention = 1;
+    plan_estimate none, sel, full, smp_none, smp_sel;
+    eval(&m, &c, &l, &smp_none);
+    l.recompute = PLAN_RECOMP_SELECTIVE;
+    eval(&m, &c, &l, &smp_sel);
+    assert_rel(smp_sel.mem.activations_bytes, smp_none.mem.activations_bytes, 1e-12);
+    assert_rel(smp_sel.time.compute_s, smp_none.time.compute_s, 1e-12);
+    l.framework = tt;
+    l.recompute = PLAN_RECOMP_NONE;
+    eval(&m, &c, &l, &none);
+    l.recompute = PLAN_RECOMP_SELECTIVE;
+    eval(&m, &c, &l, &sel);
+    l.recompute = PLAN_RECOMP_FULL;
+    eval(&m, &c, &l, &full);
+    assert_true(sel.mem.activations_bytes < none.mem.activations_bytes);
+    assert_true(sel.mem.activations_bytes > full.mem.activations_bytes);
+    assert_true(sel.time.compute_s > none.time.compute_s);
+    assert_true(sel.time.compute_s < full.time.compute_s);
+    assert_rel(sel.compute.attn_s, none.compute.attn_s, 1e-12);
+    assert_true(sel.compute.gemm_s > none.compute.gemm_s);
+}
+
 /* Transformer Engine's TP overlap needs sequence parallelism (Megatron-
  * Core asserts it): a megatron@2024 layout without SP has Megatron's
  * backward overlap alone, its forward all-reduces exposed, exactly as a
@@ -958,6 +1000,7 @@ int main(void)
         cmocka_unit_test(userbuffers_overlap),
         cmocka_unit_test(block_recompute_share),
         cmocka_unit_test(partial_remat),
+        cmocka_unit_test(torchtitan_op_sac),
         cmocka_unit_test(tp_overlap_needs_sp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
