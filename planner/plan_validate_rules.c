@@ -706,7 +706,10 @@ int plan__parse_recompute_layers(const char *s, int *block)
  *     (PyTorch's name for hybrid sharded data parallelism);
  *   SageMaker model parallel: shard_optimizer_state, "sharded data
  *     parallel(ism)", sharded_data_parallel_degree (v1), hybrid_shard_degree
- *     (v2); the planner's own names (none, optimizer, gradients, params).
+ *     and "hybrid sharded data parallelism" (v2); Colossal-AI's Gemini
+ *     (GeminiPlugin: parameters, gradients and optimizer states sharded in
+ *     chunks, ZeRO-3's partition; its LowLevelZeroPlugin takes a stage);
+ *     the planner's own names (none, optimizer, gradients, params).
  * The shard group's size is the number after a documented key of it
  * (sharded_data_parallel_degree, hybrid_shard_degree, torchtitan's
  * data_parallel_shard_degree and dp_shard, DeepSpeed MiCS's mics_shard_size,
@@ -817,7 +820,7 @@ int plan__parse_sharding(const char *s, int *degree)
     if (offloaded(s))
         return -3;
     *degree = shard_degree_of(s);
-    int hybrid = contains(s, "HYBRID_SHARD") || contains(s, "HSDP");
+    int hybrid = contains(s, "HYBRID_SHARD") || contains(s, "HSDP") || contains(s, "hybrid shard");
     /* The ZeRO paper's names of its stages (Rajbhandari et al. 2020, Sec.
      * 5: P_os, P_os+g, P_os+g+p), written with or without the P */
     if (contains(s, "os+g+p"))
@@ -834,6 +837,7 @@ int plan__parse_sharding(const char *s, int *degree)
         return PLAN_SHARD_GRADIENTS;
     if (contains(s, "zero-3") || contains(s, "zero3") || contains(s, "zero stage 3") ||
         contains(s, "ZeRO++") || contains(s, "MiCS") || contains(s, "FULL_SHARD") || hybrid ||
+        token_at(s, "Gemini") ||
         contains(s, "fully_shard") || contains(s, "FSDP") || contains(s, "fsdp_parallelism") ||
         contains(s, "sharded data parallel") || contains(s, "sharded_data_parallel") ||
         contains(s, "fully sharded") || contains(s, "fully_sharded") ||

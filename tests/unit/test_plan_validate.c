@@ -846,6 +846,10 @@ static void test_tokens_fsdp_network(void **state)
         {"weights not sharded", PLAN_SHARD_NONE, 0},
         {"data parallel, replicated", PLAN_SHARD_NONE, 0},
         {"ZeRO-3 (no offload)", PLAN_SHARD_PARAMS, 0},
+        /* SMP v2's and PyTorch's words for HSDP; Colossal-AI's plugins */
+        {"hybrid sharded data parallelism", PLAN_SHARD_PARAMS, 0},
+        {"Colossal-AI Gemini", PLAN_SHARD_PARAMS, 0},
+        {"LowLevelZeroPlugin, stage 2", PLAN_SHARD_GRADIENTS, 0},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         x.optimizer_sharding = names[i].text;
@@ -854,7 +858,10 @@ static void test_tokens_fsdp_network(void **state)
             fail_msg("'%s': sharding %d, want %d", names[i].text, r->layout.sharding,
                      names[i].sharding);
         int want = names[i].degree ? names[i].degree
-                   : strstr(names[i].text, "HSDP") || strstr(names[i].text, "HYBRID") ? 8 : 0;
+                   : strstr(names[i].text, "HSDP") || strstr(names[i].text, "HYBRID") ||
+                           strstr(names[i].text, "hybrid")
+                       ? 8
+                       : 0;
         if (r->layout.sharding_degree != want)
             fail_msg("'%s': degree %d, want %d", names[i].text, r->layout.sharding_degree, want);
     }
