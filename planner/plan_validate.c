@@ -1015,13 +1015,16 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
 /* Search the micro-batch with every other knob as the row fixed it; the
  * fastest layout that fits, else the one that misses memory by least. */
 static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l, int degrees,
-                      unsigned schedules, plan_estimate *est, plan_validate_result *out, int *skipped, st_err *err)
+                      int keep_mbs, unsigned schedules, plan_estimate *est,
+                      plan_validate_result *out, int *skipped, st_err *err)
 {
     *skipped = 0;
     plan_config cfg;
     plan_config_from_layout(&cfg, l);
-    cfg.micro_batch = 0; /* searched */
-    cfg.microbatches = 0;
+    if (!keep_mbs) {
+        cfg.micro_batch = 0; /* searched */
+        cfg.microbatches = 0;
+    }
     if (degrees) {
         /* the row publishes no parallel layout: the framework's best, as a
          * tuned run would use it */
@@ -1071,11 +1074,12 @@ static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l
     }
     *l = best->layout;
     *est = best->est;
-    out->micro_batch_searched = 1;
+    out->micro_batch_searched = !keep_mbs;
     if (degrees)
         note(out, "parallel layout not published: the planner's best for the framework, tp %d "
                   "pp %d dp %d", l->tp, l->pp, l->dp);
-    note(out, "micro-batch %d searched", l->micro_batch);
+    if (!keep_mbs)
+        note(out, "micro-batch %d searched", l->micro_batch);
     if (cfg.schedule_mask) {
         if (l->schedule == PLAN_SCHED_VIRTUAL)
             note(out, "schedule searched: interleaved, %d virtual stages", l->virtual_stages);
@@ -1276,9 +1280,15 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     out->have_layout = 0;
 
     plan_estimate *est = &out->est;
-    if (rl.search_mbs) {
-        int skipped, rc = search_mbs(m, &c, &rl.l, rl.search_degrees, fw->schedules_unknown, est,
-                                     out, &skipped, err);
+    /* a pipeline whose schedule the run does not state, on a stack with
+     * more than one it could have run: searched as in search_mbs, the
+     * published micro-batch kept */
+    unsigned su = fw->schedules_unknown;
+    int sched_open = rl.l.pp > 1 && rl.l.virtual_stages == 1 && (su & (su - 1)) &&
+                     blank(row->virtual_stages);
+    if (rl.search_mbs || sched_open) {
+        int skipped, rc = search_mbs(m, &c, &rl.l, rl.search_degrees, !rl.search_mbs,
+                                     fw->schedules_unknown, est, out, &skipped, err);
         if (rc != ST_OK || skipped)
             return rc;
     } else {

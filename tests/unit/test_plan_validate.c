@@ -1048,12 +1048,55 @@ static void test_nanotron_defaults(void **state)
     r = run(&x);
     assert_int_equal(r->layout.sharding, PLAN_SHARD_OPTIMIZER);
     assert_true(r->pred_mem_bytes < gpipe_bytes);
-    /* the same layout as Megatron-Core runs it (1F1B) holds fewer microbatches */
+    /* the same layout as Megatron-Core runs it (1F1B, or its interleaved
+     * schedule: the run states neither) holds fewer microbatches */
     x.optimizer_sharding = NULL;
     x.framework = "Megatron-Core 0.10";
     r = run(&x);
-    assert_int_equal(r->layout.schedule, PLAN_SCHED_INTERLEAVED);
+    assert_true(r->layout.schedule == PLAN_SCHED_INTERLEAVED ||
+                r->layout.schedule == PLAN_SCHED_VIRTUAL);
     assert_true(r->pred_mem_bytes < gpipe_bytes);
+}
+
+/* A pipelined run that states its micro-batch but not its schedule, on a
+ * stack with more than one (schedules_unknown: Megatron-LM's 1F1B and its
+ * interleaved schedule), has the schedule searched as a tuned run would
+ * pick it, the published micro-batch kept; a stated number of virtual
+ * stages is the interleaved schedule; a stack that states none open
+ * (NeMo's launcher: its configs give virtual_pipeline_model_parallel_size)
+ * keeps 1F1B. */
+static void test_schedule_unstated(void **state)
+{
+    (void)state;
+    plan_validate_row x = {
+        .row_id = "903", .source_key = "t", .model_name = "GPT 175B",
+        .architecture = "GPT-3 style", .framework = "Megatron-LM", .source_date = "2022-05",
+        .num_layers = "96", .hidden_size = "12288", .num_heads = "96", .seq_len = "2048",
+        .vocab_size = "51200", .gpu_type = "A100-SXM4-80GB", .gpu_mem_gb = "80",
+        .num_gpus = "64", .tp = "8", .pp = "8", .micro_batch_size = "1",
+        .global_batch_size = "64", .recompute = "selective", .iteration_time_s = "13.75",
+    };
+    plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_string_equal(plan_framework_get(r->framework)->key, "megatron@2022");
+    assert_int_equal(r->micro_batch_searched, 0);
+    assert_int_equal(r->layout.micro_batch, 1);
+    assert_int_equal(r->layout.schedule, PLAN_SCHED_VIRTUAL);
+    assert_non_null(strstr(r->notes, "schedule searched"));
+    double searched_s = r->pred_time_s;
+    x.virtual_stages = "1";
+    r = run(&x);
+    assert_int_equal(r->layout.schedule, PLAN_SCHED_INTERLEAVED);
+    assert_true(r->pred_time_s > searched_s);
+    x.virtual_stages = "3";
+    r = run(&x);
+    assert_int_equal(r->layout.schedule, PLAN_SCHED_VIRTUAL);
+    assert_int_equal(r->layout.virtual_stages, 3);
+    x.virtual_stages = NULL;
+    x.framework = "NeMo Megatron (launcher, 2023)";
+    r = run(&x);
+    assert_int_equal(r->layout.schedule, PLAN_SCHED_INTERLEAVED);
+    assert_null(strstr(r->notes, "schedule searched"));
 }
 
 /* The words runs are published with, for recompute, sharding and sequence
@@ -1622,6 +1665,7 @@ int main(void)
         cmocka_unit_test(test_tokens_fsdp_network),
         cmocka_unit_test(test_framework_defaults),
         cmocka_unit_test(test_nanotron_defaults),
+        cmocka_unit_test(test_schedule_unstated),
         cmocka_unit_test(test_framework_names),
         cmocka_unit_test(test_source_date),
         cmocka_unit_test(test_flash_named),
