@@ -41,7 +41,7 @@ enum {
     O_SEQ, O_VOCAB, O_DROPOUT, O_HEAD_DIM, O_WINDOW, O_WINDOW_PATTERN,
     O_INSTANCES, O_CATALOG, O_MAX_INSTANCES, O_TOKENS,
     O_TP, O_PP, O_DP, O_CP, O_MICRO_BATCH, O_MICROBATCHES, O_ACTIVE, O_SCHEDULE, O_VIRTUAL,
-    O_RECOMPUTE, O_RECOMPUTE_GROUP, O_RECOMPUTE_LAYERS, O_REMAT_POLICY, O_SHARDING, O_SP, O_OFFLOAD, O_PRESCALED, O_PLACEMENT,
+    O_RECOMPUTE, O_RECOMPUTE_GROUP, O_RECOMPUTE_LAYERS, O_REMAT_POLICY, O_SHARDING, O_SP, O_OFFLOAD, O_COMPILE, O_PRESCALED, O_PLACEMENT,
     O_FLASH, O_DP_OVERLAP, O_FP32_GRADS, O_TP_OVERLAP, O_PP_OVERLAP, O_DP_BUCKET, O_LAUNCH_BLOCKING, O_GLOBAL_BATCH, O_BATCH_SIZE,
     O_OBJECTIVE, O_TOP, O_ALLOW_TP_NODES, O_JSON, O_EXPLAIN, O_EMIT, O_NO_RECORD, O_VERSION,
     O_FRAMEWORK, O_PRECISION,
@@ -95,6 +95,7 @@ static const cli_opt opt_table[] = {
     {"sharding", 1, O_SHARDING, "S", "none, optimizer (ZeRO-1, SMP shard_optimizer_state), gradients (ZeRO-2), params (ZeRO-3, SMP sharded data parallel)"},
     {"sequence-parallel", 1, O_SP, "on|off", "Megatron sequence parallelism with TP (default on when tp > 1)"},
     {"offload", 1, O_OFFLOAD, "on|off", "offload activation checkpoints to host memory"},
+    {"compile", 1, O_COMPILE, "on|off", "the model under torch.compile (torchtitan; default off): its pointwise ops fused"},
     {"prescaled-batch", 1, O_PRESCALED, "on|off", "SMP prescaled_batch (default on when tp > 1)"},
     {"placement", 1, O_PLACEMENT, "P", "cluster, spread, or an order of D, P, T (outermost first)"},
     {"flash-attention", 1, O_FLASH, "on|off", "fused attention kernel (default: the framework's)"},
@@ -311,6 +312,7 @@ static int apply(cli_plan_opts *o, const cli_opt *d, const char *a, st_err *err)
     case O_PLACEMENT: return plan_placement_parse(a, c->placement, err);
     case O_SP: return parse_onoff("--sequence-parallel", a, &c->sequence_parallel, err);
     case O_OFFLOAD: return parse_onoff("--offload", a, &c->offload_activations, err);
+    case O_COMPILE: return parse_onoff("--compile", a, &c->compiled, err);
     case O_PRESCALED: return parse_onoff("--prescaled-batch", a, &c->prescaled_batch, err);
     case O_FLASH: return parse_onoff("--flash-attention", a, &c->flash_attention, err);
     case O_DP_OVERLAP: return parse_onoff("--dp-overlap", a, &c->dp_overlap, err);

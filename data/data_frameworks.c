@@ -119,6 +119,8 @@ static const field fields[] = {
     FLD(remat_policies, F_BOOL, E_NONE, 0),
     FLD(remat_dce, F_BOOL, E_NONE, 0),
     FLD(selective_ops, F_BOOL, E_NONE, 0),
+    FLD(compile, F_BOOL, E_NONE, 0),
+    FLD(unfused_pointwise, F_BOOL, E_NONE, 0),
     FLD(residual_epilogue, F_BOOL, E_NONE, 0),
     FLD(gelu_epilogue, F_BOOL, E_NONE, 0),
     FLD(measured_kernels, F_BOOL, E_NONE, 0),

@@ -387,6 +387,10 @@ static const char schema_v6[] =
 static const char schema_v7[] = "ALTER TABLE plans ADD COLUMN recompute_layers INTEGER;"
                                 "ALTER TABLE plans ADD COLUMN recompute_saved INTEGER;";
 
+/* Version 7 -> 8: plans.compiled, a model run under torch.compile
+ * (plan_layout). Rows recorded before keep NULL, read as 0: eager. */
+static const char schema_v8[] = "ALTER TABLE plans ADD COLUMN compiled INTEGER;";
+
 const db__migration db__migrations[] = {
     {0, schema_v1},
     {1, schema_v2},
@@ -395,6 +399,7 @@ const db__migration db__migrations[] = {
     {4, schema_v5},
     {5, schema_v6},
     {6, schema_v7},
+    {7, schema_v8},
 };
 const int db__nmigrations = (int)(sizeof db__migrations / sizeof db__migrations[0]);
 

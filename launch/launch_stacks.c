@@ -543,7 +543,8 @@ static int build_torchtitan(launch_job *j, st_err *err)
     fprintf(t, "tensor_parallel_degree = %d\n", l->tp);
     fprintf(t, "mixed_precision_param = \"%s\"\n",
             l->precision == PLAN_PREC_FP32 ? "float32" : "bfloat16");
-    fputs("mixed_precision_reduce = \"float32\"\ncompile = false\ndataset = \"c4\"\n", t);
+    fprintf(t, "mixed_precision_reduce = \"float32\"\ncompile = %s\ndataset = \"c4\"\n",
+            l->compiled ? "true" : "false");
     fprintf(t, "\n[experimental]\npipeline_parallel_degree = %d\n", l->pp);
     if (l->cp > 1)
         fprintf(t, "context_parallel_degree = %d\n", l->cp);

@@ -579,6 +579,10 @@ typedef struct plan_layout {
                                   * (MaxText remat_policy): PLAN_SAVE_* bits; 0: none */
     int sequence_parallel;       /* Megatron sequence parallelism with TP */
     int offload_activations;     /* checkpoints offloaded to host memory */
+    int compiled;                /* the model under torch.compile: TorchInductor fuses each
+                                  * chain of pointwise ops into one kernel (a stack whose
+                                  * model writes them as separate ATen ops: the
+                                  * framework's unfused_pointwise) */
     plan_sharding sharding;
     int sharding_degree;         /* ranks the states are sharded over (dp unless set) */
     int prescaled_batch;         /* SMP prescaled_batch: batch counted per TP group */
@@ -889,6 +893,7 @@ typedef struct plan_config {
     int recompute_group;         /* 0 = search 1..; >0 fixed */
     int recompute_layers;        /* with FULL: layers recomputed per chunk (0: every layer) */
     int recompute_saved;         /* with FULL: PLAN_SAVE_* outputs kept (0: none) */
+    int compiled;                /* 0/1: torch.compile (a stack with the knob), never searched */
     int sharding;                /* plan_sharding or -1 */
     int sequence_parallel;       /* 0/1 or -1 */
     int offload_activations;     /* 0/1 or -1 (searched only with full recompute and pp > 1) */

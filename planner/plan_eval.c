@@ -100,6 +100,21 @@
  * replaced by the down product's epilogue reading the pre-activation). */
 #define ELEM_H_RESIDUAL_EPILOGUE 4.0
 #define ELEM_F_GELU_EPILOGUE 1.0
+/* A Llama layer written as separate ATen ops and run eagerly (torchtitan's
+ * models/llama/model.py: RMSNorm._norm, apply_rotary_emb, the SwiGLU
+ * feed-forward), each op a kernel and a pass over its tensors, in the same
+ * 2-byte units. RMSNorm in fp32: x.float() (read 1, write 2), pow (2+2),
+ * mean (2), x * rsqrt (2+2), type_as (2+1), * weight (1+1): 18, where one
+ * fused kernel reads and writes once (2). The rotary embedding on Q and K
+ * (their widths, split by TP): float (1+2), the complex product (2+2),
+ * type_as (2+1): 10 (the fused count has none: Megatron-Core fuses it with
+ * its neighbours). SwiGLU: silu (1+1), times up (2+1): 5 over ffn, where
+ * the fused kernel does 3. torch.compile's TorchInductor fuses each such
+ * chain of pointwise ops into one kernel (Ansel et al. 2024, PyTorch 2,
+ * Sec. 5): the fused counts. */
+#define ELEM_H_EAGER_RMSNORM 18.0
+#define ELEM_EAGER_ROPE 10.0
+#define ELEM_F_EAGER_SWIGLU 5.0
 /* Cross-entropy over fp32 logits: write fp16 logits, softmax in fp32 and its
  * gradient, about 24 bytes per logit element forward and backward. */
 #define LOSS_BYTES_PER_LOGIT 24.0
@@ -301,6 +316,16 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     double eh = llama ? ELEM_H_LLAMA
                       : ELEM_H_GPT - (drop ? 0.0 : ELEM_H_DROPOUT_MASKS);
     double ef = gated ? ELEM_F_LLAMA : ELEM_F_GPT;
+    /* the eager ops of a stack whose Llama layer is written in ATen ops,
+     * unless compiled: the two norms and SwiGLU unfused, and the rotary
+     * embedding on Q and K (its own term, over their widths) */
+    int eager = fw->unfused_pointwise && !l->compiled && llama && gated;
+    double rope_w = 0.0;
+    if (eager) {
+        eh += 2.0 * (ELEM_H_EAGER_RMSNORM - 2.0);
+        ef = ELEM_F_EAGER_SWIGLU;
+        rope_w = ELEM_EAGER_ROPE * (q + kv * d) / t;
+    }
     /* residual adds in the output products' epilogues: each reads the
      * residual there (1 pass) instead of a separate add reading the
      * product's output and the residual and writing the sum (3); the
@@ -314,8 +339,9 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
      * activation kernel for a compute floor to bound */
     int gelu_ep = fw->gelu_epilogue && !gated;
     double ef_x = ef - (gelu_ep ? ELEM_F_GELU_EPILOGUE : 0.0);
-    double elem_f = plan__mem_s(c, eb * T * (eh_f * h / th + ef_x * f / t));
-    double elem_b = ELEM_BWD_OVER_FWD * plan__mem_s(c, eb * T * (eh * h / th + ef_x * f / t));
+    double elem_f = plan__mem_s(c, eb * T * (eh_f * h / th + ef_x * f / t + rope_w));
+    double elem_b =
+        ELEM_BWD_OVER_FWD * plan__mem_s(c, eb * T * (eh * h / th + ef_x * f / t + rope_w));
     /* The MLP activation's kernels stream ef passes of the ffn-sized
      * tensor; a device with a compute floor for them (a CPU: tanh or exp per
      * element, catalog act_*_s / glu_*_s measured by smdplan bench) takes
@@ -324,9 +350,9 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     double act_fs = gated ? c->gpu->glu_fwd_s : c->gpu->act_fwd_s;
     double act_bs = gated ? c->gpu->glu_bwd_s : c->gpu->act_bwd_s;
     if ((act_fs > 0 || act_bs > 0) && !gelu_ep) {
-        double act_n = T * f / t, mem_h = plan__mem_s(c, eb * T * eh * h / th);
+        double act_n = T * f / t, mem_h = plan__mem_s(c, eb * T * (eh * h / th + rope_w));
         double mem_a = plan__mem_s(c, eb * T * ef * f / t);
-        elem_f = plan__mem_s(c, eb * T * eh_f * h / th) + fmax(mem_a, act_n * act_fs);
+        elem_f = plan__mem_s(c, eb * T * (eh_f * h / th + rope_w)) + fmax(mem_a, act_n * act_fs);
         elem_b = ELEM_BWD_OVER_FWD * mem_h + fmax(ELEM_BWD_OVER_FWD * mem_a, act_n * act_bs);
     }
 

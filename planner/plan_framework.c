@@ -414,6 +414,10 @@ int plan_framework_check(const plan_framework *fw, const plan_layout *l, char *w
                  "has none", l->recompute_saved, fw->label);
         return 1;
     }
+    if (l->compiled && !fw->compile) {
+        snprintf(why, n, "compiled (torch.compile): %s has no such knob", fw->label);
+        return 1;
+    }
     if (l->recompute == PLAN_RECOMP_FULL && l->recompute_group > 1 && !fw->recompute_groups) {
         snprintf(why, n, "recompute group %d: %s checkpoints every layer", l->recompute_group,
                  fw->label);

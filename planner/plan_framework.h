@@ -167,6 +167,10 @@ typedef struct plan_framework {
                                   * layers of each model chunk (--recompute-method block) */
     int remat_policies;          /* remat policies that keep some products' outputs
                                   * (MaxText remat_policy) */
+    int compile;                 /* 1: the model may run under torch.compile (a knob) */
+    int unfused_pointwise;       /* the model's RMSNorm, rotary embedding and SwiGLU are
+                                  * written as separate ATen ops: a kernel and a pass
+                                  * over its tensors each, unless compiled */
     int selective_ops;           /* selective recompute is torchtitan's op-level policy:
                                   * the attention's output and every other product's
                                   * kept, the rest of each layer recomputed

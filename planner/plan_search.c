@@ -268,8 +268,10 @@ static int search_inner(search_ctx *x, const plan_layout *l)
                 for (int r = 0; r < PLAN_RECOMP__COUNT; r++) {
                     if (cfg->recompute >= 0 ? r != cfg->recompute
                                             : (!(fw->recomputes & (1u << r)) ||
-                                               (r == PLAN_RECOMP_SELECTIVE && l->flash_attention)))
-                        continue; /* a fused attention kernel already recomputes its core */
+                                               (r == PLAN_RECOMP_SELECTIVE && l->flash_attention &&
+                                                !fw->selective_ops)))
+                        continue; /* a fused attention kernel already recomputes its core
+                                   * (torchtitan's selective is another policy) */
                     int group = cfg->recompute_group > 0 ? cfg->recompute_group : 1;
                     for (int sh = 0; sh < PLAN_SHARD__COUNT; sh++) {
                         if (cfg->sharding >= 0 ? sh != cfg->sharding : !(shardings & (1u << sh)))
@@ -361,6 +363,8 @@ static int check_fixed(const plan_framework *fw, const plan_cluster *c, const pl
         return ST_RAISE(err, ST_EINVAL, "--%s: a refinement of full recompute; allowed with "
                         "--recompute full", cfg->recompute_layers > 0 ? "recompute-layers"
                                                                      : "remat-policy");
+    if (cfg->compiled > 0 && !fw->compile)
+        return ST_RAISE(err, ST_EINVAL, "--compile: %s has no torch.compile knob", fw->label);
     if (cfg->cp > 1 && !fw->context_parallel)
         return ST_RAISE(err, ST_EINVAL, "--cp %d: %s has no context parallelism", cfg->cp,
                         fw->label);
@@ -498,6 +502,7 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
         l.dp_overlap = cfg->dp_overlap;
     if (cfg->fp32_grads >= 0)
         l.fp32_grads = cfg->fp32_grads;
+    l.compiled = cfg->compiled > 0;
     if (cfg->tp_overlap >= 0)
         l.tp_overlap = cfg->tp_overlap;
     if (cfg->pp_overlap >= 0)

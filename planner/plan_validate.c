@@ -1001,6 +1001,15 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
     l->offload_activations = 0;
     if (fw->launch_blocking)
         note(out, "blocking kernel launches (%s: CUDA_LAUNCH_BLOCKING=1)", fw->label);
+    if (plan__says_compiled(r->framework) || plan__says_compiled(r->other_metrics) ||
+        plan__says_compiled(r->notes)) {
+        if (fw->compile) {
+            l->compiled = 1;
+            note(out, "torch.compile (%s: its pointwise ops fused)", fw->label);
+        } else {
+            note(out, "torch.compile named: %s has no such knob modelled", fw->label);
+        }
+    }
 
     if (map_memory_knobs(r, fw, gpn, tp, pp, cp, dp, l, out))
         return 1;

@@ -85,6 +85,8 @@ int plan__parse_precision(const char *s);
 /* An FSDP mixed-precision mode the text names as a word of its own, in the
  * upper case of its documentation: 1 DEFAULT, 2 PURE, 3 FULL, 0 none. */
 int plan__fsdp_mp_mode(const char *s);
+/* 1: the text says the model ran under torch.compile (not that it did not). */
+int plan__says_compiled(const char *s);
 
 /* The FlashAttention generation a text names (FlashAttention-2, "flash-attn
  * 3", FA3, cuDNN fused attention ...), PLAN_ATTN_UNFUSED when it names none. */

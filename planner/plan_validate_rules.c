@@ -1040,6 +1040,22 @@ int plan__fsdp_mp_mode(const char *s)
     return 0;
 }
 
+/* Does the text say the model ran under torch.compile (PyTorch 2's name
+ * for it, torchtitan's training.compile), and not that it did not? */
+int plan__says_compiled(const char *s)
+{
+    static const char *const not_[] = {"without torch.compile", "no torch.compile",
+                                       "not compiled", "compile = false", "compile=false",
+                                       "compile: false", "eager mode", "uncompiled"};
+    if (!s || !(contains(s, "torch.compile") || has_word_cs(s, "compile") ||
+                has_word_cs(s, "compiled") || has_word_cs(s, "Compile")))
+        return 0;
+    for (size_t i = 0; i < sizeof not_ / sizeof not_[0]; i++)
+        if (contains(s, not_[i]))
+            return 0;
+    return 1;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Memory figures: what the tool measured                                    */
 /* ------------------------------------------------------------------------ */

@@ -90,6 +90,12 @@ run nanotron 0 "$bin" --params 8B --instances 4xp5 --framework nanotron --no-rec
 grep -q "stack: *Nanotron" "$tmp/out" || { echo "FAIL nanotron: stack"; fail=1; }
 run nanotron-emit 2 "$bin" --params 8B --instances 4xp5 --framework nanotron --no-record --no-sim --emit launch
 one_line_error nanotron-emit "not one it launches"
+# torch.compile: a knob of the stacks that have it (torchtitan), written
+# into the launch as its own key; refused in one line elsewhere.
+run compile 0 "$bin" --params 8B --arch llama --instances 1xp5 --framework torchtitan --compile on --no-record --no-sim --emit launch
+grep -q "^compile = true" "$tmp/out" || { echo "FAIL compile: no compile = true"; fail=1; }
+run compile-bad 2 "$bin" --params 8B --arch llama --instances 1xp5 --framework megatron --compile on --no-record --no-sim
+one_line_error compile-bad "no torch.compile knob"
 
 # The published runs: mean over sources of each source's mean |time error|.
 # The goal is 5 % (README); this bound is the figure the shipped catalog and

@@ -3,13 +3,14 @@
  *
  * Migration from an empty path, a zero-byte file, a hand-made version-0
  * SQLite file, and version-1 and version-2 files made with the shipped
- * steps' own scripts, to version 7 (old rows keep NULL in the new columns,
+ * steps' own scripts, to version 8 (old rows keep NULL in the new columns,
  * and read back as documented; a version-3 file's records table is made
  * again with the bench kind, its rows and references intact; a version-4
  * file's runs gain the device's name and each rank's GPU memory; a
  * version-5 file's models gain the head size and the sliding window; a
  * version-6 file's plans the layers the block method recomputes and the
- * outputs a partial rematerialisation keeps; the
+ * outputs a partial rematerialisation keeps; a version-7 file's plans
+ * whether the model ran under torch.compile; the
  * migrated schema is a new file's); the
  * framework applying a further (test-only) step;
  * a newer schema, another application's SQLite file, a file that is not a
@@ -154,6 +155,10 @@ static void check_current(db *d)
                                 " WHERE name IN ('recompute_layers', 'recompute_saved')"
                                 " AND type = 'INTEGER'"),
                      2);
+    /* version 8: a model under torch.compile */
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_table_info('plans')"
+                                " WHERE name = 'compiled' AND type = 'INTEGER'"),
+                     1);
     /* every row still has its record */
     assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 }

@@ -944,6 +944,53 @@ static void torchtitan_op_sac(void **state)
     assert_true(sel.compute.gemm_s > none.compute.gemm_s);
 }
 
+/* torchtitan's Llama layer is written in separate ATen ops: run eagerly,
+ * its two RMSNorms, the rotary embedding and SwiGLU stream their tensors
+ * op by op, more elementwise time than the fused kernels' counts; under
+ * torch.compile each chain is one kernel, the fused counts, which is what
+ * FSDP2 alone (a stack without the trait) costs for the same layout. A
+ * GPT layer (LayerNorm and GELU are single kernels in eager PyTorch) is
+ * the same either way. */
+static void torchtitan_eager_pointwise(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    plan_model m = one_node_13(&c);
+    m.arch = PLAN_ARCH_LLAMA;
+    m.mlp = PLAN_MLP_ARCH;
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    int tt = -1, fs = -1;
+    assert_int_equal(plan_framework_find("torchtitan@2024", &tt, &err), ST_OK);
+    assert_int_equal(plan_framework_find("fsdp@2024", &fs, &err), ST_OK);
+    assert_true(plan_framework_get(tt)->unfused_pointwise && plan_framework_get(tt)->compile);
+    assert_false(plan_framework_get(fs)->unfused_pointwise);
+    plan_layout l = layout(1, 1, 8, 1, 4);
+    l.flash_attention = 1;
+    l.attention = PLAN_ATTN_FLASH2;
+    l.sharding = PLAN_SHARD_PARAMS;
+    plan_estimate eager, compiled, fsdp;
+    l.framework = tt;
+    eval(&m, &c, &l, &eager);
+    l.compiled = 1;
+    eval(&m, &c, &l, &compiled);
+    l.compiled = 0;
+    l.framework = fs;
+    eval(&m, &c, &l, &fsdp);
+    double el_e = eager.time.compute_s - eager.compute.gemm_s - eager.compute.attn_s;
+    double el_c = compiled.time.compute_s - compiled.compute.gemm_s - compiled.compute.attn_s;
+    assert_true(el_e > 2.0 * el_c);
+    assert_rel(compiled.compute.gemm_s, eager.compute.gemm_s, 1e-12);
+    assert_rel(compiled.time.compute_s, fsdp.time.compute_s, 1e-12);
+    /* GPT: unchanged by the trait */
+    plan_model g = one_node_13(&c);
+    l.framework = tt;
+    eval(&g, &c, &l, &eager);
+    l.compiled = 1;
+    eval(&g, &c, &l, &compiled);
+    assert_rel(compiled.time.compute_s, eager.time.compute_s, 1e-12);
+}
+
 /* Transformer Engine's TP overlap needs sequence parallelism (Megatron-
  * Core asserts it): a megatron@2024 layout without SP has Megatron's
  * backward overlap alone, its forward all-reduces exposed, exactly as a
@@ -1001,6 +1048,7 @@ int main(void)
         cmocka_unit_test(block_recompute_share),
         cmocka_unit_test(partial_remat),
         cmocka_unit_test(torchtitan_op_sac),
+        cmocka_unit_test(torchtitan_eager_pointwise),
         cmocka_unit_test(tp_overlap_needs_sp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1058,6 +1058,49 @@ static void test_nanotron_defaults(void **state)
     assert_true(r->pred_mem_bytes < gpipe_bytes);
 }
 
+/* torch.compile by PyTorch's and torchtitan's names: a torchtitan run
+ * under it has its pointwise ops fused and runs faster than the same run
+ * eager; "without torch.compile" and compile = false are eager; a stack
+ * with no such knob modelled says so and reads the run as it is. */
+static void test_compile_words(void **state)
+{
+    (void)state;
+    plan_validate_row x = {
+        .row_id = "904", .source_key = "t", .model_name = "Llama 3.1 8B", .architecture = "Llama",
+        .framework = "torchtitan (FSDP2)", .source_date = "2024-10", .num_layers = "32",
+        .hidden_size = "4096", .num_heads = "32", .num_kv_heads = "8",
+        .ffn_hidden_size = "14336", .seq_len = "8192", .vocab_size = "128256",
+        .gpu_type = "H100-SXM5-80GB", .gpu_mem_gb = "80", .num_gpus = "8", .tp = "1",
+        .pp = "1", .micro_batch_size = "2", .global_batch_size = "16",
+        .recompute = "selective", .iteration_time_s = "2.5",
+    };
+    plan_validate_result *r = run(&x);
+    assert_int_equal(r->layout.compiled, 0);
+    double eager_s = r->pred_time_s;
+    static const struct {
+        const char *text;
+        int compiled;
+    } words[] = {
+        {"torchtitan (FSDP2) + torch.compile", 1},
+        {"torchtitan, compiled", 1},
+        {"torchtitan without torch.compile", 0},
+        {"torchtitan; training.compile = false", 0},
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        x.framework = words[i].text;
+        r = run(&x);
+        if (r->layout.compiled != words[i].compiled)
+            fail_msg("'%s': compiled %d, want %d", words[i].text, r->layout.compiled,
+                     words[i].compiled);
+        if (words[i].compiled)
+            assert_true(r->pred_time_s < eager_s);
+    }
+    x.framework = "PyTorch FSDP + torch.compile";
+    r = run(&x);
+    assert_int_equal(r->layout.compiled, 0);
+    assert_non_null(strstr(r->notes, "torch.compile named"));
+}
+
 /* A pipelined run that states its micro-batch but not its schedule, on a
  * stack with more than one (schedules_unknown: Megatron-LM's 1F1B and its
  * interleaved schedule), has the schedule searched as a tuned run would
@@ -1666,6 +1709,7 @@ int main(void)
         cmocka_unit_test(test_framework_defaults),
         cmocka_unit_test(test_nanotron_defaults),
         cmocka_unit_test(test_schedule_unstated),
+        cmocka_unit_test(test_compile_words),
         cmocka_unit_test(test_framework_names),
         cmocka_unit_test(test_source_date),
         cmocka_unit_test(test_flash_named),
