@@ -1012,8 +1012,29 @@ static void test_framework_defaults(void **state)
     x.source_date = NULL;
     x.tp = "1";
     r = run(&x);
+    assert_string_equal(plan_framework_get(r->framework)->key, "pytorch@2024");
+    assert_non_null(strstr(r->notes, "not known: read as PyTorch 2.2+ DDP"));
+    assert_int_equal(r->layout.attention, PLAN_ATTN_FLASH2);
+    /* ... by its date too: before PyTorch 2 no fused attention, then the
+     * first FlashAttention in scaled_dot_product_attention */
+    x.source_date = "2021-08";
+    r = run(&x);
+    assert_string_equal(plan_framework_get(r->framework)->key, "pytorch@2019");
+    assert_int_equal(r->layout.attention, PLAN_ATTN_UNFUSED);
+    x.source_date = "2023-06";
+    r = run(&x);
     assert_string_equal(plan_framework_get(r->framework)->key, "pytorch@2023");
-    assert_non_null(strstr(r->notes, "not known: read as PyTorch DDP"));
+    assert_int_equal(r->layout.attention, PLAN_ATTN_FLASH1);
+    /* FSDP by its PyTorch release the same way */
+    x.framework = "PyTorch FSDP";
+    x.source_date = "2022-09";
+    r = run(&x);
+    assert_string_equal(plan_framework_get(r->framework)->key, "fsdp@2022");
+    assert_int_equal(r->layout.attention, PLAN_ATTN_UNFUSED);
+    x.source_date = "2023-09";
+    r = run(&x);
+    assert_string_equal(plan_framework_get(r->framework)->key, "fsdp@2023");
+    assert_int_equal(r->layout.attention, PLAN_ATTN_FLASH1);
 }
 
 /* A Nanotron run that states its degrees and nothing else is read with
