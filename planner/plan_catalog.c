@@ -26,9 +26,10 @@
 
 /* Node counts a cluster spec may ask for: more than any cluster built. */
 #define PLAN_NODES_MAX 100000
-/* GPUs per node the planner's rank arithmetic is checked for (DGX-2 has 16;
- * rack-scale NVLink domains such as GB200 NVL72 are beyond one "node"). */
-#define PLAN_GPUS_PER_NODE_MAX 64
+/* GPUs per node the planner's rank arithmetic is checked for: DGX-2 has
+ * 16, a rack-scale NVLink domain (GB200 NVL72) 72, one node of the
+ * catalog. */
+#define PLAN_GPUS_PER_NODE_MAX 72
 /* A per-collective latency above one second is a unit mistake (us vs s). */
 #define PLAN_LATENCY_MAX_S 1.0
 /* Longest name compared for suggestions (names are shorter, see plan.h). */
@@ -663,12 +664,15 @@ double plan_curve_eval(const plan_curve *c, double bytes)
 
 static const char *const board_variants[] = {"PCIe", "NVL", NULL};
 
+/* The word, not inside a longer one; "NVL" with a count after it is no
+ * board but NVIDIA's rack-scale NVLink system (GB200 NVL72, NVL36). */
 static int names_variant(const char *text, const char *word)
 {
     size_t n = strlen(word);
+    int nvl = strcmp(word, "NVL") == 0;
     for (const char *p = text; p && *p; p++)
         if (strncasecmp(p, word, n) == 0 && (p == text || !isalpha((unsigned char)p[-1])) &&
-            !isalpha((unsigned char)p[n]))
+            !isalpha((unsigned char)p[n]) && !(nvl && isdigit((unsigned char)p[n])))
             return 1;
     return 0;
 }

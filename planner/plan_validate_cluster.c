@@ -314,8 +314,13 @@ int plan__map_cluster(const plan_catalog *cat, const plan_validate_row *r, int64
                     (long long)gpus, inst->name, g);
     else
         nodes = (int)(gpus / g);
-    if (gpus < g)
+    if (gpus < g) {
         note(out, "%lld of the %d GPUs of one %s", (long long)gpus, g, inst->name);
+        /* GPUs that do not divide the node (64 of a 72-GPU NVLink rack):
+         * the node as the run used it, its GPUs on the node's links */
+        if (g % gpus != 0)
+            inst->gpus_per_node = (int)gpus;
+    }
     snprintf(out->instance, sizeof out->instance, "%s", inst->name);
     out->nodes = nodes;
     out->gpus = (int)gpus;

@@ -126,6 +126,8 @@ static void shipped_boards(void **state)
         {"jupiter-gh200", "GH200-96GB", "GH100", 96, 989, 1979, 4000, 132},
         /* HGX B200 per GPU: 4.5 / 9 PFLOP/s sparse, 180 GB at 7.7 TB/s */
         {"dgx-b200", "B200-180GB", "B200", 180, 2250, 4500, 7700, 148},
+        /* GB200 NVL72 over 72 GPUs: 360 / 720 PFLOP/s sparse, 13.4 TB at 576 TB/s */
+        {"gb200-nvl72", "GB200-186GB", "B200", 186, 2500, 5000, 8000, 148},
     };
     for (size_t i = 0; i < sizeof boards / sizeof boards[0]; i++) {
         const plan_gpu *g = gpu_of(&cat, boards[i].node);
@@ -158,6 +160,14 @@ static void shipped_boards(void **state)
     const plan_gpu *bg = gpu_of(&cat, "dgx-b200");
     assert_int_equal(bg->ref_node_gpus, 8);
     assert_rel(bg->ref_node_net_bps, 400e9, 1e-12);
+    /* GB200 NVL72: one NVLink 5 domain of 72 GPUs, a 400 Gb/s NIC each */
+    const plan_instance *nvl = find(&cat, "nvl72");
+    assert_string_equal(nvl->name, "gb200-nvl72");
+    assert_int_equal(nvl->gpus_per_node, 72);
+    assert_int_equal(nvl->nvswitch, 1);
+    assert_rel(nvl->nvlink_bps, 900e9, 1e-12);
+    assert_rel(nvl->net_bps, 72 * 400e9 / 8, 1e-12);
+    assert_int_equal(gpu_of(&cat, "gb200-nvl72")->ref_node_gpus, 72);
     /* JUPITER: 4 GH200 fully linked at 150 GB/s per pair and direction, no
      * NVSwitch, 4 x 200 Gb/s NDR200 */
     const plan_instance *jup = find(&cat, "jupiter");
@@ -395,7 +405,7 @@ static void bad_units_and_values(void **state)
         {"\"net_bps\": \"400Gbps\"", "\"net_bps\": 0", ST_EINVAL,
          "t.json: instance 'box.large': net_bps 0; must be positive"},
         {"\"gpus_per_node\": 8", "\"gpus_per_node\": 128", ST_EINVAL,
-         "gpus_per_node 128; allowed: 1 to 64"},
+         "gpus_per_node 128; allowed: 1 to 72"},
         {"\"eff\": [0.2, 0.9]", "\"eff\": [0.2, 1.9]", ST_EINVAL, "eff[1] 1.9; allowed: (0, 1]"},
         {"\"log2_bytes\": [10, 30]", "\"log2_bytes\": [30, 10]", ST_EINVAL,
          "log2_bytes must increase"},

@@ -279,9 +279,9 @@ static void link_resolves_and_checks(void **state)
     assert_int_equal(m.inst[1].net_curve_index, 0);
 
     mini_init(&m), m.inst[0].gpus_per_node = 0;
-    expect_link_fails(&m, "gpus_per_node 0; allowed: 1 to 64");
-    mini_init(&m), m.inst[1].gpus_per_node = 65;
-    expect_link_fails(&m, "gpus_per_node 65");
+    expect_link_fails(&m, "gpus_per_node 0; allowed: 1 to 72");
+    mini_init(&m), m.inst[1].gpus_per_node = 73;
+    expect_link_fails(&m, "gpus_per_node 73");
     mini_init(&m), m.inst[0].net_bps = -1;
     expect_link_fails(&m, "net_bps -1; must be positive");
     mini_init(&m), m.inst[0].intra_busbw_bps = NAN;

@@ -400,10 +400,6 @@ static void test_bad_rows(void **state)
     refused(&x, "PCIe board");
 
     x = narayanan_23;
-    x.gpu_type = "GB200 186GB"; /* Grace Blackwell names no catalog chip as a word */
-    refused(&x, "the catalog has");
-
-    x = narayanan_23;
     x.gpu_type = "H100 SXM5 NVLink"; /* NVLink is not the NVL board */
     x.interconnect = "";
     assert_string_equal(run(&x)->instance, "dgx-h100");
@@ -1656,7 +1652,8 @@ static void test_source_date(void **state)
  * among the boards of a chip, none the first listed (release order). The
  * chip is a word of its own: GH200 is not an H200, GB200 not a B200. With
  * no network stated, the node is the GPU's reference node or, for a board
- * without one, its catalog node (narayanan_23: 32 GPUs). */
+ * without one, its catalog node (narayanan_23: 32 GPUs: a part of one
+ * GB200 NVL72 rack, the node as the run used it). */
 static void test_board_variants(void **state)
 {
     (void)state;
@@ -1674,6 +1671,8 @@ static void test_board_variants(void **state)
         {"NVIDIA B200-SXM-180GB", "B200-180GB", "dgx-b200", 4},
         {"GH200", "GH200-96GB", "jupiter-gh200", 8},
         {"NVIDIA GH200 96GB HBM3", "GH200-96GB", "jupiter-gh200", 8},
+        {"GB200", "GB200-186GB", "gb200-nvl72", 1},
+        {"NVIDIA GB200 NVL72", "GB200-186GB", "gb200-nvl72", 1},
         {"H100-SXM5-80GB", "H100-80GB", "dgx-h100", 4},
         {"NVIDIA H200", "H200-141GB", NULL, 4},
         {"A100-SXM4-40GB", "A100-40GB", NULL, 4},
@@ -1697,9 +1696,20 @@ static void test_board_variants(void **state)
     x.gpu_type = "H100 SXM5 80GB";
     x.interconnect = "";
     assert_null(strstr(cat.gpus[run(&x)->inst.gpu_index].name, "PCIe"));
-    /* Grace Blackwell names no catalog chip as a word (B200 is one) */
+    /* 64 GPUs of a 72-GPU NVLink rack: one node of the 64; 144 two racks;
+     * 128 not a whole number of racks */
     x.gpu_type = "GB200";
-    refused(&x, "the catalog has");
+    x.num_gpus = "64";
+    x.dp = "64";
+    plan_validate_result *gb = run(&x);
+    assert_true(gb->compared);
+    assert_int_equal(gb->inst.gpus_per_node, 64);
+    assert_non_null(strstr(gb->notes, "64 of the 72 GPUs"));
+    x.num_gpus = "128";
+    x.dp = "128";
+    refused(&x, "not a whole number");
+    x.num_gpus = narayanan_23.num_gpus;
+    x.dp = narayanan_23.dp;
     /* a board of a chip the catalog lists only as a module */
     x.gpu_type = "NVIDIA H200 NVL";
     refused(&x, "NVL board");
