@@ -17,6 +17,10 @@
 #include <string.h>
 #include <strings.h>
 
+/* The most GPUs one chassis joins with NVLink (DGX-2 / HGX-2: 16); a node
+ * with more is a rack-scale NVLink domain (GB200 NVL72) of many chassis. */
+#define PLAN_VAL_BOARD_NODE_GPUS 16
+
 #define contains plan__contains
 #define blank plan__blank
 #define nz plan__nz
@@ -307,13 +311,26 @@ int plan__map_cluster(const plan_catalog *cat, const plan_validate_row *r, int64
     }
     int g = inst->gpus_per_node;
     int nodes;
-    if (gpus < g)
+    if (gpus < g) {
         nodes = 1;
-    else if (gpus % g != 0)
+    } else if (gpus % g != 0 && g > PLAN_VAL_BOARD_NODE_GPUS) {
+        /* a rack-scale NVLink node the GPUs do not fill whole: the run
+         * spreads them evenly, as many on each as divides them (128 GPUs
+         * on two 72-GPU racks: 64 each) */
+        int part = g;
+        while (part > 1 && gpus % part != 0)
+            part--;
+        nodes = (int)(gpus / part);
+        note(out, "%lld GPUs on %d %s nodes, %d of the %d GPUs of each", (long long)gpus, nodes,
+             inst->name, part, g);
+        inst->gpus_per_node = part;
+        g = part;
+    } else if (gpus % g != 0) {
         return skip(out, "%lld GPUs is not a whole number of %s nodes (%d GPUs each)",
                     (long long)gpus, inst->name, g);
-    else
+    } else {
         nodes = (int)(gpus / g);
+    }
     if (gpus < g) {
         note(out, "%lld of the %d GPUs of one %s", (long long)gpus, g, inst->name);
         /* GPUs that do not divide the node (64 of a 72-GPU NVLink rack):

@@ -1696,8 +1696,8 @@ static void test_board_variants(void **state)
     x.gpu_type = "H100 SXM5 80GB";
     x.interconnect = "";
     assert_null(strstr(cat.gpus[run(&x)->inst.gpu_index].name, "PCIe"));
-    /* 64 GPUs of a 72-GPU NVLink rack: one node of the 64; 144 two racks;
-     * 128 not a whole number of racks */
+    /* 64 GPUs of a 72-GPU NVLink rack: one node of the 64; 128 two racks
+     * of 64 each (as many on each as divides them); 144 two whole racks */
     x.gpu_type = "GB200";
     x.num_gpus = "64";
     x.dp = "64";
@@ -1707,7 +1707,24 @@ static void test_board_variants(void **state)
     assert_non_null(strstr(gb->notes, "64 of the 72 GPUs"));
     x.num_gpus = "128";
     x.dp = "128";
+    gb = run(&x);
+    assert_true(gb->compared);
+    assert_int_equal(gb->inst.gpus_per_node, 64);
+    assert_int_equal(gb->nodes, 2);
+    x.num_gpus = "144";
+    x.dp = "144";
+    x.global_batch_size = "1152";
+    gb = run(&x);
+    assert_true(gb->compared);
+    assert_int_equal(gb->inst.gpus_per_node, 72);
+    assert_int_equal(gb->nodes, 2);
+    /* an 8-GPU node is filled whole or the row is refused */
+    x.gpu_type = "H100-SXM5-80GB";
+    x.num_gpus = "12";
+    x.dp = "12";
+    x.global_batch_size = "96";
     refused(&x, "not a whole number");
+    x.global_batch_size = narayanan_23.global_batch_size;
     x.num_gpus = narayanan_23.num_gpus;
     x.dp = narayanan_23.dp;
     /* a board of a chip the catalog lists only as a module */
