@@ -370,7 +370,7 @@ static int enum_value(int type, const char *t)
         if (type == DB_F_SHARD && v >= PLAN_SHARD__COUNT) break;
         if (type == DB_F_REJECT && v >= PLAN_REJ__COUNT) break;
         if (type == DB_F_ARCH && v > PLAN_ARCH_LLAMA) break;
-        if (type == DB_F_BASIS && v > PLAN_VAL_BASIS_HARDWARE) break;
+        if (type == DB_F_BASIS && v > PLAN_VAL_BASIS_PARAMS6) break;
         if (type == DB_F_FW) {
             /* a key, a bare stack (its latest release) or a key the profile
              * had before releases were keys ("megatron-2021") */

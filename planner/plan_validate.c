@@ -297,6 +297,8 @@ const char *plan_validate_basis_name(plan_validate_basis b)
         return "TFLOP/s via 8N";
     case PLAN_VAL_BASIS_HARDWARE:
         return "TFLOP/s via hardware FLOPs";
+    case PLAN_VAL_BASIS_PARAMS6:
+        return "TFLOP/s via 6N";
     case PLAN_VAL_BASIS_NONE:
     default:
         return "none";
@@ -623,6 +625,12 @@ static double convention_flops(const plan_validate_row *r, const plan_model *m, 
     case CONV_PARAMS8:
         *basis = PLAN_VAL_BASIS_PARAMS8;
         return 8.0 * (double)m->params * s * B;
+    case CONV_PARAMS6:
+        /* C = 6 N D: the weights' FLOPs alone, forward and backward, no
+         * attention term (Kaplan et al. 2020, Sec. 2.1; Hoffmann et al.
+         * 2022, Sec. 3 with N all the parameters) */
+        *basis = PLAN_VAL_BASIS_PARAMS6;
+        return 6.0 * (double)m->params * s * B;
     case CONV_UNKNOWN:
     default:
         break;

@@ -78,6 +78,7 @@ typedef enum plan_validate_basis {
     PLAN_VAL_BASIS_PARAMS8,      /* from TFLOP/s with 8 N FLOPs per token */
     PLAN_VAL_BASIS_HARDWARE,     /* from TFLOP/s or HFU over the FLOPs executed: Megatron's
                                   * model count and the layout's recomputed forward */
+    PLAN_VAL_BASIS_PARAMS6,      /* from TFLOP/s with 6 N FLOPs per token (no attention) */
 } plan_validate_basis;
 
 const char *plan_validate_basis_name(plan_validate_basis b);

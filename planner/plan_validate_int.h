@@ -121,6 +121,7 @@ typedef enum flop_conv {
     CONV_MOSAIC,                 /* llm-foundry: 6N + 12 l h s per token (model FLOPs) */
     CONV_PARAMS8,                /* 8 N s B per iteration (BigScience estimate) */
     CONV_HARDWARE,               /* the FLOPs executed: model FLOPs and the recomputed forward */
+    CONV_PARAMS6,                /* 6 N per token, the weights alone (Kaplan et al. 2020) */
 } flop_conv;
 
 flop_conv plan__conv_parse(const char *text);

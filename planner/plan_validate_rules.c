@@ -441,8 +441,19 @@ flop_conv plan__conv_parse(const char *c)
     if (plan__contains(c, "Eq.3") || plan__contains(c, "Eq. 3") || plan__contains(c, "Eq 3") ||
         plan__contains(c, "Narayanan"))
         return CONV_EQ3;
-    if (plan__contains(c, "MosaicML") || plan__contains(c, "6N"))
+    /* 6N per token: with the attention's 12 l h s beside it llm-foundry's
+     * count (its callbacks' flops_per_batch), alone the weights' FLOPs
+     * (C = 6ND: Kaplan et al. 2020; Hoffmann et al. 2022) */
+    int six_n = plan__contains(c, "6N") || plan__contains(c, "6 * N") ||
+                plan__contains(c, "6*N") || plan__contains(c, "6 N ") ||
+                plan__contains(c, "C=6") || plan__contains(c, "C = 6");
+    int attn_term = plan__contains(c, "12*l*h*s") || plan__contains(c, "12 l h s") ||
+                    plan__contains(c, "12lhs") || plan__contains(c, "12 * l * h * s") ||
+                    plan__contains(c, "attention");
+    if (plan__contains(c, "MosaicML") || (six_n && attn_term))
         return CONV_MOSAIC;
+    if (six_n && !plan__contains(c, "recompute") && !plan__contains(c, "HFU"))
+        return CONV_PARAMS6;
     /* hardware FLOPs: what the GPUs executed, the recomputed forward
      * included (Chowdhery et al. 2022, App. B: hardware FLOPs utilization,
      * HFU; Korthikanti et al. 2022, Sec. 6.3) */

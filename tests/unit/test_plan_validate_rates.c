@@ -141,6 +141,13 @@ static void test_convention_words(void **state)
         {"Megatron/Narayanan Eq.3 hardware TFLOPs", CONV_EQ3},
         {"dgxc: model FLOPs per README Notes (no recompute)", CONV_MEGATRON},
         {"DeepSpeed flops profiler", CONV_UNKNOWN},
+        /* 6N alone is the weights' FLOPs (C = 6ND); with the attention's
+         * 12 l h s beside it llm-foundry's count */
+        {"6ND", CONV_PARAMS6},
+        {"Kaplan et al. 2020, C = 6NBS", CONV_PARAMS6},
+        {"6 * N * D model FLOPs", CONV_PARAMS6},
+        {"6N + 12 l h s per token", CONV_MOSAIC},
+        {"6N per token plus attention", CONV_MOSAIC},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (plan__conv_parse(cases[i].text) != cases[i].want)
