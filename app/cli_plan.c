@@ -75,7 +75,7 @@ static const cli_opt opt_table[] = {
     {"region", 1, O_REGION, "R", "price the ml.* instances with SageMaker's published prices of region R (default: the catalog's EC2 on-demand prices)"},
     {"prices", 1, O_PRICES, "FILE", "SageMaker price lists to use with --region (default data/sagemaker_prices.json)"},
     {NULL, 0, 0, NULL, "Stack"},
-    {"framework", 1, O_FRAMEWORK, "F", "the training stack the plan is for, at a release: smp (SageMaker model parallel v1, default), smp2 (SageMaker model parallel v2: p4d, p4de, p5, p5e), megatron, nemo, deepspeed, megatron-deepspeed, fsdp, llm-foundry, torchtitan, jax, smdplan (the executor on CPUs), smdplan-cuda (on GPUs); a stack is its latest release, STACK@RELEASE one release (megatron@2022; smdplan frameworks lists them)"},
+    {"framework", 1, O_FRAMEWORK, "F", "the training stack the plan is for, at a release: smp (SageMaker model parallel v1, default), smp2 (SageMaker model parallel v2: p4d, p4de, p5, p5e), megatron, nemo, deepspeed, megatron-deepspeed, fsdp, llm-foundry, metaseq, torchtitan, nanotron, jax, smdplan (the executor on CPUs), smdplan-cuda (on GPUs); a stack is its latest release, STACK@RELEASE one release (megatron@2022; smdplan frameworks lists them)"},
     {"precision", 1, O_PRECISION, "P", "bf16 (default), fp16 (the default on chips without bf16: V100, T4; costs what bf16 does), fp8 (FP8 linears: megatron, torchtitan, jax or smp2 on H100/H200), fp32"},
     {NULL, 0, 0, NULL, "Layout (fix a knob; the others are searched)"},
     {"tp", 1, O_TP, "N", "tensor-parallel degree (SMP tensor_parallel_degree)"},
