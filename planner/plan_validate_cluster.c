@@ -151,6 +151,18 @@ static const plan_instance *with_tech(const plan_catalog *cat, const plan_instan
  * "16 x p5.48xlarge", "BM.GPU.H100.8 x 4"), a word with its count glued on
  * ("16xBM.GPU.H100.8", "p4d:8"), or the text without its counts, for a
  * type named in words ("16 x ND A100 v4"). NULL when it names none. */
+
+/* A node used in part: its first n GPUs, with the NICs that serve them
+ * where each GPU has its own (the node's network scaled to them). */
+static void use_part(plan_instance *in, int n)
+{
+    if (in->nics == in->gpus_per_node && in->gpus_per_node > 0) {
+        in->net_bps *= (double)n / (double)in->gpus_per_node;
+        in->nics = n;
+    }
+    in->gpus_per_node = n;
+}
+
 static const plan_instance *named_instance(const plan_catalog *cat, const char *text, int *count)
 {
     int unused;
@@ -323,7 +335,7 @@ int plan__map_cluster(const plan_catalog *cat, const plan_validate_row *r, int64
         nodes = (int)(gpus / part);
         note(out, "%lld GPUs on %d %s nodes, %d of the %d GPUs of each", (long long)gpus, nodes,
              inst->name, part, g);
-        inst->gpus_per_node = part;
+        use_part(inst, part);
         g = part;
     } else if (gpus % g != 0) {
         return skip(out, "%lld GPUs is not a whole number of %s nodes (%d GPUs each)",
@@ -336,7 +348,7 @@ int plan__map_cluster(const plan_catalog *cat, const plan_validate_row *r, int64
         /* GPUs that do not divide the node (64 of a 72-GPU NVLink rack):
          * the node as the run used it, its GPUs on the node's links */
         if (g % gpus != 0)
-            inst->gpus_per_node = (int)gpus;
+            use_part(inst, (int)gpus);
     }
     snprintf(out->instance, sizeof out->instance, "%s", inst->name);
     out->nodes = nodes;

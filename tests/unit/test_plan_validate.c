@@ -1711,6 +1711,7 @@ static void test_board_variants(void **state)
     assert_true(gb->compared);
     assert_int_equal(gb->inst.gpus_per_node, 64);
     assert_int_equal(gb->nodes, 2);
+    assert_rel(gb->inst.net_bps, 64 * 400e9 / 8, 1e-12); /* the NICs of the GPUs used */
     x.num_gpus = "144";
     x.dp = "144";
     x.global_batch_size = "1152";
