@@ -903,6 +903,16 @@ static int map_memory_knobs(const plan_validate_row *r, const plan_framework *fw
         if (sh != PLAN_SHARD_NONE && dp * cp > 1)
             note(out, "sharding %s (%s default)", plan_sharding_name((plan_sharding)sh), fw->label);
     }
+    /* a stated sharding the stack does not combine with its pipeline is
+     * the strongest it does there, as it runs it (torchtitan's FSDP with a
+     * pipeline keeps each block's gathered parameters: SHARD_GRAD_OP) */
+    if (pp > 1 && sh > PLAN_SHARD_NONE && !(fw->shardings_with_pp & (1u << sh))) {
+        int was = sh;
+        while (sh > PLAN_SHARD_NONE && !(fw->shardings_with_pp & (1u << sh)))
+            sh--;
+        note(out, "sharding %s: %s runs %s with a pipeline as that", plan_sharding_name((plan_sharding)sh),
+             fw->label, plan_sharding_name((plan_sharding)was));
+    }
     if (dp * cp == 1)
         sh = PLAN_SHARD_NONE;
     l->sharding = (plan_sharding)sh;

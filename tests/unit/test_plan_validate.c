@@ -1116,6 +1116,21 @@ static void test_compile_words(void **state)
     r = run(&x);
     assert_int_equal(r->layout.compiled, 0);
     assert_non_null(strstr(r->notes, "torch.compile named"));
+    /* torchtitan's FSDP with a pipeline keeps each block's gathered
+     * parameters (reshard_after_forward False): a stated FSDP is its
+     * ZeRO-2-like sharding there */
+    x.framework = "torchtitan";
+    x.optimizer_sharding = "FSDP";
+    x.pp = "2";
+    x.dp = "4";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_GRADIENTS);
+    assert_non_null(strstr(r->notes, "with a pipeline as that"));
+    x.pp = "1";
+    x.dp = NULL;
+    r = run(&x);
+    assert_int_equal(r->layout.sharding, PLAN_SHARD_PARAMS);
 }
 
 /* A pipelined run that states its micro-batch but not its schedule, on a
