@@ -524,6 +524,15 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
                 D = km->head_dim, hd = 1;
         }
     }
+    if (!hs && km && km->seq > 0) {
+        /* left out, like the shape: the named model's own training context
+         * (a paper's table, or the pretraining length its config's source
+         * cites beside the config) */
+        S = km->seq;
+        hs = 1;
+        note(out, "sequence length %lld: %s's training context (%s)", (long long)S, kname,
+             km->source);
+    }
     if (!hs)
         return skip(out, "sequence length not published");
     plan_model *m = &out->model;

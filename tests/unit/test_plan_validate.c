@@ -1294,6 +1294,28 @@ static void test_known_model_shape(void **state)
     x.params_b = "70";
     r = run(&x);
     assert_true(r->compared);
+    /* a sequence length left out is the named model's training context,
+     * which an unnamed shape does not have */
+    x.seq_len = "";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->model.seq, 8192);
+    assert_non_null(strstr(r->notes, "training context"));
+    x.model_name = "GPT-3 175B";
+    x.params_b = "";
+    x.vocab_size = "";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->model.seq, 2048);
+    x.model_name = "a 70B decoder";
+    x.num_layers = "80";
+    x.hidden_size = "8192";
+    x.num_heads = "64";
+    x.vocab_size = "128256";
+    refused(&x, "sequence length not published");
+    x.num_layers = x.hidden_size = x.num_heads = "";
+    x.seq_len = dgxc_114.seq_len;
+    x.params_b = "70";
     /* a name inside a longer word, or no name: as before */
     x.model_name = "Tinyllama 3 70B";
     refused(&x, "shape not published");
