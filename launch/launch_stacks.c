@@ -919,16 +919,12 @@ int launch__kind_known(const char *kind)
 
 int launch__build(launch_job *j, st_err *err)
 {
-    const plan_layout *l = j->l;
-    /* the refinements of full recompute only the stacks that have them run
-     * (frameworks.json recompute_block, remat_policies) */
-    const plan_framework *fw = plan_framework_get(l->framework);
-    if (l->recompute == PLAN_RECOMP_FULL && ((l->recompute_layers > 0 && !fw->recompute_block) ||
-                                             (l->recompute_saved && !fw->remat_policies))) {
-        char why[200];
-        plan_framework_check(fw, l, why, sizeof why);
+    /* the one check of a layout against its stack (plan_framework_check),
+     * as the SMP launchers make it: knobs the stack has not (Megatron's
+     * block method, MaxText's remat policies, torch.compile) */
+    char why[300];
+    if (plan_framework_check(plan_framework_get(j->l->framework), j->l, why, sizeof why))
         return refuse(j, err, "%s", why);
-    }
     for (size_t i = 0; i < sizeof builders / sizeof builders[0]; i++)
         if (!strcmp(builders[i].kind, j->kind))
             return builders[i].build(j, err);

@@ -441,9 +441,9 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
 static void recompute_part(const plan_layout *l, const plan_framework *fw, double r, int sv,
                            layer_cost *lc)
 {
-    /* save_bytes' order; the four linears' lin_fwd_s the first four */
-    static const int bit[5] = {PLAN_SAVE_QKV, PLAN_SAVE_OUT, PLAN_SAVE_MLPWI, PLAN_SAVE_MLPWO,
-                               PLAN_SAVE_CONTEXT};
+    /* the four linears' bits, in lin_fwd_s' and save_bytes' order (the
+     * attention output's, save_bytes[4], is PLAN_SAVE_CONTEXT) */
+    static const int bit[4] = {PLAN_SAVE_QKV, PLAN_SAVE_OUT, PLAN_SAVE_MLPWI, PLAN_SAVE_MLPWO};
     double lin_all = 0.0, lin_re = 0.0, kept = 0.0;
     if (sv & PLAN_SAVE_CONTEXT)
         kept += lc->save_bytes[4];
@@ -503,6 +503,7 @@ static void recompute_part(const plan_layout *l, const plan_framework *fw, doubl
  * layer_costs (in place; once per layout). */
 static void layer_recompute(const plan_model *m, const plan_layout *l, layer_cost *lc)
 {
+    const plan_framework *fw = plan_framework_get(l->framework);
     lc->recomp_comp_s = 0.0;
     lc->tp_recomp_s = 0.0;
     switch (l->recompute) {
@@ -510,11 +511,10 @@ static void layer_recompute(const plan_model *m, const plan_layout *l, layer_cos
         lc->act_stored_bytes = lc->act_full_bytes;
         break;
     case PLAN_RECOMP_SELECTIVE:
-        if (plan_framework_get(l->framework)->selective_ops) {
+        if (fw->selective_ops) {
             /* torchtitan's op-level policy: the attention's output and every
              * other product's kept, the rest of the layer recomputed */
-            recompute_part(l, plan_framework_get(l->framework), 1.0,
-                           PLAN_SAVE_ALT_MM | PLAN_SAVE_CONTEXT, lc);
+            recompute_part(l, fw, 1.0, PLAN_SAVE_ALT_MM | PLAN_SAVE_CONTEXT, lc);
             break;
         }
         lc->act_stored_bytes = lc->act_tok_bytes; /* the score tensors are recomputed */
@@ -528,7 +528,6 @@ static void layer_recompute(const plan_model *m, const plan_layout *l, layer_cos
         /* every layer (r = 1), or with Megatron's block method a share r
          * of them, the others keeping all they store without recompute */
         double r = l->recompute == PLAN_RECOMP_FULL ? plan_layout_recompute_share(m, l) : 1.0;
-        const plan_framework *fw = plan_framework_get(l->framework);
         if (l->recompute_saved || fw->remat_dce) {
             recompute_part(l, fw, r, l->recompute_saved, lc);
             break;

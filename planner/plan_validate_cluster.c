@@ -146,12 +146,6 @@ static const plan_instance *with_tech(const plan_catalog *cat, const plan_instan
     return any;
 }
 
-/* The catalog instance type a row's instance text names, and the count of
- * them it states (0: none): a word of the text ("ml.p4d.24xlarge x 16",
- * "16 x p5.48xlarge", "BM.GPU.H100.8 x 4"), a word with its count glued on
- * ("16xBM.GPU.H100.8", "p4d:8"), or the text without its counts, for a
- * type named in words ("16 x ND A100 v4"). NULL when it names none. */
-
 /* A node used in part: its first n GPUs, with the NICs that serve them
  * where each GPU has its own (the node's network scaled to them). */
 static void use_part(plan_instance *in, int n)
@@ -162,6 +156,12 @@ static void use_part(plan_instance *in, int n)
     }
     in->gpus_per_node = n;
 }
+
+/* The catalog instance type a row's instance text names, and the count of
+ * them it states (0: none): a word of the text ("ml.p4d.24xlarge x 16",
+ * "16 x p5.48xlarge", "BM.GPU.H100.8 x 4"), a word with its count glued on
+ * ("16xBM.GPU.H100.8", "p4d:8"), or the text without its counts, for a
+ * type named in words ("16 x ND A100 v4"). NULL when it names none. */
 
 static const plan_instance *named_instance(const plan_catalog *cat, const char *text, int *count)
 {
@@ -325,6 +325,11 @@ int plan__map_cluster(const plan_catalog *cat, const plan_validate_row *r, int64
     int nodes;
     if (gpus < g) {
         nodes = 1;
+        note(out, "%lld of the %d GPUs of one %s", (long long)gpus, g, inst->name);
+        /* GPUs that do not divide the node (64 of a 72-GPU NVLink rack):
+         * the node as the run used it, its GPUs on the node's links */
+        if (g % gpus != 0)
+            use_part(inst, (int)gpus);
     } else if (gpus % g != 0 && g > PLAN_VAL_BOARD_NODE_GPUS) {
         /* a rack-scale NVLink node the GPUs do not fill whole: the run
          * spreads them evenly, as many on each as divides them (128 GPUs
@@ -342,13 +347,6 @@ int plan__map_cluster(const plan_catalog *cat, const plan_validate_row *r, int64
                     (long long)gpus, inst->name, g);
     } else {
         nodes = (int)(gpus / g);
-    }
-    if (gpus < g) {
-        note(out, "%lld of the %d GPUs of one %s", (long long)gpus, g, inst->name);
-        /* GPUs that do not divide the node (64 of a 72-GPU NVLink rack):
-         * the node as the run used it, its GPUs on the node's links */
-        if (g % gpus != 0)
-            use_part(inst, (int)gpus);
     }
     snprintf(out->instance, sizeof out->instance, "%s", inst->name);
     out->nodes = nodes;

@@ -1040,6 +1040,16 @@ static int has_word_cs(const char *s, const char *w)
     return 0;
 }
 
+/* w as a word of its own in s, in any case. */
+static int has_word_ci(const char *s, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *p = s ? plan__find(s, w) : NULL; p; p = plan__find(p + 1, w))
+        if ((p == s || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
+            return 1;
+    return 0;
+}
+
 int plan__fsdp_mp_mode(const char *s)
 {
     if (has_word_cs(s, "DEFAULT"))
@@ -1058,8 +1068,8 @@ int plan__says_compiled(const char *s)
     static const char *const not_[] = {"without torch.compile", "no torch.compile",
                                        "not compiled", "compile = false", "compile=false",
                                        "compile: false", "eager mode", "uncompiled"};
-    if (!s || !(contains(s, "torch.compile") || has_word_cs(s, "compile") ||
-                has_word_cs(s, "compiled") || has_word_cs(s, "Compile")))
+    if (!s || !(contains(s, "torch.compile") || has_word_ci(s, "compile") ||
+                has_word_ci(s, "compiled")))
         return 0;
     for (size_t i = 0; i < sizeof not_ / sizeof not_[0]; i++)
         if (contains(s, not_[i]))
