@@ -17,6 +17,9 @@
 #   bench      bench_exec_gpu: a 1.31B GPT on the GPU in bf16, fused and
 #              plain attention: step, tokens/s, MFU against the dense bf16
 #              peak
+#   torch      tests/bench/torch_step.py: the same model in PyTorch on the
+#              same GPU, eager and torch.compile (the peer's step the MFU
+#              target is set by; skipped where python3 has no PyTorch)
 #   host       smdplan bench gpu --write-catalog OUT_DIR/host.json: this
 #              GPU measured through the executor (its linears fitted to the
 #              GEMM model, its fused and plain attention, elementwise
@@ -36,8 +39,9 @@
 #   compare    smdplan compare: predicted, simulated, measured of every run
 # Every command runs under its own time limit (STAGE_LIMIT_S, seconds,
 # default 150; a run 90), so a stage that hangs ends and the next begins.
-# About 3 minutes on an H100 for all of them, machine start aside (each
-# stage prints its own time). OUT_DIR gets gpu.db (the records), host.json,
+# About 4 minutes on an H100 or H200 for all of them, machine start aside
+# (torch.compile's compilation is 40-60 s of it; each stage prints its own
+# time). OUT_DIR gets gpu.db (the records), host.json,
 # fitted.json, logs/ (every command's output), runs/ (each run's
 # CONFIG.json, RESULT.json and mpirun logs), bench_exec_gpu/ and summary.txt
 # (every figure, with the command that produced it), printed at the end.
@@ -46,7 +50,7 @@
 # 2 for bad arguments; otherwise 1 when a stage failed, 0 when all passed.
 set -u
 usage() {
-  echo "usage: [BUILD=build] tests/bench/gpu_session.sh OUT_DIR [ctest attention bench host runs" \
+  echo "usage: [BUILD=build] tests/bench/gpu_session.sh OUT_DIR [ctest attention bench torch host runs" \
     "calibrate comm compare]" >&2
   exit 2
 }
@@ -63,7 +67,7 @@ if [ -z "${SMDPLAN_MODULES:-}" ] && [ -d "$build" ]; then
   SMDPLAN_MODULES=$(cd "$build" && pwd)
   export SMDPLAN_MODULES
 fi
-all=(ctest attention bench host runs calibrate comm compare)
+all=(ctest attention bench torch host runs calibrate comm compare)
 limit=${STAGE_LIMIT_S:-150}
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=("${all[@]}")
@@ -208,6 +212,19 @@ if want bench; then
   step bench_exec_gpu "$build/tests/bench/bench_exec_gpu" --out "$out/bench_exec_gpu" || status=1
   grep -E '^(device|dense|step time|tokens/s|model FLOP/s|MFU|memory|bench_exec_gpu,|.* attention:)' \
     "$out/logs/bench_exec_gpu.log" | sed 's/^/  /' | tee -a "$summary"
+fi
+
+# ---- torch ----
+if want torch; then
+  say ""
+  say "== 2c. torch_step.py: the same model in PyTorch on this GPU (eager SDPA; torch.compile) =="
+  if python3 -c 'import torch' 2>/dev/null; then
+    STEP_LIMIT=240 step torch-step python3 "$(dirname "$0")/torch_step.py" || status=1
+    grep -E '^(device|eager|compile|step time|tokens/s|MFU|memory)' "$out/logs/torch-step.log" |
+      sed 's/^/  /' | tee -a "$summary"
+  else
+    say "  skipped: python3 here has no PyTorch"
+  fi
 fi
 
 # ---- host ----
