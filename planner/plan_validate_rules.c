@@ -580,6 +580,19 @@ int plan__parse_recompute(const char *s)
         return PLAN_RECOMP_NONE;
     if (unstated(s))
         return -2;
+    /* JAX's named checkpoint policies (jax.checkpoint_policies, JAX docs
+     * "Gradient checkpointing with jax.checkpoint"): everything_saveable
+     * keeps every residual (no recompute), nothing_saveable keeps none (the
+     * whole layer again), dots_saveable (alias checkpoint_dots) and
+     * dots_with_no_batch_dims_saveable keep the matmuls' outputs and
+     * recompute the elementwise work, as MaxText's 'minimal' below */
+    if (contains(s, "everything_saveable"))
+        return PLAN_RECOMP_NONE;
+    if (contains(s, "nothing_saveable"))
+        return PLAN_RECOMP_FULL;
+    if (contains(s, "dots_saveable") || contains(s, "checkpoint_dots") ||
+        contains(s, "dots_with_no_batch_dims"))
+        return PLAN_RECOMP_SELECTIVE;
     /* Megatron-LM's --recompute-activations is the selective kind
      * (arguments.py: it sets recompute_granularity 'selective'); MaxText's
      * remat_policy 'minimal' saves every matmul's output and recomputes

@@ -1400,6 +1400,10 @@ static void test_recompute_words(void **state)
         {"--checkpoint-activations", PLAN_RECOMP_FULL},     /* Megatron-LM 2020-2021 */
         {"recompute_granularity=full", PLAN_RECOMP_FULL},
         {"remat_policy=minimal", PLAN_RECOMP_SELECTIVE},    /* MaxText: dots saved */
+        {"jax.checkpoint_policies.nothing_saveable", PLAN_RECOMP_FULL}, /* JAX: keeps none */
+        {"policy everything_saveable", PLAN_RECOMP_NONE},  /* JAX: keeps every residual */
+        {"dots_saveable", PLAN_RECOMP_SELECTIVE},          /* JAX: matmul outputs kept */
+        {"checkpoint_dots", PLAN_RECOMP_SELECTIVE},
         {"remat_policy=full", PLAN_RECOMP_FULL},
         {"attention-only recompute", PLAN_RECOMP_SELECTIVE},
         {"gradient checkpointing", PLAN_RECOMP_FULL},
