@@ -1,8 +1,8 @@
 /*
  * data_known_models.c: the models a run may name without publishing their
  * shape (data_known_models.h), read from the two files that already hold
- * them: data/models.json's presets (each by its key, its source a paper's
- * table) and data/hf_models.json's configs (each by its Hugging Face id and
+ * them: data/models.json's presets (each by its key and its documented
+ * aliases, its source a paper's table) and data/hf_models.json's configs (each by its Hugging Face id and
  * aliases, its source the config.json). The presets are installed first:
  * a name both files give matches the preset; every name is the file's
  * own, none made up here.
@@ -42,6 +42,8 @@ int data_known_models_load(st_err *err)
     for (int i = 0; i < presets.n && n < PLAN_KNOWN_MAX; i++) {
         v[n].model = presets.v[i].model;
         add_name(&v[n], presets.v[i].key);
+        for (int j = 0; j < presets.v[i].naliases; j++)
+            add_name(&v[n], presets.v[i].aliases[j]);
         n++;
     }
     for (int i = 0; i < nhf && n < PLAN_KNOWN_MAX; i++) {

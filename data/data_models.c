@@ -9,7 +9,9 @@
  *   reference {instances, tp, pp, microbatches, active_microbatches, sharding,
  *              recompute, recompute_group, prescaled_batch, batch_size, source}
  * the layout the preset's publisher trained it with (every field required;
- * sharding and recompute take the names --sharding and --recompute take).
+ * sharding and recompute take the names --sharding and --recompute take),
+ * and aliases [names]: other documented names of the same model, which a
+ * published run may use (its source says where they are documented).
  * Each preset is finished (plan_model_finish) on load, so its exact parameter
  * count is known.
  *
@@ -176,14 +178,15 @@ static const char *const preset_fields[] = {
 static int check_fields(const cJSON *o, const char *ctx, st_err *err)
 {
     for (const cJSON *it = o->child; it; it = it->next) {
-        int known = it->string && strcmp(it->string, "reference") == 0;
+        int known = it->string && (strcmp(it->string, "reference") == 0 ||
+                                   strcmp(it->string, "aliases") == 0);
         for (int i = 0; i < PRESET_NFIELDS && !known; i++)
             known = it->string && strcmp(it->string, preset_fields[i]) == 0;
         if (!known)
             return ST_RAISE(err, ST_EINVAL,
                             "%s: unknown field '%s' (fields: key, family, label, "
                             "nominal_params, arch, layers, hidden, heads, kv_heads, ffn, seq, "
-                            "vocab, tied_embedding, source, reference)",
+                            "vocab, tied_embedding, source, reference, aliases)",
                             ctx, it->string ? it->string : "?");
     }
     for (int i = 0; i < PRESET_NFIELDS; i++)
@@ -311,6 +314,31 @@ static int preset_ref(const cJSON *o, const char *ctx, plan_preset_ref *r, st_er
     return ST_OK;
 }
 
+/* The other documented names of the preset's model (optional): an array of
+ * at most PLAN_PRESET_ALIASES non-empty strings (json_str refuses an empty
+ * one); the preset's source says
+ * where each is documented. */
+static int preset_aliases(const cJSON *a, const char *ctx, plan_preset *p, st_err *err)
+{
+    p->naliases = 0;
+    if (!a)
+        return ST_OK;
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1 ||
+        cJSON_GetArraySize(a) > PLAN_PRESET_ALIASES)
+        return ST_RAISE(err, ST_EINVAL, "%s: aliases: must be an array of 1 to %d names", ctx,
+                        PLAN_PRESET_ALIASES);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, a)
+    {
+        int rc = json_str(it, ctx, "aliases", p->aliases[p->naliases],
+                          sizeof p->aliases[p->naliases], err);
+        if (rc)
+            return rc;
+        p->naliases++;
+    }
+    return ST_OK;
+}
+
 static int preset_parse(const cJSON *o, const char *ctx, plan_preset *p, st_err *err)
 {
     int rc;
@@ -331,6 +359,8 @@ static int preset_parse(const cJSON *o, const char *ctx, plan_preset *p, st_err 
         return rc;
     const cJSON *ref = cJSON_GetObjectItemCaseSensitive(o, "reference");
     if (ref && (rc = preset_ref(ref, ctx, &p->ref, err)))
+        return rc;
+    if ((rc = preset_aliases(cJSON_GetObjectItemCaseSensitive(o, "aliases"), ctx, p, err)))
         return rc;
     memcpy(p->model.name, p->key, sizeof p->model.name);
     return finish_in(&p->model, ctx, err);

@@ -185,8 +185,14 @@ typedef struct plan_preset_ref {
     char source[PLAN_SOURCE_MAX];
 } plan_preset_ref;
 
+/* Other documented names of a preset's model (a run naming one of them
+ * names the preset's shape: plan_known_model), at most this many. */
+#define PLAN_PRESET_ALIASES 3
+
 typedef struct plan_preset {
     char key[PLAN_NAME_MAX];    /* "gpt3-175b" */
+    char aliases[PLAN_PRESET_ALIASES][PLAN_NAME_MAX]; /* "mt-nlg-530b"; "" unused */
+    int naliases;
     char family[32];            /* "gpt3", "megatron", "smp", "llama" */
     char label[32];             /* nominal size as published: "175B", "1.3B" */
     double nominal_params;      /* 175e9 */

@@ -40,6 +40,11 @@ static void presets_load_shipped(void **state)
         int llama = strcmp(ps.v[i].family, "llama") == 0;
         assert_int_equal(ps.v[i].model.arch, llama ? PLAN_ARCH_LLAMA : PLAN_ARCH_GPT);
         assert_int_equal(ps.v[i].model.tied_embedding, !llama);
+        /* the one preset with documented aliases: MT-NLG 530B's shape */
+        int mtnlg = strcmp(ps.v[i].key, "megatron-529.6b") == 0;
+        assert_int_equal(ps.v[i].naliases, mtnlg ? 2 : 0);
+        if (mtnlg)
+            assert_string_equal(ps.v[i].aliases[0], "mt-nlg-530b");
     }
     assert_int_equal(fam[0], 8);
     assert_int_equal(fam[1], 10);
@@ -145,6 +150,13 @@ static void presets_errors(void **state)
     expect_preset_error("[{" ENTRY_OK "},\n {" ENTRY_OK ",]", ST_EPARSE, "line 2");
     expect_preset_error("", ST_EPARSE, "empty");
     expect_preset_error("[1]", ST_EINVAL, "entry 1: must be an object");
+    expect_preset_error("[{" ENTRY_OK ", \"aliases\": \"x\"}]", ST_EINVAL,
+                        "aliases: must be an array of 1 to 3 names");
+    expect_preset_error("[{" ENTRY_OK ", \"aliases\": []}]", ST_EINVAL, "aliases: must be");
+    expect_preset_error("[{" ENTRY_OK ", \"aliases\": [\"a\", \"b\", \"c\", \"d\"]}]",
+                        ST_EINVAL, "aliases: must be");
+    expect_preset_error("[{" ENTRY_OK ", \"aliases\": [\"\"]}]", ST_EINVAL,
+                        "aliases: must be a non-empty string");
 
     /* Entry 2 has bad fields, one at a time. */
     static const struct {

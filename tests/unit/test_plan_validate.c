@@ -1329,6 +1329,13 @@ static void test_known_model_shape(void **state)
     assert_non_null(k);
     assert_int_equal(k->model.layers, 80);
     assert_int_equal(k->model.ffn, 22016);
+    /* a preset's documented alias: MT-NLG 530B has the 529.6B row's shape */
+    k = plan_known_model_named("Megatron-Turing NLG 530B", &nm);
+    assert_non_null(k);
+    assert_int_equal(k->model.layers, 105);
+    assert_int_equal(k->model.hidden, 20480);
+    assert_non_null(plan_known_model_named("MT-NLG 530B", NULL));
+    assert_null(plan_known_model_named("MT-NLG 5300B", NULL));
     /* a shape given but for its kv heads and ffn: those of the named model */
     x = dgxc_114;
     x.num_kv_heads = x.ffn_hidden_size = "";
