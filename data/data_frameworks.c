@@ -105,6 +105,8 @@ static const field fields[] = {
     FLD(sync_sharded, F_ENUM, E_SYNC, 1),
     FLD(param_gather_overlap, F_BOOL, E_NONE, 0),
     FLD(tp_overlap, F_ENUM, E_TP_OVERLAP, 1),
+    FLD(tp_overlaps, F_MASK, E_TP_OVERLAP, 0),
+    FLD(async_tp, F_BOOL, E_NONE, 0),
     INT(ub_pipeline_sms, 0, 0, 1024),
     INT(ub_pipeline_splits, 0, 0, 64),
     INT(ub_bulk_sms, 0, 0, 1024),

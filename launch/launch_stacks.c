@@ -546,6 +546,11 @@ static int build_torchtitan(launch_job *j, st_err *err)
     fprintf(t, "mixed_precision_reduce = \"float32\"\ncompile = %s\ndataset = \"c4\"\n",
             l->compiled ? "true" : "false");
     fprintf(t, "\n[experimental]\npipeline_parallel_degree = %d\n", l->pp);
+    /* [titan] --experimental.enable_async_tensor_parallel: "Whether to
+     * apply async tensor parallel (currently only effective when compile is
+     * enabled)"; the plan's TP overlap (plan_framework_check asks compile) */
+    if (l->tp > 1 && l->tp_overlap >= 2)
+        fputs("enable_async_tensor_parallel = true\n", t);
     if (l->cp > 1)
         fprintf(t, "context_parallel_degree = %d\n", l->cp);
     if (l->pp > 1) {

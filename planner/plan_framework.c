@@ -369,6 +369,19 @@ static void list_mask(unsigned mask, const char *(*name)(int), int n, char *out,
 }
 
 static const char *sched_name(int i) { return plan_schedule_name((plan_schedule)i); }
+static const char *tp_overlap_name(int i)
+{
+    static const char *const names[] = {"none", "backward", "pipelined"};
+    return i >= 0 && i < 3 ? names[i] : "?";
+}
+
+unsigned plan_framework_tp_overlaps(const plan_framework *fw)
+{
+    if (fw->tp_overlaps)
+        return fw->tp_overlaps;
+    int own = fw->tp_overlap >= 0 && fw->tp_overlap < 3 ? fw->tp_overlap : 0;
+    return (1u << (own + 1)) - 1u;
+}
 static const char *shard_name(int i) { return plan_sharding_name((plan_sharding)i); }
 static const char *recomp_name(int i) { return plan_recompute_name((plan_recompute)i); }
 
@@ -446,6 +459,25 @@ int plan_framework_check(const plan_framework *fw, const plan_layout *l, char *w
     if (!fw->placement_search && strcmp(l->placement, fw->placement) != 0) {
         snprintf(why, n, "placement %s: %s places ranks in the order %s", l->placement,
                  fw->label, fw->placement);
+        return 1;
+    }
+    unsigned tpo = plan_framework_tp_overlaps(fw);
+    if (l->tp > 1 && l->tp_overlap >= 0 && l->tp_overlap < 3 && !((tpo >> l->tp_overlap) & 1)) {
+        list_mask(tpo, tp_overlap_name, 3, list, sizeof list);
+        snprintf(why, n, "tp overlap %s: %s takes tp overlap %s",
+                 tp_overlap_name(l->tp_overlap), fw->label, list);
+        return 1;
+    }
+    /* torchtitan (parallelize_llama.py, 2024): "Async TP requires
+     * --training.compile"; it pipelines the sequence-parallel collectives */
+    if (fw->async_tp && l->tp > 1 && l->tp_overlap >= 2 && !l->compiled) {
+        snprintf(why, n, "tp overlap pipelined (async TP): %s needs torch.compile for it",
+                 fw->label);
+        return 1;
+    }
+    if (fw->async_tp && l->tp > 1 && l->tp_overlap >= 2 && !l->sequence_parallel) {
+        snprintf(why, n, "tp overlap pipelined (async TP): %s pipelines the sequence-parallel "
+                 "collectives", fw->label);
         return 1;
     }
     return 0;

@@ -141,6 +141,13 @@ typedef struct plan_framework {
     int tp_overlap;              /* 0 none, 1 backward TP all-reduce beside the weight-
                                   * gradient GEMM, 2 every TP collective split and
                                   * pipelined behind its GEMM (Transformer Engine) */
+    unsigned tp_overlaps;        /* the tp_overlap levels a layout may take on this stack
+                                  * (bits); 0: every level up to its own tp_overlap (a
+                                  * stack that overlaps can be told not to) */
+    int async_tp;                /* tp_overlap 2 is PyTorch's micro-pipelined async TP:
+                                  * every collective of a TP linear cut into tp pieces
+                                  * exchanged by the copy engines beside the partial
+                                  * products; needs torch.compile */
     int ub_pipeline_sms;         /* tp_overlap 2: SMs a pipelined reduce-scatter takes
                                   * from its product (Transformer Engine num_sm) */
     int ub_pipeline_splits;      /* tp_overlap 2: pieces of a pipelined product (num_splits) */
@@ -243,6 +250,10 @@ const char *plan_framework_user_keys(void);
 
 /* "2024-07" for a year * 12 + month - 1 (""/"-" when 0) into buf. */
 const char *plan_fw_ym_text(int ym, char *buf, size_t n);
+
+/* The tp_overlap levels a layout may take on fw (bits of 0 none, 1
+ * backward, 2 pipelined): its tp_overlaps, else every level up to its own. */
+unsigned plan_framework_tp_overlaps(const plan_framework *fw);
 
 /* Does framework fw run layout l? 0 if so; otherwise 1 and why, one line
  * naming the knob and what the framework allows (e.g. "schedule zb-h1:

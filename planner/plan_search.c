@@ -365,6 +365,23 @@ static int check_fixed(const plan_framework *fw, const plan_cluster *c, const pl
                                                                      : "remat-policy");
     if (cfg->compiled > 0 && !fw->compile)
         return ST_RAISE(err, ST_EINVAL, "--compile: %s has no torch.compile knob", fw->label);
+    if (cfg->tp_overlap >= 0 && cfg->tp_overlap < 3) {
+        static const char *const word[] = {"off", "bwd", "on"};
+        unsigned tpo = plan_framework_tp_overlaps(fw);
+        if (!((tpo >> cfg->tp_overlap) & 1)) {
+            for (int v = 0; v < 3; v++)
+                if ((tpo >> v) & 1) {
+                    size_t n = strlen(list);
+                    snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", word[v]);
+                }
+            return ST_RAISE(err, ST_EINVAL, "--tp-overlap %s: %s takes %s",
+                            word[cfg->tp_overlap], fw->label, list);
+        }
+        /* torchtitan parallelize_llama.py: "Async TP requires --training.compile" */
+        if (cfg->tp_overlap == 2 && fw->async_tp && cfg->compiled <= 0)
+            return ST_RAISE(err, ST_EINVAL, "--tp-overlap on: %s's async TP needs torch.compile "
+                            "(--compile on)", fw->label);
+    }
     if (cfg->cp > 1 && !fw->context_parallel)
         return ST_RAISE(err, ST_EINVAL, "--cp %d: %s has no context parallelism", cfg->cp,
                         fw->label);

@@ -34,6 +34,19 @@
  * a layout that names no preset takes the defaults, which the stack's
  * profile carries (frameworks.json ub_pipeline_sms, ub_pipeline_splits,
  * ub_bulk_sms).
+ *
+ * PyTorch's async TP (torchtitan enable_async_tensor_parallel; the looped
+ * decomposition of Wang et al. 2023, "Overlap Communication with Dependent
+ * Computation via Decomposition in Large Deep Learning Models", ASPLOS) is the first
+ * method for every collective: the compiled graph's all-gather -> matmul
+ * and matmul -> reduce-scatter pairs become fused_all_gather_matmul and
+ * fused_matmul_reduce_scatter (torch.distributed._symmetric_memory), each
+ * product cut into tp pieces beside the copy engines' exchange of the
+ * neighbouring piece through symmetric memory over NVLink: no SMs held, a
+ * piece's exchange longer than its product exposed. In the backward the
+ * column-parallel linears' weight gradients read the input the forward
+ * gathered (autograd keeps it); their input gradients' reduce-scatter is
+ * cut with the input-gradient product (stack trait async_tp).
  */
 #include "planner/plan_framework.h"
 #include "planner/plan_int.h"
@@ -69,7 +82,24 @@ void plan__ub_layer(const plan_cluster *c, const struct plan_framework *fw, cons
     double ag_ring = plan__allgather_s(c, sp_t, (fp8 ? 1.0 : in->elem_bytes) * T * h);
     double coll = plan__allgather_s(c, sp_t, in->elem_bytes * T * h);
 
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2 && fw->async_tp; i++) {
+        double n = in->col_n[i], k = in->row_k[i];
+        /* forward: the column-parallel product beside the gather of its
+         * input, the row-parallel one beside the reduce-scatter of its
+         * output; backward: the row-parallel input gradient beside the
+         * gather of the output gradient, the column-parallel one beside the
+         * reduce-scatter of its own output */
+        const double m_n_k[4][2] = {{n, h}, {h, k}, {k, h}, {h, n}};
+        for (int j = 0; j < 4; j++) {
+            double whole = plan__gemm_prec_s(c, T, m_n_k[j][0], m_n_k[j][1], 1, fp8);
+            double ring = pieces_s(c, T, m_n_k[j][0], m_n_k[j][1], t, fp8);
+            double x = j == 0 || j == 2 ? ag_ring : coll;
+            double exposed = fmax(0.0, x - ring * (t - 1.0) / t);
+            *(j < 2 ? &out->fwd_gemm_s : &out->bwd_gemm_s) += ring - whole;
+            *(j < 2 ? &out->fwd_exposed_s : &out->bwd_exposed_s) += exposed;
+        }
+    }
+    for (int i = 0; i < 2 && !fw->async_tp; i++) {
         double n = in->col_n[i], k = in->row_k[i];
         /* forward, column-parallel: ring exchange over t pieces */
         double whole = plan__gemm_prec_s(c, T, n, h, 1, fp8);

@@ -987,6 +987,43 @@ static void map_precision(const plan_validate_row *r, const plan_framework *fw, 
     }
 }
 
+/* TP communication overlap a run names (plan__says_tp_overlap) on a stack
+ * that has the knob: on is its pipelined overlap (with torchtitan's async TP
+ * the run was compiled: "Async TP requires --training.compile",
+ * parallelize_llama.py); off the highest level below it the stack still
+ * runs (Megatron-Core without --tp-comm-overlap keeps the backward's
+ * asynchronous all-reduce). */
+static void map_tp_overlap(const plan_validate_row *r, const plan_framework *fw, plan_layout *l,
+                           plan_validate_result *out)
+{
+    int said = plan__says_tp_overlap(r->framework);
+    if (said < 0)
+        said = plan__says_tp_overlap(r->other_metrics);
+    if (said < 0)
+        said = plan__says_tp_overlap(r->notes);
+    if (said < 0 || l->tp < 2)
+        return;
+    unsigned tpo = plan_framework_tp_overlaps(fw);
+    if (said && !((tpo >> 2) & 1)) {
+        note(out, "TP overlap named: %s has no such knob modelled", fw->label);
+        return;
+    }
+    if (said) {
+        l->tp_overlap = 2;
+        if (fw->async_tp && fw->compile)
+            l->compiled = 1;
+        note(out, "TP communication pipelined behind its products (%s)",
+             fw->async_tp ? "async TP, compiled" : "the stack's overlap");
+        return;
+    }
+    int lvl = (tpo >> 1) & 1 ? 1 : 0;
+    if (l->tp_overlap > lvl) {
+        l->tp_overlap = lvl;
+        note(out, "TP overlap off as stated (%s)", lvl ? "the backward's all-reduce still "
+                                                         "overlapped" : "exposed");
+    }
+}
+
 static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t gpus, int gpn,
                       int fwi, row_layout *rl, plan_validate_result *out)
 {
@@ -1038,6 +1075,7 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
         }
     }
 
+    map_tp_overlap(r, fw, l, out);
     if (map_memory_knobs(r, fw, gpn, tp, pp, cp, dp, l, out))
         return 1;
     map_precision(r, fw, l, out);

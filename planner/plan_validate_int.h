@@ -87,6 +87,7 @@ int plan__parse_precision(const char *s);
 int plan__fsdp_mp_mode(const char *s);
 /* 1: the text says the model ran under torch.compile (not that it did not). */
 int plan__says_compiled(const char *s);
+int plan__says_tp_overlap(const char *s);
 
 /* The FlashAttention generation a text names (FlashAttention-2, "flash-attn
  * 3", FA3, cuDNN fused attention ...), PLAN_ATTN_UNFUSED when it names none. */

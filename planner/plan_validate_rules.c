@@ -1090,6 +1090,45 @@ int plan__says_compiled(const char *s)
     return 1;
 }
 
+/* Tensor-parallel communication overlap by the stacks' documented names:
+ * torchtitan's async TP (experimental.enable_async_tensor_parallel, later
+ * parallelism. and compile.enable_async_tensor_parallel; PyTorch's
+ * "Async TP" / "AsyncTP") and Megatron-Core's and NeMo's Transformer Engine
+ * overlap (--tp-comm-overlap, tp_comm_overlap). 1 on, 0 said off (the name
+ * after "without", "no" or "not", or followed by false, off or 0), -1 not
+ * named. */
+int plan__says_tp_overlap(const char *s)
+{
+    static const char *const names[] = {
+        "async TP", "async-TP", "AsyncTP", "async tensor parallel", "async_tensor_parallel",
+        "tp-comm-overlap", "tp_comm_overlap", "TP comm overlap", "TP communication overlap",
+    };
+    static const char *const before[] = {"without ", "no ", "not "};
+    static const char *const after[] = {"false", "off", "0", "disabled"};
+    if (!s)
+        return -1;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *p = plan__find(s, names[i]);
+        if (!p)
+            continue;
+        for (size_t b = 0; b < sizeof before / sizeof before[0]; b++) {
+            size_t n = strlen(before[b]);
+            if ((size_t)(p - s) >= n && strncasecmp(p - n, before[b], n) == 0)
+                return 0;
+        }
+        const char *q = p + strlen(names[i]);
+        while (*q == ' ' || *q == '=' || *q == ':' || *q == '"' || *q == '\'')
+            q++;
+        for (size_t a = 0; a < sizeof after / sizeof after[0]; a++) {
+            size_t n = strlen(after[a]);
+            if (strncasecmp(q, after[a], n) == 0 && !isalnum((unsigned char)q[n]))
+                return 0;
+        }
+        return 1;
+    }
+    return -1;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Memory figures: what the tool measured                                    */
 /* ------------------------------------------------------------------------ */

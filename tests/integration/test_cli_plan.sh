@@ -96,6 +96,15 @@ run compile 0 "$bin" --params 8B --arch llama --instances 1xp5 --framework torch
 grep -q "^compile = true" "$tmp/out" || { echo "FAIL compile: no compile = true"; fail=1; }
 run compile-bad 2 "$bin" --params 8B --arch llama --instances 1xp5 --framework megatron --compile on --no-record --no-sim
 one_line_error compile-bad "no torch.compile knob"
+# TP overlap as each stack has it: torchtitan's async TP (compiled) written
+# into the launch as its own key; refused without torch.compile, and on a
+# stack whose overlap stops short of it, in one line.
+run async-tp 0 "$bin" --params 70B --arch llama --instances 8xp5 --framework torchtitan --tp 8 --tp-overlap on --compile on --no-record --no-sim --emit launch
+grep -q "^enable_async_tensor_parallel = true" "$tmp/out" || { echo "FAIL async-tp: no key"; fail=1; }
+run async-tp-eager 2 "$bin" --params 70B --arch llama --instances 8xp5 --framework torchtitan --tp 8 --tp-overlap on --no-record --no-sim
+one_line_error async-tp-eager "needs torch.compile"
+run tp-overlap-bad 2 "$bin" --params 70B --arch llama --instances 8xp5 --framework megatron@2022 --tp 8 --tp-overlap on --no-record --no-sim
+one_line_error tp-overlap-bad "takes off, bwd"
 
 # The published runs: mean over sources of each source's mean |time error|.
 # The goal is 5 % (README); this bound is the figure the shipped catalog and

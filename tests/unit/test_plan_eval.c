@@ -1024,10 +1024,65 @@ static void tp_overlap_needs_sp(void **state)
     assert_true(sp.compute.gemm_s > te.compute.gemm_s); /* the pieces and SMs it costs */
 }
 
+/* torchtitan's async TP (compiled, sequence parallel): each TP linear's
+ * collective in tp pieces beside its partial products, on the copy engines:
+ * less TP communication exposed than with none, the pieces' smaller
+ * products cost some GEMM time, and nothing else changes. */
+static void async_tp(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    plan_model m = one_node_13(&c);
+    m.arch = PLAN_ARCH_LLAMA;
+    m.mlp = PLAN_MLP_ARCH;
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    int tt = -1;
+    assert_int_equal(plan_framework_find("torchtitan@2024", &tt, &err), ST_OK);
+    const plan_framework *fw = plan_framework_get(tt);
+    assert_true(fw->async_tp);
+    assert_int_equal(plan_framework_tp_overlaps(fw), (1u << 0) | (1u << 2));
+    plan_layout l = layout(4, 1, 2, 1, 4);
+    plan_framework_apply(fw, tt, &l);
+    l.tp = 4, l.pp = 1, l.dp = 2, l.micro_batch = 1, l.microbatches = 4, l.global_batch = 8;
+    l.recompute = PLAN_RECOMP_NONE;
+    l.sharding = PLAN_SHARD_PARAMS;
+    l.sequence_parallel = 1;
+    l.compiled = 1;
+    l.flash_attention = 1;
+    l.attention = PLAN_ATTN_FLASH2;
+    assert_int_equal(l.tp_overlap, 0);
+    char why[200];
+    assert_int_equal(plan_framework_check(fw, &l, why, sizeof why), 0);
+    plan_estimate none, async;
+    eval(&m, &c, &l, &none);
+    l.tp_overlap = 2;
+    assert_int_equal(plan_framework_check(fw, &l, why, sizeof why), 0);
+    eval(&m, &c, &l, &async);
+    assert_true(none.time.tp_comm_s > 0);
+    assert_true(async.time.tp_comm_s < 0.5 * none.time.tp_comm_s);
+    assert_true(async.compute.gemm_s > none.compute.gemm_s);
+    assert_rel(async.compute.attn_s, none.compute.attn_s, 1e-12);
+    assert_true(async.time.step_s < none.time.step_s);
+    /* its requirements, as torchtitan states them */
+    l.compiled = 0;
+    assert_int_not_equal(plan_framework_check(fw, &l, why, sizeof why), 0);
+    assert_non_null(strstr(why, "torch.compile"));
+    l.compiled = 1;
+    l.sequence_parallel = 0;
+    assert_int_not_equal(plan_framework_check(fw, &l, why, sizeof why), 0);
+    /* the backward-only overlap is Megatron's, not a torchtitan level */
+    l.sequence_parallel = 1;
+    l.tp_overlap = 1;
+    assert_int_not_equal(plan_framework_check(fw, &l, why, sizeof why), 0);
+    assert_non_null(strstr(why, "none or pipelined"));
+}
+
 int main(void)
 {
     test_frameworks_load();
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(async_tp),
         cmocka_unit_test(activations_tp_closed_form),
         cmocka_unit_test(activations_head_size),
         cmocka_unit_test(attention_window),

@@ -1075,6 +1075,65 @@ static void test_nanotron_defaults(void **state)
     assert_true(r->pred_mem_bytes < gpipe_bytes);
 }
 
+/* TP communication overlap by the stacks' names: torchtitan's async TP
+ * (compiled, as torchtitan requires) pipelines its sequence-parallel
+ * collectives and shortens the step; Megatron-Core's tp_comm_overlap off
+ * keeps the backward's overlap; a stack without the knob says so. */
+static void test_tp_overlap_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int want;
+    } cases[] = {
+        {"torchtitan FSDP2 + TP + AsyncTP", 1},
+        {"experimental.enable_async_tensor_parallel = true", 1},
+        {"async TP", 1},
+        {"--tp-comm-overlap", 1},
+        {"tp_comm_overlap: False", 0},
+        {"tp_comm_overlap=false", 0},
+        {"enable_async_tensor_parallel = false", 0},
+        {"without async TP", 0},
+        {"no TP comm overlap", 0},
+        {"torchtitan FSDP2 + TP", -1},
+        {"TP comm, PP comm", -1},
+        {NULL, -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (plan__says_tp_overlap(cases[i].text) != cases[i].want)
+            fail_msg("'%s': %d, want %d", cases[i].text ? cases[i].text : "(null)",
+                     plan__says_tp_overlap(cases[i].text), cases[i].want);
+    plan_validate_row x = {
+        .row_id = "905", .source_key = "t", .model_name = "Llama 3.1 70B", .architecture = "Llama",
+        .framework = "torchtitan FSDP2 + TP", .source_date = "2024-10", .num_layers = "80",
+        .hidden_size = "8192", .num_heads = "64", .num_kv_heads = "8",
+        .ffn_hidden_size = "28672", .seq_len = "8192", .vocab_size = "128256",
+        .gpu_type = "H100-SXM5-80GB", .gpu_mem_gb = "80", .num_gpus = "64", .tp = "8",
+        .pp = "1", .micro_batch_size = "2", .global_batch_size = "16",
+        .recompute = "full", .iteration_time_s = "10",
+    };
+    plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.tp_overlap, 0);
+    assert_int_equal(r->layout.compiled, 0);
+    double plain_s = r->pred_time_s;
+    x.framework = "torchtitan FSDP2 + TP + AsyncTP";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.tp_overlap, 2);
+    assert_int_equal(r->layout.compiled, 1);
+    assert_true(r->pred_time_s < plain_s);
+    assert_non_null(strstr(r->notes, "async TP, compiled"));
+    x.framework = "Megatron-Core 0.8, tp_comm_overlap False";
+    x.source_date = "2024-06";
+    r = run(&x);
+    assert_int_equal(r->layout.tp_overlap, 1);
+    assert_non_null(strstr(r->notes, "TP overlap off as stated"));
+    x.framework = "DeepSpeed, async TP";
+    r = run(&x);
+    assert_non_null(strstr(r->notes, "no such knob modelled"));
+}
+
 /* torch.compile by PyTorch's and torchtitan's names: a torchtitan run
  * under it has its pointwise ops fused and runs faster than the same run
  * eager; "without torch.compile" and compile = false are eager; a stack
@@ -1785,6 +1844,7 @@ int main(void)
 {
     test_frameworks_load();
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tp_overlap_words),
         cmocka_unit_test(test_narayanan_eq3),
         cmocka_unit_test(test_megatron_2020),
         cmocka_unit_test(test_dgxc_cp2),
