@@ -527,11 +527,12 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
     if (!hs && km && km->seq > 0) {
         /* left out, like the shape: the named model's own training context
          * (a paper's table, or the pretraining length its config's source
-         * cites beside the config) */
+         * cites beside the config); its source once in the notes */
         S = km->seq;
         hs = 1;
+        int cited = named_shape || !hkv || !hf;
         note(out, "sequence length %lld: %s's training context (%s)", (long long)S, kname,
-             km->source);
+             cited ? "the same source" : km->source);
     }
     if (!hs)
         return skip(out, "sequence length not published");
@@ -1086,6 +1087,35 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
 /* Evaluate                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* Batches within BATCH_ROUND_TOL of gb, nearest first: gb rounded to the
+ * nearest multiple of 2^k for each k (a batch that many data-parallel
+ * replicas and microbatches divide), each once; the count. */
+static int batch_candidates(int64_t gb, int64_t *v, int cap)
+{
+    int n = 0;
+    for (int k = 1; k < 31 && n < cap; k++) {
+        int64_t u = (int64_t)1 << k, x = (gb + u / 2) / u * u;
+        if (x < 1 || x == gb || fabs((double)(x - gb)) > BATCH_ROUND_TOL * (double)gb)
+            continue;
+        int seen = 0;
+        for (int j = 0; j < n && !seen; j++)
+            seen = v[j] == x;
+        if (!seen)
+            v[n++] = x;
+    }
+    /* nearest first; on a tie the larger (more of it divides) */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0; j--) {
+            int64_t a = v[j - 1], b = v[j];
+            int64_t da = a > gb ? a - gb : gb - a, db = b > gb ? b - gb : gb - b;
+            if (db < da || (db == da && b > a)) {
+                v[j - 1] = b;
+                v[j] = a;
+            }
+        }
+    return n;
+}
+
 /* Search the micro-batch with every other knob as the row fixed it; the
  * fastest layout that fits, else the one that misses memory by least. */
 static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l, int degrees,
@@ -1136,6 +1166,25 @@ static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l
         best = &res->top[0];
     else if (res->rejected[PLAN_REJ_OOM] > 0)
         best = &res->closest_oom;
+    /* A published batch no layout of the search divides (a rounded figure:
+     * "4M tokens" of 2048-token sequences is 1953.1 of them) is read as the
+     * nearest batch within BATCH_ROUND_TOL that one does, as a whole number
+     * of microbatches is for a published layout (whole_batch). */
+    int64_t gb0 = cfg.global_batch, cand[24];
+    int ncand = best || gb0 < 2 ? 0 : batch_candidates(gb0, cand, 24);
+    for (int i = 0; i < ncand && !best; i++) {
+        cfg.global_batch = cand[i];
+        memset(res, 0, sizeof *res);
+        if (plan_search(m, c, &cfg, res, &e) != ST_OK)
+            continue;
+        if (res->ntop > 0)
+            best = &res->top[0];
+        else if (res->rejected[PLAN_REJ_OOM] > 0)
+            best = &res->closest_oom;
+        if (best)
+            note(out, "global batch %lld read as %lld, the nearest a layout of the search runs",
+                 (long long)gb0, (long long)cand[i]);
+    }
     if (!best) {
         int why = 0;
         for (int i = 1; i < PLAN_REJ__COUNT; i++)

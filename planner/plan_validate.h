@@ -86,7 +86,7 @@ const char *plan_validate_basis_name(plan_validate_basis b);
 #define PLAN_VAL_ID_MAX 32
 #define PLAN_VAL_KEY_MAX 64
 #define PLAN_VAL_REASON_MAX 200
-#define PLAN_VAL_NOTES_MAX 480
+#define PLAN_VAL_NOTES_MAX 1536
 
 /* What a published memory figure measured, read from its tool's
  * documented names (plan__mem_metric). */

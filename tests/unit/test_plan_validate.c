@@ -1075,6 +1075,28 @@ static void test_nanotron_defaults(void **state)
     assert_true(r->pred_mem_bytes < gpipe_bytes);
 }
 
+/* A batch published as a round figure ("4M tokens": 1953.1 sequences of
+ * 2048) with no layout published: no layout of 2048 GPUs divides 1953
+ * sequences, so the row is read at the nearest batch within 5 % that one
+ * does (1952), said, and compared. */
+static void test_round_batch_searched(void **state)
+{
+    (void)state;
+    plan_validate_row x = {
+        .row_id = "906", .source_key = "t", .model_name = "GPT 1.3B", .architecture = "GPT-3",
+        .framework = "Megatron-LM", .source_date = "2022-06", .num_layers = "24",
+        .hidden_size = "2048", .num_heads = "16", .seq_len = "2048", .vocab_size = "51200",
+        .gpu_type = "A100-SXM4-80GB", .gpu_mem_gb = "80", .num_gpus = "2048",
+        .global_batch_tokens = "4000000", .tokens_per_s_per_gpu = "3000",
+    };
+    plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.global_batch, 1952);
+    assert_non_null(strstr(r->notes, "global batch 1953 read as 1952"));
+    /* the reference time is that batch's tokens at the published rate */
+    assert_rel(r->ref_time_s, 1952.0 * 2048.0 / (3000.0 * 2048.0), 1e-12);
+}
+
 /* TP communication overlap by the stacks' names: torchtitan's async TP
  * (compiled, as torchtitan requires) pipelines its sequence-parallel
  * collectives and shortens the step; Megatron-Core's tp_comm_overlap off
@@ -1845,6 +1867,7 @@ int main(void)
     test_frameworks_load();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tp_overlap_words),
+        cmocka_unit_test(test_round_batch_searched),
         cmocka_unit_test(test_narayanan_eq3),
         cmocka_unit_test(test_megatron_2020),
         cmocka_unit_test(test_dgxc_cp2),
