@@ -699,6 +699,24 @@ static void map_attention(const plan_validate_row *r, plan_layout *l, plan_valid
 {
     const char *texts[] = {r->architecture, r->framework, r->notes, r->other_metrics};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        /* xformers' memory-efficient attention (xformers.ops.
+         * memory_efficient_attention: the fused kernel of Rabe and Staats
+         * 2021's algorithm, on CUTLASS, FlashAttention's class; LLaMA's
+         * "efficient implementation of the causal multi-head attention ...
+         * available in the xformers library", Touvron et al. 2023 Sec.
+         * 2.4) is a fused kernel of the first FlashAttention's generation
+         * where the text names no other */
+        int xf = !contains(texts[i], "flash") &&
+                 (contains(texts[i], "xformers") || contains(texts[i], "memory_efficient_attention") ||
+                  contains(texts[i], "memory-efficient attention"));
+        if (xf) {
+            if (l->attention != PLAN_ATTN_FLASH1)
+                note(out, "attention %s (xformers' memory-efficient attention)",
+                     plan_attn_name(PLAN_ATTN_FLASH1));
+            l->attention = PLAN_ATTN_FLASH1;
+            l->flash_attention = 1;
+            break;
+        }
         if (!contains(texts[i], "flash"))
             continue;
         int off = contains(texts[i], "no flash") || contains(texts[i], "without flash") ||

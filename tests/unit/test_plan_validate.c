@@ -1197,6 +1197,15 @@ static void test_compile_words(void **state)
     r = run(&x);
     assert_int_equal(r->layout.compiled, 0);
     assert_non_null(strstr(r->notes, "torch.compile named"));
+    /* xformers' memory-efficient attention: a fused kernel, the first
+     * FlashAttention's generation (LLaMA's, Touvron et al. 2023) */
+    x.framework = "PyTorch + xformers";
+    r = run(&x);
+    assert_int_equal(r->layout.attention, PLAN_ATTN_FLASH1);
+    assert_int_equal(r->layout.flash_attention, 1);
+    x.framework = "PyTorch + xformers (FlashAttention-2 backend)";
+    r = run(&x);
+    assert_int_equal(r->layout.attention, PLAN_ATTN_FLASH2);
     /* torchtitan's FSDP with a pipeline keeps each block's gathered
      * parameters (reshard_after_forward False): a stated FSDP is its
      * ZeRO-2-like sharding there */
