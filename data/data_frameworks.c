@@ -118,6 +118,7 @@ static const field fields[] = {
     FLD(launch_blocking, F_BOOL, E_NONE, 0),
     FLD(no_dropout, F_BOOL, E_NONE, 0),
     FLD(recompute_block, F_BOOL, E_NONE, 0),
+    FLD(recompute_every, F_BOOL, E_NONE, 0),
     FLD(remat_policies, F_BOOL, E_NONE, 0),
     FLD(remat_dce, F_BOOL, E_NONE, 0),
     FLD(selective_ops, F_BOOL, E_NONE, 0),

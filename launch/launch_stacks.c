@@ -517,6 +517,21 @@ static int build_torchtitan(launch_job *j, st_err *err)
                       l->recompute_group);
     if (l->offload_activations)
         return refuse(j, err, "activation offload: not a torchtitan knob");
+    /* [titan] selective_ac_option N: every Nth block of a stage checkpointed
+     * whole; the plan's recompute_layers R of each chunk's Lc layers is
+     * N = Lc / R where R divides every chunk's count */
+    int every = 0;
+    if (l->recompute == PLAN_RECOMP_FULL && l->recompute_layers > 0) {
+        int lc = chunk_layers(j, 0), r = l->recompute_layers;
+        for (int k = 0; k < nchunks(j) && lc > 0; k++)
+            if (chunk_layers(j, k) != lc)
+                lc = 0;
+        if (lc <= 0 || r > lc || lc % r != 0)
+            return refuse(j, err, "recompute_layers %d: torchtitan checkpoints every Nth layer of "
+                          "a stage (selective_ac_option N), so the count must divide each model "
+                          "chunk's layers (%d)", r, chunk_layers(j, 0));
+        every = lc / r;
+    }
     const char *flavor = titan_flavor(m);
 
     char *toml = NULL;
@@ -567,10 +582,13 @@ static int build_torchtitan(launch_job *j, st_err *err)
         fputs("]\n", t);
     }
     fprintf(t, "\n[activation_checkpoint]\nmode = \"%s\"\n",
-            l->recompute == PLAN_RECOMP_FULL        ? "full"
+            every > 1                               ? "selective"
+            : l->recompute == PLAN_RECOMP_FULL      ? "full"
             : l->recompute == PLAN_RECOMP_SELECTIVE ? "selective"
                                                     : "none");
-    if (l->recompute == PLAN_RECOMP_SELECTIVE)
+    if (every > 1)
+        fprintf(t, "selective_ac_option = \"%d\"\n", every);
+    else if (l->recompute == PLAN_RECOMP_SELECTIVE)
         fputs("selective_ac_option = \"op\"\n", t);
     if (l->precision == PLAN_PREC_FP8)
         fputs("\n[float8]\nenable_float8_linear = true\n", t);

@@ -417,7 +417,8 @@ int plan_framework_check(const plan_framework *fw, const plan_layout *l, char *w
                  fw->label, list);
         return 1;
     }
-    if (l->recompute == PLAN_RECOMP_FULL && l->recompute_layers > 0 && !fw->recompute_block) {
+    if (l->recompute == PLAN_RECOMP_FULL && l->recompute_layers > 0 && !fw->recompute_block &&
+        !fw->recompute_every) {
         snprintf(why, n, "recompute_layers %d (Megatron's block method): %s recomputes every "
                  "layer it checkpoints", l->recompute_layers, fw->label);
         return 1;

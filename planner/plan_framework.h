@@ -172,6 +172,9 @@ typedef struct plan_framework {
                                   * its products (cuBLASLt GELU_AUX_BIAS, DGELU) */
     int recompute_block;         /* Megatron's block method: full recompute of the first N
                                   * layers of each model chunk (--recompute-method block) */
+    int recompute_every;         /* full recompute of every Nth layer (torchtitan's
+                                  * selective_ac_option N): recompute_layers = Lc / N of a
+                                  * chunk's Lc, N a divisor of Lc */
     int remat_policies;          /* remat policies that keep some products' outputs
                                   * (MaxText remat_policy) */
     int compile;                 /* 1: the model may run under torch.compile (a knob) */

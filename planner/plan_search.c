@@ -353,7 +353,7 @@ static int check_fixed(const plan_framework *fw, const plan_cluster *c, const pl
     if (cfg->recompute_group > 1 && !fw->recompute_groups)
         return ST_RAISE(err, ST_EINVAL, "--recompute-group %d: %s checkpoints every layer",
                         cfg->recompute_group, fw->label);
-    if (cfg->recompute_layers > 0 && !fw->recompute_block)
+    if (cfg->recompute_layers > 0 && !fw->recompute_block && !fw->recompute_every)
         return ST_RAISE(err, ST_EINVAL, "--recompute-layers %d: Megatron's block method; %s "
                         "recomputes every layer it checkpoints", cfg->recompute_layers, fw->label);
     if (cfg->recompute_saved && !fw->remat_policies)

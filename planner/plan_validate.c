@@ -887,6 +887,17 @@ static int map_memory_knobs(const plan_validate_row *r, const plan_framework *fw
         note(out, "full recompute of the products' outputs the remat policy does not keep");
     }
     int block, n = rc == PLAN_RECOMP_FULL ? plan__parse_recompute_layers(r->recompute, &block) : -1;
+    int every = rc == PLAN_RECOMP_FULL ? plan__parse_recompute_every(r->recompute) : -1;
+    if (every > 0) {
+        /* every Nth layer checkpointed: floor(Lc / N) of a chunk's Lc
+         * layers recomputed, the others keep their activations (costed as
+         * the block method's count: the layers' costs are the same) */
+        int64_t chunk = out->model.layers / (pp * (l->virtual_stages > 0 ? l->virtual_stages : 1));
+        n = (int)(chunk / every);
+        block = 1;
+        note(out, "full recompute of one layer in %d: %d of each chunk's %lld", every, n,
+             (long long)chunk);
+    }
     if (n == 0 && block) {
         l->recompute = PLAN_RECOMP_NONE;
         note(out, "recompute none (the block method with 0 layers)");

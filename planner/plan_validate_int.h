@@ -65,6 +65,9 @@ int plan__parse_recompute(const char *s);
  * names none. */
 int plan__parse_remat_saved(const char *s);
 
+/* A text naming full checkpoints of every Nth layer (torchtitan's
+ * selective_ac_option N, "every other layer", "every 3rd layer"): N, else -1. */
+int plan__parse_recompute_every(const char *s);
 /* The layer count full recompute's text gives under a stack's documented
  * key (Megatron-LM --recompute-num-layers and, before 2022,
  * --checkpoint-num-layers; Megatron-Core recompute_num_layers; NeMo

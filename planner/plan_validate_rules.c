@@ -580,6 +580,10 @@ int plan__parse_recompute(const char *s)
         return PLAN_RECOMP_NONE;
     if (unstated(s))
         return -2;
+    /* whole layers, every Nth of them (torchtitan's layer-wise selective
+     * activation checkpointing): full recompute of those layers */
+    if (plan__parse_recompute_every(s) > 0)
+        return PLAN_RECOMP_FULL;
     /* JAX's named checkpoint policies (jax.checkpoint_policies, JAX docs
      * "Gradient checkpointing with jax.checkpoint"): everything_saveable
      * keeps every residual (no recompute), nothing_saveable keeps none (the
@@ -682,6 +686,48 @@ int plan__parse_remat_saved(const char *s)
     for (int i = 0; (name = plan_remat_policy_at(i, &saved)) != NULL; i++)
         if (saved && contains(s, name))
             return saved;
+    return -1;
+}
+
+int plan__parse_recompute_every(const char *s)
+{
+    /* torchtitan's activation_checkpoint.selective_ac_option as a number
+     * (config_manager.py: "'int' (e.g., 2) for every nth layer"; its
+     * default "2 = checkpoint every other layer") */
+    const char *p = s ? plan__find(s, "selective_ac_option") : NULL;
+    if (p) {
+        const char *q = p + strlen("selective_ac_option");
+        while (*q == ' ' || *q == '=' || *q == ':' || *q == '"' || *q == '\'')
+            q++;
+        if (isdigit((unsigned char)*q)) {
+            long n = strtol(q, NULL, 10);
+            return n >= 1 && n <= (1L << 20) ? (int)n : -1;
+        }
+        return -1;
+    }
+    /* the same in words: every other (second, 2nd) layer, every Nth layer */
+    static const struct {
+        const char *words;
+        int n;
+    } named[] = {{"every other layer", 2}, {"every second layer", 2}, {"every third layer", 3},
+                 {"every fourth layer", 4}, {"every other block", 2}, {"every second block", 2}};
+    for (size_t i = 0; s && i < sizeof named / sizeof named[0]; i++)
+        if (contains(s, named[i].words))
+            return named[i].n;
+    for (p = s ? plan__find(s, "every ") : NULL; p; p = plan__find(p + 1, "every ")) {
+        const char *q = p + 6;
+        if (!isdigit((unsigned char)*q))
+            continue;
+        char *e;
+        long n = strtol(q, &e, 10);
+        while (isalpha((unsigned char)*e)) /* 2nd, 3rd, 4th */
+            e++;
+        while (*e == ' ')
+            e++;
+        if (n >= 1 && n <= (1L << 20) &&
+            (strncasecmp(e, "layer", 5) == 0 || strncasecmp(e, "block", 5) == 0))
+            return (int)n;
+    }
     return -1;
 }
 

@@ -27,7 +27,8 @@ const char *rpt_plan_columns_key(void)
            "activation recompute, none, sel (selective: the attention core only, Korthikanti "
            "et al. 2022; torchtitan's: its op-level policy, the attention's and every other "
            "product's outputs kept) or full (every layer; full/k every k layers; block/n the first n "
-           "layers of each model chunk, Megatron's block method; part: a remat policy "
+           "layers of each model chunk, Megatron's block method, or as many of them spread one in "
+           "Lc/n, torchtitan's selective_ac_option; part: a remat policy "
            "keeping some products' outputs; +off: checkpoints offloaded to host); SP: "
            "sequence parallelism (SMP: optimize \"memory\")";
 }

@@ -103,6 +103,13 @@ run async-tp 0 "$bin" --params 70B --arch llama --instances 8xp5 --framework tor
 grep -q "^enable_async_tensor_parallel = true" "$tmp/out" || { echo "FAIL async-tp: no key"; fail=1; }
 run async-tp-eager 2 "$bin" --params 70B --arch llama --instances 8xp5 --framework torchtitan --tp 8 --tp-overlap on --no-record --no-sim
 one_line_error async-tp-eager "needs torch.compile"
+# torchtitan's layer-wise checkpointing: the plan's recomputed layers per
+# chunk written as selective_ac_option N (one layer in N), refused where
+# the count does not divide a chunk's layers.
+run every-layer 0 "$bin" --params 8B --arch llama --instances 1xp5 --framework torchtitan --pp 1 --global-batch 16 --recompute full --recompute-layers 16 --no-record --no-sim --emit launch
+grep -q '^selective_ac_option = "2"' "$tmp/out" || { echo "FAIL every-layer: no option 2"; fail=1; }
+run every-layer-bad 2 "$bin" --params 8B --arch llama --instances 1xp5 --framework torchtitan --pp 1 --global-batch 16 --recompute full --recompute-layers 30 --no-record --no-sim --emit launch
+one_line_error every-layer-bad "must divide"
 run tp-overlap-bad 2 "$bin" --params 70B --arch llama --instances 8xp5 --framework megatron@2022 --tp 8 --tp-overlap on --no-record --no-sim
 one_line_error tp-overlap-bad "takes off, bwd"
 

@@ -235,8 +235,8 @@ refused titan-gpt "torchtitan trains its Llama models" \
 refused maxtext-accumulation "no gradient accumulation" \
   "$bin" --params 13B --instances 4xp4de --framework jax --microbatches 4 --emit launch
 refused emit-unknown "allowed are launch" "$bin" --params 13B --instances 4xp4de --emit nemo
-refused torchtitan-block "--recompute-layers 2: Megatron's block method" "$bin" --params 8B \
-  --arch llama --instances 2xp5 --framework torchtitan --recompute full --recompute-layers 2
+refused fsdp-block "--recompute-layers 2: Megatron's block method" "$bin" --params 8B \
+  --arch llama --instances 2xp5 --framework fsdp --recompute full --recompute-layers 2
 refused fsdp-remat-policy "--remat-policy save_qkv_proj: a MaxText remat policy" "$bin" \
   --params 13B --instances 4xp4de --framework fsdp --recompute full --remat-policy save_qkv_proj
 refused remat-policy-no-full "allowed with --recompute full" "$bin" --params 13B \

@@ -1075,6 +1075,49 @@ static void test_nanotron_defaults(void **state)
     assert_true(r->pred_mem_bytes < gpipe_bytes);
 }
 
+/* Whole layers checkpointed one in N (torchtitan's selective_ac_option N,
+ * or the same in words): full recompute of Lc / N of each chunk's Lc
+ * layers, between no recompute and full in time. */
+static void test_recompute_every(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int want;
+    } cases[] = {
+        {"selective_ac_option 2", 2},      {"selective_ac_option = \"4\"", 4},
+        {"selective_ac_option 'op'", -1}, {"every other layer", 2},
+        {"every 3rd layer", 3},            {"every 4 layers", 4},
+        {"every layer", -1},               {"full", -1},
+        {NULL, -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (plan__parse_recompute_every(cases[i].text) != cases[i].want)
+            fail_msg("'%s': %d, want %d", cases[i].text ? cases[i].text : "(null)",
+                     plan__parse_recompute_every(cases[i].text), cases[i].want);
+    plan_validate_row x = {
+        .row_id = "907", .source_key = "t", .model_name = "Llama 3.1 8B", .architecture = "Llama",
+        .framework = "torchtitan (FSDP2)", .source_date = "2024-10", .num_layers = "32",
+        .hidden_size = "4096", .num_heads = "32", .num_kv_heads = "8",
+        .ffn_hidden_size = "14336", .seq_len = "8192", .vocab_size = "128256",
+        .gpu_type = "H100-SXM5-80GB", .gpu_mem_gb = "80", .num_gpus = "8", .tp = "1",
+        .pp = "1", .micro_batch_size = "1", .global_batch_size = "8",
+        .recompute = "selective, selective_ac_option 2", .iteration_time_s = "2.5",
+    };
+    plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.recompute, PLAN_RECOMP_FULL);
+    assert_int_equal(r->layout.recompute_layers, 16);
+    assert_non_null(strstr(r->notes, "one layer in 2: 16 of each chunk's 32"));
+    double half = r->pred_time_s;
+    x.recompute = "full";
+    r = run(&x);
+    double full = r->pred_time_s;
+    x.recompute = "none";
+    r = run(&x);
+    assert_true(r->pred_time_s < half && half < full);
+}
+
 /* A batch published as a round figure ("4M tokens": 1953.1 sequences of
  * 2048) with no layout published: no layout of 2048 GPUs divides 1953
  * sequences, so the row is read at the nearest batch within 5 % that one
@@ -1498,6 +1541,10 @@ static void test_recompute_words(void **state)
         {"recompute_granularity=full", PLAN_RECOMP_FULL},
         {"remat_policy=minimal", PLAN_RECOMP_SELECTIVE},    /* MaxText: dots saved */
         {"jax.checkpoint_policies.nothing_saveable", PLAN_RECOMP_FULL}, /* JAX: keeps none */
+        {"selective, selective_ac_option 2", PLAN_RECOMP_FULL}, /* torchtitan: every 2nd */
+        {"selective_ac_option = 'op'", PLAN_RECOMP_SELECTIVE},   /* torchtitan: op-level */
+        {"partial (every other layer)", PLAN_RECOMP_FULL},
+        {"checkpointing every 3rd layer", PLAN_RECOMP_FULL},
         {"policy everything_saveable", PLAN_RECOMP_NONE},  /* JAX: keeps every residual */
         {"dots_saveable", PLAN_RECOMP_SELECTIVE},          /* JAX: matmul outputs kept */
         {"checkpoint_dots", PLAN_RECOMP_SELECTIVE},
@@ -1877,6 +1924,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tp_overlap_words),
         cmocka_unit_test(test_round_batch_searched),
+        cmocka_unit_test(test_recompute_every),
         cmocka_unit_test(test_narayanan_eq3),
         cmocka_unit_test(test_megatron_2020),
         cmocka_unit_test(test_dgxc_cp2),
