@@ -1053,11 +1053,20 @@ int plan__parse_precision(const char *s)
         contains(s, "e4m3") || contains(s, "e5m2") || contains(s, "8-bit float"))
         return PLAN_PREC_FP8;
     int bf = contains(s, "bf16") || contains(s, "bfloat16") || contains(s, "bfloat");
-    int fp16 = contains(s, "fp16") || contains(s, "half") ||
+    /* NVIDIA Apex's amp opt levels O1 and O2 cast to fp16 (Apex docs,
+     * apex.amp: "O1: Mixed Precision (recommended for typical use)", both
+     * float16); Lightning's "16-mixed" is fp16 too */
+    int apex = (contains(s, "amp") || contains(s, "apex")) &&
+               (token_at(s, "O1") || token_at(s, "O2"));
+    int fp16 = contains(s, "fp16") || contains(s, "half") || apex || contains(s, "16-mixed") ||
                (contains(s, "float16") && !contains(s, "bfloat16"));
     int half = bf || fp16 || contains(s, "mixed") || contains(s, "amp");
     if (!half && (contains(s, "fp32") || contains(s, "float32") || contains(s, "tf32")))
         return PLAN_PREC_FP32;
+    /* 16-bit mixed precision whose format the text does not name ("mixed
+     * precision", "AMP"): the release's default, as for one not stated */
+    if (half && !bf && !fp16)
+        return -2;
     /* IEEE half precision when named and bfloat16 not: the same tensor-core
      * rate and bytes (plan_layout.c), what the run used */
     return fp16 && !bf ? PLAN_PREC_FP16 : PLAN_PREC_BF16;

@@ -1075,6 +1075,29 @@ static void test_nanotron_defaults(void **state)
     assert_true(r->pred_mem_bytes < gpipe_bytes);
 }
 
+/* Number formats by their names; a 16-bit mixed precision whose format is
+ * not named is the release's default (-2), as one not stated. */
+static void test_precision_names(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int want;
+    } cases[] = {
+        {"bf16", PLAN_PREC_BF16},          {"amp_bf16 (mp_mode DEFAULT)", PLAN_PREC_BF16},
+        {"fp16 mixed", PLAN_PREC_FP16},    {"Apex AMP O2", PLAN_PREC_FP16},
+        {"amp O1", PLAN_PREC_FP16},        {"16-mixed", PLAN_PREC_FP16},
+        {"bf16-mixed", PLAN_PREC_BF16},    {"FP8 (Transformer Engine)", PLAN_PREC_FP8},
+        {"float8 linears", PLAN_PREC_FP8}, {"fp32", PLAN_PREC_FP32},
+        {"mixed precision", -2},          {"AMP", -2},
+        {"not stated (bf16?)", -2},       {"", -2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (plan__parse_precision(cases[i].text) != cases[i].want)
+            fail_msg("'%s': %d, want %d", cases[i].text, plan__parse_precision(cases[i].text),
+                     cases[i].want);
+}
+
 /* Whole layers checkpointed one in N (torchtitan's selective_ac_option N,
  * or the same in words): full recompute of Lc / N of each chunk's Lc
  * layers, between no recompute and full in time. */
@@ -1667,8 +1690,8 @@ static void test_offload_words(void **state)
 }
 
 /* The number format a run names: FP8 by any of its names, IEEE half when
- * named without bfloat16, bf16 for mixed precision unnamed, the release's
- * default when not stated. */
+ * named without bfloat16, the release's default (bf16 here) for mixed
+ * precision unnamed and when not stated. */
 static void test_precision_words(void **state)
 {
     (void)state;
@@ -1925,6 +1948,7 @@ int main(void)
         cmocka_unit_test(test_tp_overlap_words),
         cmocka_unit_test(test_round_batch_searched),
         cmocka_unit_test(test_recompute_every),
+        cmocka_unit_test(test_precision_names),
         cmocka_unit_test(test_narayanan_eq3),
         cmocka_unit_test(test_megatron_2020),
         cmocka_unit_test(test_dgxc_cp2),
