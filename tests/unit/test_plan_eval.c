@@ -944,6 +944,19 @@ static void torchtitan_op_sac(void **state)
     assert_true(sel.compute.gemm_s > none.compute.gemm_s);
 }
 
+/* one_node_13's shape as a Llama layer (RoPE, RMSNorm, SwiGLU), and the
+ * index of torchtitan's 2024 release in *tt. */
+static plan_model llama_node_13(plan_cluster *c, int *tt)
+{
+    plan_model m = one_node_13(c);
+    m.arch = PLAN_ARCH_LLAMA;
+    m.mlp = PLAN_MLP_ARCH;
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    assert_int_equal(plan_framework_find("torchtitan@2024", tt, &err), ST_OK);
+    return m;
+}
+
 /* torchtitan's Llama layer is written in separate ATen ops: run eagerly,
  * its two RMSNorms, the rotary embedding and SwiGLU stream their tensors
  * op by op, more elementwise time than the fused kernels' counts; under
@@ -955,13 +968,9 @@ static void torchtitan_eager_pointwise(void **state)
 {
     (void)state;
     plan_cluster c;
-    plan_model m = one_node_13(&c);
-    m.arch = PLAN_ARCH_LLAMA;
-    m.mlp = PLAN_MLP_ARCH;
-    st_err err = {0};
-    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
     int tt = -1, fs = -1;
-    assert_int_equal(plan_framework_find("torchtitan@2024", &tt, &err), ST_OK);
+    plan_model m = llama_node_13(&c, &tt);
+    st_err err = {0};
     assert_int_equal(plan_framework_find("fsdp@2024", &fs, &err), ST_OK);
     assert_true(plan_framework_get(tt)->unfused_pointwise && plan_framework_get(tt)->compile);
     assert_false(plan_framework_get(fs)->unfused_pointwise);
@@ -1032,13 +1041,8 @@ static void async_tp(void **state)
 {
     (void)state;
     plan_cluster c;
-    plan_model m = one_node_13(&c);
-    m.arch = PLAN_ARCH_LLAMA;
-    m.mlp = PLAN_MLP_ARCH;
-    st_err err = {0};
-    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
     int tt = -1;
-    assert_int_equal(plan_framework_find("torchtitan@2024", &tt, &err), ST_OK);
+    plan_model m = llama_node_13(&c, &tt);
     const plan_framework *fw = plan_framework_get(tt);
     assert_true(fw->async_tp);
     assert_int_equal(plan_framework_tp_overlaps(fw), (1u << 0) | (1u << 2));
