@@ -369,6 +369,8 @@ static void list_mask(unsigned mask, const char *(*name)(int), int n, char *out,
 }
 
 static const char *sched_name(int i) { return plan_schedule_name((plan_schedule)i); }
+static const char *shard_name(int i) { return plan_sharding_name((plan_sharding)i); }
+static const char *recomp_name(int i) { return plan_recompute_name((plan_recompute)i); }
 static const char *tp_overlap_name(int i)
 {
     static const char *const names[] = {"none", "backward", "pipelined"};
@@ -382,8 +384,6 @@ unsigned plan_framework_tp_overlaps(const plan_framework *fw)
     int own = fw->tp_overlap >= 0 && fw->tp_overlap < 3 ? fw->tp_overlap : 0;
     return (1u << (own + 1)) - 1u;
 }
-static const char *shard_name(int i) { return plan_sharding_name((plan_sharding)i); }
-static const char *recomp_name(int i) { return plan_recompute_name((plan_recompute)i); }
 
 int plan_framework_check(const plan_framework *fw, const plan_layout *l, char *why, size_t n)
 {

@@ -37,10 +37,10 @@
  *
  * PyTorch's async TP (torchtitan enable_async_tensor_parallel; the looped
  * decomposition of Wang et al. 2023, "Overlap Communication with Dependent
- * Computation via Decomposition in Large Deep Learning Models", ASPLOS) is the first
- * method for every collective: the compiled graph's all-gather -> matmul
- * and matmul -> reduce-scatter pairs become fused_all_gather_matmul and
- * fused_matmul_reduce_scatter (torch.distributed._symmetric_memory), each
+ * Computation via Decomposition in Large Deep Learning Models", ASPLOS) is
+ * the first method for every collective: the compiled graph's all-gather ->
+ * matmul and matmul -> reduce-scatter pairs become fused_all_gather_matmul
+ * and fused_matmul_reduce_scatter (torch.distributed._symmetric_memory), each
  * product cut into tp pieces beside the copy engines' exchange of the
  * neighbouring piece through symmetric memory over NVLink: no SMs held, a
  * piece's exchange longer than its product exposed. In the backward the
@@ -89,10 +89,10 @@ void plan__ub_layer(const plan_cluster *c, const struct plan_framework *fw, cons
          * output; backward: the row-parallel input gradient beside the
          * gather of the output gradient, the column-parallel one beside the
          * reduce-scatter of its own output */
-        const double m_n_k[4][2] = {{n, h}, {h, k}, {k, h}, {h, n}};
+        const double nk[4][2] = {{n, h}, {h, k}, {k, h}, {h, n}}; /* T x n x k each */
         for (int j = 0; j < 4; j++) {
-            double whole = plan__gemm_prec_s(c, T, m_n_k[j][0], m_n_k[j][1], 1, fp8);
-            double ring = pieces_s(c, T, m_n_k[j][0], m_n_k[j][1], t, fp8);
+            double whole = plan__gemm_prec_s(c, T, nk[j][0], nk[j][1], 1, fp8);
+            double ring = pieces_s(c, T, nk[j][0], nk[j][1], t, fp8);
             double x = j == 0 || j == 2 ? ag_ring : coll;
             double exposed = fmax(0.0, x - ring * (t - 1.0) / t);
             *(j < 2 ? &out->fwd_gemm_s : &out->bwd_gemm_s) += ring - whole;
