@@ -201,7 +201,8 @@ typedef struct plan_framework {
                                   * reservation) as nvidia-smi shows it; 0: the usual
                                   * 0.8 GiB (plan_eval.c CUDA_CONTEXT_BYTES) */
     double loss_bytes_per_logit; /* the cross-entropy's traffic per logit element, forward
-                                  * and backward (0: Megatron's fp32 softmax, 24 B) */
+                                  * and backward, as the stack's loss runs (0: the
+                                  * planner's default, 24 B) */
 
     /* ---- what a silent configuration means (validate, defaults) ---- */
     int64_t default_vocab;       /* the tokenizer its GPT examples train with (0: none) */
