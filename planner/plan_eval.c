@@ -116,7 +116,7 @@
 #define ELEM_EAGER_ROPE 10.0
 #define ELEM_F_EAGER_SWIGLU 5.0
 /* Cross-entropy over fp32 logits where a stack gives no count of its own
- * (loss_bytes_per_logit in frameworks.json: Megatron's 52, PyTorch's 44, the
+ * (loss_bytes_per_logit in frameworks.json: Megatron's 52, PyTorch's 48, the
  * executor's): write fp16 logits, softmax in fp32 and its gradient, about
  * 24 bytes per logit element forward and backward (SMP v1, JAX/XLA's fused
  * loss). */
