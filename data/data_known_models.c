@@ -2,8 +2,9 @@
  * data_known_models.c: the models a run may name without publishing their
  * shape (data_known_models.h), read from the two files that already hold
  * them: data/models.json's presets (each by its key and its documented
- * aliases, its source a paper's table) and data/hf_models.json's configs (each by its Hugging Face id and
- * aliases, its source the config.json). The presets are installed first:
+ * aliases, its source a paper's table) and data/hf_models.json's configs
+ * (each by its Hugging Face id and aliases, its source the config.json).
+ * The presets are installed first:
  * a name both files give matches the preset; every name is the file's
  * own, none made up here.
  */

@@ -316,8 +316,7 @@ static int preset_ref(const cJSON *o, const char *ctx, plan_preset_ref *r, st_er
 
 /* The other documented names of the preset's model (optional): an array of
  * at most PLAN_PRESET_ALIASES non-empty strings (json_str refuses an empty
- * one); the preset's source says
- * where each is documented. */
+ * one); the preset's source says where each is documented. */
 static int preset_aliases(const cJSON *a, const char *ctx, plan_preset *p, st_err *err)
 {
     p->naliases = 0;

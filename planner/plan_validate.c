@@ -506,16 +506,19 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
                (parse_num(r->params_b, &pb) == 1 && pb > 0 &&
                 fabs(log(pb * 1e9 / (double)km->params)) > log(1.15))))
         km = NULL;
+    int cited = 0; /* km's source in the notes already */
     if (named_shape) {
         if (!km)
             return skip(out, "shape not published (layers, hidden size or heads missing)");
         note(out, "shape of %s as published (%s)", kname, km->source);
+        cited = 1;
     } else {
         /* the row's own shape, with the named model's kv heads and ffn
          * where it states none */
         if (km && (!hkv || !hf)) {
             note(out, "%s%s%s of %s as published (%s)", hkv ? "" : "kv heads",
                  !hkv && !hf ? " and " : "", hf ? "" : "ffn", kname, km->source);
+            cited = 1;
             if (!hkv)
                 KV = km->kv_heads, hkv = 1;
             if (!hf)
@@ -530,7 +533,6 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
          * cites beside the config); its source once in the notes */
         S = km->seq;
         hs = 1;
-        int cited = named_shape || !hkv || !hf;
         note(out, "sequence length %lld: %s's training context (%s)", (long long)S, kname,
              cited ? "the same source" : km->source);
     }
@@ -1116,6 +1118,15 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
 /* Evaluate                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* A search's answer for a row: its fastest layout that fits, else the one
+ * that misses memory by least; NULL when it evaluated none. */
+static const plan_candidate *best_of(const plan_result *res)
+{
+    if (res->ntop > 0)
+        return &res->top[0];
+    return res->rejected[PLAN_REJ_OOM] > 0 ? &res->closest_oom : NULL;
+}
+
 /* Batches within BATCH_ROUND_TOL of gb, nearest first: gb rounded to the
  * nearest multiple of 2^k for each k (a batch that many data-parallel
  * replicas and microbatches divide), each once; the count. */
@@ -1190,11 +1201,7 @@ static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l
         *skipped = skip(out, "micro-batch search: %s", e.msg);
         return ST_OK;
     }
-    const plan_candidate *best = NULL;
-    if (res->ntop > 0)
-        best = &res->top[0];
-    else if (res->rejected[PLAN_REJ_OOM] > 0)
-        best = &res->closest_oom;
+    const plan_candidate *best = best_of(res);
     /* A published batch no layout of the search divides (a rounded figure:
      * "4M tokens" of 2048-token sequences is 1953.1 of them) is read as the
      * nearest batch within BATCH_ROUND_TOL that one does, as a whole number
@@ -1206,10 +1213,7 @@ static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l
         memset(res, 0, sizeof *res);
         if (plan_search(m, c, &cfg, res, &e) != ST_OK)
             continue;
-        if (res->ntop > 0)
-            best = &res->top[0];
-        else if (res->rejected[PLAN_REJ_OOM] > 0)
-            best = &res->closest_oom;
+        best = best_of(res);
         if (best)
             note(out, "global batch %lld read as %lld, the nearest a layout of the search runs",
                  (long long)gb0, (long long)cand[i]);

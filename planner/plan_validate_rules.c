@@ -638,6 +638,15 @@ int plan__parse_recompute(const char *s)
     return -1;
 }
 
+/* q past the separators between a key and its value (spaces, '=', ':',
+ * quotes). */
+static const char *past_separators(const char *q)
+{
+    while (*q == ' ' || *q == '=' || *q == ':' || *q == '"' || *q == '\'')
+        q++;
+    return q;
+}
+
 /* MaxText's remat policies by name (layers/decoders.py, get_remat_policy:
  * jax.checkpoint_policies.save_only_these_names of each) and its custom
  * policy's per-tensor settings ("query_proj=device", RematLocation remat,
@@ -665,8 +674,7 @@ int plan__parse_remat_saved(const char *s)
                 const char *q = p + strlen(tensors[i].key);
                 while (*q == '_' || isdigit((unsigned char)*q)) /* mlpwi_0, mlpwi_1 */
                     q++;
-                while (*q == ' ' || *q == '=' || *q == ':' || *q == '"' || *q == '\'')
-                    q++;
+                q = past_separators(q);
                 if (strncasecmp(q, "offload", 7) == 0)
                     return -3;
                 if (strncasecmp(q, "device", 6) == 0) {
@@ -696,9 +704,7 @@ int plan__parse_recompute_every(const char *s)
      * default "2 = checkpoint every other layer") */
     const char *p = s ? plan__find(s, "selective_ac_option") : NULL;
     if (p) {
-        const char *q = p + strlen("selective_ac_option");
-        while (*q == ' ' || *q == '=' || *q == ':' || *q == '"' || *q == '\'')
-            q++;
+        const char *q = past_separators(p + strlen("selective_ac_option"));
         if (isdigit((unsigned char)*q)) {
             long n = strtol(q, NULL, 10);
             return n >= 1 && n <= (1L << 20) ? (int)n : -1;
@@ -742,9 +748,7 @@ int plan__parse_recompute_layers(const char *s, int *block)
         const char *p = plan__find(s, keys[i]);
         if (!p)
             continue;
-        const char *q = p + strlen(keys[i]);
-        while (*q == ' ' || *q == '=' || *q == ':' || *q == '"')
-            q++;
+        const char *q = past_separators(p + strlen(keys[i]));
         if (!isdigit((unsigned char)*q))
             continue;
         long n = strtol(q, NULL, 10);
@@ -1098,21 +1102,12 @@ plan_attn plan__parse_flash_generation(const char *s)
     return PLAN_ATTN_UNFUSED;
 }
 
-/* w as a word of its own in s, case-sensitive. */
-static int has_word_cs(const char *s, const char *w)
+/* w as a word of its own in s, case-sensitive or (ci) in any case. */
+static int has_word(const char *s, const char *w, int ci)
 {
     size_t n = strlen(w);
-    for (const char *p = s ? strstr(s, w) : NULL; p; p = strstr(p + 1, w))
-        if ((p == s || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
-            return 1;
-    return 0;
-}
-
-/* w as a word of its own in s, in any case. */
-static int has_word_ci(const char *s, const char *w)
-{
-    size_t n = strlen(w);
-    for (const char *p = s ? plan__find(s, w) : NULL; p; p = plan__find(p + 1, w))
+    for (const char *p = !s ? NULL : ci ? plan__find(s, w) : strstr(s, w); p;
+         p = ci ? plan__find(p + 1, w) : strstr(p + 1, w))
         if ((p == s || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
             return 1;
     return 0;
@@ -1120,11 +1115,11 @@ static int has_word_ci(const char *s, const char *w)
 
 int plan__fsdp_mp_mode(const char *s)
 {
-    if (has_word_cs(s, "DEFAULT"))
+    if (has_word(s, "DEFAULT", 0))
         return 1;
-    if (has_word_cs(s, "PURE"))
+    if (has_word(s, "PURE", 0))
         return 2;
-    if (has_word_cs(s, "FULL"))
+    if (has_word(s, "FULL", 0))
         return 3;
     return 0;
 }
@@ -1136,8 +1131,8 @@ int plan__says_compiled(const char *s)
     static const char *const not_[] = {"without torch.compile", "no torch.compile",
                                        "not compiled", "compile = false", "compile=false",
                                        "compile: false", "eager mode", "uncompiled"};
-    if (!s || !(contains(s, "torch.compile") || has_word_ci(s, "compile") ||
-                has_word_ci(s, "compiled")))
+    if (!s || !(contains(s, "torch.compile") || has_word(s, "compile", 1) ||
+                has_word(s, "compiled", 1)))
         return 0;
     for (size_t i = 0; i < sizeof not_ / sizeof not_[0]; i++)
         if (contains(s, not_[i]))
@@ -1171,9 +1166,7 @@ int plan__says_tp_overlap(const char *s)
             if ((size_t)(p - s) >= n && strncasecmp(p - n, before[b], n) == 0)
                 return 0;
         }
-        const char *q = p + strlen(names[i]);
-        while (*q == ' ' || *q == '=' || *q == ':' || *q == '"' || *q == '\'')
-            q++;
+        const char *q = past_separators(p + strlen(names[i]));
         for (size_t a = 0; a < sizeof after / sizeof after[0]; a++) {
             size_t n = strlen(after[a]);
             if (strncasecmp(q, after[a], n) == 0 && !isalnum((unsigned char)q[n]))
