@@ -35,8 +35,23 @@ static size_t chip_len(const char *name)
     return n;
 }
 
+/* Does the chip's name start at p: at the text's start, after a character
+ * that is not a letter or digit, or after a count written onto it ("8xA100",
+ * "4×V100": the multiplication sign is UTF-8 C3 97)? */
+static int chip_starts(const char *text, const char *p)
+{
+    if (p == text || !isalnum((unsigned char)p[-1]))
+        return 1;
+    if (p - text >= 2 && (p[-1] == 'x' || p[-1] == 'X') && isdigit((unsigned char)p[-2]))
+        return 1;
+    return p - text >= 3 && (unsigned char)p[-1] == 0x97 && (unsigned char)p[-2] == 0xC3 &&
+           isdigit((unsigned char)p[-3]);
+}
+
 /* Does the row's GPU text name catalog GPU g's chip, as a word of its own
- * ("GH200" is Grace Hopper, not an H200) and the same board variant? */
+ * ("GH200" is Grace Hopper, not an H200; "MI250" is not an MI250X) and the
+ * same board variant? A plural ("A100s") or a count after it ("A100x8")
+ * names the chip. */
 static int names_chip(const char *text, const plan_gpu *g)
 {
     char chip[32];
@@ -45,9 +60,15 @@ static int names_chip(const char *text, const plan_gpu *g)
         return 0;
     memcpy(chip, g->name, n);
     chip[n] = '\0';
-    for (const char *p = text; *p; p++)
-        if (strncasecmp(p, chip, n) == 0 && (p == text || !isalnum((unsigned char)p[-1])))
+    for (const char *p = text; *p; p++) {
+        if (strncasecmp(p, chip, n) != 0 || !chip_starts(text, p))
+            continue;
+        const char *e = p + n;
+        if (*e == 's' && !isalnum((unsigned char)e[1]))
+            e++;
+        if (!isalnum((unsigned char)*e) || ((*e == 'x' || *e == 'X') && isdigit((unsigned char)e[1])))
             return 1;
+    }
     return 0;
 }
 

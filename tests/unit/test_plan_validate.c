@@ -1858,7 +1858,8 @@ static void test_source_date(void **state)
  * GPU's node: a PCIe or NVL board its own GPU (its name carries the word),
  * never the SXM module's, nor the module a board's; a stated memory picks
  * among the boards of a chip, none the first listed (release order). The
- * chip is a word of its own: GH200 is not an H200, GB200 not a B200. With
+ * chip is a word of its own: GH200 is not an H200, GB200 not a B200, but a
+ * count written onto it ("8xA100", "4×H100") or a plural is the chip. With
  * no network stated, the node is the GPU's reference node or, for a board
  * without one, its catalog node (narayanan_23: 32 GPUs: a part of one
  * GB200 NVL72 rack, the node as the run used it). */
@@ -1884,6 +1885,11 @@ static void test_board_variants(void **state)
         {"H100-SXM5-80GB", "H100-80GB", "dgx-h100", 4},
         {"NVIDIA H200", "H200-141GB", NULL, 4},
         {"A100-SXM4-40GB", "A100-40GB", NULL, 4},
+        /* a count written onto the chip, a plural */
+        {"8xA100 80GB", "A100-80GB", "dgx-a100", 4},
+        {"4\xc3\x97H100", "H100-80GB", "dgx-h100", 4},
+        {"A100x8", "A100-40GB", NULL, 4},
+        {"H100s", "H100-80GB", "dgx-h100", 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         plan_validate_row x = narayanan_23;
