@@ -119,6 +119,8 @@ static const field gpu_fields[] = {
     FLD(plan_gpu, flash_row_fwd_s, F_NUM, 0),
     FLD(plan_gpu, flash_row_bwd_s, F_NUM, 0),
     FLD(plan_gpu, fp16_only, F_BOOL, 0),
+    FLD(plan_gpu, flash3, F_BOOL, 0),
+    {"package_devices", F_INT, offsetof(plan_gpu, package_devices), 0, 0, 0, 16},
     {"sms", F_INT, offsetof(plan_gpu, sms), 0, 0, 1, 100000},
     STR(plan_gpu, measured, 0),
     /* what a measured-rates file gives (plan_gpu_measured), also as fields

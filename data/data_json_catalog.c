@@ -64,6 +64,9 @@ static cJSON *gpu_json(const plan_gpu *g)
     if (g->measured[0])
         data_json_add(o, measured, sizeof measured / sizeof measured[0]);
     cJSON_AddBoolToObject(o, "fp16_only", g->fp16_only);
+    cJSON_AddBoolToObject(o, "flash3", g->flash3);
+    if (g->package_devices > 1)
+        cJSON_AddItemToObject(o, "package_devices", data_json_exact(g->package_devices));
     if (g->ref_node_gpus > 0)
         data_json_add(o, ref_node, sizeof ref_node / sizeof ref_node[0]);
     cJSON_AddStringToObject(o, "source", g->source);

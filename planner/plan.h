@@ -304,6 +304,14 @@ typedef struct plan_gpu {
     double flash_row_bwd_s;
     int fp16_only;               /* 1: its tensor cores multiply fp16 but not bf16 (Volta,
                                   * Turing): a plan on it trains in fp16 */
+    int flash3;                  /* 1: FlashAttention-3's kernels run on it: Hopper (sm90)
+                                  * only, they need its wgmma and TMA (Shah et al. 2024,
+                                  * Section 3; flash-attention's hopper/ README: "H100 /
+                                  * H800 GPU"); elsewhere a stack that names it runs
+                                  * FlashAttention-2 */
+    int package_devices;         /* devices one package holds, each its own GPU to the
+                                  * software (AMD MI250X: two GCDs); 0 reads as 1. A row
+                                  * stating the package's memory means this GPU */
     /* Streaming multiprocessors (the chip's whitepaper); 0: not known. A
      * collective's CUDA blocks hold some of them while it runs beside the
      * compute (plan__comm_sm_frac). */

@@ -126,12 +126,12 @@ double plan__attn_eff(const plan_cluster *c, plan_attn a, double *fwd, double *b
             return dir_eff(g->flash1_eff, 0, 0, fwd, bwd);
         return dir_eff(0, FLASH1_OVER_FLASH2 * f2, FLASH1_OVER_FLASH2 * b2, fwd, bwd);
     case PLAN_ATTN_FLASH3:
-        /* Hopper: the chips with FP8 tensor cores in the catalog */
+        /* Hopper only (plan_gpu.flash3); elsewhere FlashAttention-2 runs */
+        if (!g->flash3)
+            return dir_eff(0, f2, b2, fwd, bwd);
         if (g->flash3_eff > 0)
             return dir_eff(g->flash3_eff, 0, 0, fwd, bwd);
-        if (g->fp8_peak_flops > 0)
-            return dir_eff(0, FLASH3_OVER_FLASH2 * f2, FLASH3_OVER_FLASH2 * b2, fwd, bwd);
-        return dir_eff(0, f2, b2, fwd, bwd);
+        return dir_eff(0, FLASH3_OVER_FLASH2 * f2, FLASH3_OVER_FLASH2 * b2, fwd, bwd);
     case PLAN_ATTN_CUDNN:
         /* cuDNN's fused attention runs FlashAttention-2's algorithm (cuDNN
          * 8.9 release notes, "fused flash attention"); measured where a

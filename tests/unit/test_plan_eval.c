@@ -604,8 +604,9 @@ static void search_ranks_and_fixes(void **state)
 }
 
 /* The fused attention generations: FlashAttention-2 at the chip's
- * flash_eff; FlashAttention at half of it, -3 at 1.5x on a chip with FP8
- * tensor cores (Hopper) and as -2 elsewhere, cuDNN as -2 unless measured;
+ * flash_eff; FlashAttention at half of it, -3 at 1.5x on a chip its
+ * kernels run on (Hopper: flash3; not merely one with FP8 tensor cores)
+ * and as -2 elsewhere, cuDNN as -2 unless measured;
  * a measured rate wins, per direction where measured so (the derived
  * generations follow FlashAttention-2's measured directions). The
  * attention core's time follows. */
@@ -634,7 +635,9 @@ static void attention_generations(void **state)
     assert_rel(attn_f(&c, PLAN_ATTN_FLASH1), 0.25, 1e-15);
     assert_rel(attn_f(&c, PLAN_ATTN_FLASH3), 0.5, 0);
     assert_rel(attn_f(&c, PLAN_ATTN_CUDNN), 0.5, 0);
-    gpu.fp8_peak_flops = 600e12;
+    gpu.fp8_peak_flops = 600e12; /* FP8 tensor cores are not Hopper's kernels */
+    assert_rel(attn_f(&c, PLAN_ATTN_FLASH3), 0.5, 0);
+    gpu.flash3 = 1;
     assert_rel(attn_f(&c, PLAN_ATTN_FLASH3), 0.75, 1e-15);
     gpu.cudnn_attn_eff = 0.361;
     gpu.flash3_eff = 0.6;
