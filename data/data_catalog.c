@@ -155,6 +155,7 @@ static const field instance_fields[] = {
     {"gpus_per_node", F_INT, offsetof(plan_instance, gpus_per_node), 0, 1, 1, 1 << 20},
     FLD(plan_instance, nvlink_bps, F_RATE, 1),
     FLD(plan_instance, nvswitch, F_BOOL, 0),
+    STR(plan_instance, gpu_link, 0),
     FLD(plan_instance, intra_busbw_bps, F_RATE, 1),
     FLD(plan_instance, intra_latency_s, F_NUM, 1),
     FLD(plan_instance, net_bps, F_RATE, 1),

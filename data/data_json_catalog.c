@@ -95,6 +95,8 @@ static cJSON *instance_json(const plan_instance *in)
     for (int a = 0; a < in->naliases; a++)
         cJSON_AddItemToArray(al, cJSON_CreateString(in->aliases[a]));
     data_json_add(o, m, sizeof m / sizeof m[0]);
+    if (in->gpu_link[0])
+        cJSON_AddStringToObject(o, "gpu_link", in->gpu_link);
     if (in->nics_source[0]) /* optional: given only where known */
         cJSON_AddStringToObject(o, "nics_source", in->nics_source);
     if (in->price_source[0])

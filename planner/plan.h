@@ -410,6 +410,8 @@ typedef struct plan_instance {
     int gpus_per_node;
     double nvlink_bps;           /* GPU-to-GPU bandwidth per GPU, one direction */
     int nvswitch;                /* 1: any-to-any switch; 0: mesh or PCIe */
+    char gpu_link[32];           /* the links' name where not NVIDIA's ("Infinity Fabric");
+                                  * "": NVSwitch or NVLink/PCIe as nvswitch says */
     double intra_busbw_bps;      /* all-reduce bus bandwidth inside one node (nccl-tests) */
     double intra_latency_s;      /* small-message (<= 1 KiB) all-reduce time on one node,
                                   * nccl-tests: sets the NVLink hop latency (plan_hw.c) */

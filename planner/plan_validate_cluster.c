@@ -90,6 +90,17 @@ static double stated_mem(const plan_validate_row *r)
     return 0;
 }
 
+/* A stated memory per device of GPU g: a package of several devices (an
+ * MI250X's two GCDs) is quoted with the package's memory ("MI250X 128GB"),
+ * each device having its share. */
+static double device_mem(double mem, const plan_gpu *g)
+{
+    int pd = g->package_devices;
+    if (mem > 0 && pd > 1 && fabs(log(mem / (g->mem_bytes * pd))) <= 0.02)
+        return mem / pd;
+    return mem;
+}
+
 /* The chip's reference node (catalog ref_node_*), NULL where none. */
 static const plan_gpu *reference_of(const plan_gpu *g)
 {
@@ -130,7 +141,7 @@ static const plan_instance *closest_instance(const plan_catalog *cat, const plan
                                              : in->net_bps;
         double score = 0;
         if (mem > 0)
-            score += 1e6 * fabs(log(g->mem_bytes / mem));
+            score += 1e6 * fabs(log(g->mem_bytes / device_mem(mem, g)));
         else /* the catalog lists a chip's variants in release order: the first */
             score += 1e-6 * in->gpu_index;
         score += 1e4 * (in->gpus_per_node != gpn) + 1e4 * (net->nvswitch && !in->nvswitch);
@@ -267,6 +278,10 @@ int plan__map_cluster(const plan_catalog *cat, const plan_validate_row *r, int64
         in = closest_instance(cat, r, &net, stated_mem(r), &gpn, &net_bps);
         if (!in) {
             const char *variant = plan__board_variant(r->gpu_type);
+            for (int k = 0; k < cat->ngpus; k++)
+                if (names_chip(r->gpu_type, &cat->gpus[k]))
+                    return skip(out, "no catalog node has GPU '%s' (the catalog's %s): add one "
+                                "with --catalog FILE", nz(r->gpu_type), cat->gpus[k].name);
             if (variant)
                 return skip(out, "no catalog GPU for GPU '%s': its %s board runs at other "
                             "clocks and memory bandwidth than the catalog's modules of that "
@@ -327,8 +342,8 @@ int plan__map_cluster(const plan_catalog *cat, const plan_validate_row *r, int64
     /* The GPU's stated memory is the run's, whatever the catalog's part of
      * that chip has (a 96 GB H100 is not the 80 GB one): the same chip, its
      * memory as stated (more than 2 % off the catalog's). */
-    double mem = stated_mem(r);
     const plan_gpu *cg = &cat->gpus[inst->gpu_index];
+    double mem = device_mem(stated_mem(r), cg);
     out->own_gpu = 0;
     if (mem > 0 && fabs(log(mem / cg->mem_bytes)) > 0.02) {
         out->gpu = *cg;

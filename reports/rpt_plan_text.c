@@ -40,7 +40,8 @@ void rpt_plan_cluster(FILE *f, const plan_cluster *c, const char *price_list)
     const plan_instance *in = c->inst;
     fprintf(f, "cluster: %d x %s = %d x %s (%.0f GiB each), %s %.0f GB/s per GPU, network %.0f Gbps per node",
             c->nodes, in->name, c->gpus, c->gpu->name, c->gpu->mem_bytes / GIB,
-            in->nvswitch ? "NVSwitch" : "NVLink/PCIe", in->nvlink_bps / 1e9, in->net_bps * 8 / 1e9);
+            in->gpu_link[0] ? in->gpu_link : in->nvswitch ? "NVSwitch" : "NVLink/PCIe",
+            in->nvlink_bps / 1e9, in->net_bps * 8 / 1e9);
     if (in->price_per_hour > 0)
         fprintf(f, ", $%.2f/h", in->price_per_hour * c->nodes);
     else

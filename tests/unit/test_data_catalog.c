@@ -195,6 +195,75 @@ static void shipped_boards(void **state)
     plan_catalog_free(&cat);
 }
 
+/* AMD's Instinct GPUs as ROCm's documents and their nodes' give them: an
+ * MI250X entry is one GCD of a two-GCD package; FlashAttention-3 runs on
+ * Hopper alone. No AMD run was fitted: the GEMM and attention efficiencies
+ * are the pool of the NVIDIA chip of their generation (as calibrated)
+ * scaled by the two chips' GEMM ceilings from one published table
+ * (Bekman's MAMF: A100 SXM 267.9 of 312, H100 SXM 794.5 of 989), rounded
+ * to the catalog's four digits. A refit that moves the pools moves these:
+ * this test says so. */
+static void shipped_amd(void **state)
+{
+    (void)state;
+    plan_catalog cat;
+    st_err err = {0};
+    assert_int_equal(data_catalog_load(NULL, &cat, &err), ST_OK);
+    const struct {
+        const char *node, *gpu, *silicon, *pool_node;
+        double mem_gib, peak_tflops, fp8_tflops, hbm_gbps, pool_ceiling;
+        int sms, package_devices, gpus_per_node;
+        double link_gbps, busbw_gbps, net_gbps;
+    } amd[] = {
+        {"frontier", "MI250X-64GB", "gfx90a", "dgx-a100", 64, 191.5, 0, 1600, 267.9 / 312, 110, 2,
+         8, 100, 77, 800},
+        {"lumi", "MI250X-64GB", "gfx90a", "dgx-a100", 64, 191.5, 0, 1600, 267.9 / 312, 110, 2, 8,
+         100, 77, 800},
+        {"ND MI300X v5", "MI300X-192GB", "gfx942", "p5", 192, 1307.4, 2614.9, 5300, 794.5 / 989,
+         304, 0, 8, 448, 314.72, 3200},
+    };
+    for (size_t i = 0; i < sizeof amd / sizeof amd[0]; i++) {
+        const plan_gpu *g = gpu_of(&cat, amd[i].node), *pool = gpu_of(&cat, amd[i].pool_node);
+        assert_string_equal(g->name, amd[i].gpu);
+        assert_string_equal(g->silicon, amd[i].silicon);
+        assert_rel(g->mem_bytes, amd[i].mem_gib * GIB, 1e-12);
+        assert_rel(g->peak_flops, amd[i].peak_tflops * 1e12, 1e-12);
+        assert_rel(g->fp8_peak_flops, amd[i].fp8_tflops * 1e12, 1e-12);
+        assert_rel(g->hbm_bps, amd[i].hbm_gbps * 1e9, 1e-12);
+        assert_int_equal(g->sms, amd[i].sms);
+        assert_int_equal(g->package_devices, amd[i].package_devices);
+        assert_false(g->flash3);
+        double share = g->gemm_ceiling / amd[i].pool_ceiling;
+        assert_rel(g->gemm_eff_max, pool->gemm_eff_max * share, 5e-4);
+        assert_rel(g->flash_eff, pool->flash_eff * share, 5e-4);
+        if (g->fp8_peak_flops > 0)
+            assert_rel(g->fp8_gemm_eff, pool->fp8_gemm_eff * share, 5e-4);
+        assert_true(g->gemm_eff_max <= g->gemm_ceiling);
+        const plan_instance *in = find(&cat, amd[i].node);
+        assert_non_null(in);
+        assert_int_equal(in->gpus_per_node, amd[i].gpus_per_node);
+        assert_int_equal(in->nvswitch, 0);
+        assert_string_equal(in->gpu_link, "Infinity Fabric");
+        assert_rel(in->nvlink_bps, amd[i].link_gbps * 1e9, 1e-12);
+        assert_rel(in->intra_busbw_bps, amd[i].busbw_gbps * 1e9, 1e-12);
+        assert_rel(in->net_bps, amd[i].net_gbps * 1e9 / 8, 1e-12);
+    }
+    /* the same die at 1000 W: its own ceiling, the MI300X's peaks */
+    const plan_gpu *mi325 = NULL;
+    for (int i = 0; i < cat.ngpus; i++)
+        if (strcmp(cat.gpus[i].name, "MI325X-256GB") == 0)
+            mi325 = &cat.gpus[i];
+    assert_non_null(mi325);
+    assert_string_equal(mi325->silicon, "gfx942");
+    assert_rel(mi325->peak_flops, 1307.4e12, 1e-12);
+    assert_rel(mi325->gemm_eff_max, gpu_of(&cat, "p5")->gemm_eff_max * mi325->gemm_ceiling /
+                                        (794.5 / 989), 5e-4);
+    /* Hopper's GPUs run FlashAttention-3; no other does */
+    for (int i = 0; i < cat.ngpus; i++)
+        assert_int_equal(cat.gpus[i].flash3, strcmp(cat.gpus[i].silicon, "GH100") == 0);
+    plan_catalog_free(&cat);
+}
+
 /* ------------------------------------------------------------------------ */
 /* User files                                                                */
 /* ------------------------------------------------------------------------ */
@@ -716,6 +785,7 @@ int main(void)
         cmocka_unit_test(shipped_loads_and_links),
         cmocka_unit_test(shipped_values),
         cmocka_unit_test(shipped_boards),
+        cmocka_unit_test(shipped_amd),
         cmocka_unit_test(merge_overrides_and_adds),
         cmocka_unit_test(merge_failure_leaves_catalog),
         cmocka_unit_test(base_parses),

@@ -1890,6 +1890,10 @@ static void test_board_variants(void **state)
         {"4\xc3\x97H100", "H100-80GB", "dgx-h100", 4},
         {"A100x8", "A100-40GB", NULL, 4},
         {"H100s", "H100-80GB", "dgx-h100", 4},
+        /* AMD: an MI250X is a GCD, its package's memory is two GCDs' */
+        {"AMD Instinct MI250X", "MI250X-64GB", "frontier", 4},
+        {"MI250X 128GB", "MI250X-64GB", "frontier", 4},
+        {"AMD MI300X", "MI300X-192GB", "Standard_ND96isr_MI300X_v5", 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         plan_validate_row x = narayanan_23;
@@ -1905,6 +1909,15 @@ static void test_board_variants(void **state)
         assert_int_equal(r->nodes, cases[i].nodes);
         assert_int_equal(r->gpus, 32);
     }
+    /* an MI250 is not an MI250X; a catalog GPU no node has is said so */
+    plan_validate_row y = narayanan_23;
+    y.gpu_type = "AMD MI250";
+    y.interconnect = "";
+    assert_false(run(&y)->compared);
+    y.gpu_type = "MI325X";
+    plan_validate_result *ny = run(&y);
+    assert_false(ny->compared);
+    assert_non_null(strstr(ny->reason, "no catalog node has GPU 'MI325X'"));
     /* a module's row never takes a board, nor a board's the module */
     plan_validate_row x = narayanan_23;
     x.gpu_type = "H100 SXM5 80GB";
