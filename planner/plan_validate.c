@@ -179,14 +179,20 @@ void plan__note(plan_validate_result *out, const char *fmt, ...)
  * before it ("MBS=2", "vp 2", "VPP: 4"), its unit after it ("512
  * sequences", "8 GPUs"), a binary K or M ("2K" tokens of context is 2048,
  * "4M tokens" 4 x 2^20: the counts of tokens and sequences are powers of
- * two in these texts), a remark in parentheses ("512 (ramp-up from 32)");
- * "n/a", "none" and "-" say nothing; "tokens" is a unit only of a column
- * that counts them (tokens). 0 absent, 1 read, -1 not a count. */
+ * two in these texts), a remark in parentheses ("512 (ramp-up from 32)"),
+ * an approximate value ("~4M tokens", "about 1536"), a degree's way ("8-way",
+ * "8x") and a micro-batch's device ("1 per GPU"); "n/a", "none" and "-" say
+ * nothing; "tokens" is a unit only of a column that counts them (tokens).
+ * 0 absent, 1 read, -1 not a count. */
 static int count_num(const char *text, int tokens, double *out)
 {
     static const char *const units[] = {"sequences", "sequence", "seqs", "samples", "sample",
                                         "tokens", "token", "GPUs", "GPU", "layers", "heads",
-                                        "chunks", "stages", "microbatches", "micro-batches"};
+                                        "chunks", "stages", "microbatches", "micro-batches",
+                                        "-way", "way", "x", "\xc3\x97", "per GPU", "per device",
+                                        "per replica", "per rank"};
+    static const char *const approx[] = {"~", "\xe2\x89\x88", "about ", "approx. ",
+                                         "approximately ", "roughly ", "ca. "};
     static const char *const nothing[] = {"n/a", "na", "none", "-", "?", "not stated",
                                           "not published", "not reported", "unknown"};
     char t[64];
@@ -200,6 +206,13 @@ static int count_num(const char *text, int tokens, double *out)
     for (size_t i = 0; i < sizeof nothing / sizeof nothing[0]; i++)
         if (strcasecmp(p, nothing[i]) == 0)
             return 0;
+    for (size_t i = 0; i < sizeof approx / sizeof approx[0]; i++)
+        if (strncasecmp(p, approx[i], strlen(approx[i])) == 0) {
+            p += strlen(approx[i]);
+            while (isspace((unsigned char)*p))
+                p++;
+            break;
+        }
     /* a label of letters before the number */
     char *q = p;
     while (isalpha((unsigned char)*q) || *q == '_' || *q == '-')
@@ -225,10 +238,12 @@ static int count_num(const char *text, int tokens, double *out)
     double v = strtod(num, &end);
     if (end == num || errno == ERANGE || !isfinite(v))
         return -1;
+    /* a count in K or M with decimals ("3.1M") is a rounded one: the
+     * nearest whole count */
     if (*end == 'k' || *end == 'K')
-        v *= 1024.0, end++;
+        v = round(v * 1024.0), end++;
     else if (*end == 'M')
-        v *= 1048576.0, end++;
+        v = round(v * 1048576.0), end++;
     while (isspace((unsigned char)*end))
         end++;
     if (*end) {

@@ -254,7 +254,8 @@ static void test_half_on_volta(void **state)
 }
 
 /* Counts as sources write them: a label before, a unit after, a binary K
- * or M, a remark in parentheses; a batch in tokens is the tokens' column's;
+ * or M, a remark in parentheses, approximate ("~", "about"), a degree's
+ * way ("4-way", "4x"), per device; a batch in tokens is the tokens' column's;
  * a range or a unit of another column is not a count. The sequence
  * parallelism column naming the technique says it was on. */
 static void test_count_words(void **state)
@@ -275,6 +276,14 @@ static void test_count_words(void **state)
         {"vs", "VPP 4", 1024, 4, 4, 2048, 1},
         {"vs", "n/a", 1024, 4, 1, 2048, 1},
         {"seq", "2K", 1024, 4, 1, 2048, 1},
+        /* an approximate count, a rounded one in M, a degree's way, a device */
+        {"gb", "~2M tokens", 1024, 4, 1, 2048, 1},
+        {"gb", "about 1024", 1024, 4, 1, 2048, 1},
+        {"gb", "2.0M tokens", 1024, 4, 1, 2048, 1},
+        {"vs", "4-way", 1024, 4, 4, 2048, 1},
+        {"vs", "4x", 1024, 4, 4, 2048, 1},
+        {"mbs", "2 per GPU", 1024, 2, 1, 2048, 1},
+        {"mbs", "~", 0, 0, 0, 0, 0},
         {"sp", "--sequence-parallel", 1024, 4, 1, 2048, 1},
         {"sp", "SP", 1024, 4, 1, 2048, 1},
         {"sp", "no", 1024, 4, 1, 2048, 0},
