@@ -280,17 +280,103 @@ static int get_int(plan_validate_result *out, const char *what, const char *text
     return 1;
 }
 
-/* A positive number: 0 absent, 1 ok, -1 bad. */
-static int get_pos(plan_validate_result *out, const char *what, const char *text, double *v)
+/* The units a measured column's value may carry, each with its factor to
+ * the column's own unit (seconds, tokens per second, TFLOP/s, PFLOP/s or
+ * percent); a measurement's K and M are decimal ("217.7K tokens/s"). */
+typedef struct {
+    const char *unit;
+    double scale;
+} unit_word;
+
+static const unit_word time_units[] = {
+    {"s", 1},          {"sec", 1},      {"secs", 1},     {"second", 1},   {"seconds", 1},
+    {"s/step", 1},     {"s/it", 1},     {"s/iter", 1},   {"s/iteration", 1},
+    {"sec/step", 1},   {"sec/it", 1},   {"sec/iter", 1}, {"s per step", 1},
+    {"s per iteration", 1}, {"seconds per step", 1}, {"seconds per iteration", 1},
+    {"ms", 1e-3},      {"ms/step", 1e-3}, {"ms/it", 1e-3}, {"ms/iter", 1e-3},
+    {"min", 60},       {"minutes", 60}, {NULL, 0}};
+static const unit_word rate_units[] = {
+    {"tokens/s", 1}, {"tokens/sec", 1}, {"tok/s", 1}, {"tokens per second", 1}, {"tps", 1},
+    {"tokens/s/GPU", 1}, {"tokens/sec/GPU", 1}, {"tok/s/GPU", 1}, {"tokens/s per GPU", 1},
+    {"tok/s per GPU", 1}, {"tokens per second per GPU", 1}, {NULL, 0}};
+static const unit_word sample_units[] = {
+    {"samples/s", 1}, {"samples/sec", 1}, {"sequences/s", 1}, {"seq/s", 1},
+    {"samples per second", 1}, {NULL, 0}};
+static const unit_word tflops_units[] = {
+    {"TFLOP/s", 1}, {"TFLOPS", 1}, {"TFLOPs", 1}, {"TFLOP/s/GPU", 1}, {"TFLOPS/GPU", 1},
+    {"TFLOP/s per GPU", 1}, {"TFLOPS per GPU", 1}, {NULL, 0}};
+static const unit_word pflops_units[] = {
+    {"PFLOP/s", 1}, {"PFLOPS", 1}, {"PFLOPs", 1}, {"EFLOP/s", 1e3}, {"EFLOPS", 1e3}, {NULL, 0}};
+static const unit_word pct_units[] = {{"%", 1}, {NULL, 0}};
+/* the memory column's GB, or GiB where its value says so (mem_value) */
+static const unit_word mem_units[] = {{"GB", 1}, {"GiB", 1}, {"G", 1}, {NULL, 0}};
+
+/* A measured value with its unit, if any, from the column's table (NULL:
+ * a plain number). 1 read, 0 absent, -1 not such a value. */
+static int measure_num(const char *text, const unit_word *units, double *out)
 {
-    int r = parse_num(text, v);
-    if (r == 0)
+    char s[64], *end;
+    if (!plain_number(text, s, sizeof s))
+        return -1;
+    char *p = s;
+    while (isspace((unsigned char)*p))
+        p++;
+    errno = 0;
+    double v = strtod(p, &end);
+    if (end == p || errno == ERANGE || !isfinite(v))
+        return -1;
+    if (units != pct_units && (*end == 'K' || *end == 'k') && !isalpha((unsigned char)end[1]))
+        v *= 1e3, end++;
+    else if (units != pct_units && *end == 'M' && !isalpha((unsigned char)end[1]))
+        v *= 1e6, end++;
+    while (isspace((unsigned char)*end))
+        end++;
+    char *e = end + strlen(end);
+    while (e > end && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    if (!*end) {
+        *out = v;
+        return 1;
+    }
+    for (const unit_word *u = units; u && u->unit; u++)
+        if (strcasecmp(end, u->unit) == 0) {
+            *out = v * u->scale;
+            return 1;
+        }
+    return -1;
+}
+
+/* A positive measured value in column `what`, in the column's unit: 0
+ * absent, 1 ok, -1 bad (the row is skipped with a reason). */
+static int get_measure(plan_validate_result *out, const char *what, const char *text,
+                       const unit_word *units, double *v)
+{
+    if (blank(text))
         return 0;
+    int r = measure_num(text, units, v);
     if (r < 0 || *v <= 0) {
-        skip(out, "%s '%s': expected a positive number", what, nz(text));
+        skip(out, "%s '%s': expected a positive number%s", what, nz(text),
+             units == time_units     ? " of seconds (or ms, min)"
+             : units == rate_units   ? " of tokens/s"
+             : units == sample_units ? " of samples/s"
+             : units == pct_units    ? " (a percentage)"
+             : units == tflops_units ? " of TFLOP/s"
+                                     : "");
         return -1;
     }
     return 1;
+}
+
+/* A percentage of peak: "41", "41 %"; a value at most 1 with no percent
+ * sign is a fraction ("0.41"): no training step runs at 1 % of peak. */
+static int get_pct(plan_validate_result *out, const char *what, const char *text, double *v)
+{
+    int r = get_measure(out, what, text, pct_units, v);
+    if (r > 0 && *v <= 1.0 && !strchr(text, '%')) {
+        note(out, "%s %s read as a fraction: %.4g %%", what, nz(text), *v * 100);
+        *v *= 100;
+    }
+    return r;
 }
 
 const char *plan_validate_basis_name(plan_validate_basis b)
@@ -1268,7 +1354,7 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
                           int64_t gpus, const plan_cluster *c, plan_validate_result *out)
 {
     double t = 0, x = 0;
-    int ht = get_pos(out, "iteration_time_s", row->iteration_time_s, &t);
+    int ht = get_measure(out, "iteration_time_s", row->iteration_time_s, time_units, &t);
     if (ht < 0)
         return 0;
     if (ht > 0) {
@@ -1279,20 +1365,20 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
         return 1;
     }
     double tokens = (double)l->global_batch * (double)m->seq, rate = 0;
-    int hr = get_pos(out, "tokens_per_s_total", row->tokens_per_s_total, &x);
+    int hr = get_measure(out, "tokens_per_s_total", row->tokens_per_s_total, rate_units, &x);
     if (hr < 0)
         return 0;
     if (hr > 0)
         rate = x;
     else {
-        hr = get_pos(out, "tokens_per_s_per_gpu", row->tokens_per_s_per_gpu, &x);
+        hr = get_measure(out, "tokens_per_s_per_gpu", row->tokens_per_s_per_gpu, rate_units, &x);
         if (hr < 0)
             return 0;
         if (hr > 0)
             rate = x * (double)gpus;
     }
     /* samples (sequences) per second: seq tokens each */
-    int hsm = rate > 0 ? 0 : get_pos(out, "samples_per_s", row->samples_per_s, &x);
+    int hsm = rate > 0 ? 0 : get_measure(out, "samples_per_s", row->samples_per_s, sample_units, &x);
     if (hsm < 0)
         return 0;
     if (hsm > 0)
@@ -1306,11 +1392,11 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
         return 1;
     }
     double tf = 0, mfu = 0, hfu = 0, pct = 0, agg = 0, peak = 0;
-    int hf = get_pos(out, "tflops_per_gpu", row->tflops_per_gpu, &tf);
-    int hm = get_pos(out, "mfu_pct", row->mfu_pct, &mfu);
-    int hh = get_pos(out, "hfu_pct", row->hfu_pct, &hfu);
-    int hp = get_pos(out, "pct_of_peak_reported", row->pct_of_peak_reported, &pct);
-    int ha = get_pos(out, "aggregate_pflops", row->aggregate_pflops, &agg);
+    int hf = get_measure(out, "tflops_per_gpu", row->tflops_per_gpu, tflops_units, &tf);
+    int hm = get_pct(out, "mfu_pct", row->mfu_pct, &mfu);
+    int hh = get_pct(out, "hfu_pct", row->hfu_pct, &hfu);
+    int hp = get_pct(out, "pct_of_peak_reported", row->pct_of_peak_reported, &pct);
+    int ha = get_measure(out, "aggregate_pflops", row->aggregate_pflops, pflops_units, &agg);
     if (hf < 0 || hm < 0 || hh < 0 || hp < 0 || ha < 0)
         return 0;
     /* the stated peak a percentage is of, else the GPU's dense one */
@@ -1487,9 +1573,12 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
 
     /* ---- memory ---- */
     out->ref_oom = contains(row->memory_metric, "OOM") || contains(row->memory_per_gpu_gb, "OOM") ||
+                   contains(row->memory_per_gpu_gb, "out of memory") ||
                    contains(row->other_metrics, "OOM") || contains(row->notes, "went OOM");
     double gb;
-    int mem_read = out->ref_oom ? 0 : parse_num(row->memory_per_gpu_gb, &gb);
+    int mem_read = out->ref_oom || blank(row->memory_per_gpu_gb)
+                       ? 0
+                       : measure_num(row->memory_per_gpu_gb, mem_units, &gb);
     if (mem_read == -1)
         note(out, "memory_per_gpu_gb '%.40s': not a finite number, not compared",
              row->memory_per_gpu_gb);
@@ -1502,6 +1591,8 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
             double unit;
             out->have_mem = 1;
             out->mem_metric = plan__mem_metric(row->memory_metric, &unit);
+            if (contains(row->memory_per_gpu_gb, "GiB"))
+                unit = 1073741824.0;
             out->ref_mem_bytes = gb * unit;
             out->pred_mem_bytes = plan_validate_mem_bytes(out, &est->mem);
             if (out->mem_metric == PLAN_MEM_ALLOCATED)

@@ -280,6 +280,15 @@ static void test_oom_row(void **state)
     oom.memory_metric = "max allocated, GiB";
     r = run(&oom);
     assert_rel(r->ref_mem_bytes, 60.0 * 1073741824.0, 1e-12);
+    /* the value's own unit: GB as the column's, GiB as it says */
+    oom.memory_metric = "nvidia-smi snapshot";
+    oom.memory_per_gpu_gb = "60 GB";
+    assert_rel(run(&oom)->ref_mem_bytes, 60e9, 1e-12);
+    oom.memory_per_gpu_gb = "60GiB";
+    assert_rel(run(&oom)->ref_mem_bytes, 60.0 * 1073741824.0, 1e-12);
+    oom.memory_per_gpu_gb = "60";
+    oom.memory_metric = "max allocated, GiB";
+    r = run(&oom);
 
     /* The three things a figure can count, each compared with its own
      * share of the prediction: the tensors, the allocator's reserve (the
@@ -1372,7 +1381,8 @@ static void test_phrasings(void **state)
 }
 
 /* Numbers as people write them: thousands separators and an approximation
- * mark are the number's; a decimal comma or a unit is not understood. */
+ * mark are the number's, a measured column's unit is read; a decimal comma
+ * or a unit of nothing measured here is not understood. */
 static void test_written_numbers(void **state)
 {
     (void)state;
@@ -1389,8 +1399,16 @@ static void test_written_numbers(void **state)
     assert_rel(r->pred_time_s, want_pred, 1e-12);
     x.iteration_time_s = "14,72";
     refused(&x, "iteration_time_s '14,72'");
-    x.iteration_time_s = "14.72 s";
-    refused(&x, "iteration_time_s '14.72 s'");
+    /* a time with its unit: seconds, a step's, milliseconds */
+    const char *timed[] = {"14.72 s", "14.72s", "14.72 s/step", "14720 ms", "14.72 sec/it"};
+    for (size_t i = 0; i < sizeof timed / sizeof timed[0]; i++) {
+        x.iteration_time_s = timed[i];
+        r = run(&x);
+        assert_true(r->compared);
+        assert_rel(r->ref_time_s, want_s, 1e-12);
+    }
+    x.iteration_time_s = "14.72 parsecs";
+    refused(&x, "iteration_time_s '14.72 parsecs'");
     x.iteration_time_s = "14.72";
     x.seq_len = "8,1920";
     refused(&x, "seq_len '8,1920'");

@@ -122,6 +122,52 @@ static void test_aggregate_and_pct(void **state)
     refused(&g, "convention");
 }
 
+/* A measured figure with its unit, as sources print one: tokens per
+ * second (a decimal K or M), TFLOP/s, PFLOP/s, a percentage, the
+ * percentage as a fraction; a unit of another quantity is refused. */
+static void test_measured_units(void **state)
+{
+    (void)state;
+    plan_validate_row x = llama;
+    x.tokens_per_s_total = "70000";
+    double t = run(&x)->ref_time_s;
+    const char *rates[] = {"70K tokens/s", "0.07M tok/s", "70,000 tokens per second"};
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+        x.tokens_per_s_total = rates[i];
+        const plan_validate_result *r = run(&x);
+        if (!r->compared)
+            fail_msg("'%s': %s", rates[i], r->reason);
+        assert_rel(r->ref_time_s, t, 1e-12);
+    }
+    x.tokens_per_s_total = "70000 samples/s";
+    refused(&x, "tokens_per_s_total '70000 samples/s'");
+    x.tokens_per_s_total = "";
+    x.tokens_per_s_per_gpu = "1093.75 tok/s/GPU"; /* 70000 / 64 */
+    assert_rel(run(&x)->ref_time_s, t, 1e-12);
+
+    plan_validate_row g = gpt;
+    g.tflops_per_gpu = "150";
+    g.tflops_convention = "Narayanan Eq. 3";
+    double tg = run(&g)->ref_time_s;
+    g.tflops_per_gpu = "150 TFLOP/s";
+    assert_rel(run(&g)->ref_time_s, tg, 1e-12);
+    g.tflops_per_gpu = "";
+    g.aggregate_pflops = "9.6 PFLOP/s";
+    assert_rel(run(&g)->ref_time_s, tg, 1e-12);
+    g.aggregate_pflops = "";
+    g.peak_basis_tflops = "300";
+    const char *pcts[] = {"50", "50%", "50 %", "0.5"};
+    for (size_t i = 0; i < sizeof pcts / sizeof pcts[0]; i++) {
+        g.pct_of_peak_reported = pcts[i];
+        const plan_validate_result *r = run(&g);
+        if (!r->compared)
+            fail_msg("'%s': %s", pcts[i], r->reason);
+        assert_rel(r->ref_time_s, tg, 1e-12);
+        if (i == 3)
+            assert_non_null(strstr(r->notes, "read as a fraction"));
+    }
+}
+
 /* The conventions by their documented names; a text naming a convention
  * and, after it, another utilisation reads as the first. */
 static void test_convention_words(void **state)
@@ -329,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_samples_per_s),
         cmocka_unit_test(test_hardware_flops),
         cmocka_unit_test(test_aggregate_and_pct),
+        cmocka_unit_test(test_measured_units),
         cmocka_unit_test(test_convention_words),
         cmocka_unit_test(test_structures),
         cmocka_unit_test(test_network_words),
