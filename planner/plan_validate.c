@@ -190,7 +190,8 @@ static int count_num(const char *text, int tokens, double *out)
                                         "tokens", "token", "GPUs", "GPU", "layers", "heads",
                                         "chunks", "stages", "microbatches", "micro-batches",
                                         "-way", "way", "x", "\xc3\x97", "per GPU", "per device",
-                                        "per replica", "per rank"};
+                                        "per replica", "per rank", "KV heads", "kv heads",
+                                        "key-value heads", "query groups"};
     static const char *const approx[] = {"~", "\xe2\x89\x88", "about ", "approx. ",
                                          "approximately ", "roughly ", "ca. "};
     static const char *const nothing[] = {"n/a", "na", "none", "-", "?", "not stated",
@@ -260,6 +261,69 @@ static int count_num(const char *text, int tokens, double *out)
     return 1;
 }
 
+/* A count of GPUs as a run's text gives it: nodes times GPUs ("8 nodes x 8
+ * GPUs", "16x8", "4 × 8"), or a number of the chip ("64 H100s", "512 A100
+ * GPUs", "64 NVIDIA H100 GPUs": its words after the number end in the chip
+ * or in GPU(s)). 1 read, -1 not such a count. */
+static int gpu_count(const char *text, double *out)
+{
+    char t[96];
+    snprintf(t, sizeof t, "%s", nz(text));
+    char *p = t, *e;
+    while (isspace((unsigned char)*p))
+        p++;
+    errno = 0;
+    long a = strtol(p, &e, 10);
+    if (e == p || a <= 0 || errno)
+        return -1;
+    p = e;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (strncasecmp(p, "nodes", 5) == 0)
+        p += 5;
+    else if (strncasecmp(p, "node", 4) == 0)
+        p += 4;
+    while (isspace((unsigned char)*p))
+        p++;
+    int times = *p == 'x' || *p == 'X' || *p == '*';
+    if (times)
+        p++;
+    else if ((unsigned char)p[0] == 0xC3 && (unsigned char)p[1] == 0x97)
+        p += 2, times = 1;
+    if (times) {
+        while (isspace((unsigned char)*p))
+            p++;
+        long b = strtol(p, &e, 10);
+        if (e == p || b <= 0)
+            return -1;
+        while (isspace((unsigned char)*e))
+            e++;
+        if (*e && strncasecmp(e, "GPU", 3) != 0)
+            return -1;
+        *out = (double)a * (double)b;
+        return 1;
+    }
+    /* a number of GPUs named by their chip: the last word is the chip's
+     * (letters and digits, a digit among them) or GPU(s) */
+    size_t n = strlen(p);
+    while (n > 0 && isspace((unsigned char)p[n - 1]))
+        p[--n] = '\0';
+    if (n == 0 || n > 48)
+        return -1;
+    const char *last = strrchr(p, ' ');
+    last = last ? last + 1 : p;
+    int digit = 0, ok = 1;
+    for (const char *q = last; *q; q++) {
+        digit |= isdigit((unsigned char)*q) != 0;
+        ok &= isalnum((unsigned char)*q) || *q == '-';
+    }
+    if (strcasecmp(last, "GPU") == 0 || strcasecmp(last, "GPUs") == 0 || (ok && digit)) {
+        *out = (double)a;
+        return 1;
+    }
+    return -1;
+}
+
 /* A whole number in [min, max] from column `what`: 0 absent, 1 ok, -1 bad
  * (the row is skipped with a reason). */
 static int get_int(plan_validate_result *out, const char *what, const char *text, int64_t min,
@@ -269,6 +333,8 @@ static int get_int(plan_validate_result *out, const char *what, const char *text
     int r = parse_num(text, &d);
     if (r < 0)
         r = count_num(text, strcmp(what, "seq_len") == 0 || strstr(what, "tokens") != NULL, &d);
+    if (r < 0 && strcmp(what, "num_gpus") == 0)
+        r = gpu_count(text, &d);
     if (r == 0)
         return 0;
     if (r < 0 || d != floor(d) || d < (double)min || d > (double)max) {

@@ -301,7 +301,8 @@ static void test_half_on_volta(void **state)
 
 /* Counts as sources write them: a label before, a unit after, a binary K
  * or M, a remark in parentheses, approximate ("~", "about"), a degree's
- * way ("4-way", "4x"), per device; a batch in tokens is the tokens' column's;
+ * way ("4-way", "4x"), per device; GPUs as nodes times GPUs or by their
+ * chip; a batch in tokens is the tokens' column's;
  * a range or a unit of another column is not a count. The sequence
  * parallelism column naming the technique says it was on. */
 static void test_count_words(void **state)
@@ -330,6 +331,13 @@ static void test_count_words(void **state)
         {"vs", "4x", 1024, 4, 4, 2048, 1},
         {"mbs", "2 per GPU", 1024, 2, 1, 2048, 1},
         {"mbs", "~", 0, 0, 0, 0, 0},
+        /* GPUs as nodes times GPUs, or a number of the chip */
+        {"gpus", "8 nodes x 8 GPUs", 1024, 4, 1, 2048, 1},
+        {"gpus", "8x8", 1024, 4, 1, 2048, 1},
+        {"gpus", "64 A100s", 1024, 4, 1, 2048, 1},
+        {"gpus", "64 NVIDIA A100 GPUs", 1024, 4, 1, 2048, 1},
+        {"gpus", "8 DGX A100 nodes", 0, 0, 0, 0, 0},
+        {"gpus", "8x8 nodes", 0, 0, 0, 0, 0},
         {"sp", "--sequence-parallel", 1024, 4, 1, 2048, 1},
         {"sp", "SP", 1024, 4, 1, 2048, 1},
         {"sp", "no", 1024, 4, 1, 2048, 0},
@@ -350,6 +358,8 @@ static void test_count_words(void **state)
             g.virtual_stages = cases[i].text;
         else if (!strcmp(c, "seq"))
             g.seq_len = cases[i].text;
+        else if (!strcmp(c, "gpus"))
+            g.num_gpus = cases[i].text;
         else
             g.sequence_parallel = cases[i].text;
         const plan_validate_result *r = run(&g);
