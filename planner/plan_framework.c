@@ -187,15 +187,22 @@ static long find_word(const char *hay, const char *needle)
     return -1;
 }
 
-/* A version number at s, after spaces, "(", "v", "r", "core_r", "version":
- * up to three parts into v; the characters read, 0 when none. A number
- * without such a prefix is a version only with a dot ("24.07", "0.8.0"):
- * "Megatron-LM (2020)" names a year, not version 2020. */
+/* A version number at s, after spaces, "(", "v", "r", "core_r", "version"
+ * (and a product's noun before them: "SageMaker model parallel library
+ * v2"): up to three parts into v; the characters read, 0 when none. A
+ * number without such a prefix is a version only with a dot ("24.07",
+ * "0.8.0"): "Megatron-LM (2020)" names a year, not version 2020. */
 static int read_version(const char *s, int v[3])
 {
     const char *p = s;
     while (*p == ' ' || *p == '(' || *p == '-' || *p == '_')
         p++;
+    static const char *const nouns[] = {"library ", "framework ", "toolkit "};
+    for (size_t i = 0; i < sizeof nouns / sizeof nouns[0]; i++)
+        if (strncasecmp(p, nouns[i], strlen(nouns[i])) == 0) {
+            p += strlen(nouns[i]);
+            break;
+        }
     static const char *const prefixes[] = {"version ", "core_r", "core_v", "r", "v"};
     int prefixed = 0;
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
@@ -261,8 +268,10 @@ static int year_in(const char *text)
 
 /* The release of a stack that a version
  * read after the stack name `name` picks: a calendar version (YY.MM) is a
- * date; a release's own version numbers pick the last release at or below.
- * -1 when the version says nothing. */
+ * date; a release's own version numbers pick the last release at or below,
+ * of whichever stack lists that name with a version (SMP v1 and v2 are two
+ * stacks of one product: "SMP 2.4" is v2's). -1 when the version says
+ * nothing. */
 static int release_by_version(const char *stack, const char *name, const int v[3])
 {
     for (int i = 0; i < plan_nframeworks; i++) {
@@ -278,8 +287,6 @@ static int release_by_version(const char *stack, const char *name, const int v[3
     const int *best_v = NULL;
     for (int i = 0; i < plan_nframeworks; i++) {
         const plan_framework *f = &registry[i];
-        if (strcasecmp(f->stack, stack) != 0)
-            continue;
         for (int k = 0; k < f->nversions; k++)
             if (strcasecmp(f->versions[k].name, name) == 0 &&
                 version_cmp(f->versions[k].v, v) <= 0 &&

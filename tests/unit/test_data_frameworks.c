@@ -291,6 +291,17 @@ static void shipped_releases(void **state)
         assert_string_equal(plan_framework_get(i)->key, latest[k][1]);
     }
     assert_string_equal(plan_framework_get(PLAN_FW_DEFAULT)->key, "smp@v1");
+    /* SMP v1 and v2 are two stacks of one product: its name with a
+     * version 2 or later (a noun between them) is v2's */
+    static const char *const smp[][2] = {
+        {"SageMaker model parallel library v2", "smp2"},
+        {"SMP 2.4.0", "smp2"},
+        {"SageMaker model parallelism library v2.6", "smp2"},
+        {"SMP v1.15", "smp@v1"},
+        {"SageMaker model parallel", "smp@v1"},
+    };
+    for (size_t k = 0; k < sizeof smp / sizeof smp[0]; k++)
+        assert_string_equal(plan_framework_get(plan_framework_match(smp[k][0], 0))->key, smp[k][1]);
 }
 
 /* data/model_families.json: the shipped file reads and every trait cites
