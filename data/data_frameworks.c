@@ -104,6 +104,7 @@ static const field fields[] = {
     FLD(dp_bucket_bytes, F_BUCKET, E_NONE, 1),
     FLD(sync_sharded, F_ENUM, E_SYNC, 1),
     FLD(param_gather_overlap, F_BOOL, E_NONE, 0),
+    FLD(pp_sync_once, F_BOOL, E_NONE, 0),
     FLD(tp_overlap, F_ENUM, E_TP_OVERLAP, 1),
     FLD(tp_overlaps, F_MASK, E_TP_OVERLAP, 0),
     FLD(async_tp, F_BOOL, E_NONE, 0),

@@ -692,17 +692,22 @@ static void stage_state_bytes(const plan_model *m, const plan_layout *l, const p
 {
     double sh = shard_degree(l), eb = elem_bytes(l);
     int fp32 = l->precision == PLAN_PREC_FP32;
-    mem->weights_bytes = eb * P / (l->sharding >= PLAN_SHARD_PARAMS ? sh : 1.0);
+    /* a pipeline that syncs once per step (pp_sync_once) keeps the stage's
+     * parameters gathered and its gradients unsharded across microbatches
+     * (PyTorch pipelining: set_reshard_after_backward(False) and
+     * set_requires_gradient_sync(False) before the last backward) */
+    int held = l->pp > 1 && fw->pp_sync_once && l->sharding >= PLAN_SHARD_GRADIENTS;
+    mem->weights_bytes = eb * P / (l->sharding >= PLAN_SHARD_PARAMS && !held ? sh : 1.0);
     /* gathered working copies: the layer computing and the ones the stack
      * prefetches ahead of it (FSDP1's limit_all_gathers: two in flight;
      * the release's zero3_prefetch, data/frameworks.json) */
-    if (l->sharding >= PLAN_SHARD_PARAMS)
+    if (l->sharding >= PLAN_SHARD_PARAMS && !held)
         mem->weights_bytes += (1.0 + fw->zero3_prefetch) * eb * (double)m->params_layer / l->tp;
     if (l->precision == PLAN_PREC_FP8) /* FP8 copies of the linears' weights, kept across
                                         * microbatches (Transformer Engine's weight caching) */
         mem->weights_bytes += FP8_WEIGHT_BYTES * P / (l->sharding >= PLAN_SHARD_PARAMS ? sh : 1.0);
     mem->grads_bytes = (l->fp32_grads || fp32 ? 4.0 : GRAD_BYTES) * P /
-                       (l->sharding >= PLAN_SHARD_GRADIENTS ? sh : 1.0);
+                       (l->sharding >= PLAN_SHARD_GRADIENTS && !held ? sh : 1.0);
     /* fp32 training keeps no master copy: Adam's m and v only */
     double ob = fp32 ? OPTIMIZER_BYTES_FP32 : fw->optimizer_bytes > 0 ? fw->optimizer_bytes
                                                                       : OPTIMIZER_BYTES;
@@ -927,19 +932,30 @@ static double group_coll_s(const plan_cluster *c, const plan__span *sp_g, plan__
     return t;
 }
 
+/* Are a layout's sharded gradients reduce-scattered (and its parameters
+ * gathered) every microbatch? Not on a stack that syncs them once per step,
+ * nor under a pipeline on one whose pipeline schedule does (pp_sync_once:
+ * PyTorch's pipelining, stage.py backward_maybe_with_nosync, "accumulate
+ * gradients on previous steps and reduce them on the last step"). */
+static int sharded_per_microbatch(const plan_layout *l, const plan_framework *fw)
+{
+    return l->sharding >= PLAN_SHARD_GRADIENTS && fw->sync_sharded == PLAN_SYNC_PER_MICROBATCH &&
+           !(l->pp > 1 && fw->pp_sync_once);
+}
+
 static void zero_microbatch(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                             const plan__span *sp_g, plan__eval_memo *mm, const layer_cost *lc,
                             int layers, zero_mb *z)
 {
     const plan_framework *fw = plan_framework_get(l->framework);
     memset(z, 0, sizeof *z);
-    if (l->dp * l->cp <= 1 || layers <= 0)
+    if (l->dp * l->cp <= 1 || layers <= 0 || (l->pp > 1 && fw->pp_sync_once))
         return;
     int gathers_f = l->sharding == PLAN_SHARD_PARAMS ||
                     (l->sharding == PLAN_SHARD_GRADIENTS && fw->zero2_gathers);
     int gathers_b = l->sharding == PLAN_SHARD_PARAMS;
     int regather = gathers_b && fw->zero3_regather && l->recompute == PLAN_RECOMP_FULL;
-    int rs_mb = l->sharding >= PLAN_SHARD_GRADIENTS && fw->sync_sharded == PLAN_SYNC_PER_MICROBATCH;
+    int rs_mb = sharded_per_microbatch(l, fw);
     if (!gathers_f && !rs_mb)
         return;
     double P = (double)m->params_layer / l->tp;
@@ -1027,8 +1043,7 @@ static double pipeline_s(const plan_layout *l, double maxT, double sumT)
 static int step_sync(const plan_layout *l)
 {
     const plan_framework *fw = plan_framework_get(l->framework);
-    return l->dp * l->cp > 1 &&
-           !(l->sharding >= PLAN_SHARD_GRADIENTS && fw->sync_sharded == PLAN_SYNC_PER_MICROBATCH);
+    return l->dp * l->cp > 1 && !sharded_per_microbatch(l, fw);
 }
 
 /* The once-per-step gradient sync of a rank's gradients in buckets: count,

@@ -136,6 +136,10 @@ typedef struct plan_framework {
                                   * the whole buffer */
     int dp_bucket_layer;         /* gradients reduced one transformer layer at a time */
     plan_fw_sync sync_sharded;   /* with ZeRO-2/3: per step or per microbatch */
+    int pp_sync_once;            /* with a pipeline: sharded gradients reduce-scattered
+                                  * once, at the last microbatch's backward, parameters
+                                  * kept gathered between microbatches, whatever
+                                  * sync_sharded says without one */
     int param_gather_overlap;    /* sharded optimizer's parameter all-gather overlapped
                                   * with the next step's forward */
     int tp_overlap;              /* 0 none, 1 backward TP all-reduce beside the weight-

@@ -960,6 +960,47 @@ static plan_model llama_node_13(plan_cluster *c, int *tt)
     return m;
 }
 
+/* Under a pipeline, torchtitan's FSDP2 (PyTorch's pipelining) syncs the
+ * sharded gradients once, at the last microbatch's backward, and keeps the
+ * stage's parameters gathered and gradients unsharded until then: its
+ * sharded layout moves and holds what the unsharded one does (a
+ * reduce-scatter and an all-gather cost an all-reduce's traffic). Without a
+ * pipeline it reduce-scatters every microbatch as FSDP does. */
+static void torchtitan_pp_sync_once(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    int tt = -1;
+    plan_model m = llama_node_13(&c, &tt);
+    assert_true(plan_framework_get(tt)->pp_sync_once);
+    plan_layout l = layout(1, 2, 4, 1, 8);
+    l.flash_attention = 1;
+    l.attention = PLAN_ATTN_FLASH2;
+    l.framework = tt;
+    l.fp32_grads = 1;
+    plan_estimate sharded, plain;
+    l.sharding = PLAN_SHARD_GRADIENTS;
+    eval(&m, &c, &l, &sharded);
+    l.sharding = PLAN_SHARD_NONE;
+    eval(&m, &c, &l, &plain);
+    assert_rel(sharded.time.dp_total_s, plain.time.dp_total_s, 1e-12);
+    assert_rel(sharded.mem.grads_bytes, plain.mem.grads_bytes, 1e-12);
+    assert_rel(sharded.mem.weights_bytes, plain.mem.weights_bytes, 1e-12);
+    assert_true(sharded.mem.optimizer_bytes < plain.mem.optimizer_bytes);
+    /* no pipeline: every microbatch's gradients reduce-scattered */
+    plan_layout d = layout(1, 1, 8, 1, 8);
+    d.flash_attention = 1;
+    d.attention = PLAN_ATTN_FLASH2;
+    d.framework = tt;
+    d.fp32_grads = 1;
+    d.sharding = PLAN_SHARD_GRADIENTS;
+    eval(&m, &c, &d, &sharded);
+    d.sharding = PLAN_SHARD_NONE;
+    eval(&m, &c, &d, &plain);
+    assert_true(sharded.time.dp_total_s > 4.0 * plain.time.dp_total_s);
+    assert_true(sharded.mem.grads_bytes < plain.mem.grads_bytes);
+}
+
 /* torchtitan's Llama layer is written in separate ATen ops: run eagerly,
  * its two RMSNorms, the rotary embedding and SwiGLU stream their tensors
  * op by op, more elementwise time than the fused kernels' counts; under
@@ -1111,6 +1152,7 @@ int main(void)
         cmocka_unit_test(partial_remat),
         cmocka_unit_test(torchtitan_op_sac),
         cmocka_unit_test(torchtitan_eager_pointwise),
+        cmocka_unit_test(torchtitan_pp_sync_once),
         cmocka_unit_test(tp_overlap_needs_sp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
