@@ -927,6 +927,8 @@ int plan__parse_sharding(const char *s, int *degree)
     if (contains(s, "zero-1") || contains(s, "zero1") || contains(s, "zero stage 1") ||
         contains(s, "optimizer state sharding") || contains(s, "distributed optimizer") ||
         contains(s, "distributed-optimizer") || contains(s, "distributed_optimizer") ||
+        /* its abbreviations in NVIDIA's tables ("Dist. Opt.", "DistOpt") */
+        contains(s, "dist. opt") || contains(s, "distopt") || contains(s, "dist opt") ||
         contains(s, "shard_optimizer_state") || contains(s, "BF16_Optimizer") ||
         (contains(s, "optimizer") && contains(s, "shard")) ||
         contains(s, "optimizer state") ||
