@@ -1551,10 +1551,20 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     plan_model *m = &out->model;
 
     int64_t gpus = 0;
-    int hg = get_int(out, "num_gpus", row->num_gpus, 1, 1 << 24, &gpus);
+    const char *how = NULL;
+    /* a count of nodes, not of GPUs ("8 DGX H100 nodes"), where the text
+     * is no count of GPUs ("4 nodes x 4 GPUs" is 16) */
+    double dg;
+    int counted = parse_num(row->num_gpus, &dg) != -1 || count_num(row->num_gpus, 0, &dg) == 1 ||
+                  gpu_count(row->num_gpus, &dg) == 1;
+    int64_t by_nodes = counted ? 0 : plan__gpus_of_nodes(cat, row, row->num_gpus, &how);
+    int hg = by_nodes > 0 ? 1 : get_int(out, "num_gpus", row->num_gpus, 1, 1 << 24, &gpus);
     if (hg < 0)
         return ST_OK;
-    const char *how = NULL;
+    if (by_nodes > 0) {
+        gpus = by_nodes;
+        note(out, "%lld GPUs: %s", (long long)gpus, how);
+    }
     if (hg == 0 && (gpus = plan__gpus_of_layout(cat, row, &how)) > 0) {
         hg = 1;
         note(out, "%lld GPUs: %s", (long long)gpus, how);

@@ -410,6 +410,41 @@ int plan_validate_cluster(const plan_catalog *cat, const plan_validate_result *r
  * its tensor, pipeline, data (and context) degrees, all given, multiply
  * to them; else an instance type with a node count ("p4d.24xlarge x 16",
  * "16 x p5.48xlarge") has that many nodes of its GPUs. 0 when neither. */
+int64_t plan__gpus_of_nodes(const plan_catalog *cat, const plan_validate_row *r,
+                            const char *text, const char **how)
+{
+    const char *t = nz(text);
+    char *e;
+    long n = strtol(t, &e, 10);
+    if (e == t || n < 1 || n > 1 << 16 || !isspace((unsigned char)*e))
+        return 0;
+    /* the number counts the nodes: "node" follows it, with no GPUs and no
+     * remark between ("64 (8 nodes)" counts GPUs; "8x8 nodes" says
+     * nothing clear) */
+    const char *nd = e;
+    while (*nd && strncasecmp(nd, "node", 4) != 0)
+        nd++;
+    if (!*nd)
+        return 0;
+    for (const char *q = e; q < nd; q++)
+        if (*q == '(' || *q == ',' || strncasecmp(q, "GPU", 3) == 0)
+            return 0;
+    int k = 0;
+    const plan_instance *in = named_instance(cat, e, &k);
+    if (!in)
+        in = named_instance(cat, r->instance_type, &k);
+    if (in && in->gpus_per_node > 0) {
+        *how = "the nodes counted, of the instance type named";
+        return (int64_t)n * in->gpus_per_node;
+    }
+    for (int i = 0; i < cat->ngpus; i++)
+        if (cat->gpus[i].ref_node_gpus > 0 && names_chip(nz(r->gpu_type), &cat->gpus[i])) {
+            *how = "the nodes counted, of the chip's reference node";
+            return (int64_t)n * cat->gpus[i].ref_node_gpus;
+        }
+    return 0;
+}
+
 int64_t plan__gpus_of_layout(const plan_catalog *cat, const plan_validate_row *r,
                              const char **how)
 {

@@ -48,6 +48,12 @@ int plan__map_cluster(const plan_catalog *cat, const plan_validate_row *r, int64
  * says which. */
 int64_t plan__gpus_of_layout(const plan_catalog *cat, const plan_validate_row *r,
                              const char **how);
+/* The GPUs of a count of nodes ("8 DGX H100 nodes", "16 p4d nodes"): the
+ * nodes times the GPUs of the instance type the text or the row's
+ * instance_type names, else of the row's chip's reference node; 0 when the
+ * text counts no nodes or no node is known. *how says which. */
+int64_t plan__gpus_of_nodes(const plan_catalog *cat, const plan_validate_row *r,
+                            const char *text, const char **how);
 
 /* A row's recompute, optimizer sharding and yes/no texts: -1 not
  * understood, -2 the framework's default (the text says nothing, "N/A",

@@ -301,8 +301,8 @@ static void test_half_on_volta(void **state)
 
 /* Counts as sources write them: a label before, a unit after, a binary K
  * or M, a remark in parentheses, approximate ("~", "about"), a degree's
- * way ("4-way", "4x"), per device; GPUs as nodes times GPUs or by their
- * chip; a batch in tokens is the tokens' column's;
+ * way ("4-way", "4x"), per device; GPUs as nodes times GPUs, by their
+ * chip, or as nodes of a known node; a batch in tokens is the tokens' column's;
  * a range or a unit of another column is not a count. The sequence
  * parallelism column naming the technique says it was on. */
 static void test_count_words(void **state)
@@ -336,8 +336,13 @@ static void test_count_words(void **state)
         {"gpus", "8x8", 1024, 4, 1, 2048, 1},
         {"gpus", "64 A100s", 1024, 4, 1, 2048, 1},
         {"gpus", "64 NVIDIA A100 GPUs", 1024, 4, 1, 2048, 1},
-        {"gpus", "8 DGX A100 nodes", 0, 0, 0, 0, 0},
         {"gpus", "8x8 nodes", 0, 0, 0, 0, 0},
+        /* nodes: of the type named, else of the chip's reference node */
+        {"gpus", "8 DGX A100 nodes", 1024, 4, 1, 2048, 1},
+        {"gpus", "8 p4d.24xlarge nodes", 1024, 4, 1, 2048, 1},
+        {"gpus", "4 nodes x 16 GPUs", 1024, 4, 1, 2048, 1},
+        {"gpus", "64 (8 nodes)", 1024, 4, 1, 2048, 1},
+        {"gpus", "16 nodes", 0, 0, 0, 0, 0},
         {"sp", "--sequence-parallel", 1024, 4, 1, 2048, 1},
         {"sp", "SP", 1024, 4, 1, 2048, 1},
         {"sp", "no", 1024, 4, 1, 2048, 0},
