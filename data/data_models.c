@@ -179,14 +179,15 @@ static int check_fields(const cJSON *o, const char *ctx, st_err *err)
 {
     for (const cJSON *it = o->child; it; it = it->next) {
         int known = it->string && (strcmp(it->string, "reference") == 0 ||
-                                   strcmp(it->string, "aliases") == 0);
+                                   strcmp(it->string, "aliases") == 0 ||
+                                   strcmp(it->string, "mlp") == 0);
         for (int i = 0; i < PRESET_NFIELDS && !known; i++)
             known = it->string && strcmp(it->string, preset_fields[i]) == 0;
         if (!known)
             return ST_RAISE(err, ST_EINVAL,
                             "%s: unknown field '%s' (fields: key, family, label, "
                             "nominal_params, arch, layers, hidden, heads, kv_heads, ffn, seq, "
-                            "vocab, tied_embedding, source, reference, aliases)",
+                            "vocab, tied_embedding, source, reference, aliases, mlp)",
                             ctx, it->string ? it->string : "?");
     }
     for (int i = 0; i < PRESET_NFIELDS; i++)
@@ -216,6 +217,24 @@ static int preset_arch(const cJSON *o, const char *ctx, plan_arch *out, st_err *
         *out = PLAN_ARCH_LLAMA;
     else
         return ST_RAISE(err, ST_EINVAL, "%s: arch: must be \"gpt\" or \"llama\"", ctx);
+    return ST_OK;
+}
+
+/* The feed-forward layer where it is not the architecture's own (optional):
+ * "plain" (two matrices: GeLU, ReLU, squared ReLU) or "gated" (three:
+ * SwiGLU, GeGLU). */
+static int preset_mlp(const cJSON *o, const char *ctx, plan_mlp *out, st_err *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, "mlp");
+    if (!it)
+        return ST_OK;
+    const char *s = cJSON_IsString(it) ? it->valuestring : NULL;
+    if (s && strcmp(s, "plain") == 0)
+        *out = PLAN_MLP_PLAIN;
+    else if (s && strcmp(s, "gated") == 0)
+        *out = PLAN_MLP_GATED;
+    else
+        return ST_RAISE(err, ST_EINVAL, "%s: mlp: must be \"plain\" or \"gated\"", ctx);
     return ST_OK;
 }
 
@@ -354,6 +373,7 @@ static int preset_parse(const cJSON *o, const char *ctx, plan_preset *p, st_err 
                        p->model.source, sizeof p->model.source, err)) ||
         (rc = preset_nominal(o, ctx, &p->nominal_params, err)) ||
         (rc = preset_arch(o, ctx, &p->model.arch, err)) ||
+        (rc = preset_mlp(o, ctx, &p->model.mlp, err)) ||
         (rc = preset_shape(o, ctx, &p->model, err)))
         return rc;
     const cJSON *ref = cJSON_GetObjectItemCaseSensitive(o, "reference");

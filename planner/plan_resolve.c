@@ -77,9 +77,17 @@ static const char *arch_name(plan_arch arch)
     return arch == PLAN_ARCH_LLAMA ? "llama" : "gpt";
 }
 
+/* A preset of the architecture (and of the family asked for); without a
+ * family, only one with the architecture's own feed-forward layer (plain
+ * for GPT, gated for Llama): a derived shape follows rule 4, which a
+ * Llama-style model with a plain MLP (Nemotron-4's squared ReLU) does not. */
 static int is_candidate(const plan_preset *p, plan_arch arch, const char *family)
 {
-    return p->model.arch == arch && (!family || strcmp(p->family, family) == 0);
+    if (p->model.arch != arch)
+        return 0;
+    if (family)
+        return strcmp(p->family, family) == 0;
+    return p->model.mlp == (arch == PLAN_ARCH_LLAMA ? PLAN_MLP_GATED : PLAN_MLP_PLAIN);
 }
 
 static double log_params(const plan_preset *p)

@@ -98,7 +98,9 @@ static void exact_llama(void **state)
     assert_int_equal(m.params, 6738415616LL);
 }
 
-/* The presets of arch nearest below and above params (by exact count). */
+/* The presets of arch nearest below and above params (by exact count),
+ * those with the architecture's own feed-forward layer (Nemotron-4's plain
+ * MLP on a Llama layer is no anchor of a derived shape). */
 static void neighbours(const plan_presets *ps, double params, plan_arch arch,
                        const plan_preset **lo, const plan_preset **hi)
 {
@@ -106,7 +108,8 @@ static void neighbours(const plan_presets *ps, double params, plan_arch arch,
     for (int i = 0; i < ps->n; i++) {
         const plan_preset *p = &ps->v[i];
         double x = (double)p->model.params;
-        if (p->model.arch != arch)
+        if (p->model.arch != arch ||
+            p->model.mlp != (arch == PLAN_ARCH_LLAMA ? PLAN_MLP_GATED : PLAN_MLP_PLAIN))
             continue;
         if (x <= params && (!*lo || x > (double)(*lo)->model.params))
             *lo = p;
