@@ -854,7 +854,15 @@ static int map_degrees(const plan_validate_row *r, const plan_framework *fw, int
                     (long long)gpus);
     if (!hdp)
         *dp = gpus / m;
-    else if (*dp * m != gpus)
+    else if (*cp > 1 && *dp * *tp * *pp == gpus) {
+        /* a data-parallel degree counted over the context-parallel ranks
+         * too (GPUs / (TP x PP): Megatron-Core's data-parallel group with
+         * context parallelism, get_data_parallel_world_size(with_context_
+         * parallel=True)) */
+        note(out, "dp %lld counts the context-parallel ranks: dp %lld x cp %lld", (long long)*dp,
+             (long long)(*dp / *cp), (long long)*cp);
+        *dp /= *cp;
+    } else if (*dp * m != gpus)
         return skip(out, "tp x pp x dp x cp = %lld, but the run has %lld GPUs",
                     (long long)(*dp * m), (long long)gpus);
     return 0;

@@ -191,8 +191,8 @@ static void test_dgxc_cp2(void **state)
     r = run(&x);
     assert_true(r->compared);
     assert_int_equal(r->layout.dp, 2);
-    x.dp = "4";
-    refused(&x, "128");
+    x.dp = "8"; /* neither 64 / (tp pp cp) nor 64 / (tp pp) */
+    refused(&x, "256");
 
     /* a head size column: the one it gives (the queries 64 x 160 = 10240
      * wide, which Megatron's FLOP count follows as kv_channels), else
@@ -1409,6 +1409,18 @@ static void test_written_numbers(void **state)
     }
     x.iteration_time_s = "14.72 parsecs";
     refused(&x, "iteration_time_s '14.72 parsecs'");
+    x.iteration_time_s = "14.72";
+    /* a data-parallel degree counted over the context-parallel ranks
+     * (64 GPUs / TP 4 / PP 4 = 4 with CP 2): DP 2 */
+    x.dp = "4";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.dp, 2);
+    assert_int_equal(r->layout.cp, 2);
+    assert_non_null(strstr(r->notes, "counts the context-parallel ranks"));
+    x.dp = "3";
+    refused(&x, "but the run has 64 GPUs");
+    x.dp = dgxc_114.dp;
     x.iteration_time_s = "14.72";
     x.seq_len = "8,1920";
     refused(&x, "seq_len '8,1920'");
