@@ -457,7 +457,8 @@ flop_conv plan__conv_parse(const char *c)
     /* hardware FLOPs: what the GPUs executed, the recomputed forward
      * included (Chowdhery et al. 2022, App. B: hardware FLOPs utilization,
      * HFU; Korthikanti et al. 2022, Sec. 6.3) */
-    static const char *const hw[] = {"hardware FLOP", "HFU", "hardware utili",
+    static const char *const hw[] = {"hardware FLOP", "hardware TFLOP", "hardware PFLOP",
+                                     "HFU", "hardware utili",
                                      "includes recompute", "including recompute",
                                      "with recompute", "incl. recompute",
                                      "with activation recomputation",

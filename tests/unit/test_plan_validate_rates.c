@@ -179,6 +179,8 @@ static void test_convention_words(void **state)
     } cases[] = {
         {"HFU", CONV_HARDWARE},
         {"hardware FLOPs utilization", CONV_HARDWARE},
+        {"hardware TFLOPs", CONV_HARDWARE},
+        {"hardware PFLOP/s of the cluster", CONV_HARDWARE},
         {"achieved TFLOP/s, with activation recomputation", CONV_HARDWARE},
         {"excluding recompute", CONV_MEGATRON},
         {"MFU", CONV_MEGATRON},
