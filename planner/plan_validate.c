@@ -1534,6 +1534,15 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
 
     int ym = plan__source_ym(row);
     int fwi = plan_framework_match(row->framework, ym);
+    if (fwi < 0 && blank(row->framework)) {
+        /* no framework column: a stack its source's title names by a
+         * documented name ("NVIDIA NeMo performance summary", "MosaicML
+         * llm-foundry benchmarks") */
+        fwi = plan_framework_match(row->source_title, ym);
+        if (fwi >= 0)
+            note(out, "framework not stated: %s, which the source's title names",
+                 plan_framework_get(fwi)->label);
+    }
     if (fwi < 0) {
         /* A stack not known by name: one that publishes tensor, pipeline
          * or context parallelism runs the Megatron-LM scheme its degrees

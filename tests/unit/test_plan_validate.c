@@ -1040,6 +1040,16 @@ static void test_framework_defaults(void **state)
     r = run(&x);
     assert_string_equal(plan_framework_get(r->framework)->key, "fsdp@2023");
     assert_int_equal(r->layout.attention, PLAN_ATTN_FLASH1);
+    /* no framework column: the stack the source's title names, else as an
+     * unknown one */
+    x.framework = "";
+    x.source_title = "MosaicML llm-foundry benchmarks";
+    r = run(&x);
+    assert_string_equal(plan_framework_get(r->framework)->key, "llm-foundry@2023");
+    assert_non_null(strstr(r->notes, "which the source's title names"));
+    x.source_title = "A study of training throughput";
+    r = run(&x);
+    assert_string_equal(plan_framework_get(r->framework)->key, "pytorch@2023");
 }
 
 /* A Nanotron run that states its degrees and nothing else is read with
