@@ -251,6 +251,17 @@ static const plan_instance *named_instance(const plan_catalog *cat, const char *
     }
     if (!in && rest[0] && (in = plan_catalog_find(cat, rest)) != NULL)
         *count = pending;
+    /* a cloud's or a vendor's name before a type of words ("Azure NDm A100
+     * v4", "Google Cloud A3 Mega") */
+    static const char *const owners[] = {"Microsoft Azure ", "Azure ", "AWS ", "Amazon EC2 ",
+                                         "EC2 ", "Google Cloud ", "GCP ", "Oracle Cloud ",
+                                         "OCI ", "NVIDIA "};
+    for (size_t i = 0; !in && i < sizeof owners / sizeof owners[0]; i++) {
+        size_t n = strlen(owners[i]);
+        if (strncasecmp(rest, owners[i], n) == 0 && rest[n] &&
+            (in = plan_catalog_find(cat, rest + n)) != NULL)
+            *count = pending;
+    }
     return in;
 }
 

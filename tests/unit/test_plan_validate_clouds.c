@@ -98,6 +98,11 @@ static void test_cloud_instance_types(void **state)
     compared_on(&a, "BM.GPU4.8", "A100-40GB", 8);
     a.instance_type = "8 x NDm A100 v4";
     compared_on(&a, "Standard_ND96amsr_A100_v4", "A100-80GB", 8);
+    /* ... after its cloud's name */
+    a.instance_type = "8 x Azure NDm A100 v4";
+    compared_on(&a, "Standard_ND96amsr_A100_v4", "A100-80GB", 8);
+    a.instance_type = "Google Cloud a2-ultragpu-8g:8";
+    compared_on(&a, "a2-ultragpu-8g", "A100-80GB", 8);
 }
 
 /* The same run on the same chip's nodes of other networks is another
