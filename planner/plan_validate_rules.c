@@ -424,6 +424,22 @@ void plan__net_parse(const char *text, net_text *out)
             out->node_bps = 0;
             break;
         }
+    /* one rate, no count and no node: the port rate of the InfiniBand
+     * generation the text names ("InfiniBand HDR (200 Gbps)": HDR's 200
+     * Gb/s a port, InfiniBand Trade Association roadmap) says how fast a
+     * link is, not how many the node has: as the technology named alone */
+    static const struct {
+        const char *gen;
+        double gbps;
+    } gens[] = {{"HDR100", 100}, {"NDR200", 200}, {"EDR", 100},
+                {"HDR", 200},    {"NDR", 400},    {"XDR", 800}};
+    if (out->node_bps > 0 && !ports && !plan__contains(text, "node"))
+        for (size_t i = 0; i < sizeof gens / sizeof gens[0]; i++)
+            if (plan__contains(text, gens[i].gen)) {
+                if (fabs(out->node_bps - GBPS(gens[i].gbps)) <= 1e-9 * out->node_bps)
+                    out->node_bps = 0;
+                break;
+            }
     /* "4x Omni-Path" names ports without a rate */
     if (out->node_bps == 0 && plan__contains(text, "Omni-Path")) {
         const char *e;

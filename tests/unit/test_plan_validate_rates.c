@@ -261,6 +261,10 @@ static void test_network_words(void **state)
         {"100 Gb/s x 4 EDR", 400},
         {"1600 Gbps RoCE", 1600},
         {"InfiniBand NDR", 0},  /* a generation without a count: not the node's rate */
+        {"InfiniBand HDR (200 Gbps)", 0}, /* ... nor with its port's rate */
+        {"NDR 400 Gb/s InfiniBand", 0},
+        {"HDR 200 Gb/s per node", 200}, /* a node's, said so */
+        {"HDR 1600 Gb/s", 1600},        /* not a port's rate: the node's */
         {"ConnectX-7", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
