@@ -407,8 +407,9 @@ void plan__net_parse(const char *text, net_text *out)
     else if (plan__contains(text, "InfiniBand") || plan__contains(text, " IB") ||
              plan__contains(text, "HDR") || plan__contains(text, "NDR") ||
              plan__contains(text, "EDR") || plan__contains(text, "RoCE") ||
-             plan__contains(text, "Omni-Path") || strncasecmp(text, "IB", 2) == 0)
-        out->tech = NET_RDMA;
+             plan__contains(text, "Omni-Path") || plan__contains(text, "Slingshot") ||
+             strncasecmp(text, "IB", 2) == 0)
+        out->tech = NET_RDMA; /* HPE Slingshot: RDMA over its Ethernet (Frontier, LUMI) */
     int ports = 0;
     char net[512];
     network_clauses(text, net, sizeof net);

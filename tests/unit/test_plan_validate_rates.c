@@ -265,6 +265,7 @@ static void test_network_words(void **state)
         {"NDR 400 Gb/s InfiniBand", 0},
         {"HDR 200 Gb/s per node", 200}, /* a node's, said so */
         {"HDR 1600 Gb/s", 1600},        /* not a port's rate: the node's */
+        {"4 x 200 Gbps Slingshot-11", 800},
         {"ConnectX-7", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
