@@ -434,13 +434,23 @@ void plan__net_parse(const char *text, net_text *out)
         double gbps;
     } gens[] = {{"HDR100", 100}, {"NDR200", 200}, {"EDR", 100},
                 {"HDR", 200},    {"NDR", 400},    {"XDR", 800}};
-    if (out->node_bps > 0 && !ports && !plan__contains(text, "node"))
-        for (size_t i = 0; i < sizeof gens / sizeof gens[0]; i++)
+    if (out->node_bps > 0 && !ports && !plan__contains(text, "node")) {
+        int named = 0;
+        for (size_t i = 0; i < sizeof gens / sizeof gens[0] && !named; i++)
             if (plan__contains(text, gens[i].gen)) {
+                named = 1;
                 if (fabs(out->node_bps - GBPS(gens[i].gbps)) <= 1e-9 * out->node_bps)
                     out->node_bps = 0;
-                break;
             }
+        /* no generation named: InfiniBand or RoCE at a rail-optimised
+         * node's port rate (200, 400 or 800 Gb/s: HDR, NDR, XDR; ConnectX-6,
+         * -7, -8), one port, not the node's links */
+        double g = out->node_bps * 8.0 / 1e9;
+        if (!named && out->tech == NET_RDMA &&
+            (plan__contains(text, "InfiniBand") || plan__contains(text, "RoCE")) &&
+            (fabs(g - 200) < 1e-6 || fabs(g - 400) < 1e-6 || fabs(g - 800) < 1e-6))
+            out->node_bps = 0;
+    }
     /* "4x Omni-Path" names ports without a rate */
     if (out->node_bps == 0 && plan__contains(text, "Omni-Path")) {
         const char *e;

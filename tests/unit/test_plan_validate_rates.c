@@ -266,6 +266,10 @@ static void test_network_words(void **state)
         {"HDR 200 Gb/s per node", 200}, /* a node's, said so */
         {"HDR 1600 Gb/s", 1600},        /* not a port's rate: the node's */
         {"4 x 200 Gbps Slingshot-11", 800},
+        {"400 Gbps InfiniBand", 0}, /* a port's rate, no generation named */
+        {"RoCE 200 Gb/s", 0},
+        {"100 Gbps InfiniBand", 100}, /* below a rail-optimised node's ports: the node's */
+        {"1600 Gbps InfiniBand", 1600},
         {"ConnectX-7", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
