@@ -443,12 +443,13 @@ void plan__net_parse(const char *text, net_text *out)
                     out->node_bps = 0;
             }
         /* no generation named: InfiniBand or RoCE at a rail-optimised
-         * node's port rate (200, 400 or 800 Gb/s: HDR, NDR, XDR; ConnectX-6,
-         * -7, -8), one port, not the node's links */
+         * node's port rate (200 or 400 Gb/s: HDR, NDR; ConnectX-6, -7), one
+         * port, not the node's links (800 Gb/s alone is as often four
+         * 200 Gb/s ports as one XDR port: the node's) */
         double g = out->node_bps * 8.0 / 1e9;
         if (!named && out->tech == NET_RDMA &&
             (plan__contains(text, "InfiniBand") || plan__contains(text, "RoCE")) &&
-            (fabs(g - 200) < 1e-6 || fabs(g - 400) < 1e-6 || fabs(g - 800) < 1e-6))
+            (fabs(g - 200) < 1e-6 || fabs(g - 400) < 1e-6))
             out->node_bps = 0;
     }
     /* "4x Omni-Path" names ports without a rate */
