@@ -215,6 +215,11 @@ void plan_presets_free(plan_presets *p);
 int plan_model_resolve(const plan_presets *presets, double params, plan_arch arch,
                        const char *family, plan_model *out, st_err *err);
 
+/* The head size a derived shape of this hidden size has (plan_resolve.c,
+ * rule 2: 64 below 1024, else 128); 0 when it does not divide the hidden
+ * size. */
+int64_t plan_derived_head_dim(int64_t hidden);
+
 /* ------------------------------------------------------------------------ */
 /* Hardware: GPUs, instance types, catalog                                   */
 /* ------------------------------------------------------------------------ */

@@ -257,6 +257,12 @@ static double interp_hidden(double params, const plan_preset *p0, const plan_pre
     return exp(y0 + slope * (x - x0));
 }
 
+int64_t plan_derived_head_dim(int64_t hidden)
+{
+    int64_t hd = hidden < RESOLVE_SMALL_HIDDEN ? 64 : 128;
+    return hidden > 0 && hidden % hd == 0 ? hd : 0;
+}
+
 /* Round an unrounded hidden size to the grid of rule 2 (see the header). */
 static void round_hidden(double raw, int64_t *hidden, int64_t *head_dim)
 {

@@ -666,6 +666,19 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
     const char *kname = NULL;
     const plan_known_model *k = plan_known_model_named(r->model_name, &kname);
     const plan_model *km = k ? &k->model : NULL;
+    /* heads left out of a shape given otherwise, no named model to give
+     * them: hidden over the head size stated, else over the head size the
+     * planner's derived shapes take (GPT-3 and Megatron-LM's models: 64
+     * below a hidden of 1024, 128 from there; Brown et al. 2020, Table 2.1) */
+    if (hl && hh && !ha && !km) {
+        int64_t d = hd ? D : plan_derived_head_dim(H);
+        if (d > 0 && H % d == 0) {
+            A = H / d;
+            ha = 1;
+            note(out, "heads not published: hidden %lld / head size %lld%s = %lld", (long long)H,
+                 (long long)d, hd ? " (stated)" : " (the derived shapes' rule)", (long long)A);
+        }
+    }
     int named_shape = !hl || !hh || !ha; /* the shape is the named model's */
     double pb;
     if (km && ((hl && L != km->layers) || (hh && H != km->hidden) || (ha && A != km->heads) ||
