@@ -1431,6 +1431,21 @@ static void test_written_numbers(void **state)
     x.dp = "3";
     refused(&x, "but the run has 64 GPUs");
     x.dp = dgxc_114.dp;
+    /* heads left out, no model named to give them: hidden over the head
+     * size stated, else over the derived shapes' 128 (64 below 1024) */
+    x.model_name = "An unnamed 70B";
+    x.num_heads = "";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->model.heads, 64);
+    assert_non_null(strstr(r->notes, "heads not published: hidden 8192 / head size 128"));
+    x.head_dim = "256";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->model.heads, 32);
+    x.head_dim = "96"; /* does not divide 8192: no heads, no shape */
+    refused(&x, "shape not published");
+    x = dgxc_114;
     x.iteration_time_s = "14.72";
     x.seq_len = "8,1920";
     refused(&x, "seq_len '8,1920'");
