@@ -68,6 +68,10 @@ static int names_chip(const char *text, const plan_gpu *g)
             e++;
         if (!isalnum((unsigned char)*e) || ((*e == 'x' || *e == 'X') && isdigit((unsigned char)e[1])))
             return 1;
+        /* a board's form factor glued on ("H100SXM5", "A100PCIe") */
+        if (strncasecmp(e, "SXM", 3) == 0 || strncasecmp(e, "PCIe", 4) == 0 ||
+            strncasecmp(e, "NVL", 3) == 0)
+            return 1;
     }
     return 0;
 }

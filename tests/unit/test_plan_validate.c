@@ -1945,6 +1945,8 @@ static void test_board_variants(void **state)
         {"4\xc3\x97H100", "H100-80GB", "dgx-h100", 4},
         {"A100x8", "A100-40GB", NULL, 4},
         {"H100s", "H100-80GB", "dgx-h100", 4},
+        {"H100SXM5", "H100-80GB", "dgx-h100", 4},
+        {"NVIDIA H100PCIe", "H100-PCIe-80GB", "pcie8-h100", 4},
         /* AMD: an MI250X is a GCD, its package's memory is two GCDs' */
         {"AMD Instinct MI250X", "MI250X-64GB", "frontier", 4},
         {"MI250X 128GB", "MI250X-64GB", "frontier", 4},
