@@ -187,7 +187,8 @@ void plan__note(plan_validate_result *out, const char *fmt, ...)
 static int count_num(const char *text, int tokens, double *out)
 {
     static const char *const units[] = {"sequences", "sequence", "seqs", "samples", "sample",
-                                        "tokens", "token", "GPUs", "GPU", "layers", "heads",
+                                        "tokens", "token", "GPUs", "GPU", "GCDs", "GCD",
+                                        "layers", "heads",
                                         "chunks", "stages", "microbatches", "micro-batches",
                                         "-way", "way", "x", "\xc3\x97", "per GPU", "per device",
                                         "per replica", "per rank", "KV heads", "kv heads",

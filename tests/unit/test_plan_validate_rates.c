@@ -347,6 +347,7 @@ static void test_count_words(void **state)
         {"gpus", "8x8", 1024, 4, 1, 2048, 1},
         {"gpus", "64 A100s", 1024, 4, 1, 2048, 1},
         {"gpus", "64 NVIDIA A100 GPUs", 1024, 4, 1, 2048, 1},
+        {"gpus", "64 GCDs", 1024, 4, 1, 2048, 1}, /* an MI250X's halves, each a GPU */
         {"gpus", "8x8 nodes", 0, 0, 0, 0, 0},
         /* nodes: of the type named, else of the chip's reference node */
         {"gpus", "8 DGX A100 nodes", 1024, 4, 1, 2048, 1},
