@@ -684,6 +684,17 @@ static int shard_degree(const plan_layout *l)
     return l->sharding_degree > 0 ? l->sharding_degree : l->dp * l->cp;
 }
 
+/* Does the layout's pipeline sync its data parallelism once a step
+ * (pp_sync_once: PyTorch's pipelining, stage.py backward_maybe_with_nosync,
+ * "accumulate gradients on previous steps and reduce them on the last
+ * step"), its stage's parameters gathered and gradients unsharded until
+ * then (set_reshard_after_backward(False), set_requires_gradient_sync(False)
+ * before the last backward)? */
+static int pipeline_syncs_once(const plan_layout *l, const plan_framework *fw)
+{
+    return l->pp > 1 && fw->pp_sync_once;
+}
+
 /* The terms of a stage's memory that its parameters (P, stage_params) and
  * the layout's sharding decide: weights, gradients, optimizer state,
  * communication buffers, context; the others in mem are left as they are. */
@@ -692,11 +703,8 @@ static void stage_state_bytes(const plan_model *m, const plan_layout *l, const p
 {
     double sh = shard_degree(l), eb = elem_bytes(l);
     int fp32 = l->precision == PLAN_PREC_FP32;
-    /* a pipeline that syncs once per step (pp_sync_once) keeps the stage's
-     * parameters gathered and its gradients unsharded across microbatches
-     * (PyTorch pipelining: set_reshard_after_backward(False) and
-     * set_requires_gradient_sync(False) before the last backward) */
-    int held = l->pp > 1 && fw->pp_sync_once && l->sharding >= PLAN_SHARD_GRADIENTS;
+    /* held gathered and unsharded across microbatches */
+    int held = pipeline_syncs_once(l, fw) && l->sharding >= PLAN_SHARD_GRADIENTS;
     mem->weights_bytes = eb * P / (l->sharding >= PLAN_SHARD_PARAMS && !held ? sh : 1.0);
     /* gathered working copies: the layer computing and the ones the stack
      * prefetches ahead of it (FSDP1's limit_all_gathers: two in flight;
@@ -934,13 +942,11 @@ static double group_coll_s(const plan_cluster *c, const plan__span *sp_g, plan__
 
 /* Are a layout's sharded gradients reduce-scattered (and its parameters
  * gathered) every microbatch? Not on a stack that syncs them once per step,
- * nor under a pipeline on one whose pipeline schedule does (pp_sync_once:
- * PyTorch's pipelining, stage.py backward_maybe_with_nosync, "accumulate
- * gradients on previous steps and reduce them on the last step"). */
+ * nor under a pipeline that does (pipeline_syncs_once). */
 static int sharded_per_microbatch(const plan_layout *l, const plan_framework *fw)
 {
     return l->sharding >= PLAN_SHARD_GRADIENTS && fw->sync_sharded == PLAN_SYNC_PER_MICROBATCH &&
-           !(l->pp > 1 && fw->pp_sync_once);
+           !pipeline_syncs_once(l, fw);
 }
 
 static void zero_microbatch(const plan_model *m, const plan_cluster *c, const plan_layout *l,
@@ -949,7 +955,7 @@ static void zero_microbatch(const plan_model *m, const plan_cluster *c, const pl
 {
     const plan_framework *fw = plan_framework_get(l->framework);
     memset(z, 0, sizeof *z);
-    if (l->dp * l->cp <= 1 || layers <= 0 || (l->pp > 1 && fw->pp_sync_once))
+    if (l->dp * l->cp <= 1 || layers <= 0 || pipeline_syncs_once(l, fw))
         return;
     int gathers_f = l->sharding == PLAN_SHARD_PARAMS ||
                     (l->sharding == PLAN_SHARD_GRADIENTS && fw->zero2_gathers);

@@ -257,18 +257,24 @@ static double interp_hidden(double params, const plan_preset *p0, const plan_pre
     return exp(y0 + slope * (x - x0));
 }
 
+/* Rule 2's head size for a hidden size (see the header). */
+static int64_t rule_head_dim(double hidden)
+{
+    return hidden < RESOLVE_SMALL_HIDDEN ? 64 : 128;
+}
+
 int64_t plan_derived_head_dim(int64_t hidden)
 {
-    int64_t hd = hidden < RESOLVE_SMALL_HIDDEN ? 64 : 128;
+    int64_t hd = rule_head_dim((double)hidden);
     return hidden > 0 && hidden % hd == 0 ? hd : 0;
 }
 
 /* Round an unrounded hidden size to the grid of rule 2 (see the header). */
 static void round_hidden(double raw, int64_t *hidden, int64_t *head_dim)
 {
-    int64_t step = 1024, hd = 128;
+    int64_t step = 1024, hd = rule_head_dim(raw);
     if (raw < RESOLVE_SMALL_HIDDEN)
-        step = 64, hd = 64;
+        step = 64;
     else if (raw < RESOLVE_WIDE_HIDDEN)
         step = 128;
     else

@@ -325,17 +325,25 @@ static int gpu_count(const char *text, double *out)
     return -1;
 }
 
+/* A count from column `what` in any form its column is written in: 0
+ * absent, 1 read, -1 not a count. */
+static int read_count(const char *what, const char *text, double *d)
+{
+    int r = parse_num(text, d);
+    if (r < 0)
+        r = count_num(text, strcmp(what, "seq_len") == 0 || strstr(what, "tokens") != NULL, d);
+    if (r < 0 && strcmp(what, "num_gpus") == 0)
+        r = gpu_count(text, d);
+    return r;
+}
+
 /* A whole number in [min, max] from column `what`: 0 absent, 1 ok, -1 bad
  * (the row is skipped with a reason). */
 static int get_int(plan_validate_result *out, const char *what, const char *text, int64_t min,
                    int64_t max, int64_t *v)
 {
     double d;
-    int r = parse_num(text, &d);
-    if (r < 0)
-        r = count_num(text, strcmp(what, "seq_len") == 0 || strstr(what, "tokens") != NULL, &d);
-    if (r < 0 && strcmp(what, "num_gpus") == 0)
-        r = gpu_count(text, &d);
+    int r = read_count(what, text, &d);
     if (r == 0)
         return 0;
     if (r < 0 || d != floor(d) || d < (double)min || d > (double)max) {
@@ -383,6 +391,8 @@ static const unit_word mem_units[] = {{"GB", 1}, {"GiB", 1}, {"G", 1}, {NULL, 0}
 static int measure_num(const char *text, const unit_word *units, double *out)
 {
     char s[64], *end;
+    if (blank(text))
+        return 0;
     if (!plain_number(text, s, sizeof s))
         return -1;
     char *p = s;
@@ -418,9 +428,9 @@ static int measure_num(const char *text, const unit_word *units, double *out)
 static int get_measure(plan_validate_result *out, const char *what, const char *text,
                        const unit_word *units, double *v)
 {
-    if (blank(text))
-        return 0;
     int r = measure_num(text, units, v);
+    if (r == 0)
+        return 0;
     if (r < 0 || *v <= 0) {
         skip(out, "%s '%s': expected a positive number%s", what, nz(text),
              units == time_units     ? " of seconds (or ms, min)"
@@ -898,7 +908,8 @@ static void map_attention(const plan_validate_row *r, plan_layout *l, plan_valid
          * 2.4) is a fused kernel of the first FlashAttention's generation
          * where the text names no other */
         int xf = !contains(texts[i], "flash") &&
-                 (contains(texts[i], "xformers") || contains(texts[i], "memory_efficient_attention") ||
+                 (contains(texts[i], "xformers") ||
+                  contains(texts[i], "memory_efficient_attention") ||
                   contains(texts[i], "memory-efficient attention"));
         if (xf) {
             if (l->attention != PLAN_ATTN_FLASH1)
@@ -1466,7 +1477,8 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
             rate = x * (double)gpus;
     }
     /* samples (sequences) per second: seq tokens each */
-    int hsm = rate > 0 ? 0 : get_measure(out, "samples_per_s", row->samples_per_s, sample_units, &x);
+    int hsm = rate > 0 ? 0
+                       : get_measure(out, "samples_per_s", row->samples_per_s, sample_units, &x);
     if (hsm < 0)
         return 0;
     if (hsm > 0)
@@ -1586,9 +1598,9 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     /* a count of nodes, not of GPUs ("8 DGX H100 nodes"), where the text
      * is no count of GPUs ("4 nodes x 4 GPUs" is 16) */
     double dg;
-    int counted = parse_num(row->num_gpus, &dg) != -1 || count_num(row->num_gpus, 0, &dg) == 1 ||
-                  gpu_count(row->num_gpus, &dg) == 1;
-    int64_t by_nodes = counted ? 0 : plan__gpus_of_nodes(cat, row, row->num_gpus, &how);
+    int64_t by_nodes = read_count("num_gpus", row->num_gpus, &dg) >= 0
+                           ? 0
+                           : plan__gpus_of_nodes(cat, row, row->num_gpus, &how);
     int hg = by_nodes > 0 ? 1 : get_int(out, "num_gpus", row->num_gpus, 1, 1 << 24, &gpus);
     if (hg < 0)
         return ST_OK;
@@ -1683,9 +1695,7 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
                    contains(row->memory_per_gpu_gb, "out of memory") ||
                    contains(row->other_metrics, "OOM") || contains(row->notes, "went OOM");
     double gb;
-    int mem_read = out->ref_oom || blank(row->memory_per_gpu_gb)
-                       ? 0
-                       : measure_num(row->memory_per_gpu_gb, mem_units, &gb);
+    int mem_read = out->ref_oom ? 0 : measure_num(row->memory_per_gpu_gb, mem_units, &gb);
     if (mem_read == -1)
         note(out, "memory_per_gpu_gb '%.40s': not a finite number, not compared",
              row->memory_per_gpu_gb);

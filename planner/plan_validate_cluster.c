@@ -66,7 +66,8 @@ static int names_chip(const char *text, const plan_gpu *g)
         const char *e = p + n;
         if (*e == 's' && !isalnum((unsigned char)e[1]))
             e++;
-        if (!isalnum((unsigned char)*e) || ((*e == 'x' || *e == 'X') && isdigit((unsigned char)e[1])))
+        if (!isalnum((unsigned char)*e) ||
+            ((*e == 'x' || *e == 'X') && isdigit((unsigned char)e[1])))
             return 1;
         /* a board's form factor glued on ("H100SXM5", "A100PCIe") */
         if (strncasecmp(e, "SXM", 3) == 0 || strncasecmp(e, "PCIe", 4) == 0 ||

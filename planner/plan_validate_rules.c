@@ -425,31 +425,24 @@ void plan__net_parse(const char *text, net_text *out)
             out->node_bps = 0;
             break;
         }
-    /* one rate, no count and no node: the port rate of the InfiniBand
-     * generation the text names ("InfiniBand HDR (200 Gbps)": HDR's 200
-     * Gb/s a port, InfiniBand Trade Association roadmap) says how fast a
-     * link is, not how many the node has: as the technology named alone */
-    static const struct {
-        const char *gen;
-        double gbps;
-    } gens[] = {{"HDR100", 100}, {"NDR200", 200}, {"EDR", 100},
-                {"HDR", 200},    {"NDR", 400},    {"XDR", 800}};
+    /* one rate, no count and no node: the rate of the port the text names
+     * ("InfiniBand HDR (200 Gbps)": HDR's 200 Gb/s a port, port_gbps) says
+     * how fast a link is, not how many the node has: as the technology
+     * named alone. With no port named, InfiniBand or RoCE at a
+     * rail-optimised node's port rate (200 or 400 Gb/s) is one port too
+     * (800 Gb/s alone is as often four 200 Gb/s ports as one XDR port: the
+     * node's) */
     if (out->node_bps > 0 && !ports && !plan__contains(text, "node")) {
-        int named = 0;
-        for (size_t i = 0; i < sizeof gens / sizeof gens[0] && !named; i++)
-            if (plan__contains(text, gens[i].gen)) {
-                named = 1;
-                if (fabs(out->node_bps - GBPS(gens[i].gbps)) <= 1e-9 * out->node_bps)
-                    out->node_bps = 0;
-            }
-        /* no generation named: InfiniBand or RoCE at a rail-optimised
-         * node's port rate (200 or 400 Gb/s: HDR, NDR; ConnectX-6, -7), one
-         * port, not the node's links (800 Gb/s alone is as often four
-         * 200 Gb/s ports as one XDR port: the node's) */
-        double g = out->node_bps * 8.0 / 1e9;
-        if (!named && out->tech == NET_RDMA &&
-            (plan__contains(text, "InfiniBand") || plan__contains(text, "RoCE")) &&
-            (fabs(g - 200) < 1e-6 || fabs(g - 400) < 1e-6))
+        double g = out->node_bps * 8.0 / 1e9, port = 0;
+        for (const char *p = text; *p && port == 0; p++) {
+            const char *e;
+            if (p == text || !isalnum((unsigned char)p[-1]))
+                port = port_gbps(p, &e);
+        }
+        if (port > 0 ? fabs(g - port) < 1e-6
+                     : out->tech == NET_RDMA &&
+                           (plan__contains(text, "InfiniBand") || plan__contains(text, "RoCE")) &&
+                           (fabs(g - 200) < 1e-6 || fabs(g - 400) < 1e-6))
             out->node_bps = 0;
     }
     /* "4x Omni-Path" names ports without a rate */

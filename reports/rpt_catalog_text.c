@@ -92,7 +92,8 @@ int rpt_catalog_text(FILE *f, const plan_catalog *cat, const char *price_list, i
     char note[800];
     snprintf(note, sizeof note,
              "\nGPU memory per GPU; peak: dense FP16/BF16; link: GPU-to-GPU per GPU, one "
-             "direction (sw = NVSwitch; PCIe where there is no NVLink; Infinity Fabric on AMD's nodes); net: per node, one "
+             "direction (sw = NVSwitch; PCIe where there is no NVLink; Infinity Fabric on "
+             "AMD's nodes); net: per node, one "
              "direction; NICs/GPU: network cards (EFA devices) per node over its GPUs; $/h: "
              "%s; '-' = unknown. Sources: smdplan catalog --json.",
              price_list);
