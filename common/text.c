@@ -3,6 +3,7 @@
  */
 #include "common/text.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,4 +59,23 @@ void text_setf(char *buf, size_t n, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, n, fmt, ap);
     va_end(ap);
+}
+
+int text_edit_distance(const char *a, const char *b)
+{
+    int la = (int)strnlen(a, 63), lb = (int)strnlen(b, 63);
+    int prev[64], cur[64];
+    for (int j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (int i = 1; i <= la; i++) {
+        cur[0] = i;
+        int ac = tolower((unsigned char)a[i - 1]);
+        for (int j = 1; j <= lb; j++) {
+            int sub = prev[j - 1] + (ac != tolower((unsigned char)b[j - 1]));
+            int del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, (size_t)(lb + 1) * sizeof prev[0]);
+    }
+    return prev[lb];
 }

@@ -25,4 +25,9 @@ const char *text_comment(const char *s, char *buf, size_t n);
  * cut is the intended outcome (snprintf's result unused). */
 void text_setf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Levenshtein distance (Levenshtein 1966) of a and b, case-insensitive,
+ * over at most their first 63 characters each: enough to rank the names a
+ * "did you mean" line suggests. */
+int text_edit_distance(const char *a, const char *b);
+
 #endif

@@ -25,6 +25,7 @@
  * is allowed: ST_EPARSE for text that is not JSON, ST_EINVAL otherwise.
  * Nothing is installed unless the whole file reads.
  */
+#include "common/text.h"
 #include "data/data.h"
 
 #include <cjson/cJSON.h>
@@ -105,6 +106,7 @@ static const field fields[] = {
     FLD(sync_sharded, F_ENUM, E_SYNC, 1),
     FLD(param_gather_overlap, F_BOOL, E_NONE, 0),
     FLD(pp_sync_once, F_BOOL, E_NONE, 0),
+    FLD(pipeline_ends, F_BOOL, E_NONE, 0),
     FLD(tp_overlap, F_ENUM, E_TP_OVERLAP, 1),
     FLD(tp_overlaps, F_MASK, E_TP_OVERLAP, 0),
     FLD(async_tp, F_BOOL, E_NONE, 0),
@@ -610,17 +612,19 @@ static int read_entry(entries *e, int i, const char *file, int depth, st_err *er
             continue;
         int f = field_index(key);
         if (f < 0) {
-            char list[1200] = "";
-            for (int k = 0; k < NOWN; k++) {
-                size_t u = strlen(list);
-                snprintf(list + u, sizeof list - u, "%s%s", k ? ", " : "", own_keys[k]);
+            /* the nearest field by name: the whole list would not fit
+             * one message line (ST_MSG_MAX) */
+            const char *near = own_keys[0];
+            int best = text_edit_distance(key, near);
+            for (int k = 0; k < NOWN + NFIELDS; k++) {
+                const char *c = k < NOWN ? own_keys[k] : fields[k - NOWN].key;
+                int d = text_edit_distance(key, c);
+                if (d < best)
+                    best = d, near = c;
             }
-            for (int k = 0; k < NFIELDS; k++) {
-                size_t u = strlen(list);
-                snprintf(list + u, sizeof list - u, ", %s", fields[k].key);
-            }
-            return ST_RAISE(err, ST_EINVAL, "%s: unknown field '%.40s'; allowed: %s (and keys "
-                            "starting with '_')", x.where, key, list);
+            return ST_RAISE(err, ST_EINVAL, "%s: unknown field '%.40s' (nearest: '%s'); allowed: "
+                            "a field of plan_framework (planner/plan_framework.h) or "
+                            "a key starting with '_'", x.where, key, near);
         }
         if (set & (1ull << f))
             return ST_RAISE(err, ST_EINVAL, "%s: field '%s' given twice", x.where, key);

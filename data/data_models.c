@@ -39,6 +39,7 @@
  * Errors name the file, the entry or field and what is allowed. Both readers
  * fill their output only on success; every path frees the cJSON tree.
  */
+#include "common/text.h"
 #include "data/data.h"
 
 #include <cjson/cJSON.h>
@@ -831,31 +832,6 @@ int data_hfconfig_parse(const char *text, size_t len, const char *name, plan_mod
 /* Models by name (data/hf_models.json)                                      */
 /* ------------------------------------------------------------------------ */
 
-/* Levenshtein distance of a and b, case-insensitive (at most 63 chars of
- * each are compared: enough to rank suggestions). */
-static int edit_distance(const char *a, const char *b)
-{
-    int la = (int)strlen(a), lb = (int)strlen(b);
-    if (la > 63)
-        la = 63;
-    if (lb > 63)
-        lb = 63;
-    int prev[64], cur[64];
-    for (int j = 0; j <= lb; j++)
-        prev[j] = j;
-    for (int i = 1; i <= la; i++) {
-        cur[0] = i;
-        for (int j = 1; j <= lb; j++) {
-            int sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) !=
-                                     tolower((unsigned char)b[j - 1]));
-            int del = prev[j] + 1, ins = cur[j - 1] + 1;
-            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-        memcpy(prev, cur, sizeof cur);
-    }
-    return prev[lb];
-}
-
 /* Does entry e go by name (its name, the name without its organization, or
  * an alias; case-insensitive)? */
 static int named(const cJSON *e, const char *name)
@@ -951,7 +927,7 @@ int data_hf_named_load(const char *name, plan_model *m, st_err *err)
         }
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
         if (cJSON_IsString(n) && n->valuestring) {
-            int d = edit_distance(n->valuestring, name);
+            int d = text_edit_distance(n->valuestring, name);
             for (int k = 0; k < 3; k++)
                 if (d < bestd[k]) {
                     for (int q = 2; q > k; q--)

@@ -13,6 +13,7 @@
  * ignored in lookups, and names and aliases must be unique under that rule.
  * Units: bandwidths in bytes/s, latencies in s, curve x in log2(bytes).
  */
+#include "common/text.h"
 #include "planner/plan.h"
 #include "planner/plan_framework.h"
 #include "planner/plan_int.h"
@@ -371,33 +372,11 @@ const plan_instance *plan_catalog_find(const plan_catalog *cat, const char *name
     return NULL;
 }
 
-/* Levenshtein distance (Levenshtein 1966), case-insensitive, between a
- * query of any length and a name of at most PLAN_SUGGEST_NAME_MAX - 1
- * characters (longer names are cut there). Two rows on the stack. */
-static int edit_distance(const char *q, const char *name)
-{
-    int prev[PLAN_SUGGEST_NAME_MAX], cur[PLAN_SUGGEST_NAME_MAX];
-    int m = (int)strnlen(name, PLAN_SUGGEST_NAME_MAX - 1);
-    for (int j = 0; j <= m; j++)
-        prev[j] = j;
-    for (int i = 1; q[i - 1]; i++) {
-        cur[0] = i;
-        int qc = tolower((unsigned char)q[i - 1]);
-        for (int j = 1; j <= m; j++) {
-            int sub = prev[j - 1] + (qc != tolower((unsigned char)name[j - 1]));
-            int del = prev[j] + 1, ins = cur[j - 1] + 1;
-            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-        memcpy(prev, cur, (size_t)(m + 1) * sizeof prev[0]);
-    }
-    return prev[m];
-}
-
 static int instance_distance(const plan_instance *in, const char *q)
 {
-    int d = edit_distance(q, strip_ml(in->name));
+    int d = text_edit_distance(q, strip_ml(in->name));
     for (int a = 0; a < in->naliases; a++) {
-        int da = edit_distance(q, strip_ml(in->aliases[a]));
+        int da = text_edit_distance(q, strip_ml(in->aliases[a]));
         if (da < d)
             d = da;
     }

@@ -623,6 +623,30 @@ static void stage_split(const plan_model *m, const plan_layout *l, int *out)
     even[p - 1] = (int)base;
     if (split_cost(out, p, head_layers) >= split_cost(even, p, head_layers))
         memcpy(out, even, (size_t)p * sizeof *out);
+    /* Lighter ends, where the stack can run them (pipeline_ends): the
+     * first and the last stage f layers each, the middle ones the same
+     * larger count (Megatron-Core's --decoder-first/last-pipeline-num-
+     * layers; Llama 3 405B ran 126 layers over 16 stages so, 7, 8 x 14, 7:
+     * Dubey et al. 2024, Sec. 3.3.2). Taken where its busiest stage is no
+     * heavier and its first stage lighter: stage 0 holds the most
+     * microbatches' activations in flight (p of them under 1F1B), so a
+     * layer fewer there is the most memory a split can save. */
+    const plan_framework *fw = plan_framework_get(l->framework);
+    if (p > 2 && fw && fw->pipeline_ends) {
+        double best = split_cost(out, p, head_layers);
+        for (int64_t f = m->layers / p; f >= 1 && f < out[0]; f--) {
+            int64_t mid = m->layers - 2 * f;
+            if (mid % (p - 2) != 0 || mid / (p - 2) < f)
+                continue;
+            int ends[PLAN_PP_MAX];
+            for (int i = 0; i < p; i++)
+                ends[i] = (int)(i == 0 || i == p - 1 ? f : mid / (p - 2));
+            if (split_cost(ends, p, head_layers) <= best) {
+                memcpy(out, ends, (size_t)p * sizeof *out);
+                break;
+            }
+        }
+    }
 }
 
 void plan_stage_layers(const plan_model *m, const plan_layout *l, int *out)

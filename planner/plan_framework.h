@@ -140,6 +140,8 @@ typedef struct plan_framework {
                                   * once, at the last microbatch's backward, parameters
                                   * kept gathered between microbatches, whatever
                                   * sync_sharded says without one */
+    int pipeline_ends;           /* the first and last pipeline stages may hold fewer
+                                  * layers than the others, which split the rest evenly */
     int param_gather_overlap;    /* sharded optimizer's parameter all-gather overlapped
                                   * with the next step's forward */
     int tp_overlap;              /* 0 none, 1 backward TP all-reduce beside the weight-

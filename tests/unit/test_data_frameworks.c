@@ -178,7 +178,7 @@ static void refused(void **state)
         {"\"recompute_default\": \"full\"", "\"recompute_default\": \"selective\"",
          "'recompute_default' selective is not in 'recomputes'", NULL},
         {"\"tp_overlap\": \"none\"", "\"tp_ovrlap\": \"none\"", "unknown field 'tp_ovrlap'",
-         "tp_overlap"},
+         "(nearest: 'tp_overlap')"},
         {"\"dp_bucket_bytes\": \"25MB\"", "\"dp_bucket_bytes\": \"all of it\"",
          "field 'dp_bucket_bytes'", "\"whole buffer\" or \"layer\""},
         {"\"default\": true", "\"default\": false", "no framework has \"default\": true", NULL},

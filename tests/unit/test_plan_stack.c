@@ -214,6 +214,31 @@ static void even_split_unless_faster(void **state)
         assert_int_equal(out[i], want[i]);
 }
 
+/* Llama 3 405B's 126 layers over 16 stages: a stack that can set the first
+ * and last stages' layers (Megatron-Core 2024) runs 7, 8 x 14, 7 as Meta
+ * did (Dubey et al. 2024, Sec. 3.3.2), its first stage a layer lighter
+ * than the even split's 8; one that cannot (Megatron-DeepSpeed) keeps
+ * its split, 8 on the first stage. */
+static void lighter_ends_where_the_stack_runs_them(void **state)
+{
+    (void)state;
+    plan_model m = {.arch = PLAN_ARCH_LLAMA, .layers = 126, .hidden = 16384, .heads = 128,
+                    .kv_heads = 8, .ffn = 53248, .seq = 8192, .vocab = 128256};
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    plan_layout l;
+    plan_layout_default(&l);
+    l.pp = 16;
+    int out[PLAN_PP_MAX];
+    l.framework = profile("megatron@2024");
+    plan_stage_layers(&m, &l, out);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(out[i], i == 0 || i == 15 ? 7 : 8);
+    l.framework = profile("megatron-deepspeed@2022");
+    plan_stage_layers(&m, &l, out);
+    assert_int_equal(out[0], 8);
+}
+
 /* The catalog holds every instance type a SageMaker model parallel release
  * lists (v1: ml.g4dn.12xlarge was missing), p5e and p5en, each with its GPUs,
  * its network cards per node and where its price was read (or why none). */
@@ -281,6 +306,7 @@ int main(void)
         cmocka_unit_test(precision_by_chip),
         cmocka_unit_test(fsdp_layouts),
         cmocka_unit_test(even_split_unless_faster),
+        cmocka_unit_test(lighter_ends_where_the_stack_runs_them),
         cmocka_unit_test(catalog_covers_smp),
         cmocka_unit_test(smp2_profile),
     };
