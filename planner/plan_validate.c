@@ -804,8 +804,8 @@ static double hardware_flops(const plan_model *m, double B, int rc, double share
 
 /* Reference FLOPs of one iteration under the row's convention, for a
  * global batch B with recompute (-1: not yet known) of a share of the
- * layers (hardware FLOPs); 0 with basis NONE when the convention is not
- * known. */
+ * layers (hardware FLOPs); the FLOPs executed (hardware) when the
+ * convention names no count read. */
 static double convention_flops(const plan_validate_row *r, const plan_model *m, double B,
                                int recompute, double share, plan_validate_basis *basis)
 {
@@ -836,10 +836,13 @@ static double convention_flops(const plan_validate_row *r, const plan_model *m, 
         return 6.0 * (double)m->params * s * B;
     case CONV_UNKNOWN:
     default:
-        break;
+        /* No count named (or none read): a GPU's rate is of the FLOPs it
+         * executed, the recomputed forward included (hardware FLOPs,
+         * Chowdhery et al. 2022, App. B); without recompute the same as
+         * model FLOPs. reference_time says so. */
+        *basis = PLAN_VAL_BASIS_HARDWARE;
+        return hardware_flops(m, B, recompute, share);
     }
-    *basis = PLAN_VAL_BASIS_NONE;
-    return 0.0;
 }
 
 /* The data-parallel, tensor and pipeline degrees of a row: tp and pp as
@@ -1528,9 +1531,10 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
         F = convention_flops(row, m, (double)l->global_batch, (int)l->recompute,
                              plan_layout_recompute_share(m, l), &out->basis);
     }
-    if (hm > 0 && (hf == 0 || F <= 0)) {
+    int named = plan__conv_parse(row->tflops_convention) != CONV_UNKNOWN;
+    if (hm > 0 && (hf == 0 || F <= 0 || !named)) {
         tf = mfu / 100.0 * peak;
-        if (F <= 0) {
+        if (F <= 0 || !named) {
             /* MFU counts model FLOPs by its definition (Chowdhery et al.
              * 2022, App. B: the FLOPs of the model without recompute) */
             F = plan_validate_megatron_flops(m, (double)l->global_batch);
@@ -1540,6 +1544,12 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
     }
     if (F <= 0)
         return !skip(out, "TFLOP/s convention '%s' not understood", nz(row->tflops_convention));
+    if (!hfu_only && !named && out->basis == PLAN_VAL_BASIS_HARDWARE)
+        note(out, "TFLOP/s convention %s%s%s: the FLOPs the GPUs executed (hardware FLOPs, "
+                  "Chowdhery et al. 2022, App. B)",
+             blank(row->tflops_convention) ? "not stated" : "'",
+             blank(row->tflops_convention) ? "" : row->tflops_convention,
+             blank(row->tflops_convention) ? "" : "' names no count smdplan reads");
     out->ref_time_s = F / (tf * 1e12 * (double)gpus);
     if (out->ref_time_s < MIN_TIME_S || out->ref_time_s > MAX_TIME_S)
         return !skip(out, "reference time %g s from %g TFLOP/s: outside %g to %g s",

@@ -395,9 +395,13 @@ static void test_bad_rows(void **state)
     x.tflops_per_gpu = "";
     refused(&x, "neither");
 
+    /* a convention naming no count read: the FLOPs the GPUs executed */
     x = narayanan_23;
     x.tflops_convention = "vendor marketing";
-    refused(&x, "convention");
+    plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->basis, PLAN_VAL_BASIS_HARDWARE);
+    assert_non_null(strstr(r->notes, "'vendor marketing' names no count"));
 
     x = narayanan_23;
     x.gpu_type = "TPU v4";
@@ -581,8 +585,14 @@ static void test_mfu_without_convention(void **state)
     x.tflops_per_gpu = "500"; /* no convention: the MFU decides */
     r = run(&x);
     assert_rel(r->ref_time_s, F / (0.40 * 989e12 * 64), 1e-12);
+    /* a TFLOP/s figure alone, its count not named: the FLOPs the GPUs
+     * executed (dgxc_114 runs no recompute: model FLOPs) */
     x.mfu_pct = "";
-    refused(&x, "convention '' not understood");
+    r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->basis, PLAN_VAL_BASIS_HARDWARE);
+    assert_rel(r->ref_time_s, F / (500e12 * 64), 1e-12);
+    assert_non_null(strstr(r->notes, "convention not stated"));
     /* documented names of the conventions */
     x.tflops_convention = "PaLM MFU";
     r = run(&x);
@@ -1180,6 +1190,12 @@ static void test_round_batch_searched(void **state)
     assert_non_null(strstr(r->notes, "global batch 1953 read as 1952"));
     /* the reference time is that batch's tokens at the published rate */
     assert_rel(r->ref_time_s, 1952.0 * 2048.0 / (3000.0 * 2048.0), 1e-12);
+    /* written with its prefix, "4M" is 4 x 2^20 tokens (count_num): 2048
+     * whole sequences */
+    x.global_batch_tokens = "4M tokens";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.global_batch, 2048);
 }
 
 /* TP communication overlap by the stacks' names: torchtitan's async TP
