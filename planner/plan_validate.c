@@ -1643,6 +1643,14 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
         rl.l.precision = PLAN_PREC_FP16;
         note(out, "precision fp16 (the %s has no bf16 tensor cores)", chip->name);
     }
+    /* FP8 linears need FP8 tensor cores (Hopper and later: Transformer
+     * Engine's fp8_autocast refuses older devices); a row saying FP8 on
+     * another chip contradicts itself */
+    if (chip && rl.l.precision == PLAN_PREC_FP8 && !(chip->fp8_peak_flops > 0)) {
+        skip(out, "precision '%s': the %s has no FP8 tensor cores", nz(row->precision),
+             chip->name);
+        return ST_OK;
+    }
     /* the framework pads the vocabulary to whole GEMM tiles per TP rank */
     if (fw->vocab_multiple > 0) {
         int64_t q = (int64_t)fw->vocab_multiple * rl.l.tp;

@@ -669,6 +669,27 @@ static const char *past_separators(const char *q)
     return q;
 }
 
+/* Is the name found at p (len characters) in s negated: "without ",
+ * "no ", "not " before it, or "false", "off", "0", "disabled", "not used"
+ * after it ("tp_comm_overlap: False", "FP8 off")? */
+static int negated(const char *s, const char *p, size_t len)
+{
+    static const char *const before[] = {"without ", "no ", "not "};
+    static const char *const after[] = {"false", "off", "0", "disabled", "not used", "unused"};
+    for (size_t b = 0; b < sizeof before / sizeof before[0]; b++) {
+        size_t n = strlen(before[b]);
+        if ((size_t)(p - s) >= n && strncasecmp(p - n, before[b], n) == 0)
+            return 1;
+    }
+    const char *q = past_separators(p + len);
+    for (size_t a = 0; a < sizeof after / sizeof after[0]; a++) {
+        size_t n = strlen(after[a]);
+        if (strncasecmp(q, after[a], n) == 0 && !isalnum((unsigned char)q[n]))
+            return 1;
+    }
+    return 0;
+}
+
 /* MaxText's remat policies by name (layers/decoders.py, get_remat_policy:
  * jax.checkpoint_policies.save_only_these_names of each) and its custom
  * policy's per-tensor settings ("query_proj=device", RematLocation remat,
@@ -1077,9 +1098,12 @@ int plan__parse_precision(const char *s)
     /* 8-bit floating point: NVIDIA's and OCP's names for the format
      * (Micikevicius et al. 2022, "FP8 Formats for Deep Learning": E4M3 and
      * E5M2) and PyTorch's (torch.float8_e4m3fn, torchao "float8") */
-    if (contains(s, "fp8") || contains(s, "float8") || contains(s, "float 8") ||
-        contains(s, "e4m3") || contains(s, "e5m2") || contains(s, "8-bit float"))
-        return PLAN_PREC_FP8;
+    static const char *const fp8[] = {"fp8", "float8", "float 8", "e4m3", "e5m2", "8-bit float"};
+    for (size_t i = 0; i < sizeof fp8 / sizeof fp8[0]; i++) {
+        const char *p = plan__find(s, fp8[i]);
+        if (p && !negated(s, p, strlen(fp8[i])))
+            return PLAN_PREC_FP8;
+    }
     int bf = contains(s, "bf16") || contains(s, "bfloat16") || contains(s, "bfloat");
     /* NVIDIA Apex's amp opt levels O1 and O2 cast to fp16 (Apex docs,
      * apex.amp: "O1: Mixed Precision (recommended for typical use)", both
@@ -1177,26 +1201,12 @@ int plan__says_tp_overlap(const char *s)
         "async TP", "async-TP", "AsyncTP", "async tensor parallel", "async_tensor_parallel",
         "tp-comm-overlap", "tp_comm_overlap", "TP comm overlap", "TP communication overlap",
     };
-    static const char *const before[] = {"without ", "no ", "not "};
-    static const char *const after[] = {"false", "off", "0", "disabled"};
     if (!s)
         return -1;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const char *p = plan__find(s, names[i]);
-        if (!p)
-            continue;
-        for (size_t b = 0; b < sizeof before / sizeof before[0]; b++) {
-            size_t n = strlen(before[b]);
-            if ((size_t)(p - s) >= n && strncasecmp(p - n, before[b], n) == 0)
-                return 0;
-        }
-        const char *q = past_separators(p + strlen(names[i]));
-        for (size_t a = 0; a < sizeof after / sizeof after[0]; a++) {
-            size_t n = strlen(after[a]);
-            if (strncasecmp(q, after[a], n) == 0 && !isalnum((unsigned char)q[n]))
-                return 0;
-        }
-        return 1;
+        if (p)
+            return !negated(s, p, strlen(names[i]));
     }
     return -1;
 }

@@ -1120,11 +1120,25 @@ static void test_precision_names(void **state)
         {"float8 linears", PLAN_PREC_FP8}, {"fp32", PLAN_PREC_FP32},
         {"mixed precision", -2},          {"AMP", -2},
         {"not stated (bf16?)", -2},       {"", -2},
+        /* FP8 named only to say it was not used */
+        {"bf16 (no FP8)", PLAN_PREC_BF16}, {"BF16, FP8 off", PLAN_PREC_BF16},
+        {"bf16 without fp8", PLAN_PREC_BF16},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (plan__parse_precision(cases[i].text) != cases[i].want)
             fail_msg("'%s': %d, want %d", cases[i].text, plan__parse_precision(cases[i].text),
                      cases[i].want);
+}
+
+/* FP8 on a chip without FP8 tensor cores (an A100): the row contradicts
+ * itself, and is refused saying so. */
+static void test_fp8_needs_fp8_chip(void **state)
+{
+    (void)state;
+    plan_validate_row x = dgxc_114;
+    x.gpu_type = "A100-SXM4-80GB";
+    x.precision = "FP8 (Transformer Engine)";
+    refused(&x, "the A100-80GB has no FP8 tensor cores");
 }
 
 /* Whole layers checkpointed one in N (torchtitan's selective_ac_option N,
@@ -2041,6 +2055,7 @@ int main(void)
         cmocka_unit_test(test_round_batch_searched),
         cmocka_unit_test(test_recompute_every),
         cmocka_unit_test(test_precision_names),
+        cmocka_unit_test(test_fp8_needs_fp8_chip),
         cmocka_unit_test(test_narayanan_eq3),
         cmocka_unit_test(test_megatron_2020),
         cmocka_unit_test(test_dgxc_cp2),
