@@ -1559,6 +1559,22 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
     return 1;
 }
 
+/* Does a stack's text name a model-parallel scheme by Megatron-LM's names
+ * for it: tensor (or intra-layer "model") parallelism (Shoeybi et al.
+ * 2019), pipeline parallelism (Narayanan et al. 2021), sequence
+ * parallelism (Korthikanti et al. 2022)? */
+static int names_model_parallel(const char *s)
+{
+    static const char *const names[] = {"tensor parallel", "tensor-parallel", "model parallel",
+                                        "model-parallel", "sequence parallel",
+                                        "sequence-parallel", "pipeline parallel",
+                                        "pipeline-parallel", "3D parallel", "4D parallel"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (contains(s, names[i]))
+            return 1;
+    return 0;
+}
+
 int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
                       plan_validate_result *out, plan_terms *terms, st_err *err)
 {
@@ -1588,13 +1604,15 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
         double v;
         int mp = (parse_num(row->tp, &v) == 1 && v > 1) || (parse_num(row->pp, &v) == 1 && v > 1) ||
                  (parse_num(row->cp, &v) == 1 && v > 1) ||
-                 (parse_num(row->model_parallel_size, &v) == 1 && v > 1);
+                 (parse_num(row->model_parallel_size, &v) == 1 && v > 1) ||
+                 names_model_parallel(row->framework) ||
+                 plan__parse_flag(row->sequence_parallel) == 1;
         fwi = plan_framework_release_at(mp ? "megatron" : "pytorch", ym);
         if (fwi < 0)
             fwi = PLAN_FW_DEFAULT;
         note(out, "framework '%s' not known: read as %s%s", nz(row->framework),
              plan_framework_get(fwi)->label,
-             mp ? ", whose model-parallel scheme its published degrees name" : "");
+             mp ? ", whose model-parallel scheme the row names" : "");
     }
     out->framework = fwi;
     const plan_framework *fw = plan_framework_get(fwi);

@@ -1040,6 +1040,17 @@ static void test_framework_defaults(void **state)
     r = run(&x);
     assert_string_equal(plan_framework_get(r->framework)->key, "pytorch@2023");
     assert_int_equal(r->layout.attention, PLAN_ATTN_FLASH1);
+    /* ... unless its text names a model-parallel scheme by Megatron's
+     * names for it, or the row says sequence parallelism */
+    x.framework = "in-house trainer (model and sequence parallelism)";
+    r = run(&x);
+    assert_string_equal(plan_framework_get(r->framework)->key, "megatron@2023");
+    assert_non_null(strstr(r->notes, "whose model-parallel scheme the row names"));
+    x.framework = "SomeFutureTrainer 3.0";
+    x.sequence_parallel = "yes";
+    r = run(&x);
+    assert_string_equal(plan_framework_get(r->framework)->key, "megatron@2023");
+    x.sequence_parallel = NULL;
     /* FSDP by its PyTorch release the same way */
     x.framework = "PyTorch FSDP";
     x.source_date = "2022-09";
