@@ -961,8 +961,23 @@ static int64_t whole_batch(int64_t gb, int64_t unit, plan_validate_result *out)
     return k * unit;
 }
 
+/* Is the row's measured figure a rate (tokens or samples per second,
+ * FLOP/s, a utilisation), not a step's time? */
+static int measures_rate(const plan_validate_row *r)
+{
+    if (!blank(r->iteration_time_s))
+        return 0;
+    const char *rates[] = {r->tokens_per_s_total, r->tokens_per_s_per_gpu, r->samples_per_s,
+                           r->tflops_per_gpu,     r->mfu_pct,              r->hfu_pct,
+                           r->pct_of_peak_reported, r->aggregate_pflops};
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
+        if (!blank(rates[i]))
+            return 1;
+    return 0;
+}
+
 static int map_batch(const plan_validate_row *r, const plan_model *m, const plan_framework *fw,
-                     int64_t gpus, int64_t dp, row_layout *rl, int64_t *v_out, int64_t *mbs_out,
+                     int64_t gpus, int64_t dp, int64_t pp, row_layout *rl, int64_t *v_out, int64_t *mbs_out,
                      int64_t *nmb_out, int64_t *gb_out, plan_validate_result *out)
 {
     int64_t v = 1, mbs = 0, gb = 0, nmb = 0, ga = 0, gbt = 0;
@@ -1014,6 +1029,22 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
                 note(out, "global batch %lld derived from TFLOP/s and time (%s)", (long long)gb,
                      plan_validate_basis_name(b));
             }
+        }
+        if (!gb && hmbs && hnmb && dp > 0 && !rl->search_degrees) {
+            /* the micro-batch times the microbatches of each replica */
+            gb = mbs * nmb * dp;
+            note(out, "global batch %lld = dp %lld x micro-batch %lld x %lld microbatches",
+                 (long long)gb, (long long)dp, (long long)mbs, (long long)nmb);
+        } else if (!gb && hmbs && dp > 0 && pp == 1 && !rl->search_degrees &&
+                   measures_rate(r)) {
+            /* a rate with a batch per replica and no accumulation named:
+             * one microbatch a step (a rate is per token, so the
+             * accumulation a run may have had barely moves it) */
+            gb = mbs * dp;
+            nmb = 1;
+            hnmb = 1;
+            note(out, "global batch not published: dp %lld x micro-batch %lld, one microbatch a "
+                      "step (the measured figure is a rate)", (long long)dp, (long long)mbs);
         }
         if (!gb)
             return skip(out, "global batch not published");
@@ -1272,7 +1303,7 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
     rl->search_degrees = 0;
     if (map_degrees(r, fw, gpn, gpus, &tp, &pp, &cp, &dp, &rl->search_degrees, out))
         return 1;
-    if (map_batch(r, m, fw, gpus, dp, rl, &v, &mbs, &nmb, &gb, out))
+    if (map_batch(r, m, fw, gpus, dp, pp, rl, &v, &mbs, &nmb, &gb, out))
         return 1;
 
     l->tp = (int)tp;

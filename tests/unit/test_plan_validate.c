@@ -380,6 +380,34 @@ static void test_derived_batch(void **state)
     refused(&probe, "global batch not published");
 }
 
+/* A batch per replica and no global one: with its microbatches named the
+ * global batch is their product with dp; a rate measured without them is
+ * one microbatch a step (pp 1: nothing waits on the microbatch count); a
+ * step's time needs the batch itself. */
+static void test_batch_from_micro_batch(void **state)
+{
+    (void)state;
+    plan_validate_row x = narayanan_23;
+    x.global_batch_size = "";
+    x.micro_batch_size = "4";
+    x.tflops_per_gpu = "";
+    x.tokens_per_s_per_gpu = "3000";
+    plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.global_batch, 4 * 32);
+    assert_int_equal(r->layout.microbatches, 1);
+    assert_non_null(strstr(r->notes, "one microbatch a step"));
+    assert_rel(r->ref_time_s, 128.0 * 2048.0 / (3000.0 * 32.0), 1e-12);
+    x.num_microbatches = "8";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.global_batch, 4 * 8 * 32);
+    x.num_microbatches = "";
+    x.tokens_per_s_per_gpu = "";
+    x.iteration_time_s = "2.0";
+    refused(&x, "global batch not published");
+}
+
 static void test_bad_rows(void **state)
 {
     (void)state;
@@ -2073,6 +2101,7 @@ int main(void)
         cmocka_unit_test(test_smp_reference),
         cmocka_unit_test(test_oom_row),
         cmocka_unit_test(test_derived_batch),
+        cmocka_unit_test(test_batch_from_micro_batch),
         cmocka_unit_test(test_bad_rows),
         cmocka_unit_test(test_instance_missing_from_catalog),
         cmocka_unit_test(test_terms),
