@@ -505,18 +505,28 @@ static int record_plan(db *d, const db_provenance *p, void *ctx, st_err *err)
                           s->sim->n > 0 ? s->sim->step_s : NULL, NULL, err);
 }
 
-/* `smdplan simulate`: play out the best layout the fixed knobs allow. */
-static int run_simulate(const cli_plan_opts *o, cli_plan_ctx *x, const plan_result *res)
+/* `smdplan simulate`: play out the best layout the fixed knobs allow, the
+ * plan command's plan #1 (its top plans re-ranked by simulation). */
+static int run_simulate(const cli_plan_opts *o, cli_plan_ctx *x, plan_result *res)
 {
     st_err err = {0};
     sim_config sc = o->sim;
     sc.keep_trace = o->trace_path != NULL;
     sim_result sr;
-    const plan_candidate *best = &res->top[0];
     cli_progress prog;
     cli_progress_start(&prog, "simulating steps");
     sc.progress = cli_progress_sim;
     sc.progress_ctx = &prog;
+    /* the plan the plan command recommends: its top plans re-ranked by
+     * their simulated steps (show_plan), unless --no-sim */
+    sim_top_steps col = {0};
+    if (!o->no_sim && res->ntop > 1 &&
+        sim_top_rank(&x->model, &x->cluster, res, &o->sim, o->cfg.objective,
+                     o->sim_threshold_pct, &col, &err) != ST_OK) {
+        cli_progress_end(&prog);
+        return cli_fail(&err);
+    }
+    const plan_candidate *best = &res->top[0];
     int rc = sim_layout_run_trace(&x->model, &x->cluster, &best->layout, &sc, o->trace_path,
                                   o->force, &sr, &err);
     cli_progress_end(&prog);
