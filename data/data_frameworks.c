@@ -67,6 +67,7 @@ typedef enum ekind {
     E_PREC,
     E_TP_OVERLAP,
     E_FAMILY,
+    E_ACCUM,
 } ekind;
 
 typedef struct field {
@@ -107,6 +108,7 @@ static const field fields[] = {
     FLD(param_gather_overlap, F_BOOL, E_NONE, 0),
     FLD(pp_sync_once, F_BOOL, E_NONE, 0),
     FLD(pipeline_ends, F_BOOL, E_NONE, 0),
+    FLD(wgrad_accum, F_ENUM, E_ACCUM, 0),
     FLD(tp_overlap, F_ENUM, E_TP_OVERLAP, 1),
     FLD(tp_overlaps, F_MASK, E_TP_OVERLAP, 0),
     FLD(async_tp, F_BOOL, E_NONE, 0),
@@ -159,6 +161,7 @@ static const char *const own_keys[] = {
 /* Names of the tp_overlap levels (plan_framework.tp_overlap). */
 static const char *const tp_overlap_names[] = {"none", "backward", "pipelined"};
 static const char *const sync_names[] = {"per-step", "per-microbatch"};
+static const char *const accum_names[] = {"fused", "main_grad", "autograd"};
 
 /* ------------------------------------------------------------------------ */
 /* Messages and names                                                        */
@@ -180,6 +183,7 @@ static int enum_count(ekind k)
     case E_PREC: return PLAN_PREC__COUNT;
     case E_TP_OVERLAP: return 3;
     case E_FAMILY: return PLAN_FW__COUNT;
+    case E_ACCUM: return 3;
     case E_NONE:
     default: return 0;
     }
@@ -196,6 +200,7 @@ static const char *enum_name(ekind k, int v)
     case E_PREC: return plan_precision_name((plan_precision)v);
     case E_TP_OVERLAP: return tp_overlap_names[v];
     case E_FAMILY: return plan_fw_family_key((plan_fw_family)v);
+    case E_ACCUM: return accum_names[v];
     case E_NONE:
     default: return "?";
     }

@@ -1011,11 +1011,35 @@ static void zero_microbatch(const plan_model *m, const plan_cluster *c, const pl
     z->bwd_s += phi * fmax(0.0, n * cb - z->bwd_s);
 }
 
+/* The pass a stack makes over a stage's weight gradients to add one
+ * microbatch's to the step's earlier ones (plan_fw_accum), per microbatch
+ * on average, for P parameters held (before sharding): a main_grad hook
+ * reads the new gradient and reads and writes the buffer (fp32 with
+ * fp32_grads: 2 + 4 + 4 bytes a parameter with half-precision gradients)
+ * every microbatch; autograd's AccumulateGrad the same from the second
+ * microbatch on; a fused one (the weight-gradient GEMM accumulating into
+ * the buffer) none. Sharded gradients (ZeRO-2/3) are summed over a shard.
+ * Streamed at hbm_eff of HBM bandwidth, as every elementwise kernel. */
+static double wgrad_accum_s(const plan_cluster *c, const plan_layout *l,
+                            const plan_framework *fw, double P)
+{
+    if (!fw || fw->wgrad_accum == PLAN_ACCUM_FUSED || l->microbatches <= 1)
+        return 0.0;
+    double eb = elem_bytes(l), buf = l->fp32_grads ? 4.0 : eb;
+    double share = 1.0;
+    if (l->sharding == PLAN_SHARD_GRADIENTS || l->sharding == PLAN_SHARD_PARAMS)
+        share = 1.0 / shard_degree(l);
+    if (fw->wgrad_accum == PLAN_ACCUM_AUTOGRAD) /* the first microbatch assigns */
+        share *= (double)(l->microbatches - 1) / (double)l->microbatches;
+    return plan__mem_s(c, (eb + 2.0 * buf) * P * share);
+}
+
 static void stage_time_of(const layer_cost *lc, const zero_mb *z, double n, int last,
-                          double head_f, double head_b, double head_gemm, stage_time *st)
+                          double head_f, double head_b, double head_gemm, double accum_s,
+                          stage_time *st)
 {
     st->comp = n * (lc->fwd_comp_s + lc->bwd_comp_s + lc->recomp_comp_s) +
-               (last ? head_f + head_b : 0.0);
+               (last ? head_f + head_b : 0.0) + accum_s;
     st->gemm = n * lc->gemm_s + (last ? head_gemm : 0.0);
     st->attn = n * lc->attn_s;
     st->host = n * lc->host_s;
@@ -1268,9 +1292,13 @@ static void eval_stages(const plan_model *m, const plan_cluster *c, const plan_l
     for (int i = 0; i < l->pp; i++) {
         /* stages differ only in their layer count and the last one's head */
         int last = i == l->pp - 1;
-        if (est->stage_layers[i] != prev_layers || last) {
+        /* the first stage's embedding and the last's head add to their
+         * gradient accumulation: their own times */
+        if (est->stage_layers[i] != prev_layers || last || i == 1) {
             zero_microbatch(m, c, l, sp_g, mm, lc, est->stage_layers[i], &z);
-            stage_time_of(lc, &z, est->stage_layers[i], last, head_f, head_b, head_gemm, &st);
+            double acc = wgrad_accum_s(c, l, mm->fw, stage_params(m, l, i, est->stage_layers[i]));
+            stage_time_of(lc, &z, est->stage_layers[i], last, head_f, head_b, head_gemm, acc,
+                          &st);
             prev_layers = est->stage_layers[i];
             pp = stage_p2p_s(l, &st, p2p);
             Ti = st.comp + st.tp + st.cp + st.zero + pp;
@@ -1383,8 +1411,10 @@ static void time_terms(const plan_estimate *est, plan_terms *terms)
          "3 by published ratios; unfused: batched GEMMs and the score tensors through HBM",
          "Dao 2023 (FlashAttention-2); the chip's measured-rates file");
     TERM(terms, "time", "  elementwise", cs->elem_s, "s",
-         "norms, activations, residuals, dropout and the loss at hbm_eff of HBM bandwidth",
-         "Korthikanti et al. 2022, Fig. 2 op list");
+         "norms, activations, residuals, dropout and the loss, and the weight gradients' "
+         "accumulation pass where the stack makes one (wgrad_accum), at hbm_eff of HBM "
+         "bandwidth",
+         "Korthikanti et al. 2022, Fig. 2 op list; Megatron's main_grad hook");
     TERM(terms, "time", "  host launch", cs->host_s, "s",
          "host time per kernel beyond the GPU's time (blocking launches: all of it)",
          "PyTorch eager dispatch");
@@ -1669,7 +1699,8 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
         stage_time st;
         zero_mb z;
         zero_microbatch(m, c, l, &sp_g, &memo, &lc, n, &z);
-        stage_time_of(&lc, &z, n, last, head_f, head_b, head_gemm, &st);
+        stage_time_of(&lc, &z, n, last, head_f, head_b, head_gemm,
+                      wgrad_accum_s(c, l, memo.fw, stage_params(m, l, i, n)), &st);
         sc->layers = n;
         sc->fwd_s = st.f / v;
         sc->bwd_s = st.b / v;

@@ -64,6 +64,22 @@ typedef enum plan_fw_sync {
     PLAN_SYNC_PER_MICROBATCH,
 } plan_fw_sync;
 
+/* How a stack adds each microbatch's weight gradients to those of the
+ * step's earlier microbatches. */
+typedef enum plan_fw_accum {
+    /* inside the weight-gradient GEMM (beta = 1 into the buffer: Megatron's
+     * gradient_accumulation_fusion, Transformer Engine's fuse_wgrad_-
+     * accumulation), or sharded so that the pass is over a shard */
+    PLAN_ACCUM_FUSED = 0,
+    /* a pass of its own over the stage's gradients after every microbatch's
+     * backward, into a main_grad buffer (Megatron's DDP hook
+     * main_grad.add_(grad); DeepSpeed's BF16_Optimizer) */
+    PLAN_ACCUM_MAIN_GRAD,
+    /* PyTorch autograd's AccumulateGrad (grad += new) from the second
+     * microbatch on (the first assigns) */
+    PLAN_ACCUM_AUTOGRAD,
+} plan_fw_accum;
+
 /* Sizes of a profile's texts. */
 #define PLAN_FW_KEY_MAX 32       /* "megatron-deepspeed@2022" */
 #define PLAN_FW_WORD_MAX 40      /* one documented name */
@@ -140,6 +156,7 @@ typedef struct plan_framework {
                                   * once, at the last microbatch's backward, parameters
                                   * kept gathered between microbatches, whatever
                                   * sync_sharded says without one */
+    plan_fw_accum wgrad_accum;   /* how microbatches' weight gradients are summed */
     int pipeline_ends;           /* the first and last pipeline stages may hold fewer
                                   * layers than the others, which split the rest evenly */
     int param_gather_overlap;    /* sharded optimizer's parameter all-gather overlapped

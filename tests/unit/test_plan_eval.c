@@ -1001,6 +1001,48 @@ static void torchtitan_pp_sync_once(void **state)
     assert_true(sharded.mem.grads_bytes < plain.mem.grads_bytes);
 }
 
+/* Summing the microbatches' weight gradients: Megatron-LM 2021's main_grad
+ * hook reads each microbatch's gradient and reads and writes the buffer
+ * (2 + 2 + 2 bytes a parameter in half precision, 2 + 4 + 4 into fp32)
+ * after every microbatch; 2020's autograd accumulation the same from the
+ * second on; 2022's fused GEMM accumulates in place, no pass. With one
+ * microbatch there is nothing to sum. */
+static void wgrad_accumulation_pass(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    plan_model m = one_node_13(&c);
+    static const struct {
+        const char *key;
+        int fp32;
+        double bytes, share;
+    } cases[] = {
+        {"megatron@2021", 0, 6.0, 1.0},
+        {"megatron@2021", 1, 10.0, 1.0},
+        {"megatron@2020", 0, 6.0, 7.0 / 8.0},
+        {"megatron@2022", 0, 0.0, 0.0},
+    };
+    /* the one stage's weights: layers, embedding, final norm (tied head) */
+    double P = 13.0 * (double)m.params_layer + (double)m.params_embedding +
+               (double)m.params_final_norm;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        st_err err = {0};
+        int fw = -1;
+        assert_int_equal(plan_framework_find(cases[i].key, &fw, &err), ST_OK);
+        plan_layout one = layout(1, 1, 8, 1, 1), eight = layout(1, 1, 8, 1, 8);
+        one.framework = eight.framework = fw;
+        one.fp32_grads = eight.fp32_grads = cases[i].fp32;
+        plan_estimate e1, e8;
+        eval(&m, &c, &one, &e1);
+        eval(&m, &c, &eight, &e8);
+        double pass = cases[i].bytes * P / (gpu.hbm_bps * gpu.hbm_eff) * cases[i].share;
+        if (pass > 0)
+            assert_rel(e8.time.compute_s - 8.0 * e1.time.compute_s, 8.0 * pass, 1e-9);
+        else
+            assert_rel(e8.time.compute_s, 8.0 * e1.time.compute_s, 1e-12);
+    }
+}
+
 /* torchtitan's Llama layer is written in separate ATen ops: run eagerly,
  * its two RMSNorms, the rotary embedding and SwiGLU stream their tensors
  * op by op, more elementwise time than the fused kernels' counts; under
@@ -1153,6 +1195,7 @@ int main(void)
         cmocka_unit_test(torchtitan_op_sac),
         cmocka_unit_test(torchtitan_eager_pointwise),
         cmocka_unit_test(torchtitan_pp_sync_once),
+        cmocka_unit_test(wgrad_accumulation_pass),
         cmocka_unit_test(tp_overlap_needs_sp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
