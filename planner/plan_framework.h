@@ -157,6 +157,8 @@ typedef struct plan_framework {
                                   * kept gathered between microbatches, whatever
                                   * sync_sharded says without one */
     plan_fw_accum wgrad_accum;   /* how microbatches' weight gradients are summed */
+    int tflops_model;            /* the TFLOP/s its own logs print count model FLOPs
+                                  * (no recompute); else the FLOPs executed */
     int pipeline_ends;           /* the first and last pipeline stages may hold fewer
                                   * layers than the others, which split the rest evenly */
     int param_gather_overlap;    /* sharded optimizer's parameter all-gather overlapped

@@ -806,8 +806,9 @@ static double hardware_flops(const plan_model *m, double B, int rc, double share
  * global batch B with recompute (-1: not yet known) of a share of the
  * layers (hardware FLOPs); the FLOPs executed (hardware) when the
  * convention names no count read. */
-static double convention_flops(const plan_validate_row *r, const plan_model *m, double B,
-                               int recompute, double share, plan_validate_basis *basis)
+static double convention_flops(const plan_validate_row *r, const plan_framework *fw,
+                               const plan_model *m, double B, int recompute, double share,
+                               plan_validate_basis *basis)
 {
     double s = (double)m->seq, l = (double)m->layers, h = (double)m->hidden, V = (double)m->vocab;
     switch (plan__conv_parse(r->tflops_convention)) {
@@ -836,10 +837,16 @@ static double convention_flops(const plan_validate_row *r, const plan_model *m, 
         return 6.0 * (double)m->params * s * B;
     case CONV_UNKNOWN:
     default:
-        /* No count named (or none read): a GPU's rate is of the FLOPs it
-         * executed, the recomputed forward included (hardware FLOPs,
-         * Chowdhery et al. 2022, App. B); without recompute the same as
-         * model FLOPs. reference_time says so. */
+        /* No count named (or none read): the count the stack's own logs
+         * print (tflops_count: Megatron-LM's num_floating_point_operations,
+         * torchtitan's and MaxText's, model FLOPs), else a GPU's rate is of
+         * the FLOPs it executed, the recomputed forward included (hardware
+         * FLOPs, Chowdhery et al. 2022, App. B); without recompute the two
+         * are the same. reference_time says which. */
+        if (fw && fw->tflops_model) {
+            *basis = PLAN_VAL_BASIS_MEGATRON;
+            return plan_validate_megatron_flops(m, B);
+        }
         *basis = PLAN_VAL_BASIS_HARDWARE;
         return hardware_flops(m, B, recompute, share);
     }
@@ -1018,7 +1025,7 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
         /* Published TFLOP/s and time pin the batch under the row's convention. */
         double tf, t;
         plan_validate_basis b;
-        double f1 = convention_flops(r, m, 1.0, -1, 1.0, &b);
+        double f1 = convention_flops(r, fw, m, 1.0, -1, 1.0, &b);
         if (parse_num(r->tflops_per_gpu, &tf) == 1 && parse_num(r->iteration_time_s, &t) == 1 &&
             f1 > 0 && tf > 0 && t > 0) {
             double B = tf * 1e12 * (double)gpus * t / f1;
@@ -1559,7 +1566,8 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
                            plan_layout_recompute_share(m, l));
         out->basis = PLAN_VAL_BASIS_HARDWARE;
     } else {
-        F = convention_flops(row, m, (double)l->global_batch, (int)l->recompute,
+        F = convention_flops(row, plan_framework_get(l->framework), m,
+                             (double)l->global_batch, (int)l->recompute,
                              plan_layout_recompute_share(m, l), &out->basis);
     }
     int named = plan__conv_parse(row->tflops_convention) != CONV_UNKNOWN;
@@ -1575,12 +1583,14 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
     }
     if (F <= 0)
         return !skip(out, "TFLOP/s convention '%s' not understood", nz(row->tflops_convention));
-    if (!hfu_only && !named && out->basis == PLAN_VAL_BASIS_HARDWARE)
-        note(out, "TFLOP/s convention %s%s%s: the FLOPs the GPUs executed (hardware FLOPs, "
-                  "Chowdhery et al. 2022, App. B)",
+    if (!hfu_only && !named)
+        note(out, "TFLOP/s convention %s%s%s: %s",
              blank(row->tflops_convention) ? "not stated" : "'",
              blank(row->tflops_convention) ? "" : row->tflops_convention,
-             blank(row->tflops_convention) ? "" : "' names no count smdplan reads");
+             blank(row->tflops_convention) ? "" : "' names no count smdplan reads",
+             out->basis == PLAN_VAL_BASIS_HARDWARE
+                 ? "the FLOPs the GPUs executed (hardware FLOPs, Chowdhery et al. 2022, App. B)"
+                 : "model FLOPs, the count the stack's own logs print (tflops_model)");
     out->ref_time_s = F / (tf * 1e12 * (double)gpus);
     if (out->ref_time_s < MIN_TIME_S || out->ref_time_s > MAX_TIME_S)
         return !skip(out, "reference time %g s from %g TFLOP/s: outside %g to %g s",

@@ -613,14 +613,14 @@ static void test_mfu_without_convention(void **state)
     x.tflops_per_gpu = "500"; /* no convention: the MFU decides */
     r = run(&x);
     assert_rel(r->ref_time_s, F / (0.40 * 989e12 * 64), 1e-12);
-    /* a TFLOP/s figure alone, its count not named: the FLOPs the GPUs
-     * executed (dgxc_114 runs no recompute: model FLOPs) */
+    /* a TFLOP/s figure alone, its count not named: the count its stack's
+     * logs print, Megatron-Core's model FLOPs */
     x.mfu_pct = "";
     r = run(&x);
     assert_true(r->compared);
-    assert_int_equal(r->basis, PLAN_VAL_BASIS_HARDWARE);
+    assert_int_equal(r->basis, PLAN_VAL_BASIS_MEGATRON);
     assert_rel(r->ref_time_s, F / (500e12 * 64), 1e-12);
-    assert_non_null(strstr(r->notes, "convention not stated"));
+    assert_non_null(strstr(r->notes, "convention not stated: model FLOPs"));
     /* documented names of the conventions */
     x.tflops_convention = "PaLM MFU";
     r = run(&x);
