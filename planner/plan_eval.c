@@ -1014,10 +1014,10 @@ static void zero_microbatch(const plan_model *m, const plan_cluster *c, const pl
 /* The pass a stack makes over a stage's weight gradients to add one
  * microbatch's to the step's earlier ones (plan_fw_accum), per microbatch
  * on average, for P parameters held (before sharding): a main_grad hook
- * reads the new gradient and reads and writes the buffer (fp32 with
- * fp32_grads: 2 + 4 + 4 bytes a parameter with half-precision gradients)
- * every microbatch; autograd's AccumulateGrad the same from the second
- * microbatch on; a fused one (the weight-gradient GEMM accumulating into
+ * reads the new gradient and reads and writes the buffer (2 + 4 + 4 bytes
+ * a parameter into an fp32 buffer, fp32_grads; 2 + 2 + 2 into a
+ * half-precision one) every microbatch; autograd's AccumulateGrad the same
+ * from the second microbatch on; a fused one (the weight-gradient GEMM accumulating into
  * the buffer) none. Sharded gradients (ZeRO-2/3) are summed over a shard.
  * Streamed at hbm_eff of HBM bandwidth, as every elementwise kernel. */
 static double wgrad_accum_s(const plan_cluster *c, const plan_layout *l,
@@ -1292,9 +1292,11 @@ static void eval_stages(const plan_model *m, const plan_cluster *c, const plan_l
     for (int i = 0; i < l->pp; i++) {
         /* stages differ only in their layer count and the last one's head */
         int last = i == l->pp - 1;
-        /* the first stage's embedding and the last's head add to their
-         * gradient accumulation: their own times */
-        if (est->stage_layers[i] != prev_layers || last || i == 1) {
+        /* the first stage's embedding adds to its gradients' accumulation
+         * pass, where the stack makes one: the next stage's own time (the
+         * last stage's, with its head, is its own already) */
+        int after_embedding = i == 1 && mm->fw && mm->fw->wgrad_accum != PLAN_ACCUM_FUSED;
+        if (est->stage_layers[i] != prev_layers || last || after_embedding) {
             zero_microbatch(m, c, l, sp_g, mm, lc, est->stage_layers[i], &z);
             double acc = wgrad_accum_s(c, l, mm->fw, stage_params(m, l, i, est->stage_layers[i]));
             stage_time_of(lc, &z, est->stage_layers[i], last, head_f, head_b, head_gemm, acc,

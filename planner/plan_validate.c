@@ -804,8 +804,8 @@ static double hardware_flops(const plan_model *m, double B, int rc, double share
 
 /* Reference FLOPs of one iteration under the row's convention, for a
  * global batch B with recompute (-1: not yet known) of a share of the
- * layers (hardware FLOPs); the FLOPs executed (hardware) when the
- * convention names no count read. */
+ * layers (hardware FLOPs); when the convention names no count read, the
+ * count the stack's logs print (tflops_model), else the FLOPs executed. */
 static double convention_flops(const plan_validate_row *r, const plan_framework *fw,
                                const plan_model *m, double B, int recompute, double share,
                                plan_validate_basis *basis)
@@ -838,7 +838,7 @@ static double convention_flops(const plan_validate_row *r, const plan_framework 
     case CONV_UNKNOWN:
     default:
         /* No count named (or none read): the count the stack's own logs
-         * print (tflops_count: Megatron-LM's num_floating_point_operations,
+         * print (tflops_model: Megatron-LM's num_floating_point_operations,
          * torchtitan's and MaxText's, model FLOPs), else a GPU's rate is of
          * the FLOPs it executed, the recomputed forward included (hardware
          * FLOPs, Chowdhery et al. 2022, App. B); without recompute the two
@@ -984,8 +984,9 @@ static int measures_rate(const plan_validate_row *r)
 }
 
 static int map_batch(const plan_validate_row *r, const plan_model *m, const plan_framework *fw,
-                     int64_t gpus, int64_t dp, int64_t pp, row_layout *rl, int64_t *v_out, int64_t *mbs_out,
-                     int64_t *nmb_out, int64_t *gb_out, plan_validate_result *out)
+                     int64_t gpus, int64_t dp, int64_t pp, row_layout *rl, int64_t *v_out,
+                     int64_t *mbs_out, int64_t *nmb_out, int64_t *gb_out,
+                     plan_validate_result *out)
 {
     int64_t v = 1, mbs = 0, gb = 0, nmb = 0, ga = 0, gbt = 0;
     int hmbs, hgb, hnmb, hga, hgbt;
