@@ -188,7 +188,9 @@ static int count_num(const char *text, int tokens, double *out)
 {
     static const char *const units[] = {"sequences", "sequence", "seqs", "samples", "sample",
                                         "tokens", "token", "GPUs", "GPU", "GCDs", "GCD",
-                                        "layers", "heads",
+                                        "layers", "heads", "query heads", "attention heads",
+                                        "virtual stages", "virtual pipeline stages",
+                                        "model chunks",
                                         "chunks", "stages", "microbatches", "micro-batches",
                                         "-way", "way", "x", "\xc3\x97", "per GPU", "per device",
                                         "per replica", "per rank", "KV heads", "kv heads",
@@ -395,6 +397,11 @@ static int measure_num(const char *text, const unit_word *units, double *out)
         return 0;
     if (!plain_number(text, s, sizeof s))
         return -1;
+    /* a remark in parentheses after the figure ("62 GB (max reserved)",
+     * "1.2 s (median of 10)") is not its unit */
+    char *paren = strchr(s, '(');
+    if (paren && paren > s)
+        *paren = '\0';
     char *p = s;
     while (isspace((unsigned char)*p))
         p++;
@@ -983,6 +990,18 @@ static int measures_rate(const plan_validate_row *r)
     return 0;
 }
 
+/* Does a count's text give tokens ("4M tokens"), not sequences with a
+ * remark in tokens ("128 (512K tokens)")? */
+static int says_tokens(const char *s)
+{
+    char t[64];
+    snprintf(t, sizeof t, "%s", nz(s));
+    char *paren = strchr(t, '(');
+    if (paren)
+        *paren = '\0';
+    return contains(t, "token");
+}
+
 static int map_batch(const plan_validate_row *r, const plan_model *m, const plan_framework *fw,
                      int64_t gpus, int64_t dp, int64_t pp, row_layout *rl, int64_t *v_out,
                      int64_t *mbs_out, int64_t *nmb_out, int64_t *gb_out,
@@ -992,7 +1011,7 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
     int hmbs, hgb, hnmb, hga, hgbt;
     /* a global batch given in tokens ("4M tokens") is the tokens' column's */
     const char *gbs = r->global_batch_size, *gbts = r->global_batch_tokens;
-    if (contains(gbs, "token") && blank(gbts)) {
+    if (says_tokens(gbs) && blank(gbts)) {
         gbts = gbs;
         gbs = "";
     }
@@ -1785,7 +1804,10 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
         } else {
             double unit;
             out->have_mem = 1;
-            out->mem_metric = plan__mem_metric(row->memory_metric, &unit);
+            /* the tool named in the metric's column, else in the figure's
+             * own remark ("62 GB (max reserved)") */
+            out->mem_metric = plan__mem_metric(
+                blank(row->memory_metric) ? row->memory_per_gpu_gb : row->memory_metric, &unit);
             if (contains(row->memory_per_gpu_gb, "GiB"))
                 unit = 1073741824.0;
             out->ref_mem_bytes = gb * unit;

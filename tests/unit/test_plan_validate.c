@@ -286,6 +286,14 @@ static void test_oom_row(void **state)
     assert_rel(run(&oom)->ref_mem_bytes, 60e9, 1e-12);
     oom.memory_per_gpu_gb = "60GiB";
     assert_rel(run(&oom)->ref_mem_bytes, 60.0 * 1073741824.0, 1e-12);
+    /* a remark after the figure is no unit; with no metric column it
+     * names the tool */
+    oom.memory_per_gpu_gb = "60 GB (max reserved)";
+    oom.memory_metric = "";
+    r = run(&oom);
+    assert_true(r->have_mem);
+    assert_rel(r->ref_mem_bytes, 60e9, 1e-12);
+    assert_int_equal(r->mem_metric, PLAN_MEM_RESERVED);
     oom.memory_per_gpu_gb = "60";
     oom.memory_metric = "max allocated, GiB";
     r = run(&oom);

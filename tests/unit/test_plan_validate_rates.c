@@ -370,6 +370,10 @@ static void test_count_words(void **state)
         {"sp", "--sequence-parallel", 1024, 4, 1, 2048, 1},
         {"sp", "SP", 1024, 4, 1, 2048, 1},
         {"sp", "no", 1024, 4, 1, 2048, 0},
+        /* a count with its words or a remark in tokens after it */
+        {"vs", "4 virtual stages", 1024, 4, 4, 2048, 1},
+        {"vs", "4 model chunks", 1024, 4, 4, 2048, 1},
+        {"gb", "1024 (2M tokens)", 1024, 4, 1, 2048, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         plan_validate_row g = gpt;
