@@ -990,6 +990,40 @@ static int measures_rate(const plan_validate_row *r)
     return 0;
 }
 
+/* The virtual stages a pipeline degree's remark names ("4 (interleaved,
+ * v=2)", "8 (VPP 12)", "4 (2 virtual stages)"): Megatron's
+ * --virtual-pipeline-model-parallel-size by its abbreviations; 0 none. */
+static int64_t pp_remark_virtual(const char *pp)
+{
+    const char *t = nz(pp);
+    static const char *const keys[] = {"vpp", "vp", "v"};
+    for (const char *p = t; *p; p++) {
+        if (p > t && isalnum((unsigned char)p[-1]))
+            continue;
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            size_t n = strlen(keys[k]);
+            if (strncasecmp(p, keys[k], n) != 0)
+                continue;
+            const char *q = p + n;
+            while (*q == ' ' || *q == '=' || *q == ':')
+                q++;
+            if (q > p + n && isdigit((unsigned char)*q))
+                return strtol(q, NULL, 10);
+            break;
+        }
+        /* "2 virtual stages", "2 virtual" */
+        if (isdigit((unsigned char)*p)) {
+            char *e;
+            long k = strtol(p, &e, 10);
+            while (*e == ' ')
+                e++;
+            if (strncasecmp(e, "virtual", 7) == 0)
+                return k;
+        }
+    }
+    return 0;
+}
+
 /* Does a count's text give tokens ("4M tokens"), not sequences with a
  * remark in tokens ("128 (512K tokens)")? */
 static int says_tokens(const char *s)
@@ -1015,7 +1049,8 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
         gbts = gbs;
         gbs = "";
     }
-    if (get_int(out, "virtual_stages", r->virtual_stages, 1, 1 << 20, &v) < 0 ||
+    int hv;
+    if ((hv = get_int(out, "virtual_stages", r->virtual_stages, 1, 1 << 20, &v)) < 0 ||
         (hmbs = get_int(out, "micro_batch_size", r->micro_batch_size, 1, 1 << 24, &mbs)) < 0 ||
         (hgb = get_int(out, "global_batch_size", gbs, 1, MAX_GLOBAL_BATCH, &gb)) < 0 ||
         (hgbt = get_int(out, "global_batch_tokens", gbts, 1,
@@ -1023,6 +1058,10 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
         (hnmb = get_int(out, "num_microbatches", r->num_microbatches, 1, 1 << 30, &nmb)) < 0 ||
         (hga = get_int(out, "grad_accum_steps", r->grad_accum_steps, 1, 1 << 30, &ga)) < 0)
         return 1;
+    if (hv == 0 && (v = pp_remark_virtual(r->pp)) > 1)
+        note(out, "%lld virtual stages from the pipeline's remark ('%s')", (long long)v, r->pp);
+    else if (hv == 0)
+        v = 1;
     if (!hnmb && hga) {
         nmb = ga;
         hnmb = 1;

@@ -374,6 +374,10 @@ static void test_count_words(void **state)
         {"vs", "4 virtual stages", 1024, 4, 4, 2048, 1},
         {"vs", "4 model chunks", 1024, 4, 4, 2048, 1},
         {"gb", "1024 (2M tokens)", 1024, 4, 1, 2048, 1},
+        /* the virtual stages in the pipeline degree's remark */
+        {"pp", "2 (interleaved, v=2)", 1024, 4, 2, 2048, 1},
+        {"pp", "2 (VPP 2)", 1024, 4, 2, 2048, 1},
+        {"pp", "2 (2 virtual stages)", 1024, 4, 2, 2048, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         plan_validate_row g = gpt;
@@ -393,6 +397,10 @@ static void test_count_words(void **state)
             g.seq_len = cases[i].text;
         else if (!strcmp(c, "gpus"))
             g.num_gpus = cases[i].text;
+        else if (!strcmp(c, "pp")) {
+            g.pp = cases[i].text;
+            g.virtual_stages = "";
+        }
         else
             g.sequence_parallel = cases[i].text;
         const plan_validate_result *r = run(&g);
