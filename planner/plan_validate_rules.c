@@ -682,6 +682,8 @@ static int negated(const char *s, const char *p, size_t len)
             return 1;
     }
     const char *q = past_separators(p + len);
+    while (*q == '(' || *q == ' ') /* "FP8 (not used)" */
+        q++;
     for (size_t a = 0; a < sizeof after / sizeof after[0]; a++) {
         size_t n = strlen(after[a]);
         if (strncasecmp(q, after[a], n) == 0 && !isalnum((unsigned char)q[n]))

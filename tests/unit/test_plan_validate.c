@@ -1169,7 +1169,7 @@ static void test_precision_names(void **state)
         {"not stated (bf16?)", -2},       {"", -2},
         /* FP8 named only to say it was not used */
         {"bf16 (no FP8)", PLAN_PREC_BF16}, {"BF16, FP8 off", PLAN_PREC_BF16},
-        {"bf16 without fp8", PLAN_PREC_BF16},
+        {"bf16 without fp8", PLAN_PREC_BF16},   {"bf16, FP8 (not used)", PLAN_PREC_BF16},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (plan__parse_precision(cases[i].text) != cases[i].want)
