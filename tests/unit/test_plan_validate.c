@@ -1954,6 +1954,10 @@ static void test_framework_names(void **state)
         {"SMPv2 (torch.sagemaker)", 0, "smp2"},
         {"Nanotron", 0, "nanotron@2024"},
         {"nanotron (Hugging Face)", 2025 * 12, "nanotron@2024"},
+        /* trainers that run FSDP underneath, by their own names */
+        {"OLMo trainer", 2024 * 12 + 1, "fsdp@2023"},
+        {"LitGPT", 2024 * 12 + 8, "fsdp@2024"},
+        {"lit-gpt", 2023 * 12 + 12, "fsdp@2023"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int k = plan_framework_match(cases[i].text, cases[i].ym);
