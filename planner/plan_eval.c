@@ -1700,9 +1700,10 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
         int last = i == l->pp - 1, n = est->stage_layers[i];
         stage_time st;
         zero_mb z;
+        double P = stage_params(m, l, i, n);
         zero_microbatch(m, c, l, &sp_g, &memo, &lc, n, &z);
-        stage_time_of(&lc, &z, n, last, head_f, head_b, head_gemm,
-                      wgrad_accum_s(c, l, memo.fw, stage_params(m, l, i, n)), &st);
+        stage_time_of(&lc, &z, n, last, head_f, head_b, head_gemm, wgrad_accum_s(c, l, memo.fw, P),
+                      &st);
         sc->layers = n;
         sc->fwd_s = st.f / v;
         sc->bwd_s = st.b / v;
@@ -1710,7 +1711,6 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
         sc->fwd_comm_s = (n * (lc.tp_fwd_s + lc.cp_fwd_s) + z.fwd_s) / v;
         sc->bwd_comm_s = (n * (lc.tp_bwd_s + lc.tp_recomp_s + lc.cp_bwd_s) + z.bwd_s) / v;
         sc->act_bytes = n * lc.act_stored_bytes / v;
-        double P = stage_params(m, l, i, n);
         sc->grad_bytes = (l->fp32_grads ? 4.0 : elem_bytes(l)) * P;
         plan_mem mem;
         stage_memory(m, c, l, &lc, i, n, P, &mem);
