@@ -105,362 +105,9 @@ const plan_validate_column plan_validate_columns[] = {
 
 #define blank plan__blank
 
-/* A number as people write one: an approximation mark ("~10") and
- * thousands separators ("1,024": groups of three digits) are the number's.
- * Into buf (n bytes); 0 when the text is longer than buf. */
-static int plain_number(const char *s, char *buf, size_t n)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    if (*s == '~')
-        s++;
-    size_t k = 0;
-    for (const char *p = s; *p; p++) {
-        if (*p == ',' && p > s && isdigit((unsigned char)p[-1]) && isdigit((unsigned char)p[1]) &&
-            isdigit((unsigned char)p[2]) && isdigit((unsigned char)p[3]) &&
-            !isdigit((unsigned char)p[4]))
-            continue;
-        if (k + 1 >= n)
-            return 0;
-        buf[k++] = *p;
-    }
-    buf[k] = '\0';
-    return 1;
-}
-
-int plan__parse_num(const char *text, double *out)
-{
-    if (blank(text))
-        return 0;
-    char s[64], *end;
-    if (!plain_number(text, s, sizeof s))
-        return -1;
-    errno = 0;
-    double v = strtod(s, &end);
-    while (isspace((unsigned char)*end))
-        end++;
-    if (end == s || *end || errno == ERANGE || !isfinite(v))
-        return -1;
-    *out = v;
-    return 1;
-}
-
 static void copy(char *dst, size_t n, const char *src)
 {
     snprintf(dst, n, "%s", nz(src));
-}
-
-int plan__skip(plan_validate_result *out, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out->reason, sizeof out->reason, fmt, ap);
-    va_end(ap);
-    out->compared = 0;
-    return 1;
-}
-
-void plan__note(plan_validate_result *out, const char *fmt, ...)
-{
-    size_t used = strlen(out->notes);
-    if (used + 3 >= sizeof out->notes)
-        return;
-    if (used) {
-        memcpy(out->notes + used, "; ", 3);
-        used += 2;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out->notes + used, sizeof out->notes - used, fmt, ap);
-    va_end(ap);
-}
-
-/* A count as sources write it, when it is not a plain number: a label
- * before it ("MBS=2", "vp 2", "VPP: 4"), its unit after it ("512
- * sequences", "8 GPUs"), a binary K or M ("2K" tokens of context is 2048,
- * "4M tokens" 4 x 2^20: the counts of tokens and sequences are powers of
- * two in these texts), a remark in parentheses ("512 (ramp-up from 32)"),
- * an approximate value ("~4M tokens", "about 1536"), a degree's way ("8-way",
- * "8x") and a micro-batch's device ("1 per GPU"); "n/a", "none" and "-" say
- * nothing; "tokens" is a unit only of a column that counts them (tokens).
- * 0 absent, 1 read, -1 not a count. */
-static int count_num(const char *text, int tokens, double *out)
-{
-    static const char *const units[] = {"sequences", "sequence", "seqs", "samples", "sample",
-                                        "tokens", "token", "GPUs", "GPU", "GCDs", "GCD",
-                                        "layers", "heads", "query heads", "attention heads",
-                                        "virtual stages", "virtual pipeline stages",
-                                        "model chunks",
-                                        "chunks", "stages", "microbatches", "micro-batches",
-                                        "-way", "way", "x", "\xc3\x97", "per GPU", "per device",
-                                        "per replica", "per rank", "KV heads", "kv heads",
-                                        "key-value heads", "query groups"};
-    static const char *const approx[] = {"~", "\xe2\x89\x88", "about ", "approx. ",
-                                         "approximately ", "roughly ", "ca. "};
-    static const char *const nothing[] = {"n/a", "na", "none", "-", "?", "not stated",
-                                          "not published", "not reported", "unknown"};
-    char t[64];
-    snprintf(t, sizeof t, "%s", nz(text));
-    char *p = t, *e;
-    while (isspace((unsigned char)*p))
-        p++;
-    e = p + strlen(p);
-    while (e > p && isspace((unsigned char)e[-1]))
-        *--e = '\0';
-    for (size_t i = 0; i < sizeof nothing / sizeof nothing[0]; i++)
-        if (strcasecmp(p, nothing[i]) == 0)
-            return 0;
-    for (size_t i = 0; i < sizeof approx / sizeof approx[0]; i++)
-        if (strncasecmp(p, approx[i], strlen(approx[i])) == 0) {
-            p += strlen(approx[i]);
-            while (isspace((unsigned char)*p))
-                p++;
-            break;
-        }
-    /* a label of letters before the number */
-    char *q = p;
-    while (isalpha((unsigned char)*q) || *q == '_' || *q == '-')
-        q++;
-    if (q > p && q - p <= 12) {
-        while (*q == ' ' || *q == '=' || *q == ':')
-            q++;
-        if (isdigit((unsigned char)*q))
-            p = q;
-    }
-    char *paren = strchr(p, '(');
-    if (paren) {
-        *paren = '\0';
-        e = paren;
-        while (e > p && isspace((unsigned char)e[-1]))
-            *--e = '\0';
-    }
-    char num[64];
-    if (!plain_number(p, num, sizeof num))
-        return -1;
-    errno = 0;
-    char *end;
-    double v = strtod(num, &end);
-    if (end == num || errno == ERANGE || !isfinite(v))
-        return -1;
-    /* a count in K or M with decimals ("3.1M") is a rounded one: the
-     * nearest whole count */
-    if (*end == 'k' || *end == 'K')
-        v = round(v * 1024.0), end++;
-    else if (*end == 'M')
-        v = round(v * 1048576.0), end++;
-    while (isspace((unsigned char)*end))
-        end++;
-    if (*end) {
-        int unit = 0;
-        for (size_t i = 0; i < sizeof units / sizeof units[0] && !unit; i++)
-            unit = strcasecmp(end, units[i]) == 0;
-        /* tokens only where the column counts tokens */
-        if (unit && !tokens && strncasecmp(end, "token", 5) == 0)
-            unit = 0;
-        if (!unit)
-            return -1;
-    }
-    *out = v;
-    return 1;
-}
-
-/* A count of GPUs as a run's text gives it: nodes times GPUs ("8 nodes x 8
- * GPUs", "16x8", "4 × 8"), or a number of the chip ("64 H100s", "512 A100
- * GPUs", "64 NVIDIA H100 GPUs": its words after the number end in the chip
- * or in GPU(s)). 1 read, -1 not such a count. */
-static int gpu_count(const char *text, double *out)
-{
-    char t[96];
-    snprintf(t, sizeof t, "%s", nz(text));
-    char *p = t, *e;
-    while (isspace((unsigned char)*p))
-        p++;
-    errno = 0;
-    long a = strtol(p, &e, 10);
-    if (e == p || a <= 0 || errno)
-        return -1;
-    p = e;
-    while (isspace((unsigned char)*p))
-        p++;
-    if (strncasecmp(p, "nodes", 5) == 0)
-        p += 5;
-    else if (strncasecmp(p, "node", 4) == 0)
-        p += 4;
-    while (isspace((unsigned char)*p))
-        p++;
-    int times = *p == 'x' || *p == 'X' || *p == '*';
-    if (times)
-        p++;
-    else if ((unsigned char)p[0] == 0xC3 && (unsigned char)p[1] == 0x97)
-        p += 2, times = 1;
-    if (times) {
-        while (isspace((unsigned char)*p))
-            p++;
-        long b = strtol(p, &e, 10);
-        if (e == p || b <= 0)
-            return -1;
-        while (isspace((unsigned char)*e))
-            e++;
-        if (*e && strncasecmp(e, "GPU", 3) != 0)
-            return -1;
-        *out = (double)a * (double)b;
-        return 1;
-    }
-    /* a number of GPUs named by their chip: the last word is the chip's
-     * (letters and digits, a digit among them) or GPU(s) */
-    size_t n = strlen(p);
-    while (n > 0 && isspace((unsigned char)p[n - 1]))
-        p[--n] = '\0';
-    if (n == 0 || n > 48)
-        return -1;
-    const char *last = strrchr(p, ' ');
-    last = last ? last + 1 : p;
-    int digit = 0, ok = 1;
-    for (const char *q = last; *q; q++) {
-        digit |= isdigit((unsigned char)*q) != 0;
-        ok &= isalnum((unsigned char)*q) || *q == '-';
-    }
-    if (strcasecmp(last, "GPU") == 0 || strcasecmp(last, "GPUs") == 0 || (ok && digit)) {
-        *out = (double)a;
-        return 1;
-    }
-    return -1;
-}
-
-/* A count from column `what` in any form its column is written in: 0
- * absent, 1 read, -1 not a count. */
-static int read_count(const char *what, const char *text, double *d)
-{
-    int r = parse_num(text, d);
-    if (r < 0)
-        r = count_num(text, strcmp(what, "seq_len") == 0 || strstr(what, "tokens") != NULL, d);
-    if (r < 0 && strcmp(what, "num_gpus") == 0)
-        r = gpu_count(text, d);
-    return r;
-}
-
-/* A whole number in [min, max] from column `what`: 0 absent, 1 ok, -1 bad
- * (the row is skipped with a reason). */
-static int get_int(plan_validate_result *out, const char *what, const char *text, int64_t min,
-                   int64_t max, int64_t *v)
-{
-    double d;
-    int r = read_count(what, text, &d);
-    if (r == 0)
-        return 0;
-    if (r < 0 || d != floor(d) || d < (double)min || d > (double)max) {
-        skip(out, "%s '%s': expected a whole number in [%lld, %lld]", what, nz(text),
-             (long long)min, (long long)max);
-        return -1;
-    }
-    *v = (int64_t)d;
-    return 1;
-}
-
-/* The units a measured column's value may carry, each with its factor to
- * the column's own unit (seconds, tokens per second, TFLOP/s, PFLOP/s or
- * percent); a measurement's K and M are decimal ("217.7K tokens/s"). */
-typedef struct {
-    const char *unit;
-    double scale;
-} unit_word;
-
-static const unit_word time_units[] = {
-    {"s", 1},          {"sec", 1},      {"secs", 1},     {"second", 1},   {"seconds", 1},
-    {"s/step", 1},     {"s/it", 1},     {"s/iter", 1},   {"s/iteration", 1},
-    {"sec/step", 1},   {"sec/it", 1},   {"sec/iter", 1}, {"s per step", 1},
-    {"s per iteration", 1}, {"seconds per step", 1}, {"seconds per iteration", 1},
-    {"ms", 1e-3},      {"ms/step", 1e-3}, {"ms/it", 1e-3}, {"ms/iter", 1e-3},
-    {"min", 60},       {"minutes", 60}, {NULL, 0}};
-static const unit_word rate_units[] = {
-    {"tokens/s", 1}, {"tokens/sec", 1}, {"tok/s", 1}, {"tokens per second", 1}, {"tps", 1},
-    {"tokens/s/GPU", 1}, {"tokens/sec/GPU", 1}, {"tok/s/GPU", 1}, {"tokens/s per GPU", 1},
-    {"tok/s per GPU", 1}, {"tokens per second per GPU", 1}, {NULL, 0}};
-static const unit_word sample_units[] = {
-    {"samples/s", 1}, {"samples/sec", 1}, {"sequences/s", 1}, {"seq/s", 1},
-    {"samples per second", 1}, {NULL, 0}};
-static const unit_word tflops_units[] = {
-    {"TFLOP/s", 1}, {"TFLOPS", 1}, {"TFLOPs", 1}, {"TFLOP/s/GPU", 1}, {"TFLOPS/GPU", 1},
-    {"TFLOP/s per GPU", 1}, {"TFLOPS per GPU", 1}, {NULL, 0}};
-static const unit_word pflops_units[] = {
-    {"PFLOP/s", 1}, {"PFLOPS", 1}, {"PFLOPs", 1}, {"EFLOP/s", 1e3}, {"EFLOPS", 1e3}, {NULL, 0}};
-static const unit_word pct_units[] = {{"%", 1}, {NULL, 0}};
-/* the memory column's GB, or GiB where its value says so (the unit is then GiB) */
-static const unit_word mem_units[] = {{"GB", 1}, {"GiB", 1}, {"G", 1}, {NULL, 0}};
-
-/* A measured value with its unit, if any, from the column's table (NULL:
- * a plain number). 1 read, 0 absent, -1 not such a value. */
-static int measure_num(const char *text, const unit_word *units, double *out)
-{
-    char s[64], *end;
-    if (blank(text))
-        return 0;
-    if (!plain_number(text, s, sizeof s))
-        return -1;
-    /* a remark in parentheses after the figure ("62 GB (max reserved)",
-     * "1.2 s (median of 10)") is not its unit */
-    char *paren = strchr(s, '(');
-    if (paren && paren > s)
-        *paren = '\0';
-    char *p = s;
-    while (isspace((unsigned char)*p))
-        p++;
-    errno = 0;
-    double v = strtod(p, &end);
-    if (end == p || errno == ERANGE || !isfinite(v))
-        return -1;
-    if (units != pct_units && (*end == 'K' || *end == 'k') && !isalpha((unsigned char)end[1]))
-        v *= 1e3, end++;
-    else if (units != pct_units && *end == 'M' && !isalpha((unsigned char)end[1]))
-        v *= 1e6, end++;
-    while (isspace((unsigned char)*end))
-        end++;
-    char *e = end + strlen(end);
-    while (e > end && isspace((unsigned char)e[-1]))
-        *--e = '\0';
-    if (!*end) {
-        *out = v;
-        return 1;
-    }
-    for (const unit_word *u = units; u && u->unit; u++)
-        if (strcasecmp(end, u->unit) == 0) {
-            *out = v * u->scale;
-            return 1;
-        }
-    return -1;
-}
-
-/* A positive measured value in column `what`, in the column's unit: 0
- * absent, 1 ok, -1 bad (the row is skipped with a reason). */
-static int get_measure(plan_validate_result *out, const char *what, const char *text,
-                       const unit_word *units, double *v)
-{
-    int r = measure_num(text, units, v);
-    if (r == 0)
-        return 0;
-    if (r < 0 || *v <= 0) {
-        skip(out, "%s '%s': expected a positive number%s", what, nz(text),
-             units == time_units     ? " of seconds (or ms, min)"
-             : units == rate_units   ? " of tokens/s"
-             : units == sample_units ? " of samples/s"
-             : units == pct_units    ? " (a percentage)"
-             : units == tflops_units ? " of TFLOP/s"
-                                     : "");
-        return -1;
-    }
-    return 1;
-}
-
-/* A percentage of peak: "41", "41 %"; a value at most 1 with no percent
- * sign is a fraction ("0.41"): no training step runs at 1 % of peak. */
-static int get_pct(plan_validate_result *out, const char *what, const char *text, double *v)
-{
-    int r = get_measure(out, what, text, pct_units, v);
-    if (r > 0 && *v <= 1.0 && !strchr(text, '%')) {
-        note(out, "%s %s read as a fraction: %.4g %%", what, nz(text), *v * 100);
-        *v *= 100;
-    }
-    return r;
 }
 
 const char *plan_validate_basis_name(plan_validate_basis b)
@@ -669,15 +316,15 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
                     "decoder-only transformers", kinds[structure], sword);
     int64_t L = 0, H = 0, A = 0, KV = 0, D = 0, F = 0, S = 0, V = 0;
     int hl, hh, ha, hkv, hd, hf, hs, hv;
-    if ((hl = get_int(out, "num_layers", r->num_layers, 1, PLAN_MAX_LAYERS, &L)) < 0 ||
-        (hh = get_int(out, "hidden_size", r->hidden_size, 1, PLAN_MAX_HIDDEN, &H)) < 0 ||
-        (ha = get_int(out, "num_heads", r->num_heads, 1, PLAN_MAX_HEADS, &A)) < 0 ||
-        (hkv = get_int(out, "num_kv_heads", r->num_kv_heads, 1, PLAN_MAX_HEADS, &KV)) < 0 ||
-        (hd = get_int(out, "head_dim", r->head_dim, 1, PLAN_MAX_ATTN_WIDTH, &D)) < 0 ||
-        (hf = get_int(out, "ffn_hidden_size", r->ffn_hidden_size, 1, 16 * (int64_t)PLAN_MAX_HIDDEN,
+    if ((hl = plan__get_int(out, "num_layers", r->num_layers, 1, PLAN_MAX_LAYERS, &L)) < 0 ||
+        (hh = plan__get_int(out, "hidden_size", r->hidden_size, 1, PLAN_MAX_HIDDEN, &H)) < 0 ||
+        (ha = plan__get_int(out, "num_heads", r->num_heads, 1, PLAN_MAX_HEADS, &A)) < 0 ||
+        (hkv = plan__get_int(out, "num_kv_heads", r->num_kv_heads, 1, PLAN_MAX_HEADS, &KV)) < 0 ||
+        (hd = plan__get_int(out, "head_dim", r->head_dim, 1, PLAN_MAX_ATTN_WIDTH, &D)) < 0 ||
+        (hf = plan__get_int(out, "ffn_hidden_size", r->ffn_hidden_size, 1, 16 * (int64_t)PLAN_MAX_HIDDEN,
                       &F)) < 0 ||
-        (hs = get_int(out, "seq_len", r->seq_len, 1, PLAN_MAX_SEQ, &S)) < 0 ||
-        (hv = get_int(out, "vocab_size", r->vocab_size, 1, PLAN_MAX_VOCAB, &V)) < 0)
+        (hs = plan__get_int(out, "seq_len", r->seq_len, 1, PLAN_MAX_SEQ, &S)) < 0 ||
+        (hv = plan__get_int(out, "vocab_size", r->vocab_size, 1, PLAN_MAX_VOCAB, &V)) < 0)
         return 1;
     /* A documented model the row names: what the row does give must be
      * its, and what the row leaves out is its published config's */
@@ -872,11 +519,11 @@ static int map_degrees(const plan_validate_row *r, const plan_framework *fw, int
     int htp, hpp, hdp, hmp;
     *tp = *pp = *cp = 1;
     *dp = 0;
-    if ((htp = get_int(out, "tp", r->tp, 1, 1 << 20, tp)) < 0 ||
-        (hpp = get_int(out, "pp", r->pp, 1, PLAN_PP_MAX, pp)) < 0 ||
-        get_int(out, "cp", r->cp, 1, 1 << 20, cp) < 0 ||
-        (hdp = get_int(out, "dp", r->dp, 1, 1 << 24, dp)) < 0 ||
-        (hmp = get_int(out, "model_parallel_size", r->model_parallel_size, 1, 1 << 24, &mp)) < 0)
+    if ((htp = plan__get_int(out, "tp", r->tp, 1, 1 << 20, tp)) < 0 ||
+        (hpp = plan__get_int(out, "pp", r->pp, 1, PLAN_PP_MAX, pp)) < 0 ||
+        plan__get_int(out, "cp", r->cp, 1, 1 << 20, cp) < 0 ||
+        (hdp = plan__get_int(out, "dp", r->dp, 1, 1 << 24, dp)) < 0 ||
+        (hmp = plan__get_int(out, "model_parallel_size", r->model_parallel_size, 1, 1 << 24, &mp)) < 0)
         return 1;
     if (hmp && !htp && !hpp) {
         int pipeline = (fw->schedules & ~(1u << PLAN_SCHED_INTERLEAVED)) != 0 ||
@@ -1030,9 +677,7 @@ static int says_tokens(const char *s)
 {
     char t[64];
     snprintf(t, sizeof t, "%s", nz(s));
-    char *paren = strchr(t, '(');
-    if (paren)
-        *paren = '\0';
+    plan__cut_remark(t);
     return contains(t, "token");
 }
 
@@ -1050,13 +695,13 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
         gbs = "";
     }
     int hv;
-    if ((hv = get_int(out, "virtual_stages", r->virtual_stages, 1, 1 << 20, &v)) < 0 ||
-        (hmbs = get_int(out, "micro_batch_size", r->micro_batch_size, 1, 1 << 24, &mbs)) < 0 ||
-        (hgb = get_int(out, "global_batch_size", gbs, 1, MAX_GLOBAL_BATCH, &gb)) < 0 ||
-        (hgbt = get_int(out, "global_batch_tokens", gbts, 1,
+    if ((hv = plan__get_int(out, "virtual_stages", r->virtual_stages, 1, 1 << 20, &v)) < 0 ||
+        (hmbs = plan__get_int(out, "micro_batch_size", r->micro_batch_size, 1, 1 << 24, &mbs)) < 0 ||
+        (hgb = plan__get_int(out, "global_batch_size", gbs, 1, MAX_GLOBAL_BATCH, &gb)) < 0 ||
+        (hgbt = plan__get_int(out, "global_batch_tokens", gbts, 1,
                         MAX_GLOBAL_BATCH * (int64_t)PLAN_MAX_SEQ, &gbt)) < 0 ||
-        (hnmb = get_int(out, "num_microbatches", r->num_microbatches, 1, 1 << 30, &nmb)) < 0 ||
-        (hga = get_int(out, "grad_accum_steps", r->grad_accum_steps, 1, 1 << 30, &ga)) < 0)
+        (hnmb = plan__get_int(out, "num_microbatches", r->num_microbatches, 1, 1 << 30, &nmb)) < 0 ||
+        (hga = plan__get_int(out, "grad_accum_steps", r->grad_accum_steps, 1, 1 << 30, &ga)) < 0)
         return 1;
     if (hv == 0 && (v = pp_remark_virtual(r->pp)) > 1)
         note(out, "%lld virtual stages from the pipeline's remark ('%s')", (long long)v, r->pp);
@@ -1553,7 +1198,7 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
                           int64_t gpus, const plan_cluster *c, plan_validate_result *out)
 {
     double t = 0, x = 0;
-    int ht = get_measure(out, "iteration_time_s", row->iteration_time_s, time_units, &t);
+    int ht = plan__get_measure(out, "iteration_time_s", row->iteration_time_s, PLAN_UNITS_TIME, &t);
     if (ht < 0)
         return 0;
     if (ht > 0) {
@@ -1564,13 +1209,13 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
         return 1;
     }
     double tokens = (double)l->global_batch * (double)m->seq, rate = 0;
-    int hr = get_measure(out, "tokens_per_s_total", row->tokens_per_s_total, rate_units, &x);
+    int hr = plan__get_measure(out, "tokens_per_s_total", row->tokens_per_s_total, PLAN_UNITS_RATE, &x);
     if (hr < 0)
         return 0;
     if (hr > 0)
         rate = x;
     else {
-        hr = get_measure(out, "tokens_per_s_per_gpu", row->tokens_per_s_per_gpu, rate_units, &x);
+        hr = plan__get_measure(out, "tokens_per_s_per_gpu", row->tokens_per_s_per_gpu, PLAN_UNITS_RATE, &x);
         if (hr < 0)
             return 0;
         if (hr > 0)
@@ -1578,7 +1223,7 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
     }
     /* samples (sequences) per second: seq tokens each */
     int hsm = rate > 0 ? 0
-                       : get_measure(out, "samples_per_s", row->samples_per_s, sample_units, &x);
+                       : plan__get_measure(out, "samples_per_s", row->samples_per_s, PLAN_UNITS_SAMPLES, &x);
     if (hsm < 0)
         return 0;
     if (hsm > 0)
@@ -1592,11 +1237,11 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
         return 1;
     }
     double tf = 0, mfu = 0, hfu = 0, pct = 0, agg = 0, peak = 0;
-    int hf = get_measure(out, "tflops_per_gpu", row->tflops_per_gpu, tflops_units, &tf);
-    int hm = get_pct(out, "mfu_pct", row->mfu_pct, &mfu);
-    int hh = get_pct(out, "hfu_pct", row->hfu_pct, &hfu);
-    int hp = get_pct(out, "pct_of_peak_reported", row->pct_of_peak_reported, &pct);
-    int ha = get_measure(out, "aggregate_pflops", row->aggregate_pflops, pflops_units, &agg);
+    int hf = plan__get_measure(out, "tflops_per_gpu", row->tflops_per_gpu, PLAN_UNITS_TFLOPS, &tf);
+    int hm = plan__get_pct(out, "mfu_pct", row->mfu_pct, &mfu);
+    int hh = plan__get_pct(out, "hfu_pct", row->hfu_pct, &hfu);
+    int hp = plan__get_pct(out, "pct_of_peak_reported", row->pct_of_peak_reported, &pct);
+    int ha = plan__get_measure(out, "aggregate_pflops", row->aggregate_pflops, PLAN_UNITS_PFLOPS, &agg);
     if (hf < 0 || hm < 0 || hh < 0 || hp < 0 || ha < 0)
         return 0;
     /* the stated peak a percentage is of, else the GPU's dense one */
@@ -1630,9 +1275,9 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
                              plan_layout_recompute_share(m, l), &out->basis);
     }
     int named = plan__conv_parse(row->tflops_convention) != CONV_UNKNOWN;
-    if (hm > 0 && (hf == 0 || F <= 0 || !named)) {
+    if (hm > 0 && (hf == 0 || !named)) {
         tf = mfu / 100.0 * peak;
-        if (F <= 0 || !named) {
+        if (!named) {
             /* MFU counts model FLOPs by its definition (Chowdhery et al.
              * 2022, App. B: the FLOPs of the model without recompute) */
             F = plan_validate_megatron_flops(m, (double)l->global_batch);
@@ -1640,8 +1285,6 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
             note(out, "MFU over model FLOPs, its definition (Chowdhery et al. 2022, App. B)");
         }
     }
-    if (F <= 0)
-        return !skip(out, "TFLOP/s convention '%s' not understood", nz(row->tflops_convention));
     if (!hfu_only && !named)
         note(out, "TFLOP/s convention %s%s%s: %s",
              blank(row->tflops_convention) ? "not stated" : "'",
@@ -1726,10 +1369,10 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     /* a count of nodes, not of GPUs ("8 DGX H100 nodes"), where the text
      * is no count of GPUs ("4 nodes x 4 GPUs" is 16) */
     double dg;
-    int64_t by_nodes = read_count("num_gpus", row->num_gpus, &dg) >= 0
+    int64_t by_nodes = plan__read_count("num_gpus", row->num_gpus, &dg) >= 0
                            ? 0
                            : plan__gpus_of_nodes(cat, row, row->num_gpus, &how);
-    int hg = by_nodes > 0 ? 1 : get_int(out, "num_gpus", row->num_gpus, 1, 1 << 24, &gpus);
+    int hg = by_nodes > 0 ? 1 : plan__get_int(out, "num_gpus", row->num_gpus, 1, 1 << 24, &gpus);
     if (hg < 0)
         return ST_OK;
     if (by_nodes > 0) {
@@ -1831,7 +1474,7 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
                    contains(row->memory_per_gpu_gb, "out of memory") ||
                    contains(row->other_metrics, "OOM") || contains(row->notes, "went OOM");
     double gb;
-    int mem_read = out->ref_oom ? 0 : measure_num(row->memory_per_gpu_gb, mem_units, &gb);
+    int mem_read = out->ref_oom ? 0 : plan__measure_num(row->memory_per_gpu_gb, PLAN_UNITS_MEM, &gb);
     if (mem_read == -1)
         note(out, "memory_per_gpu_gb '%.40s': not a finite number, not compared",
              row->memory_per_gpu_gb);

@@ -1,7 +1,7 @@
 /*
  * plan_validate_int.h: how smdplan validate reads a published run's text
- * fields (plan_validate_rules.c), shared with plan_validate.c. Inside
- * planner/ only.
+ * fields (plan_validate_rules.c, plan_validate_read.c), shared with
+ * plan_validate.c. Inside planner/ only.
  *
  * Every rule here reads a field of the row (its GPU, interconnect, FLOP
  * convention ...) by what the field says; none names a published source.
@@ -30,6 +30,41 @@ static inline const char *plan__nz(const char *s)
 /* A number as people write one ("~10", "1,024"): 0 absent, 1 parsed, -1
  * not a finite number. */
 int plan__parse_num(const char *text, double *out);
+
+/* A remark in parentheses after a value ("62 GB (max reserved)") cut
+ * from s, with the spaces before it. */
+void plan__cut_remark(char *s);
+
+/* A count as sources write it ("MBS=2", "512 sequences", "2K", "~4M
+ * tokens", "8 nodes x 8 GPUs"; plan_validate_read.c): 0 absent, 1 read
+ * into *d, -1 not a count. */
+int plan__read_count(const char *what, const char *text, double *d);
+/* A whole count in [min, max] of column `what`: 0 absent, 1 read, -1 not
+ * one (the row is skipped with a reason). */
+int plan__get_int(plan_validate_result *out, const char *what, const char *text, int64_t min,
+                  int64_t max, int64_t *v);
+
+/* The unit families of the measured columns, each read into the column's
+ * own unit: seconds, tokens/s, samples/s, TFLOP/s, PFLOP/s, percent, GB. */
+typedef enum plan_units {
+    PLAN_UNITS_TIME = 0,
+    PLAN_UNITS_RATE,
+    PLAN_UNITS_SAMPLES,
+    PLAN_UNITS_TFLOPS,
+    PLAN_UNITS_PFLOPS,
+    PLAN_UNITS_PCT,
+    PLAN_UNITS_MEM,
+} plan_units;
+/* A measured figure with its unit ("10 s/iter", "217.7K tokens/s"): 0
+ * absent, 1 read, -1 not a number of that family. */
+int plan__measure_num(const char *text, plan_units u, double *out);
+/* A positive measured value of column `what`: 0 absent, 1 read, -1 bad
+ * (the row is skipped with a reason). */
+int plan__get_measure(plan_validate_result *out, const char *what, const char *text,
+                      plan_units u, double *v);
+/* A percentage of peak ("41", "41 %"; a value at most 1 without a percent
+ * sign a fraction, said in the notes). */
+int plan__get_pct(plan_validate_result *out, const char *what, const char *text, double *v);
 
 /* The row not compared, for the reason fmt gives; returns 1. */
 int plan__skip(plan_validate_result *out, const char *fmt, ...)
