@@ -87,6 +87,13 @@ int data_calibration_write(const char *path, const char *what, int force,
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "name", cat->gpus[j].name);
             add_eff_values(o, &g->after, g->fitted, NULL);
+            /* what the memory model misses on the chip's published memory
+             * figures once the reserve is fitted to them: validate's band
+             * for reading a run's unstated recompute */
+            if ((g->fitted & PLAN_EFF_MEMORY_MASK) && g->mem_rows > 0 &&
+                isfinite(g->mem_mean_abs_err_after_pct))
+                cJSON_AddNumberToObject(o, "mem_err_pct",
+                                        round(g->mem_mean_abs_err_after_pct * 100) / 100);
             char src[PLAN_SOURCE_MAX];
             snprintf(src, sizeof src,
                      "fitted by smdplan calibrate to %d runs (%d sources) of %s on %s GPUs: "

@@ -103,6 +103,7 @@ static const field gpu_fields[] = {
     FLD(plan_gpu, fp8_gemm_eff, F_NUM, 0),
     FLD(plan_gpu, gemm_ceiling, F_NUM, 0),
     FLD(plan_gpu, alloc_frac, F_NUM, 0),
+    FLD(plan_gpu, mem_err_pct, F_NUM, 0),
     FLD(plan_gpu, act_fwd_s, F_NUM, 0),
     FLD(plan_gpu, act_bwd_s, F_NUM, 0),
     FLD(plan_gpu, glu_fwd_s, F_NUM, 0),

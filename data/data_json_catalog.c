@@ -33,6 +33,7 @@ static cJSON *gpu_json(const plan_gpu *g)
         DATA_JSON_EXACT("fp8_gemm_eff", g->fp8_gemm_eff),
         DATA_JSON_EXACT("gemm_ceiling", g->gemm_ceiling),
         DATA_JSON_EXACT("alloc_frac", g->alloc_frac),
+        DATA_JSON_EXACT("mem_err_pct", g->mem_err_pct),
     };
     /* the file, and what it made of the entry (read back, the file is
      * applied again and these fields over it: the same values) */

@@ -267,6 +267,9 @@ typedef struct plan_gpu {
     double fp8_peak_flops;       /* dense FP8 tensor-core peak, FLOP/s (0: no FP8) */
     double fp8_gemm_eff;         /* fraction of the FP8 peak a large aligned FP8 GEMM reaches */
     double alloc_frac;           /* the allocator's reserve (plan_eff); 0 reads as none */
+    double mem_err_pct;          /* the memory model's mean |error| on this chip's published
+                                  * memory figures, its reserve fitted (smdplan calibrate),
+                                  * percent; 0: no figure measured on the chip */
     double gemm_ceiling;         /* measured fraction of peak an isolated large GEMM reaches:
                                   * no fitted GEMM efficiency may exceed it (0: not
                                   * measured, the peak bounds it) */

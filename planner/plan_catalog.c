@@ -100,6 +100,9 @@ static int check_gpu(const plan_gpu *g, st_err *err)
     if (!isfinite(g->alloc_frac) || g->alloc_frac < 0 || g->alloc_frac > 1)
         return ST_RAISE(err, ST_EINVAL, "gpu '%s': alloc_frac %g; allowed: 0 to 1", g->name,
                         g->alloc_frac);
+    if (!isfinite(g->mem_err_pct) || g->mem_err_pct < 0 || g->mem_err_pct > 100)
+        return ST_RAISE(err, ST_EINVAL, "gpu '%s': mem_err_pct %g; allowed: 0 to 100", g->name,
+                        g->mem_err_pct);
     if (g->gemm_ceiling > 0 && g->gemm_eff_max > g->gemm_ceiling)
         return ST_RAISE(err, ST_EINVAL, "gpu '%s': gemm_eff_max %g above its measured GEMM "
                         "ceiling %g", g->name, g->gemm_eff_max, g->gemm_ceiling);

@@ -433,6 +433,7 @@ typedef struct row_layout {
     plan_layout l;
     int search_mbs;              /* micro-batch not given: search it */
     int search_degrees;          /* neither TP, PP, DP nor a model-parallel size given */
+    int recompute_defaulted;     /* recompute not stated: the stack's default */
 } row_layout;
 
 /* The FLOPs a step of batch B executes with recompute rc (-1: not yet
@@ -814,15 +815,17 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
 /* Recompute, optimizer sharding and sequence parallelism as the row
  * states them, else the stack's defaults. */
 static int map_memory_knobs(const plan_validate_row *r, const plan_framework *fw, int gpn,
-                            int64_t tp, int64_t pp, int64_t cp, int64_t dp, plan_layout *l,
+                            int64_t tp, int64_t pp, int64_t cp, int64_t dp, row_layout *rl,
                             plan_validate_result *out)
 {
+    plan_layout *l = &rl->l;
     int rc = plan__parse_recompute(r->recompute);
     if (rc == -1)
         return skip(out, "recompute '%s' not understood", r->recompute);
     if (rc == -3)
         return skip(out, "recompute '%s': a policy that saves some matmuls on the host (or "
                     "does not say which), which the model does not have", r->recompute);
+    rl->recompute_defaulted = rc == -2;
     if (rc == -2) {
         rc = fw->recompute_default;
         note(out, "recompute %s (%s default)", plan_recompute_name((plan_recompute)rc), fw->label);
@@ -1053,7 +1056,7 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
     }
 
     map_tp_overlap(r, fw, l, out);
-    if (map_memory_knobs(r, fw, gpn, tp, pp, cp, dp, l, out))
+    if (map_memory_knobs(r, fw, gpn, tp, pp, cp, dp, rl, out))
         return 1;
     map_precision(r, fw, l, out);
     return 0;
@@ -1318,6 +1321,148 @@ static int names_model_parallel(const char *s)
     return 0;
 }
 
+/* The published run went out of memory: its memory or metrics say so. */
+static int row_went_oom(const plan_validate_row *row)
+{
+    return contains(row->memory_metric, "OOM") || contains(row->memory_per_gpu_gb, "OOM") ||
+           contains(row->memory_per_gpu_gb, "out of memory") ||
+           contains(row->other_metrics, "OOM") || contains(row->notes, "went OOM");
+}
+
+/* The row's layout evaluated into out->est, its micro-batch or its
+ * pipeline's schedule searched where the row leaves them open; 1 when the
+ * row is skipped (out says why) or on an error (*rc). */
+static int evaluate_row(const plan_model *m, const plan_cluster *c, const plan_framework *fw,
+                        const plan_validate_row *row, row_layout *rl, plan_validate_result *out,
+                        int *rc, st_err *err)
+{
+    plan_estimate *est = &out->est;
+    *rc = ST_OK;
+    /* a pipeline whose schedule the run does not state, on a stack with
+     * more than one it could have run: searched as in search_mbs, the
+     * published micro-batch kept */
+    unsigned su = fw->schedules_unknown;
+    int sched_open = rl->l.pp > 1 && rl->l.virtual_stages == 1 && (su & (su - 1)) &&
+                     blank(row->virtual_stages);
+    if (rl->search_mbs || sched_open) {
+        int skipped;
+        *rc = search_mbs(m, c, &rl->l, rl->search_degrees, !rl->search_mbs, su, est, out,
+                         &skipped, err);
+        if (*rc != ST_OK || skipped)
+            return 1;
+    } else {
+        st_err e = {0};
+        if (plan_evaluate(m, c, &rl->l, est, NULL, &e) != ST_OK) {
+            skip(out, "layout: %s", e.msg);
+            return 1;
+        }
+    }
+    if (est->reject != PLAN_OK && est->reject != PLAN_REJ_OOM) {
+        skip(out, "layout rejected by the planner: %s (%s)", plan_reject_name(est->reject),
+             est->reason);
+        return 1;
+    }
+    return 0;
+}
+
+/* What the memory model misses on a chip's published memory figures
+ * (plan_gpu.mem_err_pct); a chip without any takes the worst chip's; 0
+ * when no chip has one. */
+static double mem_band_pct(const plan_catalog *cat, const plan_gpu *g)
+{
+    if (g && g->mem_err_pct > 0)
+        return g->mem_err_pct;
+    double worst = 0;
+    for (int i = 0; i < cat->ngpus; i++)
+        worst = fmax(worst, cat->gpus[i].mem_err_pct);
+    return worst;
+}
+
+/* Trial of recompute kind k (with n layers of each chunk by the block
+ * method, 0: all) on the layout as asked, into t from before: 1 when it
+ * fits, 0 when it does not or is skipped, -1 on an error (*rc). */
+static int try_recompute(const plan_model *m, const plan_cluster *c, const plan_framework *fw,
+                         const plan_validate_row *row, const row_layout *asked, int k, int n,
+                         const plan_validate_result *before, row_layout *tl,
+                         plan_validate_result *t, int *rc, st_err *err)
+{
+    *tl = *asked;
+    tl->l.recompute = (plan_recompute)k;
+    tl->l.recompute_layers = n;
+    *t = *before;
+    int skipped = evaluate_row(m, c, fw, row, tl, t, rc, err);
+    if (*rc != ST_OK)
+        return -1;
+    return !skipped && t->est.reject != PLAN_REJ_OOM;
+}
+
+/* A run that ran, whose recompute the row leaves to its stack's default
+ * where that default does not fit by more than the memory model misses on
+ * the chip: the run cannot have held what the default keeps, so it
+ * recomputed. Read as the least recompute of the stack's that fits:
+ * selective, then (Megatron's block method, where the stack has it) full
+ * recompute of the fewest layers of each model chunk, then every layer.
+ * Left as the default, a fit miss, when none fits or the default misses by
+ * less than the model's own error (a run 1 GiB over on 80 GiB is the
+ * model's error, not evidence of recompute). asked: the layout as mapped;
+ * before: the result before evaluating it. */
+static int infer_recompute(const plan_catalog *cat, const plan_model *m, const plan_cluster *c,
+                           const plan_framework *fw, const plan_validate_row *row,
+                           const row_layout *asked, const plan_validate_result *before,
+                           row_layout *rl, plan_validate_result *out, st_err *err)
+{
+    double band = mem_band_pct(cat, c->gpu);
+    double need = plan_mem_need_bytes(&out->est.mem), cap = out->est.capacity_bytes;
+    if (!(band > 0) || !(need > cap * (1.0 + band / 100.0)))
+        return ST_OK;
+    plan_validate_result *t = malloc(sizeof *t);
+    if (!t)
+        return ST_RAISE(err, ST_ENOMEM, "out of memory");
+    row_layout tl;
+    int rc = ST_OK, k = -1, n = 0, fit = 0;
+    if ((int)asked->l.recompute < PLAN_RECOMP_SELECTIVE &&
+        (fw->recomputes & (1u << PLAN_RECOMP_SELECTIVE)))
+        fit = try_recompute(m, c, fw, row, asked, k = PLAN_RECOMP_SELECTIVE, 0, before, &tl, t,
+                            &rc, err);
+    if (fit == 0 && (fw->recomputes & (1u << PLAN_RECOMP_FULL))) {
+        /* the block method's fewest layers that fit, by bisection (memory
+         * falls as layers are recomputed); every layer at the top */
+        int64_t chunk = m->layers / asked->l.pp;
+        int64_t lo = 1, hi = fw->recompute_block ? chunk : 1;
+        while (lo < hi && fit >= 0) {
+            int64_t mid = lo + (hi - lo) / 2;
+            fit = try_recompute(m, c, fw, row, asked, PLAN_RECOMP_FULL, (int)mid, before, &tl, t,
+                                &rc, err);
+            if (fit > 0)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        if (fit >= 0) {
+            n = fw->recompute_block && lo < chunk ? (int)lo : 0;
+            fit = try_recompute(m, c, fw, row, asked, k = PLAN_RECOMP_FULL, n, before, &tl, t,
+                                &rc, err);
+        }
+    }
+    if (fit > 0) {
+        *out = *t;
+        *rl = tl;
+        char what[96];
+        if (n > 0)
+            snprintf(what, sizeof what, "full recompute of the first %d layer%s of each model "
+                     "chunk (the block method)", n, n == 1 ? "" : "s");
+        else
+            snprintf(what, sizeof what, "%s recompute", plan_recompute_name((plan_recompute)k));
+        note(out, "recompute not stated, and the default's %.1f GiB is over the %.1f GiB the "
+             "run had by more than the memory model misses on %s memory figures (%.1f%%): read "
+             "as %s, the least that fits",
+             need / 1073741824.0, cap / 1073741824.0,
+             c->gpu->mem_err_pct > 0 ? "the chip's" : "any chip's", band, what);
+    }
+    free(t);
+    return rc;
+}
+
 int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
                       plan_validate_result *out, plan_terms *terms, st_err *err)
 {
@@ -1435,29 +1580,18 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     out->have_layout = 0;
 
     plan_estimate *est = &out->est;
-    /* a pipeline whose schedule the run does not state, on a stack with
-     * more than one it could have run: searched as in search_mbs, the
-     * published micro-batch kept */
-    unsigned su = fw->schedules_unknown;
-    int sched_open = rl.l.pp > 1 && rl.l.virtual_stages == 1 && (su & (su - 1)) &&
-                     blank(row->virtual_stages);
-    if (rl.search_mbs || sched_open) {
-        int skipped, rc = search_mbs(m, &c, &rl.l, rl.search_degrees, !rl.search_mbs,
-                                     fw->schedules_unknown, est, out, &skipped, err);
-        if (rc != ST_OK || skipped)
-            return rc;
-    } else {
-        st_err e = {0};
-        if (plan_evaluate(m, &c, &rl.l, est, NULL, &e) != ST_OK) {
-            skip(out, "layout: %s", e.msg);
-            return ST_OK;
-        }
-    }
-    if (est->reject != PLAN_OK && est->reject != PLAN_REJ_OOM) {
-        skip(out, "layout rejected by the planner: %s (%s)", plan_reject_name(est->reject),
-             est->reason);
-        return ST_OK;
-    }
+    plan_validate_result *before = malloc(sizeof *before);
+    if (!before)
+        return ST_RAISE(err, ST_ENOMEM, "out of memory");
+    *before = *out;
+    row_layout asked = rl;
+    int rc, skipped = evaluate_row(m, &c, fw, row, &rl, out, &rc, err);
+    if (!skipped && est->reject == PLAN_REJ_OOM && asked.recompute_defaulted &&
+        !row_went_oom(row))
+        rc = infer_recompute(cat, m, &c, fw, row, &asked, before, &rl, out, err);
+    free(before);
+    if (rc != ST_OK || skipped)
+        return rc;
     if (terms) {
         st_err e = {0};
         plan_estimate again;
@@ -1470,9 +1604,7 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     out->pred_mem_bytes = est->mem.total_bytes;
 
     /* ---- memory ---- */
-    out->ref_oom = contains(row->memory_metric, "OOM") || contains(row->memory_per_gpu_gb, "OOM") ||
-                   contains(row->memory_per_gpu_gb, "out of memory") ||
-                   contains(row->other_metrics, "OOM") || contains(row->notes, "went OOM");
+    out->ref_oom = row_went_oom(row);
     double gb;
     int mem_read = out->ref_oom ? 0 : plan__measure_num(row->memory_per_gpu_gb, PLAN_UNITS_MEM, &gb);
     if (mem_read == -1)

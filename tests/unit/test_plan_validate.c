@@ -1188,6 +1188,90 @@ static void test_fp8_needs_fp8_chip(void **state)
     refused(&x, "the A100-80GB has no FP8 tensor cores");
 }
 
+/* The GPUs of the catalog that are H100-80GB, their mem_err_pct set to pct. */
+static void set_h100_band(double pct)
+{
+    for (int i = 0; i < cat.ngpus; i++)
+        cat.gpus[i].mem_err_pct = strcmp(cat.gpus[i].name, "H100-80GB") == 0 ? pct : 0.0;
+}
+
+/* A run that ran with its recompute left to a stack whose default (none)
+ * cannot hold it by more than the memory model's band: read as the least
+ * recompute of the stack's that fits (Megatron's block method, the fewest
+ * layers); a stated recompute, a run that went OOM, a miss within the band
+ * and a catalog without a band keep the default. */
+static void test_unstated_recompute(void **state)
+{
+    (void)state;
+    plan_validate_row x = {
+        .row_id = "908", .source_key = "t", .model_name = "GPT 175B", .architecture = "GPT",
+        .framework = "Megatron-Core", .source_date = "2024-06", .num_layers = "96",
+        .hidden_size = "12288", .num_heads = "96", .seq_len = "4096", .vocab_size = "51200",
+        .gpu_type = "H100 SXM 80GB", .num_gpus = "128", .tp = "8", .pp = "4", .dp = "4",
+        .virtual_stages = "1", .micro_batch_size = "2", .global_batch_size = "256",
+        .precision = "bf16", .iteration_time_s = "20",
+    };
+    set_h100_band(5.0);
+    plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_false(r->pred_oom);
+    assert_int_equal(r->layout.recompute, PLAN_RECOMP_FULL);
+    int n = r->layout.recompute_layers;
+    assert_true(n > 0 && n < 96 / 4);
+    assert_non_null(strstr(r->notes, "recompute not stated"));
+    assert_non_null(strstr(r->notes, "the block method), the least that fits"));
+    check_error_arithmetic(r);
+    /* the least: one layer fewer does not fit */
+    plan_layout less = r->layout;
+    less.recompute_layers = n - 1;
+    if (less.recompute_layers == 0)
+        less.recompute = PLAN_RECOMP_NONE;
+    plan_cluster c;
+    st_err err = {0};
+    assert_int_equal(plan_validate_cluster(&cat, r, &c, &err), ST_OK);
+    plan_estimate *e = calloc(1, sizeof *e);
+    assert_non_null(e);
+    assert_int_equal(plan_evaluate(&r->model, &c, &less, e, NULL, &err), ST_OK);
+    assert_int_equal(e->reject, PLAN_REJ_OOM);
+    double over = plan_mem_need_bytes(&e->mem) / e->capacity_bytes - 1.0;
+
+    /* stated: as stated, a fit miss */
+    x.recompute = "none";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_true(r->pred_oom);
+    assert_int_equal(r->layout.recompute, PLAN_RECOMP_NONE);
+    assert_null(strstr(r->notes, "recompute not stated"));
+    double over_none = plan_mem_need_bytes(&r->est.mem) / r->est.capacity_bytes - 1.0;
+    assert_true(over_none > 0.05);
+    x.recompute = NULL;
+    /* the default over by less than the band */
+    set_h100_band(100.0 * over_none + 1.0);
+    r = run(&x);
+    assert_true(r->pred_oom);
+    assert_int_equal(r->layout.recompute, PLAN_RECOMP_NONE);
+    /* no band on any chip */
+    set_h100_band(0.0);
+    assert_true(run(&x)->pred_oom);
+    /* a run that went out of memory is not one that fit */
+    set_h100_band(5.0);
+    x.memory_metric = "OOM";
+    r = run(&x);
+    assert_true(r->ref_oom);
+    assert_int_equal(r->layout.recompute, PLAN_RECOMP_NONE);
+    x.memory_metric = NULL;
+    /* a stack without the block method recomputes every layer */
+    x.framework = "PyTorch FSDP", x.tp = "1", x.pp = "1", x.dp = "128";
+    r = run(&x);
+    assert_false(r->pred_oom);
+    assert_int_equal(r->layout.recompute, PLAN_RECOMP_FULL);
+    assert_int_equal(r->layout.recompute_layers, 0);
+    assert_non_null(strstr(r->notes, "read as full recompute, the least that fits"));
+    assert_true(over > 0);
+    set_h100_band(0.0);
+    free(e);
+}
+
 /* Whole layers checkpointed one in N (torchtitan's selective_ac_option N,
  * or the same in words): full recompute of Lc / N of each chunk's Lc
  * layers, between no recompute and full in time. */
@@ -2144,6 +2228,7 @@ int main(void)
         cmocka_unit_test(test_gpus_not_counted),
         cmocka_unit_test(test_precision_words),
         cmocka_unit_test(test_mem_metric_words),
+        cmocka_unit_test(test_unstated_recompute),
         cmocka_unit_test(test_offload_words),
         cmocka_unit_test(test_sharding_default_with_pp),
         cmocka_unit_test(test_board_variants),
