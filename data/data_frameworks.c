@@ -95,6 +95,7 @@ static const field fields[] = {
     FLD(context_parallel, F_BOOL, E_NONE, 0),
     FLD(active_cap, F_BOOL, E_NONE, 0),
     FLD(offload, F_BOOL, E_NONE, 0),
+    INT(offload_layers_held, 0, 0, 1024),
     FLD(prescaled, F_BOOL, E_NONE, 0),
     FLD(placement_search, F_BOOL, E_NONE, 0),
     FLD(fp8, F_BOOL, E_NONE, 0),

@@ -761,11 +761,17 @@ static void stage_act_bytes(const plan_model *m, const plan_layout *l, const lay
                             int layers, plan_mem *mem)
 {
     double n = inflight(l, i);
-    double stored = n;
-    if (l->offload_activations && stored > 2.0) /* current + prefetching microbatch stay */
-        stored = 2.0;
+    double stored = n, held = layers;
+    const plan_framework *fw = plan_framework_get(l->framework);
+    if (l->offload_activations && fw->offload_layers_held > 0) {
+        /* by layer (SMP v2): the running layer's checkpoint and those
+         * loaded ahead of it stay, of each microbatch in flight */
+        held = fmin((double)layers, (double)fw->offload_layers_held);
+    } else if (l->offload_activations && stored > 2.0) {
+        stored = 2.0; /* by microbatch (SMP v1): current + prefetching microbatch stay */
+    }
     double T = tokens_per_mb(m, l), th = l->sequence_parallel ? l->tp : 1.0;
-    mem->activations_bytes = stored * layers * lc->act_stored_bytes;
+    mem->activations_bytes = stored * held * lc->act_stored_bytes;
     if (i == 0) /* embedding output and its dropout mask */
         mem->activations_bytes += stored * T * (double)m->hidden * 3.0 / th;
     /* Working set of the backward pass: the recomputed group (full) or one

@@ -135,6 +135,10 @@ typedef struct plan_framework {
     int context_parallel;        /* 1: has context parallelism */
     int active_cap;              /* 1: SMP's active_microbatches knob */
     int offload;                 /* 1: activation offload to host */
+    int offload_layers_held;     /* > 0: offload by layer, the checkpointed layers a
+                                  * stage keeps on the GPU (the running one and those
+                                  * loaded ahead); 0: by microbatch (SMP v1: those not
+                                  * running wait on the host, none with one) */
     int prescaled;               /* 1: SMP's prescaled_batch knob */
     int placement_search;        /* 1: rank order is a knob (SMP placement_strategy) */
     int fp8;                     /* 1: FP8 linears (Transformer Engine, torchao or XLA) */

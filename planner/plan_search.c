@@ -14,7 +14,8 @@
  *                schedules (simple, interleaved); the others run uncapped
  *   recompute    none, selective, full (each layer)
  *   sharding     none, optimizer (ZeRO-1), gradients, params when dp > 1
- *   offload      with full recompute and pp > 1 (SMP's best practice)
+ *   offload      with full recompute and pp > 1 (SMP v1's best practice), or any pp
+ *                where the stack offloads by layer (SMP v2)
  *   placement    the permutations of D, P, T whose group spans differ
  * A knob the config fixes is not searched. Nothing is allocated per layout:
  * the result holds a fixed top-k array.
@@ -279,7 +280,8 @@ static int search_inner(search_ctx *x, const plan_layout *l)
                         for (int off = 0; off <= 1; off++) {
                             if (cfg->offload_activations >= 0
                                     ? off != cfg->offload_activations
-                                    : (off && !(fw->offload && r == PLAN_RECOMP_FULL && p > 1)))
+                                    : (off && !(fw->offload && r == PLAN_RECOMP_FULL &&
+                                                (p > 1 || fw->offload_layers_held > 0))))
                                 continue;
                             cl->schedule = (plan_schedule)s;
                             cl->virtual_stages = vs[iv];

@@ -812,6 +812,38 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
     return 0;
 }
 
+/* Activation offloading where the row names it (in its recompute, stack or
+ * notes): the stack's own, which offloads checkpoints and so needs
+ * recompute (SageMaker Developer Guide, Activation offloading: "applicable
+ * only when used together with activation checkpointing"); a stack
+ * without it or a run without recompute: skipped, saying so. */
+static int map_act_offload(const plan_validate_row *r, const plan_framework *fw, plan_layout *l,
+                           plan_validate_result *out)
+{
+    int says = plan__says_act_offload(r->recompute);
+    if (says < 0)
+        says = plan__says_act_offload(r->framework);
+    if (says < 0)
+        says = plan__says_act_offload(r->other_metrics);
+    if (says < 0)
+        says = plan__says_act_offload(r->notes);
+    if (says <= 0)
+        return 0;
+    if (!fw->offload)
+        return skip(out, "activation offloading: %s has none modelled", fw->label);
+    if (l->recompute != PLAN_RECOMP_FULL)
+        return skip(out, "activation offloading without full recompute: the stack offloads "
+                    "checkpointed activations, so the row contradicts itself");
+    l->offload_activations = 1;
+    if (fw->offload_layers_held > 0)
+        note(out, "activation offloading (%s: the checkpointed layers' inputs on the host, "
+             "all but %d a stage)", fw->label, fw->offload_layers_held);
+    else
+        note(out, "activation offloading (%s: the checkpoints of the microbatches not "
+             "running on the host)", fw->label);
+    return 0;
+}
+
 /* Recompute, optimizer sharding and sequence parallelism as the row
  * states them, else the stack's defaults. */
 static int map_memory_knobs(const plan_validate_row *r, const plan_framework *fw, int gpn,
@@ -1057,6 +1089,8 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
 
     map_tp_overlap(r, fw, l, out);
     if (map_memory_knobs(r, fw, gpn, tp, pp, cp, dp, rl, out))
+        return 1;
+    if (map_act_offload(r, fw, l, out))
         return 1;
     map_precision(r, fw, l, out);
     return 0;

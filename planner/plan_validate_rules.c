@@ -882,6 +882,7 @@ static int shard_degree_of(const char *s)
         "sharded_data_parallel_degree", "hybrid_shard_degree", "data_parallel_shard_degree",
         "dp_shard", "mics_shard_size", "shard group", "sharding group", "shard degree",
         "sharding degree", "shard size", "sharding size",
+        "degree", /* the column's own degree: "hybrid sharding, degree 32" */
     };
     double ici = number_after(s, "ici_fsdp_parallelism"), dcn = number_after(s, "dcn_fsdp_parallelism");
     if (ici > 0 || dcn > 0)
@@ -897,14 +898,63 @@ static int shard_degree_of(const char *s)
     return v > 0 ? (int)v : 0;
 }
 
+/* Activation offloading by its stacks' names: SMP v1's offload_activations,
+ * SMP v2's sm_activation_offloading (SageMaker Developer Guide, Activation
+ * offloading), and the words for it. */
+static const char *const act_offload_names[] = {
+    "sm_activation_offloading", "offload_activations", "activation offloading",
+    "activations offloading", "activation offload", "offload activations",
+    "offloaded activations", "activations offloaded", "activation CPU offload",
+};
+
+/* The first activation-offload name in s, its length in *len; NULL: none. */
+static const char *act_offload_at(const char *s, size_t *len)
+{
+    const char *best = NULL;
+    for (size_t i = 0; s && i < sizeof act_offload_names / sizeof act_offload_names[0]; i++) {
+        const char *p = plan__find(s, act_offload_names[i]);
+        if (p && (!best || p < best)) {
+            best = p;
+            *len = strlen(act_offload_names[i]);
+        }
+    }
+    return best;
+}
+
+int plan__says_act_offload(const char *s)
+{
+    size_t len = 0;
+    const char *p = act_offload_at(s, &len);
+    return p ? !negated(s, p, len) : -1;
+}
+
+/* Is every "offload" in s part of a name of activation offloading (which
+ * moves no state)? */
+static int only_act_offload(const char *s)
+{
+    for (const char *p = plan__find(s, "offload"); p; p = plan__find(p + 1, "offload")) {
+        int inside = 0;
+        for (size_t i = 0; i < sizeof act_offload_names / sizeof act_offload_names[0]; i++)
+            for (const char *q = plan__find(s, act_offload_names[i]); q && !inside;
+                 q = plan__find(q + 1, act_offload_names[i]))
+                inside = p >= q && p < q + strlen(act_offload_names[i]);
+        if (!inside)
+            return 0;
+    }
+    return 1;
+}
+
 /* Does the text say a state lives off the GPU (optimizer or parameter
- * offload to CPU or NVMe), and not that it does not? */
+ * offload to CPU or NVMe), and not that it does not? Activation
+ * offloading moves no state. */
 static int offloaded(const char *s)
 {
     static const char *const off[] = {"no offload",    "without offload", "offload: none",
                                       "offload none",  "offload=false",   "offload: false",
                                       "offload=none",  "offload: no",     "no cpu offload"};
     if (!contains(s, "offload") && !contains(s, "nvme") && !contains(s, "ZeRO-Infinity"))
+        return 0;
+    if (!contains(s, "nvme") && !contains(s, "ZeRO-Infinity") && only_act_offload(s))
         return 0;
     for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
         if (contains(s, off[i]))

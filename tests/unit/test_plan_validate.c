@@ -1905,6 +1905,73 @@ static void test_offload_words(void **state)
     assert_non_null(strstr(r->notes, "remat policy does not keep"));
 }
 
+/* Activation offloading moves checkpoints, no state: read by the stacks'
+ * names, kept apart from a state's offload, and costed as the stack
+ * offloads (SMP v2 by layer: with one microbatch in flight, all but the
+ * profile's offload_layers_held layers' checkpoints leave the GPU). */
+static void test_activation_offload(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int want;
+    } cases[] = {
+        {"sm_activation_offloading: true", 1},
+        {"full recompute with activation offloading", 1},
+        {"offload_activations=True", 1},
+        {"offload_activations: False", 0},
+        {"no activation offloading", 0},
+        {"ZeRO-Offload", -1},
+        {NULL, -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (plan__says_act_offload(cases[i].text) != cases[i].want)
+            fail_msg("'%s': %d, want %d", cases[i].text ? cases[i].text : "(null)",
+                     plan__says_act_offload(cases[i].text), cases[i].want);
+    int degree;
+    assert_int_equal(plan__parse_sharding("FULL_SHARD, activation offloading", &degree),
+                     PLAN_SHARD_PARAMS);
+    assert_int_equal(plan__parse_sharding("FULL_SHARD, activation offloading, "
+                                          "CPUOffload(offload_params=True)", &degree), -3);
+
+    plan_validate_row x = {
+        .row_id = "909", .source_key = "t", .model_name = "Llama 2 70B", .architecture = "Llama",
+        .framework = "SMP v2 (PyTorch FSDP)", .source_date = "2024-06", .num_layers = "80",
+        .hidden_size = "8192", .num_heads = "64", .num_kv_heads = "8",
+        .ffn_hidden_size = "28672", .seq_len = "4096", .vocab_size = "32000",
+        .instance_type = "ml.p5.48xlarge", .num_gpus = "256", .tp = "1", .pp = "1",
+        .micro_batch_size = "2", .global_batch_size = "512",
+        .recompute = "activation checkpointing", .optimizer_sharding = "FULL_SHARD",
+        .iteration_time_s = "30",
+    };
+    plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_false(r->layout.offload_activations);
+    double act = r->est.mem.activations_bytes;
+    x.recompute = "activation checkpointing with sm_activation_offloading";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_true(r->layout.offload_activations);
+    assert_non_null(strstr(r->notes, "activation offloading (SageMaker model parallel v2"));
+    const plan_framework *fw = plan_framework_get(r->layout.framework);
+    assert_true(fw->offload_layers_held > 0);
+    /* the first stage's activations: the held layers' of its 80 and the
+     * embedding output with its dropout mask (3 bytes x tokens x hidden) */
+    double emb = 3.0 * 2 * 4096 * 8192;
+    assert_rel(r->est.mem.activations_bytes - emb,
+               (act - emb) * fw->offload_layers_held / 80.0, 1e-9);
+    /* in the stack column too */
+    x.recompute = "full";
+    x.framework = "SMP v2 with activation offloading";
+    assert_true(run(&x)->layout.offload_activations);
+    /* a stack without it; offloading without recompute */
+    x.framework = "PyTorch FSDP with activation offloading";
+    refused(&x, "activation offloading: PyTorch FSDP");
+    x.framework = "SMP v2";
+    x.recompute = "none, activation offloading";
+    refused(&x, "without full recompute");
+}
+
 /* The number format a run names: FP8 by any of its names, IEEE half when
  * named without bfloat16, the release's default (bf16 here) for mixed
  * precision unnamed and when not stated. */
@@ -2230,6 +2297,7 @@ int main(void)
         cmocka_unit_test(test_mem_metric_words),
         cmocka_unit_test(test_unstated_recompute),
         cmocka_unit_test(test_offload_words),
+        cmocka_unit_test(test_activation_offload),
         cmocka_unit_test(test_sharding_default_with_pp),
         cmocka_unit_test(test_board_variants),
     };
