@@ -876,6 +876,7 @@ static void test_tokens_fsdp_network(void **state)
         {"ZeRO-3 with MiCS, mics_shard_size 4", PLAN_SHARD_PARAMS, 4},
         {"8-way FSDP, replicated across nodes", PLAN_SHARD_PARAMS, 8},
         {"ZeRO-3, sharding degree of 4", PLAN_SHARD_PARAMS, 4},
+        {"hybrid sharding (HYBRID_SHARD), degree 4", PLAN_SHARD_PARAMS, 4},
         {"HSDP (shard within a node)", PLAN_SHARD_PARAMS, 0}, /* the node: 8 of 16 here */
         {"_HYBRID_SHARD_ZERO2", PLAN_SHARD_GRADIENTS, 0}, /* the node too */
         {"fully_shard(reshard_after_forward=False)", PLAN_SHARD_GRADIENTS, 0},
