@@ -1,28 +1,20 @@
 /*
- * plan_eval.c: memory and step time of one layout (plan_evaluate).
+ * plan_eval.c: the step time of one layout (plan_evaluate), with its memory
+ * from plan_eval_mem.c.
  *
- * Memory, per GPU and pipeline stage (the worst stage decides):
- *   weights 2 B, gradients 2 B, optimizer 12 B per parameter held (fp32
- *   master, Adam m and v): mixed-precision Adam as in Rajbhandari et al. 2020
- *   (ZeRO), Sec. 3.1; sharding divides optimizer (ZeRO-1), + gradients
- *   (ZeRO-2), + weights (ZeRO-3) by the sharding degree.
- *   Activations per layer per microbatch after Korthikanti et al. 2022,
- *   Sec. 4 and Table 2: sbh(34 + 5as/h) bytes without parallelism; with TP
- *   sbh(10 + 24/t + 5as/(ht)); with TP and sequence parallelism
- *   sbh(34 + 5as/h)/t; selective recompute (or a fused flash-attention
- *   kernel, Dao et al. 2022) removes the 5as/h term; full recompute keeps
- *   only each checkpoint's input, 2sbh (/t with SP), every k layers. The
- *   per-token counts are generalised here to GQA (K, V scale with kv/heads),
- *   to a head size given apart from h/a (Q and the attention output are a x
- *   head_dim wide: Gemma 2) and to SwiGLU MLPs by counting the same stored
- *   tensors. A sliding window changes no stored tensor: the fused kernels
- *   keep no scores, the unfused path masks a full s x s product.
- *   A stage holds the activations of the microbatches in flight: all of them
- *   (capped by SMP's active_microbatches) for GPipe, p - i for 1F1B on stage
- *   i (Narayanan et al. 2021, Sec. 2.2.1), more chunks for the interleaved
- *   schedule (Megatron-LM's warm-up count (v-1)p + 2(p-i-1) + 1).
- *   plan_estimate keeps the terms of the worst stage and the total of every
- *   stage; plan_stage_mem gives any stage's terms by the same steps.
+ * Per layer: the stored activations of one microbatch, after Korthikanti
+ *   et al. 2022, Sec. 4 and Table 2: sbh(34 + 5as/h) bytes without
+ *   parallelism; with TP sbh(10 + 24/t + 5as/(ht)); with TP and sequence
+ *   parallelism sbh(34 + 5as/h)/t; selective recompute (or a fused
+ *   flash-attention kernel, Dao et al. 2022) removes the 5as/h term; full
+ *   recompute keeps only each checkpoint's input, 2sbh (/t with SP), every k
+ *   layers. The per-token counts are generalised here to GQA (K, V scale
+ *   with kv/heads), to a head size given apart from h/a (Q and the attention
+ *   output are a x head_dim wide: Gemma 2) and to SwiGLU MLPs by counting
+ *   the same stored tensors. A sliding window changes no stored tensor: the
+ *   fused kernels keep no scores, the unfused path masks a full s x s
+ *   product. A stage's memory from these, its parameters and its
+ *   microbatches in flight: plan_eval_mem.c.
  *
  * Time, per step:
  *   Each stage's forward and backward of one microbatch from its layers'
@@ -60,22 +52,6 @@
 #define ADAM_BYTES_PER_PARAM 30.0
 /* fp32: read and write weights, m and v (24 B), read the gradient twice (8 B). */
 #define ADAM_BYTES_FP32 32.0
-/* Bytes per parameter: fp16/bf16 weights and gradients, fp32 master + Adam
- * m and v (Rajbhandari et al. 2020, Sec. 3.1: 2 + 2 + 12). */
-#define GRAD_BYTES 2.0
-#define OPTIMIZER_BYTES 12.0
-/* fp32 training: Adam's m and v (8 B); the weights are the master copy. */
-#define OPTIMIZER_BYTES_FP32 8.0
-/* One FP8 byte per weight for Transformer Engine's cached FP8 weights. */
-#define FP8_WEIGHT_BYTES 1.0
-/* NCCL keeps NCCL_BUFFSIZE (default 4 MiB, NCCL environment-variable docs)
- * per channel and direction; 16 channels is NCCL's usual count on NVSwitch
- * systems. Per communicator the plan uses. */
-#define NCCL_BUFFERS_BYTES (2.0 * 4.0 * 1048576.0 * 16.0)
-/* CUDA context with cuBLAS/NCCL kernels loaded and the cuBLAS workspace:
- * about 0.8 GiB on A100/H100 under CUDA 11-12 as PyTorch reports it
- * (nvidia-smi after torch.cuda.init() and a first GEMM). An estimate. */
-#define CUDA_CONTEXT_BYTES (0.8 * 1073741824.0)
 /* FlashAttention-2 (Dao 2023): backward does 5 matmuls to forward's 2
  * (PLAN__ATTN_BWD_OVER_FWD), and a causal mask skips half the score blocks. */
 #define FLASH_BWD_OVER_FWD PLAN__ATTN_BWD_OVER_FWD
@@ -121,30 +97,13 @@
  * 24 bytes per logit element forward and backward (SMP v1, JAX/XLA's fused
  * loss). */
 #define LOSS_BYTES_PER_LOGIT 24.0
-/* Logits held for the loss: fp16 logits + fp32 softmax (6 bytes/element). */
-#define LOGIT_BYTES 6.0
 
 #define PLAN__STR(x) #x
 #define PLAN__XSTR(x) PLAN__STR(x)
 
-#define TERM(T, grp, nm, val, un, fml, src)                                                    \
-    do {                                                                                       \
-        if ((T) && (T)->n < PLAN_TERMS_MAX)                                                    \
-            (T)->v[(T)->n++] = (plan_term){grp, nm, (val), un, fml, src};                      \
-    } while (0)
 
 
-static double tokens_per_mb(const plan_model *m, const plan_layout *l)
-{
-    return (double)l->micro_batch * (double)m->seq / (double)l->cp;
-}
 
-/* Bytes of one activation element: 4 in fp32, else 2 (bf16/fp16, and the
- * bf16 activations around FP8 linears). */
-static double elem_bytes(const plan_layout *l)
-{
-    return l->precision == PLAN_PREC_FP32 ? 4.0 : PLAN_BYTES_HALF;
-}
 
 /* Transformer Engine's FP8 linear (NVIDIA Transformer Engine docs, "Using
  * FP8 with Transformer Engine"): the forward casts the bf16 input to FP8
@@ -205,7 +164,7 @@ static void comm_costs(const plan_model *m, const plan_cluster *c, const plan_la
                        const plan__span *sp_t, const plan__span *sp_c, double col_gemm_s,
                        double attn_f, double attn_b, const plan__ub_cost *ub, layer_cost *lc)
 {
-    double T = tokens_per_mb(m, l), t = l->tp, eb = elem_bytes(l), h = (double)m->hidden;
+    double T = plan__tokens_per_mb(m, l), t = l->tp, eb = plan__elem_bytes(l), h = (double)m->hidden;
     double d = (double)plan_model_head_dim(m), kv = (double)m->kv_heads;
     double b = l->micro_batch, sq = (double)m->seq / l->cp;
     /* TP: two all-reduces of the layer's [T, h] output forward, two backward
@@ -258,7 +217,7 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
                         const plan__span *sp_t, const plan__span *sp_c, layer_cost *lc)
 {
     const plan_framework *fw = plan_framework_get(l->framework);
-    double T = tokens_per_mb(m, l), t = l->tp, eb = elem_bytes(l);
+    double T = plan__tokens_per_mb(m, l), t = l->tp, eb = plan__elem_bytes(l);
     double h = (double)m->hidden, f = (double)m->ffn, a = (double)m->heads;
     double d = (double)plan_model_head_dim(m), kv = (double)m->kv_heads;
     double q = (double)plan_model_attn_width(m); /* a d: h unless the head size is apart */
@@ -654,159 +613,13 @@ void plan_stage_layers(const plan_model *m, const plan_layout *l, int *out)
     stage_split(m, l, out);
 }
 
-/* Microbatches (in whole-stage units) whose activations stage i holds. */
-static double inflight(const plan_layout *l, int i)
-{
-    int p = l->pp, m = l->microbatches, cap = l->active_microbatches;
-    double n;
-    switch (l->schedule) {
-    case PLAN_SCHED_SIMPLE:
-        n = m < cap ? m : cap;
-        break;
-    case PLAN_SCHED_VIRTUAL: {
-        int v = l->virtual_stages;
-        double chunks = (double)(v - 1) * p + 2.0 * (p - i - 1) + 1.0;
-        if (chunks > (double)m * v)
-            chunks = (double)m * v;
-        if (chunks > (double)cap * v)
-            chunks = (double)cap * v;
-        n = chunks / v;
-        break;
-    }
-    case PLAN_SCHED_INTERLEAVED:
-    case PLAN_SCHED_ZB_H1:
-    default:
-        n = p - i;
-        if (n > m)
-            n = m;
-        if (n > cap)
-            n = cap;
-        break;
-    }
-    return n < 1.0 ? 1.0 : n;
-}
 
-/* Parameters held by one GPU of stage i (before sharding). */
-static double stage_params(const plan_model *m, const plan_layout *l, int i, int layers)
-{
-    double t = l->tp;
-    double p = (double)layers * (double)m->params_layer / t;
-    if (i == 0)
-        p += (double)m->params_embedding / t;
-    if (i == l->pp - 1) {
-        if (!m->tied_embedding)
-            p += (double)m->params_head / t;
-        else if (l->pp > 1) /* Megatron keeps a copy of the tied embedding on the last stage */
-            p += (double)m->vocab * (double)m->hidden / t;
-        p += (double)m->params_final_norm;
-    }
-    return p;
-}
 
-static int shard_degree(const plan_layout *l)
-{
-    return l->sharding_degree > 0 ? l->sharding_degree : l->dp * l->cp;
-}
 
-/* Does the layout's pipeline sync its data parallelism once a step
- * (pp_sync_once: PyTorch's pipelining, stage.py backward_maybe_with_nosync,
- * "accumulate gradients on previous steps and reduce them on the last
- * step"), its stage's parameters gathered and gradients unsharded until
- * then (set_reshard_after_backward(False), set_requires_gradient_sync(False)
- * before the last backward)? */
-static int pipeline_syncs_once(const plan_layout *l, const plan_framework *fw)
-{
-    return l->pp > 1 && fw->pp_sync_once;
-}
 
-/* The terms of a stage's memory that its parameters (P, stage_params) and
- * the layout's sharding decide: weights, gradients, optimizer state,
- * communication buffers, context; the others in mem are left as they are. */
-static void stage_state_bytes(const plan_model *m, const plan_layout *l, const plan_framework *fw,
-                              const layer_cost *lc, double P, plan_mem *mem)
-{
-    double sh = shard_degree(l), eb = elem_bytes(l);
-    int fp32 = l->precision == PLAN_PREC_FP32;
-    /* held gathered and unsharded across microbatches */
-    int held = pipeline_syncs_once(l, fw) && l->sharding >= PLAN_SHARD_GRADIENTS;
-    mem->weights_bytes = eb * P / (l->sharding >= PLAN_SHARD_PARAMS && !held ? sh : 1.0);
-    /* gathered working copies: the layer computing and the ones the stack
-     * prefetches ahead of it (FSDP1's limit_all_gathers: two in flight;
-     * the release's zero3_prefetch, data/frameworks.json) */
-    if (l->sharding >= PLAN_SHARD_PARAMS && !held)
-        mem->weights_bytes += (1.0 + fw->zero3_prefetch) * eb * (double)m->params_layer / l->tp;
-    if (l->precision == PLAN_PREC_FP8) /* FP8 copies of the linears' weights, kept across
-                                        * microbatches (Transformer Engine's weight caching) */
-        mem->weights_bytes += FP8_WEIGHT_BYTES * P / (l->sharding >= PLAN_SHARD_PARAMS ? sh : 1.0);
-    mem->grads_bytes = (l->fp32_grads || fp32 ? 4.0 : GRAD_BYTES) * P /
-                       (l->sharding >= PLAN_SHARD_GRADIENTS && !held ? sh : 1.0);
-    /* fp32 training keeps no master copy: Adam's m and v only */
-    double ob = fp32 ? OPTIMIZER_BYTES_FP32 : fw->optimizer_bytes > 0 ? fw->optimizer_bytes
-                                                                      : OPTIMIZER_BYTES;
-    mem->optimizer_bytes = ob * P / (l->sharding >= PLAN_SHARD_OPTIMIZER ? sh : 1.0);
 
-    int comms = (l->tp > 1) + (l->pp > 1) + (l->dp > 1) + (l->cp > 1);
-    mem->comm_buffers_bytes = comms * NCCL_BUFFERS_BYTES;
-    if (l->dp * l->cp > 1) /* the framework's gradient bucket buffer */
-        mem->comm_buffers_bytes += fmin(fw->grad_buffer_bytes, mem->grads_bytes);
-    if (l->pp > 1) /* send and receive buffers, activations and gradients */
-        mem->comm_buffers_bytes += 4.0 * lc->act_input_bytes;
-    mem->context_bytes = fw->context_bytes > 0 ? fw->context_bytes : CUDA_CONTEXT_BYTES;
-}
 
-/* The terms of stage i's memory (layers layers) that the schedule,
- * recompute and offload decide: activations, the recompute working set,
- * the logits (0 but on the last stage); the others are left as they are. */
-static void stage_act_bytes(const plan_model *m, const plan_layout *l, const layer_cost *lc, int i,
-                            int layers, plan_mem *mem)
-{
-    double n = inflight(l, i);
-    double stored = n, held = layers;
-    const plan_framework *fw = plan_framework_get(l->framework);
-    if (l->offload_activations && fw->offload_layers_held > 0) {
-        /* by layer (SMP v2): the running layer's checkpoint and those
-         * loaded ahead of it stay, of each microbatch in flight */
-        held = fmin((double)layers, (double)fw->offload_layers_held);
-    } else if (l->offload_activations && stored > 2.0) {
-        stored = 2.0; /* by microbatch (SMP v1): current + prefetching microbatch stay */
-    }
-    double T = tokens_per_mb(m, l), th = l->sequence_parallel ? l->tp : 1.0;
-    mem->activations_bytes = stored * held * lc->act_stored_bytes;
-    if (i == 0) /* embedding output and its dropout mask */
-        mem->activations_bytes += stored * T * (double)m->hidden * 3.0 / th;
-    /* Working set of the backward pass: the recomputed group (full) or one
-     * layer's activation gradients. */
-    int k = l->recompute == PLAN_RECOMP_FULL ? l->recompute_group : 1;
-    if (k > layers)
-        k = layers;
-    mem->recompute_bytes = (double)k * lc->act_full_bytes;
-    mem->logits_bytes = i == l->pp - 1 ? T * (double)m->vocab / l->tp * LOGIT_BYTES : 0.0;
-}
 
-/* The allocator's reserve and the total, from the other terms. */
-static void stage_total_bytes(const plan_cluster *c, plan_mem *mem)
-{
-    /* PyTorch's caching allocator keeps what it once reserved and rounds
-     * and splits blocks (requests up to 1 MiB from 2 MiB segments, 1-10
-     * MiB from 20 MiB ones, larger ones rounded to 2 MiB: c10 CUDA caching
-     * allocator); the memory it reserves beyond what the tensors hold is a
-     * fraction fitted per stack to measured memory (c->eff.alloc_frac). */
-    mem->allocator_bytes =
-        c->eff.alloc_frac * (mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
-                             mem->activations_bytes + mem->recompute_bytes + mem->logits_bytes);
-    mem->total_bytes = mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
-                       mem->activations_bytes + mem->recompute_bytes + mem->logits_bytes +
-                       mem->comm_buffers_bytes + mem->context_bytes + mem->allocator_bytes;
-}
-
-/* Memory of stage i (layers layers, P its stage_params) into mem. */
-static void stage_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                         const layer_cost *lc, int i, int layers, double P, plan_mem *mem)
-{
-    stage_state_bytes(m, l, plan_framework_get(l->framework), lc, P, mem);
-    stage_act_bytes(m, l, lc, i, layers, mem);
-    stage_total_bytes(c, mem);
-}
 
 static plan_reject reject(plan_estimate *est, plan_reject r, const char *fmt, long a, long b)
 {
@@ -912,7 +725,7 @@ static int check_degrees(const plan_layout *l, st_err *err)
 static void head_times(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                        double *fwd_s, double *bwd_s, double *gemm_s)
 {
-    double T = tokens_per_mb(m, l), h = (double)m->hidden, V = (double)m->vocab, t = l->tp;
+    double T = plan__tokens_per_mb(m, l), h = (double)m->hidden, V = (double)m->vocab, t = l->tp;
     double g = plan__gemm_s(c, T, V / t, h, 1);
     const plan_framework *fw = plan_framework_get(l->framework);
     double lb = fw->loss_bytes_per_logit > 0 ? fw->loss_bytes_per_logit : LOSS_BYTES_PER_LOGIT;
@@ -976,7 +789,7 @@ static double group_coll_s(const plan_cluster *c, const plan__span *sp_g, plan__
 static int sharded_per_microbatch(const plan_layout *l, const plan_framework *fw)
 {
     return l->sharding >= PLAN_SHARD_GRADIENTS && fw->sync_sharded == PLAN_SYNC_PER_MICROBATCH &&
-           !pipeline_syncs_once(l, fw);
+           !plan__pipeline_syncs_once(l, fw);
 }
 
 static void zero_microbatch(const plan_model *m, const plan_cluster *c, const plan_layout *l,
@@ -985,7 +798,7 @@ static void zero_microbatch(const plan_model *m, const plan_cluster *c, const pl
 {
     const plan_framework *fw = plan_framework_get(l->framework);
     memset(z, 0, sizeof *z);
-    if (l->dp * l->cp <= 1 || layers <= 0 || pipeline_syncs_once(l, fw))
+    if (l->dp * l->cp <= 1 || layers <= 0 || plan__pipeline_syncs_once(l, fw))
         return;
     int gathers_f = l->sharding == PLAN_SHARD_PARAMS ||
                     (l->sharding == PLAN_SHARD_GRADIENTS && fw->zero2_gathers);
@@ -995,8 +808,8 @@ static void zero_microbatch(const plan_model *m, const plan_cluster *c, const pl
     if (!gathers_f && !rs_mb)
         return;
     double P = (double)m->params_layer / l->tp;
-    double ag = gathers_f ? group_coll_s(c, sp_g, mm, 1, elem_bytes(l) * P) : 0.0;
-    double rs = rs_mb ? group_coll_s(c, sp_g, mm, 1, (l->fp32_grads ? 4.0 : elem_bytes(l)) * P)
+    double ag = gathers_f ? group_coll_s(c, sp_g, mm, 1, plan__elem_bytes(l) * P) : 0.0;
+    double rs = rs_mb ? group_coll_s(c, sp_g, mm, 1, (l->fp32_grads ? 4.0 : plan__elem_bytes(l)) * P)
                       : 0.0;
     double cf = ag, cb = (gathers_b ? ag : 0.0) + (regather ? ag : 0.0) + rs;
     double n = layers;
@@ -1031,10 +844,10 @@ static double wgrad_accum_s(const plan_cluster *c, const plan_layout *l,
 {
     if (!fw || fw->wgrad_accum == PLAN_ACCUM_FUSED || l->microbatches <= 1)
         return 0.0;
-    double eb = elem_bytes(l), buf = l->fp32_grads ? 4.0 : eb;
+    double eb = plan__elem_bytes(l), buf = l->fp32_grads ? 4.0 : eb;
     double share = 1.0;
     if (l->sharding == PLAN_SHARD_GRADIENTS || l->sharding == PLAN_SHARD_PARAMS)
-        share = 1.0 / shard_degree(l);
+        share = 1.0 / plan__shard_degree(l);
     if (fw->wgrad_accum == PLAN_ACCUM_AUTOGRAD) /* the first microbatch assigns */
         share *= (double)(l->microbatches - 1) / (double)l->microbatches;
     return plan__mem_s(c, (eb + 2.0 * buf) * P * share);
@@ -1124,7 +937,7 @@ static void dp_buckets(const plan_model *m, const plan_cluster *c, const plan_la
     int rs_only = l->sharding >= PLAN_SHARD_OPTIMIZER && fw->param_gather_overlap;
     double bucket = l->dp_bucket_bytes > 0 ? fmin(l->dp_bucket_bytes, grad_bytes) : grad_bytes;
     if (fw->dp_bucket_layer && !(l->dp_bucket_bytes > 0)) /* one transformer layer a chunk */
-        bucket = fmin(grad_bytes, (l->fp32_grads ? 4.0 : elem_bytes(l)) * (double)m->params_layer /
+        bucket = fmin(grad_bytes, (l->fp32_grads ? 4.0 : plan__elem_bytes(l)) * (double)m->params_layer /
                                       l->tp);
     double full = floor(grad_bytes / bucket), rest = grad_bytes - full * bucket;
     sc->dp_buckets = (int)full + (rest > 0);
@@ -1132,146 +945,10 @@ static void dp_buckets(const plan_model *m, const plan_cluster *c, const plan_la
     sc->dp_last_bucket_s = rest > 0 ? group_coll_s(c, sp, mm, rs_only, rest) : sc->dp_bucket_s;
 }
 
-/* The worst stage's memory by term into est->mem (every stage's total too
- * unless memory_only); a layout whose need exceeds the capacity is marked
- * PLAN_REJ_OOM. */
-/* The stages whose memory can be the worst, in order, into memo. Stages
- * differ in their layer count (two counts in the middle, see split_layers),
- * the first's embedding, the last's head, and the microbatches in flight,
- * which never grow with the stage index under any schedule (inflight()). So
- * among the middle stages of one layer count the first holds the most, and
- * the worst stage is among: stage 0, the first middle stage of each count,
- * the last stage. They depend on the split alone: once per memo, with
- * their parameters (stage_params). */
-static void memory_stages(const plan_model *m, const plan_layout *l, plan__eval_memo *memo)
-{
-    int pp = l->pp, seen_a = -1, seen_b = -1, k = 0;
-    for (int i = 0; i < pp; i++) {
-        int n = memo->stage_layers[i];
-        if (i > 0 && i < pp - 1) {
-            if (n == seen_a || n == seen_b)
-                continue;
-            if (seen_a < 0)
-                seen_a = n;
-            else
-                seen_b = n;
-        }
-        memo->mem_params[k] = stage_params(m, l, i, n);
-        memo->mem_stages[k++] = i;
-    }
-    memo->nmem_stages = k;
-}
 
-_Static_assert(PLAN__MEMO_STATES * PLAN_SHARD__COUNT <= 32, "state_set holds a bit per state");
 
-/* Memory of the memo's k-th memory stage (stage_memory), its sharded terms
- * from the memo, worked out there the first time. */
-static void memo_stage_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                              const layer_cost *lc, plan__eval_memo *mm, int k, plan_mem *mem)
-{
-    int i = mm->mem_stages[k];
-    if (k < PLAN__MEMO_STATES) {
-        unsigned bit = 1u << (k * PLAN_SHARD__COUNT + (int)l->sharding);
-        plan_mem *st = &mm->state[k][l->sharding];
-        if (!(mm->state_set & bit)) {
-            stage_state_bytes(m, l, mm->fw, lc, mm->mem_params[k], st);
-            mm->state_set |= bit;
-        }
-        *mem = *st;
-    } else {
-        stage_state_bytes(m, l, mm->fw, lc, mm->mem_params[k], mem);
-    }
-    stage_act_bytes(m, l, lc, i, mm->stage_layers[i], mem);
-    stage_total_bytes(c, mem);
-}
 
-/* Every stage's total memory and microbatches in flight into est; stages
- * after the first of a middle run of one layer count share its sharded
- * terms (their parameters are the same). */
-static void every_stage_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                               const layer_cost *lc, const plan__eval_memo *mm,
-                               plan_estimate *est)
-{
-    plan_mem mem;
-    int prev = -1; /* layers of the middle stage before, whose sharded terms mem holds */
-    for (int i = 0; i < l->pp; i++) {
-        int n = est->stage_layers[i], middle = i > 0 && i < l->pp - 1;
-        if (!middle || n != prev)
-            stage_state_bytes(m, l, mm->fw, lc, stage_params(m, l, i, n), &mem);
-        prev = middle ? n : -1;
-        stage_act_bytes(m, l, lc, i, n, &mem);
-        stage_total_bytes(c, &mem);
-        est->stage_mem_bytes[i] = mem.total_bytes;
-        est->stage_inflight[i] = (int)ceil(inflight(l, i));
-    }
-}
 
-static void eval_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                        const layer_cost *lc, plan__eval_memo *mm, plan_estimate *est,
-                        plan_terms *terms, int memory_only)
-{
-    /* ---- memory: the worst stage ----
-     * among the memo's candidates (memory_stages). A search pruning by
-     * memory looks only at those; a layout that fits gets every stage's
-     * total. */
-    plan_mem mem, worst = {0};
-    for (int k = 0; k < mm->nmem_stages; k++) {
-        int i = mm->mem_stages[k];
-        memo_stage_memory(m, c, l, lc, mm, k, &mem);
-        if (i == 0 || mem.total_bytes > worst.total_bytes) {
-            worst = mem;
-            est->worst_stage = i;
-        }
-    }
-    est->mem = worst;
-    if (!memory_only)
-        every_stage_memory(m, c, l, lc, mm, est);
-    else
-        est->stage_mem_bytes[est->worst_stage] = worst.total_bytes;
-    TERM(terms, "memory", "weights", worst.weights_bytes, "bytes",
-         "2 B x params held on the stage / TP (/ shard degree with ZeRO-3)",
-         "Rajbhandari et al. 2020 (ZeRO), Sec. 3.1");
-    TERM(terms, "memory", "gradients", worst.grads_bytes, "bytes",
-         "2 B (4 B with fp32 gradients) x params held (/ shard degree with ZeRO-2/3)",
-         "Rajbhandari et al. 2020, Sec. 3.1");
-    TERM(terms, "memory", "optimizer", worst.optimizer_bytes, "bytes",
-         "12 B x params held (fp32 master, Adam m, v) / shard degree with ZeRO-1+",
-         "Rajbhandari et al. 2020, Sec. 3.1");
-    TERM(terms, "memory", "activations", worst.activations_bytes, "bytes",
-         "in-flight microbatches x layers x per-layer stored bytes; per layer "
-         "sbh(10 + 24/t + 5as/(ht)), /t with SP, 5as/h term gone with selective recompute or "
-         "flash attention, 2sbh/k with full recompute; Q, K, V and the attention output at "
-         "their own widths (kv heads, heads x head_dim)",
-         "Korthikanti et al. 2022, Table 2; in-flight count Narayanan et al. 2021 Sec. 2.2");
-    TERM(terms, "memory", "recompute working set", worst.recompute_bytes, "bytes",
-         "k layers' full activations for one microbatch while recomputing",
-         "Korthikanti et al. 2022, Sec. 5 (checkpoint groups, SMP activation checkpointing)");
-    TERM(terms, "memory", "logits", worst.logits_bytes, "bytes",
-         "s b V / t x (2 B fp16 + 4 B fp32 softmax), last stage", "cross-entropy over vocab");
-    TERM(terms, "memory", "comm buffers", worst.comm_buffers_bytes, "bytes",
-         "per communicator 2 x NCCL_BUFFSIZE(4 MiB) x 16 channels; p2p send/recv buffers",
-         "NCCL environment variables documentation (NCCL_BUFFSIZE)");
-    TERM(terms, "memory", "CUDA context", worst.context_bytes, "bytes",
-         "the stack's context_bytes (frameworks.json), else constant 0.8 GiB",
-         "estimate: CUDA context + cuBLAS workspace as PyTorch reports it; a stack's own where "
-         "measured");
-    TERM(terms, "memory", "allocator", worst.allocator_bytes, "bytes",
-         "alloc_frac x the tensors' memory: what the caching allocator reserves beyond it",
-         "c10 CUDA caching allocator; alloc_frac fitted per stack to measured memory");
-    TERM(terms, "memory", "total (worst stage)", worst.total_bytes, "bytes",
-         "sum of the above: what nvidia-smi shows", "");
-    TERM(terms, "memory", "needed (worst stage)", plan_mem_need_bytes(&worst), "bytes",
-         "total less the allocator's reserve: a layout fits when this fits (the allocator "
-         "frees its cached blocks and retries before it fails)",
-         "c10 CUDACachingAllocator, release_cached_blocks");
-
-    if (plan_mem_need_bytes(&worst) > est->capacity_bytes) {
-        /* the reason is formatted on demand (plan_estimate_reason): most
-         * layouts a search rejects for memory are never shown */
-        est->oom_excess_bytes = plan_mem_need_bytes(&worst) - est->capacity_bytes;
-        est->reject = PLAN_REJ_OOM;
-    }
-}
 
 /* The busiest stage per microbatch and the pipeline's schedule: compute by
  * kind, TP, CP and PP communication and the bubble into est; the first
@@ -1304,7 +981,7 @@ static void eval_stages(const plan_model *m, const plan_cluster *c, const plan_l
         int after_embedding = i == 1 && mm->fw && mm->fw->wgrad_accum != PLAN_ACCUM_FUSED;
         if (est->stage_layers[i] != prev_layers || last || after_embedding) {
             zero_microbatch(m, c, l, sp_g, mm, lc, est->stage_layers[i], &z);
-            double acc = wgrad_accum_s(c, l, mm->fw, stage_params(m, l, i, est->stage_layers[i]));
+            double acc = wgrad_accum_s(c, l, mm->fw, plan__stage_params(m, l, i, est->stage_layers[i]));
             stage_time_of(lc, &z, est->stage_layers[i], last, head_f, head_b, head_gemm, acc,
                           &st);
             prev_layers = est->stage_layers[i];
@@ -1362,7 +1039,7 @@ static void eval_dp_optimizer(const plan_model *m, const plan_cluster *c, const 
      * Gradients reduced every microbatch (zero_microbatch) are in the
      * stages' times already: their exposed part is counted here too. */
     plan_stage_cost b0;
-    dp_buckets(m, c, l, sp_g, mm, (l->fp32_grads ? 4.0 : elem_bytes(l)) * mm->mem_params[0],
+    dp_buckets(m, c, l, sp_g, mm, (l->fp32_grads ? 4.0 : plan__elem_bytes(l)) * mm->mem_params[0],
                &b0);
     double t_dp = b0.dp_buckets > 0 ? (b0.dp_buckets - 1) * b0.dp_bucket_s + b0.dp_last_bucket_s : 0.0;
     double last_b = est->stage_layers[0] * (lc->bwd_comp_s + lc->recomp_comp_s + lc->tp_bwd_s) /
@@ -1382,7 +1059,7 @@ static void eval_dp_optimizer(const plan_model *m, const plan_cluster *c, const 
     /* Optimizer step over the largest local shard. */
     double P_local = mm->max_stage_params;
     if (l->sharding >= PLAN_SHARD_OPTIMIZER)
-        P_local /= shard_degree(l);
+        P_local /= plan__shard_degree(l);
     tm->optimizer_s = plan__mem_s(c, (l->precision == PLAN_PREC_FP32 ? ADAM_BYTES_FP32
                                                                       : ADAM_BYTES_PER_PARAM) *
                                          P_local);
@@ -1397,65 +1074,65 @@ static void time_terms(const plan_estimate *est, plan_terms *terms)
 {
     const plan_time *tm = &est->time;
     const plan_compute_split *cs = &est->compute;
-    TERM(terms, "time", "compute", tm->compute_s, "s",
-         "m x (fwd + bwd + recompute) of the busiest stage; GEMM at peak x eff(m,n,k), "
-         "attention core, elementwise at HBM bandwidth; with blocking launches plus "
-         "the stack's host time per kernel (host_op_s, " PLAN__XSTR(PLAN__KERNELS_FWD)
-         " forward, " PLAN__XSTR(PLAN__KERNELS_BWD) " backward per layer), else that as a floor",
-         "GEMM efficiency by tile occupancy and alignment (NVIDIA Matrix Multiplication "
-         "Background guide); Narayanan et al. 2021 Eq. 3 FLOP counts; PyTorch eager dispatch");
-    TERM(terms, "time", "  GEMMs", cs->gemm_s, "s",
-         "the linear layers and the LM head: 3 GEMMs per forward GEMM (input and weight "
-         "gradients), a fourth with full recompute; FP8 casts with FP8 linears; with "
-         "Transformer Engine's TP overlap, its products in pieces and on the SMs its "
-         "communication leaves",
-         "Qi et al. 2023, Sec. 2; NVIDIA Matrix Multiplication Background guide; Transformer "
-         "Engine initialize_ub defaults");
-    TERM(terms, "time", "  attention core", cs->attn_s, "s",
-         "fused: 4 b a s^2 d causal half forward (a local layer's band of W keys: 4 b a s "
-         "W(1 - W/2s) d), 2.5x that backward, at the generation's "
-         "efficiency per direction: the chip's measured rates times the stack's share "
-         "(flash_eff over the measured FlashAttention-2), else flash_eff; FlashAttention 1 and "
-         "3 by published ratios; unfused: batched GEMMs and the score tensors through HBM",
-         "Dao 2023 (FlashAttention-2); the chip's measured-rates file");
-    TERM(terms, "time", "  elementwise", cs->elem_s, "s",
-         "norms, activations, residuals, dropout and the loss, and the weight gradients' "
-         "accumulation pass where the stack makes one (wgrad_accum), at hbm_eff of HBM "
-         "bandwidth",
-         "Korthikanti et al. 2022, Fig. 2 op list; Megatron's main_grad hook");
-    TERM(terms, "time", "  host launch", cs->host_s, "s",
-         "host time per kernel beyond the GPU's time (blocking launches: all of it)",
-         "PyTorch eager dispatch");
-    TERM(terms, "time", "TP communication", tm->tp_comm_s, "s",
-         "m x layers x 4 all-reduces of s b h x 2 B (6 with full recompute), less what "
-         "the stack overlaps; an overlapped NCCL collective still takes its channels' SMs "
-         "from the GEMMs it hides behind; Transformer Engine's overlap (sequence parallel: "
-         "4 collectives forward, 6 backward): what outlasts the product pieces it runs "
-         "beside, and the last piece's reduce-scatter",
-         "Shoeybi et al. 2019, Fig. 4; Korthikanti et al. 2022 Sec. 4.2.2; nccl-tests "
-         "PERFORMANCE.md bus bandwidth");
-    TERM(terms, "time", "CP communication", tm->cp_comm_s, "s",
-         "ring KV exchange beyond the attention compute it overlaps, and the SMs its "
-         "hidden part takes from it", "Liu et al. 2023");
-    TERM(terms, "time", "PP communication", tm->pp_comm_s, "s",
-         "m x 2 x v p2p sends of s b h x 2 B / t (scatter/gather)", "Narayanan et al. 2021, Sec. 4.1");
-    TERM(terms, "time", "pipeline bubble", tm->bubble_s, "s",
-         "schedule time - m x slowest stage; (p-1)/m for 1F1B/GPipe, (p-1)/(vm) interleaved, "
-         "about a third of that for ZB-H1",
-         "Huang et al. 2019; Narayanan et al. 2021 Sec. 2.2; Qi et al. 2023");
-    TERM(terms, "time", "DP exposed", tm->dp_exposed_s, "s",
-         "bucketed all-reduce of the first stage's gradients past its last backward B: "
-         "max(t_last, t_dp + B/n - B) with n buckets ready evenly over B, plus the SMs its "
-         "hidden part takes from that backward (NCCL channels / SMs of the hidden time); with "
-         "ZeRO-3 / FSDP the per-layer gathers and reduce-scatters compute does not hide, and "
-         "the same SM share of those it hides",
-         "Li et al. 2020 (PyTorch DDP) bucketing; nccl-tests bus bandwidth; NCCL environment "
-         "variables (NCCL_MIN_NCHANNELS: a channel is a CUDA block)");
-    TERM(terms, "time", "DP total", tm->dp_total_s, "s", "whole gradient sync, hidden or not",
-         "as above");
-    TERM(terms, "time", "optimizer", tm->optimizer_s, "s",
-         "30 B per local parameter through HBM (Adam)", "fused Adam read/write count");
-    TERM(terms, "time", "step", tm->step_s, "s", "sum of the exposed terms", "");
+    PLAN__TERM(terms, "time", "compute", tm->compute_s, "s",
+               "m x (fwd + bwd + recompute) of the busiest stage; GEMM at peak x eff(m,n,k), "
+               "attention core, elementwise at HBM bandwidth; with blocking launches plus "
+               "the stack's host time per kernel (host_op_s, " PLAN__XSTR(PLAN__KERNELS_FWD)
+               " forward, " PLAN__XSTR(PLAN__KERNELS_BWD) " backward per layer), else that as a floor",
+               "GEMM efficiency by tile occupancy and alignment (NVIDIA Matrix Multiplication "
+               "Background guide); Narayanan et al. 2021 Eq. 3 FLOP counts; PyTorch eager dispatch");
+    PLAN__TERM(terms, "time", "  GEMMs", cs->gemm_s, "s",
+               "the linear layers and the LM head: 3 GEMMs per forward GEMM (input and weight "
+               "gradients), a fourth with full recompute; FP8 casts with FP8 linears; with "
+               "Transformer Engine's TP overlap, its products in pieces and on the SMs its "
+               "communication leaves",
+               "Qi et al. 2023, Sec. 2; NVIDIA Matrix Multiplication Background guide; Transformer "
+               "Engine initialize_ub defaults");
+    PLAN__TERM(terms, "time", "  attention core", cs->attn_s, "s",
+               "fused: 4 b a s^2 d causal half forward (a local layer's band of W keys: 4 b a s "
+               "W(1 - W/2s) d), 2.5x that backward, at the generation's "
+               "efficiency per direction: the chip's measured rates times the stack's share "
+               "(flash_eff over the measured FlashAttention-2), else flash_eff; FlashAttention 1 and "
+               "3 by published ratios; unfused: batched GEMMs and the score tensors through HBM",
+               "Dao 2023 (FlashAttention-2); the chip's measured-rates file");
+    PLAN__TERM(terms, "time", "  elementwise", cs->elem_s, "s",
+               "norms, activations, residuals, dropout and the loss, and the weight gradients' "
+               "accumulation pass where the stack makes one (wgrad_accum), at hbm_eff of HBM "
+               "bandwidth",
+               "Korthikanti et al. 2022, Fig. 2 op list; Megatron's main_grad hook");
+    PLAN__TERM(terms, "time", "  host launch", cs->host_s, "s",
+               "host time per kernel beyond the GPU's time (blocking launches: all of it)",
+               "PyTorch eager dispatch");
+    PLAN__TERM(terms, "time", "TP communication", tm->tp_comm_s, "s",
+               "m x layers x 4 all-reduces of s b h x 2 B (6 with full recompute), less what "
+               "the stack overlaps; an overlapped NCCL collective still takes its channels' SMs "
+               "from the GEMMs it hides behind; Transformer Engine's overlap (sequence parallel: "
+               "4 collectives forward, 6 backward): what outlasts the product pieces it runs "
+               "beside, and the last piece's reduce-scatter",
+               "Shoeybi et al. 2019, Fig. 4; Korthikanti et al. 2022 Sec. 4.2.2; nccl-tests "
+               "PERFORMANCE.md bus bandwidth");
+    PLAN__TERM(terms, "time", "CP communication", tm->cp_comm_s, "s",
+               "ring KV exchange beyond the attention compute it overlaps, and the SMs its "
+               "hidden part takes from it", "Liu et al. 2023");
+    PLAN__TERM(terms, "time", "PP communication", tm->pp_comm_s, "s",
+               "m x 2 x v p2p sends of s b h x 2 B / t (scatter/gather)", "Narayanan et al. 2021, Sec. 4.1");
+    PLAN__TERM(terms, "time", "pipeline bubble", tm->bubble_s, "s",
+               "schedule time - m x slowest stage; (p-1)/m for 1F1B/GPipe, (p-1)/(vm) interleaved, "
+               "about a third of that for ZB-H1",
+               "Huang et al. 2019; Narayanan et al. 2021 Sec. 2.2; Qi et al. 2023");
+    PLAN__TERM(terms, "time", "DP exposed", tm->dp_exposed_s, "s",
+               "bucketed all-reduce of the first stage's gradients past its last backward B: "
+               "max(t_last, t_dp + B/n - B) with n buckets ready evenly over B, plus the SMs its "
+               "hidden part takes from that backward (NCCL channels / SMs of the hidden time); with "
+               "ZeRO-3 / FSDP the per-layer gathers and reduce-scatters compute does not hide, and "
+               "the same SM share of those it hides",
+               "Li et al. 2020 (PyTorch DDP) bucketing; nccl-tests bus bandwidth; NCCL environment "
+               "variables (NCCL_MIN_NCHANNELS: a channel is a CUDA block)");
+    PLAN__TERM(terms, "time", "DP total", tm->dp_total_s, "s", "whole gradient sync, hidden or not",
+               "as above");
+    PLAN__TERM(terms, "time", "optimizer", tm->optimizer_s, "s",
+               "30 B per local parameter through HBM (Adam)", "fused Adam read/write count");
+    PLAN__TERM(terms, "time", "step", tm->step_s, "s", "sum of the exposed terms", "");
 }
 
 static void eval_rates(const plan_model *m, const plan_cluster *c, const plan_layout *l,
@@ -1480,11 +1157,11 @@ static void eval_rates(const plan_model *m, const plan_cluster *c, const plan_la
     est->hfu = est->hw_flops_per_step / denom;
     est->cost_per_hour = c->inst->price_per_hour * c->nodes;
     est->cost_per_mtokens = est->cost_per_hour / 3600.0 / est->tokens_per_s * 1e6;
-    TERM(terms, "flops", "model FLOPs per step", est->model_flops_per_step, "flops",
-         "3 x tokens x (L(2 x matmul params + 4s x heads x head_dim) + 2hV), min(s, window) for s "
-         "on local layers", "Narayanan et al. 2021, Eq. 3 (no recompute); MaxText's Gemma 2 count");
-    TERM(terms, "flops", "MFU", est->mfu, "", "model FLOPs / (step x GPUs x peak)",
-         "Chowdhery et al. 2022, App. B");
+    PLAN__TERM(terms, "flops", "model FLOPs per step", est->model_flops_per_step, "flops",
+               "3 x tokens x (L(2 x matmul params + 4s x heads x head_dim) + 2hV), min(s, window) for s "
+               "on local layers", "Narayanan et al. 2021, Eq. 3 (no recompute); MaxText's Gemma 2 count");
+    PLAN__TERM(terms, "flops", "MFU", est->mfu, "", "model FLOPs / (step x GPUs x peak)",
+               "Chowdhery et al. 2022, App. B");
 }
 
 /* plan_evaluate; with memory_only (the search's pruning), a layout that does
@@ -1505,7 +1182,7 @@ static int memo_fill(const plan_model *m, const plan_cluster *c, const plan_layo
         return -1;
     layer_costs(m, c, l, &memo->sp_t, &memo->sp_c, &memo->lc);
     stage_split(m, l, memo->stage_layers);
-    memory_stages(m, l, memo);
+    plan__memory_stages(m, l, memo);
     memo->fw = plan_framework_get(l->framework);
     memo->state_set = 0;
     head_times(m, c, l, &memo->head_f_s, &memo->head_b_s, &memo->head_gemm_s);
@@ -1513,12 +1190,12 @@ static int memo_fill(const plan_model *m, const plan_cluster *c, const plan_layo
      * parallelism shards it, and Megatron's scatter/gather optimisation sends
      * 1/t from each TP rank and all-gathers over NVLink (Narayanan et al.
      * 2021, Sec. 4.1). */
-    memo->p2p_bytes = elem_bytes(l) * tokens_per_mb(m, l) * (double)m->hidden / l->tp;
+    memo->p2p_bytes = plan__elem_bytes(l) * plan__tokens_per_mb(m, l) * (double)m->hidden / l->tp;
     memo->p2p_s = l->pp > 1 ? plan__p2p_s(c, memo->sp_p.nodes == 1, memo->p2p_bytes) : 0.0;
     memo->max_stage_params = 0;
     for (int i = 0; i < l->pp; i++)
         memo->max_stage_params =
-            fmax(memo->max_stage_params, stage_params(m, l, i, memo->stage_layers[i]));
+            fmax(memo->max_stage_params, plan__stage_params(m, l, i, memo->stage_layers[i]));
     memo->ncoll = 0;
     memo->valid = 1;
     return 0;
@@ -1561,7 +1238,7 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     layer_recompute(m, l, &lc);
     memcpy(est->stage_layers, memo->stage_layers, (size_t)l->pp * sizeof est->stage_layers[0]);
 
-    eval_memory(m, c, l, &lc, memo, est, terms, memory_only);
+    plan__eval_memory(m, c, l, &lc, memo, est, terms, memory_only);
     if (memory_only && est->reject == PLAN_REJ_OOM)
         return ST_OK;
 
@@ -1574,10 +1251,6 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     return ST_OK;
 }
 
-double plan_mem_need_bytes(const plan_mem *m)
-{
-    return m->total_bytes - m->allocator_bytes;
-}
 
 double plan_error_pct(double predicted, double measured)
 {
@@ -1634,7 +1307,7 @@ static int stages_mem(const plan_model *m, const plan_cluster *c, const plan_lay
         layer_recompute(m, l, &lc);
         for (int k = 0; k < n; k++) {
             int i = first + k, layers = memo.stage_layers[i];
-            stage_memory(m, c, l, &lc, i, layers, stage_params(m, l, i, layers), &out[k]);
+            plan__stage_memory(m, c, l, &lc, i, layers, plan__stage_params(m, l, i, layers), &out[k]);
         }
     }
     free(est);
@@ -1706,7 +1379,7 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
         int last = i == l->pp - 1, n = est->stage_layers[i];
         stage_time st;
         zero_mb z;
-        double P = stage_params(m, l, i, n);
+        double P = plan__stage_params(m, l, i, n);
         zero_microbatch(m, c, l, &sp_g, &memo, &lc, n, &z);
         stage_time_of(&lc, &z, n, last, head_f, head_b, head_gemm, wgrad_accum_s(c, l, memo.fw, P),
                       &st);
@@ -1717,9 +1390,9 @@ int plan_costs_compute(const plan_model *m, const plan_cluster *c, const plan_la
         sc->fwd_comm_s = (n * (lc.tp_fwd_s + lc.cp_fwd_s) + z.fwd_s) / v;
         sc->bwd_comm_s = (n * (lc.tp_bwd_s + lc.tp_recomp_s + lc.cp_bwd_s) + z.bwd_s) / v;
         sc->act_bytes = n * lc.act_stored_bytes / v;
-        sc->grad_bytes = (l->fp32_grads ? 4.0 : elem_bytes(l)) * P;
+        sc->grad_bytes = (l->fp32_grads ? 4.0 : plan__elem_bytes(l)) * P;
         plan_mem mem;
-        stage_memory(m, c, l, &lc, i, n, P, &mem);
+        plan__stage_memory(m, c, l, &lc, i, n, P, &mem);
         sc->static_bytes = mem.total_bytes - mem.activations_bytes - mem.allocator_bytes;
         sc->node = (int)((long)i * stride_p / c->inst->gpus_per_node);
         dp_buckets(m, c, l, &sp_g, &memo, sc->grad_bytes, sc);

@@ -228,7 +228,7 @@ typedef struct plan_framework {
     double context_bytes;        /* the device memory in use beyond the stack's own
                                   * tensors (CUDA context, library workspaces, driver
                                   * reservation) as nvidia-smi shows it; 0: the usual
-                                  * 0.8 GiB (plan_eval.c CUDA_CONTEXT_BYTES) */
+                                  * 0.8 GiB (plan_eval_mem.c CUDA_CONTEXT_BYTES) */
     double loss_bytes_per_logit; /* the cross-entropy's traffic per logit element, forward
                                   * and backward, as the stack's loss runs (0: the
                                   * planner's default, 24 B) */

@@ -123,6 +123,48 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
                    plan_estimate *est, plan_terms *terms, int memory_only, plan__eval_memo *memo,
                    st_err *err);
 
+/* A term of an estimate's breakdown into T (NULL: none wanted). */
+#define PLAN__TERM(T, grp, nm, val, un, fml, src)                                              \
+    do {                                                                                       \
+        if ((T) && (T)->n < PLAN_TERMS_MAX)                                                    \
+            (T)->v[(T)->n++] = (plan_term){grp, nm, (val), un, fml, src};                      \
+    } while (0)
+
+/* Tokens of one microbatch on one GPU (its share of the sequence under CP). */
+static inline double plan__tokens_per_mb(const plan_model *m, const plan_layout *l)
+{
+    return (double)l->micro_batch * (double)m->seq / (double)l->cp;
+}
+
+/* Bytes of one activation element: 4 in fp32, else 2 (bf16/fp16, and the
+ * bf16 activations around FP8 linears). */
+static inline double plan__elem_bytes(const plan_layout *l)
+{
+    return l->precision == PLAN_PREC_FP32 ? 4.0 : PLAN_BYTES_HALF;
+}
+
+/* ---- memory (plan_eval_mem.c) ---- */
+
+/* Parameters held by one GPU of stage i with layers layers (before
+ * sharding). */
+double plan__stage_params(const plan_model *m, const plan_layout *l, int i, int layers);
+/* The ranks the layout's sharded states are split over. */
+int plan__shard_degree(const plan_layout *l);
+/* Does the pipeline sync its data parallelism once a step (pp_sync_once)? */
+int plan__pipeline_syncs_once(const plan_layout *l, const struct plan_framework *fw);
+/* Memory of stage i (layers layers, P its plan__stage_params) into mem. */
+void plan__stage_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                        const layer_cost *lc, int i, int layers, double P, plan_mem *mem);
+/* The stages whose memory can be the worst, with their parameters, into
+ * memo (its stage_layers set). */
+void plan__memory_stages(const plan_model *m, const plan_layout *l, plan__eval_memo *memo);
+/* The worst stage's memory by term into est->mem (every stage's total too
+ * unless memory_only), its terms into terms; a layout whose need exceeds the
+ * capacity is marked PLAN_REJ_OOM. */
+void plan__eval_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
+                       const layer_cost *lc, plan__eval_memo *mm, plan_estimate *est,
+                       plan_terms *terms, int memory_only);
+
 /* Rank stride of dimension dim under l's placement (1 for the innermost). */
 int plan__stride_of(const plan_layout *l, char dim);
 

@@ -37,7 +37,7 @@
  *     counts (mb, chunk) whose F ran and whose B / Bi did not.
  *
  * Schedules (cap = active_microbatches; in flight on stage s never exceeds
- * planner/plan_eval.c's inflight(), nor cap v):
+ * planner/plan_eval_mem.c's inflight(), nor cap v):
  *   simple       GPipe (Huang et al. 2019): waves of min(cap, m) microbatches,
  *                all forwards of the wave, then its backwards in ascending
  *                order; in flight min(m, cap).

@@ -6,7 +6,7 @@
  * and a SEND right after the op that produced it, each SEND paired with one
  * RECV on the peer stage, first-in first-out per chunk, the length
  * sim_sched_len promised, and in flight at most the planner's inflight()
- * (planner/plan_eval.c) and the cap.
+ * (planner/plan_eval_mem.c) and the cap.
  *
  * Dynamics: play() is an abstract lock-step executor: each stage walks its
  * list; a compute op takes its duration, a SEND records when it was issued
@@ -84,7 +84,7 @@ static int is_compute(int k)
     return k == SIM_OP_FWD || k == SIM_OP_BWD || k == SIM_OP_BWD_INPUT || k == SIM_OP_BWD_WEIGHT;
 }
 
-/* The planner's inflight() for stage i, in chunks (plan_eval.c). */
+/* The planner's inflight() for stage i, in chunks (plan_eval_mem.c). */
 static double planner_chunks(const sim_sched *s, int i)
 {
     int p = s->pp, m = s->microbatches, cap = s->active_microbatches, v = s->virtual_stages;
