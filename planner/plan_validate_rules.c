@@ -357,9 +357,10 @@ static int count_word(const char *p, const char *end, size_t *u, char *out, size
     return 0;
 }
 
-/* text without its clauses (between commas, semicolons and parentheses)
- * about the links inside a node: "NVLink 900GB/s, InfiniBand 400Gb/s per
- * GPU" states the network in its second clause only. '×' is read as 'x'. */
+/* text without its clauses (between commas, semicolons, parentheses and
+ * plus signs) about the links inside a node: "NVLink 900GB/s, InfiniBand
+ * 400Gb/s per GPU" and "NVLink 4 + 8x CX7 400G" state the network in their
+ * second clause only. '×' is read as 'x'. */
 static void network_clauses(const char *text, char *out, size_t n)
 {
     static const char *const intra[] = {"NVLink", "NVSwitch", "intra-node", "intra node",
@@ -368,7 +369,7 @@ static void network_clauses(const char *text, char *out, size_t n)
     const char *p = text;
     int skipped = 0; /* the clause before: a parenthesis says more of it */
     while (*p && u + 1 < n) {
-        size_t len = strcspn(p, ",;()");
+        size_t len = strcspn(p, ",;()+");
         char clause[256];
         snprintf(clause, sizeof clause, "%.*s", (int)(len < sizeof clause ? len : sizeof clause - 1),
                  p);

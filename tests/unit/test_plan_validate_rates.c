@@ -268,6 +268,7 @@ static void test_network_words(void **state)
         {"400 Gb/s, 4 NICs", 1600},
         {"ConnectX-7 (8 per node)", 3200},
         {"8x CX7 400G", 3200},
+        {"NVLink 4 + 8x CX7 400G", 3200}, /* the plus sign parts the node's links */
         {"4x ConnectX-6", 800},
         {"dual 200 Gb/s HDR", 400},
         {"100 Gb/s x 4 EDR", 400},
