@@ -44,10 +44,12 @@ static void presets_load_shipped(void **state)
         /* Nemotron-4: a Llama layer with a plain (squared ReLU) MLP */
         assert_int_equal(ps.v[i].model.mlp,
                          llama && !nemotron ? PLAN_MLP_GATED : PLAN_MLP_PLAIN);
-        /* the presets with documented aliases: MT-NLG 530B's shape and the
-         * Nemotron-4 models by NVIDIA's names */
+        /* the presets with documented aliases: MT-NLG 530B's shape, the
+         * Nemotron-4 models by NVIDIA's names and GPT-3's four smallest by
+         * their names in Brown et al. 2020, Table 2.1 (Small ... XL) */
         int mtnlg = strcmp(ps.v[i].key, "megatron-529.6b") == 0;
-        assert_int_equal(ps.v[i].naliases, mtnlg ? 2 : nemotron ? 3 : 0);
+        int named_gpt3 = strcmp(ps.v[i].family, "gpt3") == 0 && ps.v[i].nominal_params < 2e9;
+        assert_int_equal(ps.v[i].naliases, mtnlg ? 2 : nemotron ? 3 : named_gpt3 ? 2 : 0);
         if (mtnlg)
             assert_string_equal(ps.v[i].aliases[0], "mt-nlg-530b");
     }
@@ -55,6 +57,9 @@ static void presets_load_shipped(void **state)
     assert_int_equal(fam[1], 10);
     assert_int_equal(fam[2], 3);
     assert_int_equal(fam[3], 6);
+    const plan_preset *xl = test_preset_find(&ps, "gpt3-1.3b");
+    assert_non_null(xl);
+    assert_string_equal(xl->aliases[0], "gpt-3-xl");
     const plan_preset *p = test_preset_find(&ps, "gpt3-175b");
     assert_non_null(p);
     assert_string_equal(p->label, "175B");
