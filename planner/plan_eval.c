@@ -101,10 +101,6 @@
 #define PLAN__STR(x) #x
 #define PLAN__XSTR(x) PLAN__STR(x)
 
-
-
-
-
 /* Transformer Engine's FP8 linear (NVIDIA Transformer Engine docs, "Using
  * FP8 with Transformer Engine"): the forward casts the bf16 input to FP8
  * (read 2 B, write 1 B per element); the backward casts the output gradient
@@ -613,14 +609,6 @@ void plan_stage_layers(const plan_model *m, const plan_layout *l, int *out)
     stage_split(m, l, out);
 }
 
-
-
-
-
-
-
-
-
 static plan_reject reject(plan_estimate *est, plan_reject r, const char *fmt, long a, long b)
 {
     est->reject = r;
@@ -945,11 +933,6 @@ static void dp_buckets(const plan_model *m, const plan_cluster *c, const plan_la
     sc->dp_last_bucket_s = rest > 0 ? group_coll_s(c, sp, mm, rs_only, rest) : sc->dp_bucket_s;
 }
 
-
-
-
-
-
 /* The busiest stage per microbatch and the pipeline's schedule: compute by
  * kind, TP, CP and PP communication and the bubble into est; the first
  * stage's sharded collectives per microbatch (all of them, zero_total) and
@@ -1250,7 +1233,6 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     eval_rates(m, c, l, est, terms);
     return ST_OK;
 }
-
 
 double plan_error_pct(double predicted, double measured)
 {
