@@ -12,7 +12,9 @@
  *                only interleaved when pp = 1 (they coincide)
  *   active_microbatches  SMP's default pp + 2, and pp / 2 (less memory), for SMP's own
  *                schedules (simple, interleaved); the others run uncapped
- *   recompute    none, selective, full (each layer)
+ *   recompute    none, selective, full (each layer); where the stack has Megatron's
+ *                block method and only full recompute fits, also the fewest
+ *                layers of each chunk that fit (search_block)
  *   sharding     none, optimizer (ZeRO-1), gradients, params when dp > 1
  *   offload      with full recompute and pp > 1 (SMP v1's best practice), or any pp
  *                where the stack offloads by layer (SMP v2)
@@ -210,6 +212,47 @@ static void count(search_ctx *x, plan_candidate *cand, plan__eval_memo *memo)
     }
 }
 
+/* Megatron's block method (recompute_block): full recompute of only the
+ * first N layers of each model chunk, the others keeping their
+ * activations. Where the recompute is searched (not asked for), for a
+ * layout that fits with every layer recomputed but not with none, the
+ * fewest N that fits (memory falls as N grows: bisection on
+ * the memory alone), costed as one more candidate: the fastest recompute
+ * of the stack that fits there. cand holds the fitting full recompute; it
+ * is left as it was. */
+static int search_block(search_ctx *x, plan_candidate *cand, plan__eval_memo *memo)
+{
+    plan_layout *cl = &cand->layout;
+    const plan_layout full = *cl;
+    int64_t chunk = (x->m->layers + (int64_t)cl->pp * cl->virtual_stages - 1) /
+                    ((int64_t)cl->pp * cl->virtual_stages);
+    int rc = ST_OK;
+    cl->recompute = PLAN_RECOMP_NONE;
+    cl->recompute_layers = 0;
+    if ((rc = plan__evaluate(x->m, x->c, cl, &cand->est, NULL, 1, memo, x->err)) != ST_OK ||
+        cand->est.reject != PLAN_REJ_OOM || chunk < 2)
+        goto done;
+    int64_t lo = 1, hi = chunk; /* hi: every layer, which fits */
+    cl->recompute = PLAN_RECOMP_FULL;
+    while (lo < hi) {
+        cl->recompute_layers = (int)(lo + (hi - lo) / 2);
+        if ((rc = plan__evaluate(x->m, x->c, cl, &cand->est, NULL, 1, memo, x->err)) != ST_OK)
+            goto done;
+        if (cand->est.reject == PLAN_OK)
+            hi = cl->recompute_layers;
+        else
+            lo = (int64_t)cl->recompute_layers + 1;
+    }
+    if (lo < chunk) {
+        cl->recompute_layers = (int)lo;
+        if ((rc = plan__evaluate(x->m, x->c, cl, &cand->est, NULL, 1, memo, x->err)) == ST_OK)
+            count(x, cand, memo);
+    }
+done:
+    *cl = full;
+    return rc;
+}
+
 /* Innermost knobs for a fixed (tp, cp, pp, dp, micro-batch, placement). */
 static int search_inner(search_ctx *x, const plan_layout *l)
 {
@@ -298,6 +341,11 @@ static int search_inner(search_ctx *x, const plan_layout *l)
                             if (rc)
                                 return rc;
                             count(x, &cand, &memo);
+                            if (r == PLAN_RECOMP_FULL && cand.est.reject == PLAN_OK &&
+                                cfg->recompute < 0 && !cfg->recompute_saved &&
+                                fw->recompute_block &&
+                                (rc = search_block(x, &cand, &memo)) != ST_OK)
+                                return rc;
                         }
                     }
                 }

@@ -239,6 +239,56 @@ static void lighter_ends_where_the_stack_runs_them(void **state)
     assert_int_equal(out[0], 8);
 }
 
+/* Megatron's block method in the search: with the recompute left to it and
+ * a layout that fits only with recompute, the plan recomputes the fewest
+ * layers of each chunk that fit (faster than every layer); one layer fewer
+ * does not fit; with --recompute full asked, every layer. */
+static void block_recompute_searched(void **state)
+{
+    (void)state;
+    plan_model m = {.arch = PLAN_ARCH_LLAMA, .layers = 80, .hidden = 8192, .heads = 64,
+                    .kv_heads = 8, .ffn = 28672, .seq = 8192, .vocab = 128256};
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    int mc = profile("megatron@2024");
+    assert_true(plan_framework_get(mc)->recompute_block);
+    plan_cluster c = cluster("dgx-h100", 8, mc);
+    plan_config cfg;
+    plan_config_default(&cfg);
+    cfg.framework = mc;
+    cfg.tp = 4, cfg.pp = 4, cfg.dp = 4, cfg.cp = 1;
+    cfg.micro_batch = 1;
+    cfg.global_batch = 320;
+    cfg.schedule = PLAN_SCHED_INTERLEAVED;
+    cfg.sharding = PLAN_SHARD_OPTIMIZER;
+    plan_result *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_OK);
+    assert_true(r->ntop > 0);
+    const plan_layout *best = &r->top[0].layout;
+    assert_int_equal(best->recompute, PLAN_RECOMP_FULL);
+    int n = best->recompute_layers;
+    assert_true(n > 0 && n < 80 / 4);
+    double block_s = r->top[0].est.time.step_s;
+    plan_layout less = *best;
+    less.recompute_layers = n - 1;
+    if (n == 1)
+        less.recompute = PLAN_RECOMP_NONE;
+    plan_estimate *e = calloc(1, sizeof *e);
+    assert_non_null(e);
+    assert_int_equal(plan_evaluate(&m, &c, &less, e, NULL, &err), ST_OK);
+    assert_int_equal(e->reject, PLAN_REJ_OOM);
+    /* asked for full recompute: every layer, and slower */
+    cfg.recompute = PLAN_RECOMP_FULL;
+    assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_OK);
+    assert_true(r->ntop > 0);
+    for (int i = 0; i < r->ntop; i++)
+        assert_int_equal(r->top[i].layout.recompute_layers, 0);
+    assert_true(r->top[0].est.time.step_s > block_s);
+    free(e);
+    free(r);
+}
+
 /* The catalog holds every instance type a SageMaker model parallel release
  * lists (v1: ml.g4dn.12xlarge was missing), p5e and p5en, each with its GPUs,
  * its network cards per node and where its price was read (or why none). */
@@ -307,6 +357,7 @@ int main(void)
         cmocka_unit_test(fsdp_layouts),
         cmocka_unit_test(even_split_unless_faster),
         cmocka_unit_test(lighter_ends_where_the_stack_runs_them),
+        cmocka_unit_test(block_recompute_searched),
         cmocka_unit_test(catalog_covers_smp),
         cmocka_unit_test(smp2_profile),
     };
