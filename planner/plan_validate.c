@@ -1,6 +1,8 @@
 /*
  * plan_validate.c: map one published run to the planner's inputs, predict
- * it and compare (plan_validate_run), and summarise the errors.
+ * it and compare (plan_validate_run); the layout's evaluation, with what the
+ * row leaves open searched or inferred, is plan_validate_eval.c's, the
+ * summary of the errors plan_validate_summary.c's.
  *
  * A row is read by its fields, in four steps, each of which may end it with
  * a reason that is the row's own (a value it does not publish):
@@ -27,7 +29,9 @@
  *            accumulation steps), recompute, sharding (ZeRO stages, FSDP
  *            FULL_SHARD / SHARD_GRAD_OP / HYBRID_SHARD and shard groups),
  *            sequence parallelism, precision (FP8, fp32 gradient reduction).
- *            A missing micro-batch is searched with everything else fixed.
+ *            A missing micro-batch is searched with everything else fixed;
+ *            a recompute left out where the stack's default cannot have
+ *            fit is inferred (plan_validate_eval.c).
  *   compare  the reference time is iteration_time_s, else tokens per step
  *            over tokens/s (or samples/s x seq), else TFLOP/s (per GPU, the
  *            cluster's PFLOP/s, a percentage of peak, MFU or HFU x peak)
@@ -73,17 +77,9 @@ const plan_validate_column plan_validate_columns[] = {
 };
 #undef COL
 
-/* Microbatches in flight are not capped outside SMP (active_microbatches is
- * an SMP knob): a cap no schedule reaches. */
-#define NO_ACTIVE_CAP (1 << 24)
 /* A global batch recovered from published TFLOP/s and time must land this
  * close to a whole number of sequences to be believed. */
 #define DERIVED_BATCH_TOL 0.02
-/* A published global batch the published layout cannot run exactly (a
- * rounded figure: "2M tokens" of 2048-token sequences on 124 data-parallel
- * ranks, 1538 on 12 x 4) is read as the nearest batch of whole
- * microbatches, when that is within this fraction of it (and said). */
-#define BATCH_ROUND_TOL 0.05
 /* Largest global batch read, in sequences: far past any published run, and
  * small enough that every per-replica count fits an int. */
 #define MAX_GLOBAL_BATCH (INT64_C(1) << 30)
@@ -105,10 +101,7 @@ const plan_validate_column plan_validate_columns[] = {
 
 #define blank plan__blank
 
-static void copy(char *dst, size_t n, const char *src)
-{
-    snprintf(dst, n, "%s", nz(src));
-}
+#define copy plan__copy
 
 const char *plan_validate_basis_name(plan_validate_basis b)
 {
@@ -429,12 +422,6 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
 /* Row -> layout                                                             */
 /* ------------------------------------------------------------------------ */
 
-typedef struct row_layout {
-    plan_layout l;
-    int search_mbs;              /* micro-batch not given: search it */
-    int search_degrees;          /* neither TP, PP, DP nor a model-parallel size given */
-    int recompute_defaulted;     /* recompute not stated: the stack's default */
-} row_layout;
 
 /* The FLOPs a step of batch B executes with recompute rc (-1: not yet
  * known, 0 returned): Megatron's model count (3 x the forward) and the
@@ -609,14 +596,14 @@ static void map_attention(const plan_validate_row *r, plan_layout *l, plan_valid
 /* The row's batch: virtual stages, micro-batch size and microbatches for
  * its global batch over dp replicas (published, or derived from TFLOP/s
  * and time), or a micro-batch to search (rl->search_mbs). */
-/* gb as a whole number of units (BATCH_ROUND_TOL): gb itself when it is
+/* gb as a whole number of units (PLAN__BATCH_ROUND_TOL): gb itself when it is
  * one, else the nearest multiple within the tolerance (noted), else 0. */
 static int64_t whole_batch(int64_t gb, int64_t unit, plan_validate_result *out)
 {
     if (unit <= 0 || gb % unit == 0)
         return gb;
     int64_t k = (gb + unit / 2) / unit;
-    if (k < 1 || fabs((double)(k * unit - gb)) > BATCH_ROUND_TOL * (double)gb)
+    if (k < 1 || fabs((double)(k * unit - gb)) > PLAN__BATCH_ROUND_TOL * (double)gb)
         return 0;
     note(out, "global batch %lld read as %lld, the nearest whole number of microbatches of "
          "%lld sequences", (long long)gb, (long long)(k * unit), (long long)unit);
@@ -719,7 +706,7 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
         /* a rounded token count ("2M tokens"): the nearest whole number of
          * sequences, within the batch rounding's tolerance */
         double q = (double)gbt / (double)m->seq, k = floor(q + 0.5);
-        if (k >= 1 && fabs(q - k) <= BATCH_ROUND_TOL * k) {
+        if (k >= 1 && fabs(q - k) <= PLAN__BATCH_ROUND_TOL * k) {
             gb = (int64_t)k;
             hgb = 1;
             note(out, "global batch %lld tokens read as %lld sequences of %lld", (long long)gbt,
@@ -1058,7 +1045,7 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
     l->dp = (int)dp;
     l->micro_batch = (int)mbs;
     l->microbatches = (int)nmb;
-    l->active_microbatches = fw->active_cap ? (int)pp + 2 : NO_ACTIVE_CAP;
+    l->active_microbatches = fw->active_cap ? (int)pp + 2 : PLAN__NO_ACTIVE_CAP;
     l->global_batch = gb;
     l->schedule = v > 1 ? PLAN_SCHED_VIRTUAL : PLAN_SCHED_INTERLEAVED;
     /* a run that does not say: the one schedule its stack runs unless told
@@ -1094,138 +1081,6 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
         return 1;
     map_precision(r, fw, l, out);
     return 0;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Evaluate                                                                  */
-/* ------------------------------------------------------------------------ */
-
-/* A search's answer for a row: its fastest layout that fits, else the one
- * that misses memory by least; NULL when it evaluated none. */
-static const plan_candidate *best_of(const plan_result *res)
-{
-    if (res->ntop > 0)
-        return &res->top[0];
-    return res->rejected[PLAN_REJ_OOM] > 0 ? &res->closest_oom : NULL;
-}
-
-/* Batches within BATCH_ROUND_TOL of gb, nearest first: gb rounded to the
- * nearest multiple of 2^k for each k (a batch that many data-parallel
- * replicas and microbatches divide), each once; the count. */
-static int batch_candidates(int64_t gb, int64_t *v, int cap)
-{
-    int n = 0;
-    for (int k = 1; k < 31 && n < cap; k++) {
-        int64_t u = (int64_t)1 << k, x = (gb + u / 2) / u * u;
-        if (x < 1 || x == gb || fabs((double)(x - gb)) > BATCH_ROUND_TOL * (double)gb)
-            continue;
-        int seen = 0;
-        for (int j = 0; j < n && !seen; j++)
-            seen = v[j] == x;
-        if (!seen)
-            v[n++] = x;
-    }
-    /* nearest first; on a tie the larger (more of it divides) */
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0; j--) {
-            int64_t a = v[j - 1], b = v[j];
-            int64_t da = a > gb ? a - gb : gb - a, db = b > gb ? b - gb : gb - b;
-            if (db < da || (db == da && b > a)) {
-                v[j - 1] = b;
-                v[j] = a;
-            }
-        }
-    return n;
-}
-
-/* Search the micro-batch with every other knob as the row fixed it; the
- * fastest layout that fits, else the one that misses memory by least. */
-static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l, int degrees,
-                      int keep_mbs, unsigned schedules, plan_estimate *est,
-                      plan_validate_result *out, int *skipped, st_err *err)
-{
-    *skipped = 0;
-    plan_config cfg;
-    plan_config_from_layout(&cfg, l);
-    if (!keep_mbs) {
-        cfg.micro_batch = 0; /* searched */
-        cfg.microbatches = 0;
-    }
-    if (degrees) {
-        /* the row publishes no parallel layout: the framework's best, as a
-         * tuned run would use it */
-        cfg.tp = cfg.pp = cfg.dp = 0;
-        cfg.cp = l->cp;
-        cfg.sequence_parallel = -1;
-        cfg.virtual_stages = 0;
-        cfg.schedule = -1;
-        cfg.allow_tp_across_nodes = 0;
-    }
-    cfg.active_microbatches = l->active_microbatches >= NO_ACTIVE_CAP ? 0 : l->active_microbatches;
-    if (schedules && l->virtual_stages == 1) {
-        /* the source does not say which schedule ran: search its framework's */
-        cfg.schedule = -1;
-        cfg.schedule_mask = schedules;
-        cfg.virtual_stages = 0;
-    }
-    if (!degrees)
-        cfg.allow_tp_across_nodes = 1; /* the published layout is what ran */
-    cfg.any_instance = 1; /* ... and where it ran */
-    cfg.top_k = 1;
-
-    plan_result *res = calloc(1, sizeof *res);
-    if (!res)
-        return ST_RAISE(err, ST_ENOMEM, "cannot allocate a search result");
-    st_err e = {0};
-    int rc = plan_search(m, c, &cfg, res, &e);
-    if (rc != ST_OK) {
-        free(res);
-        *skipped = skip(out, "micro-batch search: %s", e.msg);
-        return ST_OK;
-    }
-    const plan_candidate *best = best_of(res);
-    /* A published batch no layout of the search divides (a rounded figure:
-     * "4M tokens" of 2048-token sequences is 1953.1 of them) is read as the
-     * nearest batch within BATCH_ROUND_TOL that one does, as a whole number
-     * of microbatches is for a published layout (whole_batch). */
-    int64_t gb0 = cfg.global_batch, cand[24];
-    int ncand = best || gb0 < 2 ? 0 : batch_candidates(gb0, cand, 24);
-    for (int i = 0; i < ncand && !best; i++) {
-        cfg.global_batch = cand[i];
-        memset(res, 0, sizeof *res);
-        if (plan_search(m, c, &cfg, res, &e) != ST_OK)
-            continue;
-        best = best_of(res);
-        if (best)
-            note(out, "global batch %lld read as %lld, the nearest a layout of the search runs",
-                 (long long)gb0, (long long)cand[i]);
-    }
-    if (!best) {
-        int why = 0;
-        for (int i = 1; i < PLAN_REJ__COUNT; i++)
-            if (res->rejected[i] > res->rejected[why])
-                why = i;
-        free(res);
-        *skipped = skip(out, "micro-batch search: no layout evaluated (%s)",
-                        plan_reject_name((plan_reject)why));
-        return ST_OK;
-    }
-    *l = best->layout;
-    *est = best->est;
-    out->micro_batch_searched = !keep_mbs;
-    if (degrees)
-        note(out, "parallel layout not published: the planner's best for the framework, tp %d "
-                  "pp %d dp %d", l->tp, l->pp, l->dp);
-    if (!keep_mbs)
-        note(out, "micro-batch %d searched", l->micro_batch);
-    if (cfg.schedule_mask) {
-        if (l->schedule == PLAN_SCHED_VIRTUAL)
-            note(out, "schedule searched: interleaved, %d virtual stages", l->virtual_stages);
-        else
-            note(out, "schedule searched: %s", plan_schedule_name(l->schedule));
-    }
-    free(res);
-    return ST_OK;
 }
 
 /* The published step time: iteration_time_s, else tokens per step over the
@@ -1355,148 +1210,6 @@ static int names_model_parallel(const char *s)
     return 0;
 }
 
-/* The published run went out of memory: its memory or metrics say so. */
-static int row_went_oom(const plan_validate_row *row)
-{
-    return contains(row->memory_metric, "OOM") || contains(row->memory_per_gpu_gb, "OOM") ||
-           contains(row->memory_per_gpu_gb, "out of memory") ||
-           contains(row->other_metrics, "OOM") || contains(row->notes, "went OOM");
-}
-
-/* The row's layout evaluated into out->est, its micro-batch or its
- * pipeline's schedule searched where the row leaves them open; 1 when the
- * row is skipped (out says why) or on an error (*rc). */
-static int evaluate_row(const plan_model *m, const plan_cluster *c, const plan_framework *fw,
-                        const plan_validate_row *row, row_layout *rl, plan_validate_result *out,
-                        int *rc, st_err *err)
-{
-    plan_estimate *est = &out->est;
-    *rc = ST_OK;
-    /* a pipeline whose schedule the run does not state, on a stack with
-     * more than one it could have run: searched as in search_mbs, the
-     * published micro-batch kept */
-    unsigned su = fw->schedules_unknown;
-    int sched_open = rl->l.pp > 1 && rl->l.virtual_stages == 1 && (su & (su - 1)) &&
-                     blank(row->virtual_stages);
-    if (rl->search_mbs || sched_open) {
-        int skipped;
-        *rc = search_mbs(m, c, &rl->l, rl->search_degrees, !rl->search_mbs, su, est, out,
-                         &skipped, err);
-        if (*rc != ST_OK || skipped)
-            return 1;
-    } else {
-        st_err e = {0};
-        if (plan_evaluate(m, c, &rl->l, est, NULL, &e) != ST_OK) {
-            skip(out, "layout: %s", e.msg);
-            return 1;
-        }
-    }
-    if (est->reject != PLAN_OK && est->reject != PLAN_REJ_OOM) {
-        skip(out, "layout rejected by the planner: %s (%s)", plan_reject_name(est->reject),
-             est->reason);
-        return 1;
-    }
-    return 0;
-}
-
-/* What the memory model misses on a chip's published memory figures
- * (plan_gpu.mem_err_pct); a chip without any takes the worst chip's; 0
- * when no chip has one. */
-static double mem_band_pct(const plan_catalog *cat, const plan_gpu *g)
-{
-    if (g && g->mem_err_pct > 0)
-        return g->mem_err_pct;
-    double worst = 0;
-    for (int i = 0; i < cat->ngpus; i++)
-        worst = fmax(worst, cat->gpus[i].mem_err_pct);
-    return worst;
-}
-
-/* Trial of recompute kind k (with n layers of each chunk by the block
- * method, 0: all) on the layout as asked, into t from before: 1 when it
- * fits, 0 when it does not or is skipped, -1 on an error (*rc). */
-static int try_recompute(const plan_model *m, const plan_cluster *c, const plan_framework *fw,
-                         const plan_validate_row *row, const row_layout *asked, int k, int n,
-                         const plan_validate_result *before, row_layout *tl,
-                         plan_validate_result *t, int *rc, st_err *err)
-{
-    *tl = *asked;
-    tl->l.recompute = (plan_recompute)k;
-    tl->l.recompute_layers = n;
-    *t = *before;
-    int skipped = evaluate_row(m, c, fw, row, tl, t, rc, err);
-    if (*rc != ST_OK)
-        return -1;
-    return !skipped && t->est.reject != PLAN_REJ_OOM;
-}
-
-/* A run that ran, whose recompute the row leaves to its stack's default
- * where that default does not fit by more than the memory model misses on
- * the chip: the run cannot have held what the default keeps, so it
- * recomputed. Read as the least recompute of the stack's that fits:
- * selective, then (Megatron's block method, where the stack has it) full
- * recompute of the fewest layers of each model chunk, then every layer.
- * Left as the default, a fit miss, when none fits or the default misses by
- * less than the model's own error (a run 1 GiB over on 80 GiB is the
- * model's error, not evidence of recompute). asked: the layout as mapped;
- * before: the result before evaluating it. */
-static int infer_recompute(const plan_catalog *cat, const plan_model *m, const plan_cluster *c,
-                           const plan_framework *fw, const plan_validate_row *row,
-                           const row_layout *asked, const plan_validate_result *before,
-                           row_layout *rl, plan_validate_result *out, st_err *err)
-{
-    double band = mem_band_pct(cat, c->gpu);
-    double need = plan_mem_need_bytes(&out->est.mem), cap = out->est.capacity_bytes;
-    if (!(band > 0) || !(need > cap * (1.0 + band / 100.0)))
-        return ST_OK;
-    plan_validate_result *t = malloc(sizeof *t);
-    if (!t)
-        return ST_RAISE(err, ST_ENOMEM, "out of memory");
-    row_layout tl;
-    int rc = ST_OK, k = -1, n = 0, fit = 0;
-    if ((int)asked->l.recompute < PLAN_RECOMP_SELECTIVE &&
-        (fw->recomputes & (1u << PLAN_RECOMP_SELECTIVE)))
-        fit = try_recompute(m, c, fw, row, asked, k = PLAN_RECOMP_SELECTIVE, 0, before, &tl, t,
-                            &rc, err);
-    if (fit == 0 && (fw->recomputes & (1u << PLAN_RECOMP_FULL))) {
-        /* the block method's fewest layers that fit, by bisection (memory
-         * falls as layers are recomputed); every layer at the top */
-        int64_t chunk = m->layers / asked->l.pp;
-        int64_t lo = 1, hi = fw->recompute_block ? chunk : 1;
-        while (lo < hi && fit >= 0) {
-            int64_t mid = lo + (hi - lo) / 2;
-            fit = try_recompute(m, c, fw, row, asked, PLAN_RECOMP_FULL, (int)mid, before, &tl, t,
-                                &rc, err);
-            if (fit > 0)
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        if (fit >= 0) {
-            n = fw->recompute_block && lo < chunk ? (int)lo : 0;
-            fit = try_recompute(m, c, fw, row, asked, k = PLAN_RECOMP_FULL, n, before, &tl, t,
-                                &rc, err);
-        }
-    }
-    if (fit > 0) {
-        *out = *t;
-        *rl = tl;
-        char what[96];
-        if (n > 0)
-            snprintf(what, sizeof what, "full recompute of the first %d layer%s of each model "
-                     "chunk (the block method)", n, n == 1 ? "" : "s");
-        else
-            snprintf(what, sizeof what, "%s recompute", plan_recompute_name((plan_recompute)k));
-        note(out, "recompute not stated, and the default's %.1f GiB is over the %.1f GiB the "
-             "run had by more than the memory model misses on %s memory figures (%.1f%%): read "
-             "as %s, the least that fits",
-             need / 1073741824.0, cap / 1073741824.0,
-             c->gpu->mem_err_pct > 0 ? "the chip's" : "any chip's", band, what);
-    }
-    free(t);
-    return rc;
-}
-
 int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
                       plan_validate_result *out, plan_terms *terms, st_err *err)
 {
@@ -1614,16 +1327,7 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     out->have_layout = 0;
 
     plan_estimate *est = &out->est;
-    plan_validate_result *before = malloc(sizeof *before);
-    if (!before)
-        return ST_RAISE(err, ST_ENOMEM, "out of memory");
-    *before = *out;
-    row_layout asked = rl;
-    int rc, skipped = evaluate_row(m, &c, fw, row, &rl, out, &rc, err);
-    if (!skipped && est->reject == PLAN_REJ_OOM && asked.recompute_defaulted &&
-        !row_went_oom(row))
-        rc = infer_recompute(cat, m, &c, fw, row, &asked, before, &rl, out, err);
-    free(before);
+    int skipped, rc = plan__validate_evaluate(cat, m, &c, fw, row, &rl, out, &skipped, err);
     if (rc != ST_OK || skipped)
         return rc;
     if (terms) {
@@ -1638,7 +1342,7 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     out->pred_mem_bytes = est->mem.total_bytes;
 
     /* ---- memory ---- */
-    out->ref_oom = row_went_oom(row);
+    out->ref_oom = plan__row_went_oom(row);
     double gb;
     int mem_read = out->ref_oom ? 0 : plan__measure_num(row->memory_per_gpu_gb, PLAN_UNITS_MEM, &gb);
     if (mem_read == -1)
@@ -1690,117 +1394,3 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     return ST_OK;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Summary                                                                   */
-/* ------------------------------------------------------------------------ */
-
-/* Every timed row is scored. A run that ran though the planner calls its
- * published layout out of memory is evidence against the memory model (or
- * the published layout), not a row to set aside: its time error counts, and
- * so does its fit/OOM miss (add: fit_checked/fit_agreed). */
-int plan_validate_scored(const plan_validate_result *r)
-{
-    return r->compared;
-}
-
-static void add(plan_validate_stats *s, const plan_validate_result *r)
-{
-    s->rows++;
-    if (r->compared && r->pred_oom) {
-        s->oom_timed++;
-        s->oom_timed_mean_abs_error_pct += fabs(r->error_pct); /* sums until finish() */
-    }
-    if (plan_validate_scored(r)) {
-        double a = fabs(r->error_pct);
-        s->mean_abs_error_pct += a; /* sums until finish() */
-        s->mean_error_pct += r->error_pct;
-        if (s->compared == 0 || a > s->max_abs_error_pct) {
-            s->max_abs_error_pct = a;
-            copy(s->worst_row_id, sizeof s->worst_row_id, r->row_id);
-        }
-        s->compared++;
-    }
-    if (plan_validate_scored(r) && r->sim_time_s > 0) {
-        double a = fabs(100.0 * (r->sim_time_s - r->ref_time_s) / r->ref_time_s);
-        s->sim_mean_abs_error_pct += a;
-        if (a > s->sim_max_abs_error_pct)
-            s->sim_max_abs_error_pct = a;
-        s->sim_compared++;
-    }
-    if (r->have_mem) {
-        double a = fabs(r->mem_error_pct);
-        s->mem_mean_abs_error_pct += a;
-        if (s->mem_compared == 0 || a > s->mem_max_abs_error_pct)
-            s->mem_max_abs_error_pct = a;
-        s->mem_compared++;
-    }
-    if (r->ref_oom && r->have_layout) {
-        s->oom_reference++;
-        s->oom_agreed += r->pred_oom;
-    }
-    /* fit or OOM known: a published OOM, or a run that ran */
-    if (r->have_layout && (r->ref_oom || r->compared || r->have_mem)) {
-        s->fit_checked++;
-        s->fit_agreed += r->ref_oom == r->pred_oom;
-    }
-    if (!r->ref_oom && r->have_layout && r->pred_oom)
-        s->pred_oom_of_ran++;
-}
-
-static void finish(plan_validate_stats *s)
-{
-    if (s->compared) {
-        s->mean_abs_error_pct /= s->compared;
-        s->mean_error_pct /= s->compared;
-    }
-    if (s->mem_compared)
-        s->mem_mean_abs_error_pct /= s->mem_compared;
-    if (s->oom_timed)
-        s->oom_timed_mean_abs_error_pct /= s->oom_timed;
-    if (s->sim_compared)
-        s->sim_mean_abs_error_pct /= s->sim_compared;
-}
-
-void plan_validate_summarize(const plan_validate_result *r, int n, plan_validate_summary *s)
-{
-    memset(s, 0, sizeof *s);
-    for (int i = 0; i < n; i++) {
-        add(&s->all, &r[i]);
-        int k = 0;
-        while (k < s->nsources && strcmp(s->source[k].source_key, r[i].source_key) != 0)
-            k++;
-        if (k == s->nsources) {
-            if (k == PLAN_VAL_SOURCES_MAX) {
-                s->rows_unlisted++;
-                continue;
-            }
-            s->nsources++;
-            copy(s->source[k].source_key, sizeof s->source[k].source_key, r[i].source_key);
-        }
-        add(&s->source[k], &r[i]);
-    }
-    finish(&s->all);
-    int n_src = 0, n_sim = 0;
-    for (int k = 0; k < s->nsources; k++) {
-        plan_validate_stats *x = &s->source[k];
-        finish(x);
-        if (x->compared) {
-            s->mean_source_pct += x->mean_abs_error_pct;
-            if (x->mean_abs_error_pct > s->max_source_pct) {
-                s->max_source_pct = x->mean_abs_error_pct;
-                copy(s->worst_source, sizeof s->worst_source, x->source_key);
-            }
-            n_src++;
-        }
-        if (x->sim_compared) {
-            s->sim_mean_source_pct += x->sim_mean_abs_error_pct;
-            if (x->sim_mean_abs_error_pct > s->sim_max_source_pct)
-                s->sim_max_source_pct = x->sim_mean_abs_error_pct;
-            n_sim++;
-        }
-    }
-    if (n_src)
-        s->mean_source_pct /= n_src;
-    if (n_sim)
-        s->sim_mean_source_pct /= n_sim;
-}

@@ -1,7 +1,8 @@
 /*
  * plan_validate_int.h: how smdplan validate reads a published run's text
  * fields (plan_validate_rules.c, plan_validate_read.c), shared with
- * plan_validate.c. Inside planner/ only.
+ * plan_validate.c, which maps a row, and plan_validate_eval.c, which
+ * evaluates what it mapped. Inside planner/ only.
  *
  * Every rule here reads a field of the row (its GPU, interconnect, FLOP
  * convention ...) by what the field says; none names a published source.
@@ -9,7 +10,10 @@
 #ifndef SMD_PLAN_VALIDATE_INT_H
 #define SMD_PLAN_VALIDATE_INT_H
 
+#include "planner/plan_framework.h"
 #include "planner/plan_validate.h"
+
+#include <stdio.h>
 
 /* Case-insensitive substring test; an empty needle matches. */
 int plan__contains(const char *hay, const char *needle);
@@ -25,6 +29,12 @@ int plan__blank(const char *s);
 static inline const char *plan__nz(const char *s)
 {
     return s ? s : "";
+}
+
+/* src (NULL: "") into dst of n bytes, cut to fit. */
+static inline void plan__copy(char *dst, size_t n, const char *src)
+{
+    snprintf(dst, n, "%s", plan__nz(src));
 }
 
 /* A number as people write one ("~10", "1,024"): 0 absent, 1 parsed, -1
@@ -178,5 +188,36 @@ flop_conv plan__conv_parse(const char *text);
  * locator, reference or key ("Sep 2020", "2022-05", "2021", an arXiv number
  * 2104.04473 is April 2021). */
 int plan__source_ym(const plan_validate_row *r);
+
+
+/* Microbatches in flight are not capped outside SMP (active_microbatches is
+ * an SMP knob): a cap no schedule reaches. */
+#define PLAN__NO_ACTIVE_CAP (1 << 24)
+/* A published global batch the published layout cannot run exactly (a
+ * rounded figure: "2M tokens" of 2048-token sequences on 124 data-parallel
+ * ranks, 1538 on 12 x 4) is read as the nearest batch of whole
+ * microbatches, when that is within this fraction of it (and said). */
+#define PLAN__BATCH_ROUND_TOL 0.05
+
+/* A row's layout as mapped (plan_validate.c) and what it leaves open. */
+typedef struct row_layout {
+    plan_layout l;
+    int search_mbs;              /* micro-batch not given: search it */
+    int search_degrees;          /* neither TP, PP, DP nor a model-parallel size given */
+    int recompute_defaulted;     /* recompute not stated: the stack's default */
+} row_layout;
+
+/* The published run went out of memory: its memory or metrics say so. */
+int plan__row_went_oom(const plan_validate_row *row);
+
+/* The row's layout rl evaluated into out (out->est; plan_validate_eval.c):
+ * its micro-batch or its pipeline's schedule searched where the row leaves
+ * them open, its unstated recompute inferred where the stack's default
+ * cannot have fit (rl then the layout read). *skipped 1 when the row is
+ * not compared (out says why). */
+int plan__validate_evaluate(const plan_catalog *cat, const plan_model *m, const plan_cluster *c,
+                            const plan_framework *fw, const plan_validate_row *row,
+                            row_layout *rl, plan_validate_result *out, int *skipped,
+                            st_err *err);
 
 #endif
