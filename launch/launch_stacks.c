@@ -681,6 +681,10 @@ static int build_fsdp2(launch_job *j, st_err *err)
             l->fp32_grads ? "torch.float32" : dt);
     fprintf(p, "activation_checkpointing = %s\n", l->recompute == PLAN_RECOMP_FULL ? "True"
                                                                                    : "False");
+    /* the plan's step assumes TorchInductor's fused pointwise kernels when
+     * compiled, the eager ops' otherwise (plan_eval.c) */
+    fprintf(p, "compile = %s  # torch.compile(block) for each transformer block\n",
+            l->compiled ? "True" : "False");
     fprintf(p, "micro_batch_size = %d\ngradient_accumulation_steps = %d\nglobal_batch_size = "
                "%lld\nseq_len = %lld\ntrain_steps = %lld\n",
             l->micro_batch, l->microbatches, (long long)l->global_batch, (long long)j->m->seq,
@@ -750,6 +754,10 @@ static int build_fsdp(launch_job *j, st_err *err)
             strategy, dt, l->fp32_grads ? "torch.float32" : dt, dt);
     fprintf(p, "activation_checkpointing = %s\n", l->recompute == PLAN_RECOMP_FULL ? "True"
                                                                                    : "False");
+    /* the plan's step assumes TorchInductor's fused pointwise kernels when
+     * compiled, the eager ops' otherwise (plan_eval.c) */
+    fprintf(p, "compile = %s  # torch.compile(block) for each transformer block\n",
+            l->compiled ? "True" : "False");
     fprintf(p, "micro_batch_size = %d\ngradient_accumulation_steps = %d\nglobal_batch_size = "
                "%lld\nseq_len = %lld\ntrain_steps = %lld\n",
             l->micro_batch, l->microbatches, (long long)l->global_batch, (long long)j->m->seq,

@@ -89,6 +89,11 @@
  * chain of pointwise ops into one kernel (Ansel et al. 2024, PyTorch 2,
  * Sec. 5): the fused counts. */
 #define ELEM_H_EAGER_RMSNORM 18.0
+/* Bytes per element an eager RMSNorm keeps beyond the fused kernel's input:
+ * its fp32 copy in place of the input (4 - 2 in bf16) and the normalised
+ * bf16 tensor the weight multiplies (2); 4 either way (in fp32 the upcast
+ * is the input itself and the normalised tensor 4 bytes). */
+#define EAGER_NORM_EXTRA_BYTES 4.0
 #define ELEM_EAGER_ROPE 10.0
 #define ELEM_F_EAGER_SWIGLU 5.0
 /* Cross-entropy over fp32 logits where a stack gives no count of its own
@@ -359,6 +364,20 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
     double es = eb / PLAN_BYTES_HALF, lin = l->precision == PLAN_PREC_FP8 ? 1.0 : eb;
     double repl = 2.0 * eb * h + 2.0 * lin * h + (drop ? 2.0 * h : 0.0);
     double div = eb * (q + 2.0 * kv * d) + eb * q + eb * (gated ? 2.0 : 1.0) * f + lin * f;
+    /* The same layer run eagerly as separate ATen ops (eager, above) keeps
+     * what each op's backward reads (PyTorch's derivatives.yaml): RMSNorm's
+     * fp32 upcast of its input (pow and the multiply by rsqrt save it, 4
+     * bytes an element, where the fused kernel keeps the input itself) and
+     * the normalised tensor the weight multiplies, 4h more a norm; the
+     * attention output SDPA keeps besides the contiguous copy the output
+     * projection reads (q); SiLU's output, which the product with the up
+     * projection keeps besides SiLU's input (f). TorchInductor's partitioner
+     * recomputes such pointwise outputs rather than keep them (Ansel et al.
+     * 2024, Sec. 5): compiled, the fused count. */
+    if (eager) {
+        repl += 2.0 * EAGER_NORM_EXTRA_BYTES * h;
+        div += eb * q + eb * f;
+    }
     double score = es * (drop ? 5.0 : 2.0) * ah * sk; /* per query token, this rank's heads */
     double per_tok = repl / th + div / t;
     lc->act_full_bytes = T * (per_tok + (l->flash_attention ? 0.0 : score));

@@ -106,7 +106,7 @@ one_line_error async-tp-eager "needs torch.compile"
 # torchtitan's layer-wise checkpointing: the plan's recomputed layers per
 # chunk written as selective_ac_option N (one layer in N), refused where
 # the count does not divide a chunk's layers.
-run every-layer 0 "$bin" --params 8B --arch llama --instances 1xp5 --framework torchtitan --pp 1 --global-batch 16 --recompute full --recompute-layers 16 --no-record --no-sim --emit launch
+run every-layer 0 "$bin" --params 8B --arch llama --instances 1xp5 --framework torchtitan --pp 1 --global-batch 16 --recompute full --recompute-layers 16 --compile on --no-record --no-sim --emit launch
 grep -q '^selective_ac_option = "2"' "$tmp/out" || { echo "FAIL every-layer: no option 2"; fail=1; }
 run every-layer-bad 2 "$bin" --params 8B --arch llama --instances 1xp5 --framework torchtitan --pp 1 --global-batch 16 --recompute full --recompute-layers 30 --no-record --no-sim --emit launch
 one_line_error every-layer-bad "must divide"

@@ -1043,14 +1043,19 @@ static void wgrad_accumulation_pass(void **state)
     }
 }
 
-/* torchtitan's Llama layer is written in separate ATen ops: run eagerly,
- * its two RMSNorms, the rotary embedding and SwiGLU stream their tensors
- * op by op, more elementwise time than the fused kernels' counts; under
- * torch.compile each chain is one kernel, the fused counts, which is what
- * FSDP2 alone (a stack without the trait) costs for the same layout. A
- * GPT layer (LayerNorm and GELU are single kernels in eager PyTorch) is
- * the same either way. */
-static void torchtitan_eager_pointwise(void **state)
+/* torchtitan's Llama layer is written in separate ATen ops, and so is the
+ * Hugging Face Llama that PyTorch FSDP and DDP train: run eagerly, its two
+ * RMSNorms, the rotary embedding and SwiGLU stream their tensors op by op,
+ * more elementwise time than the fused kernels' counts, and autograd keeps
+ * what each op's backward reads: per token, each norm's fp32 upcast and
+ * normalised tensor (4h bytes beyond the fused kernel's input), the
+ * attention output beside the projection's contiguous copy (2q) and SiLU's
+ * output (2f). Under torch.compile each chain is one kernel, the fused
+ * counts and the fused memory. A stack without the trait (Megatron-Core,
+ * its kernels fused) costs the fused counts either way; a GPT layer
+ * (LayerNorm and GELU are single kernels in eager PyTorch) is the same
+ * either way. */
+static void eager_pointwise(void **state)
 {
     (void)state;
     plan_cluster c;
@@ -1059,24 +1064,39 @@ static void torchtitan_eager_pointwise(void **state)
     st_err err = {0};
     assert_int_equal(plan_framework_find("fsdp@2024", &fs, &err), ST_OK);
     assert_true(plan_framework_get(tt)->unfused_pointwise && plan_framework_get(tt)->compile);
-    assert_false(plan_framework_get(fs)->unfused_pointwise);
+    assert_true(plan_framework_get(fs)->unfused_pointwise && plan_framework_get(fs)->compile);
+    int ddp = -1, mc = -1;
+    assert_int_equal(plan_framework_find("pytorch@2019", &ddp, &err), ST_OK);
+    assert_true(plan_framework_get(ddp)->unfused_pointwise);
+    assert_false(plan_framework_get(ddp)->compile); /* torch.compile: PyTorch 2.0 on */
+    assert_int_equal(plan_framework_find("megatron@2024", &mc, &err), ST_OK);
+    assert_false(plan_framework_get(mc)->unfused_pointwise);
     plan_layout l = layout(1, 1, 8, 1, 4);
     l.flash_attention = 1;
     l.attention = PLAN_ATTN_FLASH2;
     l.sharding = PLAN_SHARD_PARAMS;
-    plan_estimate eager, compiled, fsdp;
+    plan_estimate eager, compiled, fsdp_eager, fsdp_compiled;
     l.framework = tt;
     eval(&m, &c, &l, &eager);
     l.compiled = 1;
     eval(&m, &c, &l, &compiled);
-    l.compiled = 0;
     l.framework = fs;
-    eval(&m, &c, &l, &fsdp);
+    eval(&m, &c, &l, &fsdp_compiled);
+    l.compiled = 0;
+    eval(&m, &c, &l, &fsdp_eager);
     double el_e = eager.time.compute_s - eager.compute.gemm_s - eager.compute.attn_s;
     double el_c = compiled.time.compute_s - compiled.compute.gemm_s - compiled.compute.attn_s;
     assert_true(el_e > 2.0 * el_c);
     assert_rel(compiled.compute.gemm_s, eager.compute.gemm_s, 1e-12);
-    assert_rel(compiled.time.compute_s, fsdp.time.compute_s, 1e-12);
+    assert_rel(compiled.time.compute_s, fsdp_compiled.time.compute_s, 1e-12);
+    assert_rel(eager.time.compute_s, fsdp_eager.time.compute_s, 1e-12);
+    /* memory: the eager extras on every layer of the one stage (tp 1, no
+     * recompute, one microbatch in flight) */
+    double T = (double)l.micro_batch * (double)m.seq;
+    double q = m.head_dim > 0 ? (double)m.heads * (double)m.head_dim : (double)m.hidden;
+    double extra = T * (2.0 * 4.0 * (double)m.hidden + 2.0 * q + 2.0 * (double)m.ffn);
+    assert_rel(eager.mem.activations_bytes - compiled.mem.activations_bytes,
+               (double)m.layers * extra, 1e-9);
     /* GPT: unchanged by the trait */
     plan_model g = one_node_13(&c);
     l.framework = tt;
@@ -1084,6 +1104,7 @@ static void torchtitan_eager_pointwise(void **state)
     l.compiled = 1;
     eval(&g, &c, &l, &compiled);
     assert_rel(compiled.time.compute_s, eager.time.compute_s, 1e-12);
+    assert_rel(compiled.mem.activations_bytes, eager.mem.activations_bytes, 1e-12);
 }
 
 /* Transformer Engine's TP overlap needs sequence parallelism (Megatron-
@@ -1193,7 +1214,7 @@ int main(void)
         cmocka_unit_test(block_recompute_share),
         cmocka_unit_test(partial_remat),
         cmocka_unit_test(torchtitan_op_sac),
-        cmocka_unit_test(torchtitan_eager_pointwise),
+        cmocka_unit_test(eager_pointwise),
         cmocka_unit_test(torchtitan_pp_sync_once),
         cmocka_unit_test(wgrad_accumulation_pass),
         cmocka_unit_test(tp_overlap_needs_sp),

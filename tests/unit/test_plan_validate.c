@@ -1440,7 +1440,11 @@ static void test_compile_words(void **state)
         if (words[i].compiled)
             assert_true(r->pred_time_s < eager_s);
     }
+    /* PyTorch FSDP from PyTorch 2.0 has the knob; Megatron-Core has not */
     x.framework = "PyTorch FSDP + torch.compile";
+    r = run(&x);
+    assert_int_equal(r->layout.compiled, 1);
+    x.framework = "Megatron-Core + torch.compile";
     r = run(&x);
     assert_int_equal(r->layout.compiled, 0);
     assert_non_null(strstr(r->notes, "torch.compile named"));
