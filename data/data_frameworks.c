@@ -109,6 +109,7 @@ static const field fields[] = {
     FLD(param_gather_overlap, F_BOOL, E_NONE, 0),
     FLD(pp_sync_once, F_BOOL, E_NONE, 0),
     FLD(pipeline_ends, F_BOOL, E_NONE, 0),
+    FLD(virtual_even, F_BOOL, E_NONE, 0),
     FLD(wgrad_accum, F_ENUM, E_ACCUM, 0),
     FLD(tflops_model, F_BOOL, E_NONE, 0),
     FLD(tp_overlap, F_ENUM, E_TP_OVERLAP, 1),

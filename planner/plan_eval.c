@@ -641,12 +641,21 @@ static plan_reject reject(plan_estimate *est, plan_reject r, const char *fmt, lo
 static plan_reject check_layers(const plan_model *m, const plan_layout *l, plan_estimate *est,
                                 int why)
 {
-    if ((int64_t)l->pp * l->virtual_stages <= m->layers)
+    int64_t chunks = (int64_t)l->pp * l->virtual_stages;
+    /* a stack whose chunks hold equal whole numbers of layers (virtual_even:
+     * Megatron-LM's interleaved schedule) */
+    const plan_framework *fw = plan_framework_get(l->framework);
+    int unequal = l->virtual_stages > 1 && fw && fw->virtual_even && m->layers % chunks != 0;
+    if (chunks <= m->layers && !unequal)
         return PLAN_OK;
     if (!why)
         return est->reject = PLAN_REJ_LAYERS;
-    return reject(est, PLAN_REJ_LAYERS, "%ld pipeline chunks for %ld layers",
-                  (long)l->pp * l->virtual_stages, (long)m->layers);
+    if (unequal)
+        return reject(est, PLAN_REJ_LAYERS, "%ld layers not a multiple of pp x virtual stages "
+                      "(%ld): the stack's model chunks hold equal numbers of layers",
+                      (long)m->layers, (long)chunks);
+    return reject(est, PLAN_REJ_LAYERS, "%ld pipeline chunks for %ld layers", (long)chunks,
+                  (long)m->layers);
 }
 
 static plan_reject check_virtual(const plan_layout *l, plan_estimate *est, int why)

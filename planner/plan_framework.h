@@ -165,6 +165,8 @@ typedef struct plan_framework {
                                   * (no recompute); else the FLOPs executed */
     int pipeline_ends;           /* the first and last pipeline stages may hold fewer
                                   * layers than the others, which split the rest evenly */
+    int virtual_even;            /* the interleaved schedule's model chunks hold equal
+                                  * whole numbers of layers: layers a multiple of pp x v */
     int param_gather_overlap;    /* sharded optimizer's parameter all-gather overlapped
                                   * with the next step's forward */
     int tp_overlap;              /* 0 none, 1 backward TP all-reduce beside the weight-

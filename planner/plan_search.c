@@ -8,7 +8,8 @@
  *   pp   divisors of GPUs / (tp cp), at most the layers
  *   dp   the rest
  *   micro-batch  powers of two dividing the per-replica batch
- *   schedule     simple, interleaved (SMP 1F1B), virtual (v = 2, 4, 8), zb-h1;
+ *   schedule     simple, interleaved (SMP 1F1B), virtual (v = 2, 4, 8; every divisor of
+ *                a stage's layers where chunks are equal), zb-h1;
  *                only interleaved when pp = 1 (they coincide)
  *   active_microbatches  SMP's default pp + 2, and pp / 2 (less memory), for SMP's own
  *                schedules (simple, interleaved); the others run uncapped
@@ -34,6 +35,11 @@
 /* Largest micro-batch size and microbatch count a layout holds (an int,
  * with room to multiply by small factors). */
 #define PLAN_MICRO_MAX (1 << 30)
+/* Room for the virtual stage counts searched for one layout: every divisor
+ * of a stage's layers where the stack's chunks are equal (virtual_even; up
+ * to one layer a chunk, as NeMo's GPT-3 175B launch config runs, 'set to
+ * maximum'); no layer count has more divisors than this holds. */
+#define VS_MAX 64
 
 /* Step times this close are the same time: twins (see keep_top). */
 #define PLAN_TWIN_REL 1e-9
@@ -286,12 +292,18 @@ static int search_inner(search_ctx *x, const plan_layout *l)
                                   (p > 1 && cfg->schedule_mask && !(cfg->schedule_mask & (1u << s)))))
             continue;
         static const int vs_search[] = {2, 4, 8};
-        int vs[3], nv = 0;
+        int vs[VS_MAX], nv = 0;
         if (s != PLAN_SCHED_VIRTUAL)
             vs[nv++] = 1;
         else if (cfg->virtual_stages > 0)
             vs[nv++] = cfg->virtual_stages;
-        else
+        else if (fw->virtual_even) {
+            /* equal chunks: every divisor of the layers a stage holds */
+            int64_t per = x->m->layers % p == 0 ? x->m->layers / p : 0;
+            for (int64_t v = 2; v <= per && nv < VS_MAX && m % p == 0; v++)
+                if (per % v == 0)
+                    vs[nv++] = (int)v;
+        } else
             for (int i = 0; i < 3; i++)
                 if ((int64_t)p * vs_search[i] <= x->m->layers && m % p == 0)
                     vs[nv++] = vs_search[i];

@@ -289,6 +289,59 @@ static void block_recompute_searched(void **state)
     free(r);
 }
 
+/* Megatron-LM's interleaved schedule needs equal whole chunks: the layers a
+ * multiple of pp x v (megatron/arguments.py), so 92 layers over 4 stages
+ * (23 each) interleave only as 23 one-layer chunks, which the search finds;
+ * v = 2 is refused. torchtitan splits its chunks as they fall. */
+static void virtual_stages_equal_chunks(void **state)
+{
+    (void)state;
+    plan_model m = {.arch = PLAN_ARCH_GPT, .layers = 92, .hidden = 10240, .heads = 80,
+                    .kv_heads = 80, .ffn = 40960, .seq = 4096, .vocab = 131072,
+                    .tied_embedding = 1};
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    int mc = profile("megatron@2024"), tt = profile("torchtitan@2024");
+    assert_true(plan_framework_get(mc)->virtual_even);
+    assert_false(plan_framework_get(tt)->virtual_even);
+    plan_cluster c = cluster("dgx-h100", 64, mc);
+    plan_layout l;
+    plan_layout_default(&l);
+    plan_framework_apply(plan_framework_get(mc), mc, &l);
+    l.tp = 8, l.pp = 4, l.dp = 16, l.micro_batch = 1, l.microbatches = 32;
+    l.global_batch = 512;
+    l.schedule = PLAN_SCHED_VIRTUAL;
+    l.virtual_stages = 2;
+    plan_estimate *e = calloc(1, sizeof *e);
+    assert_non_null(e);
+    assert_int_equal(plan_evaluate(&m, &c, &l, e, NULL, &err), ST_OK);
+    assert_int_equal(e->reject, PLAN_REJ_LAYERS);
+    assert_non_null(strstr(e->reason, "not a multiple of pp x virtual stages"));
+    l.virtual_stages = 23;
+    assert_int_equal(plan_evaluate(&m, &c, &l, e, NULL, &err), ST_OK);
+    assert_true(e->reject == PLAN_OK || e->reject == PLAN_REJ_OOM);
+    l.framework = tt;
+    l.virtual_stages = 2;
+    assert_int_equal(plan_evaluate(&m, &c, &l, e, NULL, &err), ST_OK);
+    assert_true(e->reject != PLAN_REJ_LAYERS);
+    /* the search: the virtual stages that divide a stage's layers */
+    plan_config cfg;
+    plan_config_default(&cfg);
+    cfg.framework = mc;
+    cfg.tp = 8, cfg.pp = 4, cfg.dp = 16, cfg.cp = 1;
+    cfg.micro_batch = 1;
+    cfg.global_batch = 512;
+    cfg.schedule = PLAN_SCHED_VIRTUAL;
+    plan_result *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_OK);
+    assert_true(r->ntop > 0);
+    for (int i = 0; i < r->ntop; i++)
+        assert_int_equal(r->top[i].layout.virtual_stages, 23);
+    free(r);
+    free(e);
+}
+
 /* The catalog holds every instance type a SageMaker model parallel release
  * lists (v1: ml.g4dn.12xlarge was missing), p5e and p5en, each with its GPUs,
  * its network cards per node and where its price was read (or why none). */
@@ -358,6 +411,7 @@ int main(void)
         cmocka_unit_test(even_split_unless_faster),
         cmocka_unit_test(lighter_ends_where_the_stack_runs_them),
         cmocka_unit_test(block_recompute_searched),
+        cmocka_unit_test(virtual_stages_equal_chunks),
         cmocka_unit_test(catalog_covers_smp),
         cmocka_unit_test(smp2_profile),
     };
