@@ -110,6 +110,7 @@ static const field fields[] = {
     FLD(pp_sync_once, F_BOOL, E_NONE, 0),
     FLD(pipeline_ends, F_BOOL, E_NONE, 0),
     FLD(virtual_even, F_BOOL, E_NONE, 0),
+    FLD(fused_with_tp, F_BOOL, E_NONE, 0),
     FLD(wgrad_accum, F_ENUM, E_ACCUM, 0),
     FLD(tflops_model, F_BOOL, E_NONE, 0),
     FLD(tp_overlap, F_ENUM, E_TP_OVERLAP, 1),
@@ -612,7 +613,8 @@ static int read_entry(entries *e, int i, const char *file, int depth, st_err *er
     int rc = check_key(&x, e->name[i], fw, err);
     if (rc)
         return rc;
-    unsigned long long set = 0;
+    unsigned char set[NFIELDS]; /* a field given, by its index */
+    memset(set, 0, sizeof set);
     const cJSON *v;
     cJSON_ArrayForEach(v, e->obj[i]) {
         const char *key = v->string ? v->string : "";
@@ -634,15 +636,15 @@ static int read_entry(entries *e, int i, const char *file, int depth, st_err *er
                             "a field of plan_framework (planner/plan_framework.h) or "
                             "a key starting with '_'", x.where, key, near);
         }
-        if (set & (1ull << f))
+        if (set[f])
             return ST_RAISE(err, ST_EINVAL, "%s: field '%s' given twice", x.where, key);
-        set |= 1ull << f;
+        set[f] = 1;
         if ((rc = set_field(&x, &fields[f], v, fw, err)))
             return rc;
     }
     if (p < 0)
         for (int f = 0; f < NFIELDS; f++)
-            if (fields[f].required && !(set & (1ull << f)))
+            if (fields[f].required && !set[f])
                 return ST_RAISE(err, ST_EINVAL, "%s: missing required field '%s' (an entry that "
                                 "inherits nothing gives every behaviour)", x.where,
                                 fields[f].key);

@@ -184,6 +184,13 @@ static void refused(void **state)
         {"\"default\": true", "\"default\": false", "no framework has \"default\": true", NULL},
         {"\"aliases\": [\"alpha-old\"]", "\"aliases\": [\"beta\"]",
          "'beta' is a framework and an alias of 'alpha@2020'", NULL},
+        /* a field given twice; the last of the fields once (the 65th: one
+         * past what a 64-bit mask of them held, which had read the first
+         * field given as the last given again) */
+        {"\"dp_overlap\": true", "\"dp_overlap\": true, \"dp_overlap\": false",
+         "field 'dp_overlap' given twice", NULL},
+        {"\"dp_overlap\": true", "\"dp_overlap\": true, \"schedules_unknown\": [], "
+         "\"schedules_unknown\": []", "field 'schedules_unknown' given twice", NULL},
     };
     for (size_t k = 0; k < sizeof edits / sizeof edits[0]; k++) {
         const char *at = strstr(good, edits[k].from);
