@@ -280,9 +280,12 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
                       : ELEM_H_GPT - (drop ? 0.0 : ELEM_H_DROPOUT_MASKS);
     double ef = gated ? ELEM_F_LLAMA : ELEM_F_GPT;
     /* the eager ops of a stack whose Llama layer is written in ATen ops,
-     * unless compiled: the two norms and SwiGLU unfused, and the rotary
-     * embedding on Q and K (its own term, over their widths) */
-    int eager = fw->unfused_pointwise && !l->compiled && llama && gated;
+     * unless compiled (or, on a stack whose tensor parallelism swaps in
+     * Transformer Engine's layers, split by TP): the two norms and SwiGLU
+     * unfused, and the rotary embedding on Q and K (its own term, over
+     * their widths) */
+    int eager = fw->unfused_pointwise && !l->compiled && !(fw->fused_with_tp && l->tp > 1) &&
+                llama && gated;
     double rope_w = 0.0;
     if (eager) {
         eh += 2.0 * (ELEM_H_EAGER_RMSNORM - 2.0);

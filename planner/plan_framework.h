@@ -167,6 +167,8 @@ typedef struct plan_framework {
                                   * layers than the others, which split the rest evenly */
     int virtual_even;            /* the interleaved schedule's model chunks hold equal
                                   * whole numbers of layers: layers a multiple of pp x v */
+    int fused_with_tp;           /* with tp > 1 its layers are Transformer Engine's fused
+                                  * ones, whatever unfused_pointwise says of tp 1 */
     int param_gather_overlap;    /* sharded optimizer's parameter all-gather overlapped
                                   * with the next step's forward */
     int tp_overlap;              /* 0 none, 1 backward TP all-reduce beside the weight-

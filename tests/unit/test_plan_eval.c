@@ -1097,6 +1097,27 @@ static void eager_pointwise(void **state)
     double extra = T * (2.0 * 4.0 * (double)m.hidden + 2.0 * q + 2.0 * (double)m.ffn);
     assert_rel(eager.mem.activations_bytes - compiled.mem.activations_bytes,
                (double)m.layers * extra, 1e-9);
+    /* SMP v2: the Hugging Face layer's ATen ops at tp 1, Transformer
+     * Engine's fused layers under its tensor parallelism */
+    int smp2 = -1;
+    assert_int_equal(plan_framework_find("smp2", &smp2, &err), ST_OK);
+    assert_true(plan_framework_get(smp2)->unfused_pointwise);
+    assert_true(plan_framework_get(smp2)->fused_with_tp);
+    plan_layout t = layout(2, 1, 4, 1, 4);
+    t.flash_attention = 1;
+    t.attention = PLAN_ATTN_FLASH2;
+    t.sharding = PLAN_SHARD_PARAMS;
+    plan_estimate s_tp, f_tp;
+    t.framework = smp2;
+    eval(&m, &c, &t, &s_tp);
+    t.framework = fs;
+    t.compiled = 1;
+    eval(&m, &c, &t, &f_tp);
+    assert_rel(s_tp.mem.activations_bytes, f_tp.mem.activations_bytes, 1e-12);
+    l.framework = smp2;
+    l.compiled = 0;
+    eval(&m, &c, &l, &s_tp);
+    assert_rel(s_tp.mem.activations_bytes, eager.mem.activations_bytes, 1e-12);
     /* GPT: unchanged by the trait */
     plan_model g = one_node_13(&c);
     l.framework = tt;
