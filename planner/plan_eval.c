@@ -598,7 +598,11 @@ static void stage_split(const plan_model *m, const plan_layout *l, int *out)
     for (int i = 0; i < n; i++)
         even[i] = b + (i < rem);
     even[p - 1] = (int)base;
-    if (split_cost(out, p, head_layers) >= split_cost(even, p, head_layers))
+    /* a stack whose stages hold equal layers (virtual_even: Megatron-LM,
+     * beside the lighter ends below) takes no other split */
+    const plan_framework *sfw = plan_framework_get(l->framework);
+    if ((sfw && sfw->virtual_even) ||
+        split_cost(out, p, head_layers) >= split_cost(even, p, head_layers))
         memcpy(out, even, (size_t)p * sizeof *out);
     /* Lighter ends, where the stack can run them (pipeline_ends): the
      * first and the last stage f layers each, the middle ones the same
@@ -670,6 +674,32 @@ static plan_reject check_virtual(const plan_layout *l, plan_estimate *est, int w
         return est->reject = PLAN_REJ_VIRTUAL;
     return reject(est, PLAN_REJ_VIRTUAL, "%ld microbatches not a multiple of PP %ld",
                   (long)l->microbatches, l->pp);
+}
+
+/* A split a stack with equal stages can run (virtual_even): Megatron-LM
+ * asserts the layers a multiple of the pipeline size (megatron/model/
+ * transformer.py, _get_num_layers), Megatron-Core lets the first and last
+ * stages differ (pipeline_ends), and under the interleaved schedule every
+ * stage's layers must divide into its v chunks ("each stage's layer count
+ * must still be divisible by the VPP size", Megatron-LM MR 2795). */
+static plan_reject check_megatron_split(const plan_layout *l, plan_estimate *est, int why)
+{
+    const plan_framework *fw = plan_framework_get(l->framework);
+    int p = l->pp, v = l->virtual_stages > 1 ? l->virtual_stages : 1;
+    if (!fw || !fw->virtual_even || p < 2)
+        return PLAN_OK;
+    const int *n = est->stage_layers;
+    int ok = 1, ref = p > 2 ? n[1] : n[0];
+    for (int i = 0; i < p && ok; i++) {
+        int end = i == 0 || i == p - 1;
+        ok = (end && fw->pipeline_ends ? 1 : n[i] == ref) && n[i] % v == 0;
+    }
+    if (ok)
+        return PLAN_OK;
+    if (!why)
+        return est->reject = PLAN_REJ_LAYERS;
+    return reject(est, PLAN_REJ_LAYERS, "the stages' layers (first %ld) do not split into the "
+                  "stack's equal stages of %ld chunks each", (long)n[0], (long)v);
 }
 
 /* The checks of check_layout that depend on the schedule's chunks alone
@@ -1251,6 +1281,8 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     layer_cost lc = memo->lc;
     layer_recompute(m, l, &lc);
     memcpy(est->stage_layers, memo->stage_layers, (size_t)l->pp * sizeof est->stage_layers[0]);
+    if (check_megatron_split(l, est, !memory_only) != PLAN_OK)
+        return ST_OK;
 
     plan__eval_memory(m, c, l, &lc, memo, est, terms, memory_only);
     if (memory_only && est->reject == PLAN_REJ_OOM)

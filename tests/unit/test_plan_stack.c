@@ -342,6 +342,52 @@ static void virtual_stages_equal_chunks(void **state)
     free(e);
 }
 
+/* Megatron-LM's stages hold equal layers: the layers a multiple of the
+ * pipeline size (megatron/model/transformer.py), Megatron-Core's first and
+ * last stages lighter at most (7, 8 x 14, 7 for 126 layers over 16); a
+ * split of another shape is refused, and so is an interleaved one whose
+ * stages do not divide into its chunks (7 layers into 2). */
+static void megatron_equal_stages(void **state)
+{
+    (void)state;
+    st_err err = {0};
+    plan_model m = {.arch = PLAN_ARCH_LLAMA, .layers = 126, .hidden = 2048, .heads = 16,
+                    .kv_heads = 8, .ffn = 8192, .seq = 2048, .vocab = 128256};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    int m24 = profile("megatron@2024"), m21 = profile("megatron@2021");
+    plan_cluster c = cluster("dgx-h100", 2, m24);
+    plan_layout l;
+    plan_layout_default(&l);
+    plan_framework_apply(plan_framework_get(m24), m24, &l);
+    l.tp = 1, l.pp = 16, l.dp = 1, l.micro_batch = 1, l.microbatches = 32;
+    l.global_batch = 32;
+    plan_estimate *e = calloc(1, sizeof *e);
+    assert_non_null(e);
+    assert_int_equal(plan_evaluate(&m, &c, &l, e, NULL, &err), ST_OK);
+    assert_true(e->reject == PLAN_OK || e->reject == PLAN_REJ_OOM);
+    assert_int_equal(e->stage_layers[0], 7);
+    assert_int_equal(e->stage_layers[1], 8);
+    l.schedule = PLAN_SCHED_VIRTUAL;
+    l.virtual_stages = 2;
+    assert_int_equal(plan_evaluate(&m, &c, &l, e, NULL, &err), ST_OK);
+    assert_int_equal(e->reject, PLAN_REJ_LAYERS);
+    /* Megatron-LM 2021: no lighter ends, 126 layers do not split over 16 */
+    plan_layout_default(&l);
+    plan_framework_apply(plan_framework_get(m21), m21, &l);
+    l.tp = 1, l.pp = 16, l.dp = 1, l.micro_batch = 1, l.microbatches = 32;
+    l.global_batch = 32;
+    assert_int_equal(plan_evaluate(&m, &c, &l, e, NULL, &err), ST_OK);
+    assert_int_equal(e->reject, PLAN_REJ_LAYERS);
+    assert_non_null(strstr(e->reason, "equal stages"));
+    /* 128 layers: 8 a stage, the LM head or not */
+    m.layers = 128;
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    assert_int_equal(plan_evaluate(&m, &c, &l, e, NULL, &err), ST_OK);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(e->stage_layers[i], 8);
+    free(e);
+}
+
 /* The catalog holds every instance type a SageMaker model parallel release
  * lists (v1: ml.g4dn.12xlarge was missing), p5e and p5en, each with its GPUs,
  * its network cards per node and where its price was read (or why none). */
@@ -412,6 +458,7 @@ int main(void)
         cmocka_unit_test(lighter_ends_where_the_stack_runs_them),
         cmocka_unit_test(block_recompute_searched),
         cmocka_unit_test(virtual_stages_equal_chunks),
+        cmocka_unit_test(megatron_equal_stages),
         cmocka_unit_test(catalog_covers_smp),
         cmocka_unit_test(smp2_profile),
     };
