@@ -78,7 +78,7 @@
 typedef struct db db;
 
 /* Current schema version (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 8
+#define DB_SCHEMA_VERSION 9
 
 /* PRAGMA application_id of a smdplan database ("SMDP"), so that another
  * application's SQLite file is refused rather than migrated. */

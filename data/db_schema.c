@@ -391,6 +391,11 @@ static const char schema_v7[] = "ALTER TABLE plans ADD COLUMN recompute_layers I
  * (plan_layout). Rows recorded before keep NULL, read as 0: eager. */
 static const char schema_v8[] = "ALTER TABLE plans ADD COLUMN compiled INTEGER;";
 
+/* Version 8 -> 9: plans.fused_pointwise, a run's own fused kernels for the
+ * norms, the MLP's activation and the rotary embedding (plan_layout). Rows
+ * recorded before keep NULL, read as 0: the stack's own ops. */
+static const char schema_v9[] = "ALTER TABLE plans ADD COLUMN fused_pointwise INTEGER;";
+
 const db__migration db__migrations[] = {
     {0, schema_v1},
     {1, schema_v2},
@@ -400,6 +405,7 @@ const db__migration db__migrations[] = {
     {5, schema_v6},
     {6, schema_v7},
     {7, schema_v8},
+    {8, schema_v9},
 };
 const int db__nmigrations = (int)(sizeof db__migrations / sizeof db__migrations[0]);
 

@@ -607,6 +607,9 @@ typedef struct plan_layout {
                                   * chain of pointwise ops into one kernel (a stack whose
                                   * model writes them as separate ATen ops: the
                                   * framework's unfused_pointwise) */
+    int fused_pointwise;         /* the run's own fused kernels for the norms, the MLP's
+                                  * activation and the rotary embedding (a published run
+                                  * says so): the fused counts on such a stack, eager */
     plan_sharding sharding;
     int sharding_degree;         /* ranks the states are sharded over (dp unless set) */
     int prescaled_batch;         /* SMP prescaled_batch: batch counted per TP group */
@@ -918,6 +921,7 @@ typedef struct plan_config {
     int recompute_layers;        /* with FULL: layers recomputed per chunk (0: every layer) */
     int recompute_saved;         /* with FULL: PLAN_SAVE_* outputs kept (0: none) */
     int compiled;                /* 0/1: torch.compile (a stack with the knob), never searched */
+    int fused_pointwise;         /* 0/1: plan_layout.fused_pointwise, never searched */
     int sharding;                /* plan_sharding or -1 */
     int sequence_parallel;       /* 0/1 or -1 */
     int offload_activations;     /* 0/1 or -1 (searched only with full recompute and pp > 1) */

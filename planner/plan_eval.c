@@ -284,8 +284,8 @@ static void layer_costs(const plan_model *m, const plan_cluster *c, const plan_l
      * Transformer Engine's layers, split by TP): the two norms and SwiGLU
      * unfused, and the rotary embedding on Q and K (its own term, over
      * their widths) */
-    int eager = fw->unfused_pointwise && !l->compiled && !(fw->fused_with_tp && l->tp > 1) &&
-                llama && gated;
+    int eager = fw->unfused_pointwise && !l->compiled && !l->fused_pointwise &&
+                !(fw->fused_with_tp && l->tp > 1) && llama && gated;
     double rope_w = 0.0;
     if (eager) {
         eh += 2.0 * (ELEM_H_EAGER_RMSNORM - 2.0);

@@ -33,6 +33,7 @@ static const plan_field layout_f[] = {
     F("sequence_parallel", PLAN_FK_BOOL, plan_layout, sequence_parallel, X),
     F("offload_activations", PLAN_FK_BOOL, plan_layout, offload_activations, X),
     F("compiled", PLAN_FK_BOOL, plan_layout, compiled, 0),
+    F("fused_pointwise", PLAN_FK_BOOL, plan_layout, fused_pointwise, 0),
     F("sharding", PLAN_FK_SHARD, plan_layout, sharding, X),
     F("sharding_degree", PLAN_FK_INT, plan_layout, sharding_degree, 0),
     F("prescaled_batch", PLAN_FK_BOOL, plan_layout, prescaled_batch, 0),

@@ -360,6 +360,7 @@ void plan_config_from_layout(plan_config *cfg, const plan_layout *l)
     cfg->recompute_layers = l->recompute_layers;
     cfg->recompute_saved = l->recompute_saved;
     cfg->compiled = l->compiled;
+    cfg->fused_pointwise = l->fused_pointwise;
     cfg->sharding = (int)l->sharding;
     cfg->sequence_parallel = l->sequence_parallel;
     cfg->offload_activations = l->offload_activations;

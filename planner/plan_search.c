@@ -582,6 +582,7 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
     if (cfg->fp32_grads >= 0)
         l.fp32_grads = cfg->fp32_grads;
     l.compiled = cfg->compiled > 0;
+    l.fused_pointwise = cfg->fused_pointwise > 0;
     if (cfg->tp_overlap >= 0)
         l.tp_overlap = cfg->tp_overlap;
     if (cfg->pp_overlap >= 0)

@@ -1073,6 +1073,16 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
             note(out, "torch.compile named: %s has no such knob modelled", fw->label);
         }
     }
+    /* the run's own fused kernels for what the stack's model runs as
+     * separate ATen ops (TinyLlama's fused RMSNorm, SwiGLU and rotary
+     * kernels; Liger's) */
+    if (fw->unfused_pointwise && !l->compiled &&
+        (plan__says_fused_kernels(r->framework) || plan__says_fused_kernels(r->other_metrics) ||
+         plan__says_fused_kernels(r->notes) || plan__says_fused_kernels(r->architecture))) {
+        l->fused_pointwise = 1;
+        note(out, "fused kernels named: the norms, the MLP's activation and the rotary embedding "
+             "costed and stored as fused, not as %s's separate ops", fw->label);
+    }
 
     map_tp_overlap(r, fw, l, out);
     if (map_memory_knobs(r, fw, gpn, tp, pp, cp, dp, rl, out))

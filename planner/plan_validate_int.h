@@ -141,6 +141,9 @@ int plan__parse_precision(const char *s);
 int plan__fsdp_mp_mode(const char *s);
 /* 1: the text says the model ran under torch.compile (not that it did not). */
 int plan__says_compiled(const char *s);
+/* The run's own fused kernels named for a layer's pointwise ops ("fused
+ * RMSNorm", "fused SwiGLU", "fused rotary", "Liger kernels"): 1, else 0. */
+int plan__says_fused_kernels(const char *s);
 /* Activation offloading named: 1 on, 0 said off, -1 not named. */
 int plan__says_act_offload(const char *s);
 int plan__says_tp_overlap(const char *s);

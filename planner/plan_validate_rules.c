@@ -922,6 +922,32 @@ static const char *act_offload_at(const char *s, size_t *len)
     return best;
 }
 
+int plan__says_fused_kernels(const char *s)
+{
+    /* the pointwise ops by their names, after "fused" (TinyLlama, Zhang et
+     * al. 2024, Sec. 2.3: fused layernorm, fused SwiGLU from xFormers,
+     * fused rotary embedding and cross entropy from FlashAttention), and
+     * LinkedIn's Liger kernels (RMSNorm, SwiGLU, RoPE, fused cross
+     * entropy for Hugging Face models) */
+    static const char *const ops[] = {"rmsnorm", "rms norm", "layernorm", "layer norm",
+                                      "swiglu", "rotary", "rope", "kernels"};
+    if (!s)
+        return 0;
+    if (plan__find(s, "Liger"))
+        return 1;
+    for (const char *p = plan__find(s, "fused"); p; p = plan__find(p + 1, "fused")) {
+        if (negated(s, p, 5))
+            continue;
+        const char *q = p + 5;
+        while (*q == ' ' || *q == '-' || *q == '_')
+            q++;
+        for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+            if (strncasecmp(q, ops[i], strlen(ops[i])) == 0)
+                return 1;
+    }
+    return 0;
+}
+
 int plan__says_act_offload(const char *s)
 {
     size_t len = 0;

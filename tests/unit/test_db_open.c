@@ -159,6 +159,10 @@ static void check_current(db *d)
     assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_table_info('plans')"
                                 " WHERE name = 'compiled' AND type = 'INTEGER'"),
                      1);
+    /* version 9: a run's own fused pointwise kernels */
+    assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_table_info('plans')"
+                                " WHERE name = 'fused_pointwise' AND type = 'INTEGER'"),
+                     1);
     /* every row still has its record */
     assert_int_equal(raw_int(d, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 }

@@ -1273,6 +1273,52 @@ static void test_unstated_recompute(void **state)
     free(e);
 }
 
+/* A run's own fused kernels for what its stack's model runs as separate
+ * ATen ops (TinyLlama's fused RMSNorm, SwiGLU and rotary; Liger's): the
+ * fused counts, as compiled; the words alone, not "fused attention" or
+ * "not fused". */
+static void test_fused_kernel_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int want;
+    } cases[] = {
+        {"lit-gpt with fused RMSNorm and fused SwiGLU", 1}, {"fused rotary embedding", 1},
+        {"Liger kernels", 1}, {"fused-layernorm", 1}, {"fused attention", 0},
+        {"FlashAttention-2", 0}, {"no fused kernels", 0}, {NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (plan__says_fused_kernels(cases[i].text) != cases[i].want)
+            fail_msg("'%s': %d, want %d", cases[i].text ? cases[i].text : "(null)",
+                     plan__says_fused_kernels(cases[i].text), cases[i].want);
+    plan_validate_row x = {
+        .row_id = "910", .source_key = "t", .model_name = "Llama", .architecture = "Llama",
+        .framework = "PyTorch FSDP", .source_date = "2024-01", .num_layers = "22",
+        .hidden_size = "2048", .num_heads = "32", .num_kv_heads = "4",
+        .ffn_hidden_size = "5632", .seq_len = "2048", .vocab_size = "32000",
+        .gpu_type = "A100-SXM4-40GB", .num_gpus = "16", .tp = "1", .pp = "1",
+        .micro_batch_size = "8", .global_batch_size = "1024", .iteration_time_s = "5",
+    };
+    plan_validate_result *r = run(&x);
+    assert_false(r->layout.fused_pointwise);
+    double eager_s = r->pred_time_s;
+    double eager_act = r->est.mem.activations_bytes;
+    x.framework = "PyTorch FSDP, fused RMSNorm, fused SwiGLU, fused rotary embedding";
+    r = run(&x);
+    assert_true(r->layout.fused_pointwise);
+    assert_non_null(strstr(r->notes, "fused kernels named"));
+    assert_true(r->pred_time_s < eager_s);
+    assert_true(r->est.mem.activations_bytes < eager_act);
+    /* the same as the compiled model */
+    double fused_s = r->pred_time_s;
+    x.framework = "PyTorch FSDP + torch.compile";
+    r = run(&x);
+    assert_true(r->layout.compiled);
+    assert_false(r->layout.fused_pointwise);
+    assert_rel(r->pred_time_s, fused_s, 1e-12);
+}
+
 /* Whole layers checkpointed one in N (torchtitan's selective_ac_option N,
  * or the same in words): full recompute of Lc / N of each chunk's Lc
  * layers, between no recompute and full in time. */
@@ -2306,6 +2352,7 @@ int main(void)
         cmocka_unit_test(test_unstated_recompute),
         cmocka_unit_test(test_offload_words),
         cmocka_unit_test(test_activation_offload),
+        cmocka_unit_test(test_fused_kernel_words),
         cmocka_unit_test(test_sharding_default_with_pp),
         cmocka_unit_test(test_board_variants),
     };
