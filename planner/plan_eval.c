@@ -600,8 +600,8 @@ static void stage_split(const plan_model *m, const plan_layout *l, int *out)
     even[p - 1] = (int)base;
     /* a stack whose stages hold equal layers (virtual_even: Megatron-LM,
      * beside the lighter ends below) takes no other split */
-    const plan_framework *sfw = plan_framework_get(l->framework);
-    if ((sfw && sfw->virtual_even) ||
+    const plan_framework *fw = plan_framework_get(l->framework);
+    if ((fw && fw->virtual_even) ||
         split_cost(out, p, head_layers) >= split_cost(even, p, head_layers))
         memcpy(out, even, (size_t)p * sizeof *out);
     /* Lighter ends, where the stack can run them (pipeline_ends): the
@@ -612,7 +612,6 @@ static void stage_split(const plan_model *m, const plan_layout *l, int *out)
      * heavier and its first stage lighter: stage 0 holds the most
      * microbatches' activations in flight (p of them under 1F1B), so a
      * layer fewer there is the most memory a split can save. */
-    const plan_framework *fw = plan_framework_get(l->framework);
     if (p > 2 && fw && fw->pipeline_ends) {
         double best = split_cost(out, p, head_layers);
         for (int64_t f = m->layers / p; f >= 1 && f < out[0]; f--) {

@@ -799,6 +799,21 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
     return 0;
 }
 
+/* What the first of a row's columns (NULL: none) that names a knob says
+ * of it, by reader says (1 on, 0 said off, -1 not named): -1 when none
+ * names it. */
+static int first_said(int (*says)(const char *), const char *a, const char *b, const char *c,
+                      const char *d)
+{
+    const char *const cols[] = {a, b, c, d};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        int v = cols[i] ? says(cols[i]) : -1;
+        if (v >= 0)
+            return v;
+    }
+    return -1;
+}
+
 /* Activation offloading where the row names it (in its recompute, stack or
  * notes): the stack's own, which offloads checkpoints and so needs
  * recompute (SageMaker Developer Guide, Activation offloading: "applicable
@@ -807,13 +822,8 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
 static int map_act_offload(const plan_validate_row *r, const plan_framework *fw, plan_layout *l,
                            plan_validate_result *out)
 {
-    int says = plan__says_act_offload(r->recompute);
-    if (says < 0)
-        says = plan__says_act_offload(r->framework);
-    if (says < 0)
-        says = plan__says_act_offload(r->other_metrics);
-    if (says < 0)
-        says = plan__says_act_offload(r->notes);
+    int says = first_said(plan__says_act_offload, r->recompute, r->framework, r->other_metrics,
+                          r->notes);
     if (says <= 0)
         return 0;
     if (!fw->offload)
@@ -995,11 +1005,7 @@ static void map_precision(const plan_validate_row *r, const plan_framework *fw, 
 static void map_tp_overlap(const plan_validate_row *r, const plan_framework *fw, plan_layout *l,
                            plan_validate_result *out)
 {
-    int said = plan__says_tp_overlap(r->framework);
-    if (said < 0)
-        said = plan__says_tp_overlap(r->other_metrics);
-    if (said < 0)
-        said = plan__says_tp_overlap(r->notes);
+    int said = first_said(plan__says_tp_overlap, NULL, r->framework, r->other_metrics, r->notes);
     if (said < 0 || l->tp < 2)
         return;
     unsigned tpo = plan_framework_tp_overlaps(fw);
