@@ -1073,6 +1073,47 @@ static int loso_one(cal *c, const plan_catalog *start, const plan_cal_options *o
 /* Entry                                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* validate reads a run's unstated (or derived) recompute from the memory
+ * it had, within the band of what the memory model misses on the chip's
+ * memory figures (plan_gpu.mem_err_pct, plan_validate_eval.c). That band is
+ * this calibration's own memory fit, which the catalog calibrate starts
+ * from does not hold: it is fitted first (the allocator's reserve alone, on
+ * a copy), and the rows are mapped again under it, so that what is fitted
+ * is what validate then scores. */
+static int remap_with_band(const plan_catalog *cat, const plan_validate_row *rows, int nrows,
+                           plan_validate_result *res, st_err *err)
+{
+    plan_catalog band = {0};
+    plan_cal_report *mrep = calloc(1, sizeof *mrep);
+    int rc = ST_OK, any = 0;
+    if (!mrep || copy_catalog(&band, cat) != ST_OK) {
+        rc = ST_RAISE(err, ST_ENOMEM, "calibrate: out of memory");
+        goto done;
+    }
+    plan_cal_options mo = {.params = PLAN_EFF_MEMORY_MASK};
+    if ((rc = plan_calibrate_results(&band, res, nrows, &mo, mrep, err)) != ST_OK)
+        goto done;
+    for (int g = 0; g < mrep->ngroups; g++) {
+        const plan_cal_group *gr = &mrep->group[g];
+        if (gr->framework[0] || gr->mem_rows <= 0 || !isfinite(gr->mem_mean_abs_err_after_pct))
+            continue;
+        for (int j = 0; j < band.ngpus; j++)
+            if (strcmp(band.gpus[j].silicon, gr->silicon) == 0 && !(band.gpus[j].mem_err_pct > 0)) {
+                band.gpus[j].mem_err_pct = round(gr->mem_mean_abs_err_after_pct * 100) / 100;
+                any = 1;
+            }
+    }
+    for (int i = 0; any && i < nrows; i++) {
+        st_err e = {0};
+        if (plan_validate_run(&band, &rows[i], &res[i], NULL, &e) != ST_OK)
+            memset(&res[i], 0, sizeof res[i]); /* not used */
+    }
+done:
+    plan_catalog_free(&band);
+    free(mrep);
+    return rc;
+}
+
 int plan_calibrate(plan_catalog *cat, const plan_validate_row *rows, int nrows,
                    const plan_cal_options *opt, plan_cal_report *rep, st_err *err)
 {
@@ -1086,7 +1127,9 @@ int plan_calibrate(plan_catalog *cat, const plan_validate_row *rows, int nrows,
         if (plan_validate_run(cat, &rows[i], &res[i], NULL, &e) != ST_OK)
             memset(&res[i], 0, sizeof res[i]); /* not used */
     }
-    int rc = plan_calibrate_results(cat, res, nrows, opt, rep, err);
+    int rc = remap_with_band(cat, rows, nrows, res, err);
+    if (rc == ST_OK)
+        rc = plan_calibrate_results(cat, res, nrows, opt, rep, err);
     free(res);
     return rc;
 }

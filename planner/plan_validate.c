@@ -73,6 +73,7 @@ const plan_validate_column plan_validate_columns[] = {
     COL(pct_of_peak_reported, 0), COL(aggregate_pflops, 0), COL(samples_per_s, 0),
     COL(iteration_time_s, 0), COL(tokens_per_s_per_gpu, 0), COL(tokens_per_s_total, 0),
     COL(memory_per_gpu_gb, 0), COL(memory_metric, 0), COL(other_metrics, 0), COL(notes, 0),
+    COL(derived_fields, 0),
     {NULL, 0, 0},
 };
 #undef COL
@@ -854,7 +855,13 @@ static int map_memory_knobs(const plan_validate_row *r, const plan_framework *fw
     if (rc == -3)
         return skip(out, "recompute '%s': a policy that saves some matmuls on the host (or "
                     "does not say which), which the model does not have", r->recompute);
-    rl->recompute_defaulted = rc == -2;
+    /* a recompute the row says it derived (say, from its stack's default
+     * config) is its reading, not the run's: taken as given, but, like an
+     * unstated one, read again from the memory the run had when it cannot
+     * have held it (plan__validate_evaluate) */
+    rl->recompute_defaulted = rc == -2 || plan__row_derives(r, "recompute");
+    if (rc != -2 && rl->recompute_defaulted)
+        note(out, "recompute '%s' derived by the row, not printed for the run", r->recompute);
     if (rc == -2) {
         rc = fw->recompute_default;
         note(out, "recompute %s (%s default)", plan_recompute_name((plan_recompute)rc), fw->label);

@@ -54,6 +54,8 @@ typedef struct plan_validate_row {
     const char *hfu_pct, *pct_of_peak_reported, *aggregate_pflops, *samples_per_s;
     const char *iteration_time_s, *tokens_per_s_per_gpu, *tokens_per_s_total;
     const char *memory_per_gpu_gb, *memory_metric, *other_metrics, *notes;
+    /* the columns whose values the row derived rather than read printed */
+    const char *derived_fields;
 } plan_validate_row;
 
 /* The CSV columns a row is read from: header name, where its text goes, and

@@ -222,7 +222,7 @@ static int try_recompute(const plan_model *m, const plan_cluster *c, const plan_
 }
 
 /* A run that ran, whose recompute the row leaves to its stack's default
- * where that default does not fit by more than the memory model misses on
+ * (or says it derived, plan__row_derives) where that does not fit by more than the memory model misses on
  * the chip: the run cannot have held what the default keeps, so it
  * recomputed. Read as the least recompute of the stack's that fits:
  * selective, then (Megatron's block method, where the stack has it) full
@@ -278,9 +278,11 @@ static int infer_recompute(const plan_catalog *cat, const plan_model *m, const p
                      "chunk (the block method)", n, n == 1 ? "" : "s");
         else
             snprintf(what, sizeof what, "%s recompute", plan_recompute_name((plan_recompute)k));
-        note(out, "recompute not stated, and the default's %.1f GiB is over the %.1f GiB the "
-             "run had by more than the memory model misses on %s memory figures (%.1f%%): read "
-             "as %s, the least that fits",
+        int derived = plan__parse_recompute(row->recompute) != -2;
+        note(out, "recompute %s, and %s %.1f GiB is over the %.1f GiB the run had by more than "
+             "the memory model misses on %s memory figures (%.1f%%): read as %s, the least that "
+             "fits",
+             derived ? "derived by the row" : "not stated", derived ? "its" : "the default's",
              need / 1073741824.0, cap / 1073741824.0,
              c->gpu->mem_err_pct > 0 ? "the chip's" : "any chip's", band, what);
     }

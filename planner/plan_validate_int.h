@@ -139,6 +139,10 @@ int plan__parse_precision(const char *s);
 /* An FSDP mixed-precision mode the text names as a word of its own, in the
  * upper case of its documentation: 1 DEFAULT, 2 PURE, 3 FULL, 0 none. */
 int plan__fsdp_mp_mode(const char *s);
+/* 1: the row's derived_fields names column col among the values it derived
+ * (from a default config, a formula ...) instead of reading them printed
+ * for this run (the file's documented meaning of derived_fields). */
+int plan__row_derives(const plan_validate_row *r, const char *col);
 /* 1: the text says the model ran under torch.compile (not that it did not). */
 int plan__says_compiled(const char *s);
 /* The run's own fused kernels named for a layer's pointwise ops ("fused

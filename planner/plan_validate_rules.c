@@ -1240,6 +1240,22 @@ static int has_word(const char *s, const char *w, int ci)
     return 0;
 }
 
+/* The column name col as a token of derived_fields (case aside; a token
+ * is a run of letters, digits and '_'): the row says it derived that
+ * value rather than read it printed for this run. */
+int plan__row_derives(const plan_validate_row *r, const char *col)
+{
+    size_t n = strlen(col);
+    const char *s = r->derived_fields;
+    for (const char *p = s ? plan__find(s, col) : NULL; p; p = plan__find(p + 1, col)) {
+        int before = p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+        int after = isalnum((unsigned char)p[n]) || p[n] == '_';
+        if (!before && !after)
+            return 1;
+    }
+    return 0;
+}
+
 int plan__fsdp_mp_mode(const char *s)
 {
     if (has_word(s, "DEFAULT", 0))

@@ -1245,6 +1245,19 @@ static void test_unstated_recompute(void **state)
     assert_null(strstr(r->notes, "recompute not stated"));
     double over_none = plan_mem_need_bytes(&r->est.mem) / r->est.capacity_bytes - 1.0;
     assert_true(over_none > 0.05);
+    /* stated, but the row says it derived it (from a default config): its
+     * reading, not the run's, so read from memory as an unstated one */
+    x.derived_fields = "tp/pp/recompute from the repository's default config";
+    r = run(&x);
+    assert_false(r->pred_oom);
+    assert_int_equal(r->layout.recompute, PLAN_RECOMP_FULL);
+    assert_int_equal(r->layout.recompute_layers, n);
+    assert_non_null(strstr(r->notes, "recompute 'none' derived by the row"));
+    assert_non_null(strstr(r->notes, "recompute derived by the row, and its"));
+    /* a column only containing the word is not it */
+    x.derived_fields = "recompute_layers from the paper's Table 3; recomputed_flops";
+    assert_true(run(&x)->pred_oom);
+    x.derived_fields = NULL;
     x.recompute = NULL;
     /* the default over by less than the band */
     set_h100_band(100.0 * over_none + 1.0);
