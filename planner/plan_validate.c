@@ -771,6 +771,22 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
             return skip(out, "global batch %lld is not a multiple of dp %lld x %lld microbatches",
                         (long long)gb, (long long)dp, (long long)nmb);
         mbs = gb / (dp * nmb);
+    } else if (fw->local_batch && pp > 1) {
+        /* no gradient accumulation, but a pipeline splits the replica's
+         * batch into microbatches, as many as it has stages unless set
+         * (torchtitan: experimental.pipeline_parallel_microbatches, default
+         * the pipeline degree, pipeline_llama.py) */
+        int64_t w = whole_batch(gb, dp * pp, out);
+        if (!w)
+            return skip(out, "global batch %lld does not split into dp %lld x pp %lld "
+                        "microbatches (%s: a replica's batch in as many microbatches as "
+                        "stages)", (long long)gb, (long long)dp, (long long)pp, fw->label);
+        gb = w;
+        nmb = pp;
+        mbs = gb / (dp * pp);
+        note(out, "micro-batch %lld: a replica's batch of %lld in %lld microbatches (%s: no "
+             "gradient accumulation; as many microbatches as pipeline stages)", (long long)mbs,
+             (long long)(gb / dp), (long long)nmb, fw->label);
     } else if (fw->local_batch) {
         int64_t w = whole_batch(gb, dp, out);
         if (!w)

@@ -1462,6 +1462,37 @@ static void test_tp_overlap_words(void **state)
     assert_non_null(strstr(r->notes, "no such knob modelled"));
 }
 
+/* torchtitan has no gradient accumulation, but its pipeline splits a
+ * replica's batch into as many microbatches as it has stages unless set
+ * (pipeline_parallel_microbatches): 64 sequences over dp 2 and pp 4 are 4
+ * microbatches of 8; a batch that does not split so is refused. */
+static void torchtitan_pipeline_microbatches(void **state)
+{
+    (void)state;
+    plan_validate_row x = {
+        .row_id = "906", .source_key = "t", .model_name = "Llama 3.1 8B", .architecture = "Llama",
+        .framework = "torchtitan", .source_date = "2024-10", .num_layers = "32",
+        .hidden_size = "4096", .num_heads = "32", .num_kv_heads = "8",
+        .ffn_hidden_size = "14336", .seq_len = "8192", .vocab_size = "128256",
+        .gpu_type = "H100-SXM5-80GB", .num_gpus = "8", .tp = "1", .pp = "4",
+        .global_batch_size = "64", .recompute = "full", .iteration_time_s = "10",
+    };
+    plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.dp, 2);
+    assert_int_equal(r->layout.micro_batch, 8);
+    assert_int_equal(r->layout.microbatches, 4);
+    assert_non_null(strstr(r->notes, "a replica's batch of 32 in 4 microbatches"));
+    /* without a pipeline: the replica's batch is one microbatch */
+    x.pp = "1";
+    r = run(&x);
+    assert_int_equal(r->layout.micro_batch, 8);
+    assert_int_equal(r->layout.microbatches, 1);
+    x.pp = "4";
+    x.global_batch_size = "6";
+    refused(&x, "does not split into dp 2 x pp 4 microbatches");
+}
+
 /* torch.compile by PyTorch's and torchtitan's names: a torchtitan run
  * under it has its pointwise ops fused and runs faster than the same run
  * eager; "without torch.compile" and compile = false are eager; a stack
@@ -2363,6 +2394,7 @@ int main(void)
         cmocka_unit_test(test_precision_words),
         cmocka_unit_test(test_mem_metric_words),
         cmocka_unit_test(test_unstated_recompute),
+        cmocka_unit_test(torchtitan_pipeline_microbatches),
         cmocka_unit_test(test_offload_words),
         cmocka_unit_test(test_activation_offload),
         cmocka_unit_test(test_fused_kernel_words),
