@@ -1281,12 +1281,30 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
                  (parse_num(row->model_parallel_size, &v) == 1 && v > 1) ||
                  names_model_parallel(row->framework) ||
                  plan__parse_flag(row->sequence_parallel) == 1;
-        fwi = plan_framework_release_at(mp ? "megatron" : "pytorch", ym);
+        /* a data-parallel one whose sharding is named by a sharding
+         * stack's own names runs that stack: ZeRO's stages are DeepSpeed's
+         * (Rajbhandari et al. 2020; its zero_optimization config), FSDP's
+         * strategies PyTorch FSDP's (FULL_SHARD, SHARD_GRAD_OP: its
+         * ShardingStrategy); PyTorch's DDP shards nothing */
+        const char *sharder = NULL;
+        int shf = -1;
+        if (!mp) {
+            if (plan__names_zero(row->optimizer_sharding) || plan__names_zero(row->framework))
+                shf = plan_framework_release_at(sharder = "deepspeed", ym);
+            else if ((shf = plan_framework_match(row->optimizer_sharding, ym)) >= 0 ||
+                     plan__names_fsdp_strategy(row->optimizer_sharding) ||
+                     plan__names_fsdp_strategy(row->framework))
+                sharder = "fsdp";
+            if (sharder && shf < 0)
+                shf = plan_framework_release_at(sharder, ym);
+        }
+        fwi = shf >= 0 ? shf : plan_framework_release_at(mp ? "megatron" : "pytorch", ym);
         if (fwi < 0)
             fwi = PLAN_FW_DEFAULT;
         note(out, "framework '%s' not known: read as %s%s", nz(row->framework),
              plan_framework_get(fwi)->label,
-             mp ? ", whose model-parallel scheme the row names" : "");
+             mp ? ", whose model-parallel scheme the row names"
+                : shf >= 0 ? ", whose sharding the row names by that stack's names" : "");
     }
     out->framework = fwi;
     const plan_framework *fw = plan_framework_get(fwi);

@@ -139,6 +139,10 @@ int plan__parse_precision(const char *s);
 /* An FSDP mixed-precision mode the text names as a word of its own, in the
  * upper case of its documentation: 1 DEFAULT, 2 PURE, 3 FULL, 0 none. */
 int plan__fsdp_mp_mode(const char *s);
+/* 1: the text names DeepSpeed's ZeRO (its stages, config key or the ZeRO
+ * paper's stage names); names one of PyTorch FSDP's sharding strategies. */
+int plan__names_zero(const char *s);
+int plan__names_fsdp_strategy(const char *s);
 /* 1: the row's derived_fields names column col among the values it derived
  * (from a default config, a formula ...) instead of reading them printed
  * for this run (the file's documented meaning of derived_fields). */

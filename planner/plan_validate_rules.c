@@ -989,6 +989,29 @@ static int offloaded(const char *s)
     return 1;
 }
 
+static int has_word(const char *s, const char *w, int ci);
+
+int plan__names_zero(const char *s)
+{
+    /* DeepSpeed's names: ZeRO and its stages ("ZeRO-3", "ZeRO stage 2",
+     * "ZeRO++"), its config key, the paper's P_os / P_os+g / P_os+g+p */
+    if (!s)
+        return 0;
+    /* spelt as DeepSpeed spells it: "zero" in any case is also "zero
+     * bubble" (Qi et al. 2023) */
+    return has_word(s, "ZeRO", 0) || has_word(s, "ZERO", 0) || strstr(s, "ZeRO-") ||
+           contains(s, "zero_optimization") || has_word(s, "zero1", 1) ||
+           has_word(s, "zero2", 1) || has_word(s, "zero3", 1) || contains(s, "os+g") ||
+           token_at(s, "P_os") != NULL;
+}
+
+int plan__names_fsdp_strategy(const char *s)
+{
+    /* torch.distributed.fsdp.ShardingStrategy's names and FSDP2's call */
+    return contains(s, "FULL_SHARD") || contains(s, "SHARD_GRAD_OP") ||
+           contains(s, "HYBRID_SHARD") || contains(s, "fully_shard");
+}
+
 int plan__parse_sharding(const char *s, int *degree)
 {
     *degree = 0;

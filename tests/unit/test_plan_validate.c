@@ -1088,6 +1088,27 @@ static void test_framework_defaults(void **state)
     r = run(&x);
     assert_string_equal(plan_framework_get(r->framework)->key, "megatron@2023");
     x.sequence_parallel = NULL;
+    /* ... and a data-parallel one whose sharding carries a sharding
+     * stack's names as that stack: ZeRO's stages DeepSpeed, FSDP's
+     * strategies PyTorch FSDP; "zero bubble" is no ZeRO */
+    static const struct {
+        const char *sharding, *key;
+    } shard[] = {
+        {"ZeRO-3", "deepspeed@2022"},       {"ZeRO stage 2", "deepspeed@2022"},
+        {"P_os+g", "deepspeed@2022"},       {"FULL_SHARD", "fsdp@2023"},
+        {"FSDP, HYBRID_SHARD", "fsdp@2023"}, {"zero bubble schedule", "pytorch@2023"},
+        {"optimizer states sharded", "pytorch@2023"},
+    };
+    for (size_t i = 0; i < sizeof shard / sizeof shard[0]; i++) {
+        x.optimizer_sharding = shard[i].sharding;
+        r = run(&x);
+        if (strcmp(plan_framework_get(r->framework)->key, shard[i].key) != 0)
+            fail_msg("'%s': read as %s, want %s", shard[i].sharding,
+                     plan_framework_get(r->framework)->key, shard[i].key);
+        if (strcmp(shard[i].key, "pytorch@2023") != 0)
+            assert_non_null(strstr(r->notes, "whose sharding the row names by that stack's names"));
+    }
+    x.optimizer_sharding = NULL;
     /* FSDP by its PyTorch release the same way */
     x.framework = "PyTorch FSDP";
     x.source_date = "2022-09";
