@@ -93,6 +93,7 @@ static const field fields[] = {
     FLD(recompute_groups, F_BOOL, E_NONE, 0),
     FLD(sequence_parallel, F_BOOL, E_NONE, 0),
     FLD(context_parallel, F_BOOL, E_NONE, 0),
+    FLD(cp_all_to_all, F_BOOL, E_NONE, 0),
     FLD(active_cap, F_BOOL, E_NONE, 0),
     FLD(offload, F_BOOL, E_NONE, 0),
     INT(offload_layers_held, 0, 0, 1024),

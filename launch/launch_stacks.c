@@ -350,8 +350,14 @@ static int build_deepspeed(launch_job *j, st_err *err)
     if (l->pp > 1 && l->schedule != PLAN_SCHED_INTERLEAVED)
         return refuse(j, err, "schedule %s: DeepSpeed's pipeline engine runs 1f1b",
                       plan_schedule_name(l->schedule));
-    if (l->cp > 1)
-        return refuse(j, err, "context parallel %d: not a DeepSpeed knob", l->cp);
+    const plan_framework *fw = plan_framework_get(l->framework);
+    if (l->cp > 1 && !fw->cp_all_to_all)
+        return refuse(j, err, "context parallel %d: not a knob of %s (DeepSpeed-Ulysses came "
+                      "in 2023: --framework megatron-deepspeed@2023)", l->cp, fw->label);
+    if (l->cp > 1 && l->sequence_parallel)
+        return refuse(j, err, "context parallel %d with sequence parallelism: [mds] "
+                      "--ds-sequence-parallel-size 'cannot be combined with --sequence-parallel'",
+                      l->cp);
     if (l->recompute == PLAN_RECOMP_SELECTIVE)
         return refuse(j, err, "recompute selective: DeepSpeed checkpoints whole layers");
     if (plan_model_local_layers(j->m) > 0)
@@ -429,6 +435,9 @@ static int build_deepspeed(launch_job *j, st_err *err)
                           "planner's model); --custom-partition gives it to DeepSpeed's "
                           "PipelineModule.");
     }
+    if (l->cp > 1)
+        /* [mds] DeepSpeed-Ulysses: "Enable DeepSpeed's sequence parallel" */
+        arg_int(j, "--ds-sequence-parallel-size", l->cp);
     arg_int(j, "--micro-batch-size", l->micro_batch);
     arg_int(j, "--global-batch-size", l->global_batch);
     if (l->recompute == PLAN_RECOMP_FULL)

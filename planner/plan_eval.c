@@ -205,7 +205,19 @@ static void comm_costs(const plan_model *m, const plan_cluster *c, const plan_la
     /* CP: ring exchange of K and V chunks, overlapped with the attention
      * core (Liu et al. 2023, ring attention); only the excess is exposed. */
     lc->cp_fwd_s = lc->cp_bwd_s = 0.0;
-    if (l->cp > 1) {
+    const plan_framework *fw = plan_framework_get(l->framework);
+    if (l->cp > 1 && fw->cp_all_to_all) {
+        /* DeepSpeed-Ulysses (Jacobs et al. 2023, Sec. 3): Q, K and V go
+         * from sequence-split to head-split by an all-to-all each before
+         * the local attention, its output back by one after; the backward
+         * moves their gradients the same way; on the critical path (the
+         * attention waits for its heads) */
+        double qb = eb * b * sq * (double)plan_model_attn_width(m) / t;
+        double kvb = eb * b * sq * kv * d / t;
+        double x = 2.0 * plan__alltoall_s(c, sp_c, qb) + 2.0 * plan__alltoall_s(c, sp_c, kvb);
+        lc->cp_fwd_s = x;
+        lc->cp_bwd_s = x;
+    } else if (l->cp > 1) {
         double kv_bytes = eb * 2.0 * b * sq * kv * d / t * l->cp;
         double x = plan__allgather_s(c, sp_c, kv_bytes);
         /* what the attention core hides still takes its SMs */
@@ -519,6 +531,10 @@ static void layer_recompute(const plan_model *m, const plan_layout *l, layer_cos
         lc->attn_s += r * lc->attn_fwd_s;
         lc->host_s += r * lc->host_fwd_s;
         lc->tp_recomp_s = r * lc->tp_fwd_s; /* the recomputed forward's collectives */
+        /* and DeepSpeed-Ulysses' all-to-alls, which the checkpointed layer
+         * runs again */
+        if (l->cp > 1 && fw->cp_all_to_all)
+            lc->cp_bwd_s += r * lc->cp_fwd_s;
         break;
     }
     }
@@ -722,6 +738,14 @@ static plan_reject check_layout(const plan_model *m, const plan_cluster *c, cons
                       (long)m->heads);
     if (check_layers(m, l, est, 1) != PLAN_OK)
         return est->reject;
+    if (l->cp > 1 && plan_framework_get(l->framework)->cp_all_to_all) {
+        /* DeepSpeed-Ulysses splits each TP rank's heads and KV heads over
+         * the group (DistributedAttention scatters the head dimension) */
+        long ah = m->heads / l->tp, kvh = m->kv_heads >= l->tp ? m->kv_heads / l->tp : 1;
+        if (ah % l->cp != 0 || kvh % l->cp != 0)
+            return reject(est, PLAN_REJ_HEADS, "DeepSpeed-Ulysses %ld does not divide a TP "
+                          "rank's %ld heads (or KV heads)", (long)l->cp, ah % l->cp ? ah : kvh);
+    }
     if (m->seq % l->cp != 0 || (l->sequence_parallel && (m->seq / l->cp) % l->tp != 0))
         return reject(est, PLAN_REJ_SEQ, "sequence %ld not divisible by cp %ld (x tp with SP)",
                       (long)m->seq, l->cp);

@@ -133,6 +133,9 @@ typedef struct plan_framework {
     int recompute_groups;        /* checkpoints may group k > 1 layers */
     int sequence_parallel;       /* 1: has Megatron sequence parallelism */
     int context_parallel;        /* 1: has context parallelism */
+    int cp_all_to_all;           /* 1: it is DeepSpeed-Ulysses: all-to-alls of Q, K, V and
+                                  * the output around the attention, heads split over
+                                  * the group; 0: a ring exchange of K and V */
     int active_cap;              /* 1: SMP's active_microbatches knob */
     int offload;                 /* 1: activation offload to host */
     int offload_layers_held;     /* > 0: offload by layer, the checkpointed layers a

@@ -432,6 +432,25 @@ double plan__allgather_s(const plan_cluster *c, const plan__span *sp, double byt
     return coll_s(c, sp, bytes, 0);
 }
 
+/* An all-to-all (NCCL's grouped sends and receives to every peer): each
+ * rank keeps 1/n of its buffer and sends 1/n to each other rank, (r - 1)/n
+ * of it over the node's links and (n - r)/n over the network, both at once;
+ * the node's links at its measured bus bandwidth (nccl-tests PERFORMANCE.md:
+ * an all-to-all's bus bandwidth is its algorithm bandwidth x (n - 1)/n, the
+ * rate each rank's outgoing data moves), the network at the GPU's share of
+ * the node's at the ring's efficiency; the peers' sends run together, so
+ * one send's latency. */
+double plan__alltoall_s(const plan_cluster *c, const plan__span *sp, double bytes)
+{
+    int r = sp->ranks_per_node, N = sp->nodes, n = r * N;
+    if (bytes <= 0 || n <= 1)
+        return 0.0;
+    const plan_instance *in = c->inst;
+    double t_in = r > 1 ? bytes * (r - 1) / n / in->intra_busbw_bps : 0.0;
+    double t_out = N > 1 ? bytes * (double)(n - r) / n / (gpu_net_bps(in) * in->net_ring_eff) : 0.0;
+    return plan__p2p_latency_s(c, N == 1) + fmax(t_in, t_out);
+}
+
 /* A point-to-point send: one hop's latency (NCCL's Simple protocol, scaled
  * to the hardware as above) and the link's bandwidth at the fraction a send
  * reaches of it (PLAN__P2P_PEAK_EFF, plan_int.h). */

@@ -215,6 +215,10 @@ double plan__allreduce_s(const plan_cluster *c, const plan__span *sp, double byt
 /* Reduce-scatter or all-gather: half an all-reduce's traffic. */
 double plan__allgather_s(const plan_cluster *c, const plan__span *sp, double bytes);
 
+/* An all-to-all of bytes per rank over a group with the given span,
+ * seconds (plan_hw.c). */
+double plan__alltoall_s(const plan_cluster *c, const plan__span *sp, double bytes);
+
 /* The fraction of a link's bandwidth a point-to-point send reaches:
  * ib_write_bw reaches 24 of 25 GB/s on an HDR link (NCCL issue #1048,
  * 2023); the same fraction is taken for NVLink and for the GPU's share of

@@ -495,6 +495,21 @@ static double convention_flops(const plan_validate_row *r, const plan_framework 
     }
 }
 
+/* DeepSpeed-Ulysses where a column of the row names it: its degree, 0
+ * without one, -1 not named. */
+static int ulysses_named(const plan_validate_row *r)
+{
+    const char *const cols[] = {r->sequence_parallel, r->cp, r->framework, r->other_metrics,
+                                r->notes};
+    int best = -1;
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        int v = plan__ulysses_degree(cols[i]);
+        if (v > best)
+            best = v;
+    }
+    return best;
+}
+
 /* The data-parallel, tensor and pipeline degrees of a row: tp and pp as
  * published; with only model_parallel_size, TP inside a node and PP for the
  * rest (Megatron's practice, Narayanan et al. 2021 Sec. 3.3; without a
@@ -524,6 +539,17 @@ static int map_degrees(const plan_validate_row *r, const plan_framework *fw, int
                         (long long)mp, (long long)*tp);
         note(out, "model-parallel size %lld read as TP %lld x PP %lld", (long long)mp,
              (long long)*tp, (long long)*pp);
+    }
+    if (*cp > 1 && !fw->context_parallel && ulysses_named(r) < 0)
+        return skip(out, "context parallel %lld: %s has no context parallelism", (long long)*cp,
+                    fw->label);
+    int uly = ulysses_named(r);
+    if (uly > 1 || (uly == 0 && *cp > 1)) {
+        if (!fw->cp_all_to_all)
+            return skip(out, "DeepSpeed-Ulysses: %s has none", fw->label);
+        if (*cp == 1)
+            *cp = uly;
+        note(out, "DeepSpeed-Ulysses over %lld GPUs (read as context parallelism)", (long long)*cp);
     }
     int64_t m = *tp * *pp * *cp;
     if (gpus % m != 0)
@@ -966,6 +992,12 @@ static int map_memory_knobs(const plan_validate_row *r, const plan_framework *fw
     }
 
     int sp = plan__parse_flag(r->sequence_parallel);
+    /* DeepSpeed's sequence parallelism is Ulysses, read as context
+     * parallelism (map_degrees); Megatron-DeepSpeed does not combine it
+     * with Megatron's ("Cannot be combined with --sequence-parallel",
+     * megatron/arguments.py) */
+    if (plan__ulysses_degree(r->sequence_parallel) >= 0)
+        sp = 0;
     /* the column naming the technique says it was on ("SP",
      * "--sequence-parallel", "sequence parallelism") */
     if (sp == -1 && (contains(r->sequence_parallel, "sequence-parallel") ||
@@ -1260,6 +1292,7 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
 
     int ym = plan__source_ym(row);
     int fwi = plan_framework_match(row->framework, ym);
+    int named = fwi >= 0;
     if (fwi < 0 && blank(row->framework)) {
         /* no framework column: a stack its source's title names by a
          * documented name ("NVIDIA NeMo performance summary", "MosaicML
@@ -1268,6 +1301,7 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
         if (fwi >= 0)
             note(out, "framework not stated: %s, which the source's title names",
                  plan_framework_get(fwi)->label);
+        named = fwi >= 0;
     }
     if (fwi < 0) {
         /* A stack not known by name: one that publishes tensor, pipeline
@@ -1305,6 +1339,24 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
              plan_framework_get(fwi)->label,
              mp ? ", whose model-parallel scheme the row names"
                 : shf >= 0 ? ", whose sharding the row names by that stack's names" : "");
+    }
+    int uly = ulysses_named(row);
+    double cpv;
+    if ((uly > 1 || (uly == 0 && parse_num(row->cp, &cpv) == 1 && cpv > 1)) &&
+        !plan_framework_get(fwi)->cp_all_to_all) {
+        /* a run that names DeepSpeed-Ulysses ran a release with it: its
+         * stack's, or, not known by name, DeepSpeed's (Megatron-DeepSpeed's
+         * with tensor or pipeline parallelism) */
+        const plan_framework *f0 = plan_framework_get(fwi);
+        double v;
+        int mp = (parse_num(row->tp, &v) == 1 && v > 1) || (parse_num(row->pp, &v) == 1 && v > 1);
+        int k = plan_framework_release_at(f0->stack, 0);
+        if (!named && (k < 0 || !plan_framework_get(k)->cp_all_to_all))
+            k = plan_framework_release_at(mp ? "megatron-deepspeed" : "deepspeed", 0);
+        if (k >= 0 && plan_framework_get(k)->cp_all_to_all) {
+            fwi = k;
+            note(out, "DeepSpeed-Ulysses named: read as %s", plan_framework_get(k)->label);
+        }
     }
     out->framework = fwi;
     const plan_framework *fw = plan_framework_get(fwi);

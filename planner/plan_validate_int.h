@@ -143,6 +143,11 @@ int plan__fsdp_mp_mode(const char *s);
  * paper's stage names); names one of PyTorch FSDP's sharding strategies. */
 int plan__names_zero(const char *s);
 int plan__names_fsdp_strategy(const char *s);
+/* DeepSpeed-Ulysses where the text names it (DeepSpeed-Ulysses, Megatron-
+ * DeepSpeed's --ds-sequence-parallel-size): its degree where the text gives
+ * one ("Ulysses 4", "4-way Ulysses", "ds_sequence_parallel_size=4"), 0
+ * without one, -1 not named. */
+int plan__ulysses_degree(const char *s);
 /* 1: the row's derived_fields names column col among the values it derived
  * (from a default config, a formula ...) instead of reading them printed
  * for this run (the file's documented meaning of derived_fields). */

@@ -877,6 +877,21 @@ static double n_way_before(const char *s, const char *word)
     return 0;
 }
 
+int plan__ulysses_degree(const char *s)
+{
+    /* DeepSpeed-Ulysses by its names: the technique's, Megatron-DeepSpeed's
+     * --ds-sequence-parallel-size */
+    if (!s || !(contains(s, "Ulysses") || contains(s, "ds-sequence-parallel") ||
+                contains(s, "ds_sequence_parallel")))
+        return -1;
+    static const char *const keys[] = {"Ulysses", "parallel-size", "parallel_size",
+                                       "parallel size", "degree", "SP"};
+    double v = n_way_before(s, "Ulysses");
+    for (size_t i = 0; !(v > 0) && i < sizeof keys / sizeof keys[0]; i++)
+        v = number_after(s, keys[i]);
+    return v >= 1 && v <= (double)(1 << 20) ? (int)v : 0;
+}
+
 static int shard_degree_of(const char *s)
 {
     static const char *const keys[] = {

@@ -27,14 +27,14 @@ void rpt_plan_preset(FILE *f, const plan_preset_cmp *p, const plan_candidate *ou
                  "by the planner:", p->preset->key, p->preset->ref.source);
         rpt_term_wrap(f, head, "", "");
         /* the columns of the plan table, left out in the same order when narrow */
-        static const char *const head_[] = {"", "TP", "PP", "DP", "mbs", "mb", "act", "sched",
-                                            "recomp", "sharding", "SP", "place", "mem GiB",
-                                            "step s", "compute", "TP", "PP", "DPexp", "bubble",
-                                            "opt"};
-        static const int prio[] = {0, 0, 0, 0, 0, 0, 3, 2, 0, 0, 3, 3, 0, 0, 4, 4, 4, 4, 4, 5};
+        static const char *const head_[] = {"", "TP", "PP", "CP", "DP", "mbs", "mb", "act",
+                                            "sched", "recomp", "sharding", "SP", "place",
+                                            "mem GiB", "step s", "compute", "TP", "PP", "DPexp",
+                                            "bubble", "opt"};
+        static const int prio[] = {0, 0, 0, 3, 0, 0, 0, 3, 2, 0, 0, 3, 3, 0, 0, 4, 4, 4, 4, 4, 5};
         rpt_table *t = rpt_table_new();
-        for (int k = 0; t && k < 20; k++)
-            rpt_table_col(t, head_[k], k > 0 && (k < 7 || k > 11), prio[k]);
+        for (int k = 0; t && k < 21; k++)
+            rpt_table_col(t, head_[k], k > 0 && (k < 8 || k > 12), prio[k]);
         if (t) {
             row(t, "ours #1", ours);
             row(t, p->status == PLAN_PRESET_OOM ? "SMP (OOM)" : "SMP ref", &p->ref);

@@ -19,7 +19,8 @@
 
 const char *rpt_plan_columns_key(void)
 {
-    return "TP, PP, DP: tensor-, pipeline- and data-parallel degrees; mbs: sequences per "
+    return "TP, PP, CP, DP: tensor-, pipeline-, context- and data-parallel degrees (CP: the "
+           "sequence split, a ring or DeepSpeed-Ulysses as the stack has it); mbs: sequences per "
            "microbatch; mb: microbatches per step; act: microbatches in flight per stage, "
            "SMP's active_microbatches (- where the stack has no such knob); sched: the "
            "pipeline schedule by its stack's name (SMP's simple and interleaved are GPipe and "
@@ -62,6 +63,7 @@ void rpt_plan_cells(rpt_table *t, const plan_layout *l, const plan_estimate *e)
     char buf[32];
     rpt_table_cell(t, "%d", l->tp);
     rpt_table_cell(t, "%d", l->pp);
+    rpt_table_cell(t, "%d", l->cp);
     rpt_table_cell(t, "%d", l->dp);
     rpt_table_cell(t, "%d", l->micro_batch);
     rpt_table_cell(t, "%d", l->microbatches);
@@ -82,9 +84,11 @@ void rpt_plan_cells(rpt_table *t, const plan_layout *l, const plan_estimate *e)
 }
 
 /* The columns of the ranked plans: DP (GPUs / (TP x PP x CP)) is the
- * first to go; "sim s" only with the simulated steps. */
+ * first to go, CP with the knobs at their usual values; "sim s" only with
+ * the simulated steps. */
 static const rpt_table_colspec plan_cols[] = {
-    {"#", 1, 0},        {"TP", 1, 0},       {"PP", 1, 0},      {"DP", 1, 1},
+    {"#", 1, 0},        {"TP", 1, 0},       {"PP", 1, 0},      {"CP", 1, 3},
+    {"DP", 1, 1},
     {"mbs", 1, 0},      {"mb", 1, 0},       {"act", 1, 3},     {"sched", 0, 0},
     {"recomp", 0, 0},   {"sharding", 0, 0}, {"SP", 0, 1},      {"place", 0, 3},
     {"mem GiB", 1, 0},  {"step s", 1, 0},   {"compute", 1, 4}, {"TP", 1, 4},

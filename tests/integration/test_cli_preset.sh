@@ -47,14 +47,14 @@ fi
 # stays the published one: 512 over dp 32 is a micro-batch of 16.
 run other-cluster 0 "$bin" --params 30B --instances 32xp4d
 has other-cluster "$tmp/out" "batch:   512 sequences per step"
-grep -q "^  SMP ref *8 *1 *32 *16 " "$tmp/out" || { echo "FAIL other-cluster: reference not at dp 32, micro-batch 16"; fail=1; }
+grep -q "^  SMP ref *8 *1 *1 *32 *16 " "$tmp/out" || { echo "FAIL other-cluster: reference not at dp 32, micro-batch 16"; fail=1; }
 # ... and where the batch does not split (512 over dp 12), it says so.
 run no-split 0 "$bin" --params 30B --instances 12xp4d
 has no-split "$tmp/out" "cannot split the global batch of 512 evenly"
 # A global batch given is the comparison's too, and not a default.
 run given-batch 0 "$bin" --params 30B --instances 16xp4d --global-batch 1024
 hasnt given-batch "$tmp/out" "published batch_size"
-grep -q "^  SMP ref *8 *1 *16 *64 " "$tmp/out" || { echo "FAIL given-batch: reference not at micro-batch 64"; fail=1; }
+grep -q "^  SMP ref *8 *1 *1 *16 *64 " "$tmp/out" || { echo "FAIL given-batch: reference not at micro-batch 64"; fail=1; }
 # A shape changed on the command line is another model: the GPT-3 default.
 run changed-shape 0 "$bin" --params 30B --instances 16xp4d --seq 1024
 has changed-shape "$tmp/out" "default from the GPT-3 batch schedule"

@@ -103,8 +103,11 @@ elif kind == "deepspeed":
         gpus = int(la[la.index("--nnodes") + 1]) * int(la[la.index("--nproc-per-node") + 1])
     tp = int(prog[prog.index("--tensor-model-parallel-size") + 1])
     pp = int(prog[prog.index("--pipeline-model-parallel-size") + 1])
+    # DeepSpeed-Ulysses' ranks split sequences, not the batch
+    sp = int(prog[prog.index("--ds-sequence-parallel-size") + 1]) \
+        if "--ds-sequence-parallel-size" in prog else 1
     assert cfg["train_batch_size"] == cfg["train_micro_batch_size_per_gpu"] * \
-        cfg["gradient_accumulation_steps"] * (gpus // (tp * pp)), cfg
+        cfg["gradient_accumulation_steps"] * (gpus // (tp * pp * sp)), cfg
 elif kind == "torchtitan":
     cfg = tomllib.loads(doc["files"]["train.toml"])
     paths = [p for p in dict_paths(cfg) if "." in p]
@@ -174,6 +177,11 @@ launch_ok megatron-cp-fp8 launch --params 70B --arch llama --instances 16xp5 --f
 grep -q -- "--fp8-format hybrid" "$tmp/s$n" || { echo "FAIL megatron-cp-fp8: no --fp8-format"; fail=1; }
 launch_ok deepspeed-13b launch --params 13B --arch llama --instances 4xp4de --framework deepspeed
 launch_ok deepspeed-gpt-pp launch --params 30B --instances 16xp4d --framework deepspeed --pp 4
+# DeepSpeed-Ulysses, Megatron-DeepSpeed's context parallelism from 2023
+launch_ok deepspeed-ulysses launch --model meta-llama/Llama-2-7b-hf --seq 32768 --instances 4xp4d \
+  --framework megatron-deepspeed@2023 --cp 8 --recompute full
+grep -q -- "--ds-sequence-parallel-size 8" "$tmp/s$n" ||
+  { echo "FAIL deepspeed-ulysses: no --ds-sequence-parallel-size"; fail=1; }
 launch_ok torchtitan-70b-p5 launch --params 70B --arch llama --instances 16xp5 --framework torchtitan
 launch_ok torchtitan-8b launch --params 8B --arch llama --instances 2xp5 --framework torchtitan
 launch_ok fsdp-13b launch --params 13B --instances 4xp4de --framework fsdp
@@ -248,6 +256,9 @@ refused titan-window "torchtitan's Llama attention is causal over the whole sequ
   "$bin" --model mistral-7b --instances 2xp5 --framework torchtitan --emit launch
 refused deepspeed-window "no sliding-window attention" \
   "$bin" --model google/gemma-2-9b --instances 2xp4d --framework deepspeed --emit launch
+# context parallelism in a release without DeepSpeed-Ulysses
+refused deepspeed-2022-cp "has no context parallelism" "$bin" --model meta-llama/Llama-2-7b-hf \
+  --seq 32768 --instances 4xp4d --framework megatron-deepspeed@2022 --cp 8 --emit launch
 refused maxtext-window "no sliding-window key" \
   "$bin" --model google/gemma-2-2b --instances 4xp4de --framework jax --microbatches 1 --emit launch
 refused smdplan-head-dim "the executor's attention projections are hidden x hidden" \

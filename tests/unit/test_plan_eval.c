@@ -1043,6 +1043,59 @@ static void wgrad_accumulation_pass(void **state)
     }
 }
 
+/* DeepSpeed-Ulysses (megatron-deepspeed@2023): per layer and microbatch,
+ * an all-to-all of Q, K, V and the output forward and of their gradients
+ * backward, all exposed (plan__alltoall_s over the context-parallel
+ * group), again in a fully recomputed forward; the heads must divide over
+ * the group. A ring (Megatron-Core) exchanges K and V behind the
+ * attention instead. */
+static void ulysses_all_to_all(void **state)
+{
+    (void)state;
+    plan_cluster c;
+    plan_model m = one_node_13(&c);
+    int ds = -1, mc = -1;
+    st_err err = {0};
+    assert_int_equal(plan_framework_find("megatron-deepspeed@2023", &ds, &err), ST_OK);
+    assert_int_equal(plan_framework_find("megatron@2024", &mc, &err), ST_OK);
+    assert_true(plan_framework_get(ds)->cp_all_to_all);
+    plan_layout l = layout(1, 1, 2, 1, 3);
+    l.cp = 4;
+    l.framework = ds;
+    l.flash_attention = 1;
+    l.attention = PLAN_ATTN_FLASH2;
+    l.recompute = PLAN_RECOMP_NONE;
+    l.sharding = PLAN_SHARD_NONE;
+    memcpy(l.placement, "DPT", 4);
+    plan_estimate e;
+    eval(&m, &c, &l, &e);
+    assert_int_equal(e.reject, PLAN_OK);
+    plan__span sp = {.ranks_per_node = 4, .nodes = 1};
+    double eb = 2.0, tok = (double)m.seq / l.cp; /* micro-batch 1 */
+    double x = 2.0 * plan__alltoall_s(&c, &sp, eb * tok * (double)m.hidden) +
+               2.0 * plan__alltoall_s(&c, &sp, eb * tok * (double)m.kv_heads *
+                                                   (double)plan_model_head_dim(&m));
+    assert_true(x > 0);
+    assert_rel(e.time.cp_comm_s, 3.0 * 13.0 * 2.0 * x, 1e-12);
+    /* a fully recomputed forward runs its all-to-alls again */
+    l.recompute = PLAN_RECOMP_FULL;
+    eval(&m, &c, &l, &e);
+    assert_rel(e.time.cp_comm_s, 3.0 * 13.0 * 3.0 * x, 1e-12);
+    /* the ring hides its exchange behind the attention: less exposed */
+    l.recompute = PLAN_RECOMP_NONE;
+    l.framework = mc;
+    eval(&m, &c, &l, &e);
+    assert_true(e.time.cp_comm_s < 3.0 * 13.0 * 2.0 * x);
+    /* 12 heads do not split over 8 */
+    l.framework = ds;
+    l.cp = 8;
+    l.dp = 1;
+    l.global_batch = 3;
+    eval(&m, &c, &l, &e);
+    assert_int_equal(e.reject, PLAN_REJ_HEADS);
+    assert_non_null(strstr(e.reason, "DeepSpeed-Ulysses 8"));
+}
+
 /* torchtitan's Llama layer is written in separate ATen ops, and so is the
  * Hugging Face Llama that PyTorch FSDP and DDP train: run eagerly, its two
  * RMSNorms, the rotary embedding and SwiGLU stream their tensors op by op,
@@ -1236,6 +1289,7 @@ int main(void)
         cmocka_unit_test(partial_remat),
         cmocka_unit_test(torchtitan_op_sac),
         cmocka_unit_test(eager_pointwise),
+        cmocka_unit_test(ulysses_all_to_all),
         cmocka_unit_test(torchtitan_pp_sync_once),
         cmocka_unit_test(wgrad_accumulation_pass),
         cmocka_unit_test(tp_overlap_needs_sp),

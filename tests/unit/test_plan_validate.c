@@ -1483,6 +1483,65 @@ static void test_tp_overlap_words(void **state)
     assert_non_null(strstr(r->notes, "no such knob modelled"));
 }
 
+/* DeepSpeed-Ulysses by its names, with its degree where given; a row
+ * naming it is read as context parallelism on a release that has it
+ * (Megatron-DeepSpeed from 2023; a stack not known by name as DeepSpeed's),
+ * and refused on one that has none; a context-parallel degree on a stack
+ * without context parallelism is refused too. */
+static void ulysses_rows(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int want;
+    } cases[] = {
+        {"DeepSpeed-Ulysses 8", 8},          {"4-way Ulysses", 4},
+        {"ds_sequence_parallel_size=16", 16}, {"--ds-sequence-parallel-size 2", 2},
+        {"Ulysses", 0},                      {"sequence parallel", -1},
+        {"ring attention", -1},              {NULL, -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (plan__ulysses_degree(cases[i].text) != cases[i].want)
+            fail_msg("'%s': %d, want %d", cases[i].text ? cases[i].text : "(null)",
+                     plan__ulysses_degree(cases[i].text), cases[i].want);
+    plan_validate_row x = {
+        .row_id = "907", .source_key = "t", .model_name = "GPT 7B", .architecture = "GPT",
+        .framework = "Megatron-DeepSpeed", .source_date = "2023-09", .num_layers = "32",
+        .hidden_size = "4096", .num_heads = "32", .seq_len = "65536", .vocab_size = "50304",
+        .gpu_type = "A100 80GB", .num_gpus = "32", .tp = "1", .pp = "1",
+        .micro_batch_size = "1", .global_batch_size = "8", .recompute = "full",
+        .sequence_parallel = "DeepSpeed-Ulysses 8", .iteration_time_s = "20",
+        .notes = "FlashAttention-2",
+    };
+    plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_string_equal(plan_framework_get(r->framework)->key, "megatron-deepspeed@2023");
+    assert_int_equal(r->layout.cp, 8);
+    assert_int_equal(r->layout.dp, 4);
+    assert_int_equal(r->layout.sequence_parallel, 0);
+    assert_non_null(strstr(r->notes, "DeepSpeed-Ulysses over 8 GPUs"));
+    /* the cp column on a release with it */
+    x.sequence_parallel = NULL;
+    x.cp = "8";
+    r = run(&x);
+    assert_int_equal(r->layout.cp, 8);
+    /* ... but not before Ulysses: no context parallelism then */
+    x.source_date = "2023-01";
+    refused(&x, "has no context parallelism");
+    /* named, on a release before it: the stack's release with it */
+    x.notes = "DeepSpeed-Ulysses, FlashAttention-2";
+    r = run(&x);
+    assert_string_equal(plan_framework_get(r->framework)->key, "megatron-deepspeed@2023");
+    /* a stack not known by name: DeepSpeed's */
+    x.framework = "in-house";
+    r = run(&x);
+    assert_string_equal(plan_framework_get(r->framework)->key, "deepspeed@2023");
+    /* a stack known by name without it */
+    x.framework = "Megatron-Core";
+    x.source_date = "2024-06";
+    refused(&x, "DeepSpeed-Ulysses: Megatron-Core");
+}
+
 /* torchtitan has no gradient accumulation, but its pipeline splits a
  * replica's batch into as many microbatches as it has stages unless set
  * (pipeline_parallel_microbatches): 64 sequences over dp 2 and pp 4 are 4
@@ -2207,9 +2266,11 @@ static void test_framework_names(void **state)
         {"Megatron-LM", 0, "megatron@2024"},
         {"Megatron-LM 2022", 2024 * 12, "megatron@2022"},
         {"Megatron (PTD-P)", 0, "megatron@2021"},
-        {"Megatron-DeepSpeed", 0, "megatron-deepspeed@2022"},
-        {"GPT-NeoX (DeepSpeed)", 0, "megatron-deepspeed@2022"},
-        {"DeepSpeed ZeRO-3", 0, "deepspeed@2022"},
+        {"Megatron-DeepSpeed", 0, "megatron-deepspeed@2023"},
+        {"Megatron-DeepSpeed", 2022 * 12 + 6, "megatron-deepspeed@2022"},
+        {"GPT-NeoX (DeepSpeed)", 2022 * 12 + 2, "megatron-deepspeed@2022"},
+        {"DeepSpeed ZeRO-3", 0, "deepspeed@2023"},
+        {"DeepSpeed ZeRO-3", 2023 * 12 + 1, "deepspeed@2022"},
         {"Composer + PyTorch FSDP (llm-foundry)", 0, "llm-foundry@2023"},
         {"LLM Foundry", 0, "llm-foundry@2023"},
         {"PyTorch FSDP", 2023 * 12, "fsdp@2022"},
@@ -2416,6 +2477,7 @@ int main(void)
         cmocka_unit_test(test_mem_metric_words),
         cmocka_unit_test(test_unstated_recompute),
         cmocka_unit_test(torchtitan_pipeline_microbatches),
+        cmocka_unit_test(ulysses_rows),
         cmocka_unit_test(test_offload_words),
         cmocka_unit_test(test_activation_offload),
         cmocka_unit_test(test_fused_kernel_words),

@@ -45,17 +45,17 @@ static void labels_and_cells(void **state)
     assert_string_equal(rpt_plan_recomp_label(&l, buf, sizeof buf), "full");
     l.recompute = PLAN_RECOMP_SELECTIVE;
     assert_string_equal(rpt_plan_recomp_label(&l, buf, sizeof buf), "sel");
-    assert_text(rpt_plan_columns_key(), TEXTS("TP, PP, DP:", "recomp:", "SP:"), NULL);
+    assert_text(rpt_plan_columns_key(), TEXTS("TP, PP, CP, DP:", "recomp:", "SP:"), NULL);
 
     plan_estimate e = {.capacity_bytes = 40.0 * 1073741824.0};
     e.mem.total_bytes = 16.25 * 1073741824.0;
     e.time.step_s = 3.25, e.time.compute_s = 2.5, e.time.bubble_s = 0.75;
     e.time.pp_comm_s = -1e-9; /* rounding: printed as 0 */
     rpt_table *t = rpt_table_new();
-    const char *heads[] = {"#", "TP", "PP", "DP", "mbs", "mb", "act", "sched", "recomp",
+    const char *heads[] = {"#", "TP", "PP", "CP", "DP", "mbs", "mb", "act", "sched", "recomp",
                            "sharding", "SP", "place", "mem", "step", "compute", "TPc", "PPc",
                            "DPexp", "bubble", "opt"};
-    for (int i = 0; i < 20; i++)
+    for (int i = 0; i < 21; i++)
         rpt_table_col(t, heads[i], 0, 0);
     rpt_table_row(t);
     rpt_table_cell(t, "x");
