@@ -82,7 +82,8 @@ static const cli_opt opt_table[] = {
     {"pp", 1, O_PP, "N", "pipeline degree (SMP partitions); --partitions is the same"},
     {"partitions", 1, O_PP, "N", "same as --pp"},
     {"dp", 1, O_DP, "N", "data-parallel degree"},
-    {"cp", 1, O_CP, "N", "context-parallel degree (sequence split across GPUs; default 1)"},
+    {"cp", 1, O_CP, "N", "context-parallel degree (sequence split across GPUs; default searched "
+                         "where the stack has it, with TP inside a node; 1 otherwise)"},
     {"micro-batch", 1, O_MICRO_BATCH, "N", "sequences per microbatch"},
     {"microbatches", 1, O_MICROBATCHES, "N", "microbatches per step (SMP microbatches)"},
     {"active-microbatches", 1, O_ACTIVE, "N", "max microbatches in flight per stage (SMP default partitions + 2)"},

@@ -5,6 +5,8 @@
  *   tp   powers of two dividing the GPUs of a node (SMP best practice: TP a
  *        power of two, at most the GPUs per node) and dividing the heads;
  *        past one node only with allow_tp_across_nodes
+ *   cp   where the stack has context parallelism: powers of two with tp x cp
+ *        inside a node, the sequence a multiple of 2 cp
  *   pp   divisors of GPUs / (tp cp), at most the layers
  *   dp   the rest
  *   micro-batch  powers of two dividing the per-replica batch
@@ -609,72 +611,81 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
             reject_outer(&x, PLAN_REJ_HEADS);
             continue;
         }
-        int cp = cfg->cp ? cfg->cp : 1;
-        for (int pp = 1; pp <= G / (tp * cp) && pp <= PLAN_PP_MAX; pp++) {
-            if ((G / (tp * cp)) % pp != 0 || (cfg->pp && pp != cfg->pp))
+        /* context parallelism where the stack has it: powers of two with TP
+         * inside a node (a ring's K/V exchange, Ulysses' all-to-alls on
+         * NVLink), the sequence a multiple of 2 cp (Megatron-Core splits it
+         * in 2 cp chunks to balance the causal mask, arguments.py) */
+        int cp_max = cfg->cp ? cfg->cp : fw->context_parallel ? gpn : 1;
+        for (int cp = cfg->cp ? cfg->cp : 1; cp <= cp_max; cp *= 2) {
+            if (!cfg->cp && cp > 1 &&
+                (G % (tp * cp) != 0 || tp * cp > gpn || m->seq % (2 * cp) != 0))
                 continue;
-            if (pp > 1 && !fw->shardings_with_pp) /* the stack has no pipeline */
-                continue;
-            if (pp > m->layers) {
-                reject_outer(&x, PLAN_REJ_LAYERS);
-                continue;
-            }
-            int dp = G / (tp * cp * pp);
-            if (cfg->dp && dp != cfg->dp)
-                continue;
-            if (res->global_batch % dp != 0) {
-                reject_outer(&x, PLAN_REJ_BATCH);
-                continue;
-            }
-            int64_t per_replica = res->global_batch / dp;
-            int64_t mbs_list[64];
-            int nmbs = 0;
-            if (cfg->micro_batch || cfg->microbatches) {
-                int64_t mbs = cfg->micro_batch ? cfg->micro_batch : per_replica / cfg->microbatches;
-                if (mbs < 1 || mbs > PLAN_MICRO_MAX || per_replica % mbs != 0 ||
-                    (cfg->microbatches && per_replica / mbs != cfg->microbatches)) {
+            for (int pp = 1; pp <= G / (tp * cp) && pp <= PLAN_PP_MAX; pp++) {
+                if ((G / (tp * cp)) % pp != 0 || (cfg->pp && pp != cfg->pp))
+                    continue;
+                if (pp > 1 && !fw->shardings_with_pp) /* the stack has no pipeline */
+                    continue;
+                if (pp > m->layers) {
+                    reject_outer(&x, PLAN_REJ_LAYERS);
+                    continue;
+                }
+                int dp = G / (tp * cp * pp);
+                if (cfg->dp && dp != cfg->dp)
+                    continue;
+                if (res->global_batch % dp != 0) {
                     reject_outer(&x, PLAN_REJ_BATCH);
                     continue;
                 }
-                mbs_list[nmbs++] = mbs;
-            } else if (fw->local_batch && pp == 1) {
-                /* no gradient accumulation: the replica's batch is one step */
-                mbs_list[nmbs++] = per_replica;
-            } else {
-                for (int64_t mbs = 1; mbs <= per_replica && nmbs < 64; mbs *= 2)
-                    if (per_replica % mbs == 0)
-                        mbs_list[nmbs++] = mbs;
-            }
-            for (int im = 0; im < nmbs; im++) {
-                int64_t mb = per_replica / mbs_list[im];
-                /* the layout holds both as int: a batch of 2^32 sequences
-                 * on one replica has micro-batches past INT_MAX */
-                if (mb > PLAN_MICRO_MAX || mbs_list[im] > PLAN_MICRO_MAX)
-                    continue;
-                l.tp = tp;
-                l.pp = pp;
-                l.dp = dp;
-                l.cp = cp;
-                l.micro_batch = (int)mbs_list[im];
-                l.microbatches = (int)mb;
-                l.prescaled_batch = cfg->prescaled_batch >= 0 ? cfg->prescaled_batch
-                                                              : fw->prescaled && tp > 1;
-                /* sequence parallelism (SMP: optimize "memory") where the
-                 * framework has it: its default, and with TP the other
-                 * setting too when it is a choice (it trades memory) */
-                int sps[2], nsp = 0;
-                if (cfg->sequence_parallel >= 0)
-                    sps[nsp++] = cfg->sequence_parallel;
-                else {
-                    sps[nsp++] = fw->sequence_parallel && tp > 1 && fw->sp_default;
-                    if (fw->sequence_parallel && tp > 1)
-                        sps[nsp++] = !sps[0];
+                int64_t per_replica = res->global_batch / dp;
+                int64_t mbs_list[64];
+                int nmbs = 0;
+                if (cfg->micro_batch || cfg->microbatches) {
+                    int64_t mbs = cfg->micro_batch ? cfg->micro_batch : per_replica / cfg->microbatches;
+                    if (mbs < 1 || mbs > PLAN_MICRO_MAX || per_replica % mbs != 0 ||
+                        (cfg->microbatches && per_replica / mbs != cfg->microbatches)) {
+                        reject_outer(&x, PLAN_REJ_BATCH);
+                        continue;
+                    }
+                    mbs_list[nmbs++] = mbs;
+                } else if (fw->local_batch && pp == 1) {
+                    /* no gradient accumulation: the replica's batch is one step */
+                    mbs_list[nmbs++] = per_replica;
+                } else {
+                    for (int64_t mbs = 1; mbs <= per_replica && nmbs < 64; mbs *= 2)
+                        if (per_replica % mbs == 0)
+                            mbs_list[nmbs++] = mbs;
                 }
-                for (int isp = 0; isp < nsp; isp++) {
-                    l.sequence_parallel = sps[isp];
-                    rc = search_placements(&x, &l);
-                    if (rc)
-                        return rc;
+                for (int im = 0; im < nmbs; im++) {
+                    int64_t mb = per_replica / mbs_list[im];
+                    /* the layout holds both as int: a batch of 2^32 sequences
+                     * on one replica has micro-batches past INT_MAX */
+                    if (mb > PLAN_MICRO_MAX || mbs_list[im] > PLAN_MICRO_MAX)
+                        continue;
+                    l.tp = tp;
+                    l.pp = pp;
+                    l.dp = dp;
+                    l.cp = cp;
+                    l.micro_batch = (int)mbs_list[im];
+                    l.microbatches = (int)mb;
+                    l.prescaled_batch = cfg->prescaled_batch >= 0 ? cfg->prescaled_batch
+                                                                  : fw->prescaled && tp > 1;
+                    /* sequence parallelism (SMP: optimize "memory") where the
+                     * framework has it: its default, and with TP the other
+                     * setting too when it is a choice (it trades memory) */
+                    int sps[2], nsp = 0;
+                    if (cfg->sequence_parallel >= 0)
+                        sps[nsp++] = cfg->sequence_parallel;
+                    else {
+                        sps[nsp++] = fw->sequence_parallel && tp > 1 && fw->sp_default;
+                        if (fw->sequence_parallel && tp > 1)
+                            sps[nsp++] = !sps[0];
+                    }
+                    for (int isp = 0; isp < nsp; isp++) {
+                        l.sequence_parallel = sps[isp];
+                        rc = search_placements(&x, &l);
+                        if (rc)
+                            return rc;
+                    }
                 }
             }
         }

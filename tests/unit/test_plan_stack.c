@@ -239,6 +239,53 @@ static void lighter_ends_where_the_stack_runs_them(void **state)
     assert_int_equal(out[0], 8);
 }
 
+/* Context parallelism is searched where the stack has it (Megatron-Core:
+ * Llama 3.1 70B at 8K tokens on 8 DGX H100 ranks TP 4 x CP 2 first, as
+ * NeMo's recipe runs it), in powers of two with TP inside a node and the
+ * sequence a multiple of 2 cp; not on a stack without it (SMP v1), and not
+ * past what --cp fixes. */
+static void cp_searched(void **state)
+{
+    (void)state;
+    plan_model m = {.arch = PLAN_ARCH_LLAMA, .layers = 80, .hidden = 8192, .heads = 64,
+                    .kv_heads = 8, .ffn = 28672, .seq = 8192, .vocab = 128256};
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    int mc = profile("megatron@2024");
+    plan_cluster c = cluster("dgx-h100", 8, mc);
+    plan_config cfg;
+    plan_config_default(&cfg);
+    cfg.framework = mc;
+    cfg.global_batch = 128;
+    plan_result *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_OK);
+    assert_true(r->ntop > 0);
+    int seen = 0;
+    for (int i = 0; i < r->ntop; i++) {
+        const plan_layout *l = &r->top[i].layout;
+        assert_true(l->tp * l->cp <= 8 && (l->cp & (l->cp - 1)) == 0);
+        assert_int_equal(m.seq % (2 * l->cp), 0);
+        seen |= l->cp > 1;
+    }
+    assert_true(seen);
+    assert_true(r->top[0].layout.cp > 1);
+    /* fixed */
+    cfg.cp = 1;
+    assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_OK);
+    for (int i = 0; i < r->ntop; i++)
+        assert_int_equal(r->top[i].layout.cp, 1);
+    /* a stack without context parallelism */
+    cfg.cp = 0;
+    int smp = profile("smp@v1");
+    cfg.framework = smp;
+    plan_cluster c1 = cluster("p4d.24xlarge", 16, smp);
+    assert_int_equal(plan_search(&m, &c1, &cfg, r, &err), ST_OK);
+    for (int i = 0; i < r->ntop; i++)
+        assert_int_equal(r->top[i].layout.cp, 1);
+    free(r);
+}
+
 /* Megatron's block method in the search: with the recompute left to it and
  * a layout that fits only with recompute, the plan recomputes the fewest
  * layers of each chunk that fit (faster than every layer); one layer fewer
@@ -456,6 +503,7 @@ int main(void)
         cmocka_unit_test(fsdp_layouts),
         cmocka_unit_test(even_split_unless_faster),
         cmocka_unit_test(lighter_ends_where_the_stack_runs_them),
+        cmocka_unit_test(cp_searched),
         cmocka_unit_test(block_recompute_searched),
         cmocka_unit_test(virtual_stages_equal_chunks),
         cmocka_unit_test(megatron_equal_stages),
