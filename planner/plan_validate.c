@@ -1281,15 +1281,11 @@ static int names_model_parallel(const char *s)
     return 0;
 }
 
-int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
-                      plan_validate_result *out, plan_terms *terms, st_err *err)
+/* The stack a row ran, at a release: by its name at the row's date, else
+ * the one its source's title names, else read from what the row does (its
+ * degrees, its sharding's or Ulysses' names); said in the notes. */
+static int row_framework(const plan_validate_row *row, plan_validate_result *out)
 {
-    memset(out, 0, sizeof *out);
-    copy(out->row_id, sizeof out->row_id, row->row_id);
-    copy(out->source_key, sizeof out->source_key, row->source_key);
-    if (terms)
-        terms->n = 0;
-
     int ym = plan__source_ym(row);
     int fwi = plan_framework_match(row->framework, ym);
     int named = fwi >= 0;
@@ -1358,6 +1354,19 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
             note(out, "DeepSpeed-Ulysses named: read as %s", plan_framework_get(k)->label);
         }
     }
+    return fwi;
+}
+
+int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
+                      plan_validate_result *out, plan_terms *terms, st_err *err)
+{
+    memset(out, 0, sizeof *out);
+    copy(out->row_id, sizeof out->row_id, row->row_id);
+    copy(out->source_key, sizeof out->source_key, row->source_key);
+    if (terms)
+        terms->n = 0;
+
+    int fwi = row_framework(row, out);
     out->framework = fwi;
     const plan_framework *fw = plan_framework_get(fwi);
 
