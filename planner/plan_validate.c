@@ -1338,6 +1338,27 @@ static int row_framework(const plan_validate_row *row, plan_validate_result *out
     }
     int uly = ulysses_named(row);
     double cpv;
+    if (uly < 0 && parse_num(row->cp, &cpv) == 1 && cpv > 1 &&
+        !plan_framework_get(fwi)->context_parallel) {
+        /* a run that publishes context parallelism ran a release with it,
+         * whatever its date says: its stack's first release that has it
+         * (NeMo's came with Megatron-Core 0.4, DeepSpeed's with Ulysses) */
+        const plan_framework *f0 = plan_framework_get(fwi);
+        int k = -1;
+        for (int i = 0; i < plan_nframeworks; i++) {
+            const plan_framework *f = plan_framework_get(i);
+            if (strcmp(f->stack, f0->stack) != 0 || !f->context_parallel ||
+                f->released_ym < f0->released_ym)
+                continue;
+            if (k < 0 || f->released_ym < plan_framework_get(k)->released_ym)
+                k = i;
+        }
+        if (k >= 0) {
+            fwi = k;
+            note(out, "context parallel %.0f: read as %s, the first release of its stack with it",
+                 cpv, plan_framework_get(k)->label);
+        }
+    }
     if ((uly > 1 || (uly == 0 && parse_num(row->cp, &cpv) == 1 && cpv > 1)) &&
         !plan_framework_get(fwi)->cp_all_to_all) {
         /* a run that names DeepSpeed-Ulysses ran a release with it: its

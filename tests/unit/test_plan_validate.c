@@ -1525,9 +1525,16 @@ static void ulysses_rows(void **state)
     x.cp = "8";
     r = run(&x);
     assert_int_equal(r->layout.cp, 8);
-    /* ... but not before Ulysses: no context parallelism then */
+    /* ... dated before Ulysses: the run had it, so the release with it */
     x.source_date = "2023-01";
+    r = run(&x);
+    assert_string_equal(plan_framework_get(r->framework)->key, "megatron-deepspeed@2023");
+    assert_non_null(strstr(r->notes, "the first release of its stack with it"));
+    /* a stack that never had context parallelism refuses it */
+    x.framework = "SageMaker model parallel v1";
     refused(&x, "has no context parallelism");
+    x.framework = "Megatron-DeepSpeed";
+    x.source_date = "2023-01";
     /* named, on a release before it: the stack's release with it */
     x.notes = "DeepSpeed-Ulysses, FlashAttention-2";
     r = run(&x);
