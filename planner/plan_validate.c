@@ -251,7 +251,7 @@ static const char *trait_word(const plan_model_trait *t, const char *text, int a
  * the first trait that sets a property decides it. A Llama-style model is
  * untied and gated unless a word says otherwise, a GPT-style one tied
  * (plan_model_finish resolves the rest from the architecture). */
-static void read_arch(const plan_validate_row *r, plan_model *m)
+static void read_arch(const plan_validate_row *r, const plan_model *km, plan_model *m)
 {
     int arch = -1, mlp = -1, dropout = -1, tied = -1, n = 0;
     const plan_model_trait *t = plan_model_traits(&n);
@@ -272,6 +272,14 @@ static void read_arch(const plan_validate_row *r, plan_model *m)
                 tied = t[i].tied;
         }
     }
+    /* what no word names: the named model's own layer, where the row names
+     * one whose shape it gives (km) */
+    if (arch < 0 && km)
+        arch = km->arch;
+    if (mlp < 0 && km)
+        mlp = km->mlp;
+    if (tied < 0 && km)
+        tied = km->tied_embedding;
     m->arch = arch == PLAN_ARCH_LLAMA ? PLAN_ARCH_LLAMA : PLAN_ARCH_GPT;
     m->mlp = mlp >= 0 ? (plan_mlp)mlp : PLAN_MLP_ARCH;
     m->dropout = dropout >= 0 ? dropout : PLAN_DROPOUT_ARCH;
@@ -392,9 +400,15 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
         out->have_model = 1;
         return 0;
     }
-    read_arch(r, m);
+    read_arch(r, km, m);
     const char *vword = NULL;
-    if (!hv && (V = trait_vocab(r, &vword)) > 0) {
+    if (!hv && km) {
+        /* the named model's own vocabulary, which its family's tokenizer
+         * may not be */
+        V = km->vocab;
+        note(out, "vocabulary %lld of %s as published (%s)", (long long)V, kname,
+             cited ? "the same source" : km->source);
+    } else if (!hv && (V = trait_vocab(r, &vword)) > 0) {
         note(out, "vocabulary %lld (%s's tokenizer, model_families.json)", (long long)V, vword);
     } else if (!hv) {
         if (!fw->default_vocab || m->arch != PLAN_ARCH_GPT)

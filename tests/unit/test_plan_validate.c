@@ -1905,6 +1905,19 @@ static void test_known_model_shape(void **state)
     r = run(&x);
     assert_int_equal(r->model.kv_heads, r->model.heads);
     assert_null(strstr(r->notes, "kv heads and ffn of "));
+    /* ... and its vocabulary and layer, where no family word gives them:
+     * Baichuan 2 13B's 125696 tokens and gated MLP, not a GPT's */
+    x = dgxc_114;
+    x.architecture = NULL;
+    x.model_name = "Baichuan2-13B";
+    x.num_layers = "40", x.hidden_size = "5120", x.num_heads = "40";
+    x.num_kv_heads = x.ffn_hidden_size = x.vocab_size = "";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_true(r->model.vocab >= 125696 && r->model.vocab < 125696 + 1024); /* padded by the stack */
+    assert_int_equal(r->model.ffn, 13696);
+    assert_int_equal(r->model.arch, PLAN_ARCH_LLAMA);
+    assert_non_null(strstr(r->notes, "vocabulary 125696 of "));
     assert_int_equal(plan_known_models_set(NULL, 0, &err), ST_OK);
     assert_null(plan_known_model_named("Llama 3 70B", NULL));
 }
