@@ -1392,8 +1392,10 @@ static int row_framework(const plan_validate_row *row, plan_validate_result *out
     return fwi;
 }
 
-int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
-                      plan_validate_result *out, plan_terms *terms, st_err *err)
+/* One reading of the row; with no_infer, a recompute the row leaves out
+ * stays its stack's default whatever the memory (plan_validate_run). */
+static int validate_once(const plan_catalog *cat, const plan_validate_row *row,
+                         plan_validate_result *out, plan_terms *terms, int no_infer, st_err *err)
 {
     memset(out, 0, sizeof *out);
     copy(out->row_id, sizeof out->row_id, row->row_id);
@@ -1480,6 +1482,8 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     out->have_layout = 0;
 
     plan_estimate *est = &out->est;
+    if (no_infer)
+        rl.recompute_defaulted = 0;
     int skipped, rc = plan__validate_evaluate(cat, m, &c, fw, row, &rl, out, &skipped, err);
     if (rc != ST_OK || skipped)
         return rc;
@@ -1547,3 +1551,41 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
     return ST_OK;
 }
 
+/* A GPU named without its memory, of a chip the catalog has in several
+ * sizes ("A100": 40 and 80 GB), is read as the first of them
+ * (plan_validate_cluster.c). A run that ran, whose layout that one cannot
+ * hold as the row gives it (out of memory, or only with a recompute read
+ * into the row), ran on a larger one: it is read with the smallest of the
+ * chip's sizes that holds the layout with nothing read into it; with none,
+ * as first read. */
+int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
+                      plan_validate_result *out, plan_terms *terms, st_err *err)
+{
+    int rc = validate_once(cat, row, out, terms, 0, err);
+    if (rc != ST_OK || !out->have_layout || out->ref_oom || plan__row_states_mem(row) ||
+        !(out->pred_oom || out->recompute_inferred))
+        return rc;
+    plan_validate_result *t = malloc(sizeof *t);
+    if (!t)
+        return ST_RAISE(err, ST_ENOMEM, "out of memory");
+    double first = out->est.capacity_bytes, mem = first;
+    double next;
+    while ((next = plan__larger_variant_mem(cat, row, mem)) > 0) {
+        plan_validate_row alt = *row;
+        char gb[32];
+        snprintf(gb, sizeof gb, "%.0f", next / 1073741824.0);
+        alt.gpu_mem_gb = gb;
+        st_err e = {0};
+        if (validate_once(cat, &alt, t, NULL, 1, &e) == ST_OK && t->have_layout && !t->pred_oom) {
+            rc = validate_once(cat, &alt, out, terms, 1, err);
+            if (rc == ST_OK)
+                note(out, "GPU memory not stated: read as %.0f GiB, the smallest of the chip's "
+                     "sizes that holds the layout as the row gives it (the first, %.0f GiB, "
+                     "cannot; the run ran)", next / 1073741824.0, first / 1073741824.0);
+            break;
+        }
+        mem = next;
+    }
+    free(t);
+    return rc;
+}

@@ -113,6 +113,7 @@ typedef struct plan_validate_result {
 
     int have_model;
     plan_model model;
+    int recompute_inferred;             /* the recompute was read from the memory the run had */
     int have_layout;                    /* layout, instance, nodes, gpus and est are set */
     plan_layout layout;
     char instance[48];                  /* the name of inst */

@@ -95,6 +95,24 @@ static double stated_mem(const plan_validate_row *r)
     return 0;
 }
 
+int plan__row_states_mem(const plan_validate_row *r)
+{
+    return stated_mem(r) > 0;
+}
+
+double plan__larger_variant_mem(const plan_catalog *cat, const plan_validate_row *r,
+                                double bytes)
+{
+    double best = 0;
+    for (int i = 0; i < cat->ngpus; i++) {
+        const plan_gpu *g = &cat->gpus[i];
+        if (names_chip(nz(r->gpu_type), g) && g->mem_bytes > bytes * 1.02 &&
+            (!(best > 0) || g->mem_bytes < best))
+            best = g->mem_bytes;
+    }
+    return best;
+}
+
 /* A stated memory per device of GPU g: a package of several devices (an
  * MI250X's two GCDs) is quoted with the package's memory ("MI250X 128GB"),
  * each device having its share. */

@@ -272,6 +272,7 @@ static int infer_recompute(const plan_catalog *cat, const plan_model *m, const p
     if (fit > 0) {
         *out = *t;
         *rl = tl;
+        out->recompute_inferred = 1;
         char what[96];
         if (n > 0)
             snprintf(what, sizeof what, "full recompute of the first %d layer%s of each model "

@@ -148,6 +148,13 @@ int plan__names_fsdp_strategy(const char *s);
  * one ("Ulysses 4", "4-way Ulysses", "ds_sequence_parallel_size=4"), 0
  * without one, -1 not named. */
 int plan__ulysses_degree(const char *s);
+/* 1: the row states its GPU's memory (gpu_mem_gb, or "80GB" in its GPU
+ * text). The next larger memory (bytes) of the catalog's variants of the
+ * chip the row's GPU text names than bytes, 0 if none (plan_validate_
+ * cluster.c). */
+int plan__row_states_mem(const plan_validate_row *r);
+double plan__larger_variant_mem(const plan_catalog *cat, const plan_validate_row *r,
+                                double bytes);
 /* 1: the row's derived_fields names column col among the values it derived
  * (from a default config, a formula ...) instead of reading them printed
  * for this run (the file's documented meaning of derived_fields). */

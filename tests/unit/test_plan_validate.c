@@ -1549,6 +1549,44 @@ static void ulysses_rows(void **state)
     refused(&x, "DeepSpeed-Ulysses: Megatron-Core");
 }
 
+/* A GPU named without its memory ("A100": 40 and 80 GB in the catalog) is
+ * its chip's first size, unless the run's layout, as the row gives it, fits
+ * only a larger one: the run ran, so the smallest that holds it. A stated
+ * memory, or a layout no size holds, stays as read. */
+static void unstated_gpu_memory(void **state)
+{
+    (void)state;
+    plan_validate_row x = {
+        .row_id = "909", .source_key = "t", .model_name = "GPT 6.7B", .architecture = "GPT",
+        .framework = "Megatron-LM", .source_date = "2022-09", .num_layers = "32",
+        .hidden_size = "4096", .num_heads = "32", .seq_len = "2048", .vocab_size = "51200",
+        .gpu_type = "A100", .num_gpus = "64", .tp = "2", .pp = "1", .micro_batch_size = "2",
+        .global_batch_size = "512", .precision = "bf16", .iteration_time_s = "5",
+    };
+    plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_false(r->pred_oom);
+    assert_rel(r->est.capacity_bytes, 80.0 * 1073741824.0, 1e-12);
+    assert_non_null(strstr(r->notes, "GPU memory not stated: read as 80 GiB"));
+    /* stated */
+    x.gpu_mem_gb = "40";
+    r = run(&x);
+    assert_true(r->pred_oom);
+    assert_rel(r->est.capacity_bytes, 40.0 * 1073741824.0, 1e-12);
+    x.gpu_mem_gb = NULL;
+    /* a model small enough for the first size keeps it */
+    x.num_layers = "12", x.hidden_size = "768", x.num_heads = "12";
+    r = run(&x);
+    assert_false(r->pred_oom);
+    assert_rel(r->est.capacity_bytes, 40.0 * 1073741824.0, 1e-12);
+    assert_null(strstr(r->notes, "GPU memory not stated"));
+    /* no size holds it: the first, a fit miss */
+    x.num_layers = "40", x.hidden_size = "5120", x.num_heads = "40";
+    r = run(&x);
+    assert_true(r->pred_oom);
+    assert_rel(r->est.capacity_bytes, 40.0 * 1073741824.0, 1e-12);
+}
+
 /* torchtitan has no gradient accumulation, but its pipeline splits a
  * replica's batch into as many microbatches as it has stages unless set
  * (pipeline_parallel_microbatches): 64 sequences over dp 2 and pp 4 are 4
@@ -2497,6 +2535,7 @@ int main(void)
         cmocka_unit_test(test_mem_metric_words),
         cmocka_unit_test(test_unstated_recompute),
         cmocka_unit_test(torchtitan_pipeline_microbatches),
+        cmocka_unit_test(unstated_gpu_memory),
         cmocka_unit_test(ulysses_rows),
         cmocka_unit_test(test_offload_words),
         cmocka_unit_test(test_activation_offload),
