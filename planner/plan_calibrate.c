@@ -1103,7 +1103,11 @@ static int remap_with_band(const plan_catalog *cat, const plan_validate_row *row
                 any = 1;
             }
     }
+    /* only a run the planner finds out of memory is read again under the
+     * band (the only reading it changes) */
     for (int i = 0; any && i < nrows; i++) {
+        if (!res[i].pred_oom || res[i].ref_oom)
+            continue;
         st_err e = {0};
         if (plan_validate_run(&band, &rows[i], &res[i], NULL, &e) != ST_OK)
             memset(&res[i], 0, sizeof res[i]); /* not used */

@@ -554,10 +554,10 @@ static int map_degrees(const plan_validate_row *r, const plan_framework *fw, int
         note(out, "model-parallel size %lld read as TP %lld x PP %lld", (long long)mp,
              (long long)*tp, (long long)*pp);
     }
-    if (*cp > 1 && !fw->context_parallel && ulysses_named(r) < 0)
+    int uly = ulysses_named(r);
+    if (*cp > 1 && !fw->context_parallel && uly < 0)
         return skip(out, "context parallel %lld: %s has no context parallelism", (long long)*cp,
                     fw->label);
-    int uly = ulysses_named(r);
     if (uly > 1 || (uly == 0 && *cp > 1)) {
         if (!fw->cp_all_to_all)
             return skip(out, "DeepSpeed-Ulysses: %s has none", fw->label);
@@ -1295,6 +1295,34 @@ static int names_model_parallel(const char *s)
     return 0;
 }
 
+static int has_cp(const plan_framework *f)
+{
+    return f->context_parallel;
+}
+
+static int has_ulysses(const plan_framework *f)
+{
+    return f->cp_all_to_all;
+}
+
+/* The first release of release fwi's stack, from fwi's on, that has what
+ * has() asks; -1 if none (or fwi < 0). */
+static int first_release_with(int fwi, int (*has)(const plan_framework *))
+{
+    if (fwi < 0)
+        return -1;
+    const plan_framework *f0 = plan_framework_get(fwi);
+    int k = -1;
+    for (int i = 0; i < plan_nframeworks; i++) {
+        const plan_framework *f = plan_framework_get(i);
+        if (strcmp(f->stack, f0->stack) != 0 || !has(f) || f->released_ym < f0->released_ym)
+            continue;
+        if (k < 0 || f->released_ym < plan_framework_get(k)->released_ym)
+            k = i;
+    }
+    return k;
+}
+
 /* The stack a row ran, at a release: by its name at the row's date, else
  * the one its source's title names, else read from what the row does (its
  * degrees, its sharding's or Ulysses' names); said in the notes. */
@@ -1350,41 +1378,31 @@ static int row_framework(const plan_validate_row *row, plan_validate_result *out
              mp ? ", whose model-parallel scheme the row names"
                 : shf >= 0 ? ", whose sharding the row names by that stack's names" : "");
     }
+    /* a run that publishes context parallelism ran a release with it,
+     * whatever its date says: its stack's first release that has it (NeMo's
+     * came with Megatron-Core 0.4, DeepSpeed's with Ulysses); one that names
+     * DeepSpeed-Ulysses, the first with Ulysses: its stack's, or, not known
+     * by name, DeepSpeed's (Megatron-DeepSpeed's with tensor or pipeline
+     * parallelism) */
     int uly = ulysses_named(row);
-    double cpv;
-    if (uly < 0 && parse_num(row->cp, &cpv) == 1 && cpv > 1 &&
-        !plan_framework_get(fwi)->context_parallel) {
-        /* a run that publishes context parallelism ran a release with it,
-         * whatever its date says: its stack's first release that has it
-         * (NeMo's came with Megatron-Core 0.4, DeepSpeed's with Ulysses) */
-        const plan_framework *f0 = plan_framework_get(fwi);
-        int k = -1;
-        for (int i = 0; i < plan_nframeworks; i++) {
-            const plan_framework *f = plan_framework_get(i);
-            if (strcmp(f->stack, f0->stack) != 0 || !f->context_parallel ||
-                f->released_ym < f0->released_ym)
-                continue;
-            if (k < 0 || f->released_ym < plan_framework_get(k)->released_ym)
-                k = i;
-        }
+    double v;
+    int cp_said = parse_num(row->cp, &v) == 1 && v > 1;
+    if (uly < 0 && cp_said && !plan_framework_get(fwi)->context_parallel) {
+        int k = first_release_with(fwi, has_cp);
         if (k >= 0) {
             fwi = k;
             note(out, "context parallel %.0f: read as %s, the first release of its stack with it",
-                 cpv, plan_framework_get(k)->label);
+                 v, plan_framework_get(k)->label);
         }
     }
-    if ((uly > 1 || (uly == 0 && parse_num(row->cp, &cpv) == 1 && cpv > 1)) &&
-        !plan_framework_get(fwi)->cp_all_to_all) {
-        /* a run that names DeepSpeed-Ulysses ran a release with it: its
-         * stack's, or, not known by name, DeepSpeed's (Megatron-DeepSpeed's
-         * with tensor or pipeline parallelism) */
-        const plan_framework *f0 = plan_framework_get(fwi);
-        double v;
-        int mp = (parse_num(row->tp, &v) == 1 && v > 1) || (parse_num(row->pp, &v) == 1 && v > 1);
-        int k = plan_framework_release_at(f0->stack, 0);
-        if (!named && (k < 0 || !plan_framework_get(k)->cp_all_to_all))
-            k = plan_framework_release_at(mp ? "megatron-deepspeed" : "deepspeed", 0);
-        if (k >= 0 && plan_framework_get(k)->cp_all_to_all) {
+    if ((uly > 1 || (uly == 0 && cp_said)) && !plan_framework_get(fwi)->cp_all_to_all) {
+        int k = first_release_with(fwi, has_ulysses);
+        if (k < 0 && !named) {
+            int mp = (parse_num(row->tp, &v) == 1 && v > 1) || (parse_num(row->pp, &v) == 1 && v > 1);
+            k = first_release_with(
+                plan_framework_release_at(mp ? "megatron-deepspeed" : "deepspeed", ym), has_ulysses);
+        }
+        if (k >= 0) {
             fwi = k;
             note(out, "DeepSpeed-Ulysses named: read as %s", plan_framework_get(k)->label);
         }
@@ -1577,7 +1595,11 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
         alt.gpu_mem_gb = gb;
         st_err e = {0};
         if (validate_once(cat, &alt, t, NULL, 1, &e) == ST_OK && t->have_layout && !t->pred_oom) {
-            rc = validate_once(cat, &alt, out, terms, 1, err);
+            /* the terms of an explanation only for the reading kept */
+            if (terms)
+                rc = validate_once(cat, &alt, out, terms, 1, err);
+            else
+                *out = *t;
             if (rc == ST_OK)
                 note(out, "GPU memory not stated: read as %.0f GiB, the smallest of the chip's "
                      "sizes that holds the layout as the row gives it (the first, %.0f GiB, "

@@ -31,14 +31,14 @@ int plan__contains(const char *hay, const char *needle)
     return plan__find(hay, needle) != NULL;
 }
 
-/* The first whole token of text equal to word (case-sensitive; a token is a
- * run of letters, digits and '_', as a log line's field names are); NULL if
- * none. */
-static const char *token_at(const char *text, const char *word)
+/* The first whole token of text equal to word, case-sensitive or (ci) in
+ * any case (a token is a run of letters, digits and '_', as a log line's
+ * field names are); NULL if none. */
+static const char *find_token(const char *text, const char *word, int ci)
 {
     size_t n = strlen(word);
     for (const char *p = text; p && *p; p++) {
-        if (strncmp(p, word, n) != 0)
+        if ((ci ? strncasecmp(p, word, n) : strncmp(p, word, n)) != 0)
             continue;
         int before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
         int after = isalnum((unsigned char)p[n]) || p[n] == '_';
@@ -46,6 +46,11 @@ static const char *token_at(const char *text, const char *word)
             return p;
     }
     return NULL;
+}
+
+static const char *token_at(const char *text, const char *word)
+{
+    return find_token(text, word, 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1283,15 +1288,7 @@ static int has_word(const char *s, const char *w, int ci)
  * value rather than read it printed for this run. */
 int plan__row_derives(const plan_validate_row *r, const char *col)
 {
-    size_t n = strlen(col);
-    const char *s = r->derived_fields;
-    for (const char *p = s ? plan__find(s, col) : NULL; p; p = plan__find(p + 1, col)) {
-        int before = p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
-        int after = isalnum((unsigned char)p[n]) || p[n] == '_';
-        if (!before && !after)
-            return 1;
-    }
-    return 0;
+    return find_token(r->derived_fields, col, 1) != NULL;
 }
 
 int plan__fsdp_mp_mode(const char *s)

@@ -239,6 +239,16 @@ static void lighter_ends_where_the_stack_runs_them(void **state)
     assert_int_equal(out[0], 8);
 }
 
+/* Llama 3 70B's shape (Llama Team 2024, Table 3) at its 8K context. */
+static plan_model llama3_70b(void)
+{
+    plan_model m = {.arch = PLAN_ARCH_LLAMA, .layers = 80, .hidden = 8192, .heads = 64,
+                    .kv_heads = 8, .ffn = 28672, .seq = 8192, .vocab = 128256};
+    st_err err = {0};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    return m;
+}
+
 /* Context parallelism is searched where the stack has it (Megatron-Core:
  * Llama 3.1 70B at 8K tokens on 8 DGX H100 ranks TP 4 x CP 2 first, as
  * NeMo's recipe runs it), in powers of two with TP inside a node and the
@@ -247,10 +257,8 @@ static void lighter_ends_where_the_stack_runs_them(void **state)
 static void cp_searched(void **state)
 {
     (void)state;
-    plan_model m = {.arch = PLAN_ARCH_LLAMA, .layers = 80, .hidden = 8192, .heads = 64,
-                    .kv_heads = 8, .ffn = 28672, .seq = 8192, .vocab = 128256};
+    plan_model m = llama3_70b();
     st_err err = {0};
-    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
     int mc = profile("megatron@2024");
     plan_cluster c = cluster("dgx-h100", 8, mc);
     plan_config cfg;
@@ -293,10 +301,8 @@ static void cp_searched(void **state)
 static void block_recompute_searched(void **state)
 {
     (void)state;
-    plan_model m = {.arch = PLAN_ARCH_LLAMA, .layers = 80, .hidden = 8192, .heads = 64,
-                    .kv_heads = 8, .ffn = 28672, .seq = 8192, .vocab = 128256};
+    plan_model m = llama3_70b();
     st_err err = {0};
-    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
     int mc = profile("megatron@2024");
     assert_true(plan_framework_get(mc)->recompute_block);
     plan_cluster c = cluster("dgx-h100", 8, mc);
