@@ -298,6 +298,27 @@ static int release_by_version(const char *stack, const char *name, const int v[3
     return best;
 }
 
+/* Does release i build on stack st (a release of another stack whose
+ * inheritance reaches one of st's: metaseq on PyTorch FSDP, NeMo on
+ * Megatron)? */
+static int builds_on(int i, const char *st)
+{
+    if (strcasecmp(registry[i].stack, st) == 0)
+        return 0;
+    for (int hops = 0; hops < plan_nframeworks && registry[i].inherits[0]; hops++) {
+        int parent = -1;
+        for (int j = 0; j < plan_nframeworks; j++)
+            if (strcmp(registry[j].key, registry[i].inherits) == 0)
+                parent = j;
+        if (parent < 0)
+            return 0;
+        if (strcasecmp(registry[parent].stack, st) == 0)
+            return 1;
+        i = parent;
+    }
+    return 0;
+}
+
 int plan_framework_match(const char *text, int source_ym)
 {
     if (!text || !*text || plan_nframeworks == 0)
@@ -328,6 +349,19 @@ int plan_framework_match(const char *text, int source_ym)
         }
     if (stack < 0)
         return -1;
+    /* ... unless the text names, anywhere, a stack built on that one: the
+     * more specific names what ran ("Fully Sharded Data Parallel with
+     * Megatron-LM tensor parallelism (metaseq)" is metaseq's, whose FSDP is
+     * fairscale's) */
+    for (int i = 0; i < plan_nframeworks; i++) {
+        if (!builds_on(i, registry[stack].stack))
+            continue;
+        for (int k = 0; k < PLAN_FW_NAMES_MAX && registry[i].names[k][0]; k++)
+            if (find_word(text, registry[i].names[k]) >= 0) {
+                stack = i;
+                break;
+            }
+    }
     const char *st = registry[stack].stack;
     /* a name only one release has */
     for (int i = 0; i < plan_nframeworks; i++) {

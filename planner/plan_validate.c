@@ -791,8 +791,9 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
     }
 
     if (rl->search_degrees) {
-        /* the degrees are searched with the micro-batch (search_layout) */
-        rl->search_mbs = 1;
+        /* the degrees are searched, with the micro-batch where the row
+         * does not publish it (search_mbs): a published one is what ran */
+        rl->search_mbs = !hmbs;
         mbs = hmbs ? mbs : 1;
         nmb = 1;
     } else if (hmbs && hnmb) {

@@ -71,8 +71,9 @@ static int search_mbs(const plan_model *m, const plan_cluster *c, plan_layout *l
     }
     if (degrees) {
         /* the row publishes no parallel layout: the framework's best, as a
-         * tuned run would use it */
+         * tuned run would use it (its microbatches follow from the degrees) */
         cfg.tp = cfg.pp = cfg.dp = 0;
+        cfg.microbatches = 0;
         cfg.cp = l->cp;
         cfg.sequence_parallel = -1;
         cfg.virtual_stages = 0;
@@ -169,7 +170,7 @@ static int evaluate_row(const plan_model *m, const plan_cluster *c, const plan_f
     unsigned su = fw->schedules_unknown;
     int sched_open = rl->l.pp > 1 && rl->l.virtual_stages == 1 && (su & (su - 1)) &&
                      blank(row->virtual_stages);
-    if (rl->search_mbs || sched_open) {
+    if (rl->search_mbs || rl->search_degrees || sched_open) {
         int skipped;
         *rc = search_mbs(m, c, &rl->l, rl->search_degrees, !rl->search_mbs, su, est, out,
                          &skipped, err);

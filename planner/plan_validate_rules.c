@@ -840,7 +840,9 @@ int plan__parse_recompute_layers(const char *s, int *block)
  * data_parallel_shard_degree and dp_shard, DeepSpeed MiCS's mics_shard_size,
  * MaxText's ici_/dcn_fsdp_parallelism, their product when both are given),
  * or after the plain-English names of the quantity: a shard or sharding
- * group, degree or size, or "N-way" before shard/FSDP. */
+ * group, degree or size, "N-way" before shard/FSDP, or a count of ranks
+ * after a preposition ("ZeRO-3 over 128 GPUs", BloombergGPT's wording of
+ * SMP's sharded data parallelism). */
 
 /* The number after key (and spaces, '=', ':', '(' or "of"), else 0. */
 static double number_after(const char *s, const char *key)
@@ -897,6 +899,32 @@ int plan__ulysses_degree(const char *s)
     return v >= 1 && v <= (double)(1 << 20) ? (int)v : 0;
 }
 
+/* The group as plain English counts it: "over 128 GPUs", "across 64
+ * ranks", "within 16 devices", "in groups of 32 GPUs": a whole number
+ * right after the preposition and before a name of a rank; else 0. */
+static double ranks_after_preposition(const char *s)
+{
+    static const char *const preps[] = {"over ", "across ", "among ", "within ", "groups of "};
+    static const char *const ranks[] = {"GPU", "rank", "device", "accelerator", "worker"};
+    for (size_t i = 0; i < sizeof preps / sizeof preps[0]; i++)
+        for (const char *p = s; (p = plan__find(p, preps[i])) != NULL; p++) {
+            const char *q = p + strlen(preps[i]);
+            while (*q == ' ')
+                q++;
+            if (!isdigit((unsigned char)*q))
+                continue;
+            char *e;
+            double v = strtod(q, &e);
+            while (*e == ' ')
+                e++;
+            for (size_t k = 0; k < sizeof ranks / sizeof ranks[0]; k++)
+                if (strncasecmp(e, ranks[k], strlen(ranks[k])) == 0 && v >= 1 &&
+                    v <= (double)(1 << 24) && v == floor(v))
+                    return v;
+        }
+    return 0;
+}
+
 static int shard_degree_of(const char *s)
 {
     static const char *const keys[] = {
@@ -916,6 +944,8 @@ static int shard_degree_of(const char *s)
     double v = n_way_before(s, "shard");
     if (!(v > 0))
         v = n_way_before(s, "FSDP");
+    if (!(v > 0))
+        v = ranks_after_preposition(s);
     return v > 0 ? (int)v : 0;
 }
 

@@ -823,6 +823,15 @@ static void test_model_parallel_size(void **state)
     r = run(&x);
     assert_true(r->compared);
     assert_non_null(strstr(r->notes, "parallel layout not published"));
+    assert_true(r->micro_batch_searched);
+    /* ... with a micro-batch it publishes kept (what ran), not searched */
+    x.micro_batch_size = "4";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_false(r->micro_batch_searched);
+    assert_int_equal(r->layout.micro_batch, 4);
+    assert_int_equal((int64_t)r->layout.dp * r->layout.micro_batch * r->layout.microbatches,
+                     1024);
 }
 
 /* The reference time from tokens per second; FSDP sharding modes; a network
@@ -874,6 +883,9 @@ static void test_tokens_fsdp_network(void **state)
          PLAN_SHARD_PARAMS, 8},
         {"ici_fsdp_parallelism=4 dcn_fsdp_parallelism=2", PLAN_SHARD_PARAMS, 8},
         {"ZeRO-3 with MiCS, mics_shard_size 4", PLAN_SHARD_PARAMS, 4},
+        {"ZeRO stage 3 over 4 GPUs", PLAN_SHARD_PARAMS, 4}, /* plain English */
+        {"sharded across 8 ranks", PLAN_SHARD_PARAMS, 8},
+        {"ZeRO-3 over 2 nodes", PLAN_SHARD_PARAMS, 0}, /* nodes are not ranks */
         {"8-way FSDP, replicated across nodes", PLAN_SHARD_PARAMS, 8},
         {"ZeRO-3, sharding degree of 4", PLAN_SHARD_PARAMS, 4},
         {"hybrid sharding (HYBRID_SHARD), degree 4", PLAN_SHARD_PARAMS, 4},
@@ -2336,6 +2348,10 @@ static void test_framework_names(void **state)
         {"PyTorch FSDP2", 2023 * 12, "fsdp@2024"},
         {"torchtitan (FSDP2 + TP)", 0, "torchtitan@2024"},
         {"metaseq (FSDP + Megatron TP)", 0, "metaseq@2022"},
+        /* a stack built on the one named first is the more specific */
+        {"Fully Sharded Data Parallel with Megatron-LM tensor parallelism (metaseq)", 0,
+         "metaseq@2022"},
+        {"Megatron-Core (NeMo 24.07)", 0, "nemo@2024"},
         {"Paxml (JAX)", 0, "jax@2024"},
         {"T5X", 0, "jax@2024"},
         {"SageMaker model parallel library v1 (smdistributed.modelparallel)", 0, "smp@v1"},
