@@ -298,11 +298,10 @@ static int release_by_version(const char *stack, const char *name, const int v[3
     return best;
 }
 
-/* Does release i build on stack st (a release of another stack whose
- * inheritance reaches one of st's: metaseq on PyTorch FSDP, NeMo on
- * Megatron)? */
-static int builds_on(int i, const char *st)
+int plan_framework_builds_on(int i, const char *st)
 {
+    if (i < 0 || i >= plan_nframeworks || !st)
+        return 0;
     if (strcasecmp(registry[i].stack, st) == 0)
         return 0;
     for (int hops = 0; hops < plan_nframeworks && registry[i].inherits[0]; hops++) {
@@ -354,7 +353,7 @@ int plan_framework_match(const char *text, int source_ym)
      * Megatron-LM tensor parallelism (metaseq)" is metaseq's, whose FSDP is
      * fairscale's) */
     for (int i = 0; i < plan_nframeworks; i++) {
-        if (!builds_on(i, registry[stack].stack))
+        if (!plan_framework_builds_on(i, registry[stack].stack))
             continue;
         for (int k = 0; k < PLAN_FW_NAMES_MAX && registry[i].names[k][0]; k++)
             if (find_word(text, registry[i].names[k]) >= 0) {

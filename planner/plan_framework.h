@@ -275,6 +275,11 @@ int plan_framework_find(const char *key, int *index, st_err *err);
  * the latest. Its index, or -1 when the text names no stack. */
 int plan_framework_match(const char *text, int source_ym);
 
+/* Does release i belong to a stack built on stack (its inheritance reaches
+ * one of stack's releases: metaseq and torchtitan on PyTorch FSDP, NeMo on
+ * Megatron-LM)? 0 for stack's own releases. */
+int plan_framework_builds_on(int i, const char *stack);
+
 /* The release of stack in force at ym (year * 12 + month - 1; 0: the
  * latest), its earliest when ym precedes them all: its index, or -1 when no
  * profile is of that stack. */

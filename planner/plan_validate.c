@@ -1324,6 +1324,37 @@ static int first_release_with(int fwi, int (*has)(const plan_framework *))
     return k;
 }
 
+/* The degrees a row states that release f cannot run: tensor, pipeline or
+ * context parallelism above 1 on a stack without it; 0 when none. */
+static int lacks_degrees(const plan_validate_row *row, const plan_framework *f)
+{
+    double v;
+    return (parse_num(row->tp, &v) == 1 && v > 1 && !f->shardings_with_tp) ||
+           (parse_num(row->pp, &v) == 1 && v > 1 && !f->shardings_with_pp) ||
+           (parse_num(row->cp, &v) == 1 && v > 1 && !f->context_parallel);
+}
+
+/* A run whose named stack cannot run the degrees it states ran a stack
+ * built on that one that can (PyTorch FSDP with a pipeline and context
+ * parallelism is torchtitan's composition of them; FSDP with Megatron
+ * tensor parallelism metaseq's): the release of such a stack in force at
+ * ym, else its first with them; -1 when none can. */
+static int builder_with_degrees(const plan_validate_row *row, int fwi, int ym)
+{
+    const char *st = plan_framework_get(fwi)->stack;
+    int best = -1;
+    for (int i = 0; i < plan_nframeworks; i++) {
+        const plan_framework *f = plan_framework_get(i);
+        if (!plan_framework_builds_on(i, st) || lacks_degrees(row, f))
+            continue;
+        int at = plan_framework_release_at(f->stack, ym);
+        int k = at >= 0 && !lacks_degrees(row, plan_framework_get(at)) ? at : i;
+        if (best < 0 || plan_framework_get(k)->released_ym < plan_framework_get(best)->released_ym)
+            best = k;
+    }
+    return best;
+}
+
 /* The stack a row ran, at a release: by its name at the row's date, else
  * the one its source's title names, else read from what the row does (its
  * degrees, its sharding's or Ulysses' names); said in the notes. */
@@ -1378,6 +1409,15 @@ static int row_framework(const plan_validate_row *row, plan_validate_result *out
              plan_framework_get(fwi)->label,
              mp ? ", whose model-parallel scheme the row names"
                 : shf >= 0 ? ", whose sharding the row names by that stack's names" : "");
+    }
+    if (named && lacks_degrees(row, plan_framework_get(fwi))) {
+        int k = builder_with_degrees(row, fwi, ym);
+        if (k >= 0) {
+            note(out, "%s runs no parallelism of the degrees the row gives: read as %s, a stack "
+                      "built on it that does",
+                 plan_framework_get(fwi)->label, plan_framework_get(k)->label);
+            fwi = k;
+        }
     }
     /* a run that publishes context parallelism ran a release with it,
      * whatever its date says: its stack's first release that has it (NeMo's

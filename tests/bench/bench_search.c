@@ -64,6 +64,7 @@ static int run_case(const plan_catalog *cat, const plan_presets *presets, const 
             free(r);
             return 1;
         }
+        if (getenv("ONLY_SEARCH")) { for (int k = 0; k < 40; k++) plan_search(&m, &c, &cfg, r, &err); a[i] = 0; continue; }
         /* the whole answer: the search again, then its top plans simulated */
         t0 = bench_now_s();
         if (plan_search(&m, &c, &cfg, r, &err) ||

@@ -1131,6 +1131,20 @@ static void test_framework_defaults(void **state)
     r = run(&x);
     assert_string_equal(plan_framework_get(r->framework)->key, "fsdp@2023");
     assert_int_equal(r->layout.attention, PLAN_ATTN_FLASH1);
+    /* ... whose degrees it cannot run (FSDP1 has no tensor parallelism):
+     * a stack built on it that can, FSDP with Megatron's TP (metaseq); a
+     * pipeline besides, PyTorch's own composition of them (torchtitan) */
+    x.tp = "2";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_string_equal(plan_framework_get(r->framework)->key, "metaseq@2022");
+    assert_non_null(strstr(r->notes, "a stack built on it that does"));
+    x.pp = "2";
+    x.dp = "";
+    r = run(&x);
+    assert_string_equal(plan_framework_get(r->framework)->key, "torchtitan@2024");
+    x.tp = "1";
+    x.pp = "1";
     /* no framework column: the stack the source's title names, else as an
      * unknown one */
     x.framework = "";
