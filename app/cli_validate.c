@@ -145,7 +145,7 @@ static int explain_row(const plan_catalog *cat, const plan_validate_row *rows,
     rpt_validate_explain(stdout, &res[i]);
     plan_terms *t = calloc(1, sizeof *t);
     st_err err = {0};
-    if (t && plan_validate_terms(cat, &rows[i], t, &err) == ST_OK && t->n) {
+    if (t && plan_validate_terms(cat, &rows[i], &res[i], t, &err) == ST_OK && t->n) {
         printf("\n");
         rpt_plan_terms(stdout, t);
     }
@@ -195,8 +195,8 @@ int cli_validate_cmd(int argc, char **argv)
     }
     if (rc == ST_OK)
         rc = data_csv_validate_rows(&csv, o.file, rows, &err);
-    for (int i = 0; rc == ST_OK && i < csv.nrows; i++)
-        rc = plan_validate_run(&cat, &rows[i], &res[i], NULL, &err);
+    if (rc == ST_OK)
+        rc = plan_validate_rows(&cat, rows, csv.nrows, res, &err);
     if (rc != ST_OK) {
         ex = cli_fail(&err);
         goto done;

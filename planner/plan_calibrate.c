@@ -1112,6 +1112,10 @@ static int remap_with_band(const plan_catalog *cat, const plan_validate_row *row
         if (plan_validate_run(&band, &rows[i], &res[i], NULL, &e) != ST_OK)
             memset(&res[i], 0, sizeof res[i]); /* not used */
     }
+    /* ... and a configuration's rows with the recompute they share, as
+     * validate reads them */
+    if (any)
+        rc = plan_validate_share_recompute(&band, rows, nrows, res, err);
 done:
     plan_catalog_free(&band);
     free(mrep);
@@ -1131,7 +1135,9 @@ int plan_calibrate(plan_catalog *cat, const plan_validate_row *rows, int nrows,
         if (plan_validate_run(cat, &rows[i], &res[i], NULL, &e) != ST_OK)
             memset(&res[i], 0, sizeof res[i]); /* not used */
     }
-    int rc = remap_with_band(cat, rows, nrows, res, err);
+    int rc = plan_validate_share_recompute(cat, rows, nrows, res, err);
+    if (rc == ST_OK)
+        rc = remap_with_band(cat, rows, nrows, res, err);
     if (rc == ST_OK)
         rc = plan_calibrate_results(cat, res, nrows, opt, rep, err);
     free(res);

@@ -1454,7 +1454,8 @@ static int row_framework(const plan_validate_row *row, plan_validate_result *out
 /* One reading of the row; with no_infer, a recompute the row leaves out
  * stays its stack's default whatever the memory (plan_validate_run). */
 static int validate_once(const plan_catalog *cat, const plan_validate_row *row,
-                         plan_validate_result *out, plan_terms *terms, int no_infer, st_err *err)
+                         const plan_recompute_floor *floor, plan_validate_result *out,
+                         plan_terms *terms, int no_infer, st_err *err)
 {
     memset(out, 0, sizeof *out);
     copy(out->row_id, sizeof out->row_id, row->row_id);
@@ -1541,6 +1542,21 @@ static int validate_once(const plan_catalog *cat, const plan_validate_row *row,
     out->have_layout = 0;
 
     plan_estimate *est = &out->est;
+    out->recompute_open = rl.recompute_defaulted;
+    if (floor && floor->kind >= 0 && rl.recompute_defaulted &&
+        plan__recompute_rank(rl.l.recompute, rl.l.recompute_layers) <
+            plan__recompute_rank((plan_recompute)floor->kind, floor->layers)) {
+        rl.l.recompute = (plan_recompute)floor->kind;
+        rl.l.recompute_layers = floor->layers;
+        rl.recompute_defaulted = 0;
+        out->recompute_shared = 1;
+        out->recompute_floor = *floor;
+        char what[96];
+        plan__recompute_words(rl.l.recompute, rl.l.recompute_layers, what, sizeof what);
+        note(out, "recompute read as %s, the least that fits every run of this configuration "
+                  "the source gives (row %s needs it): one configuration runs one recompute",
+             what, floor->row_id);
+    }
     if (no_infer)
         rl.recompute_defaulted = 0;
     int skipped, rc = plan__validate_evaluate(cat, m, &c, fw, row, &rl, out, &skipped, err);
@@ -1620,7 +1636,14 @@ static int validate_once(const plan_catalog *cat, const plan_validate_row *row,
 int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
                       plan_validate_result *out, plan_terms *terms, st_err *err)
 {
-    int rc = validate_once(cat, row, out, terms, 0, err);
+    return plan_validate_run_floor(cat, row, NULL, out, terms, err);
+}
+
+int plan_validate_run_floor(const plan_catalog *cat, const plan_validate_row *row,
+                            const plan_recompute_floor *floor, plan_validate_result *out,
+                            plan_terms *terms, st_err *err)
+{
+    int rc = validate_once(cat, row, floor, out, terms, 0, err);
     if (rc != ST_OK || !out->have_layout || out->ref_oom || plan__row_states_mem(row) ||
         !(out->pred_oom || out->recompute_inferred))
         return rc;
@@ -1635,10 +1658,11 @@ int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
         snprintf(gb, sizeof gb, "%.0f", next / 1073741824.0);
         alt.gpu_mem_gb = gb;
         st_err e = {0};
-        if (validate_once(cat, &alt, t, NULL, 1, &e) == ST_OK && t->have_layout && !t->pred_oom) {
+        if (validate_once(cat, &alt, floor, t, NULL, 1, &e) == ST_OK && t->have_layout &&
+            !t->pred_oom) {
             /* the terms of an explanation only for the reading kept */
             if (terms)
-                rc = validate_once(cat, &alt, out, terms, 1, err);
+                rc = validate_once(cat, &alt, floor, out, terms, 1, err);
             else
                 *out = *t;
             if (rc == ST_OK)

@@ -101,6 +101,15 @@ typedef enum plan_mem_metric {
                            * DeepSpeed's MA) */
 } plan_mem_metric;
 
+/* A least recompute for a row that leaves its own open: kind (plan_recompute;
+ * -1 none asked) and, with full recompute by Megatron's block method, the
+ * layers of each model chunk (0: every layer). */
+typedef struct plan_recompute_floor {
+    int kind;
+    int layers;
+    char row_id[PLAN_VAL_ID_MAX]; /* the run of the configuration that needs it */
+} plan_recompute_floor;
+
 /* The outcome for one row. compared == 0 means the time was not compared and
  * reason says why (a result, not an error). Memory is compared on its own
  * (have_mem) and never enters the time statistics. */
@@ -114,6 +123,11 @@ typedef struct plan_validate_result {
     int have_model;
     plan_model model;
     int recompute_inferred;             /* the recompute was read from the memory the run had */
+    int recompute_open;                 /* the row leaves its recompute to its stack (not
+                                         * stated, or derived by the row) */
+    int recompute_shared;               /* read as recompute_floor: the least that fits every
+                                         * run of the row's configuration (plan_validate_rows) */
+    plan_recompute_floor recompute_floor;
     int have_layout;                    /* layout, instance, nodes, gpus and est are set */
     plan_layout layout;
     char instance[48];                  /* the name of inst */
@@ -206,6 +220,29 @@ const plan_known_model *plan_known_model_named(const char *text, const char **na
  * row's fault. */
 int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
                       plan_validate_result *out, plan_terms *terms, st_err *err);
+
+/* plan_validate_run with a least recompute for a row that leaves its own
+ * open (floor NULL or kind -1: none), as plan_validate_rows reads it. */
+int plan_validate_run_floor(const plan_catalog *cat, const plan_validate_row *row,
+                            const plan_recompute_floor *floor, plan_validate_result *out,
+                            plan_terms *terms, st_err *err);
+
+/* Every row of a file (plan_validate_run), then one configuration, one
+ * recompute: rows of one source that give the same model, stack, GPU and
+ * layout but for the data-parallel degree (a scaling table of one config)
+ * and leave the recompute open ran one setting of it; where the memory the
+ * runs had made some read a recompute (the least that fits each), every
+ * one of them is read with the most of those, the least that fits them all
+ * (a config's activation checkpointing is one setting, not one per node
+ * count: NeMo's launcher scales a config by trainer.num_nodes alone). */
+int plan_validate_rows(const plan_catalog *cat, const plan_validate_row *rows, int n,
+                       plan_validate_result *res, st_err *err);
+
+/* The second half of plan_validate_rows on results res of rows (each row's
+ * own reading, plan_validate_run on cat): its configurations' rows read
+ * again with their shared recompute. */
+int plan_validate_share_recompute(const plan_catalog *cat, const plan_validate_row *rows, int n,
+                                  plan_validate_result *res, st_err *err);
 
 /* The cluster of a result with a layout: r->inst on r->nodes nodes, its
  * GPU count, the framework's fitted efficiencies. c borrows r->inst and the

@@ -204,6 +204,22 @@ static double mem_band_pct(const plan_catalog *cat, const plan_gpu *g)
     return worst;
 }
 
+void plan__recompute_words(plan_recompute k, int layers, char *out, size_t n)
+{
+    if (k == PLAN_RECOMP_FULL && layers > 0)
+        snprintf(out, n, "full recompute of the first %d layer%s of each model chunk (the block "
+                 "method)", layers, layers == 1 ? "" : "s");
+    else
+        snprintf(out, n, "%s recompute", plan_recompute_name(k));
+}
+
+double plan__recompute_rank(plan_recompute k, int layers)
+{
+    if (k != PLAN_RECOMP_FULL)
+        return (double)k; /* none 0, selective 1 */
+    return layers > 0 ? 2.0 + layers : 1e9; /* more layers recomputed, less kept */
+}
+
 /* Trial of recompute kind k (with n layers of each chunk by the block
  * method, 0: all) on the layout as asked, into t from before: 1 when it
  * fits, 0 when it does not or is skipped, -1 on an error (*rc). */
@@ -275,11 +291,7 @@ static int infer_recompute(const plan_catalog *cat, const plan_model *m, const p
         *rl = tl;
         out->recompute_inferred = 1;
         char what[96];
-        if (n > 0)
-            snprintf(what, sizeof what, "full recompute of the first %d layer%s of each model "
-                     "chunk (the block method)", n, n == 1 ? "" : "s");
-        else
-            snprintf(what, sizeof what, "%s recompute", plan_recompute_name((plan_recompute)k));
+        plan__recompute_words((plan_recompute)k, n, what, sizeof what);
         int derived = plan__parse_recompute(row->recompute) != -2;
         note(out, "recompute %s, and %s %.1f GiB is over the %.1f GiB the run had by more than "
              "the memory model misses on %s memory figures (%.1f%%): read as %s, the least that "

@@ -17,14 +17,15 @@ int plan_validate_find(const plan_validate_result *res, int n, const char *id)
     return -1;
 }
 
-int plan_validate_terms(const plan_catalog *cat, const plan_validate_row *row, plan_terms *t,
-                        st_err *err)
+int plan_validate_terms(const plan_catalog *cat, const plan_validate_row *row,
+                        const plan_validate_result *r, plan_terms *t, st_err *err)
 {
     plan_validate_result *again = calloc(1, sizeof *again);
     if (!again)
         return ST_RAISE(err, ST_ENOMEM, "out of memory");
     memset(t, 0, sizeof *t);
-    int rc = plan_validate_run(cat, row, again, t, err);
+    int rc = plan_validate_run_floor(cat, row, r && r->recompute_shared ? &r->recompute_floor : NULL,
+                                     again, t, err);
     free(again);
     return rc;
 }

@@ -15,10 +15,11 @@
 int plan_validate_find(const plan_validate_result *res, int n, const char *id);
 
 /* Every term of the prediction of row (as plan_validate_run reads it on
- * cat) into t; the result itself is not kept. t->n is 0 when the row has no
- * prediction (a row that is not compared). ST_ENOMEM, or plan_validate_run's
- * codes. */
-int plan_validate_terms(const plan_catalog *cat, const plan_validate_row *row, plan_terms *t,
-                        st_err *err);
+ * cat, with the recompute its configuration shares where r, its result in
+ * the file, has one: plan_validate_rows) into t; the result itself is not
+ * kept. t->n is 0 when the row has no prediction (a row that is not
+ * compared). ST_ENOMEM, or plan_validate_run's codes. */
+int plan_validate_terms(const plan_catalog *cat, const plan_validate_row *row,
+                        const plan_validate_result *r, plan_terms *t, st_err *err);
 
 #endif

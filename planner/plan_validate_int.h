@@ -230,6 +230,15 @@ typedef struct row_layout {
     int recompute_defaulted;     /* recompute not stated: the stack's default */
 } row_layout;
 
+/* A recompute in words: "selective recompute", "full recompute of the
+ * first 2 layers of each model chunk (the block method)". */
+void plan__recompute_words(plan_recompute k, int layers, char *out, size_t n);
+
+/* An order of recomputes by what they keep (more recompute, higher): none,
+ * selective, full of 1, 2, ... layers of each chunk by the block method,
+ * full of every layer. Comparable within one layout's chunks. */
+double plan__recompute_rank(plan_recompute k, int layers);
+
 /* The published run went out of memory: its memory or metrics say so. */
 int plan__row_went_oom(const plan_validate_row *row);
 

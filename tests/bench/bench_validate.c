@@ -39,12 +39,7 @@ static int cmp_worst(const void *a, const void *b)
 static int run_all(const plan_catalog *cat, const plan_validate_row *rows, int n,
                    plan_validate_result *res, st_err *err)
 {
-    for (int i = 0; i < n; i++) {
-        int rc = plan_validate_run(cat, &rows[i], &res[i], NULL, err);
-        if (rc)
-            return rc;
-    }
-    return ST_OK;
+    return plan_validate_rows(cat, rows, n, res, err);
 }
 
 static void print_stats(const char *label, const plan_validate_stats *s)

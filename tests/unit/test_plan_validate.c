@@ -11,6 +11,7 @@
 #include "test_util.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "data/data_known_models.h"
 #include "planner/plan_validate.h"
 #include "planner/plan_framework.h"
+#include "planner/plan_validate_explain.h"
 #include "planner/plan_validate_int.h"
 #include "test_validate_run.h"
 
@@ -1333,6 +1335,70 @@ static void test_unstated_recompute(void **state)
     free(e);
 }
 
+/* One configuration, one recompute (plan_validate_rows): the rows of a
+ * source that give one config at several GPU counts, their recompute left
+ * open, are read with the most any of them needed, the least that fits
+ * them all; another source's row, and a row that states its recompute,
+ * keep their own readings. */
+static void test_shared_recompute(void **state)
+{
+    (void)state;
+    plan_validate_row x = {
+        .row_id = "908", .source_key = "t", .model_name = "GPT 175B", .architecture = "GPT",
+        .framework = "Megatron-Core", .source_date = "2024-06", .num_layers = "96",
+        .hidden_size = "12288", .num_heads = "96", .seq_len = "4096", .vocab_size = "51200",
+        .gpu_type = "H100 SXM 80GB", .num_gpus = "128", .tp = "8", .pp = "4",
+        .virtual_stages = "1", .micro_batch_size = "2", .global_batch_size = "256",
+        .precision = "bf16", .iteration_time_s = "20",
+    };
+    set_h100_band(5.0);
+    plan_validate_row rows[4] = {x, x, x, x};
+    rows[1].row_id = "909", rows[1].num_gpus = "512";
+    rows[2] = rows[1], rows[2].row_id = "910", rows[2].source_key = "u";
+    rows[3] = rows[1], rows[3].row_id = "911", rows[3].recompute = "selective";
+    plan_validate_result *res = calloc(4, sizeof *res);
+    assert_non_null(res);
+    st_err err = {0};
+    /* each alone: the larger data-parallel degree shards the optimizer
+     * thinner and needs less recompute */
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(plan_validate_run(&cat, &rows[i], &res[i], NULL, &err), ST_OK);
+    const plan_layout *a = &res[0].layout;
+    assert_int_equal(a->recompute, PLAN_RECOMP_FULL);
+    assert_true(a->recompute_layers > 0);
+    double need = plan__recompute_rank(a->recompute, a->recompute_layers);
+    assert_true(res[1].compared && res[1].recompute_open);
+    assert_true(plan__recompute_rank(res[1].layout.recompute, res[1].layout.recompute_layers) <
+                need);
+    double own = plan__recompute_rank(res[2].layout.recompute, res[2].layout.recompute_layers);
+    /* together */
+    assert_int_equal(plan_validate_rows(&cat, rows, 4, res, &err), ST_OK);
+    assert_int_equal(res[1].layout.recompute, a->recompute);
+    assert_int_equal(res[1].layout.recompute_layers, a->recompute_layers);
+    assert_true(res[1].recompute_shared);
+    assert_non_null(strstr(res[1].notes, "(row 908 needs it): one configuration runs one"));
+    assert_true(res[1].compared);
+    check_error_arithmetic(&res[1]);
+    assert_false(res[0].recompute_shared);
+    assert_false(res[2].recompute_shared); /* another source */
+    assert_true(plan__recompute_rank(res[2].layout.recompute, res[2].layout.recompute_layers) ==
+                own);
+    assert_false(res[3].recompute_shared); /* stated */
+    assert_int_equal(res[3].layout.recompute, PLAN_RECOMP_SELECTIVE);
+    /* the explanation reads the row as the file does */
+    plan_terms *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    assert_int_equal(plan_validate_terms(&cat, &rows[1], &res[1], t, &err), ST_OK);
+    int found = 0;
+    for (int i = 0; i < t->n; i++)
+        if (strcmp(t->v[i].name, "step") == 0)
+            found = fabs(t->v[i].value - res[1].pred_time_s) <= 1e-9 * res[1].pred_time_s;
+    assert_true(found);
+    free(t);
+    free(res);
+    set_h100_band(0.0);
+}
+
 /* A run's own fused kernels for what its stack's model runs as separate
  * ATen ops (TinyLlama's fused RMSNorm, SwiGLU and rotary; Liger's): the
  * fused counts, as compiled; the words alone, not "fused attention" or
@@ -2564,6 +2630,7 @@ int main(void)
         cmocka_unit_test(test_precision_words),
         cmocka_unit_test(test_mem_metric_words),
         cmocka_unit_test(test_unstated_recompute),
+        cmocka_unit_test(test_shared_recompute),
         cmocka_unit_test(torchtitan_pipeline_microbatches),
         cmocka_unit_test(unstated_gpu_memory),
         cmocka_unit_test(ulysses_rows),

@@ -31,7 +31,7 @@ static void test_terms(void **state)
     plan_terms *t = malloc(sizeof *t);
     int c = validated_first(&v, 1);
     t->n = -1;
-    assert_int_equal(plan_validate_terms(&v.cat, &v.rows[c], t, &err), ST_OK);
+    assert_int_equal(plan_validate_terms(&v.cat, &v.rows[c], &v.res[c], t, &err), ST_OK);
     assert_true(t->n > 10);
     int memory = 0, time = 0, step = 0;
     for (int i = 0; i < t->n; i++) {
@@ -46,7 +46,7 @@ static void test_terms(void **state)
     assert_true(memory > 0 && time > 0);
     assert_int_equal(step, 1);
     int u = validated_first(&v, 0);
-    assert_int_equal(plan_validate_terms(&v.cat, &v.rows[u], t, &err), ST_OK);
+    assert_int_equal(plan_validate_terms(&v.cat, &v.rows[u], &v.res[u], t, &err), ST_OK);
     assert_int_equal(t->n, 0);
     free(t);
     validated_free(&v);

@@ -37,8 +37,7 @@ static inline void validated_load(validated *v)
     assert_non_null(v->rows);
     assert_non_null(v->res);
     assert_int_equal(data_csv_validate_rows(&v->csv, "runs.csv", v->rows, &err), ST_OK);
-    for (int i = 0; i < v->n; i++)
-        assert_int_equal(plan_validate_run(&v->cat, &v->rows[i], &v->res[i], NULL, &err), ST_OK);
+    assert_int_equal(plan_validate_rows(&v->cat, v->rows, v->n, v->res, &err), ST_OK);
 }
 
 static inline void validated_free(validated *v)

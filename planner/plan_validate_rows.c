@@ -1,0 +1,105 @@
+/*
+ * plan_validate_rows.c: every row of a file read and compared
+ * (plan_validate_run), then what rows say together: one configuration of
+ * a source, one recompute (plan_validate.h, plan_validate_rows).
+ */
+#include "planner/plan_validate_int.h"
+
+#include <string.h>
+
+static const char *nz(const char *s)
+{
+    return s ? s : "";
+}
+
+/* Rows a and b give one configuration: the same source, stack, model, GPU
+ * and layout as published, and leave the same recompute open; they may
+ * differ in the GPU count (and so the data-parallel degree) and in what
+ * they measured. Their readings agree on the layout's other degrees, its
+ * micro-batch and its chunks. */
+static int one_config(const plan_validate_row *a, const plan_validate_result *ra,
+                      const plan_validate_row *b, const plan_validate_result *rb)
+{
+    const char *const fa[] = {
+        a->source_key, a->framework, a->model_name, a->architecture, a->num_layers,
+        a->hidden_size, a->num_heads, a->num_kv_heads, a->ffn_hidden_size, a->seq_len,
+        a->vocab_size, a->gpu_type, a->gpu_mem_gb, a->instance_type, a->tp, a->pp, a->cp,
+        a->virtual_stages, a->micro_batch_size, a->global_batch_size, a->global_batch_tokens,
+        a->recompute, a->optimizer_sharding, a->sequence_parallel, a->precision,
+    };
+    const char *const fb[] = {
+        b->source_key, b->framework, b->model_name, b->architecture, b->num_layers,
+        b->hidden_size, b->num_heads, b->num_kv_heads, b->ffn_hidden_size, b->seq_len,
+        b->vocab_size, b->gpu_type, b->gpu_mem_gb, b->instance_type, b->tp, b->pp, b->cp,
+        b->virtual_stages, b->micro_batch_size, b->global_batch_size, b->global_batch_tokens,
+        b->recompute, b->optimizer_sharding, b->sequence_parallel, b->precision,
+    };
+    for (size_t i = 0; i < sizeof fa / sizeof fa[0]; i++)
+        if (strcmp(nz(fa[i]), nz(fb[i])) != 0)
+            return 0;
+    const plan_layout *la = &ra->layout, *lb = &rb->layout;
+    return ra->framework == rb->framework && la->tp == lb->tp && la->pp == lb->pp &&
+           la->cp == lb->cp && la->micro_batch == lb->micro_batch &&
+           la->virtual_stages == lb->virtual_stages && la->schedule == lb->schedule &&
+           ra->model.layers == rb->model.layers;
+}
+
+/* A row read with its own recompute open and a layout. */
+static int open_row(const plan_validate_result *r)
+{
+    return r->have_layout && r->recompute_open && !r->ref_oom;
+}
+
+int plan_validate_rows(const plan_catalog *cat, const plan_validate_row *rows, int n,
+                       plan_validate_result *res, st_err *err)
+{
+    for (int i = 0; i < n; i++) {
+        int rc = plan_validate_run(cat, &rows[i], &res[i], NULL, err);
+        if (rc != ST_OK)
+            return rc;
+    }
+    return plan_validate_share_recompute(cat, rows, n, res, err);
+}
+
+int plan_validate_share_recompute(const plan_catalog *cat, const plan_validate_row *rows, int n,
+                                  plan_validate_result *res, st_err *err)
+{
+    /* the most recompute the memory made a row of each configuration
+     * read; the configuration's other rows with less read again with it */
+    for (int i = 0; i < n; i++) {
+        const plan_validate_result *ri = &res[i];
+        if (!open_row(ri) || !ri->recompute_inferred)
+            continue;
+        /* the first inferred row of its configuration leads it */
+        int led = 0;
+        for (int j = 0; j < i && !led; j++)
+            led = open_row(&res[j]) && res[j].recompute_inferred &&
+                  one_config(&rows[j], &res[j], &rows[i], ri);
+        if (led)
+            continue;
+        plan_recompute_floor most = {(int)ri->layout.recompute, ri->layout.recompute_layers, ""};
+        memcpy(most.row_id, ri->row_id, sizeof most.row_id);
+        for (int j = i + 1; j < n; j++) {
+            const plan_validate_result *rj = &res[j];
+            if (!open_row(rj) || !rj->recompute_inferred || !one_config(&rows[i], ri, &rows[j], rj))
+                continue;
+            if (plan__recompute_rank(rj->layout.recompute, rj->layout.recompute_layers) >
+                plan__recompute_rank((plan_recompute)most.kind, most.layers)) {
+                most.kind = (int)rj->layout.recompute;
+                most.layers = rj->layout.recompute_layers;
+                memcpy(most.row_id, rj->row_id, sizeof most.row_id);
+            }
+        }
+        for (int j = i; j < n; j++) {
+            plan_validate_result *rj = &res[j];
+            if (!open_row(rj) || (j != i && !one_config(&rows[i], ri, &rows[j], rj)) ||
+                plan__recompute_rank(rj->layout.recompute, rj->layout.recompute_layers) >=
+                    plan__recompute_rank((plan_recompute)most.kind, most.layers))
+                continue;
+            int rc = plan_validate_run_floor(cat, &rows[j], &most, rj, NULL, err);
+            if (rc != ST_OK)
+                return rc;
+        }
+    }
+    return ST_OK;
+}
