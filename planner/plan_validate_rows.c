@@ -16,7 +16,7 @@ static const char *nz(const char *s)
  * and layout as published, and leave the same recompute open; they may
  * differ in the GPU count (and so the data-parallel degree) and in what
  * they measured. Their readings agree on the layout's other degrees, its
- * micro-batch and its chunks. */
+ * micro-batch and its chunks, and on the GPU's memory. */
 static int one_config(const plan_validate_row *a, const plan_validate_result *ra,
                       const plan_validate_row *b, const plan_validate_result *rb)
 {
@@ -41,7 +41,8 @@ static int one_config(const plan_validate_row *a, const plan_validate_result *ra
     return ra->framework == rb->framework && la->tp == lb->tp && la->pp == lb->pp &&
            la->cp == lb->cp && la->micro_batch == lb->micro_batch &&
            la->virtual_stages == lb->virtual_stages && la->schedule == lb->schedule &&
-           ra->model.layers == rb->model.layers;
+           ra->model.layers == rb->model.layers &&
+           ra->est.capacity_bytes == rb->est.capacity_bytes; /* read on one GPU size */
 }
 
 /* A row read with its own recompute open and a layout. */
