@@ -771,8 +771,18 @@ static void est_clear(plan_estimate *est, int memory_only)
     est->reject = PLAN_OK;
     est->reason[0] = '\0';
     memset(&est->mem, 0, offsetof(plan_estimate, stage_layers) - offsetof(plan_estimate, mem));
-    memset(&est->time, 0, sizeof *est - offsetof(plan_estimate, time));
+    /* the tail, field by field: a memset of it is a rep stos whose start-up
+     * cost the search pays on every layout */
+    est->time = (plan_time){0};
+    est->stage_fwd_s = est->stage_bwd_s = 0;
+    est->tokens_per_step = est->tokens_per_s = 0;
+    est->model_flops_per_step = est->hw_flops_per_step = 0;
+    est->mfu = est->hfu = 0;
+    est->cost_per_hour = est->cost_per_mtokens = 0;
 }
+_Static_assert(sizeof(plan_estimate) - offsetof(plan_estimate, time) ==
+                   sizeof(plan_time) + 10 * sizeof(double),
+               "est_clear zeroes each field after time by name: a field added there needs it");
 
 static int check_degrees(const plan_layout *l, st_err *err)
 {
@@ -1203,16 +1213,16 @@ static void time_terms(const plan_estimate *est, plan_terms *terms)
 }
 
 static void eval_rates(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                       plan_estimate *est, plan_terms *terms)
+                       const plan__eval_memo *mm, plan_estimate *est, plan_terms *terms)
 {
     const plan_time *tm = &est->time;
     /* ---- rates ---- */
     est->tokens_per_step = (double)l->global_batch * (double)m->seq;
     est->tokens_per_s = est->tokens_per_step / tm->step_s;
-    est->model_flops_per_step = plan_model_train_flops_per_token(m) * est->tokens_per_step;
+    est->model_flops_per_step = mm->train_flops_per_token * est->tokens_per_step;
     double recomp_flops = 0;
     if (l->recompute == PLAN_RECOMP_FULL)
-        recomp_flops = (double)m->layers * plan_model_layer_fwd_flops_per_token(m);
+        recomp_flops = (double)m->layers * mm->layer_fwd_flops_per_token;
     else if (l->recompute == PLAN_RECOMP_SELECTIVE && !l->flash_attention)
         /* the unfused core recomputed: every score of the s x s product,
          * local layers' too (causal_keys) */
@@ -1263,6 +1273,8 @@ static int memo_fill(const plan_model *m, const plan_cluster *c, const plan_layo
     for (int i = 0; i < l->pp; i++)
         memo->max_stage_params =
             fmax(memo->max_stage_params, plan__stage_params(m, l, i, memo->stage_layers[i]));
+    memo->train_flops_per_token = plan_model_train_flops_per_token(m);
+    memo->layer_fwd_flops_per_token = plan_model_layer_fwd_flops_per_token(m);
     memo->ncoll = 0;
     memo->valid = 1;
     return 0;
@@ -1316,7 +1328,7 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     eval_stages(m, c, l, &lc, &sp_g, memo, est, &zero_total, &crit_zero);
     eval_dp_optimizer(m, c, l, &lc, &sp_g, memo, est, zero_total, crit_zero);
     time_terms(est, terms);
-    eval_rates(m, c, l, est, terms);
+    eval_rates(m, c, l, memo, est, terms);
     return ST_OK;
 }
 

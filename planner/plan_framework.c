@@ -46,18 +46,12 @@ const plan_framework *plan_frameworks = registry;
 int plan_nframeworks = 0;
 /* What plan_framework_get gives before any profile is installed: no knobs,
  * so every layout is refused with this label named. */
-static const plan_framework none_installed = {
+const plan_framework plan__framework_none = {
     .key = "?", .stack = "?", .label = "no stack profiles installed (data/frameworks.json not read)",
     .placement = "DPT", .placement_search = 1,
 };
 static char user_keys[512];
 
-const plan_framework *plan_framework_get(int i)
-{
-    if (plan_nframeworks == 0)
-        return &none_installed;
-    return &registry[i >= 0 && i < plan_nframeworks ? i : PLAN_FW_DEFAULT];
-}
 
 /* The stacks, each once, in order. */
 static void build_user_keys(void)

@@ -286,8 +286,15 @@ int plan_framework_builds_on(int i, const char *stack);
 int plan_framework_release_at(const char *stack, int ym);
 
 /* The profile of index i (the default when out of range; an empty profile
- * when none are installed). */
-const plan_framework *plan_framework_get(int i);
+ * when none are installed). Inline: the search's cost model asks it on
+ * every layout. */
+extern const plan_framework plan__framework_none;
+static inline const plan_framework *plan_framework_get(int i)
+{
+    if (plan_nframeworks == 0)
+        return &plan__framework_none;
+    return &plan_frameworks[i >= 0 && i < plan_nframeworks ? i : PLAN_FW_DEFAULT];
+}
 
 /* "smp, megatron, nemo, ...": the stacks --framework takes (each also as
  * stack@release). A static string, rebuilt by plan_frameworks_set. */

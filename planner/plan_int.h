@@ -105,6 +105,9 @@ typedef struct plan__eval_memo {
     double head_f_s, head_b_s, head_gemm_s; /* the LM head and loss per microbatch */
     double p2p_bytes, p2p_s;     /* one activation send between stages, its bytes and time */
     double max_stage_params;     /* the largest stage's parameters per GPU, unsharded */
+    /* the model's FLOPs per token (plan_model_train_flops_per_token,
+     * plan_model_layer_fwd_flops_per_token): the same for every layout */
+    double train_flops_per_token, layer_fwd_flops_per_token;
     /* collectives over the data-parallel group already timed: kind (0
      * all-reduce, 1 all-gather), bytes, seconds */
     int ncoll;
