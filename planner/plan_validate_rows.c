@@ -5,6 +5,7 @@
  */
 #include "planner/plan_validate_int.h"
 
+#include <stddef.h>
 #include <string.h>
 
 static const char *nz(const char *s)
@@ -12,30 +13,38 @@ static const char *nz(const char *s)
     return s ? s : "";
 }
 
-/* Rows a and b give one configuration: the same source, stack, model, GPU
- * and layout as published, and leave the same recompute open; they may
+/* The columns that give a run's configuration: its source, stack, model,
+ * GPU and layout as published, and the recompute it leaves open. */
+static const size_t config_cols[] = {
+    offsetof(plan_validate_row, source_key),      offsetof(plan_validate_row, framework),
+    offsetof(plan_validate_row, model_name),      offsetof(plan_validate_row, architecture),
+    offsetof(plan_validate_row, num_layers),      offsetof(plan_validate_row, hidden_size),
+    offsetof(plan_validate_row, num_heads),       offsetof(plan_validate_row, num_kv_heads),
+    offsetof(plan_validate_row, ffn_hidden_size), offsetof(plan_validate_row, seq_len),
+    offsetof(plan_validate_row, vocab_size),      offsetof(plan_validate_row, gpu_type),
+    offsetof(plan_validate_row, gpu_mem_gb),      offsetof(plan_validate_row, instance_type),
+    offsetof(plan_validate_row, tp),              offsetof(plan_validate_row, pp),
+    offsetof(plan_validate_row, cp),              offsetof(plan_validate_row, virtual_stages),
+    offsetof(plan_validate_row, micro_batch_size), offsetof(plan_validate_row, global_batch_size),
+    offsetof(plan_validate_row, global_batch_tokens), offsetof(plan_validate_row, recompute),
+    offsetof(plan_validate_row, optimizer_sharding), offsetof(plan_validate_row, sequence_parallel),
+    offsetof(plan_validate_row, precision),
+};
+
+static const char *col(const plan_validate_row *r, size_t off)
+{
+    return nz(*(const char *const *)((const char *)r + off));
+}
+
+/* Rows a and b give one configuration: the same columns above; they may
  * differ in the GPU count (and so the data-parallel degree) and in what
  * they measured. Their readings agree on the layout's other degrees, its
  * micro-batch and its chunks, and on the GPU's memory. */
 static int one_config(const plan_validate_row *a, const plan_validate_result *ra,
                       const plan_validate_row *b, const plan_validate_result *rb)
 {
-    const char *const fa[] = {
-        a->source_key, a->framework, a->model_name, a->architecture, a->num_layers,
-        a->hidden_size, a->num_heads, a->num_kv_heads, a->ffn_hidden_size, a->seq_len,
-        a->vocab_size, a->gpu_type, a->gpu_mem_gb, a->instance_type, a->tp, a->pp, a->cp,
-        a->virtual_stages, a->micro_batch_size, a->global_batch_size, a->global_batch_tokens,
-        a->recompute, a->optimizer_sharding, a->sequence_parallel, a->precision,
-    };
-    const char *const fb[] = {
-        b->source_key, b->framework, b->model_name, b->architecture, b->num_layers,
-        b->hidden_size, b->num_heads, b->num_kv_heads, b->ffn_hidden_size, b->seq_len,
-        b->vocab_size, b->gpu_type, b->gpu_mem_gb, b->instance_type, b->tp, b->pp, b->cp,
-        b->virtual_stages, b->micro_batch_size, b->global_batch_size, b->global_batch_tokens,
-        b->recompute, b->optimizer_sharding, b->sequence_parallel, b->precision,
-    };
-    for (size_t i = 0; i < sizeof fa / sizeof fa[0]; i++)
-        if (strcmp(nz(fa[i]), nz(fb[i])) != 0)
+    for (size_t i = 0; i < sizeof config_cols / sizeof config_cols[0]; i++)
+        if (strcmp(col(a, config_cols[i]), col(b, config_cols[i])) != 0)
             return 0;
     const plan_layout *la = &ra->layout, *lb = &rb->layout;
     return ra->framework == rb->framework && la->tp == lb->tp && la->pp == lb->pp &&
