@@ -306,6 +306,62 @@ static int read_structure(const plan_validate_row *r, const char **word)
     return PLAN_STRUCT_DECODER;
 }
 
+/* The size params_b gives, in billions: a number ("70"), or one with its
+ * unit ("13B", "350M"); 0 when it gives none. */
+static int params_billions(const char *s, double *out)
+{
+    if (blank(s))
+        return 0;
+    char *e;
+    double v = strtod(s, &e);
+    if (e == s || !(v > 0))
+        return 0;
+    while (*e == ' ')
+        e++;
+    double unit = *e == 'B' || *e == 'b' ? 1.0 : *e == 'M' || *e == 'm' ? 1e-3 : *e ? 0.0 : 1.0;
+    if (*e)
+        for (e++; *e == ' '; e++)
+            ;
+    if (!(unit > 0) || *e)
+        return 0;
+    *out = v * unit;
+    return 1;
+}
+
+/* The documented model a row names: by its model name ("Llama 2 70B"),
+ * else by the name with the size the row gives in params_b after it
+ * ("Llama 2" and 70: "Llama 2 70B"), or with a size that leads the name
+ * moved after it ("70B Llama 2"), as the models' names write it; said in
+ * the notes when so. NULL when none. */
+static const plan_known_model *known_model_of(const plan_validate_row *r, const char **kname,
+                                              plan_validate_result *out)
+{
+    const plan_known_model *k = plan_known_model_named(r->model_name, kname);
+    if (k || blank(r->model_name))
+        return k;
+    char alt[192];
+    double pb;
+    const char *nm = r->model_name, *p = nm;
+    while (*p == ' ')
+        p++;
+    char *e;
+    double lead = strtod(p, &e);
+    if (e != p && lead > 0 && (*e == 'B' || *e == 'b' || *e == 'M' || *e == 'm') &&
+        (e[1] == ' ' || e[1] == '-' || e[1] == '_')) {
+        /* "70B Llama 2": the size after the family's name */
+        snprintf(alt, sizeof alt, "%s %.*s", e + 2, (int)(e + 1 - p), p);
+        if ((k = plan_known_model_named(alt, kname)) != NULL)
+            note(out, "model '%s' read as '%s'", nm, alt);
+        return k;
+    }
+    if (params_billions(r->params_b, &pb) && pb > 0 && pb < 1e5) {
+        snprintf(alt, sizeof alt, "%s %gB", nm, pb);
+        if ((k = plan_known_model_named(alt, kname)) != NULL)
+            note(out, "model '%s' of %g B parameters (params_b) read as '%s'", nm, pb, alt);
+    }
+    return k;
+}
+
 static int map_model(const plan_validate_row *r, const plan_framework *fw,
                      plan_validate_result *out)
 {
@@ -331,7 +387,7 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
     /* A documented model the row names: what the row does give must be
      * its, and what the row leaves out is its published config's */
     const char *kname = NULL;
-    const plan_known_model *k = plan_known_model_named(r->model_name, &kname);
+    const plan_known_model *k = known_model_of(r, &kname, out);
     const plan_model *km = k ? &k->model : NULL;
     /* heads left out of a shape given otherwise, no named model to give
      * them: hidden over the head size stated, else over the head size the
@@ -350,7 +406,7 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
     double pb;
     if (km && ((hl && L != km->layers) || (hh && H != km->hidden) || (ha && A != km->heads) ||
                (hkv && KV != km->kv_heads) || (hf && F != km->ffn) ||
-               (parse_num(r->params_b, &pb) == 1 && pb > 0 &&
+               (params_billions(r->params_b, &pb) && pb > 0 &&
                 fabs(log(pb * 1e9 / (double)km->params)) > log(1.15))))
         km = NULL;
     int cited = 0; /* km's source in the notes already */

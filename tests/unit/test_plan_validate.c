@@ -2003,6 +2003,30 @@ static void test_known_model_shape(void **state)
     x.num_layers = x.hidden_size = x.num_heads = "";
     x.seq_len = dgxc_114.seq_len;
     x.params_b = "70";
+    /* the family named, its size in params_b or before the name: the
+     * model of that size, said so; a size no model of the family has is
+     * none */
+    static const struct {
+        const char *name, *params_b;
+        int layers;
+    } sized[] = {{"Llama 3", "70", 80},       {"Llama 3", "70B", 80}, {"70B Llama 3", "", 80},
+                 {"8B Llama 3", "", 32},       {"Llama 3", "8", 32},   {"Llama 3", "50", 0},
+                 {"Llama 3", "70 params", 0},
+    };
+    for (size_t i = 0; i < sizeof sized / sizeof sized[0]; i++) {
+        x.model_name = sized[i].name;
+        x.params_b = sized[i].params_b;
+        r = run(&x);
+        if (!sized[i].layers) {
+            assert_false(r->have_model);
+            continue;
+        }
+        if (r->model.layers != sized[i].layers)
+            fail_msg("'%s' (%s): %lld layers, want %d", sized[i].name, sized[i].params_b,
+                     (long long)r->model.layers, sized[i].layers);
+        assert_non_null(strstr(r->notes, "read as 'Llama 3 "));
+    }
+    x.params_b = "70";
     /* a name inside a longer word, or no name: as before */
     x.model_name = "Tinyllama 3 70B";
     refused(&x, "shape not published");
