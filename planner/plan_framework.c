@@ -52,7 +52,6 @@ const plan_framework plan__framework_none = {
 };
 static char user_keys[512];
 
-
 /* The stacks, each once, in order. */
 static void build_user_keys(void)
 {
@@ -299,11 +298,9 @@ int plan_framework_builds_on(int i, const char *st)
     if (strcasecmp(registry[i].stack, st) == 0)
         return 0;
     for (int hops = 0; hops < plan_nframeworks && registry[i].inherits[0]; hops++) {
-        int parent = -1;
-        for (int j = 0; j < plan_nframeworks; j++)
-            if (strcmp(registry[j].key, registry[i].inherits) == 0)
-                parent = j;
-        if (parent < 0)
+        int parent;
+        st_err e = {0};
+        if (plan_framework_find(registry[i].inherits, &parent, &e) != ST_OK)
             return 0;
         if (strcasecmp(registry[parent].stack, st) == 0)
             return 1;

@@ -6,7 +6,8 @@
  *
  * A row is read by its fields, in four steps, each of which may end it with
  * a reason that is the row's own (a value it does not publish):
- *   framework the profile its framework column names (plan_framework_match);
+ *   framework the profile its framework column names (plan_framework_match;
+ *            how a row's stack and release are read: plan_validate_stack.c);
  *            what the row leaves unsaid, or says is "not stated" or
  *            "implied", is that framework's documented default.
  *   model    layers, hidden, heads, kv heads, head size (hidden / heads when
@@ -306,26 +307,40 @@ static int read_structure(const plan_validate_row *r, const char **word)
     return PLAN_STRUCT_DECODER;
 }
 
-/* The size params_b gives, in billions: a number ("70"), or one with its
- * unit ("13B", "350M"); 0 when it gives none. */
+/* A model size at s, after spaces: a number with its unit ("70B", "350M")
+ * in billions into *out, or a bare number when bare is set ("70"); the
+ * characters read, 0 when there is none. */
+static int size_at(const char *s, int bare, double *out)
+{
+    const char *p = s;
+    while (*p == ' ')
+        p++;
+    char *e;
+    double v = strtod(p, &e);
+    if (e == p || !(v > 0))
+        return 0;
+    const char *u = e;
+    while (*u == ' ')
+        u++;
+    double unit = *u == 'B' || *u == 'b' ? 1.0 : *u == 'M' || *u == 'm' ? 1e-3 : 0.0;
+    if (unit > 0 && !isalnum((unsigned char)u[1])) {
+        *out = v * unit;
+        return (int)(u + 1 - s);
+    }
+    if (!bare)
+        return 0;
+    *out = v;
+    return (int)(e - s);
+}
+
+/* The size params_b gives, in billions ("70", "13B", "350M"); 0 when it
+ * gives none. */
 static int params_billions(const char *s, double *out)
 {
     if (blank(s))
         return 0;
-    char *e;
-    double v = strtod(s, &e);
-    if (e == s || !(v > 0))
-        return 0;
-    while (*e == ' ')
-        e++;
-    double unit = *e == 'B' || *e == 'b' ? 1.0 : *e == 'M' || *e == 'm' ? 1e-3 : *e ? 0.0 : 1.0;
-    if (*e)
-        for (e++; *e == ' '; e++)
-            ;
-    if (!(unit > 0) || *e)
-        return 0;
-    *out = v * unit;
-    return 1;
+    int n = size_at(s, 1, out);
+    return n > 0 && blank(s + n);
 }
 
 /* The documented model a row names: by its model name ("Llama 2 70B"),
@@ -340,25 +355,21 @@ static const plan_known_model *known_model_of(const plan_validate_row *r, const 
     if (k || blank(r->model_name))
         return k;
     char alt[192];
+    const char *nm = r->model_name;
     double pb;
-    const char *nm = r->model_name, *p = nm;
-    while (*p == ' ')
-        p++;
-    char *e;
-    double lead = strtod(p, &e);
-    if (e != p && lead > 0 && (*e == 'B' || *e == 'b' || *e == 'M' || *e == 'm') &&
-        (e[1] == ' ' || e[1] == '-' || e[1] == '_')) {
-        /* "70B Llama 2": the size after the family's name */
-        snprintf(alt, sizeof alt, "%s %.*s", e + 2, (int)(e + 1 - p), p);
-        if ((k = plan_known_model_named(alt, kname)) != NULL)
-            note(out, "model '%s' read as '%s'", nm, alt);
-        return k;
+    int n = size_at(nm, 0, &pb);
+    if (n > 0) { /* "70B Llama 2": the size after the family's name */
+        const char *rest = nm + n;
+        while (*rest == ' ' || *rest == '-' || *rest == '_')
+            rest++;
+        snprintf(alt, sizeof alt, "%s %.*s", rest, n, nm);
     }
-    if (params_billions(r->params_b, &pb) && pb > 0 && pb < 1e5) {
+    else if (params_billions(r->params_b, &pb) && pb < 1e5)
         snprintf(alt, sizeof alt, "%s %gB", nm, pb);
-        if ((k = plan_known_model_named(alt, kname)) != NULL)
-            note(out, "model '%s' of %g B parameters (params_b) read as '%s'", nm, pb, alt);
-    }
+    else
+        return NULL;
+    if ((k = plan_known_model_named(alt, kname)) != NULL)
+        note(out, "model '%s' read as '%s'%s", nm, alt, n > 0 ? "" : " (its params_b)");
     return k;
 }
 
@@ -565,21 +576,6 @@ static double convention_flops(const plan_validate_row *r, const plan_framework 
     }
 }
 
-/* DeepSpeed-Ulysses where a column of the row names it: its degree, 0
- * without one, -1 not named. */
-static int ulysses_named(const plan_validate_row *r)
-{
-    const char *const cols[] = {r->sequence_parallel, r->cp, r->framework, r->other_metrics,
-                                r->notes};
-    int best = -1;
-    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
-        int v = plan__ulysses_degree(cols[i]);
-        if (v > best)
-            best = v;
-    }
-    return best;
-}
-
 /* The data-parallel, tensor and pipeline degrees of a row: tp and pp as
  * published; with only model_parallel_size, TP inside a node and PP for the
  * rest (Megatron's practice, Narayanan et al. 2021 Sec. 3.3; without a
@@ -610,7 +606,7 @@ static int map_degrees(const plan_validate_row *r, const plan_framework *fw, int
         note(out, "model-parallel size %lld read as TP %lld x PP %lld", (long long)mp,
              (long long)*tp, (long long)*pp);
     }
-    int uly = ulysses_named(r);
+    int uly = plan__ulysses_named(r);
     if (*cp > 1 && !fw->context_parallel && uly < 0)
         return skip(out, "context parallel %lld: %s has no context parallelism", (long long)*cp,
                     fw->label);
@@ -1336,177 +1332,6 @@ static int reference_time(const plan_validate_row *row, const plan_model *m, con
     return 1;
 }
 
-/* Does a stack's text name a model-parallel scheme by Megatron-LM's names
- * for it: tensor (or intra-layer "model") parallelism (Shoeybi et al.
- * 2019), pipeline parallelism (Narayanan et al. 2021), sequence
- * parallelism (Korthikanti et al. 2022)? */
-static int names_model_parallel(const char *s)
-{
-    static const char *const names[] = {"tensor parallel", "tensor-parallel", "model parallel",
-                                        "model-parallel", "sequence parallel",
-                                        "sequence-parallel", "pipeline parallel",
-                                        "pipeline-parallel", "3D parallel", "4D parallel"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (contains(s, names[i]))
-            return 1;
-    return 0;
-}
-
-static int has_cp(const plan_framework *f)
-{
-    return f->context_parallel;
-}
-
-static int has_ulysses(const plan_framework *f)
-{
-    return f->cp_all_to_all;
-}
-
-/* The first release of release fwi's stack, from fwi's on, that has what
- * has() asks; -1 if none (or fwi < 0). */
-static int first_release_with(int fwi, int (*has)(const plan_framework *))
-{
-    if (fwi < 0)
-        return -1;
-    const plan_framework *f0 = plan_framework_get(fwi);
-    int k = -1;
-    for (int i = 0; i < plan_nframeworks; i++) {
-        const plan_framework *f = plan_framework_get(i);
-        if (strcmp(f->stack, f0->stack) != 0 || !has(f) || f->released_ym < f0->released_ym)
-            continue;
-        if (k < 0 || f->released_ym < plan_framework_get(k)->released_ym)
-            k = i;
-    }
-    return k;
-}
-
-/* The degrees a row states that release f cannot run: tensor, pipeline or
- * context parallelism above 1 on a stack without it; 0 when none. */
-static int lacks_degrees(const plan_validate_row *row, const plan_framework *f)
-{
-    double v;
-    return (parse_num(row->tp, &v) == 1 && v > 1 && !f->shardings_with_tp) ||
-           (parse_num(row->pp, &v) == 1 && v > 1 && !f->shardings_with_pp) ||
-           (parse_num(row->cp, &v) == 1 && v > 1 && !f->context_parallel);
-}
-
-/* A run whose named stack cannot run the degrees it states ran a stack
- * built on that one that can (PyTorch FSDP with a pipeline and context
- * parallelism is torchtitan's composition of them; FSDP with Megatron
- * tensor parallelism metaseq's): the release of such a stack in force at
- * ym, else its first with them; -1 when none can. */
-static int builder_with_degrees(const plan_validate_row *row, int fwi, int ym)
-{
-    const char *st = plan_framework_get(fwi)->stack;
-    int best = -1;
-    for (int i = 0; i < plan_nframeworks; i++) {
-        const plan_framework *f = plan_framework_get(i);
-        if (!plan_framework_builds_on(i, st) || lacks_degrees(row, f))
-            continue;
-        int at = plan_framework_release_at(f->stack, ym);
-        int k = at >= 0 && !lacks_degrees(row, plan_framework_get(at)) ? at : i;
-        if (best < 0 || plan_framework_get(k)->released_ym < plan_framework_get(best)->released_ym)
-            best = k;
-    }
-    return best;
-}
-
-/* The stack a row ran, at a release: by its name at the row's date, else
- * the one its source's title names, else read from what the row does (its
- * degrees, its sharding's or Ulysses' names); said in the notes. */
-static int row_framework(const plan_validate_row *row, plan_validate_result *out)
-{
-    int ym = plan__source_ym(row);
-    int fwi = plan_framework_match(row->framework, ym);
-    int named = fwi >= 0;
-    if (fwi < 0 && blank(row->framework)) {
-        /* no framework column: a stack its source's title names by a
-         * documented name ("NVIDIA NeMo performance summary", "MosaicML
-         * llm-foundry benchmarks") */
-        fwi = plan_framework_match(row->source_title, ym);
-        if (fwi >= 0)
-            note(out, "framework not stated: %s, which the source's title names",
-                 plan_framework_get(fwi)->label);
-        named = fwi >= 0;
-    }
-    if (fwi < 0) {
-        /* A stack not known by name: one that publishes tensor, pipeline
-         * or context parallelism runs the Megatron-LM scheme its degrees
-         * name (Shoeybi et al. 2019, Narayanan et al. 2021, Korthikanti et
-         * al. 2022), so it reads as Megatron-Core; a data-parallel one as
-         * PyTorch's own. */
-        double v;
-        int mp = (parse_num(row->tp, &v) == 1 && v > 1) || (parse_num(row->pp, &v) == 1 && v > 1) ||
-                 (parse_num(row->cp, &v) == 1 && v > 1) ||
-                 (parse_num(row->model_parallel_size, &v) == 1 && v > 1) ||
-                 names_model_parallel(row->framework) ||
-                 plan__parse_flag(row->sequence_parallel) == 1;
-        /* a data-parallel one whose sharding is named by a sharding
-         * stack's own names runs that stack: ZeRO's stages are DeepSpeed's
-         * (Rajbhandari et al. 2020; its zero_optimization config), FSDP's
-         * strategies PyTorch FSDP's (FULL_SHARD, SHARD_GRAD_OP: its
-         * ShardingStrategy); PyTorch's DDP shards nothing */
-        const char *sharder = NULL;
-        int shf = -1;
-        if (!mp) {
-            if (plan__names_zero(row->optimizer_sharding) || plan__names_zero(row->framework))
-                shf = plan_framework_release_at(sharder = "deepspeed", ym);
-            else if ((shf = plan_framework_match(row->optimizer_sharding, ym)) >= 0 ||
-                     plan__names_fsdp_strategy(row->optimizer_sharding) ||
-                     plan__names_fsdp_strategy(row->framework))
-                sharder = "fsdp";
-            if (sharder && shf < 0)
-                shf = plan_framework_release_at(sharder, ym);
-        }
-        fwi = shf >= 0 ? shf : plan_framework_release_at(mp ? "megatron" : "pytorch", ym);
-        if (fwi < 0)
-            fwi = PLAN_FW_DEFAULT;
-        note(out, "framework '%s' not known: read as %s%s", nz(row->framework),
-             plan_framework_get(fwi)->label,
-             mp ? ", whose model-parallel scheme the row names"
-                : shf >= 0 ? ", whose sharding the row names by that stack's names" : "");
-    }
-    if (named && lacks_degrees(row, plan_framework_get(fwi))) {
-        int k = builder_with_degrees(row, fwi, ym);
-        if (k >= 0) {
-            note(out, "%s runs no parallelism of the degrees the row gives: read as %s, a stack "
-                      "built on it that does",
-                 plan_framework_get(fwi)->label, plan_framework_get(k)->label);
-            fwi = k;
-        }
-    }
-    /* a run that publishes context parallelism ran a release with it,
-     * whatever its date says: its stack's first release that has it (NeMo's
-     * came with Megatron-Core 0.4, DeepSpeed's with Ulysses); one that names
-     * DeepSpeed-Ulysses, the first with Ulysses: its stack's, or, not known
-     * by name, DeepSpeed's (Megatron-DeepSpeed's with tensor or pipeline
-     * parallelism) */
-    int uly = ulysses_named(row);
-    double v;
-    int cp_said = parse_num(row->cp, &v) == 1 && v > 1;
-    if (uly < 0 && cp_said && !plan_framework_get(fwi)->context_parallel) {
-        int k = first_release_with(fwi, has_cp);
-        if (k >= 0) {
-            fwi = k;
-            note(out, "context parallel %.0f: read as %s, the first release of its stack with it",
-                 v, plan_framework_get(k)->label);
-        }
-    }
-    if ((uly > 1 || (uly == 0 && cp_said)) && !plan_framework_get(fwi)->cp_all_to_all) {
-        int k = first_release_with(fwi, has_ulysses);
-        if (k < 0 && !named) {
-            int mp = (parse_num(row->tp, &v) == 1 && v > 1) || (parse_num(row->pp, &v) == 1 && v > 1);
-            k = first_release_with(
-                plan_framework_release_at(mp ? "megatron-deepspeed" : "deepspeed", ym), has_ulysses);
-        }
-        if (k >= 0) {
-            fwi = k;
-            note(out, "DeepSpeed-Ulysses named: read as %s", plan_framework_get(k)->label);
-        }
-    }
-    return fwi;
-}
-
 /* One reading of the row; with no_infer, a recompute the row leaves out
  * stays its stack's default whatever the memory (plan_validate_run). */
 static int validate_once(const plan_catalog *cat, const plan_validate_row *row,
@@ -1519,7 +1344,7 @@ static int validate_once(const plan_catalog *cat, const plan_validate_row *row,
     if (terms)
         terms->n = 0;
 
-    int fwi = row_framework(row, out);
+    int fwi = plan__row_framework(row, out);
     out->framework = fwi;
     const plan_framework *fw = plan_framework_get(fwi);
 
@@ -1682,6 +1507,12 @@ static int validate_once(const plan_catalog *cat, const plan_validate_row *row,
     return ST_OK;
 }
 
+int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
+                      plan_validate_result *out, plan_terms *terms, st_err *err)
+{
+    return plan_validate_run_floor(cat, row, NULL, out, terms, err);
+}
+
 /* A GPU named without its memory, of a chip the catalog has in several
  * sizes ("A100": 40 and 80 GB), is read as the first of them
  * (plan_validate_cluster.c). A run that ran, whose layout that one cannot
@@ -1689,12 +1520,6 @@ static int validate_once(const plan_catalog *cat, const plan_validate_row *row,
  * into the row), ran on a larger one: it is read with the smallest of the
  * chip's sizes that holds the layout with nothing read into it; with none,
  * as first read. */
-int plan_validate_run(const plan_catalog *cat, const plan_validate_row *row,
-                      plan_validate_result *out, plan_terms *terms, st_err *err)
-{
-    return plan_validate_run_floor(cat, row, NULL, out, terms, err);
-}
-
 int plan_validate_run_floor(const plan_catalog *cat, const plan_validate_row *row,
                             const plan_recompute_floor *floor, plan_validate_result *out,
                             plan_terms *terms, st_err *err)

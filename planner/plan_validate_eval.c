@@ -239,9 +239,10 @@ static int try_recompute(const plan_model *m, const plan_cluster *c, const plan_
 }
 
 /* A run that ran, whose recompute the row leaves to its stack's default
- * (or says it derived, plan__row_derives) where that does not fit by more than the memory model misses on
- * the chip: the run cannot have held what the default keeps, so it
- * recomputed. Read as the least recompute of the stack's that fits:
+ * (or says it derived, plan__row_derives) where that does not fit by more
+ * than the memory model misses on the chip: the run cannot have held what
+ * the default keeps, so it recomputed. Read as the least recompute of
+ * the stack's that fits:
  * selective, then (Megatron's block method, where the stack has it) full
  * recompute of the fewest layers of each model chunk, then every layer.
  * Left as the default, a fit miss, when none fits or the default misses by

@@ -239,6 +239,14 @@ void plan__recompute_words(plan_recompute k, int layers, char *out, size_t n);
  * full of every layer. Comparable within one layout's chunks. */
 double plan__recompute_rank(plan_recompute k, int layers);
 
+/* DeepSpeed-Ulysses where a column of the row names it: its degree, 0
+ * without one, -1 not named (plan_validate_stack.c). */
+int plan__ulysses_named(const plan_validate_row *r);
+
+/* The stack a row ran, at a release: its plan_frameworks index, how it was
+ * read said in out's notes (plan_validate_stack.c). */
+int plan__row_framework(const plan_validate_row *row, plan_validate_result *out);
+
 /* The published run went out of memory: its memory or metrics say so. */
 int plan__row_went_oom(const plan_validate_row *row);
 

@@ -72,42 +72,35 @@ int plan_validate_rows(const plan_catalog *cat, const plan_validate_row *rows, i
     return plan_validate_share_recompute(cat, rows, n, res, err);
 }
 
+static double rank_of(const plan_validate_result *r)
+{
+    return plan__recompute_rank(r->layout.recompute, r->layout.recompute_layers);
+}
+
 int plan_validate_share_recompute(const plan_catalog *cat, const plan_validate_row *rows, int n,
                                   plan_validate_result *res, st_err *err)
 {
-    /* the most recompute the memory made a row of each configuration
-     * read; the configuration's other rows with less read again with it */
+    /* for each row the memory made read a recompute: the most any such row
+     * of its configuration read, and the configuration's rows with less
+     * read again with it (a row read so is no longer inferred, and one at
+     * the most is left as it is: each configuration is read once) */
     for (int i = 0; i < n; i++) {
         const plan_validate_result *ri = &res[i];
         if (!open_row(ri) || !ri->recompute_inferred)
             continue;
-        /* the first inferred row of its configuration leads it */
-        int led = 0;
-        for (int j = 0; j < i && !led; j++)
-            led = open_row(&res[j]) && res[j].recompute_inferred &&
-                  one_config(&rows[j], &res[j], &rows[i], ri);
-        if (led)
-            continue;
-        plan_recompute_floor most = {(int)ri->layout.recompute, ri->layout.recompute_layers, ""};
-        memcpy(most.row_id, ri->row_id, sizeof most.row_id);
-        for (int j = i + 1; j < n; j++) {
-            const plan_validate_result *rj = &res[j];
-            if (!open_row(rj) || !rj->recompute_inferred || !one_config(&rows[i], ri, &rows[j], rj))
+        const plan_validate_result *top = ri;
+        for (int j = 0; j < n; j++)
+            if (open_row(&res[j]) && res[j].recompute_inferred && rank_of(&res[j]) > rank_of(top) &&
+                one_config(&rows[i], ri, &rows[j], &res[j]))
+                top = &res[j];
+        plan_recompute_floor most = {(int)top->layout.recompute, top->layout.recompute_layers, ""};
+        memcpy(most.row_id, top->row_id, sizeof most.row_id);
+        double most_rank = rank_of(top);
+        for (int j = 0; j < n; j++) {
+            if (!open_row(&res[j]) || rank_of(&res[j]) >= most_rank ||
+                (j != i && !one_config(&rows[i], ri, &rows[j], &res[j])))
                 continue;
-            if (plan__recompute_rank(rj->layout.recompute, rj->layout.recompute_layers) >
-                plan__recompute_rank((plan_recompute)most.kind, most.layers)) {
-                most.kind = (int)rj->layout.recompute;
-                most.layers = rj->layout.recompute_layers;
-                memcpy(most.row_id, rj->row_id, sizeof most.row_id);
-            }
-        }
-        for (int j = i; j < n; j++) {
-            plan_validate_result *rj = &res[j];
-            if (!open_row(rj) || (j != i && !one_config(&rows[i], ri, &rows[j], rj)) ||
-                plan__recompute_rank(rj->layout.recompute, rj->layout.recompute_layers) >=
-                    plan__recompute_rank((plan_recompute)most.kind, most.layers))
-                continue;
-            int rc = plan_validate_run_floor(cat, &rows[j], &most, rj, NULL, err);
+            int rc = plan_validate_run_floor(cat, &rows[j], &most, &res[j], NULL, err);
             if (rc != ST_OK)
                 return rc;
         }
