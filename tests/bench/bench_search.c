@@ -11,7 +11,8 @@
  *   answer   what `smdplan --params P --instances I` computes before it
  *            prints: the search, then the simulation of its top plans and
  *            their re-ranking (sim_top_rank, the program's own code).
- * Machine-readable "bench," rows follow the table. The answer is checked (a
+ * `bench_search PARAMS INSTANCES` times that one case instead (to profile
+ * it). Machine-readable "bench," rows follow the table. The answer is checked (a
  * plan is found, and simulated) before it is timed.
  */
 #include "bench_util.h"
@@ -64,7 +65,6 @@ static int run_case(const plan_catalog *cat, const plan_presets *presets, const 
             free(r);
             return 1;
         }
-        if (getenv("ONLY_SEARCH")) { for (int k = 0; k < 40; k++) plan_search(&m, &c, &cfg, r, &err); a[i] = 0; continue; }
         /* the whole answer: the search again, then its top plans simulated */
         t0 = bench_now_s();
         if (plan_search(&m, &c, &cfg, r, &err) ||
@@ -99,8 +99,12 @@ static int run_case(const plan_catalog *cat, const plan_presets *presets, const 
     return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc != 1 && argc != 3) {
+        fprintf(stderr, "usage: bench_search [PARAMS INSTANCES]  (default: the 30B and 1T cases)\n");
+        return 2;
+    }
     plan_catalog cat = {0};
     plan_presets presets = {0};
     st_err err = {0};
@@ -109,7 +113,9 @@ int main(void)
         fprintf(stderr, "bench_search: %s\n", err.msg);
         return 1;
     }
-    int rc = run_case(&cat, &presets, "30B", "16xp4d") || run_case(&cat, &presets, "1T", "384xp4d");
+    int rc = argc == 3 ? run_case(&cat, &presets, argv[1], argv[2])
+                       : run_case(&cat, &presets, "30B", "16xp4d") ||
+                             run_case(&cat, &presets, "1T", "384xp4d");
     plan_catalog_free(&cat);
     plan_presets_free(&presets);
     return rc;
