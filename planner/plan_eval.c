@@ -1042,34 +1042,32 @@ static void eval_stages(const plan_model *m, const plan_cluster *c, const plan_l
 
     double maxT = 0, sumT = 0;
     double crit_comp = 0, crit_tp = 0, crit_cp = 0, crit_pp = 0, crit_f = 0, crit_b = 0;
-    stage_time crit = {0};
-    /* set at the first stage (prev_layers starts at -1): zeros only for the
-     * compiler, which cannot see that */
-    stage_time st = {0};
-    zero_mb z = {0};
-    int prev_layers = -1;
-    double pp = 0, Ti = 0;
-    for (int i = 0; i < l->pp; i++) {
-        /* stages differ only in their layer count and the last one's head */
-        int last = i == l->pp - 1;
+    stage_time crit = {0}, st;
+    zero_mb z;
+    /* stages differ only in their layer count, the last one's head and the
+     * second one's share of the embedding's gradients: a run of stages
+     * alike is timed once (stage i starts one, and it goes on while the
+     * next is a middle stage of the same layer count) */
+    for (int i = 0, next; i < l->pp; i = next) {
+        int last = i == l->pp - 1, n = est->stage_layers[i];
         /* the first stage's embedding adds to its gradients' accumulation
          * pass, where the stack makes one: the next stage's own time (the
          * last stage's, with its head, is its own already) */
-        int after_embedding = i == 1 && mm->fw && mm->fw->wgrad_accum != PLAN_ACCUM_FUSED;
-        if (est->stage_layers[i] != prev_layers || last || after_embedding) {
-            zero_microbatch(m, c, l, sp_g, mm, lc, est->stage_layers[i], &z);
-            double acc = wgrad_accum_s(c, l, mm->fw, plan__stage_params(m, l, i, est->stage_layers[i]));
-            stage_time_of(lc, &z, est->stage_layers[i], last, head_f, head_b, head_gemm, acc,
-                          &st);
-            prev_layers = est->stage_layers[i];
-            pp = stage_p2p_s(l, &st, p2p);
-            Ti = st.comp + st.tp + st.cp + st.zero + pp;
-        }
-        sumT += Ti; /* stage by stage, in order: the sum's rounding is the schedule's */
+        int split_after_first = mm->fw && mm->fw->wgrad_accum != PLAN_ACCUM_FUSED;
+        next = i + 1;
+        if (i > 0 || !split_after_first)
+            while (next < l->pp - 1 && est->stage_layers[next] == n)
+                next++;
+        zero_microbatch(m, c, l, sp_g, mm, lc, n, &z);
+        double acc = wgrad_accum_s(c, l, mm->fw, mm->stage_params[i]);
+        stage_time_of(lc, &z, n, last, head_f, head_b, head_gemm, acc, &st);
+        double pp = stage_p2p_s(l, &st, p2p);
+        double Ti = st.comp + st.tp + st.cp + st.zero + pp;
+        /* stage by stage, in order: the sum's rounding is the schedule's */
+        for (int j = i; j < next; j++)
+            sumT += Ti;
         if (i == 0)
             *zero_total = z.total_s;
-        if (last)
-            prev_layers = -1;
         if (Ti > maxT) {
             maxT = Ti;
             crit_comp = st.comp;
@@ -1270,14 +1268,38 @@ static int memo_fill(const plan_model *m, const plan_cluster *c, const plan_layo
     memo->p2p_bytes = plan__elem_bytes(l) * plan__tokens_per_mb(m, l) * (double)m->hidden / l->tp;
     memo->p2p_s = l->pp > 1 ? plan__p2p_s(c, memo->sp_p.nodes == 1, memo->p2p_bytes) : 0.0;
     memo->max_stage_params = 0;
-    for (int i = 0; i < l->pp; i++)
-        memo->max_stage_params =
-            fmax(memo->max_stage_params, plan__stage_params(m, l, i, memo->stage_layers[i]));
+    for (int i = 0; i < l->pp; i++) {
+        memo->stage_params[i] = plan__stage_params(m, l, i, memo->stage_layers[i]);
+        memo->max_stage_params = fmax(memo->max_stage_params, memo->stage_params[i]);
+    }
     memo->train_flops_per_token = plan_model_train_flops_per_token(m);
     memo->layer_fwd_flops_per_token = plan_model_layer_fwd_flops_per_token(m);
     memo->ncoll = 0;
+    for (int r = 0; r < PLAN_RECOMP__COUNT; r++)
+        memo->recompute[r].set = 0;
     memo->valid = 1;
     return 0;
+}
+
+/* The memo's layer costs after the layout's recompute (layer_recompute),
+ * worked out once for each recompute setting in turn: what it reads of
+ * the layout beyond the memo's knobs is the recompute's kind, layers,
+ * saved products and group, and the chunk the layers are a share of. */
+static const layer_cost *memo_recompute(const plan_model *m, const plan_layout *l,
+                                        plan__eval_memo *memo)
+{
+    struct plan__memo_recompute *r = &memo->recompute[l->recompute];
+    if (!r->set || r->layers != l->recompute_layers || r->saved != l->recompute_saved ||
+        r->group != l->recompute_group || r->virtual_stages != l->virtual_stages) {
+        r->lc = memo->lc;
+        layer_recompute(m, l, &r->lc);
+        r->set = 1;
+        r->layers = l->recompute_layers;
+        r->saved = l->recompute_saved;
+        r->group = l->recompute_group;
+        r->virtual_stages = l->virtual_stages;
+    }
+    return &r->lc;
 }
 
 int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
@@ -1313,20 +1335,19 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
         return ST_OK;
     }
     const plan__span sp_d = memo->sp_d, sp_c = memo->sp_c;
-    layer_cost lc = memo->lc;
-    layer_recompute(m, l, &lc);
+    const layer_cost *lc = memo_recompute(m, l, memo);
     memcpy(est->stage_layers, memo->stage_layers, (size_t)l->pp * sizeof est->stage_layers[0]);
     if (check_megatron_split(l, est, !memory_only) != PLAN_OK)
         return ST_OK;
 
-    plan__eval_memory(m, c, l, &lc, memo, est, terms, memory_only);
+    plan__eval_memory(m, c, l, lc, memo, est, terms, memory_only);
     if (memory_only && est->reject == PLAN_REJ_OOM)
         return ST_OK;
 
     plan__span sp_g = {sp_d.ranks_per_node * sp_c.ranks_per_node, sp_d.nodes * sp_c.nodes};
     double zero_total, crit_zero;
-    eval_stages(m, c, l, &lc, &sp_g, memo, est, &zero_total, &crit_zero);
-    eval_dp_optimizer(m, c, l, &lc, &sp_g, memo, est, zero_total, crit_zero);
+    eval_stages(m, c, l, lc, &sp_g, memo, est, &zero_total, &crit_zero);
+    eval_dp_optimizer(m, c, l, lc, &sp_g, memo, est, zero_total, crit_zero);
     time_terms(est, terms);
     eval_rates(m, c, l, memo, est, terms);
     return ST_OK;

@@ -144,33 +144,39 @@ static void stage_state_bytes(const plan_model *m, const plan_layout *l, const p
     mem->context_bytes = fw->context_bytes > 0 ? fw->context_bytes : CUDA_CONTEXT_BYTES;
 }
 
+static plan__act_in act_in_of(const plan_model *m, const plan_layout *l)
+{
+    plan__act_in a = {plan_framework_get(l->framework), plan__tokens_per_mb(m, l), 0.0};
+    a.logits_bytes = a.tokens_mb * (double)m->vocab / l->tp * LOGIT_BYTES;
+    return a;
+}
+
 /* The terms of stage i's memory (layers layers) that the schedule,
  * recompute and offload decide: activations, the recompute working set,
  * the logits (0 but on the last stage); the others are left as they are. */
-static void stage_act_bytes(const plan_model *m, const plan_layout *l, const layer_cost *lc, int i,
-                            int layers, plan_mem *mem)
+static void stage_act_bytes(const plan_model *m, const plan_layout *l, const layer_cost *lc,
+                            const plan__act_in *a, int i, int layers, plan_mem *mem)
 {
     double n = inflight(l, i);
     double stored = n, held = layers;
-    const plan_framework *fw = plan_framework_get(l->framework);
-    if (l->offload_activations && fw->offload_layers_held > 0) {
+    if (l->offload_activations && a->fw->offload_layers_held > 0) {
         /* by layer (SMP v2): the running layer's checkpoint and those
          * loaded ahead of it stay, of each microbatch in flight */
-        held = fmin((double)layers, (double)fw->offload_layers_held);
+        held = fmin((double)layers, (double)a->fw->offload_layers_held);
     } else if (l->offload_activations && stored > 2.0) {
         stored = 2.0; /* by microbatch (SMP v1): current + prefetching microbatch stay */
     }
-    double T = plan__tokens_per_mb(m, l), th = l->sequence_parallel ? l->tp : 1.0;
+    double th = l->sequence_parallel ? l->tp : 1.0;
     mem->activations_bytes = stored * held * lc->act_stored_bytes;
     if (i == 0) /* embedding output and its dropout mask */
-        mem->activations_bytes += stored * T * (double)m->hidden * 3.0 / th;
+        mem->activations_bytes += stored * a->tokens_mb * (double)m->hidden * 3.0 / th;
     /* Working set of the backward pass: the recomputed group (full) or one
      * layer's activation gradients. */
     int k = l->recompute == PLAN_RECOMP_FULL ? l->recompute_group : 1;
     if (k > layers)
         k = layers;
     mem->recompute_bytes = (double)k * lc->act_full_bytes;
-    mem->logits_bytes = i == l->pp - 1 ? T * (double)m->vocab / l->tp * LOGIT_BYTES : 0.0;
+    mem->logits_bytes = i == l->pp - 1 ? a->logits_bytes : 0.0;
 }
 
 /* The allocator's reserve and the total, from the other terms. */
@@ -193,8 +199,9 @@ static void stage_total_bytes(const plan_cluster *c, plan_mem *mem)
 void plan__stage_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                         const layer_cost *lc, int i, int layers, double P, plan_mem *mem)
 {
-    stage_state_bytes(m, l, plan_framework_get(l->framework), lc, P, mem);
-    stage_act_bytes(m, l, lc, i, layers, mem);
+    plan__act_in a = act_in_of(m, l);
+    stage_state_bytes(m, l, a.fw, lc, P, mem);
+    stage_act_bytes(m, l, lc, &a, i, layers, mem);
     stage_total_bytes(c, mem);
 }
 
@@ -223,6 +230,7 @@ void plan__memory_stages(const plan_model *m, const plan_layout *l, plan__eval_m
         memo->mem_stages[k++] = i;
     }
     memo->nmem_stages = k;
+    memo->act = act_in_of(m, l);
 }
 
 _Static_assert(PLAN__MEMO_STATES * PLAN_SHARD__COUNT <= 32, "state_set holds a bit per state");
@@ -244,7 +252,7 @@ static void memo_stage_memory(const plan_model *m, const plan_cluster *c, const 
     } else {
         stage_state_bytes(m, l, mm->fw, lc, mm->mem_params[k], mem);
     }
-    stage_act_bytes(m, l, lc, i, mm->stage_layers[i], mem);
+    stage_act_bytes(m, l, lc, &mm->act, i, mm->stage_layers[i], mem);
     stage_total_bytes(c, mem);
 }
 
@@ -260,9 +268,9 @@ static void every_stage_memory(const plan_model *m, const plan_cluster *c, const
     for (int i = 0; i < l->pp; i++) {
         int n = est->stage_layers[i], middle = i > 0 && i < l->pp - 1;
         if (!middle || n != prev)
-            stage_state_bytes(m, l, mm->fw, lc, plan__stage_params(m, l, i, n), &mem);
+            stage_state_bytes(m, l, mm->fw, lc, mm->stage_params[i], &mem);
         prev = middle ? n : -1;
-        stage_act_bytes(m, l, lc, i, n, &mem);
+        stage_act_bytes(m, l, lc, &mm->act, i, n, &mem);
         stage_total_bytes(c, &mem);
         est->stage_mem_bytes[i] = mem.total_bytes;
         est->stage_inflight[i] = (int)ceil(inflight(l, i));
@@ -280,61 +288,65 @@ void plan__eval_memory(const plan_model *m, const plan_cluster *c, const plan_la
      * among the memo's candidates (plan__memory_stages). A search pruning by
      * memory looks only at those; a layout that fits gets every stage's
      * total. */
-    plan_mem mem, worst = {0};
+    /* stage 0 comes first: it sets the worst */
+    plan_mem buf[2], *mem = &buf[0], *worst_p = &buf[1];
     for (int k = 0; k < mm->nmem_stages; k++) {
         int i = mm->mem_stages[k];
-        memo_stage_memory(m, c, l, lc, mm, k, &mem);
-        if (i == 0 || mem.total_bytes > worst.total_bytes) {
-            worst = mem;
+        memo_stage_memory(m, c, l, lc, mm, k, mem);
+        if (i == 0 || mem->total_bytes > worst_p->total_bytes) {
+            plan_mem *t = worst_p; /* the worse one kept, the other buffer reused */
+            worst_p = mem;
+            mem = t;
             est->worst_stage = i;
         }
     }
-    est->mem = worst;
+    est->mem = *worst_p;
+    const plan_mem *worst = &est->mem;
     if (!memory_only)
         every_stage_memory(m, c, l, lc, mm, est);
     else
-        est->stage_mem_bytes[est->worst_stage] = worst.total_bytes;
-    PLAN__TERM(terms, "memory", "weights", worst.weights_bytes, "bytes",
+        est->stage_mem_bytes[est->worst_stage] = worst->total_bytes;
+    PLAN__TERM(terms, "memory", "weights", worst->weights_bytes, "bytes",
                "2 B x params held on the stage / TP (/ shard degree with ZeRO-3)",
                "Rajbhandari et al. 2020 (ZeRO), Sec. 3.1");
-    PLAN__TERM(terms, "memory", "gradients", worst.grads_bytes, "bytes",
+    PLAN__TERM(terms, "memory", "gradients", worst->grads_bytes, "bytes",
                "2 B (4 B with fp32 gradients) x params held (/ shard degree with ZeRO-2/3)",
                "Rajbhandari et al. 2020, Sec. 3.1");
-    PLAN__TERM(terms, "memory", "optimizer", worst.optimizer_bytes, "bytes",
+    PLAN__TERM(terms, "memory", "optimizer", worst->optimizer_bytes, "bytes",
                "12 B x params held (fp32 master, Adam m, v) / shard degree with ZeRO-1+",
                "Rajbhandari et al. 2020, Sec. 3.1");
-    PLAN__TERM(terms, "memory", "activations", worst.activations_bytes, "bytes",
+    PLAN__TERM(terms, "memory", "activations", worst->activations_bytes, "bytes",
                "in-flight microbatches x layers x per-layer stored bytes; per layer "
                "sbh(10 + 24/t + 5as/(ht)), /t with SP, 5as/h term gone with selective recompute or "
                "flash attention, 2sbh/k with full recompute; Q, K, V and the attention output at "
                "their own widths (kv heads, heads x head_dim)",
                "Korthikanti et al. 2022, Table 2; in-flight count Narayanan et al. 2021 Sec. 2.2");
-    PLAN__TERM(terms, "memory", "recompute working set", worst.recompute_bytes, "bytes",
+    PLAN__TERM(terms, "memory", "recompute working set", worst->recompute_bytes, "bytes",
                "k layers' full activations for one microbatch while recomputing",
                "Korthikanti et al. 2022, Sec. 5 (checkpoint groups, SMP activation checkpointing)");
-    PLAN__TERM(terms, "memory", "logits", worst.logits_bytes, "bytes",
+    PLAN__TERM(terms, "memory", "logits", worst->logits_bytes, "bytes",
                "s b V / t x (2 B fp16 + 4 B fp32 softmax), last stage", "cross-entropy over vocab");
-    PLAN__TERM(terms, "memory", "comm buffers", worst.comm_buffers_bytes, "bytes",
+    PLAN__TERM(terms, "memory", "comm buffers", worst->comm_buffers_bytes, "bytes",
                "per communicator 2 x NCCL_BUFFSIZE(4 MiB) x 16 channels; p2p send/recv buffers",
                "NCCL environment variables documentation (NCCL_BUFFSIZE)");
-    PLAN__TERM(terms, "memory", "CUDA context", worst.context_bytes, "bytes",
+    PLAN__TERM(terms, "memory", "CUDA context", worst->context_bytes, "bytes",
                "the stack's context_bytes (frameworks.json), else constant 0.8 GiB",
                "estimate: CUDA context + cuBLAS workspace as PyTorch reports it; a stack's own where "
                "measured");
-    PLAN__TERM(terms, "memory", "allocator", worst.allocator_bytes, "bytes",
+    PLAN__TERM(terms, "memory", "allocator", worst->allocator_bytes, "bytes",
                "alloc_frac x the tensors' memory: what the caching allocator reserves beyond it",
                "c10 CUDA caching allocator; alloc_frac fitted per stack to measured memory");
-    PLAN__TERM(terms, "memory", "total (worst stage)", worst.total_bytes, "bytes",
+    PLAN__TERM(terms, "memory", "total (worst stage)", worst->total_bytes, "bytes",
                "sum of the above: what nvidia-smi shows", "");
-    PLAN__TERM(terms, "memory", "needed (worst stage)", plan_mem_need_bytes(&worst), "bytes",
+    PLAN__TERM(terms, "memory", "needed (worst stage)", plan_mem_need_bytes(worst), "bytes",
                "total less the allocator's reserve: a layout fits when this fits (the allocator "
                "frees its cached blocks and retries before it fails)",
                "c10 CUDACachingAllocator, release_cached_blocks");
 
-    if (plan_mem_need_bytes(&worst) > est->capacity_bytes) {
+    if (plan_mem_need_bytes(worst) > est->capacity_bytes) {
         /* the reason is formatted on demand (plan_estimate_reason): most
          * layouts a search rejects for memory are never shown */
-        est->oom_excess_bytes = plan_mem_need_bytes(&worst) - est->capacity_bytes;
+        est->oom_excess_bytes = plan_mem_need_bytes(worst) - est->capacity_bytes;
         est->reject = PLAN_REJ_OOM;
     }
 }

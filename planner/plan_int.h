@@ -86,17 +86,32 @@ typedef struct layer_cost {
 #define PLAN__MEMO_COLL 8
 /* memory stages (mem_stages) whose sharded terms are kept per sharding */
 #define PLAN__MEMO_STATES 4
+/* What a stage's activation memory reads of a layout beyond its knobs, the
+ * same for every layout of a memo: its stack, the tokens of a microbatch,
+ * the last stage's logits (plan_eval_mem.c). */
+typedef struct plan__act_in {
+    const struct plan_framework *fw;
+    double tokens_mb, logits_bytes;
+} plan__act_in;
+
 typedef struct plan__eval_memo {
     int valid;
     const struct plan_framework *fw; /* the layouts' stack */
     plan__span sp_t, sp_p, sp_d, sp_c;
     layer_cost lc;               /* before layer_recompute */
+    /* after it, by recompute kind: the last recompute of each kind a
+     * layout of the memo asked for (plan__memo_recompute) */
+    struct plan__memo_recompute {
+        int set, layers, saved, group, virtual_stages;
+        layer_cost lc;
+    } recompute[PLAN_RECOMP__COUNT];
     int stage_layers[PLAN_PP_MAX];
     /* the stages whose memory can be the worst (eval_memory), in order:
      * the first, the first middle stage of each layer count, the last */
     int nmem_stages;
     int mem_stages[PLAN_PP_MAX];
     double mem_params[PLAN_PP_MAX]; /* their parameters per GPU, unsharded */
+    plan__act_in act;
     /* the terms of their memory the sharding decides (stage_state_bytes)
      * of the first PLAN__MEMO_STATES, by sharding: state_set's bit
      * k * PLAN_SHARD__COUNT + sharding once worked out */
@@ -104,6 +119,7 @@ typedef struct plan__eval_memo {
     plan_mem state[PLAN__MEMO_STATES][PLAN_SHARD__COUNT];
     double head_f_s, head_b_s, head_gemm_s; /* the LM head and loss per microbatch */
     double p2p_bytes, p2p_s;     /* one activation send between stages, its bytes and time */
+    double stage_params[PLAN_PP_MAX]; /* each stage's parameters per GPU, unsharded */
     double max_stage_params;     /* the largest stage's parameters per GPU, unsharded */
     /* the model's FLOPs per token (plan_model_train_flops_per_token,
      * plan_model_layer_fwd_flops_per_token): the same for every layout */
@@ -158,8 +174,9 @@ int plan__pipeline_syncs_once(const plan_layout *l, const struct plan_framework 
 /* Memory of stage i (layers layers, P its plan__stage_params) into mem. */
 void plan__stage_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                         const layer_cost *lc, int i, int layers, double P, plan_mem *mem);
-/* The stages whose memory can be the worst, with their parameters, into
- * memo (its stage_layers set). */
+/* The stages whose memory can be the worst, with their parameters, and
+ * what their activations read (plan__act_in) into memo (its stage_layers
+ * set). */
 void plan__memory_stages(const plan_model *m, const plan_layout *l, plan__eval_memo *memo);
 /* The worst stage's memory by term into est->mem (every stage's total too
  * unless memory_only), its terms into terms; a layout whose need exceeds the

@@ -29,6 +29,7 @@
 #include "planner/plan_framework.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +263,22 @@ done:
 }
 
 /* Innermost knobs for a fixed (tp, cp, pp, dp, micro-batch, placement). */
+/* An empty result: every field but the entries of top[] and grid[] past
+ * ntop and ngrid (0), which nothing reads. Clearing those too (most of the
+ * result's 0.7 MiB) was 3 % of a search's instructions and flushed the
+ * cache it runs in. */
+static void result_clear(plan_result *res)
+{
+    res->ntop = 0;
+    memset(&res->evaluated, 0,
+           offsetof(plan_result, grid) - offsetof(plan_result, evaluated));
+    res->twins = 0;
+}
+_Static_assert(offsetof(plan_result, top) < offsetof(plan_result, evaluated) &&
+                   offsetof(plan_result, ngrid) < offsetof(plan_result, grid) &&
+                   offsetof(plan_result, twins) > offsetof(plan_result, grid),
+               "result_clear: ntop and top[] first, the scalars, ngrid, grid[], twins last");
+
 static int search_inner(search_ctx *x, const plan_layout *l)
 {
     const plan_config *cfg = x->cfg;
@@ -544,7 +561,7 @@ int plan_search(const plan_model *m, const plan_cluster *c, const plan_config *c
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    memset(res, 0, sizeof *res);
+    result_clear(res);
     int k = cfg->top_k > 0 ? cfg->top_k : 5;
     if (k > PLAN_TOPK_MAX)
         k = PLAN_TOPK_MAX;
