@@ -111,6 +111,7 @@ static const field fields[] = {
     FLD(pp_sync_once, F_BOOL, E_NONE, 0),
     FLD(pipeline_ends, F_BOOL, E_NONE, 0),
     FLD(virtual_even, F_BOOL, E_NONE, 0),
+    FLD(pipeline_embedding_loss, F_BOOL, E_NONE, 0),
     FLD(fused_with_tp, F_BOOL, E_NONE, 0),
     FLD(wgrad_accum, F_ENUM, E_ACCUM, 0),
     FLD(tflops_model, F_BOOL, E_NONE, 0),

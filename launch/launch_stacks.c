@@ -274,9 +274,26 @@ static int build_megatron(launch_job *j, st_err *err)
     /* [megatron] validate_args: at most one of --num-layers-per-virtual-
      * pipeline-stage, --num-virtual-stages-per-pipeline-rank and
      * --pipeline-model-parallel-layout */
-    if (virt && even_chunks)
+    int emb_place, loss_place, placed = plan_split_embedding_loss(m, l, &emb_place, &loss_place);
+    if (placed) {
+        /* [megatron] --account-for-embedding-in-pipeline-split, --account-
+         * for-loss-in-pipeline-split: the embedding (the loss) "treated as
+         * a standard transformer layer in the context of partition and
+         * placement"; the split is the stack's own (plan_stage_layers) */
+        if (virt)
+            arg_int(j, "--num-virtual-stages-per-pipeline-rank", l->virtual_stages);
+        if (emb_place)
+            launch__arg(j, "--account-for-embedding-in-pipeline-split");
+        if (loss_place)
+            launch__arg(j, "--account-for-loss-in-pipeline-split");
+        launch__note(j, "The layers do not split evenly over the pipeline's chunks: the "
+                        "embedding and the loss each take a layer's place in the split "
+                        "(Megatron-Core 0.11 on).");
+    } else if (virt && even_chunks)
         arg_int(j, "--num-layers-per-virtual-pipeline-stage", chunk_layers(j, 0));
-    if ((virt && !even_chunks) || (j->uneven && !middle_even(j))) {
+    if (placed) {
+        /* (said above) */
+    } else if ((virt && !even_chunks) || (j->uneven && !middle_even(j))) {
         /* [megatron] --pipeline-model-parallel-layout: E embedding, L loss,
          * t a transformer layer, stages (pp x virtual, in model order) split
          * by | */
@@ -298,7 +315,7 @@ static int build_megatron(launch_job *j, st_err *err)
                 arg_int(j, "--decoder-last-pipeline-num-layers", j->stage_layers[p - 1]);
         }
     }
-    if (j->uneven)
+    if (j->uneven && !placed)
         launch__note(j, "The split of layers over pipeline stages is uneven (the planner's "
                           "model finds it faster than the even one); Megatron-LM takes it as "
                           "written here.");

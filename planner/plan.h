@@ -699,6 +699,14 @@ int plan_placement_parse(const char *s, char out[4], st_err *err);
  * stage), which plan_evaluate, the simulator and the executor all use. */
 void plan_stage_layers(const plan_model *m, const plan_layout *l, int *out);
 
+/* Does l's stack count the embedding and the loss as layers of its
+ * pipeline split (plan_framework.pipeline_embedding_loss) for l, its
+ * layers not splitting evenly over pp x virtual stages otherwise? Then 1,
+ * and *embedding, *loss say which of them take a layer's place (the
+ * first chunk, the last chunk one transformer layer fewer); else 0. */
+int plan_split_embedding_loss(const plan_model *m, const plan_layout *l, int *embedding,
+                              int *loss);
+
 /* Rank stride of a parallel dimension ('D', 'P', 'T') under l's placement
  * (1 for the innermost): rank = sum over dims of coordinate x stride. */
 int plan_layout_stride(const plan_layout *l, char dim);

@@ -606,6 +606,15 @@ static void stage_split(const plan_model *m, const plan_layout *l, int *out)
     split_layers(m->layers, p, head_layers, out);
     if (p == 1)
         return;
+    int emb, loss;
+    if (plan_split_embedding_loss(m, l, &emb, &loss)) {
+        /* the stack's own uneven split: the layer places a stage holds,
+         * less the embedding's on the first and the loss's on the last */
+        int per = (int)((m->layers + emb + loss) / p);
+        for (int i = 0; i < p; i++)
+            out[i] = per - (i == 0 ? emb : 0) - (i == p - 1 ? loss : 0);
+        return;
+    }
     /* even: the last stage floor(L / p), the rest spread over the others,
      * the first ones taking one more where it does not divide */
     int even[PLAN_PP_MAX];
@@ -645,6 +654,35 @@ static void stage_split(const plan_model *m, const plan_layout *l, int *out)
     }
 }
 
+/* Megatron-Core 0.11's uneven virtual split (account_for_embedding_in_
+ * pipeline_split, account_for_loss_in_pipeline_split: CHANGELOG.md 0.11.0,
+ * "Uneven virtual pipeline parallel split support in first and last PP
+ * stage"): the embedding and the loss each take one layer's place, the
+ * layers plus those places split evenly over the pp x v chunks, so the
+ * first chunk holds one transformer layer fewer with the embedding and the
+ * last one fewer with the loss. Taken where the layers alone do not split
+ * evenly: both places where that divides, else the loss's alone (the
+ * heavier end, with the LM head); every chunk keeps a transformer layer. */
+int plan_split_embedding_loss(const plan_model *m, const plan_layout *l, int *embedding,
+                              int *loss)
+{
+    const plan_framework *fw = plan_framework_get(l->framework);
+    int64_t chunks = (int64_t)l->pp * (l->virtual_stages > 1 ? l->virtual_stages : 1);
+    *embedding = *loss = 0;
+    if (!fw || !fw->virtual_even || !fw->pipeline_embedding_loss || l->pp < 2 ||
+        m->layers % chunks == 0)
+        return 0;
+    for (int both = 1; both >= 0; both--) {
+        int64_t slots = m->layers + 1 + both;
+        if (slots % chunks == 0 && slots / chunks >= 2) {
+            *embedding = both;
+            *loss = 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void plan_stage_layers(const plan_model *m, const plan_layout *l, int *out)
 {
     stage_split(m, l, out);
@@ -667,7 +705,9 @@ static plan_reject check_layers(const plan_model *m, const plan_layout *l, plan_
     /* a stack whose chunks hold equal whole numbers of layers (virtual_even:
      * Megatron-LM's interleaved schedule) */
     const plan_framework *fw = plan_framework_get(l->framework);
-    int unequal = l->virtual_stages > 1 && fw && fw->virtual_even && m->layers % chunks != 0;
+    int emb, loss;
+    int unequal = l->virtual_stages > 1 && fw && fw->virtual_even && m->layers % chunks != 0 &&
+                  !plan_split_embedding_loss(m, l, &emb, &loss);
     if (chunks <= m->layers && !unequal)
         return PLAN_OK;
     if (!why)
@@ -697,12 +737,14 @@ static plan_reject check_virtual(const plan_layout *l, plan_estimate *est, int w
  * stages differ (pipeline_ends), and under the interleaved schedule every
  * stage's layers must divide into its v chunks ("each stage's layer count
  * must still be divisible by the VPP size", Megatron-LM MR 2795). */
-static plan_reject check_megatron_split(const plan_layout *l, plan_estimate *est, int why)
+static plan_reject check_megatron_split(const plan_model *m, const plan_layout *l,
+                                        plan_estimate *est, int why)
 {
     const plan_framework *fw = plan_framework_get(l->framework);
     int p = l->pp, v = l->virtual_stages > 1 ? l->virtual_stages : 1;
-    if (!fw || !fw->virtual_even || p < 2)
-        return PLAN_OK;
+    int emb, loss;
+    if (!fw || !fw->virtual_even || p < 2 || plan_split_embedding_loss(m, l, &emb, &loss))
+        return PLAN_OK; /* (the stack's own uneven split: stage_split) */
     const int *n = est->stage_layers;
     int ok = 1, ref = p > 2 ? n[1] : n[0];
     for (int i = 0; i < p && ok; i++) {
@@ -1337,7 +1379,7 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
     const plan__span sp_d = memo->sp_d, sp_c = memo->sp_c;
     const layer_cost *lc = memo_recompute(m, l, memo);
     memcpy(est->stage_layers, memo->stage_layers, (size_t)l->pp * sizeof est->stage_layers[0]);
-    if (check_megatron_split(l, est, !memory_only) != PLAN_OK)
+    if (check_megatron_split(m, l, est, !memory_only) != PLAN_OK)
         return ST_OK;
 
     plan__eval_memory(m, c, l, lc, memo, est, terms, memory_only);

@@ -170,6 +170,9 @@ typedef struct plan_framework {
                                   * layers than the others, which split the rest evenly */
     int virtual_even;            /* the interleaved schedule's model chunks hold equal
                                   * whole numbers of layers: layers a multiple of pp x v */
+    int pipeline_embedding_loss; /* with virtual_even, the embedding and the loss may
+                                  * each count as a layer of the split (the first and
+                                  * the last chunk one transformer layer fewer) */
     int fused_with_tp;           /* with tp > 1 its layers are Transformer Engine's fused
                                   * ones, whatever unfused_pointwise says of tp 1 */
     int param_gather_overlap;    /* sharded optimizer's parameter all-gather overlapped

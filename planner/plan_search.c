@@ -317,11 +317,18 @@ static int search_inner(search_ctx *x, const plan_layout *l)
         else if (cfg->virtual_stages > 0)
             vs[nv++] = cfg->virtual_stages;
         else if (fw->virtual_even) {
-            /* equal chunks: every divisor of the layers a stage holds */
+            /* equal chunks: every divisor of the layers a stage holds; where
+             * the stack counts the embedding and the loss as layers of the
+             * split, the counts that split so too */
             int64_t per = x->m->layers % p == 0 ? x->m->layers / p : 0;
-            for (int64_t v = 2; v <= per && nv < VS_MAX && m % p == 0; v++)
-                if (per % v == 0)
+            int64_t top = fw->pipeline_embedding_loss ? (x->m->layers + 2) / p : per;
+            plan_layout t = *l;
+            for (int64_t v = 2; v <= top && nv < VS_MAX && m % p == 0; v++) {
+                int emb, loss;
+                t.virtual_stages = (int)v;
+                if ((per > 0 && per % v == 0) || plan_split_embedding_loss(x->m, &t, &emb, &loss))
                     vs[nv++] = (int)v;
+            }
         } else
             for (int i = 0; i < 3; i++)
                 if ((int64_t)p * vs_search[i] <= x->m->layers && m % p == 0)

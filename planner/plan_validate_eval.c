@@ -321,5 +321,14 @@ int plan__validate_evaluate(const plan_catalog *cat, const plan_model *m, const 
         !plan__row_went_oom(row))
         rc = infer_recompute(cat, m, c, fw, row, &asked, before, rl, out, err);
     free(before);
+    int emb, loss;
+    if (rc == ST_OK && !*skipped && plan_split_embedding_loss(m, &rl->l, &emb, &loss)) {
+        const plan_layout *l = &rl->l;
+        note(out, "%lld layers over %d pipeline chunks (pp %d x virtual %d) split as the stack "
+             "splits them: the %s a layer's place, the first stage %d layers, the last %d",
+             (long long)m->layers, l->pp * l->virtual_stages, l->pp, l->virtual_stages,
+             emb ? "embedding and the loss each take" : "loss takes", out->est.stage_layers[0],
+             out->est.stage_layers[l->pp - 1]);
+    }
     return rc;
 }

@@ -66,7 +66,7 @@ grep -q "GiB" "$tmp/out" || { echo "FAIL fixed-oom: no size"; fail=1; }
 # with the entry each comes from and its source; a release picked by key,
 # a bare stack its latest; an unknown one refused in one line.
 run frameworks 0 "$bin" frameworks
-for k in "smp@v1 \*" megatron@2020 megatron@2021 megatron@2022 megatron@2024 nemo@2023 fsdp@2024 \
+for k in "smp@v1 \*" megatron@2020 megatron@2021 megatron@2022 megatron@2024 megatron@2025 nemo@2023 nemo@2025 fsdp@2024 \
   llm-foundry@2023 torchtitan@2024 smdplan-cuda; do
   grep -q "^$k" "$tmp/out" || { echo "FAIL frameworks: no '$k'"; fail=1; }
 done
@@ -81,7 +81,7 @@ run release 0 "$bin" --params 175B --instances 128xp4de --framework megatron@202
 grep -q "stack: *Megatron-LM 2022" "$tmp/out" || { echo "FAIL release: stack"; fail=1; }
 grep -q "TP communication  *[1-9]" "$tmp/out" || { echo "FAIL release: no TP communication"; fail=1; }
 run latest 0 "$bin" --params 30B --instances 4xp5 --framework megatron --no-record --no-sim
-grep -q "framework megatron@2024" "$tmp/out" || { echo "FAIL latest: not megatron@2024"; fail=1; }
+grep -q "framework megatron@2025" "$tmp/out" || { echo "FAIL latest: not megatron@2025"; fail=1; }
 run bad-release 2 "$bin" --params 30B --instances 4xp5 --framework megatron@2019 --no-record
 one_line bad-release "megatron@2019"
 # A stack smdplan reads runs of but launches nothing for plans as any other

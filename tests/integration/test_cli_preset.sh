@@ -62,7 +62,7 @@ hasnt changed-shape "$tmp/out" "SMP's own layout"
 # Another stack: the batch is still the published one, no comparison.
 run other-stack 0 "$bin" --params 30B --instances 16xp4d --framework megatron
 has other-stack "$tmp/out" "batch:   512 sequences per step"
-has other-stack "$tmp/out" "is not compared: this plan is for Megatron-Core 2024"
+has other-stack "$tmp/out" "is not compared: this plan is for Megatron-Core 2025"
 # A preset that publishes nothing keeps the GPT-3 default, and no comparison.
 run gpt3 0 "$bin" --params 13B --instances 4xp4d
 has gpt3 "$tmp/out" "default from the GPT-3 batch schedule"

@@ -168,6 +168,12 @@ launch_ok megatron-llama31-70b-p5 launch --model meta-llama/Llama-3.1-70B --inst
   --framework megatron
 # GPT on A100 (learned positions, tied embedding) and fp16 on V100
 launch_ok megatron-gpt-30b launch --params 30B --instances 16xp4d --framework megatron
+# 126 layers over pp 8 x virtual 8: the embedding and the loss take layers' places
+launch_ok megatron-405b-places launch --model meta-llama/Llama-3.1-405B --instances 64xp5 \
+  --framework megatron --tp 8 --pp 8 --schedule virtual --virtual-stages 8
+for f in --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split; do
+  grep -q -- "$f" "$tmp/s$n" || { echo "FAIL megatron-405b-places: no $f"; fail=1; }
+done
 launch_ok megatron-v100-fp16 launch --params 1.3B --instances 2xp3.16xlarge --framework megatron
 grep -q -- "--fp16" "$tmp/s$n" || { echo "FAIL megatron-v100-fp16: no --fp16"; fail=1; }
 grep -q -- "--bf16" "$tmp/s$n" && { echo "FAIL megatron-v100-fp16: --bf16 on V100"; fail=1; }

@@ -290,7 +290,7 @@ static void shipped_releases(void **state)
     int i = -1;
     st_err err = {0};
     static const char *const latest[][2] = {
-        {"megatron", "megatron@2024"}, {"nemo", "nemo@2024"}, {"fsdp", "fsdp@2024"},
+        {"megatron", "megatron@2025"}, {"nemo", "nemo@2025"}, {"fsdp", "fsdp@2024"},
         {"smp", "smp@v1"},             {"megatron-2021", "megatron@2021"},
     };
     for (size_t k = 0; k < sizeof latest / sizeof latest[0]; k++) {

@@ -231,7 +231,7 @@ static void test_grid(void **state)
     assert_int_equal(db_grid(f->d, mid, cells, 64, &n, &err), ST_OK);
     assert_true(n > 0);
     for (int i = 0; i < n; i++) {
-        assert_string_equal(cells[i].framework, "megatron@2024");
+        assert_string_equal(cells[i].framework, "megatron@2025");
         assert_string_equal(cells[i].precision, "bf16");
         if (cells[i].tp == r3->top[0].layout.tp && cells[i].pp == r3->top[0].layout.pp)
             assert_true(cells[i].step_s == r3->top[0].est.time.step_s);

@@ -647,20 +647,20 @@ static void test_plan_framework_round_trip(void **state)
     assert_int_equal(db_record_plan(f->d, &f->prov, &f->model, &c, &cfg, r, NULL, &id, &err),
                      ST_OK);
     cJSON *rec = show(f, id);
-    assert_non_null(strstr(str(rec, "summary"), "with megatron@2024 fp8"));
+    assert_non_null(strstr(str(rec, "summary"), "with megatron@2025 fp8"));
     const cJSON *it = get(rec, "instance_types")->child;
     assert_true(num(it, "fp8_peak_flops") == c.gpu->fp8_peak_flops && c.gpu->fp8_peak_flops > 0);
     assert_true(num(it, "gemm_ceiling") == c.gpu->gemm_ceiling);
     int n = 0;
     for (const cJSON *p = get(rec, "plans")->child; p; p = p->next, n++) {
-        assert_string_equal(str(p, "framework"), "megatron@2024");
+        assert_string_equal(str(p, "framework"), "megatron@2025");
         assert_string_equal(str(p, "precision"), "fp8");
     }
     assert_int_equal(n, r->ntop + r->ngrid);
     for (int i = 0; i < r->ntop; i++)
         check_layout(cJSON_GetArrayItem(get(rec, "plans"), i), &r->top[i].layout);
     const cJSON *cfg_json = get(get(rec, "search"), "config");
-    assert_string_equal(str(cfg_json, "framework"), "megatron@2024");
+    assert_string_equal(str(cfg_json, "framework"), "megatron@2025");
     assert_int_equal((int)num(cfg_json, "precision"), PLAN_PREC_FP8);
     cJSON_Delete(rec);
 
@@ -672,7 +672,7 @@ static void test_plan_framework_round_trip(void **state)
     assert_int_equal(db_compare(f->d, &filt, rows, PLAN_TOPK_MAX, &n, &err), ST_OK);
     assert_int_equal(n, r->ntop);
     for (int i = 0; i < n; i++) {
-        assert_string_equal(rows[i].framework, "megatron@2024");
+        assert_string_equal(rows[i].framework, "megatron@2025");
         assert_string_equal(rows[i].precision, "fp8");
     }
     char ka[KEY_MAX_TEST], kb[KEY_MAX_TEST];
@@ -681,7 +681,7 @@ static void test_plan_framework_round_trip(void **state)
     db__match_key(&f->model, "p5", 4, 32, &r->top[0].layout, ka, sizeof ka);
     db__match_key(&f->model, "p5", 4, 32, &other, kb, sizeof kb);
     assert_string_not_equal(ka, kb);
-    assert_non_null(strstr(ka, ",megatron@2024,fp8,"));
+    assert_non_null(strstr(ka, ",megatron@2025,fp8,"));
     free(r);
 }
 

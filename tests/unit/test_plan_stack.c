@@ -441,6 +441,94 @@ static void megatron_equal_stages(void **state)
     free(e);
 }
 
+/* Megatron-Core 0.11 on counts the embedding and the loss as layers of its
+ * split (--account-for-embedding/loss-in-pipeline-split): Llama 3.1 405B's
+ * 126 layers run at pp 8 x virtual 8 (NeMo 25.02's table), 128 places over
+ * 64 chunks, the first and last stages 15 layers; 127 layers take the
+ * loss's place alone; 128 split evenly; the 2024 release refuses 126 so,
+ * and the search finds the count only on the release that has it. */
+static void megatron_embedding_loss_split(void **state)
+{
+    (void)state;
+    st_err err = {0};
+    plan_model m = {.arch = PLAN_ARCH_LLAMA, .layers = 126, .hidden = 2048, .heads = 16,
+                    .kv_heads = 8, .ffn = 8192, .seq = 2048, .vocab = 128256};
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    int m25 = profile("megatron@2025"), m24 = profile("megatron@2024");
+    assert_true(plan_framework_get(m25)->pipeline_embedding_loss);
+    assert_false(plan_framework_get(m24)->pipeline_embedding_loss);
+    plan_cluster c = cluster("dgx-h100", 1, m25);
+    plan_layout l;
+    plan_layout_default(&l);
+    plan_framework_apply(plan_framework_get(m25), m25, &l);
+    l.tp = 1, l.pp = 8, l.dp = 1, l.micro_batch = 1, l.microbatches = 32;
+    l.global_batch = 32;
+    l.schedule = PLAN_SCHED_VIRTUAL;
+    l.virtual_stages = 8;
+    int emb = -1, loss = -1;
+    assert_int_equal(plan_split_embedding_loss(&m, &l, &emb, &loss), 1);
+    assert_int_equal(emb, 1);
+    assert_int_equal(loss, 1);
+    plan_estimate *e = calloc(1, sizeof *e);
+    assert_non_null(e);
+    assert_int_equal(plan_evaluate(&m, &c, &l, e, NULL, &err), ST_OK);
+    assert_true(e->reject == PLAN_OK || e->reject == PLAN_REJ_OOM);
+    int sum = 0;
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(e->stage_layers[i], i == 0 || i == 7 ? 15 : 16);
+        sum += e->stage_layers[i];
+    }
+    assert_int_equal(sum, 126);
+    /* 127 layers: the loss's place alone, 128 over 64 */
+    m.layers = 127;
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    assert_int_equal(plan_split_embedding_loss(&m, &l, &emb, &loss), 1);
+    assert_int_equal(emb, 0);
+    assert_int_equal(loss, 1);
+    assert_int_equal(plan_evaluate(&m, &c, &l, e, NULL, &err), ST_OK);
+    assert_int_equal(e->stage_layers[0], 16);
+    assert_int_equal(e->stage_layers[7], 15);
+    /* 128: even, no place taken; 125: no split of 64 chunks */
+    m.layers = 128;
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    assert_int_equal(plan_split_embedding_loss(&m, &l, &emb, &loss), 0);
+    m.layers = 125;
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    assert_int_equal(plan_evaluate(&m, &c, &l, e, NULL, &err), ST_OK);
+    assert_int_equal(e->reject, PLAN_REJ_LAYERS);
+    /* the 2024 release: 126 layers over 64 chunks refused */
+    m.layers = 126;
+    assert_int_equal(plan_model_finish(&m, &err), ST_OK);
+    l.framework = m24;
+    assert_int_equal(plan_split_embedding_loss(&m, &l, &emb, &loss), 0);
+    assert_int_equal(plan_evaluate(&m, &c, &l, e, NULL, &err), ST_OK);
+    assert_int_equal(e->reject, PLAN_REJ_LAYERS);
+    /* the search at pp 8: virtual 8 among its counts on 2025, none on 2024 */
+    plan_config cfg;
+    plan_config_default(&cfg);
+    cfg.tp = 1, cfg.pp = 8, cfg.dp = 1, cfg.cp = 1;
+    cfg.micro_batch = 1;
+    cfg.global_batch = 32;
+    cfg.schedule = PLAN_SCHED_VIRTUAL;
+    cfg.top_k = 32;
+    plan_result *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    for (int k = 0; k < 2; k++) {
+        cfg.framework = k ? m24 : m25;
+        c = cluster("dgx-h100", 1, cfg.framework);
+        assert_int_equal(plan_search(&m, &c, &cfg, r, &err), ST_OK);
+        int seen8 = 0;
+        for (int i = 0; i < r->ntop; i++)
+            seen8 |= r->top[i].layout.virtual_stages == 8;
+        if (k)
+            assert_int_equal(r->ntop, 0);
+        else
+            assert_true(seen8);
+    }
+    free(r);
+    free(e);
+}
+
 /* The catalog holds every instance type a SageMaker model parallel release
  * lists (v1: ml.g4dn.12xlarge was missing), p5e and p5en, each with its GPUs,
  * its network cards per node and where its price was read (or why none). */
@@ -513,6 +601,7 @@ int main(void)
         cmocka_unit_test(block_recompute_searched),
         cmocka_unit_test(virtual_stages_equal_chunks),
         cmocka_unit_test(megatron_equal_stages),
+        cmocka_unit_test(megatron_embedding_loss_split),
         cmocka_unit_test(catalog_covers_smp),
         cmocka_unit_test(smp2_profile),
     };

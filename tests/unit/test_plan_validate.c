@@ -1069,7 +1069,7 @@ static void test_framework_defaults(void **state)
      * publishes data parallelism alone as plain PyTorch, and either says so */
     x.framework = "SomeFutureTrainer 3.0";
     r = run(&x);
-    assert_string_equal(plan_framework_get(r->framework)->key, "megatron@2024");
+    assert_string_equal(plan_framework_get(r->framework)->key, "megatron@2025");
     assert_non_null(strstr(r->notes, "not known: read as Megatron"));
     /* ... the release in force at its source's date */
     x.source_date = "2021-08";
@@ -2418,7 +2418,9 @@ static void test_framework_names(void **state)
         {"NeMo 24.07 (Megatron-Core)", 0, "nemo@2024"},
         {"NeMo 23.05", 0, "nemo@2023"},
         {"NeMo Megatron", 2022 * 12 + 7, "nemo@2022"},
-        {"NeMo Framework", 0, "nemo@2024"},
+        {"NeMo Framework", 0, "nemo@2025"},
+        {"NeMo 24.12", 0, "nemo@2024"},
+        {"NeMo 25.02", 0, "nemo@2025"},
         {"NVIDIA NeMo Framework 24.05", 2023 * 12, "nemo@2024"},
         {"NeMo Megatron 22.09", 2024 * 12, "nemo@2022"},
         {"NeMo 2.0", 2023 * 12, "nemo@2024"},
@@ -2437,7 +2439,9 @@ static void test_framework_names(void **state)
         {"Megatron-LM", 2020 * 12 + 8, "megatron@2020"},
         {"Megatron-LM", 2021 * 12 + 5, "megatron@2021"},
         {"Megatron-LM", 2022 * 12 + 8, "megatron@2022"},
-        {"Megatron-LM", 0, "megatron@2024"},
+        {"Megatron-LM", 0, "megatron@2025"},
+        {"Megatron-LM", 2024 * 12 + 11, "megatron@2024"},
+        {"Megatron-Core 0.11.0", 2024 * 12, "megatron@2025"},
         {"Megatron-LM 2022", 2024 * 12, "megatron@2022"},
         {"Megatron (PTD-P)", 0, "megatron@2021"},
         {"Megatron-DeepSpeed", 0, "megatron-deepspeed@2023"},
