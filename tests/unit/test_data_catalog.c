@@ -145,6 +145,20 @@ static void shipped_boards(void **state)
         if (node)
             assert_true(strlen(node->source) > 40);
     }
+    /* Blackwell parts run attention as the H100 measured it, at the same
+     * fractions of their own peak: FlashAttention-2 and cuDNN per direction,
+     * so cuDNN's lead over FlashAttention-2 carries over with them */
+    const plan_gpu *sxm = gpu_of(&cat, "p5.48xlarge");
+    assert_true(sxm->cudnn_fwd_eff > sxm->flash2_fwd_eff && sxm->flash2_bwd_eff > 0);
+    const char *const blackwell[] = {"dgx-b200", "gb200-nvl72"};
+    for (size_t i = 0; i < sizeof blackwell / sizeof blackwell[0]; i++) {
+        const plan_gpu *g = gpu_of(&cat, blackwell[i]);
+        assert_rel(g->flash2_fwd_eff, sxm->flash2_fwd_eff, 1e-12);
+        assert_rel(g->flash2_bwd_eff, sxm->flash2_bwd_eff, 1e-12);
+        assert_rel(g->cudnn_fwd_eff, sxm->cudnn_fwd_eff, 1e-12);
+        assert_rel(g->cudnn_bwd_eff, sxm->cudnn_bwd_eff, 1e-12);
+        assert_false(g->flash3); /* FlashAttention-3 is Hopper's */
+    }
     /* the variant word in the name keeps a board apart from its module */
     assert_non_null(strstr(gpu_of(&cat, "pcie8-h100")->name, "PCIe"));
     assert_non_null(strstr(gpu_of(&cat, "pcie8-h100-nvl")->name, "NVL"));
