@@ -235,6 +235,9 @@ static void shipped_amd(void **state)
          100, 77, 800},
         {"ND MI300X v5", "MI300X-192GB", "gfx942", "p5", 192, 1307.4, 2614.9, 5300, 794.5 / 989,
          304, 0, 8, 448, 314.72, 3200},
+        /* the MI325X on the MI300X platform's links, a 400 Gb/s NIC per GPU */
+        {"amd-mi325x-platform", "MI325X-256GB", "gfx942", "p5", 256, 1307.4, 2614.9, 6000,
+         794.5 / 989, 304, 0, 8, 448, 314.72, 3200},
     };
     for (size_t i = 0; i < sizeof amd / sizeof amd[0]; i++) {
         const plan_gpu *g = gpu_of(&cat, amd[i].node), *pool = gpu_of(&cat, amd[i].pool_node);

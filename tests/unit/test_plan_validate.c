@@ -2567,6 +2567,16 @@ static void test_board_variants(void **state)
     assert_false(run(&y)->compared);
     y.gpu_type = "MI325X";
     plan_validate_result *ny = run(&y);
+    assert_true(ny->compared); /* on its platform node */
+    assert_string_equal(ny->instance, "amd-mi325x-platform");
+    /* taken out of the catalog, the chip's node is missed in words */
+    const plan_instance *node = plan_catalog_find(&cat, "amd-mi325x-platform");
+    assert_non_null(node);
+    plan_instance *mut = &cat.instances[node - cat.instances];
+    int gi = mut->gpu_index;
+    mut->gpu_index = -1;
+    ny = run(&y);
+    mut->gpu_index = gi;
     assert_false(ny->compared);
     assert_non_null(strstr(ny->reason, "no catalog node has GPU 'MI325X'"));
     /* a module's row never takes a board, nor a board's the module */
