@@ -1086,20 +1086,10 @@ static void eval_stages(const plan_model *m, const plan_cluster *c, const plan_l
     double crit_comp = 0, crit_tp = 0, crit_cp = 0, crit_pp = 0, crit_f = 0, crit_b = 0;
     stage_time crit = {0}, st;
     zero_mb z;
-    /* stages differ only in their layer count, the last one's head and the
-     * second one's share of the embedding's gradients: a run of stages
-     * alike is timed once (stage i starts one, and it goes on while the
-     * next is a middle stage of the same layer count) */
+    /* a run of stages alike is timed once (memo_runs) */
     for (int i = 0, next; i < l->pp; i = next) {
         int last = i == l->pp - 1, n = est->stage_layers[i];
-        /* the first stage's embedding adds to its gradients' accumulation
-         * pass, where the stack makes one: the next stage's own time (the
-         * last stage's, with its head, is its own already) */
-        int split_after_first = mm->fw && mm->fw->wgrad_accum != PLAN_ACCUM_FUSED;
-        next = i + 1;
-        if (i > 0 || !split_after_first)
-            while (next < l->pp - 1 && est->stage_layers[next] == n)
-                next++;
+        next = mm->run_next[i];
         zero_microbatch(m, c, l, sp_g, mm, lc, n, &z);
         double acc = wgrad_accum_s(c, l, mm->fw, mm->stage_params[i]);
         stage_time_of(lc, &z, n, last, head_f, head_b, head_gemm, acc, &st);
@@ -1290,6 +1280,24 @@ static void eval_rates(const plan_model *m, const plan_cluster *c, const plan_la
  * the LM head, the stage-to-stage send, the largest stage's parameters; 0,
  * or -1 when the placement does not tile the nodes (valid -1: so for every
  * layout of the memo). */
+/* The runs of stages eval_stages times once: stages differ only in their
+ * layer count, the last one's head and the second one's share of the
+ * embedding's gradients, so a run starts at stage i and goes on while the
+ * next is a middle stage of the same layer count; the first stage is a run
+ * of its own where the stack makes a pass over its gradients (the
+ * embedding's are its own, the next stage's time is its own too). */
+static void memo_runs(const plan_layout *l, plan__eval_memo *memo)
+{
+    int split_after_first = memo->fw && memo->fw->wgrad_accum != PLAN_ACCUM_FUSED;
+    for (int i = 0, next; i < l->pp; i = next) {
+        next = i + 1;
+        if (i > 0 || !split_after_first)
+            while (next < l->pp - 1 && memo->stage_layers[next] == memo->stage_layers[i])
+                next++;
+        memo->run_next[i] = next;
+    }
+}
+
 static int memo_fill(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                      plan__eval_memo *memo)
 {
@@ -1301,6 +1309,7 @@ static int memo_fill(const plan_model *m, const plan_cluster *c, const plan_layo
     stage_split(m, l, memo->stage_layers);
     plan__memory_stages(m, l, memo);
     memo->fw = plan_framework_get(l->framework);
+    memo_runs(l, memo);
     memo->state_set = 0;
     head_times(m, c, l, &memo->head_f_s, &memo->head_b_s, &memo->head_gemm_s);
     /* The activation a stage sends is split over its TP ranks: sequence
@@ -1348,7 +1357,9 @@ int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout
                    plan_estimate *est, plan_terms *terms, int memory_only, plan__eval_memo *memo,
                    st_err *err)
 {
-    int rc = check_degrees(l, err);
+    /* a valid memo's layouts are the search's own, built from degrees its
+     * first layout passed */
+    int rc = memo && memo->valid > 0 ? ST_OK : check_degrees(l, err);
     if (rc)
         return rc;
     est_clear(est, memory_only);

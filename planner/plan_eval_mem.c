@@ -179,20 +179,28 @@ static void stage_act_bytes(const plan_model *m, const plan_layout *l, const lay
     mem->logits_bytes = i == l->pp - 1 ? a->logits_bytes : 0.0;
 }
 
+/* A stage's allocator reserve and total from its sharded terms (st) and
+ * its activation terms (act, which may be st). PyTorch's caching allocator
+ * keeps what it once reserved and rounds and splits blocks (requests up to
+ * 1 MiB from 2 MiB segments, 1-10 MiB from 20 MiB ones, larger ones rounded
+ * to 2 MiB: c10 CUDA caching allocator); the memory it reserves beyond what
+ * the tensors hold is a fraction fitted per stack to measured memory
+ * (c->eff.alloc_frac). */
+static double total_of(const plan_cluster *c, const plan_mem *st, const plan_mem *act,
+                       double *allocator_bytes)
+{
+    double tensors = st->weights_bytes + st->grads_bytes + st->optimizer_bytes +
+                     act->activations_bytes + act->recompute_bytes + act->logits_bytes;
+    *allocator_bytes = c->eff.alloc_frac * tensors;
+    return tensors + st->comm_buffers_bytes + st->context_bytes + *allocator_bytes;
+}
+
 /* The allocator's reserve and the total, from the other terms. */
 static void stage_total_bytes(const plan_cluster *c, plan_mem *mem)
 {
-    /* PyTorch's caching allocator keeps what it once reserved and rounds
-     * and splits blocks (requests up to 1 MiB from 2 MiB segments, 1-10
-     * MiB from 20 MiB ones, larger ones rounded to 2 MiB: c10 CUDA caching
-     * allocator); the memory it reserves beyond what the tensors hold is a
-     * fraction fitted per stack to measured memory (c->eff.alloc_frac). */
-    mem->allocator_bytes =
-        c->eff.alloc_frac * (mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
-                             mem->activations_bytes + mem->recompute_bytes + mem->logits_bytes);
-    mem->total_bytes = mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
-                       mem->activations_bytes + mem->recompute_bytes + mem->logits_bytes +
-                       mem->comm_buffers_bytes + mem->context_bytes + mem->allocator_bytes;
+    double alloc;
+    mem->total_bytes = total_of(c, mem, mem, &alloc);
+    mem->allocator_bytes = alloc;
 }
 
 /* Memory of stage i (layers layers, P its plan__stage_params) into mem. */
@@ -235,25 +243,23 @@ void plan__memory_stages(const plan_model *m, const plan_layout *l, plan__eval_m
 
 _Static_assert(PLAN__MEMO_STATES * PLAN_SHARD__COUNT <= 32, "state_set holds a bit per state");
 
-/* Memory of the memo's k-th memory stage (stage_memory), its sharded terms
- * from the memo, worked out there the first time. */
-static void memo_stage_memory(const plan_model *m, const plan_cluster *c, const plan_layout *l,
-                              const layer_cost *lc, plan__eval_memo *mm, int k, plan_mem *mem)
+/* The sharded terms of the memo's k-th memory stage (stage_state_bytes):
+ * the memo's, worked out there the first time, or into scratch past the
+ * stages the memo holds. */
+static const plan_mem *memo_state(const plan_model *m, const plan_layout *l, const layer_cost *lc,
+                                  plan__eval_memo *mm, int k, plan_mem *scratch)
 {
-    int i = mm->mem_stages[k];
-    if (k < PLAN__MEMO_STATES) {
-        unsigned bit = 1u << (k * PLAN_SHARD__COUNT + (int)l->sharding);
-        plan_mem *st = &mm->state[k][l->sharding];
-        if (!(mm->state_set & bit)) {
-            stage_state_bytes(m, l, mm->fw, lc, mm->mem_params[k], st);
-            mm->state_set |= bit;
-        }
-        *mem = *st;
-    } else {
-        stage_state_bytes(m, l, mm->fw, lc, mm->mem_params[k], mem);
+    if (k >= PLAN__MEMO_STATES) {
+        stage_state_bytes(m, l, mm->fw, lc, mm->mem_params[k], scratch);
+        return scratch;
     }
-    stage_act_bytes(m, l, lc, &mm->act, i, mm->stage_layers[i], mem);
-    stage_total_bytes(c, mem);
+    unsigned bit = 1u << (k * PLAN_SHARD__COUNT + (int)l->sharding);
+    plan_mem *st = &mm->state[k][l->sharding];
+    if (!(mm->state_set & bit)) {
+        stage_state_bytes(m, l, mm->fw, lc, mm->mem_params[k], st);
+        mm->state_set |= bit;
+    }
+    return st;
 }
 
 /* Every stage's total memory and microbatches in flight into est; stages
@@ -288,19 +294,37 @@ void plan__eval_memory(const plan_model *m, const plan_cluster *c, const plan_la
      * among the memo's candidates (plan__memory_stages). A search pruning by
      * memory looks only at those; a layout that fits gets every stage's
      * total. */
-    /* stage 0 comes first: it sets the worst */
-    plan_mem buf[2], *mem = &buf[0], *worst_p = &buf[1];
+    /* stage 0 comes first: it sets the worst. Its sharded terms stay where
+     * they are (the memo's, or a scratch buffer, the other one reused) and
+     * are copied once, with the worst's activation terms. */
+    plan_mem scratch[2], act;
+    const plan_mem *worst_st = &scratch[0];
+    double worst_total = 0, worst_alloc = 0, worst_act = 0, worst_recompute = 0,
+           worst_logits = 0;
+    int free_scratch = 0;
     for (int k = 0; k < mm->nmem_stages; k++) {
         int i = mm->mem_stages[k];
-        memo_stage_memory(m, c, l, lc, mm, k, mem);
-        if (i == 0 || mem->total_bytes > worst_p->total_bytes) {
-            plan_mem *t = worst_p; /* the worse one kept, the other buffer reused */
-            worst_p = mem;
-            mem = t;
+        const plan_mem *st = memo_state(m, l, lc, mm, k, &scratch[free_scratch]);
+        stage_act_bytes(m, l, lc, &mm->act, i, mm->stage_layers[i], &act);
+        double alloc, total = total_of(c, st, &act, &alloc);
+        if (i == 0 || total > worst_total) {
+            if (st == &scratch[free_scratch])
+                free_scratch ^= 1;
+            worst_st = st;
+            worst_act = act.activations_bytes;
+            worst_recompute = act.recompute_bytes;
+            worst_logits = act.logits_bytes;
+            worst_total = total;
+            worst_alloc = alloc;
             est->worst_stage = i;
         }
     }
-    est->mem = *worst_p;
+    est->mem = *worst_st;
+    est->mem.activations_bytes = worst_act;
+    est->mem.recompute_bytes = worst_recompute;
+    est->mem.logits_bytes = worst_logits;
+    est->mem.allocator_bytes = worst_alloc;
+    est->mem.total_bytes = worst_total;
     const plan_mem *worst = &est->mem;
     if (!memory_only)
         every_stage_memory(m, c, l, lc, mm, est);

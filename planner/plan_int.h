@@ -120,6 +120,9 @@ typedef struct plan__eval_memo {
     double head_f_s, head_b_s, head_gemm_s; /* the LM head and loss per microbatch */
     double p2p_bytes, p2p_s;     /* one activation send between stages, its bytes and time */
     double stage_params[PLAN_PP_MAX]; /* each stage's parameters per GPU, unsharded */
+    /* the runs of stages timed alike (eval_stages): the stage after the
+     * run that stage i starts, for each i that starts one */
+    int run_next[PLAN_PP_MAX];
     double max_stage_params;     /* the largest stage's parameters per GPU, unsharded */
     /* the model's FLOPs per token (plan_model_train_flops_per_token,
      * plan_model_layer_fwd_flops_per_token): the same for every layout */
