@@ -274,8 +274,8 @@ static int build_megatron(launch_job *j, st_err *err)
     /* [megatron] validate_args: at most one of --num-layers-per-virtual-
      * pipeline-stage, --num-virtual-stages-per-pipeline-rank and
      * --pipeline-model-parallel-layout */
-    int emb_place, loss_place, placed = plan_split_embedding_loss(m, l, &emb_place, &loss_place);
-    if (placed) {
+    int emb_place, loss_place;
+    if (plan_split_embedding_loss(m, l, &emb_place, &loss_place)) {
         /* [megatron] --account-for-embedding-in-pipeline-split, --account-
          * for-loss-in-pipeline-split: the embedding (the loss) "treated as
          * a standard transformer layer in the context of partition and
@@ -289,36 +289,36 @@ static int build_megatron(launch_job *j, st_err *err)
         launch__note(j, "The layers do not split evenly over the pipeline's chunks: the "
                         "embedding and the loss each take a layer's place in the split "
                         "(Megatron-Core 0.11 on).");
-    } else if (virt && even_chunks)
-        arg_int(j, "--num-layers-per-virtual-pipeline-stage", chunk_layers(j, 0));
-    if (placed) {
-        /* (said above) */
-    } else if ((virt && !even_chunks) || (j->uneven && !middle_even(j))) {
-        /* [megatron] --pipeline-model-parallel-layout: E embedding, L loss,
-         * t a transformer layer, stages (pp x virtual, in model order) split
-         * by | */
-        char layout[8192];
-        size_t u = 0;
-        int n = nchunks(j);
-        for (int k = 0; k < n && u + 32 < sizeof layout; k++)
-            u += (size_t)snprintf(layout + u, sizeof layout - u, "%s%st*%d%s", k ? "|" : "",
-                                  k == 0 ? "E," : "", chunk_layers(j, k), k == n - 1 ? ",L" : "");
-        launch__arg(j, "--pipeline-model-parallel-layout");
-        launch__arg(j, layout);
-    } else if (j->uneven) {
-        int p = l->pp;
-        {   /* [megatron] --decoder-first/last-pipeline-num-layers: "Default
+    } else {
+        if (virt && even_chunks)
+            arg_int(j, "--num-layers-per-virtual-pipeline-stage", chunk_layers(j, 0));
+        if ((virt && !even_chunks) || (j->uneven && !middle_even(j))) {
+            /* [megatron] --pipeline-model-parallel-layout: E embedding, L
+             * loss, t a transformer layer, stages (pp x virtual, in model
+             * order) split by | */
+            char layout[8192];
+            size_t u = 0;
+            int n = nchunks(j);
+            for (int k = 0; k < n && u + 32 < sizeof layout; k++)
+                u += (size_t)snprintf(layout + u, sizeof layout - u, "%s%st*%d%s",
+                                      k ? "|" : "", k == 0 ? "E," : "", chunk_layers(j, k),
+                                      k == n - 1 ? ",L" : "");
+            launch__arg(j, "--pipeline-model-parallel-layout");
+            launch__arg(j, layout);
+        } else if (j->uneven) {
+            /* [megatron] --decoder-first/last-pipeline-num-layers: "Default
              * None is even split of transformer layers" */
+            int p = l->pp;
             if (j->stage_layers[0] != j->stage_layers[1] || p == 2)
                 arg_int(j, "--decoder-first-pipeline-num-layers", j->stage_layers[0]);
             if (j->stage_layers[p - 1] != j->stage_layers[p > 2 ? 1 : 0] || p == 2)
                 arg_int(j, "--decoder-last-pipeline-num-layers", j->stage_layers[p - 1]);
         }
+        if (j->uneven)
+            launch__note(j, "The split of layers over pipeline stages is uneven (the planner's "
+                            "model finds it faster than the even one); Megatron-LM takes it "
+                            "as written here.");
     }
-    if (j->uneven && !placed)
-        launch__note(j, "The split of layers over pipeline stages is uneven (the planner's "
-                          "model finds it faster than the even one); Megatron-LM takes it as "
-                          "written here.");
     if (l->tp > 1 && l->sequence_parallel)
         launch__arg(j, "--sequence-parallel");
     if (l->tp > 1 && l->sequence_parallel && l->tp_overlap >= 2) {
