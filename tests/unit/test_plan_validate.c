@@ -2407,6 +2407,35 @@ static void test_flash_named(void **state)
  * release then in force; with none of these, the latest. Every wording
  * here is a documented name of the stack or release, several of them no
  * shared row's. */
+/* NeMo 25.02's table trains Llama 3.1 405B's 126 layers at pp 8 x virtual
+ * 8 (64 chunks) on 128 B200s: the release counts the embedding and the loss
+ * as layers of its split (128 places), and the row is compared and says
+ * so; read as NeMo 24.12 (the 2024 release), the same layout is refused. */
+static void test_embedding_loss_split_row(void **state)
+{
+    (void)state;
+    plan_validate_row x = {
+        .row_id = "1", .source_key = "nemo_perf_25.02", .model_name = "LLAMA3-405B",
+        .framework = "NeMo 25.02", .seq_len = "8192", .gpu_type = "B200 (DGX-B200)",
+        .num_gpus = "128", .tp = "4", .pp = "8", .cp = "2", .virtual_stages = "8",
+        .micro_batch_size = "1", .global_batch_size = "64", .precision = "FP8",
+        .tokens_per_s_per_gpu = "625",
+    };
+    const plan_validate_result *r = run(&x);
+    if (!r->compared)
+        fail_msg("not compared: %s", r->reason);
+    assert_string_equal(plan_framework_get(r->framework)->key, "nemo@2025");
+    assert_int_equal(r->model.layers, 126);
+    assert_int_equal(r->est.stage_layers[0], 15);
+    assert_int_equal(r->est.stage_layers[1], 16);
+    assert_int_equal(r->est.stage_layers[7], 15);
+    assert_non_null(strstr(r->notes, "126 layers over 64 pipeline chunks"));
+    x.framework = "NeMo 24.12";
+    r = run(&x);
+    assert_false(r->compared);
+    assert_non_null(strstr(r->reason, "not a multiple of pp x virtual stages"));
+}
+
 static void test_framework_names(void **state)
 {
     (void)state;
@@ -2654,6 +2683,7 @@ int main(void)
         cmocka_unit_test(test_schedule_unstated),
         cmocka_unit_test(test_compile_words),
         cmocka_unit_test(test_framework_names),
+        cmocka_unit_test(test_embedding_loss_split_row),
         cmocka_unit_test(test_source_date),
         cmocka_unit_test(test_flash_named),
         cmocka_unit_test(test_phrasings),
