@@ -466,10 +466,9 @@ static void header(FILE *f, const launch_job *j, int slurm)
         for (int i = 0; i < j->l->pp && u + 8 < sizeof split; i++)
             u += (size_t)snprintf(split + u, sizeof split - u, "%s%d", i ? "," : "",
                                   j->stage_layers[i]);
-        int emb, loss;
         snprintf(split + u, sizeof split - u, "%s",
                  !j->uneven ? " (even)"
-                 : plan_split_embedding_loss(j->m, j->l, &emb, &loss)
+                 : plan_split_embedding_loss(j->m, j->l, NULL, NULL)
                      ? " (the stack's own: the embedding and the loss take layers' places)"
                      : " (uneven: faster by the planner's model than an even split)");
         launch__comment_block(f, split);

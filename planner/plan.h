@@ -703,7 +703,8 @@ void plan_stage_layers(const plan_model *m, const plan_layout *l, int *out);
  * pipeline split (plan_framework.pipeline_embedding_loss) for l, its
  * layers not splitting evenly over pp x virtual stages otherwise? Then 1,
  * and *embedding, *loss say which of them take a layer's place (the
- * first chunk, the last chunk one transformer layer fewer); else 0. */
+ * first chunk, the last chunk one transformer layer fewer); else 0. Either
+ * pointer may be NULL. */
 int plan_split_embedding_loss(const plan_model *m, const plan_layout *l, int *embedding,
                               int *loss);
 

@@ -602,11 +602,7 @@ static void stage_split(const plan_model *m, const plan_layout *l, int *out)
 {
     /* the LM head's forward in units of one layer's forward (FLOP ratio) */
     double head_layers = plan_model_head_fwd_flops_per_token(m) / plan_model_layer_fwd_flops_per_token(m);
-    int p = l->pp;
-    split_layers(m->layers, p, head_layers, out);
-    if (p == 1)
-        return;
-    int emb, loss;
+    int p = l->pp, emb, loss;
     if (plan_split_embedding_loss(m, l, &emb, &loss)) {
         /* the stack's own uneven split: the layer places a stage holds,
          * less the embedding's on the first and the loss's on the last */
@@ -615,6 +611,9 @@ static void stage_split(const plan_model *m, const plan_layout *l, int *out)
             out[i] = per - (i == 0 ? emb : 0) - (i == p - 1 ? loss : 0);
         return;
     }
+    split_layers(m->layers, p, head_layers, out);
+    if (p == 1)
+        return;
     /* even: the last stage floor(L / p), the rest spread over the others,
      * the first ones taking one more where it does not divide */
     int even[PLAN_PP_MAX];
@@ -668,19 +667,17 @@ int plan_split_embedding_loss(const plan_model *m, const plan_layout *l, int *em
 {
     const plan_framework *fw = plan_framework_get(l->framework);
     int64_t chunks = (int64_t)l->pp * (l->virtual_stages > 1 ? l->virtual_stages : 1);
-    *embedding = *loss = 0;
-    if (!fw || !fw->virtual_even || !fw->pipeline_embedding_loss || l->pp < 2 ||
-        m->layers % chunks == 0)
-        return 0;
-    for (int both = 1; both >= 0; both--) {
-        int64_t slots = m->layers + 1 + both;
-        if (slots % chunks == 0 && slots / chunks >= 2) {
-            *embedding = both;
-            *loss = 1;
-            return 1;
-        }
-    }
-    return 0;
+    int both = -1; /* none */
+    if (fw && fw->virtual_even && fw->pipeline_embedding_loss && l->pp >= 2 &&
+        m->layers % chunks != 0)
+        for (int b = 1; b >= 0 && both < 0; b--)
+            if ((m->layers + 1 + b) % chunks == 0 && (m->layers + 1 + b) / chunks >= 2)
+                both = b;
+    if (embedding)
+        *embedding = both > 0;
+    if (loss)
+        *loss = both >= 0;
+    return both >= 0;
 }
 
 void plan_stage_layers(const plan_model *m, const plan_layout *l, int *out)
@@ -705,9 +702,8 @@ static plan_reject check_layers(const plan_model *m, const plan_layout *l, plan_
     /* a stack whose chunks hold equal whole numbers of layers (virtual_even:
      * Megatron-LM's interleaved schedule) */
     const plan_framework *fw = plan_framework_get(l->framework);
-    int emb, loss;
     int unequal = l->virtual_stages > 1 && fw && fw->virtual_even && m->layers % chunks != 0 &&
-                  !plan_split_embedding_loss(m, l, &emb, &loss);
+                  !plan_split_embedding_loss(m, l, NULL, NULL);
     if (chunks <= m->layers && !unequal)
         return PLAN_OK;
     if (!why)
@@ -742,8 +738,7 @@ static plan_reject check_megatron_split(const plan_model *m, const plan_layout *
 {
     const plan_framework *fw = plan_framework_get(l->framework);
     int p = l->pp, v = l->virtual_stages > 1 ? l->virtual_stages : 1;
-    int emb, loss;
-    if (!fw || !fw->virtual_even || p < 2 || plan_split_embedding_loss(m, l, &emb, &loss))
+    if (!fw || !fw->virtual_even || p < 2 || plan_split_embedding_loss(m, l, NULL, NULL))
         return PLAN_OK; /* (the stack's own uneven split: stage_split) */
     const int *n = est->stage_layers;
     int ok = 1, ref = p > 2 ? n[1] : n[0];
@@ -1271,15 +1266,6 @@ static void eval_rates(const plan_model *m, const plan_cluster *c, const plan_la
                "Chowdhery et al. 2022, App. B");
 }
 
-/* plan_evaluate; with memory_only (the search's pruning), a layout that does
- * not fit gets its worst stage's memory but no time, and no layout gets the
- * totals of its other stages (stage_mem_bytes, stage_inflight): the search
- * evaluates the layouts it keeps again in full. */
-/* What l's degrees, micro-batch and placement decide, into memo (valid):
- * the groups' spans, a layer's costs before its recompute, the layer split,
- * the LM head, the stage-to-stage send, the largest stage's parameters; 0,
- * or -1 when the placement does not tile the nodes (valid -1: so for every
- * layout of the memo). */
 /* The runs of stages eval_stages times once: stages differ only in their
  * layer count, the last one's head and the second one's share of the
  * embedding's gradients, so a run starts at stage i and goes on while the
@@ -1298,6 +1284,11 @@ static void memo_runs(const plan_layout *l, plan__eval_memo *memo)
     }
 }
 
+/* What l's degrees, micro-batch and placement decide, into memo (valid):
+ * the groups' spans, a layer's costs before its recompute, the layer split,
+ * the LM head, the stage-to-stage send, the largest stage's parameters; 0,
+ * or -1 when the placement does not tile the nodes (valid -1: so for every
+ * layout of the memo). */
 static int memo_fill(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                      plan__eval_memo *memo)
 {
@@ -1353,6 +1344,10 @@ static const layer_cost *memo_recompute(const plan_model *m, const plan_layout *
     return &r->lc;
 }
 
+/* plan_evaluate; with memory_only (the search's pruning), a layout that does
+ * not fit gets its worst stage's memory but no time, and no layout gets the
+ * totals of its other stages (stage_mem_bytes, stage_inflight): the search
+ * evaluates the layouts it keeps again in full. */
 int plan__evaluate(const plan_model *m, const plan_cluster *c, const plan_layout *l,
                    plan_estimate *est, plan_terms *terms, int memory_only, plan__eval_memo *memo,
                    st_err *err)

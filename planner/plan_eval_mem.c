@@ -198,9 +198,7 @@ static double total_of(const plan_cluster *c, const plan_mem *st, const plan_mem
 /* The allocator's reserve and the total, from the other terms. */
 static void stage_total_bytes(const plan_cluster *c, plan_mem *mem)
 {
-    double alloc;
-    mem->total_bytes = total_of(c, mem, mem, &alloc);
-    mem->allocator_bytes = alloc;
+    mem->total_bytes = total_of(c, mem, mem, &mem->allocator_bytes);
 }
 
 /* Memory of stage i (layers layers, P its plan__stage_params) into mem. */
@@ -297,34 +295,29 @@ void plan__eval_memory(const plan_model *m, const plan_cluster *c, const plan_la
     /* stage 0 comes first: it sets the worst. Its sharded terms stay where
      * they are (the memo's, or a scratch buffer, the other one reused) and
      * are copied once, with the worst's activation terms. */
-    plan_mem scratch[2], act;
+    plan_mem scratch[2], act, worst_act = {0};
     const plan_mem *worst_st = &scratch[0];
-    double worst_total = 0, worst_alloc = 0, worst_act = 0, worst_recompute = 0,
-           worst_logits = 0;
     int free_scratch = 0;
     for (int k = 0; k < mm->nmem_stages; k++) {
         int i = mm->mem_stages[k];
         const plan_mem *st = memo_state(m, l, lc, mm, k, &scratch[free_scratch]);
         stage_act_bytes(m, l, lc, &mm->act, i, mm->stage_layers[i], &act);
-        double alloc, total = total_of(c, st, &act, &alloc);
-        if (i == 0 || total > worst_total) {
+        act.total_bytes = total_of(c, st, &act, &act.allocator_bytes);
+        if (i == 0 || act.total_bytes > worst_act.total_bytes) {
             if (st == &scratch[free_scratch])
                 free_scratch ^= 1;
             worst_st = st;
-            worst_act = act.activations_bytes;
-            worst_recompute = act.recompute_bytes;
-            worst_logits = act.logits_bytes;
-            worst_total = total;
-            worst_alloc = alloc;
+            worst_act = act;
             est->worst_stage = i;
         }
     }
+    /* the sharded terms the worst stage's, the others its own */
     est->mem = *worst_st;
-    est->mem.activations_bytes = worst_act;
-    est->mem.recompute_bytes = worst_recompute;
-    est->mem.logits_bytes = worst_logits;
-    est->mem.allocator_bytes = worst_alloc;
-    est->mem.total_bytes = worst_total;
+    est->mem.activations_bytes = worst_act.activations_bytes;
+    est->mem.recompute_bytes = worst_act.recompute_bytes;
+    est->mem.logits_bytes = worst_act.logits_bytes;
+    est->mem.allocator_bytes = worst_act.allocator_bytes;
+    est->mem.total_bytes = worst_act.total_bytes;
     const plan_mem *worst = &est->mem;
     if (!memory_only)
         every_stage_memory(m, c, l, lc, mm, est);

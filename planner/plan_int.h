@@ -100,7 +100,7 @@ typedef struct plan__eval_memo {
     plan__span sp_t, sp_p, sp_d, sp_c;
     layer_cost lc;               /* before layer_recompute */
     /* after it, by recompute kind: the last recompute of each kind a
-     * layout of the memo asked for (plan__memo_recompute) */
+     * layout of the memo asked for (memo_recompute in plan_eval.c) */
     struct plan__memo_recompute {
         int set, layers, saved, group, virtual_stages;
         layer_cost lc;

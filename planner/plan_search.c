@@ -262,7 +262,6 @@ done:
     return rc;
 }
 
-/* Innermost knobs for a fixed (tp, cp, pp, dp, micro-batch, placement). */
 /* An empty result: every field but the entries of top[] and grid[] past
  * ntop and ngrid (0), which nothing reads. Clearing those too (most of the
  * result's 0.7 MiB) was 3 % of a search's instructions and flushed the
@@ -279,6 +278,7 @@ _Static_assert(offsetof(plan_result, top) < offsetof(plan_result, evaluated) &&
                    offsetof(plan_result, twins) > offsetof(plan_result, grid),
                "result_clear: ntop and top[] first, the scalars, ngrid, grid[], twins last");
 
+/* Innermost knobs for a fixed (tp, cp, pp, dp, micro-batch, placement). */
 static int search_inner(search_ctx *x, const plan_layout *l)
 {
     const plan_config *cfg = x->cfg;
@@ -324,9 +324,8 @@ static int search_inner(search_ctx *x, const plan_layout *l)
             int64_t top = fw->pipeline_embedding_loss ? (x->m->layers + 2) / p : per;
             plan_layout t = *l;
             for (int64_t v = 2; v <= top && nv < VS_MAX && m % p == 0; v++) {
-                int emb, loss;
                 t.virtual_stages = (int)v;
-                if ((per > 0 && per % v == 0) || plan_split_embedding_loss(x->m, &t, &emb, &loss))
+                if ((per > 0 && per % v == 0) || plan_split_embedding_loss(x->m, &t, NULL, NULL))
                     vs[nv++] = (int)v;
             }
         } else
