@@ -160,7 +160,7 @@ static const field fields[] = {
 /* The entry's own keys, never inherited. */
 static const char *const own_keys[] = {
     "name", "inherits", "label", "released", "names", "release_names", "versions",
-    "calendar_names", "aliases", "default", "source",
+    "calendar_names", "aliases", "joins", "default", "source",
 };
 #define NOWN ((int)(sizeof own_keys / sizeof own_keys[0]))
 
@@ -558,6 +558,8 @@ static int read_own(const ctx *x, entries *e, int i, st_err *err)
         else if (!strcmp(key, "aliases"))
             rc = get_words(x, key, v, &fw->aliases[0][0], PLAN_FW_RELNAMES_MAX, PLAN_FW_KEY_MAX,
                            err);
+        else if (!strcmp(key, "joins"))
+            rc = get_text(x, key, v, fw->joins, sizeof fw->joins, err);
         else if (!strcmp(key, "versions"))
             rc = get_versions(x, v, fw, err);
         else if (!strcmp(key, "default")) {
@@ -605,6 +607,7 @@ static int read_entry(entries *e, int i, const char *file, int depth, st_err *er
         memset(fw->release_names, 0, sizeof fw->release_names);
         memset(fw->calendar_names, 0, sizeof fw->calendar_names);
         memset(fw->aliases, 0, sizeof fw->aliases);
+        memset(fw->joins, 0, sizeof fw->joins);
         memset(fw->versions, 0, sizeof fw->versions);
         fw->nversions = 0;
         memcpy(fw->inherits, e->fw[p].key, sizeof fw->inherits);
@@ -730,6 +733,25 @@ static int index_entries(const cJSON *arr, const char *file, entries *e, st_err 
     return ST_OK;
 }
 
+/* Entry i's "joins": another stack of the file, not its own nor the one it
+ * inherits from (the text must name both of two stacks). */
+static int check_joins(const char *file, const entries *e, int i, st_err *err)
+{
+    const plan_framework *f = &e->fw[i];
+    if (!f->joins[0])
+        return ST_OK;
+    const char *base = e->parent[i] >= 0 ? e->fw[e->parent[i]].stack : "";
+    int known = 0;
+    for (int j = 0; j < e->n; j++)
+        known |= strcasecmp(e->fw[j].stack, f->joins) == 0;
+    if (!known || !strcasecmp(f->joins, f->stack) || !strcasecmp(f->joins, base) ||
+        !base[0] || !strcasecmp(base, f->stack))
+        return ST_RAISE(err, ST_EINVAL, "%s: framework '%.40s': 'joins' is '%.40s'; allowed: a "
+                        "stack of the file other than its own and the one it inherits from "
+                        "(which must be another stack)", file, f->key, f->joins);
+    return ST_OK;
+}
+
 int data_frameworks_parse(const char *text, size_t len, const char *name, plan_framework **out,
                           int *n, int *def, st_err *err)
 {
@@ -754,6 +776,8 @@ int data_frameworks_parse(const char *text, size_t len, const char *name, plan_f
     if (!rc && e->def < 0)
         rc = ST_RAISE(err, ST_EINVAL, "%s: no framework has \"default\": true; allowed: one",
                       file);
+    for (int i = 0; !rc && i < e->n; i++)
+        rc = check_joins(file, e, i, err);
     for (int i = 0; !rc && i < e->n; i++)
         for (int j = 0; j < e->n; j++)
             for (int k = 0; k < PLAN_FW_RELNAMES_MAX && e->fw[j].aliases[k][0]; k++)

@@ -309,6 +309,22 @@ int plan_framework_builds_on(int i, const char *st)
     return 0;
 }
 
+/* Does text name stack st (a name of any of its releases)? */
+static int names_stack(const char *text, const char *st)
+{
+    for (int i = 0; i < plan_nframeworks; i++) {
+        if (strcasecmp(registry[i].stack, st) != 0)
+            continue;
+        for (int k = 0; k < PLAN_FW_NAMES_MAX + PLAN_FW_RELNAMES_MAX; k++) {
+            const char *nm = k < PLAN_FW_NAMES_MAX ? registry[i].names[k]
+                                                   : registry[i].release_names[k - PLAN_FW_NAMES_MAX];
+            if (nm[0] && find_word(text, nm) >= 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 int plan_framework_match(const char *text, int source_ym)
 {
     if (!text || !*text || plan_nframeworks == 0)
@@ -351,6 +367,20 @@ int plan_framework_match(const char *text, int source_ym)
                 stack = i;
                 break;
             }
+    }
+    /* ... or names both stacks that one joins: "DeepSpeed + Megatron-LM"
+     * ran Megatron-LM's layers on DeepSpeed's engine, which is what
+     * Megatron-DeepSpeed is (its "joins") */
+    for (int i = 0; i < plan_nframeworks; i++) {
+        int parent;
+        st_err e = {0};
+        if (!registry[i].joins[0] || !registry[i].inherits[0] ||
+            plan_framework_find(registry[i].inherits, &parent, &e) != ST_OK)
+            continue;
+        if (names_stack(text, registry[i].joins) && names_stack(text, registry[parent].stack)) {
+            stack = i;
+            break;
+        }
     }
     const char *st = registry[stack].stack;
     /* a name only one release has */

@@ -123,6 +123,10 @@ typedef struct plan_framework {
     /* Keys this profile answered to before it was a release ("megatron-2021"),
      * so that old records and scripts still read. */
     char aliases[PLAN_FW_RELNAMES_MAX][PLAN_FW_KEY_MAX];
+    /* The other stack this one joins to the one it inherits from ("" none):
+     * a text that names both names this one ("megatron" on
+     * Megatron-DeepSpeed, Megatron-LM's layers on DeepSpeed's engine). */
+    char joins[PLAN_FW_KEY_MAX];
 
     /* ---- 1. knobs the stack has ---- */
     unsigned schedules;          /* bit 1 << plan_schedule */

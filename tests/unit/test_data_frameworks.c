@@ -35,7 +35,10 @@ static const char *const good =
     "  \"released\": \"2024-02\", \"attention\": \"flash3\", \"dp_bucket_bytes\": \"layer\","
     "  \"versions\": {\"Alpha\": \"5.1\"}},"
     " {\"name\": \"beta\", \"inherits\": \"alpha@2020\", \"label\": \"Beta\", \"default\": true,"
-    "  \"names\": [\"Beta\"], \"family\": \"fsdp\", \"dp_bucket_bytes\": \"whole buffer\"}"
+    "  \"names\": [\"Beta\"], \"family\": \"fsdp\", \"dp_bucket_bytes\": \"whole buffer\","
+    "  \"joins\": \"delta\"},"
+    " {\"name\": \"delta\", \"inherits\": \"alpha@2020\", \"label\": \"Delta\","
+    "  \"names\": [\"Delta\"]}"
     "]}";
 
 static int parse(const char *text, plan_framework **v, int *n, int *def, st_err *err)
@@ -59,7 +62,7 @@ static void inheritance(void **state)
     int n = 0, def = -1;
     st_err err = {0};
     assert_int_equal(parse(good, &v, &n, &def, &err), ST_OK);
-    assert_int_equal(n, 4);
+    assert_int_equal(n, 5);
     assert_int_equal(def, 3);
     const plan_framework *a20 = by_key(v, n, "alpha@2020"), *a22 = by_key(v, n, "alpha@2022");
     const plan_framework *a24 = by_key(v, n, "alpha@2024"), *b = by_key(v, n, "beta");
@@ -112,6 +115,14 @@ static void inheritance(void **state)
     assert_string_equal(plan_framework_get(plan_framework_match("Alpha", 2001 * 12))->key,
                         "alpha@2020");
     assert_int_equal(plan_framework_match("Gamma", 0), -1);
+    /* a text naming both stacks one joins is that one, in either order;
+     * "joins" is identity, never inherited */
+    assert_string_equal(b->joins, "delta");
+    assert_string_equal(by_key(v, n, "delta")->joins, "");
+    assert_string_equal(plan_framework_get(plan_framework_match("Alpha + Delta", 0))->key, "beta");
+    assert_string_equal(plan_framework_get(plan_framework_match("Delta on AlphaTrain", 0))->key,
+                        "beta");
+    assert_string_equal(plan_framework_get(plan_framework_match("Delta", 0))->key, "delta");
     free(v);
 }
 
@@ -182,6 +193,12 @@ static void refused(void **state)
         {"\"dp_bucket_bytes\": \"25MB\"", "\"dp_bucket_bytes\": \"all of it\"",
          "field 'dp_bucket_bytes'", "\"whole buffer\" or \"layer\""},
         {"\"default\": true", "\"default\": false", "no framework has \"default\": true", NULL},
+        {"\"joins\": \"delta\"", "\"joins\": \"alpha\"", "framework 'beta': 'joins' is 'alpha'",
+         "other than its own and the one it inherits from"},
+        {"\"joins\": \"delta\"", "\"joins\": \"omega\"", "'joins' is 'omega'",
+         "allowed: a stack of the file"},
+        {"\"joins\": \"delta\"", "\"joins\": 7", "field 'joins' is a number",
+         "expected a string"},
         {"\"aliases\": [\"alpha-old\"]", "\"aliases\": [\"beta\"]",
          "'beta' is a framework and an alias of 'alpha@2020'", NULL},
         /* a field given twice; the last of the fields once (the 65th: one

@@ -2476,6 +2476,10 @@ static void test_framework_names(void **state)
         {"Megatron-DeepSpeed", 0, "megatron-deepspeed@2023"},
         {"Megatron-DeepSpeed", 2022 * 12 + 6, "megatron-deepspeed@2022"},
         {"GPT-NeoX (DeepSpeed)", 2022 * 12 + 2, "megatron-deepspeed@2022"},
+        /* both stacks Megatron-DeepSpeed joins, in either order */
+        {"DeepSpeed + Megatron-LM (3D parallelism)", 2022 * 12, "megatron-deepspeed@2022"},
+        {"Megatron-LM with DeepSpeed ZeRO-1", 2023 * 12 + 9, "megatron-deepspeed@2023"},
+        {"Megatron and DeepSpeed", 0, "megatron-deepspeed@2023"},
         {"DeepSpeed ZeRO-3", 0, "deepspeed@2023"},
         {"DeepSpeed ZeRO-3", 2023 * 12 + 1, "deepspeed@2022"},
         {"Composer + PyTorch FSDP (llm-foundry)", 0, "llm-foundry@2023"},
