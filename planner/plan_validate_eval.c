@@ -222,7 +222,9 @@ double plan__recompute_rank(plan_recompute k, int layers)
 
 /* Trial of recompute kind k (with n layers of each chunk by the block
  * method, 0: all) on the layout as asked, into t from before: 1 when it
- * fits, 0 when it does not or is skipped, -1 on an error (*rc). */
+ * fits, 0 when it runs out of memory, TRY_SKIPPED when the layout is not
+ * compared, -1 on an error (*rc). */
+#define TRY_SKIPPED (-2)
 static int try_recompute(const plan_model *m, const plan_cluster *c, const plan_framework *fw,
                          const plan_validate_row *row, const row_layout *asked, int k, int n,
                          const plan_validate_result *before, row_layout *tl,
@@ -235,7 +237,9 @@ static int try_recompute(const plan_model *m, const plan_cluster *c, const plan_
     int skipped = evaluate_row(m, c, fw, row, tl, t, rc, err);
     if (*rc != ST_OK)
         return -1;
-    return !skipped && t->est.reject != PLAN_REJ_OOM;
+    if (skipped)
+        return TRY_SKIPPED;
+    return t->est.reject != PLAN_REJ_OOM;
 }
 
 /* A run that ran, whose recompute the row leaves to its stack's default
@@ -245,10 +249,16 @@ static int try_recompute(const plan_model *m, const plan_cluster *c, const plan_
  * the stack's that fits:
  * selective, then (Megatron's block method, where the stack has it) full
  * recompute of the fewest layers of each model chunk, then every layer.
- * Left as the default, a fit miss, when none fits or the default misses by
- * less than the model's own error (a run 1 GiB over on 80 GiB is the
- * model's error, not evidence of recompute). asked: the layout as mapped;
- * before: the result before evaluating it. */
+ * When none fits but recomputing every layer closes most of the gap (the
+ * activations the default keeps are the bulk of what the run could not
+ * have held), read as that, the reading nearest to what ran, and still a
+ * fit miss; where it closes less, something else ran otherwise (sharding,
+ * offload) and recompute is no reading of the evidence. Left as the
+ * default when the stack has no
+ * full recompute or the default misses by less than the model's own error
+ * (a run 1 GiB over on 80 GiB is the model's error, not evidence of
+ * recompute). asked: the layout as mapped; before: the result before
+ * evaluating it. */
 static int infer_recompute(const plan_catalog *cat, const plan_model *m, const plan_cluster *c,
                            const plan_framework *fw, const plan_validate_row *row,
                            const row_layout *asked, const plan_validate_result *before,
@@ -267,12 +277,13 @@ static int infer_recompute(const plan_catalog *cat, const plan_model *m, const p
         (fw->recomputes & (1u << PLAN_RECOMP_SELECTIVE)))
         fit = try_recompute(m, c, fw, row, asked, k = PLAN_RECOMP_SELECTIVE, 0, before, &tl, t,
                             &rc, err);
-    if (fit == 0 && (fw->recomputes & (1u << PLAN_RECOMP_FULL))) {
+    if ((fit == 0 || fit == TRY_SKIPPED) && (fw->recomputes & (1u << PLAN_RECOMP_FULL))) {
         /* the block method's fewest layers that fit, by bisection (memory
          * falls as layers are recomputed); every layer at the top */
         int64_t chunk = m->layers / asked->l.pp;
         int64_t lo = 1, hi = fw->recompute_block ? chunk : 1;
-        while (lo < hi && fit >= 0) {
+        fit = 0;
+        while (lo < hi && fit != -1) {
             int64_t mid = lo + (hi - lo) / 2;
             fit = try_recompute(m, c, fw, row, asked, PLAN_RECOMP_FULL, (int)mid, before, &tl, t,
                                 &rc, err);
@@ -281,25 +292,35 @@ static int infer_recompute(const plan_catalog *cat, const plan_model *m, const p
             else
                 lo = mid + 1;
         }
-        if (fit >= 0) {
+        if (fit != -1) {
             n = fw->recompute_block && lo < chunk ? (int)lo : 0;
             fit = try_recompute(m, c, fw, row, asked, k = PLAN_RECOMP_FULL, n, before, &tl, t,
                                 &rc, err);
         }
     }
-    if (fit > 0) {
+    /* none fits: every layer recomputed, the least the stack keeps, closes
+     * most of the gap */
+    double full_need = fit == 0 ? plan_mem_need_bytes(&t->est.mem) : need;
+    int nearest = fit == 0 && k == PLAN_RECOMP_FULL && n == 0 &&
+                  (int)asked->l.recompute < k && need - full_need > 0.5 * (need - cap);
+    if (fit > 0 || nearest) {
         *out = *t;
         *rl = tl;
         out->recompute_inferred = 1;
-        char what[96];
+        char what[96], why[256];
         plan__recompute_words((plan_recompute)k, n, what, sizeof what);
+        if (nearest)
+            snprintf(why, sizeof why, "no recompute of the stack's fits: read as %s, the least "
+                     "memory of them (%.1f GiB), which closes most of the gap", what,
+                     full_need / 1073741824.0);
+        else
+            snprintf(why, sizeof why, "read as %s, the least that fits", what);
         int derived = plan__parse_recompute(row->recompute) != -2;
         note(out, "recompute %s, and %s %.1f GiB is over the %.1f GiB the run had by more than "
-             "the memory model misses on %s memory figures (%.1f%%): read as %s, the least that "
-             "fits",
+             "the memory model misses on %s memory figures (%.1f%%): %s",
              derived ? "derived by the row" : "not stated", derived ? "its" : "the default's",
              need / 1073741824.0, cap / 1073741824.0,
-             c->gpu->mem_err_pct > 0 ? "the chip's" : "any chip's", band, what);
+             c->gpu->mem_err_pct > 0 ? "the chip's" : "any chip's", band, why);
     }
     free(t);
     return rc;

@@ -1331,6 +1331,26 @@ static void test_unstated_recompute(void **state)
     assert_int_equal(r->layout.recompute_layers, 0);
     assert_non_null(strstr(r->notes, "read as full recompute, the least that fits"));
     assert_true(over > 0);
+    /* none fits, but recomputing every layer closes most of the gap (the
+     * activations are the bulk of it): read as that, still a fit miss */
+    x.micro_batch_size = "16", x.global_batch_size = "2048";
+    r = run(&x);
+    assert_true(r->compared);
+    assert_true(r->pred_oom);
+    assert_true(r->recompute_inferred);
+    assert_int_equal(r->layout.recompute, PLAN_RECOMP_FULL);
+    assert_int_equal(r->layout.recompute_layers, 0);
+    assert_non_null(strstr(r->notes, "no recompute of the stack's fits: read as full recompute, "
+                                     "the least memory of them"));
+    check_error_arithmetic(r);
+    /* where the weights and optimizer state are the bulk (DDP keeps all of
+     * them on every GPU), recompute closes little of it: the default kept */
+    x.framework = "PyTorch DDP";
+    r = run(&x);
+    assert_true(r->pred_oom);
+    assert_false(r->recompute_inferred);
+    assert_int_equal(r->layout.recompute, PLAN_RECOMP_NONE);
+    assert_null(strstr(r->notes, "no recompute of the stack's fits"));
     set_h100_band(0.0);
     free(e);
 }
