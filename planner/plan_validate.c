@@ -1083,12 +1083,16 @@ static int map_memory_knobs(const plan_validate_row *r, const plan_framework *fw
     return 0;
 }
 
-/* The row's precision, fp32 gradients and FSDP mixed-precision mode. */
-static void map_precision(const plan_validate_row *r, const plan_framework *fw, plan_layout *l,
-                          plan_validate_result *out)
+/* The row's precision, fp32 gradients and FSDP mixed-precision mode. 1:
+ * skipped (a format the planner does not model). */
+static int map_precision(const plan_validate_row *r, const plan_framework *fw, plan_layout *l,
+                         plan_validate_result *out)
 {
     const char *p = r->precision;
     int prec = plan__parse_precision(p);
+    if (prec == PLAN__PREC_FP4)
+        return skip(out, "precision '%s': 4-bit floating point (FP4) linears, which the planner "
+                    "does not model (its formats: bf16, fp16, FP8, fp32)", p);
     if (prec == -2) {
         /* not stated: the release's default, never a guess from the
          * measured time */
@@ -1116,6 +1120,7 @@ static void map_precision(const plan_validate_row *r, const plan_framework *fw, 
         l->precision = PLAN_PREC_FP32;
         note(out, "fp32 compute (mixed precision FULL)");
     }
+    return 0;
 }
 
 /* TP communication overlap a run names (plan__says_tp_overlap) on a stack
@@ -1217,8 +1222,7 @@ static int map_layout(const plan_validate_row *r, const plan_model *m, int64_t g
         return 1;
     if (map_act_offload(r, fw, l, out))
         return 1;
-    map_precision(r, fw, l, out);
-    return 0;
+    return map_precision(r, fw, l, out);
 }
 
 /* The published step time: iteration_time_s, else tokens per step over the

@@ -130,10 +130,13 @@ int plan__parse_sharding(const char *s, int *degree);
 int plan__parse_flag(const char *s);
 
 /* A row's precision text: -2 not stated (blank, "not stated" ...: the
- * release's default), else the plan_precision of the linears: FP8 for the
- * names of 8-bit floating point (FP8, float8, E4M3, E5M2), fp32 for fp32
- * training (not fp32 gradients or masters beside half precision), else
- * bf16 (bf16, fp16, mixed or half precision: one tensor-core rate). */
+ * release's default), PLAN__PREC_FP4 for the names of 4-bit floating point
+ * (FP4, NVFP4, MXFP4, E2M1), which the planner does not model, else the
+ * plan_precision of the linears: FP8 for the names of 8-bit floating point
+ * (FP8, float8, E4M3, E5M2), fp32 for fp32 training (not fp32 gradients or
+ * masters beside half precision), else bf16 (bf16, fp16, mixed or half
+ * precision: one tensor-core rate). */
+#define PLAN__PREC_FP4 (-3)
 int plan__parse_precision(const char *s);
 
 /* An FSDP mixed-precision mode the text names as a word of its own, in the

@@ -601,10 +601,37 @@ static int unstated(const char *s)
            starts_with_phrase(s, na_phrases, NWORDS(na_phrases));
 }
 
+/* A recompute key given a no as its value ("activation_checkpointing:
+ * false", "recompute_granularity=none", "activation checkpointing
+ * disabled"), or a text that opens with "without" one ("without activation
+ * checkpointing"): the row says it did not recompute. */
+static int key_says_no(const char *s)
+{
+    static const char *const keys[] = {"checkpoint", "recomput", "remat"};
+    static const char *const without[] = {"without"};
+    for (int i = 0; s && i < NWORDS(keys); i++) {
+        const char *p = plan__find(s, keys[i]);
+        if (!p)
+            continue;
+        if (first_word_in(s, without, NWORDS(without)))
+            return 1;
+        /* the rest of the key's word ("ing", "_activations", "e-method"),
+         * then the separators before its value */
+        const char *q = p + strlen(keys[i]);
+        while (isalnum((unsigned char)*q) || *q == '_' || *q == '-' || *q == '.')
+            q++;
+        while (*q == ' ' || *q == '=' || *q == ':' || *q == '"' || *q == '\'')
+            q++;
+        if (first_word_in(q, no_words, NWORDS(no_words)))
+            return 1;
+    }
+    return 0;
+}
+
 /* Recompute text: -1 not understood, -2 the framework's default. */
 int plan__parse_recompute(const char *s)
 {
-    if (says_no(s))
+    if (says_no(s) || key_says_no(s))
         return PLAN_RECOMP_NONE;
     if (unstated(s))
         return -2;
@@ -1250,6 +1277,15 @@ int plan__parse_precision(const char *s)
     /* 8-bit floating point: NVIDIA's and OCP's names for the format
      * (Micikevicius et al. 2022, "FP8 Formats for Deep Learning": E4M3 and
      * E5M2) and PyTorch's (torch.float8_e4m3fn, torchao "float8") */
+    /* 4-bit floating point (OCP's MXFP4, NVIDIA's NVFP4, both E2M1
+     * elements: OCP Microscaling Formats (MX) v1.0; NVIDIA Blackwell
+     * architecture brief): a format the planner has no rate or bytes for */
+    static const char *const fp4[] = {"fp4", "float4", "e2m1", "4-bit float"};
+    for (size_t i = 0; i < sizeof fp4 / sizeof fp4[0]; i++) {
+        const char *p = plan__find(s, fp4[i]);
+        if (p && !negated(s, p, strlen(fp4[i])))
+            return PLAN__PREC_FP4;
+    }
     static const char *const fp8[] = {"fp8", "float8", "float 8", "e4m3", "e5m2", "8-bit float"};
     for (size_t i = 0; i < sizeof fp8 / sizeof fp8[0]; i++) {
         const char *p = plan__find(s, fp8[i]);

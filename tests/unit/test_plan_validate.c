@@ -1220,6 +1220,9 @@ static void test_precision_names(void **state)
         /* FP8 named only to say it was not used */
         {"bf16 (no FP8)", PLAN_PREC_BF16}, {"BF16, FP8 off", PLAN_PREC_BF16},
         {"bf16 without fp8", PLAN_PREC_BF16},   {"bf16, FP8 (not used)", PLAN_PREC_BF16},
+        /* 4-bit floating point by its names: not modelled */
+        {"NVFP4", PLAN__PREC_FP4},         {"MXFP4 (E2M1) linears", PLAN__PREC_FP4},
+        {"bf16, no FP4", PLAN_PREC_BF16},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (plan__parse_precision(cases[i].text) != cases[i].want)
@@ -2181,6 +2184,14 @@ static void test_recompute_words(void **state)
         {"every layer", PLAN_RECOMP_FULL},
         {"ACCEL", -1},                        /* a token, not letters inside a word */
         {"partial", -1},
+        /* a recompute key whose value is a no, or "without" one */
+        {"activation_checkpointing: false", PLAN_RECOMP_NONE},
+        {"activation_checkpointing: true", PLAN_RECOMP_FULL},
+        {"checkpoint-activations: False", PLAN_RECOMP_NONE},
+        {"recompute_granularity=none", PLAN_RECOMP_NONE},
+        {"activation checkpointing disabled", PLAN_RECOMP_NONE},
+        {"without activation checkpointing", PLAN_RECOMP_NONE},
+        {"checkpoint_num_layers: 1", PLAN_RECOMP_FULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (plan__parse_recompute(cases[i].text) != cases[i].want)
@@ -2378,6 +2389,11 @@ static void test_precision_words(void **state)
         if (r->layout.precision != cases[i].want)
             fail_msg("'%s': read as %s", cases[i].text, plan_precision_name(r->layout.precision));
     }
+    /* FP4 linears: refused in words, not read as bf16 */
+    plan_validate_row x = narayanan_23;
+    x.gpu_type = "B200";
+    x.precision = "NVFP4 (Transformer Engine)";
+    refused(&x, "precision 'NVFP4 (Transformer Engine)': 4-bit floating point (FP4) linears");
 }
 
 /* A sharding default the stack does not run with a pipeline steps down to
