@@ -1127,9 +1127,14 @@ int plan__parse_sharding(const char *s, int *degree)
         return PLAN_SHARD_OPTIMIZER;
     if (hybrid && *degree == 0)
         *degree = -1; /* FSDP's hybrid sharding shards within a node */
+    /* fairscale's names (fairscale docs, "Optimizer, Gradient and Model
+     * Sharding"): OSS shards the optimizer state (ZeRO-1), ShardedDDP
+     * (ShardedDataParallel) the gradients too (ZeRO-2), FSDP the
+     * parameters as well (below) */
     if (contains(s, "SHARD_GRAD_OP") || contains(s, "_HYBRID_SHARD_ZERO2") ||
         contains(s, "reshard_after_forward=False") || contains(s, "zero-2") ||
-        contains(s, "zero2") || contains(s, "zero stage 2") || strcasecmp(s, "gradients") == 0)
+        contains(s, "zero2") || contains(s, "zero stage 2") || strcasecmp(s, "gradients") == 0 ||
+        contains(s, "ShardedDDP") || contains(s, "ShardedDataParallel"))
         return PLAN_SHARD_GRADIENTS;
     if (contains(s, "zero-3") || contains(s, "zero3") || contains(s, "zero stage 3") ||
         contains(s, "ZeRO++") || contains(s, "MiCS") || contains(s, "FULL_SHARD") || hybrid ||
@@ -1152,6 +1157,7 @@ int plan__parse_sharding(const char *s, int *degree)
         /* its abbreviations in NVIDIA's tables ("Dist. Opt.", "DistOpt") */
         contains(s, "dist. opt") || contains(s, "distopt") || contains(s, "dist opt") ||
         contains(s, "shard_optimizer_state") || contains(s, "BF16_Optimizer") ||
+        token_at(s, "OSS") ||
         (contains(s, "optimizer") && contains(s, "shard")) ||
         contains(s, "optimizer state") ||
         /* the column names optimizer sharding: "yes" is its first stage */

@@ -916,6 +916,10 @@ static void test_tokens_fsdp_network(void **state)
         {"hybrid sharded data parallelism", PLAN_SHARD_PARAMS, 0},
         {"Colossal-AI Gemini", PLAN_SHARD_PARAMS, 0},
         {"LowLevelZeroPlugin, stage 2", PLAN_SHARD_GRADIENTS, 0},
+        /* fairscale's: OSS the optimizer state, ShardedDDP the gradients too */
+        {"fairscale OSS", PLAN_SHARD_OPTIMIZER, 0},
+        {"OSS + ShardedDDP", PLAN_SHARD_GRADIENTS, 0},
+        {"ShardedDataParallel", PLAN_SHARD_GRADIENTS, 0},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         x.optimizer_sharding = names[i].text;
