@@ -484,18 +484,21 @@ flop_conv plan__conv_parse(const char *c)
     /* hardware FLOPs: what the GPUs executed, the recomputed forward
      * included (Chowdhery et al. 2022, App. B: hardware FLOPs utilization,
      * HFU; Korthikanti et al. 2022, Sec. 6.3) */
+    /* ("recomput": recompute, recomputed, recomputation) */
     static const char *const hw[] = {"hardware FLOP", "hardware TFLOP", "hardware PFLOP",
                                      "HFU", "hardware utili",
-                                     "includes recompute", "including recompute",
-                                     "with recompute", "incl. recompute",
-                                     "with activation recomputation",
-                                     "including activation recomputation"};
+                                     "includes recomput", "including recomput",
+                                     "with recomput", "incl. recomput",
+                                     "with activation recomput",
+                                     "including activation recomput"};
     for (size_t i = 0; i < sizeof hw / sizeof hw[0]; i++)
         if (plan__contains(c, hw[i]))
             return CONV_HARDWARE;
     /* the recomputed forward said to be left out: model FLOPs */
-    static const char *const model[] = {"excluding recompute", "excl. recompute",
-                                        "without recompute", "no recompute"};
+    static const char *const model[] = {"excluding recomput", "excl. recomput",
+                                        "without recomput", "no recomput",
+                                        "excluding activation recomput",
+                                        "without activation recomput"};
     for (size_t i = 0; i < sizeof model / sizeof model[0]; i++)
         if (plan__contains(c, model[i]))
             return CONV_MEGATRON;
@@ -503,7 +506,11 @@ flop_conv plan__conv_parse(const char *c)
      * without recompute), as Megatron counts them (num_floating_point_-
      * operations; NeMo's "Model TFLOP/sec"; for a GPT the dgxc-benchmarking
      * README's s (72 l h^2 + 12 l h s + 6 V h) per sample, the same) */
-    if (plan__contains(c, "model FLOPs") || plan__contains(c, "Model TFLOP"))
+    if (plan__contains(c, "model FLOPs") || plan__contains(c, "Model TFLOP") ||
+        /* the stacks' own keys for it (Megatron-LM's and NeMo's logged
+         * throughput, tflops_model) */
+        plan__contains(c, "tflops_model") || plan__contains(c, "model_tflops") ||
+        plan__contains(c, "model_flops"))
         return CONV_MEGATRON;
     if (plan__contains(c, "size*8") || plan__contains(c, "8*N") || plan__contains(c, "8N"))
         return CONV_PARAMS8;

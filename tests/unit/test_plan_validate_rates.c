@@ -208,6 +208,11 @@ static void test_convention_words(void **state)
         {"6 * N * D model FLOPs", CONV_PARAMS6},
         {"6N + 12 l h s per token", CONV_MOSAIC},
         {"6N per token plus attention", CONV_MOSAIC},
+        /* recomputation by its noun too; the stacks' logged key */
+        {"including recomputation", CONV_HARDWARE},
+        {"TFLOPs excluding activation recomputation", CONV_MEGATRON},
+        {"without recomputation", CONV_MEGATRON},
+        {"tflops_model", CONV_MEGATRON},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (plan__conv_parse(cases[i].text) != cases[i].want)
