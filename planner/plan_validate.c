@@ -1071,7 +1071,7 @@ static int map_memory_knobs(const plan_validate_row *r, const plan_framework *fw
                      contains(r->sequence_parallel, "sequence parallel") ||
                      contains(r->sequence_parallel, "sequence_parallel") ||
                      strcasecmp(r->sequence_parallel, "SP") == 0))
-        sp = 1;
+        sp = !plan__key_says_no(r->sequence_parallel, "parallel"); /* "...=False" */
     if (sp == -1)
         return skip(out, "sequence_parallel '%s' not understood", r->sequence_parallel);
     if (sp == -2) {

@@ -137,6 +137,11 @@ int plan__parse_flag(const char *s);
  * masters beside half precision), else bf16 (bf16, fp16, mixed or half
  * precision: one tensor-core rate). */
 #define PLAN__PREC_FP4 (-3)
+/* A key (a word's start: "checkpoint", "sequence") given a no as its value
+ * ("activation_checkpointing: false", "sequence_parallel=False",
+ * "checkpointing disabled"), or a text that opens with "without" and names
+ * it: the row says the thing was off. */
+int plan__key_says_no(const char *s, const char *key);
 int plan__parse_precision(const char *s);
 
 /* An FSDP mixed-precision mode the text names as a word of its own, in the

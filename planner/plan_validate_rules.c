@@ -608,30 +608,31 @@ static int unstated(const char *s)
            starts_with_phrase(s, na_phrases, NWORDS(na_phrases));
 }
 
-/* A recompute key given a no as its value ("activation_checkpointing:
- * false", "recompute_granularity=none", "activation checkpointing
- * disabled"), or a text that opens with "without" one ("without activation
- * checkpointing"): the row says it did not recompute. */
+int plan__key_says_no(const char *s, const char *key)
+{
+    static const char *const without[] = {"without"};
+    const char *p = s ? plan__find(s, key) : NULL;
+    if (!p)
+        return 0;
+    if (first_word_in(s, without, NWORDS(without)))
+        return 1;
+    /* the rest of the key's word ("ing", "_activations", "e-method"), then
+     * the separators before its value */
+    const char *q = p + strlen(key);
+    while (isalnum((unsigned char)*q) || *q == '_' || *q == '-' || *q == '.')
+        q++;
+    while (*q == ' ' || *q == '=' || *q == ':' || *q == '"' || *q == '\'')
+        q++;
+    return first_word_in(q, no_words, NWORDS(no_words));
+}
+
+/* A recompute key given a no (plan__key_says_no): no recompute. */
 static int key_says_no(const char *s)
 {
     static const char *const keys[] = {"checkpoint", "recomput", "remat"};
-    static const char *const without[] = {"without"};
-    for (int i = 0; s && i < NWORDS(keys); i++) {
-        const char *p = plan__find(s, keys[i]);
-        if (!p)
-            continue;
-        if (first_word_in(s, without, NWORDS(without)))
+    for (int i = 0; i < NWORDS(keys); i++)
+        if (plan__key_says_no(s, keys[i]))
             return 1;
-        /* the rest of the key's word ("ing", "_activations", "e-method"),
-         * then the separators before its value */
-        const char *q = p + strlen(keys[i]);
-        while (isalnum((unsigned char)*q) || *q == '_' || *q == '-' || *q == '.')
-            q++;
-        while (*q == ' ' || *q == '=' || *q == ':' || *q == '"' || *q == '\'')
-            q++;
-        if (first_word_in(q, no_words, NWORDS(no_words)))
-            return 1;
-    }
     return 0;
 }
 

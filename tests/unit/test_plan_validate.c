@@ -1035,6 +1035,24 @@ static void test_framework_defaults(void **state)
     };
     plan_validate_result *r = run(&x);
     assert_true(r->compared);
+    /* sequence parallelism by its flag's names, a no given as its value
+     * off; the default (on with TP in NeMo 2023) otherwise */
+    static const struct {
+        const char *text;
+        int sp;
+    } sps[] = {
+        {"--sequence-parallel", 1}, {"sequence_parallel=True", 1},
+        {"sequence_parallel=False", 0}, {"sequence parallelism: off", 0},
+        {"without sequence parallelism", 0}, {"no", 0},
+    };
+    for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) {
+        x.sequence_parallel = sps[i].text;
+        r = run(&x);
+        if (!r->compared || r->layout.sequence_parallel != sps[i].sp)
+            fail_msg("'%s': compared %d, sequence parallel %d", sps[i].text, r->compared,
+                     r->layout.sequence_parallel);
+    }
+    assert_true(r->compared);
     assert_int_equal(r->model.vocab, 50432); /* 50257 up to a multiple of 256 */
     assert_int_equal(r->layout.recompute, PLAN_RECOMP_NONE);
     assert_int_equal(r->layout.sharding, PLAN_SHARD_OPTIMIZER); /* distributed fused Adam */
