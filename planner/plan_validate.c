@@ -1477,7 +1477,7 @@ static int validate_once(const plan_catalog *cat, const plan_validate_row *row,
              * own remark ("62 GB (max reserved)") */
             out->mem_metric = plan__mem_metric(
                 blank(row->memory_metric) ? row->memory_per_gpu_gb : row->memory_metric, &unit);
-            if (contains(row->memory_per_gpu_gb, "GiB"))
+            if (contains(row->memory_per_gpu_gb, "GiB") || contains(row->memory_per_gpu_gb, "MiB"))
                 unit = 1073741824.0;
             out->ref_mem_bytes = gb * unit;
             out->pred_mem_bytes = plan_validate_mem_bytes(out, &est->mem);

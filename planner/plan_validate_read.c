@@ -308,8 +308,10 @@ static const unit_word tflops_units[] = {
 static const unit_word pflops_units[] = {
     {"PFLOP/s", 1}, {"PFLOPS", 1}, {"PFLOPs", 1}, {"EFLOP/s", 1e3}, {"EFLOPS", 1e3}, {NULL, 0}};
 static const unit_word pct_units[] = {{"%", 1}, {NULL, 0}};
-/* the memory column's GB, or GiB where its value says so (the unit is then GiB) */
-static const unit_word mem_units[] = {{"GB", 1}, {"GiB", 1}, {"G", 1}, {NULL, 0}};
+/* the memory column's GB, or GiB where its value says so (the unit is then
+ * GiB); MB and MiB (nvidia-smi's) in thousandths and 1024ths of them */
+static const unit_word mem_units[] = {{"GB", 1},        {"GiB", 1},          {"G", 1},
+                                      {"MB", 1e-3},     {"MiB", 1.0 / 1024}, {NULL, 0}};
 
 /* A measured value with its unit, if any, from the column's table (NULL:
  * a plain number). 1 read, 0 absent, -1 not such a value. */

@@ -288,6 +288,11 @@ static void test_oom_row(void **state)
     assert_rel(run(&oom)->ref_mem_bytes, 60e9, 1e-12);
     oom.memory_per_gpu_gb = "60GiB";
     assert_rel(run(&oom)->ref_mem_bytes, 60.0 * 1073741824.0, 1e-12);
+    /* nvidia-smi's MiB, and MB */
+    oom.memory_per_gpu_gb = "61,440 MiB";
+    assert_rel(run(&oom)->ref_mem_bytes, 60.0 * 1073741824.0, 1e-12);
+    oom.memory_per_gpu_gb = "60000 MB";
+    assert_rel(run(&oom)->ref_mem_bytes, 60e9, 1e-12);
     /* a remark after the figure is no unit; with no metric column it
      * names the tool */
     oom.memory_per_gpu_gb = "60 GB (max reserved)";
