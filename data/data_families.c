@@ -7,7 +7,8 @@
  * are read, one entry per word list: "words" (1 to PLAN_TRAIT_WORDS
  * strings), at least one of "arch" ("gpt", "llama"), "mlp" ("plain",
  * "gated"), "dropout" ("on", "off"), "tied" (true, false), "vocab" (the
- * family's tokenizer's size, tokens), and "source".
+ * family's tokenizer's size, tokens), "kv_heads" (the key-value heads its
+ * attention keeps, for a run that states none), and "source".
  * Keys starting with '_' are comments. Errors are one line naming the file,
  * the entry and the key, with what is allowed; nothing is installed unless
  * the whole file reads.
@@ -62,10 +63,10 @@ static int read_trait(const cJSON *o, const char *file, int entry, plan_model_tr
         const char *k = x->string ? x->string : "";
         if (k[0] != '_' && strcmp(k, "words") && strcmp(k, "arch") && strcmp(k, "mlp") &&
             strcmp(k, "dropout") && strcmp(k, "tied") && strcmp(k, "vocab") &&
-            strcmp(k, "structure") && strcmp(k, "source"))
+            strcmp(k, "kv_heads") && strcmp(k, "structure") && strcmp(k, "source"))
             return ST_RAISE(err, ST_EINVAL,
                             "%s: trait %d: unknown key \"%.40s\"; allowed: words, arch, mlp, "
-                            "dropout, tied, vocab, structure, source",
+                            "dropout, tied, vocab, kv_heads, structure, source",
                             file, entry, k);
     }
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "words");
@@ -115,6 +116,12 @@ static int read_trait(const cJSON *o, const char *file, int entry, plan_model_tr
         return ST_RAISE(err, ST_EINVAL, "%s: trait %d: \"vocab\" must be a whole number of "
                         "tokens from 1 to %d", file, entry, PLAN_MAX_VOCAB);
     t->vocab = vocab ? (int64_t)vocab->valuedouble : 0;
+    const cJSON *kv = cJSON_GetObjectItemCaseSensitive(o, "kv_heads");
+    if (kv && (!cJSON_IsNumber(kv) || kv->valuedouble < 1 || kv->valuedouble > PLAN_MAX_HEADS ||
+               kv->valuedouble != (double)(int64_t)kv->valuedouble))
+        return ST_RAISE(err, ST_EINVAL, "%s: trait %d: \"kv_heads\" must be a whole number of "
+                        "heads from 1 to %d", file, entry, PLAN_MAX_HEADS);
+    t->kv_heads = kv ? (int)kv->valuedouble : 0;
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(o, "source");
     if (!cJSON_IsString(src) || !src->valuestring[0])
         return ST_RAISE(err, ST_EINVAL, "%s: trait %d ('%s'): \"source\" (where the name is "

@@ -218,6 +218,34 @@ static int64_t trait_vocab(const plan_validate_row *r, const char **word)
     return 0;
 }
 
+/* The key-value heads of the first trait that gives them whose word is in
+ * the row's architecture text or its model's name; 0 when none does.
+ * *word: the word found. */
+static int trait_kv_heads(const plan_validate_row *r, const char **word)
+{
+    int n = 0;
+    const plan_model_trait *t = plan_model_traits(&n);
+    const char *texts[] = {r->architecture, r->model_name};
+    /* grouped-query attention generalises multi-query attention to several
+     * key-value heads (Ainslie et al. 2023, GQA: "Generalized Multi-Query
+     * Transformer Models"): a text that names it gives no count here */
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
+        if (contains(texts[k], "GQA") || contains(texts[k], "grouped") ||
+            contains(texts[k], "generalized multi-query"))
+            return 0;
+    for (int i = 0; i < n; i++) {
+        if (!t[i].kv_heads)
+            continue;
+        for (int w = 0; w < t[i].nwords; w++)
+            for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
+                if (!blank(texts[k]) && trait_word_in(texts[k], t[i].words[w])) {
+                    *word = t[i].words[w];
+                    return t[i].kv_heads;
+                }
+    }
+    return 0;
+}
+
 /* word in a model's name: as trait_word_in, at the start of a word ("MPT"
  * is in "MPT-30B", not in "Attempt"). */
 static int name_word_in(const char *text, const char *word)
@@ -489,8 +517,23 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
     m->hidden = H;
     m->heads = A;
     m->kv_heads = hkv ? KV : A;
+    const char *kvword = NULL;
+    int kvt = hkv ? 0 : trait_kv_heads(r, &kvword);
+    if (kvt > 0 && A % kvt == 0) {
+        m->kv_heads = kvt;
+        note(out, "%d key-value head%s (%s, model_families.json)", kvt, kvt == 1 ? "" : "s",
+             kvword);
+    }
     m->head_dim = hd ? D : 0;
-    m->ffn = hf ? F : 4 * H;
+    /* a width the row leaves out: 4h for a plain MLP (Vaswani et al. 2017;
+     * Radford et al. 2019); 2/3 of that for a gated one, whose three
+     * matrices then hold what a plain one's two do (Touvron et al. 2023,
+     * LLaMA, Sec. 2.2: "2/3 4d"), a multiple of 64 as Megatron-LM sets it
+     * for --swiglu without --ffn-hidden-size (arguments.py) */
+    m->ffn = hf ? F : plan_model_gated(m) ? (4 * H * 2 / 3) / 64 * 64 : 4 * H;
+    if (!hf && plan_model_gated(m))
+        note(out, "ffn %lld: a gated MLP's 2/3 of 4h (Megatron-LM --swiglu, LLaMA Sec. 2.2), "
+             "the row giving none", (long long)m->ffn);
     m->seq = S;
     m->vocab = V;
     st_err e = {0};

@@ -179,6 +179,8 @@ typedef struct plan_model_trait {
     int dropout;                 /* PLAN_DROPOUT_ON / _OFF, or -1 */
     int tied;                    /* 1 tied, 0 untied embedding and head, or -1 */
     int64_t vocab;               /* the family's tokenizer's size, or 0: says nothing */
+    int kv_heads;                /* key-value heads its attention keeps (multi-query: 1),
+                                  * for a run that states none; 0: says nothing */
     int structure;               /* plan_model_structure, or -1: says nothing */
     char source[PLAN_SOURCE_MAX];
 } plan_model_trait;

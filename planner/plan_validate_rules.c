@@ -76,12 +76,13 @@ int plan_model_traits_set(const plan_model_trait *v, int n, st_err *err)
                                 i + 1);
         if (t->arch < -1 || t->arch > PLAN_ARCH_LLAMA || t->mlp < -1 || t->mlp > PLAN_MLP_GATED ||
             t->dropout < -1 || t->dropout > PLAN_DROPOUT_OFF || t->tied < -1 || t->tied > 1 ||
-            t->vocab < 0 || t->vocab > PLAN_MAX_VOCAB || t->structure < -1 ||
+            t->vocab < 0 || t->vocab > PLAN_MAX_VOCAB || t->kv_heads < 0 ||
+            t->kv_heads > PLAN_MAX_HEADS || t->structure < -1 ||
             t->structure >= PLAN_STRUCT__COUNT)
             return ST_RAISE(err, ST_EINVAL, "model trait %d ('%s'): a property out of range",
                             i + 1, t->words[0]);
         if (t->arch < 0 && t->mlp < 0 && t->dropout < 0 && t->tied < 0 && !t->vocab &&
-            t->structure < 0)
+            !t->kv_heads && t->structure < 0)
             return ST_RAISE(err, ST_EINVAL, "model trait %d ('%s') says nothing of the model",
                             i + 1, t->words[0]);
     }

@@ -364,6 +364,8 @@ static void model_families(void **state)
          "\"vocab\" must be a whole number of tokens"},
         {"{\"traits\": [{\"words\": [\"x\"], \"vocab\": 0, \"source\": \"s\"}]}",
          "\"vocab\" must be a whole number of tokens"},
+        {"{\"traits\": [{\"words\": [\"x\"], \"kv_heads\": 0, \"source\": \"s\"}]}",
+         "\"kv_heads\" must be a whole number of heads"},
         {"{\"traits\": [{\"words\": [\"x\"], \"structure\": \"moe\", \"source\": \"s\"}]}",
          "\"structure\" must be one of \"decoder\", \"mixture-of-experts\""},
         {"[1, 2", "malformed JSON"},

@@ -254,6 +254,39 @@ static void test_structures(void **state)
     assert_true(run(&g)->compared);
 }
 
+/* What a row that gives no MLP width or key-value heads is read with: a
+ * gated MLP 2/3 of 4h (a multiple of 64, Megatron-LM's --swiglu), a plain
+ * one 4h; multi-query attention one key-value head, unless the text names
+ * grouped-query attention, which has several; a stated count wins. */
+static void test_unstated_widths(void **state)
+{
+    (void)state;
+    plan_validate_row g = gpt;
+    g.iteration_time_s = "20";
+    const plan_validate_result *r = run(&g);
+    assert_true(r->compared);
+    assert_int_equal(r->model.ffn, 4 * 5120);
+    assert_int_equal(r->model.kv_heads, 40);
+    g.architecture = "decoder-only, SwiGLU, RoPE, RMSNorm";
+    r = run(&g);
+    assert_true(r->compared);
+    assert_int_equal(r->model.ffn, 13632); /* int(4 x 5120 x 2/3 / 64) x 64 */
+    assert_non_null(strstr(r->notes, "ffn 13632: a gated MLP's 2/3 of 4h"));
+    g.ffn_hidden_size = "13824";
+    assert_int_equal(run(&g)->model.ffn, 13824);
+    g.ffn_hidden_size = NULL;
+    g.architecture = "GPT, multi-query attention";
+    r = run(&g);
+    assert_true(r->compared);
+    assert_int_equal(r->model.kv_heads, 1);
+    assert_non_null(strstr(r->notes, "1 key-value head (multi-query attention"));
+    g.architecture = "GPT, GQA (generalized multi-query attention)";
+    assert_int_equal(run(&g)->model.kv_heads, 40);
+    g.architecture = "GPT, MQA";
+    g.num_kv_heads = "8";
+    assert_int_equal(run(&g)->model.kv_heads, 8);
+}
+
 /* A node's network as sources write it: counts before or after the rate
  * or port name, in digits or words, ports named by their InfiniBand
  * generation or their ConnectX adapter (its port's top speed). */
@@ -438,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_measured_units),
         cmocka_unit_test(test_convention_words),
         cmocka_unit_test(test_structures),
+        cmocka_unit_test(test_unstated_widths),
         cmocka_unit_test(test_network_words),
         cmocka_unit_test(test_half_on_volta),
         cmocka_unit_test(test_count_words),
