@@ -805,6 +805,53 @@ static int says_tokens(const char *s)
     return contains(t, "token");
 }
 
+/* The virtual stages a row's virtual_stages text gives: a count as any
+ * count column reads ("4", "VP=4"), or written among words ("interleaved
+ * (4 chunks)", "virtual pipeline 4"); Megatron's layers per virtual stage
+ * (--num-layers-per-virtual-pipeline-stage N, arguments.py: the count is
+ * layers / (pp N)) where the text counts layers; "interleaved" without a
+ * number gives none (the schedule is searched). 1 read, 0 not given, -1
+ * bad (the row's reason set). */
+static int read_virtual(const plan_validate_row *r, const plan_model *m, int64_t pp, int64_t *v,
+                        plan_validate_result *out)
+{
+    const char *t = r->virtual_stages;
+    const char *d = t;
+    while (d && *d && !isdigit((unsigned char)*d))
+        d++;
+    int layers = contains(t, "layer");
+    if (!layers) {
+        double c;
+        int rc = plan__read_count("virtual_stages", t, &c);
+        if (rc >= 0 || !d || !*d) {
+            if (rc < 0 && plan__virtual_unstated(t)) {
+                note(out, "virtual_stages '%.40s': no count, the schedule searched", t);
+                return 0;
+            }
+            return plan__get_int(out, "virtual_stages", t, 1, 1 << 20, v);
+        }
+    }
+    if (!d || !*d)
+        return plan__get_int(out, "virtual_stages", t, 1, 1 << 20, v);
+    long n = strtol(d, NULL, 10);
+    if (!layers) {
+        *v = n;
+        if (n < 1)
+            return plan__get_int(out, "virtual_stages", t, 1, 1 << 20, v);
+        note(out, "%ld virtual stages ('%.40s')", n, t);
+        return 1;
+    }
+    if (n < 1 || pp < 1 || m->layers % (pp * n) != 0) {
+        skip(out, "virtual_stages '%.40s': %ld layers a virtual stage do not divide %lld layers "
+             "over pp %lld", t, n, (long long)m->layers, (long long)pp);
+        return -1;
+    }
+    *v = m->layers / (pp * n);
+    note(out, "%lld virtual stages: %ld layers each of %lld over pp %lld ('%.40s')",
+         (long long)*v, n, (long long)m->layers, (long long)pp, t);
+    return 1;
+}
+
 static int map_batch(const plan_validate_row *r, const plan_model *m, const plan_framework *fw,
                      int64_t gpus, int64_t dp, int64_t pp, row_layout *rl, int64_t *v_out,
                      int64_t *mbs_out, int64_t *nmb_out, int64_t *gb_out,
@@ -819,7 +866,7 @@ static int map_batch(const plan_validate_row *r, const plan_model *m, const plan
         gbs = "";
     }
     int hv;
-    if ((hv = plan__get_int(out, "virtual_stages", r->virtual_stages, 1, 1 << 20, &v)) < 0 ||
+    if ((hv = read_virtual(r, m, pp, &v, out)) < 0 ||
         (hmbs = plan__get_int(out, "micro_batch_size", r->micro_batch_size, 1, 1 << 24, &mbs)) < 0 ||
         (hgb = plan__get_int(out, "global_batch_size", gbs, 1, MAX_GLOBAL_BATCH, &gb)) < 0 ||
         (hgbt = plan__get_int(out, "global_batch_tokens", gbts, 1,

@@ -169,7 +169,7 @@ static int evaluate_row(const plan_model *m, const plan_cluster *c, const plan_f
      * published micro-batch kept */
     unsigned su = fw->schedules_unknown;
     int sched_open = rl->l.pp > 1 && rl->l.virtual_stages == 1 && (su & (su - 1)) &&
-                     blank(row->virtual_stages);
+                     plan__virtual_unstated(row->virtual_stages);
     if (rl->search_mbs || rl->search_degrees || sched_open) {
         int skipped;
         *rc = search_mbs(m, c, &rl->l, rl->search_degrees, !rl->search_mbs, su, est, out,

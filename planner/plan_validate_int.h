@@ -142,6 +142,9 @@ int plan__parse_flag(const char *s);
  * "checkpointing disabled"), or a text that opens with "without" and names
  * it: the row says the thing was off. */
 int plan__key_says_no(const char *s, const char *key);
+/* A virtual_stages text that gives no count: blank, or words without a
+ * number that name the schedule ("interleaved", "virtual pipeline"). */
+int plan__virtual_unstated(const char *s);
 int plan__parse_precision(const char *s);
 
 /* An FSDP mixed-precision mode the text names as a word of its own, in the

@@ -627,6 +627,16 @@ int plan__key_says_no(const char *s, const char *key)
     return first_word_in(q, no_words, NWORDS(no_words));
 }
 
+int plan__virtual_unstated(const char *s)
+{
+    if (blank(s))
+        return 1;
+    for (const char *p = s; *p; p++)
+        if (isdigit((unsigned char)*p))
+            return 0;
+    return contains(s, "interleav") || contains(s, "virtual");
+}
+
 /* A recompute key given a no (plan__key_says_no): no recompute. */
 static int key_says_no(const char *s)
 {

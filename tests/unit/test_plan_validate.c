@@ -646,6 +646,44 @@ static void test_mfu_without_convention(void **state)
     assert_int_equal(r->basis, PLAN_VAL_BASIS_EQ3);
 }
 
+/* Virtual stages as sources write them: a count alone or among words,
+ * Megatron's layers per virtual stage (80 layers over pp 4: 5 a chunk is
+ * 4 chunks), and "interleaved" without a number searched as a blank is. */
+static void test_virtual_stage_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int v;
+    } cases[] = {
+        {"5", 5},
+        {"VP=5", 5},
+        {"interleaved (5 chunks)", 5},
+        {"virtual pipeline 5", 5},
+        {"--num-layers-per-virtual-pipeline-stage 4", 5},
+        {"num_layers_per_virtual_pipeline_stage=10", 2},
+        {"20 layers per virtual stage", 1},
+    };
+    plan_validate_row x = dgxc_114;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        x.virtual_stages = cases[i].text;
+        plan_validate_result *r = run(&x);
+        if (!r->compared || r->layout.virtual_stages != cases[i].v)
+            fail_msg("'%s': compared %d, %d virtual stages, want %d (%s)", cases[i].text,
+                     r->compared, r->layout.virtual_stages, cases[i].v, r->reason);
+    }
+    x.virtual_stages = "3 layers per virtual stage";
+    refused(&x, "3 layers a virtual stage do not divide 80 layers over pp 4");
+    /* no count: searched as if blank, as the blank row reads */
+    x.virtual_stages = "";
+    int blank_v = run(&x)->layout.virtual_stages;
+    x.virtual_stages = "interleaved";
+    plan_validate_result *r = run(&x);
+    assert_true(r->compared);
+    assert_int_equal(r->layout.virtual_stages, blank_v);
+    assert_non_null(strstr(r->notes, "virtual_stages 'interleaved': no count, the schedule searched"));
+}
+
 /* A sharding stage the framework's text names is read when the sharding
  * column says nothing ("DeepSpeed ZeRO-3"); the column's own word wins. */
 static void test_sharding_in_framework(void **state)
@@ -2763,6 +2801,7 @@ int main(void)
         cmocka_unit_test(test_whole_batch),
         cmocka_unit_test(test_gpus_not_counted),
         cmocka_unit_test(test_precision_words),
+        cmocka_unit_test(test_virtual_stage_words),
         cmocka_unit_test(test_mem_metric_words),
         cmocka_unit_test(test_unstated_recompute),
         cmocka_unit_test(test_shared_recompute),
