@@ -144,11 +144,13 @@ static int count_num(const char *text, int tokens, double *out)
                 p++;
             break;
         }
-    /* a label of letters before the number: a short name ("TP=8") or
-     * the stack's own knob ("tensor_parallel_degree 8", SMP v2;
-     * "pipeline_model_parallel_size: 4", NeMo) */
+    /* a label of letters before the number: a short name ("TP=8"), the
+     * stack's own knob ("tensor_parallel_degree 8", SMP v2;
+     * "pipeline_model_parallel_size: 4", NeMo) or words ("gradient
+     * accumulation 8") */
     char *q = p;
-    while (isalpha((unsigned char)*q) || *q == '_' || *q == '-')
+    while (isalpha((unsigned char)*q) || *q == '_' || *q == '-' ||
+           (*q == ' ' && q > p && isalpha((unsigned char)q[1])))
         q++;
     if (q > p && q - p <= 40) {
         while (*q == ' ' || *q == '=' || *q == ':')

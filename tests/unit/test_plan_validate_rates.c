@@ -386,6 +386,9 @@ static void test_count_words(void **state)
         /* after the stack's own knob name (SMP v2, Megatron-Core, NeMo) */
         {"vs", "virtual_pipeline_model_parallel_size: 4", 1024, 4, 4, 2048, 1},
         {"mbs", "micro_batch_size=2", 1024, 2, 1, 2048, 1},
+        /* ... or after words */
+        {"gb", "global batch size 1024", 1024, 4, 1, 2048, 1},
+        {"mbs", "micro batch 2", 1024, 2, 1, 2048, 1},
         {"vs", "n/a", 1024, 4, 1, 2048, 1},
         {"seq", "2K", 1024, 4, 1, 2048, 1},
         /* an approximate count, a rounded one in M, a degree's way, a device */
