@@ -806,50 +806,43 @@ static int says_tokens(const char *s)
 }
 
 /* The virtual stages a row's virtual_stages text gives: a count as any
- * count column reads ("4", "VP=4"), or written among words ("interleaved
- * (4 chunks)", "virtual pipeline 4"); Megatron's layers per virtual stage
- * (--num-layers-per-virtual-pipeline-stage N, arguments.py: the count is
- * layers / (pp N)) where the text counts layers; "interleaved" without a
- * number gives none (the schedule is searched). 1 read, 0 not given, -1
- * bad (the row's reason set). */
+ * count column reads it ("4", "VP=4", "4 (12 layers each)") or written
+ * among words ("interleaved (4 chunks)", "virtual pipeline 4"); Megatron's
+ * layers per virtual stage (--num-layers-per-virtual-pipeline-stage N,
+ * arguments.py: the count is layers / (pp N)) where the text says layers
+ * per; "interleaved" without a number gives none (the schedule is
+ * searched). 1 read, 0 not given, -1 bad (the row's reason set). */
 static int read_virtual(const plan_validate_row *r, const plan_model *m, int64_t pp, int64_t *v,
                         plan_validate_result *out)
 {
-    const char *t = r->virtual_stages;
-    const char *d = t;
+    const char *t = r->virtual_stages, *d = t;
     while (d && *d && !isdigit((unsigned char)*d))
         d++;
-    int layers = contains(t, "layer");
-    if (!layers) {
-        double c;
-        int rc = plan__read_count("virtual_stages", t, &c);
-        if (rc >= 0 || !d || !*d) {
-            if (rc < 0 && plan__virtual_unstated(t)) {
-                note(out, "virtual_stages '%.40s': no count, the schedule searched", t);
-                return 0;
-            }
-            return plan__get_int(out, "virtual_stages", t, 1, 1 << 20, v);
+    long n = d && *d ? strtol(d, NULL, 10) : 0;
+    double c;
+    if (contains(t, "layers per") || contains(t, "layers_per") || contains(t, "layers-per")) {
+        if (n < 1 || pp < 1 || m->layers % (pp * n) != 0) {
+            skip(out, "virtual_stages '%.40s': %ld layers a virtual stage do not divide %lld "
+                 "layers over pp %lld", t, n, (long long)m->layers, (long long)pp);
+            return -1;
         }
+        *v = m->layers / (pp * n);
+        note(out, "%lld virtual stages: %ld layers each of %lld over pp %lld ('%.40s')",
+             (long long)*v, n, (long long)m->layers, (long long)pp, t);
+        return 1;
     }
-    if (!d || !*d)
+    if (blank(t) || plan__read_count("virtual_stages", t, &c) >= 0)
         return plan__get_int(out, "virtual_stages", t, 1, 1 << 20, v);
-    long n = strtol(d, NULL, 10);
-    if (!layers) {
+    if (n >= 1) {
         *v = n;
-        if (n < 1)
-            return plan__get_int(out, "virtual_stages", t, 1, 1 << 20, v);
         note(out, "%ld virtual stages ('%.40s')", n, t);
         return 1;
     }
-    if (n < 1 || pp < 1 || m->layers % (pp * n) != 0) {
-        skip(out, "virtual_stages '%.40s': %ld layers a virtual stage do not divide %lld layers "
-             "over pp %lld", t, n, (long long)m->layers, (long long)pp);
-        return -1;
+    if (plan__virtual_unstated(t)) {
+        note(out, "virtual_stages '%.40s': no count, the schedule searched", t);
+        return 0;
     }
-    *v = m->layers / (pp * n);
-    note(out, "%lld virtual stages: %ld layers each of %lld over pp %lld ('%.40s')",
-         (long long)*v, n, (long long)m->layers, (long long)pp, t);
-    return 1;
+    return plan__get_int(out, "virtual_stages", t, 1, 1 << 20, v);
 }
 
 static int map_batch(const plan_validate_row *r, const plan_model *m, const plan_framework *fw,

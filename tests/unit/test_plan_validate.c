@@ -663,6 +663,7 @@ static void test_virtual_stage_words(void **state)
         {"--num-layers-per-virtual-pipeline-stage 4", 5},
         {"num_layers_per_virtual_pipeline_stage=10", 2},
         {"20 layers per virtual stage", 1},
+        {"5 (4 layers each)", 5},
     };
     plan_validate_row x = dgxc_114;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
