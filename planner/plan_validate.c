@@ -196,54 +196,61 @@ static int trait_word_in(const char *text, const char *word)
     return 0;
 }
 
-/* The vocabulary a family's documented tokenizer has, from the first trait
- * that gives one whose word is in the row's architecture text or its
- * model's name; 0 when none does. *word: the word found (its source is
- * in the traits' file). */
-static int64_t trait_vocab(const plan_validate_row *r, const char **word)
+/* The first trait that gives the property `has` says something of whose
+ * word is in the row's architecture text or its model's name; NULL when
+ * none does. *word: the word found (its source is in the traits' file). */
+static const plan_model_trait *first_trait(const plan_validate_row *r,
+                                           int (*has)(const plan_model_trait *),
+                                           const char **word)
 {
     int n = 0;
     const plan_model_trait *t = plan_model_traits(&n);
     const char *texts[] = {r->architecture, r->model_name};
     for (int i = 0; i < n; i++) {
-        if (!t[i].vocab)
+        if (!has(&t[i]))
             continue;
         for (int w = 0; w < t[i].nwords; w++)
             for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
                 if (!blank(texts[k]) && trait_word_in(texts[k], t[i].words[w])) {
                     *word = t[i].words[w];
-                    return t[i].vocab;
+                    return &t[i];
                 }
     }
-    return 0;
+    return NULL;
 }
 
-/* The key-value heads of the first trait that gives them whose word is in
- * the row's architecture text or its model's name; 0 when none does.
- * *word: the word found. */
+static int gives_vocab(const plan_model_trait *t)
+{
+    return t->vocab > 0;
+}
+
+static int gives_kv_heads(const plan_model_trait *t)
+{
+    return t->kv_heads > 0;
+}
+
+/* The vocabulary a family's documented tokenizer has (first_trait); 0
+ * when no trait gives one. */
+static int64_t trait_vocab(const plan_validate_row *r, const char **word)
+{
+    const plan_model_trait *t = first_trait(r, gives_vocab, word);
+    return t ? t->vocab : 0;
+}
+
+/* The key-value heads a trait gives (first_trait: multi-query attention's
+ * one); 0 when none does. Grouped-query attention generalises multi-query
+ * attention to several key-value heads (Ainslie et al. 2023, GQA:
+ * "Generalized Multi-Query Transformer Models"): a text that names it gives
+ * no count here. */
 static int trait_kv_heads(const plan_validate_row *r, const char **word)
 {
-    int n = 0;
-    const plan_model_trait *t = plan_model_traits(&n);
     const char *texts[] = {r->architecture, r->model_name};
-    /* grouped-query attention generalises multi-query attention to several
-     * key-value heads (Ainslie et al. 2023, GQA: "Generalized Multi-Query
-     * Transformer Models"): a text that names it gives no count here */
     for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
         if (contains(texts[k], "GQA") || contains(texts[k], "grouped") ||
             contains(texts[k], "generalized multi-query"))
             return 0;
-    for (int i = 0; i < n; i++) {
-        if (!t[i].kv_heads)
-            continue;
-        for (int w = 0; w < t[i].nwords; w++)
-            for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
-                if (!blank(texts[k]) && trait_word_in(texts[k], t[i].words[w])) {
-                    *word = t[i].words[w];
-                    return t[i].kv_heads;
-                }
-    }
-    return 0;
+    const plan_model_trait *t = first_trait(r, gives_kv_heads, word);
+    return t ? t->kv_heads : 0;
 }
 
 /* word in a model's name: as trait_word_in, at the start of a word ("MPT"
