@@ -470,7 +470,8 @@ void plan_catalog_free(plan_catalog *cat);
 int plan_catalog_link(plan_catalog *cat, st_err *err);
 
 /* Find an instance type by name or alias, case-insensitive, with or without
- * the "ml." prefix. NULL if none. */
+ * the "ml." prefix, the separators between its parts aside ("DGX A100" is
+ * dgx-a100). NULL if none. */
 const plan_instance *plan_catalog_find(const plan_catalog *cat, const char *name);
 
 /* Up to max names closest to name (edit distance), for "did you mean". */

@@ -45,10 +45,24 @@ static const char *strip_ml(const char *s)
     return strncasecmp(s, "ml.", 3) == 0 ? s + 3 : s;
 }
 
-/* Equal ignoring case and an "ml." prefix on either side. */
+/* Equal ignoring case, an "ml." prefix on either side and the separators
+ * between a name's parts ("DGX A100" is dgx-a100, "Jean Zay" jean-zay,
+ * "p4d.24xlarge" p4d24xlarge): letters and digits compared alone. */
 static int same_name(const char *a, const char *b)
 {
-    return strcasecmp(strip_ml(a), strip_ml(b)) == 0;
+    a = strip_ml(a);
+    b = strip_ml(b);
+    for (;;) {
+        while (*a && !isalnum((unsigned char)*a))
+            a++;
+        while (*b && !isalnum((unsigned char)*b))
+            b++;
+        if (!*a || !*b)
+            return !*a && !*b;
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return 0;
+        a++, b++;
+    }
 }
 
 void plan_catalog_free(plan_catalog *cat)

@@ -581,7 +581,7 @@ static void cli_table(void **state)
     assert_non_null(strstr(row, "300 sw"));
     assert_non_null(strstr(row, "400"));
     assert_non_null(strstr(row, "32.77"));
-    assert_non_null(strstr(out, "selene,dgxa100"));
+    assert_non_null(strstr(out, "selene"));
     free(out);
 }
 

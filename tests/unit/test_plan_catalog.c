@@ -51,7 +51,14 @@ static void find_by_name_alias_prefix_case(void **state)
     assert_null(plan_catalog_find(&shipped, "ml."));
     assert_null(plan_catalog_find(&shipped, ""));
     assert_null(plan_catalog_find(&shipped, NULL));
-    assert_null(plan_catalog_find(&shipped, "p4d.24xlarge "));
+    /* the separators between a name's parts are not the name */
+    assert_ptr_equal(plan_catalog_find(&shipped, "p4d.24xlarge "), p4d);
+    assert_string_equal(plan_catalog_find(&shipped, "DGX A100")->name, "dgx-a100");
+    assert_string_equal(plan_catalog_find(&shipped, "dgxa100")->name, "dgx-a100");
+    assert_string_equal(plan_catalog_find(&shipped, "Jean Zay")->name, "jean-zay-a100");
+    assert_string_equal(plan_catalog_find(&shipped, "Eos")->name, "dgx-h100");
+    assert_null(plan_catalog_find(&shipped, "p4d.24xlarge2"));
+    assert_null(plan_catalog_find(&shipped, "-"));
 }
 
 static void suggest_closest_first(void **state)
@@ -312,7 +319,7 @@ static void link_resolves_and_checks(void **state)
     expect_link_fails(&m, "gemm_align_bytes 100; allowed: a multiple of 16");
     mini_init(&m), m.gpu.gemm_align_bytes = 2048;
     expect_link_fails(&m, "gemm_align_bytes 2048");
-    /* names and aliases are unique, ignoring case and "ml." */
+    /* names and aliases are unique, ignoring case, "ml." and separators */
     mini_init(&m), snprintf(m.inst[1].aliases[0], sizeof m.inst[1].aliases[0], "ML.BOX0");
     expect_link_fails(&m, "alias 'ML.BOX0' is also a name or alias of 'box0.large'");
     mini_init(&m), snprintf(m.inst[1].name, sizeof m.inst[1].name, "Box0.Large");
