@@ -304,12 +304,18 @@ static const unit_word rate_units[] = {
 static const unit_word sample_units[] = {
     {"samples/s", 1}, {"samples/sec", 1}, {"sequences/s", 1}, {"seq/s", 1},
     {"samples per second", 1}, {NULL, 0}};
+/* (the prefixes spelt out too: "teraFLOPS", "petaFLOP/s") */
 static const unit_word tflops_units[] = {
     {"TFLOP/s", 1}, {"TFLOPS", 1}, {"TFLOPs", 1}, {"TFLOP/s/GPU", 1}, {"TFLOPS/GPU", 1},
-    {"TFLOP/s per GPU", 1}, {"TFLOPS per GPU", 1}, {NULL, 0}};
+    {"TFLOP/s per GPU", 1}, {"TFLOPS per GPU", 1}, {"TFLOP/sec", 1}, {"TF/s", 1},
+    {"teraFLOPS", 1}, {"teraFLOP/s", 1}, {"teraFLOPS per GPU", 1}, {"teraFLOP/s per GPU", 1},
+    {NULL, 0}};
 static const unit_word pflops_units[] = {
-    {"PFLOP/s", 1}, {"PFLOPS", 1}, {"PFLOPs", 1}, {"EFLOP/s", 1e3}, {"EFLOPS", 1e3}, {NULL, 0}};
-static const unit_word pct_units[] = {{"%", 1}, {NULL, 0}};
+    {"PFLOP/s", 1},   {"PFLOPS", 1},   {"PFLOPs", 1},    {"PF/s", 1},        {"petaFLOPS", 1},
+    {"petaFLOP/s", 1}, {"EFLOP/s", 1e3}, {"EFLOPS", 1e3}, {"exaFLOPS", 1e3}, {NULL, 0}};
+/* a percentage, and the utilisation it is of named after it */
+static const unit_word pct_units[] = {{"%", 1},       {"% MFU", 1},       {"% HFU", 1},
+                                      {"% of peak", 1}, {"percent", 1}, {NULL, 0}};
 /* the memory column's GB, or GiB where its value says so (the unit is then
  * GiB); MB and MiB (nvidia-smi's) in thousandths and 1024ths of them */
 static const unit_word mem_units[] = {{"GB", 1},        {"GiB", 1},          {"G", 1},

@@ -163,12 +163,16 @@ static void test_measured_units(void **state)
     double tg = run(&g)->ref_time_s;
     g.tflops_per_gpu = "150 TFLOP/s";
     assert_rel(run(&g)->ref_time_s, tg, 1e-12);
+    g.tflops_per_gpu = "150 teraFLOPS per GPU";
+    assert_rel(run(&g)->ref_time_s, tg, 1e-12);
     g.tflops_per_gpu = "";
     g.aggregate_pflops = "9.6 PFLOP/s";
     assert_rel(run(&g)->ref_time_s, tg, 1e-12);
+    g.aggregate_pflops = "9.6 petaFLOPS";
+    assert_rel(run(&g)->ref_time_s, tg, 1e-12);
     g.aggregate_pflops = "";
     g.peak_basis_tflops = "300";
-    const char *pcts[] = {"50", "50%", "50 %", "0.5"};
+    const char *pcts[] = {"50", "50%", "50 %", "0.5", "50 % of peak"};
     for (size_t i = 0; i < sizeof pcts / sizeof pcts[0]; i++) {
         g.pct_of_peak_reported = pcts[i];
         const plan_validate_result *r = run(&g);
@@ -177,6 +181,8 @@ static void test_measured_units(void **state)
         assert_rel(r->ref_time_s, tg, 1e-12);
         if (i == 3)
             assert_non_null(strstr(r->notes, "read as a fraction"));
+        else
+            assert_null(strstr(r->notes, "read as a fraction"));
     }
 }
 
