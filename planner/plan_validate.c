@@ -368,14 +368,33 @@ static int size_at(const char *s, int bare, double *out)
     return (int)(e - s);
 }
 
-/* The size params_b gives, in billions ("70", "13B", "350M"); 0 when it
- * gives none. */
+/* The size params_b gives, in billions ("70", "13B", "350M", "13
+ * billion", "~13B"); 0 when it gives none. */
 static int params_billions(const char *s, double *out)
 {
     if (blank(s))
         return 0;
+    while (*s == ' ' || *s == '~')
+        s++;
     int n = size_at(s, 1, out);
-    return n > 0 && blank(s + n);
+    if (n <= 0)
+        return 0;
+    const char *rest = s + n;
+    while (*rest == ' ')
+        rest++;
+    static const struct {
+        const char *word;
+        double scale;
+    } words[] = {{"billion", 1.0}, {"million", 1e-3}};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        size_t k = strlen(words[i].word);
+        if (rest > s + n && strncasecmp(rest, words[i].word, k) == 0 && blank(rest + k) &&
+            !isalpha((unsigned char)s[n - 1])) {
+            *out *= words[i].scale;
+            return 1;
+        }
+    }
+    return blank(s + n);
 }
 
 /* The documented model a row names: by its model name ("Llama 2 70B"),
@@ -420,10 +439,18 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
                     "decoder-only transformers", kinds[structure], sword);
     int64_t L = 0, H = 0, A = 0, KV = 0, D = 0, F = 0, S = 0, V = 0;
     int hl, hh, ha, hkv, hd, hf, hs, hv;
+    /* the key-value heads by the attention's kind: multi-head attention
+     * keeps one per query head (as none stated), multi-query one (Shazeer
+     * 2019) */
+    const char *kvs = r->num_kv_heads;
+    if (!blank(kvs) && (!strcasecmp(kvs, "MHA") || contains(kvs, "multi-head")))
+        kvs = "";
+    else if (!blank(kvs) && (!strcasecmp(kvs, "MQA") || contains(kvs, "multi-query")))
+        kvs = "1";
     if ((hl = plan__get_int(out, "num_layers", r->num_layers, 1, PLAN_MAX_LAYERS, &L)) < 0 ||
         (hh = plan__get_int(out, "hidden_size", r->hidden_size, 1, PLAN_MAX_HIDDEN, &H)) < 0 ||
         (ha = plan__get_int(out, "num_heads", r->num_heads, 1, PLAN_MAX_HEADS, &A)) < 0 ||
-        (hkv = plan__get_int(out, "num_kv_heads", r->num_kv_heads, 1, PLAN_MAX_HEADS, &KV)) < 0 ||
+        (hkv = plan__get_int(out, "num_kv_heads", kvs, 1, PLAN_MAX_HEADS, &KV)) < 0 ||
         (hd = plan__get_int(out, "head_dim", r->head_dim, 1, PLAN_MAX_ATTN_WIDTH, &D)) < 0 ||
         (hf = plan__get_int(out, "ffn_hidden_size", r->ffn_hidden_size, 1, 16 * (int64_t)PLAN_MAX_HIDDEN,
                       &F)) < 0 ||

@@ -2100,7 +2100,9 @@ static void test_known_model_shape(void **state)
         int layers;
     } sized[] = {{"Llama 3", "70", 80},       {"Llama 3", "70B", 80}, {"70B Llama 3", "", 80},
                  {"8B Llama 3", "", 32},       {"Llama 3", "8", 32},   {"Llama 3", "50", 0},
-                 {"Llama 3", "70 params", 0},
+                 {"Llama 3", "70 params", 0}, {"Llama 3", "70 billion", 80},
+                 {"Llama 3", "~70B", 80},      {"Llama 3", "8000 million", 32},
+                 {"Llama 3", "70B billion", 0},
     };
     for (size_t i = 0; i < sizeof sized / sizeof sized[0]; i++) {
         x.model_name = sized[i].name;

@@ -291,6 +291,12 @@ static void test_unstated_widths(void **state)
     g.architecture = "GPT, MQA";
     g.num_kv_heads = "8";
     assert_int_equal(run(&g)->model.kv_heads, 8);
+    /* the column naming the attention's kind */
+    g.architecture = "GPT";
+    g.num_kv_heads = "MHA";
+    assert_int_equal(run(&g)->model.kv_heads, 40);
+    g.num_kv_heads = "MQA";
+    assert_int_equal(run(&g)->model.kv_heads, 1);
 }
 
 /* A node's network as sources write it: counts before or after the rate
