@@ -197,20 +197,19 @@ static int trait_word_in(const char *text, const char *word)
 }
 
 /* The first trait that gives the property `has` says something of whose
- * word is in the row's architecture text or its model's name; NULL when
- * none does. *word: the word found (its source is in the traits' file). */
-static const plan_model_trait *first_trait(const plan_validate_row *r,
+ * word is in one of the n texts; NULL when none does. *word: the word
+ * found (its source is in the traits' file). */
+static const plan_model_trait *first_trait(const char *const *texts, size_t n_texts,
                                            int (*has)(const plan_model_trait *),
                                            const char **word)
 {
     int n = 0;
     const plan_model_trait *t = plan_model_traits(&n);
-    const char *texts[] = {r->architecture, r->model_name};
     for (int i = 0; i < n; i++) {
         if (!has(&t[i]))
             continue;
         for (int w = 0; w < t[i].nwords; w++)
-            for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
+            for (size_t k = 0; k < n_texts; k++)
                 if (!blank(texts[k]) && trait_word_in(texts[k], t[i].words[w])) {
                     *word = t[i].words[w];
                     return &t[i];
@@ -229,27 +228,28 @@ static int gives_kv_heads(const plan_model_trait *t)
     return t->kv_heads > 0;
 }
 
-/* The vocabulary a family's documented tokenizer has (first_trait); 0
- * when no trait gives one. */
+/* The vocabulary a family's documented tokenizer has, by the row's
+ * architecture text or its model's name (first_trait); 0 when no trait
+ * gives one. */
 static int64_t trait_vocab(const plan_validate_row *r, const char **word)
 {
-    const plan_model_trait *t = first_trait(r, gives_vocab, word);
+    const char *texts[] = {r->architecture, r->model_name};
+    const plan_model_trait *t = first_trait(texts, 2, gives_vocab, word);
     return t ? t->vocab : 0;
 }
 
-/* The key-value heads a trait gives (first_trait: multi-query attention's
- * one); 0 when none does. Grouped-query attention generalises multi-query
- * attention to several key-value heads (Ainslie et al. 2023, GQA:
- * "Generalized Multi-Query Transformer Models"): a text that names it gives
- * no count here. */
-static int trait_kv_heads(const plan_validate_row *r, const char **word)
+/* The key-value heads a trait gives by the words of the n texts
+ * (first_trait: multi-query attention's one); 0 when none does.
+ * Grouped-query attention generalises multi-query attention to several
+ * key-value heads (Ainslie et al. 2023, GQA: "Generalized Multi-Query
+ * Transformer Models"): a text that names it gives no count here. */
+static int trait_kv_heads(const char *const *texts, size_t n_texts, const char **word)
 {
-    const char *texts[] = {r->architecture, r->model_name};
-    for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
+    for (size_t k = 0; k < n_texts; k++)
         if (contains(texts[k], "GQA") || contains(texts[k], "grouped") ||
             contains(texts[k], "generalized multi-query"))
             return 0;
-    const plan_model_trait *t = first_trait(r, gives_kv_heads, word);
+    const plan_model_trait *t = first_trait(texts, n_texts, gives_kv_heads, word);
     return t ? t->kv_heads : 0;
 }
 
@@ -440,13 +440,17 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
     int64_t L = 0, H = 0, A = 0, KV = 0, D = 0, F = 0, S = 0, V = 0;
     int hl, hh, ha, hkv, hd, hf, hs, hv;
     /* the key-value heads by the attention's kind: multi-head attention
-     * keeps one per query head (as none stated), multi-query one (Shazeer
-     * 2019) */
-    const char *kvs = r->num_kv_heads;
+     * keeps one per query head (as none stated), a kind the traits give a
+     * count for that count (multi-query attention's one) */
+    const char *kvs = r->num_kv_heads, *kvw = NULL;
+    char kvn[16];
+    int kvk = blank(kvs) || strpbrk(kvs, "0123456789") ? 0 : trait_kv_heads(&kvs, 1, &kvw);
     if (!blank(kvs) && (!strcasecmp(kvs, "MHA") || contains(kvs, "multi-head")))
         kvs = "";
-    else if (!blank(kvs) && (!strcasecmp(kvs, "MQA") || contains(kvs, "multi-query")))
-        kvs = "1";
+    else if (kvk > 0) {
+        snprintf(kvn, sizeof kvn, "%d", kvk);
+        kvs = kvn;
+    }
     if ((hl = plan__get_int(out, "num_layers", r->num_layers, 1, PLAN_MAX_LAYERS, &L)) < 0 ||
         (hh = plan__get_int(out, "hidden_size", r->hidden_size, 1, PLAN_MAX_HIDDEN, &H)) < 0 ||
         (ha = plan__get_int(out, "num_heads", r->num_heads, 1, PLAN_MAX_HEADS, &A)) < 0 ||
@@ -552,7 +556,8 @@ static int map_model(const plan_validate_row *r, const plan_framework *fw,
     m->heads = A;
     m->kv_heads = hkv ? KV : A;
     const char *kvword = NULL;
-    int kvt = hkv ? 0 : trait_kv_heads(r, &kvword);
+    const char *kvtexts[] = {r->architecture, r->model_name};
+    int kvt = hkv ? 0 : trait_kv_heads(kvtexts, 2, &kvword);
     if (kvt > 0 && A % kvt == 0) {
         m->kv_heads = kvt;
         note(out, "%d key-value head%s (%s, model_families.json)", kvt, kvt == 1 ? "" : "s",
