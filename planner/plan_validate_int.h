@@ -145,6 +145,10 @@ int plan__key_says_no(const char *s, const char *key);
 /* A virtual_stages text that gives no count: blank, or words without a
  * number that name the schedule ("interleaved", "virtual pipeline"). */
 int plan__virtual_unstated(const char *s);
+/* The row's model into out->model (plan_validate_model.c); 1 when the row
+ * is skipped (out says why). */
+int plan__map_model(const plan_validate_row *r, const struct plan_framework *fw,
+                    plan_validate_result *out);
 int plan__parse_precision(const char *s);
 
 /* An FSDP mixed-precision mode the text names as a word of its own, in the
